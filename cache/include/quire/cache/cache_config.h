@@ -1,0 +1,47 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "quire/cache/cache_format.h"
+
+namespace quire::cache {
+
+// How a job's pages are obtained.
+enum class ReservationPolicy : std::uint8_t {
+  // Every page a job may need (prompt + max new tokens) is reserved when it is
+  // admitted, as exllamav2 does: no surprises mid-generation.
+  ReserveOnAdmission,
+  // Only the prompt's pages are taken at admission; decode takes pages as it
+  // needs them and, when none can be had, the youngest job is preempted.
+  OnDemand,
+};
+
+// One attention layer's share of the cache, for byte accounting. The device is
+// -1 until the autosplit has placed the layer (its storage is allocated lazily).
+struct CacheLayer {
+  LayerShape shape;
+  int device = -1;
+};
+
+struct CacheConfig {
+  int page_size = 256;
+  int num_pages = 0;
+  ReservationPolicy reservation = ReservationPolicy::ReserveOnAdmission;
+  // Pages of the host-memory tier; 0 disables it.
+  int host_pages = 0;
+  // A defragmentation that would move at most this fraction of the pages is skipped.
+  double defrag_skip_fraction = 0.10;
+  // A partial page is copied from a cached sibling only if at least this many
+  // leading tokens match.
+  int min_copy_tokens = 1;
+  CacheFormat format = CacheFormat::FP16;
+  std::vector<CacheLayer> layers;
+
+  // Throws std::invalid_argument naming the first setting that is out of range.
+  void validate() const;
+};
+
+const char* to_string(ReservationPolicy policy);
+
+}  // namespace quire::cache

@@ -1,0 +1,270 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "quire/cache/cache_config.h"
+#include "quire/cache/cache_stats.h"
+#include "quire/cache/clock.h"
+#include "quire/cache/eviction_policy.h"
+#include "quire/cache/host_tier.h"
+#include "quire/cache/page_hash.h"
+#include "quire/cache/page_moves.h"
+#include "quire/cache/page_record.h"
+#include "quire/cache/types.h"
+
+namespace quire::cache {
+
+// Copy the K/V of the first `tokens` positions of page `source` into page
+// `destination` (every layer), instead of computing them.
+struct PageCopy {
+  PageIndex source = kNoPage;
+  PageIndex destination = kNoPage;
+  std::int32_t tokens = 0;
+  friend bool operator==(const PageCopy&, const PageCopy&) = default;
+};
+
+// Save device page `page` into host slot `slot` before the page is reused.
+struct HostSave {
+  PageIndex page = kNoPage;
+  HostSlot slot = -1;
+  friend bool operator==(const HostSave&, const HostSave&) = default;
+};
+
+// Restore host slot `slot` into device page `page`.
+struct HostRestore {
+  HostSlot slot = -1;
+  PageIndex page = kNoPage;
+  friend bool operator==(const HostRestore&, const HostRestore&) = default;
+};
+
+// Token positions [begin, end) of a sequence.
+struct TokenRange {
+  std::int32_t begin = 0;
+  std::int32_t end = 0;
+  friend bool operator==(const TokenRange&, const TokenRange&) = default;
+};
+
+// Byte work the engine must execute before it computes anything for the
+// sequence, in this order: saves, then restores, then copies.
+struct CacheInstructions {
+  std::vector<HostSave> saves;
+  std::vector<HostRestore> restores;
+  std::vector<PageCopy> copies;
+
+  bool empty() const { return saves.empty() && restores.empty() && copies.empty(); }
+};
+
+struct AdmissionRequest {
+  std::vector<TokenId> tokens;
+  std::int32_t max_new_tokens = 0;
+};
+
+enum class AdmissionStatus : std::uint8_t {
+  Fits,          // commit() will succeed
+  WaitForPages,  // pages are held by running sequences; try again when one ends
+  NeverFits,     // the request exceeds the whole cache
+};
+
+// The outcome of PageCache::prepare(): what admitting a request would do. It
+// changes nothing; commit() applies it if the cache has not changed since.
+class AdmissionPlan {
+ public:
+  AdmissionStatus status() const { return status_; }
+  bool fits() const { return status_ == AdmissionStatus::Fits; }
+  // Why the request does not fit, for people.
+  const std::string& reason() const { return reason_; }
+  // Pages the request needs that it cannot share, and how many could be had now
+  // (free pages, plus cached ones when free pages are not enough).
+  int pages_needed() const { return pages_needed_; }
+  int pages_available() const { return pages_available_; }
+  // Prompt tokens that would not have to be computed.
+  std::int32_t cached_tokens() const { return cached_tokens_; }
+
+ private:
+  friend class PageCache;
+
+  enum class Source : std::uint8_t { Fresh, Share, Revive, Restore };
+  struct Slot {
+    Source source = Source::Fresh;
+    PageIndex page = kNoPage;  // chosen page (shared, revived or newly taken)
+    HostSlot host = -1;        // for Restore
+    std::int32_t copy_tokens = 0;
+    PageIndex copy_source = kNoPage;
+  };
+
+  AdmissionStatus status_ = AdmissionStatus::NeverFits;
+  std::string reason_;
+  int pages_needed_ = 0;
+  int pages_available_ = 0;
+  std::int32_t cached_tokens_ = 0;
+
+  std::uint64_t generation_ = 0;
+  AdmissionRequest request_;
+  std::vector<PageHash> hashes_;  // chained hashes of the context pages
+  std::vector<Slot> slots_;       // one per page of the new sequence's table
+  std::vector<PageIndex> victims_;
+  std::vector<HostSave> saves_;
+};
+
+struct Admission {
+  SequenceId sequence = 0;
+  CacheInstructions instructions;
+  // Prompt positions whose K/V must still be computed, ascending.
+  std::vector<TokenRange> compute;
+  // Prompt tokens that are not computed (shared, revived, restored or copied).
+  std::int32_t cached_tokens = 0;
+  int evicted_pages = 0;
+};
+
+enum class AppendStatus : std::uint8_t {
+  Appended,
+  Preempted,  // the appending sequence was itself preempted (released as cached)
+  NoSpace,    // no page could be had; nothing changed
+};
+
+struct AppendResult {
+  AppendStatus status = AppendStatus::Appended;
+  // Sequences preempted to make room (released as cached; resume by admitting
+  // their tokens again). Contains the appending sequence when status is Preempted.
+  std::vector<SequenceId> preempted;
+  // Host saves to execute before the new pages are written.
+  std::vector<HostSave> saves;
+};
+
+struct DefragPlan {
+  std::vector<PageMoveChain> moves;
+  int pages_moved = 0;
+};
+
+// The bookkeeping of a paged KV cache shared by every conversation: pages,
+// page tables, chained page hashes, the prefix index, eviction, the host tier,
+// defragmentation and statistics. It holds no K/V bytes: it hands out page
+// indices and instructions that the engine executes on its buffers.
+// Not thread-safe: the engine thread owns it and publishes snapshots.
+class PageCache {
+ public:
+  explicit PageCache(CacheConfig config, std::unique_ptr<EvictionPolicy> policy = nullptr,
+                     std::unique_ptr<Clock> clock = nullptr);
+  ~PageCache();
+  PageCache(const PageCache&) = delete;
+  PageCache& operator=(const PageCache&) = delete;
+
+  const CacheConfig& config() const { return config_; }
+  int page_size() const { return config_.page_size; }
+  int num_pages() const { return config_.num_pages; }
+
+  // Admission, as a transaction: prepare() plans without changing anything;
+  // commit() applies a plan that fits and was prepared against the current state
+  // (it throws std::logic_error otherwise). admit() does both.
+  AdmissionPlan prepare(AdmissionRequest request) const;
+  Admission commit(AdmissionPlan plan);
+  std::optional<Admission> admit(AdmissionRequest request, AdmissionPlan* refused = nullptr);
+
+  // Adds decoded tokens to a sequence, taking pages as needed.
+  AppendResult append(SequenceId sequence, std::span<const TokenId> tokens);
+  // The K/V of the sequence's tokens [0, end) are now written. Pages that fill
+  // are hashed; a page whose hash a valid page already has is swapped for it.
+  void mark_computed(SequenceId sequence, std::int32_t end);
+  // Ends a sequence. Its pages keep their content as cached pages.
+  void release(SequenceId sequence);
+
+  bool contains(SequenceId sequence) const { return sequences_.contains(sequence); }
+  std::vector<SequenceId> sequences() const;
+  std::span<const PageIndex> page_table(SequenceId sequence) const;
+  std::span<const TokenId> tokens(SequenceId sequence) const;
+  std::int32_t computed(SequenceId sequence) const;
+
+  // Lays pages out along their hash chains when that is worth it: every page has
+  // been touched since the last defragmentation and more than the configured
+  // fraction would move. Applies the new layout to the bookkeeping and returns
+  // the moves the engine must execute before the next step.
+  std::optional<DefragPlan> defragment();
+
+  // Records where the autosplit placed an attention layer's storage.
+  void place_layer(std::size_t layer, int device);
+
+  CacheStats stats() const;
+  std::vector<PageInfo> pages() const;
+  const PageRecord& page(PageIndex index) const {
+    return pages_.at(static_cast<std::size_t>(index));
+  }
+
+  // Descriptions of every broken invariant; empty when the cache is consistent.
+  std::vector<std::string> check_invariants() const;
+
+ private:
+  struct Sequence {
+    std::vector<PageIndex> pages;
+    std::vector<TokenId> tokens;
+    std::int32_t computed = 0;
+  };
+  struct Counters {
+    std::int64_t prompt_tokens = 0, reused_tokens = 0, copied_tokens = 0, restored_tokens = 0,
+                 computed_tokens = 0, generated_tokens = 0, evictions = 0, host_saves = 0,
+                 host_restores = 0, host_evictions = 0, dedup_switches = 0, preemptions = 0,
+                 defragmentations = 0, pages_moved = 0;
+  };
+  struct StateCounts {
+    int free = 0, referenced = 0, cached = 0, shared = 0;
+  };
+  struct Acquisition {
+    std::vector<PageIndex> pages;    // free pages first, then victims
+    std::vector<PageIndex> victims;  // the evicted subset
+    std::vector<HostSave> saves;
+    int available = 0;  // free pages, plus eviction candidates when they were needed
+  };
+
+  PageRecord& record(PageIndex index) { return pages_[static_cast<std::size_t>(index)]; }
+  Sequence& sequence(SequenceId id);
+  const Sequence& sequence(SequenceId id) const;
+
+  // Every change to a page goes through here so state counts and the free set
+  // follow it.
+  template <typename Change>
+  void mutate(PageIndex index, Change&& change);
+
+  // Pages for `count` new slots: free pages, then victims of the eviction
+  // policy (not touching `pinned`), with host saves for evicted full pages.
+  Acquisition plan_acquisition(int count, const std::set<PageIndex>& pinned,
+                               std::span<const HostSlot> pinned_slots) const;
+  std::vector<EvictionCandidate> eviction_candidates(const std::set<PageIndex>& pinned) const;
+  // Executes the host saves and takes the pages' old identities aside.
+  void take_pages(const Acquisition& acquisition, std::uint64_t now);
+  // Best cached sibling to copy the leading tokens of a page from.
+  std::pair<PageIndex, std::int32_t> best_copy_source(ChainLink link, const PageHash* previous,
+                                                      std::span<const TokenId> tokens,
+                                                      std::int32_t limit) const;
+  void finish_page(Sequence& seq, std::size_t position);
+  void settle_unreferenced(PageIndex index);
+  void clear_identity(PageRecord& page);
+  std::optional<PageIndex> indexed_page(const PageHash& hash) const;
+  std::optional<PageIndex> chain_parent(const PageIdentity& identity) const;
+  void preempt(SequenceId id);
+
+  CacheConfig config_;
+  std::unique_ptr<EvictionPolicy> policy_;
+  std::unique_ptr<Clock> clock_;
+  PlaceholderSource placeholders_;
+  std::vector<PageRecord> pages_;
+  std::unordered_map<PageHash, PageIndex, PageHashHasher> index_;
+  std::set<PageIndex> free_;
+  std::map<SequenceId, Sequence> sequences_;
+  SequenceId next_sequence_ = 1;
+  HostTier host_;
+  std::uint64_t generation_ = 0;
+  std::uint64_t defrag_epoch_ = 0;
+  StateCounts counts_;
+  Counters counters_;
+};
+
+const char* to_string(AdmissionStatus status);
+
+}  // namespace quire::cache

@@ -1,0 +1,396 @@
+#include "quire/cache/page_cache.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "page_cache_mutation.h"
+
+namespace quire::cache {
+
+const char* to_string(PageState state) {
+  switch (state) {
+    case PageState::Free:
+      return "free";
+    case PageState::Referenced:
+      return "referenced";
+    case PageState::Cached:
+      return "cached";
+  }
+  return "?";
+}
+
+const char* to_string(AdmissionStatus status) {
+  switch (status) {
+    case AdmissionStatus::Fits:
+      return "fits";
+    case AdmissionStatus::WaitForPages:
+      return "wait for pages";
+    case AdmissionStatus::NeverFits:
+      return "never fits";
+  }
+  return "?";
+}
+
+PageCache::PageCache(CacheConfig config, std::unique_ptr<EvictionPolicy> policy,
+                     std::unique_ptr<Clock> clock)
+    : config_(std::move(config)),
+      policy_(policy ? std::move(policy) : std::make_unique<LeafFirstLru>()),
+      clock_(clock ? std::move(clock) : std::make_unique<LogicalClock>()),
+      host_(config_.host_pages) {
+  config_.validate();
+  pages_.resize(static_cast<std::size_t>(config_.num_pages));
+  for (PageIndex index = 0; index < config_.num_pages; ++index) {
+    PageRecord& page = record(index);
+    page.identity.tokens.assign(static_cast<std::size_t>(config_.page_size), 0);
+    page.identity.hash = placeholders_.next();
+    free_.insert(free_.end(), index);
+  }
+  counts_.free = config_.num_pages;
+}
+
+PageCache::~PageCache() = default;
+
+PageCache::Sequence& PageCache::sequence(SequenceId id) {
+  auto found = sequences_.find(id);
+  if (found == sequences_.end()) {
+    throw std::out_of_range("no sequence " + std::to_string(id) + " in the cache");
+  }
+  return found->second;
+}
+
+const PageCache::Sequence& PageCache::sequence(SequenceId id) const {
+  auto found = sequences_.find(id);
+  if (found == sequences_.end()) {
+    throw std::out_of_range("no sequence " + std::to_string(id) + " in the cache");
+  }
+  return found->second;
+}
+
+std::vector<SequenceId> PageCache::sequences() const {
+  std::vector<SequenceId> ids;
+  ids.reserve(sequences_.size());
+  for (const auto& [id, seq] : sequences_)
+    ids.push_back(id);
+  return ids;
+}
+
+std::span<const PageIndex> PageCache::page_table(SequenceId id) const {
+  return sequence(id).pages;
+}
+
+std::span<const TokenId> PageCache::tokens(SequenceId id) const {
+  return sequence(id).tokens;
+}
+
+std::int32_t PageCache::computed(SequenceId id) const {
+  return sequence(id).computed;
+}
+
+std::optional<PageIndex> PageCache::indexed_page(const PageHash& hash) const {
+  auto found = index_.find(hash);
+  if (found == index_.end()) return std::nullopt;
+  return found->second;
+}
+
+std::optional<PageIndex> PageCache::chain_parent(const PageIdentity& identity) const {
+  if (identity.link != ChainLink::Known) return std::nullopt;
+  return indexed_page(identity.previous);
+}
+
+void PageCache::clear_identity(PageRecord& page) {
+  PageIdentity& identity = page.identity;
+  identity.hash = placeholders_.next();
+  identity.hashed = false;
+  identity.link = ChainLink::Unknown;
+  identity.filled = 0;
+  identity.valid = 0;
+  page.saved.reset();
+  page.indexed = false;
+}
+
+void PageCache::mark_computed(SequenceId id, std::int32_t end) {
+  Sequence& seq = sequence(id);
+  if (end < 0 || static_cast<std::size_t>(end) > seq.tokens.size()) {
+    throw std::out_of_range("mark_computed past the sequence's " +
+                            std::to_string(seq.tokens.size()) + " tokens");
+  }
+  if (end <= seq.computed) return;
+  ++generation_;
+  const std::int32_t size = config_.page_size;
+  const std::uint64_t now = clock_->now();
+  for (std::size_t position = static_cast<std::size_t>(seq.computed / size);
+       position * size < static_cast<std::size_t>(end); ++position) {
+    const std::int32_t target =
+        std::min<std::int32_t>(end - static_cast<std::int32_t>(position) * size, size);
+    const PageIndex index = seq.pages[position];
+    mutate(index, [&](PageRecord& page) {
+      if (page.identity.valid < target) {
+        page.identity.valid = target;
+        page.identity.filled = std::max(page.identity.filled, target);
+        page.saved.reset();  // the previous identity's bytes are overwritten now
+      }
+      page.last_access = now;
+    });
+    const PageIdentity& identity = record(index).identity;
+    if (identity.valid == size && !identity.hashed) finish_page(seq, position);
+  }
+  seq.computed = end;
+}
+
+void PageCache::finish_page(Sequence& seq, std::size_t position) {
+  const PageIndex index = seq.pages[position];
+  PageRecord& page = record(index);
+  const PageHash* previous = nullptr;
+  if (position > 0) {
+    const PageIdentity& before = record(seq.pages[position - 1]).identity;
+    // Pages fill in order, so the previous one has its hash unless its chain is
+    // broken; then this page stays unhashed (still usable, never shared).
+    if (!before.hashed) return;
+    previous = &before.hash;
+  }
+  const PageHash hash =
+      hash_page(previous, std::span<const TokenId>(page.identity.tokens.data(),
+                                                   static_cast<std::size_t>(config_.page_size)));
+  page.identity.link = previous ? ChainLink::Known : ChainLink::Root;
+  if (previous) page.identity.previous = *previous;
+
+  const std::optional<PageIndex> existing = indexed_page(hash);
+  if (existing && record(*existing).identity.valid == config_.page_size) {
+    // Another page already holds exactly this content: share it, drop ours.
+    const PageIndex other = *existing;
+    mutate(other, [&](PageRecord& target) {
+      ++target.refs;
+      target.last_access = page.last_access;
+    });
+    seq.pages[position] = other;
+    mutate(index, [&](PageRecord& duplicate) {
+      --duplicate.refs;
+      if (duplicate.refs == 0) clear_identity(duplicate);
+    });
+    ++counters_.dedup_switches;
+  } else {
+    page.identity.hash = hash;
+    page.identity.hashed = true;
+    if (!existing) {
+      index_.emplace(hash, index);
+      page.indexed = true;
+    }
+    // With an existing page still being computed, ours stays an unindexed
+    // duplicate until one of them is released.
+  }
+  if (position + 1 < seq.pages.size()) {
+    const PageIndex next = seq.pages[position + 1];
+    mutate(next, [&](PageRecord& following) {
+      if (following.identity.valid == 0 && !following.identity.hashed) {
+        following.identity.link = ChainLink::Known;
+        following.identity.previous = hash;
+      }
+    });
+  }
+}
+
+void PageCache::settle_unreferenced(PageIndex index) {
+  mutate(index, [&](PageRecord& page) {
+    PageIdentity& identity = page.identity;
+    if (identity.valid == 0) {
+      if (page.indexed) {
+        index_.erase(identity.hash);
+        page.indexed = false;
+      }
+      if (!page.saved) {
+        clear_identity(page);
+        return;
+      }
+      // Reserved but never written: the previous content is still there.
+      identity = std::move(*page.saved);
+      page.saved.reset();
+      if (identity.hashed) {
+        if (index_.contains(identity.hash)) {
+          clear_identity(page);
+        } else {
+          index_.emplace(identity.hash, index);
+          page.indexed = true;
+        }
+      }
+      return;
+    }
+    page.saved.reset();
+    identity.filled = identity.valid;
+    if (identity.hashed && identity.valid == config_.page_size) {
+      if (page.indexed) return;
+      if (index_.contains(identity.hash)) {
+        clear_identity(page);  // a duplicate of an indexed page
+      } else {
+        index_.emplace(identity.hash, index);
+        page.indexed = true;
+      }
+      return;
+    }
+    // Partial content: kept, under a placeholder, as a source for partial copies.
+    if (page.indexed) {
+      index_.erase(identity.hash);
+      page.indexed = false;
+    }
+    identity.hashed = false;
+    identity.hash = placeholders_.next();
+  });
+}
+
+void PageCache::release(SequenceId id) {
+  auto found = sequences_.find(id);
+  if (found == sequences_.end()) {
+    throw std::out_of_range("no sequence " + std::to_string(id) + " in the cache");
+  }
+  ++generation_;
+  const std::vector<PageIndex> pages = std::move(found->second.pages);
+  sequences_.erase(found);
+  // Tail first, so a chain's first pages carry the most recent access stamps.
+  for (auto it = pages.rbegin(); it != pages.rend(); ++it) {
+    const PageIndex index = *it;
+    const std::uint64_t now = clock_->now();
+    mutate(index, [&](PageRecord& page) {
+      --page.refs;
+      page.last_access = now;
+    });
+    if (record(index).refs == 0) settle_unreferenced(index);
+  }
+}
+
+void PageCache::preempt(SequenceId id) {
+  release(id);
+  ++counters_.preemptions;
+}
+
+AppendResult PageCache::append(SequenceId id, std::span<const TokenId> new_tokens) {
+  AppendResult result;
+  if (new_tokens.empty()) return result;
+  const std::int32_t size = config_.page_size;
+  const std::size_t total = sequence(id).tokens.size() + new_tokens.size();
+  const std::size_t pages_wanted = (total + static_cast<std::size_t>(size) - 1) / size;
+
+  // Find room, preempting the youngest sequences if the policy allows it.
+  Acquisition acquisition;
+  for (;;) {
+    const Sequence& seq = sequence(id);
+    const int missing =
+        static_cast<int>(pages_wanted) - static_cast<int>(std::min(pages_wanted, seq.pages.size()));
+    acquisition = plan_acquisition(missing, {}, {});
+    if (static_cast<int>(acquisition.pages.size()) == missing) break;
+    if (config_.reservation != ReservationPolicy::OnDemand) {
+      result.status = AppendStatus::NoSpace;
+      return result;
+    }
+    const SequenceId youngest = sequences_.rbegin()->first;
+    preempt(youngest);
+    result.preempted.push_back(youngest);
+    if (youngest == id) {
+      result.status = AppendStatus::Preempted;
+      return result;
+    }
+  }
+
+  ++generation_;
+  const std::uint64_t now = clock_->now();
+  take_pages(acquisition, now);
+  result.saves = acquisition.saves;
+
+  Sequence& seq = sequence(id);
+  for (const PageIndex index : acquisition.pages) {
+    const PageRecord* before = seq.pages.empty() ? nullptr : &record(seq.pages.back());
+    const bool chained = before && before->identity.hashed;
+    const PageHash previous = chained ? before->identity.hash : PageHash{};
+    mutate(index, [&](PageRecord& page) {
+      page.refs = 1;
+      page.last_access = now;
+      page.identity.link = chained ? ChainLink::Known : ChainLink::Unknown;
+      page.identity.previous = previous;
+    });
+    seq.pages.push_back(index);
+  }
+  for (const TokenId token : new_tokens) {
+    const std::size_t position = seq.tokens.size();
+    PageRecord& page = record(seq.pages[position / static_cast<std::size_t>(size)]);
+    if (page.refs != 1) throw std::logic_error("append into a shared page");
+    const std::size_t offset = position % static_cast<std::size_t>(size);
+    page.identity.tokens[offset] = token;
+    page.identity.filled = static_cast<std::int32_t>(offset) + 1;
+    seq.tokens.push_back(token);
+  }
+  counters_.generated_tokens += static_cast<std::int64_t>(new_tokens.size());
+  return result;
+}
+
+void PageCache::place_layer(std::size_t layer, int device) {
+  config_.layers.at(layer).device = device;
+}
+
+CacheStats PageCache::stats() const {
+  CacheStats stats;
+  stats.page_size = config_.page_size;
+  stats.total_pages = config_.num_pages;
+  stats.free_pages = counts_.free;
+  stats.referenced_pages = counts_.referenced;
+  stats.cached_pages = counts_.cached;
+  stats.shared_pages = counts_.shared;
+  stats.sequences = static_cast<int>(sequences_.size());
+  stats.prompt_tokens = counters_.prompt_tokens;
+  stats.reused_tokens = counters_.reused_tokens;
+  stats.copied_tokens = counters_.copied_tokens;
+  stats.restored_tokens = counters_.restored_tokens;
+  stats.computed_tokens = counters_.computed_tokens;
+  stats.generated_tokens = counters_.generated_tokens;
+  stats.evictions = counters_.evictions;
+  stats.host_saves = counters_.host_saves;
+  stats.host_restores = counters_.host_restores;
+  stats.host_evictions = counters_.host_evictions;
+  stats.dedup_switches = counters_.dedup_switches;
+  stats.preemptions = counters_.preemptions;
+  stats.defragmentations = counters_.defragmentations;
+  stats.pages_moved = counters_.pages_moved;
+  stats.host_capacity = host_.capacity();
+  stats.host_used = host_.used();
+
+  const CacheFormatInfo& format = format_info(config_.format);
+  const std::int64_t content_pages = counts_.referenced + counts_.cached;
+  for (const CacheLayer& layer : config_.layers) {
+    if (layer.device < 0) continue;
+    auto device = std::find_if(stats.devices.begin(), stats.devices.end(),
+                               [&](const DeviceCacheBytes& d) { return d.device == layer.device; });
+    if (device == stats.devices.end()) {
+      stats.devices.push_back(DeviceCacheBytes{layer.device, 0, 0, 0});
+      device = std::prev(stats.devices.end());
+    }
+    const std::int64_t page_bytes = format.page_bytes(layer.shape, config_.page_size).total();
+    device->layers += 1;
+    device->allocated_bytes += page_bytes * config_.num_pages;
+    device->content_bytes += page_bytes * content_pages;
+  }
+  std::sort(
+      stats.devices.begin(), stats.devices.end(),
+      [](const DeviceCacheBytes& a, const DeviceCacheBytes& b) { return a.device < b.device; });
+  return stats;
+}
+
+std::vector<PageInfo> PageCache::pages() const {
+  std::vector<PageInfo> infos(pages_.size());
+  for (PageIndex index = 0; index < config_.num_pages; ++index) {
+    const PageRecord& page = this->page(index);
+    PageInfo& info = infos[static_cast<std::size_t>(index)];
+    info.index = index;
+    info.state = page.state();
+    info.refs = page.refs;
+    info.valid_tokens = page.identity.valid;
+    info.hashed = page.identity.hashed;
+    info.hash = page.identity.hash;
+    info.last_access = page.last_access;
+  }
+  for (const auto& [id, seq] : sequences_) {
+    for (const PageIndex index : seq.pages) {
+      std::vector<SequenceId>& holders = infos[static_cast<std::size_t>(index)].holders;
+      if (holders.empty() || holders.back() != id) holders.push_back(id);
+    }
+  }
+  return infos;
+}
+
+}  // namespace quire::cache

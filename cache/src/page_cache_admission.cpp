@@ -1,0 +1,383 @@
+// Admission of a new sequence: planning (prepare) and applying (commit), plus
+// the page acquisition that append() shares.
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "page_cache_mutation.h"
+#include "quire/cache/page_cache.h"
+
+namespace quire::cache {
+namespace {
+
+std::int32_t common_prefix(std::span<const TokenId> a, std::span<const TokenId> b) {
+  const std::size_t limit = std::min(a.size(), b.size());
+  std::size_t n = 0;
+  while (n < limit && a[n] == b[n])
+    ++n;
+  return static_cast<std::int32_t>(n);
+}
+
+std::string tokens_text(std::int64_t tokens) {
+  return std::to_string(tokens) + " tokens";
+}
+
+}  // namespace
+
+std::vector<EvictionCandidate> PageCache::eviction_candidates(
+    const std::set<PageIndex>& pinned) const {
+  // Children are counted over every page with content, so a cached page that a
+  // running sequence continues is never a leaf.
+  std::vector<int> children(pages_.size(), 0);
+  std::vector<PageIndex> parents(pages_.size(), kNoPage);
+  for (PageIndex index = 0; index < config_.num_pages; ++index) {
+    const PageRecord& page = this->page(index);
+    if (page.state() == PageState::Free) continue;
+    if (const std::optional<PageIndex> parent = chain_parent(page.identity)) {
+      parents[static_cast<std::size_t>(index)] = *parent;
+      ++children[static_cast<std::size_t>(*parent)];
+    }
+  }
+  std::vector<EvictionCandidate> candidates;
+  for (PageIndex index = 0; index < config_.num_pages; ++index) {
+    const PageRecord& page = this->page(index);
+    if (page.state() != PageState::Cached || pinned.contains(index)) continue;
+    candidates.push_back(EvictionCandidate{index, page.last_access,
+                                           parents[static_cast<std::size_t>(index)],
+                                           children[static_cast<std::size_t>(index)]});
+  }
+  return candidates;
+}
+
+PageCache::Acquisition PageCache::plan_acquisition(int count, const std::set<PageIndex>& pinned,
+                                                   std::span<const HostSlot> pinned_slots) const {
+  Acquisition acquisition;
+  if (count <= 0) return acquisition;
+  for (auto it = free_.begin(); it != free_.end() && acquisition.pages.size() < std::size_t(count);
+       ++it) {
+    acquisition.pages.push_back(*it);
+  }
+  acquisition.available = static_cast<int>(free_.size());
+  const std::size_t missing = static_cast<std::size_t>(count) - acquisition.pages.size();
+  if (missing == 0) return acquisition;
+
+  const std::vector<EvictionCandidate> candidates = eviction_candidates(pinned);
+  acquisition.available += static_cast<int>(candidates.size());
+
+  acquisition.victims = policy_->select(candidates, missing);
+  if (acquisition.victims.size() < missing) return acquisition;  // caller sees the shortfall
+  acquisition.pages.insert(acquisition.pages.end(), acquisition.victims.begin(),
+                           acquisition.victims.end());
+
+  if (host_.capacity() == 0) return acquisition;
+  std::vector<HostSlot> taken(pinned_slots.begin(), pinned_slots.end());
+  for (const PageIndex victim : acquisition.victims) {
+    const PageIdentity& identity = page(victim).identity;
+    if (!identity.hashed || identity.valid != config_.page_size) continue;
+    if (host_.find(identity.hash)) continue;  // already kept there
+    const std::optional<HostSlot> slot = host_.choose_slot(taken);
+    if (!slot) break;
+    acquisition.saves.push_back(HostSave{victim, *slot});
+    taken.push_back(*slot);
+  }
+  return acquisition;
+}
+
+void PageCache::take_pages(const Acquisition& acquisition, std::uint64_t now) {
+  for (const HostSave& save : acquisition.saves) {
+    if (host_.occupied(save.slot)) ++counters_.host_evictions;
+    host_.store(save.slot, page(save.page).identity, now);
+    ++counters_.host_saves;
+  }
+  for (const PageIndex victim : acquisition.victims) {
+    mutate(victim, [&](PageRecord& page) {
+      if (page.indexed) {
+        index_.erase(page.identity.hash);
+        page.indexed = false;
+      }
+      // Kept aside: if the new owner never writes the page, it gets this back.
+      page.saved = page.identity;
+      page.identity.hash = placeholders_.next();
+      page.identity.hashed = false;
+      page.identity.link = ChainLink::Unknown;
+      page.identity.filled = 0;
+      page.identity.valid = 0;
+      page.refs = 1;  // the caller hands the page to its sequence
+      page.last_access = now;
+    });
+    ++counters_.evictions;
+  }
+  for (const PageIndex index : acquisition.pages) {
+    mutate(index, [&](PageRecord& page) {
+      page.refs = 1;
+      page.last_access = now;
+    });
+  }
+}
+
+std::pair<PageIndex, std::int32_t> PageCache::best_copy_source(ChainLink link,
+                                                               const PageHash* previous,
+                                                               std::span<const TokenId> tokens,
+                                                               std::int32_t limit) const {
+  PageIndex best = kNoPage;
+  std::int32_t best_tokens = 0;
+  for (PageIndex index = 0; index < config_.num_pages; ++index) {
+    const PageRecord& page = this->page(index);
+    const PageIdentity& identity = page.identity;
+    if (identity.valid == 0 || identity.link != link) continue;
+    if (link == ChainLink::Known && identity.previous != *previous) continue;
+    const std::int32_t usable = std::min(limit, identity.valid);
+    const std::int32_t shared = common_prefix(
+        tokens.first(static_cast<std::size_t>(usable)),
+        std::span<const TokenId>(identity.tokens.data(), static_cast<std::size_t>(usable)));
+    if (shared > best_tokens) {
+      best = index;
+      best_tokens = shared;
+    }
+  }
+  return {best, best_tokens};
+}
+
+AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
+  AdmissionPlan plan;
+  plan.generation_ = generation_;
+  const std::int64_t size = config_.page_size;
+  const std::int64_t prompt = static_cast<std::int64_t>(request.tokens.size());
+  if (request.max_new_tokens < 0) throw std::invalid_argument("max_new_tokens is negative");
+  if (prompt == 0) {
+    plan.reason_ = "the prompt is empty";
+    plan.request_ = std::move(request);
+    return plan;
+  }
+  const std::int64_t total = prompt + request.max_new_tokens;
+  const std::int64_t total_pages = (total + size - 1) / size;
+  if (total_pages > config_.num_pages) {
+    plan.reason_ = "the request needs " + tokens_text(total) + " (prompt " +
+                   std::to_string(prompt) + " + up to " + std::to_string(request.max_new_tokens) +
+                   " new) but the cache holds " + tokens_text(size * config_.num_pages) +
+                   "; enlarge the cache or shorten the conversation";
+    plan.pages_needed_ = static_cast<int>(total_pages);
+    plan.pages_available_ = config_.num_pages;
+    plan.request_ = std::move(request);
+    return plan;
+  }
+
+  const std::int64_t prompt_pages = (prompt + size - 1) / size;
+  const std::int64_t table_pages =
+      config_.reservation == ReservationPolicy::ReserveOnAdmission ? total_pages : prompt_pages;
+  // The last prompt token is always computed (its logits start generation), so
+  // only the pages before the one that holds it are looked up by hash.
+  const std::int64_t context_pages = (prompt - 1) / size;
+  const std::span<const TokenId> tokens(request.tokens);
+  plan.hashes_ = hash_full_pages(tokens.first(static_cast<std::size_t>(context_pages * size)),
+                                 config_.page_size);
+  plan.slots_.resize(static_cast<std::size_t>(table_pages));
+
+  std::set<PageIndex> pinned;
+  std::vector<HostSlot> pinned_slots;
+  for (std::size_t i = 0; i < plan.hashes_.size(); ++i) {
+    AdmissionPlan::Slot& slot = plan.slots_[i];
+    if (const std::optional<PageIndex> found = indexed_page(plan.hashes_[i])) {
+      slot.page = *found;
+      slot.source =
+          page(*found).refs > 0 ? AdmissionPlan::Source::Share : AdmissionPlan::Source::Revive;
+      pinned.insert(*found);
+    } else if (const std::optional<HostSlot> host = host_.find(plan.hashes_[i])) {
+      slot.source = AdmissionPlan::Source::Restore;
+      slot.host = *host;
+      pinned_slots.push_back(*host);
+    }
+  }
+
+  // Pages still to compute may start with tokens a cached sibling already holds.
+  for (std::size_t i = 0; i < static_cast<std::size_t>(prompt_pages); ++i) {
+    AdmissionPlan::Slot& slot = plan.slots_[i];
+    if (slot.source != AdmissionPlan::Source::Fresh) continue;
+    const std::size_t begin = i * static_cast<std::size_t>(size);
+    const std::size_t count = std::min<std::size_t>(size, request.tokens.size() - begin);
+    const bool holds_last = i + 1 == static_cast<std::size_t>(prompt_pages);
+    const std::int32_t limit = static_cast<std::int32_t>(count) - (holds_last ? 1 : 0);
+    if (limit < config_.min_copy_tokens) continue;
+    const ChainLink link = i == 0 ? ChainLink::Root : ChainLink::Known;
+    const PageHash* previous = i == 0 ? nullptr : &plan.hashes_[i - 1];
+    const auto [source, shared] =
+        best_copy_source(link, previous, tokens.subspan(begin, count), limit);
+    if (source != kNoPage && shared >= config_.min_copy_tokens) {
+      slot.copy_source = source;
+      slot.copy_tokens = shared;
+      pinned.insert(source);
+    }
+  }
+
+  int needed = 0;
+  for (const AdmissionPlan::Slot& slot : plan.slots_) {
+    if (slot.source == AdmissionPlan::Source::Fresh ||
+        slot.source == AdmissionPlan::Source::Restore)
+      ++needed;
+  }
+  const Acquisition acquisition = plan_acquisition(needed, pinned, pinned_slots);
+  plan.pages_needed_ = needed;
+  plan.pages_available_ = acquisition.available;
+  if (static_cast<int>(acquisition.pages.size()) < needed) {
+    plan.status_ = AdmissionStatus::WaitForPages;
+    plan.reason_ = "the request needs " + std::to_string(needed) + " free pages but only " +
+                   std::to_string(acquisition.available) +
+                   " can be had while the running jobs hold theirs";
+    plan.request_ = std::move(request);
+    return plan;
+  }
+
+  std::size_t next = 0;
+  for (AdmissionPlan::Slot& slot : plan.slots_) {
+    if (slot.source == AdmissionPlan::Source::Fresh ||
+        slot.source == AdmissionPlan::Source::Restore)
+      slot.page = acquisition.pages[next++];
+  }
+  plan.victims_ = acquisition.victims;
+  plan.saves_ = acquisition.saves;
+
+  std::int32_t cached = 0;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(prompt_pages); ++i) {
+    const AdmissionPlan::Slot& slot = plan.slots_[i];
+    switch (slot.source) {
+      case AdmissionPlan::Source::Share:
+      case AdmissionPlan::Source::Revive:
+        cached += page(slot.page).identity.valid;
+        break;
+      case AdmissionPlan::Source::Restore:
+        cached += config_.page_size;
+        break;
+      case AdmissionPlan::Source::Fresh:
+        cached += slot.copy_tokens;
+        break;
+    }
+  }
+  plan.cached_tokens_ = cached;
+  plan.status_ = AdmissionStatus::Fits;
+  plan.request_ = std::move(request);
+  return plan;
+}
+
+Admission PageCache::commit(AdmissionPlan plan) {
+  if (!plan.fits()) throw std::logic_error("commit of an admission plan that does not fit");
+  if (plan.generation_ != generation_) {
+    throw std::logic_error("stale admission plan: the cache changed after it was prepared");
+  }
+  ++generation_;
+  const std::uint64_t now = clock_->now();
+  const std::int32_t size = config_.page_size;
+  const std::vector<TokenId>& tokens = plan.request_.tokens;
+  const std::size_t prompt = tokens.size();
+
+  Acquisition acquisition;
+  acquisition.victims = plan.victims_;
+  acquisition.saves = plan.saves_;
+  for (const AdmissionPlan::Slot& slot : plan.slots_) {
+    if (slot.source == AdmissionPlan::Source::Fresh ||
+        slot.source == AdmissionPlan::Source::Restore)
+      acquisition.pages.push_back(slot.page);
+  }
+  take_pages(acquisition, now);
+
+  Admission admission;
+  admission.sequence = next_sequence_++;
+  admission.instructions.saves = plan.saves_;
+  admission.evicted_pages = static_cast<int>(plan.victims_.size());
+  Sequence seq;
+  seq.pages.reserve(plan.slots_.size());
+
+  std::int32_t position_start = 0;
+  bool prefix_intact = true;
+  for (std::size_t i = 0; i < plan.slots_.size(); ++i, position_start += size) {
+    const AdmissionPlan::Slot& slot = plan.slots_[i];
+    const std::size_t begin = std::min(prompt, i * static_cast<std::size_t>(size));
+    const std::size_t count = std::min<std::size_t>(size, prompt - begin);
+    std::int32_t covered = 0;
+
+    switch (slot.source) {
+      case AdmissionPlan::Source::Share:
+      case AdmissionPlan::Source::Revive:
+        mutate(slot.page, [&](PageRecord& page) {
+          ++page.refs;
+          page.last_access = now;
+        });
+        covered = page(slot.page).identity.valid;
+        counters_.reused_tokens += covered;
+        break;
+      case AdmissionPlan::Source::Restore:
+        mutate(slot.page, [&](PageRecord& page) {
+          page.identity = host_.identity(slot.host);
+          page.identity.valid = size;
+          page.saved.reset();
+          page.indexed = true;
+        });
+        index_.emplace(plan.hashes_[i], slot.page);
+        host_.touch(slot.host, now);
+        admission.instructions.restores.push_back(HostRestore{slot.host, slot.page});
+        ++counters_.host_restores;
+        counters_.restored_tokens += size;
+        covered = size;
+        break;
+      case AdmissionPlan::Source::Fresh:
+        mutate(slot.page, [&](PageRecord& page) {
+          PageIdentity& identity = page.identity;
+          std::copy_n(tokens.begin() + static_cast<std::ptrdiff_t>(begin), count,
+                      identity.tokens.begin());
+          identity.filled = static_cast<std::int32_t>(count);
+          identity.link = i == 0
+                              ? ChainLink::Root
+                              : (i <= plan.hashes_.size() ? ChainLink::Known : ChainLink::Unknown);
+          if (identity.link == ChainLink::Known) identity.previous = plan.hashes_[i - 1];
+          if (i < plan.hashes_.size()) {
+            identity.hash = plan.hashes_[i];
+            identity.hashed = true;
+            page.indexed = true;
+          }
+          if (slot.copy_tokens > 0) {
+            identity.valid = slot.copy_tokens;
+            page.saved.reset();
+          }
+        });
+        if (i < plan.hashes_.size()) index_.emplace(plan.hashes_[i], slot.page);
+        if (slot.copy_tokens > 0) {
+          admission.instructions.copies.push_back(
+              PageCopy{slot.copy_source, slot.page, slot.copy_tokens});
+          counters_.copied_tokens += slot.copy_tokens;
+          covered = slot.copy_tokens;
+        }
+        break;
+    }
+    seq.pages.push_back(slot.page);
+
+    if (count == 0) continue;  // reserved for decode
+    covered = std::min<std::int32_t>(covered, static_cast<std::int32_t>(count));
+    admission.cached_tokens += covered;
+    if (prefix_intact) seq.computed = position_start + covered;
+    prefix_intact = prefix_intact && covered == static_cast<std::int32_t>(count);
+    const TokenRange missing{position_start + covered,
+                             position_start + static_cast<std::int32_t>(count)};
+    if (missing.begin == missing.end) continue;
+    if (!admission.compute.empty() && admission.compute.back().end == missing.begin) {
+      admission.compute.back().end = missing.end;
+    } else {
+      admission.compute.push_back(missing);
+    }
+  }
+
+  seq.tokens = std::move(plan.request_.tokens);
+  counters_.prompt_tokens += static_cast<std::int64_t>(prompt);
+  counters_.computed_tokens += static_cast<std::int64_t>(prompt) - admission.cached_tokens;
+  sequences_.emplace(admission.sequence, std::move(seq));
+  return admission;
+}
+
+std::optional<Admission> PageCache::admit(AdmissionRequest request, AdmissionPlan* refused) {
+  AdmissionPlan plan = prepare(std::move(request));
+  if (!plan.fits()) {
+    if (refused) *refused = std::move(plan);
+    return std::nullopt;
+  }
+  return commit(std::move(plan));
+}
+
+}  // namespace quire::cache

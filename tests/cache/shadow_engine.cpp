@@ -1,0 +1,144 @@
+#include "shadow_engine.h"
+
+#include <algorithm>
+
+namespace quire::test {
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+using namespace cache;
+
+ShadowEngine::ShadowEngine(PageCache& cache)
+    : cache_(cache),
+      page_size_(cache.page_size()),
+      device_(static_cast<std::size_t>(cache.num_pages())),
+      host_(static_cast<std::size_t>(cache.config().host_pages)) {
+  for (auto& page : device_) {
+    page.resize(static_cast<std::size_t>(page_size_));
+    for (auto& value : page)
+      value = junk();
+  }
+  for (auto& slot : host_) {
+    slot.resize(static_cast<std::size_t>(page_size_));
+    for (auto& value : slot)
+      value = junk();
+  }
+}
+
+std::uint64_t ShadowEngine::junk() {
+  junk_state_ = mix(junk_state_);
+  return junk_state_;
+}
+
+std::vector<std::uint64_t> ShadowEngine::fingerprints(std::span<const TokenId> tokens) {
+  std::vector<std::uint64_t> result(tokens.size());
+  std::uint64_t state = 0x1234abcdull;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    state = mix(state ^ (static_cast<std::uint64_t>(tokens[i]) * 0x100000001b3ull + i));
+    result[i] = state;
+  }
+  return result;
+}
+
+void ShadowEngine::execute_saves(std::span<const HostSave> saves) {
+  for (const HostSave& save : saves) {
+    host_[static_cast<std::size_t>(save.slot)] = device_[static_cast<std::size_t>(save.page)];
+  }
+}
+
+void ShadowEngine::execute(const CacheInstructions& instructions) {
+  execute_saves(instructions.saves);
+  for (const HostRestore& restore : instructions.restores) {
+    device_[static_cast<std::size_t>(restore.page)] = host_[static_cast<std::size_t>(restore.slot)];
+  }
+  for (const PageCopy& copy : instructions.copies) {
+    const auto& source = device_[static_cast<std::size_t>(copy.source)];
+    auto& target = device_[static_cast<std::size_t>(copy.destination)];
+    std::copy_n(source.begin(), copy.tokens, target.begin());
+  }
+}
+
+void ShadowEngine::compute(SequenceId sequence, TokenRange range) {
+  const std::span<const PageIndex> table = cache_.page_table(sequence);
+  const std::vector<std::uint64_t> expected = fingerprints(cache_.tokens(sequence));
+  for (std::int32_t position = range.begin; position < range.end; ++position) {
+    const PageIndex page = table[static_cast<std::size_t>(position / page_size_)];
+    device_[static_cast<std::size_t>(page)][static_cast<std::size_t>(position % page_size_)] =
+        expected[static_cast<std::size_t>(position)];
+  }
+  cache_.mark_computed(sequence, range.end);
+}
+
+void ShadowEngine::prefill(const Admission& admission) {
+  execute(admission.instructions);
+  for (const TokenRange& range : admission.compute)
+    compute(admission.sequence, range);
+}
+
+AppendResult ShadowEngine::decode(SequenceId sequence, TokenId token) {
+  const TokenId tokens[] = {token};
+  AppendResult result = cache_.append(sequence, tokens);
+  execute_saves(result.saves);
+  if (result.status == AppendStatus::Appended) {
+    const auto end = static_cast<std::int32_t>(cache_.tokens(sequence).size());
+    compute(sequence, TokenRange{end - 1, end});
+  }
+  return result;
+}
+
+void ShadowEngine::apply(const DefragPlan& plan) {
+  PageMoveOps ops;
+  ops.copy = [this](PageIndex from, PageIndex to) {
+    device_[static_cast<std::size_t>(to)] = device_[static_cast<std::size_t>(from)];
+    device_[static_cast<std::size_t>(from)].assign(static_cast<std::size_t>(page_size_), junk());
+  };
+  ops.to_buffer = [this](PageIndex from) { buffer_ = device_[static_cast<std::size_t>(from)]; };
+  ops.from_buffer = [this](PageIndex to) { device_[static_cast<std::size_t>(to)] = buffer_; };
+  execute_page_moves(plan.moves, ops);
+}
+
+std::string ShadowEngine::verify_sequence(SequenceId sequence) {
+  const std::span<const PageIndex> table = cache_.page_table(sequence);
+  const std::vector<std::uint64_t> expected = fingerprints(cache_.tokens(sequence));
+  const std::int32_t computed = cache_.computed(sequence);
+  for (std::int32_t position = 0; position < computed; ++position) {
+    const PageIndex page = table[static_cast<std::size_t>(position / page_size_)];
+    if (slot(page, position % page_size_) != expected[static_cast<std::size_t>(position)]) {
+      return "sequence " + std::to_string(sequence) + " reads wrong K/V at position " +
+             std::to_string(position) + " (page " + std::to_string(page) + ")";
+    }
+  }
+  // Remember the content of every full hashed page, to check cached pages later.
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const PageRecord& record = cache_.page(table[i]);
+    if (!record.identity.hashed || record.identity.valid != page_size_) continue;
+    const auto& content = device_[static_cast<std::size_t>(table[i])];
+    auto [where, inserted] = by_hash_.emplace(record.identity.hash, content);
+    if (!inserted && where->second != content) {
+      return "page " + std::to_string(table[i]) + " holds other content than its hash had before";
+    }
+  }
+  return {};
+}
+
+std::string ShadowEngine::verify_cached_pages() const {
+  for (PageIndex page = 0; page < cache_.num_pages(); ++page) {
+    const PageRecord& record = cache_.page(page);
+    if (record.state() != PageState::Cached || !record.identity.hashed) continue;
+    auto known = by_hash_.find(record.identity.hash);
+    if (known != by_hash_.end() && known->second != device_[static_cast<std::size_t>(page)]) {
+      return "cached page " + std::to_string(page) + " does not hold the content of its hash";
+    }
+  }
+  return {};
+}
+
+}  // namespace quire::test

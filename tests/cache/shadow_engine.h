@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "quire/cache/page_cache.h"
+
+namespace quire::test {
+
+// A stand-in for the engine's K/V buffers. Each token slot of a page holds a
+// fingerprint of the whole token prefix that produced it (as a real K/V vector
+// depends on every earlier token), so reading a slot tells exactly whether the
+// cache's bookkeeping put the right content there. Unwritten slots hold junk.
+class ShadowEngine {
+ public:
+  explicit ShadowEngine(cache::PageCache& cache);
+
+  // Fingerprint of tokens [0, i] for every i.
+  static std::vector<std::uint64_t> fingerprints(std::span<const cache::TokenId> tokens);
+
+  void execute(const cache::CacheInstructions& instructions);
+  void execute_saves(std::span<const cache::HostSave> saves);
+  // Writes the K/V of `range` and reports it computed.
+  void compute(cache::SequenceId sequence, cache::TokenRange range);
+  // Executes an admission's instructions and every compute range.
+  void prefill(const cache::Admission& admission);
+  // Appends one token, computes it, and returns the cache's answer.
+  cache::AppendResult decode(cache::SequenceId sequence, cache::TokenId token);
+  void apply(const cache::DefragPlan& plan);
+
+  // Empty when every computed position of the sequence holds the right K/V.
+  std::string verify_sequence(cache::SequenceId sequence);
+  // Empty when every cached page under a hash holds that hash's content.
+  std::string verify_cached_pages() const;
+
+  std::uint64_t slot(cache::PageIndex page, int position) const {
+    return device_[static_cast<std::size_t>(page)][static_cast<std::size_t>(position)];
+  }
+
+ private:
+  std::uint64_t junk();
+
+  cache::PageCache& cache_;
+  int page_size_;
+  std::vector<std::vector<std::uint64_t>> device_;
+  std::vector<std::vector<std::uint64_t>> host_;
+  std::vector<std::uint64_t> buffer_;
+  std::unordered_map<cache::PageHash, std::vector<std::uint64_t>, cache::PageHashHasher> by_hash_;
+  std::uint64_t junk_state_ = 0x5eed;
+};
+
+}  // namespace quire::test

@@ -1,0 +1,94 @@
+#include <QTest>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+#include "quire/kernels/cpu/half.h"
+#include "test_main.h"
+
+using namespace quire::kernels;
+
+namespace {
+
+// The compiler's own binary16 type is the independent reference.
+std::uint16_t reference_half(float value) {
+  return std::bit_cast<std::uint16_t>(static_cast<_Float16>(value));
+}
+
+// bfloat16 by comparing the two neighbours in double precision, ties to even.
+std::uint16_t reference_bf16(float value) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint32_t lower = bits & 0xffff0000u;
+  const std::uint32_t upper = lower + 0x10000u;
+  const double below = std::fabs(double(value) - double(std::bit_cast<float>(lower)));
+  const double above = std::fabs(double(std::bit_cast<float>(upper)) - double(value));
+  if (below < above) return static_cast<std::uint16_t>(lower >> 16);
+  if (above < below) return static_cast<std::uint16_t>(upper >> 16);
+  return static_cast<std::uint16_t>(((lower >> 16) & 1u) ? upper >> 16 : lower >> 16);
+}
+
+}  // namespace
+
+class HalfTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void everyHalfWidensExactly() {
+    for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
+      const auto h = static_cast<std::uint16_t>(bits);
+      const float expected = static_cast<float>(std::bit_cast<_Float16>(h));
+      const float actual = half_to_float(h);
+      if (std::isnan(expected)) {
+        QVERIFY(std::isnan(actual));
+      } else {
+        QCOMPARE(std::bit_cast<std::uint32_t>(actual), std::bit_cast<std::uint32_t>(expected));
+      }
+    }
+  }
+
+  void everyHalfAndEveryMidpointNarrowsLikeTheCompiler() {
+    for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
+      const float value = half_to_float(static_cast<std::uint16_t>(bits));
+      if (std::isnan(value)) continue;
+      QCOMPARE(float_to_half(value), reference_half(value));
+      // Midpoints to the next half value and their float neighbours exercise rounding.
+      const float next = half_to_float(static_cast<std::uint16_t>(bits + 1));
+      if (!std::isfinite(next) || std::isnan(next) || (bits & 0x7fffu) == 0x7bffu) continue;
+      const float mid = static_cast<float>((double(value) + double(next)) / 2.0);
+      for (const float probe : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f)}) {
+        QCOMPARE(float_to_half(probe), reference_half(probe));
+      }
+    }
+  }
+
+  void randomFloatsNarrowLikeTheCompiler() {
+    std::mt19937 rng(7);
+    for (int i = 0; i < 200000; ++i) {
+      const float value = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+      if (std::isnan(value)) {
+        QVERIFY(std::isnan(half_to_float(float_to_half(value))));
+        continue;
+      }
+      QCOMPARE(float_to_half(value), reference_half(value));
+    }
+  }
+
+  void bfloat16RoundsToNearestEven() {
+    std::mt19937 rng(11);
+    for (int i = 0; i < 200000; ++i) {
+      const float value = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+      if (std::isnan(value) || std::isinf(value)) continue;
+      if ((std::bit_cast<std::uint32_t>(value) & 0x7fffffffu) >= 0x7f7f8000u) continue;  // overflow
+      QCOMPARE(float_to_bf16(value), reference_bf16(value));
+      QCOMPARE(bf16_to_float(float_to_bf16(bf16_to_float(float_to_bf16(value)))),
+               bf16_to_float(float_to_bf16(value)));
+    }
+    QCOMPARE(float_to_bf16(1.0f), std::uint16_t(0x3f80));
+    QCOMPARE(bf16_to_float(0xc040), -3.0f);
+    QVERIFY(std::isnan(bf16_to_float(float_to_bf16(std::nanf("")))));
+  }
+};
+
+QUIRE_TEST(HalfTest)
+#include "test_half.moc"
