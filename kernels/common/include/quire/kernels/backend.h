@@ -1,0 +1,159 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quire/kernels/dtype.h"
+#include "quire/kernels/kv_layout.h"
+#include "quire/kernels/linear_weight.h"
+
+namespace quire::kernels {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  std::int64_t total_bytes = 0;
+  // Free right now, what other processes use included.
+  std::int64_t free_bytes = 0;
+};
+
+// A device allocation failed. The message names the device and the numbers.
+class DeviceOutOfMemory : public std::runtime_error {
+ public:
+  DeviceOutOfMemory(int device, std::int64_t requested, std::int64_t available,
+                    std::string_view purpose);
+  int device() const { return device_; }
+  std::int64_t requested() const { return requested_; }
+  std::int64_t available() const { return available_; }
+
+ private:
+  int device_;
+  std::int64_t requested_;
+  std::int64_t available_;
+};
+
+class Backend;
+
+// Owning handle of device memory; released on destruction.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Backend* owner, int device, void* data, std::size_t bytes)
+      : owner_(owner), device_(device), data_(data), bytes_(bytes) {}
+  DeviceBuffer(DeviceBuffer&& other) noexcept { *this = std::move(other); }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { reset(); }
+
+  void reset();
+  void* data() const { return data_; }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
+  std::size_t bytes() const { return bytes_; }
+  int device() const { return device_; }
+  explicit operator bool() const { return data_ != nullptr; }
+
+ private:
+  Backend* owner_ = nullptr;
+  int device_ = -1;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Per-token metadata for attention and K/V writes over paged storage. Token t
+// belongs to sequence token_sequence[t] and sits at absolute position
+// positions[t]; its K/V live in page block_tables[s * max_pages + pos / page_size]
+// at slot pos % page_size. All arrays are in device memory.
+struct TokenBatch {
+  const std::int32_t* token_sequence = nullptr;  // [tokens]
+  const std::int32_t* positions = nullptr;       // [tokens]
+  const std::int32_t* block_tables = nullptr;    // [sequences, max_pages]
+  std::int64_t tokens = 0;
+  int max_pages = 0;
+};
+
+struct AttentionParams {
+  int heads = 0;           // query heads; heads % kv_heads == 0 (grouped-query attention)
+  float scale = 0.0f;      // usually 1/sqrt(head_dim)
+  int sliding_window = 0;  // attend to the last `sliding_window` positions; 0: all
+};
+
+// Rotary position embedding, Hugging Face's rotate-half convention: dims i and
+// i + rotary_dim/2 of each head form a pair rotated by position * inv_freq[i].
+struct RopeParams {
+  const float* inv_freq = nullptr;  // [rotary_dim / 2], device memory
+  int rotary_dim = 0;               // <= head_dim
+  float attention_factor = 1.0f;    // cos and sin are multiplied by this (yarn, longrope)
+};
+
+// The compute devices of one kind (CPU or CUDA) and every op the forward pass
+// needs. Activations are FP32; pointers are in the memory of `device`. A
+// backend may present one physical device as several logical ones, each with
+// its own memory budget.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;
+  virtual std::vector<DeviceInfo> devices() const = 0;
+
+  // Throws DeviceOutOfMemory when the device cannot hold `bytes` more.
+  virtual DeviceBuffer allocate(int device, std::size_t bytes, std::string_view purpose) = 0;
+
+  // Host (-1) or device memory on either side.
+  virtual void copy(void* destination, int destination_device, const void* source,
+                    int source_device, std::size_t bytes) = 0;
+  virtual void fill_zero(int device, void* data, std::size_t bytes) = 0;
+  // Waits until all queued work on the device is done.
+  virtual void synchronize(int device) = 0;
+
+  // out[t, :] = table[tokens[t], :], widened to FP32. table is [vocab, hidden].
+  virtual void embedding(int device, const DenseWeight& table, std::int64_t hidden,
+                         const std::int32_t* tokens, std::int64_t count, float* out) = 0;
+  // out = x / sqrt(mean(x^2) + eps) * weight, per row of `cols` values.
+  virtual void rms_norm(int device, const float* x, const DenseWeight& weight, float eps,
+                        std::int64_t rows, std::int64_t cols, float* out) = 0;
+  // out[rows, N] = x[rows, K] W^T (+ bias).
+  virtual void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
+                      float* out) = 0;
+  // In place on x [tokens, heads, head_dim].
+  virtual void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
+                    const std::int32_t* positions, const RopeParams& rope) = 0;
+  // out = silu(gate) * up, elementwise.
+  virtual void silu_mul(int device, const float* gate, const float* up, std::int64_t count,
+                        float* out) = 0;
+  // x += y, elementwise.
+  virtual void add(int device, float* x, const float* y, std::int64_t count) = 0;
+
+  // Encodes key and value [tokens, kv_heads, head_dim] into their pages.
+  virtual void write_kv(int device, const KvLayerView& layer, const TokenBatch& batch,
+                        const float* key, const float* value) = 0;
+  // out[t, heads * head_dim]: causal attention of query t (query [tokens, heads,
+  // head_dim]) over its sequence's positions 0..positions[t] (within the window).
+  virtual void paged_attention(int device, const KvLayerView& layer, const TokenBatch& batch,
+                               const float* query, const AttentionParams& params,
+                               float* out) = 0;
+
+  // Copies the first `tokens` token slots of page `source` into page
+  // `destination`, every plane (FP8 scales included).
+  virtual void copy_page_tokens(int device, const KvLayerView& layer, int source,
+                                int destination, int tokens) = 0;
+  // Whole pages between device storage and a host buffer of the same layout
+  // (page bytes of every plane, one after another).
+  virtual void save_page(int device, const KvLayerView& layer, int page, void* host) = 0;
+  virtual void restore_page(int device, const KvLayerView& layer, int page, const void* host) = 0;
+
+ protected:
+  friend class DeviceBuffer;
+  virtual void release(int device, void* data, std::size_t bytes) noexcept = 0;
+};
+
+}  // namespace quire::kernels

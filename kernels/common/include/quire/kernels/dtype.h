@@ -1,0 +1,54 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace quire::kernels {
+
+// Element types of tensors in model files and device buffers.
+enum class DType : std::uint8_t { F32, F16, BF16, I32, I16, U8 };
+
+constexpr std::size_t dtype_size(DType type) {
+  switch (type) {
+    case DType::F32:
+    case DType::I32:
+      return 4;
+    case DType::F16:
+    case DType::BF16:
+    case DType::I16:
+      return 2;
+    case DType::U8:
+      return 1;
+  }
+  return 0;
+}
+
+// safetensors spelling: "F32", "F16", "BF16", "I32", "I16", "U8".
+constexpr std::string_view dtype_name(DType type) {
+  switch (type) {
+    case DType::F32:
+      return "F32";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
+    case DType::I32:
+      return "I32";
+    case DType::I16:
+      return "I16";
+    case DType::U8:
+      return "U8";
+  }
+  return "?";
+}
+
+constexpr std::optional<DType> parse_dtype(std::string_view name) {
+  for (DType type : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I16, DType::U8}) {
+    if (dtype_name(type) == name) return type;
+  }
+  return std::nullopt;
+}
+
+}  // namespace quire::kernels

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "quire/kernels/dtype.h"
+
+namespace quire::kernels {
+
+// The weight of one linear layer, y = x W^T + b, in one of the formats Quire
+// runs. All pointers are in the memory of the device that holds the layer.
+// K = in_features, N = out_features.
+
+// FP16, BF16 or F32 weights as Hugging Face stores them: [N, K], row-major.
+struct DenseWeight {
+  const void* data = nullptr;
+  DType dtype = DType::F16;
+};
+
+// One group of an EXL2 weight, along the permuted input dimension.
+struct Exl2Group {
+  int bits = 0;       // 2, 3, 4, 5, 6 or 8
+  int rows = 0;       // input rows in the group (16, 32, 64 or 128)
+  int first_row = 0;  // first permuted input row
+  int q_row = 0;      // first q_weight row holding the group
+};
+
+// EXL2 (exllamav2). Stored transposed: quantized row k of the [K, N] matrix is
+// input row perm[k]. Value j of a 32-row block of one column occupies bits
+// [j*b, (j+1)*b) of `bits` consecutive q_weight words (rows) of that column.
+// Dequantized: W[perm[k], n] = (q - 2^(b-1)) * qs^2 * q_scale_max[g] / 256 with
+// qs - 1 the 4-bit value at bits 4*(n%8) of q_scale[g, n/8].
+struct Exl2Weight {
+  const std::uint32_t* q_weight = nullptr;     // [sum(rows*bits/32), N]
+  const std::uint32_t* q_scale = nullptr;      // [G, N/8]
+  const std::uint16_t* q_scale_max = nullptr;  // FP16 [G]
+  const std::int32_t* perm = nullptr;          // [K], argsort of the file's q_invperm
+  std::vector<Exl2Group> groups;               // host memory, in order
+};
+
+// GPTQ, 4-bit. Dequantized: W[n, k] = (q[k, n] - zero[g, n]) * scales[g, n] with
+// g = g_idx[k] (or k / group_size), q from qweight[k/8, n] bits 4*(k%8), zero
+// from qzeros[g, n/8] bits 4*(n%8), plus one unless the checkpoint stores exact
+// zeros (gptq_v2).
+struct GptqWeight {
+  const std::uint32_t* qweight = nullptr;  // [K/8, N]
+  const std::uint32_t* qzeros = nullptr;   // [G, N/8]
+  const std::uint16_t* scales = nullptr;   // FP16 [G, N]
+  const std::int32_t* g_idx = nullptr;     // [K], or nullptr for k / group_size
+  int groups = 0;
+  int group_size = 0;
+  bool exact_zeros = false;
+};
+
+struct LinearWeight {
+  std::int64_t in_features = 0;
+  std::int64_t out_features = 0;
+  std::variant<DenseWeight, Exl2Weight, GptqWeight> format;
+  const void* bias = nullptr;  // [N] or nullptr
+  DType bias_dtype = DType::F16;
+};
+
+}  // namespace quire::kernels
