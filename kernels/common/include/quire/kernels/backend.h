@@ -116,8 +116,10 @@ class Backend {
   virtual void synchronize(int device) = 0;
 
   // out[t, :] = table[tokens[t], :], widened to FP32. table is [vocab, hidden].
-  virtual void embedding(int device, const DenseWeight& table, std::int64_t hidden,
-                         const std::int32_t* tokens, std::int64_t count, float* out) = 0;
+  // Throws std::invalid_argument for a token outside the vocabulary.
+  virtual void embedding(int device, const DenseWeight& table, std::int64_t vocab,
+                         std::int64_t hidden, const std::int32_t* tokens, std::int64_t count,
+                         float* out) = 0;
   // out = x / sqrt(mean(x^2) + eps) * weight, per row of `cols` values.
   virtual void rms_norm(int device, const float* x, const DenseWeight& weight, float eps,
                         std::int64_t rows, std::int64_t cols, float* out) = 0;
@@ -133,7 +135,10 @@ class Backend {
   // x += y, elementwise.
   virtual void add(int device, float* x, const float* y, std::int64_t count) = 0;
 
-  // Encodes key and value [tokens, kv_heads, head_dim] into their pages.
+  // Encodes key and value [tokens, kv_heads, head_dim] into their pages. A
+  // write at slot 0 of a page starts that page's content afresh (FP8 pages
+  // reset their scales); a write at slot s keeps slots [0, s), re-encoding
+  // them if an FP8 scale must grow. Callers keep prefill chunks page-aligned.
   virtual void write_kv(int device, const KvLayerView& layer, const TokenBatch& batch,
                         const float* key, const float* value) = 0;
   // out[t, heads * head_dim]: causal attention of query t (query [tokens, heads,

@@ -39,4 +39,48 @@ struct KvLayerView {
   KvPlanes planes;
 };
 
+// Bytes of one page of one plane for a coding (data, or scales).
+constexpr std::int64_t kv_data_page_bytes(KvCoding coding, int page_size, int kv_heads,
+                                          int head_dim) {
+  const std::int64_t elements = std::int64_t{page_size} * kv_heads * head_dim;
+  switch (coding) {
+    case KvCoding::Fp16:
+      return elements * 2;
+    case KvCoding::Int8:
+    case KvCoding::Fp8:
+      return elements;
+    case KvCoding::Int4:
+      return elements / 2;
+  }
+  return 0;
+}
+
+constexpr std::int64_t kv_scale_page_bytes(KvCoding coding, int page_size, int kv_heads,
+                                           int head_dim) {
+  switch (coding) {
+    case KvCoding::Fp16:
+      return 0;
+    case KvCoding::Int8:
+    case KvCoding::Int4:
+      return std::int64_t{page_size} * kv_heads * (head_dim / 32) * 2;
+    case KvCoding::Fp8:
+      return std::int64_t{kv_heads} * 4;
+  }
+  return 0;
+}
+
+constexpr KvLayerLayout make_kv_layout(KvCoding key, KvCoding value, int page_size, int kv_heads,
+                                       int head_dim, int num_pages) {
+  return KvLayerLayout{key,
+                       value,
+                       page_size,
+                       kv_heads,
+                       head_dim,
+                       num_pages,
+                       kv_data_page_bytes(key, page_size, kv_heads, head_dim),
+                       kv_scale_page_bytes(key, page_size, kv_heads, head_dim),
+                       kv_data_page_bytes(value, page_size, kv_heads, head_dim),
+                       kv_scale_page_bytes(value, page_size, kv_heads, head_dim)};
+}
+
 }  // namespace quire::kernels

@@ -1,0 +1,74 @@
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quire/kernels/backend.h"
+#include "quire/kernels/cpu/thread_pool.h"
+
+namespace quire::kernels {
+
+// The CPU backend: host memory presented as one or more logical devices, each
+// with its own memory budget, so that multi-device placement, per-device cache
+// storage and moving the hidden state between devices run anywhere.
+class CpuBackend final : public Backend {
+ public:
+  struct Device {
+    std::string name;
+    std::int64_t budget_bytes = 0;  // 0: the machine's memory, live
+  };
+
+  // No devices: one device over the machine's memory.
+  explicit CpuBackend(std::vector<Device> devices = {}, ThreadPool* pool = nullptr);
+  ~CpuBackend() override;
+
+  // "cpu" (one device, the machine's memory), "cpu:2x512MiB" (two devices of
+  // 512 MiB), "cpu:1GiB,512MiB". Sizes take B, KiB, MiB, GiB (or K, M, G).
+  // Throws std::invalid_argument with the reason for anything else.
+  static std::vector<Device> parse_devices(std::string_view spec);
+
+  std::string name() const override { return "cpu"; }
+  std::vector<DeviceInfo> devices() const override;
+  DeviceBuffer allocate(int device, std::size_t bytes, std::string_view purpose) override;
+  void copy(void* destination, int destination_device, const void* source, int source_device,
+            std::size_t bytes) override;
+  void fill_zero(int device, void* data, std::size_t bytes) override;
+  void synchronize(int) override {}
+
+  void embedding(int device, const DenseWeight& table, std::int64_t vocab, std::int64_t hidden,
+                 const std::int32_t* tokens, std::int64_t count, float* out) override;
+  void rms_norm(int device, const float* x, const DenseWeight& weight, float eps,
+                std::int64_t rows, std::int64_t cols, float* out) override;
+  void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
+              float* out) override;
+  void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
+            const std::int32_t* positions, const RopeParams& rope) override;
+  void silu_mul(int device, const float* gate, const float* up, std::int64_t count,
+                float* out) override;
+  void add(int device, float* x, const float* y, std::int64_t count) override;
+
+  void write_kv(int device, const KvLayerView& layer, const TokenBatch& batch, const float* key,
+                const float* value) override;
+  void paged_attention(int device, const KvLayerView& layer, const TokenBatch& batch,
+                       const float* query, const AttentionParams& params, float* out) override;
+  void copy_page_tokens(int device, const KvLayerView& layer, int source, int destination,
+                        int tokens) override;
+  void save_page(int device, const KvLayerView& layer, int page, void* host) override;
+  void restore_page(int device, const KvLayerView& layer, int page, const void* host) override;
+
+ protected:
+  void release(int device, void* data, std::size_t bytes) noexcept override;
+
+ private:
+  void check_device(int device) const;
+
+  std::vector<Device> devices_;
+  ThreadPool& pool_;
+  mutable std::mutex mutex_;
+  std::vector<std::int64_t> used_;
+};
+
+}  // namespace quire::kernels

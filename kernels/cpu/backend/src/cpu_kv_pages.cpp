@@ -1,0 +1,135 @@
+// Writing K/V into pages in every cache format, and whole-page maintenance:
+// partial copies, host-tier saves and restores.
+
+#include <algorithm>
+#include <cstring>
+
+#include "kv_access.h"
+#include "quire/kernels/cpu/cache_quant.h"
+#include "quire/kernels/cpu/cpu_backend.h"
+#include "quire/kernels/cpu/half.h"
+
+namespace quire::kernels {
+namespace {
+
+using cpu_kv::Plane;
+
+// Integer and FP16 codings: each token's head vector is encoded on its own.
+void encode_head(const Plane& plane, int page, int slot, int head, const float* values) {
+  std::uint8_t* data = plane.head_data(page, slot, head);
+  switch (plane.coding) {
+    case KvCoding::Fp16: {
+      auto* target = reinterpret_cast<std::uint16_t*>(data);
+      for (int i = 0; i < plane.head_dim; ++i) target[i] = float_to_half(values[i]);
+      return;
+    }
+    case KvCoding::Int8:
+    case KvCoding::Int4: {
+      const int bits = cpu_kv::data_bits(plane.coding);
+      std::uint16_t* scales = plane.head_scales(page, slot, head);
+      quantize_int(std::span<const float>(values, static_cast<std::size_t>(plane.head_dim)), bits,
+                   std::span<std::uint8_t>(data, plane.head_bytes()),
+                   std::span<std::uint16_t>(scales, static_cast<std::size_t>(plane.head_dim / 32)));
+      return;
+    }
+    case KvCoding::Fp8:
+      break;
+  }
+  throw std::logic_error("FP8 heads are encoded per page");
+}
+
+void write_plane(ThreadPool& pool, const Plane& plane, const KvLayerLayout& layout,
+                 const TokenBatch& batch, const float* values) {
+  const std::int64_t row = std::int64_t{plane.kv_heads} * plane.head_dim;
+  if (plane.coding != KvCoding::Fp8) {
+    pool.parallel_for(batch.tokens, 4, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t t = begin; t < end; ++t) {
+        const cpu_kv::Slot at = cpu_kv::slot_of(batch, layout.page_size, layout.num_pages, t);
+        for (int h = 0; h < plane.kv_heads; ++h) {
+          encode_head(plane, at.page, at.slot, h, values + t * row + h * plane.head_dim);
+        }
+      }
+    });
+    return;
+  }
+  // FP8: a head's scale is shared by the page's tokens, so each head walks the
+  // batch in order; heads are independent.
+  pool.parallel_for(plane.kv_heads, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t h = begin; h < end; ++h) {
+      const int head = static_cast<int>(h);
+      for (std::int64_t t = 0; t < batch.tokens; ++t) {
+        const cpu_kv::Slot at = cpu_kv::slot_of(batch, layout.page_size, layout.num_pages, t);
+        float* scale = plane.page_scale(at.page, head);
+        if (at.slot == 0) *scale = 0.0f;  // the page starts afresh
+        const Fp8HeadBlock block{plane.head_data(at.page, 0, head),
+                                 static_cast<std::size_t>(row), plane.head_dim};
+        fp8_write_head(block, at.slot, 1,
+                       std::span<const float>(values + t * row + h * plane.head_dim,
+                                              static_cast<std::size_t>(plane.head_dim)),
+                       *scale);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void CpuBackend::write_kv(int device, const KvLayerView& layer, const TokenBatch& batch,
+                          const float* key, const float* value) {
+  check_device(device);
+  cpu_kv::check_layout(layer.layout);
+  write_plane(pool_, cpu_kv::key_plane(layer), layer.layout, batch, key);
+  write_plane(pool_, cpu_kv::value_plane(layer), layer.layout, batch, value);
+}
+
+void CpuBackend::copy_page_tokens(int device, const KvLayerView& layer, int source,
+                                  int destination, int tokens) {
+  check_device(device);
+  cpu_kv::check_layout(layer.layout);
+  tokens = std::clamp(tokens, 0, layer.layout.page_size);
+  for (const Plane& plane : {cpu_kv::key_plane(layer), cpu_kv::value_plane(layer)}) {
+    const std::size_t token_bytes = plane.head_bytes() * static_cast<std::size_t>(plane.kv_heads);
+    std::memmove(plane.head_data(destination, 0, 0), plane.head_data(source, 0, 0),
+                 token_bytes * static_cast<std::size_t>(tokens));
+    if (cpu_kv::is_integer(plane.coding)) {
+      const std::size_t scale_bytes = plane.head_scale_bytes() * static_cast<std::size_t>(plane.kv_heads);
+      std::memmove(plane.head_scales(destination, 0, 0), plane.head_scales(source, 0, 0),
+                   scale_bytes * static_cast<std::size_t>(tokens));
+    } else if (plane.coding == KvCoding::Fp8) {
+      std::memmove(plane.page_scale(destination, 0), plane.page_scale(source, 0),
+                   static_cast<std::size_t>(plane.scale_page_bytes));
+    }
+  }
+}
+
+void CpuBackend::save_page(int device, const KvLayerView& layer, int page, void* host) {
+  check_device(device);
+  auto* out = static_cast<std::uint8_t*>(host);
+  for (const Plane& plane : {cpu_kv::key_plane(layer), cpu_kv::value_plane(layer)}) {
+    std::memcpy(out, plane.data + page * plane.data_page_bytes,
+                static_cast<std::size_t>(plane.data_page_bytes));
+    out += plane.data_page_bytes;
+    if (plane.scale_page_bytes > 0) {
+      std::memcpy(out, plane.scales + page * plane.scale_page_bytes,
+                  static_cast<std::size_t>(plane.scale_page_bytes));
+      out += plane.scale_page_bytes;
+    }
+  }
+}
+
+void CpuBackend::restore_page(int device, const KvLayerView& layer, int page, const void* host) {
+  check_device(device);
+  const auto* in = static_cast<const std::uint8_t*>(host);
+  for (const Plane& plane : {cpu_kv::key_plane(layer), cpu_kv::value_plane(layer)}) {
+    std::memcpy(plane.data + page * plane.data_page_bytes, in,
+                static_cast<std::size_t>(plane.data_page_bytes));
+    in += plane.data_page_bytes;
+    if (plane.scale_page_bytes > 0) {
+      std::memcpy(plane.scales + page * plane.scale_page_bytes, in,
+                  static_cast<std::size_t>(plane.scale_page_bytes));
+      in += plane.scale_page_bytes;
+    }
+  }
+}
+
+}  // namespace quire::kernels

@@ -1,0 +1,133 @@
+// Elementwise and row-wise ops of the CPU backend: embedding, RMSNorm, RoPE,
+// SiLU gating, residual adds, and the dispatch of matrix products.
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "quire/kernels/cpu/cpu_backend.h"
+#include "quire/kernels/cpu/half.h"
+#include "quire/kernels/cpu/linear.h"
+
+namespace quire::kernels {
+namespace {
+
+// Widens `count` elements of a dense FP16/BF16/F32 vector to FP32.
+void widen(const void* data, DType type, std::int64_t offset, std::int64_t count, float* out) {
+  switch (type) {
+    case DType::F32: {
+      const float* source = static_cast<const float*>(data) + offset;
+      for (std::int64_t i = 0; i < count; ++i) out[i] = source[i];
+      return;
+    }
+    case DType::F16: {
+      const std::uint16_t* source = static_cast<const std::uint16_t*>(data) + offset;
+      for (std::int64_t i = 0; i < count; ++i) out[i] = half_to_float(source[i]);
+      return;
+    }
+    case DType::BF16: {
+      const std::uint16_t* source = static_cast<const std::uint16_t*>(data) + offset;
+      for (std::int64_t i = 0; i < count; ++i) out[i] = bf16_to_float(source[i]);
+      return;
+    }
+    default:
+      throw std::invalid_argument("dense weights must be F16, BF16 or F32, not " +
+                                  std::string(dtype_name(type)));
+  }
+}
+
+// Rows per parallel chunk so each holds roughly 16K elements of work.
+std::int64_t grain_for(std::int64_t cols) { return std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(cols, 1)); }
+
+}  // namespace
+
+void CpuBackend::embedding(int device, const DenseWeight& table, std::int64_t vocab,
+                           std::int64_t hidden, const std::int32_t* tokens, std::int64_t count,
+                           float* out) {
+  check_device(device);
+  for (std::int64_t t = 0; t < count; ++t) {
+    if (tokens[t] < 0 || tokens[t] >= vocab) {
+      throw std::invalid_argument("token id " + std::to_string(tokens[t]) +
+                                  " lies outside the model's vocabulary of " +
+                                  std::to_string(vocab));
+    }
+  }
+  pool_.parallel_for(count, grain_for(hidden), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t t = begin; t < end; ++t) {
+      widen(table.data, table.dtype, std::int64_t{tokens[t]} * hidden, hidden, out + t * hidden);
+    }
+  });
+}
+
+void CpuBackend::rms_norm(int device, const float* x, const DenseWeight& weight, float eps,
+                          std::int64_t rows, std::int64_t cols, float* out) {
+  check_device(device);
+  std::vector<float> gamma(static_cast<std::size_t>(cols));
+  widen(weight.data, weight.dtype, 0, cols, gamma.data());
+  pool_.parallel_for(rows, grain_for(cols), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      const float* row = x + r * cols;
+      double sum = 0.0;
+      for (std::int64_t c = 0; c < cols; ++c) sum += double(row[c]) * row[c];
+      // As Hugging Face: normalize in FP32, then scale by the weight.
+      const float inverse = 1.0f / std::sqrt(static_cast<float>(sum / double(cols)) + eps);
+      float* target = out + r * cols;
+      for (std::int64_t c = 0; c < cols; ++c) target[c] = gamma[std::size_t(c)] * (row[c] * inverse);
+    }
+  });
+}
+
+void CpuBackend::linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
+                        float* out) {
+  check_device(device);
+  kernels::linear(pool_, x, rows, weight, out);
+}
+
+void CpuBackend::rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
+                      const std::int32_t* positions, const RopeParams& rope) {
+  check_device(device);
+  const int half = rope.rotary_dim / 2;
+  if (rope.rotary_dim <= 0 || rope.rotary_dim > head_dim || rope.rotary_dim % 2 != 0) {
+    throw std::invalid_argument("rotary dimension " + std::to_string(rope.rotary_dim) +
+                                " does not fit head_dim " + std::to_string(head_dim));
+  }
+  pool_.parallel_for(tokens, 1, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<float> cosine(static_cast<std::size_t>(half)), sine(static_cast<std::size_t>(half));
+    for (std::int64_t t = begin; t < end; ++t) {
+      // Angles in FP32 as Hugging Face computes them (position * inv_freq).
+      const float position = static_cast<float>(positions[t]);
+      for (int i = 0; i < half; ++i) {
+        const float angle = position * rope.inv_freq[i];
+        cosine[std::size_t(i)] = static_cast<float>(std::cos(double(angle))) * rope.attention_factor;
+        sine[std::size_t(i)] = static_cast<float>(std::sin(double(angle))) * rope.attention_factor;
+      }
+      for (int h = 0; h < heads; ++h) {
+        float* v = x + (t * heads + h) * head_dim;
+        for (int i = 0; i < half; ++i) {
+          const float a = v[i], b = v[i + half];
+          v[i] = a * cosine[std::size_t(i)] - b * sine[std::size_t(i)];
+          v[i + half] = b * cosine[std::size_t(i)] + a * sine[std::size_t(i)];
+        }
+      }
+    }
+  });
+}
+
+void CpuBackend::silu_mul(int device, const float* gate, const float* up, std::int64_t count,
+                          float* out) {
+  check_device(device);
+  pool_.parallel_for(count, 16384, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    }
+  });
+}
+
+void CpuBackend::add(int device, float* x, const float* y, std::int64_t count) {
+  check_device(device);
+  pool_.parallel_for(count, 16384, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) x[i] += y[i];
+  });
+}
+
+}  // namespace quire::kernels
