@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace quire::engine::detail {
+
+// What the configuration files need to know about the vocabulary.
+struct VocabularyView {
+  int size = 0;
+  std::function<std::optional<std::int32_t>(std::string_view)> find;
+  // The ids tokenizer.model itself declares, the last resort.
+  std::optional<std::int32_t> model_bos;
+  std::optional<std::int32_t> model_eos;
+};
+
+struct SpecialTokens {
+  std::optional<std::int32_t> bos;
+  std::vector<std::int32_t> eos;  // deduplicated, in configuration order
+  bool add_bos = false;
+};
+
+// Resolves BOS, EOS and add_bos from <model_dir>'s generation_config.json,
+// config.json and tokenizer_config.json (each optional). Throws ModelError for
+// malformed JSON, ill-typed values and ids outside the vocabulary.
+SpecialTokens resolve_special_tokens(const std::filesystem::path& model_dir,
+                                     const VocabularyView& vocabulary);
+
+}  // namespace quire::engine::detail
