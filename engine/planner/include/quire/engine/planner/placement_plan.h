@@ -1,0 +1,99 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "quire/engine/planner/placement_request.h"
+
+namespace quire::engine {
+
+// What one device would hold. All byte counts are exact.
+struct DevicePlacement {
+  int index = 0;  // the backend's device index
+  std::string name;
+  std::int64_t total_bytes = 0;
+  std::int64_t free_before = 0;
+  std::int64_t reserve = 0;
+  // Bytes the plan may use here: free memory after the reserve, lowered to the
+  // manual limit in Manual mode; never negative.
+  std::int64_t usable = 0;
+  bool limited_by_manual = false;  // the manual limit, not free memory, set `usable`
+
+  std::int64_t weights = 0;
+  std::int64_t cache = 0;    // the pages of the attention layers placed here
+  std::int64_t scratch = 0;  // device scratch (if any module is here) + modules' extra scratch
+  std::int64_t planned = 0;  // weights + cache + scratch
+  // free_before - planned. When the plan fits, at least `reserve` on every
+  // device that holds a module; on the device that overflows when it does not,
+  // below the reserve or negative.
+  std::int64_t free_after = 0;
+
+  int first_module = -1;  // modules [first_module, first_module + module_count)
+  int module_count = 0;
+};
+
+struct ModulePlacement {
+  std::string name;  // copied from the request, so a plan describes itself
+  ModuleKind kind = ModuleKind::Layer;
+  int slot = -1;    // position in PlacementPlan::devices; -1 when unplaced
+  int device = -1;  // the backend's device index; -1 when unplaced
+  std::int64_t weight_bytes = 0;
+  std::int64_t cache_bytes = 0;
+};
+
+struct ContextLimit {
+  std::int64_t pages = 0;
+  std::int64_t tokens = 0;  // pages * page_size
+};
+
+// Why a plan does not fit, in numbers (PlacementPlan::problem says it in words).
+struct Shortfall {
+  enum class Kind : std::uint8_t {
+    NoDevices,       // the request lists no device
+    NoRoomAnywhere,  // no device can hold even one module
+    Overflow,        // modules in order overflow device `slot`
+  };
+  Kind kind = Kind::Overflow;
+  int slot = -1;  // the device concerned; -1 for NoDevices
+  // Overflow: what device `slot` would need to hold every module the earlier
+  // devices could not. NoRoomAnywhere: the smallest module with device scratch,
+  // against the device with the most usable memory.
+  std::int64_t needed = 0;
+  std::int64_t usable = 0;
+  // The weights alone do not fit, so the numbers above are for no cache at
+  // all (PlacementPlan::devices still show the requested context).
+  bool without_context = false;
+  // NoRoomAnywhere: the smallest module. Overflow: the largest module if it
+  // alone (with device scratch) needs more than any device offers, else empty.
+  std::string module;
+  std::int64_t module_needed = 0;  // that module's bytes with device scratch
+};
+
+struct PlacementPlan {
+  bool fits = false;
+  PlacementMode mode = PlacementMode::FillInOrder;
+  int page_size = 0;
+  std::int64_t pages = 0;
+  std::int64_t context_tokens = 0;  // pages * page_size: the request rounded up
+
+  // One per requested device, in the request's order, used or not. When the
+  // plan does not fit these show the overflow: earlier devices filled in order
+  // and the last device that can hold a module taking every remaining one.
+  std::vector<DevicePlacement> devices;
+  std::vector<ModulePlacement> modules;  // one per requested module
+
+  // The most whole pages that fit with the same devices, reserves and mode;
+  // empty when not even the weights fit. A model without cache bytes is capped
+  // at the largest page count a cache can address (INT_MAX pages).
+  std::optional<ContextLimit> largest_context;
+
+  std::optional<Shortfall> shortfall;  // set exactly when !fits
+  std::string problem;                 // "does not fit: ..." when !fits, else empty
+  // Things worth knowing even when it fits: devices left out and why, manual
+  // limits that were lowered to free memory.
+  std::vector<std::string> notes;
+};
+
+}  // namespace quire::engine

@@ -1,0 +1,96 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace quire::engine {
+
+// What a module is, for describing a plan to people ("embedding, layers 0-15").
+enum class ModuleKind : std::uint8_t { Embedding, Layer, Head, Other };
+
+// One unit of placement: the planner never splits a module across devices.
+// Filled from safetensors headers and config.json before anything is loaded.
+struct ModuleCost {
+  std::string name;  // e.g. "model.layers.7"
+  ModuleKind kind = ModuleKind::Layer;
+  std::int64_t weight_bytes = 0;
+  // Attention layers: this layer's bytes of one cache page, every plane included
+  // (cache::format_info(format).page_bytes(shape, page_size).total()). Zero for
+  // modules without a KV cache. The cache is lazy: these pages are allocated on
+  // whichever device ends up holding the layer.
+  std::int64_t cache_bytes_per_page = 0;
+  // Scratch only this module needs, on its device (the head's logits buffer).
+  std::int64_t extra_scratch_bytes = 0;
+};
+
+// The same fields as kernels::DeviceInfo, repeated so the planner answers (and
+// is tested) without a backend: the CLI's inspect command plans on any machine.
+struct PlanDevice {
+  int index = 0;  // the backend's device index
+  std::string name;
+  std::int64_t total_bytes = 0;
+  std::int64_t free_bytes = 0;  // free right now; other processes' use counts
+};
+
+enum class PlacementMode : std::uint8_t {
+  // Device 0 takes modules until the next one does not fit, then device 1, ...
+  FillInOrder,
+  // Modules in order, spread so that the fullest device is as empty as it can
+  // be, measured as a fraction of each device's usable memory; then the same
+  // among the devices after it. Fits exactly when FillInOrder fits.
+  Balanced,
+  // Fill in order, each device up to the user's byte limit ("GB per device").
+  Manual,
+};
+
+inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+inline constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+
+struct PlacementPolicy {
+  PlacementMode mode = PlacementMode::FillInOrder;
+  // Kept free on every device: CUDA contexts, library workspaces and allocator
+  // slack are not counted anywhere else, and a desktop needs headroom.
+  std::int64_t default_reserve_bytes = 256 * kMiB;
+  // Per device position in PlacementRequest::devices; overrides the default.
+  // Entries past the last device are ignored.
+  std::vector<std::int64_t> reserve_bytes;
+  // Manual only: bytes the plan may use on each device position (weights,
+  // cache and scratch together). A device without an entry, or with 0, is not
+  // used. A limit above the device's free memory after its reserve is lowered
+  // to it, and the plan says so.
+  std::vector<std::int64_t> manual_limit_bytes;
+
+  std::int64_t reserve_for(std::size_t position) const;
+};
+
+struct PlacementRequest {
+  std::vector<ModuleCost> modules;  // in execution order
+  // Needed on every device that holds at least one module: activations of the
+  // largest prefill chunk. The caller computes it from the model and chunk size.
+  std::int64_t device_scratch_bytes = 0;
+  // Tokens of KV cache, rounded up to whole pages. 0 plans the weights alone.
+  std::int64_t context_tokens = 0;
+  int page_size = 256;
+  // In the order the hidden state flows through them.
+  std::vector<PlanDevice> devices;
+  PlacementPolicy policy;
+
+  // Throws std::invalid_argument naming the first value that is out of range
+  // (negative bytes, a page size below 1, more pages than a cache can address,
+  // or byte counts above 2^60, which no device has).
+  void validate() const;
+};
+
+// The largest byte count the planner accepts for one input value; keeping
+// inputs below it leaves int64 sums room to saturate instead of overflowing.
+inline constexpr std::int64_t kMaxPlanBytes = std::int64_t{1} << 60;
+
+// Whole pages needed for `tokens` tokens (rounded up).
+std::int64_t pages_for_tokens(std::int64_t tokens, int page_size);
+
+const char* to_string(PlacementMode mode);
+const char* to_string(ModuleKind kind);
+
+}  // namespace quire::engine

@@ -1,0 +1,90 @@
+#include "packing.h"
+
+#include <cstddef>
+
+#include "byte_math.h"
+
+namespace quire::engine::detail {
+
+std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std::int64_t pages) {
+  std::vector<ModuleNeed> needs;
+  needs.reserve(modules.size());
+  for (const ModuleCost& module : modules) {
+    ModuleNeed need;
+    need.weights = module.weight_bytes;
+    need.cache = mul_sat(module.cache_bytes_per_page, pages);
+    need.extra_scratch = module.extra_scratch_bytes;
+    need.total = add_sat(add_sat(need.weights, need.cache), need.extra_scratch);
+    needs.push_back(need);
+  }
+  return needs;
+}
+
+Packing pack_in_order(const std::vector<ModuleNeed>& needs,
+                      const std::vector<std::int64_t>& capacity, std::int64_t device_scratch,
+                      int spill_slot) {
+  Packing packing;
+  packing.module_slot.assign(needs.size(), -1);
+  packing.used.assign(capacity.size(), 0);
+  std::vector<bool> holds_any(capacity.size(), false);
+  const int devices = static_cast<int>(capacity.size());
+  int slot = 0;
+  bool placed_all = true;
+  for (std::size_t i = 0; i < needs.size(); ++i) {
+    bool placed = false;
+    while (slot < devices) {
+      const auto s = static_cast<std::size_t>(slot);
+      // The device scratch is paid once, by the first module a device takes.
+      const std::int64_t cost =
+          holds_any[s] ? needs[i].total : add_sat(needs[i].total, device_scratch);
+      const std::int64_t after = add_sat(packing.used[s], cost);
+      if (slot == spill_slot || after <= capacity[s]) {
+        packing.used[s] = after;
+        holds_any[s] = true;
+        packing.module_slot[i] = slot;
+        placed = true;
+        break;
+      }
+      ++slot;
+    }
+    if (!placed) {
+      placed_all = false;
+      break;
+    }
+  }
+  packing.complete = placed_all;
+  if (placed_all && spill_slot >= 0 && spill_slot < devices) {
+    const auto s = static_cast<std::size_t>(spill_slot);
+    packing.complete = packing.used[s] <= capacity[s];
+  }
+  return packing;
+}
+
+int smallest_module(const std::vector<ModuleNeed>& needs) {
+  int best = -1;
+  for (std::size_t i = 0; i < needs.size(); ++i) {
+    if (best < 0 || needs[i].total < needs[static_cast<std::size_t>(best)].total) {
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+int largest_module(const std::vector<ModuleNeed>& needs) {
+  int best = -1;
+  for (std::size_t i = 0; i < needs.size(); ++i) {
+    if (best < 0 || needs[i].total > needs[static_cast<std::size_t>(best)].total) {
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+std::int64_t smallest_module_need(const std::vector<ModuleNeed>& needs,
+                                  std::int64_t device_scratch) {
+  const int best = smallest_module(needs);
+  if (best < 0) return 0;
+  return add_sat(needs[static_cast<std::size_t>(best)].total, device_scratch);
+}
+
+}  // namespace quire::engine::detail

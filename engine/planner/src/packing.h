@@ -1,0 +1,63 @@
+#pragma once
+
+// The one placement rule every mode shares: modules in order, each device
+// filled until the next module does not fit, then the next device. Modes differ
+// only in the capacities they hand it.
+
+#include <cstdint>
+#include <vector>
+
+#include "quire/engine/planner/placement_request.h"
+
+namespace quire::engine::detail {
+
+// One module's bytes at a given cache size.
+struct ModuleNeed {
+  std::int64_t weights = 0;
+  std::int64_t cache = 0;
+  std::int64_t extra_scratch = 0;
+  std::int64_t total = 0;  // weights + cache + extra_scratch, saturated
+};
+
+std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std::int64_t pages);
+
+struct Packing {
+  std::vector<int> module_slot;    // per module: device position, -1 when unplaced
+  std::vector<std::int64_t> used;  // per device position: needs placed there + device scratch
+  bool complete = false;           // every module placed within its device's capacity
+};
+
+// Greedy in-order packing. A device that cannot take the next module is left
+// behind for good (order is kept), which is why a device too small for any
+// module ends up unused. When spill_slot >= 0 that device takes every module
+// that reaches it regardless of capacity, so an overflow shows where it lands;
+// complete is then whether it stayed within capacity.
+//
+// For "does everything fit" this greedy is optimal among in-order placements:
+// by induction each device ends at least as far along the module list as in any
+// other in-order placement, because costs are non-negative.
+Packing pack_in_order(const std::vector<ModuleNeed>& needs,
+                      const std::vector<std::int64_t>& capacity, std::int64_t device_scratch,
+                      int spill_slot = -1);
+
+// Balanced placement, for needs that fit the capacities in order. Device by
+// device: find the smallest fraction f (in steps of 1/2^20) at which the
+// modules not yet placed still fit this and the later devices, each limited to
+// f of its usable memory; give this device what in-order packing at f gives
+// it; go on with the next device and the rest. The fullest device is thus as
+// empty as any in-order placement allows, and the devices after it are
+// balanced among themselves the same way (a large embedding on device 0 does
+// not leave the last device idle).
+Packing pack_balanced(const std::vector<ModuleNeed>& needs,
+                      const std::vector<std::int64_t>& capacity, std::int64_t device_scratch);
+
+// The smallest amount a device must offer to hold any module at all: device
+// scratch plus the cheapest module. kSaturated-safe; 0 without modules.
+std::int64_t smallest_module_need(const std::vector<ModuleNeed>& needs,
+                                  std::int64_t device_scratch);
+
+// Index of the cheapest / dearest module (first on ties); -1 without modules.
+int smallest_module(const std::vector<ModuleNeed>& needs);
+int largest_module(const std::vector<ModuleNeed>& needs);
+
+}  // namespace quire::engine::detail

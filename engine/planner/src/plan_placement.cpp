@@ -1,0 +1,238 @@
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+
+#include "byte_math.h"
+#include "packing.h"
+#include "plan_messages.h"
+#include "quire/engine/planner/planner.h"
+
+namespace quire::engine {
+namespace {
+
+using detail::add_sat;
+using detail::ModuleNeed;
+using detail::Packing;
+
+// A cache's page count is an int (cache::CacheConfig::num_pages).
+constexpr std::int64_t kMaxPages = std::numeric_limits<int>::max();
+
+std::string mib_text(std::int64_t whole) {
+  return std::to_string(whole) + " MiB";
+}
+
+// Reserve, usable memory and the notes they call for; independent of the
+// context, so the largest-context search reuses them.
+std::vector<DevicePlacement> budget_devices(const PlacementRequest& request,
+                                            std::vector<std::string>& notes) {
+  const PlacementPolicy& policy = request.policy;
+  std::vector<DevicePlacement> devices;
+  for (std::size_t i = 0; i < request.devices.size(); ++i) {
+    const PlanDevice& source = request.devices[i];
+    DevicePlacement device;
+    device.index = source.index;
+    device.name = source.name;
+    device.total_bytes = source.total_bytes;
+    device.free_before = source.free_bytes;
+    device.reserve = policy.reserve_for(i);
+    const std::int64_t after_reserve =
+        std::max<std::int64_t>(0, source.free_bytes - device.reserve);
+    device.usable = after_reserve;
+    const std::string label = detail::device_label(device);
+    if (after_reserve == 0) {
+      notes.push_back(label + ": " + mib_text(detail::mib_floor(source.free_bytes)) +
+                      " free is no more than its " + detail::mib_exact_or_decimal(device.reserve) +
+                      " MiB reserve; not used");
+    } else if (policy.mode == PlacementMode::Manual) {
+      if (i >= policy.manual_limit_bytes.size()) {
+        device.usable = 0;
+        notes.push_back(label + ": no manual limit given; not used");
+      } else if (policy.manual_limit_bytes[i] < after_reserve) {
+        device.usable = policy.manual_limit_bytes[i];
+        device.limited_by_manual = true;
+      } else if (policy.manual_limit_bytes[i] > after_reserve) {
+        notes.push_back(label + ": manual limit of " +
+                        mib_text(detail::mib_ceil(policy.manual_limit_bytes[i])) +
+                        " is more than the " + mib_text(detail::mib_floor(after_reserve)) +
+                        " free after the " + detail::mib_exact_or_decimal(device.reserve) +
+                        " MiB reserve; planning with " +
+                        mib_text(detail::mib_floor(after_reserve)));
+      }
+    }
+    devices.push_back(std::move(device));
+  }
+  return devices;
+}
+
+std::vector<std::int64_t> capacities(const std::vector<DevicePlacement>& devices) {
+  std::vector<std::int64_t> caps;
+  for (const DevicePlacement& device : devices)
+    caps.push_back(device.usable);
+  return caps;
+}
+
+Packing place(PlacementMode mode, const std::vector<ModuleNeed>& needs,
+              const std::vector<std::int64_t>& caps, std::int64_t scratch) {
+  Packing packing = detail::pack_in_order(needs, caps, scratch);
+  if (mode != PlacementMode::Balanced || !packing.complete) return packing;
+  return detail::pack_balanced(needs, caps, scratch);
+}
+
+// Every mode fits exactly when fill-in-order fits with the same capacities
+// (Balanced only tightens them while it still fits), and fitting only gets
+// harder with more pages, so the largest context is a binary search.
+std::optional<ContextLimit> find_largest_context(const PlacementRequest& request,
+                                                 const std::vector<std::int64_t>& caps) {
+  const auto fits = [&](std::int64_t pages) {
+    return detail::pack_in_order(detail::module_needs(request.modules, pages), caps,
+                                 request.device_scratch_bytes)
+        .complete;
+  };
+  if (!fits(0)) return std::nullopt;
+  std::int64_t per_page = 0;
+  for (const ModuleCost& module : request.modules) {
+    per_page = add_sat(per_page, module.cache_bytes_per_page);
+  }
+  std::int64_t high = kMaxPages;
+  if (per_page > 0) {
+    // More pages than this cannot fit: their cache alone exceeds all usable memory.
+    std::int64_t all_usable = 0;
+    for (const std::int64_t cap : caps)
+      all_usable = add_sat(all_usable, cap);
+    high = std::min(high, all_usable / per_page);
+  }
+  std::int64_t low = 0;
+  if (fits(high)) {
+    low = high;
+  } else {
+    while (high - low > 1) {
+      const std::int64_t middle = low + (high - low) / 2;
+      (fits(middle) ? low : high) = middle;
+    }
+  }
+  return ContextLimit{low, low * request.page_size};
+}
+
+// Where the overflow lands: earlier devices filled in order, the last device
+// that can hold any module at all taking everything that remains.
+Shortfall find_shortfall(const PlacementRequest& request, const std::vector<std::int64_t>& caps,
+                         std::int64_t pages, Packing* overflow) {
+  Shortfall shortfall;
+  if (caps.empty()) {
+    shortfall.kind = Shortfall::Kind::NoDevices;
+    return shortfall;
+  }
+  shortfall.without_context = pages == 0;
+  const std::vector<ModuleNeed> needs = detail::module_needs(request.modules, pages);
+  const std::int64_t smallest = detail::smallest_module_need(needs, request.device_scratch_bytes);
+  int target = -1;
+  for (std::size_t i = 0; i < caps.size(); ++i) {
+    if (caps[i] >= smallest) target = static_cast<int>(i);
+  }
+  if (target < 0) {
+    const auto largest = std::max_element(caps.begin(), caps.end());
+    shortfall.kind = Shortfall::Kind::NoRoomAnywhere;
+    shortfall.slot = static_cast<int>(largest - caps.begin());
+    shortfall.needed = smallest;
+    shortfall.usable = *largest;
+    shortfall.module =
+        request.modules[static_cast<std::size_t>(detail::smallest_module(needs))].name;
+    shortfall.module_needed = smallest;
+    return shortfall;
+  }
+  Packing spilled = detail::pack_in_order(needs, caps, request.device_scratch_bytes, target);
+  const auto slot = static_cast<std::size_t>(target);
+  shortfall.kind = Shortfall::Kind::Overflow;
+  shortfall.slot = target;
+  shortfall.needed = spilled.used[slot];
+  shortfall.usable = caps[slot];
+  // A module no device can hold is the first thing to say.
+  const int biggest = detail::largest_module(needs);
+  const std::int64_t biggest_need =
+      add_sat(needs[static_cast<std::size_t>(biggest)].total, request.device_scratch_bytes);
+  if (biggest_need > *std::max_element(caps.begin(), caps.end())) {
+    shortfall.module = request.modules[static_cast<std::size_t>(biggest)].name;
+    shortfall.module_needed = biggest_need;
+  }
+  if (overflow != nullptr) *overflow = std::move(spilled);
+  return shortfall;
+}
+
+void apply_packing(const PlacementRequest& request, const Packing& packing,
+                   const std::vector<ModuleNeed>& needs, PlacementPlan& plan) {
+  const std::int64_t device_scratch = request.device_scratch_bytes;
+  plan.modules.assign(needs.size(), ModulePlacement{});
+  for (std::size_t i = 0; i < needs.size(); ++i) {
+    const int slot = packing.module_slot[i];
+    ModulePlacement& module = plan.modules[i];
+    module.name = request.modules[i].name;
+    module.kind = request.modules[i].kind;
+    module.weight_bytes = needs[i].weights;
+    module.cache_bytes = needs[i].cache;
+    if (slot < 0) continue;
+    DevicePlacement& device = plan.devices[static_cast<std::size_t>(slot)];
+    module.slot = slot;
+    module.device = device.index;
+    if (device.module_count == 0) {
+      device.first_module = static_cast<int>(i);
+      device.scratch = add_sat(device.scratch, device_scratch);
+    }
+    ++device.module_count;
+    device.weights = add_sat(device.weights, needs[i].weights);
+    device.cache = add_sat(device.cache, needs[i].cache);
+    device.scratch = add_sat(device.scratch, needs[i].extra_scratch);
+  }
+  for (DevicePlacement& device : plan.devices) {
+    device.planned = add_sat(add_sat(device.weights, device.cache), device.scratch);
+    device.free_after = device.free_before - device.planned;
+  }
+}
+
+void note_unusable_devices(const PlacementRequest& request, const std::vector<ModuleNeed>& needs,
+                           PlacementPlan& plan) {
+  if (needs.empty()) return;
+  const std::int64_t smallest = detail::smallest_module_need(needs, request.device_scratch_bytes);
+  const std::string& name =
+      request.modules[static_cast<std::size_t>(detail::smallest_module(needs))].name;
+  for (const DevicePlacement& device : plan.devices) {
+    if (device.usable == 0 || device.usable >= smallest || device.module_count > 0) continue;
+    plan.notes.push_back(detail::device_label(device) + " " +
+                         detail::availability(device, device.usable) +
+                         ", too little for any module (the smallest, " + name + ", needs " +
+                         mib_text(detail::mib_ceil(smallest)) + " with scratch); not used");
+  }
+}
+
+}  // namespace
+
+PlacementPlan plan_placement(const PlacementRequest& request) {
+  request.validate();
+  PlacementPlan plan;
+  plan.mode = request.policy.mode;
+  plan.page_size = request.page_size;
+  plan.pages = pages_for_tokens(request.context_tokens, request.page_size);
+  plan.context_tokens = plan.pages * request.page_size;
+  plan.devices = budget_devices(request, plan.notes);
+
+  const std::vector<std::int64_t> caps = capacities(plan.devices);
+  const std::vector<ModuleNeed> needs = detail::module_needs(request.modules, plan.pages);
+  Packing packing = place(plan.mode, needs, caps, request.device_scratch_bytes);
+  plan.fits = packing.complete;
+  plan.largest_context = find_largest_context(request, caps);
+
+  if (!plan.fits) {
+    Shortfall shortfall = find_shortfall(request, caps, plan.pages, &packing);
+    if (!plan.largest_context && plan.pages > 0) {
+      // Even the weights do not fit: say so with the numbers of no context.
+      shortfall = find_shortfall(request, caps, 0, nullptr);
+    }
+    plan.shortfall = shortfall;
+    plan.problem =
+        detail::does_not_fit_message(shortfall, plan.devices, plan.largest_context, plan.page_size);
+  }
+  apply_packing(request, packing, needs, plan);
+  note_unusable_devices(request, needs, plan);
+  return plan;
+}
+
+}  // namespace quire::engine

@@ -1,0 +1,100 @@
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "byte_math.h"
+#include "plan_messages.h"
+#include "quire/engine/planner/planner.h"
+
+namespace quire::engine {
+namespace {
+
+using detail::human_bytes;
+
+// "embedding, layers 0-15, head": layers are numbered by their position among
+// the model's layers, the way people count them.
+std::string describe_modules(const PlacementPlan& plan, int slot) {
+  std::vector<std::string> parts;
+  int layer = 0;
+  int run_first = -1;
+  int run_last = -1;
+  const auto close_run = [&] {
+    if (run_first < 0) return;
+    parts.push_back(run_first == run_last
+                        ? "layer " + std::to_string(run_first)
+                        : "layers " + std::to_string(run_first) + "-" + std::to_string(run_last));
+    run_first = -1;
+  };
+  for (const ModulePlacement& module : plan.modules) {
+    const bool here = module.slot == slot;
+    if (module.kind == ModuleKind::Layer) {
+      if (here) {
+        if (run_first < 0) run_first = layer;
+        run_last = layer;
+      } else {
+        close_run();
+      }
+      ++layer;
+      continue;
+    }
+    close_run();
+    if (!here) continue;
+    switch (module.kind) {
+      case ModuleKind::Embedding:
+        parts.emplace_back("embedding");
+        break;
+      case ModuleKind::Head:
+        parts.emplace_back("head");
+        break;
+      default:
+        parts.push_back(module.name);
+        break;
+    }
+  }
+  close_run();
+  std::string text;
+  for (const std::string& part : parts)
+    text += (text.empty() ? "" : ", ") + part;
+  return text;
+}
+
+std::string verdict(const PlacementPlan& plan) {
+  std::string line = std::string(to_string(plan.mode)) + ", " +
+                     std::to_string(plan.context_tokens) + "-token context (" +
+                     std::to_string(plan.pages) + " pages of " + std::to_string(plan.page_size) +
+                     "): ";
+  if (!plan.fits) return line + plan.problem;
+  line += "fits";
+  if (plan.largest_context) {
+    line += plan.largest_context->pages == std::numeric_limits<int>::max()
+                ? "; the context is not limited by memory"
+                : "; largest context " + std::to_string(plan.largest_context->tokens) + " tokens";
+  }
+  return line;
+}
+
+std::string device_line(const PlacementPlan& plan, std::size_t slot) {
+  const DevicePlacement& device = plan.devices[slot];
+  std::string line = "  " + detail::device_label(device) + ": ";
+  const std::string budget =
+      "free " + human_bytes(device.free_before) + ", reserve " + human_bytes(device.reserve) +
+      (device.limited_by_manual ? ", limit " + human_bytes(device.usable) : std::string());
+  if (device.module_count == 0) return line + "unused — " + budget;
+  return line + describe_modules(plan, static_cast<int>(slot)) + " — weights " +
+         human_bytes(device.weights) + ", cache " + human_bytes(device.cache) + ", scratch " +
+         human_bytes(device.scratch) + "; " + budget + ", left " + human_bytes(device.free_after);
+}
+
+}  // namespace
+
+std::string describe_plan(const PlacementPlan& plan) {
+  std::string text = verdict(plan) + "\n";
+  for (std::size_t slot = 0; slot < plan.devices.size(); ++slot) {
+    text += device_line(plan, slot) + "\n";
+  }
+  for (const std::string& note : plan.notes)
+    text += "  note: " + note + "\n";
+  return text;
+}
+
+}  // namespace quire::engine
