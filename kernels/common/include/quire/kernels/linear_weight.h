@@ -21,7 +21,7 @@ struct DenseWeight {
 // One group of an EXL2 weight, along the permuted input dimension.
 struct Exl2Group {
   int bits = 0;       // 2, 3, 4, 5, 6 or 8
-  int rows = 0;       // input rows in the group (16, 32, 64 or 128)
+  int rows = 0;       // input rows in the group; rows * bits is a multiple of 32
   int first_row = 0;  // first permuted input row
   int q_row = 0;      // first q_weight row holding the group
 };
@@ -31,12 +31,16 @@ struct Exl2Group {
 // [j*b, (j+1)*b) of `bits` consecutive q_weight words (rows) of that column.
 // Dequantized: W[perm[k], n] = (q - 2^(b-1)) * qs^2 * q_scale_max[g] / 256 with
 // qs - 1 the 4-bit value at bits 4*(n%8) of q_scale[g, n/8].
+// exllamav2's converter pads the columns of q_weight and q_scale to a multiple
+// of 32 (padding columns hold zero weights), so a layer whose N is not one has
+// q_columns > N; the extra outputs are never written.
 struct Exl2Weight {
-  const std::uint32_t* q_weight = nullptr;     // [sum(rows*bits/32), N]
-  const std::uint32_t* q_scale = nullptr;      // [G, N/8]
+  const std::uint32_t* q_weight = nullptr;     // [sum(rows*bits/32), q_columns]
+  const std::uint32_t* q_scale = nullptr;      // [G, q_columns/8]
   const std::uint16_t* q_scale_max = nullptr;  // FP16 [G]
   const std::int32_t* perm = nullptr;          // [K], argsort of the file's q_invperm
   std::vector<Exl2Group> groups;               // host memory, in order
+  std::int64_t q_columns = 0;                  // row length of q_weight; 0 means N
 };
 
 // GPTQ, 4-bit. Dequantized: W[n, k] = (q[k, n] - zero[g, n]) * scales[g, n] with

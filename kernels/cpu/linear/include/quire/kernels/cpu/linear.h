@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "quire/kernels/cpu/thread_pool.h"
+#include "quire/kernels/linear_weight.h"
+
+namespace quire::kernels {
+
+// out[rows, N] = x[rows, K] W^T + bias, accumulated in FP32, with every pointer
+// of `weight` in host memory. Quantized weights are decoded tile by tile inside
+// the product, never expanded into a full copy. Work is spread over `pool` by
+// output columns, and by rows when there are many. Throws std::invalid_argument
+// for a descriptor that cannot be right (missing pointers, groups that do not
+// cover K, a bit width or dtype the format does not have). `out` must not
+// overlap `x`.
+void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWeight& weight,
+            float* out);
+
+// The weight as a dense [N, K] row-major FP32 matrix (the bias is not applied):
+// the reference the products are tested against, and a debugging aid. Checks
+// the descriptor like linear().
+std::vector<float> dequantize(const LinearWeight& weight);
+
+}  // namespace quire::kernels

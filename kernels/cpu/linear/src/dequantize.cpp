@@ -1,0 +1,103 @@
+// Dequantization to a dense matrix, written for clarity rather than speed: it
+// is the reference the products are tested against, so it reads the packed
+// formats bit by bit, independently of the unpacking the products use.
+
+#include <type_traits>
+
+#include "linear_internal.h"
+#include "quire/kernels/cpu/half.h"
+#include "quire/kernels/cpu/linear.h"
+
+namespace quire::kernels {
+namespace {
+
+// Bit `bit` of the little-endian stream formed by words[0], words[stride], ...
+std::uint32_t stream_bit(const std::uint32_t* words, std::int64_t stride, std::int64_t bit) {
+  return (words[(bit / 32) * stride] >> (bit % 32)) & 1u;
+}
+
+std::uint32_t stream_value(const std::uint32_t* words, std::int64_t stride, std::int64_t first_bit,
+                           int bits) {
+  std::uint32_t value = 0;
+  for (int b = 0; b < bits; ++b)
+    value |= stream_bit(words, stride, first_bit + b) << b;
+  return value;
+}
+
+void dequantize_dense(const LinearWeight& weight, const DenseWeight& dense, float* out) {
+  const std::int64_t count = weight.in_features * weight.out_features;
+  for (std::int64_t i = 0; i < count; ++i) {
+    switch (dense.dtype) {
+      case DType::F16:
+        out[i] = half_to_float(static_cast<const std::uint16_t*>(dense.data)[i]);
+        break;
+      case DType::BF16:
+        out[i] = bf16_to_float(static_cast<const std::uint16_t*>(dense.data)[i]);
+        break;
+      default:
+        out[i] = static_cast<const float*>(dense.data)[i];
+        break;
+    }
+  }
+}
+
+void dequantize_exl2(const LinearWeight& weight, const Exl2Weight& exl2, float* out) {
+  const std::int64_t in = weight.in_features;
+  const std::int64_t columns = exl2.q_columns == 0 ? weight.out_features : exl2.q_columns;
+  for (std::size_t g = 0; g < exl2.groups.size(); ++g) {
+    const Exl2Group& group = exl2.groups[g];
+    const float max_scale = half_to_float(exl2.q_scale_max[g]);
+    for (std::int64_t n = 0; n < weight.out_features; ++n) {
+      const std::uint32_t scale_word = exl2.q_scale[std::int64_t(g) * (columns / 8) + n / 8];
+      const int qs = static_cast<int>((scale_word >> (4 * (n % 8))) & 15u) + 1;
+      const float scale = static_cast<float>(qs * qs) * max_scale / 256.0f;
+      for (int j = 0; j < group.rows; ++j) {
+        // Row j of the group is value j % 32 of its block of 32 rows, which
+        // occupies `bits` words starting at q_row + (j / 32) * bits.
+        const std::int64_t block_row = group.q_row + std::int64_t(j / 32) * group.bits;
+        const std::uint32_t* words = exl2.q_weight + block_row * columns + n;
+        const auto q = static_cast<int>(
+            stream_value(words, columns, std::int64_t(j % 32) * group.bits, group.bits));
+        const std::int64_t k = exl2.perm[group.first_row + j];
+        out[n * in + k] = static_cast<float>(q - (1 << (group.bits - 1))) * scale;
+      }
+    }
+  }
+}
+
+void dequantize_gptq(const LinearWeight& weight, const GptqWeight& gptq, float* out) {
+  const std::int64_t in = weight.in_features;
+  const std::int64_t columns = weight.out_features;
+  for (std::int64_t n = 0; n < columns; ++n) {
+    for (std::int64_t k = 0; k < in; ++k) {
+      const std::int64_t g = gptq.g_idx ? gptq.g_idx[k] : k / gptq.group_size;
+      const auto q = static_cast<int>(stream_value(gptq.qweight + n, columns, k * 4, 4));
+      const auto stored_zero =
+          static_cast<int>(stream_value(gptq.qzeros + g * (columns / 8), 1, n * 4, 4));
+      const int zero = stored_zero + (gptq.exact_zeros ? 0 : 1);
+      out[n * in + k] = static_cast<float>(q - zero) * half_to_float(gptq.scales[g * columns + n]);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<float> dequantize(const LinearWeight& weight) {
+  linear_detail::check_weight(weight);
+  std::vector<float> out(std::size_t(weight.in_features * weight.out_features));
+  std::visit(
+      [&](const auto& format) {
+        using Format = std::decay_t<decltype(format)>;
+        if constexpr (std::is_same_v<Format, DenseWeight>) {
+          dequantize_dense(weight, format, out.data());
+        } else if constexpr (std::is_same_v<Format, Exl2Weight>) {
+          dequantize_exl2(weight, format, out.data());
+        } else {
+          dequantize_gptq(weight, format, out.data());
+        }
+      },
+      weight.format);
+  return out;
+}
+
+}  // namespace quire::kernels

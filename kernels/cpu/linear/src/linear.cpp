@@ -1,0 +1,172 @@
+#include "quire/kernels/cpu/linear.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "linear_internal.h"
+#include "quire/kernels/cpu/half.h"
+
+namespace quire::kernels {
+namespace linear_detail {
+namespace {
+
+[[noreturn]] void reject(const std::string& what) {
+  throw std::invalid_argument("linear weight: " + what);
+}
+
+bool is_float_type(DType type) {
+  return type == DType::F16 || type == DType::BF16 || type == DType::F32;
+}
+
+void check_dense(const DenseWeight& dense) {
+  if (dense.data == nullptr) reject("dense weight without data");
+  if (!is_float_type(dense.dtype)) {
+    reject("dense weight of dtype " + std::string(dtype_name(dense.dtype)));
+  }
+}
+
+void check_exl2(const LinearWeight& weight, const Exl2Weight& exl2) {
+  if (!exl2.q_weight || !exl2.q_scale || !exl2.q_scale_max || !exl2.perm) {
+    reject("EXL2 weight with a missing tensor");
+  }
+  const std::int64_t columns = exl2.q_columns == 0 ? weight.out_features : exl2.q_columns;
+  if (columns % 8 != 0 || columns < weight.out_features) {
+    reject("EXL2 q_weight has " + std::to_string(columns) + " columns for " +
+           std::to_string(weight.out_features) + " outputs");
+  }
+  if (exl2.groups.empty()) reject("EXL2 weight without groups");
+  std::int64_t row = 0;
+  std::int64_t q_row = 0;
+  for (const Exl2Group& group : exl2.groups) {
+    const int bits = group.bits;
+    if (bits < 2 || bits > 8 || bits == 7)
+      reject("EXL2 group of " + std::to_string(bits) + " bits");
+    if (group.rows <= 0 || (group.rows * bits) % 32 != 0) {
+      reject("EXL2 group of " + std::to_string(group.rows) + " rows at " + std::to_string(bits) +
+             " bits does not fill whole words");
+    }
+    if (group.first_row != row || group.q_row != q_row) reject("EXL2 groups are not contiguous");
+    row += group.rows;
+    q_row += group.rows * bits / 32;
+  }
+  if (row != weight.in_features) {
+    reject("EXL2 groups cover " + std::to_string(row) + " of " +
+           std::to_string(weight.in_features) + " input rows");
+  }
+}
+
+void check_gptq(const LinearWeight& weight, const GptqWeight& gptq) {
+  if (!gptq.qweight || !gptq.qzeros || !gptq.scales) reject("GPTQ weight with a missing tensor");
+  if (weight.in_features % 8 != 0 || weight.out_features % 8 != 0) {
+    reject("GPTQ weight of " + std::to_string(weight.in_features) + " x " +
+           std::to_string(weight.out_features) + " (both must be multiples of 8)");
+  }
+  if (gptq.groups <= 0 || gptq.group_size <= 0) reject("GPTQ weight without groups");
+  if (gptq.g_idx == nullptr && (weight.in_features - 1) / gptq.group_size >= gptq.groups) {
+    reject("GPTQ groups of " + std::to_string(gptq.group_size) + " rows do not cover " +
+           std::to_string(weight.in_features) + " inputs with " + std::to_string(gptq.groups) +
+           " groups");
+  }
+  if (gptq.g_idx != nullptr) {
+    for (std::int64_t k = 0; k < weight.in_features; ++k) {
+      if (gptq.g_idx[k] < 0 || gptq.g_idx[k] >= gptq.groups) {
+        reject("GPTQ g_idx[" + std::to_string(k) + "] = " + std::to_string(gptq.g_idx[k]) +
+               " is not one of the " + std::to_string(gptq.groups) + " groups");
+      }
+    }
+  }
+}
+
+std::vector<float> widen_bias(const LinearWeight& weight) {
+  std::vector<float> bias;
+  if (weight.bias == nullptr) return bias;
+  bias.resize(std::size_t(weight.out_features));
+  for (std::size_t n = 0; n < bias.size(); ++n) {
+    switch (weight.bias_dtype) {
+      case DType::F16:
+        bias[n] = half_to_float(static_cast<const std::uint16_t*>(weight.bias)[n]);
+        break;
+      case DType::BF16:
+        bias[n] = bf16_to_float(static_cast<const std::uint16_t*>(weight.bias)[n]);
+        break;
+      default:
+        bias[n] = static_cast<const float*>(weight.bias)[n];
+        break;
+    }
+  }
+  return bias;
+}
+
+}  // namespace
+
+void check_weight(const LinearWeight& weight) {
+  if (weight.in_features <= 0 || weight.out_features <= 0) {
+    reject("shape " + std::to_string(weight.out_features) + " x " +
+           std::to_string(weight.in_features));
+  }
+  if (weight.bias != nullptr && !is_float_type(weight.bias_dtype)) {
+    reject("bias of dtype " + std::string(dtype_name(weight.bias_dtype)));
+  }
+  std::visit(
+      [&](const auto& format) {
+        using Format = std::decay_t<decltype(format)>;
+        if constexpr (std::is_same_v<Format, DenseWeight>) check_dense(format);
+        if constexpr (std::is_same_v<Format, Exl2Weight>) check_exl2(weight, format);
+        if constexpr (std::is_same_v<Format, GptqWeight>) check_gptq(weight, format);
+      },
+      weight.format);
+}
+
+TileGrid::TileGrid(std::int64_t rows, std::int64_t columns)
+    : rows_(rows), row_blocks_(std::max<std::int64_t>(1, (rows + kRowBlock - 1) / kRowBlock)) {
+  std::int64_t begin = 0;
+  for (; begin + kWideTile <= columns; begin += kWideTile)
+    tiles_.push_back({begin, kWideTile});
+  for (; begin < columns; begin += kNarrowTile)
+    tiles_.push_back({begin, kNarrowTile});
+}
+
+std::int64_t TileGrid::row_end(std::int64_t item) const {
+  return std::min(rows_, row_begin(item) + kRowBlock);
+}
+
+void store_outputs(const Product& product, std::int64_t row, std::int64_t begin, int width,
+                   const float* values) {
+  const std::int64_t count = std::min<std::int64_t>(width, product.out_features - begin);
+  float* target = product.out + row * product.out_features + begin;
+  if (product.bias != nullptr) {
+    for (std::int64_t i = 0; i < count; ++i)
+      target[i] = values[i] + product.bias[begin + i];
+  } else {
+    std::copy(values, values + count, target);
+  }
+}
+
+}  // namespace linear_detail
+
+void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWeight& weight,
+            float* out) {
+  linear_detail::check_weight(weight);
+  if (rows < 0) throw std::invalid_argument("linear: negative row count");
+  if (rows == 0) return;
+  if (x == nullptr || out == nullptr) throw std::invalid_argument("linear: null input or output");
+  const std::vector<float> bias = linear_detail::widen_bias(weight);
+  const linear_detail::Product product{
+      x, rows, weight.in_features, weight.out_features, bias.empty() ? nullptr : bias.data(), out};
+  std::visit(
+      [&](const auto& format) {
+        using Format = std::decay_t<decltype(format)>;
+        if constexpr (std::is_same_v<Format, DenseWeight>) {
+          linear_detail::dense_product(pool, product, format);
+        } else if constexpr (std::is_same_v<Format, Exl2Weight>) {
+          linear_detail::exl2_product(pool, product, format);
+        } else {
+          linear_detail::gptq_product(pool, product, format);
+        }
+      },
+      weight.format);
+}
+
+}  // namespace quire::kernels

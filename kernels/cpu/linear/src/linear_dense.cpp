@@ -1,0 +1,140 @@
+// Products with FP16, BF16 and F32 weights stored [N, K]: every output is a
+// dot product along K, where both operands are contiguous.
+
+#include <algorithm>
+#include <vector>
+
+#include "linear_internal.h"
+
+namespace quire::kernels::linear_detail {
+namespace {
+
+struct WidenF32 {
+  float operator()(float value) const { return value; }
+};
+struct WidenF16 {
+  float operator()(std::uint16_t value) const { return widen_half(value); }
+};
+struct WidenBf16 {
+  float operator()(std::uint16_t value) const { return widen_bf16(value); }
+};
+
+// FP32 sums over 16 independent lanes, so that the loop vectorizes without
+// reassociating floating-point additions; the lanes are added pairwise.
+inline constexpr int kLanes = 16;
+
+QUIRE_LINEAR_INLINE float reduce_lanes(float* lanes, float tail) {
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+    for (int i = 0; i < width; ++i)
+      lanes[i] += lanes[i + width];
+  }
+  return lanes[0] + tail;
+}
+
+template <typename Widen, typename Element>
+QUIRE_LINEAR_INLINE float dot(const float* __restrict x, const Element* __restrict w,
+                              std::int64_t count) {
+  const Widen widen;
+  float lanes[kLanes] = {};
+  std::int64_t k = 0;
+  for (; k + kLanes <= count; k += kLanes) {
+    for (int i = 0; i < kLanes; ++i)
+      lanes[i] += x[k + i] * widen(w[k + i]);
+  }
+  float tail = 0.0f;
+  for (; k < count; ++k)
+    tail += x[k] * widen(w[k]);
+  return reduce_lanes(lanes, tail);
+}
+
+// Batched products widen a block of 32 inputs x T outputs into a tile laid
+// out like the quantized formats' ([input][output], outputs contiguous), so
+// the same vectorized update applies it to every row of the block. Outputs
+// past N are zero.
+template <typename Widen, int T, typename Element>
+QUIRE_LINEAR_INLINE void widen_tile(const Element* weight, const Product& product,
+                                    std::int64_t begin, std::int64_t k0, int count, float* tile) {
+  const Widen widen;
+  const std::int64_t in = product.in_features;
+  const std::int64_t outputs = std::min<std::int64_t>(T, product.out_features - begin);
+  for (std::int64_t i = 0; i < outputs; ++i) {
+    const Element* row = weight + (begin + i) * in + k0;
+    for (int j = 0; j < count; ++j)
+      tile[j * T + i] = widen(row[j]);
+  }
+  for (std::int64_t i = outputs; i < T; ++i) {
+    for (int j = 0; j < count; ++j)
+      tile[j * T + i] = 0.0f;
+  }
+}
+
+template <typename Widen, int T, typename Element>
+QUIRE_LINEAR_CLONES void run_tile(const Element* weight, const Product& product,
+                                  std::int64_t row_begin, std::int64_t row_end, std::int64_t begin,
+                                  std::vector<float>& acc) {
+  const std::int64_t in = product.in_features;
+  const std::int64_t rows = row_end - row_begin;
+  acc.assign(std::size_t(rows * T), 0.0f);
+  float tile[32 * T];
+  for (std::int64_t k0 = 0; k0 < in; k0 += 32) {
+    const int count = static_cast<int>(std::min<std::int64_t>(32, in - k0));
+    widen_tile<Widen, T>(weight, product, begin, k0, count, tile);
+    apply_tile<T>(product.x + row_begin * in + k0, in, rows, tile, count, acc.data());
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    store_outputs(product, row_begin + r, begin, T, acc.data() + r * T);
+  }
+}
+
+// One input row: one dot product per output.
+template <typename Widen, typename Element>
+QUIRE_LINEAR_CLONES void dot_outputs(const Element* weight, const Product& product,
+                                     std::int64_t begin, std::int64_t end) {
+  for (std::int64_t n = begin; n < end; ++n) {
+    const float value =
+        dot<Widen>(product.x, weight + n * product.in_features, product.in_features);
+    store_outputs(product, 0, n, 1, &value);
+  }
+}
+
+template <typename Widen, typename Element>
+void run(ThreadPool& pool, const Product& product, const Element* weight) {
+  if (product.rows == 1) {
+    pool.parallel_for(product.out_features, 8, [&](std::int64_t begin, std::int64_t end) {
+      dot_outputs<Widen>(weight, product, begin, end);
+    });
+    return;
+  }
+  const TileGrid grid(product.rows, (product.out_features + 7) / 8 * 8);
+  pool.parallel_for(grid.size(), 1, [&](std::int64_t first, std::int64_t last) {
+    std::vector<float> acc;
+    for (std::int64_t item = first; item < last; ++item) {
+      const ColumnTile& tile = grid.tile(item);
+      if (tile.width == kWideTile) {
+        run_tile<Widen, kWideTile>(weight, product, grid.row_begin(item), grid.row_end(item),
+                                   tile.begin, acc);
+      } else {
+        run_tile<Widen, kNarrowTile>(weight, product, grid.row_begin(item), grid.row_end(item),
+                                     tile.begin, acc);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void dense_product(ThreadPool& pool, const Product& product, const DenseWeight& weight) {
+  switch (weight.dtype) {
+    case DType::F16:
+      run<WidenF16>(pool, product, static_cast<const std::uint16_t*>(weight.data));
+      break;
+    case DType::BF16:
+      run<WidenBf16>(pool, product, static_cast<const std::uint16_t*>(weight.data));
+      break;
+    default:
+      run<WidenF32>(pool, product, static_cast<const float*>(weight.data));
+      break;
+  }
+}
+
+}  // namespace quire::kernels::linear_detail

@@ -1,0 +1,71 @@
+#pragma once
+
+// Random and hand-built weights for the linear tests, owning their tensors.
+
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "quire/kernels/linear_weight.h"
+
+namespace quire::test {
+
+using kernels::LinearWeight;
+
+// An EXL2 layer whose tensors live in this object.
+struct Exl2Fixture {
+  std::int64_t in_features = 0;
+  std::int64_t out_features = 0;
+  std::int64_t q_columns = 0;
+  std::vector<kernels::Exl2Group> groups;
+  std::vector<std::uint32_t> q_weight;
+  std::vector<std::uint32_t> q_scale;
+  std::vector<std::uint16_t> q_scale_max;
+  std::vector<std::int32_t> perm;
+
+  // Builds the groups from (bits, rows) and sizes the tensors with zeros.
+  Exl2Fixture(const std::vector<std::pair<int, int>>& plan, std::int64_t out_features,
+              std::int64_t q_columns);
+  LinearWeight weight() const;
+  // The stored integer of quantized row k, column n, read with a 64-bit window
+  // (a decoder of its own, independent of the library's).
+  int value(std::int64_t k, std::int64_t n) const;
+  float scale(std::size_t group, std::int64_t n) const;
+};
+
+// Random words, scales, maxima and (optionally) a shuffled permutation.
+Exl2Fixture random_exl2(std::mt19937& rng, const std::vector<std::pair<int, int>>& plan,
+                        std::int64_t out_features, std::int64_t q_columns, bool shuffle);
+
+struct GptqFixture {
+  std::int64_t in_features = 0;
+  std::int64_t out_features = 0;
+  int group_size = 0;
+  int groups = 0;
+  bool exact_zeros = false;
+  std::vector<std::uint32_t> qweight;
+  std::vector<std::uint32_t> qzeros;
+  std::vector<std::uint16_t> scales;
+  std::vector<std::int32_t> g_idx;  // empty: k / group_size
+
+  LinearWeight weight() const;
+};
+
+GptqFixture random_gptq(std::mt19937& rng, std::int64_t in_features, std::int64_t out_features,
+                        int group_size, bool act_order, bool exact_zeros);
+
+// Values in [-1, -0.05] and [0.05, 1]: never zero.
+std::vector<float> random_inputs(std::mt19937& rng, std::size_t count);
+
+// out[r, n] = sum_k x[r, k] w[n, k] + bias[n] in double precision, and the
+// scale of its rounding error: sum_k |x[r, k] w[n, k]| + |bias[n]|.
+struct Reference {
+  std::vector<double> values;
+  std::vector<double> magnitudes;
+};
+Reference reference_product(const std::vector<float>& x, std::int64_t rows,
+                            const std::vector<float>& dense, std::int64_t out_features,
+                            std::int64_t in_features, const std::vector<float>& bias);
+
+}  // namespace quire::test

@@ -1,0 +1,213 @@
+#include <QTest>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "linear_internal.h"
+#include "linear_test_support.h"
+#include "quire/kernels/cpu/half.h"
+#include "quire/kernels/cpu/linear.h"
+#include "test_main.h"
+
+using namespace quire::kernels;
+using namespace quire::test;
+
+namespace {
+
+// A layer of one of the formats under test, owning its tensors.
+struct Layer {
+  std::vector<std::uint16_t> halves;
+  std::vector<float> floats;
+  std::optional<Exl2Fixture> exl2;
+  std::optional<GptqFixture> gptq;
+  std::vector<std::uint16_t> bias16;
+  std::vector<float> bias32;
+  std::vector<float> bias;  // the bias as the reference adds it
+  LinearWeight weight;
+};
+
+// Dense layers: 37 outputs of 300 inputs (neither a multiple of the vector
+// lanes). EXL2: 104 outputs (three 32-column tiles and one of 8) over 320
+// inputs in groups of every width; "padded" stores 100 outputs in 128 columns.
+// GPTQ: 104 outputs over 256 inputs, or 320 inputs in groups of 128 (the last
+// one partial).
+std::unique_ptr<Layer> make_layer(const QByteArray& format, std::mt19937& rng) {
+  auto layer = std::make_unique<Layer>();
+  const std::vector<std::pair<int, int>> mixed = {{8, 32},  {6, 64}, {6, 16}, {5, 32},
+                                                  {4, 128}, {3, 32}, {2, 16}};
+  if (format.startsWith("dense")) {
+    const std::int64_t out = 37;
+    const std::int64_t in = 300;
+    const std::vector<float> values = random_inputs(rng, std::size_t(out * in));
+    DenseWeight dense;
+    if (format == "dense-f32") {
+      layer->floats = values;
+      dense = {layer->floats.data(), DType::F32};
+    } else {
+      const bool bf16 = format == "dense-bf16";
+      for (const float v : values)
+        layer->halves.push_back(bf16 ? float_to_bf16(v) : float_to_half(v));
+      dense = {layer->halves.data(), bf16 ? DType::BF16 : DType::F16};
+    }
+    layer->weight.in_features = in;
+    layer->weight.out_features = out;
+    layer->weight.format = dense;
+  } else if (format == "exl2-mixed") {
+    layer->exl2 = random_exl2(rng, mixed, 104, 104, false);
+  } else if (format == "exl2-permuted") {
+    layer->exl2 = random_exl2(rng, mixed, 104, 104, true);
+  } else if (format == "exl2-padded") {
+    layer->exl2 = random_exl2(rng, {{5, 64}, {4, 96}}, 100, 128, true);
+  } else if (format == "gptq-v1") {
+    layer->gptq = random_gptq(rng, 256, 104, 32, false, false);
+  } else if (format == "gptq-v2") {
+    layer->gptq = random_gptq(rng, 256, 104, 32, false, true);
+  } else if (format == "gptq-act-order") {
+    layer->gptq = random_gptq(rng, 256, 104, 32, true, false);
+  } else if (format == "gptq-partial-group") {
+    layer->gptq = random_gptq(rng, 320, 104, 128, true, true);
+  }
+  if (layer->exl2) layer->weight = layer->exl2->weight();
+  if (layer->gptq) layer->weight = layer->gptq->weight();
+  return layer;
+}
+
+void add_bias(Layer& layer, const QByteArray& type, std::mt19937& rng) {
+  if (type == "none") return;
+  const std::vector<float> values = random_inputs(rng, std::size_t(layer.weight.out_features));
+  if (type == "f32") {
+    layer.bias32 = values;
+    layer.bias = values;
+    layer.weight.bias = layer.bias32.data();
+    layer.weight.bias_dtype = DType::F32;
+    return;
+  }
+  const bool bf16 = type == "bf16";
+  for (const float v : values) {
+    layer.bias16.push_back(bf16 ? float_to_bf16(v) : float_to_half(v));
+    layer.bias.push_back(bf16 ? bf16_to_float(layer.bias16.back())
+                              : half_to_float(layer.bias16.back()));
+  }
+  layer.weight.bias = layer.bias16.data();
+  layer.weight.bias_dtype = bf16 ? DType::BF16 : DType::F16;
+}
+
+const QByteArrayList kFormats = {"dense-f16",      "dense-bf16",        "dense-f32", "exl2-mixed",
+                                 "exl2-permuted",  "exl2-padded",       "gptq-v1",   "gptq-v2",
+                                 "gptq-act-order", "gptq-partial-group"};
+
+}  // namespace
+
+class LinearProductTest : public QObject {
+  Q_OBJECT
+
+  // Three threads, so that the work is split even on a small machine.
+  ThreadPool pool_{3};
+
+ private slots:
+  // linear() against a double-precision product over dequantize(). FP32
+  // accumulation: every output must lie within 1e-5 of sum_k |x_k w_nk| + |b_n|
+  // of the exact value (K <= 320 terms, each rounded at most a few times).
+  void matchesTheDequantizedProduct_data() {
+    QTest::addColumn<QByteArray>("format");
+    QTest::addColumn<QByteArray>("bias");
+    QTest::addColumn<int>("rows");
+    for (const QByteArray& format : kFormats) {
+      for (const char* bias : {"none", "f16", "bf16", "f32"}) {
+        for (const int rows : {1, 7}) {
+          QTest::addRow("%s, bias %s, %d rows", format.constData(), bias, rows)
+              << format << QByteArray(bias) << rows;
+        }
+      }
+      // 33 rows: one full block and a last block of a single row; 70 rows: three blocks.
+      for (const int rows : {33, 70}) {
+        QTest::addRow("%s, bias f16, %d rows", format.constData(), rows)
+            << format << QByteArray("f16") << rows;
+      }
+    }
+  }
+
+  void matchesTheDequantizedProduct() {
+    QFETCH(QByteArray, format);
+    QFETCH(QByteArray, bias);
+    QFETCH(int, rows);
+    std::mt19937 rng(static_cast<unsigned>(qHash(format) ^ qHash(bias) ^ unsigned(rows)));
+    const std::unique_ptr<Layer> layer = make_layer(format, rng);
+    add_bias(*layer, bias, rng);
+    const LinearWeight& weight = layer->weight;
+    const std::vector<float> x = random_inputs(rng, std::size_t(rows * weight.in_features));
+    std::vector<float> out(std::size_t(rows * weight.out_features), std::nanf(""));
+    linear(pool_, x.data(), rows, weight, out.data());
+    const Reference reference = reference_product(x, rows, dequantize(weight), weight.out_features,
+                                                  weight.in_features, layer->bias);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const double error = std::fabs(double(out[i]) - reference.values[i]);
+      if (!(error <= 1e-5 * reference.magnitudes[i])) {
+        QFAIL(qPrintable(QString("output %1: %2, expected %3 (error %4 of magnitude %5)")
+                             .arg(i)
+                             .arg(double(out[i]), 0, 'g', 9)
+                             .arg(reference.values[i], 0, 'g', 9)
+                             .arg(error)
+                             .arg(reference.magnitudes[i])));
+      }
+    }
+  }
+
+  // One thread and many threads compute the same outputs bit for bit: the
+  // split changes who computes a tile, not how.
+  void threadCountDoesNotChangeResults() {
+    std::mt19937 rng(5);
+    for (const QByteArray& format : kFormats) {
+      const std::unique_ptr<Layer> layer = make_layer(format, rng);
+      for (const std::int64_t rows : {1, 40}) {
+        const std::vector<float> x =
+            random_inputs(rng, std::size_t(rows * layer->weight.in_features));
+        std::vector<float> serial(std::size_t(rows * layer->weight.out_features));
+        std::vector<float> parallel(serial.size());
+        ThreadPool single(1);
+        linear(single, x.data(), rows, layer->weight, serial.data());
+        linear(pool_, x.data(), rows, layer->weight, parallel.data());
+        QVERIFY2(serial == parallel, format.constData());
+      }
+    }
+  }
+
+  void rejectsBadArguments() {
+    std::mt19937 rng(3);
+    const std::unique_ptr<Layer> layer = make_layer("gptq-act-order", rng);
+    std::vector<float> x(256), out(104);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             linear(pool_, nullptr, 1, layer->weight, out.data()));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             linear(pool_, x.data(), -1, layer->weight, out.data()));
+    layer->gptq->g_idx[17] = layer->gptq->groups;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             linear(pool_, x.data(), 1, layer->gptq->weight(), out.data()));
+    LinearWeight dense;
+    dense.in_features = 8;
+    dense.out_features = 8;
+    dense.format = DenseWeight{x.data(), DType::I32};
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, linear(pool_, x.data(), 1, dense, out.data()));
+  }
+
+  // The branch-free FP16 conversion of the dense products agrees with the
+  // reference conversion on every one of the 65536 inputs.
+  void fastHalfConversionIsExact() {
+    for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
+      const auto h = static_cast<std::uint16_t>(bits);
+      const float fast = linear_detail::widen_half(h);
+      const float exact = half_to_float(h);
+      if (std::isnan(exact)) {
+        QVERIFY(std::isnan(fast));
+      } else {
+        QCOMPARE(std::bit_cast<std::uint32_t>(fast), std::bit_cast<std::uint32_t>(exact));
+      }
+    }
+  }
+};
+
+QUIRE_TEST(LinearProductTest)
+#include "test_linear_products.moc"
