@@ -3,8 +3,12 @@
 namespace quire::kernels {
 namespace {
 
-std::string mib(std::int64_t bytes) {
-  return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+// Rounded up, so "needs" never understates: KiB below 1 MiB, MiB below 10 GiB.
+std::string readable(std::int64_t bytes) {
+  constexpr std::int64_t kKiB = 1 << 10, kMiB = 1 << 20, kGiB = std::int64_t{1} << 30;
+  if (bytes < kMiB) return std::to_string((bytes + kKiB - 1) / kKiB) + " KiB";
+  if (bytes < 10 * kGiB) return std::to_string((bytes + kMiB - 1) / kMiB) + " MiB";
+  return std::to_string((bytes + kGiB - 1) / kGiB) + " GiB";
 }
 
 }  // namespace
@@ -12,8 +16,9 @@ std::string mib(std::int64_t bytes) {
 DeviceOutOfMemory::DeviceOutOfMemory(int device, std::int64_t requested, std::int64_t available,
                                      std::string_view purpose)
     : std::runtime_error("device " + std::to_string(device) + ": needs " +
-                         mib(requested - available) + " more for the " + std::string(purpose) +
-                         " (" + mib(requested) + " requested, " + mib(available) + " free)"),
+                         readable(requested - available) + " more for the " + std::string(purpose) +
+                         " (" + readable(requested) + " requested, " + readable(available) +
+                         " free)"),
       device_(device),
       requested_(requested),
       available_(available) {}

@@ -7,6 +7,7 @@
 #include "formats_test_support.h"
 #include "quire/engine/formats/exl2_layout.h"
 #include "quire/engine/formats/exl2_writer.h"
+#include "quire/kernels/cpu/exl2_scale.h"
 #include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/linear.h"
 #include "test_main.h"
@@ -17,12 +18,12 @@ using quire::test::kLayerKey;
 
 namespace {
 
-// The scale the encoding stored for group g and column n, in double precision.
+// The scale the encoding stored for group g and column n (rounded to FP16).
 double stored_scale(const Exl2Encoding& encoding, std::size_t g, std::int64_t n) {
   const std::uint32_t word =
       encoding.q_scale[g * std::size_t(encoding.q_columns / 8) + std::size_t(n / 8)];
-  const double qs = double((word >> (4 * (n % 8))) & 15u) + 1.0;
-  return qs * qs * double(half_to_float(encoding.q_scale_max[g])) / 256.0;
+  return double(quire::kernels::exl2_scale(static_cast<int>((word >> (4 * (n % 8))) & 15u) + 1,
+                                          encoding.q_scale_max[g]));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "quire/kernels/cpu/exl2_scale.h"
 #include "quire/kernels/cpu/half.h"
 
 namespace quire::test {
@@ -58,8 +59,9 @@ int Exl2Fixture::value(std::int64_t k, std::int64_t n) const {
 
 float Exl2Fixture::scale(std::size_t group, std::int64_t n) const {
   const std::uint32_t word = q_scale[group * std::size_t(q_columns / 8) + std::size_t(n / 8)];
-  const double qs = double((word >> (4 * (n % 8))) & 15u) + 1.0;
-  return static_cast<float>(qs * qs * double(kernels::half_to_float(q_scale_max[group])) / 256.0);
+  // exllamav2's scale, rounded to FP16.
+  return kernels::exl2_scale(static_cast<int>((word >> (4 * (n % 8))) & 15u) + 1,
+                             q_scale_max[group]);
 }
 
 Exl2Fixture random_exl2(std::mt19937& rng, const std::vector<std::pair<int, int>>& plan,

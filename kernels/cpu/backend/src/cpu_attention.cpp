@@ -25,7 +25,8 @@ using cpu_kv::Plane;
 const std::array<float, 256>& e4m3_table() {
   static const std::array<float, 256> table = [] {
     std::array<float, 256> values{};
-    for (int code = 0; code < 256; ++code) values[std::size_t(code)] = e4m3_to_float(std::uint8_t(code));
+    for (int code = 0; code < 256; ++code)
+      values[std::size_t(code)] = e4m3_to_float(std::uint8_t(code));
     return values;
   }();
   return table;
@@ -38,13 +39,15 @@ void load_head(const Plane& plane, int page, int slot, int head, float* out) {
   switch (plane.coding) {
     case KvCoding::Fp16: {
       const auto* values = reinterpret_cast<const std::uint16_t*>(data);
-      for (int i = 0; i < dim; ++i) out[i] = half_to_float(values[i]);
+      for (int i = 0; i < dim; ++i)
+        out[i] = half_to_float(values[i]);
       return;
     }
     case KvCoding::Fp8: {
       const std::array<float, 256>& table = e4m3_table();
       const float scale = *plane.page_scale(page, head);
-      for (int i = 0; i < dim; ++i) out[i] = table[data[i]] * scale;
+      for (int i = 0; i < dim; ++i)
+        out[i] = table[data[i]] * scale;
       return;
     }
     case KvCoding::Int8:
@@ -63,7 +66,8 @@ void load_head(const Plane& plane, int page, int slot, int head, float* out) {
           }
         } else {
           const std::uint8_t* bytes = data + g * 32;
-          for (int i = 0; i < 32; ++i) target[i] = (static_cast<float>(bytes[i]) - middle) * step;
+          for (int i = 0; i < 32; ++i)
+            target[i] = (static_cast<float>(bytes[i]) - middle) * step;
         }
       }
       return;
@@ -72,7 +76,8 @@ void load_head(const Plane& plane, int page, int slot, int head, float* out) {
 }
 
 void rotate_groups(float* values, int dim) {
-  for (int g = 0; g < dim / 32; ++g) hadamard32(values + g * 32);
+  for (int g = 0; g < dim / 32; ++g)
+    hadamard32(values + g * 32);
 }
 
 }  // namespace
@@ -124,25 +129,29 @@ void CpuBackend::paged_attention(int device, const KvLayerView& layer, const Tok
         const int slot = j % layout.page_size;
         load_head(keys, page, slot, kv_head, k.data());
         float dot = 0.0f;
-        for (int i = 0; i < dim; ++i) dot += q[std::size_t(i)] * k[std::size_t(i)];
+        for (int i = 0; i < dim; ++i)
+          dot += q[std::size_t(i)] * k[std::size_t(i)];
         const float score = dot * params.scale;
         // Online softmax: rescale what was summed whenever the maximum grows.
         if (score > running_max) {
           const float correction = std::exp(running_max - score);
           total *= correction;
-          for (float& a : accumulator) a *= correction;
+          for (float& a : accumulator)
+            a *= correction;
           running_max = score;
         }
         const float weight = std::exp(score - running_max);
         total += weight;
         load_head(values, page, slot, kv_head, v.data());
-        for (int i = 0; i < dim; ++i) accumulator[std::size_t(i)] += weight * v[std::size_t(i)];
+        for (int i = 0; i < dim; ++i)
+          accumulator[std::size_t(i)] += weight * v[std::size_t(i)];
       }
 
       if (rotated_values) rotate_groups(accumulator.data(), dim);
       float* target = out + (t * params.heads + head) * dim;
       const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
-      for (int i = 0; i < dim; ++i) target[i] = accumulator[std::size_t(i)] * inverse;
+      for (int i = 0; i < dim; ++i)
+        target[i] = accumulator[std::size_t(i)] * inverse;
     }
   });
 }

@@ -83,7 +83,8 @@ std::vector<CpuBackend::Device> CpuBackend::parse_devices(std::string_view spec)
     if (const std::size_t times = item.find('x'); times != std::string_view::npos) {
       const auto [stop, error] = std::from_chars(item.data(), item.data() + times, count);
       if (error != std::errc() || stop != item.data() + times || count <= 0 || count > 64) {
-        throw std::invalid_argument("\"" + std::string(item) + "\" needs a device count from 1 to 64");
+        throw std::invalid_argument("\"" + std::string(item) +
+                                    "\" needs a device count from 1 to 64");
       }
       item = item.substr(times + 1);
     }
@@ -123,7 +124,8 @@ std::vector<DeviceInfo> CpuBackend::devices() const {
 
 DeviceBuffer CpuBackend::allocate(int device, std::size_t bytes, std::string_view purpose) {
   check_device(device);
-  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  const std::size_t rounded =
+      (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
   {
     std::lock_guard lock(mutex_);
     const std::int64_t budget = devices_[static_cast<std::size_t>(device)].budget_bytes;

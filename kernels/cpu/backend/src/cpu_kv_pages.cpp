@@ -20,7 +20,8 @@ void encode_head(const Plane& plane, int page, int slot, int head, const float* 
   switch (plane.coding) {
     case KvCoding::Fp16: {
       auto* target = reinterpret_cast<std::uint16_t*>(data);
-      for (int i = 0; i < plane.head_dim; ++i) target[i] = float_to_half(values[i]);
+      for (int i = 0; i < plane.head_dim; ++i)
+        target[i] = float_to_half(values[i]);
       return;
     }
     case KvCoding::Int8:
@@ -61,8 +62,8 @@ void write_plane(ThreadPool& pool, const Plane& plane, const KvLayerLayout& layo
         const cpu_kv::Slot at = cpu_kv::slot_of(batch, layout.page_size, layout.num_pages, t);
         float* scale = plane.page_scale(at.page, head);
         if (at.slot == 0) *scale = 0.0f;  // the page starts afresh
-        const Fp8HeadBlock block{plane.head_data(at.page, 0, head),
-                                 static_cast<std::size_t>(row), plane.head_dim};
+        const Fp8HeadBlock block{plane.head_data(at.page, 0, head), static_cast<std::size_t>(row),
+                                 plane.head_dim};
         fp8_write_head(block, at.slot, 1,
                        std::span<const float>(values + t * row + h * plane.head_dim,
                                               static_cast<std::size_t>(plane.head_dim)),
@@ -82,8 +83,8 @@ void CpuBackend::write_kv(int device, const KvLayerView& layer, const TokenBatch
   write_plane(pool_, cpu_kv::value_plane(layer), layer.layout, batch, value);
 }
 
-void CpuBackend::copy_page_tokens(int device, const KvLayerView& layer, int source,
-                                  int destination, int tokens) {
+void CpuBackend::copy_page_tokens(int device, const KvLayerView& layer, int source, int destination,
+                                  int tokens) {
   check_device(device);
   cpu_kv::check_layout(layer.layout);
   tokens = std::clamp(tokens, 0, layer.layout.page_size);
@@ -92,7 +93,8 @@ void CpuBackend::copy_page_tokens(int device, const KvLayerView& layer, int sour
     std::memmove(plane.head_data(destination, 0, 0), plane.head_data(source, 0, 0),
                  token_bytes * static_cast<std::size_t>(tokens));
     if (cpu_kv::is_integer(plane.coding)) {
-      const std::size_t scale_bytes = plane.head_scale_bytes() * static_cast<std::size_t>(plane.kv_heads);
+      const std::size_t scale_bytes =
+          plane.head_scale_bytes() * static_cast<std::size_t>(plane.kv_heads);
       std::memmove(plane.head_scales(destination, 0, 0), plane.head_scales(source, 0, 0),
                    scale_bytes * static_cast<std::size_t>(tokens));
     } else if (plane.coding == KvCoding::Fp8) {

@@ -17,17 +17,20 @@ void widen(const void* data, DType type, std::int64_t offset, std::int64_t count
   switch (type) {
     case DType::F32: {
       const float* source = static_cast<const float*>(data) + offset;
-      for (std::int64_t i = 0; i < count; ++i) out[i] = source[i];
+      for (std::int64_t i = 0; i < count; ++i)
+        out[i] = source[i];
       return;
     }
     case DType::F16: {
       const std::uint16_t* source = static_cast<const std::uint16_t*>(data) + offset;
-      for (std::int64_t i = 0; i < count; ++i) out[i] = half_to_float(source[i]);
+      for (std::int64_t i = 0; i < count; ++i)
+        out[i] = half_to_float(source[i]);
       return;
     }
     case DType::BF16: {
       const std::uint16_t* source = static_cast<const std::uint16_t*>(data) + offset;
-      for (std::int64_t i = 0; i < count; ++i) out[i] = bf16_to_float(source[i]);
+      for (std::int64_t i = 0; i < count; ++i)
+        out[i] = bf16_to_float(source[i]);
       return;
     }
     default:
@@ -37,7 +40,9 @@ void widen(const void* data, DType type, std::int64_t offset, std::int64_t count
 }
 
 // Rows per parallel chunk so each holds roughly 16K elements of work.
-std::int64_t grain_for(std::int64_t cols) { return std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(cols, 1)); }
+std::int64_t grain_for(std::int64_t cols) {
+  return std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(cols, 1));
+}
 
 }  // namespace
 
@@ -68,11 +73,13 @@ void CpuBackend::rms_norm(int device, const float* x, const DenseWeight& weight,
     for (std::int64_t r = begin; r < end; ++r) {
       const float* row = x + r * cols;
       double sum = 0.0;
-      for (std::int64_t c = 0; c < cols; ++c) sum += double(row[c]) * row[c];
+      for (std::int64_t c = 0; c < cols; ++c)
+        sum += double(row[c]) * row[c];
       // As Hugging Face: normalize in FP32, then scale by the weight.
       const float inverse = 1.0f / std::sqrt(static_cast<float>(sum / double(cols)) + eps);
       float* target = out + r * cols;
-      for (std::int64_t c = 0; c < cols; ++c) target[c] = gamma[std::size_t(c)] * (row[c] * inverse);
+      for (std::int64_t c = 0; c < cols; ++c)
+        target[c] = gamma[std::size_t(c)] * (row[c] * inverse);
     }
   });
 }
@@ -98,7 +105,8 @@ void CpuBackend::rope(int device, float* x, std::int64_t tokens, int heads, int 
       const float position = static_cast<float>(positions[t]);
       for (int i = 0; i < half; ++i) {
         const float angle = position * rope.inv_freq[i];
-        cosine[std::size_t(i)] = static_cast<float>(std::cos(double(angle))) * rope.attention_factor;
+        cosine[std::size_t(i)] =
+            static_cast<float>(std::cos(double(angle))) * rope.attention_factor;
         sine[std::size_t(i)] = static_cast<float>(std::sin(double(angle))) * rope.attention_factor;
       }
       for (int h = 0; h < heads; ++h) {
@@ -126,7 +134,8 @@ void CpuBackend::silu_mul(int device, const float* gate, const float* up, std::i
 void CpuBackend::add(int device, float* x, const float* y, std::int64_t count) {
   check_device(device);
   pool_.parallel_for(count, 16384, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) x[i] += y[i];
+    for (std::int64_t i = begin; i < end; ++i)
+      x[i] += y[i];
   });
 }
 

@@ -47,7 +47,8 @@ struct Plane {
   }
   std::uint8_t* head_data(int page, int slot, int head) const {
     return data + page * data_page_bytes +
-           (static_cast<std::size_t>(slot) * kv_heads + static_cast<std::size_t>(head)) * head_bytes();
+           (static_cast<std::size_t>(slot) * kv_heads + static_cast<std::size_t>(head)) *
+               head_bytes();
   }
   std::uint16_t* head_scales(int page, int slot, int head) const {
     return reinterpret_cast<std::uint16_t*>(
@@ -86,16 +87,24 @@ inline void check_layout(const KvLayerLayout& layout) {
 
 inline Plane key_plane(const KvLayerView& view) {
   const KvLayerLayout& l = view.layout;
-  return Plane{l.key_coding,         static_cast<std::uint8_t*>(view.planes.key_data),
+  return Plane{l.key_coding,
+               static_cast<std::uint8_t*>(view.planes.key_data),
                static_cast<std::uint8_t*>(view.planes.key_scales),
-               l.key_data_page_bytes, l.key_scale_page_bytes, l.kv_heads, l.head_dim};
+               l.key_data_page_bytes,
+               l.key_scale_page_bytes,
+               l.kv_heads,
+               l.head_dim};
 }
 
 inline Plane value_plane(const KvLayerView& view) {
   const KvLayerLayout& l = view.layout;
-  return Plane{l.value_coding,         static_cast<std::uint8_t*>(view.planes.value_data),
+  return Plane{l.value_coding,
+               static_cast<std::uint8_t*>(view.planes.value_data),
                static_cast<std::uint8_t*>(view.planes.value_scales),
-               l.value_data_page_bytes, l.value_scale_page_bytes, l.kv_heads, l.head_dim};
+               l.value_data_page_bytes,
+               l.value_scale_page_bytes,
+               l.kv_heads,
+               l.head_dim};
 }
 
 // The page and slot of token t of a batch.

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "linear_internal.h"
+#include "quire/kernels/cpu/exl2_scale.h"
 #include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/linear.h"
 
@@ -46,11 +47,10 @@ void dequantize_exl2(const LinearWeight& weight, const Exl2Weight& exl2, float* 
   const std::int64_t columns = exl2.q_columns == 0 ? weight.out_features : exl2.q_columns;
   for (std::size_t g = 0; g < exl2.groups.size(); ++g) {
     const Exl2Group& group = exl2.groups[g];
-    const float max_scale = half_to_float(exl2.q_scale_max[g]);
     for (std::int64_t n = 0; n < weight.out_features; ++n) {
       const std::uint32_t scale_word = exl2.q_scale[std::int64_t(g) * (columns / 8) + n / 8];
       const int qs = static_cast<int>((scale_word >> (4 * (n % 8))) & 15u) + 1;
-      const float scale = static_cast<float>(qs * qs) * max_scale / 256.0f;
+      const float scale = exl2_scale(qs, exl2.q_scale_max[g]);
       for (int j = 0; j < group.rows; ++j) {
         // Row j of the group is value j % 32 of its block of 32 rows, which
         // occupies `bits` words starting at q_row + (j / 32) * bits.

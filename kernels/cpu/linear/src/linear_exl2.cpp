@@ -7,6 +7,7 @@
 
 #include "linear_internal.h"
 #include "packed_values.h"
+#include "quire/kernels/cpu/exl2_scale.h"
 #include "quire/kernels/cpu/half.h"
 
 namespace quire::kernels::linear_detail {
@@ -19,17 +20,17 @@ struct Exl2Call {
   const float* xp;       // inputs in quantized order, [rows, K]
 };
 
-// scale[i] = qs^2 * q_scale_max[g] / 256 for the columns of a tile; exact in
-// FP32 (qs^2 has at most 9 significant bits, q_scale_max 11).
+// scale[i] = fp16(qs^2 * q_scale_max[g] / 256) for the columns of a tile (see
+// exl2_scale.h: exllamav2 rounds the scale to FP16).
 template <int T>
 QUIRE_LINEAR_INLINE void group_scales(const Exl2Call& call, std::size_t g, std::int64_t begin,
                                       float* scale) {
-  const float max_scale = half_to_float(call.weight.q_scale_max[g]) * (1.0f / 256.0f);
+  const std::uint16_t max_scale = call.weight.q_scale_max[g];
   const std::uint32_t* words = call.weight.q_scale + std::int64_t(g) * (call.columns / 8);
   for (int i = 0; i < T; ++i) {
     const std::int64_t n = begin + i;
     const auto qs = static_cast<int>((words[n / 8] >> (4 * (n % 8))) & 15u) + 1;
-    scale[i] = static_cast<float>(qs * qs) * max_scale;
+    scale[i] = exl2_scale(qs, max_scale);
   }
 }
 

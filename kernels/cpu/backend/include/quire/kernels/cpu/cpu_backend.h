@@ -40,8 +40,8 @@ class CpuBackend final : public Backend {
 
   void embedding(int device, const DenseWeight& table, std::int64_t vocab, std::int64_t hidden,
                  const std::int32_t* tokens, std::int64_t count, float* out) override;
-  void rms_norm(int device, const float* x, const DenseWeight& weight, float eps,
-                std::int64_t rows, std::int64_t cols, float* out) override;
+  void rms_norm(int device, const float* x, const DenseWeight& weight, float eps, std::int64_t rows,
+                std::int64_t cols, float* out) override;
   void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
               float* out) override;
   void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
