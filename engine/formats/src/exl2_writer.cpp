@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "quire/kernels/cpu/exl2_scale.h"
 #include "quire/kernels/cpu/half.h"
 #include "writer_support.h"
 
@@ -64,9 +65,10 @@ void quantize_group(std::span<const float> weight, std::size_t g, Exl2Encoding& 
   }
   const double group_max = *std::max_element(needed.begin(), needed.end());
   out.q_scale_max[g] = detail::half_at_least(static_cast<float>(group_max));
-  // Exactly the products' arithmetic: qs^2 * (q_scale_max / 256) in FP32.
+  // Exactly the products' arithmetic: fp16(qs^2 * q_scale_max / 256).
   const float max_scale = kernels::half_to_float(out.q_scale_max[g]) * (1.0f / 256.0f);
-  const auto scale_of = [&](int qs) { return static_cast<float>(qs * qs) * max_scale; };
+  const std::uint16_t max_scale_half = out.q_scale_max[g];
+  const auto scale_of = [&](int qs) { return kernels::exl2_scale(qs, max_scale_half); };
   std::uint32_t* scale_words = out.q_scale.data() + g * std::size_t(out.q_columns / 8);
   for (std::int64_t n = 0; n < out.q_columns; ++n) {
     const bool padding = n >= out.out_features;

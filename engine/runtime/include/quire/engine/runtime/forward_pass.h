@@ -1,0 +1,79 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "quire/cache/types.h"
+#include "quire/engine/runtime/kv_storage.h"
+#include "quire/engine/runtime/loaded_model.h"
+#include "quire/engine/runtime/model_description.h"
+#include "quire/kernels/backend.h"
+
+namespace quire::engine {
+
+// One step of the model over a batch of sequences: new tokens are embedded,
+// run through every layer (their K/V written into the sequences' pages,
+// attention reading all earlier positions from the pages) and, for the rows
+// asked for, turned into logits. The hidden state moves between devices where
+// consecutive layers live on different ones.
+class ForwardPass {
+ public:
+  struct Limits {
+    int max_tokens = 256;      // per step, all sequences together
+    int max_sequences = 16;
+    int max_logit_rows = 256;
+  };
+
+  struct Sequence {
+    std::span<const cache::PageIndex> pages;  // the sequence's page table
+    std::span<const cache::TokenId> tokens;   // the tokens to compute now
+    std::int32_t first_position = 0;         // position of tokens[0]
+    bool all_logits = false;                 // else only the last token's
+  };
+
+  struct Result {
+    int vocab = 0;
+    std::vector<float> logits;   // rows x vocab
+    std::vector<int> first_row;  // per sequence
+    std::vector<int> rows;       // per sequence
+
+    std::span<const float> row(std::size_t sequence, int index = -1) const;
+  };
+
+  // Allocates the scratch of every device the model uses (DeviceOutOfMemory).
+  ForwardPass(const ModelDescription& model, const LoadedModel& loaded, KvStorage& storage,
+              kernels::Backend& backend, Limits limits);
+
+  Result run(std::span<const Sequence> sequences);
+
+  const Limits& limits() const { return limits_; }
+
+ private:
+  struct Scratch {
+    kernels::DeviceBuffer x, h, projection, q, attention, k, v, gate, up;
+    kernels::DeviceBuffer tokens, positions, sequence_ids, block_tables, inv_freq;
+    std::size_t block_table_entries = 0;
+  };
+  Scratch& scratch(int device);
+  void upload_metadata(int device, std::span<const std::int32_t> tokens,
+                       std::span<const std::int32_t> positions,
+                       std::span<const std::int32_t> sequence_ids,
+                       std::span<const std::int32_t> block_tables);
+  void prepare_rope(std::int64_t sequence_length);
+
+  const ModelDescription& model_;
+  const LoadedModel& loaded_;
+  KvStorage& storage_;
+  kernels::Backend& backend_;
+  Limits limits_;
+  std::map<int, Scratch> scratch_;
+  kernels::DeviceBuffer gathered_, normed_, logits_;  // on the head's device
+  std::vector<float> inv_freq_;
+  float attention_factor_ = 1.0f;
+  std::int64_t rope_length_ = -1;
+  std::vector<int> devices_;
+};
+
+}  // namespace quire::engine

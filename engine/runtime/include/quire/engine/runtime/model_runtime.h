@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "quire/cache/cache_config.h"
+#include "quire/cache/page_cache.h"
+#include "quire/engine/planner/planner.h"
+#include "quire/engine/runtime/forward_pass.h"
+#include "quire/engine/runtime/kv_storage.h"
+#include "quire/engine/runtime/loaded_model.h"
+#include "quire/engine/runtime/model_description.h"
+#include "quire/kernels/backend.h"
+
+namespace quire::engine {
+
+struct RuntimeOptions {
+  cache::CacheFormat cache_format = cache::CacheFormat::FP16;
+  // Tokens of KV cache (rounded up to whole pages); 0: the model's
+  // max_position_embeddings.
+  std::int64_t cache_tokens = 0;
+  int page_size = 256;
+  int max_chunk_tokens = 256;  // prefill chunk, and tokens per step
+  int max_sequences = 16;
+  int host_pages = 0;
+  cache::ReservationPolicy reservation = cache::ReservationPolicy::ReserveOnAdmission;
+  PlacementPolicy placement;
+};
+
+// What a placement request for this model with these options looks like.
+PlacementRequest placement_request(const ModelDescription& model,
+                                   std::span<const kernels::DeviceInfo> devices,
+                                   const RuntimeOptions& options);
+
+// A model ready to run: planned against the backend's devices (and refused
+// with the planner's verdict before any weight is read if it does not fit),
+// loaded, with its paged cache's bookkeeping and storage.
+class ModelRuntime {
+ public:
+  ModelRuntime(std::shared_ptr<const ModelDescription> model, kernels::Backend& backend,
+               const RuntimeOptions& options, const LoadOptions& load = {});
+
+  const ModelDescription& model() const { return *model_; }
+  const PlacementPlan& plan() const { return plan_; }
+  const RuntimeOptions& options() const { return options_; }
+  kernels::Backend& backend() { return backend_; }
+  cache::PageCache& cache() { return *cache_; }
+  KvStorage& storage() { return *storage_; }
+  ForwardPass& forward() { return *forward_; }
+  const LoadedModel& loaded() const { return loaded_; }
+
+  // Runs `tokens` as one new sequence through the cache: shared and cached
+  // pages are reused, the rest is computed in page-aligned chunks. Returns the
+  // logits of the last position, or of every position when `all` (then every
+  // position is computed). The sequence is released; its pages stay cached.
+  std::vector<std::vector<float>> prefill(std::span<const cache::TokenId> tokens, bool all);
+
+ private:
+  std::shared_ptr<const ModelDescription> model_;
+  kernels::Backend& backend_;
+  RuntimeOptions options_;
+  PlacementPlan plan_;
+  LoadedModel loaded_;
+  std::unique_ptr<cache::PageCache> cache_;
+  std::unique_ptr<KvStorage> storage_;
+  std::unique_ptr<ForwardPass> forward_;
+};
+
+// Chunks of [begin, end) no longer than `max_tokens`, ending on page
+// boundaries where possible (a write at slot 0 starts a page afresh).
+std::vector<cache::TokenRange> page_aligned_chunks(cache::TokenRange range, int max_tokens,
+                                                   int page_size);
+
+}  // namespace quire::engine

@@ -1,0 +1,146 @@
+#include "quire/engine/runtime/loaded_model.h"
+
+#include <string>
+
+#include "quire/engine/model_error.h"
+
+namespace quire::engine {
+namespace {
+
+// Copies tensors from the mapped files to devices, counting progress.
+class Uploader {
+ public:
+  Uploader(const ModelDescription& model, kernels::Backend& backend,
+           std::vector<kernels::DeviceBuffer>& buffers, std::vector<std::int64_t>& device_bytes,
+           const LoadOptions& options)
+      : model_(model), backend_(backend), buffers_(buffers), device_bytes_(device_bytes),
+        options_(options) {
+    total_ = static_cast<std::int64_t>(model.tensors.total_bytes());
+  }
+
+  const void* bytes(int device, std::span<const std::byte> data) {
+    if (options_.cancel && options_.cancel->load()) throw LoadCancelled();
+    kernels::DeviceBuffer buffer = backend_.allocate(device, data.size(), "weights");
+    backend_.copy(buffer.data(), device, data.data(), -1, data.size());
+    if (static_cast<std::size_t>(device) >= device_bytes_.size()) device_bytes_.resize(device + 1);
+    device_bytes_[static_cast<std::size_t>(device)] += static_cast<std::int64_t>(data.size());
+    done_ += static_cast<std::int64_t>(data.size());
+    if (options_.progress) options_.progress(std::min(done_, total_), total_);
+    buffers_.push_back(std::move(buffer));
+    return buffers_.back().data();
+  }
+
+  const void* tensor(int device, const std::string& name) {
+    return bytes(device, model_.tensors.data(name));
+  }
+
+  kernels::DenseWeight dense(int device, const std::string& name) {
+    return kernels::DenseWeight{tensor(device, name), model_.tensors.get(name).info->dtype};
+  }
+
+  template <typename T>
+  const T* values(int device, const std::vector<T>& host) {
+    return static_cast<const T*>(
+        bytes(device, std::as_bytes(std::span<const T>(host.data(), host.size()))));
+  }
+
+  kernels::LinearWeight linear(int device, const LinearDescription& description) {
+    kernels::LinearWeight weight;
+    weight.in_features = description.in_features;
+    weight.out_features = description.out_features;
+    const std::string& key = description.key;
+    switch (description.format) {
+      case LinearFormat::Dense:
+        weight.format = dense(device, key + ".weight");
+        break;
+      case LinearFormat::Exl2: {
+        const formats::Exl2Layout& layout = *description.exl2;
+        kernels::Exl2Weight exl2;
+        exl2.q_weight = static_cast<const std::uint32_t*>(tensor(device, key + ".q_weight"));
+        exl2.q_scale = static_cast<const std::uint32_t*>(tensor(device, key + ".q_scale"));
+        exl2.q_scale_max = static_cast<const std::uint16_t*>(tensor(device, key + ".q_scale_max"));
+        exl2.perm = values(device, layout.perm);
+        exl2.groups = layout.groups;
+        exl2.q_columns = layout.q_columns;
+        weight.format = std::move(exl2);
+        break;
+      }
+      case LinearFormat::Gptq: {
+        const formats::GptqLayout& layout = *description.gptq;
+        kernels::GptqWeight gptq;
+        gptq.qweight = static_cast<const std::uint32_t*>(tensor(device, key + ".qweight"));
+        gptq.qzeros = static_cast<const std::uint32_t*>(tensor(device, key + ".qzeros"));
+        gptq.scales = static_cast<const std::uint16_t*>(tensor(device, key + ".scales"));
+        gptq.g_idx = layout.g_idx.empty() ? nullptr : values(device, layout.g_idx);
+        gptq.groups = layout.groups;
+        gptq.group_size = layout.group_size;
+        gptq.exact_zeros = layout.exact_zeros;
+        weight.format = gptq;
+        break;
+      }
+    }
+    if (description.has_bias) {
+      weight.bias = tensor(device, key + ".bias");
+      weight.bias_dtype = description.bias_dtype;
+    }
+    return weight;
+  }
+
+ private:
+  const ModelDescription& model_;
+  kernels::Backend& backend_;
+  std::vector<kernels::DeviceBuffer>& buffers_;
+  std::vector<std::int64_t>& device_bytes_;
+  const LoadOptions& options_;
+  std::int64_t done_ = 0;
+  std::int64_t total_ = 0;
+};
+
+}  // namespace
+
+LoadedModel LoadedModel::load(const ModelDescription& model, kernels::Backend& backend,
+                              std::span<const int> module_devices, const LoadOptions& options) {
+  const std::size_t layer_count = model.layers.size();
+  if (module_devices.size() != layer_count + 2) {
+    throw std::invalid_argument("a placement needs one device per module (" +
+                                std::to_string(layer_count + 2) + ")");
+  }
+  LoadedModel loaded;
+  Uploader upload(model, backend, loaded.buffers_, loaded.device_bytes, options);
+  const Architecture& a = *model.architecture;
+
+  loaded.head_device = module_devices.back();
+  // A tied table is stored once, with the head; the lookup runs there too.
+  loaded.embedding_device = model.head_tied ? loaded.head_device : module_devices.front();
+  loaded.embedding = upload.dense(loaded.embedding_device, a.embedding() + ".weight");
+
+  for (std::size_t i = 0; i < layer_count; ++i) {
+    const int device = module_devices[i + 1];
+    const LayerDescription& description = model.layers[i];
+    const LayerTensorNames names = a.layer(static_cast<int>(i));
+    LoadedLayer layer;
+    layer.device = device;
+    layer.input_norm = upload.dense(device, names.input_norm + ".weight");
+    layer.post_attention_norm = upload.dense(device, names.post_attention_norm + ".weight");
+    layer.q = upload.linear(device, description.q);
+    layer.k = upload.linear(device, description.k);
+    layer.v = upload.linear(device, description.v);
+    layer.o = upload.linear(device, description.o);
+    layer.gate = upload.linear(device, description.gate);
+    layer.up = upload.linear(device, description.up);
+    layer.down = upload.linear(device, description.down);
+    loaded.layers.push_back(std::move(layer));
+  }
+
+  loaded.final_norm = upload.dense(loaded.head_device, a.final_norm() + ".weight");
+  if (model.head_tied) {
+    loaded.head.in_features = model.config.hidden_size;
+    loaded.head.out_features = model.config.vocab_size;
+    loaded.head.format = loaded.embedding;
+  } else {
+    loaded.head = upload.linear(loaded.head_device, model.head);
+  }
+  return loaded;
+}
+
+}  // namespace quire::engine

@@ -1,0 +1,130 @@
+#include "quire/engine/runtime/model_runtime.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "quire/engine/model_error.h"
+
+namespace quire::engine {
+namespace {
+
+std::int64_t cache_tokens(const ModelDescription& model, const RuntimeOptions& options) {
+  return options.cache_tokens > 0 ? options.cache_tokens : model.config.max_position_embeddings;
+}
+
+LoadedModel load_placed(const ModelDescription& model, kernels::Backend& backend,
+                        const PlacementPlan& plan, const LoadOptions& load) {
+  if (!plan.fits) throw ModelError(plan.problem);
+  std::vector<int> devices;
+  for (const ModulePlacement& module : plan.modules) devices.push_back(module.device);
+  return LoadedModel::load(model, backend, devices, load);
+}
+
+}  // namespace
+
+PlacementRequest placement_request(const ModelDescription& model,
+                                   std::span<const kernels::DeviceInfo> devices,
+                                   const RuntimeOptions& options) {
+  PlacementRequest request;
+  request.modules = model.modules(options.cache_format, options.page_size, options.max_chunk_tokens);
+  request.device_scratch_bytes = model.scratch_bytes(options.max_chunk_tokens);
+  request.context_tokens = cache_tokens(model, options);
+  request.page_size = options.page_size;
+  for (const kernels::DeviceInfo& device : devices) {
+    request.devices.push_back(
+        PlanDevice{device.index, device.name, device.total_bytes, device.free_bytes});
+  }
+  request.policy = options.placement;
+  return request;
+}
+
+ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model,
+                           kernels::Backend& backend, const RuntimeOptions& options,
+                           const LoadOptions& load)
+    : model_(std::move(model)),
+      backend_(backend),
+      options_(options),
+      plan_(plan_placement(placement_request(*model_, backend.devices(), options))),
+      loaded_(load_placed(*model_, backend, plan_, load)) {
+  if (auto reason = cache::format_info(options.cache_format).unsupported_reason(model_->kv_shape())) {
+    throw ModelError(*reason);
+  }
+  cache::CacheConfig config;
+  config.page_size = options.page_size;
+  config.num_pages = static_cast<int>(plan_.pages);
+  config.reservation = options.reservation;
+  config.host_pages = options.host_pages;
+  config.format = options.cache_format;
+  config.layers.assign(model_->layers.size(), cache::CacheLayer{model_->kv_shape(), -1});
+  cache_ = std::make_unique<cache::PageCache>(config);
+
+  storage_ = std::make_unique<KvStorage>(
+      backend, KvStorage::Config{options.cache_format, options.page_size, config.num_pages,
+                                 options.host_pages},
+      std::vector<cache::LayerShape>(model_->layers.size(), model_->kv_shape()));
+  for (std::size_t i = 0; i < loaded_.layers.size(); ++i) {
+    storage_->place_layer(i, loaded_.layers[i].device);
+    cache_->place_layer(i, loaded_.layers[i].device);
+  }
+  forward_ = std::make_unique<ForwardPass>(
+      *model_, loaded_, *storage_, backend,
+      ForwardPass::Limits{options.max_chunk_tokens, options.max_sequences, options.max_chunk_tokens});
+}
+
+std::vector<cache::TokenRange> page_aligned_chunks(cache::TokenRange range, int max_tokens,
+                                                   int page_size) {
+  std::vector<cache::TokenRange> chunks;
+  std::int32_t begin = range.begin;
+  while (begin < range.end) {
+    std::int32_t end = std::min(range.end, begin + max_tokens);
+    // Prefer to stop at a page boundary, unless that leaves no progress.
+    const std::int32_t boundary = end / page_size * page_size;
+    if (end < range.end && boundary > begin) end = boundary;
+    chunks.push_back(cache::TokenRange{begin, end});
+    begin = end;
+  }
+  return chunks;
+}
+
+std::vector<std::vector<float>> ModelRuntime::prefill(std::span<const cache::TokenId> tokens,
+                                                      bool all) {
+  cache::AdmissionPlan refused;
+  std::optional<cache::Admission> admission =
+      cache_->admit({std::vector<cache::TokenId>(tokens.begin(), tokens.end()), 0}, &refused);
+  if (!admission) throw ModelError("the prompt does not fit the cache: " + refused.reason());
+  const cache::SequenceId sequence = admission->sequence;
+  std::vector<std::vector<float>> logits;
+  try {
+    storage_->execute(admission->instructions);
+    std::vector<cache::TokenRange> ranges = admission->compute;
+    if (all) ranges = {cache::TokenRange{0, static_cast<std::int32_t>(tokens.size())}};
+    for (const cache::TokenRange& range : ranges) {
+      for (const cache::TokenRange& chunk :
+           page_aligned_chunks(range, options_.max_chunk_tokens, options_.page_size)) {
+        const std::span<const cache::PageIndex> pages = cache_->page_table(sequence);
+        const ForwardPass::Sequence step{pages,
+                                         tokens.subspan(static_cast<std::size_t>(chunk.begin),
+                                                        static_cast<std::size_t>(chunk.end - chunk.begin)),
+                                         chunk.begin, all};
+        const ForwardPass::Result result = forward_->run(std::span(&step, 1));
+        cache_->mark_computed(sequence, chunk.end);
+        if (all) {
+          for (int row = 0; row < result.rows[0]; ++row) {
+            const std::span<const float> values = result.row(0, row);
+            logits.emplace_back(values.begin(), values.end());
+          }
+        } else if (chunk.end == static_cast<std::int32_t>(tokens.size())) {
+          const std::span<const float> values = result.row(0);
+          logits.emplace_back(values.begin(), values.end());
+        }
+      }
+    }
+  } catch (...) {
+    cache_->release(sequence);
+    throw;
+  }
+  cache_->release(sequence);
+  return logits;
+}
+
+}  // namespace quire::engine
