@@ -1,10 +1,17 @@
 // quire-cli: command-line entry to Quire's cache and engine.
+//
+// Exit status: 0 on success; 2 with a one-line reason on standard error for
+// input the user can fix (options, model files, token ids); 1 for anything
+// else that went wrong.
 
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
 
+#include "cli_support.h"
+#include "model_commands.h"
 #include "page_hashes_command.h"
+#include "quire/engine/model_error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Quire command-line tools: inspect the paged KV cache and run local models"};
@@ -14,11 +21,30 @@ int main(int argc, char** argv) {
 
   int exit_code = 0;
   quire::cli::add_page_hashes_command(app, exit_code);
+  quire::cli::add_inspect_command(app, exit_code);
+  quire::cli::add_logits_command(app, exit_code);
+  quire::cli::add_tokenizer_commands(app, exit_code);
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForVersion& version) {
+    return app.exit(version);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    std::cerr << "quire-cli: " << error.what() << " (see quire-cli --help)\n";
+    return 2;
+  } catch (const quire::cli::UsageError& error) {
+    std::cerr << "quire-cli: " << error.what() << '\n';
+    return 2;
+  } catch (const quire::engine::ModelError& error) {
+    std::cerr << "quire-cli: " << error.what() << '\n';
+    return 2;
+  } catch (const std::invalid_argument& error) {
+    std::cerr << "quire-cli: " << error.what() << '\n';
+    return 2;
   } catch (const std::exception& error) {
     std::cerr << "quire-cli: " << error.what() << '\n';
     return 1;

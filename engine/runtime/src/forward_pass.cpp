@@ -29,9 +29,11 @@ ForwardPass::ForwardPass(const ModelDescription& model, const LoadedModel& loade
                          KvStorage& storage, kernels::Backend& backend, Limits limits)
     : model_(model), loaded_(loaded), storage_(storage), backend_(backend), limits_(limits) {
   std::set<int> devices{loaded.embedding_device, loaded.head_device};
-  for (const LoadedLayer& layer : loaded.layers) devices.insert(layer.device);
+  for (const LoadedLayer& layer : loaded.layers)
+    devices.insert(layer.device);
   devices_.assign(devices.begin(), devices.end());
-  for (int device : devices_) scratch(device);
+  for (int device : devices_)
+    scratch(device);
 
   const std::int64_t rows = limits_.max_logit_rows;
   gathered_ = floats(backend_, loaded.head_device, rows * model.config.hidden_size);
@@ -103,7 +105,8 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
   // Flatten the batch: one entry per token, and one page-table row per sequence.
   std::vector<std::int32_t> tokens, positions, sequence_ids, block_tables;
   std::size_t max_pages = 1;
-  for (const Sequence& seq : sequences) max_pages = std::max(max_pages, seq.pages.size());
+  for (const Sequence& seq : sequences)
+    max_pages = std::max(max_pages, seq.pages.size());
   block_tables.assign(sequences.size() * max_pages, -1);
   int rows = 0;
   std::int32_t longest = 0;
@@ -115,7 +118,8 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
         end > static_cast<std::int64_t>(seq.pages.size()) * storage_.config().page_size) {
       throw std::invalid_argument("a sequence's tokens run past its pages");
     }
-    std::copy(seq.pages.begin(), seq.pages.end(), block_tables.begin() + std::ptrdiff_t(s * max_pages));
+    std::copy(seq.pages.begin(), seq.pages.end(),
+              block_tables.begin() + std::ptrdiff_t(s * max_pages));
     for (std::size_t i = 0; i < seq.tokens.size(); ++i) {
       tokens.push_back(seq.tokens[i]);
       positions.push_back(seq.first_position + static_cast<std::int32_t>(i));
@@ -132,11 +136,12 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
                                 " tokens");
   }
   if (rows > limits_.max_logit_rows) {
-    throw std::invalid_argument("a step returns at most " +
-                                std::to_string(limits_.max_logit_rows) + " rows of logits");
+    throw std::invalid_argument("a step returns at most " + std::to_string(limits_.max_logit_rows) +
+                                " rows of logits");
   }
   prepare_rope(longest);
-  for (int device : devices_) upload_metadata(device, tokens, positions, sequence_ids, block_tables);
+  for (int device : devices_)
+    upload_metadata(device, tokens, positions, sequence_ids, block_tables);
 
   const std::int64_t hidden = c.hidden_size;
   int current = loaded_.embedding_device;
@@ -154,10 +159,9 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
       current = d;
       x = s.x.as<float>();
     }
-    const kernels::TokenBatch batch{s.sequence_ids.as<std::int32_t>(),
-                                    s.positions.as<std::int32_t>(),
-                                    s.block_tables.as<std::int32_t>(), count,
-                                    static_cast<int>(max_pages)};
+    const kernels::TokenBatch batch{
+        s.sequence_ids.as<std::int32_t>(), s.positions.as<std::int32_t>(),
+        s.block_tables.as<std::int32_t>(), count, static_cast<int>(max_pages)};
     const kernels::RopeParams rope{s.inv_freq.as<float>(), c.rotary_dim(), attention_factor_};
     float* h = s.h.as<float>();
     backend_.rms_norm(d, x, layer.input_norm, static_cast<float>(c.rms_norm_eps), count, hidden, h);
@@ -169,8 +173,7 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
     backend_.rope(d, s.k.as<float>(), count, c.num_kv_heads, c.head_dim,
                   s.positions.as<std::int32_t>(), rope);
     backend_.write_kv(d, storage_.view(i), batch, s.k.as<float>(), s.v.as<float>());
-    const kernels::AttentionParams attention{c.num_heads, attention_scale,
-                                             c.sliding_windows[i]};
+    const kernels::AttentionParams attention{c.num_heads, attention_scale, c.sliding_windows[i]};
     backend_.paged_attention(d, storage_.view(i), batch, s.q.as<float>(), attention,
                              s.attention.as<float>());
     backend_.linear(d, s.attention.as<float>(), count, layer.o, s.projection.as<float>());

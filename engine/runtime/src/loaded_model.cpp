@@ -13,7 +13,10 @@ class Uploader {
   Uploader(const ModelDescription& model, kernels::Backend& backend,
            std::vector<kernels::DeviceBuffer>& buffers, std::vector<std::int64_t>& device_bytes,
            const LoadOptions& options)
-      : model_(model), backend_(backend), buffers_(buffers), device_bytes_(device_bytes),
+      : model_(model),
+        backend_(backend),
+        buffers_(buffers),
+        device_bytes_(device_bytes),
         options_(options) {
     total_ = static_cast<std::int64_t>(model.tensors.total_bytes());
   }

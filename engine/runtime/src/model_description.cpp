@@ -35,12 +35,10 @@ LinearDescription describe_linear(const ModelDescription& model, const std::stri
   const formats::LinearShape shape{in, out};
 
   if (tensors.contains(key + ".q_weight")) {
-    formats::Exl2Tensors exl2{view_of(tensors, key + ".q_weight"),
-                              view_of(tensors, key + ".q_invperm"),
-                              view_of(tensors, key + ".q_scale"),
-                              view_of(tensors, key + ".q_scale_max"),
-                              view_of(tensors, key + ".q_groups"),
-                              std::nullopt};
+    formats::Exl2Tensors exl2{
+        view_of(tensors, key + ".q_weight"), view_of(tensors, key + ".q_invperm"),
+        view_of(tensors, key + ".q_scale"),  view_of(tensors, key + ".q_scale_max"),
+        view_of(tensors, key + ".q_groups"), std::nullopt};
     if (with_bias) exl2.bias = view_of(tensors, bias_name);
     linear.format = LinearFormat::Exl2;
     linear.exl2 = formats::describe_exl2(key, exl2, shape);
@@ -52,8 +50,7 @@ LinearDescription describe_linear(const ModelDescription& model, const std::stri
     return linear;
   }
   if (tensors.contains(key + ".qweight")) {
-    formats::GptqTensors gptq{view_of(tensors, key + ".qweight"),
-                              view_of(tensors, key + ".qzeros"),
+    formats::GptqTensors gptq{view_of(tensors, key + ".qweight"), view_of(tensors, key + ".qzeros"),
                               view_of(tensors, key + ".scales"), std::nullopt, std::nullopt};
     if (tensors.contains(key + ".g_idx")) gptq.g_idx = view_of(tensors, key + ".g_idx");
     if (with_bias) gptq.bias = view_of(tensors, bias_name);
@@ -124,8 +121,9 @@ ModelDescription ModelDescription::open(const std::filesystem::path& directory) 
   const ModelConfig& c = model.config;
   const Architecture& a = *model.architecture;
 
-  const io::ModelTensors::Located embedding = model.tensors.require(
-      a.embedding() + ".weight", {DType::F16, DType::BF16, DType::F32}, {c.vocab_size, c.hidden_size});
+  const io::ModelTensors::Located embedding =
+      model.tensors.require(a.embedding() + ".weight", {DType::F16, DType::BF16, DType::F32},
+                            {c.vocab_size, c.hidden_size});
   model.embedding_dtype = embedding.info->dtype;
   model.embedding_bytes = static_cast<std::int64_t>(embedding.info->bytes);
   model.parameters = c.vocab_size * c.hidden_size;
@@ -142,12 +140,15 @@ ModelDescription ModelDescription::open(const std::filesystem::path& directory) 
     layer.k = describe_linear(model, names.k_proj, c.hidden_size, kv_out, c.attention_bias);
     layer.v = describe_linear(model, names.v_proj, c.hidden_size, kv_out, c.attention_bias);
     layer.o = describe_linear(model, names.o_proj, q_out, c.hidden_size, c.attention_output_bias);
-    layer.gate = describe_linear(model, names.gate_proj, c.hidden_size, c.intermediate_size, c.mlp_bias);
-    layer.up = describe_linear(model, names.up_proj, c.hidden_size, c.intermediate_size, c.mlp_bias);
-    layer.down = describe_linear(model, names.down_proj, c.intermediate_size, c.hidden_size, c.mlp_bias);
+    layer.gate =
+        describe_linear(model, names.gate_proj, c.hidden_size, c.intermediate_size, c.mlp_bias);
+    layer.up =
+        describe_linear(model, names.up_proj, c.hidden_size, c.intermediate_size, c.mlp_bias);
+    layer.down =
+        describe_linear(model, names.down_proj, c.intermediate_size, c.hidden_size, c.mlp_bias);
     layer.for_each_linear([&](const LinearDescription& linear) {
-      model.parameters += linear.in_features * linear.out_features +
-                          (linear.has_bias ? linear.out_features : 0);
+      model.parameters +=
+          linear.in_features * linear.out_features + (linear.has_bias ? linear.out_features : 0);
     });
     model.parameters += 2 * c.hidden_size;
     model.layers.push_back(std::move(layer));

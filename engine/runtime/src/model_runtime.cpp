@@ -16,7 +16,8 @@ LoadedModel load_placed(const ModelDescription& model, kernels::Backend& backend
                         const PlacementPlan& plan, const LoadOptions& load) {
   if (!plan.fits) throw ModelError(plan.problem);
   std::vector<int> devices;
-  for (const ModulePlacement& module : plan.modules) devices.push_back(module.device);
+  for (const ModulePlacement& module : plan.modules)
+    devices.push_back(module.device);
   return LoadedModel::load(model, backend, devices, load);
 }
 
@@ -26,7 +27,8 @@ PlacementRequest placement_request(const ModelDescription& model,
                                    std::span<const kernels::DeviceInfo> devices,
                                    const RuntimeOptions& options) {
   PlacementRequest request;
-  request.modules = model.modules(options.cache_format, options.page_size, options.max_chunk_tokens);
+  request.modules =
+      model.modules(options.cache_format, options.page_size, options.max_chunk_tokens);
   request.device_scratch_bytes = model.scratch_bytes(options.max_chunk_tokens);
   request.context_tokens = cache_tokens(model, options);
   request.page_size = options.page_size;
@@ -38,15 +40,15 @@ PlacementRequest placement_request(const ModelDescription& model,
   return request;
 }
 
-ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model,
-                           kernels::Backend& backend, const RuntimeOptions& options,
-                           const LoadOptions& load)
+ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernels::Backend& backend,
+                           const RuntimeOptions& options, const LoadOptions& load)
     : model_(std::move(model)),
       backend_(backend),
       options_(options),
       plan_(plan_placement(placement_request(*model_, backend.devices(), options))),
       loaded_(load_placed(*model_, backend, plan_, load)) {
-  if (auto reason = cache::format_info(options.cache_format).unsupported_reason(model_->kv_shape())) {
+  if (auto reason =
+          cache::format_info(options.cache_format).unsupported_reason(model_->kv_shape())) {
     throw ModelError(*reason);
   }
   cache::CacheConfig config;
@@ -59,8 +61,9 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model,
   cache_ = std::make_unique<cache::PageCache>(config);
 
   storage_ = std::make_unique<KvStorage>(
-      backend, KvStorage::Config{options.cache_format, options.page_size, config.num_pages,
-                                 options.host_pages},
+      backend,
+      KvStorage::Config{options.cache_format, options.page_size, config.num_pages,
+                        options.host_pages},
       std::vector<cache::LayerShape>(model_->layers.size(), model_->kv_shape()));
   for (std::size_t i = 0; i < loaded_.layers.size(); ++i) {
     storage_->place_layer(i, loaded_.layers[i].device);
@@ -68,7 +71,8 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model,
   }
   forward_ = std::make_unique<ForwardPass>(
       *model_, loaded_, *storage_, backend,
-      ForwardPass::Limits{options.max_chunk_tokens, options.max_sequences, options.max_chunk_tokens});
+      ForwardPass::Limits{options.max_chunk_tokens, options.max_sequences,
+                          options.max_chunk_tokens});
 }
 
 std::vector<cache::TokenRange> page_aligned_chunks(cache::TokenRange range, int max_tokens,
@@ -102,10 +106,11 @@ std::vector<std::vector<float>> ModelRuntime::prefill(std::span<const cache::Tok
       for (const cache::TokenRange& chunk :
            page_aligned_chunks(range, options_.max_chunk_tokens, options_.page_size)) {
         const std::span<const cache::PageIndex> pages = cache_->page_table(sequence);
-        const ForwardPass::Sequence step{pages,
-                                         tokens.subspan(static_cast<std::size_t>(chunk.begin),
-                                                        static_cast<std::size_t>(chunk.end - chunk.begin)),
-                                         chunk.begin, all};
+        const ForwardPass::Sequence step{
+            pages,
+            tokens.subspan(static_cast<std::size_t>(chunk.begin),
+                           static_cast<std::size_t>(chunk.end - chunk.begin)),
+            chunk.begin, all};
         const ForwardPass::Result result = forward_->run(std::span(&step, 1));
         cache_->mark_computed(sequence, chunk.end);
         if (all) {

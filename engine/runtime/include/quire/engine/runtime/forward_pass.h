@@ -21,7 +21,7 @@ namespace quire::engine {
 class ForwardPass {
  public:
   struct Limits {
-    int max_tokens = 256;      // per step, all sequences together
+    int max_tokens = 256;  // per step, all sequences together
     int max_sequences = 16;
     int max_logit_rows = 256;
   };
@@ -29,8 +29,8 @@ class ForwardPass {
   struct Sequence {
     std::span<const cache::PageIndex> pages;  // the sequence's page table
     std::span<const cache::TokenId> tokens;   // the tokens to compute now
-    std::int32_t first_position = 0;         // position of tokens[0]
-    bool all_logits = false;                 // else only the last token's
+    std::int32_t first_position = 0;          // position of tokens[0]
+    bool all_logits = false;                  // else only the last token's
   };
 
   struct Result {

@@ -45,7 +45,8 @@ struct LayerDescription {
   std::int64_t device_bytes() const;
   template <typename F>
   void for_each_linear(F&& f) const {
-    for (const LinearDescription* linear : {&q, &k, &v, &o, &gate, &up, &down}) f(*linear);
+    for (const LinearDescription* linear : {&q, &k, &v, &o, &gate, &up, &down})
+      f(*linear);
   }
 };
 

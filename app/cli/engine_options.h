@@ -1,0 +1,31 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "quire/engine/runtime/model_runtime.h"
+#include "quire/kernels/backend.h"
+
+namespace CLI {
+class App;
+}
+
+namespace quire::cli {
+
+// Options every command that plans or runs a model shares.
+struct EngineOptions {
+  std::string devices = "cpu";
+  std::string cache = "fp16";
+  std::int64_t context = 0;  // tokens of KV cache; 0: the command decides
+  std::string split = "fill";
+  double reserve_mib = -1;  // < 0: the planner's default
+  int chunk = 256;
+
+  // --devices, --cache, --context, --split, --reserve, --chunk.
+  void add_to(CLI::App& command, bool with_context);
+
+  std::unique_ptr<kernels::Backend> make_backend() const;
+  engine::RuntimeOptions runtime_options() const;
+};
+
+}  // namespace quire::cli

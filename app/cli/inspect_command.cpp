@@ -1,0 +1,167 @@
+// quire-cli inspect: what a model directory holds and where it would go,
+// answered from the file headers alone.
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli_support.h"
+#include "engine_options.h"
+#include "model_commands.h"
+#include "quire/engine/planner/planner.h"
+#include "quire/engine/runtime/model_description.h"
+
+namespace quire::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json linear_json(const engine::LinearDescription& linear) {
+  Json entry{{"format", engine::to_string(linear.format)},
+             {"bits_per_weight", linear.bits_per_weight},
+             {"bytes", linear.device_bytes}};
+  if (linear.format == engine::LinearFormat::Dense) {
+    entry["dtype"] = std::string(kernels::dtype_name(linear.dtype));
+  }
+  if (linear.has_bias) entry["bias"] = true;
+  return entry;
+}
+
+std::string linear_text(const engine::LinearDescription& linear) {
+  std::ostringstream text;
+  text.precision(3);
+  if (linear.format == engine::LinearFormat::Dense) {
+    text << kernels::dtype_name(linear.dtype);
+  } else {
+    text << engine::to_string(linear.format) << ' ' << linear.bits_per_weight << " bpw";
+  }
+  return text.str();
+}
+
+struct InspectOptions {
+  std::string directory;
+  bool json = false;
+  EngineOptions engine;
+};
+
+int run_inspect(const InspectOptions& options) {
+  const engine::ModelDescription model = engine::ModelDescription::open(options.directory);
+  const engine::ModelConfig& c = model.config;
+  engine::RuntimeOptions runtime = options.engine.runtime_options();
+  const std::unique_ptr<kernels::Backend> backend = options.engine.make_backend();
+  const std::vector<kernels::DeviceInfo> devices = backend->devices();
+  const engine::PlacementPlan plan =
+      engine::plan_placement(engine::placement_request(model, devices, runtime));
+
+  std::int64_t weight_bytes = (model.head_tied ? 0 : model.embedding_bytes) +
+                              model.final_norm_bytes + model.head.device_bytes;
+  for (const engine::LayerDescription& layer : model.layers)
+    weight_bytes += layer.device_bytes();
+
+  Json kv = Json::object();
+  for (const cache::CacheFormat format : cache::all_cache_formats()) {
+    const cache::CacheFormatInfo& info = cache::format_info(format);
+    const std::int64_t page = info.page_bytes(model.kv_shape(), runtime.page_size).total() *
+                              static_cast<std::int64_t>(model.layers.size());
+    kv[std::string(info.name)] = {{"bytes_per_page", page},
+                                  {"bytes_per_token", double(page) / runtime.page_size}};
+  }
+
+  Json layers = Json::array();
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const engine::LayerDescription& layer = model.layers[i];
+    layers.push_back({{"index", i},
+                      {"bytes", layer.device_bytes()},
+                      {"q_proj", linear_json(layer.q)},
+                      {"k_proj", linear_json(layer.k)},
+                      {"v_proj", linear_json(layer.v)},
+                      {"o_proj", linear_json(layer.o)},
+                      {"gate_proj", linear_json(layer.gate)},
+                      {"up_proj", linear_json(layer.up)},
+                      {"down_proj", linear_json(layer.down)}});
+  }
+  Json head = linear_json(model.head);
+  head["tied"] = model.head_tied;
+
+  if (options.json) {
+    Json plan_json{{"fits", plan.fits},
+                   {"context_tokens", plan.context_tokens},
+                   {"cache_format", options.engine.cache},
+                   {"largest_context_tokens",
+                    plan.largest_context ? Json(plan.largest_context->tokens) : Json(nullptr)},
+                   {"problem", plan.problem},
+                   {"devices", Json::array()}};
+    for (const engine::DevicePlacement& device : plan.devices) {
+      plan_json["devices"].push_back({{"index", device.index},
+                                      {"name", device.name},
+                                      {"weights", device.weights},
+                                      {"cache", device.cache},
+                                      {"scratch", device.scratch},
+                                      {"reserve", device.reserve},
+                                      {"free_before", device.free_before},
+                                      {"free_after", device.free_after}});
+    }
+    const Json out{{"directory", options.directory},
+                   {"architecture", c.architecture},
+                   {"layers", c.num_layers},
+                   {"hidden_size", c.hidden_size},
+                   {"attention_heads", c.num_heads},
+                   {"kv_heads", c.num_kv_heads},
+                   {"head_dim", c.head_dim},
+                   {"intermediate_size", c.intermediate_size},
+                   {"vocab_size", c.vocab_size},
+                   {"parameters", model.parameters},
+                   {"weight_bytes", weight_bytes},
+                   {"embedding",
+                    {{"dtype", std::string(kernels::dtype_name(model.embedding_dtype))},
+                     {"bytes", model.embedding_bytes}}},
+                   {"head", head},
+                   {"layer_formats", layers},
+                   {"kv_cache", kv},
+                   {"plan", plan_json}};
+    std::cout << out.dump(2) << '\n';
+    return 0;
+  }
+
+  std::cout << options.directory << '\n'
+            << "  architecture  " << model.architecture->label << " (" << c.architecture << "), "
+            << c.num_layers << " layers, hidden " << c.hidden_size << ", " << c.num_heads
+            << " heads (" << c.num_kv_heads << " K/V, dim " << c.head_dim << "), vocabulary "
+            << c.vocab_size << '\n'
+            << "  parameters    " << model.parameters << ", weights " << human_bytes(weight_bytes)
+            << '\n'
+            << "  embedding     " << kernels::dtype_name(model.embedding_dtype) << ", head "
+            << (model.head_tied ? "tied to the embedding" : linear_text(model.head)) << '\n';
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const engine::LayerDescription& l = model.layers[i];
+    std::cout << "  layer " << i << (i < 10 ? "       " : "      ") << "q " << linear_text(l.q)
+              << ", k " << linear_text(l.k) << ", v " << linear_text(l.v) << ", o "
+              << linear_text(l.o) << ", gate " << linear_text(l.gate) << ", up "
+              << linear_text(l.up) << ", down " << linear_text(l.down) << " ("
+              << human_bytes(l.device_bytes()) << ")\n";
+  }
+  std::cout << "  KV per token ";
+  bool first = true;
+  for (auto& [name, entry] : kv.items()) {
+    std::cout << (first ? " " : ", ") << name << ' '
+              << human_bytes(static_cast<std::int64_t>(entry["bytes_per_token"].get<double>()));
+    first = false;
+  }
+  std::cout << "\n\n" << engine::describe_plan(plan) << '\n';
+  return 0;
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<InspectOptions>();
+  CLI::App* command =
+      app.add_subcommand("inspect", "Describe a model directory and plan where it would go");
+  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_flag("--json", options->json, "Print one JSON object");
+  options->engine.add_to(*command, true);
+  command->callback([options, &exit_code] { exit_code = run_inspect(*options); });
+}
+
+}  // namespace quire::cli

@@ -1,0 +1,14 @@
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace quire::cli {
+
+// inspect, logits, tokenize and detokenize: commands over a model directory.
+void add_inspect_command(CLI::App& app, int& exit_code);
+void add_logits_command(CLI::App& app, int& exit_code);
+void add_tokenizer_commands(CLI::App& app, int& exit_code);
+
+}  // namespace quire::cli
