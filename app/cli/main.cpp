@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli_support.h"
+#include "make_model_command.h"
 #include "model_commands.h"
 #include "page_hashes_command.h"
 #include "quire/engine/model_error.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   quire::cli::add_inspect_command(app, exit_code);
   quire::cli::add_logits_command(app, exit_code);
   quire::cli::add_tokenizer_commands(app, exit_code);
+  quire::cli::add_make_model_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace quire::cli {
+
+// make-model's arguments as typed. Values stay text until run_make_model, so
+// that a malformed one is reported like any other invalid value: one line
+// naming the option and what it takes, exit status 2.
+struct MakeModelArguments {
+  std::string out;
+  std::string arch = "llama";
+  std::string format = "fp16";
+  std::optional<std::string> layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, seed,
+      sliding_window, rope_scaling, rope_theta, max_position_embeddings, shards, gptq_group_size,
+      head_bits;
+  bool tie = false;
+  bool no_tie = false;
+  bool gptq_v2 = false;
+  bool gptq_no_act_order = false;
+};
+
+// Writes a random model into arguments.out and prints one line saying what
+// was written and its size. Returns the exit status: 0, 2 for invalid options
+// or an OUT that is not new or empty (one line on `err`), 1 when writing fails.
+int run_make_model(const MakeModelArguments& arguments, std::ostream& out, std::ostream& err);
+
+void add_make_model_command(CLI::App& app, int& exit_code);
+
+}  // namespace quire::cli

@@ -1,0 +1,124 @@
+#include "config_files.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace quire::engine::modelgen::detail {
+namespace {
+
+// Keys in the order written, as in the files Hugging Face tools save.
+using Json = nlohmann::ordered_json;
+
+const char* class_name(const std::string& architecture) {
+  if (architecture == "mistral") return "MistralForCausalLM";
+  if (architecture == "qwen2") return "Qwen2ForCausalLM";
+  return "LlamaForCausalLM";
+}
+
+Json rope_scaling(const RandomModelSpec& spec) {
+  const RopeScalingSpec& scaling = spec.rope_scaling;
+  const char* type = "";
+  switch (scaling.type) {
+    case RopeScalingSpec::Type::None:
+      return nullptr;
+    case RopeScalingSpec::Type::Linear:
+      type = "linear";
+      break;
+    case RopeScalingSpec::Type::Dynamic:
+      type = "dynamic";
+      break;
+    case RopeScalingSpec::Type::Llama3:
+      type = "llama3";
+      break;
+  }
+  // Both spellings of the type: older readers look for "type", newer for "rope_type".
+  Json object{{"type", type}, {"rope_type", type}, {"factor", scaling.factor}};
+  if (scaling.type == RopeScalingSpec::Type::Llama3) {
+    object["low_freq_factor"] = 1.0;
+    object["high_freq_factor"] = 4.0;
+    object["original_max_position_embeddings"] = kLlama3OriginalContext;
+  }
+  return object;
+}
+
+Json quantization_config(const RandomModelSpec& spec) {
+  switch (spec.format.kind) {
+    case WeightFormat::EXL2:
+      return Json{{"quant_method", "exl2"},
+                  {"bits", spec.format.exl2_bits},
+                  {"head_bits", spec.exl2_head_bits}};
+    case WeightFormat::GPTQ:
+      return Json{{"quant_method", "gptq"},
+                  {"bits", 4},
+                  {"group_size", spec.gptq_group_size},
+                  {"desc_act", spec.gptq_act_order},
+                  {"sym", false},
+                  {"checkpoint_format", spec.gptq_v2 ? "gptq_v2" : "gptq"}};
+    case WeightFormat::FP16:
+    case WeightFormat::BF16:
+      break;
+  }
+  return nullptr;
+}
+
+std::string text_of(const Json& json) {
+  return json.dump(2) + "\n";
+}
+
+}  // namespace
+
+std::string config_json(const RandomModelSpec& spec) {
+  const int head_dim = spec.resolved_head_dim();
+  Json config;
+  config["architectures"] = Json::array({class_name(spec.architecture)});
+  config["model_type"] = spec.architecture;
+  config["hidden_size"] = spec.hidden;
+  config["num_hidden_layers"] = spec.layers;
+  config["num_attention_heads"] = spec.heads;
+  config["num_key_value_heads"] = spec.kv_heads;
+  if (head_dim * spec.heads != spec.hidden) config["head_dim"] = head_dim;
+  config["intermediate_size"] = spec.intermediate;
+  config["hidden_act"] = "silu";
+  config["vocab_size"] = spec.vocab;
+  config["rms_norm_eps"] = 1e-5;
+  config["rope_theta"] = spec.rope_theta;
+  if (Json scaling = rope_scaling(spec); !scaling.is_null()) config["rope_scaling"] = scaling;
+  config["max_position_embeddings"] = spec.max_position_embeddings;
+  if (spec.architecture == "llama") {
+    config["attention_bias"] = false;
+    config["mlp_bias"] = false;
+  } else if (spec.architecture == "mistral") {
+    if (spec.sliding_window) config["sliding_window"] = *spec.sliding_window;
+  } else {
+    // Qwen2 configurations name a window even when it is off; readers must
+    // look at use_sliding_window. max_window_layers 0: every layer slides.
+    config["use_sliding_window"] = spec.sliding_window.has_value();
+    config["sliding_window"] = spec.sliding_window.value_or(
+        static_cast<int>(std::min<std::int64_t>(spec.max_position_embeddings, 1 << 24)));
+    config["max_window_layers"] = spec.sliding_window ? 0 : spec.layers;
+  }
+  config["tie_word_embeddings"] = spec.resolved_tie();
+  config["bos_token_id"] = kBosId;
+  config["eos_token_id"] = kEosId;
+  config["torch_dtype"] = spec.format.kind == WeightFormat::BF16 ? "bfloat16" : "float16";
+  if (Json quantization = quantization_config(spec); !quantization.is_null()) {
+    config["quantization_config"] = quantization;
+  }
+  return text_of(config);
+}
+
+std::string generation_config_json() {
+  return text_of(Json{{"bos_token_id", kBosId}, {"eos_token_id", kEosId}});
+}
+
+std::string tokenizer_config_json(const RandomModelSpec& spec) {
+  return text_of(Json{{"add_bos_token", true},
+                      {"add_eos_token", false},
+                      {"bos_token", "<s>"},
+                      {"eos_token", "</s>"},
+                      {"unk_token", "<unk>"},
+                      {"model_max_length", spec.max_position_embeddings},
+                      {"tokenizer_class", "LlamaTokenizer"}});
+}
+
+}  // namespace quire::engine::modelgen::detail
