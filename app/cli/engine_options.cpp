@@ -45,8 +45,7 @@ engine::RuntimeOptions EngineOptions::runtime_options() const {
   options.cache_tokens = context;
   options.max_chunk_tokens = chunk;
   if (reserve_mib >= 0) {
-    options.placement.default_reserve_bytes =
-        static_cast<std::int64_t>(std::llround(reserve_mib * 1024.0 * 1024.0));
+    options.reserve_bytes = static_cast<std::int64_t>(std::llround(reserve_mib * 1024.0 * 1024.0));
   }
   if (split == "fill") {
     options.placement.mode = engine::PlacementMode::FillInOrder;

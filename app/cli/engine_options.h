@@ -18,7 +18,7 @@ struct EngineOptions {
   std::string cache = "fp16";
   std::int64_t context = 0;  // tokens of KV cache; 0: the command decides
   std::string split = "fill";
-  double reserve_mib = -1;  // < 0: the planner's default
+  double reserve_mib = -1;  // < 0: what the backend recommends per device
   int chunk = 256;
 
   // --devices, --cache, --context, --split, --reserve, --chunk.

@@ -6,7 +6,8 @@ MistralForCausalLM and Qwen2ForCausalLM (RMSNorm, rotate-half RoPE with its
 scaling variants, grouped-query attention with a causal and optional sliding
 window mask, SiLU-gated MLP, tied embeddings) and runs it in float64 with
 PyTorch. Rotary angles and inverse frequencies are computed in float32, as
-transformers computes them. EXL2 and GPTQ weights are dequantized here from
+transformers computes them, and K and V are rounded to float16 as they are in
+an FP16 KV cache. EXL2 and GPTQ weights are dequantized here from
 the tensors in the files, following the formats as exllamav2 defines them.
 
 Usage: reference_forward.py MODEL_DIR --tokens 1,2,3  -> JSON {"logits": [[...], ...]}
@@ -232,6 +233,10 @@ def forward(config, t, tokens):
         v = proj(p + "self_attn.v_proj", h).view(count, kv_heads, dim).transpose(0, 1)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
+        # Quire keeps K and V in its FP16 cache; rounding them the same way here
+        # leaves the comparison to test everything else at full precision.
+        k = k.half().double()
+        v = v.half().double()
         k = k.repeat_interleave(heads // kv_heads, dim=0)
         v = v.repeat_interleave(heads // kv_heads, dim=0)
         scores = q @ k.transpose(1, 2) / math.sqrt(dim)

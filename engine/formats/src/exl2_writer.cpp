@@ -64,7 +64,10 @@ void quantize_group(std::span<const float> weight, std::size_t g, Exl2Encoding& 
     needed[std::size_t(n)] = largest / (zero - 0.5);
   }
   const double group_max = *std::max_element(needed.begin(), needed.end());
-  out.q_scale_max[g] = detail::half_at_least(static_cast<float>(group_max));
+  // exllamav2 divides q_scale_max by 256 in FP16 (see exl2_scale.h); choosing
+  // the quotient first keeps that division exact, even for subnormal quotients.
+  const std::uint16_t per_step = detail::half_at_least(static_cast<float>(group_max / 256.0));
+  out.q_scale_max[g] = kernels::float_to_half(kernels::half_to_float(per_step) * 256.0f);
   // Exactly the products' arithmetic: fp16(qs^2 * q_scale_max / 256).
   const float max_scale = kernels::half_to_float(out.q_scale_max[g]) * (1.0f / 256.0f);
   const std::uint16_t max_scale_half = out.q_scale_max[g];

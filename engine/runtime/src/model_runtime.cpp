@@ -37,6 +37,15 @@ PlacementRequest placement_request(const ModelDescription& model,
         PlanDevice{device.index, device.name, device.total_bytes, device.free_bytes});
   }
   request.policy = options.placement;
+  if (options.reserve_bytes) {
+    request.policy.default_reserve_bytes = *options.reserve_bytes;
+    request.policy.reserve_bytes.clear();
+  } else {
+    request.policy.reserve_bytes.clear();
+    for (const kernels::DeviceInfo& device : devices) {
+      request.policy.reserve_bytes.push_back(device.recommended_reserve_bytes);
+    }
+  }
   return request;
 }
 

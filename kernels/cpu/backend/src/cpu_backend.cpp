@@ -116,6 +116,8 @@ std::vector<DeviceInfo> CpuBackend::devices() const {
     } else {
       info.total_bytes = machine.total;
       info.free_bytes = machine.available;
+      // The rest of the desktop needs memory too; a budgeted device has none to keep.
+      info.recommended_reserve_bytes = std::int64_t{1} << 30;
     }
     infos.push_back(std::move(info));
   }

@@ -20,6 +20,9 @@ struct DeviceInfo {
   std::int64_t total_bytes = 0;
   // Free right now, what other processes use included.
   std::int64_t free_bytes = 0;
+  // What placement should leave free here unless the user says otherwise:
+  // driver and library workspaces on a GPU, the desktop's share of RAM.
+  std::int64_t recommended_reserve_bytes = 0;
 };
 
 // A device allocation failed. The message names the device and the numbers.

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -26,7 +27,10 @@ struct RuntimeOptions {
   int max_sequences = 16;
   int host_pages = 0;
   cache::ReservationPolicy reservation = cache::ReservationPolicy::ReserveOnAdmission;
+  // Placement mode and manual limits. Reserves: `reserve_bytes` on every
+  // device when set, else what the backend recommends for each device.
   PlacementPolicy placement;
+  std::optional<std::int64_t> reserve_bytes;
 };
 
 // What a placement request for this model with these options looks like.

@@ -1,0 +1,133 @@
+// quire-cli inspect, tokenize and detokenize on a model made by make-model.
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "test_main.h"
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  QByteArray out;
+  QString err;
+};
+
+Run run_cli(const QStringList& arguments) {
+  QProcess process;
+  process.start(QStringLiteral(QUIRE_CLI_PATH), arguments);
+  process.waitForFinished(120000);
+  return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
+          process.readAllStandardOutput(), QString::fromUtf8(process.readAllStandardError())};
+}
+
+}  // namespace
+
+class ModelCommandsTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir root_;
+  QString exl2_;
+  QString fp16_;
+
+ private slots:
+  void initTestCase() {
+    exl2_ = root_.filePath(QStringLiteral("exl2"));
+    fp16_ = root_.filePath(QStringLiteral("fp16"));
+    QCOMPARE(
+        run_cli({QStringLiteral("make-model"), exl2_, QStringLiteral("--arch"),
+                 QStringLiteral("llama"), QStringLiteral("--format"), QStringLiteral("exl2:4.0")})
+            .exit_code,
+        0);
+    QCOMPARE(run_cli({QStringLiteral("make-model"), fp16_, QStringLiteral("--arch"),
+                      QStringLiteral("qwen2"), QStringLiteral("--format"), QStringLiteral("fp16")})
+                 .exit_code,
+             0);
+  }
+
+  void inspectDescribesFormatsBytesAndThePlan() {
+    const Run run = run_cli({QStringLiteral("inspect"), exl2_, QStringLiteral("--json"),
+                             QStringLiteral("--context"), QStringLiteral("1000"),
+                             QStringLiteral("--devices"), QStringLiteral("cpu:2x64MiB"),
+                             QStringLiteral("--split"), QStringLiteral("balanced")});
+    QCOMPARE(run.exit_code, 0);
+    const QJsonObject out = QJsonDocument::fromJson(run.out).object();
+    QCOMPARE(out[u"architecture"].toString(), QStringLiteral("LlamaForCausalLM"));
+    QCOMPARE(out[u"layers"].toInt(), 2);
+    QCOMPARE(out[u"kv_heads"].toInt(), 2);
+    const QJsonObject q = out[u"layer_formats"].toArray()[0].toObject()[u"q_proj"].toObject();
+    QCOMPARE(q[u"format"].toString(), QStringLiteral("exl2"));
+    QVERIFY(std::abs(q[u"bits_per_weight"].toDouble() - 4.0) < 0.5);
+    QCOMPARE(out[u"head"].toObject()[u"tied"].toBool(), false);
+    // FP16 K and V: 2 layers x 2 heads x 32 dims x 2 bytes x 2 = 512 bytes per token.
+    QCOMPARE(out[u"kv_cache"].toObject()[u"fp16"].toObject()[u"bytes_per_token"].toDouble(), 512.0);
+    QCOMPARE(out[u"kv_cache"].toObject()[u"q4"].toObject()[u"bytes_per_token"].toDouble(), 144.0);
+    const QJsonObject plan = out[u"plan"].toObject();
+    QVERIFY(plan[u"fits"].toBool());
+    QCOMPARE(plan[u"context_tokens"].toInt(), 1024);  // whole pages of 256
+    QCOMPARE(plan[u"devices"].toArray().size(), 2);
+    QVERIFY(plan[u"largest_context_tokens"].toInteger() > 1024);
+
+    const Run text = run_cli({QStringLiteral("inspect"), exl2_});
+    QCOMPARE(text.exit_code, 0);
+    QVERIFY(text.out.contains("exl2"));
+    QVERIFY(text.out.contains("fits"));
+  }
+
+  void inspectSaysWhenItDoesNotFit() {
+    const Run run =
+        run_cli({QStringLiteral("inspect"), fp16_, QStringLiteral("--devices"),
+                 QStringLiteral("cpu:4MiB"), QStringLiteral("--reserve"), QStringLiteral("0"),
+                 QStringLiteral("--context"), QStringLiteral("100000")});
+    QCOMPARE(run.exit_code, 0);
+    QVERIFY2(run.out.contains("does not fit: needs"), run.out.constData());
+    QVERIFY(run.out.contains("lower the context to"));
+  }
+
+  void inspectRejectsBadOptionsAndDirectories() {
+    for (const QStringList& arguments :
+         {QStringList{QStringLiteral("inspect"), root_.filePath(QStringLiteral("nothing"))},
+          QStringList{QStringLiteral("inspect"), fp16_, QStringLiteral("--cache"),
+                      QStringLiteral("q5")},
+          QStringList{QStringLiteral("inspect"), fp16_, QStringLiteral("--split"),
+                      QStringLiteral("even")},
+          QStringList{QStringLiteral("inspect"), fp16_, QStringLiteral("--devices"),
+                      QStringLiteral("gpu")}}) {
+      const Run run = run_cli(arguments);
+      QCOMPARE(run.exit_code, 2);
+      QCOMPARE(run.err.count(u'\n'), 1);
+    }
+  }
+
+  void tokenizeAndDetokenizeRoundTrip() {
+    const QString text = QStringLiteral("The café opens at 9, naïvely.");
+    const Run encoded =
+        run_cli({QStringLiteral("tokenize"), fp16_, QStringLiteral("--text"), text});
+    QCOMPARE(encoded.exit_code, 0);
+    const QJsonArray ids = QJsonDocument::fromJson(encoded.out).array();
+    QVERIFY(ids.size() > 3);
+    QCOMPARE(ids[0].toInt(), 1);  // BOS, as tokenizer_config.json asks
+    QStringList list;
+    for (qsizetype i = 1; i < ids.size(); ++i)
+      list << QString::number(ids[i].toInt());
+    const Run decoded =
+        run_cli({QStringLiteral("detokenize"), fp16_, QStringLiteral("--tokens"), list.join(u',')});
+    QCOMPARE(decoded.exit_code, 0);
+    QCOMPARE(QString::fromUtf8(decoded.out), text + u'\n');
+
+    const Run bare = run_cli({QStringLiteral("tokenize"), fp16_, QStringLiteral("--text"), text,
+                              QStringLiteral("--no-bos")});
+    QCOMPARE(QJsonDocument::fromJson(bare.out).array().size(), ids.size() - 1);
+    QCOMPARE(run_cli({QStringLiteral("detokenize"), fp16_, QStringLiteral("--tokens"),
+                      QStringLiteral("70000")})
+                 .exit_code,
+             2);
+  }
+};
+
+QUIRE_TEST(ModelCommandsTest)
+#include "test_model_commands.moc"

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Regenerates tests/data/reference/*.json: for each case, a small random model
+# made by `quire-cli make-model`, and its logits computed by
+# tests/tools/reference_forward.py (PyTorch, following transformers' modeling
+# code) -- an implementation independent of Quire's engine.
+#
+#   tests/tools/make_reference_fixtures.sh build/dev/app/cli/quire-cli
+#
+# Needs python3 with torch and numpy (Debian: python3-torch python3-numpy).
+set -euo pipefail
+cli=${1:?usage: make_reference_fixtures.sh path/to/quire-cli}
+cli=$(realpath "$cli")
+here=$(cd "$(dirname "$0")" && pwd)
+out="$here/../data/reference"
+python=${PYTHON:-/usr/bin/python3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# name | make-model arguments
+cases=(
+  "llama-fp16|--arch llama --format fp16 --seed 11"
+  "llama-bf16|--arch llama --format bf16 --seed 12 --no-tie"
+  "llama-exl2|--arch llama --format exl2:4.0 --seed 13"
+  "llama-gptq|--arch llama --format gptq --seed 14"
+  "llama-llama3-rope|--arch llama --format fp16 --seed 15 --rope-scaling llama3 --rope-theta 500000"
+  "llama-linear-rope|--arch llama --format fp16 --seed 16 --rope-scaling linear:4"
+  "llama-dynamic-rope|--arch llama --format fp16 --seed 17 --rope-scaling dynamic:2 --max-position-embeddings 16"
+  "mistral-fp16-window|--arch mistral --format fp16 --seed 21 --sliding-window 8"
+  "mistral-exl2|--arch mistral --format exl2:3.0 --seed 22 --sliding-window 8"
+  "mistral-gptq|--arch mistral --format gptq --seed 23"
+  "qwen2-fp16|--arch qwen2 --format fp16 --seed 31"
+  "qwen2-bf16-window|--arch qwen2 --format bf16 --seed 32 --sliding-window 8"
+  "qwen2-exl2|--arch qwen2 --format exl2:5.0 --seed 33"
+  "qwen2-gptq-v2|--arch qwen2 --format gptq --seed 34 --gptq-v2"
+)
+
+tokens=$($python -c "import random; r=random.Random(7); print(','.join(str(r.randrange(3, 512)) for _ in range(24)))")
+for entry in "${cases[@]}"; do
+  name=${entry%%|*}
+  args=${entry#*|}
+  dir="$work/$name"
+  # shellcheck disable=SC2086
+  "$cli" make-model "$dir" $args >/dev/null
+  $python "$here/reference_forward.py" "$dir" --tokens "$tokens" > "$work/$name.logits.json"
+  $python - "$name" "$args" "$tokens" "$dir" "$work/$name.logits.json" "$out/$name.json" <<'PY'
+import hashlib, json, os, sys
+name, args, tokens, directory, logits_path, target = sys.argv[1:]
+digests = {}
+for file in sorted(os.listdir(directory)):
+    with open(os.path.join(directory, file), "rb") as f:
+        digests[file] = hashlib.sha256(f.read()).hexdigest()
+with open(logits_path) as f:
+    logits = json.load(f)["logits"]
+# Every fourth position keeps the files small; the last one is always there.
+positions = list(range(3, len(logits), 4))
+rows = [[float("%.7g" % v) for v in logits[p]] for p in positions]
+fixture = {"name": name, "make_model": args.split(), "tokens": [int(t) for t in tokens.split(",")],
+           "sha256": digests, "positions": positions, "logits": rows}
+with open(target, "w") as f:
+    json.dump(fixture, f, separators=(",", ":"))
+    f.write("\n")
+PY
+  echo "wrote $out/$name.json"
+done
