@@ -12,6 +12,7 @@
 #include "make_model_command.h"
 #include "model_commands.h"
 #include "page_hashes_command.h"
+#include "quantize_command.h"
 #include "quire/engine/model_error.h"
 
 int main(int argc, char** argv) {
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   quire::cli::add_logits_command(app, exit_code);
   quire::cli::add_tokenizer_commands(app, exit_code);
   quire::cli::add_make_model_command(app, exit_code);
+  quire::cli::add_quantize_command(app, exit_code);
 
   try {
     app.parse(argc, argv);
