@@ -82,6 +82,7 @@ def main():
     if not out.endswith(".svg"):
         try:
             plot_matplotlib(train, val, out)
+            print(f"wrote {out}")
             return
         except ImportError:
             out = str(Path(out).with_suffix(".svg"))

@@ -9,7 +9,7 @@
 Outputs in --out: checkpoint.pt (the latest state, written every few minutes
 and on SIGTERM/SIGINT; running the same command again resumes from it),
 best.pt (the weights with the lowest validation loss so far), loss.csv (one
-row per logging interval) and run.json (the settings).
+row per logging interval) and run.json (the settings of every launch).
 
 What is learned: the loss counts only the assistant's tokens (its reply and
 the <|im_end|> that ends it). System prompts and requests are a handful of
@@ -238,12 +238,18 @@ def main():
         torch.set_rng_state(state["torch_rng"])
         print(f"resumed at step {step}", flush=True)
     else:
-        (args.out / "run.json").write_text(json.dumps(
-            {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-            indent=2) + "\n")
         with open(csv_path, "w", newline="") as f:
             csv.writer(f).writerow(["step", "tokens", "train_loss", "val_loss", "lr",
                                     "elapsed_s", "tokens_per_s"])
+
+    # The settings of every launch, so a resumed run with changed options
+    # (say, fewer --steps) still says what it did.
+    launches = json.loads((args.out / "run.json").read_text()) if (
+        args.out / "run.json").exists() else []
+    launches = launches if isinstance(launches, list) else [launches]
+    launches.append({"start_step": step, **{k: str(v) if isinstance(v, Path) else v
+                                            for k, v in vars(args).items()}})
+    (args.out / "run.json").write_text(json.dumps(launches, indent=2) + "\n")
 
     stop = {"now": False}
 

@@ -16,6 +16,7 @@ renderer may encode the turns one by one or all at once and get the same ids.
 """
 
 import argparse
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -33,10 +34,14 @@ def main():
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        prefix = Path(tmp) / "tokenizer"
+        # The model file records its input and output names; fixed relative
+        # names inside a scratch directory keep it byte-identical between runs.
+        shutil.copy(args.corpus, Path(tmp) / "corpus.txt")
+        cwd = os.getcwd()
+        os.chdir(tmp)
         spm.SentencePieceTrainer.train(
-            input=str(args.corpus),
-            model_prefix=str(prefix),
+            input="corpus.txt",
+            model_prefix="tokenizer",
             model_type="bpe",
             vocab_size=args.vocab,
             byte_fallback=True,
@@ -56,8 +61,9 @@ def main():
             max_sentence_length=8192,
             minloglevel=2,
         )
+        os.chdir(cwd)
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(f"{prefix}.model", args.out)
+        shutil.copy(Path(tmp) / "tokenizer.model", args.out)
 
     sp = spm.SentencePieceProcessor(model_file=str(args.out))
     for piece in SPECIAL:
