@@ -1,0 +1,195 @@
+#include "quire/engine/generator/conversation.h"
+
+#include <algorithm>
+
+namespace quire::engine {
+namespace {
+
+bool ends_with(std::span<const std::int32_t> ids, std::span<const std::int32_t> tail) {
+  return !tail.empty() && ids.size() >= tail.size() &&
+         std::equal(tail.begin(), tail.end(), ids.end() - static_cast<std::ptrdiff_t>(tail.size()));
+}
+
+bool contains(const std::vector<std::int32_t>& ids, std::int32_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+std::int64_t size_of(const Message& message) {
+  return static_cast<std::int64_t>(message.tokens.size());
+}
+
+}  // namespace
+
+std::string_view to_string(Role role) {
+  switch (role) {
+    case Role::System:
+      return "system";
+    case Role::User:
+      return "user";
+    case Role::Assistant:
+      return "assistant";
+  }
+  return "unknown";
+}
+
+Conversation::Conversation(const PromptFormat& format, const Tokenizer& tokenizer,
+                           std::vector<Message> messages)
+    : format_(&format),
+      tokenizer_(&tokenizer),
+      stops_(resolve_stops(format, tokenizer)),
+      messages_(std::move(messages)) {
+  rebuild_ids();
+}
+
+Conversation::Conversation(PromptFormatId format, const Tokenizer& tokenizer,
+                           std::string system_prompt)
+    : Conversation(PromptFormat::get(format), tokenizer, {}) {
+  std::vector<std::int32_t> preamble =
+      render(format_->preamble(system_prompt, tokenizer.adds_bos()), tokenizer);
+  messages_.push_back({Role::System, std::move(system_prompt), std::move(preamble)});
+  rebuild_ids();
+}
+
+Conversation Conversation::restore(PromptFormatId format, const Tokenizer& tokenizer,
+                                   std::vector<Message> messages) {
+  if (messages.empty() || messages.front().role != Role::System) {
+    throw std::invalid_argument("a stored conversation must start with its system message");
+  }
+  for (std::size_t i = 1; i < messages.size(); ++i) {
+    const Role expected = i % 2 == 1 ? Role::User : Role::Assistant;
+    if (messages[i].role != expected) {
+      throw std::invalid_argument("message " + std::to_string(i) + " of a stored conversation is " +
+                                  std::string(to_string(messages[i].role)) + "; expected " +
+                                  std::string(to_string(expected)));
+    }
+  }
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    for (const std::int32_t id : messages[i].tokens) {
+      if (id < 0 || id >= tokenizer.vocab_size()) {
+        throw std::invalid_argument("message " + std::to_string(i) +
+                                    " of a stored conversation "
+                                    "holds token " +
+                                    std::to_string(id) + ", outside this model's vocabulary of " +
+                                    std::to_string(tokenizer.vocab_size()) +
+                                    "; the chat was kept with another model");
+      }
+    }
+  }
+  return Conversation(PromptFormat::get(format), tokenizer, std::move(messages));
+}
+
+int Conversation::turn_count() const {
+  return static_cast<int>(std::count_if(messages_.begin(), messages_.end(),
+                                        [](const Message& m) { return m.role == Role::User; }));
+}
+
+bool Conversation::awaiting_reply() const {
+  return messages_.back().role == Role::User;
+}
+
+std::vector<std::int32_t> Conversation::render_user(std::string_view text, bool first) const {
+  return render(format_->user_turn(text, system_prompt(), first), *tokenizer_);
+}
+
+std::vector<std::int32_t> Conversation::begin_turn(std::string_view user_message) {
+  if (awaiting_reply()) {
+    throw std::logic_error("a new message cannot begin before the previous one has its reply");
+  }
+  std::vector<std::int32_t> tokens = render_user(user_message, turn_count() == 0);
+  ids_.insert(ids_.end(), tokens.begin(), tokens.end());
+  messages_.push_back({Role::User, std::string(user_message), std::move(tokens)});
+  return ids_;
+}
+
+void Conversation::end_turn(std::span<const std::int32_t> reply_tokens, bool closed_by_stop_token,
+                            std::optional<std::string_view> reply_text) {
+  if (!awaiting_reply()) throw std::logic_error("no message awaits a reply");
+  Message reply{Role::Assistant, {}, {reply_tokens.begin(), reply_tokens.end()}};
+  if (reply_text) {
+    reply.text = *reply_text;
+  } else {
+    std::vector<std::int32_t> visible;
+    for (const std::int32_t id : reply_tokens) {
+      if (!contains(stops_.tokens, id)) visible.push_back(id);
+    }
+    reply.text = tokenizer_->decode(visible);
+  }
+
+  const PromptSegments closing = format_->closing();
+  const std::vector<std::int32_t> closing_ids = render(closing, *tokenizer_);
+  if (!ends_with(reply.tokens, closing_ids)) {
+    const bool marker_first = !closing.empty() && closing.front().kind != PromptSegment::Kind::Text;
+    if (closed_by_stop_token && marker_first && !reply.tokens.empty() &&
+        contains(stops_.tokens, reply.tokens.back())) {
+      // The stop token already closes the reply; add what follows the marker.
+      const std::vector<std::int32_t> rest = render(std::span(closing).subspan(1), *tokenizer_);
+      reply.tokens.insert(reply.tokens.end(), rest.begin(), rest.end());
+    } else {
+      reply.tokens.insert(reply.tokens.end(), closing_ids.begin(), closing_ids.end());
+    }
+  }
+  ids_.insert(ids_.end(), reply.tokens.begin(), reply.tokens.end());
+  messages_.push_back(std::move(reply));
+}
+
+std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t reserve_for_reply) {
+  if (max_tokens <= 0 || reserve_for_reply < 0) {
+    throw std::invalid_argument("fit() needs a positive context and a reply reserve of 0 or more");
+  }
+  const std::int64_t room = max_tokens - reserve_for_reply;
+  const std::int64_t before = token_count();
+  if (before <= room) return std::nullopt;
+
+  // Message 0 is the system message; turn t's user message is 1 + 2t.
+  const int turns = turn_count();
+  std::vector<std::int64_t> suffix(messages_.size() + 1, 0);
+  for (std::size_t i = messages_.size(); i-- > 0;)
+    suffix[i] = suffix[i + 1] + size_of(messages_[i]);
+
+  // Dropping the first k turns: the preamble, turn k's user message (which
+  // becomes the first and may now carry the system prompt), and the rest.
+  const bool rerender = format_->system_in_first_message();
+  auto first_user_tokens = [&](int k) {
+    const Message& user = messages_[static_cast<std::size_t>(1 + 2 * k)];
+    return rerender ? render_user(user.text, true) : user.tokens;
+  };
+  auto total_after = [&](int k, const std::vector<std::int32_t>& first) {
+    const auto user = static_cast<std::size_t>(1 + 2 * k);
+    return size_of(messages_.front()) + static_cast<std::int64_t>(first.size()) + suffix[user + 1];
+  };
+
+  const std::int64_t target = room / 2;
+  int drop = 0;
+  std::vector<std::int32_t> first;
+  std::int64_t after = before;
+  for (int k = 1; k < turns; ++k) {
+    first = first_user_tokens(k);
+    after = total_after(k, first);
+    drop = k;
+    if (after <= target) break;
+  }
+  if (drop == 0 || after > room) {
+    const std::int64_t needed = (drop == 0 ? before : after) + reserve_for_reply;
+    throw ContextOverflow(
+        "the system prompt and the newest message take " +
+            std::to_string(needed - reserve_for_reply) + " tokens; with " +
+            std::to_string(reserve_for_reply) + " kept for the reply that exceeds the context of " +
+            std::to_string(max_tokens) +
+            " tokens. Shorten the message or the system prompt, or allow a longer context",
+        needed, max_tokens);
+  }
+
+  const auto user = static_cast<std::ptrdiff_t>(1 + 2 * drop);
+  messages_.erase(messages_.begin() + 1, messages_.begin() + user);
+  messages_[1].tokens = std::move(first);
+  rebuild_ids();
+  return Trimmed{drop, before - token_count()};
+}
+
+void Conversation::rebuild_ids() {
+  ids_.clear();
+  for (const Message& message : messages_)
+    ids_.insert(ids_.end(), message.tokens.begin(), message.tokens.end());
+}
+
+}  // namespace quire::engine
