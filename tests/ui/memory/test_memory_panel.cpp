@@ -1,0 +1,230 @@
+#include <QDir>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTest>
+#include <QThread>
+
+#include "memory_fixtures.h"
+#include "quire/ui/device_memory_bar.h"
+#include "quire/ui/memory_panel.h"
+#include "quire/ui/memory_text.h"
+#include "quire/ui/page_map_legend.h"
+#include "quire/ui/page_map_widget.h"
+#include "test_main.h"
+
+using namespace quire::ui;
+using namespace quire::ui::test;
+
+namespace {
+
+// Stands in for app/'s engine worker: publishes snapshots by signal.
+class SnapshotSource : public QObject {
+  Q_OBJECT
+
+ signals:
+  void published(const quire::ui::MemorySnapshotView& snapshot);
+};
+
+QPalette darkPalette() {
+  QPalette dark;
+  dark.setColor(QPalette::Window, QColor(0x26, 0x28, 0x2b));
+  dark.setColor(QPalette::WindowText, QColor(0xe8, 0xe8, 0xe8));
+  dark.setColor(QPalette::Base, QColor(0x1d, 0x1f, 0x21));
+  dark.setColor(QPalette::Text, QColor(0xe8, 0xe8, 0xe8));
+  dark.setColor(QPalette::PlaceholderText, QColor(0xe8, 0xe8, 0xe8, 150));
+  dark.setColor(QPalette::Highlight, QColor(0x3d, 0x8e, 0xd8));
+  dark.setColor(QPalette::Button, QColor(0x30, 0x32, 0x36));
+  dark.setColor(QPalette::ButtonText, QColor(0xe8, 0xe8, 0xe8));
+  return dark;
+}
+
+}  // namespace
+
+class MemoryPanelTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void startsWithTheEmptyState() {
+    MemoryPanel panel;
+    QVERIFY(panel.isShowingEmptyState());
+    auto* text = panel.findChild<QLabel*>(QStringLiteral("memoryEmptyText"));
+    QVERIFY(text);
+    QVERIFY(text->text().startsWith(QStringLiteral("Load a model")));
+    QVERIFY(panel.deviceBars().isEmpty());
+  }
+
+  void setSnapshotUpdatesEveryPart() {
+    MemoryPanel panel;
+    panel.resize(800, 640);
+    const MemorySnapshotView snapshot = realisticSnapshot();
+    panel.setSnapshot(snapshot);
+    QVERIFY(!panel.isShowingEmptyState());
+    QCOMPARE(panel.snapshot(), snapshot);
+
+    QCOMPARE(panel.deviceBars().size(), 2);
+    QCOMPARE(panel.deviceBars()[0]->device(), snapshot.devices[0]);
+    QCOMPARE(panel.deviceBars()[1]->device(), snapshot.devices[1]);
+    QCOMPARE(panel.pageMap()->pages(), snapshot.pages);
+
+    const CacheSummaryView& cache = snapshot.cache;
+    QCOMPARE(panel.legend()->count(PageCellState::Free), cache.free_pages);
+    QCOMPARE(panel.legend()->count(PageCellState::Active), cache.active_pages);
+    QCOMPARE(panel.legend()->count(PageCellState::Cached), cache.cached_pages);
+    QCOMPARE(panel.legend()->count(PageCellState::Shared), cache.shared_pages);
+    QCOMPARE(panel.hitRateText(), QStringLiteral("72.4%"));
+    QCOMPARE(panel.summaryText(),
+             QStringLiteral("184,320 tokens reused, 70,212 computed · 142 evictions · "
+                            "host tier: 96 saved, 31 restored · 2 defragmentations"));
+    QCOMPARE(panel.cacheShapeText(), QStringLiteral("600 pages of 256 tokens · Q6"));
+  }
+
+  void legendCountsAndShares() {
+    MemoryPanel panel;
+    MemorySnapshotView snapshot = realisticSnapshot();
+    snapshot.cache.free_pages = 130;
+    snapshot.cache.active_pages = 240;
+    snapshot.cache.cached_pages = 224;
+    snapshot.cache.shared_pages = 6;
+    panel.setSnapshot(snapshot);
+    const PageMapLegend* legend = panel.legend();
+    QCOMPARE(legend->entryText(PageCellState::Active), QStringLiteral("In use 240 (40.0%)"));
+    QCOMPARE(legend->entryText(PageCellState::Shared), QStringLiteral("Shared 6 (1.0%)"));
+    QCOMPARE(legend->entryText(PageCellState::Cached), QStringLiteral("Cached 224 (37.3%)"));
+    QCOMPARE(legend->entryText(PageCellState::Free), QStringLiteral("Free 130 (21.7%)"));
+    QCOMPARE(legend->accessibleDescription(),
+             QStringLiteral("In use 240 (40.0%), Shared 6 (1.0%), Cached 224 (37.3%), "
+                            "Free 130 (21.7%)"));
+  }
+
+  void legendFallsBackToThePages() {
+    MemoryPanel panel;
+    MemorySnapshotView snapshot;
+    snapshot.devices = realisticSnapshot().devices;
+    snapshot.pages = cyclingPages(10);
+    panel.setSnapshot(snapshot);
+    QCOMPARE(panel.legend()->count(PageCellState::Free), 3);
+    QCOMPARE(panel.legend()->count(PageCellState::Shared), 2);
+    QCOMPARE(panel.cacheShapeText(), QStringLiteral("10 pages of 0 tokens"));
+  }
+
+  void devicesComeAndGo() {
+    MemoryPanel panel;
+    MemorySnapshotView snapshot = realisticSnapshot();
+    panel.setSnapshot(snapshot);
+    DeviceMemoryBar* first = panel.deviceBars()[0];
+    snapshot.devices.removeLast();
+    panel.setSnapshot(snapshot);
+    QCOMPARE(panel.deviceBars().size(), 1);
+    QCOMPARE(panel.deviceBars()[0], first);  // kept, not rebuilt
+    snapshot.devices << snapshot.devices[0] << snapshot.devices[0];
+    snapshot.devices[2].name = QStringLiteral("GPU 2");
+    panel.setSnapshot(snapshot);
+    QCOMPARE(panel.deviceBars().size(), 3);
+    QCOMPARE(panel.deviceBars()[2]->device().name, QStringLiteral("GPU 2"));
+  }
+
+  void emptySnapshotShowsTheExplanationAgain() {
+    MemoryPanel panel;
+    panel.setSnapshot(realisticSnapshot());
+    QVERIFY(!panel.isShowingEmptyState());
+    panel.clear();
+    QVERIFY(panel.isShowingEmptyState());
+    panel.setSnapshot(realisticSnapshot());
+    QVERIFY(!panel.isShowingEmptyState());
+    panel.setSnapshot(MemorySnapshotView{});
+    QVERIFY(panel.isShowingEmptyState());
+  }
+
+  void sameSnapshotRepaintsNothing() {
+    MemoryPanel panel;
+    panel.resize(800, 640);
+    const MemorySnapshotView snapshot = realisticSnapshot();
+    panel.setSnapshot(snapshot);
+    QVERIFY(showAndSettle(panel));
+    PaintCounter map_paints(panel.pageMap());
+    PaintCounter bar_paints(panel.deviceBars()[0]);
+    PaintCounter legend_paints(panel.legend());
+    for (int i = 0; i < 10; ++i)
+      panel.setSnapshot(snapshot);
+    QTest::qWait(50);
+    QCOMPARE(map_paints.count(), 0);
+    QCOMPARE(bar_paints.count(), 0);
+    QCOMPARE(legend_paints.count(), 0);
+
+    // One page changes state and device 1 gains cache: only those repaint.
+    MemorySnapshotView next = snapshot;
+    next.pages[300].state = PageCellState::Active;
+    next.devices[1].cache += 64 * kMiB;
+    next.devices[1].free -= 64 * kMiB;
+    PaintCounter other_bar_paints(panel.deviceBars()[1]);
+    panel.setSnapshot(next);
+    QTRY_VERIFY(map_paints.count() > 0);
+    QTRY_VERIFY(other_bar_paints.count() > 0);
+    QCOMPARE(map_paints.painted(), panel.pageMap()->pageRect(300));
+    QCOMPARE(bar_paints.count(), 0);
+    QCOMPARE(legend_paints.count(), 0);  // the summary's counts did not change
+  }
+
+  void snapshotsTravelThroughQueuedSignals() {
+    MemoryPanel panel;
+    SnapshotSource source;
+    QObject::connect(&source, &SnapshotSource::published, &panel, &MemoryPanel::setSnapshot,
+                     Qt::QueuedConnection);
+    QSignalSpy spy(&source, &SnapshotSource::published);
+    const MemorySnapshotView snapshot = realisticSnapshot();
+    // Emitted from another thread, as the engine worker does.
+    QThread* worker = QThread::create([&] { emit source.published(snapshot); });
+    worker->start();
+    QVERIFY(worker->wait(5000));
+    delete worker;
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.at(0).at(0).value<MemorySnapshotView>(), snapshot);
+    QVERIFY(panel.isShowingEmptyState());  // not delivered until the loop runs
+    QTRY_COMPARE(panel.snapshot(), snapshot);
+    QVERIFY(!panel.isShowingEmptyState());
+  }
+
+  void followsADarkPalette() {
+    MemoryPanel panel;
+    panel.setPalette(darkPalette());
+    panel.resize(800, 640);
+    panel.setSnapshot(realisticSnapshot());
+    PageMapWidget* map = panel.pageMap();
+    QCOMPARE(map->stateColor(PageCellState::Free), trackColor(darkPalette()));
+    // Titles use the palette's text colour, not a fixed black.
+    for (QLabel* label : panel.findChildren<QLabel*>()) {
+      QVERIFY(label->palette().color(label->foregroundRole()).lightness() > 128);
+    }
+  }
+
+  void screenshot() {
+    const QString dir = qEnvironmentVariable("QUIRE_SCREENSHOT_DIR");
+    if (dir.isEmpty()) QSKIP("set QUIRE_SCREENSHOT_DIR to save screenshots of the panel");
+    QVERIFY(QDir().mkpath(dir));
+    struct Shot {
+      const char* name;
+      QSize size;
+      bool dark;
+    };
+    for (const Shot& shot : {Shot{"memory_panel.png", {860, 660}, false},
+                             Shot{"memory_panel_dark.png", {860, 660}, true},
+                             Shot{"memory_panel_narrow.png", {400, 720}, false}}) {
+      MemoryPanel panel;
+      if (shot.dark) panel.setPalette(darkPalette());
+      panel.setAutoFillBackground(true);
+      panel.resize(shot.size);
+      panel.setSnapshot(realisticSnapshot());
+      QVERIFY(showAndSettle(panel));
+      const QString name = QString::fromLatin1(shot.name);
+      QVERIFY(panel.grab().save(QDir(dir).filePath(name)));
+    }
+    MemoryPanel empty;
+    empty.setAutoFillBackground(true);
+    empty.resize(520, 320);
+    QVERIFY(showAndSettle(empty));
+    QVERIFY(empty.grab().save(QDir(dir).filePath(QStringLiteral("memory_panel_empty.png"))));
+  }
+};
+
+QUIRE_TEST(MemoryPanelTest)
+#include "test_memory_panel.moc"

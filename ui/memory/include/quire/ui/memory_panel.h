@@ -1,0 +1,67 @@
+#pragma once
+
+// The memory panel: how each device's memory is split between weights, KV
+// cache, scratch and other processes; the live map of cache pages with its
+// legend; and the prefix cache's record (hit rate, tokens reused and computed,
+// evictions, host tier, defragmentations). Without a model it explains what it
+// will show instead of drawing empty widgets.
+
+#include <QList>
+#include <QWidget>
+
+#include "quire/ui/memory_view_data.h"
+
+class QLabel;
+class QStackedLayout;
+class QVBoxLayout;
+
+namespace quire::ui {
+
+class DeviceMemoryBar;
+class PageMapLegend;
+class PageMapWidget;
+
+class MemoryPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit MemoryPanel(QWidget* parent = nullptr);
+
+  const MemorySnapshotView& snapshot() const { return snapshot_; }
+  bool isShowingEmptyState() const;
+
+  QList<DeviceMemoryBar*> deviceBars() const { return bars_; }
+  PageMapWidget* pageMap() const { return page_map_; }
+  PageMapLegend* legend() const { return legend_; }
+  // The texts on show, for tests and accessibility tools.
+  QString hitRateText() const;
+  QString summaryText() const;
+  QString cacheShapeText() const;
+
+  QSize sizeHint() const override;
+
+ public slots:
+  // Shows `snapshot`; parts that did not change are not repainted.
+  void setSnapshot(const quire::ui::MemorySnapshotView& snapshot);
+  // Back to the empty state, as when the model is unloaded.
+  void clear();
+
+ private:
+  QWidget* buildEmptyState();
+  QWidget* buildContent();
+  void syncDeviceBars();
+
+  MemorySnapshotView snapshot_;
+  QStackedLayout* stack_ = nullptr;
+  QWidget* empty_state_ = nullptr;
+  QWidget* content_ = nullptr;
+  QVBoxLayout* devices_layout_ = nullptr;
+  QList<DeviceMemoryBar*> bars_;
+  PageMapWidget* page_map_ = nullptr;
+  PageMapLegend* legend_ = nullptr;
+  QLabel* shape_label_ = nullptr;
+  QLabel* hit_rate_label_ = nullptr;
+  QLabel* summary_label_ = nullptr;
+};
+
+}  // namespace quire::ui

@@ -1,0 +1,70 @@
+#pragma once
+
+// Colours, patterns and names shared by the memory panel's widgets, so that a
+// legend swatch and the thing it explains are painted by the same rules.
+//
+// The data colours come from the Okabe–Ito palette, chosen to stay distinct
+// under the common forms of colour blindness; each segment of a device bar also
+// carries its own hatch, and shared pages a dot, so no meaning rests on hue
+// alone. Free memory and free pages take a neutral track colour derived from
+// the widget palette, so they read as "empty" on light and dark themes alike.
+
+#include <QColor>
+#include <QPalette>
+#include <QString>
+#include <Qt>
+#include <array>
+
+#include "quire/ui/memory_view_data.h"
+
+namespace quire::ui {
+
+// The parts of a device bar, in drawing order (left to right).
+enum class MemorySegment : quint8 { Weights, Cache, Scratch, Other, Free };
+
+inline constexpr int kMemorySegmentCount = 5;
+inline constexpr std::array<MemorySegment, kMemorySegmentCount> kMemorySegments{
+    MemorySegment::Weights, MemorySegment::Cache, MemorySegment::Scratch, MemorySegment::Other,
+    MemorySegment::Free};
+inline constexpr std::array<PageCellState, kPageCellStateCount> kPageCellStates{
+    PageCellState::Free, PageCellState::Active, PageCellState::Cached, PageCellState::Shared};
+
+// Okabe–Ito colours used by the panel.
+namespace palette {
+inline constexpr QRgb kBlue = 0xff0072b2;         // pages in use
+inline constexpr QRgb kSkyBlue = 0xff56b4e9;      // cached pages
+inline constexpr QRgb kOrange = 0xffe69f00;       // shared pages
+inline constexpr QRgb kBluishGreen = 0xff009e73;  // model weights
+inline constexpr QRgb kVermillion = 0xffd55e00;   // KV cache bytes
+inline constexpr QRgb kPurple = 0xffcc79a7;       // scratch buffers
+inline constexpr QRgb kGrey = 0xff8c8c8c;         // other processes
+}  // namespace palette
+
+// `a` moved towards `b` by `amount` (0..1), per channel.
+QColor blend(const QColor& a, const QColor& b, double amount);
+
+// Background of free memory and free pages: the window colour tinted towards
+// the text colour, visible against the window on light and dark themes.
+QColor trackColor(const QPalette& palette);
+// Thin outlines around bars and swatches.
+QColor outlineColor(const QPalette& palette);
+// Secondary text (captions, units): the text colour faded towards the window.
+QColor secondaryTextColor(const QPalette& palette);
+
+QColor pageStateColor(PageCellState state, const QPalette& palette);
+// Lower-case noun phrase for tooltips and accessibility: "in use", "cached".
+QString pageStateName(PageCellState state);
+// Capitalised legend label: "In use".
+QString pageStateLabel(PageCellState state);
+
+QColor segmentColor(MemorySegment segment, const QPalette& palette);
+// Hatch drawn over the segment's colour; Qt::NoBrush for none.
+Qt::BrushStyle segmentPattern(MemorySegment segment);
+// Colour of the hatch lines: light over dark fills and dark over light ones,
+// whatever the theme.
+QColor segmentPatternColor(MemorySegment segment, const QPalette& palette);
+QString segmentLabel(MemorySegment segment);  // "KV cache"
+// The bytes of `device` that `segment` stands for.
+qint64 segmentBytes(const DeviceMemoryView& device, MemorySegment segment);
+
+}  // namespace quire::ui

@@ -1,0 +1,95 @@
+#pragma once
+
+// Plain data shown by the memory panel. ui/ never sees engine or cache types:
+// app/ converts the engine's snapshots into these structs and sends them here,
+// usually through a queued signal from the engine worker (hence the metatypes).
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+#include <QtGlobal>
+
+namespace quire::ui {
+
+// Memory of one device, in bytes. The parts are disjoint; what they leave of
+// `total` unaccounted is drawn like free memory.
+struct DeviceMemoryView {
+  QString name;  // e.g. "GPU 0 · NVIDIA H100"
+  qint64 total = 0;
+  qint64 weights = 0;
+  qint64 cache = 0;    // KV cache pages allocated on this device
+  qint64 scratch = 0;  // activations and working buffers
+  qint64 other = 0;    // used by other processes
+  qint64 free = 0;
+
+  friend bool operator==(const DeviceMemoryView&, const DeviceMemoryView&) = default;
+};
+
+// The four states of a page as the map shows them. They are disjoint: a page
+// referenced by more than one sequence is Shared, not Active.
+enum class PageCellState : quint8 {
+  Free,    // no content
+  Active,  // in use by a running job
+  Cached,  // unreferenced, content kept under its hash for reuse
+  Shared,  // referenced by several sequences
+};
+
+inline constexpr int kPageCellStateCount = 4;
+
+struct PageCellView {
+  int index = 0;  // page number in the cache
+  PageCellState state = PageCellState::Free;
+  int refs = 0;
+  int tokens = 0;  // valid tokens in the page
+  int page_size = 0;
+  QString hash_prefix;  // leading hex digits of the page hash; empty when unhashed
+  QStringList holders;  // titles of the chats whose sequences hold the page
+
+  friend bool operator==(const PageCellView&, const PageCellView&) = default;
+};
+
+// Counts follow PageCellState, so free + active + cached + shared == total.
+struct CacheSummaryView {
+  int page_size = 0;
+  int total_pages = 0;
+  int free_pages = 0;
+  int active_pages = 0;
+  int cached_pages = 0;
+  int shared_pages = 0;
+  double hit_rate = 0.0;  // 0..1: share of prompt tokens served from the cache
+  qint64 reused_tokens = 0;
+  qint64 computed_tokens = 0;
+  QString format;  // cache format, e.g. "q4"
+  qint64 evictions = 0;
+  qint64 host_saves = 0;
+  qint64 host_restores = 0;
+  qint64 defragmentations = 0;
+
+  friend bool operator==(const CacheSummaryView&, const CacheSummaryView&) = default;
+};
+
+// Everything the memory panel shows at one moment. The pages are listed in
+// page order, so a page's position in `pages` is its index.
+struct MemorySnapshotView {
+  QList<DeviceMemoryView> devices;
+  QList<PageCellView> pages;
+  CacheSummaryView cache;
+
+  // No model loaded: nothing to draw.
+  bool isEmpty() const { return devices.isEmpty() && pages.isEmpty() && cache.total_pages == 0; }
+
+  friend bool operator==(const MemorySnapshotView&, const MemorySnapshotView&) = default;
+};
+
+// Registers the structs above with the meta-type system, for queued
+// connections that name them by string. Safe to call more than once.
+void registerMemoryViewMetaTypes();
+
+}  // namespace quire::ui
+
+Q_DECLARE_METATYPE(quire::ui::DeviceMemoryView)
+Q_DECLARE_METATYPE(quire::ui::PageCellState)
+Q_DECLARE_METATYPE(quire::ui::PageCellView)
+Q_DECLARE_METATYPE(quire::ui::CacheSummaryView)
+Q_DECLARE_METATYPE(quire::ui::MemorySnapshotView)

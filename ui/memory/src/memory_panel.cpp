@@ -1,0 +1,203 @@
+#include "quire/ui/memory_panel.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QStackedLayout>
+#include <QVBoxLayout>
+
+#include "quire/ui/device_memory_bar.h"
+#include "quire/ui/memory_text.h"
+#include "quire/ui/page_map_legend.h"
+#include "quire/ui/page_map_widget.h"
+
+namespace quire::ui {
+namespace {
+
+// One spacing scale for the whole panel: margins, gaps between sections, gaps
+// inside a section.
+constexpr int kMargin = 16;
+constexpr int kSectionGap = 18;
+constexpr int kItemGap = 8;
+
+QLabel* sectionTitle(const QString& text, QWidget* parent) {
+  auto* label = new QLabel(text, parent);
+  QFont font = label->font();
+  font.setBold(true);
+  font.setPointSizeF(font.pointSizeF() * 1.1);
+  label->setFont(font);
+  label->setAccessibleName(text);
+  return label;
+}
+
+// Captions and secondary numbers take the palette's muted text colour, so they
+// follow light and dark themes.
+QLabel* secondaryLabel(QWidget* parent) {
+  auto* label = new QLabel(parent);
+  label->setForegroundRole(QPalette::PlaceholderText);
+  return label;
+}
+
+void setTextIfChanged(QLabel* label, const QString& text) {
+  if (label->text() != text) label->setText(text);
+}
+
+}  // namespace
+
+MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
+  registerMemoryViewMetaTypes();
+  setAccessibleName(tr("Memory"));
+  setMinimumSize(320, 280);
+  stack_ = new QStackedLayout(this);
+  empty_state_ = buildEmptyState();
+  content_ = buildContent();
+  stack_->addWidget(empty_state_);
+  stack_->addWidget(content_);
+  stack_->setCurrentWidget(empty_state_);
+}
+
+QWidget* MemoryPanel::buildEmptyState() {
+  auto* page = new QWidget(this);
+  page->setObjectName(QStringLiteral("memoryEmptyState"));
+  auto* layout = new QVBoxLayout(page);
+  layout->setContentsMargins(kMargin * 2, kMargin, kMargin * 2, kMargin);
+  layout->setSpacing(kItemGap);
+  auto* title = sectionTitle(tr("No model loaded"), page);
+  title->setAlignment(Qt::AlignHCenter);
+  auto* text = secondaryLabel(page);
+  text->setText(
+      tr("Load a model to see how its weights and KV cache fill each device's memory, "
+         "and how cache pages are kept and shared between chats."));
+  text->setWordWrap(true);
+  text->setAlignment(Qt::AlignHCenter);
+  text->setObjectName(QStringLiteral("memoryEmptyText"));
+  layout->addStretch(1);
+  layout->addWidget(title);
+  layout->addWidget(text);
+  layout->addStretch(2);
+  return page;
+}
+
+QWidget* MemoryPanel::buildContent() {
+  auto* page = new QWidget(this);
+  page->setObjectName(QStringLiteral("memoryContent"));
+  auto* layout = new QVBoxLayout(page);
+  layout->setContentsMargins(kMargin, kMargin, kMargin, kMargin);
+  layout->setSpacing(kItemGap);
+
+  layout->addWidget(sectionTitle(tr("Device memory"), page));
+  devices_layout_ = new QVBoxLayout;
+  devices_layout_->setSpacing(kItemGap + 4);
+  layout->addLayout(devices_layout_);
+  layout->addSpacing(kSectionGap - kItemGap);
+
+  auto* cache_header = new QHBoxLayout;
+  cache_header->addWidget(sectionTitle(tr("KV cache"), page));
+  cache_header->addStretch(1);
+  shape_label_ = secondaryLabel(page);
+  shape_label_->setObjectName(QStringLiteral("cacheShape"));
+  cache_header->addWidget(shape_label_);
+  layout->addLayout(cache_header);
+
+  // The hit rate is the headline; the rest of the record sits beside it.
+  auto* stats = new QHBoxLayout;
+  stats->setSpacing(kMargin);
+  hit_rate_label_ = new QLabel(page);
+  hit_rate_label_->setObjectName(QStringLiteral("hitRate"));
+  QFont big = hit_rate_label_->font();
+  big.setBold(true);
+  big.setPointSizeF(big.pointSizeF() * 1.8);
+  hit_rate_label_->setFont(big);
+  hit_rate_label_->setAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+  stats->addWidget(hit_rate_label_, 0, Qt::AlignTop);
+  auto* details = new QVBoxLayout;
+  details->setSpacing(2);
+  auto* caption = new QLabel(tr("prefix cache hit rate"), page);
+  QFont caption_font = caption->font();
+  caption_font.setBold(true);
+  caption->setFont(caption_font);
+  details->addWidget(caption);
+  summary_label_ = secondaryLabel(page);
+  summary_label_->setObjectName(QStringLiteral("cacheSummary"));
+  summary_label_->setWordWrap(true);
+  summary_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  details->addWidget(summary_label_);
+  stats->addLayout(details, 1);
+  layout->addLayout(stats);
+  layout->addSpacing(kItemGap / 2);
+
+  legend_ = new PageMapLegend(page);
+  legend_->setObjectName(QStringLiteral("pageMapLegend"));
+  layout->addWidget(legend_);
+  page_map_ = new PageMapWidget(page);
+  page_map_->setObjectName(QStringLiteral("pageMap"));
+  layout->addWidget(page_map_, 1);
+  return page;
+}
+
+bool MemoryPanel::isShowingEmptyState() const {
+  return stack_->currentWidget() == empty_state_;
+}
+
+QString MemoryPanel::hitRateText() const {
+  return hit_rate_label_->text();
+}
+
+QString MemoryPanel::summaryText() const {
+  return summary_label_->text();
+}
+
+QString MemoryPanel::cacheShapeText() const {
+  return shape_label_->text();
+}
+
+QSize MemoryPanel::sizeHint() const {
+  return QSize(720, 560);
+}
+
+void MemoryPanel::setSnapshot(const MemorySnapshotView& snapshot) {
+  const bool was_empty = isShowingEmptyState();
+  if (snapshot == snapshot_ && was_empty == snapshot.isEmpty()) return;
+  snapshot_ = snapshot;
+  if (snapshot_.isEmpty()) {
+    stack_->setCurrentWidget(empty_state_);
+    return;
+  }
+
+  syncDeviceBars();
+  // The summary's counts come from the cache itself; the page list is a
+  // fallback for a snapshot that carries only pages.
+  PageStateCounts counts = PageStateCounts::fromSummary(snapshot_.cache);
+  if (counts.total() == 0) counts = PageStateCounts::fromPages(snapshot_.pages);
+  legend_->setCounts(counts);
+  page_map_->setPages(snapshot_.pages);
+
+  CacheSummaryView shape = snapshot_.cache;
+  if (shape.total_pages == 0) shape.total_pages = static_cast<int>(snapshot_.pages.size());
+  setTextIfChanged(shape_label_, quire::ui::cacheShapeText(shape));
+  setTextIfChanged(hit_rate_label_, quire::ui::hitRateText(snapshot_.cache));
+  setTextIfChanged(summary_label_, cacheSummaryText(snapshot_.cache));
+  if (was_empty) stack_->setCurrentWidget(content_);
+}
+
+void MemoryPanel::clear() {
+  setSnapshot(MemorySnapshotView{});
+}
+
+void MemoryPanel::syncDeviceBars() {
+  // Bars are kept across snapshots so only the numbers that moved repaint.
+  while (bars_.size() > snapshot_.devices.size()) {
+    DeviceMemoryBar* bar = bars_.takeLast();
+    devices_layout_->removeWidget(bar);
+    delete bar;
+  }
+  while (bars_.size() < snapshot_.devices.size()) {
+    auto* bar = new DeviceMemoryBar(content_);
+    bar->setObjectName(QStringLiteral("deviceBar%1").arg(bars_.size()));
+    devices_layout_->addWidget(bar);
+    bars_.push_back(bar);
+  }
+  for (qsizetype i = 0; i < bars_.size(); ++i)
+    bars_[i]->setDevice(snapshot_.devices[i]);
+}
+
+}  // namespace quire::ui

@@ -1,0 +1,137 @@
+#include "quire/ui/memory_style.h"
+
+#include <algorithm>
+
+namespace quire::ui {
+namespace {
+
+// Relative luminance, good enough to pick light or dark lines over a fill.
+bool isDark(const QColor& colour) {
+  return 0.299 * colour.redF() + 0.587 * colour.greenF() + 0.114 * colour.blueF() < 0.5;
+}
+
+}  // namespace
+
+QColor blend(const QColor& a, const QColor& b, double amount) {
+  const double t = std::clamp(amount, 0.0, 1.0);
+  auto mix = [t](int x, int y) { return static_cast<int>(x + (y - x) * t + 0.5); };
+  return QColor(mix(a.red(), b.red()), mix(a.green(), b.green()), mix(a.blue(), b.blue()),
+                mix(a.alpha(), b.alpha()));
+}
+
+QColor trackColor(const QPalette& palette) {
+  return blend(palette.color(QPalette::Window), palette.color(QPalette::WindowText), 0.15);
+}
+
+QColor outlineColor(const QPalette& palette) {
+  return blend(palette.color(QPalette::Window), palette.color(QPalette::WindowText), 0.35);
+}
+
+QColor secondaryTextColor(const QPalette& palette) {
+  return blend(palette.color(QPalette::WindowText), palette.color(QPalette::Window), 0.35);
+}
+
+QColor pageStateColor(PageCellState state, const QPalette& palette) {
+  switch (state) {
+    case PageCellState::Free:
+      return trackColor(palette);
+    case PageCellState::Active:
+      return QColor::fromRgb(palette::kBlue);
+    case PageCellState::Cached:
+      return QColor::fromRgb(palette::kSkyBlue);
+    case PageCellState::Shared:
+      return QColor::fromRgb(palette::kOrange);
+  }
+  return trackColor(palette);
+}
+
+QString pageStateName(PageCellState state) {
+  switch (state) {
+    case PageCellState::Free:
+      return QStringLiteral("free");
+    case PageCellState::Active:
+      return QStringLiteral("in use");
+    case PageCellState::Cached:
+      return QStringLiteral("cached");
+    case PageCellState::Shared:
+      return QStringLiteral("shared");
+  }
+  return QString();
+}
+
+QString pageStateLabel(PageCellState state) {
+  QString name = pageStateName(state);
+  if (!name.isEmpty()) name[0] = name[0].toUpper();
+  return name;
+}
+
+QColor segmentColor(MemorySegment segment, const QPalette& palette) {
+  switch (segment) {
+    case MemorySegment::Weights:
+      return QColor::fromRgb(palette::kBluishGreen);
+    case MemorySegment::Cache:
+      return QColor::fromRgb(palette::kVermillion);
+    case MemorySegment::Scratch:
+      return QColor::fromRgb(palette::kPurple);
+    case MemorySegment::Other:
+      return QColor::fromRgb(palette::kGrey);
+    case MemorySegment::Free:
+      return trackColor(palette);
+  }
+  return trackColor(palette);
+}
+
+Qt::BrushStyle segmentPattern(MemorySegment segment) {
+  switch (segment) {
+    case MemorySegment::Weights:
+      return Qt::NoBrush;
+    case MemorySegment::Cache:
+      return Qt::BDiagPattern;
+    case MemorySegment::Scratch:
+      return Qt::DiagCrossPattern;
+    case MemorySegment::Other:
+      return Qt::HorPattern;
+    case MemorySegment::Free:
+      return Qt::NoBrush;
+  }
+  return Qt::NoBrush;
+}
+
+QColor segmentPatternColor(MemorySegment segment, const QPalette& palette) {
+  const QColor fill = segmentColor(segment, palette);
+  return isDark(fill) ? QColor(255, 255, 255, 110) : QColor(0, 0, 0, 90);
+}
+
+QString segmentLabel(MemorySegment segment) {
+  switch (segment) {
+    case MemorySegment::Weights:
+      return QStringLiteral("Weights");
+    case MemorySegment::Cache:
+      return QStringLiteral("KV cache");
+    case MemorySegment::Scratch:
+      return QStringLiteral("Scratch");
+    case MemorySegment::Other:
+      return QStringLiteral("Other processes");
+    case MemorySegment::Free:
+      return QStringLiteral("Free");
+  }
+  return QString();
+}
+
+qint64 segmentBytes(const DeviceMemoryView& device, MemorySegment segment) {
+  switch (segment) {
+    case MemorySegment::Weights:
+      return device.weights;
+    case MemorySegment::Cache:
+      return device.cache;
+    case MemorySegment::Scratch:
+      return device.scratch;
+    case MemorySegment::Other:
+      return device.other;
+    case MemorySegment::Free:
+      return device.free;
+  }
+  return 0;
+}
+
+}  // namespace quire::ui

@@ -1,0 +1,13 @@
+#include "quire/ui/memory_view_data.h"
+
+namespace quire::ui {
+
+void registerMemoryViewMetaTypes() {
+  qRegisterMetaType<DeviceMemoryView>("quire::ui::DeviceMemoryView");
+  qRegisterMetaType<PageCellState>("quire::ui::PageCellState");
+  qRegisterMetaType<PageCellView>("quire::ui::PageCellView");
+  qRegisterMetaType<CacheSummaryView>("quire::ui::CacheSummaryView");
+  qRegisterMetaType<MemorySnapshotView>("quire::ui::MemorySnapshotView");
+}
+
+}  // namespace quire::ui
