@@ -1,0 +1,253 @@
+#include "settings_table.h"
+
+#include <QStringList>
+#include <algorithm>
+
+#include "quire/app/app_settings.h"
+#include "quire/ui/settings_limits.h"
+#include "stored_values.h"
+
+namespace quire::app {
+namespace {
+
+using ui::IntRange;
+using ui::RealRange;
+namespace limits = ui::limits;
+
+// Reaches a member of AppSettings from the object, const or not, so one
+// accessor serves reading, writing and resetting.
+#define QUIRE_FIELD(path) \
+  [](auto& s) -> auto& {  \
+    return s.path;        \
+  }
+
+QString outside(double min, double max) {
+  return QStringLiteral("is outside %1 to %2").arg(stored::number(min), stored::number(max));
+}
+
+enum class Empty { Allowed, Refused };
+
+template <typename Field>
+SettingRow text_row(const char* key, Field field, const QString& fallback,
+                    Empty empty = Empty::Allowed) {
+  return {QString::fromLatin1(key), fallback, [=](AppSettings& s) { field(s) = fallback; },
+          [=](const AppSettings& s) { return QVariant(field(s)); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            const std::optional<QString> text = stored::text(value);
+            if (!text) return QStringLiteral("is not text");
+            if (empty == Empty::Refused && text->trimmed().isEmpty()) {
+              return QStringLiteral("is empty");
+            }
+            field(s) = *text;
+            return {};
+          }};
+}
+
+template <typename Field>
+SettingRow choice_row(const char* key, Field field, const QString& fallback,
+                      const QStringList& choices) {
+  return {QString::fromLatin1(key), fallback, [=](AppSettings& s) { field(s) = fallback; },
+          [=](const AppSettings& s) { return QVariant(field(s)); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            const std::optional<QString> text = stored::text(value);
+            if (!text || !choices.contains(text->trimmed())) {
+              return QStringLiteral("is not one of ") + choices.join(QStringLiteral(", "));
+            }
+            field(s) = text->trimmed();
+            return {};
+          }};
+}
+
+template <typename Field>
+SettingRow integer_row(const char* key, Field field, int fallback, IntRange range) {
+  return {QString::fromLatin1(key), QString::number(fallback),
+          [=](AppSettings& s) { field(s) = fallback; },
+          [=](const AppSettings& s) { return QVariant(QString::number(field(s))); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            const std::optional<int> number = stored::integer(value);
+            if (!number) return QStringLiteral("is not a whole number");
+            if (!range.contains(*number)) return outside(range.min, range.max);
+            field(s) = *number;
+            return {};
+          }};
+}
+
+template <typename Field>
+SettingRow real_row(const char* key, Field field, double fallback, RealRange range) {
+  return {QString::fromLatin1(key), stored::number(fallback),
+          [=](AppSettings& s) { field(s) = fallback; },
+          [=](const AppSettings& s) { return QVariant(stored::number(field(s))); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            const std::optional<double> number = stored::real(value);
+            if (!number) return QStringLiteral("is not a number");
+            if (!range.contains(*number)) return outside(range.min, range.max);
+            field(s) = *number;
+            return {};
+          }};
+}
+
+template <typename Field>
+SettingRow boolean_row(const char* key, Field field, bool fallback) {
+  const QString text = fallback ? QStringLiteral("true") : QStringLiteral("false");
+  return {QString::fromLatin1(key), text, [=](AppSettings& s) { field(s) = fallback; },
+          [=](const AppSettings& s) {
+            return QVariant(field(s) ? QStringLiteral("true") : QStringLiteral("false"));
+          },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            const std::optional<bool> flag = stored::boolean(value);
+            if (!flag) return QStringLiteral("is not true or false");
+            field(s) = *flag;
+            return {};
+          }};
+}
+
+template <typename Field>
+SettingRow bytes_row(const char* key, Field field) {
+  return {QString::fromLatin1(key), QString(), [=](AppSettings& s) { field(s) = QByteArray(); },
+          [=](const AppSettings& s) { return QVariant(field(s)); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            // Qt checks these blobs itself when it restores a window.
+            const std::optional<QByteArray> blob = stored::bytes(value);
+            if (!blob) return QStringLiteral("is not a byte string");
+            field(s) = *blob;
+            return {};
+          }};
+}
+
+SettingRow recent_models_row() {
+  auto field = QUIRE_FIELD(engine.recent_models);
+  return {QStringLiteral("engine/recent_models"), QString(),
+          [=](AppSettings& s) { field(s) = QStringList(); },
+          [=](const AppSettings& s) { return QVariant(field(s)); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            const std::optional<QStringList> list = stored::text_list(value);
+            if (!list) return QStringLiteral("is not a list of folders");
+            // A long or repetitive list is trimmed rather than dropped.
+            QStringList kept;
+            for (const QString& path : *list) {
+              if (!path.isEmpty() && !kept.contains(path)) kept.append(path);
+            }
+            field(s) = kept.mid(0, limits::kMaxRecentModels);
+            return {};
+          }};
+}
+
+SettingRow devices_row() {
+  auto field = QUIRE_FIELD(engine.devices);
+  return {QStringLiteral("engine/devices"), QString(),
+          [=](AppSettings& s) { field(s) = QList<int>(); },
+          [=](const AppSettings& s) { return QVariant(stored::join(field(s))); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            std::optional<QList<int>> devices = stored::integer_list(value);
+            if (!devices) return QStringLiteral("is not a list of device numbers");
+            for (int device : *devices) {
+              if (!limits::kDeviceIndex.contains(device)) {
+                return QStringLiteral("names a device ") +
+                       outside(limits::kDeviceIndex.min, limits::kDeviceIndex.max);
+              }
+            }
+            std::sort(devices->begin(), devices->end());
+            devices->erase(std::unique(devices->begin(), devices->end()), devices->end());
+            field(s) = *devices;
+            return {};
+          }};
+}
+
+SettingRow manual_gb_row() {
+  auto field = QUIRE_FIELD(engine.manual_gb);
+  return {QStringLiteral("engine/manual_gb"), QString(),
+          [=](AppSettings& s) { field(s) = QList<double>(); },
+          [=](const AppSettings& s) { return QVariant(stored::join(field(s))); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            std::optional<QList<double>> gb = stored::real_list(value);
+            if (!gb) return QStringLiteral("is not a list of GB per device");
+            for (double each : *gb) {
+              if (!limits::kManualGb.contains(each)) {
+                return QStringLiteral("holds a value that ") +
+                       outside(limits::kManualGb.min, limits::kManualGb.max);
+              }
+            }
+            while (!gb->isEmpty() && gb->constLast() <= 0)
+              gb->removeLast();
+            field(s) = *gb;
+            return {};
+          }};
+}
+
+SettingRow split_row() {
+  auto field = QUIRE_FIELD(engine.split);
+  return {QStringLiteral("engine/split"), QStringLiteral("fill"),
+          [=](AppSettings& s) { field(s) = ui::EngineSettings::Split::Fill; },
+          [=](const AppSettings& s) { return QVariant(ui::split_id(field(s))); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            bool ok = false;
+            const std::optional<QString> text = stored::text(value);
+            const ui::EngineSettings::Split split = ui::parse_split(text.value_or(QString()), &ok);
+            if (!ok) return QStringLiteral("is not one of fill, balanced, manual");
+            field(s) = split;
+            return {};
+          }};
+}
+
+std::vector<SettingRow> make_rows() {
+  return {
+      // The model and where it goes.
+      text_row("engine/model_directory", QUIRE_FIELD(engine.model_directory), QString()),
+      recent_models_row(),
+      choice_row("engine/backend", QUIRE_FIELD(engine.backend), QStringLiteral("auto"),
+                 ui::backend_ids()),
+      devices_row(),
+      split_row(),
+      manual_gb_row(),
+      // The planner's own default: room for the CUDA context and a desktop.
+      real_row("engine/reserve_mib", QUIRE_FIELD(engine.reserve_mib), 256, limits::kReserveMib),
+      // Context and cache. The cache holds two full contexts so a second chat
+      // (or an edited turn) does not evict the first.
+      integer_row("engine/max_context", QUIRE_FIELD(engine.max_context), 8192, limits::kMaxContext),
+      choice_row("engine/cache_format", QUIRE_FIELD(engine.cache_format), QStringLiteral("fp16"),
+                 ui::cache_format_ids()),
+      integer_row("engine/cache_tokens", QUIRE_FIELD(engine.cache_tokens), 16384,
+                  limits::kCacheTokens),
+      // Off until asked for: host memory belongs to the user's other programs.
+      integer_row("engine/host_cache_mib", QUIRE_FIELD(engine.host_cache_mib), 0,
+                  limits::kHostCacheMib),
+      // The engine runtime's own defaults.
+      integer_row("engine/max_batch", QUIRE_FIELD(engine.max_batch), 16, limits::kMaxBatch),
+      integer_row("engine/chunk_size", QUIRE_FIELD(engine.chunk_size), 256, limits::kChunkSize),
+      // Sampling for new chats.
+      real_row("sampling/temperature", QUIRE_FIELD(engine.sampling.temperature), 0.8,
+               limits::kTemperature),
+      real_row("sampling/top_p", QUIRE_FIELD(engine.sampling.top_p), 0.95, limits::kTopP),
+      real_row("sampling/min_p", QUIRE_FIELD(engine.sampling.min_p), 0.05, limits::kMinP),
+      real_row("sampling/repetition_penalty", QUIRE_FIELD(engine.sampling.repetition_penalty), 1.0,
+               limits::kRepetitionPenalty),
+      integer_row("sampling/top_k", QUIRE_FIELD(engine.sampling.top_k), 40, limits::kTopK),
+      // Chat.
+      text_row("chat/system_prompt", QUIRE_FIELD(engine.system_prompt), QString()),
+      text_row("chat/prompt_format", QUIRE_FIELD(engine.prompt_format), QStringLiteral("auto"),
+               Empty::Refused),
+      // Window.
+      bytes_row("window/geometry", QUIRE_FIELD(window.geometry)),
+      bytes_row("window/state", QUIRE_FIELD(window.state)),
+      bytes_row("window/splitter", QUIRE_FIELD(window.splitter)),
+      // Preferences.
+      choice_row("ui/theme", QUIRE_FIELD(preferences.theme), QStringLiteral("system"),
+                 {QStringLiteral("system"), QStringLiteral("light"), QStringLiteral("dark")}),
+      integer_row("ui/chat_font_point_size", QUIRE_FIELD(preferences.chat_font_point_size), 0,
+                  IntRange{0, 72}),
+      boolean_row("ui/show_memory_panel", QUIRE_FIELD(preferences.show_memory_panel), true),
+      boolean_row("ui/send_with_enter", QUIRE_FIELD(preferences.send_with_enter), true),
+      text_row("ui/last_chat", QUIRE_FIELD(preferences.last_chat), QString()),
+  };
+}
+
+#undef QUIRE_FIELD
+
+}  // namespace
+
+const std::vector<SettingRow>& setting_rows() {
+  static const std::vector<SettingRow> rows = make_rows();
+  return rows;
+}
+
+}  // namespace quire::app

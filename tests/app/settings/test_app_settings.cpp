@@ -1,0 +1,227 @@
+// AppSettings: the table's defaults, a full save and load, and the engine
+// settings handed to and taken from the settings panel.
+
+#include <QFile>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "quire/app/app_settings.h"
+#include "test_main.h"
+
+using quire::app::AppSettings;
+using quire::app::SettingsProblem;
+using quire::ui::EngineSettings;
+
+namespace {
+
+// Every value away from its default, with the awkward cases a file format
+// gets wrong: commas, newlines, quotes, '=' and '#', non-ASCII text, NUL bytes.
+AppSettings every_value_changed(const QString& path) {
+  AppSettings s(path);
+  EngineSettings& e = s.engine;
+  e.model_directory = QStringLiteral("/models/Llama 3 (8B), exl2=4.0bpw #1");
+  e.recent_models = {e.model_directory, QStringLiteral("/models/qwen2, 7b"),
+                     QStringLiteral("/模型/mistral")};
+  e.backend = QStringLiteral("cuda");
+  e.devices = {0, 2};
+  e.split = EngineSettings::Split::Manual;
+  e.manual_gb = {20.5, 0, 11.25};
+  e.reserve_mib = 384.5;
+  e.max_context = 32768;
+  e.cache_format = QStringLiteral("q6");
+  e.cache_tokens = 131072;
+  e.host_cache_mib = 8192;
+  e.max_batch = 4;
+  e.chunk_size = 1024;
+  e.sampling = {0.65, 0.85, 0.02, 1.12, 64};
+  e.system_prompt =
+      QStringLiteral("Line one; \"quoted\"\n\tLine two = two, [three]\n# not a comment");
+  e.prompt_format = QStringLiteral("llama3");
+  s.window.geometry = QByteArray("\x01\xd9\xd0\xcb\x00\x03", 6);
+  s.window.state = QByteArray(64, '\0');
+  s.window.splitter = QByteArrayLiteral("splitter=state, with comma");
+  s.preferences.theme = QStringLiteral("dark");
+  s.preferences.chat_font_point_size = 13;
+  s.preferences.show_memory_panel = false;
+  s.preferences.send_with_enter = false;
+  s.preferences.last_chat = QStringLiteral("3f2a9c0e-chat");
+  return s;
+}
+
+}  // namespace
+
+class TestAppSettings : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void init() {
+    QVERIFY(dir_.isValid());
+    path_ = dir_.filePath(QStringLiteral("quire.conf"));
+    QFile::remove(path_);
+  }
+
+  void defaults() {
+    const AppSettings s(path_);
+    const EngineSettings& e = s.engine;
+    QCOMPARE(e.model_directory, QString());
+    QCOMPARE(e.recent_models, QStringList());
+    QCOMPARE(e.backend, QStringLiteral("auto"));
+    QCOMPARE(e.devices, QList<int>());
+    QCOMPARE(e.split, EngineSettings::Split::Fill);
+    QCOMPARE(e.manual_gb, QList<double>());
+    QCOMPARE(e.reserve_mib, 256.0);
+    QCOMPARE(e.max_context, 8192);
+    QCOMPARE(e.cache_format, QStringLiteral("fp16"));
+    QCOMPARE(e.cache_tokens, 16384);
+    QCOMPARE(e.host_cache_mib, 0);
+    QCOMPARE(e.max_batch, 16);
+    QCOMPARE(e.chunk_size, 256);
+    QCOMPARE(e.sampling.temperature, 0.8);
+    QCOMPARE(e.sampling.top_p, 0.95);
+    QCOMPARE(e.sampling.min_p, 0.05);
+    QCOMPARE(e.sampling.repetition_penalty, 1.0);
+    QCOMPARE(e.sampling.top_k, 40);
+    QCOMPARE(e.system_prompt, QString());
+    QCOMPARE(e.prompt_format, QStringLiteral("auto"));
+    QVERIFY(s.window.geometry.isEmpty());
+    QCOMPARE(s.preferences.theme, QStringLiteral("system"));
+    QCOMPARE(s.preferences.chat_font_point_size, 0);
+    QVERIFY(s.preferences.show_memory_panel);
+    QVERIFY(s.preferences.send_with_enter);
+    QCOMPARE(s.preferences.last_chat, QString());
+    QCOMPARE(s, AppSettings());
+  }
+
+  void defaultsObeyTheirOwnRules() {
+    AppSettings s(path_);
+    QCOMPARE(s.setEngineSettings(s.engine), QList<SettingsProblem>());
+  }
+
+  void keysTable() {
+    const auto keys = AppSettings::keys();
+    QCOMPARE(keys.size(), 28);
+    QSet<QString> names;
+    for (const auto& key : keys)
+      names.insert(key.key);
+    QCOMPARE(names.size(), keys.size());
+    QCOMPARE(keys.at(0).key, QStringLiteral("engine/model_directory"));
+    for (const auto& key : keys) {
+      if (key.key == QLatin1String("engine/cache_format")) {
+        QCOMPARE(key.default_value, QStringLiteral("fp16"));
+      }
+      if (key.key == QLatin1String("sampling/temperature")) {
+        QCOMPARE(key.default_value, QStringLiteral("0.8"));
+      }
+    }
+  }
+
+  void missingFileGivesDefaults() {
+    AppSettings s(path_);
+    s.engine.max_context = 1024;
+    QCOMPARE(s.load(), QList<SettingsProblem>());
+    QCOMPARE(s, AppSettings());
+  }
+
+  void roundTrip() {
+    AppSettings written = every_value_changed(path_);
+    QVERIFY2(written.save(), qPrintable(written.errorString()));
+    AppSettings read(path_);
+    const QList<SettingsProblem> problems = read.load();
+    QVERIFY2(problems.isEmpty(), qPrintable(problems.value(0).text()));
+    QCOMPARE(read.engine.model_directory, written.engine.model_directory);
+    QCOMPARE(read.engine.recent_models, written.engine.recent_models);
+    QCOMPARE(read.engine.manual_gb, written.engine.manual_gb);
+    QCOMPARE(read.engine.system_prompt, written.engine.system_prompt);
+    QCOMPARE(read.engine.sampling, written.engine.sampling);
+    QCOMPARE(read.window, written.window);
+    QCOMPARE(read.preferences, written.preferences);
+    QVERIFY(read == written);
+  }
+
+  void shortListsRoundTrip_data() {
+    QTest::addColumn<QStringList>("recent");
+    QTest::addColumn<QList<int>>("devices");
+    QTest::newRow("empty") << QStringList() << QList<int>();
+    QTest::newRow("one each") << QStringList{QStringLiteral("/m")} << QList<int>{3};
+    QTest::newRow("one with comma") << QStringList{QStringLiteral("/a,b")} << QList<int>{0};
+  }
+
+  void shortListsRoundTrip() {
+    QFETCH(QStringList, recent);
+    QFETCH(QList<int>, devices);
+    AppSettings written = every_value_changed(path_);
+    written.engine.recent_models = recent;
+    written.engine.devices = devices;
+    QVERIFY(written.save());
+    AppSettings read(path_);
+    QVERIFY(read.load().isEmpty());
+    QCOMPARE(read.engine.recent_models, recent);
+    QCOMPARE(read.engine.devices, devices);
+  }
+
+  void fileIsReadableText() {
+    AppSettings s = every_value_changed(path_);
+    QVERIFY(s.save());
+    QFile file(path_);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray text = file.readAll();
+    for (const char* line : {"cache_format=q6", "reserve_mib=384.5", "split=manual",
+                             "format_version=1", "temperature=0.65"}) {
+      QVERIFY2(text.contains(line), line);
+    }
+  }
+
+  void saveReportsAFileItCannotWrite() {
+    AppSettings s(dir_.path());  // a directory where the file should be
+    QVERIFY(!s.save());
+    QVERIFY(s.errorString().contains(dir_.path()));
+  }
+
+  void engineSettingsForThePanel() {
+    AppSettings s = every_value_changed(path_);
+    QCOMPARE(s.engineSettings(), s.engine);
+    EngineSettings edited = s.engineSettings();
+    edited.cache_format = QStringLiteral("q4");
+    edited.sampling.top_k = 5;
+    QVERIFY(s.setEngineSettings(edited).isEmpty());
+    QCOMPARE(s.engine, edited);
+  }
+
+  void engineSettingsOutOfRangeAreReplaced() {
+    AppSettings s(path_);
+    EngineSettings edited = s.engineSettings();
+    edited.max_context = 10;
+    edited.backend = QStringLiteral("metal");
+    edited.devices = {2, 0, 2};
+    const QList<SettingsProblem> problems = s.setEngineSettings(edited);
+    QCOMPARE(problems.size(), 2);
+    QCOMPARE(problems.at(0).key, QStringLiteral("engine/backend"));
+    QCOMPARE(problems.at(1).key, QStringLiteral("engine/max_context"));
+    QCOMPARE(problems.at(1).text(),
+             QStringLiteral("engine/max_context: \"10\" is outside 256 to 1048576; using the "
+                            "default"));
+    QCOMPARE(s.engine.max_context, 8192);
+    QCOMPARE(s.engine.backend, QStringLiteral("auto"));
+    QCOMPARE(s.engine.devices, (QList<int>{0, 2}));  // tidied, not refused
+  }
+
+  void rememberModel() {
+    AppSettings s(path_);
+    for (int i = 0; i < 12; ++i)
+      s.rememberModel(QStringLiteral("/m%1").arg(i));
+    s.rememberModel(QStringLiteral("/m5"));
+    s.rememberModel(QString());
+    QCOMPARE(s.engine.recent_models.size(), 10);
+    QCOMPARE(s.engine.recent_models.at(0), QStringLiteral("/m5"));
+    QCOMPARE(s.engine.recent_models.at(1), QStringLiteral("/m11"));
+    QCOMPARE(s.engine.recent_models.count(QStringLiteral("/m5")), 1);
+  }
+
+ private:
+  QTemporaryDir dir_;
+  QString path_;
+};
+
+QUIRE_TEST(TestAppSettings)
+#include "test_app_settings.moc"

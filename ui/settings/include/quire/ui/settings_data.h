@@ -1,0 +1,102 @@
+#pragma once
+
+// Plain data exchanged between the settings panel and the application: the
+// engine settings a user edits, and the placement plan the application prices
+// for them. No engine type appears here; app/ converts in both directions.
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+#include <QtGlobal>
+
+namespace quire::ui {
+
+// Sampling used for a new chat unless the chat overrides it.
+struct SamplingDefaults {
+  double temperature = 0;
+  double top_p = 0;
+  double min_p = 0;
+  double repetition_penalty = 0;
+  int top_k = 0;  // 0: off
+
+  friend bool operator==(const SamplingDefaults&, const SamplingDefaults&) = default;
+};
+
+// Everything the engine needs to plan, load and run a model, plus the chat
+// defaults. The defaults live in one table, app's AppSettings; a
+// value-initialised EngineSettings is zeros and empty strings, not a usable
+// configuration.
+struct EngineSettings {
+  enum class Split { Fill, Balanced, Manual };
+
+  QString model_directory;
+  QStringList recent_models;  // most recent first
+  QString backend;            // "auto", "cpu" or "cuda"
+  QList<int> devices;         // backend device indices, ascending; empty: all
+  Split split = Split::Fill;
+  // Manual split: GB the plan may use on device index i (not on the i-th
+  // selected device); 0 or missing: not used. Trailing zeros are dropped.
+  QList<double> manual_gb;
+  double reserve_mib = 0;  // kept free on every device
+  int max_context = 0;     // tokens one conversation may hold
+  QString cache_format;    // "fp16", "q8", "q6", "q4" or "fp8"
+  int cache_tokens = 0;    // size of the shared paged cache, in tokens
+  int host_cache_mib = 0;  // host-memory tier for evicted pages; 0: off
+  int max_batch = 0;       // sequences decoded together
+  int chunk_size = 0;      // prefill tokens per step
+  SamplingDefaults sampling;
+  QString system_prompt;
+  QString prompt_format;  // "auto" or a format name
+
+  // Written out rather than defaulted: Qt 6.4 compares lists of numbers with
+  // memcmp even when one empty list has no buffer, which UBSan rejects.
+  friend bool operator==(const EngineSettings& a, const EngineSettings& b);
+};
+
+// What applying `edited` over `applied` takes: nothing, a live update of the
+// running model (sampling, system prompt, prompt format, context limit, the
+// recent list), or a reload because the placement or the cache changes.
+enum class ApplyEffect { None, Live, Reload };
+
+ApplyEffect apply_effect(const EngineSettings& applied, const EngineSettings& edited);
+bool needs_reload(const EngineSettings& applied, const EngineSettings& edited);
+// The settings that force the reload, for people: "cache format", "reserve".
+QStringList reload_reasons(const EngineSettings& applied, const EngineSettings& edited);
+
+// "fill", "balanced", "manual", and back; an unknown name gives `ok` false.
+QString split_id(EngineSettings::Split split);
+EngineSettings::Split parse_split(const QString& id, bool* ok = nullptr);
+
+// One device as the planner would use it. Byte counts are exact.
+struct PlanDeviceView {
+  QString name;
+  qint64 weights = 0;
+  qint64 cache = 0;
+  qint64 scratch = 0;
+  qint64 reserve = 0;
+  qint64 free_before = 0;
+  // free_before - weights - cache - scratch; below `reserve` (or negative) on
+  // the device that overflows when the plan does not fit.
+  qint64 free_after = 0;
+  bool used = false;
+
+  friend bool operator==(const PlanDeviceView&, const PlanDeviceView&) = default;
+};
+
+// The planner's answer for the settings being edited.
+struct PlanView {
+  bool valid = false;  // a model is chosen and its headers could be read
+  bool fits = false;
+  QString verdict;  // "fits", or the planner's "does not fit: ..." message
+  QList<PlanDeviceView> devices;
+  qint64 largest_context_tokens = 0;  // 0: not even the weights fit
+  QString error;                      // why there is no plan (valid == false)
+
+  friend bool operator==(const PlanView&, const PlanView&) = default;
+};
+
+}  // namespace quire::ui
+
+Q_DECLARE_METATYPE(quire::ui::EngineSettings)
+Q_DECLARE_METATYPE(quire::ui::PlanView)

@@ -1,0 +1,64 @@
+#pragma once
+
+// The values each engine setting accepts and the choices it offers. The panel
+// builds its fields from these and app's AppSettings checks stored values
+// against them, so any value the panel can show is a value that loads.
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace quire::ui {
+
+struct IntRange {
+  int min = 0;
+  int max = 0;
+  bool contains(int value) const { return value >= min && value <= max; }
+};
+
+struct RealRange {
+  double min = 0;
+  double max = 0;
+  int decimals = 0;  // what the panel shows and edits
+  bool contains(double value) const { return value >= min && value <= max; }
+};
+
+namespace limits {
+
+inline constexpr int kMaxRecentModels = 10;
+inline constexpr IntRange kDeviceIndex{0, 63};
+inline constexpr RealRange kManualGb{0, 4096, 2};
+inline constexpr RealRange kReserveMib{0, 65536, 0};
+inline constexpr IntRange kMaxContext{256, 1 << 20};
+inline constexpr IntRange kCacheTokens{256, 1 << 24};
+inline constexpr IntRange kHostCacheMib{0, 1 << 20};
+inline constexpr IntRange kMaxBatch{1, 256};
+inline constexpr IntRange kChunkSize{1, 65536};
+inline constexpr RealRange kTemperature{0, 5, 2};
+inline constexpr RealRange kTopP{0, 1, 2};
+inline constexpr RealRange kMinP{0, 1, 2};
+inline constexpr RealRange kRepetitionPenalty{1, 3, 2};
+inline constexpr IntRange kTopK{0, 1000};
+
+}  // namespace limits
+
+// A KV cache format as people choose it.
+struct CacheFormatInfo {
+  QString id;           // "q4": what EngineSettings::cache_format holds
+  QString name;         // "Q4"
+  QString explanation;  // "4-bit keys and values"
+  double bits_per_value = 0;
+
+  // "Q4 — 4-bit keys and values, 4.5 bits per value"
+  QString label() const;
+};
+
+// FP16, Q8, Q6, Q4, FP8, in that order.
+const QList<CacheFormatInfo>& cache_formats();
+// The ids of cache_formats(), in the same order.
+QStringList cache_format_ids();
+
+// "auto", "cpu", "cuda".
+QStringList backend_ids();
+
+}  // namespace quire::ui

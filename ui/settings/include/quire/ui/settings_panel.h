@@ -1,0 +1,125 @@
+#pragma once
+
+// The engine settings with their memory plan beside them. Every edit is
+// announced (debounced) through settingsEdited so the application can price
+// it with the planner and answer with setPlan before anything is loaded.
+// Apply hands the settings over and says whether they need a model reload;
+// Revert goes back to the settings last set or applied.
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+#include <functional>
+
+#include "quire/ui/settings_data.h"
+#include "quire/ui/settings_validation.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QGroupBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QSpinBox;
+class QTimer;
+
+namespace quire::ui {
+
+class DeviceSelector;
+class PlanWidget;
+
+class SettingsPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  // Quiet time after the last edit before settingsEdited fires.
+  static constexpr int kEditDebounceMs = 150;
+
+  // Asked for a model folder when Browse… is pressed; returns "" on cancel.
+  using DirectoryChooser = std::function<QString(QWidget* parent, const QString& start)>;
+
+  explicit SettingsPanel(QWidget* parent = nullptr);
+  ~SettingsPanel() override;
+
+  // The backend's devices by index ("cuda0: NVIDIA H100 80GB HBM3").
+  void setAvailableDevices(const QStringList& names);
+  // Prompt formats offered besides "auto" (the model's own).
+  void setPromptFormats(const QStringList& names);
+  // Replaces the QFileDialog behind Browse… (tests, or a platform dialog).
+  void setDirectoryChooser(DirectoryChooser chooser);
+
+  // Shows `settings` and makes them the applied state Revert returns to.
+  // Does not emit settingsEdited: the caller knows what it set.
+  void setSettings(const EngineSettings& settings);
+  // What the fields hold now.
+  EngineSettings settings() const;
+  // What was last set or applied, as the fields show it.
+  EngineSettings appliedSettings() const { return applied_; }
+  bool hasUnappliedChanges() const;
+  // Problems that keep Apply disabled; also shown next to their fields.
+  QList<SettingsIssue> issues() const;
+
+  // The plan for the settings last announced through settingsEdited.
+  void setPlan(const PlanView& plan);
+
+ public slots:
+  void apply();
+  void revert();
+  void browseForModel();
+
+ signals:
+  void settingsEdited(const quire::ui::EngineSettings& settings);
+  void applyRequested(const quire::ui::EngineSettings& settings, bool needs_reload);
+
+ private:
+  // Building the form (settings_panel_form.cpp).
+  QGroupBox* buildModelGroup();
+  QGroupBox* buildPlacementGroup();
+  QGroupBox* buildCacheGroup();
+  QGroupBox* buildGenerationGroup();
+  QGroupBox* buildChatGroup();
+  QWidget* buildPlanSide();
+  void connectEdits();
+  void writeFields(const EngineSettings& settings);
+
+  void onFieldEdited();
+  void announceEdit();
+  void refreshState();
+
+  EngineSettings applied_;
+  QStringList recent_models_;
+  bool writing_ = false;  // fields are being filled from settings, not edited
+  DirectoryChooser choose_directory_;
+  QTimer* debounce_ = nullptr;
+
+  QLineEdit* model_directory_ = nullptr;
+  QPushButton* browse_ = nullptr;
+  QComboBox* recent_ = nullptr;
+  QLabel* model_issue_ = nullptr;
+  QComboBox* backend_ = nullptr;
+  DeviceSelector* devices_ = nullptr;
+  QComboBox* split_ = nullptr;
+  QDoubleSpinBox* reserve_ = nullptr;
+  QSpinBox* max_context_ = nullptr;
+  QComboBox* cache_format_ = nullptr;
+  QSpinBox* cache_tokens_ = nullptr;
+  QLabel* cache_issue_ = nullptr;
+  QSpinBox* host_cache_ = nullptr;
+  QSpinBox* max_batch_ = nullptr;
+  QSpinBox* chunk_size_ = nullptr;
+  QDoubleSpinBox* temperature_ = nullptr;
+  QSpinBox* top_k_ = nullptr;
+  QDoubleSpinBox* top_p_ = nullptr;
+  QDoubleSpinBox* min_p_ = nullptr;
+  QDoubleSpinBox* repetition_penalty_ = nullptr;
+  QPlainTextEdit* system_prompt_ = nullptr;
+  QComboBox* prompt_format_ = nullptr;
+  PlanWidget* plan_ = nullptr;
+  QLabel* reload_note_ = nullptr;
+  QPushButton* revert_button_ = nullptr;
+  QPushButton* apply_button_ = nullptr;
+};
+
+}  // namespace quire::ui

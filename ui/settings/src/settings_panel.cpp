@@ -1,0 +1,200 @@
+#include "quire/ui/settings_panel.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <utility>
+
+#include "device_selector.h"
+#include "quire/ui/plan_widget.h"
+#include "settings_panel_fields.h"
+
+namespace quire::ui {
+namespace {
+
+void show_issues(QLabel* label, const QList<SettingsIssue>& issues, SettingsIssue::Field field) {
+  QStringList lines;
+  for (const SettingsIssue& issue : issues) {
+    if (issue.field == field) lines.append(issue.message);
+  }
+  label->setText(lines.join(QLatin1Char('\n')));
+  label->setVisible(!lines.isEmpty());
+}
+
+}  // namespace
+
+SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
+  auto* fields = new QWidget(this);
+  auto* column = new QVBoxLayout(fields);
+  column->addWidget(buildModelGroup());
+  column->addWidget(buildPlacementGroup());
+  column->addWidget(buildCacheGroup());
+  column->addWidget(buildGenerationGroup());
+  column->addWidget(buildChatGroup());
+  column->addStretch(1);
+
+  auto* scroll = new QScrollArea(this);
+  scroll->setObjectName(QStringLiteral("settingsFields"));
+  scroll->setWidget(fields);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+  auto* layout = new QHBoxLayout(this);
+  layout->addWidget(scroll, 3);
+  layout->addWidget(buildPlanSide(), 2);
+
+  // Typing a number fires a change per key; the planner should price the
+  // number, not every prefix of it.
+  debounce_ = new QTimer(this);
+  debounce_->setSingleShot(true);
+  debounce_->setInterval(kEditDebounceMs);
+  connect(debounce_, &QTimer::timeout, this, &SettingsPanel::announceEdit);
+
+  choose_directory_ = [](QWidget* owner, const QString& start) {
+    return QFileDialog::getExistingDirectory(owner, tr("Choose a model folder"), start,
+                                             QFileDialog::ShowDirsOnly);
+  };
+  connectEdits();
+  setSettings(EngineSettings{});
+}
+
+SettingsPanel::~SettingsPanel() = default;
+
+void SettingsPanel::setAvailableDevices(const QStringList& names) {
+  devices_->setDeviceNames(names);
+  refreshState();
+}
+
+void SettingsPanel::setPromptFormats(const QStringList& names) {
+  const QString current = prompt_format_->currentData().toString();
+  writing_ = true;
+  prompt_format_->clear();
+  prompt_format_->addItem(tr("Automatic (from the model)"), QStringLiteral("auto"));
+  for (const QString& name : names) {
+    if (name != QLatin1String("auto")) prompt_format_->addItem(name, name);
+  }
+  select_by_data(prompt_format_, current);
+  writing_ = false;
+  refreshState();
+}
+
+void SettingsPanel::setDirectoryChooser(DirectoryChooser chooser) {
+  choose_directory_ = std::move(chooser);
+}
+
+void SettingsPanel::setSettings(const EngineSettings& settings) {
+  debounce_->stop();
+  writeFields(settings);
+  // Read back rather than copied: what Revert restores and what the reload
+  // check compares against must be what the fields can hold.
+  applied_ = this->settings();
+  refreshState();
+}
+
+EngineSettings SettingsPanel::settings() const {
+  EngineSettings s;
+  s.model_directory = model_directory_->text();
+  s.recent_models = recent_models_;
+  s.backend = backend_->currentData().toString();
+  s.devices = devices_->devices();
+  s.split = parse_split(split_->currentData().toString());
+  s.manual_gb = devices_->manualGb();
+  s.reserve_mib = reserve_->value();
+  s.max_context = max_context_->value();
+  s.cache_format = cache_format_->currentData().toString();
+  s.cache_tokens = cache_tokens_->value();
+  s.host_cache_mib = host_cache_->value();
+  s.max_batch = max_batch_->value();
+  s.chunk_size = chunk_size_->value();
+  s.sampling.temperature = temperature_->value();
+  s.sampling.top_k = top_k_->value();
+  s.sampling.top_p = top_p_->value();
+  s.sampling.min_p = min_p_->value();
+  s.sampling.repetition_penalty = repetition_penalty_->value();
+  s.system_prompt = system_prompt_->toPlainText();
+  s.prompt_format = prompt_format_->currentData().toString();
+  return s;
+}
+
+bool SettingsPanel::hasUnappliedChanges() const {
+  return settings() != applied_;
+}
+
+QList<SettingsIssue> SettingsPanel::issues() const {
+  QList<SettingsIssue> found = validate_settings(settings(), devices_->deviceNames());
+  const QString selection = devices_->selectionProblem();
+  if (!selection.isEmpty()) found.prepend({SettingsIssue::Field::Devices, -1, selection});
+  return found;
+}
+
+void SettingsPanel::setPlan(const PlanView& plan) {
+  plan_->setPlan(plan);
+}
+
+void SettingsPanel::apply() {
+  if (!hasUnappliedChanges() || !issues().isEmpty()) return;
+  const EngineSettings edited = settings();
+  const bool reload = needs_reload(applied_, edited);
+  applied_ = edited;
+  refreshState();
+  emit applyRequested(edited, reload);
+}
+
+void SettingsPanel::revert() {
+  if (!hasUnappliedChanges()) return;
+  writeFields(applied_);
+  refreshState();
+  // The plan on screen belongs to the edited settings: price the old ones.
+  debounce_->start();
+}
+
+void SettingsPanel::browseForModel() {
+  const QString current = model_directory_->text();
+  const QString start = current.isEmpty() ? QDir::homePath() : current;
+  const QString chosen = choose_directory_ ? choose_directory_(this, start) : QString();
+  if (!chosen.isEmpty()) model_directory_->setText(chosen);
+}
+
+void SettingsPanel::onFieldEdited() {
+  if (writing_) return;
+  refreshState();
+  debounce_->start();  // restarts: only the last of a burst of edits is announced
+}
+
+void SettingsPanel::announceEdit() {
+  plan_->setStale(true);
+  emit settingsEdited(settings());
+}
+
+void SettingsPanel::refreshState() {
+  const EngineSettings edited = settings();
+  const QList<SettingsIssue> found = issues();
+  show_issues(model_issue_, found, SettingsIssue::Field::ModelDirectory);
+  show_issues(cache_issue_, found, SettingsIssue::Field::CacheTokens);
+  devices_->showIssues(found);
+
+  const bool dirty = edited != applied_;
+  const QStringList reasons = dirty ? reload_reasons(applied_, edited) : QStringList();
+  apply_button_->setText(reasons.isEmpty() ? tr("Apply") : tr("Apply and reload model"));
+  apply_button_->setEnabled(dirty && found.isEmpty());
+  revert_button_->setEnabled(dirty);
+  reload_note_->setText(
+      reasons.isEmpty()
+          ? QString()
+          : tr("Applying reloads the model for: %1.").arg(reasons.join(QStringLiteral(", "))));
+  reload_note_->setVisible(!reasons.isEmpty());
+}
+
+}  // namespace quire::ui

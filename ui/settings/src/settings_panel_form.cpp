@@ -1,0 +1,309 @@
+// The settings panel's fields: how they are built, grouped and filled from a
+// set of settings. Behaviour (edits, plan, apply) is in settings_panel.cpp.
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "device_selector.h"
+#include "quire/ui/plan_widget.h"
+#include "quire/ui/settings_limits.h"
+#include "quire/ui/settings_panel.h"
+#include "settings_panel_fields.h"
+
+namespace quire::ui {
+namespace {
+
+QSpinBox* int_field(const QString& name, IntRange range, int step, const QString& suffix,
+                    QWidget* parent) {
+  auto* box = new QSpinBox(parent);
+  box->setObjectName(name);
+  box->setRange(range.min, range.max);
+  box->setSingleStep(step);
+  box->setSuffix(suffix);
+  box->setGroupSeparatorShown(true);
+  return box;
+}
+
+QDoubleSpinBox* real_field(const QString& name, RealRange range, double step, const QString& suffix,
+                           QWidget* parent) {
+  auto* box = new QDoubleSpinBox(parent);
+  box->setObjectName(name);
+  box->setDecimals(range.decimals);
+  box->setRange(range.min, range.max);
+  box->setSingleStep(step);
+  box->setSuffix(suffix);
+  return box;
+}
+
+// Marks the items select_by_data adds for values the combo does not offer.
+constexpr int kExtraItemRole = Qt::UserRole + 1;
+
+QLabel* issue_label(const QString& name, QWidget* parent) {
+  auto* label = new QLabel(parent);
+  label->setObjectName(name);
+  label->setStyleSheet(QStringLiteral("color: #c62828;"));
+  label->setWordWrap(true);
+  label->setVisible(false);
+  return label;
+}
+
+QLabel* hint(const QString& text, QWidget* parent) {
+  auto* label = new QLabel(text, parent);
+  label->setWordWrap(true);
+  label->setForegroundRole(QPalette::PlaceholderText);
+  return label;
+}
+
+}  // namespace
+
+void select_by_data(QComboBox* box, const QString& value) {
+  for (int i = box->count() - 1; i >= 0; --i) {
+    if (box->itemData(i, kExtraItemRole).toBool()) box->removeItem(i);
+  }
+  int index = value.isEmpty() ? -1 : box->findData(value);
+  if (index < 0 && !value.isEmpty()) {
+    box->addItem(value, value);
+    index = box->count() - 1;
+    box->setItemData(index, true, kExtraItemRole);
+  }
+  box->setCurrentIndex(index);
+}
+
+QGroupBox* SettingsPanel::buildModelGroup() {
+  auto* group = new QGroupBox(tr("Model"), this);
+  auto* form = new QFormLayout(group);
+
+  model_directory_ = new QLineEdit(group);
+  model_directory_->setObjectName(QStringLiteral("modelDirectory"));
+  model_directory_->setPlaceholderText(tr("A model folder: EXL2, GPTQ or FP16 safetensors"));
+  browse_ = new QPushButton(tr("Browse…"), group);
+  browse_->setObjectName(QStringLiteral("browseModel"));
+  connect(browse_, &QPushButton::clicked, this, &SettingsPanel::browseForModel);
+  auto* row = new QHBoxLayout;
+  row->addWidget(model_directory_, 1);
+  row->addWidget(browse_);
+  form->addRow(tr("Folder"), row);
+  model_issue_ = issue_label(QStringLiteral("modelDirectoryIssue"), group);
+  form->addRow(QString(), model_issue_);
+
+  recent_ = new QComboBox(group);
+  recent_->setObjectName(QStringLiteral("recentModels"));
+  recent_->setPlaceholderText(tr("Recently used models"));
+  // Picking a recent model fills the folder; the list itself stays as it was.
+  connect(recent_, &QComboBox::activated, this, [this](int index) {
+    model_directory_->setText(recent_->itemData(index).toString());
+    recent_->setCurrentIndex(-1);
+  });
+  form->addRow(tr("Recent"), recent_);
+
+  backend_ = new QComboBox(group);
+  backend_->setObjectName(QStringLiteral("backend"));
+  backend_->addItem(tr("Automatic (CUDA when a GPU is found)"), QStringLiteral("auto"));
+  backend_->addItem(tr("CPU"), QStringLiteral("cpu"));
+  backend_->addItem(tr("CUDA"), QStringLiteral("cuda"));
+  form->addRow(tr("Backend"), backend_);
+  return group;
+}
+
+QGroupBox* SettingsPanel::buildPlacementGroup() {
+  auto* group = new QGroupBox(tr("Devices and placement"), this);
+  auto* form = new QFormLayout(group);
+
+  devices_ = new DeviceSelector(group);
+  devices_->setObjectName(QStringLiteral("devices"));
+  form->addRow(tr("Devices"), devices_);
+
+  split_ = new QComboBox(group);
+  split_->setObjectName(QStringLiteral("split"));
+  split_->addItem(tr("Fill devices in order"), QStringLiteral("fill"));
+  split_->setItemData(0, tr("Device 0 takes layers until it is full, then the next one."),
+                      Qt::ToolTipRole);
+  split_->addItem(tr("Balanced"), QStringLiteral("balanced"));
+  split_->setItemData(1, tr("Layers spread so that every device is filled to the same share."),
+                      Qt::ToolTipRole);
+  split_->addItem(tr("Manual (GB per device)"), QStringLiteral("manual"));
+  split_->setItemData(2, tr("Each device up to the GB you give it."), Qt::ToolTipRole);
+  form->addRow(tr("Split"), split_);
+
+  reserve_ = real_field(QStringLiteral("reserveMib"), limits::kReserveMib, 64, tr(" MiB"), group);
+  reserve_->setToolTip(tr("Kept free on every device for the driver, libraries and desktop."));
+  form->addRow(tr("Reserve per device"), reserve_);
+  return group;
+}
+
+QGroupBox* SettingsPanel::buildCacheGroup() {
+  auto* group = new QGroupBox(tr("Context and KV cache"), this);
+  auto* form = new QFormLayout(group);
+
+  max_context_ =
+      int_field(QStringLiteral("maxContext"), limits::kMaxContext, 1024, tr(" tokens"), group);
+  max_context_->setToolTip(tr("The most tokens one conversation keeps."));
+  form->addRow(tr("Max context"), max_context_);
+
+  cache_format_ = new QComboBox(group);
+  cache_format_->setObjectName(QStringLiteral("cacheFormat"));
+  for (const CacheFormatInfo& format : cache_formats()) {
+    cache_format_->addItem(format.label(), format.id);
+  }
+  form->addRow(tr("Cache format"), cache_format_);
+  form->addRow(QString(), hint(tr("Fewer bits hold more tokens in the same memory and read "
+                                  "faster at long context, at a small cost in accuracy."),
+                               group));
+
+  cache_tokens_ =
+      int_field(QStringLiteral("cacheTokens"), limits::kCacheTokens, 4096, tr(" tokens"), group);
+  cache_tokens_->setToolTip(
+      tr("Shared by every conversation; pages of earlier turns stay "
+         "cached for reuse until the space is needed."));
+  form->addRow(tr("Cache size"), cache_tokens_);
+  cache_issue_ = issue_label(QStringLiteral("cacheTokensIssue"), group);
+  form->addRow(QString(), cache_issue_);
+
+  host_cache_ =
+      int_field(QStringLiteral("hostCacheMib"), limits::kHostCacheMib, 512, tr(" MiB"), group);
+  host_cache_->setSpecialValueText(tr("Off"));
+  host_cache_->setToolTip(
+      tr("Pages evicted from the GPU are kept in host memory by their "
+         "hash and copied back instead of recomputed."));
+  form->addRow(tr("Host-memory tier"), host_cache_);
+  return group;
+}
+
+QGroupBox* SettingsPanel::buildGenerationGroup() {
+  auto* group = new QGroupBox(tr("Generation"), this);
+  auto* form = new QFormLayout(group);
+  max_batch_ = int_field(QStringLiteral("maxBatch"), limits::kMaxBatch, 1, QString(), group);
+  max_batch_->setToolTip(tr("Conversations decoded together in one step."));
+  form->addRow(tr("Max batch"), max_batch_);
+  chunk_size_ =
+      int_field(QStringLiteral("chunkSize"), limits::kChunkSize, 256, tr(" tokens"), group);
+  chunk_size_->setToolTip(
+      tr("Prompt tokens computed per step; larger chunks need more "
+         "scratch memory on every device."));
+  form->addRow(tr("Prefill chunk"), chunk_size_);
+
+  temperature_ =
+      real_field(QStringLiteral("temperature"), limits::kTemperature, 0.05, QString(), group);
+  form->addRow(tr("Temperature"), temperature_);
+  top_k_ = int_field(QStringLiteral("topK"), limits::kTopK, 1, QString(), group);
+  top_k_->setSpecialValueText(tr("Off"));
+  form->addRow(tr("Top-k"), top_k_);
+  top_p_ = real_field(QStringLiteral("topP"), limits::kTopP, 0.05, QString(), group);
+  form->addRow(tr("Top-p"), top_p_);
+  min_p_ = real_field(QStringLiteral("minP"), limits::kMinP, 0.01, QString(), group);
+  form->addRow(tr("Min-p"), min_p_);
+  repetition_penalty_ = real_field(QStringLiteral("repetitionPenalty"), limits::kRepetitionPenalty,
+                                   0.01, QString(), group);
+  form->addRow(tr("Repetition penalty"), repetition_penalty_);
+  return group;
+}
+
+QGroupBox* SettingsPanel::buildChatGroup() {
+  auto* group = new QGroupBox(tr("Chat"), this);
+  auto* form = new QFormLayout(group);
+  prompt_format_ = new QComboBox(group);
+  prompt_format_->setObjectName(QStringLiteral("promptFormat"));
+  prompt_format_->addItem(tr("Automatic (from the model)"), QStringLiteral("auto"));
+  form->addRow(tr("Prompt format"), prompt_format_);
+  system_prompt_ = new QPlainTextEdit(group);
+  system_prompt_->setObjectName(QStringLiteral("systemPrompt"));
+  system_prompt_->setPlaceholderText(tr("Instructions the model sees before every chat"));
+  system_prompt_->setTabChangesFocus(true);
+  system_prompt_->setMinimumHeight(72);
+  form->addRow(tr("System prompt"), system_prompt_);
+  return group;
+}
+
+QWidget* SettingsPanel::buildPlanSide() {
+  auto* side = new QWidget(this);
+  auto* layout = new QVBoxLayout(side);
+  layout->setContentsMargins(0, 0, 0, 0);
+  auto* group = new QGroupBox(tr("Memory plan"), side);
+  auto* group_layout = new QVBoxLayout(group);
+  plan_ = new PlanWidget(group);
+  plan_->setObjectName(QStringLiteral("plan"));
+  group_layout->addWidget(plan_);
+  layout->addWidget(group, 1);
+
+  reload_note_ = new QLabel(side);
+  reload_note_->setObjectName(QStringLiteral("reloadNote"));
+  reload_note_->setWordWrap(true);
+  reload_note_->setVisible(false);
+  layout->addWidget(reload_note_);
+
+  auto* buttons = new QHBoxLayout;
+  buttons->addStretch(1);
+  revert_button_ = new QPushButton(tr("Revert"), side);
+  revert_button_->setObjectName(QStringLiteral("revertButton"));
+  connect(revert_button_, &QPushButton::clicked, this, &SettingsPanel::revert);
+  apply_button_ = new QPushButton(tr("Apply"), side);
+  apply_button_->setObjectName(QStringLiteral("applyButton"));
+  apply_button_->setDefault(true);
+  connect(apply_button_, &QPushButton::clicked, this, &SettingsPanel::apply);
+  buttons->addWidget(revert_button_);
+  buttons->addWidget(apply_button_);
+  layout->addLayout(buttons);
+  return side;
+}
+
+void SettingsPanel::connectEdits() {
+  auto edited = [this] { onFieldEdited(); };
+  connect(model_directory_, &QLineEdit::textChanged, this, edited);
+  connect(backend_, &QComboBox::currentIndexChanged, this, edited);
+  connect(devices_, &DeviceSelector::edited, this, edited);
+  connect(split_, &QComboBox::currentIndexChanged, this, [this] {
+    devices_->setManualVisible(split_->currentData().toString() == QLatin1String("manual"));
+    onFieldEdited();
+  });
+  for (QComboBox* box : {cache_format_, prompt_format_}) {
+    connect(box, &QComboBox::currentIndexChanged, this, edited);
+  }
+  for (QSpinBox* box :
+       {max_context_, cache_tokens_, host_cache_, max_batch_, chunk_size_, top_k_}) {
+    connect(box, &QSpinBox::valueChanged, this, edited);
+  }
+  for (QDoubleSpinBox* box : {reserve_, temperature_, top_p_, min_p_, repetition_penalty_}) {
+    connect(box, &QDoubleSpinBox::valueChanged, this, edited);
+  }
+  connect(system_prompt_, &QPlainTextEdit::textChanged, this, edited);
+}
+
+void SettingsPanel::writeFields(const EngineSettings& s) {
+  writing_ = true;
+  model_directory_->setText(s.model_directory);
+  recent_models_ = s.recent_models;
+  recent_->clear();
+  for (const QString& path : s.recent_models)
+    recent_->addItem(path, path);
+  recent_->setCurrentIndex(-1);
+  select_by_data(backend_, s.backend);
+  devices_->setSelection(s.devices, s.manual_gb);
+  select_by_data(split_, split_id(s.split));
+  devices_->setManualVisible(s.split == EngineSettings::Split::Manual);
+  reserve_->setValue(s.reserve_mib);
+  max_context_->setValue(s.max_context);
+  select_by_data(cache_format_, s.cache_format);
+  cache_tokens_->setValue(s.cache_tokens);
+  host_cache_->setValue(s.host_cache_mib);
+  max_batch_->setValue(s.max_batch);
+  chunk_size_->setValue(s.chunk_size);
+  temperature_->setValue(s.sampling.temperature);
+  top_k_->setValue(s.sampling.top_k);
+  top_p_->setValue(s.sampling.top_p);
+  min_p_->setValue(s.sampling.min_p);
+  repetition_penalty_->setValue(s.sampling.repetition_penalty);
+  system_prompt_->setPlainText(s.system_prompt);
+  select_by_data(prompt_format_, s.prompt_format);
+  writing_ = false;
+}
+
+}  // namespace quire::ui
