@@ -1,0 +1,292 @@
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListView>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardItemModel>
+#include <QTest>
+#include <QToolButton>
+#include <memory>
+
+#include "chat_list_delegate.h"
+#include "quire/ui/chat_list_widget.h"
+#include "test_main.h"
+
+using namespace quire::ui;
+
+namespace {
+
+const QDateTime kNow(QDate(2024, 5, 17), QTime(15, 30));
+
+// The app's model as the store would fill it; rows in insertion order, which
+// is not the order of activity.
+std::unique_ptr<QStandardItemModel> makeModel() {
+  auto model = std::make_unique<QStandardItemModel>();
+  const struct {
+    qint64 id;
+    const char* title;
+    int minutesAgo;
+  } chats[] = {
+      {11, "Rust lifetimes explained", 60 * 24 * 3},
+      {12, "Dinner ideas for six", 5},
+      {13, "Trip to Lisbon", 60 * 24 * 40},
+      {14, "Rust async runtimes", 90},
+      {15, "CV cover letter", 60 * 24},
+  };
+  for (const auto& chat : chats) {
+    auto* item = new QStandardItem(QString::fromUtf8(chat.title));
+    item->setData(chat.id, ChatIdRole);
+    item->setData(kNow.addSecs(-60LL * chat.minutesAgo), ChatLastActivityRole);
+    model->appendRow(item);
+  }
+  return model;
+}
+
+QListView* listOf(ChatListWidget& widget) {
+  return widget.findChild<QListView*>(QStringLiteral("chatListView"));
+}
+
+QList<qint64> shownIds(const ChatListWidget& widget) {
+  QList<qint64> ids;
+  const QAbstractItemModel* model = widget.viewModel();
+  for (int row = 0; row < model->rowCount(); ++row)
+    ids.push_back(model->index(row, 0).data(ChatIdRole).toLongLong());
+  return ids;
+}
+
+QModelIndex rowOf(const ChatListWidget& widget, qint64 id) {
+  const QAbstractItemModel* model = widget.viewModel();
+  for (int row = 0; row < model->rowCount(); ++row) {
+    if (model->index(row, 0).data(ChatIdRole).toLongLong() == id) return model->index(row, 0);
+  }
+  return {};
+}
+
+void clickChat(ChatListWidget& widget, qint64 id) {
+  QListView* view = listOf(widget);
+  QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
+                    view->visualRect(rowOf(widget, id)).center());
+}
+
+}  // namespace
+
+class ChatListWidgetTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates)); }
+
+  void listsNewestFirst() {
+    auto model = makeModel();
+    ChatListWidget widget;
+    widget.setModel(model.get());
+    QAbstractItemModelTester tester(widget.viewModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(shownIds(widget), (QList<qint64>{12, 14, 15, 11, 13}));
+    // Activity in an old chat moves it to the top.
+    model->item(2)->setData(kNow, ChatLastActivityRole);
+    QCOMPARE(shownIds(widget).first(), 13);
+  }
+
+  void selectingEmitsTheChatId() {
+    auto model = makeModel();
+    ChatListWidget widget;
+    widget.setModel(model.get());
+    widget.resize(280, 500);
+    widget.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&widget));
+    QSignalSpy selected(&widget, &ChatListWidget::chatSelected);
+    clickChat(widget, 15);
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(selected[0][0].toLongLong(), 15);
+    QTest::keyClick(listOf(widget), Qt::Key_Down);
+    QCOMPARE(selected.count(), 2);
+    QCOMPARE(selected[1][0].toLongLong(), 11);
+    QCOMPARE(widget.currentChatId(), std::optional<qint64>(11));
+
+    // The app choosing a chat selects it quietly.
+    widget.setCurrentChat(12);
+    QCOMPARE(selected.count(), 2);
+    QCOMPARE(listOf(widget)->currentIndex().data(ChatIdRole).toLongLong(), 12);
+  }
+
+  void searchFiltersTitlesAndAsksTheApp() {
+    auto model = makeModel();
+    ChatListWidget widget;
+    widget.setModel(model.get());
+    widget.resize(280, 500);
+    widget.show();
+    QAbstractItemModelTester tester(widget.viewModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy searches(&widget, &ChatListWidget::searchChanged);
+    QSignalSpy selected(&widget, &ChatListWidget::chatSelected);
+    clickChat(widget, 12);
+    QCOMPARE(selected.count(), 1);
+
+    auto* search = widget.findChild<QLineEdit*>(QStringLiteral("chatSearch"));
+    QTest::keyClicks(search, QStringLiteral("rust"));
+    QCOMPARE(shownIds(widget), (QList<qint64>{14, 11}));
+    QVERIFY(searches.wait());
+    QCOMPARE(searches.count(), 1);  // once, after typing stopped
+    QCOMPARE(searches.last()[0].toString(), QStringLiteral("rust"));
+
+    // The app found "rust" in the messages of the Lisbon chat.
+    widget.setTextMatches(QStringLiteral("rus"), {15});  // a late answer to an older text
+    QCOMPARE(shownIds(widget), (QList<qint64>{14, 11}));
+    widget.setTextMatches(QStringLiteral("rust"), {13});
+    QCOMPARE(shownIds(widget), (QList<qint64>{14, 11, 13}));
+
+    widget.setSearchText(QStringLiteral("zebra"));
+    QVERIFY(shownIds(widget).isEmpty());
+    auto* empty = widget.findChild<QLabel*>(QStringLiteral("emptyListLabel"));
+    QVERIFY(empty->isVisible());
+    QVERIFY(empty->text().contains(QStringLiteral("zebra")));
+
+    // Filtering never switched chats, and clearing it shows the open one again.
+    widget.setSearchText({});
+    QCOMPARE(shownIds(widget).size(), 5);
+    QVERIFY(!empty->isVisible());
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(listOf(widget)->currentIndex().data(ChatIdRole).toLongLong(), 12);
+    QVERIFY(searches.wait());
+    QCOMPARE(searches.last()[0].toString(), QString());
+  }
+
+  void renamesInPlace() {
+    // A read-only model with only the roles the widget needs.
+    auto model = makeModel();
+    for (int row = 0; row < model->rowCount(); ++row)
+      model->item(row)->setEditable(false);
+    ChatListWidget widget;
+    widget.setModel(model.get());
+    widget.resize(280, 500);
+    widget.show();
+    widget.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&widget));
+    QSignalSpy renames(&widget, &ChatListWidget::renameRequested);
+    clickChat(widget, 14);
+    QTest::keyClick(listOf(widget), Qt::Key_F2);
+    auto* editor = widget.findChild<QLineEdit*>(QStringLiteral("renameEditor"));
+    QVERIFY(editor);
+    QTRY_VERIFY(editor->isVisible());
+    QCOMPARE(editor->text(), QStringLiteral("Rust async runtimes"));
+    editor->selectAll();
+    QTest::keyClicks(editor, QStringLiteral("  Tokio or smol  "));
+    QTest::keyClick(editor, Qt::Key_Return);
+    QTRY_COMPARE(renames.count(), 1);
+    QCOMPARE(renames[0][0].toLongLong(), 14);
+    QCOMPARE(renames[0][1].toString(), QStringLiteral("Tokio or smol"));
+    // The model is the app's: nothing was written into it.
+    QCOMPARE(model->item(3)->text(), QStringLiteral("Rust async runtimes"));
+
+    // An unchanged or empty title is no rename.
+    widget.renameCurrent();
+    QTRY_VERIFY(qobject_cast<QLineEdit*>(QApplication::focusWidget()));
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Return);
+    QTest::qWait(20);
+    QCOMPARE(renames.count(), 1);
+    widget.renameCurrent();
+    QTRY_VERIFY(qobject_cast<QLineEdit*>(QApplication::focusWidget()));
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Backspace);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Return);
+    QTest::qWait(20);
+    QCOMPARE(renames.count(), 1);
+
+    // Closing the widget with the editor open commits nothing into freed memory.
+    widget.renameCurrent();
+    QTRY_VERIFY(qobject_cast<QLineEdit*>(QApplication::focusWidget()));
+  }
+
+  void deletesWithUndo() {
+    auto model = makeModel();
+    ChatListWidget widget;
+    widget.setModel(model.get());
+    widget.resize(280, 500);
+    widget.show();
+    widget.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&widget));
+    QSignalSpy deletes(&widget, &ChatListWidget::deleteRequested);
+    QSignalSpy undos(&widget, &ChatListWidget::undoDeleteRequested);
+    QSignalSpy commits(&widget, &ChatListWidget::deleteCommitted);
+    clickChat(widget, 15);
+    QVERIFY(!widget.isUndoVisible());
+    QTest::keyClick(listOf(widget), Qt::Key_Delete);
+    QCOMPARE(deletes.count(), 1);
+    QCOMPARE(deletes[0][0].toLongLong(), 15);
+    QVERIFY(widget.isUndoVisible());
+    QVERIFY(widget.findChild<QLabel*>(QStringLiteral("undoLabel"))
+                ->text()
+                .contains(QStringLiteral("CV cover letter")));
+    QTest::mouseClick(widget.findChild<QToolButton*>(QStringLiteral("undoButton")), Qt::LeftButton);
+    QCOMPARE(undos.count(), 1);
+    QCOMPARE(undos[0][0].toLongLong(), 15);
+    QVERIFY(!widget.isUndoVisible());
+    QCOMPARE(commits.count(), 0);
+
+    // A second deletion makes the first final; the bar closes by itself.
+    widget.setUndoTimeout(150);
+    widget.deleteCurrent();
+    clickChat(widget, 13);
+    widget.deleteCurrent();
+    QCOMPARE(commits.count(), 1);
+    QCOMPARE(commits[0][0].toLongLong(), 15);
+    QVERIFY(widget.isUndoVisible());
+    QVERIFY(commits.wait(2000));
+    QCOMPARE(commits[1][0].toLongLong(), 13);
+    QVERIFY(!widget.isUndoVisible());
+    QCOMPARE(undos.count(), 1);
+  }
+
+  void newChatFromButtonAndShortcut() {
+    auto model = makeModel();
+    ChatListWidget widget;
+    widget.setModel(model.get());
+    widget.show();
+    widget.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&widget));
+    QSignalSpy created(&widget, &ChatListWidget::newChatRequested);
+    QTest::mouseClick(widget.findChild<QPushButton*>(QStringLiteral("newChatButton")),
+                      Qt::LeftButton);
+    QCOMPARE(created.count(), 1);
+    auto* search = widget.findChild<QLineEdit*>(QStringLiteral("chatSearch"));
+    search->setFocus();
+    QTest::keyClick(search, Qt::Key_N, Qt::ControlModifier);
+    QCOMPARE(created.count(), 2);
+    listOf(widget)->setFocus();
+    QTest::keyClick(listOf(widget), Qt::Key_N, Qt::ControlModifier);
+    QCOMPARE(created.count(), 3);
+    // Delete in the search field edits the text, it deletes no chat.
+    QSignalSpy deletes(&widget, &ChatListWidget::deleteRequested);
+    clickChat(widget, 12);
+    search->setFocus();
+    search->setText(QStringLiteral("ab"));
+    search->setCursorPosition(0);
+    QTest::keyClick(search, Qt::Key_Delete);
+    QCOMPARE(search->text(), QStringLiteral("b"));
+    QCOMPARE(deletes.count(), 0);
+  }
+
+  void formatsLastActivity_data() {
+    QTest::addColumn<QDateTime>("when");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("seconds") << kNow.addSecs(-20) << QStringLiteral("just now");
+    QTest::newRow("minutes") << kNow.addSecs(-5 * 60) << QStringLiteral("5 min ago");
+    QTest::newRow("today") << QDateTime(kNow.date(), QTime(9, 5)) << QStringLiteral("9:05 AM");
+    QTest::newRow("yesterday") << kNow.addDays(-1) << QStringLiteral("Yesterday");
+    QTest::newRow("this week") << kNow.addDays(-3) << QStringLiteral("Tuesday");
+    QTest::newRow("this year") << kNow.addDays(-40) << QStringLiteral("7 Apr");
+    QTest::newRow("older") << kNow.addYears(-2) << QStringLiteral("17 May 2022");
+    QTest::newRow("unknown") << QDateTime() << QString();
+  }
+
+  void formatsLastActivity() {
+    QFETCH(QDateTime, when);
+    QFETCH(QString, expected);
+    QCOMPARE(formatLastActivity(when, kNow), expected);
+  }
+};
+
+QUIRE_TEST(ChatListWidgetTest)
+#include "test_chat_list_widget.moc"

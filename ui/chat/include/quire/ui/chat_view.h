@@ -1,0 +1,139 @@
+#pragma once
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <QList>
+#include <QSet>
+#include <QWidget>
+#include <optional>
+#include <vector>
+
+#include "quire/ui/chat_view_data.h"
+
+class QLabel;
+class QScrollArea;
+class QStackedWidget;
+class QTimer;
+class QToolButton;
+class QVBoxLayout;
+
+namespace quire::ui {
+
+class MessageWidget;
+
+// The conversation of one chat: user messages as bubbles, replies as Markdown
+// blocks with a Copy button per code block, per-message actions (copy, edit and
+// resend, regenerate), streaming, errors, and an empty state for a new chat.
+//
+// Design: a scroll area holding one widget per message, built lazily, rather
+// than a QListView with a painting delegate. Every message needs live content:
+// selection with mouse and keyboard, links, a Copy button per code block and
+// inline editing; a delegate only paints, so each of these would have to be
+// re-implemented over it. The cost of widgets is bounded instead: only the
+// newest kInitialBatch messages get widgets when a chat is opened, and older
+// ones are built kHistoryBatch at a time when the user scrolls near the top,
+// with the messages in view kept in place; back at the end, they are released
+// again. Streaming re-renders only the last paragraph or code block of one
+// message, at most kMaxRendersPerSecond times a second.
+//
+// Object names (for tests and accessibility tools): "message" per message
+// (property "messageId"), "messageText", "codeBlock", "copyCodeButton",
+// "copyMessageButton", "editButton", "messageEditor", "sendEditButton",
+// "regenerateButton", "messageError", "messageStats", "emptyState",
+// "jumpToLatestButton".
+class ChatView : public QWidget {
+  Q_OBJECT
+
+ public:
+  static constexpr int kMaxRendersPerSecond = 20;
+  static constexpr int kInitialBatch = 40;
+  static constexpr int kHistoryBatch = 30;
+
+  explicit ChatView(QWidget* parent = nullptr);
+  ~ChatView() override;
+
+  // Replaces the conversation (opening a chat) and scrolls to its end.
+  void setMessages(const QList<ChatMessageView>& messages);
+  void appendMessage(const ChatMessageView& message);
+  // Replaces the message with the same id and renders it at once (end of a
+  // stream, stats, an error). Unknown ids are ignored.
+  void updateMessage(const ChatMessageView& message);
+  // Appends streamed text. Deltas are coalesced: the message is rendered again
+  // at most kMaxRendersPerSecond times a second, however many deltas arrive.
+  void appendToMessage(qint64 id, const QString& delta);
+  void removeMessage(qint64 id);
+  void clear();
+
+  qsizetype messageCount() const { return messages_.size(); }
+  std::optional<ChatMessageView> message(qint64 id) const;
+  // Messages that have widgets so far: always the newest ones.
+  qsizetype builtMessageCount() const { return messages_.size() - firstBuilt_; }
+  bool isShowingEmptyState() const;
+  // True while the view follows new text; false once the user scrolled up.
+  bool isPinnedToBottom() const { return pinned_; }
+  // How many times a message was rendered, built or re-rendered: lets tests
+  // and diagnostics see the coalescing of streamed text.
+  int renderCount() const { return renderCount_; }
+  void setEmptyStateText(const QString& title, const QString& hint);
+
+ public slots:
+  void scrollToBottom();
+  // Renders streamed text that is waiting for the next render slot now.
+  void flushPendingRenders();
+
+ signals:
+  // A user message was edited; the app replaces the conversation from it on.
+  void editRequested(qint64 id, const QString& newText);
+  // The last reply should be generated again.
+  void regenerateRequested(qint64 id);
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  std::optional<qsizetype> indexOf(qint64 id) const;
+  MessageWidget* buildWidget(qsizetype index);
+  void buildOlder();
+  void queueBuildOlder();
+  void releaseOlder();
+  void queueReleaseOlder();
+  void discardWidgets();
+  void reindex();
+  void scheduleRender();
+  void refreshActions();
+  void refreshEmptyState();
+  void placeJumpButton();
+  void onScrollValueChanged(int value);
+  void onScrollRangeChanged(int minimum, int maximum);
+
+  QList<ChatMessageView> messages_;
+  // Parallel to messages_; null below firstBuilt_.
+  std::vector<MessageWidget*> widgets_;
+  qsizetype firstBuilt_ = 0;
+  QHash<qint64, qsizetype> indexById_;
+
+  QSet<qint64> dirty_;
+  QTimer* renderTimer_ = nullptr;
+  QElapsedTimer sinceRender_;
+  int renderCount_ = 0;
+
+  bool pinned_ = true;
+  bool adjustingScroll_ = false;
+  bool buildOlderQueued_ = false;
+  bool releaseQueued_ = false;
+  // After older messages were inserted above: keep this distance to the end,
+  // so that the messages in view stay put, until the user scrolls.
+  std::optional<int> keepFromBottom_;
+
+  QStackedWidget* stack_ = nullptr;
+  QWidget* emptyState_ = nullptr;
+  QLabel* emptyTitle_ = nullptr;
+  QLabel* emptyHint_ = nullptr;
+  QScrollArea* scroll_ = nullptr;
+  QWidget* content_ = nullptr;
+  QVBoxLayout* column_ = nullptr;
+  QToolButton* jumpButton_ = nullptr;
+};
+
+}  // namespace quire::ui

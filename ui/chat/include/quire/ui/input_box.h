@@ -1,0 +1,63 @@
+#pragma once
+
+#include <QWidget>
+
+class QPlainTextEdit;
+class QPushButton;
+
+namespace quire::ui {
+
+class TintedFrame;
+
+// Where the user writes the next message. Enter sends, Shift+Enter starts a new
+// line; the box grows with its text up to maximumLines() and then scrolls.
+// While a reply is generated, Send gives way to Stop (Esc stops too); the user
+// can keep typing the next message meanwhile.
+//
+// Object names: "messageInput", "sendButton", "stopButton".
+class InputBox : public QWidget {
+  Q_OBJECT
+
+ public:
+  static constexpr int kDefaultMaximumLines = 8;
+
+  explicit InputBox(QWidget* parent = nullptr);
+
+  QString text() const;
+  void setText(const QString& text);
+  QString placeholderText() const;
+  void setPlaceholderText(const QString& text);
+  int maximumLines() const { return maximumLines_; }
+  void setMaximumLines(int lines);
+  bool isGenerating() const { return generating_; }
+  // There is something besides whitespace to send, and no reply is running.
+  bool canSend() const;
+
+ public slots:
+  void setGenerating(bool generating);
+  // Emits sendRequested and clears the box, if canSend().
+  void send();
+  void clear();
+  void focusInput();
+
+ signals:
+  // The text without leading blank lines and trailing whitespace.
+  void sendRequested(const QString& text);
+  void stopRequested();
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  void fitHeight();
+  void updateButtons();
+
+  TintedFrame* frame_ = nullptr;
+  QPlainTextEdit* editor_ = nullptr;
+  QPushButton* sendButton_ = nullptr;
+  QPushButton* stopButton_ = nullptr;
+  int maximumLines_ = kDefaultMaximumLines;
+  bool generating_ = false;
+};
+
+}  // namespace quire::ui

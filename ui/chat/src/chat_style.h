@@ -1,0 +1,44 @@
+#pragma once
+
+#include <QColor>
+#include <QFrame>
+
+class QPalette;
+
+namespace quire::ui {
+
+// The look of the chat widgets. Every colour is derived from the widget's
+// palette (Base mixed with another role, or with a fixed hue for a state such
+// as an error), so light and dark themes both work and text keeps the
+// palette's own Text colour.
+enum class Tint { None, UserBubble, System, Code, CodeHeader, Error, Input };
+
+QColor mixColors(const QColor& from, const QColor& to, qreal amount);
+bool isDarkPalette(const QPalette& palette);
+QColor tintColor(Tint tint, const QPalette& palette);
+QColor tintBorderColor(Tint tint, const QPalette& palette);
+
+// Secondary text (captions, stats, times): the palette's PlaceholderText role.
+void useMutedText(QWidget* widget);
+// The widget's font scaled by `factor` (captions, headings of the empty state).
+void scaleFont(QWidget* widget, qreal factor, bool bold = false);
+
+// A frame that paints a rounded, tinted background and border behind its
+// children; the children stay transparent on it.
+class TintedFrame : public QFrame {
+ public:
+  explicit TintedFrame(Tint tint, QWidget* parent = nullptr);
+
+  Tint tint() const { return tint_; }
+  void setTint(Tint tint);
+  void setRadius(int radius);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+
+ private:
+  Tint tint_;
+  int radius_ = 10;
+};
+
+}  // namespace quire::ui

@@ -1,0 +1,165 @@
+#include "quire/ui/input_box.h"
+
+#include <QAbstractTextDocumentLayout>
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <algorithm>
+
+#include "chat_style.h"
+
+namespace quire::ui {
+namespace {
+
+// Leading blank lines and trailing whitespace go; indentation of the first
+// line stays, since it may be pasted code.
+QString tidy(const QString& text) {
+  qsizetype end = text.size();
+  while (end > 0 && text[end - 1].isSpace())
+    --end;
+  qsizetype start = 0;
+  for (qsizetype i = 0; i < end && text[i].isSpace(); ++i) {
+    if (text[i] == u'\n') start = i + 1;
+  }
+  return text.mid(start, end - start);
+}
+
+}  // namespace
+
+InputBox::InputBox(QWidget* parent) : QWidget(parent) {
+  auto* root = new QHBoxLayout(this);
+  root->setContentsMargins(0, 0, 0, 0);
+  frame_ = new TintedFrame(Tint::Input, this);
+  frame_->setRadius(12);
+  root->addWidget(frame_);
+
+  auto* layout = new QHBoxLayout(frame_);
+  layout->setContentsMargins(12, 8, 8, 8);
+  layout->setSpacing(8);
+
+  editor_ = new QPlainTextEdit(frame_);
+  editor_->setObjectName(QStringLiteral("messageInput"));
+  editor_->setAccessibleName(tr("Message"));
+  editor_->setAccessibleDescription(tr("Enter sends, Shift+Enter starts a new line"));
+  editor_->setFrameShape(QFrame::NoFrame);
+  editor_->setTabChangesFocus(true);
+  editor_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  editor_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+  // The frame paints the field; the editor itself stays transparent on it.
+  editor_->viewport()->setAutoFillBackground(false);
+  editor_->setAutoFillBackground(false);
+  editor_->installEventFilter(this);
+  setPlaceholderText(tr("Message the model…  (Enter sends, Shift+Enter for a new line)"));
+  layout->addWidget(editor_, 1, Qt::AlignVCenter);
+
+  sendButton_ = new QPushButton(tr("Send"), frame_);
+  sendButton_->setObjectName(QStringLiteral("sendButton"));
+  sendButton_->setToolTip(tr("Send the message (Enter)"));
+  sendButton_->setAccessibleName(tr("Send message"));
+  sendButton_->setCursor(Qt::PointingHandCursor);
+  stopButton_ = new QPushButton(tr("Stop"), frame_);
+  stopButton_->setObjectName(QStringLiteral("stopButton"));
+  stopButton_->setToolTip(tr("Stop generating; the text so far is kept (Esc)"));
+  stopButton_->setAccessibleName(tr("Stop generating"));
+  stopButton_->setCursor(Qt::PointingHandCursor);
+  layout->addWidget(sendButton_, 0, Qt::AlignBottom);
+  layout->addWidget(stopButton_, 0, Qt::AlignBottom);
+
+  connect(sendButton_, &QPushButton::clicked, this, &InputBox::send);
+  connect(stopButton_, &QPushButton::clicked, this, &InputBox::stopRequested);
+  connect(editor_, &QPlainTextEdit::textChanged, this, &InputBox::updateButtons);
+  connect(editor_->document()->documentLayout(), &QAbstractTextDocumentLayout::documentSizeChanged,
+          this, &InputBox::fitHeight);
+  setFocusProxy(editor_);
+  fitHeight();
+  updateButtons();
+}
+
+QString InputBox::text() const {
+  return editor_->toPlainText();
+}
+
+void InputBox::setText(const QString& text) {
+  editor_->setPlainText(text);
+  editor_->moveCursor(QTextCursor::End);
+}
+
+QString InputBox::placeholderText() const {
+  return editor_->placeholderText();
+}
+
+void InputBox::setPlaceholderText(const QString& text) {
+  editor_->setPlaceholderText(text);
+}
+
+void InputBox::setMaximumLines(int lines) {
+  maximumLines_ = std::max(1, lines);
+  fitHeight();
+}
+
+bool InputBox::canSend() const {
+  return !generating_ && !text().trimmed().isEmpty();
+}
+
+void InputBox::setGenerating(bool generating) {
+  if (generating_ == generating) return;
+  generating_ = generating;
+  updateButtons();
+}
+
+void InputBox::send() {
+  if (!canSend()) return;
+  const QString message = tidy(text());
+  editor_->clear();
+  emit sendRequested(message);
+}
+
+void InputBox::clear() {
+  editor_->clear();
+}
+
+void InputBox::focusInput() {
+  editor_->setFocus(Qt::OtherFocusReason);
+}
+
+void InputBox::updateButtons() {
+  sendButton_->setVisible(!generating_);
+  sendButton_->setEnabled(canSend());
+  stopButton_->setVisible(generating_);
+}
+
+void InputBox::fitHeight() {
+  // A plain text layout measures its document in lines, wrapped lines included.
+  const auto lines =
+      static_cast<int>(editor_->document()->documentLayout()->documentSize().height());
+  const int shown = std::clamp(lines, 1, maximumLines_);
+  const int margins = 2 * static_cast<int>(editor_->document()->documentMargin());
+  editor_->setFixedHeight(shown * editor_->fontMetrics().lineSpacing() + margins +
+                          2 * editor_->frameWidth());
+  editor_->setVerticalScrollBarPolicy(lines > maximumLines_ ? Qt::ScrollBarAsNeeded
+                                                            : Qt::ScrollBarAlwaysOff);
+}
+
+bool InputBox::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == editor_ && event->type() == QEvent::KeyPress) {
+    const auto* key = static_cast<QKeyEvent*>(event);
+    const bool enter = key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter;
+    if (enter && !(key->modifiers() & Qt::ShiftModifier)) {
+      // Enter never inserts a line: it sends, or does nothing while a reply runs.
+      send();
+      return true;
+    }
+    if (enter) {
+      editor_->textCursor().insertText(QStringLiteral("\n"));
+      return true;
+    }
+    if (key->key() == Qt::Key_Escape && generating_) {
+      emit stopRequested();
+      return true;
+    }
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+}  // namespace quire::ui

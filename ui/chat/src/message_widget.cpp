@@ -1,0 +1,341 @@
+#include "message_widget.h"
+
+#include <QClipboard>
+#include <QGuiApplication>
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "chat_style.h"
+#include "code_block_widget.h"
+#include "document_view.h"
+#include "markdown_render.h"
+
+namespace quire::ui {
+namespace {
+
+using Role = ChatMessageView::Role;
+
+constexpr qreal kUserBubbleShare = 0.8;  // of the column's width
+constexpr int kCopiedFeedbackMs = 1500;
+constexpr int kEditorMaxLines = 12;
+
+bool isReturn(const QKeyEvent* key) {
+  return key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter;
+}
+
+// Width of the longest line, so that a short user message gets a small bubble.
+int naturalTextWidth(const QString& text, const QFontMetrics& metrics) {
+  int widest = 0;
+  for (const QString& line : text.split(u'\n'))
+    widest = std::max(widest, metrics.horizontalAdvance(line));
+  return widest;
+}
+
+}  // namespace
+
+MessageWidget::MessageWidget(const ChatMessageView& message, QWidget* parent)
+    : QWidget(parent), message_(message) {
+  setObjectName(QStringLiteral("message"));
+  setProperty("messageId", message.id);
+  buildFrame();
+  setMessage(message);
+}
+
+void MessageWidget::buildFrame() {
+  const Role role = message_.role;
+  const bool user = role == Role::User;
+  setAccessibleName(user                      ? tr("Your message")
+                    : role == Role::Assistant ? tr("Reply")
+                                              : tr("System prompt"));
+
+  auto* root = new QVBoxLayout(this);
+  root->setContentsMargins(0, 0, 0, 0);
+  root->setSpacing(4);
+
+  caption_ = new QLabel(user                      ? tr("You")
+                        : role == Role::Assistant ? tr("Assistant")
+                                                  : tr("System prompt"),
+                        this);
+  scaleFont(caption_, 0.9, true);
+  useMutedText(caption_);
+  root->addWidget(caption_, 0, user ? Qt::AlignRight : Qt::AlignLeft);
+
+  const Tint tint = user ? Tint::UserBubble : role == Role::System ? Tint::System : Tint::None;
+  bubble_ = new TintedFrame(tint, this);
+  bubble_->setRadius(14);
+  auto* bubbleLayout = new QVBoxLayout(bubble_);
+  if (tint == Tint::None)
+    bubbleLayout->setContentsMargins(0, 0, 0, 0);
+  else
+    bubbleLayout->setContentsMargins(14, 9, 14, 9);
+  bodyLayout_ = new QVBoxLayout;
+  bodyLayout_->setContentsMargins(0, 0, 0, 0);
+  bodyLayout_->setSpacing(10);
+  bubbleLayout->addLayout(bodyLayout_);
+
+  auto* row = new QHBoxLayout;
+  row->setContentsMargins(0, 0, 0, 0);
+  if (user) row->addStretch(1);
+  row->addWidget(bubble_);
+  root->addLayout(row);
+
+  if (role != Role::Assistant) {
+    plainView_ = new DocumentView(bubble_);
+    plainView_->setObjectName(QStringLiteral("messageText"));
+    plainView_->setAccessibleName(tr("Message text"));
+    bodyLayout_->addWidget(plainView_);
+  }
+  if (user) {
+    // Inline editing replaces the text with an editor inside the same bubble.
+    editorArea_ = new QWidget(bubble_);
+    auto* editLayout = new QVBoxLayout(editorArea_);
+    editLayout->setContentsMargins(0, 0, 0, 0);
+    editor_ = new QPlainTextEdit(editorArea_);
+    editor_->setObjectName(QStringLiteral("messageEditor"));
+    editor_->setAccessibleName(tr("Edit message"));
+    editor_->setToolTip(tr("Enter sends the edited message; Shift+Enter adds a line; Esc cancels"));
+    editor_->installEventFilter(this);
+    connect(editor_, &QPlainTextEdit::textChanged, this, &MessageWidget::fitEditor);
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    auto* cancel = new QPushButton(tr("Cancel"), editorArea_);
+    cancel->setObjectName(QStringLiteral("cancelEditButton"));
+    auto* send = new QPushButton(tr("Send"), editorArea_);
+    send->setObjectName(QStringLiteral("sendEditButton"));
+    send->setToolTip(tr("Send the edited message; the replies after it are generated again"));
+    connect(cancel, &QPushButton::clicked, this, &MessageWidget::cancelEditing);
+    connect(send, &QPushButton::clicked, this, &MessageWidget::submitEdit);
+    buttons->addWidget(cancel);
+    buttons->addWidget(send);
+    editLayout->addWidget(editor_);
+    editLayout->addLayout(buttons);
+    editorArea_->hide();
+    bubbleLayout->addWidget(editorArea_);
+  }
+
+  progressLabel_ = new QLabel(tr("Generating…"), this);
+  progressLabel_->setObjectName(QStringLiteral("progressLabel"));
+  useMutedText(progressLabel_);
+  root->addWidget(progressLabel_);
+
+  errorFrame_ = new TintedFrame(Tint::Error, this);
+  errorFrame_->setRadius(8);
+  auto* errorLayout = new QHBoxLayout(errorFrame_);
+  errorLayout->setContentsMargins(12, 8, 12, 8);
+  errorLabel_ = new QLabel(errorFrame_);
+  errorLabel_->setObjectName(QStringLiteral("messageError"));
+  errorLabel_->setAccessibleName(tr("Error"));
+  errorLabel_->setWordWrap(true);
+  errorLabel_->setTextFormat(Qt::PlainText);
+  errorLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+  errorLayout->addWidget(errorLabel_);
+  root->addWidget(errorFrame_);
+
+  auto* footer = new QHBoxLayout;
+  footer->setContentsMargins(0, 0, 0, 0);
+  footer->setSpacing(2);
+  statsLabel_ = new QLabel(this);
+  statsLabel_->setObjectName(QStringLiteral("messageStats"));
+  statsLabel_->setToolTip(
+      tr("Reply length, generation speed, time to the first token, and tokens "
+         "reused from the cache"));
+  statsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  scaleFont(statsLabel_, 0.88);
+  useMutedText(statsLabel_);
+  if (user) footer->addStretch(1);
+  footer->addWidget(statsLabel_);
+  if (!user) footer->addStretch(1);
+  copyButton_ = addAction(QStringLiteral("copyMessageButton"), tr("Copy"), tr("Copy message"),
+                          tr("Copy the message's text to the clipboard"));
+  connect(copyButton_, &QToolButton::clicked, this, &MessageWidget::copyMessage);
+  footer->addWidget(copyButton_);
+  if (user) {
+    editButton_ = addAction(QStringLiteral("editButton"), tr("Edit"), tr("Edit and resend"),
+                            tr("Edit this message and send it again"));
+    connect(editButton_, &QToolButton::clicked, this, &MessageWidget::startEditing);
+    footer->addWidget(editButton_);
+  }
+  if (role == Role::Assistant) {
+    regenerateButton_ = addAction(QStringLiteral("regenerateButton"), tr("Regenerate"),
+                                  tr("Regenerate reply"), tr("Generate this reply again"));
+    connect(regenerateButton_, &QToolButton::clicked, this,
+            [this] { emit regenerateRequested(message_.id); });
+    footer->addWidget(regenerateButton_);
+  }
+  root->addLayout(footer);
+}
+
+QToolButton* MessageWidget::addAction(const QString& name, const QString& text,
+                                      const QString& accessible, const QString& tip) {
+  auto* button = new QToolButton(this);
+  button->setObjectName(name);
+  button->setText(text);
+  button->setAccessibleName(accessible);
+  button->setToolTip(tip);
+  button->setAutoRaise(true);
+  button->setCursor(Qt::PointingHandCursor);
+  scaleFont(button, 0.88);
+  return button;
+}
+
+void MessageWidget::setMessage(const ChatMessageView& message) {
+  const bool textChanged = !rendered_ || message.text != message_.text;
+  message_ = message;
+  setProperty("messageId", message.id);
+  if (textChanged) renderBody();
+  rendered_ = true;
+  updateChrome();
+}
+
+void MessageWidget::setRegenerateAvailable(bool available) {
+  regenerateAvailable_ = available;
+  updateChrome();
+}
+
+bool MessageWidget::isEditing() const {
+  return editorArea_ && editorArea_->isVisible();
+}
+
+void MessageWidget::renderBody() {
+  if (plainView_)
+    renderPlain();
+  else
+    renderMarkdown();
+}
+
+void MessageWidget::renderPlain() {
+  plainView_->setPlainText(message_.text);
+  const int margins = 2 * static_cast<int>(plainView_->document()->documentMargin()) + 4;
+  plainView_->setPreferredWidth(naturalTextWidth(message_.text, plainView_->fontMetrics()) +
+                                margins);
+}
+
+void MessageWidget::renderMarkdown() {
+  const QList<MarkdownSegment> segments = splitFencedCode(message_.text);
+  std::size_t i = 0;
+  for (; i < static_cast<std::size_t>(segments.size()); ++i) {
+    const MarkdownSegment& segment = segments[static_cast<qsizetype>(i)];
+    if (i < parts_.size() && parts_[i].segment.kind != segment.kind) {
+      // The shape changed (rare: a fence re-read differently); rebuild the tail.
+      for (std::size_t j = i; j < parts_.size(); ++j)
+        delete parts_[j].widget;
+      parts_.resize(i);
+    }
+    if (i == parts_.size()) {
+      QWidget* widget = nullptr;
+      if (segment.kind == MarkdownSegment::Kind::Code) {
+        widget = new CodeBlockWidget(bubble_);
+      } else {
+        auto* view = new DocumentView(bubble_);
+        view->setObjectName(QStringLiteral("messageText"));
+        view->setAccessibleName(tr("Reply text"));
+        widget = view;
+      }
+      bodyLayout_->addWidget(widget);
+      parts_.push_back({MarkdownSegment{segment.kind, {}, {}, false}, widget});
+    }
+    Part& part = parts_[i];
+    if (part.segment == segment) continue;
+    if (segment.kind == MarkdownSegment::Kind::Code)
+      static_cast<CodeBlockWidget*>(part.widget)->setCode(segment.text, segment.language);
+    else
+      quire::ui::renderMarkdown(static_cast<DocumentView*>(part.widget)->document(), segment.text,
+                                palette());
+    part.segment = segment;
+  }
+  for (std::size_t j = i; j < parts_.size(); ++j)
+    delete parts_[j].widget;
+  parts_.resize(i);
+}
+
+void MessageWidget::updateChrome() {
+  const bool assistant = message_.role == Role::Assistant;
+  progressLabel_->setVisible(assistant && message_.streaming);
+  errorLabel_->setText(QStringLiteral("⚠  ") + message_.error);
+  errorFrame_->setVisible(!message_.error.isEmpty());
+  statsLabel_->setText(message_.stats);
+  statsLabel_->setVisible(!message_.stats.isEmpty() && !message_.streaming);
+  copyButton_->setVisible(!message_.text.isEmpty() && !message_.streaming && !isEditing());
+  if (editButton_) editButton_->setVisible(!isEditing());
+  if (regenerateButton_) regenerateButton_->setVisible(regenerateAvailable_ && !message_.streaming);
+}
+
+void MessageWidget::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  updateBubbleWidth();
+}
+
+void MessageWidget::updateBubbleWidth() {
+  if (message_.role != Role::User) return;
+  const int share = static_cast<int>(width() * kUserBubbleShare);
+  bubble_->setMaximumWidth(share);
+  bubble_->setMinimumWidth(isEditing() ? share : 0);
+}
+
+void MessageWidget::startEditing() {
+  if (!editorArea_ || isEditing()) return;
+  editor_->setPlainText(message_.text);
+  editor_->moveCursor(QTextCursor::End);
+  plainView_->hide();
+  editorArea_->show();
+  updateBubbleWidth();
+  fitEditor();
+  updateChrome();
+  editor_->setFocus(Qt::OtherFocusReason);
+}
+
+void MessageWidget::cancelEditing() {
+  if (!isEditing()) return;
+  editorArea_->hide();
+  plainView_->show();
+  updateBubbleWidth();
+  updateChrome();
+}
+
+void MessageWidget::submitEdit() {
+  const QString text = editor_->toPlainText().trimmed();
+  if (text.isEmpty()) return;
+  const qint64 id = message_.id;
+  cancelEditing();
+  // The app answers by replacing the conversation from this message on; it
+  // may do so synchronously, so nothing of `this` is used after the emit.
+  emit editRequested(id, text);
+}
+
+void MessageWidget::fitEditor() {
+  const int lines = std::clamp(editor_->document()->lineCount(), 2, kEditorMaxLines);
+  const int frame = 2 * editor_->frameWidth();
+  const int margins = 2 * static_cast<int>(editor_->document()->documentMargin());
+  editor_->setFixedHeight(lines * editor_->fontMetrics().lineSpacing() + frame + margins + 2);
+}
+
+bool MessageWidget::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == editor_ && event->type() == QEvent::KeyPress) {
+    const auto* key = static_cast<QKeyEvent*>(event);
+    if (key->key() == Qt::Key_Escape) {
+      cancelEditing();
+      return true;
+    }
+    if (isReturn(key) && !(key->modifiers() & Qt::ShiftModifier)) {
+      submitEdit();
+      return true;
+    }
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+void MessageWidget::copyMessage() {
+  QGuiApplication::clipboard()->setText(message_.text);
+  copyButton_->setText(tr("Copied"));
+  QTimer::singleShot(kCopiedFeedbackMs, copyButton_,
+                     [button = copyButton_] { button->setText(MessageWidget::tr("Copy")); });
+}
+
+}  // namespace quire::ui

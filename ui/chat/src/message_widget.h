@@ -1,0 +1,90 @@
+#pragma once
+
+#include <QWidget>
+#include <vector>
+
+#include "markdown_segments.h"
+#include "quire/ui/chat_view_data.h"
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QToolButton;
+class QVBoxLayout;
+
+namespace quire::ui {
+
+class DocumentView;
+class TintedFrame;
+
+// One message of the conversation: caption, body, error, statistics, actions.
+// User messages are right-aligned bubbles shown exactly as typed; assistant
+// messages are full-width blocks rendered from Markdown, each fenced code block
+// split out into a CodeBlockWidget so that it has its own Copy button.
+class MessageWidget : public QWidget {
+  Q_OBJECT
+
+ public:
+  // The role is fixed for the widget's life; everything else follows setMessage.
+  explicit MessageWidget(const ChatMessageView& message, QWidget* parent = nullptr);
+
+  qint64 id() const { return message_.id; }
+  const ChatMessageView& message() const { return message_; }
+  // Shows `message`; only the parts of the body whose text changed are rendered
+  // again, so a streaming reply re-renders its last paragraph or code block.
+  void setMessage(const ChatMessageView& message);
+  // Regenerate is offered on the conversation's last reply only.
+  void setRegenerateAvailable(bool available);
+  bool isEditing() const;
+
+ public slots:
+  void startEditing();
+  void cancelEditing();
+
+ signals:
+  void editRequested(qint64 id, const QString& newText);
+  void regenerateRequested(qint64 id);
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  struct Part {
+    MarkdownSegment segment;
+    QWidget* widget = nullptr;
+  };
+
+  void buildFrame();
+  QToolButton* addAction(const QString& name, const QString& text, const QString& accessible,
+                         const QString& tip);
+  void renderBody();
+  void renderPlain();
+  void renderMarkdown();
+  void updateChrome();
+  void updateBubbleWidth();
+  void fitEditor();
+  void submitEdit();
+  void copyMessage();
+
+  ChatMessageView message_;
+  bool rendered_ = false;
+  bool regenerateAvailable_ = false;
+
+  QLabel* caption_ = nullptr;
+  TintedFrame* bubble_ = nullptr;
+  QVBoxLayout* bodyLayout_ = nullptr;
+  DocumentView* plainView_ = nullptr;
+  std::vector<Part> parts_;
+  QWidget* editorArea_ = nullptr;
+  QPlainTextEdit* editor_ = nullptr;
+  QLabel* progressLabel_ = nullptr;
+  TintedFrame* errorFrame_ = nullptr;
+  QLabel* errorLabel_ = nullptr;
+  QLabel* statsLabel_ = nullptr;
+  QToolButton* copyButton_ = nullptr;
+  QToolButton* editButton_ = nullptr;
+  QToolButton* regenerateButton_ = nullptr;
+};
+
+}  // namespace quire::ui
