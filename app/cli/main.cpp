@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli_support.h"
+#include "generation_commands.h"
 #include "make_model_command.h"
 #include "model_commands.h"
 #include "page_hashes_command.h"
@@ -28,6 +29,10 @@ int main(int argc, char** argv) {
   quire::cli::add_tokenizer_commands(app, exit_code);
   quire::cli::add_make_model_command(app, exit_code);
   quire::cli::add_quantize_command(app, exit_code);
+  quire::cli::add_generate_command(app, exit_code);
+  quire::cli::add_chat_command(app, exit_code);
+  quire::cli::add_replay_command(app, exit_code);
+  quire::cli::add_bench_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,231 @@
+// quire-cli bench: prefill and decode speed, batch throughput, warm vs cold
+// time to first token over a 10-turn conversation, KV bytes per token, and
+// how close decode comes to the memory-bandwidth bound.
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "cli_support.h"
+#include "conversation_runner.h"
+#include "generation_commands.h"
+
+namespace quire::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::ordered_json;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct BenchOptions {
+  std::string directory;
+  bool json = false;
+  int decode_tokens = 32;
+  EngineOptions engine;
+};
+
+std::vector<std::int32_t> random_prompt(int count, int vocab, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::int32_t> tokens(static_cast<std::size_t>(count));
+  for (std::int32_t& token : tokens)
+    token = static_cast<std::int32_t>(3 + rng() % (vocab - 3));
+  return tokens;
+}
+
+// Bytes copied per second by memcpy over a buffer far larger than the caches,
+// counting the read and the write: the practical ceiling of memory traffic.
+double copy_bandwidth() {
+  const std::size_t bytes = std::size_t{256} << 20;
+  std::vector<char> source(bytes, 1), target(bytes, 0);
+  double best = 0;
+  for (int round = 0; round < 4; ++round) {
+    const Clock::time_point start = Clock::now();
+    std::memcpy(target.data(), source.data(), bytes);
+    best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds_since(start));
+  }
+  volatile char sink = target[bytes / 2];
+  (void)sink;
+  return best;
+}
+
+engine::JobResult generate(LoadedSession& session, std::vector<std::int32_t> prompt, int max_new) {
+  engine::JobRequest request;
+  request.prompt = std::move(prompt);
+  request.sampling = engine::SamplingSettings::greedy_settings();
+  request.stop_at_eos = false;
+  request.max_new_tokens = max_new;
+  engine::JobResult result;
+  request.on_done = [&](const engine::JobResult& done) { result = done; };
+  session.generator->submit(std::move(request));
+  session.generator->run_until_idle();
+  if (result.stop_reason == engine::StopReason::Error) throw UsageError(result.error);
+  return result;
+}
+
+int run_bench(const BenchOptions& options) {
+  EngineOptions engine = options.engine;
+  if (engine.context == 0) engine.context = 8192;
+  LoadedSession session = load_session(options.directory, engine, engine.context, 16);
+  const engine::ModelDescription& model = *session.model;
+  const int vocab = static_cast<int>(model.config.vocab_size);
+  Json out;
+  out["model"] = options.directory;
+  out["parameters"] = model.parameters;
+  std::int64_t weight_bytes = model.final_norm_bytes + model.head.device_bytes;
+  for (const engine::LayerDescription& layer : model.layers)
+    weight_bytes += layer.device_bytes();
+  out["weight_bytes"] = weight_bytes;
+  out["cache_format"] = engine.cache;
+  out["devices"] = engine.devices;
+  const double bandwidth = copy_bandwidth();
+  out["copy_bandwidth_gb_s"] = bandwidth / 1e9;
+
+  // Prefill of fresh prompts (nothing to reuse).
+  Json prefill = Json::array();
+  for (const int length : {512, 2048}) {
+    const std::vector<std::int32_t> prompt = random_prompt(length, vocab, 100 + length);
+    const Clock::time_point start = Clock::now();
+    session.runtime->prefill(prompt, false);
+    const double elapsed = seconds_since(start);
+    prefill.push_back(
+        {{"tokens", length}, {"seconds", elapsed}, {"tokens_per_s", length / elapsed}});
+  }
+  out["prefill"] = prefill;
+
+  // Decode at several context lengths; bytes read per token: every weight plus
+  // the K/V of the context.
+  const cache::CacheFormatInfo& format =
+      cache::format_info(session.runtime->cache().config().format);
+  const std::int64_t kv_per_token =
+      format.token_bytes(model.kv_shape()) * static_cast<std::int64_t>(model.layers.size());
+  Json decode = Json::array();
+  for (const int context : {128, 1024, 4096}) {
+    const engine::JobResult result =
+        generate(session, random_prompt(context, vocab, 200 + context), options.decode_tokens);
+    const double rate = result.statistics.decode_tokens_per_second();
+    const double bytes_per_token =
+        double(weight_bytes) + double(kv_per_token) * (context + options.decode_tokens / 2);
+    decode.push_back({{"context", context},
+                      {"tokens_per_s", rate},
+                      {"bytes_per_token", bytes_per_token},
+                      {"fraction_of_bandwidth_bound", rate * bytes_per_token / bandwidth}});
+  }
+  out["decode"] = decode;
+
+  // Concurrent jobs decoding together.
+  Json batches = Json::array();
+  for (const int jobs : {1, 4, 16}) {
+    int finished = 0;
+    std::int64_t generated = 0;
+    const Clock::time_point start = Clock::now();
+    for (int j = 0; j < jobs; ++j) {
+      engine::JobRequest request;
+      request.prompt = random_prompt(64, vocab, 300 + 17 * j + jobs);
+      request.sampling = engine::SamplingSettings::greedy_settings();
+      request.stop_at_eos = false;
+      request.max_new_tokens = options.decode_tokens;
+      request.on_done = [&](const engine::JobResult& done) {
+        ++finished;
+        generated += done.statistics.generated_tokens;
+      };
+      session.generator->submit(std::move(request));
+    }
+    session.generator->run_until_idle();
+    const double elapsed = seconds_since(start);
+    batches.push_back(
+        {{"jobs", jobs}, {"generated_tokens", generated}, {"tokens_per_s", generated / elapsed}});
+  }
+  out["batch"] = batches;
+
+  // Ten turns of a conversation: time to first token with the cache warm,
+  // and the last turn again on an empty cache.
+  engine::Conversation conversation(engine::PromptFormatId::ChatML, *session.tokenizer,
+                                    "You are a benchmark.");
+  GenerationOptions generation;
+  generation.greedy = true;
+  generation.max_new = 48;
+  Json turns = Json::array();
+  std::vector<std::int32_t> last_prompt;
+  for (int turn = 1; turn <= 10; ++turn) {
+    std::string message = "Turn " + std::to_string(turn) + ":";
+    for (int word = 0; word < 40; ++word)
+      message += " word" + std::to_string((turn * 131 + word * 7) % 97);
+    const TurnOutcome outcome = run_turn(session, conversation, message, generation, {});
+    const engine::JobStatistics& stats = outcome.result.statistics;
+    turns.push_back({{"turn", turn},
+                     {"prompt_tokens", stats.prompt_tokens},
+                     {"cached_tokens", stats.cached_tokens},
+                     {"time_to_first_token_s", stats.time_to_first_token}});
+  }
+  last_prompt = conversation.ids();
+  last_prompt.resize(static_cast<std::size_t>(turns.back()["prompt_tokens"].get<std::int64_t>()));
+  LoadedSession cold = load_session(options.directory, engine, engine.context, 1);
+  const engine::JobResult cold_result = generate(cold, last_prompt, 1);
+  out["conversation"] = {{"turns", turns},
+                         {"turn_1_ttft_s", turns[0]["time_to_first_token_s"]},
+                         {"turn_10_warm_ttft_s", turns[9]["time_to_first_token_s"]},
+                         {"turn_10_cold_ttft_s", cold_result.statistics.time_to_first_token}};
+
+  Json kv = Json::object();
+  for (const cache::CacheFormat each : cache::all_cache_formats()) {
+    const cache::CacheFormatInfo& info = cache::format_info(each);
+    kv[std::string(info.name)] = info.page_bytes(model.kv_shape(), 256).total() *
+                                 static_cast<std::int64_t>(model.layers.size()) / 256.0;
+  }
+  out["kv_bytes_per_token"] = kv;
+
+  if (options.json) {
+    std::cout << out.dump(2) << '\n';
+    return 0;
+  }
+  std::printf("%s: %lld parameters, %s of weights, %s cache on %s\n", options.directory.c_str(),
+              static_cast<long long>(model.parameters), human_bytes(weight_bytes).c_str(),
+              engine.cache.c_str(), engine.devices.c_str());
+  std::printf("memory copy bandwidth     %8.1f GB/s\n", bandwidth / 1e9);
+  for (const Json& p : prefill) {
+    std::printf("prefill %5d tokens      %8.1f tokens/s\n", p["tokens"].get<int>(),
+                p["tokens_per_s"].get<double>());
+  }
+  for (const Json& d : decode) {
+    std::printf("decode at %5d context   %8.1f tokens/s  (%.0f%% of the bandwidth bound)\n",
+                d["context"].get<int>(), d["tokens_per_s"].get<double>(),
+                100.0 * d["fraction_of_bandwidth_bound"].get<double>());
+  }
+  for (const Json& b : batches) {
+    std::printf("%2d concurrent jobs        %8.1f tokens/s\n", b["jobs"].get<int>(),
+                b["tokens_per_s"].get<double>());
+  }
+  const Json& c = out["conversation"];
+  std::printf("time to first token      turn 1 %.3f s, turn 10 warm %.3f s, turn 10 cold %.3f s\n",
+              c["turn_1_ttft_s"].get<double>(), c["turn_10_warm_ttft_s"].get<double>(),
+              c["turn_10_cold_ttft_s"].get<double>());
+  std::printf("KV bytes per token      ");
+  for (auto& [name, bytes] : kv.items())
+    std::printf(" %s %.0f", name.c_str(), bytes.get<double>());
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* command =
+      app.add_subcommand("bench", "Measure prefill, decode, batching and cache reuse on a model");
+  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_flag("--json", options->json, "Print the numbers as JSON");
+  command->add_option("--decode-tokens", options->decode_tokens, "Tokens per decode measurement")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 4096));
+  options->engine.add_to(*command, true);
+  command->callback([options, &exit_code] { exit_code = run_bench(*options); });
+}
+
+}  // namespace quire::cli

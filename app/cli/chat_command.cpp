@@ -1,0 +1,75 @@
+// quire-cli chat: an interactive conversation in the terminal, in the model's
+// prompt format, with streamed replies and the cache's reuse shown per turn.
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli_support.h"
+#include "conversation_runner.h"
+#include "generation_commands.h"
+
+namespace quire::cli {
+namespace {
+
+struct ChatOptions {
+  std::string directory;
+  std::string system = "You are a helpful assistant.";
+  std::string format = "auto";
+  EngineOptions engine;
+  GenerationOptions generation;
+};
+
+int run_chat(const ChatOptions& options) {
+  LoadedSession session = load_session(options.directory, options.engine, 4096, 1);
+  const engine::PromptFormatId format = choose_format(options.directory, options.format);
+  engine::Conversation conversation(format, *session.tokenizer, options.system);
+  std::cerr << "Chatting with " << options.directory << " (" << engine::to_string(format)
+            << " format). /reset starts over, /quit or Ctrl+D ends.\n";
+  std::string line;
+  while (true) {
+    std::cout << "\nyou> " << std::flush;
+    if (!std::getline(std::cin, line) || line == "/quit") break;
+    if (line.empty()) continue;
+    if (line == "/reset") {
+      conversation = engine::Conversation(format, *session.tokenizer, options.system);
+      std::cerr << "(new conversation)\n";
+      continue;
+    }
+    std::cout << "\nassistant> " << std::flush;
+    try {
+      const TurnOutcome outcome =
+          run_turn(session, conversation, line, options.generation,
+                   [](std::string_view text) { std::cout << text << std::flush; });
+      const engine::JobStatistics& stats = outcome.result.statistics;
+      std::cout << '\n';
+      if (outcome.trimmed) {
+        std::cerr << "(the oldest " << outcome.trimmed->turns << " turns left the context)\n";
+      }
+      std::cerr << "[" << stats.generated_tokens << " tokens at "
+                << static_cast<int>(stats.decode_tokens_per_second()) << " tokens/s; "
+                << stats.cached_tokens << " of " << stats.prompt_tokens
+                << " prompt tokens from the cache]\n";
+    } catch (const engine::ContextOverflow& overflow) {
+      std::cerr << '\n' << overflow.what() << '\n';
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_chat_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ChatOptions>();
+  CLI::App* command = app.add_subcommand("chat", "Chat with a model in the terminal");
+  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("--system", options->system, "System prompt")->capture_default_str();
+  command
+      ->add_option("--format", options->format,
+                   "Prompt format: auto, llama2, llama3, chatml, mistral, gemma or plain")
+      ->capture_default_str();
+  options->generation.add_to(*command);
+  options->engine.add_to(*command, true);
+  command->callback([options, &exit_code] { exit_code = run_chat(*options); });
+}
+
+}  // namespace quire::cli

@@ -1,0 +1,96 @@
+// quire-cli generate: one prompt, streamed, or one JSON object with --json.
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.h"
+#include "generation_commands.h"
+#include "generation_options.h"
+
+namespace quire::cli {
+namespace {
+
+struct GenerateOptions {
+  std::string directory;
+  std::string prompt;
+  std::string tokens;
+  bool json = false;
+  bool ignore_eos = false;
+  EngineOptions engine;
+  GenerationOptions generation;
+};
+
+int run_generate(const GenerateOptions& options) {
+  if (options.prompt.empty() == options.tokens.empty()) {
+    throw UsageError("give exactly one of --prompt TEXT or --tokens ids");
+  }
+  engine::Tokenizer probe = engine::Tokenizer::load(options.directory);
+  std::vector<std::int32_t> prompt = options.tokens.empty()
+                                         ? probe.encode(options.prompt, probe.adds_bos())
+                                         : parse_token_list(options.tokens);
+  if (prompt.empty()) throw UsageError("the prompt has no tokens");
+  for (const std::int32_t token : prompt) {
+    if (token >= probe.vocab_size()) {
+      throw UsageError("token id " + std::to_string(token) + " lies outside the vocabulary of " +
+                       std::to_string(probe.vocab_size()));
+    }
+  }
+  LoadedSession session =
+      load_session(options.directory, options.engine,
+                   static_cast<std::int64_t>(prompt.size()) + options.generation.max_new, 1);
+
+  engine::JobRequest request;
+  request.prompt = prompt;
+  request.sampling = options.generation.sampling();
+  request.stop_strings = options.generation.stop;
+  request.stop_at_eos = !options.ignore_eos;
+  request.max_new_tokens = options.generation.max_new;
+  engine::JobResult result;
+  if (!options.json) {
+    request.on_text = [](engine::JobId, std::string_view text) { std::cout << text << std::flush; };
+  }
+  request.on_done = [&](const engine::JobResult& done) { result = done; };
+  session.generator->submit(std::move(request));
+  session.generator->run_until_idle();
+  if (result.stop_reason == engine::StopReason::Error) throw UsageError(result.error);
+
+  const engine::JobStatistics& stats = result.statistics;
+  if (options.json) {
+    const nlohmann::ordered_json out{
+        {"text", result.text},
+        {"tokens", result.tokens},
+        {"stop_reason", std::string(engine::to_string(result.stop_reason))},
+        {"prompt_tokens", stats.prompt_tokens},
+        {"cached_tokens", stats.cached_tokens},
+        {"prefill_s", stats.prefill_seconds},
+        {"decode_s", stats.decode_seconds},
+        {"time_to_first_token_s", stats.time_to_first_token},
+        {"decode_tokens_per_s", stats.decode_tokens_per_second()}};
+    std::cout << out.dump() << '\n';
+  } else {
+    std::cout << '\n';
+    std::cerr << "[" << result.tokens.size() << " tokens, " << engine::to_string(result.stop_reason)
+              << ", " << stats.decode_tokens_per_second() << " tokens/s]\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<GenerateOptions>();
+  CLI::App* command = app.add_subcommand("generate", "Generate text from a prompt");
+  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("--prompt", options->prompt, "Prompt text (encoded with the model's BOS)");
+  command->add_option("--tokens", options->tokens, "Prompt token ids, e.g. 1,2,3");
+  command->add_flag("--json", options->json,
+                    "Print one JSON object: text, tokens, stop_reason, prompt_tokens, "
+                    "cached_tokens, prefill_s, decode_s");
+  command->add_flag("--ignore-eos", options->ignore_eos, "Do not stop at the end-of-text token");
+  options->generation.add_to(*command);
+  options->engine.add_to(*command, true);
+  command->callback([options, &exit_code] { exit_code = run_generate(*options); });
+}
+
+}  // namespace quire::cli

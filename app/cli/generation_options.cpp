@@ -1,0 +1,66 @@
+#include "generation_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include "cli_support.h"
+
+namespace quire::cli {
+
+void GenerationOptions::add_to(CLI::App& command) {
+  command.add_flag("--greedy", greedy, "Always take the most likely token");
+  command.add_option("--temperature", temperature, "Sampling temperature (default 0.8)");
+  command.add_option("--top-k", top_k, "Keep the k most likely tokens (default 50; 0: off)");
+  command.add_option("--top-p", top_p,
+                     "Keep the most likely tokens up to this probability (default 0.8)");
+  command.add_option("--min-p", min_p, "Drop tokens below this fraction of the best (default 0)");
+  command.add_option("--typical", typical, "Locally typical sampling mass (default 1: off)");
+  command.add_option("--repetition-penalty", repetition_penalty,
+                     "Repetition penalty (default 1.025)");
+  command.add_option("--penalty-range", penalty_range,
+                     "Tokens the penalties look back (default 1024)");
+  command.add_option("--frequency-penalty", frequency_penalty, "Frequency penalty");
+  command.add_option("--presence-penalty", presence_penalty, "Presence penalty");
+  command.add_option("--seed", seed, "Seed for reproducible sampling");
+  command.add_option("--max-new", max_new, "Most tokens to generate")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  command.add_option("--stop", stop, "Stop at this text (repeatable)");
+}
+
+engine::SamplingSettings GenerationOptions::sampling() const {
+  engine::SamplingSettings settings =
+      greedy ? engine::SamplingSettings::greedy_settings() : engine::SamplingSettings{};
+  if (temperature >= 0) settings.temperature = static_cast<float>(temperature);
+  if (top_k >= 0) settings.top_k = top_k;
+  if (top_p >= 0) settings.top_p = static_cast<float>(top_p);
+  if (min_p >= 0) settings.min_p = static_cast<float>(min_p);
+  if (typical >= 0) settings.typical = static_cast<float>(typical);
+  if (repetition_penalty >= 0) settings.repetition_penalty = static_cast<float>(repetition_penalty);
+  if (penalty_range >= 0) settings.penalty_range = penalty_range;
+  settings.frequency_penalty = static_cast<float>(frequency_penalty);
+  settings.presence_penalty = static_cast<float>(presence_penalty);
+  if (seed >= 0) settings.seed = static_cast<std::uint64_t>(seed);
+  return settings;
+}
+
+LoadedSession load_session(const std::string& directory, const EngineOptions& engine,
+                           std::int64_t context, int max_batch) {
+  LoadedSession session;
+  session.model =
+      std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(directory));
+  session.tokenizer = std::make_unique<engine::Tokenizer>(engine::Tokenizer::load(directory));
+  engine::RuntimeOptions runtime = engine.runtime_options();
+  if (runtime.cache_tokens == 0) runtime.cache_tokens = context;
+  runtime.max_sequences = max_batch + 1;
+  session.backend = engine.make_backend();
+  session.runtime =
+      std::make_unique<engine::ModelRuntime>(session.model, *session.backend, runtime);
+  engine::GeneratorConfig config;
+  config.max_batch_size = max_batch;
+  config.max_step_tokens = runtime.max_chunk_tokens;
+  session.generator =
+      std::make_unique<engine::Generator>(*session.runtime, *session.tokenizer, config);
+  return session;
+}
+
+}  // namespace quire::cli

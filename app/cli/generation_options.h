@@ -1,0 +1,46 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine_options.h"
+#include "quire/engine/generator/generator.h"
+#include "quire/engine/generator/sampler.h"
+#include "quire/engine/tokenizer/tokenizer.h"
+
+namespace CLI {
+class App;
+}
+
+namespace quire::cli {
+
+// Sampling and stopping options shared by generate, chat and replay.
+struct GenerationOptions {
+  bool greedy = false;
+  double temperature = -1, top_p = -1, min_p = -1, typical = -1, repetition_penalty = -1;
+  double frequency_penalty = 0, presence_penalty = 0;
+  int top_k = -1, penalty_range = -1;
+  std::int64_t seed = -1;
+  int max_new = 256;
+  std::vector<std::string> stop;
+
+  void add_to(CLI::App& command);
+  engine::SamplingSettings sampling() const;
+};
+
+// A model ready to generate with: description, tokenizer, backend, runtime
+// and generator, built from the shared options.
+struct LoadedSession {
+  std::shared_ptr<const engine::ModelDescription> model;
+  std::unique_ptr<engine::Tokenizer> tokenizer;
+  std::unique_ptr<kernels::Backend> backend;
+  std::unique_ptr<engine::ModelRuntime> runtime;
+  std::unique_ptr<engine::Generator> generator;
+};
+
+// `context`: tokens of KV cache when --context is not given.
+LoadedSession load_session(const std::string& directory, const EngineOptions& engine,
+                           std::int64_t context, int max_batch = 4);
+
+}  // namespace quire::cli

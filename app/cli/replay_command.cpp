@@ -1,0 +1,122 @@
+// quire-cli replay: a scripted conversation in one process, with what each
+// turn took from the cache and what it computed.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli_support.h"
+#include "conversation_runner.h"
+#include "generation_commands.h"
+
+namespace quire::cli {
+namespace {
+
+struct ReplayOptions {
+  std::string directory;
+  std::string conversation;
+  std::string format = "auto";
+  bool json = false;
+  EngineOptions engine;
+  GenerationOptions generation;
+};
+
+struct Script {
+  std::string system;
+  std::vector<std::string> messages;
+};
+
+Script read_script(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw UsageError("cannot read " + path);
+  nlohmann::json root;
+  try {
+    file >> root;
+  } catch (const nlohmann::json::exception& error) {
+    throw UsageError(path + " is not valid JSON (" + error.what() + ")");
+  }
+  Script script;
+  if (root.is_array()) root = nlohmann::json{{"messages", root}};
+  if (!root.is_object() || !root.contains("messages") || !root["messages"].is_array() ||
+      root["messages"].empty()) {
+    throw UsageError(
+        path + " needs a list of user messages: {\"system\": \"...\", \"messages\": [\"...\"]}");
+  }
+  for (const nlohmann::json& message : root["messages"]) {
+    if (!message.is_string()) throw UsageError(path + ": every message must be a string");
+    script.messages.push_back(message.get<std::string>());
+  }
+  if (root.contains("system")) {
+    if (!root["system"].is_string()) throw UsageError(path + ": \"system\" must be a string");
+    script.system = root["system"].get<std::string>();
+  }
+  return script;
+}
+
+int run_replay(const ReplayOptions& options) {
+  const Script script = read_script(options.conversation);
+  LoadedSession session = load_session(options.directory, options.engine, 4096, 1);
+  const engine::PromptFormatId format = choose_format(options.directory, options.format);
+  engine::Conversation conversation(format, *session.tokenizer, script.system);
+
+  nlohmann::ordered_json turns = nlohmann::ordered_json::array();
+  if (!options.json) {
+    std::printf("%4s %8s %8s %9s %10s %12s %8s\n", "turn", "prompt", "cached", "computed",
+                "ttft ms", "decode tok/s", "reply");
+  }
+  for (std::size_t i = 0; i < script.messages.size(); ++i) {
+    const TurnOutcome outcome =
+        run_turn(session, conversation, script.messages[i], options.generation, {});
+    const engine::JobStatistics& stats = outcome.result.statistics;
+    turns.push_back({{"turn", i + 1},
+                     {"prompt_tokens", stats.prompt_tokens},
+                     {"cached_tokens", stats.cached_tokens},
+                     {"computed_tokens", stats.computed_tokens},
+                     {"time_to_first_token_s", stats.time_to_first_token},
+                     {"decode_tokens_per_s", stats.decode_tokens_per_second()},
+                     {"generated_tokens", stats.generated_tokens},
+                     {"stop_reason", std::string(engine::to_string(outcome.result.stop_reason))},
+                     {"trimmed_turns", outcome.trimmed ? outcome.trimmed->turns : 0},
+                     {"reply", outcome.result.text}});
+    if (!options.json) {
+      std::printf("%4zu %8lld %8lld %9lld %10.1f %12.1f %8lld\n", i + 1,
+                  static_cast<long long>(stats.prompt_tokens),
+                  static_cast<long long>(stats.cached_tokens),
+                  static_cast<long long>(stats.computed_tokens), stats.time_to_first_token * 1000.0,
+                  stats.decode_tokens_per_second(), static_cast<long long>(stats.generated_tokens));
+    }
+  }
+  if (options.json) {
+    const cache::CacheStats cache = session.runtime->cache().stats();
+    std::cout << nlohmann::ordered_json{{"turns", turns},
+                                        {"cache_hit_rate", cache.hit_rate()},
+                                        {"reused_tokens", cache.reused_tokens},
+                                        {"copied_tokens", cache.copied_tokens}}
+                     .dump(2)
+              << '\n';
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ReplayOptions>();
+  CLI::App* command = app.add_subcommand(
+      "replay", "Play a scripted conversation and report what each turn reused and computed");
+  command->add_option("directory", options->directory, "Model directory")->required();
+  command
+      ->add_option("--conversation", options->conversation,
+                   "JSON file: {\"system\": \"...\", \"messages\": [\"...\", ...]}")
+      ->required();
+  command->add_option("--format", options->format, "Prompt format (auto or a name)")
+      ->capture_default_str();
+  command->add_flag("--json", options->json, "Print the numbers as JSON");
+  options->generation.add_to(*command);
+  options->engine.add_to(*command, true);
+  command->callback([options, &exit_code] { exit_code = run_replay(*options); });
+}
+
+}  // namespace quire::cli

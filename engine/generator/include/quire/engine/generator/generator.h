@@ -1,0 +1,86 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "quire/engine/generator/job.h"
+#include "quire/engine/runtime/model_runtime.h"
+#include "quire/engine/tokenizer/streaming_detokenizer.h"
+#include "quire/engine/tokenizer/tokenizer.h"
+
+namespace quire::engine {
+
+struct GeneratorConfig {
+  // Running jobs at once; 0: as many as the runtime's steps hold (one slot
+  // stays free for a prefill).
+  int max_batch_size = 0;
+  // Tokens per step, decode tokens and prefill chunks together (prefill chunks
+  // end on page boundaries); 0: the runtime's step size.
+  int max_step_tokens = 0;
+  // A waiting job may be overtaken by later ones this many times; then the
+  // queue waits for it.
+  int max_skips = 4;
+  bool defragment_when_idle = true;
+};
+
+// Runs many jobs over one model: admits them in order (bounded overtaking),
+// prefills new tokens in chunks while every running job decodes in the same
+// step (continuous batching), reuses cached pages by hash, preempts and
+// resumes jobs when pages run out (on-demand reservation), streams text, and
+// defragments the cache when idle. Single-threaded: one thread calls
+// submit/cancel/step, and the callbacks run on it.
+class Generator {
+ public:
+  Generator(ModelRuntime& runtime, const Tokenizer& tokenizer, GeneratorConfig config = {});
+  ~Generator();
+
+  // Queues a job. A job that can never fit ends at the next step with
+  // StopReason::Error and the cache's explanation.
+  JobId submit(JobRequest request);
+  // Ends a job at the next step boundary (StopReason::Cancelled); unknown or
+  // finished ids are ignored.
+  void cancel(JobId id);
+
+  // One step: cancellations, admissions, one forward pass over the batch,
+  // sampling and streaming. Returns whether work remains.
+  bool step();
+  void run_until_idle();
+
+  bool idle() const { return queue_.empty() && running_.empty(); }
+  std::size_t queued() const { return queue_.size(); }
+  std::size_t running() const { return running_.size(); }
+  // The label of the job that holds a sequence, for the page map.
+  std::string label_of(cache::SequenceId sequence) const;
+
+  ModelRuntime& runtime() { return runtime_; }
+  const GeneratorConfig& config() const { return config_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Job;
+
+  void drop_cancelled();
+  void admit();
+  bool try_admit(Job& job, cache::AdmissionStatus& status, std::string& reason);
+  void preempted(cache::SequenceId sequence);
+  bool accept_token(Job& job, cache::TokenId token);
+  void finish(Job& job, StopReason reason, std::string error = {});
+  void maintain_when_idle();
+
+  ModelRuntime& runtime_;
+  const Tokenizer& tokenizer_;
+  GeneratorConfig config_;
+  JobId next_id_ = 1;
+  std::deque<std::unique_ptr<Job>> queue_;
+  std::vector<std::unique_ptr<Job>> running_;
+  std::map<cache::SequenceId, Job*> by_sequence_;
+  bool maintained_ = true;
+};
+
+}  // namespace quire::engine

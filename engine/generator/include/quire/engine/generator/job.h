@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quire/cache/types.h"
+#include "quire/engine/generator/sampler.h"
+#include "quire/engine/generator/stop_conditions.h"
+
+namespace quire::engine {
+
+using JobId = std::uint64_t;
+
+// What a job took, for the status line, the chat store and the benchmarks.
+struct JobStatistics {
+  std::int64_t prompt_tokens = 0;
+  std::int64_t cached_tokens = 0;    // prompt tokens served from the cache
+  std::int64_t computed_tokens = 0;  // prompt tokens computed
+  std::int64_t generated_tokens = 0;
+  int preemptions = 0;
+  double queue_seconds = 0;        // submit to admission
+  double prefill_seconds = 0;      // admission to the first token
+  double decode_seconds = 0;       // first token to the last
+  double time_to_first_token = 0;  // submit to the first token
+
+  double decode_tokens_per_second() const {
+    return decode_seconds > 0 && generated_tokens > 1
+               ? static_cast<double>(generated_tokens - 1) / decode_seconds
+               : 0.0;
+  }
+};
+
+struct JobResult {
+  JobId id = 0;
+  std::string text;                    // everything streamed
+  std::vector<cache::TokenId> tokens;  // generated ids, the stopping token excluded
+  StopReason stop_reason = StopReason::Eos;
+  std::string stop_string;  // the stop string that matched, if any
+  std::string error;        // for StopReason::Error: why, for people
+  JobStatistics statistics;
+};
+
+struct JobRequest {
+  std::vector<cache::TokenId> prompt;
+  SamplingSettings sampling;
+  std::vector<std::string> stop_strings;
+  std::vector<cache::TokenId> stop_tokens;  // in addition to the model's EOS
+  bool stop_at_eos = true;
+  int max_new_tokens = 256;
+  // Shown where this job's pages are described (the chat's title).
+  std::string label;
+  // Newly decided text, in order; never half a UTF-8 character. Called on the
+  // thread that runs Generator::step().
+  std::function<void(JobId, std::string_view text)> on_text;
+  // Once, when the job ends for any reason.
+  std::function<void(const JobResult&)> on_done;
+};
+
+}  // namespace quire::engine

@@ -1,0 +1,358 @@
+#include "quire/engine/generator/generator.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace quire::engine {
+
+struct Generator::Job {
+  Job(JobId job_id, JobRequest job_request, const Tokenizer& tokenizer,
+      std::vector<cache::TokenId> eos_tokens)
+      : id(job_id),
+        request(std::move(job_request)),
+        tokens(request.prompt),
+        sampler(request.sampling),
+        detokenizer(tokenizer),
+        stops(request.stop_strings, request.stop_tokens, std::move(eos_tokens)),
+        submitted(Clock::now()) {}
+
+  JobId id;
+  JobRequest request;
+  // Prompt and generated tokens: what the cache holds, or will hold on resumption.
+  std::vector<cache::TokenId> tokens;
+  // Sampled and streamed, not yet in the cache.
+  std::optional<cache::TokenId> pending;
+  std::optional<cache::SequenceId> sequence;
+  std::vector<cache::TokenRange> ranges;  // prompt positions still to compute
+  int skips = 0;
+  int generated = 0;
+  bool cancelled = false;
+  bool admitted_once = false;
+  Sampler sampler;
+  StreamingDetokenizer detokenizer;
+  StopMatcher stops;
+  JobResult result;
+  Clock::time_point submitted, admitted, first_token, last_token;
+};
+
+namespace {
+
+double seconds(std::chrono::steady_clock::duration duration) {
+  return std::chrono::duration<double>(duration).count();
+}
+
+}  // namespace
+
+Generator::Generator(ModelRuntime& runtime, const Tokenizer& tokenizer, GeneratorConfig config)
+    : runtime_(runtime), tokenizer_(tokenizer), config_(config) {
+  const ForwardPass::Limits& limits = runtime_.forward().limits();
+  if (config_.max_batch_size == 0) config_.max_batch_size = std::max(1, limits.max_sequences - 1);
+  if (config_.max_step_tokens == 0) config_.max_step_tokens = limits.max_tokens;
+  if (config_.max_batch_size < 1 || config_.max_batch_size > limits.max_sequences - 1) {
+    throw std::invalid_argument("the generator's batch size must lie between 1 and " +
+                                std::to_string(limits.max_sequences - 1) +
+                                " (the runtime's sequences per step, less one for a prefill)");
+  }
+  if (config_.max_step_tokens < config_.max_batch_size + 1 ||
+      config_.max_step_tokens > limits.max_tokens) {
+    throw std::invalid_argument("the generator's tokens per step must lie between " +
+                                std::to_string(config_.max_batch_size + 1) + " and " +
+                                std::to_string(limits.max_tokens));
+  }
+}
+
+Generator::~Generator() = default;
+
+JobId Generator::submit(JobRequest request) {
+  std::vector<cache::TokenId> eos_tokens;
+  if (request.stop_at_eos) eos_tokens = tokenizer_.eos();
+  auto job =
+      std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
+  job->result.id = job->id;
+  job->result.statistics.prompt_tokens = static_cast<std::int64_t>(job->tokens.size());
+  const JobId id = job->id;
+  queue_.push_back(std::move(job));
+  maintained_ = false;
+  return id;
+}
+
+void Generator::cancel(JobId id) {
+  for (auto& job : queue_) {
+    if (job->id == id) job->cancelled = true;
+  }
+  for (auto& job : running_) {
+    if (job->id == id) job->cancelled = true;
+  }
+}
+
+std::string Generator::label_of(cache::SequenceId sequence) const {
+  auto found = by_sequence_.find(sequence);
+  return found == by_sequence_.end() ? std::string() : found->second->request.label;
+}
+
+void Generator::finish(Job& job, StopReason reason, std::string error) {
+  if (job.sequence) {
+    runtime_.cache().release(*job.sequence);
+    by_sequence_.erase(*job.sequence);
+    job.sequence.reset();
+  }
+  // Text held back for a possible stop string turned out to be plain text.
+  std::string tail = job.detokenizer.flush();
+  std::string rest = job.stops.finish(tail);
+  if (reason != StopReason::StopString && !rest.empty()) {
+    job.result.text += rest;
+    if (job.request.on_text) job.request.on_text(job.id, rest);
+  }
+  job.result.stop_reason = reason;
+  job.result.error = std::move(error);
+  JobStatistics& stats = job.result.statistics;
+  stats.generated_tokens = job.generated;
+  if (job.generated > 0) stats.decode_seconds = seconds(job.last_token - job.first_token);
+  if (job.request.on_done) job.request.on_done(job.result);
+}
+
+// Returns false when the token ended the job.
+bool Generator::accept_token(Job& job, cache::TokenId token) {
+  const Clock::time_point now = Clock::now();
+  JobStatistics& stats = job.result.statistics;
+  if (job.generated == 0) {
+    job.first_token = now;
+    stats.time_to_first_token = seconds(now - job.submitted);
+    stats.prefill_seconds = seconds(now - job.admitted);
+  }
+  job.last_token = now;
+  const std::string piece =
+      job.stops.is_stop_token(token) ? std::string() : job.detokenizer.push(token);
+  const StopMatcher::Step decided = job.stops.feed(token, piece);
+  if (!decided.text.empty()) {
+    job.result.text += decided.text;
+    if (job.request.on_text) job.request.on_text(job.id, decided.text);
+  }
+  if (decided.stop) {
+    if (*decided.stop == StopReason::StopString) {
+      job.result.stop_string = decided.stop_string;
+      job.result.tokens.push_back(token);
+      ++job.generated;
+    }
+    finish(job, *decided.stop);
+    return false;
+  }
+  job.result.tokens.push_back(token);
+  ++job.generated;
+  if (job.generated >= job.request.max_new_tokens) {
+    finish(job, StopReason::MaxNewTokens);
+    return false;
+  }
+  job.pending = token;
+  return true;
+}
+
+void Generator::drop_cancelled() {
+  // Taken out first: a callback may submit new jobs while these finish.
+  std::vector<std::unique_ptr<Job>> cancelled;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if ((*it)->cancelled) {
+      cancelled.push_back(std::move(*it));
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = running_.begin(); it != running_.end();) {
+    if ((*it)->cancelled) {
+      cancelled.push_back(std::move(*it));
+      it = running_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& job : cancelled)
+    finish(*job, StopReason::Cancelled);
+}
+
+bool Generator::try_admit(Job& job, cache::AdmissionStatus& status, std::string& reason) {
+  std::vector<cache::TokenId> prompt = job.tokens;
+  if (job.pending) prompt.push_back(*job.pending);
+  const int remaining = job.request.max_new_tokens - job.generated;
+  cache::AdmissionPlan plan = runtime_.cache().prepare({std::move(prompt), remaining});
+  status = plan.status();
+  if (status != cache::AdmissionStatus::Fits) {
+    reason = plan.reason();
+    return false;
+  }
+
+  const cache::Admission admission = runtime_.cache().commit(std::move(plan));
+  runtime_.storage().execute(admission.instructions);
+  if (job.pending) {
+    job.tokens.push_back(*job.pending);
+    job.pending.reset();
+  }
+  job.sequence = admission.sequence;
+  job.ranges = admission.compute;
+  by_sequence_[admission.sequence] = &job;
+  if (!job.admitted_once) {
+    job.admitted_once = true;
+    job.admitted = Clock::now();
+    JobStatistics& stats = job.result.statistics;
+    stats.queue_seconds = seconds(job.admitted - job.submitted);
+    stats.cached_tokens = admission.cached_tokens;
+    stats.computed_tokens = stats.prompt_tokens - admission.cached_tokens;
+  }
+  return true;
+}
+
+void Generator::admit() {
+  // In order; a job that must wait may be overtaken at most max_skips times.
+  std::vector<std::pair<std::unique_ptr<Job>, std::string>> rejected;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (static_cast<int>(running_.size()) >= config_.max_batch_size) break;
+    Job& job = **it;
+    cache::AdmissionStatus status = cache::AdmissionStatus::Fits;
+    std::string reason;
+    if (try_admit(job, status, reason)) {
+      for (auto earlier = queue_.begin(); earlier != it; ++earlier)
+        ++(*earlier)->skips;
+      running_.push_back(std::move(*it));
+      it = queue_.erase(it);
+      continue;
+    }
+    if (status == cache::AdmissionStatus::NeverFits) {
+      rejected.emplace_back(std::move(*it), std::move(reason));
+      it = queue_.erase(it);
+      continue;
+    }
+    if (job.skips >= config_.max_skips) break;  // nobody may overtake it again
+    ++it;
+  }
+  for (auto& [job, reason] : rejected)
+    finish(*job, StopReason::Error, reason);
+}
+
+void Generator::preempted(cache::SequenceId sequence) {
+  auto found = by_sequence_.find(sequence);
+  if (found == by_sequence_.end()) return;
+  Job* job = found->second;
+  by_sequence_.erase(found);
+  job->sequence.reset();
+  job->ranges.clear();
+  ++job->result.statistics.preemptions;
+  auto it =
+      std::find_if(running_.begin(), running_.end(),
+                   [&](const std::unique_ptr<Job>& candidate) { return candidate.get() == job; });
+  if (it == running_.end()) return;
+  // Back to the front of the queue; its pages stay cached for its return.
+  queue_.push_front(std::move(*it));
+  running_.erase(it);
+}
+
+bool Generator::step() {
+  drop_cancelled();
+  admit();
+  if (running_.empty()) {
+    maintain_when_idle();
+    return !queue_.empty();
+  }
+  maintained_ = false;
+  cache::PageCache& cache = runtime_.cache();
+
+  // Decoding jobs first take a page slot for their pending token; that may
+  // preempt the youngest jobs, which leave the batch.
+  std::vector<Job*> decoding;
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    Job* job = running_[i].get();
+    if (!job->ranges.empty() || !job->pending || !job->sequence) continue;
+    const cache::TokenId token = *job->pending;
+    const cache::AppendResult appended = cache.append(*job->sequence, std::span(&token, 1));
+    runtime_.storage().save_to_host(appended.saves);
+    if (appended.status == cache::AppendStatus::NoSpace) {
+      finish(*job, StopReason::Error,
+             "the cache has no page left for this reply; it holds " +
+                 std::to_string(cache.num_pages() * cache.page_size()) + " tokens");
+      continue;
+    }
+    for (const cache::SequenceId victim : appended.preempted)
+      preempted(victim);
+    if (appended.status == cache::AppendStatus::Appended) {
+      job->tokens.push_back(token);
+      job->pending.reset();
+    }
+    // Preemption moved jobs out of running_; rescan from the start.
+    if (!appended.preempted.empty()) i = static_cast<std::size_t>(-1);
+  }
+  // Jobs finished with an error above are still in running_: drop them.
+  std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
+  for (const auto& job : running_) {
+    if (job->ranges.empty() && !job->pending) decoding.push_back(job.get());
+  }
+
+  // One forward pass: every decoding job's token, then prefill chunks.
+  std::vector<ForwardPass::Sequence> batch;
+  std::vector<Job*> members;
+  std::vector<cache::TokenRange> chunks;
+  int budget = config_.max_step_tokens;
+  for (Job* job : decoding) {
+    const auto position = static_cast<std::int32_t>(job->tokens.size()) - 1;
+    batch.push_back({cache.page_table(*job->sequence),
+                     std::span<const cache::TokenId>(job->tokens).subspan(std::size_t(position), 1),
+                     position, false});
+    members.push_back(job);
+    chunks.push_back({position, position + 1});
+    --budget;
+  }
+  for (const auto& job : running_) {
+    if (job->ranges.empty() || budget <= 0) continue;
+    const cache::TokenRange chunk =
+        page_aligned_chunks(job->ranges.front(), budget, cache.page_size()).front();
+    batch.push_back({cache.page_table(*job->sequence),
+                     std::span<const cache::TokenId>(job->tokens)
+                         .subspan(std::size_t(chunk.begin), std::size_t(chunk.end - chunk.begin)),
+                     chunk.begin, false});
+    members.push_back(job.get());
+    chunks.push_back(chunk);
+    budget -= chunk.end - chunk.begin;
+  }
+  if (batch.empty()) return !idle();
+
+  const ForwardPass::Result result = runtime_.forward().run(batch);
+
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    Job& job = *members[i];
+    cache.mark_computed(*job.sequence, chunks[i].end);
+    if (!job.ranges.empty()) {
+      cache::TokenRange& range = job.ranges.front();
+      range.begin = chunks[i].end;
+      if (range.begin == range.end) job.ranges.erase(job.ranges.begin());
+      if (!job.ranges.empty()) continue;  // more prompt to compute
+      if (job.request.max_new_tokens <= job.generated) {
+        finish(job, StopReason::MaxNewTokens);
+        continue;
+      }
+    }
+    cache::TokenId token = 0;
+    try {
+      token = job.sampler.sample(result.row(i), job.tokens);
+    } catch (const std::invalid_argument& error) {
+      finish(job, StopReason::Error, std::string("sampling failed: ") + error.what());
+      continue;
+    }
+    accept_token(job, token);
+  }
+  std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
+  return !idle();
+}
+
+void Generator::run_until_idle() {
+  while (step()) {
+  }
+}
+
+void Generator::maintain_when_idle() {
+  if (maintained_ || !queue_.empty()) return;
+  maintained_ = true;
+  if (!config_.defragment_when_idle) return;
+  if (const std::optional<cache::DefragPlan> plan = runtime_.cache().defragment()) {
+    runtime_.storage().apply_moves(*plan);
+  }
+}
+
+}  // namespace quire::engine
