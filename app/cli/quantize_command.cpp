@@ -14,13 +14,15 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "cli_support.h"
@@ -86,31 +88,47 @@ Settings settings_from(const QuantizeArguments& a) {
   return settings;
 }
 
+// "model.layers.<index>.<rest>" split into its layer index and the rest;
+// nothing for any other name. Parsed by hand rather than with std::regex, whose
+// GCC 12 implementation trips -Wmaybe-uninitialized under the sanitizer build.
+std::optional<std::pair<long, std::string>> split_layer_name(const std::string& name) {
+  static constexpr std::string_view kPrefix = "model.layers.";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  std::size_t pos = kPrefix.size();
+  const std::size_t digits_begin = pos;
+  while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9') ++pos;
+  if (pos == digits_begin || pos >= name.size() || name[pos] != '.') return std::nullopt;
+  return std::make_pair(std::stol(name.substr(digits_begin, pos - digits_begin)),
+                        name.substr(pos + 1));
+}
+
 // The linear layers of a decoder layer, which EXL2 quantizes; everything else
 // (embeddings, norms, biases) stays FP16 as exllamav2's converter leaves it.
-const std::regex& layer_linear_pattern() {
-  static const std::regex pattern(
-      R"(model\.layers\.(\d+)\.(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)\.weight)");
-  return pattern;
+bool is_layer_linear(const std::string& name) {
+  static const std::array<std::string_view, 7> kLinear{
+      "self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+      "self_attn.o_proj.weight", "mlp.gate_proj.weight",    "mlp.up_proj.weight",
+      "mlp.down_proj.weight"};
+  const auto split = split_layer_name(name);
+  if (!split) return false;
+  return std::find(kLinear.begin(), kLinear.end(), split->second) != kLinear.end();
 }
 
 // Tensors in the order a reader lists them: embeddings, layer by layer (each
 // in the order of its computation), the final norm, the head.
 std::tuple<int, long, int, std::string> order_key(const std::string& name) {
-  static const std::regex layer(R"(model\.layers\.(\d+)\.(.*))");
   static const std::array<const char*, 9> kInLayer{
       "input_layernorm",  "self_attn.q_proj", "self_attn.k_proj",
       "self_attn.v_proj", "self_attn.o_proj", "post_attention_layernorm",
       "mlp.gate_proj",    "mlp.up_proj",      "mlp.down_proj"};
-  std::smatch match;
   if (name.starts_with("model.embed_tokens.")) return {0, 0, 0, name};
-  if (std::regex_match(name, match, layer)) {
-    const std::string rest = match[2].str();
+  if (const auto split = split_layer_name(name)) {
+    const std::string& rest = split->second;
     int rank = static_cast<int>(kInLayer.size());
     for (std::size_t i = 0; i < kInLayer.size(); ++i) {
       if (rest.starts_with(std::string(kInLayer[i]) + ".")) rank = static_cast<int>(i);
     }
-    return {1, std::stol(match[1].str()), rank, name};
+    return {1, split->first, rank, name};
   }
   if (name.starts_with("lm_head.")) return {3, 0, 0, name};
   return {2, 0, 0, name};
@@ -232,7 +250,7 @@ Summary add_tensors(const io::ModelTensors& tensors, const engine::ModelConfig& 
                        "; quantize a model whose weights are FP16 or BF16");
     }
     const std::vector<float> values = to_floats(info, tensors.data(name));
-    const bool layer_linear = std::regex_match(name, layer_linear_pattern());
+    const bool layer_linear = is_layer_linear(name);
     const bool head = name == "lm_head.weight";
     if (head && config.tie_word_embeddings) continue;  // the embeddings serve as the head
     if ((layer_linear || head) && info.shape.size() != 2) {

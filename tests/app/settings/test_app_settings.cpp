@@ -57,8 +57,9 @@ class TestAppSettings : public QObject {
  private slots:
   void init() {
     QVERIFY(dir_.isValid());
-    path_ = dir_.filePath(QStringLiteral("quire.conf"));
-    QFile::remove(path_);
+    // A new file per test: QSettings keeps parsed files by path and trusts size
+    // and modification time, which a quick rewrite may leave unchanged.
+    path_ = dir_.filePath(QStringLiteral("quire-%1.conf").arg(++files_));
   }
 
   void defaults() {
@@ -221,6 +222,7 @@ class TestAppSettings : public QObject {
  private:
   QTemporaryDir dir_;
   QString path_;
+  int files_ = 0;
 };
 
 QUIRE_TEST(TestAppSettings)

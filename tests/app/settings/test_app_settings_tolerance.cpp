@@ -19,8 +19,7 @@ class TestAppSettingsTolerance : public QObject {
  private slots:
   void init() {
     QVERIFY(dir_.isValid());
-    path_ = dir_.filePath(QStringLiteral("quire.conf"));
-    QFile::remove(path_);
+    path_ = fresh_path();
   }
 
   void badValue_data() {
@@ -176,6 +175,7 @@ class TestAppSettingsTolerance : public QObject {
         byte = static_cast<char>(random.bounded(256));
       // Some rounds keep real keys so the parser gets past the first line.
       if (round % 2 == 0) bytes.prepend("[engine]\nmax_context=");
+      path_ = fresh_path();
       QFile file(path_);
       QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
       file.write(bytes);
@@ -188,6 +188,13 @@ class TestAppSettingsTolerance : public QObject {
   }
 
  private:
+  // A new file for every case: QSettings keeps parsed files by path and trusts
+  // size and modification time, so a same-sized file rewritten within the
+  // timestamp's resolution would be served from the previous case.
+  QString fresh_path() {
+    return dir_.filePath(QStringLiteral("quire-%1.conf").arg(++files_));
+  }
+
   void write(const QString& text) {
     QFile file(path_);
     QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
@@ -196,6 +203,7 @@ class TestAppSettingsTolerance : public QObject {
 
   QTemporaryDir dir_;
   QString path_;
+  int files_ = 0;
 };
 
 QUIRE_TEST(TestAppSettingsTolerance)
