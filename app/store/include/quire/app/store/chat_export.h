@@ -1,0 +1,39 @@
+#pragma once
+
+// A chat as a file: JSON that imports back losslessly (title, model, messages
+// with roles, text, token ids and statistics), and Markdown for reading.
+// Files are written through QSaveFile: an interrupted export never leaves a
+// half-written file in place of a good one.
+
+#include <QByteArray>
+#include <QString>
+#include <optional>
+
+#include "quire/app/store/chat_store.h"
+#include "quire/app/store/chat_types.h"
+
+namespace quire::store {
+
+// The "format" member of an exported chat, and the version this build writes
+// and the newest it reads.
+inline constexpr char kChatFileFormat[] = "quire-chat";
+inline constexpr int kChatFileVersion = 1;
+
+QByteArray chat_to_json(const ChatDocument& document);
+// nullopt with *error naming the first problem, e.g. "messages[2].role: ...".
+std::optional<ChatDocument> chat_from_json(const QByteArray& json, QString* error);
+
+// "# Title", then "## User" / "## Assistant" / "## System" and each message's
+// text verbatim. A code fence a message leaves open (an interrupted reply) is
+// closed, so the next heading is not swallowed into it.
+QString chat_to_markdown(const ChatDocument& document);
+
+// Writes `bytes` to `path` atomically.
+bool write_file_atomically(const QString& path, const QByteArray& bytes, QString* error);
+
+bool export_chat_json(const ChatStore& store, ChatId chat, const QString& path, QString* error);
+bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path, QString* error);
+// Reads, validates and adds the chat as a new one. Errors name the file.
+std::optional<ChatId> import_chat_json(ChatStore& store, const QString& path, QString* error);
+
+}  // namespace quire::store

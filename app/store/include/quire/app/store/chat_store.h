@@ -1,0 +1,156 @@
+#pragma once
+
+// The chat history store: one SQLite file (through QtSql) in the user's data
+// directory. It lives on the GUI thread and is synchronous; every write is a
+// transaction that is committed (and synced) before the call returns, so what
+// a call reported as done survives a crash or a power cut.
+
+#include <QDateTime>
+#include <QObject>
+#include <QString>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "quire/app/store/chat_types.h"
+
+namespace quire::store {
+
+namespace detail {
+struct StoreState;
+}
+
+enum class StoreError {
+  None,
+  DriverMissing,    // Qt's SQLite driver plugin is not installed
+  CannotOpen,       // the file or its folder cannot be created, read or written
+  NotADatabase,     // the file is not an SQLite database
+  Damaged,          // SQLite reports it malformed, or quick_check fails
+  NewerVersion,     // written by a newer Quire; its schema is not understood
+  ForeignDatabase,  // an SQLite file that belongs to another program
+  MigrationFailed,  // an upgrade step failed; the file was left as it was
+  NotOpen,
+  NotFound,  // no such chat or message (or the chat is deleted)
+  InvalidArgument,
+  Sql,  // a statement failed on an open database
+};
+
+struct StoreOptions {
+  // The database file; empty means ChatStore::default_path().
+  QString path;
+  // Use an FTS5 trigram index for search when SQLite has FTS5. Off, or when
+  // SQLite lacks it, search falls back to LIKE.
+  bool full_text_search = true;
+  // Before upgrading an older file, keep a copy of it next to it
+  // ("<name>.before-v<N>.sqlite"), made with VACUUM INTO.
+  bool backup_before_migration = true;
+  // Wall clock for the timestamps written; tests inject a fixed one.
+  std::function<QDateTime()> now;
+};
+
+class ChatStore : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit ChatStore(QObject* parent = nullptr);
+  ~ChatStore() override;
+
+  // The schema version this build writes and understands.
+  static int schema_version();
+  // <AppDataLocation>/chats.sqlite
+  static QString default_path();
+
+  // Opens (creating if needed), checks and upgrades the database. A file that
+  // is damaged, foreign or from a newer version is refused and left untouched:
+  // open() returns false and error()/error_string() say why and what to do.
+  bool open(const StoreOptions& options = {});
+  void close();
+  bool is_open() const;
+  QString path() const;
+  // Whether search uses the FTS5 index (else LIKE).
+  bool full_text_search() const;
+
+  // The last failure of any call; StoreError::None after a success.
+  StoreError error() const;
+  QString error_string() const;
+
+  // For a refused file: moves it (with its -wal/-shm companions) to
+  // "<name>.<label>-<yyyyMMdd-HHmmss>.<suffix>" beside it, so that open() on
+  // the original path starts a fresh history while the old file is kept. The
+  // store must not have the file open. Returns the new path, or an empty
+  // string with *error set.
+  static QString set_aside(const QString& path, const QString& label = QStringLiteral("set-aside"),
+                           QString* error = nullptr);
+
+  // --- chats ---
+  std::optional<ChatId> create_chat(const QString& title, const ModelUse& model = {});
+  bool rename_chat(ChatId chat, const QString& title);
+  bool set_chat_model(ChatId chat, const ModelUse& model);
+  // Soft delete: the chat disappears from lists and search, restore_chat()
+  // brings it back. purge_deleted() removes it for good.
+  bool delete_chat(ChatId chat);
+  bool restore_chat(ChatId chat);
+  // Removes chats soft-deleted before `deleted_before`; returns how many, -1 on error.
+  int purge_deleted(const QDateTime& deleted_before);
+  // purge_deleted() for chats deleted before this store was opened: undo works
+  // within a session; the next session cleans up.
+  int purge_previous_sessions();
+
+  // Live chats, most recent activity first (ties: newest id first).
+  QList<ChatSummary> list_chats() const;
+  QList<ChatSummary> deleted_chats() const;
+  // Any chat, deleted ones included (then `deleted` is set).
+  std::optional<ChatSummary> chat(ChatId chat) const;
+
+  // Case-insensitive substring search in titles and message text of live chats.
+  QList<SearchHit> search(const QString& text, int limit = 200) const;
+
+  // --- messages ---
+  // Appends at the end of the chat; returns after the commit. The user's
+  // message goes through here before generation starts.
+  std::optional<MessageId> append_message(ChatId chat, Role role, const QString& text,
+                                          std::span<const std::int32_t> tokens = {});
+  QList<Message> messages(ChatId chat) const;
+  std::optional<Message> message(MessageId message) const;
+
+  enum class Following { Keep, Drop };
+  // Replaces a message's text; its token ids become stale and are cleared.
+  // Following::Drop also removes every later message (edit and resend) in the
+  // same transaction.
+  bool edit_message(MessageId message, const QString& text, Following following = Following::Keep);
+  // Removes every message after `message` in its chat.
+  bool truncate_after(MessageId message);
+  bool set_message_tokens(MessageId message, std::span<const std::int32_t> tokens);
+
+  // Creates the assistant message a generation streams into, empty, with
+  // stop reason kStopInterrupted until it finishes. Hand it to a ReplyWriter.
+  std::optional<MessageId> begin_reply(ChatId chat, const QString& model);
+  // Regenerate: removes the last message if it is an assistant reply and
+  // begins a new reply in its place, in one transaction.
+  std::optional<MessageId> replace_last_reply(ChatId chat, const QString& model);
+  // Overwrites a reply's text and tokens (and stats when given). Used by
+  // ReplyWriter; fails with NotFound once the message is gone.
+  bool write_reply(MessageId message, const QString& text, std::span<const std::int32_t> tokens,
+                   const std::optional<GenerationStats>& stats);
+
+  // --- whole chats ---
+  std::optional<ChatDocument> document(ChatId chat) const;
+  // Adds a chat with its messages (an import); one transaction.
+  std::optional<ChatId> insert_document(const ChatDocument& document);
+
+ signals:
+  // The set of chats changed wholesale (open, close).
+  void chats_reset();
+  // Created, imported or restored.
+  void chat_added(quire::store::ChatId chat);
+  // Title, model, messages or activity changed.
+  void chat_changed(quire::store::ChatId chat);
+  // Deleted (soft or for good).
+  void chat_removed(quire::store::ChatId chat);
+
+ private:
+  std::unique_ptr<detail::StoreState> d_;
+};
+
+}  // namespace quire::store

@@ -1,0 +1,195 @@
+// The JSON form of a chat, written for export and read back (validated) for import.
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <limits>
+
+#include "quire/app/store/chat_export.h"
+
+namespace quire::store {
+namespace {
+
+QString iso(const QDateTime& time) {
+  return time.isValid() ? time.toUTC().toString(Qt::ISODateWithMs) : QString();
+}
+
+// Reading with a path for messages: every check that fails says where.
+class Reader {
+ public:
+  explicit Reader(QString* error) : error_(error) {}
+
+  bool fail(const QString& where, const QString& problem) {
+    if (error_ != nullptr)
+      *error_ = where.isEmpty() ? problem : where + QStringLiteral(": ") + problem;
+    return false;
+  }
+
+  bool string(const QJsonObject& object, const QString& key, const QString& where, bool required,
+              QString* out) {
+    const QJsonValue value = object.value(key);
+    if (value.isUndefined() && !required) return true;
+    if (!value.isString()) return fail(where + key, QStringLiteral("expected a string"));
+    *out = value.toString();
+    return true;
+  }
+
+  bool time(const QJsonObject& object, const QString& key, const QString& where, QDateTime* out) {
+    QString text;
+    if (!string(object, key, where, false, &text)) return false;
+    if (text.isEmpty()) return true;
+    *out = QDateTime::fromString(text, Qt::ISODateWithMs);
+    if (!out->isValid()) {
+      return fail(where + key,
+                  QStringLiteral("expected a date and time like 2024-05-01T12:00:00Z"));
+    }
+    *out = out->toUTC();
+    return true;
+  }
+
+  bool tokens(const QJsonValue& value, const QString& where, std::vector<std::int32_t>* out) {
+    if (value.isUndefined() || value.isNull()) return true;
+    if (!value.isArray()) return fail(where, QStringLiteral("expected an array of token ids"));
+    const QJsonArray array = value.toArray();
+    out->reserve(static_cast<std::size_t>(array.size()));
+    for (qsizetype i = 0; i < array.size(); ++i) {
+      const double id = array.at(i).toDouble(0.5);
+      if (!array.at(i).isDouble() || id != static_cast<double>(static_cast<qint64>(id)) ||
+          id < std::numeric_limits<std::int32_t>::min() ||
+          id > std::numeric_limits<std::int32_t>::max()) {
+        return fail(QStringLiteral("%1[%2]").arg(where).arg(i),
+                    QStringLiteral("expected an integer token id (32-bit)"));
+      }
+      out->push_back(static_cast<std::int32_t>(id));
+    }
+    return true;
+  }
+
+  bool message(const QJsonValue& value, const QString& where, Message* out) {
+    if (!value.isObject()) return fail(where, QStringLiteral("expected an object"));
+    const QJsonObject object = value.toObject();
+    const QString prefix = where + QLatin1Char('.');
+    QString role;
+    if (!string(object, QStringLiteral("role"), prefix, true, &role)) return false;
+    const auto parsed = role_from_name(role);
+    if (!parsed) {
+      return fail(prefix + QStringLiteral("role"),
+                  QStringLiteral("\"%1\" is not one of system, user, assistant").arg(role));
+    }
+    out->role = *parsed;
+    if (!string(object, QStringLiteral("text"), prefix, true, &out->text) ||
+        !tokens(object.value(QStringLiteral("tokens")), prefix + QStringLiteral("tokens"),
+                &out->tokens) ||
+        !time(object, QStringLiteral("created"), prefix, &out->created) ||
+        !time(object, QStringLiteral("updated"), prefix, &out->updated)) {
+      return false;
+    }
+    const QJsonValue stats = object.value(QStringLiteral("stats"));
+    if (!stats.isUndefined() && !stats.isNull()) {
+      if (!stats.isObject())
+        return fail(prefix + QStringLiteral("stats"), QStringLiteral("expected an object"));
+      out->stats = GenerationStats::from_json(stats.toObject());
+    }
+    return true;
+  }
+
+ private:
+  QString* error_;
+};
+
+}  // namespace
+
+QByteArray chat_to_json(const ChatDocument& document) {
+  QJsonArray messages;
+  for (const Message& message : document.messages) {
+    QJsonObject object{{QStringLiteral("role"), role_name(message.role)},
+                       {QStringLiteral("text"), message.text},
+                       {QStringLiteral("created"), iso(message.created)},
+                       {QStringLiteral("updated"), iso(message.updated)}};
+    if (!message.tokens.empty()) {
+      QJsonArray tokens;
+      for (std::int32_t token : message.tokens)
+        tokens.append(token);
+      object.insert(QStringLiteral("tokens"), tokens);
+    }
+    if (message.stats) object.insert(QStringLiteral("stats"), message.stats->to_json());
+    messages.append(object);
+  }
+  const QJsonObject root{
+      {QStringLiteral("format"), QString::fromLatin1(kChatFileFormat)},
+      {QStringLiteral("version"), kChatFileVersion},
+      {QStringLiteral("title"), document.title},
+      {QStringLiteral("created"), iso(document.created)},
+      {QStringLiteral("updated"), iso(document.updated)},
+      {QStringLiteral("model"), QJsonObject{{QStringLiteral("dir"), document.model.model_dir},
+                                            {QStringLiteral("settings"), document.model.settings}}},
+      {QStringLiteral("messages"), messages},
+  };
+  return QJsonDocument(root).toJson(QJsonDocument::Indented);
+}
+
+std::optional<ChatDocument> chat_from_json(const QByteArray& json, QString* error) {
+  Reader reader(error);
+  QJsonParseError parse{};
+  const QJsonDocument parsed = QJsonDocument::fromJson(json, &parse);
+  if (parse.error != QJsonParseError::NoError) {
+    reader.fail(QString(), QStringLiteral("not valid JSON (%1 at byte %2)")
+                               .arg(parse.errorString())
+                               .arg(parse.offset));
+    return std::nullopt;
+  }
+  const QJsonObject root = parsed.object();
+  if (!parsed.isObject() ||
+      root.value(QStringLiteral("format")).toString() != QLatin1String(kChatFileFormat)) {
+    reader.fail(QString(), QStringLiteral("not a Quire chat export (no \"format\": \"%1\")")
+                               .arg(QLatin1String(kChatFileFormat)));
+    return std::nullopt;
+  }
+  const QJsonValue version = root.value(QStringLiteral("version"));
+  if (!version.isDouble() || version.toInt(-1) < 1) {
+    reader.fail(QStringLiteral("version"), QStringLiteral("expected a positive integer"));
+    return std::nullopt;
+  }
+  if (version.toInt() > kChatFileVersion) {
+    reader.fail(QString(),
+                QStringLiteral("written by a newer version of Quire (format version %1; "
+                               "this version reads up to %2). Update Quire to import it.")
+                    .arg(version.toInt())
+                    .arg(kChatFileVersion));
+    return std::nullopt;
+  }
+  ChatDocument document;
+  if (!reader.string(root, QStringLiteral("title"), QString(), true, &document.title) ||
+      !reader.time(root, QStringLiteral("created"), QString(), &document.created) ||
+      !reader.time(root, QStringLiteral("updated"), QString(), &document.updated)) {
+    return std::nullopt;
+  }
+  const QJsonValue model = root.value(QStringLiteral("model"));
+  if (!model.isUndefined()) {
+    const QJsonObject object = model.toObject();
+    if (!model.isObject() || !reader.string(object, QStringLiteral("dir"), QStringLiteral("model."),
+                                            false, &document.model.model_dir)) {
+      if (!model.isObject())
+        reader.fail(QStringLiteral("model"), QStringLiteral("expected an object"));
+      return std::nullopt;
+    }
+    document.model.settings = object.value(QStringLiteral("settings")).toObject();
+  }
+  const QJsonValue messages = root.value(QStringLiteral("messages"));
+  if (!messages.isArray()) {
+    reader.fail(QStringLiteral("messages"), QStringLiteral("expected an array"));
+    return std::nullopt;
+  }
+  const QJsonArray array = messages.toArray();
+  for (qsizetype i = 0; i < array.size(); ++i) {
+    Message message;
+    if (!reader.message(array.at(i), QStringLiteral("messages[%1]").arg(i), &message)) {
+      return std::nullopt;
+    }
+    message.position = static_cast<int>(i);
+    document.messages << message;
+  }
+  return document;
+}
+
+}  // namespace quire::store

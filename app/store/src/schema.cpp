@@ -1,0 +1,186 @@
+#include "schema.h"
+
+#include "sql.h"
+
+namespace quire::store::detail {
+namespace {
+
+// Version 1: the first layout. Timestamps were ISO-8601 text, messages had
+// text only. Kept verbatim: files written by it must still open.
+const QStringList kVersion1 = {
+    QStringLiteral("CREATE TABLE chats ("
+                   " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                   " title TEXT NOT NULL,"
+                   " created TEXT NOT NULL,"
+                   " updated TEXT NOT NULL)"),
+    QStringLiteral("CREATE TABLE messages ("
+                   " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                   " chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
+                   " position INTEGER NOT NULL,"
+                   " role TEXT NOT NULL,"
+                   " text TEXT NOT NULL,"
+                   " created TEXT NOT NULL)"),
+    QStringLiteral("CREATE INDEX messages_by_chat ON messages(chat_id, position)"),
+    QStringLiteral("PRAGMA application_id = %1").arg(kApplicationId),
+};
+
+// ISO-8601 text -> milliseconds since the epoch (UTC); unparseable -> NULL.
+QString to_ms(const QString& column) {
+  return QStringLiteral("CAST(strftime('%s', %1) AS INTEGER) * 1000").arg(column);
+}
+
+// Version 2: millisecond timestamps, the model and settings a chat used, soft
+// delete, token ids and generation statistics per message, roles checked,
+// positions unique. SQLite cannot change column types, so both tables are
+// rebuilt (the documented 12-step procedure; foreign keys are off while
+// migrations run and checked before the commit).
+QStringList version2() {
+  return {
+      QStringLiteral("CREATE TABLE chats_v2 ("
+                     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " title TEXT NOT NULL DEFAULT '',"
+                     " created INTEGER NOT NULL,"
+                     " updated INTEGER NOT NULL,"
+                     " model_dir TEXT NOT NULL DEFAULT '',"
+                     " settings TEXT NOT NULL DEFAULT '{}',"
+                     " deleted_at INTEGER)"),
+      QStringLiteral("INSERT INTO chats_v2 (id, title, created, updated)"
+                     " SELECT id, title, COALESCE(%1, 0), COALESCE(%2, %1, 0) FROM chats")
+          .arg(to_ms(QStringLiteral("created")), to_ms(QStringLiteral("updated"))),
+      QStringLiteral("CREATE TABLE messages_v2 ("
+                     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
+                     " position INTEGER NOT NULL,"
+                     " role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),"
+                     " text TEXT NOT NULL DEFAULT '',"
+                     " tokens BLOB,"
+                     " created INTEGER NOT NULL,"
+                     " updated INTEGER NOT NULL,"
+                     " stats TEXT,"
+                     " UNIQUE (chat_id, position))"),
+      QStringLiteral("INSERT INTO messages_v2 (id, chat_id, position, role, text, created, updated)"
+                     " SELECT id, chat_id, position, role, text, COALESCE(%1, 0), COALESCE(%1, 0)"
+                     " FROM messages")
+          .arg(to_ms(QStringLiteral("created"))),
+      QStringLiteral("DROP TABLE messages"),
+      QStringLiteral("DROP TABLE chats"),
+      QStringLiteral("ALTER TABLE chats_v2 RENAME TO chats"),
+      QStringLiteral("ALTER TABLE messages_v2 RENAME TO messages"),
+      // The sidebar's order; deleted chats are not in it.
+      QStringLiteral("CREATE INDEX chats_by_activity ON chats(updated DESC, id DESC)"
+                     " WHERE deleted_at IS NULL"),
+      QStringLiteral(
+          "CREATE INDEX chats_deleted ON chats(deleted_at) WHERE deleted_at IS NOT NULL"),
+  };
+}
+
+const QStringList kSearchTriggerNames = {
+    QStringLiteral("chat_search_insert"),    QStringLiteral("chat_search_delete"),
+    QStringLiteral("chat_search_update"),    QStringLiteral("message_search_insert"),
+    QStringLiteral("message_search_delete"), QStringLiteral("message_search_update"),
+};
+
+// External-content FTS5 tables: the index stores trigrams only, the text stays
+// in chats/messages. The trigram tokenizer folds case (Unicode, not only
+// ASCII) and matches any substring of three or more characters.
+QStringList search_index_statements() {
+  QStringList statements = {
+      QStringLiteral("CREATE VIRTUAL TABLE IF NOT EXISTS chat_search USING fts5("
+                     "title, content='chats', content_rowid='id', tokenize='trigram')"),
+      QStringLiteral("CREATE VIRTUAL TABLE IF NOT EXISTS message_search USING fts5("
+                     "text, content='messages', content_rowid='id', tokenize='trigram')"),
+  };
+  for (const QString& trigger : kSearchTriggerNames) {
+    statements << QStringLiteral("DROP TRIGGER IF EXISTS %1").arg(trigger);
+  }
+  const auto triggers = [&](const QString& index, const QString& table, const QString& column) {
+    const QString remove =
+        QStringLiteral("INSERT INTO %1(%1, rowid, %2) VALUES ('delete', old.id, old.%2);")
+            .arg(index, column);
+    const QString add =
+        QStringLiteral("INSERT INTO %1(rowid, %2) VALUES (new.id, new.%2);").arg(index, column);
+    statements << QStringLiteral("CREATE TRIGGER %1_insert AFTER INSERT ON %2 BEGIN %3 END")
+                      .arg(index, table, add)
+               << QStringLiteral("CREATE TRIGGER %1_delete AFTER DELETE ON %2 BEGIN %3 END")
+                      .arg(index, table, remove)
+               << QStringLiteral(
+                      "CREATE TRIGGER %1_update AFTER UPDATE OF %3 ON %2 BEGIN %4 %5 END")
+                      .arg(index, table, column, remove, add);
+  };
+  triggers(QStringLiteral("chat_search"), QStringLiteral("chats"), QStringLiteral("title"));
+  triggers(QStringLiteral("message_search"), QStringLiteral("messages"), QStringLiteral("text"));
+  statements << QStringLiteral("INSERT INTO chat_search(chat_search) VALUES ('rebuild')")
+             << QStringLiteral("INSERT INTO message_search(message_search) VALUES ('rebuild')");
+  return statements;
+}
+
+int count_search_triggers(const QSqlDatabase& db, QString* error) {
+  QStringList quoted;
+  for (const QString& name : kSearchTriggerNames)
+    quoted << QLatin1Char('\'') + name + QLatin1Char('\'');
+  const QVariant count = query_value(
+      db,
+      QStringLiteral("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name IN (%1)")
+          .arg(quoted.join(QLatin1Char(','))),
+      error);
+  return count.isValid() ? count.toInt() : -1;
+}
+
+}  // namespace
+
+int current_schema_version() {
+  return 2;
+}
+
+QStringList migration(int version) {
+  switch (version) {
+    case 1:
+      return kVersion1;
+    case 2:
+      return version2();
+    default:
+      return {};
+  }
+}
+
+bool probe_full_text_search(const QSqlDatabase& db) {
+  QString ignored;
+  if (!exec_once(db,
+                 QStringLiteral("CREATE VIRTUAL TABLE temp.quire_fts_probe USING fts5("
+                                "x, tokenize='trigram')"),
+                 &ignored)) {
+    return false;
+  }
+  exec_once(db, QStringLiteral("DROP TABLE temp.quire_fts_probe"), &ignored);
+  return true;
+}
+
+bool ensure_search_index(const QSqlDatabase& db, QString* error) {
+  const int present = count_search_triggers(db, error);
+  if (present < 0) return false;
+  if (present == kSearchTriggerNames.size()) return true;
+  Transaction transaction(db);
+  if (!transaction.ok()) {
+    *error = transaction.error();
+    return false;
+  }
+  for (const QString& statement : search_index_statements()) {
+    if (!exec_once(db, statement, error)) return false;
+  }
+  if (!transaction.commit()) {
+    *error = transaction.error();
+    return false;
+  }
+  return true;
+}
+
+bool drop_search_triggers(const QSqlDatabase& db, QString* error) {
+  for (const QString& trigger : kSearchTriggerNames) {
+    if (!exec_once(db, QStringLiteral("DROP TRIGGER IF EXISTS %1").arg(trigger), error)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace quire::store::detail
