@@ -6,9 +6,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <string>
+#include <thread>
 
 #include "cli_support.h"
 #include "conversation_runner.h"
@@ -28,6 +31,10 @@ struct BenchOptions {
   std::string directory;
   bool json = false;
   int decode_tokens = 32;
+  std::vector<int> prefill_lengths{512, 2048};
+  std::vector<int> decode_contexts{128, 1024, 4096};
+  int turn_words = 40;
+  int turn_reply = 48;
   EngineOptions engine;
 };
 
@@ -53,6 +60,20 @@ double copy_bandwidth() {
   volatile char sink = target[bytes / 2];
   (void)sink;
   return best;
+}
+
+// The processor's name as the kernel reports it, so that results from
+// different machines are not mistaken for each other.
+std::string cpu_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.starts_with("model name")) {
+      const std::size_t colon = line.find(':');
+      if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
+    }
+  }
+  return "unknown";
 }
 
 engine::JobResult generate(LoadedSession& session, std::vector<std::int32_t> prompt, int max_new) {
@@ -84,12 +105,21 @@ int run_bench(const BenchOptions& options) {
   out["weight_bytes"] = weight_bytes;
   out["cache_format"] = engine.cache;
   out["devices"] = engine.devices;
+  out["cpu"] = cpu_name();
+  out["hardware_threads"] = std::thread::hardware_concurrency();
   const double bandwidth = copy_bandwidth();
   out["copy_bandwidth_gb_s"] = bandwidth / 1e9;
 
+  // Only the lengths the cache can hold are measured, so a small --context
+  // gives a shorter benchmark instead of an error.
+  const std::int64_t capacity = std::int64_t(session.runtime->cache().config().num_pages) *
+                                session.runtime->cache().config().page_size;
+  out["cache_tokens"] = capacity;
+
   // Prefill of fresh prompts (nothing to reuse).
   Json prefill = Json::array();
-  for (const int length : {512, 2048}) {
+  for (const int length : options.prefill_lengths) {
+    if (length > capacity) continue;
     const std::vector<std::int32_t> prompt = random_prompt(length, vocab, 100 + length);
     const Clock::time_point start = Clock::now();
     session.runtime->prefill(prompt, false);
@@ -106,7 +136,8 @@ int run_bench(const BenchOptions& options) {
   const std::int64_t kv_per_token =
       format.token_bytes(model.kv_shape()) * static_cast<std::int64_t>(model.layers.size());
   Json decode = Json::array();
-  for (const int context : {128, 1024, 4096}) {
+  for (const int context : options.decode_contexts) {
+    if (context + options.decode_tokens > capacity) continue;
     const engine::JobResult result =
         generate(session, random_prompt(context, vocab, 200 + context), options.decode_tokens);
     const double rate = result.statistics.decode_tokens_per_second();
@@ -150,12 +181,12 @@ int run_bench(const BenchOptions& options) {
                                     "You are a benchmark.");
   GenerationOptions generation;
   generation.greedy = true;
-  generation.max_new = 48;
+  generation.max_new = options.turn_reply;
   Json turns = Json::array();
   std::vector<std::int32_t> last_prompt;
   for (int turn = 1; turn <= 10; ++turn) {
     std::string message = "Turn " + std::to_string(turn) + ":";
-    for (int word = 0; word < 40; ++word)
+    for (int word = 0; word < options.turn_words; ++word)
       message += " word" + std::to_string((turn * 131 + word * 7) % 97);
     const TurnOutcome outcome = run_turn(session, conversation, message, generation, {});
     const engine::JobStatistics& stats = outcome.result.statistics;
@@ -224,6 +255,28 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   command->add_option("--decode-tokens", options->decode_tokens, "Tokens per decode measurement")
       ->capture_default_str()
       ->check(CLI::Range(2, 4096));
+  command
+      ->add_option("--prefill", options->prefill_lengths,
+                   "Prompt lengths whose prefill is timed (those the cache holds)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  command
+      ->add_option("--decode-contexts", options->decode_contexts,
+                   "Context lengths at which decode is timed (those the cache holds)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  command
+      ->add_option("--turn-words", options->turn_words,
+                   "Words in each user message of the 10-turn conversation")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  command
+      ->add_option("--turn-reply", options->turn_reply,
+                   "Tokens of each reply in the 10-turn conversation")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_bench(*options); });
 }

@@ -175,6 +175,8 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
 
   std::set<PageIndex> pinned;
   std::vector<HostSlot> pinned_slots;
+  std::set<PageIndex> copy_sources;  // pinned only to be copied from
+  std::set<PageIndex> shared_pins;   // pinned because the request takes them
   for (std::size_t i = 0; i < plan.hashes_.size(); ++i) {
     AdmissionPlan::Slot& slot = plan.slots_[i];
     if (const std::optional<PageIndex> found = indexed_page(plan.hashes_[i])) {
@@ -182,6 +184,7 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
       slot.source =
           page(*found).refs > 0 ? AdmissionPlan::Source::Share : AdmissionPlan::Source::Revive;
       pinned.insert(*found);
+      shared_pins.insert(*found);
     } else if (const std::optional<HostSlot> host = host_.find(plan.hashes_[i])) {
       slot.source = AdmissionPlan::Source::Restore;
       slot.host = *host;
@@ -206,6 +209,7 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
       slot.copy_source = source;
       slot.copy_tokens = shared;
       pinned.insert(source);
+      copy_sources.insert(source);
     }
   }
 
@@ -215,7 +219,19 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
         slot.source == AdmissionPlan::Source::Restore)
       ++needed;
   }
-  const Acquisition acquisition = plan_acquisition(needed, pinned, pinned_slots);
+  Acquisition acquisition = plan_acquisition(needed, pinned, pinned_slots);
+  if (static_cast<int>(acquisition.pages.size()) < needed && !copy_sources.empty()) {
+    // Copying K/V from a cached sibling only saves compute; it must never keep
+    // a request out. Without the copies their source pages may be reused.
+    for (AdmissionPlan::Slot& slot : plan.slots_) {
+      slot.copy_source = kNoPage;
+      slot.copy_tokens = 0;
+    }
+    for (const PageIndex source : copy_sources) {
+      if (!shared_pins.contains(source)) pinned.erase(source);
+    }
+    acquisition = plan_acquisition(needed, pinned, pinned_slots);
+  }
   plan.pages_needed_ = needed;
   plan.pages_available_ = acquisition.available;
   if (static_cast<int>(acquisition.pages.size()) < needed) {

@@ -160,6 +160,29 @@ class PageCacheAdmissionTest : public QObject {
     QUIRE_VERIFY_INVARIANTS(cache);
   }
 
+  void aCopyNeverKeepsARequestOut() {
+    // Three pages: turn 2 needs all of them. Copying the partial page would
+    // pin it as a source and leave one page too few, so the copy is dropped
+    // and its tokens are computed instead of the request waiting forever.
+    PageCache cache(small_cache(3));
+    ShadowEngine engine(cache);
+    const std::vector<TokenId> turn1 = run_of(6, 100);
+    const auto first = cache.admit({turn1, 0});
+    engine.prefill(*first);
+    cache.release(first->sequence);
+
+    const std::vector<TokenId> turn2 = joined(turn1, run_of(5, 500));
+    const AdmissionPlan plan = cache.prepare({turn2, 0});
+    QCOMPARE(plan.status(), AdmissionStatus::Fits);
+    const auto second = cache.commit(AdmissionPlan(plan));
+    QCOMPARE(second.instructions.copies, std::vector<PageCopy>{});
+    QCOMPARE(second.compute, (std::vector<TokenRange>{{4, 11}}));
+    QCOMPARE(second.cached_tokens, 4);
+    engine.prefill(second);
+    QUIRE_VERIFY_EMPTY(engine.verify_sequence(second.sequence));
+    QUIRE_VERIFY_INVARIANTS(cache);
+  }
+
   void freePagesGoBeforeEvictionThenLeavesFirst() {
     PageCache cache(small_cache(6));
     ShadowEngine engine(cache);

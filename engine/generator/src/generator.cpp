@@ -216,7 +216,10 @@ void Generator::admit() {
       it = queue_.erase(it);
       continue;
     }
-    if (status == cache::AdmissionStatus::NeverFits) {
+    // With no job running every page can be had; a request that must still
+    // wait would wait forever, so it is refused instead.
+    if (status == cache::AdmissionStatus::NeverFits ||
+        (status == cache::AdmissionStatus::WaitForPages && running_.empty())) {
       rejected.emplace_back(std::move(*it), std::move(reason));
       it = queue_.erase(it);
       continue;

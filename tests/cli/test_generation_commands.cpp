@@ -1,0 +1,270 @@
+// quire-cli generate, replay and bench on small models made by make-model:
+// exit codes, the JSON they print, and what the numbers must say about the
+// cache (every later turn of a conversation reuses all earlier ones).
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+#include <algorithm>
+
+#include "test_main.h"
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  QByteArray out;
+  QString err;
+};
+
+Run run_cli(const QStringList& arguments) {
+  QProcess process;
+  process.start(QStringLiteral(QUIRE_CLI_PATH), arguments);
+  process.waitForFinished(600000);
+  return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
+          process.readAllStandardOutput(), QString::fromUtf8(process.readAllStandardError())};
+}
+
+QJsonObject json_of(const Run& run) {
+  QJsonParseError error{};
+  const QJsonDocument document = QJsonDocument::fromJson(run.out, &error);
+  if (error.error != QJsonParseError::NoError) {
+    qWarning("not JSON (%s): %s", qPrintable(error.errorString()), run.out.constData());
+  }
+  return document.object();
+}
+
+QList<int> ints(const QJsonArray& array) {
+  QList<int> values;
+  for (const QJsonValue& value : array)
+    values.append(value.toInt());
+  return values;
+}
+
+QString join(const QList<int>& ids) {
+  QStringList parts;
+  for (int id : ids)
+    parts.append(QString::number(id));
+  return parts.join(QLatin1Char(','));
+}
+
+int argmax(const QJsonArray& row) {
+  int best = 0;
+  for (int i = 1; i < row.size(); ++i) {
+    if (row[i].toDouble() > row[best].toDouble()) best = i;
+  }
+  return best;
+}
+
+}  // namespace
+
+class GenerationCommandsTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir root_;
+  QString model_;
+  QString script_;
+
+ private slots:
+  void initTestCase() {
+    model_ = root_.filePath(QStringLiteral("exl2"));
+    QCOMPARE(run_cli({QStringLiteral("make-model"), model_, QStringLiteral("--format"),
+                      QStringLiteral("exl2:4.0"), QStringLiteral("--seed"), QStringLiteral("5")})
+                 .exit_code,
+             0);
+    // Ten user messages, as a person would type them.
+    QJsonArray messages;
+    for (int turn = 1; turn <= 10; ++turn) {
+      messages.append(QStringLiteral("Turn %1: what happens to the pages of turn %2 now?")
+                          .arg(turn)
+                          .arg(turn - 1));
+    }
+    script_ = root_.filePath(QStringLiteral("ten-turns.json"));
+    QFile file(script_);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QJsonDocument(QJsonObject{{QStringLiteral("system"), QStringLiteral("Be brief.")},
+                                         {QStringLiteral("messages"), messages}})
+                   .toJson());
+  }
+
+  void greedyGenerationFollowsTheLogits() {
+    const QList<int> prompt{1, 17, 42, 99};
+    const Run run =
+        run_cli({QStringLiteral("generate"), model_, QStringLiteral("--tokens"), join(prompt),
+                 QStringLiteral("--greedy"), QStringLiteral("--ignore-eos"),
+                 QStringLiteral("--max-new"), QStringLiteral("5"), QStringLiteral("--json")});
+    QCOMPARE(run.exit_code, 0);
+    const QJsonObject out = json_of(run);
+    const QList<int> generated = ints(out[u"tokens"].toArray());
+    QCOMPARE(generated.size(), 5);
+    QCOMPARE(out[u"prompt_tokens"].toInt(), 4);
+    QCOMPARE(out[u"cached_tokens"].toInt(), 0);
+    QCOMPARE(out[u"stop_reason"].toString(), QStringLiteral("max_new_tokens"));
+    QVERIFY(out[u"decode_tokens_per_s"].toDouble() > 0);
+
+    // Each generated token is the most likely one after everything before it,
+    // as `logits` computes it on its own.
+    QList<int> context = prompt;
+    for (int token : generated) {
+      const Run logits =
+          run_cli({QStringLiteral("logits"), model_, QStringLiteral("--tokens"), join(context)});
+      QCOMPARE(logits.exit_code, 0);
+      const QJsonArray rows = json_of(logits)[u"logits"].toArray();
+      QCOMPARE(argmax(rows.last().toArray()), token);
+      context.append(token);
+    }
+  }
+
+  void seededSamplingRepeats() {
+    const QStringList arguments{QStringLiteral("generate"),     model_,
+                                QStringLiteral("--prompt"),     QStringLiteral("Once upon a time"),
+                                QStringLiteral("--seed"),       QStringLiteral("7"),
+                                QStringLiteral("--max-new"),    QStringLiteral("12"),
+                                QStringLiteral("--ignore-eos"), QStringLiteral("--json")};
+    const Run first = run_cli(arguments);
+    const Run second = run_cli(arguments);
+    QCOMPARE(first.exit_code, 0);
+    QCOMPARE(second.exit_code, 0);
+    QCOMPARE(ints(json_of(first)[u"tokens"].toArray()), ints(json_of(second)[u"tokens"].toArray()));
+    QCOMPARE(json_of(first)[u"text"].toString(), json_of(second)[u"text"].toString());
+  }
+
+  void generateRejectsBadInput() {
+    const Run missing =
+        run_cli({QStringLiteral("generate"), root_.filePath(QStringLiteral("no-such-model")),
+                 QStringLiteral("--prompt"), QStringLiteral("hi")});
+    QCOMPARE(missing.exit_code, 2);
+    QVERIFY2(missing.err.contains(QStringLiteral("no-such-model")), qPrintable(missing.err));
+
+    const Run bad_ids = run_cli(
+        {QStringLiteral("generate"), model_, QStringLiteral("--tokens"), QStringLiteral("1,x,3")});
+    QCOMPARE(bad_ids.exit_code, 2);
+    QVERIFY(!bad_ids.err.isEmpty());
+
+    const Run no_cache =
+        run_cli({QStringLiteral("generate"), model_, QStringLiteral("--prompt"),
+                 QStringLiteral("hi"), QStringLiteral("--cache"), QStringLiteral("q3")});
+    QCOMPARE(no_cache.exit_code, 2);
+    QVERIFY2(no_cache.err.contains(QStringLiteral("q3")), qPrintable(no_cache.err));
+  }
+
+  void replayReusesEveryEarlierTurn_data() {
+    QTest::addColumn<QString>("cache");
+    QTest::newRow("fp16") << QStringLiteral("fp16");
+    QTest::newRow("q4") << QStringLiteral("q4");
+  }
+
+  void replayReusesEveryEarlierTurn() {
+    QFETCH(QString, cache);
+    const Run run = run_cli({QStringLiteral("replay"), model_, QStringLiteral("--conversation"),
+                             script_, QStringLiteral("--max-new"), QStringLiteral("24"),
+                             QStringLiteral("--cache"), cache, QStringLiteral("--json")});
+    QCOMPARE(run.exit_code, 0);
+    const QJsonArray turns = json_of(run)[u"turns"].toArray();
+    QCOMPARE(turns.size(), 10);
+    for (int i = 0; i < turns.size(); ++i) {
+      const QJsonObject turn = turns[i].toObject();
+      QCOMPARE(turn[u"turn"].toInt(), i + 1);
+      QCOMPARE(turn[u"trimmed_turns"].toInt(), 0);
+      QCOMPARE(turn[u"computed_tokens"].toInt(),
+               turn[u"prompt_tokens"].toInt() - turn[u"cached_tokens"].toInt());
+      if (i == 0) {
+        QCOMPARE(turn[u"cached_tokens"].toInt(), 0);
+        continue;
+      }
+      // Everything the previous turn held (its prompt and its reply) is served
+      // from the cache except the reply's last token, which was sampled but
+      // never run through the model.
+      const QJsonObject previous = turns[i - 1].toObject();
+      QCOMPARE(turn[u"cached_tokens"].toInt(),
+               previous[u"prompt_tokens"].toInt() + previous[u"generated_tokens"].toInt() - 1);
+      QVERIFY(turn[u"computed_tokens"].toInt() < turn[u"prompt_tokens"].toInt() / 2 + 40);
+    }
+
+    // The table says the same thing to a person.
+    const Run table = run_cli({QStringLiteral("replay"), model_, QStringLiteral("--conversation"),
+                               script_, QStringLiteral("--max-new"), QStringLiteral("24"),
+                               QStringLiteral("--cache"), cache});
+    QCOMPARE(table.exit_code, 0);
+    QVERIFY(table.out.contains("cached"));
+    QCOMPARE(table.out.count('\n'), 11);  // a header and ten turns
+  }
+
+  void replayRejectsBadScripts() {
+    const QString broken = root_.filePath(QStringLiteral("broken.json"));
+    QFile file(broken);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("{\"messages\": [\"hello\", 3]}");
+    file.close();
+    const Run run =
+        run_cli({QStringLiteral("replay"), model_, QStringLiteral("--conversation"), broken});
+    QCOMPARE(run.exit_code, 2);
+    QVERIFY2(run.err.contains(QStringLiteral("every message must be a string")),
+             qPrintable(run.err));
+
+    const Run missing = run_cli({QStringLiteral("replay"), model_, QStringLiteral("--conversation"),
+                                 root_.filePath(QStringLiteral("absent.json"))});
+    QCOMPARE(missing.exit_code, 2);
+    QVERIFY(missing.err.contains(QStringLiteral("absent.json")));
+  }
+
+  void benchReportsEveryMeasurement() {
+    // Small lengths keep this quick; the defaults are the full benchmark.
+    const Run run = run_cli({QStringLiteral("bench"), model_, QStringLiteral("--json"),
+                             QStringLiteral("--context"), QStringLiteral("2048"),
+                             QStringLiteral("--decode-tokens"), QStringLiteral("4"),
+                             QStringLiteral("--prefill"), QStringLiteral("128,512,4096"),
+                             QStringLiteral("--decode-contexts"), QStringLiteral("64,300,2046"),
+                             QStringLiteral("--turn-words"), QStringLiteral("6"),
+                             QStringLiteral("--turn-reply"), QStringLiteral("8")});
+    QCOMPARE(run.exit_code, 0);
+    const QJsonObject out = json_of(run);
+    QCOMPARE(out[u"cache_tokens"].toInt(), 2048);
+    QVERIFY(out[u"copy_bandwidth_gb_s"].toDouble() > 0);
+    QVERIFY(!out[u"cpu"].toString().isEmpty());
+
+    // Only what fits in 2048 tokens of cache is measured.
+    QList<int> prefill_lengths, decode_contexts, batch_jobs;
+    for (const QJsonValue& p : out[u"prefill"].toArray()) {
+      prefill_lengths.append(p[u"tokens"].toInt());
+      QVERIFY(p[u"tokens_per_s"].toDouble() > 0);
+    }
+    QCOMPARE(prefill_lengths, (QList<int>{128, 512}));
+    for (const QJsonValue& d : out[u"decode"].toArray()) {
+      decode_contexts.append(d[u"context"].toInt());
+      QVERIFY(d[u"tokens_per_s"].toDouble() > 0);
+      QVERIFY(d[u"fraction_of_bandwidth_bound"].toDouble() > 0);
+    }
+    QCOMPARE(decode_contexts, (QList<int>{64, 300}));
+    for (const QJsonValue& b : out[u"batch"].toArray()) {
+      batch_jobs.append(b[u"jobs"].toInt());
+      QCOMPARE(b[u"generated_tokens"].toInt(), 4 * b[u"jobs"].toInt());
+    }
+    QCOMPARE(batch_jobs, (QList<int>{1, 4, 16}));
+
+    // Each turn of the conversation takes at least every earlier prompt from
+    // the cache (and the earlier replies, which the JSON does not count).
+    const QJsonObject conversation = out[u"conversation"].toObject();
+    const QJsonArray turns = conversation[u"turns"].toArray();
+    QCOMPARE(turns.size(), 10);
+    QCOMPARE(turns[0].toObject()[u"cached_tokens"].toInt(), 0);
+    for (int i = 1; i < turns.size(); ++i) {
+      QVERIFY(turns[i].toObject()[u"cached_tokens"].toInt() >=
+              turns[i - 1].toObject()[u"prompt_tokens"].toInt());
+    }
+    QVERIFY(conversation[u"turn_10_cold_ttft_s"].toDouble() > 0);
+
+    // 2 layers x 2 K/V heads x 32 dims: FP16 K and V take 512 bytes a token.
+    const QJsonObject kv = out[u"kv_bytes_per_token"].toObject();
+    QCOMPARE(kv[u"fp16"].toDouble(), 512.0);
+    QCOMPARE(kv[u"q8"].toDouble(), 272.0);
+    QCOMPARE(kv[u"q4"].toDouble(), 144.0);
+  }
+};
+
+QUIRE_TEST(GenerationCommandsTest)
+#include "test_generation_commands.moc"
