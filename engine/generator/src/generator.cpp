@@ -114,6 +114,7 @@ void Generator::finish(Job& job, StopReason reason, std::string error) {
 // Returns false when the token ended the job.
 bool Generator::accept_token(Job& job, cache::TokenId token) {
   const Clock::time_point now = Clock::now();
+  ++sampled_tokens_;
   JobStatistics& stats = job.result.statistics;
   if (job.generated == 0) {
     job.first_token = now;

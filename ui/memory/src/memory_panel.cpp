@@ -6,6 +6,7 @@
 #include <QVBoxLayout>
 
 #include "quire/ui/device_memory_bar.h"
+#include "quire/ui/memory_history_chart.h"
 #include "quire/ui/memory_text.h"
 #include "quire/ui/page_map_legend.h"
 #include "quire/ui/page_map_widget.h"
@@ -131,6 +132,12 @@ QWidget* MemoryPanel::buildContent() {
   page_map_ = new PageMapWidget(page);
   page_map_->setObjectName(QStringLiteral("pageMap"));
   layout->addWidget(page_map_, 1);
+  layout->addSpacing(kSectionGap - kItemGap);
+
+  layout->addWidget(sectionTitle(tr("Last minutes"), page));
+  chart_ = new MemoryHistoryChart(page);
+  chart_->setMinimumHeight(160);
+  layout->addWidget(chart_);
   return page;
 }
 
@@ -179,8 +186,16 @@ void MemoryPanel::setSnapshot(const MemorySnapshotView& snapshot) {
   if (was_empty) stack_->setCurrentWidget(content_);
 }
 
+void MemoryPanel::recordSample(qint64 time_ms) {
+  if (snapshot_.isEmpty()) return;
+  history_.add(snapshot_, time_ms);
+  chart_->setHistory(history_);
+}
+
 void MemoryPanel::clear() {
   setSnapshot(MemorySnapshotView{});
+  history_.clear();
+  chart_->setHistory(history_);
 }
 
 void MemoryPanel::syncDeviceBars() {

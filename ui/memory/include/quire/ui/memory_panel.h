@@ -3,12 +3,14 @@
 // The memory panel: how each device's memory is split between weights, KV
 // cache, scratch and other processes; the live map of cache pages with its
 // legend; and the prefix cache's record (hit rate, tokens reused and computed,
-// evictions, host tier, defragmentations). Without a model it explains what it
+// evictions, host tier, defragmentations); and a chart of the last minutes of
+// memory use and tokens per second. Without a model it explains what it
 // will show instead of drawing empty widgets.
 
 #include <QList>
 #include <QWidget>
 
+#include "quire/ui/memory_history.h"
 #include "quire/ui/memory_view_data.h"
 
 class QLabel;
@@ -18,6 +20,7 @@ class QVBoxLayout;
 namespace quire::ui {
 
 class DeviceMemoryBar;
+class MemoryHistoryChart;
 class PageMapLegend;
 class PageMapWidget;
 
@@ -33,6 +36,8 @@ class MemoryPanel : public QWidget {
   QList<DeviceMemoryBar*> deviceBars() const { return bars_; }
   PageMapWidget* pageMap() const { return page_map_; }
   PageMapLegend* legend() const { return legend_; }
+  MemoryHistoryChart* historyChart() const { return chart_; }
+  const MemoryHistory& history() const { return history_; }
   // The texts on show, for tests and accessibility tools.
   QString hitRateText() const;
   QString summaryText() const;
@@ -43,7 +48,11 @@ class MemoryPanel : public QWidget {
  public slots:
   // Shows `snapshot`; parts that did not change are not repainted.
   void setSnapshot(const quire::ui::MemorySnapshotView& snapshot);
-  // Back to the empty state, as when the model is unloaded.
+  // Adds the snapshot on show to the chart's history as seen at `time_ms`
+  // (a steady clock). Called at a regular pace, so the chart's time axis is
+  // even whether or not the engine is busy.
+  void recordSample(qint64 time_ms);
+  // Back to the empty state, as when the model is unloaded; the history ends.
   void clear();
 
  private:
@@ -52,6 +61,7 @@ class MemoryPanel : public QWidget {
   void syncDeviceBars();
 
   MemorySnapshotView snapshot_;
+  MemoryHistory history_;
   QStackedLayout* stack_ = nullptr;
   QWidget* empty_state_ = nullptr;
   QWidget* content_ = nullptr;
@@ -62,6 +72,7 @@ class MemoryPanel : public QWidget {
   QLabel* shape_label_ = nullptr;
   QLabel* hit_rate_label_ = nullptr;
   QLabel* summary_label_ = nullptr;
+  MemoryHistoryChart* chart_ = nullptr;
 };
 
 }  // namespace quire::ui

@@ -75,6 +75,9 @@ struct MemorySnapshotView {
   QList<DeviceMemoryView> devices;
   QList<PageCellView> pages;
   CacheSummaryView cache;
+  // Tokens the engine has sampled since the model was loaded, over all chats;
+  // the chart turns the difference between two snapshots into tokens/s.
+  qint64 sampled_tokens = 0;
 
   // No model loaded: nothing to draw.
   bool isEmpty() const { return devices.isEmpty() && pages.isEmpty() && cache.total_pages == 0; }

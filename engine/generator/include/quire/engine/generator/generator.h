@@ -55,6 +55,9 @@ class Generator {
   bool idle() const { return queue_.empty() && running_.empty(); }
   std::size_t queued() const { return queue_.size(); }
   std::size_t running() const { return running_.size(); }
+  // Tokens sampled since the generator was made, over all jobs: the memory
+  // panel's tokens-per-second chart differentiates it between snapshots.
+  std::int64_t sampled_tokens() const { return sampled_tokens_; }
   // The label of the job that holds a sequence, for the page map.
   std::string label_of(cache::SequenceId sequence) const;
 
@@ -81,6 +84,7 @@ class Generator {
   std::vector<std::unique_ptr<Job>> running_;
   std::map<cache::SequenceId, Job*> by_sequence_;
   bool maintained_ = true;
+  std::int64_t sampled_tokens_ = 0;
 };
 
 }  // namespace quire::engine

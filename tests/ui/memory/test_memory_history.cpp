@@ -1,0 +1,116 @@
+#include <QTest>
+
+#include "memory_fixtures.h"
+#include "quire/ui/memory_history.h"
+#include "quire/ui/memory_history_chart.h"
+#include "quire/ui/memory_panel.h"
+#include "test_main.h"
+
+using namespace quire::ui;
+using namespace quire::ui::test;
+
+namespace {
+
+MemorySnapshotView snapshotWith(qint64 sampled_tokens) {
+  MemorySnapshotView snapshot;
+  DeviceMemoryView a;
+  a.name = QStringLiteral("cuda0");
+  a.total = 24 * kGiB;
+  a.weights = 4 * kGiB;
+  a.cache = 2 * kGiB;
+  a.scratch = 512 * kMiB;
+  a.other = kGiB;
+  DeviceMemoryView b = a;
+  b.name = QStringLiteral("cuda1");
+  b.weights = kGiB;
+  b.cache = kGiB;
+  b.scratch = 0;
+  snapshot.devices = {a, b};
+  snapshot.cache.total_pages = 10;
+  snapshot.cache.free_pages = 10;
+  snapshot.sampled_tokens = sampled_tokens;
+  return snapshot;
+}
+
+}  // namespace
+
+class MemoryHistoryTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void usedBytesAddWeightsCacheAndScratchOfEveryDevice() {
+    MemoryHistory history;
+    history.add(snapshotWith(0), 1000);
+    QCOMPARE(history.points().size(), 1);
+    QCOMPARE(history.points()[0].used_bytes, 4 * kGiB + 2 * kGiB + 512 * kMiB + kGiB + kGiB);
+    QCOMPARE(history.points()[0].total_bytes, 48 * kGiB);
+    QCOMPARE(history.points()[0].tokens_per_second, 0.0);
+  }
+
+  void speedIsTokensBetweenSamplesOverTheirDistance() {
+    MemoryHistory history;
+    history.add(snapshotWith(100), 1000);
+    history.add(snapshotWith(160), 3000);  // 60 tokens in 2 s
+    history.add(snapshotWith(160), 3500);  // idle
+    QCOMPARE(history.points()[1].tokens_per_second, 30.0);
+    QCOMPARE(history.points()[2].tokens_per_second, 0.0);
+    QCOMPARE(history.peakTokensPerSecond(), 30.0);
+  }
+
+  void aCounterThatWentBackStartsAfresh() {
+    // A new model was loaded: its generator counts from zero.
+    MemoryHistory history;
+    history.add(snapshotWith(5000), 1000);
+    history.add(snapshotWith(20), 2000);
+    QCOMPARE(history.points()[1].tokens_per_second, 0.0);
+    history.add(snapshotWith(40), 3000);
+    QCOMPARE(history.points()[2].tokens_per_second, 20.0);
+  }
+
+  void samplesOlderThanTheWindowAreDropped() {
+    MemoryHistory history(10'000);
+    for (qint64 t = 0; t <= 30'000; t += 1000)
+      history.add(snapshotWith(t / 100), t);
+    QCOMPARE(history.points().size(), 11);
+    QCOMPARE(history.points().first().time_ms, 20'000);
+    QCOMPARE(history.points().last().time_ms, 30'000);
+    history.clear();
+    QVERIFY(history.points().isEmpty());
+  }
+
+  void theChartDrawsSecondsBeforeNowInGiBAndTokensPerSecond() {
+    MemoryHistory history(60'000);
+    history.add(snapshotWith(0), 10'000);
+    history.add(snapshotWith(170), 20'000);
+    MemoryHistoryChart chart;
+    chart.setHistory(history);
+    const QList<QPointF> memory = chart.memoryPoints();
+    const QList<QPointF> speed = chart.speedPoints();
+    QCOMPARE(memory.size(), 2);
+    QCOMPARE(memory[0], QPointF(-10.0, 8.5));
+    QCOMPARE(memory[1], QPointF(0.0, 8.5));
+    QCOMPARE(speed[1], QPointF(0.0, 17.0));
+    // Axes end on round numbers above the data.
+    QCOMPARE(chart.memoryAxisMaximum(), 10.0);
+    QCOMPARE(chart.speedAxisMaximum(), 20.0);
+  }
+
+  void thePanelRecordsSamplesOnlyWithAModel() {
+    MemoryPanel panel;
+    panel.recordSample(1000);
+    QVERIFY(panel.history().points().isEmpty());
+    panel.setSnapshot(snapshotWith(10));
+    panel.recordSample(2000);
+    panel.setSnapshot(snapshotWith(30));
+    panel.recordSample(3000);
+    QCOMPARE(panel.history().points().size(), 2);
+    QCOMPARE(panel.history().points()[1].tokens_per_second, 20.0);
+    QCOMPARE(panel.historyChart()->speedPoints().size(), 2);
+    panel.clear();
+    QVERIFY(panel.history().points().isEmpty());
+    QVERIFY(panel.historyChart()->speedPoints().isEmpty());
+  }
+};
+
+QUIRE_TEST(MemoryHistoryTest)
+#include "test_memory_history.moc"

@@ -1,0 +1,47 @@
+#pragma once
+
+// A small chart of the last minutes: memory the model uses (weights, cache
+// and scratch over all devices) and tokens generated per second. Drawn with
+// Qt Charts from a MemoryHistory the panel keeps.
+//
+// Object names: "memoryHistoryChart" (the chart view).
+
+#include <QWidget>
+
+#include "quire/ui/memory_history.h"
+
+class QChart;
+class QChartView;
+class QLineSeries;
+class QValueAxis;
+
+namespace quire::ui {
+
+class MemoryHistoryChart : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit MemoryHistoryChart(QWidget* parent = nullptr);
+
+  // Draws `history`, the newest point at the right edge ("now").
+  void setHistory(const MemoryHistory& history);
+
+  // What is drawn, for tests: points as (seconds before now, value).
+  QList<QPointF> memoryPoints() const;
+  QList<QPointF> speedPoints() const;
+  double memoryAxisMaximum() const;
+  double speedAxisMaximum() const;
+
+  QSize sizeHint() const override;
+
+ private:
+  QChart* chart_ = nullptr;
+  QChartView* view_ = nullptr;
+  QLineSeries* memory_ = nullptr;
+  QLineSeries* speed_ = nullptr;
+  QValueAxis* time_axis_ = nullptr;
+  QValueAxis* memory_axis_ = nullptr;
+  QValueAxis* speed_axis_ = nullptr;
+};
+
+}  // namespace quire::ui

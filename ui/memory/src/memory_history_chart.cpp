@@ -1,0 +1,121 @@
+#include "quire/ui/memory_history_chart.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QLineSeries>
+#include <QPainter>
+#include <QVBoxLayout>
+#include <QValueAxis>
+#include <algorithm>
+#include <cmath>
+
+#include "quire/ui/memory_style.h"
+
+namespace quire::ui {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The next "round" value at or above `value` (1, 2, 5 × 10^n), so the axis
+// labels stay readable and the scale does not jitter with every sample.
+double nice_ceiling(double value) {
+  if (value <= 0) return 1;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(value)));
+  for (const double step : {1.0, 2.0, 5.0, 10.0}) {
+    if (value <= step * magnitude) return step * magnitude;
+  }
+  return 10 * magnitude;
+}
+
+}  // namespace
+
+MemoryHistoryChart::MemoryHistoryChart(QWidget* parent) : QWidget(parent) {
+  chart_ = new QChart;
+  chart_->setMargins(QMargins(2, 2, 2, 2));
+  chart_->setBackgroundRoundness(0);
+  chart_->legend()->setAlignment(Qt::AlignBottom);
+  chart_->setAnimationOptions(QChart::NoAnimation);
+
+  memory_ = new QLineSeries(chart_);
+  memory_->setName(tr("Memory used (GiB)"));
+  memory_->setColor(segmentColor(MemorySegment::Cache, palette()));
+  speed_ = new QLineSeries(chart_);
+  speed_->setName(tr("Tokens/s"));
+  speed_->setColor(pageStateColor(PageCellState::Active, palette()));
+  chart_->addSeries(memory_);
+  chart_->addSeries(speed_);
+
+  time_axis_ = new QValueAxis(chart_);
+  time_axis_->setLabelFormat(QStringLiteral("%d s"));
+  time_axis_->setRange(-static_cast<double>(MemoryHistory::kDefaultWindowMs) / 1000.0, 0);
+  time_axis_->setTickCount(6);
+  memory_axis_ = new QValueAxis(chart_);
+  memory_axis_->setLabelFormat(QStringLiteral("%.1f"));
+  memory_axis_->setRange(0, 1);
+  speed_axis_ = new QValueAxis(chart_);
+  speed_axis_->setLabelFormat(QStringLiteral("%.0f"));
+  speed_axis_->setRange(0, 1);
+  chart_->addAxis(time_axis_, Qt::AlignBottom);
+  chart_->addAxis(memory_axis_, Qt::AlignLeft);
+  chart_->addAxis(speed_axis_, Qt::AlignRight);
+  memory_->attachAxis(time_axis_);
+  memory_->attachAxis(memory_axis_);
+  speed_->attachAxis(time_axis_);
+  speed_->attachAxis(speed_axis_);
+
+  view_ = new QChartView(chart_, this);
+  view_->setObjectName(QStringLiteral("memoryHistoryChart"));
+  view_->setRenderHint(QPainter::Antialiasing);
+  view_->setToolTip(
+      tr("Memory the model uses on all devices, and tokens generated per second, "
+         "over the last minutes"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(view_);
+}
+
+void MemoryHistoryChart::setHistory(const MemoryHistory& history) {
+  const QList<MemoryHistoryPoint>& points = history.points();
+  const qint64 now = points.isEmpty() ? 0 : points.last().time_ms;
+  QList<QPointF> memory;
+  QList<QPointF> speed;
+  memory.reserve(points.size());
+  speed.reserve(points.size());
+  for (const MemoryHistoryPoint& point : points) {
+    const double ago = static_cast<double>(point.time_ms - now) / 1000.0;
+    memory.append(QPointF(ago, static_cast<double>(point.used_bytes) / kGiB));
+    speed.append(QPointF(ago, point.tokens_per_second));
+  }
+  memory_->replace(memory);
+  speed_->replace(speed);
+  time_axis_->setRange(-static_cast<double>(history.windowMs()) / 1000.0, 0);
+  // Scaled to what the model uses, not to the device: a small model on a
+  // large machine would otherwise draw a flat line at the bottom.
+  double memory_top = 0;
+  for (const QPointF& point : memory)
+    memory_top = std::max(memory_top, point.y());
+  memory_axis_->setRange(0, nice_ceiling(memory_top * 1.1));
+  speed_axis_->setRange(0, nice_ceiling(history.peakTokensPerSecond()));
+}
+
+QList<QPointF> MemoryHistoryChart::memoryPoints() const {
+  return memory_->points();
+}
+
+QList<QPointF> MemoryHistoryChart::speedPoints() const {
+  return speed_->points();
+}
+
+double MemoryHistoryChart::memoryAxisMaximum() const {
+  return memory_axis_->max();
+}
+
+double MemoryHistoryChart::speedAxisMaximum() const {
+  return speed_axis_->max();
+}
+
+QSize MemoryHistoryChart::sizeHint() const {
+  return QSize(320, 180);
+}
+
+}  // namespace quire::ui
