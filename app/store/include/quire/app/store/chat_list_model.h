@@ -16,12 +16,14 @@ class ChatListModel : public QAbstractListModel {
   Q_OBJECT
 
  public:
+  // IdRole and LastActivityRole have the values of ui::ChatIdRole and
+  // ui::ChatLastActivityRole, so the sidebar widget reads this model directly.
   enum Roles {
-    IdRole = Qt::UserRole + 1,  // qint64
-    TitleRole,                  // QString
-    LastActivityRole,           // QDateTime (UTC)
-    MessageCountRole,           // int
-    ModelDirRole,               // QString
+    IdRole = Qt::UserRole + 1,            // qint64
+    LastActivityRole = Qt::UserRole + 2,  // QDateTime (UTC)
+    TitleRole,                            // QString
+    MessageCountRole,                     // int
+    ModelDirRole,                         // QString
   };
 
   explicit ChatListModel(ChatStore* store, QObject* parent = nullptr);

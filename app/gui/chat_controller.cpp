@@ -1,0 +1,332 @@
+#include "chat_controller.h"
+
+#include <QJsonObject>
+
+#include "engine_host.h"
+#include "quire/ui/chat_view.h"
+#include "quire/ui/input_box.h"
+#include "quire/ui/status_line.h"
+#include "reply_stats.h"
+
+namespace quire::gui {
+namespace {
+
+constexpr char kRenderKey[] = "render_key";
+
+ui::ChatMessageView::Role view_role(store::Role role) {
+  switch (role) {
+    case store::Role::System:
+      return ui::ChatMessageView::Role::System;
+    case store::Role::User:
+      return ui::ChatMessageView::Role::User;
+    case store::Role::Assistant:
+      return ui::ChatMessageView::Role::Assistant;
+  }
+  return ui::ChatMessageView::Role::User;
+}
+
+ui::ChatMessageView streaming_reply(store::MessageId id, const QString& text = {}) {
+  ui::ChatMessageView view;
+  view.id = store::raw(id);
+  view.role = ui::ChatMessageView::Role::Assistant;
+  view.text = text;
+  view.streaming = true;
+  return view;
+}
+
+}  // namespace
+
+ChatController::ChatController(store::ChatStore& store, EngineHost& host, ui::ChatView& view,
+                               ui::InputBox& input, ui::StatusLine& status, QObject* parent)
+    : QObject(parent), store_(store), host_(host), view_(view), input_(input), status_(status) {
+  connect(&host_, &EngineHost::replyText, this, &ChatController::onReplyText);
+  connect(&host_, &EngineHost::replyFinished, this, &ChatController::onReplyFinished);
+  connect(&input_, &ui::InputBox::sendRequested, this, &ChatController::send);
+  connect(&input_, &ui::InputBox::stopRequested, this, &ChatController::stop);
+  connect(&view_, &ui::ChatView::regenerateRequested, this, &ChatController::regenerate);
+  connect(&view_, &ui::ChatView::editRequested, this, &ChatController::editAndResend);
+}
+
+// Replies still running end with their writers, which commit what they have;
+// the stored reply keeps its "interrupted" mark.
+ChatController::~ChatController() = default;
+
+QString ChatController::titleFor(const QString& text) {
+  QString line = text.trimmed().section(u'\n', 0, 0).simplified();
+  if (line.isEmpty()) return tr("New chat");
+  if (line.size() > kTitleLength) line = line.left(kTitleLength - 1).trimmed() + QChar(0x2026);
+  return line;
+}
+
+ui::ChatMessageView ChatController::viewOf(const store::Message& message) {
+  ui::ChatMessageView view;
+  view.id = store::raw(message.id);
+  view.role = view_role(message.role);
+  view.text = message.text;
+  if (message.role == store::Role::Assistant && message.stats) {
+    const store::GenerationStats& stats = *message.stats;
+    if (stats.stop_reason == QLatin1String(store::kStopInterrupted)) {
+      view.error =
+          tr("This reply was cut short when Quire closed. Regenerate it to get a whole one.");
+    } else if (stats.stop_reason == QLatin1String("error")) {
+      view.error = tr("This reply ended with an error.");
+    } else {
+      view.stats = stats_text(stats);
+    }
+  }
+  return view;
+}
+
+bool ChatController::isGenerating(store::ChatId chat) const {
+  return runningReplyOf(chat).has_value();
+}
+
+std::optional<qint64> ChatController::runningReplyOf(store::ChatId chat) const {
+  for (const auto& [reply, running] : replies_) {
+    if (running.chat == chat) return reply;
+  }
+  return std::nullopt;
+}
+
+void ChatController::report(const QString& what) {
+  emit problem(what + QStringLiteral(": ") + store_.error_string());
+}
+
+void ChatController::openChat(std::optional<store::ChatId> chat) {
+  current_ = chat;
+  status_.clearLastReply();
+  status_.setContextFill(0, 0);
+  if (!chat) {
+    view_.clear();
+    refreshInput();
+    return;
+  }
+  QList<ui::ChatMessageView> views;
+  for (const store::Message& message : store_.messages(*chat)) {
+    ui::ChatMessageView view = viewOf(message);
+    // A reply still streaming shows what has arrived, not what was committed.
+    if (auto found = replies_.find(view.id); found != replies_.end()) {
+      view = streaming_reply(message.id, found->second.writer->text());
+    }
+    views.append(view);
+  }
+  view_.setMessages(views);
+  showLastReplyOf(*chat);
+  refreshInput();
+  input_.focusInput();
+}
+
+void ChatController::showLastReplyOf(store::ChatId chat) {
+  const QList<store::Message> messages = store_.messages(chat);
+  for (auto it = messages.crbegin(); it != messages.crend(); ++it) {
+    if (it->role != store::Role::Assistant || !it->stats) continue;
+    const store::GenerationStats& stats = *it->stats;
+    if (stats.generated_tokens <= 0) continue;
+    status_.setTokensPerSecond(stats.tokens_per_second);
+    status_.setTimeToFirstToken(stats.time_to_first_token_ms / 1000.0);
+    status_.setReusedTokens(stats.cached_tokens, stats.prompt_tokens);
+    break;
+  }
+  if (auto found = contexts_.find(store::raw(chat)); found != contexts_.end()) {
+    status_.setContextFill(found->second.used, found->second.limit);
+  }
+}
+
+void ChatController::refreshInput() {
+  input_.setGenerating(current_ && isGenerating(*current_));
+}
+
+void ChatController::send(const QString& text) {
+  if (text.trimmed().isEmpty()) return;
+  if (current_ && isGenerating(*current_)) return;
+  const QString model = host_.model() ? host_.model()->name : QString();
+  bool created = false;
+  if (!current_) {
+    const std::optional<store::ChatId> chat = store_.create_chat(titleFor(text));
+    if (!chat) return report(tr("The chat could not be created"));
+    current_ = chat;
+    created = true;
+    view_.clear();
+  }
+  const store::ChatId chat = *current_;
+  // Committed before the engine hears of it: a crash from here on keeps it.
+  const std::optional<store::MessageId> question =
+      store_.append_message(chat, store::Role::User, text);
+  if (!question) return report(tr("The message could not be saved"));
+  const std::optional<store::MessageId> reply = store_.begin_reply(chat, model);
+  if (!reply) return report(tr("The reply could not be started"));
+  if (created) emit chatCreated(chat);
+
+  ui::ChatMessageView asked;
+  asked.id = store::raw(*question);
+  asked.role = ui::ChatMessageView::Role::User;
+  asked.text = text;
+  view_.appendMessage(asked);
+  view_.appendMessage(streaming_reply(*reply));
+  startReply(chat, *reply);
+}
+
+void ChatController::stop() {
+  if (!current_) return;
+  if (const std::optional<qint64> reply = runningReplyOf(*current_)) host_.stopReply(*reply);
+}
+
+void ChatController::regenerate(qint64 message_id) {
+  if (!current_ || isGenerating(*current_)) return;
+  const std::optional<store::Message> last = store_.message(store::MessageId{message_id});
+  if (!last || last->chat != *current_ || last->role != store::Role::Assistant) return;
+  const QString model = host_.model() ? host_.model()->name : QString();
+  const std::optional<store::MessageId> reply = store_.replace_last_reply(*current_, model);
+  if (!reply) return report(tr("The reply could not be replaced"));
+  view_.removeMessage(message_id);
+  view_.appendMessage(streaming_reply(*reply));
+  startReply(*current_, *reply);
+}
+
+void ChatController::editAndResend(qint64 message_id, const QString& text) {
+  if (!current_ || isGenerating(*current_) || text.trimmed().isEmpty()) return;
+  const store::MessageId edited{message_id};
+  if (!store_.edit_message(edited, text, store::ChatStore::Following::Drop)) {
+    return report(tr("The message could not be edited"));
+  }
+  const QString model = host_.model() ? host_.model()->name : QString();
+  const std::optional<store::MessageId> reply = store_.begin_reply(*current_, model);
+  if (!reply) return report(tr("The reply could not be started"));
+  const store::ChatId chat = *current_;
+  openChat(chat);
+  startReply(chat, *reply);
+}
+
+ReplyRequest ChatController::requestFor(store::ChatId chat, store::MessageId reply) const {
+  ReplyRequest request;
+  request.reply_id = store::raw(reply);
+  request.chat_id = store::raw(chat);
+  if (const std::optional<store::ChatSummary> summary = store_.chat(chat)) {
+    request.chat_title = summary->title;
+    request.render_key = summary->model.settings.value(QLatin1String(kRenderKey)).toString();
+  }
+  for (const store::Message& message : store_.messages(chat)) {
+    if (message.id == reply) break;
+    if (message.role == store::Role::System) continue;
+    // A question left unanswered (its reply failed, or was never started
+    // before a crash) stays on show but is not part of the conversation: the
+    // engine needs turns that alternate.
+    if (message.role == store::Role::User && !request.history.isEmpty() &&
+        request.history.constLast().role == store::Role::User) {
+      request.history.removeLast();
+    }
+    request.history.append(
+        TurnMessage{store::raw(message.id), message.role, message.text, message.tokens});
+  }
+  request.sampling = settings_.sampling;
+  request.system_prompt = settings_.system_prompt;
+  request.prompt_format = settings_.prompt_format;
+  request.max_context = settings_.max_context;
+  return request;
+}
+
+void ChatController::startReply(store::ChatId chat, store::MessageId reply) {
+  store::ReplyWriter::Options options;
+  options.interval_ms = commit_interval_ms_;
+  Running running{chat, std::make_unique<store::ReplyWriter>(store_, reply, options)};
+  connect(running.writer.get(), &store::ReplyWriter::failed, this, [this](const QString& error) {
+    emit problem(tr("The reply is not being saved: ") + error);
+  });
+  replies_.emplace(store::raw(reply), std::move(running));
+  if (current_ == chat) {
+    status_.clearLastReply();
+    refreshInput();
+  }
+  emit replyStarted(chat);
+  host_.startReply(requestFor(chat, reply));
+}
+
+void ChatController::onReplyText(qint64 reply_id, const QString& delta) {
+  auto found = replies_.find(reply_id);
+  if (found == replies_.end()) return;
+  found->second.writer->append(delta);
+  if (current_ == found->second.chat) view_.appendToMessage(reply_id, delta);
+}
+
+void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
+  auto found = replies_.find(outcome.reply_id);
+  if (found == replies_.end()) return;
+  const store::ChatId chat = found->second.chat;
+  std::unique_ptr<store::ReplyWriter> writer = std::move(found->second.writer);
+  replies_.erase(found);
+
+  // Token ids worth keeping: the next turn restores them instead of
+  // tokenizing the text again, so its prompt matches the cached pages.
+  std::vector<std::int32_t> reply_tokens;
+  for (const RenderedMessage& rendered : outcome.rendered) {
+    if (rendered.id == outcome.reply_id) {
+      reply_tokens = rendered.tokens;
+    } else {
+      store_.set_message_tokens(store::MessageId{rendered.id}, rendered.tokens);
+    }
+  }
+  if (!outcome.render_key.isEmpty()) {
+    store::ModelUse use;
+    if (const std::optional<store::ChatSummary> summary = store_.chat(chat)) use = summary->model;
+    if (host_.model()) use.model_dir = host_.model()->directory;
+    use.settings.insert(QLatin1String(kRenderKey), outcome.render_key);
+    store_.set_chat_model(chat, use);
+  }
+
+  const bool failed = !outcome.error.isEmpty();
+  const bool empty = writer->text().isEmpty();
+  if (failed && empty) {
+    // Nothing to keep: the question stays, unanswered, and can be sent again.
+    writer.reset();
+    const QList<store::Message> messages = store_.messages(chat);
+    for (const store::Message& message : messages) {
+      if (store::raw(message.id) != outcome.reply_id || message.position == 0) continue;
+      store_.truncate_after(messages.at(message.position - 1).id);
+      break;
+    }
+  } else {
+    writer->set_tokens(std::move(reply_tokens));
+    writer->finish(outcome.stats);
+  }
+
+  contexts_[store::raw(chat)] = ChatContext{outcome.context_used, outcome.context_limit};
+  if (current_ == chat) {
+    ui::ChatMessageView view = streaming_reply(store::MessageId{outcome.reply_id});
+    view.streaming = false;
+    view.text = failed && empty ? QString() : outcome.text;
+    if (const std::optional<store::Message> stored =
+            store_.message(store::MessageId{outcome.reply_id})) {
+      view = viewOf(*stored);
+    }
+    if (failed) {
+      view.error = outcome.error;
+    } else if (outcome.trimmed_turns > 0) {
+      view.error = tr("The %n oldest turn(s) no longer fit the context and were left out.", "",
+                      outcome.trimmed_turns);
+    }
+    view_.updateMessage(view);
+    if (!failed) {
+      status_.setTokensPerSecond(outcome.stats.tokens_per_second);
+      status_.setTimeToFirstToken(outcome.stats.time_to_first_token_ms / 1000.0);
+      status_.setReusedTokens(outcome.stats.cached_tokens, outcome.stats.prompt_tokens);
+    }
+    if (outcome.context_limit > 0)
+      status_.setContextFill(outcome.context_used, outcome.context_limit);
+    refreshInput();
+  }
+  emit replyFinished(chat, outcome.stats);
+}
+
+void ChatController::chatRemoved(store::ChatId chat) {
+  if (const std::optional<qint64> reply = runningReplyOf(chat)) host_.stopReply(*reply);
+  host_.forgetChat(store::raw(chat));
+  contexts_.erase(store::raw(chat));
+  if (current_ == chat) openChat(std::nullopt);
+}
+
+void ChatController::modelChanged() {
+  contexts_.clear();
+  if (current_) status_.setContextFill(0, 0);
+}
+
+}  // namespace quire::gui

@@ -1,0 +1,112 @@
+#pragma once
+
+// Runs the conversation of the chat on show and the replies of every chat:
+// the user's message is committed to the store before the engine hears of it,
+// each reply streams into its ReplyWriter (committed at least every second)
+// and, when the chat is on show, into the chat view. Several chats may
+// generate at once; switching chats never stops a reply.
+
+#include <QObject>
+#include <QString>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "engine_messages.h"
+#include "quire/app/store/chat_store.h"
+#include "quire/app/store/reply_writer.h"
+#include "quire/ui/chat_view_data.h"
+
+namespace quire::ui {
+class ChatView;
+class InputBox;
+class StatusLine;
+}  // namespace quire::ui
+
+namespace quire::gui {
+
+class EngineHost;
+
+class ChatController : public QObject {
+  Q_OBJECT
+
+ public:
+  // Longest title made from a first message.
+  static constexpr int kTitleLength = 48;
+
+  ChatController(store::ChatStore& store, EngineHost& host, ui::ChatView& view, ui::InputBox& input,
+                 ui::StatusLine& status, QObject* parent = nullptr);
+  ~ChatController() override;
+
+  // Sampling, system prompt, prompt format and context for the next replies.
+  void setEngineSettings(const ui::EngineSettings& settings) { settings_ = settings; }
+  // How long a reply may stay uncommitted (ReplyWriter's interval).
+  void setCommitInterval(int milliseconds) { commit_interval_ms_ = milliseconds; }
+
+  std::optional<store::ChatId> currentChat() const { return current_; }
+  bool isGenerating(store::ChatId chat) const;
+  int runningReplies() const { return static_cast<int>(replies_.size()); }
+
+  // The title a chat gets from its first message: its first line, shortened.
+  static QString titleFor(const QString& text);
+  // A stored message as the view shows it.
+  static ui::ChatMessageView viewOf(const store::Message& message);
+
+ public slots:
+  // Shows a chat (nullopt: a new, empty one that is created on first send).
+  void openChat(std::optional<quire::store::ChatId> chat);
+  // Commits `text` as the next user message of the chat on show (creating the
+  // chat if needed) and asks the engine for the reply.
+  void send(const QString& text);
+  // Stops the reply of the chat on show.
+  void stop();
+  // Generates the last reply of the chat on show again.
+  void regenerate(qint64 message_id);
+  // Replaces a user message and everything after it, then asks for a reply.
+  void editAndResend(qint64 message_id, const QString& text);
+  // The chat is being deleted: its reply stops and the engine forgets it.
+  void chatRemoved(quire::store::ChatId chat);
+  // The model changed: conversations are rendered again with the new one.
+  void modelChanged();
+
+ signals:
+  // A chat was created by send(); the window selects it.
+  void chatCreated(quire::store::ChatId chat);
+  void replyStarted(quire::store::ChatId chat);
+  void replyFinished(quire::store::ChatId chat, const quire::store::GenerationStats& stats);
+  // Something went wrong that is not a reply's own error (the store failed).
+  void problem(const QString& text);
+
+ private:
+  struct Running {
+    store::ChatId chat{};
+    std::unique_ptr<store::ReplyWriter> writer;
+  };
+  struct ChatContext {
+    qint64 used = 0;
+    qint64 limit = 0;
+  };
+
+  void onReplyText(qint64 reply_id, const QString& delta);
+  void onReplyFinished(const ReplyOutcome& outcome);
+  // Asks the engine for the reply `reply` of `chat`, whose history is in the store.
+  void startReply(store::ChatId chat, store::MessageId reply);
+  ReplyRequest requestFor(store::ChatId chat, store::MessageId reply) const;
+  void showLastReplyOf(store::ChatId chat);
+  void refreshInput();
+  std::optional<qint64> runningReplyOf(store::ChatId chat) const;
+  void report(const QString& what);
+
+  store::ChatStore& store_;
+  EngineHost& host_;
+  ui::ChatView& view_;
+  ui::InputBox& input_;
+  ui::StatusLine& status_;
+  ui::EngineSettings settings_;
+  int commit_interval_ms_ = 1000;
+  std::optional<store::ChatId> current_;
+  std::map<qint64, Running> replies_;       // by the reply's message id
+  std::map<qint64, ChatContext> contexts_;  // by chat id
+};
+
+}  // namespace quire::gui

@@ -1,0 +1,171 @@
+#include "conversation_book.h"
+
+#include <QCryptographicHash>
+#include <algorithm>
+#include <stdexcept>
+
+namespace quire::gui {
+namespace {
+
+// Tokens a message adds besides its text: the turn markers of any format.
+constexpr std::int64_t kMarkerAllowance = 16;
+
+std::string utf8(const QString& text) {
+  return text.toStdString();
+}
+
+}  // namespace
+
+ConversationBook::ConversationBook(const engine::Tokenizer& tokenizer,
+                                   engine::PromptFormatId format, QString model_directory)
+    : tokenizer_(tokenizer), format_(format), model_directory_(std::move(model_directory)) {}
+
+QString ConversationBook::render_key(const QString& system_prompt) const {
+  const QByteArray digest =
+      QCryptographicHash::hash(system_prompt.toUtf8(), QCryptographicHash::Sha1).toHex().left(12);
+  const std::string_view format = engine::to_string(format_);
+  return model_directory_ + u'|' +
+         QString::fromUtf8(format.data(), static_cast<qsizetype>(format.size())) + u'|' +
+         QString::fromLatin1(digest);
+}
+
+std::vector<std::int32_t> ConversationBook::preamble(const std::string& system_prompt) const {
+  return engine::Conversation(format_, tokenizer_, system_prompt).messages().front().tokens;
+}
+
+bool ConversationBook::matches(const Entry& entry, const QList<TurnMessage>& completed,
+                               const QString& system_prompt) const {
+  if (entry.system_prompt != system_prompt || entry.conversation.awaiting_reply()) return false;
+  const std::vector<engine::Message>& messages = entry.conversation.messages();
+  const std::size_t kept = entry.ids.size();
+  const auto total = static_cast<std::size_t>(completed.size());
+  if (kept > total || (!entry.trimmed && kept != total)) return false;
+  // The kept messages must be the newest of the history, unchanged.
+  for (std::size_t i = 0; i < kept; ++i) {
+    const TurnMessage& stored = completed.at(static_cast<qsizetype>(total - kept + i));
+    if (stored.id != entry.ids[i] || utf8(stored.text) != messages[i + 1].text) return false;
+  }
+  return true;
+}
+
+ConversationBook::Entry ConversationBook::build(const QList<TurnMessage>& completed,
+                                                const ReplyRequest& request,
+                                                QList<RenderedMessage>& rendered) const {
+  const std::string system = utf8(request.system_prompt);
+  std::vector<qint64> ids;
+  for (const TurnMessage& message : completed)
+    ids.push_back(message.id);
+
+  // The ids as stored, when they were made the way this model renders now.
+  const bool all_rendered =
+      std::all_of(completed.begin(), completed.end(),
+                  [](const TurnMessage& message) { return !message.tokens.empty(); });
+  if (request.render_key == render_key(request.system_prompt) && all_rendered) {
+    std::vector<engine::Message> messages{{engine::Role::System, system, preamble(system)}};
+    for (const TurnMessage& message : completed) {
+      messages.push_back(
+          {message.role == store::Role::User ? engine::Role::User : engine::Role::Assistant,
+           utf8(message.text), message.tokens});
+    }
+    try {
+      return Entry{engine::Conversation::restore(format_, tokenizer_, std::move(messages)),
+                   std::move(ids), request.system_prompt, false};
+    } catch (const std::invalid_argument&) {
+      // Ids from another vocabulary: render the text instead.
+    }
+  }
+
+  engine::Conversation conversation(format_, tokenizer_, system);
+  for (const TurnMessage& message : completed) {
+    if (message.role == store::Role::User) {
+      conversation.begin_turn(utf8(message.text));
+    } else {
+      const std::string text = utf8(message.text);
+      conversation.end_turn(tokenizer_.encode(text, false), false, text);
+    }
+    rendered.append({message.id, conversation.messages().back().tokens});
+  }
+  return Entry{std::move(conversation), std::move(ids), request.system_prompt, false};
+}
+
+ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request,
+                                               std::int64_t cache_tokens) {
+  if (request.history.isEmpty() || request.history.constLast().role != store::Role::User) {
+    throw std::invalid_argument("there is no user message to answer");
+  }
+  QList<TurnMessage> completed = request.history;
+  const TurnMessage question = completed.takeLast();
+  for (qsizetype i = 0; i < completed.size(); ++i) {
+    const store::Role expected = i % 2 == 0 ? store::Role::User : store::Role::Assistant;
+    if (completed.at(i).role != expected) {
+      throw std::invalid_argument("the chat's messages do not alternate between user and reply");
+    }
+  }
+
+  Turn turn;
+  auto found = chats_.find(request.chat_id);
+  if (found == chats_.end() || !matches(found->second, completed, request.system_prompt)) {
+    if (found != chats_.end()) chats_.erase(found);
+    found = chats_.emplace(request.chat_id, build(completed, request, turn.rendered)).first;
+  }
+  Entry& entry = found->second;
+
+  turn.context_limit = cache_tokens;
+  if (request.max_context > 0)
+    turn.context_limit = std::min<std::int64_t>(turn.context_limit, request.max_context);
+  const std::string text = utf8(question.text);
+  const auto estimate =
+      static_cast<std::int64_t>(tokenizer_.encode(text, false).size()) + kMarkerAllowance;
+  const std::int64_t reserve =
+      std::min<std::int64_t>(request.max_new_tokens, turn.context_limit / 4);
+  const std::int64_t room = turn.context_limit - estimate;
+  if (room <= reserve) {
+    throw engine::ContextOverflow("the message takes about " + std::to_string(estimate) +
+                                      " tokens; with " + std::to_string(reserve) +
+                                      " kept for the reply that exceeds the context of " +
+                                      std::to_string(turn.context_limit) +
+                                      " tokens. Shorten the message, or allow a longer context",
+                                  estimate + reserve, turn.context_limit);
+  }
+  if (const std::optional<engine::Trimmed> trimmed = entry.conversation.fit(room, reserve)) {
+    // Each dropped turn took its user message and its reply.
+    const auto dropped = std::min(entry.ids.size(), static_cast<std::size_t>(2 * trimmed->turns));
+    entry.ids.erase(entry.ids.begin(), entry.ids.begin() + static_cast<std::ptrdiff_t>(dropped));
+    entry.trimmed = true;
+    turn.trimmed_turns = trimmed->turns;
+    // The first kept message may have been rendered again with the system
+    // prompt; such ids belong to this trimmed view only, not to the store.
+    turn.rendered.clear();
+  }
+
+  turn.prompt = entry.conversation.begin_turn(text);
+  entry.ids.push_back(question.id);
+  turn.rendered.append({question.id, entry.conversation.messages().back().tokens});
+  turn.stops = entry.conversation.stops();
+  turn.max_new_tokens = static_cast<int>(std::min<std::int64_t>(
+      request.max_new_tokens, turn.context_limit - entry.conversation.token_count()));
+  turn.max_new_tokens = std::max(turn.max_new_tokens, 1);
+  return turn;
+}
+
+ConversationBook::Closed ConversationBook::end(qint64 chat_id, qint64 reply_id,
+                                               const engine::JobResult& result) {
+  Closed closed;
+  closed.reply.id = reply_id;
+  auto found = chats_.find(chat_id);
+  if (found == chats_.end()) return closed;
+  Entry& entry = found->second;
+  if (result.stop_reason == engine::StopReason::Error || !entry.conversation.awaiting_reply()) {
+    chats_.erase(found);
+    return closed;
+  }
+  const bool closed_by_marker = result.stop_reason == engine::StopReason::Eos ||
+                                result.stop_reason == engine::StopReason::StopToken;
+  entry.conversation.end_turn(result.tokens, closed_by_marker, result.text);
+  entry.ids.push_back(reply_id);
+  closed.reply.tokens = entry.conversation.messages().back().tokens;
+  closed.context_used = entry.conversation.token_count();
+  return closed;
+}
+
+}  // namespace quire::gui

@@ -1,0 +1,76 @@
+#pragma once
+
+// The engine's view of each chat: a Conversation of token ids per chat,
+// restored from the ids the store kept (or rendered afresh from the text when
+// they are stale), so that each turn's prompt extends the previous one token
+// for token and the prefix cache finds every full page of it. Lives on the
+// engine thread.
+
+#include <QString>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "engine_messages.h"
+#include "quire/engine/generator/conversation.h"
+#include "quire/engine/generator/job.h"
+
+namespace quire::gui {
+
+class ConversationBook {
+ public:
+  // `model_directory` takes part in the render key (see ModelInfo::render_key).
+  ConversationBook(const engine::Tokenizer& tokenizer, engine::PromptFormatId format,
+                   QString model_directory);
+
+  struct Turn {
+    std::vector<std::int32_t> prompt;
+    engine::StopSet stops;  // where a reply ends in this format
+    int max_new_tokens = 0;
+    std::int64_t context_limit = 0;
+    int trimmed_turns = 0;
+    // Messages rendered afresh for this turn (ids worth storing), the new
+    // user message included.
+    QList<RenderedMessage> rendered;
+  };
+
+  // Opens the turn answering the last message of request.history. Throws
+  // engine::ContextOverflow when the message cannot fit, std::invalid_argument
+  // for a history that is not user/assistant alternating.
+  Turn begin(const ReplyRequest& request, std::int64_t cache_tokens);
+
+  struct Closed {
+    RenderedMessage reply;  // the reply's ids, closing marker included
+    std::int64_t context_used = 0;
+  };
+  // Records the reply of the chat's open turn. A failed reply leaves no
+  // conversation behind: the next turn is built from the store again.
+  Closed end(qint64 chat_id, qint64 reply_id, const engine::JobResult& result);
+  void forget(qint64 chat_id) { chats_.erase(chat_id); }
+  void clear() { chats_.clear(); }
+  bool contains(qint64 chat_id) const { return chats_.contains(chat_id); }
+
+  QString render_key(const QString& system_prompt) const;
+  engine::PromptFormatId format() const { return format_; }
+
+ private:
+  struct Entry {
+    engine::Conversation conversation;
+    std::vector<qint64> ids;  // store ids of messages()[1..]
+    QString system_prompt;
+    bool trimmed = false;  // older turns were dropped: ids is a suffix
+  };
+
+  bool matches(const Entry& entry, const QList<TurnMessage>& completed,
+               const QString& system_prompt) const;
+  Entry build(const QList<TurnMessage>& completed, const ReplyRequest& request,
+              QList<RenderedMessage>& rendered) const;
+  std::vector<std::int32_t> preamble(const std::string& system_prompt) const;
+
+  const engine::Tokenizer& tokenizer_;
+  engine::PromptFormatId format_;
+  QString model_directory_;
+  std::map<qint64, Entry> chats_;
+};
+
+}  // namespace quire::gui

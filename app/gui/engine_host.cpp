@@ -1,0 +1,117 @@
+#include "engine_host.h"
+
+#include "engine_worker.h"
+
+namespace quire::gui {
+
+EngineHost::EngineHost(QObject* parent) : QObject(parent) {
+  register_engine_message_types();
+  thread_.setObjectName(QStringLiteral("quire-engine"));
+  worker_ = new EngineWorker;
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+
+  connect(this, &EngineHost::loadRequested, worker_, &EngineWorker::loadModel);
+  connect(this, &EngineHost::unloadRequested, worker_, &EngineWorker::unloadModel);
+  connect(this, &EngineHost::replyRequested, worker_, &EngineWorker::startReply);
+  connect(this, &EngineHost::stopRequested, worker_, &EngineWorker::stopReply);
+  connect(this, &EngineHost::forgetRequested, worker_, &EngineWorker::forgetChat);
+  connect(this, &EngineHost::snapshotRequested, worker_, &EngineWorker::publishSnapshot);
+
+  connect(worker_, &EngineWorker::loadProgress, this, &EngineHost::onLoadProgress);
+  connect(worker_, &EngineWorker::modelLoaded, this, &EngineHost::onModelLoaded);
+  connect(worker_, &EngineWorker::loadFailed, this, &EngineHost::onLoadFailed);
+  connect(worker_, &EngineWorker::modelUnloaded, this, &EngineHost::onModelUnloaded);
+  connect(worker_, &EngineWorker::replyText, this, &EngineHost::replyText);
+  connect(worker_, &EngineWorker::replyFinished, this, &EngineHost::replyFinished);
+  connect(worker_, &EngineWorker::snapshotReady, this, &EngineHost::snapshotReady);
+  connect(worker_, &EngineWorker::busyChanged, this, &EngineHost::onBusyChanged);
+  thread_.start();
+}
+
+EngineHost::~EngineHost() {
+  if (loading_) loading_->cancel->store(true);
+  // The worker is destroyed on its own thread once its event loop ends; it
+  // takes the generator, the runtime and the backend with it.
+  thread_.quit();
+  thread_.wait();
+}
+
+quint64 EngineHost::load(const ui::EngineSettings& settings, const QString& cpu_devices) {
+  cancelLoad();
+  LoadRequest request;
+  request.id = next_load_++;
+  request.settings = settings;
+  request.cpu_devices = cpu_devices;
+  request.cancel = std::make_shared<std::atomic<bool>>(false);
+  loading_ = PendingLoad{request.id, request.cancel};
+  model_.reset();
+  emit loadStarted(settings.model_directory);
+  emit loadRequested(request);
+  return request.id;
+}
+
+void EngineHost::cancelLoad() {
+  if (!loading_) return;
+  loading_->cancel->store(true);
+  // The worker still answers for the cancelled load; the handlers drop it.
+  loading_.reset();
+  emit loadFailed(EngineFailure{EngineFailure::Kind::Cancelled,
+                                QStringLiteral("Loading was cancelled"), QString(), QString()});
+}
+
+void EngineHost::unload() {
+  cancelLoad();
+  emit unloadRequested();
+}
+
+void EngineHost::startReply(const ReplyRequest& request) {
+  emit replyRequested(request);
+}
+
+void EngineHost::stopReply(qint64 reply_id) {
+  emit stopRequested(reply_id);
+}
+
+void EngineHost::forgetChat(qint64 chat_id) {
+  emit forgetRequested(chat_id);
+}
+
+void EngineHost::requestSnapshot() {
+  emit snapshotRequested();
+}
+
+void EngineHost::onLoadProgress(quint64 id, qint64 done, qint64 total) {
+  if (loading_ && loading_->id == id) emit loadProgress(done, total);
+}
+
+void EngineHost::onModelLoaded(quint64 id, const ModelInfo& info) {
+  if (!loading_ || loading_->id != id) {
+    // Cancelled too late to stop it: unless a newer load replaces it, the
+    // model must not stay loaded behind the window's back.
+    if (!loading_) emit unloadRequested();
+    return;
+  }
+  loading_.reset();
+  model_ = info;
+  emit modelLoaded(info);
+}
+
+void EngineHost::onLoadFailed(quint64 id, const EngineFailure& failure) {
+  if (!loading_ || loading_->id != id) return;
+  loading_.reset();
+  emit loadFailed(failure);
+}
+
+void EngineHost::onModelUnloaded() {
+  if (!model_) return;
+  model_.reset();
+  emit modelUnloaded();
+}
+
+void EngineHost::onBusyChanged(bool busy) {
+  busy_ = busy;
+  emit busyChanged(busy);
+}
+
+}  // namespace quire::gui

@@ -1,0 +1,82 @@
+#pragma once
+
+// The GUI thread's handle on the engine: starts the worker thread, forwards
+// requests to the EngineWorker through queued signals and re-emits its
+// answers, dropping those of loads that were superseded or cancelled.
+
+#include <QObject>
+#include <QThread>
+#include <atomic>
+#include <memory>
+#include <optional>
+
+#include "engine_messages.h"
+#include "quire/ui/memory_view_data.h"
+
+namespace quire::gui {
+
+class EngineWorker;
+
+class EngineHost : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit EngineHost(QObject* parent = nullptr);
+  // Stops the thread: a load in flight is cancelled, replies end unsaved.
+  ~EngineHost() override;
+
+  // Loads a model with `settings` on the CPU devices `cpu_devices`; a load
+  // already in flight is cancelled first. Returns the load's id.
+  quint64 load(const ui::EngineSettings& settings, const QString& cpu_devices);
+  void cancelLoad();
+  void unload();
+  bool isLoading() const { return loading_.has_value(); }
+  // The model loaded last, if one is loaded.
+  const std::optional<ModelInfo>& model() const { return model_; }
+  bool isBusy() const { return busy_; }
+
+  void startReply(const ReplyRequest& request);
+  void stopReply(qint64 reply_id);
+  void forgetChat(qint64 chat_id);
+  void requestSnapshot();
+
+ signals:
+  void loadStarted(const QString& directory);
+  void loadProgress(qint64 done, qint64 total);
+  void modelLoaded(const quire::gui::ModelInfo& info);
+  void loadFailed(const quire::gui::EngineFailure& failure);
+  void modelUnloaded();
+  void replyText(qint64 reply_id, const QString& delta);
+  void replyFinished(const quire::gui::ReplyOutcome& outcome);
+  void snapshotReady(const quire::ui::MemorySnapshotView& snapshot);
+  void busyChanged(bool busy);
+
+  // To the worker (queued: it lives on the engine thread).
+  void loadRequested(const quire::gui::LoadRequest& request);
+  void unloadRequested();
+  void replyRequested(const quire::gui::ReplyRequest& request);
+  void stopRequested(qint64 reply_id);
+  void forgetRequested(qint64 chat_id);
+  void snapshotRequested();
+
+ private:
+  struct PendingLoad {
+    quint64 id = 0;
+    std::shared_ptr<std::atomic<bool>> cancel;
+  };
+
+  void onLoadProgress(quint64 id, qint64 done, qint64 total);
+  void onModelLoaded(quint64 id, const ModelInfo& info);
+  void onLoadFailed(quint64 id, const EngineFailure& failure);
+  void onModelUnloaded();
+  void onBusyChanged(bool busy);
+
+  QThread thread_;
+  EngineWorker* worker_ = nullptr;
+  quint64 next_load_ = 1;
+  std::optional<PendingLoad> loading_;
+  std::optional<ModelInfo> model_;
+  bool busy_ = false;
+};
+
+}  // namespace quire::gui

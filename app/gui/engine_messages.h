@@ -1,0 +1,117 @@
+#pragma once
+
+// What the GUI thread and the engine worker send each other. Plain values
+// only: they cross threads inside queued signals, so nothing here points into
+// the engine or into a widget.
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+#include <QtGlobal>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "quire/app/store/chat_types.h"
+#include "quire/ui/settings_data.h"
+
+namespace quire::gui {
+
+// Load (or reload) a model with these settings.
+struct LoadRequest {
+  quint64 id = 0;  // echoed in every answer, so a stale answer is recognised
+  ui::EngineSettings settings;
+  // The CPU backend's devices ("cpu", or budgeted logical devices such as
+  // "cpu:2x512MiB"); see backend_choice.h.
+  QString cpu_devices;
+  // Set from the GUI thread to stop the load between two tensors: a queued
+  // call could not reach the worker while it is busy reading weights.
+  std::shared_ptr<std::atomic<bool>> cancel;
+};
+
+// A loaded model, described for the status line and the window title.
+struct ModelInfo {
+  QString directory;
+  QString name;               // the folder's name
+  QString backend;            // "cpu"
+  QStringList devices;        // the devices holding part of the model
+  QString cache_format;       // "FP16", "Q4", ...
+  qint64 cache_tokens = 0;    // the shared cache, in tokens
+  qint64 context_tokens = 0;  // what one conversation may hold
+  QString prompt_format;      // "chatml", ...
+  qint64 parameters = 0;
+  // Identifies how messages are turned into token ids (model, prompt format,
+  // system prompt). Token ids stored under another key are rendered afresh.
+  QString render_key;
+};
+
+// Why something failed, for people: a headline, what happened, what to do.
+struct EngineFailure {
+  enum class Kind { NoModel, DoesNotFit, CorruptFiles, OutOfMemory, Cancelled, Busy, Other };
+  Kind kind = Kind::Other;
+  QString title;
+  QString detail;
+  QString advice;
+
+  // "title: detail advice", one paragraph.
+  QString text() const;
+};
+
+// One message of a conversation as the store keeps it.
+struct TurnMessage {
+  qint64 id = 0;  // the store's message id
+  store::Role role = store::Role::User;
+  QString text;
+  std::vector<std::int32_t> tokens;  // empty when never rendered or stale
+};
+
+// Generate the reply to the last user message of `history`.
+struct ReplyRequest {
+  qint64 reply_id = 0;  // the store's id of the (empty) assistant message
+  qint64 chat_id = 0;
+  QString chat_title;  // shown in the page map's tooltips
+  // Every message so far, alternating user and assistant, ending with the
+  // user message being answered.
+  QList<TurnMessage> history;
+  // The render key the history's token ids were made under.
+  QString render_key;
+  ui::SamplingDefaults sampling;
+  QString system_prompt;
+  QString prompt_format;   // "auto" or a format's name
+  qint64 max_context = 0;  // tokens; 0: the whole cache
+  int max_new_tokens = 1024;
+};
+
+// The token ids a message was rendered to, for the store.
+struct RenderedMessage {
+  qint64 id = 0;
+  std::vector<std::int32_t> tokens;
+};
+
+// How a reply went.
+struct ReplyOutcome {
+  qint64 reply_id = 0;
+  qint64 chat_id = 0;
+  QString text;
+  store::GenerationStats stats;
+  // The failure when stats.stop_reason is "error".
+  QString error;
+  // Token ids worth storing: the reply's and the messages rendered for it.
+  QList<RenderedMessage> rendered;
+  QString render_key;
+  int trimmed_turns = 0;    // oldest turns left out to fit the context
+  qint64 context_used = 0;  // tokens of the conversation after the reply
+  qint64 context_limit = 0;
+};
+
+void register_engine_message_types();
+
+}  // namespace quire::gui
+
+Q_DECLARE_METATYPE(quire::gui::LoadRequest)
+Q_DECLARE_METATYPE(quire::gui::ModelInfo)
+Q_DECLARE_METATYPE(quire::gui::EngineFailure)
+Q_DECLARE_METATYPE(quire::gui::ReplyRequest)
+Q_DECLARE_METATYPE(quire::gui::ReplyOutcome)

@@ -1,0 +1,361 @@
+#include "engine_worker.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+#include "backend_choice.h"
+#include "conversation_book.h"
+#include "engine_failure.h"
+#include "memory_snapshot.h"
+#include "quire/engine/generator/prompt_format.h"
+#include "quire/engine/planner/planner.h"
+#include "quire/engine/runtime/model_runtime.h"
+#include "quire/engine/tokenizer/tokenizer.h"
+#include "reply_stats.h"
+#include "runtime_settings.h"
+
+namespace quire::gui {
+
+// Declared in the order they are built; destroyed in reverse, so the
+// generator goes before the runtime it steps and the backend goes last.
+struct EngineWorker::Loaded {
+  std::unique_ptr<kernels::Backend> backend;
+  std::shared_ptr<const engine::ModelDescription> model;
+  std::unique_ptr<engine::Tokenizer> tokenizer;
+  std::unique_ptr<engine::ModelRuntime> runtime;
+  std::unique_ptr<ConversationBook> book;
+  std::unique_ptr<engine::Generator> generator;
+  engine::GeneratorConfig generator_config;
+  ModelInfo info;
+};
+
+namespace {
+
+engine::PromptFormatId choose_format(const QString& directory, const QString& name) {
+  if (name.isEmpty() || name == QLatin1String("auto")) {
+    return engine::detect_prompt_format(directory.toStdString())
+        .value_or(engine::PromptFormatId::Plain);
+  }
+  return engine::parse_prompt_format(name.toStdString()).value_or(engine::PromptFormatId::Plain);
+}
+
+QString text_of(std::string_view text) {
+  return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+ModelInfo describe(const engine::ModelRuntime& runtime, const ui::EngineSettings& settings,
+                   engine::PromptFormatId format, const QString& backend) {
+  ModelInfo info;
+  info.directory = settings.model_directory;
+  info.name = QFileInfo(QDir::cleanPath(settings.model_directory)).fileName();
+  info.backend = backend;
+  for (const engine::DevicePlacement& device : runtime.plan().devices) {
+    if (device.module_count > 0) info.devices << QString::fromStdString(device.name);
+  }
+  info.cache_format = text_of(cache::format_info(runtime.options().cache_format).name).toUpper();
+  info.cache_tokens = runtime.plan().context_tokens;
+  // One conversation holds at most what the settings allow, what the cache
+  // holds and what the model was trained for: past max_position_embeddings a
+  // model without rope scaling produces noise.
+  info.context_tokens = settings.max_context > 0
+                            ? std::min<qint64>(settings.max_context, info.cache_tokens)
+                            : info.cache_tokens;
+  const std::int64_t trained = runtime.model().config.max_position_embeddings;
+  if (trained > 0) info.context_tokens = std::min<qint64>(info.context_tokens, trained);
+  info.prompt_format = text_of(engine::to_string(format));
+  info.parameters = runtime.model().parameters;
+  return info;
+}
+
+}  // namespace
+
+EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
+  since_snapshot_.start();
+}
+
+EngineWorker::~EngineWorker() = default;
+
+// ---- loading ----
+
+std::unique_ptr<EngineWorker::Loaded> EngineWorker::load(const LoadRequest& request) {
+  const ui::EngineSettings& settings = request.settings;
+  auto loaded = std::make_unique<Loaded>();
+  BackendSelection selection = make_backend(settings, request.cpu_devices);
+  loaded->backend = std::move(selection.backend);
+  loaded->model = std::make_shared<const engine::ModelDescription>(
+      engine::ModelDescription::open(settings.model_directory.toStdString()));
+  loaded->tokenizer = std::make_unique<engine::Tokenizer>(
+      engine::Tokenizer::load(settings.model_directory.toStdString()));
+  const engine::RuntimeOptions options =
+      runtime_options(settings, *loaded->model, selection.indices);
+
+  // The verdict first, in the planner's words, before any weight is read.
+  const engine::PlacementPlan plan = engine::plan_placement(
+      engine::placement_request(*loaded->model, loaded->backend->devices(), options));
+  if (!plan.fits) throw does_not_fit_failure(plan);
+
+  engine::LoadOptions load_options;
+  load_options.cancel = request.cancel.get();
+  int last_percent = -1;
+  load_options.progress = [&](std::int64_t done, std::int64_t total) {
+    const int percent = total > 0 ? static_cast<int>(done * 100 / total) : 100;
+    if (percent == last_percent) return;
+    last_percent = percent;
+    emit loadProgress(request.id, done, total);
+  };
+  loaded->runtime = std::make_unique<engine::ModelRuntime>(loaded->model, *loaded->backend, options,
+                                                           load_options);
+  const engine::PromptFormatId format =
+      choose_format(settings.model_directory, settings.prompt_format);
+  loaded->book =
+      std::make_unique<ConversationBook>(*loaded->tokenizer, format, settings.model_directory);
+  loaded->generator_config = generator_config(settings);
+  loaded->generator = std::make_unique<engine::Generator>(*loaded->runtime, *loaded->tokenizer,
+                                                          loaded->generator_config);
+  loaded->info =
+      describe(*loaded->runtime, settings, format, QString::fromStdString(loaded->backend->name()));
+  loaded->info.render_key = loaded->book->render_key(settings.system_prompt);
+  return loaded;
+}
+
+void EngineWorker::loadModel(const LoadRequest& request) {
+  unloadModel();
+  const QString& directory = request.settings.model_directory;
+  if (directory.trimmed().isEmpty()) {
+    emit loadFailed(request.id, no_model_failure());
+    return;
+  }
+  if (!QFileInfo(directory).isDir()) {
+    emit loadFailed(request.id, missing_folder_failure(directory));
+    return;
+  }
+  try {
+    loaded_ = load(request);
+  } catch (const EngineFailure& failure) {
+    emit loadFailed(request.id, failure);
+    return;
+  } catch (...) {
+    emit loadFailed(request.id, failure_from(std::current_exception()));
+    return;
+  }
+  emit modelLoaded(request.id, loaded_->info);
+  publishSnapshot();
+}
+
+void EngineWorker::unloadModel() {
+  if (!loaded_) return;
+  endAllReplies();
+  loaded_.reset();
+  emit modelUnloaded();
+  emit snapshotReady(ui::MemorySnapshotView{});
+}
+
+// ---- replies ----
+
+void EngineWorker::failReply(const ReplyRequest& request, const EngineFailure& failure) {
+  ReplyOutcome outcome;
+  outcome.reply_id = request.reply_id;
+  outcome.chat_id = request.chat_id;
+  outcome.stats.stop_reason = stop_reason_name(engine::StopReason::Error);
+  outcome.error = failure.text();
+  emit replyFinished(outcome);
+}
+
+void EngineWorker::startReply(const ReplyRequest& request) {
+  if (!loaded_) {
+    failReply(request,
+              EngineFailure{EngineFailure::Kind::NoModel, QStringLiteral("No model is loaded"),
+                            QString(), QStringLiteral("Load one from Settings, then send again.")});
+    return;
+  }
+  for (const auto& [job, active] : active_) {
+    if (active.chat_id == request.chat_id) {
+      failReply(request, EngineFailure{EngineFailure::Kind::Busy,
+                                       QStringLiteral("This chat is still generating"), QString(),
+                                       QStringLiteral("Wait for the reply or stop it first.")});
+      return;
+    }
+  }
+  Loaded& loaded = *loaded_;
+  // The prompt format is a live setting: a new one renders every chat afresh.
+  const engine::PromptFormatId format = choose_format(loaded.info.directory, request.prompt_format);
+  if (format != loaded.book->format()) {
+    loaded.book =
+        std::make_unique<ConversationBook>(*loaded.tokenizer, format, loaded.info.directory);
+  }
+
+  ConversationBook::Turn turn;
+  try {
+    // The live context setting, within what the loaded model allows.
+    ReplyRequest bounded = request;
+    if (bounded.max_context <= 0 || bounded.max_context > loaded.info.context_tokens) {
+      bounded.max_context = loaded.info.context_tokens;
+    }
+    turn = loaded.book->begin(bounded, loaded.runtime->plan().context_tokens);
+  } catch (const engine::ContextOverflow& overflow) {
+    loaded.book->forget(request.chat_id);
+    failReply(request, EngineFailure{EngineFailure::Kind::Other,
+                                     QStringLiteral("The message does not fit the context"),
+                                     QString::fromStdString(overflow.what()), QString()});
+    return;
+  } catch (...) {
+    loaded.book->forget(request.chat_id);
+    failReply(request, failure_from(std::current_exception()));
+    return;
+  }
+
+  engine::JobRequest job;
+  job.prompt = std::move(turn.prompt);
+  job.sampling = sampling_settings(request.sampling);
+  job.stop_tokens = turn.stops.tokens;
+  job.stop_strings = turn.stops.strings;
+  job.max_new_tokens = turn.max_new_tokens;
+  job.label = request.chat_title.toStdString();
+  const qint64 reply_id = request.reply_id;
+  job.on_text = [this, reply_id](engine::JobId, std::string_view text) {
+    emit replyText(reply_id, text_of(text));
+  };
+  // Called inside Generator::step(); the result is settled after the step.
+  job.on_done = [this](const engine::JobResult& result) { finished_.push_back(result); };
+  const engine::JobId id = loaded.generator->submit(std::move(job));
+  active_[id] = Active{request.reply_id,         request.chat_id,
+                       turn.trimmed_turns,       turn.context_limit,
+                       std::move(turn.rendered), loaded.book->render_key(request.system_prompt)};
+  setBusy(true);
+  schedulePump();
+}
+
+void EngineWorker::stopReply(qint64 reply_id) {
+  if (!loaded_) return;
+  for (const auto& [job, active] : active_) {
+    if (active.reply_id == reply_id) loaded_->generator->cancel(job);
+  }
+  schedulePump();
+}
+
+void EngineWorker::forgetChat(qint64 chat_id) {
+  if (!loaded_) return;
+  for (const auto& [job, active] : active_) {
+    if (active.chat_id == chat_id) return;  // settled when its reply ends
+  }
+  loaded_->book->forget(chat_id);
+}
+
+void EngineWorker::finishActive(const Active& active, const engine::JobResult& result) {
+  ReplyOutcome outcome;
+  outcome.reply_id = active.reply_id;
+  outcome.chat_id = active.chat_id;
+  outcome.text = QString::fromStdString(result.text);
+  outcome.stats = generation_stats(result, loaded_->info.name);
+  outcome.trimmed_turns = active.trimmed_turns;
+  outcome.context_limit = active.context_limit;
+  if (result.stop_reason == engine::StopReason::Error) {
+    outcome.error = QString::fromStdString(result.error);
+  }
+  const ConversationBook::Closed closed =
+      loaded_->book->end(active.chat_id, active.reply_id, result);
+  outcome.context_used = closed.context_used;
+  if (result.stop_reason != engine::StopReason::Error) {
+    outcome.rendered = active.rendered;
+    outcome.rendered.append(closed.reply);
+    outcome.render_key = active.render_key;
+  }
+  emit replyFinished(outcome);
+}
+
+void EngineWorker::settleFinished() {
+  std::vector<engine::JobResult> finished;
+  finished.swap(finished_);
+  for (const engine::JobResult& result : finished) {
+    auto found = active_.find(result.id);
+    if (found == active_.end()) continue;
+    const Active active = found->second;
+    active_.erase(found);
+    finishActive(active, result);
+  }
+}
+
+// ---- stepping ----
+
+void EngineWorker::schedulePump() {
+  if (pump_queued_) return;
+  pump_queued_ = true;
+  // Queued, so whatever arrived meanwhile (a stop, a new request) runs first.
+  QMetaObject::invokeMethod(this, &EngineWorker::pump, Qt::QueuedConnection);
+}
+
+void EngineWorker::pump() {
+  pump_queued_ = false;
+  if (!loaded_) return;
+  bool more = false;
+  try {
+    more = loaded_->generator->step();
+    settleFinished();
+    // Idle at last: one more step lets the generator tidy the cache
+    // (defragmentation runs only when nothing is running).
+    if (!more) loaded_->generator->step();
+  } catch (...) {
+    recoverFromStepFailure(failure_from(std::current_exception()));
+    more = false;
+  }
+  if (more) {
+    if (since_snapshot_.elapsed() >= kSnapshotIntervalMs) publishSnapshot();
+    schedulePump();
+    return;
+  }
+  publishSnapshot();
+  setBusy(false);
+}
+
+void EngineWorker::recoverFromStepFailure(const EngineFailure& failure) {
+  // A step that threw leaves its jobs half done. Every reply in flight ends
+  // with the failure, the sequences they held are released (their pages stay
+  // cached), and a fresh generator takes over the same runtime.
+  finished_.clear();
+  Loaded& loaded = *loaded_;
+  const std::map<engine::JobId, Active> failed = std::move(active_);
+  active_.clear();
+  loaded.generator.reset();
+  for (const cache::SequenceId sequence : loaded.runtime->cache().sequences())
+    loaded.runtime->cache().release(sequence);
+  for (const auto& [job, active] : failed) {
+    loaded.book->forget(active.chat_id);
+    ReplyOutcome outcome;
+    outcome.reply_id = active.reply_id;
+    outcome.chat_id = active.chat_id;
+    outcome.stats.stop_reason = stop_reason_name(engine::StopReason::Error);
+    outcome.error = failure.text();
+    emit replyFinished(outcome);
+  }
+  loaded.generator = std::make_unique<engine::Generator>(*loaded.runtime, *loaded.tokenizer,
+                                                         loaded.generator_config);
+}
+
+void EngineWorker::endAllReplies() {
+  if (!loaded_ || active_.empty()) return;
+  for (const auto& [job, active] : active_)
+    loaded_->generator->cancel(job);
+  try {
+    // Cancelled jobs end at the start of the next step, before any compute.
+    while (!active_.empty() && loaded_->generator->step())
+      settleFinished();
+    settleFinished();
+  } catch (...) {
+    recoverFromStepFailure(failure_from(std::current_exception()));
+  }
+  setBusy(false);
+}
+
+void EngineWorker::setBusy(bool busy) {
+  if (busy_ == busy) return;
+  busy_ = busy;
+  emit busyChanged(busy);
+}
+
+void EngineWorker::publishSnapshot() {
+  since_snapshot_.restart();
+  if (!loaded_) return;
+  emit snapshotReady(memory_snapshot(*loaded_->runtime, *loaded_->generator));
+}
+
+}  // namespace quire::gui

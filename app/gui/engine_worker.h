@@ -1,0 +1,90 @@
+#pragma once
+
+// The engine's side of the application. An EngineWorker is moved to its own
+// QThread and reached only through queued signals and slots: it owns the
+// backend, the model, the tokenizer, the runtime with its cache and the
+// generator, and nothing of it is touched from the GUI thread.
+//
+// Replies of several chats run at once: each request becomes a job of the one
+// generator, which batches them. The worker steps the generator from its own
+// event loop, one step per event, so requests and stops that arrive meanwhile
+// are seen between two steps. While it is busy it publishes a memory snapshot
+// a few times a second.
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "engine_messages.h"
+#include "quire/engine/generator/generator.h"
+#include "quire/ui/memory_view_data.h"
+
+namespace quire::gui {
+
+class ConversationBook;
+
+class EngineWorker : public QObject {
+  Q_OBJECT
+
+ public:
+  // Snapshots while generating: often enough for the page map to look live,
+  // rarely enough to cost nothing next to a decode step.
+  static constexpr int kSnapshotIntervalMs = 250;
+
+  explicit EngineWorker(QObject* parent = nullptr);
+  ~EngineWorker() override;
+
+ public slots:
+  // Ends every reply (as cancelled), unloads what is loaded and loads anew.
+  void loadModel(const quire::gui::LoadRequest& request);
+  void unloadModel();
+  void startReply(const quire::gui::ReplyRequest& request);
+  void stopReply(qint64 reply_id);
+  // The chat was deleted or edited: its conversation is built again next time.
+  void forgetChat(qint64 chat_id);
+  void publishSnapshot();
+
+ signals:
+  void loadProgress(quint64 load_id, qint64 done, qint64 total);
+  void modelLoaded(quint64 load_id, const quire::gui::ModelInfo& info);
+  void loadFailed(quint64 load_id, const quire::gui::EngineFailure& failure);
+  void modelUnloaded();
+  void replyText(qint64 reply_id, const QString& delta);
+  void replyFinished(const quire::gui::ReplyOutcome& outcome);
+  void snapshotReady(const quire::ui::MemorySnapshotView& snapshot);
+  // Whether any reply is queued or running.
+  void busyChanged(bool busy);
+
+ private:
+  struct Loaded;
+  struct Active {
+    qint64 reply_id = 0;
+    qint64 chat_id = 0;
+    int trimmed_turns = 0;
+    qint64 context_limit = 0;
+    QList<RenderedMessage> rendered;
+    QString render_key;
+  };
+
+  void schedulePump();
+  void pump();
+  void settleFinished();
+  void finishActive(const Active& active, const engine::JobResult& result);
+  void failReply(const ReplyRequest& request, const EngineFailure& failure);
+  void recoverFromStepFailure(const EngineFailure& failure);
+  void endAllReplies();
+  void setBusy(bool busy);
+  std::unique_ptr<Loaded> load(const LoadRequest& request);
+
+  std::unique_ptr<Loaded> loaded_;
+  std::map<engine::JobId, Active> active_;
+  // Jobs the generator finished during the last step, settled after it.
+  std::vector<engine::JobResult> finished_;
+  bool pump_queued_ = false;
+  bool busy_ = false;
+  QElapsedTimer since_snapshot_;
+};
+
+}  // namespace quire::gui

@@ -1,0 +1,119 @@
+#pragma once
+
+// The main window's widgets and layout: chats on the left, the conversation
+// (or the welcome view) in the middle, the memory panel docked on the right,
+// a notice bar for errors, load progress in the status bar, and the menus.
+// It holds no logic of its own: QuireApplication wires it to the store and
+// the engine, so tests drive the same window the program shows.
+//
+// Object names: "noticeBar", "noticeText", "noticeClose", "loadProgress",
+// "cancelLoadButton", "engineState", "memoryDock", "settingsDialog",
+// "centralStack", "chatPage".
+
+#include <QMainWindow>
+
+class QAction;
+class QDialog;
+class QDockWidget;
+class QLabel;
+class QProgressBar;
+class QSplitter;
+class QStackedWidget;
+class QToolButton;
+
+namespace quire::ui {
+class ChatListWidget;
+class ChatView;
+class InputBox;
+class MemoryPanel;
+class SettingsPanel;
+class StatusLine;
+class WelcomeView;
+}  // namespace quire::ui
+
+namespace quire::gui {
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+
+  ui::ChatListWidget* chatList() const { return chat_list_; }
+  ui::ChatView* chatView() const { return chat_view_; }
+  ui::InputBox* input() const { return input_; }
+  ui::StatusLine* statusLine() const { return status_line_; }
+  ui::WelcomeView* welcome() const { return welcome_; }
+  ui::MemoryPanel* memoryPanel() const { return memory_panel_; }
+  ui::SettingsPanel* settingsPanel() const { return settings_panel_; }
+  QDialog* settingsDialog() const { return settings_dialog_; }
+  QDockWidget* memoryDock() const { return memory_dock_; }
+  QSplitter* splitter() const { return splitter_; }
+
+  QAction* importAction() const { return import_; }
+  QAction* exportJsonAction() const { return export_json_; }
+  QAction* exportMarkdownAction() const { return export_markdown_; }
+  QAction* settingsAction() const { return settings_; }
+  QAction* demoAction() const { return demo_; }
+  QAction* unloadAction() const { return unload_; }
+  QAction* memoryAction() const { return memory_; }
+
+  // The middle shows the welcome view or the conversation.
+  void showWelcome();
+  void showChat();
+  bool isShowingWelcome() const;
+
+  // A message above the conversation until dismissed or replaced. Errors
+  // stay; information fades after a while.
+  enum class Notice { Info, Error };
+  void showNotice(const QString& text, Notice kind = Notice::Error);
+  void clearNotice();
+  QString noticeText() const;
+
+  // Load progress in the status bar: `total` 0 hides it.
+  void showLoading(const QString& what, qint64 done, qint64 total);
+  void hideLoading();
+  bool isShowingLoading() const;
+  // What the engine does, at the left of the status bar ("Ready", "Generating").
+  void setEngineState(const QString& text);
+
+ signals:
+  void cancelLoadRequested();
+  void closing();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  QWidget* buildCentral();
+  void buildMenus();
+  void buildStatusBar();
+
+  ui::ChatListWidget* chat_list_ = nullptr;
+  ui::ChatView* chat_view_ = nullptr;
+  ui::InputBox* input_ = nullptr;
+  ui::StatusLine* status_line_ = nullptr;
+  ui::WelcomeView* welcome_ = nullptr;
+  ui::MemoryPanel* memory_panel_ = nullptr;
+  ui::SettingsPanel* settings_panel_ = nullptr;
+  QDialog* settings_dialog_ = nullptr;
+  QDockWidget* memory_dock_ = nullptr;
+  QSplitter* splitter_ = nullptr;
+  QStackedWidget* stack_ = nullptr;
+  QWidget* chat_page_ = nullptr;
+  QWidget* notice_ = nullptr;
+  QLabel* notice_text_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QToolButton* cancel_load_ = nullptr;
+  QLabel* engine_state_ = nullptr;
+
+  QAction* import_ = nullptr;
+  QAction* export_json_ = nullptr;
+  QAction* export_markdown_ = nullptr;
+  QAction* settings_ = nullptr;
+  QAction* demo_ = nullptr;
+  QAction* unload_ = nullptr;
+  QAction* memory_ = nullptr;
+};
+
+}  // namespace quire::gui

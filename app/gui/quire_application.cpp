@@ -1,0 +1,427 @@
+#include "quire_application.h"
+
+#include <QAction>
+#include <QCoreApplication>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QSplitter>
+#include <QStandardPaths>
+
+#include "backend_choice.h"
+#include "chat_controller.h"
+#include "engine_host.h"
+#include "main_window.h"
+#include "plan_pricer.h"
+#include "quire/app/store/chat_export.h"
+#include "quire/engine/generator/prompt_format.h"
+#include "quire/ui/chat_list_widget.h"
+#include "quire/ui/chat_view.h"
+#include "quire/ui/input_box.h"
+#include "quire/ui/memory_panel.h"
+#include "quire/ui/settings_panel.h"
+#include "quire/ui/status_line.h"
+#include "quire/ui/welcome_view.h"
+
+#ifndef QUIRE_SOURCE_DEMO_MODEL
+#define QUIRE_SOURCE_DEMO_MODEL ""
+#endif
+
+namespace quire::gui {
+namespace {
+
+app::AppSettings make_settings(const QString& data_dir) {
+  if (data_dir.isEmpty()) return app::AppSettings();
+  return app::AppSettings(QDir(data_dir).filePath(QStringLiteral("quire.conf")));
+}
+
+bool is_model_directory(const QString& path) {
+  return !path.isEmpty() && QFileInfo(QDir(path).filePath(QStringLiteral("config.json"))).isFile();
+}
+
+QString devices_text(const ModelInfo& info) {
+  if (info.devices.size() <= 1) return info.devices.join(QString());
+  return QStringLiteral("%1 × %2 (%3)")
+      .arg(info.devices.size())
+      .arg(info.backend.toUpper(), info.devices.join(QStringLiteral(", ")));
+}
+
+QStringList prompt_format_names() {
+  QStringList names;
+  for (const engine::PromptFormatId format : engine::all_prompt_formats()) {
+    const std::string_view name = engine::to_string(format);
+    names << QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
+  }
+  return names;
+}
+
+}  // namespace
+
+QString demo_model_directory() {
+  const QString from_environment = qEnvironmentVariable("QUIRE_DEMO_MODEL");
+  if (!from_environment.isEmpty())
+    return is_model_directory(from_environment) ? from_environment : QString();
+  const QString installed = QDir(QCoreApplication::applicationDirPath())
+                                .filePath(QStringLiteral("../share/quire/demo-model"));
+  if (is_model_directory(installed)) return QDir::cleanPath(installed);
+  const QString source = QStringLiteral(QUIRE_SOURCE_DEMO_MODEL);
+  if (is_model_directory(source)) return source;
+  return {};
+}
+
+QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
+    : QObject(parent), options_(std::move(options)), settings_(make_settings(options_.data_dir)) {
+  if (options_.cpu_devices.isEmpty()) options_.cpu_devices = default_cpu_devices();
+  chat_list_ = std::make_unique<store::ChatListModel>(&store_);
+  host_ = std::make_unique<EngineHost>();
+  pricer_ = std::make_unique<PlanPricer>(options_.cpu_devices);
+  window_ = std::make_unique<MainWindow>();
+  chats_ = std::make_unique<ChatController>(store_, *host_, *window_->chatView(), *window_->input(),
+                                            *window_->statusLine());
+  chats_->setCommitInterval(options_.commit_interval_ms);
+  wireChatList();
+  wireSettings();
+  wireWelcome();
+  wireEngine();
+  wireFiles();
+  connect(&sample_timer_, &QTimer::timeout, this, &QuireApplication::takeSample);
+}
+
+QuireApplication::~QuireApplication() {
+  sample_timer_.stop();
+  if (started_) {
+    settings_.window.geometry = window_->saveGeometry();
+    settings_.window.state = window_->saveState();
+    settings_.window.splitter = window_->splitter()->saveState();
+    settings_.preferences.show_memory_panel = !window_->memoryDock()->isHidden();
+    saveSettings();
+  }
+  // The controller's writers commit their last text before the store closes,
+  // and the engine thread stops before the window's widgets go.
+  chats_.reset();
+  host_.reset();
+}
+
+const std::optional<ModelInfo>& QuireApplication::model() const {
+  return host_->model();
+}
+
+void QuireApplication::start() {
+  started_ = true;
+  clock_.start();
+  const QList<app::SettingsProblem> problems = settings_.load();
+
+  store::StoreOptions store_options;
+  if (!options_.data_dir.isEmpty()) {
+    QDir().mkpath(options_.data_dir);
+    store_options.path = QDir(options_.data_dir).filePath(QStringLiteral("chats.sqlite"));
+  }
+  if (store_.open(store_options)) {
+    store_.purge_previous_sessions();
+  } else {
+    window_->showNotice(tr("Your chat history could not be opened, so chats will not be saved. %1")
+                            .arg(store_.error_string()));
+  }
+  if (!problems.isEmpty()) {
+    QStringList lines;
+    for (const app::SettingsProblem& problem : problems)
+      lines << problem.text();
+    window_->showNotice(
+        tr("Some settings could not be used: %1").arg(lines.join(QStringLiteral("; "))),
+        MainWindow::Notice::Info);
+  }
+
+  ui::SettingsPanel& panel = *window_->settingsPanel();
+  panel.setAvailableDevices(device_labels(settings_.engine, options_.cpu_devices));
+  panel.setPromptFormats(prompt_format_names());
+  panel.setSettings(settings_.engine);
+  chats_->setEngineSettings(settings_.engine);
+  window_->welcome()->setDemoAvailable(!options_.demo_model.isEmpty());
+  window_->demoAction()->setEnabled(!options_.demo_model.isEmpty());
+
+  if (!settings_.window.geometry.isEmpty()) window_->restoreGeometry(settings_.window.geometry);
+  if (!settings_.window.state.isEmpty()) window_->restoreState(settings_.window.state);
+  if (!settings_.window.splitter.isEmpty())
+    window_->splitter()->restoreState(settings_.window.splitter);
+  window_->memoryDock()->setVisible(settings_.preferences.show_memory_panel);
+
+  // The chat open at the last exit comes back.
+  bool ok = false;
+  const qint64 last = settings_.preferences.last_chat.toLongLong(&ok);
+  if (ok && store_.is_open() && store_.chat(store::ChatId{last}) &&
+      !store_.chat(store::ChatId{last})->deleted) {
+    selectChat(store::ChatId{last});
+  }
+
+  ui::EngineSettings engine = settings_.engine;
+  if (!options_.model_override.isEmpty()) {
+    engine.model_directory = options_.model_override;
+  } else if (engine.model_directory.isEmpty() && options_.demo_when_unconfigured &&
+             !options_.demo_model.isEmpty()) {
+    engine.model_directory = options_.demo_model;
+  }
+  if (!engine.model_directory.isEmpty()) {
+    window_->setEngineState(tr("Loading %1…").arg(QFileInfo(engine.model_directory).fileName()));
+    host_->load(engine, options_.cpu_devices);
+  } else if (!options_.demo_model.isEmpty()) {
+    // First run: the demo model is offered with its plan, one click from loading.
+    priceWelcome(options_.demo_model);
+  }
+  refreshCentral();
+  sample_timer_.start(options_.sample_interval_ms);
+}
+
+void QuireApplication::show() {
+  window_->show();
+}
+
+void QuireApplication::refreshCentral() {
+  // The welcome view stands in for the conversation until a model is there
+  // (or loading) or the user opens a chat to read.
+  const bool engine_ready = host_->model().has_value() || host_->isLoading();
+  if (engine_ready || chats_->currentChat()) {
+    window_->showChat();
+  } else {
+    window_->showWelcome();
+  }
+}
+
+void QuireApplication::saveSettings() {
+  if (!settings_.save()) {
+    window_->showNotice(tr("Settings could not be saved: %1").arg(settings_.errorString()));
+  }
+}
+
+void QuireApplication::selectChat(std::optional<store::ChatId> chat) {
+  chats_->openChat(chat);
+  if (chat) window_->chatList()->setCurrentChat(store::raw(*chat));
+  settings_.preferences.last_chat = chat ? QString::number(store::raw(*chat)) : QString();
+  window_->showChat();
+}
+
+// ---- the sidebar ----
+
+void QuireApplication::wireChatList() {
+  ui::ChatListWidget& list = *window_->chatList();
+  list.setModel(chat_list_.get());
+  connect(&list, &ui::ChatListWidget::chatSelected, this,
+          [this](qint64 id) { selectChat(store::ChatId{id}); });
+  connect(&list, &ui::ChatListWidget::newChatRequested, this, [this] {
+    selectChat(std::nullopt);
+    window_->input()->focusInput();
+  });
+  connect(
+      &list, &ui::ChatListWidget::renameRequested, this, [this](qint64 id, const QString& title) {
+        if (!store_.rename_chat(store::ChatId{id}, title)) {
+          window_->showNotice(tr("The chat could not be renamed: %1").arg(store_.error_string()));
+        }
+      });
+  connect(&list, &ui::ChatListWidget::deleteRequested, this, [this](qint64 id) {
+    chats_->chatRemoved(store::ChatId{id});
+    if (!store_.delete_chat(store::ChatId{id})) {
+      window_->showNotice(tr("The chat could not be deleted: %1").arg(store_.error_string()));
+    }
+    refreshCentral();
+  });
+  connect(&list, &ui::ChatListWidget::undoDeleteRequested, this, [this](qint64 id) {
+    if (store_.restore_chat(store::ChatId{id})) selectChat(store::ChatId{id});
+  });
+  connect(&list, &ui::ChatListWidget::searchChanged, this, [this](const QString& text) {
+    QList<qint64> ids;
+    for (const store::SearchHit& hit : store_.search(text))
+      ids << store::raw(hit.chat.id);
+    window_->chatList()->setTextMatches(text, ids);
+  });
+  connect(chats_.get(), &ChatController::chatCreated, this, [this](store::ChatId chat) {
+    window_->chatList()->setCurrentChat(store::raw(chat));
+    settings_.preferences.last_chat = QString::number(store::raw(chat));
+  });
+  connect(chats_.get(), &ChatController::problem, this,
+          [this](const QString& text) { window_->showNotice(text); });
+}
+
+// ---- settings and the live plan ----
+
+void QuireApplication::wireSettings() {
+  ui::SettingsPanel& panel = *window_->settingsPanel();
+  panel.setDirectoryChooser([this](QWidget*, const QString& start) {
+    return chooseDirectory(tr("Choose a model folder"), start);
+  });
+  connect(&panel, &ui::SettingsPanel::settingsEdited, this,
+          [this](const ui::EngineSettings& edited) {
+            window_->settingsPanel()->setPlan(pricer_->price(edited));
+          });
+  connect(&panel, &ui::SettingsPanel::applyRequested, this, &QuireApplication::onSettingsApplied);
+  connect(window_->demoAction(), &QAction::triggered, this, [this] {
+    ui::EngineSettings engine = settings_.engine;
+    engine.model_directory = options_.demo_model;
+    loadModel(engine);
+  });
+  connect(window_->unloadAction(), &QAction::triggered, this, [this] { host_->unload(); });
+}
+
+void QuireApplication::onSettingsApplied(const ui::EngineSettings& applied, bool needs_reload) {
+  const QList<app::SettingsProblem> problems = settings_.setEngineSettings(applied);
+  for (const app::SettingsProblem& problem : problems) {
+    window_->showNotice(tr("A setting could not be used: %1").arg(problem.text()));
+  }
+  saveSettings();
+  chats_->setEngineSettings(settings_.engine);
+  const bool loaded = host_->model().has_value() || host_->isLoading();
+  if (needs_reload || (!loaded && !settings_.engine.model_directory.isEmpty())) {
+    loadModel(settings_.engine);
+  }
+}
+
+void QuireApplication::loadModel(const ui::EngineSettings& engine) {
+  settings_.setEngineSettings(engine);
+  saveSettings();
+  window_->settingsPanel()->setSettings(settings_.engine);
+  chats_->setEngineSettings(settings_.engine);
+  window_->clearNotice();
+  window_->setEngineState(
+      tr("Loading %1…").arg(QFileInfo(QDir::cleanPath(engine.model_directory)).fileName()));
+  host_->load(settings_.engine, options_.cpu_devices);
+  refreshCentral();
+}
+
+// ---- the welcome view ----
+
+void QuireApplication::priceWelcome(const QString& directory) {
+  ui::WelcomeView& welcome = *window_->welcome();
+  welcome.setModelDirectory(directory);
+  ui::EngineSettings engine = settings_.engine;
+  engine.model_directory = directory;
+  welcome.setPlan(pricer_->price(engine));
+}
+
+void QuireApplication::wireWelcome() {
+  ui::WelcomeView& welcome = *window_->welcome();
+  connect(&welcome, &ui::WelcomeView::chooseModelRequested, this, [this] {
+    const QString directory = chooseDirectory(tr("Choose a model folder"), QDir::homePath());
+    if (!directory.isEmpty()) priceWelcome(directory);
+  });
+  connect(&welcome, &ui::WelcomeView::useDemoModelRequested, this,
+          [this] { priceWelcome(options_.demo_model); });
+  connect(&welcome, &ui::WelcomeView::loadRequested, this, [this] {
+    ui::EngineSettings engine = settings_.engine;
+    engine.model_directory = window_->welcome()->modelDirectory();
+    loadModel(engine);
+  });
+}
+
+// ---- the engine ----
+
+void QuireApplication::wireEngine() {
+  EngineHost& host = *host_;
+  connect(&host, &EngineHost::loadStarted, this, [this](const QString& directory) {
+    window_->showLoading(tr("Loading %1").arg(QFileInfo(QDir::cleanPath(directory)).fileName()), 0,
+                         0);
+    window_->statusLine()->setModelName(QString());
+  });
+  connect(&host, &EngineHost::loadProgress, this, [this](qint64 done, qint64 total) {
+    window_->showLoading(tr("Loading weights"), done, total);
+  });
+  connect(&host, &EngineHost::modelLoaded, this, &QuireApplication::onModelLoaded);
+  connect(&host, &EngineHost::loadFailed, this, &QuireApplication::onLoadFailed);
+  connect(&host, &EngineHost::modelUnloaded, this, [this] {
+    window_->statusLine()->setModelName(QString());
+    window_->statusLine()->setDevices(QString());
+    window_->statusLine()->setCacheFormat(QString());
+    window_->setEngineState(tr("No model loaded"));
+    window_->memoryPanel()->clear();
+    chats_->modelChanged();
+    refreshCentral();
+  });
+  connect(&host, &EngineHost::snapshotReady, window_->memoryPanel(), &ui::MemoryPanel::setSnapshot);
+  connect(&host, &EngineHost::busyChanged, this, [this](bool busy) {
+    if (host_->model()) window_->setEngineState(busy ? tr("Generating…") : tr("Ready"));
+  });
+  connect(window_.get(), &MainWindow::cancelLoadRequested, this, [this] { host_->cancelLoad(); });
+}
+
+void QuireApplication::onModelLoaded(const ModelInfo& info) {
+  window_->hideLoading();
+  ui::StatusLine& status = *window_->statusLine();
+  status.setModelName(info.name);
+  status.setDevices(devices_text(info));
+  status.setCacheFormat(info.cache_format);
+  window_->setEngineState(tr("Ready · %1 · %2 tokens of cache · %3 format")
+                              .arg(info.name)
+                              .arg(info.cache_tokens)
+                              .arg(info.prompt_format));
+  window_->setWindowTitle(QStringLiteral("%1 — Quire").arg(info.name));
+  settings_.rememberModel(info.directory);
+  window_->settingsPanel()->setSettings(settings_.engine);
+  saveSettings();
+  chats_->modelChanged();
+  refreshCentral();
+  window_->input()->focusInput();
+  emit modelLoaded(info);
+}
+
+void QuireApplication::onLoadFailed(const EngineFailure& failure) {
+  window_->hideLoading();
+  window_->setEngineState(tr("No model loaded"));
+  window_->showNotice(failure.text(), failure.kind == EngineFailure::Kind::Cancelled
+                                          ? MainWindow::Notice::Info
+                                          : MainWindow::Notice::Error);
+  if (!settings_.engine.model_directory.isEmpty()) priceWelcome(settings_.engine.model_directory);
+  refreshCentral();
+  emit loadFailed(failure);
+}
+
+void QuireApplication::takeSample() {
+  window_->memoryPanel()->recordSample(clock_.elapsed());
+  // While generating the worker publishes on its own; when idle the devices'
+  // free memory can still change under other programs.
+  if (host_->model() && !host_->isBusy()) host_->requestSnapshot();
+}
+
+// ---- files ----
+
+QString QuireApplication::chooseDirectory(const QString& title, const QString& start) {
+  if (options_.choose_directory) return options_.choose_directory(title, start);
+  return QFileDialog::getExistingDirectory(window_.get(), title, start);
+}
+
+QString QuireApplication::chooseFile(const QString& title, const QString& filter, bool save) {
+  if (options_.choose_file) return options_.choose_file(title, filter, save);
+  const QString start = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  return save ? QFileDialog::getSaveFileName(window_.get(), title, start, filter)
+              : QFileDialog::getOpenFileName(window_.get(), title, start, filter);
+}
+
+void QuireApplication::wireFiles() {
+  connect(window_->importAction(), &QAction::triggered, this, [this] {
+    const QString path = chooseFile(tr("Import a chat"), tr("Quire chats (*.json)"), false);
+    if (path.isEmpty()) return;
+    QString error;
+    if (const std::optional<store::ChatId> chat = store::import_chat_json(store_, path, &error)) {
+      selectChat(*chat);
+    } else {
+      window_->showNotice(error);
+    }
+  });
+  const auto exporter = [this](bool json) {
+    const std::optional<store::ChatId> chat = chats_->currentChat();
+    if (!chat) {
+      window_->showNotice(tr("Open a chat to export it."), MainWindow::Notice::Info);
+      return;
+    }
+    const QString path = json ? chooseFile(tr("Export the chat"), tr("Quire chats (*.json)"), true)
+                              : chooseFile(tr("Export the chat"), tr("Markdown (*.md)"), true);
+    if (path.isEmpty()) return;
+    QString error;
+    const bool written = json ? store::export_chat_json(store_, *chat, path, &error)
+                              : store::export_chat_markdown(store_, *chat, path, &error);
+    window_->showNotice(written ? tr("Exported to %1").arg(path) : error,
+                        written ? MainWindow::Notice::Info : MainWindow::Notice::Error);
+  };
+  connect(window_->exportJsonAction(), &QAction::triggered, this, [exporter] { exporter(true); });
+  connect(window_->exportMarkdownAction(), &QAction::triggered, this,
+          [exporter] { exporter(false); });
+}
+
+}  // namespace quire::gui

@@ -1,0 +1,119 @@
+#pragma once
+
+// Everything the desktop program is, except main(): the settings, the chat
+// store, the engine thread, the planner for the live plan, the window and
+// the wiring between them. Tests make one against a temporary data folder,
+// destroy it and make another against the same folder, as a restart would.
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "engine_messages.h"
+#include "quire/app/app_settings.h"
+#include "quire/app/store/chat_list_model.h"
+#include "quire/app/store/chat_store.h"
+
+namespace quire::gui {
+
+class ChatController;
+class EngineHost;
+class MainWindow;
+class PlanPricer;
+
+struct ApplicationOptions {
+  // Chats and settings live here (chats.sqlite, quire.conf) when set; else in
+  // the user's data and configuration folders.
+  QString data_dir;
+  // Load this model folder instead of the configured one (not saved until
+  // the user applies settings).
+  QString model_override;
+  // With no model configured, load the bundled demo model instead of waiting
+  // on the welcome view.
+  bool demo_when_unconfigured = false;
+  // The bundled demo model; empty when this installation has none.
+  QString demo_model;
+  // The CPU backend's devices; empty: default_cpu_devices().
+  QString cpu_devices;
+  // Asked for a folder (a model) or a file (import, export); tests answer
+  // without a dialog. Return "" for cancel.
+  std::function<QString(const QString& title, const QString& start)> choose_directory;
+  std::function<QString(const QString& title, const QString& filter, bool save)> choose_file;
+  // Milliseconds a streamed reply may stay uncommitted.
+  int commit_interval_ms = 1000;
+  // How often the memory chart takes a sample (and an idle engine is asked
+  // for a fresh snapshot).
+  int sample_interval_ms = 1000;
+};
+
+class QuireApplication : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit QuireApplication(ApplicationOptions options, QObject* parent = nullptr);
+  // Saves the window's layout and settings; replies in flight end, keeping
+  // what was committed.
+  ~QuireApplication() override;
+
+  // Opens the store, applies the settings, restores the window and starts
+  // loading the configured model. Call once, before show().
+  void start();
+  void show();
+
+  MainWindow& window() { return *window_; }
+  store::ChatStore& store() { return store_; }
+  store::ChatListModel& chatList() { return *chat_list_; }
+  ChatController& chats() { return *chats_; }
+  EngineHost& engine() { return *host_; }
+  app::AppSettings& settings() { return settings_; }
+  const std::optional<ModelInfo>& model() const;
+
+  // Loads `settings` (they become the applied settings and are saved).
+  void loadModel(const ui::EngineSettings& settings);
+  // The settings file in use.
+  QString settingsPath() const { return settings_.filePath(); }
+
+ signals:
+  void modelLoaded(const quire::gui::ModelInfo& info);
+  void loadFailed(const quire::gui::EngineFailure& failure);
+
+ private:
+  void wireChatList();
+  void wireSettings();
+  void wireWelcome();
+  void wireEngine();
+  void wireFiles();
+  void onModelLoaded(const ModelInfo& info);
+  void onLoadFailed(const EngineFailure& failure);
+  void onSettingsApplied(const ui::EngineSettings& settings, bool needs_reload);
+  void selectChat(std::optional<store::ChatId> chat);
+  void priceWelcome(const QString& directory);
+  void refreshCentral();
+  void saveSettings();
+  void takeSample();
+  QString chooseDirectory(const QString& title, const QString& start);
+  QString chooseFile(const QString& title, const QString& filter, bool save);
+
+  ApplicationOptions options_;
+  app::AppSettings settings_;
+  store::ChatStore store_;
+  std::unique_ptr<store::ChatListModel> chat_list_;
+  std::unique_ptr<EngineHost> host_;
+  std::unique_ptr<PlanPricer> pricer_;
+  std::unique_ptr<MainWindow> window_;
+  std::unique_ptr<ChatController> chats_;
+  QTimer sample_timer_;
+  QElapsedTimer clock_;
+  bool started_ = false;
+};
+
+// The bundled demo model: $QUIRE_DEMO_MODEL, else <exe>/../share/quire/demo-model
+// (an installation), else the source tree's copy (a build folder). Empty when
+// none exists.
+QString demo_model_directory();
+
+}  // namespace quire::gui

@@ -1,0 +1,59 @@
+#include "reply_stats.h"
+
+#include <QStringList>
+
+namespace quire::gui {
+
+QString stop_reason_name(engine::StopReason reason) {
+  switch (reason) {
+    case engine::StopReason::Eos:
+    case engine::StopReason::StopToken:
+      return QStringLiteral("eos");
+    case engine::StopReason::StopString:
+      return QStringLiteral("stop_string");
+    case engine::StopReason::MaxNewTokens:
+      return QStringLiteral("max_tokens");
+    case engine::StopReason::Cancelled:
+      return QStringLiteral("cancelled");
+    case engine::StopReason::Error:
+      return QStringLiteral("error");
+  }
+  return QStringLiteral("error");
+}
+
+store::GenerationStats generation_stats(const engine::JobResult& result, const QString& model) {
+  const engine::JobStatistics& statistics = result.statistics;
+  store::GenerationStats stats;
+  stats.prompt_tokens = static_cast<int>(statistics.prompt_tokens);
+  stats.cached_tokens = static_cast<int>(statistics.cached_tokens);
+  stats.computed_tokens = static_cast<int>(statistics.computed_tokens);
+  stats.generated_tokens = static_cast<int>(statistics.generated_tokens);
+  stats.time_to_first_token_ms = statistics.time_to_first_token * 1000.0;
+  stats.tokens_per_second = statistics.decode_tokens_per_second();
+  stats.stop_reason = stop_reason_name(result.stop_reason);
+  stats.model = model;
+  return stats;
+}
+
+QString stats_text(const store::GenerationStats& stats) {
+  QStringList parts;
+  parts << (stats.generated_tokens == 1 ? QStringLiteral("1 token")
+                                        : QStringLiteral("%1 tokens").arg(stats.generated_tokens));
+  if (stats.tokens_per_second > 0) {
+    parts << QStringLiteral("%1 tok/s").arg(stats.tokens_per_second, 0, 'f', 1);
+  }
+  if (stats.time_to_first_token_ms > 0) {
+    parts << QStringLiteral("%1 s to first token")
+                 .arg(stats.time_to_first_token_ms / 1000.0, 0, 'f', 2);
+  }
+  if (stats.prompt_tokens > 0) {
+    parts << QStringLiteral("%1 of %2 prompt tokens from the cache")
+                 .arg(stats.cached_tokens)
+                 .arg(stats.prompt_tokens);
+  }
+  if (stats.stop_reason == QLatin1String("cancelled")) parts << QStringLiteral("stopped");
+  if (stats.stop_reason == QLatin1String("max_tokens")) parts << QStringLiteral("length limit");
+  return parts.join(QStringLiteral(" · "));
+}
+
+}  // namespace quire::gui

@@ -1,0 +1,22 @@
+#pragma once
+
+// A finished job's statistics as the store keeps them and the chat view and
+// status line show them.
+
+#include <QString>
+
+#include "quire/app/store/chat_types.h"
+#include "quire/engine/generator/job.h"
+
+namespace quire::gui {
+
+// "eos", "stop_string", "max_tokens", "cancelled" or "error".
+QString stop_reason_name(engine::StopReason reason);
+
+store::GenerationStats generation_stats(const engine::JobResult& result, const QString& model);
+
+// "212 tokens · 34.1 tok/s · 0.18 s to first token · 480 of 512 prompt tokens
+// from the cache", for the line under a reply.
+QString stats_text(const store::GenerationStats& stats);
+
+}  // namespace quire::gui

@@ -1,0 +1,95 @@
+#include "runtime_settings.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace quire::gui {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = kMiB * 1024.0;
+
+engine::PlacementMode placement_mode(ui::EngineSettings::Split split) {
+  switch (split) {
+    case ui::EngineSettings::Split::Fill:
+      return engine::PlacementMode::FillInOrder;
+    case ui::EngineSettings::Split::Balanced:
+      return engine::PlacementMode::Balanced;
+    case ui::EngineSettings::Split::Manual:
+      return engine::PlacementMode::Manual;
+  }
+  return engine::PlacementMode::FillInOrder;
+}
+
+// The generator needs room in each step for every running job's token and
+// one more for a prefill, so the chunk never drops below the batch plus one.
+int step_tokens(const ui::EngineSettings& settings) {
+  return std::max(settings.chunk_size, settings.max_batch + 1);
+}
+
+}  // namespace
+
+engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
+                                       const engine::ModelDescription& model,
+                                       const std::vector<int>& selected) {
+  engine::RuntimeOptions options;
+  const std::optional<cache::CacheFormat> format =
+      cache::parse_cache_format(settings.cache_format.toStdString());
+  if (!format) {
+    throw std::invalid_argument("cache format \"" + settings.cache_format.toStdString() +
+                                "\" is not fp16, q8, q6, q4 or fp8");
+  }
+  if (settings.cache_tokens <= 0) throw std::invalid_argument("the cache size must be positive");
+  if (settings.max_batch <= 0) throw std::invalid_argument("the batch size must be positive");
+  options.cache_format = *format;
+  options.cache_tokens = settings.cache_tokens;
+  options.page_size = kPageSize;
+  options.max_chunk_tokens = step_tokens(settings);
+  options.max_sequences = settings.max_batch + 1;
+  options.host_pages = host_pages(model, *format, settings.host_cache_mib);
+  options.reserve_bytes = static_cast<std::int64_t>(std::llround(settings.reserve_mib * kMiB));
+  options.placement.mode = placement_mode(settings.split);
+  if (settings.split == ui::EngineSettings::Split::Manual) {
+    // The settings keep GB by device index; the planner wants them by the
+    // position of each selected device.
+    for (int index : selected) {
+      const double gb = index < settings.manual_gb.size() ? settings.manual_gb.at(index) : 0.0;
+      options.placement.manual_limit_bytes.push_back(
+          static_cast<std::int64_t>(std::llround(std::max(0.0, gb) * kGiB)));
+    }
+  }
+  return options;
+}
+
+engine::GeneratorConfig generator_config(const ui::EngineSettings& settings) {
+  engine::GeneratorConfig config;
+  config.max_batch_size = settings.max_batch;
+  config.max_step_tokens = step_tokens(settings);
+  return config;
+}
+
+engine::SamplingSettings sampling_settings(const ui::SamplingDefaults& defaults) {
+  engine::SamplingSettings sampling;
+  sampling.temperature = static_cast<float>(defaults.temperature);
+  sampling.top_k = defaults.top_k;
+  // The panel allows 0 for "off" where the sampler's own off value is 1.
+  sampling.top_p = defaults.top_p > 0 ? static_cast<float>(defaults.top_p) : 1.0f;
+  sampling.min_p = static_cast<float>(defaults.min_p);
+  sampling.repetition_penalty =
+      defaults.repetition_penalty >= 1 ? static_cast<float>(defaults.repetition_penalty) : 1.0f;
+  return sampling;
+}
+
+int host_pages(const engine::ModelDescription& model, cache::CacheFormat format, int mebibytes) {
+  if (mebibytes <= 0) return 0;
+  std::int64_t page_bytes = 0;
+  for (const engine::ModuleCost& module : model.modules(format, kPageSize, 1))
+    page_bytes += module.cache_bytes_per_page;
+  if (page_bytes <= 0) return 0;
+  const std::int64_t pages = static_cast<std::int64_t>(mebibytes) * (1 << 20) / page_bytes;
+  return static_cast<int>(std::min<std::int64_t>(pages, std::numeric_limits<int>::max() / 2));
+}
+
+}  // namespace quire::gui

@@ -1,0 +1,32 @@
+#pragma once
+
+// The settings a user edits, as the engine's option structs. The pricer (the
+// live plan) and the worker (the real load) both go through here, so the plan
+// shown is the plan the load will make.
+
+#include <vector>
+
+#include "quire/engine/generator/generator.h"
+#include "quire/engine/generator/sampler.h"
+#include "quire/engine/runtime/model_runtime.h"
+#include "quire/ui/settings_data.h"
+
+namespace quire::gui {
+
+inline constexpr int kPageSize = 256;
+
+// `selected` are the backend indices the settings chose (selected_devices()),
+// in the order the backend presents them. Throws std::invalid_argument naming
+// the setting that cannot be used.
+engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
+                                       const engine::ModelDescription& model,
+                                       const std::vector<int>& selected);
+
+engine::GeneratorConfig generator_config(const ui::EngineSettings& settings);
+
+engine::SamplingSettings sampling_settings(const ui::SamplingDefaults& defaults);
+
+// Host-tier pages that `mebibytes` of host memory hold for this model.
+int host_pages(const engine::ModelDescription& model, cache::CacheFormat format, int mebibytes);
+
+}  // namespace quire::gui
