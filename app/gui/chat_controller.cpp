@@ -222,6 +222,7 @@ ReplyRequest ChatController::requestFor(store::ChatId chat, store::MessageId rep
   request.system_prompt = settings_.system_prompt;
   request.prompt_format = settings_.prompt_format;
   request.max_context = settings_.max_context;
+  request.max_new_tokens = max_new_tokens_;
   return request;
 }
 

@@ -42,6 +42,8 @@ class ChatController : public QObject {
   void setEngineSettings(const ui::EngineSettings& settings) { settings_ = settings; }
   // How long a reply may stay uncommitted (ReplyWriter's interval).
   void setCommitInterval(int milliseconds) { commit_interval_ms_ = milliseconds; }
+  // The longest reply, in tokens (the context may allow fewer).
+  void setMaxNewTokens(int tokens) { max_new_tokens_ = tokens; }
 
   std::optional<store::ChatId> currentChat() const { return current_; }
   bool isGenerating(store::ChatId chat) const;
@@ -104,6 +106,7 @@ class ChatController : public QObject {
   ui::StatusLine& status_;
   ui::EngineSettings settings_;
   int commit_interval_ms_ = 1000;
+  int max_new_tokens_ = 1024;
   std::optional<store::ChatId> current_;
   std::map<qint64, Running> replies_;       // by the reply's message id
   std::map<qint64, ChatContext> contexts_;  // by chat id

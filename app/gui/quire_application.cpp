@@ -80,6 +80,7 @@ QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
   chats_ = std::make_unique<ChatController>(store_, *host_, *window_->chatView(), *window_->input(),
                                             *window_->statusLine());
   chats_->setCommitInterval(options_.commit_interval_ms);
+  chats_->setMaxNewTokens(options_.max_new_tokens);
   wireChatList();
   wireSettings();
   wireWelcome();

@@ -45,6 +45,8 @@ struct ApplicationOptions {
   std::function<QString(const QString& title, const QString& filter, bool save)> choose_file;
   // Milliseconds a streamed reply may stay uncommitted.
   int commit_interval_ms = 1000;
+  // The longest reply, in tokens.
+  int max_new_tokens = 1024;
   // How often the memory chart takes a sample (and an idle engine is asked
   // for a fresh snapshot).
   int sample_interval_ms = 1000;

@@ -1,0 +1,91 @@
+#include "app_test_support.h"
+
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QTest>
+#include <mutex>
+
+#include "chat_controller.h"
+#include "main_window.h"
+#include "quire/engine/modelgen/random_model.h"
+#include "quire/ui/input_box.h"
+
+namespace quire::test {
+
+QString demo_model() {
+  return QStringLiteral(QUIRE_TEST_DEMO_MODEL);
+}
+
+QString random_model() {
+  static QTemporaryDir folder;
+  static std::once_flag written;
+  const QString path = folder.filePath(QStringLiteral("random-llama"));
+  std::call_once(written, [&] {
+    engine::modelgen::RandomModelSpec spec;
+    spec.seed = 7;
+    engine::modelgen::write_random_model(spec, path.toStdString());
+  });
+  return path;
+}
+
+AppRun::AppRun(const QString& model, int max_new_tokens, QString cpu_devices)
+    : model_(model), cpu_devices_(std::move(cpu_devices)) {
+  app::AppSettings settings(data.filePath(QStringLiteral("quire.conf")));
+  settings.engine.model_directory = model;
+  settings.engine.cache_tokens = 4096;
+  settings.engine.max_batch = 4;
+  settings.save();
+  make(max_new_tokens);
+}
+
+void AppRun::make(int max_new_tokens) {
+  gui::ApplicationOptions options;
+  options.data_dir = data.path();
+  options.demo_model = demo_model();
+  options.cpu_devices = cpu_devices_;
+  options.max_new_tokens = max_new_tokens;
+  // Commits by the timer, not by chance: tests look at the store mid-reply.
+  options.commit_interval_ms = 100;
+  options.sample_interval_ms = 200;
+  app = std::make_unique<gui::QuireApplication>(options);
+}
+
+void AppRun::start() {
+  app->start();
+}
+
+void AppRun::restart(int max_new_tokens) {
+  app.reset();
+  make(max_new_tokens);
+  start();
+}
+
+bool AppRun::waitForModel() {
+  if (app->model()) return true;
+  QSignalSpy loaded(app.get(), &gui::QuireApplication::modelLoaded);
+  QSignalSpy failed(app.get(), &gui::QuireApplication::loadFailed);
+  for (int waited = 0; waited < 120'000 && loaded.isEmpty() && failed.isEmpty(); waited += 50) {
+    QTest::qWait(50);
+  }
+  if (!failed.isEmpty()) {
+    qWarning() << "load failed:" << failed.first().first().value<gui::EngineFailure>().text();
+  }
+  return !loaded.isEmpty();
+}
+
+void AppRun::type(const QString& text) {
+  auto* editor = app->window().input()->findChild<QPlainTextEdit*>(QStringLiteral("messageInput"));
+  Q_ASSERT(editor);
+  editor->setFocus();
+  QTest::keyClicks(editor, text);
+  QTest::keyClick(editor, Qt::Key_Return);
+}
+
+std::optional<store::GenerationStats> AppRun::send(const QString& text, int timeout_ms) {
+  QSignalSpy finished(&app->chats(), &gui::ChatController::replyFinished);
+  type(text);
+  if (finished.isEmpty() && !finished.wait(timeout_ms)) return std::nullopt;
+  return finished.first().at(1).value<store::GenerationStats>();
+}
+
+}  // namespace quire::test

@@ -1,0 +1,47 @@
+#pragma once
+
+// A QuireApplication over a temporary data folder, with helpers to type into
+// its window and wait for the engine.
+
+#include <QString>
+#include <QTemporaryDir>
+#include <memory>
+
+#include "quire/app/store/chat_types.h"
+#include "quire_application.h"
+
+namespace quire::test {
+
+// The demo model in the source tree.
+QString demo_model();
+// A random tiny Llama (FP16, 2048 positions) written once per process.
+// Random weights rarely produce EOS, so its replies run to their limit.
+QString random_model();
+
+struct AppRun {
+  QTemporaryDir data;
+  std::unique_ptr<gui::QuireApplication> app;
+
+  // Settings written before start: `model` configured (empty: none), a
+  // 4096-token cache.
+  explicit AppRun(const QString& model, int max_new_tokens = 24,
+                  QString cpu_devices = QStringLiteral("cpu"));
+  // Destroys the application and makes a new one on the same folder.
+  void restart(int max_new_tokens = 24);
+  void start();
+
+  // Waits for the model to load; false (with a message) when it failed.
+  bool waitForModel();
+  // Types `text` into the input box and presses Enter.
+  void type(const QString& text);
+  // Types `text`, presses Enter and waits for the reply to finish; its
+  // statistics, or nullopt after `timeout_ms`.
+  std::optional<store::GenerationStats> send(const QString& text, int timeout_ms = 120'000);
+
+ private:
+  void make(int max_new_tokens);
+  QString model_;
+  QString cpu_devices_;
+};
+
+}  // namespace quire::test

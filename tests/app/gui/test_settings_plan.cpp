@@ -1,0 +1,98 @@
+// The settings panel's live plan inside the program: every edit is priced by
+// the engine's planner before anything loads.
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QSpinBox>
+#include <QTest>
+
+#include "app_test_support.h"
+#include "backend_choice.h"
+#include "main_window.h"
+#include "plan_pricer.h"
+#include "quire/engine/planner/planner.h"
+#include "quire/engine/runtime/model_description.h"
+#include "quire/engine/runtime/model_runtime.h"
+#include "quire/ui/plan_widget.h"
+#include "quire/ui/settings_panel.h"
+#include "runtime_settings.h"
+#include "test_main.h"
+
+using namespace quire;
+using namespace quire::test;
+
+namespace {
+
+// Two budgeted logical devices, so the split has something to split.
+const QString kDevices = QStringLiteral("cpu:2x64MiB");
+
+// What the planner says for `settings`, computed here from the engine's own
+// functions.
+ui::PlanView planner_says(const ui::EngineSettings& settings) {
+  gui::BackendSelection selection = gui::make_backend(settings, kDevices);
+  const engine::ModelDescription model =
+      engine::ModelDescription::open(settings.model_directory.toStdString());
+  const engine::RuntimeOptions options = gui::runtime_options(settings, model, selection.indices);
+  return gui::to_plan_view(engine::plan_placement(
+      engine::placement_request(model, selection.backend->devices(), options)));
+}
+
+qint64 cache_bytes(const ui::PlanView& plan) {
+  qint64 total = 0;
+  for (const ui::PlanDeviceView& device : plan.devices)
+    total += device.cache;
+  return total;
+}
+
+}  // namespace
+
+class SettingsPlanTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void everyEditIsPricedByThePlanner() {
+    AppRun run(demo_model(), 24, kDevices);
+    run.start();
+    ui::SettingsPanel& panel = *run.app->window().settingsPanel();
+    auto* plan = panel.findChild<ui::PlanWidget*>(QStringLiteral("plan"));
+    auto* format = panel.findChild<QComboBox*>(QStringLiteral("cacheFormat"));
+    auto* tokens = panel.findChild<QSpinBox*>(QStringLiteral("cacheTokens"));
+    auto* split = panel.findChild<QComboBox*>(QStringLiteral("split"));
+    auto* reserve = panel.findChild<QDoubleSpinBox*>(QStringLiteral("reserveMib"));
+    QVERIFY(plan && format && tokens && split && reserve);
+    reserve->setValue(16);
+
+    format->setCurrentIndex(format->findData(QStringLiteral("fp16")));
+    tokens->setValue(8192);
+    QTRY_VERIFY2(plan->plan().valid && cache_bytes(plan->plan()) > 0 && !plan->isStale(),
+                 qPrintable(plan->plan().error + plan->plan().verdict));
+    const ui::PlanView fp16 = plan->plan();
+    QCOMPARE(fp16, planner_says(panel.settings()));
+    QVERIFY(fp16.fits);
+    // The whole cache, on the device that holds the layers: 6 layers x 4 KV heads x 32 dims x K and
+    // V x 2 bytes, per token.
+    QCOMPARE(cache_bytes(fp16), qint64{8192} * 6 * 4 * 32 * 2 * 2);
+
+    format->setCurrentIndex(format->findData(QStringLiteral("q4")));
+    QTRY_VERIFY(plan->plan() != fp16 && !plan->isStale());
+    QCOMPARE(plan->plan(), planner_says(panel.settings()));
+    QVERIFY(cache_bytes(plan->plan()) < cache_bytes(fp16) / 3);
+
+    // Balanced puts layers on both devices; filling in order keeps them on one.
+    split->setCurrentIndex(split->findData(QStringLiteral("balanced")));
+    QTRY_COMPARE(plan->plan(), planner_says(panel.settings()));
+    QVERIFY(plan->plan().devices.value(0).weights > 0);
+    QVERIFY(plan->plan().devices.value(1).weights > 0);
+
+    // A cache larger than both devices does not fit, and the plan says so.
+    format->setCurrentIndex(format->findData(QStringLiteral("fp16")));
+    tokens->setValue(65536);
+    QTRY_VERIFY(!plan->plan().fits && !plan->isStale());
+    QCOMPARE(plan->plan(), planner_says(panel.settings()));
+    QVERIFY2(plan->plan().verdict.contains(QStringLiteral("does not fit")),
+             qPrintable(plan->plan().verdict));
+  }
+};
+
+QUIRE_TEST(SettingsPlanTest)
+#include "test_settings_plan.moc"
