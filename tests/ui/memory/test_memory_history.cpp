@@ -95,6 +95,22 @@ class MemoryHistoryTest : public QObject {
     QCOMPARE(chart.speedAxisMaximum(), 20.0);
   }
 
+  void aSmallModelIsDrawnInMiB() {
+    MemorySnapshotView snapshot;
+    DeviceMemoryView device;
+    device.total = 24 * kGiB;
+    device.weights = 5 * kMiB;
+    device.cache = 12 * kMiB;
+    device.scratch = 7 * kMiB;
+    snapshot.devices = {device};
+    MemoryHistory history;
+    history.add(snapshot, 1000);
+    MemoryHistoryChart chart;
+    chart.setHistory(history);
+    QCOMPARE(chart.memoryPoints().value(0), QPointF(0.0, 24.0));
+    QCOMPARE(chart.memoryAxisMaximum(), 50.0);
+  }
+
   void thePanelRecordsSamplesOnlyWithAModel() {
     MemoryPanel panel;
     panel.recordSample(1000);

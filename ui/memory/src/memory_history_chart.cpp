@@ -14,7 +14,8 @@
 namespace quire::ui {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = 1024.0 * kMiB;
 
 // The next "round" value at or above `value` (1, 2, 5 × 10^n), so the axis
 // labels stay readable and the scale does not jitter with every sample.
@@ -77,13 +78,22 @@ MemoryHistoryChart::MemoryHistoryChart(QWidget* parent) : QWidget(parent) {
 void MemoryHistoryChart::setHistory(const MemoryHistory& history) {
   const QList<MemoryHistoryPoint>& points = history.points();
   const qint64 now = points.isEmpty() ? 0 : points.last().time_ms;
+  // GiB for models that take gigabytes, MiB below, so the axis labels say
+  // something for a small model too.
+  qint64 peak_used = 0;
+  for (const MemoryHistoryPoint& point : points)
+    peak_used = std::max(peak_used, point.used_bytes);
+  const bool gib = static_cast<double>(peak_used) >= kGiB;
+  const double unit = gib ? kGiB : kMiB;
+  memory_->setName(gib ? tr("Memory used (GiB)") : tr("Memory used (MiB)"));
+  memory_axis_->setLabelFormat(gib ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
   QList<QPointF> memory;
   QList<QPointF> speed;
   memory.reserve(points.size());
   speed.reserve(points.size());
   for (const MemoryHistoryPoint& point : points) {
     const double ago = static_cast<double>(point.time_ms - now) / 1000.0;
-    memory.append(QPointF(ago, static_cast<double>(point.used_bytes) / kGiB));
+    memory.append(QPointF(ago, static_cast<double>(point.used_bytes) / unit));
     speed.append(QPointF(ago, point.tokens_per_second));
   }
   memory_->replace(memory);
