@@ -55,7 +55,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* dialog_layout = new QVBoxLayout(settings_dialog_);
   dialog_layout->setContentsMargins(0, 0, 0, 0);
   dialog_layout->addWidget(settings_panel_);
-  settings_dialog_->resize(settings_panel_->sizeHint().expandedTo(QSize(960, 640)));
+  settings_dialog_->resize(settings_panel_->sizeHint().expandedTo(QSize(1180, 800)));
 
   buildMenus();
   buildStatusBar();

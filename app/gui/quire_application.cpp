@@ -137,6 +137,7 @@ void QuireApplication::start() {
   panel.setAvailableDevices(device_labels(settings_.engine, options_.cpu_devices));
   panel.setPromptFormats(prompt_format_names());
   panel.setSettings(settings_.engine);
+  panel.setPlan(pricer_->price(settings_.engine));
   chats_->setEngineSettings(settings_.engine);
   window_->welcome()->setDemoAvailable(!options_.demo_model.isEmpty());
   window_->demoAction()->setEnabled(!options_.demo_model.isEmpty());
@@ -279,6 +280,7 @@ void QuireApplication::loadModel(const ui::EngineSettings& engine) {
   settings_.setEngineSettings(engine);
   saveSettings();
   window_->settingsPanel()->setSettings(settings_.engine);
+  window_->settingsPanel()->setPlan(pricer_->price(settings_.engine));
   chats_->setEngineSettings(settings_.engine);
   window_->clearNotice();
   window_->setEngineState(

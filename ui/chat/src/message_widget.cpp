@@ -149,9 +149,14 @@ void MessageWidget::buildFrame() {
   statsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   scaleFont(statsLabel_, 0.88);
   useMutedText(statsLabel_);
+  // Wraps rather than widening the message: a long line of numbers must not
+  // push the conversation past the edge of a narrow window.
+  statsLabel_->setWordWrap(true);
+  statsLabel_->setAlignment(user ? Qt::AlignRight | Qt::AlignVCenter
+                                 : Qt::AlignLeft | Qt::AlignVCenter);
+  // A user message has no statistics: the stretch keeps its buttons right.
   if (user) footer->addStretch(1);
-  footer->addWidget(statsLabel_);
-  if (!user) footer->addStretch(1);
+  footer->addWidget(statsLabel_, 1);
   copyButton_ = addAction(QStringLiteral("copyMessageButton"), tr("Copy"), tr("Copy message"),
                           tr("Copy the message's text to the clipboard"));
   connect(copyButton_, &QToolButton::clicked, this, &MessageWidget::copyMessage);

@@ -53,9 +53,12 @@ MemoryHistoryChart::MemoryHistoryChart(QWidget* parent) : QWidget(parent) {
   memory_axis_ = new QValueAxis(chart_);
   memory_axis_->setLabelFormat(QStringLiteral("%.1f"));
   memory_axis_->setRange(0, 1);
+  // Six ticks split any 1, 2 or 5 x 10^n range into round steps.
+  memory_axis_->setTickCount(6);
   speed_axis_ = new QValueAxis(chart_);
   speed_axis_->setLabelFormat(QStringLiteral("%.0f"));
-  speed_axis_->setRange(0, 1);
+  speed_axis_->setRange(0, 10);
+  speed_axis_->setTickCount(6);
   chart_->addAxis(time_axis_, Qt::AlignBottom);
   chart_->addAxis(memory_axis_, Qt::AlignLeft);
   chart_->addAxis(speed_axis_, Qt::AlignRight);
@@ -105,7 +108,8 @@ void MemoryHistoryChart::setHistory(const MemoryHistory& history) {
   for (const QPointF& point : memory)
     memory_top = std::max(memory_top, point.y());
   memory_axis_->setRange(0, nice_ceiling(memory_top * 1.1));
-  speed_axis_->setRange(0, nice_ceiling(history.peakTokensPerSecond()));
+  // At least 0..10 tokens/s, so an idle stretch draws a calm axis.
+  speed_axis_->setRange(0, std::max(10.0, nice_ceiling(history.peakTokensPerSecond())));
 }
 
 QList<QPointF> MemoryHistoryChart::memoryPoints() const {

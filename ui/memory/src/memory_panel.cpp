@@ -136,7 +136,7 @@ QWidget* MemoryPanel::buildContent() {
 
   layout->addWidget(sectionTitle(tr("Last minutes"), page));
   chart_ = new MemoryHistoryChart(page);
-  chart_->setMinimumHeight(160);
+  chart_->setMinimumHeight(220);
   layout->addWidget(chart_);
   return page;
 }

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Starts Quire under Xvfb with the demo model, holds a two-turn chat and saves
+# the main window, the memory panel and the settings with their plan into
+# docs/screenshots/ (the pictures the README shows).
+#   scripts/screenshots.sh [build folder]   default: build/release
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/release}
+
+scripts/setup-debian.sh
+if ! command -v xvfb-run >/dev/null; then
+  echo "screenshots: xvfb-run is missing; install the xvfb and xauth packages" >&2
+  exit 1
+fi
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build "$build" --target test_quire_app
+# A real X server (not Qt's offscreen platform), a desktop-sized screen.
+QT_QPA_PLATFORM=xcb QUIRE_SCREENSHOT_DIR="$PWD/docs/screenshots" \
+  QUIRE_TEST_CLASSES=ScreenshotTest \
+  xvfb-run -a -s "-screen 0 1600x1000x24" "$build/tests/app/gui/test_quire_app"
+ls -l docs/screenshots/quire-*.png
