@@ -43,11 +43,26 @@ QString text_of(std::string_view text) {
   return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
 }
 
+// A folder named after its quantization ("exl2-4.0", "4.0bpw", "gptq") says
+// little alone: its parent names the model.
+QString display_name(const QString& directory) {
+  const QFileInfo folder(QDir::cleanPath(directory));
+  const QString name = folder.fileName();
+  const QString lower = name.toLower();
+  const bool variant =
+      lower.startsWith(QLatin1String("exl2")) || lower.startsWith(QLatin1String("gptq")) ||
+      lower.startsWith(QLatin1String("fp16")) || lower.startsWith(QLatin1String("bf16")) ||
+      lower.endsWith(QLatin1String("bpw"));
+  const QString parent = folder.dir().dirName();
+  if (!variant || parent.isEmpty() || parent == QLatin1String(".")) return name;
+  return parent + QStringLiteral(" · ") + name;
+}
+
 ModelInfo describe(const engine::ModelRuntime& runtime, const ui::EngineSettings& settings,
                    engine::PromptFormatId format, const QString& backend) {
   ModelInfo info;
   info.directory = settings.model_directory;
-  info.name = QFileInfo(QDir::cleanPath(settings.model_directory)).fileName();
+  info.name = display_name(settings.model_directory);
   info.backend = backend;
   for (const engine::DevicePlacement& device : runtime.plan().devices) {
     if (device.module_count > 0) info.devices << QString::fromStdString(device.name);

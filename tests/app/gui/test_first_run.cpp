@@ -81,6 +81,24 @@ class FirstRunTest : public QObject {
              qPrintable(run.app->window().noticeText()));
   }
 
+  void aDamagedHistoryIsReportedAndLeftAlone() {
+    AppRun run{QString()};
+    const QString path = run.data.filePath(QStringLiteral("chats.sqlite"));
+    const QByteArray garbage(4096, 'x');
+    {
+      QFile file(path);
+      QVERIFY(file.open(QIODevice::WriteOnly));
+      file.write(garbage);
+    }
+    run.start();
+    QVERIFY(!run.app->store().is_open());
+    const QString notice = run.app->window().noticeText();
+    QVERIFY2(notice.contains(QStringLiteral("could not be opened")), qPrintable(notice));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), garbage);
+  }
+
   void loadingCanBeCancelled() {
     AppRun run(demo_model());
     QSignalSpy failed(run.app.get(), &gui::QuireApplication::loadFailed);
