@@ -177,11 +177,17 @@ class GenerationCommandsTest : public QObject {
         continue;
       }
       // Everything the previous turn held (its prompt and its reply) is served
-      // from the cache except the reply's last token, which was sampled but
-      // never run through the model.
+      // from the cache except, at most, the reply's last token, which was
+      // sampled but never run through the model. A partial page copied from
+      // a cached sibling may match further than that: more reuse, never less.
       const QJsonObject previous = turns[i - 1].toObject();
-      QCOMPARE(turn[u"cached_tokens"].toInt(),
-               previous[u"prompt_tokens"].toInt() + previous[u"generated_tokens"].toInt() - 1);
+      const int held = previous[u"prompt_tokens"].toInt() + previous[u"generated_tokens"].toInt();
+      QVERIFY2(turn[u"cached_tokens"].toInt() >= held - 1,
+               qPrintable(QStringLiteral("turn %1: %2 cached of %3 held")
+                              .arg(i + 1)
+                              .arg(turn[u"cached_tokens"].toInt())
+                              .arg(held)));
+      QVERIFY(turn[u"cached_tokens"].toInt() < turn[u"prompt_tokens"].toInt());
       QVERIFY(turn[u"computed_tokens"].toInt() < turn[u"prompt_tokens"].toInt() / 2 + 40);
     }
 
