@@ -73,7 +73,8 @@ class DesktopFilesTest : public QObject {
   }
 
   void theEntryNamesWhatThePackageInstalls() {
-    QCOMPARE(desktop_value(QStringLiteral("Exec")).section(u' ', 0, 0), QStringLiteral("quire"));
+    QCOMPARE(desktop_value(QStringLiteral("Exec")).section(u' ', 0, 0),
+             QStringLiteral(QUIRE_GUI_EXECUTABLE));
     QCOMPARE(desktop_value(QStringLiteral("Icon")), QStringLiteral(QUIRE_APP_ID));
     // The window's class: QApplication's name.
     QCOMPARE(desktop_value(QStringLiteral("StartupWMClass")), QStringLiteral("quire"));
@@ -90,8 +91,8 @@ class DesktopFilesTest : public QObject {
     QVERIFY(xml.contains(QStringLiteral("<id>" QUIRE_APP_ID "</id>")));
     QVERIFY(xml.contains(
         QStringLiteral("<launchable type=\"desktop-id\">" QUIRE_APP_ID ".desktop</launchable>")));
-    QVERIFY(xml.contains(QStringLiteral("<binary>quire</binary>")));
-    QVERIFY(xml.contains(QStringLiteral("<binary>quire-cli</binary>")));
+    QVERIFY(xml.contains(QStringLiteral("<binary>" QUIRE_GUI_EXECUTABLE "</binary>")));
+    QVERIFY(xml.contains(QStringLiteral("<binary>" QUIRE_CLI_EXECUTABLE "</binary>")));
   }
 };
 
