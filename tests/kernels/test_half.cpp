@@ -1,10 +1,13 @@
 #include <QTest>
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "quire/kernels/cpu/half.h"
+#include "quire/kernels/cpu/simd.h"
 #include "test_main.h"
 
 using namespace quire::kernels;
@@ -43,6 +46,28 @@ class HalfTest : public QObject {
         QVERIFY(std::isnan(actual));
       } else {
         QCOMPARE(std::bit_cast<std::uint32_t>(actual), std::bit_cast<std::uint32_t>(expected));
+      }
+    }
+  }
+
+  // The array conversion (F16C where the processor has it) against the
+  // scalar one, in runs whose lengths leave every tail size.
+  void arraysOfHalvesWidenExactly() {
+    std::vector<std::uint16_t> halves(0x10000u);
+    for (std::uint32_t bits = 0; bits < 0x10000u; ++bits)
+      halves[bits] = static_cast<std::uint16_t>(bits);
+    std::vector<float> widened(halves.size(), std::nanf(""));
+    for (std::size_t begin = 0, count = 0; begin < halves.size(); begin += count) {
+      count = std::min<std::size_t>(begin % 41 + 1, halves.size() - begin);
+      widen_halves(halves.data() + begin, std::int64_t(count), widened.data() + begin);
+    }
+    for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
+      const float expected = half_to_float(halves[bits]);
+      if (std::isnan(expected)) {
+        QVERIFY(std::isnan(widened[bits]));
+      } else {
+        QCOMPARE(std::bit_cast<std::uint32_t>(widened[bits]),
+                 std::bit_cast<std::uint32_t>(expected));
       }
     }
   }

@@ -2,6 +2,7 @@
 // dot product along K, where both operands are contiguous.
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "linear_internal.h"
@@ -47,6 +48,31 @@ QUIRE_LINEAR_INLINE float dot(const float* __restrict x, const Element* __restri
   return reduce_lanes(lanes, tail);
 }
 
+// FP16 weights: F16C widens a chunk of the row at a time (widen_halves), then
+// the sums run exactly as above. Batch-1 decode is bound by this conversion
+// otherwise.
+template <>
+QUIRE_LINEAR_INLINE float dot<WidenF16>(const float* __restrict x,
+                                        const std::uint16_t* __restrict w, std::int64_t count) {
+  constexpr std::int64_t kChunk = 256;  // a multiple of kLanes: lanes sum as above
+  float widened[kChunk];
+  float lanes[kLanes] = {};
+  float tail = 0.0f;
+  for (std::int64_t chunk = 0; chunk < count; chunk += kChunk) {
+    const std::int64_t n = std::min(kChunk, count - chunk);
+    widen_halves(w + chunk, n, widened);
+    const float* __restrict xc = x + chunk;
+    std::int64_t k = 0;
+    for (; k + kLanes <= n; k += kLanes) {
+      for (int i = 0; i < kLanes; ++i)
+        lanes[i] += xc[k + i] * widened[k + i];
+    }
+    for (; k < n; ++k)
+      tail += xc[k] * widened[k];
+  }
+  return reduce_lanes(lanes, tail);
+}
+
 // Batched products widen a block of 32 inputs x T outputs into a tile laid
 // out like the quantized formats' ([input][output], outputs contiguous), so
 // the same vectorized update applies it to every row of the block. Outputs
@@ -59,8 +85,18 @@ QUIRE_LINEAR_INLINE void widen_tile(const Element* weight, const Product& produc
   const std::int64_t outputs = std::min<std::int64_t>(T, product.out_features - begin);
   for (std::int64_t i = 0; i < outputs; ++i) {
     const Element* row = weight + (begin + i) * in + k0;
-    for (int j = 0; j < count; ++j)
-      tile[j * T + i] = widen(row[j]);
+    if constexpr (std::is_same_v<Widen, WidenF16>) {
+      // The stores into the tile are strided, so widen_half would run one
+      // value at a time here; F16C converts the row 8 values at a time (the
+      // widening took longer than the products before).
+      float halves[32];
+      widen_halves(row, count, halves);
+      for (int j = 0; j < count; ++j)
+        tile[j * T + i] = halves[j];
+    } else {
+      for (int j = 0; j < count; ++j)
+        tile[j * T + i] = widen(row[j]);
+    }
   }
   for (std::int64_t i = outputs; i < T; ++i) {
     for (int j = 0; j < count; ++j)

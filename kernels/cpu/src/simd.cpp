@@ -1,0 +1,54 @@
+#include "quire/kernels/cpu/simd.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QUIRE_HAVE_F16C_PATH 1
+#endif
+
+namespace quire::kernels {
+namespace {
+
+void widen_portable(const std::uint16_t* in, std::int64_t count, float* out) {
+  std::int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    for (int k = 0; k < 16; ++k)
+      out[i + k] = widen_half(in[i + k]);
+  }
+  for (; i < count; ++i)
+    out[i] = widen_half(in[i]);
+}
+
+#ifdef QUIRE_HAVE_F16C_PATH
+// Compiled for F16C whatever the build's baseline; called only where the
+// processor reports it. (Neither target_clones nor C++ function versions fit:
+// the bodies differ, and Clang cannot version a function on F16C.)
+__attribute__((target("avx,f16c"))) void widen_f16c(const std::uint16_t* in, std::int64_t count,
+                                                    float* out) {
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(halves));
+  }
+  for (; i < count; ++i)
+    out[i] = _cvtsh_ss(in[i]);
+}
+#endif
+
+using Widen = void (*)(const std::uint16_t*, std::int64_t, float*);
+
+Widen choose_widen() {
+#ifdef QUIRE_HAVE_F16C_PATH
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) return widen_f16c;
+#endif
+  return widen_portable;
+}
+
+}  // namespace
+
+void widen_halves(const std::uint16_t* in, std::int64_t count, float* out) {
+  static const Widen widen = choose_widen();
+  widen(in, count, out);
+}
+
+}  // namespace quire::kernels
