@@ -8,10 +8,9 @@
 #include <random>
 #include <vector>
 
+#include "kv_test_support.h"
 #include "quire/kernels/cpu/cache_quant.h"
 #include "quire/kernels/cpu/cpu_backend.h"
-#include "quire/kernels/cpu/fp8.h"
-#include "quire/kernels/cpu/half.h"
 #include "test_main.h"
 
 using namespace quire::kernels;
@@ -22,54 +21,9 @@ namespace {
 
 constexpr int kPageSize = 4, kKvHeads = 2, kHeadDim = 64, kPages = 10, kHeads = 4;
 
-struct Storage {
-  KvLayerView view;
-  std::vector<std::uint8_t> key_data, key_scales, value_data, value_scales;
-
-  Storage(KvCoding key, KvCoding value) {
-    view.layout = make_kv_layout(key, value, kPageSize, kKvHeads, kHeadDim, kPages);
-    key_data.assign(std::size_t(view.layout.key_data_page_bytes * kPages), 0x5a);
-    key_scales.assign(std::size_t(view.layout.key_scale_page_bytes * kPages), 0x5a);
-    value_data.assign(std::size_t(view.layout.value_data_page_bytes * kPages), 0x5a);
-    value_scales.assign(std::size_t(view.layout.value_scale_page_bytes * kPages), 0x5a);
-    view.planes =
-        KvPlanes{key_data.data(), key_scales.data(), value_data.data(), value_scales.data()};
-  }
-};
-
-// Decodes one stored head vector without the backend.
-std::vector<float> decode(KvCoding coding, const std::vector<std::uint8_t>& data,
-                          const std::vector<std::uint8_t>& scales, std::int64_t data_page,
-                          std::int64_t scale_page, int page, int slot, int head) {
-  std::vector<float> out(kHeadDim);
-  const std::size_t index = std::size_t(slot) * kKvHeads + std::size_t(head);
-  switch (coding) {
-    case KvCoding::Fp16: {
-      const auto* values =
-          reinterpret_cast<const std::uint16_t*>(data.data() + page * data_page) + index * kHeadDim;
-      for (int i = 0; i < kHeadDim; ++i)
-        out[std::size_t(i)] = half_to_float(values[i]);
-      break;
-    }
-    case KvCoding::Int8:
-    case KvCoding::Int4: {
-      const int bits = coding == KvCoding::Int8 ? 8 : 4;
-      const std::size_t bytes = kHeadDim * std::size_t(bits) / 8;
-      const auto* group_scales =
-          reinterpret_cast<const std::uint16_t*>(scales.data() + page * scale_page) + index * 2;
-      dequantize_int(std::span(data.data() + page * data_page + index * bytes, bytes),
-                     std::span(group_scales, 2), bits, out);
-      break;
-    }
-    case KvCoding::Fp8: {
-      const float scale = reinterpret_cast<const float*>(scales.data() + page * scale_page)[head];
-      const std::uint8_t* codes = data.data() + page * data_page + index * kHeadDim;
-      for (int i = 0; i < kHeadDim; ++i)
-        out[std::size_t(i)] = e4m3_to_float(codes[i]) * scale;
-      break;
-    }
-  }
-  return out;
+// Small pages, so that a few tokens span several.
+quire::test::KvStorage make_storage(KvCoding key, KvCoding value) {
+  return quire::test::KvStorage(make_kv_layout(key, value, kPageSize, kKvHeads, kHeadDim, kPages));
 }
 
 // Head vectors of K or V for (sequence, position, kv head), with an outlier channel.
@@ -112,7 +66,7 @@ class CpuPagedAttentionTest : public QObject {
     QFETCH(double, storeTolerance);
     QFETCH(int, window);
     CpuBackend backend;
-    Storage storage(keyCoding, valueCoding);
+    quire::test::KvStorage storage = make_storage(keyCoding, valueCoding);
     // Two sequences with scattered pages; max_pages 3.
     const std::vector<std::int32_t> tables{7, 2, 5, 0, 9, -1};
     const int lengths[] = {11, 7};
@@ -143,7 +97,6 @@ class CpuPagedAttentionTest : public QObject {
     }
 
     // Decode what was stored; it must be close to what was written.
-    const KvLayerLayout& layout = storage.view.layout;
     std::vector<std::vector<float>> stored_keys, stored_values;  // [seq][pos * kv + h][dim]
     for (int s = 0; s < 2; ++s) {
       std::vector<float> k, v;
@@ -151,11 +104,9 @@ class CpuPagedAttentionTest : public QObject {
         const int page = tables[std::size_t(s * 3 + p / kPageSize)];
         for (int h = 0; h < kKvHeads; ++h) {
           const std::vector<float> dk =
-              decode(keyCoding, storage.key_data, storage.key_scales, layout.key_data_page_bytes,
-                     layout.key_scale_page_bytes, page, p % kPageSize, h);
-          const std::vector<float> dv = decode(
-              valueCoding, storage.value_data, storage.value_scales, layout.value_data_page_bytes,
-              layout.value_scale_page_bytes, page, p % kPageSize, h);
+              quire::test::decode_stored(storage, true, page, p % kPageSize, h);
+          const std::vector<float> dv =
+              quire::test::decode_stored(storage, false, page, p % kPageSize, h);
           for (int d = 0; d < kHeadDim; ++d) {
             QVERIFY(std::fabs(dk[std::size_t(d)] - source_value(s, p, h, d, true)) <
                     storeTolerance * 12);
@@ -230,7 +181,7 @@ class CpuPagedAttentionTest : public QObject {
 
   void fp8PageStartsAfreshAtSlotZero() {
     CpuBackend backend;
-    Storage storage(KvCoding::Fp8, KvCoding::Fp8);
+    quire::test::KvStorage storage = make_storage(KvCoding::Fp8, KvCoding::Fp8);
     const std::vector<std::int32_t> table{3};
     auto write = [&](int position, float magnitude) {
       const std::int32_t sequence = 0;
@@ -251,14 +202,14 @@ class CpuPagedAttentionTest : public QObject {
   void pageCopiesAndHostRoundTrips() {
     CpuBackend backend;
     for (const KvCoding coding : {KvCoding::Fp16, KvCoding::Int4, KvCoding::Fp8}) {
-      Storage storage(coding, coding);
+      quire::test::KvStorage storage = make_storage(coding, coding);
       std::mt19937 rng(1);
       for (auto* plane :
            {&storage.key_data, &storage.key_scales, &storage.value_data, &storage.value_scales}) {
         for (std::uint8_t& byte : *plane)
           byte = std::uint8_t(rng());
       }
-      const Storage before = storage;
+      const quire::test::KvStorage before = storage;
       backend.copy_page_tokens(0, storage.view, 2, 6, 3);
       const KvLayerLayout& l = storage.view.layout;
       const std::int64_t token_bytes = l.key_data_page_bytes / kPageSize;

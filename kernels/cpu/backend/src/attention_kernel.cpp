@@ -1,0 +1,397 @@
+// The per-item kernel of CPU paged attention. The hot loops (decoding a key
+// block, scoring it, the softmax update, summing values) are separate small
+// functions, cloned per processor (simd.h), with fixed-size inner loops: GCC
+// at -O2 vectorizes only loops whose trip count fits the vector width, and
+// keeps a tile's sums in registers only in a function this small.
+//
+// Integer pages hold each 32-element group rotated by an orthonormal Hadamard
+// transform H. Since H is symmetric and its own inverse, q . (H r) = (H q) . r
+// and sum_j p_j (H r_j) = H (sum_j p_j r_j): the query is rotated once, scores
+// and the weighted sum of values are taken on the stored levels directly, and
+// the sum is rotated back once at the end.
+
+#include "attention_kernel.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "quire/kernels/cpu/fp8.h"
+#include "quire/kernels/cpu/hadamard.h"
+#include "quire/kernels/cpu/half.h"
+#include "quire/kernels/cpu/simd.h"
+
+namespace quire::kernels::cpu_attention {
+namespace {
+
+using cpu_kv::Plane;
+
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+// Keys scored together against one lane group of queries.
+constexpr int kKeyTile = 4;
+static_assert(kKeyBlock % kKeyTile == 0);
+
+const std::array<float, 256>& e4m3_table() {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> values{};
+    for (int code = 0; code < 256; ++code)
+      values[std::size_t(code)] = e4m3_to_float(std::uint8_t(code));
+    return values;
+  }();
+  return table;
+}
+
+[[noreturn]] __attribute__((noinline)) void bad_page(std::int32_t page) {
+  throw std::out_of_range("page table entry " + std::to_string(page) + " is not a page");
+}
+
+// condition ? a : b on the bits: GCC at -O2 vectorizes no loop with a branch,
+// and a conditional on floats stays one unless NaNs are ruled out.
+QUIRE_CPU_INLINE float choose(bool condition, float a, float b) {
+  const std::uint32_t mask = 0u - static_cast<std::uint32_t>(condition);
+  return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & mask) |
+                              (std::bit_cast<std::uint32_t>(b) & ~mask));
+}
+
+// exp(x) for x <= 0 in vectorizable arithmetic (std::exp is a call): x = n ln2
+// + r with |r| <= ln2 / 2, ln2 split in two so that r is exact (Cody and
+// Waite), e^r by Cephes' expf polynomial (about 1 ulp), 2^n added to the
+// exponent. x is clamped to [-86, 0]: exp(-86) = 4e-38 stays normal and is
+// nothing beside the row's largest weight, which is 1.
+QUIRE_CPU_INLINE float exp_nonpositive(float x) {
+  x = choose(x < -86.0f, -86.0f, x);
+  x = choose(x > 0.0f, 0.0f, x);
+  // Adding and subtracting 1.5 * 2^23 rounds to the nearest integer.
+  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  const auto shift = static_cast<std::uint32_t>(static_cast<std::int32_t>(n)) << 23;
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(p) + shift);
+}
+
+// One token's head vector, integer codings in the rotated domain.
+template <KvCoding Coding>
+QUIRE_CPU_INLINE void decode_head(const Plane& plane, int page, int slot, int head,
+                                  float* __restrict out) {
+  const std::uint8_t* data = plane.head_data(page, slot, head);
+  const int dim = plane.head_dim;
+  if constexpr (Coding == KvCoding::Fp16) {
+    widen_halves(reinterpret_cast<const std::uint16_t*>(data), dim, out);
+  } else if constexpr (Coding == KvCoding::Fp8) {
+    const std::array<float, 256>& table = e4m3_table();
+    const float scale = *plane.page_scale(page, head);
+    for (int i = 0; i < dim; ++i)
+      out[i] = table[data[i]] * scale;
+  } else {
+    const std::uint16_t* scales = plane.head_scales(page, slot, head);
+    for (int g = 0; g < dim / 32; ++g) {
+      float* __restrict target = out + g * 32;
+      if constexpr (Coding == KvCoding::Int4) {
+        const float step = half_to_float(scales[g]) / 8.0f;
+        const std::uint8_t* bytes = data + g * 16;
+        for (int i = 0; i < 16; ++i) {
+          target[2 * i] = (static_cast<float>(bytes[i] & 0xf) - 8.0f) * step;
+          target[2 * i + 1] = (static_cast<float>(bytes[i] >> 4) - 8.0f) * step;
+        }
+      } else {
+        const float step = half_to_float(scales[g]) / 128.0f;
+        const std::uint8_t* bytes = data + g * 32;
+        for (int i = 0; i < 32; ++i)
+          target[i] = (static_cast<float>(bytes[i]) - 128.0f) * step;
+      }
+    }
+  }
+}
+
+template <KvCoding Coding>
+QUIRE_CPU_INLINE void decode_range(const Plane& plane, const std::int32_t* table, int page_size,
+                                   int num_pages, int head, std::int32_t first, int count,
+                                   float* out) {
+  for (int j = 0; j < count; ++j) {
+    const std::int32_t position = first + j;
+    const std::int32_t page = table[position / page_size];
+    if (page < 0 || page >= num_pages) bad_page(page);
+    decode_head<Coding>(plane, page, position % page_size, head, out + j * plane.head_dim);
+  }
+}
+
+// Head vectors of positions [first, first + count) into out[count][dim].
+QUIRE_CPU_CLONES void decode_block(const Plane& plane, const std::int32_t* table, int page_size,
+                                   int num_pages, int head, std::int32_t first, int count,
+                                   float* out) {
+  switch (plane.coding) {
+    case KvCoding::Fp16:
+      decode_range<KvCoding::Fp16>(plane, table, page_size, num_pages, head, first, count, out);
+      return;
+    case KvCoding::Fp8:
+      decode_range<KvCoding::Fp8>(plane, table, page_size, num_pages, head, first, count, out);
+      return;
+    case KvCoding::Int8:
+      decode_range<KvCoding::Int8>(plane, table, page_size, num_pages, head, first, count, out);
+      return;
+    case KvCoding::Int4:
+      decode_range<KvCoding::Int4>(plane, table, page_size, num_pages, head, first, count, out);
+      return;
+  }
+}
+
+// scores[j][lane] = keys[j] . queries[lane] for j in [begin, end), begin a
+// multiple of kKeyTile; keys and scores have rows up to the next multiple.
+QUIRE_CPU_CLONES void score_block(const float* __restrict queries, const float* __restrict keys,
+                                  int dim, int begin, int end, float* __restrict scores) {
+  for (int j = begin; j < end; j += kKeyTile) {
+    const float* __restrict k = keys + j * dim;
+    float sum[kKeyTile][kLanes] = {};
+    for (int i = 0; i < dim; ++i) {
+      const float* __restrict q = queries + i * kLanes;
+#pragma GCC unroll 4
+      for (int t = 0; t < kKeyTile; ++t) {
+        const float key = k[t * dim + i];
+#pragma GCC unroll 8
+        for (int lane = 0; lane < kLanes; ++lane)
+          sum[t][lane] += key * q[lane];
+      }
+    }
+    for (int t = 0; t < kKeyTile; ++t) {
+      for (int lane = 0; lane < kLanes; ++lane)
+        scores[(j + t) * kLanes + lane] = sum[t][lane];
+    }
+  }
+}
+
+// The online softmax step of one lane group over scores [begin, end] of the
+// block whose first key is at `position`: keys outside a row's [first, last]
+// get weight 0; the others exp(score - the row's new maximum). Writes how
+// much each row's earlier sums shrink.
+QUIRE_CPU_CLONES void softmax_block(float* __restrict scores, int begin, int end,
+                                    std::int32_t position, const std::int32_t* __restrict first,
+                                    const std::int32_t* __restrict last, float* __restrict maximum,
+                                    float* __restrict total, float* __restrict correction) {
+  float block_max[kLanes];
+  for (int lane = 0; lane < kLanes; ++lane)
+    block_max[lane] = kMinusInfinity;
+  for (int j = begin; j <= end; ++j) {
+    const std::int32_t key = position + j;
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const bool valid = (first[lane] <= key) & (key <= last[lane]);
+      const float score = choose(valid, scores[j * kLanes + lane], kMinusInfinity);
+      block_max[lane] = choose(score > block_max[lane], score, block_max[lane]);
+    }
+  }
+  float base[kLanes];
+  for (int lane = 0; lane < kLanes; ++lane) {
+    const float grown = std::max(maximum[lane], block_max[lane]);
+    correction[lane] = grown == maximum[lane] ? 1.0f : std::exp(maximum[lane] - grown);
+    maximum[lane] = grown;
+    // A row without keys so far keeps weight 0 everywhere; any finite base does.
+    base[lane] = grown == kMinusInfinity ? 0.0f : grown;
+  }
+  float sum[kLanes] = {};
+  for (int j = begin; j <= end; ++j) {
+    const std::int32_t key = position + j;
+    for (int lane = 0; lane < kLanes; ++lane) {
+      const bool valid = (first[lane] <= key) & (key <= last[lane]);
+      const float weight =
+          choose(valid, exp_nonpositive(scores[j * kLanes + lane] - base[lane]), 0.0f);
+      scores[j * kLanes + lane] = weight;
+      sum[lane] += weight;
+    }
+  }
+  for (int lane = 0; lane < kLanes; ++lane)
+    total[lane] = total[lane] * correction[lane] + sum[lane];
+}
+
+template <int Width>
+QUIRE_CPU_INLINE int accumulate_columns(const float* __restrict weights,
+                                        const float* __restrict values, int dim, int begin, int end,
+                                        float correction, float* __restrict sums, int column) {
+  for (; column + Width <= dim; column += Width) {
+    float sum[Width];
+    for (int i = 0; i < Width; ++i)
+      sum[i] = sums[column + i] * correction;
+    for (int j = begin; j <= end; ++j) {
+      const float weight = weights[j * kLanes];
+      const float* __restrict value = values + j * dim + column;
+#pragma GCC unroll 64
+      for (int i = 0; i < Width; ++i)
+        sum[i] += weight * value[i];
+    }
+    for (int i = 0; i < Width; ++i)
+      sums[column + i] = sum[i];
+  }
+  return column;
+}
+
+// sums = sums * correction + sum over j in [begin, end] of weights[j * kLanes]
+// * values[j]: one row's update, its weights strided by the lane group.
+QUIRE_CPU_CLONES void accumulate_values(const float* __restrict weights,
+                                        const float* __restrict values, int dim, int begin, int end,
+                                        float correction, float* __restrict sums) {
+  // 64 columns: eight AVX vectors of sums hide the latency of the additions.
+  // (GCC 12 keeps 16 or 32 columns in scalar registers; 8 it vectorizes.)
+  int column = accumulate_columns<64>(weights, values, dim, begin, end, correction, sums, 0);
+  column = accumulate_columns<8>(weights, values, dim, begin, end, correction, sums, column);
+  accumulate_columns<1>(weights, values, dim, begin, end, correction, sums, column);
+}
+
+void rotate_groups(float* values, int dim) {
+  for (int g = 0; g < dim / 32; ++g)
+    hadamard32(values + g * 32);
+}
+
+// Normalizes a row's sum of values into the output, rotating it back from
+// integer pages.
+void finish(const AttentionCall& call, std::int64_t token, int head, const float* sums, float total,
+            std::vector<float>& row) {
+  const int dim = call.dim;
+  const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
+  std::copy(sums, sums + dim, row.begin());
+  if (cpu_kv::is_integer(call.values.coding)) rotate_groups(row.data(), dim);
+  float* target = call.out + (token * call.heads + head) * dim;
+  for (int i = 0; i < dim; ++i)
+    target[i] = row[std::size_t(i)] * inverse;
+}
+
+template <typename T>
+void ensure(std::vector<T>& buffer, std::size_t size) {
+  if (buffer.size() < size) buffer.resize(size);
+}
+
+}  // namespace
+
+void attend(const AttentionCall& call, const AttentionItem& item, AttentionScratch& s) {
+  const AttentionPlan& plan = *call.plan;
+  const QueryBlock& block = plan.blocks[std::size_t(item.block)];
+  const TokenBatch& batch = *call.batch;
+  const int dim = call.dim;
+  const int rows = static_cast<int>(block.end - block.begin) * call.group;
+  const int groups = (rows + kLanes - 1) / kLanes;
+  const auto size = [](int a, int b) { return static_cast<std::size_t>(a) * std::size_t(b); };
+  ensure(s.queries, size(groups * kLanes, dim));
+  ensure(s.keys, size(kKeyBlock, dim));
+  ensure(s.values, size(kKeyBlock, dim));
+  ensure(s.weights, size(groups * kLanes, kKeyBlock));
+  ensure(s.sums, size(rows, dim));
+  ensure(s.row, size(1, dim));
+  for (auto* buffer : {&s.maximum, &s.total, &s.correction})
+    ensure(*buffer, size(groups, kLanes));
+  ensure(s.first, size(groups, kLanes));
+  ensure(s.last, size(groups, kLanes));
+
+  // Row r is token r / group of the block and query head r % group of the
+  // item's K/V head. Queries are scaled here, and rotated for integer keys.
+  const bool rotated_keys = cpu_kv::is_integer(call.keys.coding);
+  for (int r = 0; r < groups * kLanes; ++r) {
+    float* q = s.row.data();
+    if (r < rows) {
+      const std::int64_t token = plan.order[std::size_t(block.begin + r / call.group)];
+      const int head = item.kv_head * call.group + r % call.group;
+      const float* source = call.query + (token * call.heads + head) * dim;
+      std::copy(source, source + dim, q);
+      if (rotated_keys) rotate_groups(q, dim);
+      s.first[std::size_t(r)] = plan.first[std::size_t(token)];
+      s.last[std::size_t(r)] = batch.positions[token];
+    } else {
+      std::fill(q, q + dim, 0.0f);
+      s.first[std::size_t(r)] = 1;  // no keys
+      s.last[std::size_t(r)] = 0;
+    }
+    float* target = s.queries.data() + size(r / kLanes * dim, kLanes) + r % kLanes;
+    for (int i = 0; i < dim; ++i)
+      target[i * kLanes] = q[i] * call.scale;
+    s.maximum[std::size_t(r)] = kMinusInfinity;
+    s.total[std::size_t(r)] = 0.0f;
+  }
+  std::fill(s.sums.begin(), s.sums.begin() + std::ptrdiff_t(size(rows, dim)), 0.0f);
+
+  const std::int32_t* table = batch.block_tables + std::int64_t{block.sequence} * batch.max_pages;
+  for (std::int32_t start = item.first_key - item.first_key % kKeyBlock; start <= item.last_key;
+       start += kKeyBlock) {
+    const std::int32_t first = std::max(start, item.first_key);
+    const std::int32_t last = std::min(start + kKeyBlock - 1, item.last_key);
+    const int count = last - first + 1;
+    decode_block(call.keys, table, call.page_size, call.num_pages, item.kv_head, first, count,
+                 s.keys.data());
+    decode_block(call.values, table, call.page_size, call.num_pages, item.kv_head, first, count,
+                 s.values.data());
+    for (int g = 0; g < groups; ++g) {
+      // The keys of this block that some row of the group attends to.
+      const int lanes = std::min(kLanes, rows - g * kLanes);
+      const std::int32_t* row_first = s.first.data() + g * kLanes;
+      const std::int32_t* row_last = s.last.data() + g * kLanes;
+      const std::int32_t group_first = *std::min_element(row_first, row_first + lanes);
+      const std::int32_t group_last = *std::max_element(row_last, row_last + lanes);
+      const int begin = std::max(first, group_first) - first;
+      const int end = std::min(last, group_last) - first;
+      if (begin > end) continue;
+      float* weights = s.weights.data() + size(g * kKeyBlock, kLanes);
+      score_block(s.queries.data() + size(g * dim, kLanes), s.keys.data(), dim,
+                  begin - begin % kKeyTile, end + 1, weights);
+      softmax_block(weights, begin, end, first, row_first, row_last, s.maximum.data() + g * kLanes,
+                    s.total.data() + g * kLanes, s.correction.data() + g * kLanes);
+      for (int lane = 0; lane < lanes; ++lane) {
+        const int row_begin = std::max(first, row_first[lane]) - first;
+        const int row_end = std::min(last, row_last[lane]) - first;
+        if (row_begin > row_end) continue;  // untouched: its correction is 1
+        accumulate_values(weights + lane, s.values.data(), dim, row_begin, row_end,
+                          s.correction[std::size_t(g * kLanes + lane)],
+                          s.sums.data() + size(g * kLanes + lane, dim));
+      }
+    }
+  }
+
+  for (int r = 0; r < rows; ++r) {
+    const float* sums = s.sums.data() + size(r, dim);
+    if (item.partial_row >= 0) {
+      const std::int64_t at = item.partial_row + r;
+      std::copy(sums, sums + dim, call.partial_values + at * dim);
+      call.partial_max[at] = s.maximum[std::size_t(r)];
+      call.partial_sum[at] = s.total[std::size_t(r)];
+      continue;
+    }
+    const std::int64_t token = plan.order[std::size_t(block.begin + r / call.group)];
+    finish(call, token, item.kv_head * call.group + r % call.group, sums, s.total[std::size_t(r)],
+           s.row);
+  }
+}
+
+void merge_parts(const AttentionCall& call, const QueryBlock& block, int kv_head,
+                 std::vector<float>& row) {
+  const int dim = call.dim;
+  const int rows = static_cast<int>(block.end - block.begin) * call.group;
+  std::vector<float> sums(static_cast<std::size_t>(dim));
+  for (int r = 0; r < rows; ++r) {
+    std::fill(sums.begin(), sums.end(), 0.0f);
+    float maximum = kMinusInfinity;
+    float total = 0.0f;
+    for (int part = 0; part < block.splits; ++part) {
+      const AttentionItem& item =
+          call.plan->items[std::size_t(block.first_item + kv_head * block.splits + part)];
+      const std::int64_t at = item.partial_row + r;
+      const float part_max = call.partial_max[at];
+      if (part_max == kMinusInfinity) continue;  // none of the row's keys in this part
+      const float grown = std::max(maximum, part_max);
+      const float old_scale = std::exp(maximum - grown);
+      const float part_scale = std::exp(part_max - grown);
+      const float* values = call.partial_values + at * dim;
+      for (int i = 0; i < dim; ++i)
+        sums[std::size_t(i)] = sums[std::size_t(i)] * old_scale + values[i] * part_scale;
+      total = total * old_scale + call.partial_sum[at] * part_scale;
+      maximum = grown;
+    }
+    const std::int64_t token = call.plan->order[std::size_t(block.begin + r / call.group)];
+    finish(call, token, kv_head * call.group + r % call.group, sums.data(), total, row);
+  }
+}
+
+}  // namespace quire::kernels::cpu_attention

@@ -1,0 +1,64 @@
+#pragma once
+
+// Private to the CPU backend: one work item of paged attention (attention_plan.h).
+//
+// An item walks its key range in blocks of kKeyBlock keys. Each block's keys
+// and values are decoded once into float scratch; the item's query rows (its
+// tokens times the query heads of its K/V head) are scored against them with
+// small dense products and folded in with an online softmax: a running
+// maximum and sum per row, and the row's accumulated values rescaled whenever
+// its maximum grows. Rows are handled eight at a time, one per vector lane,
+// with their queries transposed, so that scores, masks and exponentials are
+// vector operations across rows.
+
+#include <cstdint>
+#include <vector>
+
+#include "attention_plan.h"
+#include "kv_access.h"
+
+namespace quire::kernels::cpu_attention {
+
+// Rows a group of lanes holds; rows are padded to a multiple.
+inline constexpr int kLanes = 8;
+
+// What every item of one call shares.
+struct AttentionCall {
+  cpu_kv::Plane keys;
+  cpu_kv::Plane values;
+  const TokenBatch* batch = nullptr;
+  const AttentionPlan* plan = nullptr;
+  int page_size = 0;
+  int num_pages = 0;
+  int heads = 0;
+  int group = 0;  // query heads per K/V head
+  int dim = 0;
+  float scale = 0.0f;
+  const float* query = nullptr;  // [tokens, heads, dim]
+  float* out = nullptr;          // [tokens, heads, dim]
+  // Split items: per partial row, the unnormalized sum of values (in the
+  // stored domain), the maximum score and the sum of weights.
+  float* partial_values = nullptr;
+  float* partial_max = nullptr;
+  float* partial_sum = nullptr;
+};
+
+// Buffers of one thread, grown to the largest item it meets.
+struct AttentionScratch {
+  std::vector<float> queries;  // [rows / kLanes][dim][kLanes], scaled (and rotated)
+  std::vector<float> keys;     // [kKeyBlock][dim]
+  std::vector<float> values;   // [kKeyBlock][dim]
+  std::vector<float> weights;  // [rows / kLanes][kKeyBlock][kLanes]: scores, then weights
+  std::vector<float> sums;     // [rows][dim]
+  std::vector<float> maximum, total, correction;  // [rows]
+  std::vector<std::int32_t> first, last;          // [rows]: each row's keys
+  std::vector<float> row;                         // [dim]
+};
+
+void attend(const AttentionCall& call, const AttentionItem& item, AttentionScratch& scratch);
+
+// Merges the parts of one split block for one K/V head into the output.
+void merge_parts(const AttentionCall& call, const QueryBlock& block, int kv_head,
+                 std::vector<float>& row);
+
+}  // namespace quire::kernels::cpu_attention

@@ -1,0 +1,201 @@
+// Paged attention of the CPU backend over contexts of many key blocks: a
+// prefill chunk spanning several query blocks, decode steps whose key range is
+// split between threads, sliding windows that cut key blocks and separate a
+// sequence's queries, head sizes off the vector widths. The reference is
+// attention over the independently decoded pages in double precision.
+
+#include <QTest>
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "kv_test_support.h"
+#include "quire/kernels/cpu/cpu_backend.h"
+#include "quire/kernels/cpu/thread_pool.h"
+#include "test_main.h"
+
+using namespace quire::kernels;
+
+Q_DECLARE_METATYPE(KvCoding)
+
+namespace {
+
+constexpr int kPageSize = 16, kKvHeads = 2, kHeads = 6, kMaxPages = 70, kPages = 140;
+constexpr int kLengths[] = {1100, 700, 300};
+constexpr int kSequences = 3;
+
+struct Query {
+  int sequence;
+  int position;
+};
+
+// Writes random K/V (with an outlier channel) for every sequence and keeps the
+// decoded pages: [sequence][position][kv head][dim].
+struct Context {
+  quire::test::KvStorage storage;
+  std::vector<std::int32_t> tables;
+  std::vector<std::vector<float>> keys, values;
+
+  Context(CpuBackend& backend, KvCoding key_coding, KvCoding value_coding, int dim)
+      : storage(make_kv_layout(key_coding, value_coding, kPageSize, kKvHeads, dim, kPages)),
+        tables(std::size_t(kSequences * kMaxPages), -1) {
+    std::mt19937 rng(7);
+    std::vector<std::int32_t> pages(kPages);
+    std::iota(pages.begin(), pages.end(), 0);
+    std::shuffle(pages.begin(), pages.end(), rng);
+    std::size_t next = 0;
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const auto random_row = [&](std::vector<float>& row) {
+      for (std::size_t i = 0; i < row.size(); ++i)
+        row[i] = normal(rng) * (i % std::size_t(dim) == 5 ? 12.0f : 1.0f);
+    };
+    for (int s = 0; s < kSequences; ++s) {
+      for (int p = 0; p < (kLengths[s] + kPageSize - 1) / kPageSize; ++p)
+        tables[std::size_t(s * kMaxPages + p)] = pages[next++];
+      // Page-aligned chunks of 64 tokens, as prefill writes them.
+      for (int begin = 0; begin < kLengths[s]; begin += 64) {
+        const int count = std::min(64, kLengths[s] - begin);
+        const std::vector<std::int32_t> sequence(static_cast<std::size_t>(count), s);
+        std::vector<std::int32_t> position(static_cast<std::size_t>(count));
+        std::iota(position.begin(), position.end(), begin);
+        std::vector<float> k(std::size_t(count * kKvHeads * dim)), v(k.size());
+        random_row(k);
+        random_row(v);
+        const TokenBatch batch{sequence.data(), position.data(), tables.data(), count, kMaxPages};
+        backend.write_kv(0, storage.view, batch, k.data(), v.data());
+      }
+      std::vector<float> k, v;
+      for (int p = 0; p < kLengths[s]; ++p) {
+        const int page = tables[std::size_t(s * kMaxPages + p / kPageSize)];
+        for (int h = 0; h < kKvHeads; ++h) {
+          const std::vector<float> dk =
+              quire::test::decode_stored(storage, true, page, p % kPageSize, h);
+          const std::vector<float> dv =
+              quire::test::decode_stored(storage, false, page, p % kPageSize, h);
+          k.insert(k.end(), dk.begin(), dk.end());
+          v.insert(v.end(), dv.begin(), dv.end());
+        }
+      }
+      keys.push_back(std::move(k));
+      values.push_back(std::move(v));
+    }
+  }
+};
+
+}  // namespace
+
+class CpuAttentionBlocksTest : public QObject {
+  Q_OBJECT
+
+  // Attends `queries` in one batch and compares every output with the reference.
+  static void check(CpuBackend& backend, const Context& context, const std::vector<Query>& queries,
+                    int dim, int window) {
+    std::vector<std::int32_t> sequence, position;
+    std::vector<float> q;
+    std::mt19937 rng(99);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (const Query& query : queries) {
+      sequence.push_back(query.sequence);
+      position.push_back(query.position);
+      for (int i = 0; i < kHeads * dim; ++i)
+        q.push_back(normal(rng));
+    }
+    const TokenBatch batch{sequence.data(), position.data(), context.tables.data(),
+                           std::int64_t(queries.size()), kMaxPages};
+    const float scale = 1.0f / std::sqrt(float(dim));
+    std::vector<float> out(q.size(), std::nanf(""));
+    backend.paged_attention(0, context.storage.view, batch, q.data(),
+                            AttentionParams{kHeads, scale, window}, out.data());
+
+    for (std::size_t t = 0; t < queries.size(); ++t) {
+      const int s = queries[t].sequence, last = queries[t].position;
+      const int first = window ? std::max(0, last - window + 1) : 0;
+      for (int head = 0; head < kHeads; ++head) {
+        const int kv = head / (kHeads / kKvHeads);
+        const float* query = q.data() + (t * kHeads + std::size_t(head)) * std::size_t(dim);
+        std::vector<double> weights;
+        double maximum = -1e300;
+        for (int p = first; p <= last; ++p) {
+          const float* key =
+              context.keys[std::size_t(s)].data() + std::size_t((p * kKvHeads + kv) * dim);
+          double dot = 0;
+          for (int d = 0; d < dim; ++d)
+            dot += double(query[d]) * key[d];
+          weights.push_back(dot * scale);
+          maximum = std::max(maximum, weights.back());
+        }
+        double total = 0;
+        for (double& weight : weights)
+          total += (weight = std::exp(weight - maximum));
+        for (int d = 0; d < dim; ++d) {
+          double expected = 0;
+          for (int p = first; p <= last; ++p) {
+            expected += weights[std::size_t(p - first)] / total *
+                        context.values[std::size_t(s)][std::size_t((p * kKvHeads + kv) * dim + d)];
+          }
+          const float actual =
+              out[(t * kHeads + std::size_t(head)) * std::size_t(dim) + std::size_t(d)];
+          QVERIFY2(std::fabs(actual - expected) < 1e-4 * (1 + std::fabs(expected)),
+                   qPrintable(QString("query %1 head %2 dim %3: %4 vs %5")
+                                  .arg(t)
+                                  .arg(head)
+                                  .arg(d)
+                                  .arg(actual)
+                                  .arg(expected)));
+        }
+      }
+    }
+  }
+
+ private slots:
+  void longContexts_data() {
+    QTest::addColumn<KvCoding>("keyCoding");
+    QTest::addColumn<KvCoding>("valueCoding");
+    QTest::addColumn<int>("dim");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<int>("threads");
+    const KvCoding fp16 = KvCoding::Fp16, q8 = KvCoding::Int8, q4 = KvCoding::Int4,
+                   fp8 = KvCoding::Fp8;
+    QTest::newRow("fp16, 1 thread") << fp16 << fp16 << 64 << 0 << 1;
+    QTest::newRow("fp16, 8 threads") << fp16 << fp16 << 64 << 0 << 8;
+    QTest::newRow("fp16, window 100") << fp16 << fp16 << 64 << 100 << 8;
+    QTest::newRow("fp16, head 80") << fp16 << fp16 << 80 << 0 << 8;
+    QTest::newRow("fp16, head 36, window 70") << fp16 << fp16 << 36 << 70 << 1;
+    QTest::newRow("q8") << q8 << q8 << 64 << 0 << 8;
+    QTest::newRow("q6, window 100") << q8 << q4 << 64 << 100 << 1;
+    QTest::newRow("q4, head 96") << q4 << q4 << 96 << 0 << 8;
+    QTest::newRow("fp8") << fp8 << fp8 << 64 << 0 << 1;
+    QTest::newRow("fp8, window 100") << fp8 << fp8 << 64 << 100 << 8;
+  }
+
+  void longContexts() {
+    QFETCH(KvCoding, keyCoding);
+    QFETCH(KvCoding, valueCoding);
+    QFETCH(int, dim);
+    QFETCH(int, window);
+    QFETCH(int, threads);
+    ThreadPool pool(threads);
+    CpuBackend backend({}, &pool);
+    const Context context(backend, keyCoding, valueCoding, dim);
+
+    // A prefill chunk of 70 tokens (more than one query block), mixed with
+    // decode steps of the other sequences, in shuffled order. With a window,
+    // sequence 2's two queries see disjoint keys.
+    std::vector<Query> mixed{{1, 699}, {2, 100}, {2, 290}};
+    for (int p = 1030; p < 1100; ++p)
+      mixed.push_back({0, p});
+    std::shuffle(mixed.begin(), mixed.end(), std::mt19937(3));
+    check(backend, context, mixed, dim, window);
+    if (QTest::currentTestFailed()) return;
+
+    // One decode step: too few items for 8 threads, so its key range is split.
+    check(backend, context, {{0, 1099}}, dim, window);
+    if (QTest::currentTestFailed()) return;
+    check(backend, context, {{2, 299}, {1, 64}}, dim, window);
+  }
+};
+
+QUIRE_TEST(CpuAttentionBlocksTest)
+#include "test_cpu_attention_blocks.moc"
