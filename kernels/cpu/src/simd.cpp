@@ -1,5 +1,7 @@
 #include "quire/kernels/cpu/simd.h"
 
+#include "quire/kernels/cpu/half.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define QUIRE_HAVE_F16C_PATH 1
@@ -18,6 +20,11 @@ void widen_portable(const std::uint16_t* in, std::int64_t count, float* out) {
     out[i] = widen_half(in[i]);
 }
 
+void round_portable(float* values, std::int64_t count) {
+  for (std::int64_t i = 0; i < count; ++i)
+    values[i] = half_to_float(float_to_half(values[i]));
+}
+
 #ifdef QUIRE_HAVE_F16C_PATH
 // Compiled for F16C whatever the build's baseline; called only where the
 // processor reports it. (Neither target_clones nor C++ function versions fit:
@@ -32,16 +39,43 @@ __attribute__((target("avx,f16c"))) void widen_f16c(const std::uint16_t* in, std
   for (; i < count; ++i)
     out[i] = _cvtsh_ss(in[i]);
 }
+
+__attribute__((target("avx,f16c"))) void round_f16c(float* values, std::int64_t count) {
+  std::int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i halves = _mm256_cvtps_ph(_mm256_loadu_ps(values + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm256_storeu_ps(values + i, _mm256_cvtph_ps(halves));
+  }
+  for (; i < count; ++i)
+    values[i] = _cvtsh_ss(_cvtss_sh(values[i], _MM_FROUND_TO_NEAREST_INT));
+}
 #endif
+
+bool processor_has_f16c() {
+#ifdef QUIRE_HAVE_F16C_PATH
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#else
+  return false;
+#endif
+}
 
 using Widen = void (*)(const std::uint16_t*, std::int64_t, float*);
 
 Widen choose_widen() {
 #ifdef QUIRE_HAVE_F16C_PATH
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c")) return widen_f16c;
+  if (processor_has_f16c()) return widen_f16c;
 #endif
   return widen_portable;
+}
+
+using Round = void (*)(float*, std::int64_t);
+
+Round choose_round() {
+#ifdef QUIRE_HAVE_F16C_PATH
+  if (processor_has_f16c()) return round_f16c;
+#endif
+  return round_portable;
 }
 
 }  // namespace
@@ -49,6 +83,11 @@ Widen choose_widen() {
 void widen_halves(const std::uint16_t* in, std::int64_t count, float* out) {
   static const Widen widen = choose_widen();
   widen(in, count, out);
+}
+
+void round_through_halves(float* values, std::int64_t count) {
+  static const Round round = choose_round();
+  round(values, count);
 }
 
 }  // namespace quire::kernels

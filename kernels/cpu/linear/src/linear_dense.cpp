@@ -133,8 +133,32 @@ QUIRE_LINEAR_CLONES void dot_outputs(const Element* weight, const Product& produ
   }
 }
 
+// One input row of FP16 weights: the fused F16C path where the processor has
+// it, the portable dot products otherwise.
+void f16_outputs(const std::uint16_t* weight, const Product& product, std::int64_t begin,
+                 std::int64_t end) {
+  constexpr std::int64_t kBatch = 256;
+  float values[kBatch];
+  for (std::int64_t n = begin; n < end; n += kBatch) {
+    const std::int64_t last = std::min(end, n + kBatch);
+    if (!f16_dots(product.x, weight, product.in_features, n, last, values)) {
+      dot_outputs<WidenF16>(weight, product, n, end);
+      return;
+    }
+    store_outputs(product, 0, n, static_cast<int>(last - n), values);
+  }
+}
+
 template <typename Widen, typename Element>
 void run(ThreadPool& pool, const Product& product, const Element* weight) {
+  if constexpr (std::is_same_v<Widen, WidenF16>) {
+    if (product.rows == 1) {
+      pool.parallel_for(product.out_features, 16, [&](std::int64_t begin, std::int64_t end) {
+        f16_outputs(weight, product, begin, end);
+      });
+      return;
+    }
+  }
   if (product.rows == 1) {
     pool.parallel_for(product.out_features, 8, [&](std::int64_t begin, std::int64_t end) {
       dot_outputs<Widen>(weight, product, begin, end);

@@ -162,8 +162,12 @@ void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& we
         target[k] = source[weight.perm[k]];
     }
   });
-  const Exl2Call call{product, weight,
-                      weight.q_columns == 0 ? product.out_features : weight.q_columns, xp.data()};
+  const std::int64_t columns = weight.q_columns == 0 ? product.out_features : weight.q_columns;
+  if (product.rows == 1) {
+    exl2_row_product(pool, product, weight, columns, xp.data());
+    return;
+  }
+  const Exl2Call call{product, weight, columns, xp.data()};
   const TileGrid grid(product.rows, call.columns);
   pool.parallel_for(grid.size(), 1, [&](std::int64_t first, std::int64_t last) {
     std::vector<float> scratch;

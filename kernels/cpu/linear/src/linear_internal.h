@@ -78,6 +78,15 @@ void store_outputs(const Product& product, std::int64_t row, std::int64_t begin,
 void dense_product(ThreadPool& pool, const Product& product, const DenseWeight& weight);
 void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight);
 void gptq_product(ThreadPool& pool, const Product& product, const GptqWeight& weight);
+// out[n - begin] = x . w[n] for FP16 rows n in [begin, end) of length k_count,
+// with AVX2, FMA and F16C; false (nothing written) where the processor lacks
+// them (dense_dots_f16.cpp).
+bool f16_dots(const float* x, const std::uint16_t* w, std::int64_t k_count, std::int64_t begin,
+              std::int64_t end, float* out);
+// The EXL2 product of one input row, `xp` already in quantized order and
+// `columns` the row length of q_weight (linear_exl2_row.cpp).
+void exl2_row_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
+                      std::int64_t columns, const float* xp);
 
 // acc[r * T + i] += sum_j x[r * x_stride + j] * tile[j * T + i]: a tile of
 // `count` decoded weight rows ([input][output]) applied to `rows` input rows.

@@ -55,4 +55,8 @@ QUIRE_CPU_INLINE float widen_bf16(std::uint16_t b) {
 // half_to_float; NaNs stay NaNs (F16C sets their quiet bit).
 void widen_halves(const std::uint16_t* in, std::int64_t count, float* out);
 
+// values[i] = half_to_float(float_to_half(values[i])): rounds to the nearest
+// FP16 value (ties to even), with F16C where the processor has it.
+void round_through_halves(float* values, std::int64_t count);
+
 }  // namespace quire::kernels

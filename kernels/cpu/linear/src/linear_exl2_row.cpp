@@ -1,0 +1,248 @@
+// EXL2 product of a single input row: batch-1 decode, which reads every weight
+// once per token and does little arithmetic with each.
+//
+// The work is cut along the input rows: a work item is a slice of whole
+// groups, whose q_weight rows are one contiguous run of memory, and it walks
+// them in storage order for every output column, so the hardware prefetcher
+// streams the weights. (The tiles of the batched product instead go down the
+// rows 32 columns at a time and jump a whole row, several KiB, between cache
+// lines: fine when a decoded tile serves 32 input rows, slow when it serves
+// one; cutting along the columns left short runs per row that the prefetcher
+// barely started on.) Each slice sums into its own outputs and the slices are
+// added in order at the end. Eight columns are unpacked at a time in vector
+// registers with shifts fixed at compile time, and the zero point leaves the
+// inner loop: sum x * (q - z) = sum x * q - z * sum x.
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "linear_internal.h"
+#include "packed_values.h"
+#include "quire/kernels/cpu/half.h"
+#include "quire/kernels/cpu/simd.h"
+
+// The helpers below pass 32-byte vectors by value; they are inlined into one
+// function per clone and never cross an ABI boundary.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace quire::kernels::linear_detail {
+namespace {
+
+// GCC vector types: eight lanes, lowered to the widest registers of the clone
+// being compiled (two SSE registers for the baseline, one AVX2 register for
+// x86-64-v3).
+using Floats = float __attribute__((vector_size(32)));
+using Words = std::uint32_t __attribute__((vector_size(32)));
+using Ints = std::int32_t __attribute__((vector_size(32)));
+constexpr int kLanes = 8;
+
+QUIRE_LINEAR_INLINE Words load_words(const std::uint32_t* p) {
+  Words w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
+QUIRE_LINEAR_INLINE Floats load_floats(const float* p) {
+  Floats f;
+  std::memcpy(&f, p, sizeof f);
+  return f;
+}
+
+QUIRE_LINEAR_INLINE void store_floats(float* p, Floats f) {
+  std::memcpy(p, &f, sizeof f);
+}
+
+// Value J of a 32-row block for eight columns, from the block's word rows w.
+template <int Bits, int J>
+QUIRE_LINEAR_INLINE Floats block_value(const Words* w) {
+  constexpr int bit = J * Bits;
+  constexpr int word = bit / 32;
+  constexpr int shift = bit % 32;
+  Words v = w[word] >> shift;
+  if constexpr (shift + Bits > 32) v |= w[word + 1] << (32 - shift);
+  return __builtin_convertvector(__builtin_convertvector(v & kValueMask<Bits>, Ints), Floats);
+}
+
+// part[J % kParts] += x[J] * q_J for values J.. of a block: unrolled at
+// compile time, so every shift is a constant. Eight partial sums keep the
+// fused multiply-adds of consecutive rows from waiting on each other (four
+// left the loop bound by their latency).
+constexpr int kParts = 8;
+
+template <int Bits, int J>
+QUIRE_LINEAR_INLINE void add_values(const Words* w, const float* x, Floats* part) {
+  if constexpr (J < 32) {
+    part[J % kParts] += x[J] * block_value<Bits, J>(w);
+    add_values<Bits, J + 1>(w, x, part);
+  }
+}
+
+template <int Bits, int B>
+QUIRE_LINEAR_INLINE void load_block(const std::uint32_t* block, std::int64_t stride, Words* w) {
+  if constexpr (B < Bits) {
+    w[B] = load_words(block + B * stride);
+    load_block<Bits, B + 1>(block, stride, w);
+  }
+}
+
+// sum_j x[j] * q_j over the rows of one group, for eight columns.
+template <int Bits>
+QUIRE_LINEAR_INLINE Floats group_sum(const std::uint32_t* words, std::int64_t stride,
+                                     const float* x, int rows) {
+  Floats part[kParts] = {};
+  int k0 = 0;
+  for (; k0 + 32 <= rows; k0 += 32) {
+    Words w[Bits];
+    load_block<Bits, 0>(words + std::int64_t(k0 / 32) * Bits * stride, stride, w);
+    add_values<Bits, 0>(w, x + k0, part);
+  }
+  Floats sum =
+      ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  if (k0 < rows) {
+    // A short last block (a group of fewer than 32 rows): shifts chosen at
+    // run time.
+    alignas(32) float tail[kLanes] = {};
+    accumulate_block<Bits, kLanes>(words + std::int64_t(k0 / 32) * Bits * stride, stride, x + k0,
+                                   rows - k0, 0, tail);
+    sum += load_floats(tail);
+  }
+  return sum;
+}
+
+struct RowCall {
+  const Product& product;
+  const Exl2Weight& weight;
+  std::int64_t columns;  // q_weight row length
+  const float* xp;       // the input in quantized order
+};
+
+// The sum of a group's inputs, in a fixed order.
+QUIRE_LINEAR_INLINE float input_sum(const float* x, int rows) {
+  Floats lanes = {};
+  int k = 0;
+  for (; k + kLanes <= rows; k += kLanes)
+    lanes += load_floats(x + k);
+  float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+              ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  for (; k < rows; ++k)
+    sum += x[k];
+  return sum;
+}
+
+// table[code] = exl2_scale(code + 1, q_scale_max): the same FP16 roundings,
+// sixteen at a time.
+QUIRE_LINEAR_INLINE void scale_table(std::uint16_t q_scale_max, float* table) {
+  const float max_scale =
+      half_to_float(float_to_half(half_to_float(q_scale_max) * (1.0f / 256.0f)));
+  for (int code = 0; code < 16; ++code)
+    table[code] = static_cast<float>((code + 1) * (code + 1)) * max_scale;
+  round_through_halves(table, 16);
+}
+
+// result[c] += scale[c] * (sum x * q - zero * sum x) for one group and the
+// columns below width.
+template <int Bits>
+QUIRE_LINEAR_INLINE void add_group(const RowCall& call, std::size_t g, int width, float* result) {
+  const Exl2Group& group = call.weight.groups[g];
+  const std::int64_t stride = call.columns;
+  const std::uint32_t* words = call.weight.q_weight + group.q_row * stride;
+  const float* x = call.xp + group.first_row;
+  const float zero_sum = static_cast<float>(1 << (Bits - 1)) * input_sum(x, group.rows);
+  // The 16 scales of the group's codes; a shuffle of the two halves looks up
+  // eight columns' scales at once.
+  alignas(32) float table[16];
+  scale_table(call.weight.q_scale_max[g], table);
+  const Floats low = load_floats(table);
+  const Floats high = load_floats(table + 8);
+  const std::uint32_t* codes = call.weight.q_scale + std::int64_t(g) * (stride / 8);
+  const Words nibble_shifts = {0, 4, 8, 12, 16, 20, 24, 28};
+  for (int c = 0; c < width; c += kLanes) {
+    const Floats sum = group_sum<Bits>(words + c, stride, x, group.rows);
+    const Words code = (codes[c / 8] >> nibble_shifts) & 15u;
+    const Floats scale = __builtin_shuffle(low, high, __builtin_convertvector(code, Ints));
+    store_floats(result + c, load_floats(result + c) + scale * (sum - zero_sum));
+  }
+}
+
+// out[c] = the sums of the groups [first, last) for every column c < width.
+QUIRE_LINEAR_CLONES void multiply_slice(const RowCall& call, std::size_t first, std::size_t last,
+                                        int width, float* out) {
+  std::fill(out, out + width, 0.0f);
+  for (std::size_t g = first; g < last; ++g) {
+    switch (call.weight.groups[g].bits) {
+      case 2:
+        add_group<2>(call, g, width, out);
+        break;
+      case 3:
+        add_group<3>(call, g, width, out);
+        break;
+      case 4:
+        add_group<4>(call, g, width, out);
+        break;
+      case 5:
+        add_group<5>(call, g, width, out);
+        break;
+      case 6:
+        add_group<6>(call, g, width, out);
+        break;
+      default:
+        add_group<8>(call, g, width, out);
+        break;
+    }
+  }
+}
+
+// partial[0][c] += partial[s][c] for s = 1.. in order (width a multiple of 8).
+QUIRE_LINEAR_CLONES void sum_slices(float* partial, std::size_t slices, int width) {
+  for (int c = 0; c < width; c += kLanes) {
+    Floats sum = load_floats(partial + c);
+    for (std::size_t s = 1; s < slices; ++s)
+      sum += load_floats(partial + s * std::size_t(width) + c);
+    store_floats(partial + c, sum);
+  }
+}
+
+// Groups in slices of about this many input rows. The slices depend on the
+// weight's shape only, so the sums, and the outputs, do not depend on how
+// many threads compute them.
+constexpr int kSliceRows = 128;
+
+std::vector<std::size_t> slice_starts(const Exl2Weight& weight) {
+  std::vector<std::size_t> starts;
+  int rows = kSliceRows;
+  for (std::size_t g = 0; g < weight.groups.size(); ++g) {
+    if (rows >= kSliceRows) {
+      starts.push_back(g);
+      rows = 0;
+    }
+    rows += weight.groups[g].rows;
+  }
+  starts.push_back(weight.groups.size());
+  return starts;
+}
+
+}  // namespace
+
+void exl2_row_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
+                      std::int64_t columns, const float* xp) {
+  const RowCall call{product, weight, columns, xp};
+  // Only columns below N are computed, in whole vectors (the converter's
+  // padding columns hold zeros and have no output).
+  const int width = static_cast<int>((product.out_features + kLanes - 1) / kLanes * kLanes);
+  const std::vector<std::size_t> starts = slice_starts(weight);
+  const std::size_t slices = starts.size() - 1;
+  std::vector<float> partial(slices * std::size_t(width));
+  pool.parallel_for(static_cast<std::int64_t>(slices), 1,
+                    [&](std::int64_t first, std::int64_t last) {
+                      for (std::int64_t s = first; s < last; ++s) {
+                        multiply_slice(call, starts[std::size_t(s)], starts[std::size_t(s) + 1],
+                                       width, partial.data() + s * width);
+                      }
+                    });
+  sum_slices(partial.data(), slices, width);
+  store_outputs(product, 0, 0, width, partial.data());
+}
+
+}  // namespace quire::kernels::linear_detail
