@@ -1,3 +1,4 @@
+#include <QString>
 #include <QTest>
 #include <algorithm>
 #include <bit>
@@ -68,6 +69,39 @@ class HalfTest : public QObject {
       } else {
         QCOMPARE(std::bit_cast<std::uint32_t>(widened[bits]),
                  std::bit_cast<std::uint32_t>(expected));
+      }
+    }
+  }
+
+  // Rounding arrays through FP16 (F16C where the processor has it) agrees with
+  // the scalar conversions on random floats of every magnitude FP16 covers,
+  // its subnormals, the midpoints between halves and overflow, in runs that
+  // leave every tail size.
+  void arraysRoundThroughHalvesLikeTheScalarConversions() {
+    std::mt19937 rng(11);
+    std::vector<float> values;
+    for (std::uint32_t bits = 0; bits < 0x7c00u; ++bits) {
+      const float half = half_to_float(static_cast<std::uint16_t>(bits));
+      const float next = half_to_float(static_cast<std::uint16_t>(bits + 1));
+      values.push_back(half);
+      values.push_back(-(half + next) / 2.0f);  // a tie
+      values.push_back(std::nextafter((half + next) / 2.0f, next));
+    }
+    std::uniform_real_distribution<float> exponent(-30.0f, 17.0f);
+    for (int i = 0; i < 100000; ++i)
+      values.push_back(std::exp2(exponent(rng)) * (i % 2 ? 1.0f : -1.0f));
+    std::vector<float> rounded = values;
+    for (std::size_t begin = 0, count = 0; begin < rounded.size(); begin += count) {
+      count = std::min<std::size_t>(begin % 37 + 1, rounded.size() - begin);
+      round_through_halves(rounded.data() + begin, std::int64_t(count));
+    }
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const float expected = half_to_float(float_to_half(values[i]));
+      if (std::bit_cast<std::uint32_t>(rounded[i]) != std::bit_cast<std::uint32_t>(expected)) {
+        QFAIL(qPrintable(QString("%1 rounds to %2, expected %3")
+                             .arg(double(values[i]), 0, 'g', 9)
+                             .arg(double(rounded[i]), 0, 'g', 9)
+                             .arg(double(expected), 0, 'g', 9)));
       }
     }
   }
