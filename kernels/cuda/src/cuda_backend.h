@@ -1,0 +1,86 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quire/kernels/backend.h"
+
+namespace quire::kernels::cuda {
+
+// The NVIDIA GPUs of this machine as a Backend. Each device has one stream;
+// every op is queued on the stream of the device it names, so work on one
+// device runs in order and devices run side by side. Copies to or from host
+// memory return once the data has arrived, as the CPU backend's do; everything
+// else may still be running until synchronize().
+//
+// Private to the plugin (libquire_cuda.so): the application reaches it only
+// through the Backend interface that quire_cuda_create_backend returns.
+class CudaBackend final : public Backend {
+ public:
+  // Throws CudaError when the runtime cannot list or prepare the devices.
+  CudaBackend();
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  std::string name() const override { return "cuda"; }
+  std::vector<DeviceInfo> devices() const override;
+  DeviceBuffer allocate(int device, std::size_t bytes, std::string_view purpose) override;
+  void copy(void* destination, int destination_device, const void* source, int source_device,
+            std::size_t bytes) override;
+  void fill_zero(int device, void* data, std::size_t bytes) override;
+  void synchronize(int device) override;
+
+  void embedding(int device, const DenseWeight& table, std::int64_t vocab, std::int64_t hidden,
+                 const std::int32_t* tokens, std::int64_t count, float* out) override;
+  void rms_norm(int device, const float* x, const DenseWeight& weight, float eps, std::int64_t rows,
+                std::int64_t cols, float* out) override;
+  void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
+              float* out) override;
+  void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
+            const std::int32_t* positions, const RopeParams& rope) override;
+  void silu_mul(int device, const float* gate, const float* up, std::int64_t count,
+                float* out) override;
+  void add(int device, float* x, const float* y, std::int64_t count) override;
+
+  void write_kv(int device, const KvLayerView& layer, const TokenBatch& batch, const float* key,
+                const float* value) override;
+  void paged_attention(int device, const KvLayerView& layer, const TokenBatch& batch,
+                       const float* query, const AttentionParams& params, float* out) override;
+  void copy_page_tokens(int device, const KvLayerView& layer, int source, int destination,
+                        int tokens) override;
+  void save_page(int device, const KvLayerView& layer, int page, void* host) override;
+  void restore_page(int device, const KvLayerView& layer, int page, const void* host) override;
+
+ protected:
+  void release(int device, void* data, std::size_t bytes) noexcept override;
+
+ private:
+  struct Device {
+    std::string name;
+    void* stream = nullptr;  // cudaStream_t
+  };
+
+  // Throws std::out_of_range for an index that names no device, then makes
+  // `device` current on this thread (CUDA's current device is per thread).
+  void activate(int device) const;
+  void* stream(int device) const { return devices_[static_cast<std::size_t>(device)].stream; }
+  bool peer_access(int from, int to) const;
+  void copy_between_devices(void* destination, int destination_device, const void* source,
+                            int source_device, std::size_t bytes);
+  void copy_through_host(void* destination, int destination_device, const void* source,
+                         int source_device, std::size_t bytes);
+
+  std::vector<Device> devices_;
+  // peer_[from * count + to]: `from` may read and write `to`'s memory directly.
+  std::vector<char> peer_;
+  // Pinned host memory for copies between devices without peer access.
+  std::mutex staging_mutex_;
+  void* staging_ = nullptr;
+};
+
+}  // namespace quire::kernels::cuda

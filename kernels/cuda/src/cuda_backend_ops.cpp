@@ -1,0 +1,115 @@
+// CudaBackend's ops: argument checks on the host, then the kernels of
+// elementwise_ops.cu on the device's stream. The matrix products, K/V writes,
+// paged attention and page copies come next; until then they throw.
+
+#include <cuda_runtime_api.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda_backend.h"
+#include "elementwise_ops.h"
+#include "quire/kernels/cuda/cuda_error.h"
+
+namespace quire::kernels::cuda {
+namespace {
+
+void check_dense(DType type) {
+  if (type != DType::F32 && type != DType::F16 && type != DType::BF16) {
+    throw std::invalid_argument("dense weights must be F16, BF16 or F32, not " +
+                                std::string(dtype_name(type)));
+  }
+}
+
+[[noreturn]] void not_implemented(const char* operation) {
+  // cudaErrorNotSupported: the nearest CUDA code for "this backend cannot do it".
+  throw CudaError(operation, cudaErrorNotSupported, "not implemented in the CUDA backend yet");
+}
+
+}  // namespace
+
+void CudaBackend::embedding(int device, const DenseWeight& table, std::int64_t vocab,
+                            std::int64_t hidden, const std::int32_t* tokens, std::int64_t count,
+                            float* out) {
+  activate(device);
+  check_dense(table.dtype);
+  if (count <= 0) return;
+  // Token ids are checked on the host, as the CPU backend checks them, so a
+  // bad id throws std::invalid_argument before any row is read. It costs one
+  // small copy and a wait per forward pass, where the ids are usually fresh
+  // from the host anyway.
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(count));
+  copy(ids.data(), -1, tokens, device, ids.size() * sizeof(std::int32_t));
+  for (const std::int32_t id : ids) {
+    if (id < 0 || id >= vocab) {
+      throw std::invalid_argument("token id " + std::to_string(id) +
+                                  " lies outside the model's vocabulary of " +
+                                  std::to_string(vocab));
+    }
+  }
+  launch_embedding(table.data, table.dtype, hidden, tokens, count, out, stream(device));
+}
+
+void CudaBackend::rms_norm(int device, const float* x, const DenseWeight& weight, float eps,
+                           std::int64_t rows, std::int64_t cols, float* out) {
+  activate(device);
+  check_dense(weight.dtype);
+  launch_rms_norm(x, weight.data, weight.dtype, eps, rows, cols, out, stream(device));
+}
+
+void CudaBackend::rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
+                       const std::int32_t* positions, const RopeParams& rope) {
+  activate(device);
+  if (rope.rotary_dim <= 0 || rope.rotary_dim > head_dim || rope.rotary_dim % 2 != 0) {
+    throw std::invalid_argument("rotary dimension " + std::to_string(rope.rotary_dim) +
+                                " does not fit head_dim " + std::to_string(head_dim));
+  }
+  launch_rope(x, tokens, heads, head_dim, positions, rope.inv_freq, rope.rotary_dim,
+              rope.attention_factor, stream(device));
+}
+
+void CudaBackend::silu_mul(int device, const float* gate, const float* up, std::int64_t count,
+                           float* out) {
+  activate(device);
+  launch_silu_mul(gate, up, count, out, stream(device));
+}
+
+void CudaBackend::add(int device, float* x, const float* y, std::int64_t count) {
+  activate(device);
+  launch_add(x, y, count, stream(device));
+}
+
+void CudaBackend::linear(int device, const float*, std::int64_t, const LinearWeight&, float*) {
+  activate(device);
+  not_implemented("linear");
+}
+
+void CudaBackend::write_kv(int device, const KvLayerView&, const TokenBatch&, const float*,
+                           const float*) {
+  activate(device);
+  not_implemented("write_kv");
+}
+
+void CudaBackend::paged_attention(int device, const KvLayerView&, const TokenBatch&, const float*,
+                                  const AttentionParams&, float*) {
+  activate(device);
+  not_implemented("paged_attention");
+}
+
+void CudaBackend::copy_page_tokens(int device, const KvLayerView&, int, int, int) {
+  activate(device);
+  not_implemented("copy_page_tokens");
+}
+
+void CudaBackend::save_page(int device, const KvLayerView&, int, void*) {
+  activate(device);
+  not_implemented("save_page");
+}
+
+void CudaBackend::restore_page(int device, const KvLayerView&, int, const void*) {
+  activate(device);
+  not_implemented("restore_page");
+}
+
+}  // namespace quire::kernels::cuda

@@ -1,0 +1,220 @@
+// CUDA kernels for embedding, RMSNorm, RoPE, SiLU gating and residual adds.
+// Each follows the CPU reference's arithmetic step by step, with explicitly
+// rounded operations (__fmul_rn and friends) so that nvcc cannot fuse a multiply
+// and an add into an FMA the CPU does not do.
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "elementwise_ops.h"
+#include "quire/kernels/cuda/cuda_error.h"
+
+namespace quire::kernels::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr unsigned kFullMask = 0xffffffffu;
+// Row kernels loop over rows, so the grid never needs to exceed this.
+constexpr std::int64_t kMaxRowBlocks = 65535;
+
+// Element i of a dense FP16/BF16/F32 vector, widened exactly to FP32.
+template <DType Type>
+__device__ float widen(const void* data, std::int64_t i) {
+  if constexpr (Type == DType::F32) {
+    return static_cast<const float*>(data)[i];
+  } else if constexpr (Type == DType::F16) {
+    return __half2float(__ushort_as_half(static_cast<const unsigned short*>(data)[i]));
+  } else {
+    return __uint_as_float(static_cast<unsigned>(static_cast<const unsigned short*>(data)[i])
+                           << 16);
+  }
+}
+
+// One block per token row (looping when there are more rows than blocks).
+template <DType Type>
+__global__ void embedding_kernel(const void* __restrict__ table, std::int64_t hidden,
+                                 const std::int32_t* __restrict__ tokens, std::int64_t count,
+                                 float* __restrict__ out) {
+  for (std::int64_t t = blockIdx.x; t < count; t += gridDim.x) {
+    const std::int64_t base = std::int64_t{tokens[t]} * hidden;
+    for (std::int64_t c = threadIdx.x; c < hidden; c += blockDim.x) {
+      out[t * hidden + c] = widen<Type>(table, base + c);
+    }
+  }
+}
+
+// Sum over the block, returned to every thread. The CPU sums squares in
+// double; so does this, so only the order of the additions differs.
+__device__ double block_sum(double value) {
+  __shared__ double partial[32];
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_xor_sync(kFullMask, value, offset);
+  if (lane == 0) partial[warp] = value;
+  __syncthreads();
+  if (warp == 0) {
+    value = lane < (blockDim.x + 31) / 32 ? partial[lane] : 0.0;
+    for (int offset = 16; offset > 0; offset /= 2)
+      value += __shfl_xor_sync(kFullMask, value, offset);
+    if (lane == 0) partial[0] = value;
+  }
+  __syncthreads();
+  const double total = partial[0];
+  // The next row's reduction overwrites `partial`; everyone must have read it.
+  __syncthreads();
+  return total;
+}
+
+template <DType Type>
+__global__ void rms_norm_kernel(const float* __restrict__ x, const void* __restrict__ weight,
+                                float eps, std::int64_t rows, std::int64_t cols,
+                                float* __restrict__ out) {
+  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float* row = x + r * cols;
+    double sum = 0.0;
+    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const double value = row[c];
+      sum += value * value;  // exact: a float's square fits in a double
+    }
+    sum = block_sum(sum);
+    // As the CPU (and Hugging Face): mean in double, normalize in FP32.
+    const float mean = __double2float_rn(sum / static_cast<double>(cols));
+    const float inverse = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(mean, eps)));
+    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      out[r * cols + c] = __fmul_rn(widen<Type>(weight, c), __fmul_rn(row[c], inverse));
+    }
+  }
+}
+
+// One block per token; each thread rotates pairs (i, i + half) of some heads.
+// Angles are rounded to FP32 first and their cosine and sine taken in double,
+// as the CPU does.
+__global__ void rope_kernel(float* __restrict__ x, std::int64_t tokens, int heads, int head_dim,
+                            const std::int32_t* __restrict__ positions,
+                            const float* __restrict__ inv_freq, int half, float factor) {
+  for (std::int64_t t = blockIdx.x; t < tokens; t += gridDim.x) {
+    const float position = static_cast<float>(positions[t]);
+    for (int item = static_cast<int>(threadIdx.x); item < heads * half;
+         item += static_cast<int>(blockDim.x)) {
+      const int h = item / half, i = item % half;
+      const float angle = __fmul_rn(position, inv_freq[i]);
+      double sine = 0.0, cosine = 0.0;
+      sincos(static_cast<double>(angle), &sine, &cosine);
+      const float c = __fmul_rn(__double2float_rn(cosine), factor);
+      const float s = __fmul_rn(__double2float_rn(sine), factor);
+      float* v = x + (t * heads + h) * head_dim;
+      const float a = v[i], b = v[i + half];
+      v[i] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
+      v[i + half] = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, s));
+    }
+  }
+}
+
+__global__ void silu_mul_kernel(const float* __restrict__ gate, const float* __restrict__ up,
+                                std::int64_t count, float* __restrict__ out) {
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    const float g = gate[i];
+    out[i] = __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), up[i]);
+  }
+}
+
+__global__ void add_kernel(float* __restrict__ x, const float* __restrict__ y, std::int64_t count) {
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    x[i] = __fadd_rn(x[i], y[i]);
+  }
+}
+
+unsigned row_blocks(std::int64_t rows) {
+  return static_cast<unsigned>(std::min(rows, kMaxRowBlocks));
+}
+
+// Grid-stride kernels need no more than a few waves of blocks.
+unsigned element_blocks(std::int64_t count) {
+  return static_cast<unsigned>(std::min<std::int64_t>((count + kThreads - 1) / kThreads, 65535));
+}
+
+cudaStream_t as_stream(Stream stream) {
+  return static_cast<cudaStream_t>(stream);
+}
+
+}  // namespace
+
+void launch_embedding(const void* table, DType dtype, std::int64_t hidden,
+                      const std::int32_t* tokens, std::int64_t count, float* out, Stream stream) {
+  if (count == 0 || hidden == 0) return;
+  const unsigned blocks = row_blocks(count);
+  switch (dtype) {
+    case DType::F32:
+      embedding_kernel<DType::F32>
+          <<<blocks, kThreads, 0, as_stream(stream)>>>(table, hidden, tokens, count, out);
+      break;
+    case DType::F16:
+      embedding_kernel<DType::F16>
+          <<<blocks, kThreads, 0, as_stream(stream)>>>(table, hidden, tokens, count, out);
+      break;
+    default:
+      embedding_kernel<DType::BF16>
+          <<<blocks, kThreads, 0, as_stream(stream)>>>(table, hidden, tokens, count, out);
+      break;
+  }
+  check(cudaGetLastError(), "embedding");
+}
+
+void launch_rms_norm(const float* x, const void* weight, DType dtype, float eps, std::int64_t rows,
+                     std::int64_t cols, float* out, Stream stream) {
+  if (rows == 0 || cols == 0) return;
+  const unsigned blocks = row_blocks(rows);
+  switch (dtype) {
+    case DType::F32:
+      rms_norm_kernel<DType::F32>
+          <<<blocks, kThreads, 0, as_stream(stream)>>>(x, weight, eps, rows, cols, out);
+      break;
+    case DType::F16:
+      rms_norm_kernel<DType::F16>
+          <<<blocks, kThreads, 0, as_stream(stream)>>>(x, weight, eps, rows, cols, out);
+      break;
+    default:
+      rms_norm_kernel<DType::BF16>
+          <<<blocks, kThreads, 0, as_stream(stream)>>>(x, weight, eps, rows, cols, out);
+      break;
+  }
+  check(cudaGetLastError(), "rms_norm");
+}
+
+void launch_rope(float* x, std::int64_t tokens, int heads, int head_dim,
+                 const std::int32_t* positions, const float* inv_freq, int rotary_dim,
+                 float attention_factor, Stream stream) {
+  if (tokens == 0 || heads == 0) return;
+  rope_kernel<<<row_blocks(tokens), kThreads, 0, as_stream(stream)>>>(
+      x, tokens, heads, head_dim, positions, inv_freq, rotary_dim / 2, attention_factor);
+  check(cudaGetLastError(), "rope");
+}
+
+void launch_silu_mul(const float* gate, const float* up, std::int64_t count, float* out,
+                     Stream stream) {
+  if (count == 0) return;
+  silu_mul_kernel<<<element_blocks(count), kThreads, 0, as_stream(stream)>>>(gate, up, count, out);
+  check(cudaGetLastError(), "silu_mul");
+}
+
+void launch_add(float* x, const float* y, std::int64_t count, Stream stream) {
+  if (count == 0) return;
+  add_kernel<<<element_blocks(count), kThreads, 0, as_stream(stream)>>>(x, y, count);
+  check(cudaGetLastError(), "add");
+}
+
+int kernel_image_status() {
+  cudaFuncAttributes attributes{};
+  const cudaError_t status = cudaFuncGetAttributes(&attributes, add_kernel);
+  // Leave no sticky "last error" behind for the next launch check to find.
+  if (status != cudaSuccess) cudaGetLastError();
+  return status;
+}
+
+}  // namespace quire::kernels::cuda

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstdint>
+
+#include "quire/kernels/dtype.h"
+
+// Launchers of the CUDA elementwise and row-wise ops, with the CPU backend's
+// semantics (kernels/cpu/backend/src/cpu_ops_basic.cpp). Arguments are checked
+// by CudaBackend before they get here; all pointers are device pointers and the
+// work is queued on `stream` (a cudaStream_t), so this header needs no CUDA.
+
+namespace quire::kernels::cuda {
+
+using Stream = void*;
+
+void launch_embedding(const void* table, DType dtype, std::int64_t hidden,
+                      const std::int32_t* tokens, std::int64_t count, float* out, Stream stream);
+void launch_rms_norm(const float* x, const void* weight, DType dtype, float eps, std::int64_t rows,
+                     std::int64_t cols, float* out, Stream stream);
+void launch_rope(float* x, std::int64_t tokens, int heads, int head_dim,
+                 const std::int32_t* positions, const float* inv_freq, int rotary_dim,
+                 float attention_factor, Stream stream);
+void launch_silu_mul(const float* gate, const float* up, std::int64_t count, float* out,
+                     Stream stream);
+void launch_add(float* x, const float* y, std::int64_t count, Stream stream);
+
+// cudaSuccess when the current device can run this library's kernels;
+// cudaErrorNoKernelImageForDevice when it was built for other architectures.
+int kernel_image_status();
+
+}  // namespace quire::kernels::cuda
