@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstddef>
+
+#include "quire/kernels/backend.h"
+
+// The contract between Quire and a backend built as a shared library that is
+// opened at run time (today the CUDA backend, libquire_cuda.so). The library
+// exports one C function; C linkage keeps the symbol name plain, and the
+// function lets no exception out, since unwinding across dlsym's boundary is
+// not something to rely on.
+
+namespace quire::kernels {
+
+// Raised whenever Backend, DeviceBuffer or the types they carry change in a
+// way that breaks a plugin built against the old headers, so an old library
+// left on disk declines instead of crashing.
+inline constexpr int kBackendPluginAbi = 1;
+
+inline constexpr const char* kCudaPluginEntry = "quire_cuda_create_backend";
+
+// Returns a new backend that the caller owns and deletes, or nullptr after
+// writing why it cannot run (NUL-terminated, cut to fit) into `why_not`.
+using CreateBackendFunction = Backend* (*)(int abi, char* why_not, std::size_t capacity);
+
+}  // namespace quire::kernels
