@@ -1,0 +1,25 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "quire/kernels/backend.h"
+
+namespace quire::kernels {
+
+struct LoadedBackend {
+  std::unique_ptr<Backend> backend;  // null when the backend cannot run here
+  std::string why_not;               // then: why, in words a user can act on
+};
+
+// Opens the CUDA backend library (libquire_cuda.so) and starts its backend.
+// Never throws for a missing driver, GPU or library: that is the ordinary
+// state of many machines, and the answer says which one it is. Looks in:
+//   1. $QUIRE_CUDA_LIBRARY when set (and only there);
+//   2. <directory of the executable>/../<libdir>/quire/, where it is installed;
+//   3. the build tree that this program was built in.
+// The library stays loaded for the rest of the process, so the backend (and
+// any buffer it handed out) may live as long as its owner wants.
+LoadedBackend load_cuda_backend();
+
+}  // namespace quire::kernels
