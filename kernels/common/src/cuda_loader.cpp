@@ -3,7 +3,6 @@
 #include "quire/kernels/cuda_loader.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <array>
 #include <cstdlib>
@@ -18,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+#if QUIRE_HAVE_CUDA
 std::vector<fs::path> candidate_paths() {
   std::vector<fs::path> paths;
   std::error_code error;
@@ -41,6 +41,7 @@ std::string joined(const std::vector<fs::path>& paths) {
   }
   return text;
 }
+#endif
 
 LoadedBackend declined(std::string why) {
   return LoadedBackend{nullptr, std::move(why)};
