@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli_support.h"
+#include "devices_command.h"
 #include "generation_commands.h"
 #include "make_model_command.h"
 #include "model_commands.h"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   quire::cli::add_chat_command(app, exit_code);
   quire::cli::add_replay_command(app, exit_code);
   quire::cli::add_bench_command(app, exit_code);
+  quire::cli::add_devices_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <iosfwd>
+
+namespace CLI {
+class App;
+}
+
+namespace quire::cli {
+
+// Lists the devices of every backend: the CPU's, and the CUDA backend's or
+// the reason it cannot run here. A backend that cannot run is an answer, not
+// an error: the exit status is 0 either way.
+int run_devices(bool json, std::ostream& out);
+
+void add_devices_command(CLI::App& app, int& exit_code);
+
+}  // namespace quire::cli
