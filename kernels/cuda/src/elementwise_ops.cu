@@ -1,7 +1,9 @@
 // CUDA kernels for embedding, RMSNorm, RoPE, SiLU gating and residual adds.
 // Each follows the CPU reference's arithmetic step by step, with explicitly
 // rounded operations (__fmul_rn and friends) so that nvcc cannot fuse a multiply
-// and an add into an FMA the CPU does not do.
+// and an add into an FMA the CPU does not do. RMSNorm, silu_mul and add may run
+// in place (output aliasing an input, as on the CPU), so their pointers are not
+// __restrict__.
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -68,9 +70,8 @@ __device__ double block_sum(double value) {
 }
 
 template <DType Type>
-__global__ void rms_norm_kernel(const float* __restrict__ x, const void* __restrict__ weight,
-                                float eps, std::int64_t rows, std::int64_t cols,
-                                float* __restrict__ out) {
+__global__ void rms_norm_kernel(const float* x, const void* __restrict__ weight, float eps,
+                                std::int64_t rows, std::int64_t cols, float* out) {
   for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float* row = x + r * cols;
     double sum = 0.0;
@@ -112,8 +113,8 @@ __global__ void rope_kernel(float* __restrict__ x, std::int64_t tokens, int head
   }
 }
 
-__global__ void silu_mul_kernel(const float* __restrict__ gate, const float* __restrict__ up,
-                                std::int64_t count, float* __restrict__ out) {
+__global__ void silu_mul_kernel(const float* gate, const float* up, std::int64_t count,
+                                float* out) {
   const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += stride) {
@@ -122,7 +123,7 @@ __global__ void silu_mul_kernel(const float* __restrict__ gate, const float* __r
   }
 }
 
-__global__ void add_kernel(float* __restrict__ x, const float* __restrict__ y, std::int64_t count) {
+__global__ void add_kernel(float* x, const float* y, std::int64_t count) {
   const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += stride) {

@@ -225,6 +225,10 @@ class CudaOpsTest : public QObject {
     gpu_->rms_norm(kDevice, x_gpu.as<float>(), DenseWeight{weight_gpu.data(), dtype}, eps, rows,
                    cols, out.as<float>());
     expect_close(expected, download(out, x.size()), 1e-6f, 1e-6f, "rms_norm");
+    // In place, as the CPU backend allows.
+    gpu_->rms_norm(kDevice, x_gpu.as<float>(), DenseWeight{weight_gpu.data(), dtype}, eps, rows,
+                   cols, x_gpu.as<float>());
+    expect_close(expected, download(x_gpu, x.size()), 1e-6f, 1e-6f, "rms_norm in place");
   }
 
   void rope_data() {
@@ -301,6 +305,14 @@ class CudaOpsTest : public QObject {
     cpu.add(0, sum.data(), up.data(), count);
     gpu_->add(kDevice, gate_gpu.as<float>(), up_gpu.as<float>(), count);
     expect_close(sum, download(gate_gpu, n), 0.0f, 0.0f, "add");
+
+    // In place and onto itself, as the CPU backend allows.
+    cpu.silu_mul(0, up.data(), up.data(), count, expected.data());
+    gpu_->silu_mul(kDevice, up_gpu.as<float>(), up_gpu.as<float>(), count, up_gpu.as<float>());
+    expect_close(expected, download(up_gpu, n), 1e-7f, 1e-6f, "silu_mul in place");
+    cpu.add(0, sum.data(), sum.data(), count);
+    gpu_->add(kDevice, gate_gpu.as<float>(), gate_gpu.as<float>(), count);
+    expect_close(sum, download(gate_gpu, n), 0.0f, 0.0f, "add onto itself");
   }
 
   // linear, write_kv, paged_attention and the page copies are the next steps
