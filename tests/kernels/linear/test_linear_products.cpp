@@ -117,7 +117,7 @@ class LinearProductTest : public QObject {
     QTest::addColumn<int>("rows");
     for (const QByteArray& format : kFormats) {
       for (const char* bias : {"none", "f16", "bf16", "f32"}) {
-        for (const int rows : {1, 7}) {
+        for (const int rows : {1, 2, 3, 4, 7}) {
           QTest::addRow("%s, bias %s, %d rows", format.constData(), bias, rows)
               << format << QByteArray(bias) << rows;
         }
@@ -162,7 +162,7 @@ class LinearProductTest : public QObject {
     std::mt19937 rng(5);
     for (const QByteArray& format : kFormats) {
       const std::unique_ptr<Layer> layer = make_layer(format, rng);
-      for (const std::int64_t rows : {1, 40}) {
+      for (const std::int64_t rows : {1, 3, 40}) {
         const std::vector<float> x =
             random_inputs(rng, std::size_t(rows * layer->weight.in_features));
         std::vector<float> serial(std::size_t(rows * layer->weight.out_features));

@@ -163,8 +163,8 @@ void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& we
     }
   });
   const std::int64_t columns = weight.q_columns == 0 ? product.out_features : weight.q_columns;
-  if (product.rows == 1) {
-    exl2_row_product(pool, product, weight, columns, xp.data());
+  if (product.rows <= kExl2FewRows) {
+    exl2_few_rows_product(pool, product, weight, columns, xp.data());
     return;
   }
   const Exl2Call call{product, weight, columns, xp.data()};

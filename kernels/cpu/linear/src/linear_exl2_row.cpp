@@ -1,5 +1,6 @@
-// EXL2 product of a single input row: batch-1 decode, which reads every weight
-// once per token and does little arithmetic with each.
+// EXL2 products of one to four input rows: decode steps of one or a few jobs,
+// which read every weight once per step and do little arithmetic with each.
+// Each value is unpacked once and multiplied into every row.
 //
 // The work is cut along the input rows: a work item is a slice of whole
 // groups, whose q_weight rows are one contiguous run of memory, and it walks
@@ -65,17 +66,23 @@ QUIRE_LINEAR_INLINE Floats block_value(const Words* w) {
   return __builtin_convertvector(__builtin_convertvector(v & kValueMask<Bits>, Ints), Floats);
 }
 
-// part[J % kParts] += x[J] * q_J for values J.. of a block: unrolled at
-// compile time, so every shift is a constant. Eight partial sums keep the
-// fused multiply-adds of consecutive rows from waiting on each other (four
-// left the loop bound by their latency).
-constexpr int kParts = 8;
+// Running sums per input row of one call; eight in all keep the fused
+// multiply-adds of consecutive values from waiting on each other (four left
+// the single-row loop bound by their latency).
+template <int R>
+inline constexpr int kParts = R == 1 ? 8 : (R == 2 ? 4 : 2);
 
-template <int Bits, int J>
-QUIRE_LINEAR_INLINE void add_values(const Words* w, const float* x, Floats* part) {
+// part[r][J % kParts] += x[r][J] * q_J for values J.. of a block and R input
+// rows: unrolled at compile time, so every shift is a constant, and each value
+// is unpacked once for all rows.
+template <int Bits, int R, int J>
+QUIRE_LINEAR_INLINE void add_values(const Words* w, const float* const* x,
+                                    Floats (*part)[kParts<R>]) {
   if constexpr (J < 32) {
-    part[J % kParts] += x[J] * block_value<Bits, J>(w);
-    add_values<Bits, J + 1>(w, x, part);
+    const Floats q = block_value<Bits, J>(w);
+    for (int r = 0; r < R; ++r)
+      part[r][J % kParts<R>] += x[r][J] * q;
+    add_values<Bits, R, J + 1>(w, x, part);
   }
 }
 
@@ -87,35 +94,51 @@ QUIRE_LINEAR_INLINE void load_block(const std::uint32_t* block, std::int64_t str
   }
 }
 
-// sum_j x[j] * q_j over the rows of one group, for eight columns.
-template <int Bits>
-QUIRE_LINEAR_INLINE Floats group_sum(const std::uint32_t* words, std::int64_t stride,
-                                     const float* x, int rows) {
-  Floats part[kParts] = {};
+template <int Parts>
+QUIRE_LINEAR_INLINE Floats sum_parts(const Floats* part) {
+  if constexpr (Parts == 8) {
+    return ((part[0] + part[1]) + (part[2] + part[3])) +
+           ((part[4] + part[5]) + (part[6] + part[7]));
+  } else if constexpr (Parts == 4) {
+    return (part[0] + part[1]) + (part[2] + part[3]);
+  } else {
+    return part[0] + part[1];
+  }
+}
+
+// sum[r] = sum_j x[r][j] * q_j over the rows of one group, for eight columns.
+template <int Bits, int R>
+QUIRE_LINEAR_INLINE void group_sums(const std::uint32_t* words, std::int64_t stride,
+                                    const float* const* x, int rows, Floats* sum) {
+  Floats part[R][kParts<R>] = {};
   int k0 = 0;
   for (; k0 + 32 <= rows; k0 += 32) {
     Words w[Bits];
     load_block<Bits, 0>(words + std::int64_t(k0 / 32) * Bits * stride, stride, w);
-    add_values<Bits, 0>(w, x + k0, part);
+    const float* xk[R];
+    for (int r = 0; r < R; ++r)
+      xk[r] = x[r] + k0;
+    add_values<Bits, R, 0>(w, xk, part);
   }
-  Floats sum =
-      ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  for (int r = 0; r < R; ++r)
+    sum[r] = sum_parts<kParts<R>>(part[r]);
   if (k0 < rows) {
     // A short last block (a group of fewer than 32 rows): shifts chosen at
     // run time.
-    alignas(32) float tail[kLanes] = {};
-    accumulate_block<Bits, kLanes>(words + std::int64_t(k0 / 32) * Bits * stride, stride, x + k0,
-                                   rows - k0, 0, tail);
-    sum += load_floats(tail);
+    for (int r = 0; r < R; ++r) {
+      alignas(32) float tail[kLanes] = {};
+      accumulate_block<Bits, kLanes>(words + std::int64_t(k0 / 32) * Bits * stride, stride,
+                                     x[r] + k0, rows - k0, 0, tail);
+      sum[r] += load_floats(tail);
+    }
   }
-  return sum;
 }
 
 struct RowCall {
   const Product& product;
   const Exl2Weight& weight;
   std::int64_t columns;  // q_weight row length
-  const float* xp;       // the input in quantized order
+  const float* xp;       // the inputs in quantized order, [rows, K]
 };
 
 // The sum of a group's inputs, in a fixed order.
@@ -141,15 +164,19 @@ QUIRE_LINEAR_INLINE void scale_table(std::uint16_t q_scale_max, float* table) {
   round_through_halves(table, 16);
 }
 
-// result[c] += scale[c] * (sum x * q - zero * sum x) for one group and the
-// columns below width.
-template <int Bits>
+// result[r][c] += scale[c] * (sum x * q - zero * sum x) for one group, R
+// input rows and the columns below width (result rows `width` apart).
+template <int Bits, int R>
 QUIRE_LINEAR_INLINE void add_group(const RowCall& call, std::size_t g, int width, float* result) {
   const Exl2Group& group = call.weight.groups[g];
   const std::int64_t stride = call.columns;
   const std::uint32_t* words = call.weight.q_weight + group.q_row * stride;
-  const float* x = call.xp + group.first_row;
-  const float zero_sum = static_cast<float>(1 << (Bits - 1)) * input_sum(x, group.rows);
+  const float* x[R];
+  Floats zero_sum[R];
+  for (int r = 0; r < R; ++r) {
+    x[r] = call.xp + r * call.product.in_features + group.first_row;
+    zero_sum[r] = Floats{} + static_cast<float>(1 << (Bits - 1)) * input_sum(x[r], group.rows);
+  }
   // The 16 scales of the group's codes; a shuffle of the two halves looks up
   // eight columns' scales at once.
   alignas(32) float table[16];
@@ -159,36 +186,42 @@ QUIRE_LINEAR_INLINE void add_group(const RowCall& call, std::size_t g, int width
   const std::uint32_t* codes = call.weight.q_scale + std::int64_t(g) * (stride / 8);
   const Words nibble_shifts = {0, 4, 8, 12, 16, 20, 24, 28};
   for (int c = 0; c < width; c += kLanes) {
-    const Floats sum = group_sum<Bits>(words + c, stride, x, group.rows);
+    Floats sum[R];
+    group_sums<Bits, R>(words + c, stride, x, group.rows, sum);
     const Words code = (codes[c / 8] >> nibble_shifts) & 15u;
     const Floats scale = __builtin_shuffle(low, high, __builtin_convertvector(code, Ints));
-    store_floats(result + c, load_floats(result + c) + scale * (sum - zero_sum));
+    for (int r = 0; r < R; ++r) {
+      float* out = result + r * width + c;
+      store_floats(out, load_floats(out) + scale * (sum[r] - zero_sum[r]));
+    }
   }
 }
 
-// out[c] = the sums of the groups [first, last) for every column c < width.
+// out[r][c] = the sums of the groups [first, last) for R input rows and every
+// column c < width.
+template <int R>
 QUIRE_LINEAR_CLONES void multiply_slice(const RowCall& call, std::size_t first, std::size_t last,
                                         int width, float* out) {
-  std::fill(out, out + width, 0.0f);
+  std::fill(out, out + R * width, 0.0f);
   for (std::size_t g = first; g < last; ++g) {
     switch (call.weight.groups[g].bits) {
       case 2:
-        add_group<2>(call, g, width, out);
+        add_group<2, R>(call, g, width, out);
         break;
       case 3:
-        add_group<3>(call, g, width, out);
+        add_group<3, R>(call, g, width, out);
         break;
       case 4:
-        add_group<4>(call, g, width, out);
+        add_group<4, R>(call, g, width, out);
         break;
       case 5:
-        add_group<5>(call, g, width, out);
+        add_group<5, R>(call, g, width, out);
         break;
       case 6:
-        add_group<6>(call, g, width, out);
+        add_group<6, R>(call, g, width, out);
         break;
       default:
-        add_group<8>(call, g, width, out);
+        add_group<8, R>(call, g, width, out);
         break;
     }
   }
@@ -225,24 +258,42 @@ std::vector<std::size_t> slice_starts(const Exl2Weight& weight) {
 
 }  // namespace
 
-void exl2_row_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
-                      std::int64_t columns, const float* xp) {
+void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
+                           std::int64_t columns, const float* xp) {
   const RowCall call{product, weight, columns, xp};
+  const int rows = static_cast<int>(product.rows);
   // Only columns below N are computed, in whole vectors (the converter's
   // padding columns hold zeros and have no output).
   const int width = static_cast<int>((product.out_features + kLanes - 1) / kLanes * kLanes);
   const std::vector<std::size_t> starts = slice_starts(weight);
   const std::size_t slices = starts.size() - 1;
-  std::vector<float> partial(slices * std::size_t(width));
+  const std::size_t slice_size = std::size_t(rows) * std::size_t(width);
+  std::vector<float> partial(slices * slice_size);
   pool.parallel_for(static_cast<std::int64_t>(slices), 1,
                     [&](std::int64_t first, std::int64_t last) {
                       for (std::int64_t s = first; s < last; ++s) {
-                        multiply_slice(call, starts[std::size_t(s)], starts[std::size_t(s) + 1],
-                                       width, partial.data() + s * width);
+                        const std::size_t g0 = starts[std::size_t(s)];
+                        const std::size_t g1 = starts[std::size_t(s) + 1];
+                        float* out = partial.data() + std::size_t(s) * slice_size;
+                        switch (rows) {
+                          case 1:
+                            multiply_slice<1>(call, g0, g1, width, out);
+                            break;
+                          case 2:
+                            multiply_slice<2>(call, g0, g1, width, out);
+                            break;
+                          case 3:
+                            multiply_slice<3>(call, g0, g1, width, out);
+                            break;
+                          default:
+                            multiply_slice<4>(call, g0, g1, width, out);
+                            break;
+                        }
                       }
                     });
-  sum_slices(partial.data(), slices, width);
-  store_outputs(product, 0, 0, width, partial.data());
+  sum_slices(partial.data(), slices, static_cast<int>(slice_size));
+  for (int r = 0; r < rows; ++r)
+    store_outputs(product, r, 0, width, partial.data() + std::size_t(r) * std::size_t(width));
 }
 
 }  // namespace quire::kernels::linear_detail

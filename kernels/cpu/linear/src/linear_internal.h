@@ -83,10 +83,12 @@ void gptq_product(ThreadPool& pool, const Product& product, const GptqWeight& we
 // them (dense_dots_f16.cpp).
 bool f16_dots(const float* x, const std::uint16_t* w, std::int64_t k_count, std::int64_t begin,
               std::int64_t end, float* out);
-// The EXL2 product of one input row, `xp` already in quantized order and
-// `columns` the row length of q_weight (linear_exl2_row.cpp).
-void exl2_row_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
-                      std::int64_t columns, const float* xp);
+// EXL2 products of at most kExl2FewRows input rows (decode steps of a few
+// jobs), `xp` already in quantized order and `columns` the row length of
+// q_weight: each weight is unpacked once for all rows (linear_exl2_row.cpp).
+inline constexpr std::int64_t kExl2FewRows = 4;
+void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
+                           std::int64_t columns, const float* xp);
 
 // acc[r * T + i] += sum_j x[r * x_stride + j] * tile[j * T + i]: a tile of
 // `count` decoded weight rows ([input][output]) applied to `rows` input rows.
