@@ -3,27 +3,16 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "cli_run.h"
 #include "test_main.h"
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  QByteArray out;
-  QString err;
-};
-
-Run run_cli(const QStringList& arguments) {
-  QProcess process;
-  process.start(QStringLiteral(QUIRE_CLI_PATH), arguments);
-  process.waitForFinished(120000);
-  return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
-          process.readAllStandardOutput(), QString::fromUtf8(process.readAllStandardError())};
-}
+using cli_test::Run;
+using cli_test::run_cli;
 
 }  // namespace
 
