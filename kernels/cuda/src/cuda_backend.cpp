@@ -175,20 +175,16 @@ void CudaBackend::copy(void* destination, int destination_device, const void* so
   }
   // Copies that touch host memory finish before returning: the caller may
   // read, reuse or free that memory at once, as with the CPU backend.
-  if (source_device < 0) {
-    activate(destination_device);
-    check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice,
-                          as_stream(stream(destination_device))),
-          "copy host to CUDA device");
-    check(cudaStreamSynchronize(as_stream(stream(destination_device))), "copy host to CUDA device");
-    return;
-  }
-  if (destination_device < 0) {
-    activate(source_device);
-    check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost,
-                          as_stream(stream(source_device))),
-          "copy CUDA device to host");
-    check(cudaStreamSynchronize(as_stream(stream(source_device))), "copy CUDA device to host");
+  if (source_device < 0 || destination_device < 0) {
+    const bool upload = source_device < 0;
+    const int device = upload ? destination_device : source_device;
+    const char* operation = upload ? "copy host to CUDA device" : "copy CUDA device to host";
+    activate(device);
+    check(cudaMemcpyAsync(destination, source, bytes,
+                          upload ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                          as_stream(stream(device))),
+          operation);
+    check(cudaStreamSynchronize(as_stream(stream(device))), operation);
     return;
   }
   if (source_device == destination_device) {
