@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <variant>
 #include <vector>
 
 #include "linear_internal.h"
@@ -59,6 +60,9 @@ std::unique_ptr<Layer> make_layer(const QByteArray& format, std::mt19937& rng) {
     layer->exl2 = random_exl2(rng, mixed, 104, 104, false);
   } else if (format == "exl2-permuted") {
     layer->exl2 = random_exl2(rng, mixed, 104, 104, true);
+  } else if (format == "exl2-long-groups") {
+    // Groups longer than the integer kernel's 512-row chunks.
+    layer->exl2 = random_exl2(rng, {{8, 544}, {4, 1056}, {2, 64}, {3, 32}}, 40, 40, true);
   } else if (format == "exl2-padded") {
     layer->exl2 = random_exl2(rng, {{5, 64}, {4, 96}}, 100, 128, true);
   } else if (format == "gptq-v1") {
@@ -98,6 +102,67 @@ void add_bias(Layer& layer, const QByteArray& type, std::mt19937& rng) {
 const QByteArrayList kFormats = {"dense-f16",      "dense-bf16",        "dense-f32", "exl2-mixed",
                                  "exl2-permuted",  "exl2-padded",       "gptq-v1",   "gptq-v2",
                                  "gptq-act-order", "gptq-partial-group"};
+
+// The extra error the integer EXL2 kernel may add (linear_exl2_int16.cpp):
+// each input is off by at most 1/65534 of the largest magnitude in its group,
+// so output n by at most the sum of those errors times |w_nk|. Zero for every
+// other product.
+std::vector<double> int16_input_slack(const Layer& layer, const std::vector<float>& x,
+                                      std::int64_t rows, bool int16_path) {
+  const LinearWeight& weight = layer.weight;
+  std::vector<double> slack(std::size_t(rows * weight.out_features), 0.0);
+  if (!layer.exl2 || !int16_path) return slack;
+  const std::vector<float> dense = dequantize(weight);
+  const std::int64_t in = weight.in_features;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::vector<double> input_error(static_cast<std::size_t>(in));
+    for (const Exl2Group& group : layer.exl2->groups) {
+      double largest = 0.0;
+      for (int k = group.first_row; k < group.first_row + group.rows; ++k)
+        largest = std::max(
+            largest, std::fabs(double(x[std::size_t(r * in + layer.exl2->perm[std::size_t(k)])])));
+      for (int k = group.first_row; k < group.first_row + group.rows; ++k)
+        input_error[std::size_t(layer.exl2->perm[std::size_t(k)])] = largest / 65534.0;
+    }
+    for (std::int64_t n = 0; n < weight.out_features; ++n) {
+      double sum = 0.0;
+      for (std::int64_t k = 0; k < in; ++k)
+        sum += input_error[std::size_t(k)] * std::fabs(double(dense[std::size_t(n * in + k)]));
+      slack[std::size_t(r * weight.out_features + n)] = sum;
+    }
+  }
+  return slack;
+}
+
+// out against the reference: within 1e-5 of the magnitude (FP32 rounding)
+// plus the slack of the path.
+void expect_near_reference(const std::vector<float>& out, const Reference& reference,
+                           const std::vector<double>& slack) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const double error = std::fabs(double(out[i]) - reference.values[i]);
+    if (!(error <= 1e-5 * reference.magnitudes[i] + slack[i])) {
+      QFAIL(qPrintable(QString("output %1: %2, expected %3 (error %4 of magnitude %5, slack %6)")
+                           .arg(i)
+                           .arg(double(out[i]), 0, 'g', 9)
+                           .arg(reference.values[i], 0, 'g', 9)
+                           .arg(error)
+                           .arg(reference.magnitudes[i])
+                           .arg(slack[i])));
+    }
+  }
+}
+
+// The inputs of an EXL2 product in quantized order, as exl2_product gathers them.
+std::vector<float> permuted_inputs(const Exl2Fixture& exl2, const std::vector<float>& x,
+                                   std::int64_t rows) {
+  std::vector<float> xp(x.size());
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t k = 0; k < exl2.in_features; ++k)
+      xp[std::size_t(r * exl2.in_features + k)] =
+          x[std::size_t(r * exl2.in_features + exl2.perm[std::size_t(k)])];
+  }
+  return xp;
+}
 
 }  // namespace
 
@@ -143,15 +208,72 @@ class LinearProductTest : public QObject {
     linear(pool_, x.data(), rows, weight, out.data());
     const Reference reference = reference_product(x, rows, dequantize(weight), weight.out_features,
                                                   weight.in_features, layer->bias);
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      const double error = std::fabs(double(out[i]) - reference.values[i]);
-      if (!(error <= 1e-5 * reference.magnitudes[i])) {
-        QFAIL(qPrintable(QString("output %1: %2, expected %3 (error %4 of magnitude %5)")
-                             .arg(i)
-                             .arg(double(out[i]), 0, 'g', 9)
-                             .arg(reference.values[i], 0, 'g', 9)
-                             .arg(error)
-                             .arg(reference.magnitudes[i])));
+    const bool int16_path =
+        rows <= linear_detail::kExl2FewRows && linear_detail::exl2_int16_supported();
+    expect_near_reference(out, reference, int16_input_slack(*layer, x, rows, int16_path));
+  }
+
+  // Both kernels of EXL2 decode steps, whichever the processor would pick: the
+  // float one, and the integer one where the processor has AVX2.
+  void exl2FewRowPathsMatchTheDequantizedProduct_data() {
+    QTest::addColumn<QByteArray>("format");
+    QTest::addColumn<bool>("int16");
+    QTest::addColumn<int>("rows");
+    for (const char* format : {"exl2-mixed", "exl2-permuted", "exl2-padded", "exl2-long-groups"}) {
+      for (const bool int16 : {false, true}) {
+        for (int rows = 1; rows <= linear_detail::kExl2FewRows; ++rows) {
+          QTest::addRow("%s, %s, %d rows", format, int16 ? "int16" : "float", rows)
+              << QByteArray(format) << int16 << rows;
+        }
+      }
+    }
+  }
+
+  void exl2FewRowPathsMatchTheDequantizedProduct() {
+    QFETCH(QByteArray, format);
+    QFETCH(bool, int16);
+    QFETCH(int, rows);
+    if (int16 && !linear_detail::exl2_int16_supported()) QSKIP("the processor lacks AVX2");
+    std::mt19937 rng(static_cast<unsigned>(qHash(format) ^ unsigned(rows) ^ (int16 ? 77u : 0u)));
+    const std::unique_ptr<Layer> layer = make_layer(format, rng);
+    const LinearWeight& weight = layer->weight;
+    const std::vector<float> x = random_inputs(rng, std::size_t(rows * weight.in_features));
+    const std::vector<float> xp = permuted_inputs(*layer->exl2, x, rows);
+    std::vector<float> out(std::size_t(rows * weight.out_features), std::nanf(""));
+    const linear_detail::Product product{
+        x.data(), rows, weight.in_features, weight.out_features, nullptr, out.data()};
+    linear_detail::exl2_few_rows_product(pool_, product, std::get<Exl2Weight>(weight.format),
+                                         layer->exl2->q_columns, xp.data(),
+                                         int16 ? linear_detail::Exl2RowPath::int16_inputs
+                                               : linear_detail::Exl2RowPath::float_inputs);
+    const Reference reference =
+        reference_product(x, rows, dequantize(weight), weight.out_features, weight.in_features, {});
+    expect_near_reference(out, reference, int16_input_slack(*layer, x, rows, int16));
+  }
+
+  // The integer kernel's 32-bit sums wrap for the largest inputs and weights
+  // of long 8-bit groups; the result must still be exact. Every input is +1
+  // with every value at its largest code, then -1 with every value 0 (the
+  // largest |q - zero|), in groups longer than one 512-row chunk.
+  void exl2IntegerSumsSurviveTheLargestValues() {
+    if (!linear_detail::exl2_int16_supported()) QSKIP("the processor lacks AVX2");
+    for (const bool largest_codes : {true, false}) {
+      Exl2Fixture exl2({{8, 1088}, {4, 544}, {2, 32}}, 16, 16);
+      std::fill(exl2.q_weight.begin(), exl2.q_weight.end(), largest_codes ? ~0u : 0u);
+      std::fill(exl2.q_scale.begin(), exl2.q_scale.end(), 0x76543210u);
+      const LinearWeight weight = exl2.weight();
+      for (const int rows : {1, 4}) {
+        const std::vector<float> x(std::size_t(rows * exl2.in_features),
+                                   largest_codes ? 1.0f : -1.0f);
+        std::vector<float> out(std::size_t(rows * 16), std::nanf(""));
+        const linear_detail::Product product{x.data(), rows,    exl2.in_features,
+                                             16,       nullptr, out.data()};
+        linear_detail::exl2_few_rows_product(pool_, product, std::get<Exl2Weight>(weight.format),
+                                             16, x.data(),
+                                             linear_detail::Exl2RowPath::int16_inputs);
+        const Reference reference =
+            reference_product(x, rows, dequantize(weight), 16, exl2.in_features, {});
+        expect_near_reference(out, reference, std::vector<double>(out.size(), 0.0));
       }
     }
   }

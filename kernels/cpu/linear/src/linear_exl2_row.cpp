@@ -17,11 +17,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
 
 #include "linear_internal.h"
 #include "packed_values.h"
-#include "quire/kernels/cpu/half.h"
+#include "quire/kernels/cpu/exl2_scale.h"
 #include "quire/kernels/cpu/simd.h"
 
 // The helpers below pass 32-byte vectors by value; they are inlined into one
@@ -154,16 +155,6 @@ QUIRE_LINEAR_INLINE float input_sum(const float* x, int rows) {
   return sum;
 }
 
-// table[code] = exl2_scale(code + 1, q_scale_max): the same FP16 roundings,
-// sixteen at a time.
-QUIRE_LINEAR_INLINE void scale_table(std::uint16_t q_scale_max, float* table) {
-  const float max_scale =
-      half_to_float(float_to_half(half_to_float(q_scale_max) * (1.0f / 256.0f)));
-  for (int code = 0; code < 16; ++code)
-    table[code] = static_cast<float>((code + 1) * (code + 1)) * max_scale;
-  round_through_halves(table, 16);
-}
-
 // result[r][c] += scale[c] * (sum x * q - zero * sum x) for one group, R
 // input rows and the columns below width (result rows `width` apart).
 template <int Bits, int R>
@@ -180,7 +171,7 @@ QUIRE_LINEAR_INLINE void add_group(const RowCall& call, std::size_t g, int width
   // The 16 scales of the group's codes; a shuffle of the two halves looks up
   // eight columns' scales at once.
   alignas(32) float table[16];
-  scale_table(call.weight.q_scale_max[g], table);
+  exl2_scale_table(call.weight.q_scale_max[g], table);
   const Floats low = load_floats(table);
   const Floats high = load_floats(table + 8);
   const std::uint32_t* codes = call.weight.q_scale + std::int64_t(g) * (stride / 8);
@@ -259,8 +250,16 @@ std::vector<std::size_t> slice_starts(const Exl2Weight& weight) {
 }  // namespace
 
 void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
-                           std::int64_t columns, const float* xp) {
+                           std::int64_t columns, const float* xp, Exl2RowPath path) {
   const RowCall call{product, weight, columns, xp};
+  if (path == Exl2RowPath::fastest) {
+    path = exl2_int16_supported() ? Exl2RowPath::int16_inputs : Exl2RowPath::float_inputs;
+  }
+  Exl2Int16Inputs inputs;
+  if (path == Exl2RowPath::int16_inputs) {
+    if (!exl2_int16_supported()) throw std::logic_error("the integer EXL2 product needs AVX2");
+    inputs = exl2_int16_layout(weight, static_cast<int>(product.rows), product.in_features);
+  }
   const int rows = static_cast<int>(product.rows);
   // Only columns below N are computed, in whole vectors (the converter's
   // padding columns hold zeros and have no output).
@@ -269,28 +268,34 @@ void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2W
   const std::size_t slices = starts.size() - 1;
   const std::size_t slice_size = std::size_t(rows) * std::size_t(width);
   std::vector<float> partial(slices * slice_size);
-  pool.parallel_for(static_cast<std::int64_t>(slices), 1,
-                    [&](std::int64_t first, std::int64_t last) {
-                      for (std::int64_t s = first; s < last; ++s) {
-                        const std::size_t g0 = starts[std::size_t(s)];
-                        const std::size_t g1 = starts[std::size_t(s) + 1];
-                        float* out = partial.data() + std::size_t(s) * slice_size;
-                        switch (rows) {
-                          case 1:
-                            multiply_slice<1>(call, g0, g1, width, out);
-                            break;
-                          case 2:
-                            multiply_slice<2>(call, g0, g1, width, out);
-                            break;
-                          case 3:
-                            multiply_slice<3>(call, g0, g1, width, out);
-                            break;
-                          default:
-                            multiply_slice<4>(call, g0, g1, width, out);
-                            break;
-                        }
-                      }
-                    });
+  pool.parallel_for(
+      static_cast<std::int64_t>(slices), 1, [&](std::int64_t first, std::int64_t last) {
+        for (std::int64_t s = first; s < last; ++s) {
+          const std::size_t g0 = starts[std::size_t(s)];
+          const std::size_t g1 = starts[std::size_t(s) + 1];
+          float* out = partial.data() + std::size_t(s) * slice_size;
+          if (path == Exl2RowPath::int16_inputs) {
+            exl2_int16_quantize(weight, xp, rows, product.in_features, g0, g1, inputs);
+            exl2_int16_slice(weight, columns, product.in_features, xp, inputs, rows, g0, g1, width,
+                             out);
+            continue;
+          }
+          switch (rows) {
+            case 1:
+              multiply_slice<1>(call, g0, g1, width, out);
+              break;
+            case 2:
+              multiply_slice<2>(call, g0, g1, width, out);
+              break;
+            case 3:
+              multiply_slice<3>(call, g0, g1, width, out);
+              break;
+            default:
+              multiply_slice<4>(call, g0, g1, width, out);
+              break;
+          }
+        }
+      });
   sum_slices(partial.data(), slices, static_cast<int>(slice_size));
   for (int r = 0; r < rows; ++r)
     store_outputs(product, r, 0, width, partial.data() + std::size_t(r) * std::size_t(width));

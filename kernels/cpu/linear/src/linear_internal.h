@@ -87,8 +87,36 @@ bool f16_dots(const float* x, const std::uint16_t* w, std::int64_t k_count, std:
 // jobs), `xp` already in quantized order and `columns` the row length of
 // q_weight: each weight is unpacked once for all rows (linear_exl2_row.cpp).
 inline constexpr std::int64_t kExl2FewRows = 4;
+// How exl2_few_rows_product multiplies: `fastest` uses the integer kernel
+// where the processor has AVX2; tests ask for each path by name.
+enum class Exl2RowPath { fastest, float_inputs, int16_inputs };
 void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
-                           std::int64_t columns, const float* xp);
+                           std::int64_t columns, const float* xp,
+                           Exl2RowPath path = Exl2RowPath::fastest);
+
+// The integer EXL2 kernel (linear_exl2_int16.cpp): each group's inputs as
+// 16-bit integers with one scale, paired as the kernel reads them.
+struct Exl2Int16Inputs {
+  std::int64_t half_features = 0;       // K / 2
+  std::vector<std::int32_t> pairs;      // [rows, K / 2]: two 16-bit inputs each
+  std::vector<float> scales;            // [rows, groups]
+  std::vector<std::int32_t> zero_sums;  // [rows, chunks]: zero * sum of a chunk's inputs
+  std::vector<int> chunk_base;          // [groups]: a group's first chunk
+  int chunks = 0;
+};
+bool exl2_int16_supported();
+// Sized for a call; exl2_int16_quantize fills the part of groups [first,
+// last), so that the slices of a call quantize their own inputs in parallel.
+Exl2Int16Inputs exl2_int16_layout(const Exl2Weight& weight, int rows, std::int64_t in_features);
+void exl2_int16_quantize(const Exl2Weight& weight, const float* xp, int rows,
+                         std::int64_t in_features, std::size_t first, std::size_t last,
+                         Exl2Int16Inputs& inputs);
+// out[r][c] = the sums of the groups [first, last) for `rows` input rows and
+// every column c < width, like the float kernel's slices; their inputs must
+// have been quantized.
+void exl2_int16_slice(const Exl2Weight& weight, std::int64_t columns, std::int64_t in_features,
+                      const float* xp, const Exl2Int16Inputs& inputs, int rows, std::size_t first,
+                      std::size_t last, int width, float* out);
 
 // acc[r * T + i] += sum_j x[r * x_stride + j] * tile[j * T + i]: a tile of
 // `count` decoded weight rows ([input][output]) applied to `rows` input rows.
