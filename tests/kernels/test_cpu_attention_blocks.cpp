@@ -91,7 +91,7 @@ class CpuAttentionBlocksTest : public QObject {
 
   // Attends `queries` in one batch and compares every output with the reference.
   static void check(CpuBackend& backend, const Context& context, const std::vector<Query>& queries,
-                    int dim, int window) {
+                    int dim, int window, int heads = kHeads) {
     std::vector<std::int32_t> sequence, position;
     std::vector<float> q;
     std::mt19937 rng(99);
@@ -99,7 +99,7 @@ class CpuAttentionBlocksTest : public QObject {
     for (const Query& query : queries) {
       sequence.push_back(query.sequence);
       position.push_back(query.position);
-      for (int i = 0; i < kHeads * dim; ++i)
+      for (int i = 0; i < heads * dim; ++i)
         q.push_back(normal(rng));
     }
     const TokenBatch batch{sequence.data(), position.data(), context.tables.data(),
@@ -107,14 +107,14 @@ class CpuAttentionBlocksTest : public QObject {
     const float scale = 1.0f / std::sqrt(float(dim));
     std::vector<float> out(q.size(), std::nanf(""));
     backend.paged_attention(0, context.storage.view, batch, q.data(),
-                            AttentionParams{kHeads, scale, window}, out.data());
+                            AttentionParams{heads, scale, window}, out.data());
 
     for (std::size_t t = 0; t < queries.size(); ++t) {
       const int s = queries[t].sequence, last = queries[t].position;
       const int first = window ? std::max(0, last - window + 1) : 0;
-      for (int head = 0; head < kHeads; ++head) {
-        const int kv = head / (kHeads / kKvHeads);
-        const float* query = q.data() + (t * kHeads + std::size_t(head)) * std::size_t(dim);
+      for (int head = 0; head < heads; ++head) {
+        const int kv = head / (heads / kKvHeads);
+        const float* query = q.data() + (t * heads + std::size_t(head)) * std::size_t(dim);
         std::vector<double> weights;
         double maximum = -1e300;
         for (int p = first; p <= last; ++p) {
@@ -136,7 +136,7 @@ class CpuAttentionBlocksTest : public QObject {
                         context.values[std::size_t(s)][std::size_t((p * kKvHeads + kv) * dim + d)];
           }
           const float actual =
-              out[(t * kHeads + std::size_t(head)) * std::size_t(dim) + std::size_t(d)];
+              out[(t * heads + std::size_t(head)) * std::size_t(dim) + std::size_t(d)];
           QVERIFY2(std::fabs(actual - expected) < 1e-4 * (1 + std::fabs(expected)),
                    qPrintable(QString("query %1 head %2 dim %3: %4 vs %5")
                                   .arg(t)
@@ -194,6 +194,35 @@ class CpuAttentionBlocksTest : public QObject {
     check(backend, context, {{0, 1099}}, dim, window);
     if (QTest::currentTestFailed()) return;
     check(backend, context, {{2, 299}, {1, 64}}, dim, window);
+  }
+
+  // Decode steps (one token per sequence) with every number of query heads per
+  // K/V head from 1 to 9: the FP16 decode kernel takes up to 8, with their
+  // sums in registers, and leaves more to the general kernel.
+  void decodeStepsOfEveryGroupSize_data() {
+    QTest::addColumn<int>("group");
+    QTest::addColumn<int>("dim");
+    QTest::addColumn<int>("threads");
+    for (int group = 1; group <= 9; ++group) {
+      QTest::addRow("group %d, head 64, 1 thread", group) << group << 64 << 1;
+      QTest::addRow("group %d, head 128, 8 threads", group) << group << 128 << 8;
+    }
+    QTest::addRow("group 3, head 40, 8 threads") << 3 << 40 << 8;
+  }
+
+  void decodeStepsOfEveryGroupSize() {
+    QFETCH(int, group);
+    QFETCH(int, dim);
+    QFETCH(int, threads);
+    ThreadPool pool(threads);
+    CpuBackend backend({}, &pool);
+    const Context context(backend, KvCoding::Fp16, KvCoding::Fp16, dim);
+    const int heads = group * kKvHeads;
+    check(backend, context, {{0, 1099}}, dim, 0, heads);
+    if (QTest::currentTestFailed()) return;
+    check(backend, context, {{0, 0}, {1, 64}, {2, 299}}, dim, 0, heads);
+    if (QTest::currentTestFailed()) return;
+    check(backend, context, {{1, 699}}, dim, 100, heads);
   }
 };
 

@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "attention_math.h"
 #include "quire/kernels/cpu/fp8.h"
 #include "quire/kernels/cpu/hadamard.h"
 #include "quire/kernels/cpu/half.h"
@@ -47,36 +48,6 @@ const std::array<float, 256>& e4m3_table() {
 
 [[noreturn]] __attribute__((noinline)) void bad_page(std::int32_t page) {
   throw std::out_of_range("page table entry " + std::to_string(page) + " is not a page");
-}
-
-// condition ? a : b on the bits: GCC at -O2 vectorizes no loop with a branch,
-// and a conditional on floats stays one unless NaNs are ruled out.
-QUIRE_CPU_INLINE float choose(bool condition, float a, float b) {
-  const std::uint32_t mask = 0u - static_cast<std::uint32_t>(condition);
-  return std::bit_cast<float>((std::bit_cast<std::uint32_t>(a) & mask) |
-                              (std::bit_cast<std::uint32_t>(b) & ~mask));
-}
-
-// exp(x) for x <= 0 in vectorizable arithmetic (std::exp is a call): x = n ln2
-// + r with |r| <= ln2 / 2, ln2 split in two so that r is exact (Cody and
-// Waite), e^r by Cephes' expf polynomial (about 1 ulp), 2^n added to the
-// exponent. x is clamped to [-86, 0]: exp(-86) = 4e-38 stays normal and is
-// nothing beside the row's largest weight, which is 1.
-QUIRE_CPU_INLINE float exp_nonpositive(float x) {
-  x = choose(x < -86.0f, -86.0f, x);
-  x = choose(x > 0.0f, 0.0f, x);
-  // Adding and subtracting 1.5 * 2^23 rounds to the nearest integer.
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  const auto shift = static_cast<std::uint32_t>(static_cast<std::int32_t>(n)) << 23;
-  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(p) + shift);
 }
 
 // One token's head vector, integer codings in the rotated domain.
@@ -270,6 +241,7 @@ void ensure(std::vector<T>& buffer, std::size_t size) {
 }  // namespace
 
 void attend(const AttentionCall& call, const AttentionItem& item, AttentionScratch& s) {
+  if (attend_fp16_decode(call, item, s)) return;
   const AttentionPlan& plan = *call.plan;
   const QueryBlock& block = plan.blocks[std::size_t(item.block)];
   const TokenBatch& batch = *call.batch;

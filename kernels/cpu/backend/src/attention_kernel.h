@@ -57,6 +57,12 @@ struct AttentionScratch {
 
 void attend(const AttentionCall& call, const AttentionItem& item, AttentionScratch& scratch);
 
+// The item of a decode step (one token) over FP16 keys and values, with AVX2,
+// FMA and F16C (attention_decode_f16.cpp); false, with nothing done, where the
+// item or the processor does not fit it. attend() tries it first.
+bool attend_fp16_decode(const AttentionCall& call, const AttentionItem& item,
+                        AttentionScratch& scratch);
+
 // Merges the parts of one split block for one K/V head into the output.
 void merge_parts(const AttentionCall& call, const QueryBlock& block, int kv_head,
                  std::vector<float>& row);

@@ -1,0 +1,306 @@
+// Decode steps over FP16 keys and values, with AVX2, FMA and F16C.
+//
+// The general kernel (attention_kernel.cpp) decodes each block of keys and
+// values into float scratch and scores eight query rows at once, one per
+// vector lane: right for prefill, where a block serves many tokens, but a
+// decode step has one token, so the rows are only the few query heads of one
+// K/V head (often 1 to 4 of the 8 lanes), and every key and value is written
+// out and read back once more. Here the halves are widened in registers as
+// they are used: a key is dotted with each row's query along the head
+// dimension, and each value is added into the rows' sums held in registers.
+// The online softmax is the general kernel's, with the same exponential.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "attention_kernel.h"
+#include "attention_math.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QUIRE_HAVE_F16_DECODE_PATH 1
+#endif
+
+namespace quire::kernels::cpu_attention {
+
+#ifdef QUIRE_HAVE_F16_DECODE_PATH
+
+namespace {
+
+#define QUIRE_F16_DECODE __attribute__((target("avx2,fma,f16c")))
+#define QUIRE_F16_DECODE_INLINE QUIRE_F16_DECODE __attribute__((always_inline)) inline
+
+// Query heads per K/V head that this kernel takes; more go the general way.
+constexpr int kMaxDecodeRows = 8;
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+QUIRE_F16_DECODE_INLINE __m256 widen8(const std::uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+QUIRE_F16_DECODE_INLINE float horizontal_sum(__m256 v) {
+  const __m128 pair = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 two = _mm_add_ps(pair, _mm_movehl_ps(pair, pair));
+  return _mm_cvtss_f32(_mm_add_ss(two, _mm_movehdup_ps(two)));
+}
+
+// exp_nonpositive (attention_math.h) on eight values.
+QUIRE_F16_DECODE_INLINE __m256 exp_nonpositive8(__m256 x) {
+  using namespace exp_constants;
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kLowest)), _mm256_setzero_ps());
+  const __m256 round = _mm256_set1_ps(kRound);
+  const __m256 n =
+      _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), round), round);
+  const __m256 r = _mm256_sub_ps(_mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(kLn2High))),
+                                 _mm256_mul_ps(n, _mm256_set1_ps(kLn2Low)));
+  __m256 p = _mm256_set1_ps(kPolynomial[0]);
+  for (int i = 1; i < 6; ++i)
+    p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(kPolynomial[i]));
+  p = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(p, _mm256_mul_ps(r, r)), r), _mm256_set1_ps(1.0f));
+  const __m256i shift = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
+  return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), shift));
+}
+
+struct DecodeItem {
+  const AttentionCall& call;
+  int kv_head = 0;
+  std::int64_t token = 0;
+  std::int32_t first = 0;  // keys [first, last]
+  std::int32_t last = -1;
+  std::int64_t partial_row = -1;
+};
+
+// scores[r][j] = q_r . k_j for the `count` keys of a block, two keys at a
+// time so that the chains of multiply-adds overlap.
+template <int R>
+QUIRE_F16_DECODE void score_keys(const float* queries, const std::uint16_t* const* keys, int count,
+                                 int dim, float (*scores)[kKeyBlock]) {
+  int j = 0;
+  for (; j + 2 <= count; j += 2) {
+    __m256 a[R], b[R];
+    for (int r = 0; r < R; ++r)
+      a[r] = b[r] = _mm256_setzero_ps();
+    for (int c = 0; c < dim; c += 8) {
+      const __m256 ka = widen8(keys[j] + c);
+      const __m256 kb = widen8(keys[j + 1] + c);
+      for (int r = 0; r < R; ++r) {
+        const __m256 q = _mm256_loadu_ps(queries + r * dim + c);
+        a[r] = _mm256_fmadd_ps(ka, q, a[r]);
+        b[r] = _mm256_fmadd_ps(kb, q, b[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      scores[r][j] = horizontal_sum(a[r]);
+      scores[r][j + 1] = horizontal_sum(b[r]);
+    }
+  }
+  for (; j < count; ++j) {
+    __m256 a[R];
+    for (int r = 0; r < R; ++r)
+      a[r] = _mm256_setzero_ps();
+    for (int c = 0; c < dim; c += 8) {
+      const __m256 k = widen8(keys[j] + c);
+      for (int r = 0; r < R; ++r)
+        a[r] = _mm256_fmadd_ps(k, _mm256_loadu_ps(queries + r * dim + c), a[r]);
+    }
+    for (int r = 0; r < R; ++r)
+      scores[r][j] = horizontal_sum(a[r]);
+  }
+}
+
+// sums[r][c] = sums[r][c] * correction[r] + sum_j weights[r][j] * v_j[c] for
+// W vectors of columns from `column` on, the sums in registers throughout.
+template <int R, int W>
+QUIRE_F16_DECODE_INLINE void add_values(const float (*weights)[kKeyBlock],
+                                        const std::uint16_t* const* values, int count, int column,
+                                        int dim, const float* correction, float* sums) {
+  __m256 acc[R][W];
+  for (int r = 0; r < R; ++r) {
+    const __m256 scale = _mm256_set1_ps(correction[r]);
+    for (int w = 0; w < W; ++w)
+      acc[r][w] = _mm256_mul_ps(_mm256_loadu_ps(sums + r * dim + column + 8 * w), scale);
+  }
+  for (int j = 0; j < count; ++j) {
+    __m256 v[W];
+    for (int w = 0; w < W; ++w)
+      v[w] = widen8(values[j] + column + 8 * w);
+    for (int r = 0; r < R; ++r) {
+      const __m256 weight = _mm256_broadcast_ss(&weights[r][j]);
+      for (int w = 0; w < W; ++w)
+        acc[r][w] = _mm256_fmadd_ps(weight, v[w], acc[r][w]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int w = 0; w < W; ++w)
+      _mm256_storeu_ps(sums + r * dim + column + 8 * w, acc[r][w]);
+  }
+}
+
+// As many columns per pass as keep R * W sums in registers.
+template <int R>
+QUIRE_F16_DECODE void add_block_values(const float (*weights)[kKeyBlock],
+                                       const std::uint16_t* const* values, int count, int dim,
+                                       const float* correction, float* sums) {
+  constexpr int W = R == 1 ? 4 : (R <= 3 ? 3 : (R <= 5 ? 2 : 1));
+  int column = 0;
+  for (; column + 8 * W <= dim; column += 8 * W)
+    add_values<R, W>(weights, values, count, column, dim, correction, sums);
+  for (; column < dim; column += 8)
+    add_values<R, 1>(weights, values, count, column, dim, correction, sums);
+}
+
+// Pointers to the head vectors of positions [first, first + count).
+void head_pointers(const cpu_kv::Plane& plane, const std::int32_t* table, int page_size,
+                   int num_pages, int head, std::int32_t first, int count,
+                   const std::uint16_t** out) {
+  for (int j = 0; j < count; ++j) {
+    const std::int32_t position = first + j;
+    const std::int32_t page = table[position / page_size];
+    if (page < 0 || page >= num_pages) {
+      throw std::out_of_range("page table entry " + std::to_string(page) + " is not a page");
+    }
+    out[j] =
+        reinterpret_cast<const std::uint16_t*>(plane.head_data(page, position % page_size, head));
+  }
+}
+
+template <int R>
+QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
+  const AttentionCall& call = item.call;
+  const int dim = call.dim;
+  const std::size_t size = std::size_t(R) * std::size_t(dim);
+  if (s.queries.size() < size) s.queries.resize(size);
+  if (s.sums.size() < size) s.sums.resize(size);
+  float* queries = s.queries.data();
+  float* sums = s.sums.data();
+  const int first_head = item.kv_head * call.group;
+  for (int r = 0; r < R; ++r) {
+    const float* source = call.query + (item.token * call.heads + first_head + r) * dim;
+    for (int i = 0; i < dim; ++i)
+      queries[r * dim + i] = source[i] * call.scale;
+  }
+  std::fill(sums, sums + size, 0.0f);
+  float maximum[R], total[R], correction[R];
+  for (int r = 0; r < R; ++r) {
+    maximum[r] = kMinusInfinity;
+    total[r] = 0.0f;
+  }
+
+  const TokenBatch& batch = *call.batch;
+  const std::int32_t sequence = batch.token_sequence[item.token];
+  const std::int32_t* table = batch.block_tables + std::int64_t{sequence} * batch.max_pages;
+  alignas(32) float weights[R][kKeyBlock];
+  const std::uint16_t* keys[kKeyBlock];
+  const std::uint16_t* values[kKeyBlock];
+  for (std::int32_t start = item.first - item.first % kKeyBlock; start <= item.last;
+       start += kKeyBlock) {
+    const std::int32_t first = std::max(start, item.first);
+    const int count = std::min(start + kKeyBlock - 1, item.last) - first + 1;
+    head_pointers(call.keys, table, call.page_size, call.num_pages, item.kv_head, first, count,
+                  keys);
+    head_pointers(call.values, table, call.page_size, call.num_pages, item.kv_head, first, count,
+                  values);
+    score_keys<R>(queries, keys, count, dim, weights);
+    for (int r = 0; r < R; ++r) {
+      float* row = weights[r];
+      const float grown = std::max(maximum[r], *std::max_element(row, row + count));
+      correction[r] = grown == maximum[r] ? 1.0f : std::exp(maximum[r] - grown);
+      maximum[r] = grown;
+      const __m256 base = _mm256_set1_ps(grown);
+      __m256 sum8 = _mm256_setzero_ps();
+      int j = 0;
+      for (; j + 8 <= count; j += 8) {
+        const __m256 weight = exp_nonpositive8(_mm256_sub_ps(_mm256_loadu_ps(row + j), base));
+        _mm256_storeu_ps(row + j, weight);
+        sum8 = _mm256_add_ps(sum8, weight);
+      }
+      float sum = horizontal_sum(sum8);
+      for (; j < count; ++j) {
+        row[j] = exp_nonpositive(row[j] - grown);
+        sum += row[j];
+      }
+      total[r] = total[r] * correction[r] + sum;
+    }
+    add_block_values<R>(weights, values, count, dim, correction, sums);
+  }
+
+  for (int r = 0; r < R; ++r) {
+    const float* row = sums + r * dim;
+    if (item.partial_row >= 0) {
+      const std::int64_t at = item.partial_row + r;
+      std::copy(row, row + dim, call.partial_values + at * dim);
+      call.partial_max[at] = maximum[r];
+      call.partial_sum[at] = total[r];
+      continue;
+    }
+    const float inverse = total[r] > 0.0f ? 1.0f / total[r] : 0.0f;
+    float* target = call.out + (item.token * call.heads + first_head + r) * dim;
+    for (int i = 0; i < dim; ++i)
+      target[i] = row[i] * inverse;
+  }
+}
+
+bool processor_supports() {
+  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                                __builtin_cpu_supports("f16c");
+  return supported;
+}
+
+}  // namespace
+
+bool attend_fp16_decode(const AttentionCall& call, const AttentionItem& item,
+                        AttentionScratch& scratch) {
+  if (call.keys.coding != KvCoding::Fp16 || call.values.coding != KvCoding::Fp16) return false;
+  if (call.group > kMaxDecodeRows || call.dim % 8 != 0 || !processor_supports()) return false;
+  const AttentionPlan& plan = *call.plan;
+  const QueryBlock& block = plan.blocks[std::size_t(item.block)];
+  if (block.end - block.begin != 1) return false;
+  const std::int64_t token = plan.order[std::size_t(block.begin)];
+  // The item's keys, within the token's own range (its window and position).
+  const DecodeItem decode{call,
+                          item.kv_head,
+                          token,
+                          std::max(item.first_key, plan.first[std::size_t(token)]),
+                          std::min(item.last_key, call.batch->positions[token]),
+                          item.partial_row};
+  switch (call.group) {
+    case 1:
+      attend_rows<1>(decode, scratch);
+      break;
+    case 2:
+      attend_rows<2>(decode, scratch);
+      break;
+    case 3:
+      attend_rows<3>(decode, scratch);
+      break;
+    case 4:
+      attend_rows<4>(decode, scratch);
+      break;
+    case 5:
+      attend_rows<5>(decode, scratch);
+      break;
+    case 6:
+      attend_rows<6>(decode, scratch);
+      break;
+    case 7:
+      attend_rows<7>(decode, scratch);
+      break;
+    default:
+      attend_rows<8>(decode, scratch);
+      break;
+  }
+  return true;
+}
+
+#else
+
+bool attend_fp16_decode(const AttentionCall&, const AttentionItem&, AttentionScratch&) {
+  return false;
+}
+
+#endif
+
+}  // namespace quire::kernels::cpu_attention
