@@ -165,9 +165,9 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
     const kernels::RopeParams rope{s.inv_freq.as<float>(), c.rotary_dim(), attention_factor_};
     float* h = s.h.as<float>();
     backend_.rms_norm(d, x, layer.input_norm, static_cast<float>(c.rms_norm_eps), count, hidden, h);
-    backend_.linear(d, h, count, layer.q, s.q.as<float>());
-    backend_.linear(d, h, count, layer.k, s.k.as<float>());
-    backend_.linear(d, h, count, layer.v, s.v.as<float>());
+    const kernels::LinearWeight* qkv[] = {&layer.q, &layer.k, &layer.v};
+    float* const qkv_out[] = {s.q.as<float>(), s.k.as<float>(), s.v.as<float>()};
+    backend_.linear_many(d, h, count, qkv, qkv_out);
     backend_.rope(d, s.q.as<float>(), count, c.num_heads, c.head_dim,
                   s.positions.as<std::int32_t>(), rope);
     backend_.rope(d, s.k.as<float>(), count, c.num_kv_heads, c.head_dim,
@@ -181,8 +181,9 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
 
     backend_.rms_norm(d, x, layer.post_attention_norm, static_cast<float>(c.rms_norm_eps), count,
                       hidden, h);
-    backend_.linear(d, h, count, layer.gate, s.gate.as<float>());
-    backend_.linear(d, h, count, layer.up, s.up.as<float>());
+    const kernels::LinearWeight* gate_up[] = {&layer.gate, &layer.up};
+    float* const gate_up_out[] = {s.gate.as<float>(), s.up.as<float>()};
+    backend_.linear_many(d, h, count, gate_up, gate_up_out);
     backend_.silu_mul(d, s.gate.as<float>(), s.up.as<float>(), count * c.intermediate_size,
                       s.gate.as<float>());
     backend_.linear(d, s.gate.as<float>(), count, layer.down, s.projection.as<float>());

@@ -1,5 +1,8 @@
 #include "quire/kernels/backend.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace quire::kernels {
 namespace {
 
@@ -42,6 +45,17 @@ void DeviceBuffer::reset() {
   owner_ = nullptr;
   data_ = nullptr;
   bytes_ = 0;
+}
+
+void Backend::linear_many(int device, const float* x, std::int64_t rows,
+                          std::span<const LinearWeight* const> weights,
+                          std::span<float* const> outs) {
+  if (weights.size() != outs.size()) {
+    throw std::invalid_argument("linear_many: " + std::to_string(weights.size()) + " weights but " +
+                                std::to_string(outs.size()) + " outputs");
+  }
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    linear(device, x, rows, *weights[i], outs[i]);
 }
 
 }  // namespace quire::kernels

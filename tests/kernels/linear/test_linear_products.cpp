@@ -297,6 +297,48 @@ class LinearProductTest : public QObject {
     }
   }
 
+  // linear_many over weights of every format equals linear() for each, bit
+  // for bit: EXL2 decode steps share one loop, the rest run one by one.
+  void linearManyEqualsLinearForEach() {
+    std::mt19937 rng(11);
+    // Each group shares an input size, as a layer's q, k and v do.
+    const std::vector<std::vector<QByteArray>> groups = {
+        {"exl2-mixed", "exl2-permuted", "gptq-partial-group"},
+        {"exl2-padded", "exl2-padded"},
+        {"dense-f16", "dense-bf16"}};
+    for (const std::vector<QByteArray>& formats : groups) {
+      std::vector<std::unique_ptr<Layer>> layers;
+      for (const QByteArray& format : formats) {
+        layers.push_back(make_layer(format, rng));
+        add_bias(*layers.back(), "f16", rng);
+      }
+      for (const std::int64_t rows : {1, 3, 7}) {
+        const std::int64_t in = layers.front()->weight.in_features;
+        const std::vector<float> x = random_inputs(rng, std::size_t(rows * in));
+        std::vector<const LinearWeight*> weights;
+        std::vector<std::vector<float>> alone, together;
+        std::vector<float*> outs;
+        for (const auto& layer : layers) {
+          QCOMPARE(layer->weight.in_features, in);
+          weights.push_back(&layer->weight);
+          alone.emplace_back(std::size_t(rows * layer->weight.out_features));
+          together.emplace_back(alone.back().size(), std::nanf(""));
+          linear(pool_, x.data(), rows, layer->weight, alone.back().data());
+        }
+        for (std::vector<float>& out : together)
+          outs.push_back(out.data());
+        linear_many(pool_, x.data(), rows, weights, outs);
+        for (std::size_t i = 0; i < layers.size(); ++i)
+          QVERIFY2(alone[i] == together[i], formats[i].constData());
+      }
+      std::vector<float> out(1);
+      std::vector<float*> one_out{out.data()};
+      std::vector<const LinearWeight*> two{&layers[0]->weight, &layers[1]->weight};
+      QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                               linear_many(pool_, out.data(), 1, two, one_out));
+    }
+  }
+
   void rejectsBadArguments() {
     std::mt19937 rng(3);
     const std::unique_ptr<Layer> layer = make_layer("gptq-act-order", rng);

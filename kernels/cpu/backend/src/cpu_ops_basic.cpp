@@ -90,6 +90,13 @@ void CpuBackend::linear(int device, const float* x, std::int64_t rows, const Lin
   kernels::linear(pool_, x, rows, weight, out);
 }
 
+void CpuBackend::linear_many(int device, const float* x, std::int64_t rows,
+                             std::span<const LinearWeight* const> weights,
+                             std::span<float* const> outs) {
+  check_device(device);
+  kernels::linear_many(pool_, x, rows, weights, outs);
+}
+
 void CpuBackend::rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
                       const std::int32_t* positions, const RopeParams& rope) {
   check_device(device);

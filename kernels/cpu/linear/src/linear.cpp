@@ -1,6 +1,7 @@
 #include "quire/kernels/cpu/linear.h"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -146,12 +147,22 @@ void store_outputs(const Product& product, std::int64_t row, std::int64_t begin,
 
 }  // namespace linear_detail
 
-void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWeight& weight,
-            float* out) {
+namespace {
+
+void check_call(const float* x, std::int64_t rows, const LinearWeight& weight, const float* out) {
   linear_detail::check_weight(weight);
   if (rows < 0) throw std::invalid_argument("linear: negative row count");
+  if (rows > 0 && (x == nullptr || out == nullptr)) {
+    throw std::invalid_argument("linear: null input or output");
+  }
+}
+
+}  // namespace
+
+void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWeight& weight,
+            float* out) {
+  check_call(x, rows, weight, out);
   if (rows == 0) return;
-  if (x == nullptr || out == nullptr) throw std::invalid_argument("linear: null input or output");
   const std::vector<float> bias = linear_detail::widen_bias(weight);
   const linear_detail::Product product{
       x, rows, weight.in_features, weight.out_features, bias.empty() ? nullptr : bias.data(), out};
@@ -167,6 +178,59 @@ void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWei
         }
       },
       weight.format);
+}
+
+void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
+                 std::span<const LinearWeight* const> weights, std::span<float* const> outs) {
+  if (weights.size() != outs.size()) {
+    throw std::invalid_argument("linear_many: " + std::to_string(weights.size()) + " weights but " +
+                                std::to_string(outs.size()) + " outputs");
+  }
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    check_call(x, rows, *weights[i], outs[i]);
+  if (rows == 0) return;
+  // Decode steps with EXL2 weights: every slice of every product in one
+  // loop. Everything else runs product by product.
+  struct Few {
+    std::vector<float> bias;
+    std::vector<float> xp;
+    std::unique_ptr<linear_detail::Exl2FewRows> work;
+  };
+  std::vector<Few> few;
+  few.reserve(weights.size());
+  std::vector<std::size_t> first_slice{0};
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const LinearWeight& weight = *weights[i];
+    const auto* exl2 = std::get_if<Exl2Weight>(&weight.format);
+    if (exl2 == nullptr || rows > linear_detail::kExl2FewRows) {
+      linear(pool, x, rows, weight, outs[i]);
+      continue;
+    }
+    Few& item = few.emplace_back();
+    item.bias = linear_detail::widen_bias(weight);
+    const linear_detail::Product product{x,
+                                         rows,
+                                         weight.in_features,
+                                         weight.out_features,
+                                         item.bias.empty() ? nullptr : item.bias.data(),
+                                         outs[i]};
+    item.xp = linear_detail::exl2_permuted_inputs(pool, product, *exl2);
+    item.work = std::make_unique<linear_detail::Exl2FewRows>(
+        product, *exl2, linear_detail::exl2_columns(product, *exl2), item.xp.data());
+    first_slice.push_back(first_slice.back() + item.work->slices());
+  }
+  if (few.empty()) return;
+  pool.parallel_for(
+      static_cast<std::int64_t>(first_slice.back()), 1, [&](std::int64_t begin, std::int64_t end) {
+        for (auto s = std::size_t(begin); s < std::size_t(end); ++s) {
+          const std::size_t p =
+              std::size_t(std::upper_bound(first_slice.begin(), first_slice.end(), s) -
+                          first_slice.begin() - 1);
+          few[p].work->run_slice(s - first_slice[p]);
+        }
+      });
+  for (Few& item : few)
+    item.work->finish();
 }
 
 }  // namespace quire::kernels

@@ -151,7 +151,8 @@ QUIRE_LINEAR_CLONES void run_tile(const Exl2Call& call, std::int64_t row_begin,
 
 }  // namespace
 
-void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight) {
+std::vector<float> exl2_permuted_inputs(ThreadPool& pool, const Product& product,
+                                        const Exl2Weight& weight) {
   const std::int64_t in = product.in_features;
   std::vector<float> xp(std::size_t(product.rows * in));
   pool.parallel_for(product.rows, 16, [&](std::int64_t begin, std::int64_t end) {
@@ -162,7 +163,16 @@ void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& we
         target[k] = source[weight.perm[k]];
     }
   });
-  const std::int64_t columns = weight.q_columns == 0 ? product.out_features : weight.q_columns;
+  return xp;
+}
+
+std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight) {
+  return weight.q_columns == 0 ? product.out_features : weight.q_columns;
+}
+
+void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight) {
+  const std::vector<float> xp = exl2_permuted_inputs(pool, product, weight);
+  const std::int64_t columns = exl2_columns(product, weight);
   if (product.rows <= kExl2FewRows) {
     exl2_few_rows_product(pool, product, weight, columns, xp.data());
     return;

@@ -249,56 +249,70 @@ std::vector<std::size_t> slice_starts(const Exl2Weight& weight) {
 
 }  // namespace
 
+Exl2FewRows::Exl2FewRows(const Product& product, const Exl2Weight& weight, std::int64_t columns,
+                         const float* xp, Exl2RowPath path)
+    : product_(product),
+      weight_(weight),
+      columns_(columns),
+      xp_(xp),
+      path_(path),
+      rows_(static_cast<int>(product.rows)),
+      // Only columns below N are computed, in whole vectors (the converter's
+      // padding columns hold zeros and have no output).
+      width_(static_cast<int>((product.out_features + kLanes - 1) / kLanes * kLanes)),
+      starts_(slice_starts(weight)) {
+  if (path_ == Exl2RowPath::fastest) {
+    path_ = exl2_int16_supported() ? Exl2RowPath::int16_inputs : Exl2RowPath::float_inputs;
+  }
+  if (path_ == Exl2RowPath::int16_inputs) {
+    if (!exl2_int16_supported()) throw std::logic_error("the integer EXL2 product needs AVX2");
+    inputs_ = exl2_int16_layout(weight, rows_, product.in_features);
+  }
+  partial_.resize(slices() * slice_size());
+}
+
+void Exl2FewRows::run_slice(std::size_t s) {
+  const std::size_t g0 = starts_[s];
+  const std::size_t g1 = starts_[s + 1];
+  float* out = partial_.data() + s * slice_size();
+  if (path_ == Exl2RowPath::int16_inputs) {
+    exl2_int16_quantize(weight_, xp_, rows_, product_.in_features, g0, g1, inputs_);
+    exl2_int16_slice(weight_, columns_, product_.in_features, xp_, inputs_, rows_, g0, g1, width_,
+                     out);
+    return;
+  }
+  const RowCall call{product_, weight_, columns_, xp_};
+  switch (rows_) {
+    case 1:
+      multiply_slice<1>(call, g0, g1, width_, out);
+      break;
+    case 2:
+      multiply_slice<2>(call, g0, g1, width_, out);
+      break;
+    case 3:
+      multiply_slice<3>(call, g0, g1, width_, out);
+      break;
+    default:
+      multiply_slice<4>(call, g0, g1, width_, out);
+      break;
+  }
+}
+
+void Exl2FewRows::finish() {
+  sum_slices(partial_.data(), slices(), static_cast<int>(slice_size()));
+  for (int r = 0; r < rows_; ++r)
+    store_outputs(product_, r, 0, width_, partial_.data() + std::size_t(r) * std::size_t(width_));
+}
+
 void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
                            std::int64_t columns, const float* xp, Exl2RowPath path) {
-  const RowCall call{product, weight, columns, xp};
-  if (path == Exl2RowPath::fastest) {
-    path = exl2_int16_supported() ? Exl2RowPath::int16_inputs : Exl2RowPath::float_inputs;
-  }
-  Exl2Int16Inputs inputs;
-  if (path == Exl2RowPath::int16_inputs) {
-    if (!exl2_int16_supported()) throw std::logic_error("the integer EXL2 product needs AVX2");
-    inputs = exl2_int16_layout(weight, static_cast<int>(product.rows), product.in_features);
-  }
-  const int rows = static_cast<int>(product.rows);
-  // Only columns below N are computed, in whole vectors (the converter's
-  // padding columns hold zeros and have no output).
-  const int width = static_cast<int>((product.out_features + kLanes - 1) / kLanes * kLanes);
-  const std::vector<std::size_t> starts = slice_starts(weight);
-  const std::size_t slices = starts.size() - 1;
-  const std::size_t slice_size = std::size_t(rows) * std::size_t(width);
-  std::vector<float> partial(slices * slice_size);
-  pool.parallel_for(
-      static_cast<std::int64_t>(slices), 1, [&](std::int64_t first, std::int64_t last) {
-        for (std::int64_t s = first; s < last; ++s) {
-          const std::size_t g0 = starts[std::size_t(s)];
-          const std::size_t g1 = starts[std::size_t(s) + 1];
-          float* out = partial.data() + std::size_t(s) * slice_size;
-          if (path == Exl2RowPath::int16_inputs) {
-            exl2_int16_quantize(weight, xp, rows, product.in_features, g0, g1, inputs);
-            exl2_int16_slice(weight, columns, product.in_features, xp, inputs, rows, g0, g1, width,
-                             out);
-            continue;
-          }
-          switch (rows) {
-            case 1:
-              multiply_slice<1>(call, g0, g1, width, out);
-              break;
-            case 2:
-              multiply_slice<2>(call, g0, g1, width, out);
-              break;
-            case 3:
-              multiply_slice<3>(call, g0, g1, width, out);
-              break;
-            default:
-              multiply_slice<4>(call, g0, g1, width, out);
-              break;
-          }
-        }
-      });
-  sum_slices(partial.data(), slices, static_cast<int>(slice_size));
-  for (int r = 0; r < rows; ++r)
-    store_outputs(product, r, 0, width, partial.data() + std::size_t(r) * std::size_t(width));
+  Exl2FewRows work(product, weight, columns, xp, path);
+  pool.parallel_for(static_cast<std::int64_t>(work.slices()), 1,
+                    [&](std::int64_t first, std::int64_t last) {
+                      for (std::int64_t s = first; s < last; ++s)
+                        work.run_slice(std::size_t(s));
+                    });
+  work.finish();
 }
 
 }  // namespace quire::kernels::linear_detail

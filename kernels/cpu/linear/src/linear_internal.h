@@ -77,6 +77,11 @@ void store_outputs(const Product& product, std::int64_t row, std::int64_t begin,
 
 void dense_product(ThreadPool& pool, const Product& product, const DenseWeight& weight);
 void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight);
+// The inputs of an EXL2 product gathered into quantized order (perm), and the
+// row length of its q_weight.
+std::vector<float> exl2_permuted_inputs(ThreadPool& pool, const Product& product,
+                                        const Exl2Weight& weight);
+std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight);
 void gptq_product(ThreadPool& pool, const Product& product, const GptqWeight& weight);
 // out[n - begin] = x . w[n] for FP16 rows n in [begin, end) of length k_count,
 // with AVX2, FMA and F16C; false (nothing written) where the processor lacks
@@ -117,6 +122,32 @@ void exl2_int16_quantize(const Exl2Weight& weight, const float* xp, int rows,
 void exl2_int16_slice(const Exl2Weight& weight, std::int64_t columns, std::int64_t in_features,
                       const float* xp, const Exl2Int16Inputs& inputs, int rows, std::size_t first,
                       std::size_t last, int width, float* out);
+
+// One EXL2 product of a few rows as independent slices of whole groups, so
+// that several products (a layer's q, k and v) can share one parallel loop:
+// run every slice once, on any thread, then finish() adds them in order.
+class Exl2FewRows {
+ public:
+  Exl2FewRows(const Product& product, const Exl2Weight& weight, std::int64_t columns,
+              const float* xp, Exl2RowPath path = Exl2RowPath::fastest);
+  std::size_t slices() const { return starts_.size() - 1; }
+  void run_slice(std::size_t slice);
+  void finish();
+
+ private:
+  std::size_t slice_size() const { return std::size_t(rows_) * std::size_t(width_); }
+
+  Product product_;
+  const Exl2Weight& weight_;
+  std::int64_t columns_;
+  const float* xp_;
+  Exl2RowPath path_;
+  int rows_;
+  int width_;
+  std::vector<std::size_t> starts_;
+  Exl2Int16Inputs inputs_;
+  std::vector<float> partial_;
+};
 
 // acc[r * T + i] += sum_j x[r * x_stride + j] * tile[j * T + i]: a tile of
 // `count` decoded weight rows ([input][output]) applied to `rows` input rows.

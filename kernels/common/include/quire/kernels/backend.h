@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -129,6 +130,12 @@ class Backend {
   // out[rows, N] = x[rows, K] W^T (+ bias).
   virtual void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
                       float* out) = 0;
+  // outs[i] = x W_i^T (+ bias_i) for several weights over the same input (a
+  // layer's q, k and v, or gate and up), so that a backend can run them
+  // together. The default calls linear() for each.
+  virtual void linear_many(int device, const float* x, std::int64_t rows,
+                           std::span<const LinearWeight* const> weights,
+                           std::span<float* const> outs);
   // In place on x [tokens, heads, head_dim].
   virtual void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
                     const std::int32_t* positions, const RopeParams& rope) = 0;
@@ -147,13 +154,12 @@ class Backend {
   // out[t, heads * head_dim]: causal attention of query t (query [tokens, heads,
   // head_dim]) over its sequence's positions 0..positions[t] (within the window).
   virtual void paged_attention(int device, const KvLayerView& layer, const TokenBatch& batch,
-                               const float* query, const AttentionParams& params,
-                               float* out) = 0;
+                               const float* query, const AttentionParams& params, float* out) = 0;
 
   // Copies the first `tokens` token slots of page `source` into page
   // `destination`, every plane (FP8 scales included).
-  virtual void copy_page_tokens(int device, const KvLayerView& layer, int source,
-                                int destination, int tokens) = 0;
+  virtual void copy_page_tokens(int device, const KvLayerView& layer, int source, int destination,
+                                int tokens) = 0;
   // Whole pages between device storage and a host buffer of the same layout
   // (page bytes of every plane, one after another).
   virtual void save_page(int device, const KvLayerView& layer, int page, void* host) = 0;

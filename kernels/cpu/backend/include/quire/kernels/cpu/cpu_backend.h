@@ -44,6 +44,9 @@ class CpuBackend final : public Backend {
                 std::int64_t cols, float* out) override;
   void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
               float* out) override;
+  void linear_many(int device, const float* x, std::int64_t rows,
+                   std::span<const LinearWeight* const> weights,
+                   std::span<float* const> outs) override;
   void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
             const std::int32_t* positions, const RopeParams& rope) override;
   void silu_mul(int device, const float* gate, const float* up, std::int64_t count,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "quire/kernels/cpu/thread_pool.h"
@@ -17,6 +18,14 @@ namespace quire::kernels {
 // overlap `x`.
 void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWeight& weight,
             float* out);
+
+// out[i] = x W_i^T + bias_i for several weights over the same input (a
+// layer's q, k and v projections, or gate and up): decode steps of EXL2
+// weights share one parallel loop, so that small products fill the threads
+// together. Results equal those of linear() for each weight. `outs` must not
+// overlap `x` or each other.
+void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
+                 std::span<const LinearWeight* const> weights, std::span<float* const> outs);
 
 // The weight as a dense [N, K] row-major FP32 matrix (the bias is not applied):
 // the reference the products are tested against, and a debugging aid. Checks
