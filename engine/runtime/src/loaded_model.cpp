@@ -21,16 +21,38 @@ class Uploader {
     total_ = static_cast<std::int64_t>(model.tensors.total_bytes());
   }
 
+  // The tensors of one layer share one allocation of `bytes` (plus alignment):
+  // one device allocation per layer instead of dozens, and the weights that
+  // a decode step streams through lie together (a CPU device then backs a
+  // large layer with 2 MiB pages). Tensors that do not fit get their own.
+  void begin_layer(int device, std::int64_t bytes) {
+    const auto size = static_cast<std::size_t>(bytes) + kLayerSlack;
+    layer_ = backend_.allocate(device, size, "weights");
+    layer_used_ = 0;
+  }
+
+  void end_layer() {
+    if (layer_) buffers_.push_back(std::move(layer_));
+    layer_ = kernels::DeviceBuffer();
+  }
+
   const void* bytes(int device, std::span<const std::byte> data) {
     if (options_.cancel && options_.cancel->load()) throw LoadCancelled();
-    kernels::DeviceBuffer buffer = backend_.allocate(device, data.size(), "weights");
-    backend_.copy(buffer.data(), device, data.data(), -1, data.size());
+    void* target = nullptr;
+    if (layer_ && layer_.device() == device && layer_used_ + data.size() <= layer_.bytes()) {
+      target = layer_.as<std::byte>() + layer_used_;
+      layer_used_ =
+          (layer_used_ + data.size() + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    } else {
+      buffers_.push_back(backend_.allocate(device, data.size(), "weights"));
+      target = buffers_.back().data();
+    }
+    backend_.copy(target, device, data.data(), -1, data.size());
     if (static_cast<std::size_t>(device) >= device_bytes_.size()) device_bytes_.resize(device + 1);
     device_bytes_[static_cast<std::size_t>(device)] += static_cast<std::int64_t>(data.size());
     done_ += static_cast<std::int64_t>(data.size());
     if (options_.progress) options_.progress(std::min(done_, total_), total_);
-    buffers_.push_back(std::move(buffer));
-    return buffers_.back().data();
+    return target;
   }
 
   const void* tensor(int device, const std::string& name) {
@@ -90,6 +112,11 @@ class Uploader {
   }
 
  private:
+  // Every tensor of a layer starts on a cache line (and a vector load).
+  static constexpr std::size_t kTensorAlignment = 64;
+  // Room for the alignment of a layer's tensors (a few dozen at most).
+  static constexpr std::size_t kLayerSlack = 64 * kTensorAlignment;
+
   const ModelDescription& model_;
   kernels::Backend& backend_;
   std::vector<kernels::DeviceBuffer>& buffers_;
@@ -97,6 +124,8 @@ class Uploader {
   const LoadOptions& options_;
   std::int64_t done_ = 0;
   std::int64_t total_ = 0;
+  kernels::DeviceBuffer layer_;
+  std::size_t layer_used_ = 0;
 };
 
 }  // namespace
@@ -123,6 +152,7 @@ LoadedModel LoadedModel::load(const ModelDescription& model, kernels::Backend& b
     const LayerTensorNames names = a.layer(static_cast<int>(i));
     LoadedLayer layer;
     layer.device = device;
+    upload.begin_layer(device, description.device_bytes());
     layer.input_norm = upload.dense(device, names.input_norm + ".weight");
     layer.post_attention_norm = upload.dense(device, names.post_attention_norm + ".weight");
     layer.q = upload.linear(device, description.q);
@@ -132,6 +162,7 @@ LoadedModel LoadedModel::load(const ModelDescription& model, kernels::Backend& b
     layer.gate = upload.linear(device, description.gate);
     layer.up = upload.linear(device, description.up);
     layer.down = upload.linear(device, description.down);
+    upload.end_layer();
     loaded.layers.push_back(std::move(layer));
   }
 

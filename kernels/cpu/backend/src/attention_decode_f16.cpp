@@ -81,17 +81,20 @@ QUIRE_F16_DECODE void score_keys(const float* queries, const std::uint16_t* cons
   int j = 0;
   for (; j + 2 <= count; j += 2) {
     __m256 a[R], b[R];
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
       a[r] = b[r] = _mm256_setzero_ps();
     for (int c = 0; c < dim; c += 8) {
       const __m256 ka = widen8(keys[j] + c);
       const __m256 kb = widen8(keys[j + 1] + c);
+#pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         const __m256 q = _mm256_loadu_ps(queries + r * dim + c);
         a[r] = _mm256_fmadd_ps(ka, q, a[r]);
         b[r] = _mm256_fmadd_ps(kb, q, b[r]);
       }
     }
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       scores[r][j] = horizontal_sum(a[r]);
       scores[r][j + 1] = horizontal_sum(b[r]);
@@ -99,13 +102,16 @@ QUIRE_F16_DECODE void score_keys(const float* queries, const std::uint16_t* cons
   }
   for (; j < count; ++j) {
     __m256 a[R];
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
       a[r] = _mm256_setzero_ps();
     for (int c = 0; c < dim; c += 8) {
       const __m256 k = widen8(keys[j] + c);
+#pragma GCC unroll 8
       for (int r = 0; r < R; ++r)
         a[r] = _mm256_fmadd_ps(k, _mm256_loadu_ps(queries + r * dim + c), a[r]);
     }
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
       scores[r][j] = horizontal_sum(a[r]);
   }
@@ -118,22 +124,29 @@ QUIRE_F16_DECODE_INLINE void add_values(const float (*weights)[kKeyBlock],
                                         const std::uint16_t* const* values, int count, int column,
                                         int dim, const float* correction, float* sums) {
   __m256 acc[R][W];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     const __m256 scale = _mm256_set1_ps(correction[r]);
+#pragma GCC unroll 8
     for (int w = 0; w < W; ++w)
       acc[r][w] = _mm256_mul_ps(_mm256_loadu_ps(sums + r * dim + column + 8 * w), scale);
   }
   for (int j = 0; j < count; ++j) {
     __m256 v[W];
+#pragma GCC unroll 8
     for (int w = 0; w < W; ++w)
       v[w] = widen8(values[j] + column + 8 * w);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m256 weight = _mm256_broadcast_ss(&weights[r][j]);
+#pragma GCC unroll 8
       for (int w = 0; w < W; ++w)
         acc[r][w] = _mm256_fmadd_ps(weight, v[w], acc[r][w]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
     for (int w = 0; w < W; ++w)
       _mm256_storeu_ps(sums + r * dim + column + 8 * w, acc[r][w]);
   }
@@ -167,6 +180,23 @@ void head_pointers(const cpu_kv::Plane& plane, const std::int32_t* table, int pa
   }
 }
 
+// The head vectors of one block of positions.
+struct BlockPointers {
+  std::int32_t first = 0;
+  int count = 0;
+  const std::uint16_t* keys[kKeyBlock];
+  const std::uint16_t* values[kKeyBlock];
+};
+
+void prefetch_heads(const BlockPointers& block, std::size_t head_bytes) {
+  for (int j = 0; j < block.count; ++j) {
+    for (std::size_t offset = 0; offset < head_bytes; offset += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(block.keys[j]) + offset, _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(block.values[j]) + offset, _MM_HINT_T0);
+    }
+  }
+}
+
 template <int R>
 QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
   const AttentionCall& call = item.call;
@@ -177,6 +207,7 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
   float* queries = s.queries.data();
   float* sums = s.sums.data();
   const int first_head = item.kv_head * call.group;
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     const float* source = call.query + (item.token * call.heads + first_head + r) * dim;
     for (int i = 0; i < dim; ++i)
@@ -184,6 +215,7 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
   }
   std::fill(sums, sums + size, 0.0f);
   float maximum[R], total[R], correction[R];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     maximum[r] = kMinusInfinity;
     total[r] = 0.0f;
@@ -193,17 +225,31 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
   const std::int32_t sequence = batch.token_sequence[item.token];
   const std::int32_t* table = batch.block_tables + std::int64_t{sequence} * batch.max_pages;
   alignas(32) float weights[R][kKeyBlock];
-  const std::uint16_t* keys[kKeyBlock];
-  const std::uint16_t* values[kKeyBlock];
-  for (std::int32_t start = item.first - item.first % kKeyBlock; start <= item.last;
-       start += kKeyBlock) {
-    const std::int32_t first = std::max(start, item.first);
-    const int count = std::min(start + kKeyBlock - 1, item.last) - first + 1;
-    head_pointers(call.keys, table, call.page_size, call.num_pages, item.kv_head, first, count,
-                  keys);
-    head_pointers(call.values, table, call.page_size, call.num_pages, item.kv_head, first, count,
-                  values);
-    score_keys<R>(queries, keys, count, dim, weights);
+  // The head vectors of this block and the next: the next block's are
+  // prefetched while this one is computed, since consecutive positions lie a
+  // token's K/V of every head apart (and pages anywhere), a pattern the
+  // hardware prefetcher follows poorly.
+  BlockPointers blocks[2];
+  const auto locate = [&](std::int32_t start, BlockPointers& block) {
+    block.first = std::max(start, item.first);
+    block.count = std::min(start + kKeyBlock - 1, item.last) - block.first + 1;
+    if (block.count <= 0) return;
+    head_pointers(call.keys, table, call.page_size, call.num_pages, item.kv_head, block.first,
+                  block.count, block.keys);
+    head_pointers(call.values, table, call.page_size, call.num_pages, item.kv_head, block.first,
+                  block.count, block.values);
+    prefetch_heads(block, call.keys.head_bytes());
+  };
+  std::int32_t start = item.first - item.first % kKeyBlock;
+  if (start <= item.last) locate(start, blocks[0]);
+  for (int current = 0; start <= item.last; start += kKeyBlock, current ^= 1) {
+    const BlockPointers& block = blocks[current];
+    blocks[current ^ 1].count = 0;
+    if (start + kKeyBlock <= item.last) locate(start + kKeyBlock, blocks[current ^ 1]);
+    const int count = block.count;
+    const std::uint16_t* const* values = block.values;
+    score_keys<R>(queries, block.keys, count, dim, weights);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       float* row = weights[r];
       const float grown = std::max(maximum[r], *std::max_element(row, row + count));
@@ -226,6 +272,8 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
     }
     add_block_values<R>(weights, values, count, dim, correction, sums);
   }
+
+#pragma GCC unroll 8
 
   for (int r = 0; r < R; ++r) {
     const float* row = sums + r * dim;
