@@ -8,77 +8,11 @@
 
 #include "linear_internal.h"
 #include "quire/kernels/cpu/half.h"
+#include "quire/kernels/linear_checks.h"
 
 namespace quire::kernels {
 namespace linear_detail {
 namespace {
-
-[[noreturn]] void reject(const std::string& what) {
-  throw std::invalid_argument("linear weight: " + what);
-}
-
-bool is_float_type(DType type) {
-  return type == DType::F16 || type == DType::BF16 || type == DType::F32;
-}
-
-void check_dense(const DenseWeight& dense) {
-  if (dense.data == nullptr) reject("dense weight without data");
-  if (!is_float_type(dense.dtype)) {
-    reject("dense weight of dtype " + std::string(dtype_name(dense.dtype)));
-  }
-}
-
-void check_exl2(const LinearWeight& weight, const Exl2Weight& exl2) {
-  if (!exl2.q_weight || !exl2.q_scale || !exl2.q_scale_max || !exl2.perm) {
-    reject("EXL2 weight with a missing tensor");
-  }
-  const std::int64_t columns = exl2.q_columns == 0 ? weight.out_features : exl2.q_columns;
-  if (columns % 8 != 0 || columns < weight.out_features) {
-    reject("EXL2 q_weight has " + std::to_string(columns) + " columns for " +
-           std::to_string(weight.out_features) + " outputs");
-  }
-  if (exl2.groups.empty()) reject("EXL2 weight without groups");
-  std::int64_t row = 0;
-  std::int64_t q_row = 0;
-  for (const Exl2Group& group : exl2.groups) {
-    const int bits = group.bits;
-    if (bits < 2 || bits > 8 || bits == 7)
-      reject("EXL2 group of " + std::to_string(bits) + " bits");
-    if (group.rows <= 0 || (group.rows * bits) % 32 != 0) {
-      reject("EXL2 group of " + std::to_string(group.rows) + " rows at " + std::to_string(bits) +
-             " bits does not fill whole words");
-    }
-    if (group.first_row != row || group.q_row != q_row) reject("EXL2 groups are not contiguous");
-    row += group.rows;
-    q_row += group.rows * bits / 32;
-  }
-  if (row != weight.in_features) {
-    reject("EXL2 groups cover " + std::to_string(row) + " of " +
-           std::to_string(weight.in_features) + " input rows");
-  }
-}
-
-void check_gptq(const LinearWeight& weight, const GptqWeight& gptq) {
-  if (!gptq.qweight || !gptq.qzeros || !gptq.scales) reject("GPTQ weight with a missing tensor");
-  if (weight.in_features % 8 != 0 || weight.out_features % 8 != 0) {
-    reject("GPTQ weight of " + std::to_string(weight.in_features) + " x " +
-           std::to_string(weight.out_features) + " (both must be multiples of 8)");
-  }
-  if (gptq.groups <= 0 || gptq.group_size <= 0) reject("GPTQ weight without groups");
-  if (gptq.g_idx == nullptr && (weight.in_features - 1) / gptq.group_size >= gptq.groups) {
-    reject("GPTQ groups of " + std::to_string(gptq.group_size) + " rows do not cover " +
-           std::to_string(weight.in_features) + " inputs with " + std::to_string(gptq.groups) +
-           " groups");
-  }
-  if (gptq.g_idx != nullptr) {
-    for (std::int64_t k = 0; k < weight.in_features; ++k) {
-      if (gptq.g_idx[k] < 0 || gptq.g_idx[k] >= gptq.groups) {
-        reject("GPTQ g_idx[" + std::to_string(k) + "] = " + std::to_string(gptq.g_idx[k]) +
-               " is not one of the " + std::to_string(gptq.groups) + " groups");
-      }
-    }
-  }
-}
 
 std::vector<float> widen_bias(const LinearWeight& weight) {
   std::vector<float> bias;
@@ -103,21 +37,10 @@ std::vector<float> widen_bias(const LinearWeight& weight) {
 }  // namespace
 
 void check_weight(const LinearWeight& weight) {
-  if (weight.in_features <= 0 || weight.out_features <= 0) {
-    reject("shape " + std::to_string(weight.out_features) + " x " +
-           std::to_string(weight.in_features));
+  check_linear_descriptor(weight);
+  if (const auto* gptq = std::get_if<GptqWeight>(&weight.format); gptq && gptq->g_idx) {
+    check_gptq_group_indices(gptq->g_idx, weight.in_features, gptq->groups);
   }
-  if (weight.bias != nullptr && !is_float_type(weight.bias_dtype)) {
-    reject("bias of dtype " + std::string(dtype_name(weight.bias_dtype)));
-  }
-  std::visit(
-      [&](const auto& format) {
-        using Format = std::decay_t<decltype(format)>;
-        if constexpr (std::is_same_v<Format, DenseWeight>) check_dense(format);
-        if constexpr (std::is_same_v<Format, Exl2Weight>) check_exl2(weight, format);
-        if constexpr (std::is_same_v<Format, GptqWeight>) check_gptq(weight, format);
-      },
-      weight.format);
 }
 
 TileGrid::TileGrid(std::int64_t rows, std::int64_t columns)
