@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "cuda_linear.h"
 #include "elementwise_ops.h"
 #include "quire/kernels/cuda/cuda_error.h"
 
@@ -47,6 +48,7 @@ CudaBackend::CudaBackend() {
   int count = 0;
   check(cudaGetDeviceCount(&count), "list CUDA devices");
   devices_.resize(static_cast<std::size_t>(count));
+  linear_.resize(static_cast<std::size_t>(count));
   // A constructor that throws runs no destructor: release what was made so far.
   auto destroy_streams = [this] {
     for (const Device& device : devices_) {
@@ -100,6 +102,8 @@ CudaBackend::CudaBackend() {
 }
 
 CudaBackend::~CudaBackend() {
+  // Their buffers and cuBLAS handles go first, while the streams still exist.
+  linear_.clear();
   for (const Device& device : devices_) {
     if (device.stream != nullptr) cudaStreamDestroy(as_stream(device.stream));
   }

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -10,6 +11,8 @@
 #include "quire/kernels/backend.h"
 
 namespace quire::kernels::cuda {
+
+class LinearRunner;
 
 // The NVIDIA GPUs of this machine as a Backend. Each device has one stream;
 // every op is queued on the stream of the device it names, so work on one
@@ -81,6 +84,11 @@ class CudaBackend final : public Backend {
   // Pinned host memory for copies between devices without peer access.
   std::mutex staging_mutex_;
   void* staging_ = nullptr;
+  // linear() per device, made on first use (cuda_linear.h): its scratch
+  // memory and per-weight tables. The mutex keeps concurrent callers from
+  // sharing one scratch buffer between their queued kernels.
+  std::mutex linear_mutex_;
+  std::vector<std::unique_ptr<LinearRunner>> linear_;
 };
 
 }  // namespace quire::kernels::cuda

@@ -1,14 +1,18 @@
 // CudaBackend's ops: argument checks on the host, then the kernels of
-// elementwise_ops.cu on the device's stream. The matrix products, K/V writes,
-// paged attention and page copies come next; until then they throw.
+// elementwise_ops.cu on the device's stream; linear() through LinearRunner
+// (cuda_linear.h). K/V writes, paged attention and page copies come next;
+// until then they throw.
 
 #include <cuda_runtime_api.h>
 
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cuda_backend.h"
+#include "cuda_linear.h"
 #include "elementwise_ops.h"
 #include "quire/kernels/cuda/cuda_error.h"
 
@@ -80,9 +84,13 @@ void CudaBackend::add(int device, float* x, const float* y, std::int64_t count) 
   launch_add(x, y, count, stream(device));
 }
 
-void CudaBackend::linear(int device, const float*, std::int64_t, const LinearWeight&, float*) {
+void CudaBackend::linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
+                         float* out) {
   activate(device);
-  not_implemented("linear");
+  std::lock_guard lock(linear_mutex_);
+  std::unique_ptr<LinearRunner>& runner = linear_[static_cast<std::size_t>(device)];
+  if (!runner) runner = std::make_unique<LinearRunner>(*this, device, stream(device));
+  runner->run(x, rows, weight, out);
 }
 
 void CudaBackend::write_kv(int device, const KvLayerView&, const TokenBatch&, const float*,

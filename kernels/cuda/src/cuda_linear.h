@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "quire/kernels/backend.h"
+
+namespace quire::kernels::cuda {
+
+class Cublas;
+struct Exl2DeviceWeight;
+struct MatvecCall;
+
+// CudaBackend::linear on one device. Up to kMatvecMaxRows input rows (decode)
+// go through the fused dequantizing kernels, FP32 throughout; more rows
+// (prefill) through cuBLAS, quantized weights first dequantized to FP16 a
+// range of columns at a time. Owns that device's scratch memory and the
+// per-weight state that should not be rebuilt on every call. CudaBackend
+// serializes the calls and makes the device current first.
+class LinearRunner {
+ public:
+  LinearRunner(Backend& backend, int device, void* stream);
+  ~LinearRunner();
+  LinearRunner(const LinearRunner&) = delete;
+  LinearRunner& operator=(const LinearRunner&) = delete;
+
+  // Backend::linear, with the CPU backend's checks and semantics.
+  void run(const float* x, std::int64_t rows, const LinearWeight& weight, float* out);
+
+ private:
+  struct Exl2Table {
+    std::vector<Exl2Group> groups;  // what `table` was built from
+    DeviceBuffer table;
+  };
+
+  void* scratch(DeviceBuffer& buffer, std::size_t bytes);
+  void validate_group_indices(const LinearWeight& weight, const GptqWeight& gptq);
+  const void* exl2_table(const Exl2Weight& exl2);
+  Exl2DeviceWeight exl2_weight(const LinearWeight& weight, const Exl2Weight& exl2);
+  Cublas* cublas();
+
+  void fused_product(const float* x, std::int64_t rows, const LinearWeight& weight, float* out);
+  void launch_fused(const MatvecCall& call, const LinearWeight& weight,
+                    const Exl2DeviceWeight& exl2);
+  void cublas_product(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
+                      float* out);
+  void cublas_dense(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
+                    const DenseWeight& dense, float* out, float* row_scales);
+  void cublas_quantized(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
+                        float* out, float* row_scales);
+
+  Backend& backend_;
+  int device_;
+  void* stream_;  // cudaStream_t
+  int sm_count_ = 1;
+
+  DeviceBuffer inputs_;      // gathered or converted inputs
+  DeviceBuffer weights_;     // FP16 columns of a quantized weight for cuBLAS
+  DeviceBuffer partials_;    // split products' partial sums
+  DeviceBuffer row_scales_;  // the factors of converted input rows
+
+  // Keyed by q_weight: the groups are host data, uploaded once per weight;
+  // an entry whose groups differ from the call's (a new weight at a freed
+  // address) is rebuilt.
+  std::unordered_map<const void*, Exl2Table> exl2_tables_;
+  // (g_idx, K, groups) of GPTQ group indices already checked, so that their
+  // copy to the host and the wait for it happen once per weight.
+  std::set<std::tuple<const void*, std::int64_t, int>> checked_group_indices_;
+
+  std::unique_ptr<Cublas> cublas_;
+  bool cublas_opened_ = false;  // whether opening it was tried
+  std::string cublas_missing_;  // why it could not be opened
+};
+
+}  // namespace quire::kernels::cuda

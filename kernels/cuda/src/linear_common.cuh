@@ -1,0 +1,114 @@
+#pragma once
+
+// What the linear kernels (linear_*.cu) share: block shape, the split of the
+// input dimension, the store of results (bias and partial sums), and exact
+// integer-to-float decoding.
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "linear_ops.h"
+
+namespace quire::kernels::cuda::linear_detail {
+
+// Matrix-vector blocks: four warps. The EXL2 and GPTQ kernels give each lane
+// one output column, so a warp's load of a q_weight row is 32 consecutive
+// words; the warps of a block take different input rows of the same columns.
+inline constexpr int kWarps = 4;
+inline constexpr int kThreads = kWarps * 32;
+inline constexpr unsigned kFullMask = 0xffffffffu;
+// Enough resident blocks per multiprocessor to keep loads in flight.
+inline constexpr int kBlocksPerSm = 8;
+// The most columns one matrix-vector block computes (EXL2 and GPTQ: 32).
+inline constexpr int kMaxBlockColumns = 32;
+
+// Where a kernel's sums go. With one split they are final: bias added, into
+// out. Otherwise they are partial sums of split `split`, reduced later.
+struct Epilogue {
+  float* out = nullptr;
+  float* partials = nullptr;
+  std::int64_t out_features = 0;
+  const void* bias = nullptr;
+  DType bias_dtype = DType::F32;
+  int rows = 0;
+  int splits = 1;
+};
+
+inline Epilogue make_epilogue(const MatvecCall& call, int splits) {
+  return Epilogue{call.out,  call.partials, call.out_features, call.bias, call.bias_dtype,
+                  call.rows, splits};
+}
+
+// How many parts the input dimension is split into: enough blocks for the
+// GPU when `tiles` column tiles are too few, at most one per `units` of work
+// (so that every warp has some), and within the partial-sum capacity.
+int matvec_splits(const MatvecCall& call, std::int64_t tiles, std::int64_t units);
+// out = sum of the splits' partial sums in split order, plus bias.
+void launch_reduce_partials(const MatvecCall& call, int splits, cudaStream_t stream);
+
+// Element i of an FP16, BF16 or F32 vector, widened exactly.
+__device__ __forceinline__ float widen(const void* data, DType type, std::int64_t i) {
+  if (type == DType::F32) return static_cast<const float*>(data)[i];
+  const unsigned short bits = static_cast<const unsigned short*>(data)[i];
+  if (type == DType::F16) return __half2float(__ushort_as_half(bits));
+  return __uint_as_float(static_cast<unsigned>(bits) << 16);
+}
+
+__device__ __forceinline__ void store(const Epilogue& e, int split, int row, std::int64_t n,
+                                      float value) {
+  if (e.splits == 1) {
+    // As the CPU's store_outputs: the sum, then one rounded addition of the bias.
+    if (e.bias != nullptr) value = __fadd_rn(value, widen(e.bias, e.bias_dtype, n));
+    e.out[row * e.out_features + n] = value;
+  } else {
+    e.partials[(std::int64_t{split} * e.rows + row) * e.out_features + n] = value;
+  }
+}
+
+// q - zero, exactly, for an unsigned q below 2^23: the float whose mantissa
+// holds q is 2^23 + q, and `offset` is 2^23 + zero. One bitwise OR and one
+// subtraction, where an integer conversion runs at a quarter of the rate.
+inline constexpr float kMagic = 8388608.0f;  // 2^23
+__device__ __forceinline__ float centered(std::uint32_t q, float offset) {
+  return __fsub_rn(__uint_as_float(0x4B000000u | q), offset);
+}
+
+// Four consecutive floats, one 16-byte load (the caller guarantees alignment).
+__device__ __forceinline__ void load4(const float* source, float* values) {
+  const float4 v = __ldg(reinterpret_cast<const float4*>(source));
+  values[0] = v.x;
+  values[1] = v.y;
+  values[2] = v.z;
+  values[3] = v.w;
+}
+
+// The per-lane sums of a block's warps, added in warp order and stored for
+// column n (lanes with active == false only take part in the barrier). Warp
+// w stores rows w, w + kWarps, ...
+template <int Rows>
+__device__ __forceinline__ void reduce_warps_and_store(const float (&sums)[Rows], const Epilogue& e,
+                                                       int split, std::int64_t n, bool active) {
+  __shared__ float shared[kWarps][Rows][32];
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+#pragma unroll
+  for (int r = 0; r < Rows; ++r)
+    shared[warp][r][lane] = sums[r];
+  __syncthreads();
+  if (!active) return;
+  for (int r = warp; r < Rows; r += kWarps) {
+    float total = shared[0][r][lane];
+#pragma unroll
+    for (int w = 1; w < kWarps; ++w)
+      total = __fadd_rn(total, shared[w][r][lane]);
+    store(e, split, r, n, total);
+  }
+}
+
+inline unsigned ceil_div(std::int64_t a, std::int64_t b) {
+  return static_cast<unsigned>((a + b - 1) / b);
+}
+
+}  // namespace quire::kernels::cuda::linear_detail

@@ -1,0 +1,199 @@
+// Dense FP16, BF16 and F32 weights ([N, K], row-major) on CUDA: the fused
+// product for a few input rows. Both operands are contiguous along K, so a
+// warp reads four weight rows with its lanes side by side along K (16 bytes
+// per lane where the rows are aligned) and sums across lanes at the end.
+// Widening is exact and the sums are FP32, as on the CPU.
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "linear_common.cuh"
+#include "quire/kernels/cuda/cuda_error.h"
+
+namespace quire::kernels::cuda {
+namespace {
+
+using namespace linear_detail;
+
+// Output rows per warp: each input vector loaded serves all four.
+constexpr int kOutputs = 4;
+constexpr int kBlockOutputs = kWarps * kOutputs;
+
+// Elements per 16-byte load.
+template <DType Type>
+constexpr int kVector = Type == DType::F32 ? 4 : 8;
+
+// V consecutive weights from element i on (aligned to V elements when V > 1).
+template <DType Type, int V>
+__device__ __forceinline__ void load_weights(const void* data, std::int64_t i, float* out) {
+  if constexpr (V == 1) {
+    if constexpr (Type == DType::F32) {
+      out[0] = __ldg(static_cast<const float*>(data) + i);
+    } else {
+      const unsigned short bits = __ldg(static_cast<const unsigned short*>(data) + i);
+      out[0] = Type == DType::F16 ? __half2float(__ushort_as_half(bits))
+                                  : __uint_as_float(static_cast<unsigned>(bits) << 16);
+    }
+  } else if constexpr (Type == DType::F32) {
+    load4(static_cast<const float*>(data) + i, out);
+  } else {
+    const uint4 packed =
+        __ldg(reinterpret_cast<const uint4*>(static_cast<const unsigned short*>(data) + i));
+    const unsigned words[4] = {packed.x, packed.y, packed.z, packed.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      // Little-endian: the element with the lower index is the low half.
+      if constexpr (Type == DType::F16) {
+        out[2 * j] =
+            __half2float(__ushort_as_half(static_cast<unsigned short>(words[j] & 0xffffu)));
+        out[2 * j + 1] =
+            __half2float(__ushort_as_half(static_cast<unsigned short>(words[j] >> 16)));
+      } else {
+        out[2 * j] = __uint_as_float(words[j] << 16);
+        out[2 * j + 1] = __uint_as_float(words[j] & 0xffff0000u);
+      }
+    }
+  }
+}
+
+template <int V>
+__device__ __forceinline__ void load_inputs(const float* x, float* out) {
+  if constexpr (V == 1) {
+    out[0] = __ldg(x);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; i += 4)
+      load4(x + i, out + i);
+  }
+}
+
+// Grid (tiles of kBlockOutputs outputs, splits); four warps per block, each
+// with kOutputs consecutive outputs. Split s takes an even share of the K/V
+// vectors of each row; lanes take them in turn.
+template <DType Type, int V, int Rows>
+__global__ void __launch_bounds__(kThreads)
+    dense_matvec_kernel(const void* __restrict__ weight, std::int64_t in,
+                        const float* __restrict__ x, std::int64_t x_stride, Epilogue e) {
+  static_assert(kOutputs * Rows <= 32, "one lane stores each sum");
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  const std::int64_t n0 = (std::int64_t{blockIdx.x} * kWarps + warp) * kOutputs;
+  const int split = static_cast<int>(blockIdx.y);
+  const int splits = static_cast<int>(gridDim.y);
+  const std::int64_t vectors = in / V;
+  const std::int64_t first = vectors * split / splits;
+  const std::int64_t last = vectors * (split + 1) / splits;
+  bool present[kOutputs];
+#pragma unroll
+  for (int o = 0; o < kOutputs; ++o)
+    present[o] = n0 + o < e.out_features;
+  float acc[kOutputs][Rows] = {};
+  for (std::int64_t v = first + lane; v < last; v += 32) {
+    const std::int64_t k = v * V;
+    float w[kOutputs][V];
+#pragma unroll
+    for (int o = 0; o < kOutputs; ++o) {
+      if (present[o]) {
+        load_weights<Type, V>(weight, (n0 + o) * in + k, w[o]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+          w[o][i] = 0.0f;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      float inputs[V];
+      load_inputs<V>(x + r * x_stride + k, inputs);
+#pragma unroll
+      for (int o = 0; o < kOutputs; ++o) {
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+          acc[o][r] = __fmaf_rn(w[o][i], inputs[i], acc[o][r]);
+      }
+    }
+  }
+  // Butterfly sums: afterwards every lane holds every total, and lane
+  // o * Rows + r stores output o of row r.
+#pragma unroll
+  for (int o = 0; o < kOutputs; ++o) {
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2)
+        acc[o][r] = __fadd_rn(acc[o][r], __shfl_xor_sync(kFullMask, acc[o][r], offset));
+    }
+  }
+#pragma unroll
+  for (int o = 0; o < kOutputs; ++o) {
+#pragma unroll
+    for (int r = 0; r < Rows; ++r) {
+      if (lane == o * Rows + r && present[o]) store(e, split, r, n0 + o, acc[o][r]);
+    }
+  }
+}
+
+template <DType Type, int V, int Rows>
+void launch_shape(const MatvecCall& call, const void* weight, cudaStream_t stream) {
+  const std::int64_t tiles = ceil_div(call.out_features, kBlockOutputs);
+  const int splits = matvec_splits(call, tiles, ceil_div(call.in_features / V, 32));
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splits));
+  dense_matvec_kernel<Type, V, Rows><<<grid, kThreads, 0, stream>>>(
+      weight, call.in_features, call.x, call.x_stride, make_epilogue(call, splits));
+  check(cudaGetLastError(), "linear: dense product");
+  if (splits > 1) launch_reduce_partials(call, splits, stream);
+}
+
+template <DType Type, int V>
+void launch_vector(const MatvecCall& call, const void* weight, cudaStream_t stream) {
+  switch (call.rows) {
+    case 1:
+      return launch_shape<Type, V, 1>(call, weight, stream);
+    case 2:
+      return launch_shape<Type, V, 2>(call, weight, stream);
+    case 3:
+      return launch_shape<Type, V, 3>(call, weight, stream);
+    case 4:
+      return launch_shape<Type, V, 4>(call, weight, stream);
+    case 5:
+      return launch_shape<Type, V, 5>(call, weight, stream);
+    case 6:
+      return launch_shape<Type, V, 6>(call, weight, stream);
+    case 7:
+      return launch_shape<Type, V, 7>(call, weight, stream);
+    default:
+      return launch_shape<Type, V, 8>(call, weight, stream);
+  }
+}
+
+// 16-byte loads where every weight row starts on a 16-byte boundary; one
+// element at a time otherwise (a weight at an odd offset, or K not a multiple
+// of the vector).
+template <DType Type>
+void launch_type(const MatvecCall& call, const void* weight, cudaStream_t stream) {
+  const bool aligned =
+      reinterpret_cast<std::uintptr_t>(weight) % 16 == 0 && call.in_features % kVector<Type> == 0;
+  if (aligned) {
+    launch_vector<Type, kVector<Type>>(call, weight, stream);
+  } else {
+    launch_vector<Type, 1>(call, weight, stream);
+  }
+}
+
+}  // namespace
+
+void launch_dense_matvec(const MatvecCall& call, const DenseWeight& weight, Stream stream) {
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  switch (weight.dtype) {
+    case DType::F32:
+      return launch_type<DType::F32>(call, weight.data, cuda_stream);
+    case DType::F16:
+      return launch_type<DType::F16>(call, weight.data, cuda_stream);
+    default:
+      return launch_type<DType::BF16>(call, weight.data, cuda_stream);
+  }
+}
+
+}  // namespace quire::kernels::cuda

@@ -1,0 +1,252 @@
+// EXL2 on CUDA: a fused dequantizing product for a few input rows (decode),
+// and FP16 dequantization of column ranges for cuBLAS (prefill).
+//
+// q_weight is read once, in storage order: group after group, each 32-row
+// block of a group as `bits` consecutive word rows. Each lane owns one output
+// column, so a warp's load of a word row is 32 consecutive 32-bit words. The
+// inputs arrive gathered into quantized order (x[perm[k]] at k), so the
+// permutation costs nothing here. Scales follow exl2_scale.h (CPU) to the bit:
+// fp16(qs^2 * fp16(q_scale_max / 256)).
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "linear_common.cuh"
+#include "quire/kernels/cuda/cuda_error.h"
+
+namespace quire::kernels::cuda {
+namespace {
+
+using namespace linear_detail;
+
+struct Group {
+  int bits;
+  int rows;
+  int first_row;
+  int q_row;
+};
+
+__device__ __forceinline__ Group load_group(const Exl2DeviceWeight& w, int g) {
+  const int4 packed = __ldg(static_cast<const int4*>(w.groups) + g);
+  return Group{packed.x, packed.y, packed.z, packed.w};
+}
+
+// The scale of group g at column n, with exllamav2's FP16 roundings. The
+// multiplications are exact in FP32 (a power of two; at most 8 by 11
+// significant bits), so only the two FP16 roundings shape the result.
+__device__ __forceinline__ float group_scale(const Exl2DeviceWeight& w, int g, std::int64_t n) {
+  const std::uint32_t word = __ldg(w.q_scale + g * (w.columns / 8) + n / 8);
+  const int qs = static_cast<int>((word >> (4 * (n % 8))) & 15u) + 1;
+  const float max_scale = __half2float(__ushort_as_half(__ldg(w.q_scale_max + g)));
+  const float divided = __half2float(__float2half_rn(__fmul_rn(max_scale, 1.0f / 256.0f)));
+  return __half2float(__float2half_rn(__fmul_rn(static_cast<float>(qs * qs), divided)));
+}
+
+// Value j of a 32-value block held in words[0..Bits): bits [j*Bits,
+// (j+1)*Bits) of the little-endian stream, taking its high bits from the next
+// word when it straddles two (3, 5 and 6 bits). Called with j a constant
+// after unrolling, so `words` stays in registers.
+template <int Bits>
+__device__ __forceinline__ std::uint32_t value_at(const std::uint32_t (&words)[Bits], int j) {
+  const int bit = j * Bits;
+  const int word = bit >> 5;
+  const int shift = bit & 31;
+  std::uint32_t value = words[word] >> shift;
+  // A straddling value always has its next word inside the block (the block
+  // holds exactly 32 * Bits bits); the clamp only keeps the index in range.
+  if (shift + Bits > 32) value |= words[min(word + 1, Bits - 1)] << (32 - shift);
+  return value & ((1u << Bits) - 1u);
+}
+
+// The words of a block that exist: a group's last block may hold fewer than
+// 32 values (count * Bits / 32 words).
+template <int Bits>
+__device__ __forceinline__ void load_block(const std::uint32_t* words_at, std::int64_t columns,
+                                           int count, bool active, std::uint32_t (&words)[Bits]) {
+  const int present = count * Bits / 32;
+#pragma unroll
+  for (int i = 0; i < Bits; ++i)
+    words[i] = (active && i < present) ? __ldg(words_at + i * columns) : 0u;
+}
+
+// acc[r] += sum_j x[r][j] * (q_j - 2^(Bits-1)) over the `count` values of one
+// block (count is a multiple of 4: check_linear_weight allows no group whose
+// rows are not). x points at the block's first input of row 0.
+template <int Bits, int Rows>
+__device__ __forceinline__ void multiply_block(const std::uint32_t* words_at, std::int64_t columns,
+                                               int count, bool active, const float* x,
+                                               std::int64_t x_stride, float (&acc)[Rows]) {
+  std::uint32_t words[Bits];
+  load_block<Bits>(words_at, columns, count, active, words);
+  constexpr float kOffset = kMagic + static_cast<float>(1 << (Bits - 1));
+#pragma unroll
+  for (int j4 = 0; j4 < 32; j4 += 4) {
+    if (j4 >= count) break;
+    float inputs[Rows][4];
+#pragma unroll
+    for (int r = 0; r < Rows; ++r)
+      load4(x + r * x_stride + j4, inputs[r]);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const float q = centered(value_at<Bits>(words, j4 + t), kOffset);
+#pragma unroll
+      for (int r = 0; r < Rows; ++r)
+        acc[r] = __fmaf_rn(inputs[r][t], q, acc[r]);
+    }
+  }
+}
+
+// Grid (column tiles of 32, splits); four warps per block. Split s takes an
+// even share of the groups, which its warps take in turn. Per group each lane
+// sums x * (q - zero) like the CPU, then adds scale * sum.
+template <int Rows>
+__global__ void __launch_bounds__(kThreads)
+    exl2_matvec_kernel(Exl2DeviceWeight w, const float* __restrict__ x, std::int64_t x_stride,
+                       Epilogue e) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  const std::int64_t n = std::int64_t{blockIdx.x} * 32 + lane;
+  const bool active = n < e.out_features;
+  const int split = static_cast<int>(blockIdx.y);
+  const int splits = static_cast<int>(gridDim.y);
+  const auto first = static_cast<int>(std::int64_t{w.group_count} * split / splits);
+  const auto last = static_cast<int>(std::int64_t{w.group_count} * (split + 1) / splits);
+  float sums[Rows] = {};
+  for (int g = first + warp; g < last; g += kWarps) {
+    const Group group = load_group(w, g);
+    const float scale = active ? group_scale(w, g, n) : 0.0f;
+    float acc[Rows] = {};
+    for (int j0 = 0; j0 < group.rows; j0 += 32) {
+      const int count = min(32, group.rows - j0);
+      const std::uint32_t* words =
+          w.q_weight + (std::int64_t{group.q_row} + (j0 / 32) * group.bits) * w.columns + n;
+      const float* inputs = x + group.first_row + j0;
+      switch (group.bits) {
+        case 2:
+          multiply_block<2, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          break;
+        case 3:
+          multiply_block<3, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          break;
+        case 4:
+          multiply_block<4, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          break;
+        case 5:
+          multiply_block<5, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          break;
+        case 6:
+          multiply_block<6, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          break;
+        default:
+          multiply_block<8, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          break;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < Rows; ++r)
+      sums[r] = __fmaf_rn(scale, acc[r], sums[r]);
+  }
+  reduce_warps_and_store<Rows>(sums, e, split, n, active);
+}
+
+template <int Bits>
+__device__ __forceinline__ void dequantize_block(const std::uint32_t* words_at,
+                                                 std::int64_t columns, int count, float scale,
+                                                 __half* out, std::int64_t ld) {
+  std::uint32_t words[Bits];
+  load_block<Bits>(words_at, columns, count, true, words);
+  constexpr float kOffset = kMagic + static_cast<float>(1 << (Bits - 1));
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    if (j >= count) break;
+    out[j * ld] = __float2half_rn(__fmul_rn(centered(value_at<Bits>(words, j), kOffset), scale));
+  }
+}
+
+// Grid (column tiles of kThreads, groups): one thread per column; each block
+// row of the grid takes groups blockIdx.y, blockIdx.y + gridDim.y, ...
+__global__ void __launch_bounds__(kThreads)
+    exl2_dequantize_kernel(Exl2DeviceWeight w, std::int64_t n0, std::int64_t n1,
+                           __half* __restrict__ out, std::int64_t ld) {
+  const std::int64_t n = n0 + std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (n >= n1) return;
+  for (int g = static_cast<int>(blockIdx.y); g < w.group_count; g += static_cast<int>(gridDim.y)) {
+    const Group group = load_group(w, g);
+    const float scale = group_scale(w, g, n);
+    for (int j0 = 0; j0 < group.rows; j0 += 32) {
+      const int count = min(32, group.rows - j0);
+      const std::uint32_t* words =
+          w.q_weight + (std::int64_t{group.q_row} + (j0 / 32) * group.bits) * w.columns + n;
+      __half* target = out + (std::int64_t{group.first_row} + j0) * ld + (n - n0);
+      switch (group.bits) {
+        case 2:
+          dequantize_block<2>(words, w.columns, count, scale, target, ld);
+          break;
+        case 3:
+          dequantize_block<3>(words, w.columns, count, scale, target, ld);
+          break;
+        case 4:
+          dequantize_block<4>(words, w.columns, count, scale, target, ld);
+          break;
+        case 5:
+          dequantize_block<5>(words, w.columns, count, scale, target, ld);
+          break;
+        case 6:
+          dequantize_block<6>(words, w.columns, count, scale, target, ld);
+          break;
+        default:
+          dequantize_block<8>(words, w.columns, count, scale, target, ld);
+          break;
+      }
+    }
+  }
+}
+
+template <int Rows>
+void launch_rows(const MatvecCall& call, const Exl2DeviceWeight& weight, cudaStream_t stream) {
+  const std::int64_t tiles = ceil_div(call.out_features, 32);
+  const int splits = matvec_splits(call, tiles, ceil_div(weight.group_count, kWarps));
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splits));
+  exl2_matvec_kernel<Rows>
+      <<<grid, kThreads, 0, stream>>>(weight, call.x, call.x_stride, make_epilogue(call, splits));
+  check(cudaGetLastError(), "linear: EXL2 product");
+  if (splits > 1) launch_reduce_partials(call, splits, stream);
+}
+
+}  // namespace
+
+void launch_exl2_matvec(const MatvecCall& call, const Exl2DeviceWeight& weight, Stream stream) {
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  switch (call.rows) {
+    case 1:
+      return launch_rows<1>(call, weight, cuda_stream);
+    case 2:
+      return launch_rows<2>(call, weight, cuda_stream);
+    case 3:
+      return launch_rows<3>(call, weight, cuda_stream);
+    case 4:
+      return launch_rows<4>(call, weight, cuda_stream);
+    case 5:
+      return launch_rows<5>(call, weight, cuda_stream);
+    case 6:
+      return launch_rows<6>(call, weight, cuda_stream);
+    case 7:
+      return launch_rows<7>(call, weight, cuda_stream);
+    default:
+      return launch_rows<8>(call, weight, cuda_stream);
+  }
+}
+
+void launch_exl2_dequantize(const Exl2DeviceWeight& weight, std::int64_t n0, std::int64_t n1,
+                            void* w, std::int64_t ld, Stream stream) {
+  if (n1 <= n0 || weight.group_count == 0) return;
+  const dim3 grid(ceil_div(n1 - n0, kThreads),
+                  static_cast<unsigned>(std::min(weight.group_count, 65535)));
+  exl2_dequantize_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      weight, n0, n1, static_cast<__half*>(w), ld);
+  check(cudaGetLastError(), "linear: dequantize EXL2 weights");
+}
+
+}  // namespace quire::kernels::cuda

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstdint>
+
+#include "quire/kernels/dtype.h"
+#include "quire/kernels/linear_weight.h"
+
+// Launchers of the CUDA linear-layer kernels (linear_*.cu), with the CPU
+// backend's semantics (kernels/cpu/linear). LinearRunner checks the arguments
+// and owns the scratch memory before anything gets here; all pointers are
+// device pointers and the work is queued on `stream` (a cudaStream_t), so this
+// header needs no CUDA.
+
+namespace quire::kernels::cuda {
+
+using Stream = void*;
+
+// The fused kernels multiply at most this many input rows per pass over the
+// weight: each row has its own accumulators in registers.
+inline constexpr int kMatvecMaxRows = 8;
+
+// One product of the fused kernels: out[rows, N] = x W^T (+ bias), FP32.
+struct MatvecCall {
+  // [rows, x_stride], 16-byte aligned with x_stride % 4 == 0, so that four
+  // consecutive inputs are one aligned vector load.
+  const float* x = nullptr;
+  std::int64_t x_stride = 0;
+  int rows = 0;  // 1..kMatvecMaxRows
+  std::int64_t in_features = 0;
+  std::int64_t out_features = 0;
+  float* out = nullptr;  // [rows, out_features]
+  const void* bias = nullptr;
+  DType bias_dtype = DType::F32;
+  // When there are too few output columns to occupy the GPU, the input
+  // dimension is split too: each split writes its partial sums here
+  // ([splits, rows, N]) and a second kernel adds them in a fixed order, so
+  // results do not change from run to run as atomic additions would.
+  float* partials = nullptr;
+  std::int64_t partial_capacity = 0;  // floats
+  int sm_count = 1;
+};
+
+// Floats of partial sums that any product may need on a GPU of `sm_count`
+// multiprocessors (see matvec_splits in linear_inputs.cu).
+std::int64_t matvec_partial_capacity(int sm_count);
+
+// An EXL2 weight as the kernels read it: the host's group list uploaded as
+// int4 {bits, rows, first_row, q_row} per group.
+struct Exl2DeviceWeight {
+  const std::uint32_t* q_weight = nullptr;
+  const std::uint32_t* q_scale = nullptr;
+  const std::uint16_t* q_scale_max = nullptr;
+  const void* groups = nullptr;  // int4 [group_count]
+  int group_count = 0;
+  std::int64_t columns = 0;  // row length of q_weight (N or the padded N)
+};
+
+// The fused products for at most kMatvecMaxRows rows. EXL2 inputs must
+// already be in quantized order (launch_gather_inputs with perm).
+void launch_dense_matvec(const MatvecCall& call, const DenseWeight& weight, Stream stream);
+void launch_exl2_matvec(const MatvecCall& call, const Exl2DeviceWeight& weight, Stream stream);
+void launch_gptq_matvec(const MatvecCall& call, const GptqWeight& weight, Stream stream);
+
+// FP16 copies of output columns [n0, n1) of a quantized weight for cuBLAS:
+// w[k * ld + n - n0] for input row k (EXL2: quantized row k, whose input is
+// perm[k]), rounded from the CPU's exact FP32 value.
+void launch_exl2_dequantize(const Exl2DeviceWeight& weight, std::int64_t n0, std::int64_t n1,
+                            void* w, std::int64_t ld, Stream stream);
+void launch_gptq_dequantize(const GptqWeight& weight, std::int64_t in_features,
+                            std::int64_t out_features, std::int64_t n0, std::int64_t n1, void* w,
+                            std::int64_t ld, Stream stream);
+
+// out[r * stride + k] = x[r * K + perm[k]] (x[r * K + k] without perm) for
+// k < K, and zero for k in [K, stride).
+void launch_gather_inputs(const float* x, std::int64_t rows, std::int64_t in_features,
+                          const std::int32_t* perm, float* out, std::int64_t stride, Stream stream);
+// As launch_gather_inputs, in `type` (F16 or BF16), each row multiplied by a
+// power of two that brings its largest magnitude into [2^14, 2^15): no input
+// overflows FP16, and the scaling itself is exact. row_scales[r] receives the
+// inverse factor, which launch_finish_outputs applies to the products.
+void launch_convert_inputs(const float* x, std::int64_t rows, std::int64_t in_features,
+                           const std::int32_t* perm, DType type, void* out, std::int64_t stride,
+                           float* row_scales, Stream stream);
+// out[r, n] = out[r, n] * row_scales[r] + bias[n], either part optional.
+void launch_finish_outputs(float* out, std::int64_t rows, std::int64_t out_features,
+                           const float* row_scales, const void* bias, DType bias_dtype,
+                           Stream stream);
+
+}  // namespace quire::kernels::cuda
