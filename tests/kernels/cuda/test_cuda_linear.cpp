@@ -1,0 +1,400 @@
+// CUDA linear layers against the CPU: every weight format (dense F16, BF16
+// and F32; EXL2 of mixed widths with permutation and padded columns; GPTQ v1,
+// v2, act-order and partial groups), row counts on both sides of the fused
+// kernels' limit, with and without bias, on fresh random inputs (the seed is
+// printed) and NaN-poisoned outputs with a guard past the end. Part of the
+// ops suite: label "gpu", skipped without a backend.
+
+#include <QRandomGenerator>
+#include <QTest>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "linear_test_support.h"
+#include "quire/kernels/cpu/cpu_backend.h"
+#include "quire/kernels/cpu/half.h"
+#include "quire/kernels/cpu/linear.h"
+#include "quire/kernels/cuda_loader.h"
+#include "test_main.h"
+
+using namespace quire::kernels;
+using namespace quire::test;
+
+namespace {
+
+constexpr int kDevice = 0;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+// Outputs past the last one, which must stay NaN.
+constexpr std::size_t kGuard = 64;
+
+// A layer in host memory, owning its tensors.
+struct Layer {
+  std::vector<std::uint16_t> halves;
+  std::vector<float> floats;
+  std::optional<Exl2Fixture> exl2;
+  std::optional<GptqFixture> gptq;
+  std::vector<std::uint16_t> bias16;
+  std::vector<float> bias32;
+  std::vector<float> bias;  // as the reference adds it
+  LinearWeight weight;
+};
+
+// EXL2's mixed plan has every width, a group of 4 rows (8 bits, one word),
+// and groups whose last block is short (6 bits x 16, 2 bits x 48).
+const std::vector<std::pair<int, int>> kMixedPlan = {{8, 32}, {6, 64}, {6, 16}, {5, 32}, {4, 128},
+                                                     {3, 32}, {2, 16}, {8, 4},  {4, 8},  {2, 48}};
+
+Layer make_layer(const QByteArray& format, std::mt19937& rng) {
+  Layer layer;
+  if (format.startsWith("dense")) {
+    // 304 inputs take 16-byte loads; "short" has 200 (one split of the input
+    // dimension), "odd" 299, which takes the element-by-element kernel.
+    const std::int64_t in = format.endsWith("odd") ? 299 : format.endsWith("short") ? 200 : 304;
+    const std::int64_t out = 37;
+    const std::vector<float> values = random_inputs(rng, std::size_t(out * in));
+    DenseWeight dense;
+    if (format.startsWith("dense-f32")) {
+      layer.floats = values;
+      dense = {layer.floats.data(), DType::F32};
+    } else {
+      const bool bf16 = format.startsWith("dense-bf16");
+      for (const float v : values)
+        layer.halves.push_back(bf16 ? float_to_bf16(v) : float_to_half(v));
+      dense = {layer.halves.data(), bf16 ? DType::BF16 : DType::F16};
+    }
+    layer.weight.in_features = in;
+    layer.weight.out_features = out;
+    layer.weight.format = dense;
+  } else if (format == "exl2-mixed") {
+    layer.exl2 = random_exl2(rng, kMixedPlan, 104, 104, true);
+  } else if (format == "exl2-padded") {
+    layer.exl2 = random_exl2(rng, kMixedPlan, 100, 128, true);
+  } else if (format == "exl2-wide") {
+    layer.exl2 =
+        random_exl2(rng, {{4, 64}, {3, 96}, {5, 32}, {6, 32}, {2, 32}, {8, 32}}, 1000, 1024, true);
+  } else if (format == "gptq-v1") {
+    layer.gptq = random_gptq(rng, 256, 104, 32, false, false);
+  } else if (format == "gptq-v2") {
+    layer.gptq = random_gptq(rng, 256, 104, 32, false, true);
+  } else if (format == "gptq-act-order") {
+    layer.gptq = random_gptq(rng, 256, 104, 32, true, false);
+  } else if (format == "gptq-partial-group") {
+    layer.gptq = random_gptq(rng, 320, 104, 128, true, true);
+  } else if (format == "gptq-odd-group") {
+    // Groups of 12 rows: words whose eight rows span two groups.
+    layer.gptq = random_gptq(rng, 320, 104, 12, false, false);
+  }
+  if (layer.exl2) layer.weight = layer.exl2->weight();
+  if (layer.gptq) layer.weight = layer.gptq->weight();
+  return layer;
+}
+
+void add_bias(Layer& layer, const QByteArray& type, std::mt19937& rng) {
+  if (type == "none") return;
+  const std::vector<float> values = random_inputs(rng, std::size_t(layer.weight.out_features));
+  if (type == "f32") {
+    layer.bias32 = values;
+    layer.bias = values;
+    layer.weight.bias = layer.bias32.data();
+    layer.weight.bias_dtype = DType::F32;
+    return;
+  }
+  const bool bf16 = type == "bf16";
+  for (const float v : values) {
+    layer.bias16.push_back(bf16 ? float_to_bf16(v) : float_to_half(v));
+    layer.bias.push_back(bf16 ? bf16_to_float(layer.bias16.back())
+                              : half_to_float(layer.bias16.back()));
+  }
+  layer.weight.bias = layer.bias16.data();
+  layer.weight.bias_dtype = bf16 ? DType::BF16 : DType::F16;
+}
+
+const QByteArrayList kFormats = {
+    "dense-f16",     "dense-bf16",     "dense-f32",          "dense-f16-short", "dense-bf16-odd",
+    "dense-f32-odd", "exl2-mixed",     "exl2-padded",        "exl2-wide",       "gptq-v1",
+    "gptq-v2",       "gptq-act-order", "gptq-partial-group", "gptq-odd-group"};
+
+// Tolerances, as fractions of sum_k |x_k w_nk| + |b_n| (the scale of any
+// rounding error in an output), against the exact product of the CPU's
+// dequantize() computed in double:
+// - the fused kernels (rows <= 8, or any count without cuBLAS) sum in FP32:
+//   under (K + 8) * 2^-24, doubled for margin;
+// - cuBLAS with FP16 or BF16 operands rounds each input (and a quantized
+//   weight) to 11 or 8 significant bits: 2^-11 per rounding for FP16, so
+//   2e-3 for quantized and 1e-3 for dense F16 weights; 2^-9 for BF16, so 4e-3.
+double exact_tolerance(const LinearWeight& weight, int rows) {
+  const double fp32 = 2.0 * double(weight.in_features + 8) * std::ldexp(1.0, -24);
+  if (rows <= 8) return fp32;
+  if (const auto* dense = std::get_if<DenseWeight>(&weight.format)) {
+    if (dense->dtype == DType::F32) return fp32;
+    return dense->dtype == DType::F16 ? 1e-3 : 4e-3;
+  }
+  return 2e-3;
+}
+
+// The CPU's own products are tested to lie within 1e-5 of the same scale
+// (tests/kernels/linear); the two backends may differ by both errors.
+constexpr double kCpuTolerance = 1e-5;
+
+}  // namespace
+
+class CudaLinearTest : public QObject {
+  Q_OBJECT
+
+  template <typename T>
+  DeviceBuffer upload(const std::vector<T>& host) {
+    const std::size_t bytes = host.size() * sizeof(T);
+    DeviceBuffer buffer = gpu_->allocate(kDevice, bytes, "test data");
+    gpu_->copy(buffer.data(), kDevice, host.data(), -1, bytes);
+    return buffer;
+  }
+
+  std::vector<float> download(const DeviceBuffer& buffer, std::size_t count) {
+    gpu_->synchronize(kDevice);
+    std::vector<float> host(count);
+    gpu_->copy(host.data(), -1, buffer.data(), kDevice, count * sizeof(float));
+    return host;
+  }
+
+  // The layer's tensors on the GPU; `buffers` owns them.
+  LinearWeight to_device(const Layer& layer, std::vector<DeviceBuffer>& buffers) {
+    const auto keep = [&](DeviceBuffer buffer) {
+      buffers.push_back(std::move(buffer));
+      return buffers.back().data();
+    };
+    LinearWeight weight = layer.weight;
+    if (!layer.bias.empty()) {
+      weight.bias = layer.bias32.empty() ? keep(upload(layer.bias16)) : keep(upload(layer.bias32));
+    }
+    if (auto* dense = std::get_if<DenseWeight>(&weight.format)) {
+      dense->data = layer.floats.empty() ? keep(upload(layer.halves)) : keep(upload(layer.floats));
+    } else if (auto* exl2 = std::get_if<Exl2Weight>(&weight.format)) {
+      exl2->q_weight = static_cast<const std::uint32_t*>(keep(upload(layer.exl2->q_weight)));
+      exl2->q_scale = static_cast<const std::uint32_t*>(keep(upload(layer.exl2->q_scale)));
+      exl2->q_scale_max = static_cast<const std::uint16_t*>(keep(upload(layer.exl2->q_scale_max)));
+      exl2->perm = static_cast<const std::int32_t*>(keep(upload(layer.exl2->perm)));
+    } else {
+      auto& gptq = std::get<GptqWeight>(weight.format);
+      gptq.qweight = static_cast<const std::uint32_t*>(keep(upload(layer.gptq->qweight)));
+      gptq.qzeros = static_cast<const std::uint32_t*>(keep(upload(layer.gptq->qzeros)));
+      gptq.scales = static_cast<const std::uint16_t*>(keep(upload(layer.gptq->scales)));
+      if (!layer.gptq->g_idx.empty()) {
+        gptq.g_idx = static_cast<const std::int32_t*>(keep(upload(layer.gptq->g_idx)));
+      }
+    }
+    return weight;
+  }
+
+  // Runs the layer on both backends and checks every output, and that
+  // nothing past the outputs was written. `x_offset` floats of padding before
+  // the inputs make them unaligned.
+  void compare(const Layer& layer, const LinearWeight& device_weight, int rows,
+               std::size_t x_offset, const char* what) {
+    const LinearWeight& weight = layer.weight;
+    const std::size_t in = std::size_t(weight.in_features);
+    const std::size_t count = std::size_t(rows) * std::size_t(weight.out_features);
+    std::vector<float> padded = random_inputs(rng_, x_offset + rows * in);
+    const std::vector<float> x(padded.begin() + std::ptrdiff_t(x_offset), padded.end());
+
+    CpuBackend cpu;
+    std::vector<float> expected(count, kNaN);
+    cpu.linear(0, x.data(), rows, weight, expected.data());
+    const Reference exact = reference_product(x, rows, dequantize(weight), weight.out_features,
+                                              weight.in_features, layer.bias);
+
+    DeviceBuffer x_gpu = upload(padded);
+    DeviceBuffer out = upload(std::vector<float>(count + kGuard, kNaN));
+    gpu_->linear(kDevice, x_gpu.as<float>() + x_offset, rows, device_weight, out.as<float>());
+    const std::vector<float> got = download(out, count + kGuard);
+
+    const double tolerance = exact_tolerance(weight, rows);
+    for (std::size_t i = 0; i < count; ++i) {
+      const double scale = exact.magnitudes[i];
+      const double from_exact = std::fabs(double(got[i]) - exact.values[i]);
+      const double from_cpu = std::fabs(double(got[i]) - double(expected[i]));
+      if (!(from_exact <= tolerance * scale) ||
+          !(from_cpu <= (tolerance + kCpuTolerance) * scale)) {
+        QFAIL(qPrintable(QStringLiteral("%1, %2 rows: output %3 is %4 on the GPU, %5 on the CPU, "
+                                        "%6 exactly (scale %7, tolerance %8)")
+                             .arg(QLatin1String(what))
+                             .arg(rows)
+                             .arg(i)
+                             .arg(double(got[i]), 0, 'g', 9)
+                             .arg(double(expected[i]), 0, 'g', 9)
+                             .arg(exact.values[i], 0, 'g', 9)
+                             .arg(scale, 0, 'g', 4)
+                             .arg(tolerance, 0, 'g', 3)));
+      }
+    }
+    for (std::size_t i = count; i < got.size(); ++i) {
+      if (!std::isnan(got[i])) {
+        QFAIL(qPrintable(QStringLiteral("%1, %2 rows: wrote past the outputs, at %3")
+                             .arg(QLatin1String(what))
+                             .arg(rows)
+                             .arg(i)));
+      }
+    }
+  }
+
+ private slots:
+  void initTestCase() {
+    LoadedBackend loaded = load_cuda_backend();
+    if (!loaded.backend)
+      QSKIP(qPrintable(QString::fromStdString("no CUDA backend here: " + loaded.why_not)));
+    gpu_ = std::move(loaded.backend);
+    const std::uint32_t seed = QRandomGenerator::system()->generate();
+    qInfo("random seed %u", seed);
+    rng_.seed(seed);
+  }
+
+  void cleanupTestCase() { gpu_.reset(); }
+
+  void matchesTheCpu_data() {
+    QTest::addColumn<QByteArray>("format");
+    QTest::addColumn<QByteArray>("bias");
+    QTest::addColumn<int>("rows");
+    for (const QByteArray& format : kFormats) {
+      // 8 rows: the fused kernels' largest pass; 33: four passes' worth,
+      // which goes to cuBLAS.
+      for (const int rows : {1, 2, 3, 7, 8, 33}) {
+        for (const char* bias : {"none", "f16"}) {
+          QTest::addRow("%s, bias %s, %d rows", format.constData(), bias, rows)
+              << format << QByteArray(bias) << rows;
+        }
+      }
+      for (const char* bias : {"bf16", "f32"}) {
+        for (const int rows : {1, 33}) {
+          QTest::addRow("%s, bias %s, %d rows", format.constData(), bias, rows)
+              << format << QByteArray(bias) << rows;
+        }
+      }
+    }
+  }
+
+  void matchesTheCpu() {
+    QFETCH(QByteArray, format);
+    QFETCH(QByteArray, bias);
+    QFETCH(int, rows);
+    Layer layer = make_layer(format, rng_);
+    add_bias(layer, bias, rng_);
+    std::vector<DeviceBuffer> buffers;
+    const LinearWeight device_weight = to_device(layer, buffers);
+    compare(layer, device_weight, rows, 0, format.constData());
+  }
+
+  // Inputs one float past an aligned address are copied before the fused
+  // kernels read them; a weight one element past one is read element by
+  // element. cuBLAS takes both as they are.
+  void unalignedInputsAndWeights() {
+    for (const char* format : {"dense-f16", "dense-bf16", "dense-f32", "gptq-v1"}) {
+      Layer layer = make_layer(format, rng_);
+      add_bias(layer, "f32", rng_);
+      std::vector<DeviceBuffer> buffers;
+      LinearWeight device_weight = to_device(layer, buffers);
+      if (auto* dense = std::get_if<DenseWeight>(&device_weight.format)) {
+        // The same values, one element further into a longer buffer.
+        const std::size_t size = dtype_size(dense->dtype);
+        const std::size_t bytes =
+            std::size_t(layer.weight.in_features) * std::size_t(layer.weight.out_features) * size;
+        DeviceBuffer shifted = gpu_->allocate(kDevice, bytes + size, "test data");
+        gpu_->copy(static_cast<char*>(shifted.data()) + size, kDevice, dense->data, kDevice, bytes);
+        dense->data = static_cast<const char*>(shifted.data()) + size;
+        buffers.push_back(std::move(shifted));
+      }
+      for (const int rows : {1, 5, 33}) {
+        compare(layer, device_weight, rows, 1, format);
+        if (QTest::currentTestFailed()) return;
+      }
+    }
+  }
+
+  // The EXL2 group table is cached by q_weight's address: a different weight
+  // at the same address (a model freed and another loaded) must not run with
+  // the old groups.
+  void exl2GroupsFollowTheWeightAtOneAddress() {
+    const Layer first = make_layer("exl2-mixed", rng_);
+    Layer second;
+    second.exl2 = random_exl2(rng_, {{2, 64}, {5, 64}, {8, 64}, {3, 96}, {4, 32}, {6, 48}, {8, 12}},
+                              104, 104, true);
+    second.weight = second.exl2->weight();
+    QCOMPARE(second.weight.in_features, first.weight.in_features);
+
+    // Room for either weight's tensors, at one address each.
+    const auto larger = [&](const auto member) {
+      const std::size_t bytes =
+          std::max((*first.exl2.*member).size(), (*second.exl2.*member).size()) *
+          sizeof((*first.exl2.*member)[0]);
+      return gpu_->allocate(kDevice, bytes, "test data");
+    };
+    DeviceBuffer q_weight = larger(&Exl2Fixture::q_weight);
+    DeviceBuffer q_scale = larger(&Exl2Fixture::q_scale);
+    DeviceBuffer q_scale_max = larger(&Exl2Fixture::q_scale_max);
+    DeviceBuffer perm = larger(&Exl2Fixture::perm);
+    const auto fill = [&](DeviceBuffer& buffer, const auto& host) {
+      gpu_->copy(buffer.data(), kDevice, host.data(), -1, host.size() * sizeof(host[0]));
+    };
+    const Layer* const turns[] = {&first, &second, &first};
+    for (const Layer* layer : turns) {
+      fill(q_weight, layer->exl2->q_weight);
+      fill(q_scale, layer->exl2->q_scale);
+      fill(q_scale_max, layer->exl2->q_scale_max);
+      fill(perm, layer->exl2->perm);
+      LinearWeight device_weight = layer->weight;
+      auto& exl2 = std::get<Exl2Weight>(device_weight.format);
+      exl2.q_weight = q_weight.as<std::uint32_t>();
+      exl2.q_scale = q_scale.as<std::uint32_t>();
+      exl2.q_scale_max = q_scale_max.as<std::uint16_t>();
+      exl2.perm = perm.as<std::int32_t>();
+      for (const int rows : {1, 33}) {
+        compare(*layer, device_weight, rows, 0, "EXL2 at a reused address");
+        if (QTest::currentTestFailed()) return;
+      }
+    }
+  }
+
+  // The CPU backend's checks, with its exception type.
+  void rejectsBadArguments() {
+    Layer layer = make_layer("gptq-act-order", rng_);
+    std::vector<DeviceBuffer> buffers;
+    const LinearWeight weight = to_device(layer, buffers);
+    DeviceBuffer x = upload(std::vector<float>(256 * 2, 1.0f));
+    DeviceBuffer out = upload(std::vector<float>(104 * 2, kNaN));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             gpu_->linear(kDevice, nullptr, 1, weight, out.as<float>()));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             gpu_->linear(kDevice, x.as<float>(), -1, weight, out.as<float>()));
+    gpu_->linear(kDevice, x.as<float>(), 0, weight, out.as<float>());  // nothing to do
+    QVERIFY(std::isnan(download(out, 1)[0]));
+
+    layer.gptq->g_idx[17] = layer.gptq->groups;
+    const LinearWeight bad_groups = to_device(layer, buffers);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             gpu_->linear(kDevice, x.as<float>(), 1, bad_groups, out.as<float>()));
+
+    Layer exl2 = make_layer("exl2-mixed", rng_);
+    LinearWeight gapped = to_device(exl2, buffers);
+    std::get<Exl2Weight>(gapped.format).groups[1].first_row += 4;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             gpu_->linear(kDevice, x.as<float>(), 1, gapped, out.as<float>()));
+
+    LinearWeight dense;
+    dense.in_features = 8;
+    dense.out_features = 8;
+    dense.format = DenseWeight{x.data(), DType::I32};
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             gpu_->linear(kDevice, x.as<float>(), 1, dense, out.as<float>()));
+  }
+
+ private:
+  std::unique_ptr<Backend> gpu_;
+  std::mt19937 rng_;
+};
+
+QUIRE_TEST(CudaLinearTest)
+#include "test_cuda_linear.moc"
