@@ -34,18 +34,6 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 // Outputs past the last one, which must stay NaN.
 constexpr std::size_t kGuard = 64;
 
-// A layer in host memory, owning its tensors.
-struct Layer {
-  std::vector<std::uint16_t> halves;
-  std::vector<float> floats;
-  std::optional<Exl2Fixture> exl2;
-  std::optional<GptqFixture> gptq;
-  std::vector<std::uint16_t> bias16;
-  std::vector<float> bias32;
-  std::vector<float> bias;  // as the reference adds it
-  LinearWeight weight;
-};
-
 // EXL2's mixed plan has every width, a group of 4 rows (8 bits, one word),
 // and groups whose last block is short (6 bits x 16, 2 bits x 48).
 const std::vector<std::pair<int, int>> kMixedPlan = {{8, 32}, {6, 64}, {6, 16}, {5, 32}, {4, 128},
@@ -94,26 +82,6 @@ Layer make_layer(const QByteArray& format, std::mt19937& rng) {
   if (layer.exl2) layer.weight = layer.exl2->weight();
   if (layer.gptq) layer.weight = layer.gptq->weight();
   return layer;
-}
-
-void add_bias(Layer& layer, const QByteArray& type, std::mt19937& rng) {
-  if (type == "none") return;
-  const std::vector<float> values = random_inputs(rng, std::size_t(layer.weight.out_features));
-  if (type == "f32") {
-    layer.bias32 = values;
-    layer.bias = values;
-    layer.weight.bias = layer.bias32.data();
-    layer.weight.bias_dtype = DType::F32;
-    return;
-  }
-  const bool bf16 = type == "bf16";
-  for (const float v : values) {
-    layer.bias16.push_back(bf16 ? float_to_bf16(v) : float_to_half(v));
-    layer.bias.push_back(bf16 ? bf16_to_float(layer.bias16.back())
-                              : half_to_float(layer.bias16.back()));
-  }
-  layer.weight.bias = layer.bias16.data();
-  layer.weight.bias_dtype = bf16 ? DType::BF16 : DType::F16;
 }
 
 const QByteArrayList kFormats = {

@@ -157,4 +157,24 @@ Reference reference_product(const std::vector<float>& x, std::int64_t rows,
   return reference;
 }
 
+void add_bias(Layer& layer, const QByteArray& type, std::mt19937& rng) {
+  if (type == "none") return;
+  const std::vector<float> values = random_inputs(rng, std::size_t(layer.weight.out_features));
+  if (type == "f32") {
+    layer.bias32 = values;
+    layer.bias = values;
+    layer.weight.bias = layer.bias32.data();
+    layer.weight.bias_dtype = kernels::DType::F32;
+    return;
+  }
+  const bool bf16 = type == "bf16";
+  for (const float v : values) {
+    layer.bias16.push_back(bf16 ? kernels::float_to_bf16(v) : kernels::float_to_half(v));
+    layer.bias.push_back(bf16 ? kernels::bf16_to_float(layer.bias16.back())
+                              : kernels::half_to_float(layer.bias16.back()));
+  }
+  layer.weight.bias = layer.bias16.data();
+  layer.weight.bias_dtype = bf16 ? kernels::DType::BF16 : kernels::DType::F16;
+}
+
 }  // namespace quire::test

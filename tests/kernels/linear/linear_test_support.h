@@ -2,7 +2,9 @@
 
 // Random and hand-built weights for the linear tests, owning their tensors.
 
+#include <QByteArray>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <utility>
 #include <vector>
@@ -54,6 +56,22 @@ struct GptqFixture {
 
 GptqFixture random_gptq(std::mt19937& rng, std::int64_t in_features, std::int64_t out_features,
                         int group_size, bool act_order, bool exact_zeros);
+
+// A layer of one of the formats under test in host memory, owning its
+// tensors; its weight points into them.
+struct Layer {
+  std::vector<std::uint16_t> halves;
+  std::vector<float> floats;
+  std::optional<Exl2Fixture> exl2;
+  std::optional<GptqFixture> gptq;
+  std::vector<std::uint16_t> bias16;
+  std::vector<float> bias32;
+  std::vector<float> bias;  // the bias as the reference adds it
+  LinearWeight weight;
+};
+
+// Gives the layer a random bias of `type` ("none", "f16", "bf16", "f32").
+void add_bias(Layer& layer, const QByteArray& type, std::mt19937& rng);
 
 // Values in [-1, -0.05] and [0.05, 1]: never zero.
 std::vector<float> random_inputs(std::mt19937& rng, std::size_t count);

@@ -18,18 +18,6 @@ using namespace quire::test;
 
 namespace {
 
-// A layer of one of the formats under test, owning its tensors.
-struct Layer {
-  std::vector<std::uint16_t> halves;
-  std::vector<float> floats;
-  std::optional<Exl2Fixture> exl2;
-  std::optional<GptqFixture> gptq;
-  std::vector<std::uint16_t> bias16;
-  std::vector<float> bias32;
-  std::vector<float> bias;  // the bias as the reference adds it
-  LinearWeight weight;
-};
-
 // Dense layers: 37 outputs of 300 inputs (neither a multiple of the vector
 // lanes). EXL2: 104 outputs (three 32-column tiles and one of 8) over 320
 // inputs in groups of every width; "padded" stores 100 outputs in 128 columns.
@@ -77,26 +65,6 @@ std::unique_ptr<Layer> make_layer(const QByteArray& format, std::mt19937& rng) {
   if (layer->exl2) layer->weight = layer->exl2->weight();
   if (layer->gptq) layer->weight = layer->gptq->weight();
   return layer;
-}
-
-void add_bias(Layer& layer, const QByteArray& type, std::mt19937& rng) {
-  if (type == "none") return;
-  const std::vector<float> values = random_inputs(rng, std::size_t(layer.weight.out_features));
-  if (type == "f32") {
-    layer.bias32 = values;
-    layer.bias = values;
-    layer.weight.bias = layer.bias32.data();
-    layer.weight.bias_dtype = DType::F32;
-    return;
-  }
-  const bool bf16 = type == "bf16";
-  for (const float v : values) {
-    layer.bias16.push_back(bf16 ? float_to_bf16(v) : float_to_half(v));
-    layer.bias.push_back(bf16 ? bf16_to_float(layer.bias16.back())
-                              : half_to_float(layer.bias16.back()));
-  }
-  layer.weight.bias = layer.bias16.data();
-  layer.weight.bias_dtype = bf16 ? DType::BF16 : DType::F16;
 }
 
 const QByteArrayList kFormats = {"dense-f16",      "dense-bf16",        "dense-f32", "exl2-mixed",
