@@ -109,13 +109,13 @@ double exact_tolerance(const LinearWeight& weight, int rows) {
 
 // The CPU's own products are tested to lie within 1e-5 of the same scale
 // (tests/kernels/linear), and its EXL2 products of up to 4 rows, which take
-// their inputs as 16-bit integers where the processor has AVX2, within a
-// further 1/65534 of each group's largest input per input: at most 20/65534
-// of the scale with these inputs (magnitudes 0.05 to 1). The two backends may
-// differ by both errors.
+// their inputs as integers where the processor has AVX2, within a further
+// 1/254 of each group's largest input per input (8-bit inputs of 2- and 4-bit
+// groups; 1/65534 for the others): at most 20/254 of the scale with these
+// inputs (magnitudes 0.05 to 1). The two backends may differ by both errors.
 double cpu_tolerance(const LinearWeight& weight, int rows) {
   const bool integer_inputs = std::holds_alternative<Exl2Weight>(weight.format) && rows <= 4;
-  return 1e-5 + (integer_inputs ? 20.0 / 65534.0 : 0.0);
+  return 1e-5 + (integer_inputs ? 20.0 / 254.0 : 0.0);
 }
 
 }  // namespace

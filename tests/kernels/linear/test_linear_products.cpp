@@ -71,26 +71,31 @@ const QByteArrayList kFormats = {"dense-f16",      "dense-bf16",        "dense-f
                                  "exl2-permuted",  "exl2-padded",       "gptq-v1",   "gptq-v2",
                                  "gptq-act-order", "gptq-partial-group"};
 
-// The extra error the integer EXL2 kernel may add (linear_exl2_int16.cpp):
-// each input is off by at most 1/65534 of the largest magnitude in its group,
-// so output n by at most the sum of those errors times |w_nk|. Zero for every
-// other product.
-std::vector<double> int16_input_slack(const Layer& layer, const std::vector<float>& x,
-                                      std::int64_t rows, bool int16_path) {
+using linear_detail::Exl2RowPath;
+
+// The extra error the integer EXL2 kernel may add (linear_exl2_integer.cpp):
+// each input is off by at most 1/65534 (16-bit inputs) or 1/254 (8-bit
+// inputs, the whole 32-row blocks of 2- and 4-bit groups) of the largest
+// magnitude in its group, so output n by at most the sum of those errors
+// times |w_nk|. Zero for the float path and every other product.
+std::vector<double> integer_input_slack(const Layer& layer, const std::vector<float>& x,
+                                        std::int64_t rows, Exl2RowPath path) {
   const LinearWeight& weight = layer.weight;
   std::vector<double> slack(std::size_t(rows * weight.out_features), 0.0);
-  if (!layer.exl2 || !int16_path) return slack;
+  if (!layer.exl2 || path == Exl2RowPath::float_inputs) return slack;
   const std::vector<float> dense = dequantize(weight);
   const std::int64_t in = weight.in_features;
   for (std::int64_t r = 0; r < rows; ++r) {
     std::vector<double> input_error(static_cast<std::size_t>(in));
     for (const Exl2Group& group : layer.exl2->groups) {
+      const bool int8 = path == Exl2RowPath::int8_inputs && (group.bits == 2 || group.bits == 4);
       double largest = 0.0;
       for (int k = group.first_row; k < group.first_row + group.rows; ++k)
         largest = std::max(
             largest, std::fabs(double(x[std::size_t(r * in + layer.exl2->perm[std::size_t(k)])])));
       for (int k = group.first_row; k < group.first_row + group.rows; ++k)
-        input_error[std::size_t(layer.exl2->perm[std::size_t(k)])] = largest / 65534.0;
+        input_error[std::size_t(layer.exl2->perm[std::size_t(k)])] =
+            largest / (int8 ? 254.0 : 65534.0);
     }
     for (std::int64_t n = 0; n < weight.out_features; ++n) {
       double sum = 0.0;
@@ -100,6 +105,20 @@ std::vector<double> int16_input_slack(const Layer& layer, const std::vector<floa
     }
   }
   return slack;
+}
+
+const char* path_name(Exl2RowPath path) {
+  switch (path) {
+    case Exl2RowPath::float_inputs:
+      return "float";
+    case Exl2RowPath::int16_inputs:
+      return "int16";
+    case Exl2RowPath::int8_inputs:
+      return "int8";
+    case Exl2RowPath::fastest:
+      break;
+  }
+  return "fastest";
 }
 
 // out against the reference: within 1e-5 of the magnitude (FP32 rounding)
@@ -176,22 +195,26 @@ class LinearProductTest : public QObject {
     linear(pool_, x.data(), rows, weight, out.data());
     const Reference reference = reference_product(x, rows, dequantize(weight), weight.out_features,
                                                   weight.in_features, layer->bias);
-    const bool int16_path =
-        rows <= linear_detail::kExl2FewRows && linear_detail::exl2_int16_supported();
-    expect_near_reference(out, reference, int16_input_slack(*layer, x, rows, int16_path));
+    // linear() takes the fastest path: 8-bit inputs for EXL2 decode steps.
+    const Exl2RowPath path =
+        rows <= linear_detail::kExl2FewRows && linear_detail::exl2_integer_supported()
+            ? Exl2RowPath::int8_inputs
+            : Exl2RowPath::float_inputs;
+    expect_near_reference(out, reference, integer_input_slack(*layer, x, rows, path));
   }
 
-  // Both kernels of EXL2 decode steps, whichever the processor would pick: the
-  // float one, and the integer one where the processor has AVX2.
+  // Every kernel of EXL2 decode steps: the float one, and the integer ones
+  // with 16- and 8-bit inputs where the processor has AVX2.
   void exl2FewRowPathsMatchTheDequantizedProduct_data() {
     QTest::addColumn<QByteArray>("format");
-    QTest::addColumn<bool>("int16");
+    QTest::addColumn<int>("path_index");
     QTest::addColumn<int>("rows");
     for (const char* format : {"exl2-mixed", "exl2-permuted", "exl2-padded", "exl2-long-groups"}) {
-      for (const bool int16 : {false, true}) {
+      for (const Exl2RowPath path :
+           {Exl2RowPath::float_inputs, Exl2RowPath::int16_inputs, Exl2RowPath::int8_inputs}) {
         for (int rows = 1; rows <= linear_detail::kExl2FewRows; ++rows) {
-          QTest::addRow("%s, %s, %d rows", format, int16 ? "int16" : "float", rows)
-              << QByteArray(format) << int16 << rows;
+          QTest::addRow("%s, %s, %d rows", format, path_name(path), rows)
+              << QByteArray(format) << int(path) << rows;
         }
       }
     }
@@ -199,10 +222,13 @@ class LinearProductTest : public QObject {
 
   void exl2FewRowPathsMatchTheDequantizedProduct() {
     QFETCH(QByteArray, format);
-    QFETCH(bool, int16);
+    QFETCH(int, path_index);
     QFETCH(int, rows);
-    if (int16 && !linear_detail::exl2_int16_supported()) QSKIP("the processor lacks AVX2");
-    std::mt19937 rng(static_cast<unsigned>(qHash(format) ^ unsigned(rows) ^ (int16 ? 77u : 0u)));
+    const auto path = static_cast<Exl2RowPath>(path_index);
+    if (path != Exl2RowPath::float_inputs && !linear_detail::exl2_integer_supported())
+      QSKIP("the processor lacks AVX2");
+    std::mt19937 rng(
+        static_cast<unsigned>(qHash(format) ^ unsigned(rows) ^ (unsigned(path_index) * 77u)));
     const std::unique_ptr<Layer> layer = make_layer(format, rng);
     const LinearWeight& weight = layer->weight;
     const std::vector<float> x = random_inputs(rng, std::size_t(rows * weight.in_features));
@@ -211,37 +237,39 @@ class LinearProductTest : public QObject {
     const linear_detail::Product product{
         x.data(), rows, weight.in_features, weight.out_features, nullptr, out.data()};
     linear_detail::exl2_few_rows_product(pool_, product, std::get<Exl2Weight>(weight.format),
-                                         layer->exl2->q_columns, xp.data(),
-                                         int16 ? linear_detail::Exl2RowPath::int16_inputs
-                                               : linear_detail::Exl2RowPath::float_inputs);
+                                         layer->exl2->q_columns, xp.data(), path);
     const Reference reference =
         reference_product(x, rows, dequantize(weight), weight.out_features, weight.in_features, {});
-    expect_near_reference(out, reference, int16_input_slack(*layer, x, rows, int16));
+    expect_near_reference(out, reference, integer_input_slack(*layer, x, rows, path));
   }
 
-  // The integer kernel's 32-bit sums wrap for the largest inputs and weights
-  // of long 8-bit groups; the result must still be exact. Every input is +1
-  // with every value at its largest code, then -1 with every value 0 (the
-  // largest |q - zero|), in groups longer than one 512-row chunk.
+  // The integer kernel's 32-bit sums wrap for the largest 16-bit inputs and
+  // weights of long 8-bit groups, and the 16-bit sums of 8-bit inputs come
+  // close to their limit with the largest 4-bit weights; the results must
+  // still be exact. Every input is +1 or -1 (the largest integer input) and
+  // every value at its largest code or 0 (the largest |q - zero|), in groups
+  // longer than one 512-row chunk.
   void exl2IntegerSumsSurviveTheLargestValues() {
-    if (!linear_detail::exl2_int16_supported()) QSKIP("the processor lacks AVX2");
-    for (const bool largest_codes : {true, false}) {
-      Exl2Fixture exl2({{8, 1088}, {4, 544}, {2, 32}}, 16, 16);
-      std::fill(exl2.q_weight.begin(), exl2.q_weight.end(), largest_codes ? ~0u : 0u);
-      std::fill(exl2.q_scale.begin(), exl2.q_scale.end(), 0x76543210u);
-      const LinearWeight weight = exl2.weight();
-      for (const int rows : {1, 4}) {
-        const std::vector<float> x(std::size_t(rows * exl2.in_features),
-                                   largest_codes ? 1.0f : -1.0f);
-        std::vector<float> out(std::size_t(rows * 16), std::nanf(""));
-        const linear_detail::Product product{x.data(), rows,    exl2.in_features,
-                                             16,       nullptr, out.data()};
-        linear_detail::exl2_few_rows_product(pool_, product, std::get<Exl2Weight>(weight.format),
-                                             16, x.data(),
-                                             linear_detail::Exl2RowPath::int16_inputs);
-        const Reference reference =
-            reference_product(x, rows, dequantize(weight), 16, exl2.in_features, {});
-        expect_near_reference(out, reference, std::vector<double>(out.size(), 0.0));
+    if (!linear_detail::exl2_integer_supported()) QSKIP("the processor lacks AVX2");
+    for (const Exl2RowPath path : {Exl2RowPath::int16_inputs, Exl2RowPath::int8_inputs}) {
+      for (const bool largest_codes : {true, false}) {
+        for (const float input : {1.0f, -1.0f}) {
+          Exl2Fixture exl2({{8, 1088}, {4, 544}, {2, 32}}, 16, 16);
+          std::fill(exl2.q_weight.begin(), exl2.q_weight.end(), largest_codes ? ~0u : 0u);
+          std::fill(exl2.q_scale.begin(), exl2.q_scale.end(), 0x76543210u);
+          const LinearWeight weight = exl2.weight();
+          for (const int rows : {1, 4}) {
+            const std::vector<float> x(std::size_t(rows * exl2.in_features), input);
+            std::vector<float> out(std::size_t(rows * 16), std::nanf(""));
+            const linear_detail::Product product{x.data(), rows,    exl2.in_features,
+                                                 16,       nullptr, out.data()};
+            linear_detail::exl2_few_rows_product(
+                pool_, product, std::get<Exl2Weight>(weight.format), 16, x.data(), path);
+            const Reference reference =
+                reference_product(x, rows, dequantize(weight), 16, exl2.in_features, {});
+            expect_near_reference(out, reference, std::vector<double>(out.size(), 0.0));
+          }
+        }
       }
     }
   }

@@ -262,11 +262,12 @@ Exl2FewRows::Exl2FewRows(const Product& product, const Exl2Weight& weight, std::
       width_(static_cast<int>((product.out_features + kLanes - 1) / kLanes * kLanes)),
       starts_(slice_starts(weight)) {
   if (path_ == Exl2RowPath::fastest) {
-    path_ = exl2_int16_supported() ? Exl2RowPath::int16_inputs : Exl2RowPath::float_inputs;
+    path_ = exl2_integer_supported() ? Exl2RowPath::int8_inputs : Exl2RowPath::float_inputs;
   }
-  if (path_ == Exl2RowPath::int16_inputs) {
-    if (!exl2_int16_supported()) throw std::logic_error("the integer EXL2 product needs AVX2");
-    inputs_ = exl2_int16_layout(weight, rows_, product.in_features);
+  if (path_ != Exl2RowPath::float_inputs) {
+    if (!exl2_integer_supported()) throw std::logic_error("the integer EXL2 product needs AVX2");
+    inputs_ =
+        exl2_integer_layout(weight, rows_, product.in_features, path_ == Exl2RowPath::int8_inputs);
   }
   partial_.resize(slices() * slice_size());
 }
@@ -275,10 +276,10 @@ void Exl2FewRows::run_slice(std::size_t s) {
   const std::size_t g0 = starts_[s];
   const std::size_t g1 = starts_[s + 1];
   float* out = partial_.data() + s * slice_size();
-  if (path_ == Exl2RowPath::int16_inputs) {
-    exl2_int16_quantize(weight_, xp_, rows_, product_.in_features, g0, g1, inputs_);
-    exl2_int16_slice(weight_, columns_, product_.in_features, xp_, inputs_, rows_, g0, g1, width_,
-                     out);
+  if (path_ != Exl2RowPath::float_inputs) {
+    exl2_integer_quantize(weight_, xp_, rows_, product_.in_features, g0, g1, inputs_);
+    exl2_integer_slice(weight_, columns_, product_.in_features, xp_, inputs_, rows_, g0, g1, width_,
+                       out);
     return;
   }
   const RowCall call{product_, weight_, columns_, xp_};

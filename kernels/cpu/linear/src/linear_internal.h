@@ -93,35 +93,54 @@ bool f16_dots(const float* x, const std::uint16_t* w, std::int64_t k_count, std:
 // q_weight: each weight is unpacked once for all rows (linear_exl2_row.cpp).
 inline constexpr std::int64_t kExl2FewRows = 4;
 // How exl2_few_rows_product multiplies: `fastest` uses the integer kernel
-// where the processor has AVX2; tests ask for each path by name.
-enum class Exl2RowPath { fastest, float_inputs, int16_inputs };
+// with 8-bit inputs where the processor has AVX2; tests ask for each path by
+// name. int16_inputs quantizes every group's inputs to 16 bits; int8_inputs
+// does so for 2- and 4-bit groups only, the rest again to 16 bits.
+enum class Exl2RowPath { fastest, float_inputs, int16_inputs, int8_inputs };
 void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
                            std::int64_t columns, const float* xp,
                            Exl2RowPath path = Exl2RowPath::fastest);
 
-// The integer EXL2 kernel (linear_exl2_int16.cpp): each group's inputs as
-// 16-bit integers with one scale, paired as the kernel reads them.
-struct Exl2Int16Inputs {
-  std::int64_t half_features = 0;       // K / 2
-  std::vector<std::int32_t> pairs;      // [rows, K / 2]: two 16-bit inputs each
+// The integer EXL2 kernel (linear_exl2_integer.cpp): each group's inputs as
+// integers with one scale per group and row, laid out as the kernel reads
+// them (exl2_integer_layout.h).
+//
+// Precision: an input is rounded to a multiple of its group's largest
+// magnitude / 32767 (16 bits) or / 127 (8 bits), an error of at most 1/65534
+// or 1/254 of that magnitude. 8-bit inputs with 4-bit weights are what
+// llama.cpp's CPU products use (its Q8_0 activations); the weights' own
+// rounding, up to 1/30 of their range, is far larger. The integer sums are
+// exact, so the outputs do not depend on the order of the work.
+struct Exl2IntegerInputs {
+  bool int8_groups = false;         // 2- and 4-bit groups take 8-bit inputs
+  std::int64_t half_features = 0;   // K / 2
+  std::vector<std::int32_t> pairs;  // [rows, K / 2]: two 16-bit inputs each
+  std::int64_t quads_per_row = 0;
+  std::vector<std::int32_t> quads;      // [rows, quads_per_row]: four 8-bit inputs each
+  std::vector<std::int64_t> quad_base;  // [groups]: a group's first quad (its full blocks only)
   std::vector<float> scales;            // [rows, groups]
   std::vector<std::int32_t> zero_sums;  // [rows, chunks]: zero * sum of a chunk's inputs
   std::vector<int> chunk_base;          // [groups]: a group's first chunk
   int chunks = 0;
+
+  bool takes_int8(const Exl2Group& group) const {
+    return int8_groups && (group.bits == 2 || group.bits == 4);
+  }
 };
-bool exl2_int16_supported();
-// Sized for a call; exl2_int16_quantize fills the part of groups [first,
+bool exl2_integer_supported();
+// Sized for a call; exl2_integer_quantize fills the part of groups [first,
 // last), so that the slices of a call quantize their own inputs in parallel.
-Exl2Int16Inputs exl2_int16_layout(const Exl2Weight& weight, int rows, std::int64_t in_features);
-void exl2_int16_quantize(const Exl2Weight& weight, const float* xp, int rows,
-                         std::int64_t in_features, std::size_t first, std::size_t last,
-                         Exl2Int16Inputs& inputs);
+Exl2IntegerInputs exl2_integer_layout(const Exl2Weight& weight, int rows, std::int64_t in_features,
+                                      bool int8_groups);
+void exl2_integer_quantize(const Exl2Weight& weight, const float* xp, int rows,
+                           std::int64_t in_features, std::size_t first, std::size_t last,
+                           Exl2IntegerInputs& inputs);
 // out[r][c] = the sums of the groups [first, last) for `rows` input rows and
 // every column c < width, like the float kernel's slices; their inputs must
 // have been quantized.
-void exl2_int16_slice(const Exl2Weight& weight, std::int64_t columns, std::int64_t in_features,
-                      const float* xp, const Exl2Int16Inputs& inputs, int rows, std::size_t first,
-                      std::size_t last, int width, float* out);
+void exl2_integer_slice(const Exl2Weight& weight, std::int64_t columns, std::int64_t in_features,
+                        const float* xp, const Exl2IntegerInputs& inputs, int rows,
+                        std::size_t first, std::size_t last, int width, float* out);
 
 // One EXL2 product of a few rows as independent slices of whole groups, so
 // that several products (a layer's q, k and v) can share one parallel loop:
@@ -145,7 +164,7 @@ class Exl2FewRows {
   int rows_;
   int width_;
   std::vector<std::size_t> starts_;
-  Exl2Int16Inputs inputs_;
+  Exl2IntegerInputs inputs_;
   std::vector<float> partial_;
 };
 

@@ -1,0 +1,335 @@
+// EXL2 products of one to four input rows in integer arithmetic, with AVX2.
+//
+// The float kernel (linear_exl2_row.cpp) spends four instructions on every
+// weight and input row: shift, mask, convert to float, multiply-add. Here the
+// inputs of each group are scaled to integers once per call
+// (linear_exl2_integer_inputs.cpp), and the weights stay integers:
+//  - 16-bit inputs: vpmaddwd multiplies two 16-bit weights by two 16-bit
+//    inputs and adds the products, so sixteen products of eight columns cost
+//    one instruction, and for 2-, 4- and 8-bit values the two weights of a
+//    32-bit lane come out of their packed word with a single shift and mask.
+//  - 8-bit inputs (2- and 4-bit groups): vpmaddubsw multiplies four unsigned
+//    byte weights by four signed byte inputs, thirty-two products of eight
+//    columns per instruction, and one shift and mask frees four weights. Its
+//    16-bit sums add up without overflow over a 32-row block (at most
+//    8 * 2 * 15 * 127 = 30480); vpmaddwd by ones then widens them.
+// See exl2_integer_layout.h for the layouts and linear_internal.h for the
+// precision.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "exl2_integer_layout.h"
+#include "linear_internal.h"
+#include "packed_values.h"
+#include "quire/kernels/cpu/exl2_scale.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QUIRE_HAVE_EXL2_INTEGER_PATH 1
+#endif
+
+namespace quire::kernels::linear_detail {
+
+#ifdef QUIRE_HAVE_EXL2_INTEGER_PATH
+
+#define QUIRE_AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
+
+namespace {
+
+// Value at bit `Bit` of a block's words, for eight columns, in bits [0, Bits).
+template <int Bits, int Bit>
+QUIRE_AVX2 __m256i value_low(const __m256i* w) {
+  constexpr int word = Bit / 32;
+  constexpr int shift = Bit % 32;
+  __m256i v = _mm256_srli_epi32(w[word], shift);
+  if constexpr (shift + Bits > 32)
+    v = _mm256_or_si256(v, _mm256_slli_epi32(w[word + 1], 32 - shift));
+  return _mm256_and_si256(v, _mm256_set1_epi32(int(kValueMask<Bits>)));
+}
+
+// The same value in bits [16, 16 + Bits).
+template <int Bits, int Bit>
+QUIRE_AVX2 __m256i value_high(const __m256i* w) {
+  constexpr int word = Bit / 32;
+  constexpr int shift = Bit % 32;
+  const __m256i mask = _mm256_set1_epi32(int(kValueMask<Bits> << 16));
+  if constexpr (shift + Bits > 32) {
+    return _mm256_and_si256(_mm256_slli_epi32(value_low<Bits, Bit>(w), 16), mask);
+  } else if constexpr (shift >= 16) {
+    return _mm256_and_si256(_mm256_srli_epi32(w[word], shift - 16), mask);
+  } else {
+    return _mm256_and_si256(_mm256_slli_epi32(w[word], 16 - shift), mask);
+  }
+}
+
+// Pair P of a block as two 16-bit weights per lane.
+template <int Bits, int P>
+QUIRE_AVX2 __m256i pair_lane(const __m256i* w) {
+  constexpr int low = kPairs<Bits>[P].low * Bits;
+  constexpr int high = kPairs<Bits>[P].high * Bits;
+  if constexpr (high - low == 16 && low / 32 == (high + Bits - 1) / 32) {
+    constexpr std::uint32_t mask = kValueMask<Bits> | (kValueMask<Bits> << 16);
+    return _mm256_and_si256(_mm256_srli_epi32(w[low / 32], low % 32), _mm256_set1_epi32(int(mask)));
+  } else {
+    return _mm256_or_si256(value_low<Bits, low>(w), value_high<Bits, high>(w));
+  }
+}
+
+// Running sums per input row: with one row, four keep the additions of
+// consecutive pairs from waiting on each other.
+template <int R>
+inline constexpr int kParts = R == 1 ? 4 : (R == 2 ? 2 : 1);
+
+template <int Bits, int R, int P>
+QUIRE_AVX2 void add_pairs(const __m256i* w, const std::int32_t* const* x,
+                          __m256i (*part)[kParts<R>]) {
+  if constexpr (P < 16) {
+    const __m256i lane = pair_lane<Bits, P>(w);
+    for (int r = 0; r < R; ++r) {
+      __m256i& sum = part[r][P % kParts<R>];
+      sum = _mm256_add_epi32(sum, _mm256_madd_epi16(lane, _mm256_set1_epi32(x[r][P])));
+    }
+    add_pairs<Bits, R, P + 1>(w, x, part);
+  }
+}
+
+template <int Bits, int B>
+QUIRE_AVX2 void load_block(const std::uint32_t* block, std::int64_t stride, __m256i* w) {
+  if constexpr (B < Bits) {
+    w[B] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + B * stride));
+    load_block<Bits, B + 1>(block, stride, w);
+  }
+}
+
+// The four 8-bit weights of quad J of a block: word J / (8 / Bits), shifted.
+template <int Bits, int J>
+QUIRE_AVX2 __m256i quad_lane(const __m256i* w) {
+  constexpr int per_byte = 8 / Bits;
+  constexpr int shift = (J % per_byte) * Bits;
+  constexpr std::uint32_t mask = 0x01010101u * kValueMask<Bits>;
+  const __m256i word = w[J / per_byte];
+  if constexpr (shift == 0) {
+    return _mm256_and_si256(word, _mm256_set1_epi32(int(mask)));
+  } else {
+    return _mm256_and_si256(_mm256_srli_epi32(word, shift), _mm256_set1_epi32(int(mask)));
+  }
+}
+
+// 16-bit sums of the eight quads of a block; R rows.
+template <int Bits, int R, int J>
+QUIRE_AVX2 void add_quads(const __m256i* w, const std::int32_t* const* x, __m256i* sum) {
+  if constexpr (J < 8) {
+    const __m256i lane = quad_lane<Bits, J>(w);
+    for (int r = 0; r < R; ++r)
+      sum[r] = _mm256_add_epi16(sum[r], _mm256_maddubs_epi16(lane, _mm256_set1_epi32(x[r][J])));
+    add_quads<Bits, R, J + 1>(w, x, sum);
+  }
+}
+
+struct IntegerCall {
+  const Exl2Weight& weight;
+  std::int64_t columns;  // q_weight row length
+  std::int64_t in_features;
+  const float* xp;  // the inputs in quantized order, for short blocks
+  const Exl2IntegerInputs& inputs;
+};
+
+// sum[r] = sum (q - zero) * x_i over the full blocks of group g for the eight
+// columns at c, with 16-bit inputs.
+template <int Bits, int R>
+QUIRE_AVX2 void int16_sums(const IntegerCall& call, std::size_t g, int c, __m256* sum) {
+  const Exl2Group& group = call.weight.groups[g];
+  const Exl2IntegerInputs& inputs = call.inputs;
+  const std::int64_t stride = call.columns;
+  const std::uint32_t* words = call.weight.q_weight + group.q_row * stride + c;
+  const int full = full_rows(group);
+  const std::int32_t* zero_sums = inputs.zero_sums.data() + inputs.chunk_base[g];
+  const std::int32_t* pairs[R];
+  for (int r = 0; r < R; ++r) {
+    pairs[r] = inputs.pairs.data() + r * inputs.half_features + group.first_row / 2;
+    sum[r] = _mm256_setzero_ps();
+  }
+  for (int k0 = 0, chunk = 0; k0 < full; k0 += kChunkRows, ++chunk) {
+    __m256i part[R][kParts<R>];
+    for (int r = 0; r < R; ++r) {
+      for (int i = 0; i < kParts<R>; ++i)
+        part[r][i] = _mm256_setzero_si256();
+    }
+    const int end = std::min(full, k0 + kChunkRows);
+    for (int k = k0; k < end; k += 32) {
+      __m256i w[Bits];
+      load_block<Bits, 0>(words + std::int64_t(k / 32) * Bits * stride, stride, w);
+      const std::int32_t* x[R];
+      for (int r = 0; r < R; ++r)
+        x[r] = pairs[r] + k / 2;
+      add_pairs<Bits, R, 0>(w, x, part);
+    }
+    for (int r = 0; r < R; ++r) {
+      __m256i total = part[r][0];
+      for (int i = 1; i < kParts<R>; ++i)
+        total = _mm256_add_epi32(total, part[r][i]);
+      total = _mm256_sub_epi32(total, _mm256_set1_epi32(zero_sums[r * inputs.chunks + chunk]));
+      sum[r] = _mm256_add_ps(sum[r], _mm256_cvtepi32_ps(total));
+    }
+  }
+}
+
+// The same with 8-bit inputs (2- and 4-bit groups). Whole groups sum in 32
+// bits without overflow, so there are no chunks.
+template <int Bits, int R>
+QUIRE_AVX2 void int8_sums(const IntegerCall& call, std::size_t g, int c, __m256* sum) {
+  const Exl2Group& group = call.weight.groups[g];
+  const Exl2IntegerInputs& inputs = call.inputs;
+  const std::int64_t stride = call.columns;
+  const std::uint32_t* words = call.weight.q_weight + group.q_row * stride + c;
+  const int full = full_rows(group);
+  const std::int32_t* quads[R];
+  __m256i total[R];
+  for (int r = 0; r < R; ++r) {
+    quads[r] = inputs.quads.data() + r * inputs.quads_per_row + inputs.quad_base[g];
+    total[r] = _mm256_setzero_si256();
+  }
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int k = 0; k < full; k += 32) {
+    __m256i w[Bits];
+    load_block<Bits, 0>(words + std::int64_t(k / 32) * Bits * stride, stride, w);
+    const std::int32_t* x[R];
+    __m256i block[R];
+    for (int r = 0; r < R; ++r) {
+      x[r] = quads[r] + k / 4;
+      block[r] = _mm256_setzero_si256();
+    }
+    add_quads<Bits, R, 0>(w, x, block);
+    for (int r = 0; r < R; ++r)
+      total[r] = _mm256_add_epi32(total[r], _mm256_madd_epi16(block[r], ones));
+  }
+  for (int r = 0; r < R; ++r) {
+    // A group shorter than one block has no zero sum (and no integer sum).
+    const std::int32_t zero_sum =
+        full == 0 ? 0 : inputs.zero_sums[std::size_t(r * inputs.chunks + inputs.chunk_base[g])];
+    sum[r] = _mm256_cvtepi32_ps(_mm256_sub_epi32(total[r], _mm256_set1_epi32(zero_sum)));
+  }
+}
+
+// result[r][c] += scale[c] * sum (q - zero) * x for one group, R input rows and
+// the columns below width.
+template <int Bits, int R, bool Int8>
+QUIRE_AVX2 void add_group(const IntegerCall& call, std::size_t g, int width, float* result) {
+  const Exl2Group& group = call.weight.groups[g];
+  const std::int64_t stride = call.columns;
+  const int full = full_rows(group);
+  const std::size_t groups = call.weight.groups.size();
+  __m256 input_scale[R];
+  for (int r = 0; r < R; ++r)
+    input_scale[r] = _mm256_set1_ps(call.inputs.scales[std::size_t(r) * groups + g]);
+  alignas(32) float table[16];
+  exl2_scale_table(call.weight.q_scale_max[g], table);
+  const __m256 low = _mm256_load_ps(table);
+  const __m256 high = _mm256_load_ps(table + 8);
+  const std::uint32_t* codes = call.weight.q_scale + std::int64_t(g) * (stride / 8);
+  const __m256i nibble_shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  for (int c = 0; c < width; c += 8) {
+    __m256 sum[R];
+    if constexpr (Int8) {
+      int8_sums<Bits, R>(call, g, c, sum);
+    } else {
+      int16_sums<Bits, R>(call, g, c, sum);
+    }
+    const __m256i code =
+        _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(codes[c / 8])), nibble_shifts),
+                         _mm256_set1_epi32(15));
+    // Codes 8..15 come from the high half: bit 3 of the code, moved to the
+    // sign bit, picks it.
+    const __m256 scale =
+        _mm256_blendv_ps(_mm256_permutevar8x32_ps(low, code), _mm256_permutevar8x32_ps(high, code),
+                         _mm256_castsi256_ps(_mm256_slli_epi32(code, 28)));
+    for (int r = 0; r < R; ++r) {
+      __m256 value = _mm256_mul_ps(input_scale[r], sum[r]);
+      if (full < group.rows) {
+        // A short last block (a group of fewer than 32 rows) in float.
+        alignas(32) float tail[8] = {};
+        accumulate_block<Bits, 8>(
+            call.weight.q_weight + (group.q_row + full / 32 * Bits) * stride + c, stride,
+            call.xp + r * call.in_features + group.first_row + full, group.rows - full,
+            1 << (Bits - 1), tail);
+        value = _mm256_add_ps(value, _mm256_load_ps(tail));
+      }
+      float* out = result + r * width + c;
+      _mm256_storeu_ps(out, _mm256_fmadd_ps(scale, value, _mm256_loadu_ps(out)));
+    }
+  }
+}
+
+template <int R>
+__attribute__((target("avx2,fma"))) void multiply_slice(const IntegerCall& call, std::size_t first,
+                                                        std::size_t last, int width, float* out) {
+  std::fill(out, out + R * width, 0.0f);
+  for (std::size_t g = first; g < last; ++g) {
+    const bool int8 = call.inputs.takes_int8(call.weight.groups[g]);
+    switch (call.weight.groups[g].bits) {
+      case 2:
+        if (int8) {
+          add_group<2, R, true>(call, g, width, out);
+        } else {
+          add_group<2, R, false>(call, g, width, out);
+        }
+        break;
+      case 3:
+        add_group<3, R, false>(call, g, width, out);
+        break;
+      case 4:
+        if (int8) {
+          add_group<4, R, true>(call, g, width, out);
+        } else {
+          add_group<4, R, false>(call, g, width, out);
+        }
+        break;
+      case 5:
+        add_group<5, R, false>(call, g, width, out);
+        break;
+      case 6:
+        add_group<6, R, false>(call, g, width, out);
+        break;
+      default:
+        add_group<8, R, false>(call, g, width, out);
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+void exl2_integer_slice(const Exl2Weight& weight, std::int64_t columns, std::int64_t in_features,
+                        const float* xp, const Exl2IntegerInputs& inputs, int rows,
+                        std::size_t first, std::size_t last, int width, float* out) {
+  const IntegerCall call{weight, columns, in_features, xp, inputs};
+  switch (rows) {
+    case 1:
+      multiply_slice<1>(call, first, last, width, out);
+      break;
+    case 2:
+      multiply_slice<2>(call, first, last, width, out);
+      break;
+    case 3:
+      multiply_slice<3>(call, first, last, width, out);
+      break;
+    default:
+      multiply_slice<4>(call, first, last, width, out);
+      break;
+  }
+}
+
+#else
+
+void exl2_integer_slice(const Exl2Weight&, std::int64_t, std::int64_t, const float*,
+                        const Exl2IntegerInputs&, int, std::size_t, std::size_t, int, float*) {
+  throw std::logic_error("the integer EXL2 product needs AVX2");
+}
+
+#endif
+
+}  // namespace quire::kernels::linear_detail
