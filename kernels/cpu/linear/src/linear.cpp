@@ -116,7 +116,7 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
   // loop. Everything else runs product by product.
   struct Few {
     std::vector<float> bias;
-    std::vector<float> xp;
+    linear_detail::ScratchLease<std::vector<float>> xp;
     std::unique_ptr<linear_detail::Exl2FewRows> work;
   };
   std::vector<Few> few;
@@ -137,9 +137,9 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
                                          weight.out_features,
                                          item.bias.empty() ? nullptr : item.bias.data(),
                                          outs[i]};
-    item.xp = linear_detail::exl2_permuted_inputs(pool, product, *exl2);
+    linear_detail::exl2_permute_inputs(pool, product, *exl2, *item.xp);
     item.work = std::make_unique<linear_detail::Exl2FewRows>(
-        product, *exl2, linear_detail::exl2_columns(product, *exl2), item.xp.data());
+        product, *exl2, linear_detail::exl2_columns(product, *exl2), item.xp->data());
     first_slice.push_back(first_slice.back() + item.work->slices());
   }
   if (few.empty()) return;

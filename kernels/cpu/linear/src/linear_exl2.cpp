@@ -151,19 +151,25 @@ QUIRE_LINEAR_CLONES void run_tile(const Exl2Call& call, std::int64_t row_begin,
 
 }  // namespace
 
-std::vector<float> exl2_permuted_inputs(ThreadPool& pool, const Product& product,
-                                        const Exl2Weight& weight) {
+void exl2_permute_inputs(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
+                         std::vector<float>& xp) {
   const std::int64_t in = product.in_features;
-  std::vector<float> xp(std::size_t(product.rows * in));
-  pool.parallel_for(product.rows, 16, [&](std::int64_t begin, std::int64_t end) {
+  grow_to(xp, std::size_t(product.rows * in));
+  float* target_rows = xp.data();
+  const auto gather = [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       const float* source = product.x + r * in;
-      float* target = xp.data() + r * in;
+      float* target = target_rows + r * in;
       for (std::int64_t k = 0; k < in; ++k)
         target[k] = source[weight.perm[k]];
     }
-  });
-  return xp;
+  };
+  // A decode step's single row is gathered here rather than through the pool.
+  if (product.rows == 1) {
+    gather(0, 1);
+  } else {
+    pool.parallel_for(product.rows, 16, gather);
+  }
 }
 
 std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight) {
@@ -171,13 +177,14 @@ std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight) {
 }
 
 void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight) {
-  const std::vector<float> xp = exl2_permuted_inputs(pool, product, weight);
+  const ScratchLease<std::vector<float>> xp;
+  exl2_permute_inputs(pool, product, weight, *xp);
   const std::int64_t columns = exl2_columns(product, weight);
   if (product.rows <= kExl2FewRows) {
-    exl2_few_rows_product(pool, product, weight, columns, xp.data());
+    exl2_few_rows_product(pool, product, weight, columns, xp->data());
     return;
   }
-  const Exl2Call call{product, weight, columns, xp.data()};
+  const Exl2Call call{product, weight, columns, xp->data()};
   const TileGrid grid(product.rows, call.columns);
   pool.parallel_for(grid.size(), 1, [&](std::int64_t first, std::int64_t last) {
     std::vector<float> scratch;

@@ -28,13 +28,14 @@ bool exl2_integer_supported() {
 #endif
 }
 
-Exl2IntegerInputs exl2_integer_layout(const Exl2Weight& weight, int rows, std::int64_t in_features,
-                                      bool int8_groups) {
-  Exl2IntegerInputs inputs;
+void exl2_integer_layout(const Exl2Weight& weight, int rows, std::int64_t in_features,
+                         bool int8_groups, Exl2IntegerInputs& inputs) {
   inputs.int8_groups = int8_groups;
   const std::size_t groups = weight.groups.size();
   inputs.chunk_base.resize(groups);
   inputs.quad_base.resize(groups);
+  inputs.chunks = 0;
+  inputs.quads_per_row = 0;
   for (std::size_t g = 0; g < groups; ++g) {
     const Exl2Group& group = weight.groups[g];
     inputs.chunk_base[g] = inputs.chunks;
@@ -45,11 +46,11 @@ Exl2IntegerInputs exl2_integer_layout(const Exl2Weight& weight, int rows, std::i
     if (inputs.takes_int8(group)) inputs.quads_per_row += full_rows(group) / 4;
   }
   inputs.half_features = in_features / 2;
-  inputs.pairs.resize(std::size_t(rows * inputs.half_features));
-  inputs.quads.resize(std::size_t(rows * inputs.quads_per_row));
-  inputs.scales.resize(std::size_t(rows) * groups);
-  inputs.zero_sums.resize(std::size_t(rows * inputs.chunks));
-  return inputs;
+  // Quantization writes every value the kernel reads: no zero-filling.
+  grow_to(inputs.pairs, std::size_t(rows * inputs.half_features));
+  grow_to(inputs.quads, std::size_t(rows * inputs.quads_per_row));
+  grow_to(inputs.scales, std::size_t(rows) * groups);
+  grow_to(inputs.zero_sums, std::size_t(rows * inputs.chunks));
 }
 
 #ifdef QUIRE_HAVE_EXL2_INTEGER_PATH

@@ -266,20 +266,21 @@ Exl2FewRows::Exl2FewRows(const Product& product, const Exl2Weight& weight, std::
   }
   if (path_ != Exl2RowPath::float_inputs) {
     if (!exl2_integer_supported()) throw std::logic_error("the integer EXL2 product needs AVX2");
-    inputs_ =
-        exl2_integer_layout(weight, rows_, product.in_features, path_ == Exl2RowPath::int8_inputs);
+    exl2_integer_layout(weight, rows_, product.in_features, path_ == Exl2RowPath::int8_inputs,
+                        buffers_->inputs);
   }
-  partial_.resize(slices() * slice_size());
+  // Each slice fills its own part first.
+  grow_to(buffers_->partial, slices() * slice_size());
 }
 
 void Exl2FewRows::run_slice(std::size_t s) {
   const std::size_t g0 = starts_[s];
   const std::size_t g1 = starts_[s + 1];
-  float* out = partial_.data() + s * slice_size();
+  float* out = buffers_->partial.data() + s * slice_size();
   if (path_ != Exl2RowPath::float_inputs) {
-    exl2_integer_quantize(weight_, xp_, rows_, product_.in_features, g0, g1, inputs_);
-    exl2_integer_slice(weight_, columns_, product_.in_features, xp_, inputs_, rows_, g0, g1, width_,
-                       out);
+    exl2_integer_quantize(weight_, xp_, rows_, product_.in_features, g0, g1, buffers_->inputs);
+    exl2_integer_slice(weight_, columns_, product_.in_features, xp_, buffers_->inputs, rows_, g0,
+                       g1, width_, out);
     return;
   }
   const RowCall call{product_, weight_, columns_, xp_};
@@ -300,9 +301,10 @@ void Exl2FewRows::run_slice(std::size_t s) {
 }
 
 void Exl2FewRows::finish() {
-  sum_slices(partial_.data(), slices(), static_cast<int>(slice_size()));
+  float* partial = buffers_->partial.data();
+  sum_slices(partial, slices(), static_cast<int>(slice_size()));
   for (int r = 0; r < rows_; ++r)
-    store_outputs(product_, r, 0, width_, partial_.data() + std::size_t(r) * std::size_t(width_));
+    store_outputs(product_, r, 0, width_, partial + std::size_t(r) * std::size_t(width_));
 }
 
 void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,

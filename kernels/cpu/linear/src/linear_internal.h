@@ -10,6 +10,7 @@
 #include "quire/kernels/cpu/simd.h"
 #include "quire/kernels/cpu/thread_pool.h"
 #include "quire/kernels/linear_weight.h"
+#include "scratch_lease.h"
 
 // The loops of the products are plain C++ that the compiler vectorizes. On
 // x86-64 each tile function is compiled for the baseline and for x86-64-v3
@@ -77,10 +78,10 @@ void store_outputs(const Product& product, std::int64_t row, std::int64_t begin,
 
 void dense_product(ThreadPool& pool, const Product& product, const DenseWeight& weight);
 void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight);
-// The inputs of an EXL2 product gathered into quantized order (perm), and the
-// row length of its q_weight.
-std::vector<float> exl2_permuted_inputs(ThreadPool& pool, const Product& product,
-                                        const Exl2Weight& weight);
+// The inputs of an EXL2 product gathered into quantized order (perm), into
+// xp (grown as needed), and the row length of its q_weight.
+void exl2_permute_inputs(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
+                         std::vector<float>& xp);
 std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight);
 void gptq_product(ThreadPool& pool, const Product& product, const GptqWeight& weight);
 // out[n - begin] = x . w[n] for FP16 rows n in [begin, end) of length k_count,
@@ -128,10 +129,10 @@ struct Exl2IntegerInputs {
   }
 };
 bool exl2_integer_supported();
-// Sized for a call; exl2_integer_quantize fills the part of groups [first,
-// last), so that the slices of a call quantize their own inputs in parallel.
-Exl2IntegerInputs exl2_integer_layout(const Exl2Weight& weight, int rows, std::int64_t in_features,
-                                      bool int8_groups);
+// Sizes inputs (reusing its buffers) for a call; exl2_integer_quantize fills the part of groups
+// [first, last), so that the slices of a call quantize their own inputs in parallel.
+void exl2_integer_layout(const Exl2Weight& weight, int rows, std::int64_t in_features,
+                         bool int8_groups, Exl2IntegerInputs& inputs);
 void exl2_integer_quantize(const Exl2Weight& weight, const float* xp, int rows,
                            std::int64_t in_features, std::size_t first, std::size_t last,
                            Exl2IntegerInputs& inputs);
@@ -164,8 +165,12 @@ class Exl2FewRows {
   int rows_;
   int width_;
   std::vector<std::size_t> starts_;
-  Exl2IntegerInputs inputs_;
-  std::vector<float> partial_;
+  // The integer inputs and each slice's sums, [slices][rows][width].
+  struct Buffers {
+    Exl2IntegerInputs inputs;
+    std::vector<float> partial;
+  };
+  ScratchLease<Buffers> buffers_;
 };
 
 // acc[r * T + i] += sum_j x[r * x_stride + j] * tile[j * T + i]: a tile of
