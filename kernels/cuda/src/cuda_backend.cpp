@@ -49,6 +49,7 @@ CudaBackend::CudaBackend() {
   check(cudaGetDeviceCount(&count), "list CUDA devices");
   devices_.resize(static_cast<std::size_t>(count));
   linear_.resize(static_cast<std::size_t>(count));
+  attention_scratch_.resize(static_cast<std::size_t>(count));
   // A constructor that throws runs no destructor: release what was made so far.
   auto destroy_streams = [this] {
     for (const Device& device : devices_) {
@@ -61,6 +62,7 @@ CudaBackend::CudaBackend() {
       check(cudaGetDeviceProperties(&properties, i), "read CUDA device properties");
       Device& device = devices_[static_cast<std::size_t>(i)];
       device.name = properties.name;
+      device.multiprocessors = std::max(properties.multiProcessorCount, 1);
       check(cudaSetDevice(i), "select CUDA device");
       // A GPU older than the architectures this library was compiled for
       // would fail at its first kernel; say so now, with the reason.
@@ -104,6 +106,7 @@ CudaBackend::CudaBackend() {
 CudaBackend::~CudaBackend() {
   // Their buffers and cuBLAS handles go first, while the streams still exist.
   linear_.clear();
+  attention_scratch_.clear();
   for (const Device& device : devices_) {
     if (device.stream != nullptr) cudaStreamDestroy(as_stream(device.stream));
   }

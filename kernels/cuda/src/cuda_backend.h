@@ -66,6 +66,7 @@ class CudaBackend final : public Backend {
   struct Device {
     std::string name;
     void* stream = nullptr;  // cudaStream_t
+    int multiprocessors = 1;
   };
 
   // Throws std::out_of_range for an index that names no device, then makes
@@ -77,6 +78,9 @@ class CudaBackend final : public Backend {
                             int source_device, std::size_t bytes);
   void copy_through_host(void* destination, int destination_device, const void* source,
                          int source_device, std::size_t bytes);
+  // At least `floats` floats of the device's attention scratch; the caller
+  // holds attention_mutex_.
+  float* attention_scratch(int device, std::size_t floats);
 
   std::vector<Device> devices_;
   // peer_[from * count + to]: `from` may read and write `to`'s memory directly.
@@ -89,6 +93,10 @@ class CudaBackend final : public Backend {
   // sharing one scratch buffer between their queued kernels.
   std::mutex linear_mutex_;
   std::vector<std::unique_ptr<LinearRunner>> linear_;
+  // paged_attention's scratch per device for the partial sums of split key
+  // ranges (cuda_backend_kv.cpp), grown on demand; the mutex as above.
+  std::mutex attention_mutex_;
+  std::vector<DeviceBuffer> attention_scratch_;
 };
 
 }  // namespace quire::kernels::cuda

@@ -1,7 +1,7 @@
 // CudaBackend's ops: argument checks on the host, then the kernels of
 // elementwise_ops.cu on the device's stream; linear() through LinearRunner
-// (cuda_linear.h). K/V writes, paged attention and page copies come next;
-// until then they throw.
+// (cuda_linear.h). The paged K/V ops (write_kv, paged_attention and the page
+// copies) are in cuda_backend_kv.cpp.
 
 #include <cuda_runtime_api.h>
 
@@ -24,11 +24,6 @@ void check_dense(DType type) {
     throw std::invalid_argument("dense weights must be F16, BF16 or F32, not " +
                                 std::string(dtype_name(type)));
   }
-}
-
-[[noreturn]] void not_implemented(const char* operation) {
-  // cudaErrorNotSupported: the nearest CUDA code for "this backend cannot do it".
-  throw CudaError(operation, cudaErrorNotSupported, "not implemented in the CUDA backend yet");
 }
 
 }  // namespace
@@ -91,33 +86,6 @@ void CudaBackend::linear(int device, const float* x, std::int64_t rows, const Li
   std::unique_ptr<LinearRunner>& runner = linear_[static_cast<std::size_t>(device)];
   if (!runner) runner = std::make_unique<LinearRunner>(*this, device, stream(device));
   runner->run(x, rows, weight, out);
-}
-
-void CudaBackend::write_kv(int device, const KvLayerView&, const TokenBatch&, const float*,
-                           const float*) {
-  activate(device);
-  not_implemented("write_kv");
-}
-
-void CudaBackend::paged_attention(int device, const KvLayerView&, const TokenBatch&, const float*,
-                                  const AttentionParams&, float*) {
-  activate(device);
-  not_implemented("paged_attention");
-}
-
-void CudaBackend::copy_page_tokens(int device, const KvLayerView&, int, int, int) {
-  activate(device);
-  not_implemented("copy_page_tokens");
-}
-
-void CudaBackend::save_page(int device, const KvLayerView&, int, void*) {
-  activate(device);
-  not_implemented("save_page");
-}
-
-void CudaBackend::restore_page(int device, const KvLayerView&, int, const void*) {
-  activate(device);
-  not_implemented("restore_page");
 }
 
 }  // namespace quire::kernels::cuda

@@ -1,0 +1,127 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "quire/kernels/kv_layout.h"
+
+// Launchers of the paged K/V kernels: write_kv (kv_write.cu) and paged
+// attention (attention_decode.cu, attention_prefill.cu), with the CPU
+// backend's semantics (kernels/cpu/backend/src/cpu_kv_pages.cpp,
+// cpu_attention.cpp). CudaBackend checks the arguments first
+// (cuda_backend_kv.cpp); all pointers are device pointers and the work is
+// queued on `stream` (a cudaStream_t), so this header needs no CUDA and plain
+// C++17 (device code) and C++20 (the backend) both include it.
+
+namespace quire::kernels::cuda {
+
+using Stream = void*;
+
+// One of K or V of a layer: page p of the data starts at data + p *
+// data_page_bytes, its scales at scales + p * scale_page_bytes.
+struct KvPlaneArgs {
+  std::uint8_t* data = nullptr;
+  std::uint8_t* scales = nullptr;
+  std::int64_t data_page_bytes = 0;
+  std::int64_t scale_page_bytes = 0;
+  KvCoding coding = KvCoding::Fp16;
+};
+
+struct KvPagesArgs {
+  KvPlaneArgs key;
+  KvPlaneArgs value;
+  int page_size = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  int num_pages = 0;
+};
+
+// TokenBatch (backend.h), which device code cannot include (it needs C++20).
+struct BatchArgs {
+  const std::int32_t* token_sequence = nullptr;
+  const std::int32_t* positions = nullptr;
+  const std::int32_t* block_tables = nullptr;
+  std::int64_t tokens = 0;
+  int max_pages = 0;
+};
+
+// Encodes key and value [tokens, kv_heads, head_dim] into their pages. A token
+// whose position or page-table entry names no page is skipped (the CPU
+// backend throws for it; a kernel cannot).
+void launch_write_kv(const KvPagesArgs& pages, const BatchArgs& batch, const float* key,
+                     const float* value, Stream stream);
+
+// Head dimensions the attention kernels are compiled for: multiples of 16
+// (K/V rows are read 16 bytes at a time) up to 256. Integer pages further
+// need multiples of 32, as everywhere.
+constexpr int kAttentionMaxHeadDim = 256;
+constexpr bool attention_head_dim_supported(int head_dim) {
+  return head_dim > 0 && head_dim % 16 == 0 && head_dim <= kAttentionMaxHeadDim;
+}
+
+// Calls of up to this many tokens take the decode kernel: one token per block,
+// so a step that batches several sequences' decode tokens keeps them apart;
+// longer calls are prefill chunks, whose tokens share each block's keys.
+constexpr int kDecodeTokens = 64;
+
+// Query rows (tokens times query heads of a group) of one block.
+constexpr int attention_rows(bool prefill, int head_dim) {
+  return !prefill ? 8 : head_dim <= 128 ? 64 : 32;
+}
+
+// How one paged_attention call is cut into thread blocks. A block takes a
+// set of query rows (tokens times query heads of one K/V head) and one part
+// of their key range; blockIdx.x = row block * head_chunks + chunk,
+// blockIdx.y = K/V head, blockIdx.z = split.
+struct AttentionShape {
+  bool prefill = false;  // which kernel: decode (one token a block) or prefill
+  int tokens_per_block = 1;
+  int head_chunk = 1;   // query heads of a group per block
+  int head_chunks = 1;  // blocks per group
+  std::int64_t row_blocks = 0;
+  int splits = 1;  // parts of each key range; more than one: partials and a merge
+};
+
+// Picks the kernel and the split for a call: the decode kernel for up to
+// kDecodeTokens tokens (one block per token, every query head of a K/V group
+// on each loaded key), the prefill kernel beyond; the key range is split until
+// the grid fills `multiprocessors` about twice over.
+AttentionShape plan_attention_shape(std::int64_t tokens, int heads, int kv_heads, int head_dim,
+                                    std::int64_t max_keys, int multiprocessors);
+
+// Floats of split scratch a call of this shape needs (0 without splits).
+std::size_t attention_scratch_floats(const AttentionShape& shape, std::int64_t tokens, int heads,
+                                     int head_dim);
+
+struct AttentionArgs {
+  const float* query = nullptr;  // [tokens, heads, head_dim]
+  float* out = nullptr;          // [tokens, heads, head_dim]
+  int heads = 0;
+  int group = 0;  // query heads per K/V head
+  float scale = 0.0f;
+  int sliding_window = 0;
+  float* scratch = nullptr;  // attention_scratch_floats(...) floats
+};
+
+// Everything one launch needs, passed to the kernels by value.
+struct AttentionCall {
+  KvPagesArgs pages;
+  BatchArgs batch;
+  AttentionArgs args;
+  AttentionShape shape;
+  // Split partials, per (token, head, split): the unnormalized sum of values
+  // in the stored domain, the maximum score and the sum of weights.
+  float* partial_values = nullptr;
+  float* partial_max = nullptr;
+  float* partial_sum = nullptr;
+};
+
+void launch_paged_attention(const KvPagesArgs& pages, const BatchArgs& batch,
+                            const AttentionArgs& args, const AttentionShape& shape, Stream stream);
+
+// The two kernels and the merge of split partials, for launch_paged_attention.
+void launch_attention_decode(const AttentionCall& call, Stream stream);
+void launch_attention_prefill(const AttentionCall& call, Stream stream);
+void launch_attention_merge(const AttentionCall& call, Stream stream);
+
+}  // namespace quire::kernels::cuda
