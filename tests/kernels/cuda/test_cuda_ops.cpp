@@ -1,8 +1,9 @@
 // Every op the CUDA backend implements against the CPU backend (linear in
-// test_cuda_linear.cpp), on fresh random inputs (the seed is printed), odd
-// sizes, and outputs poisoned with NaN before each run so that an element the
-// kernel never writes cannot pass. Needs a GPU: registered under the label
-// "gpu", and skipped when the backend cannot run.
+// test_cuda_linear.cpp, the paged K/V ops in test_cuda_kv.cpp), on fresh
+// random inputs (the seed is printed), odd sizes, and outputs poisoned with
+// NaN before each run so that an element the kernel never writes cannot pass.
+// Needs a GPU: registered under the label "gpu", and skipped when the backend
+// cannot run.
 
 #include <QRandomGenerator>
 #include <QTest>
@@ -314,30 +315,6 @@ class CudaOpsTest : public QObject {
     cpu.add(0, sum.data(), sum.data(), count);
     gpu_->add(kDevice, gate_gpu.as<float>(), gate_gpu.as<float>(), count);
     expect_close(sum, download(gate_gpu, n), 0.0f, 0.0f, "add onto itself");
-  }
-
-  // write_kv, paged_attention and the page copies are the next steps of the
-  // CUDA backend; until then each says so instead of doing nothing. linear
-  // has its own suite (test_cuda_linear.cpp).
-  void opsNotWrittenYetSaySo() {
-    const auto says_not_implemented = [](const auto& call) {
-      try {
-        call();
-      } catch (const std::runtime_error& error) {
-        return std::string(error.what()).find("not implemented in the CUDA backend yet") !=
-               std::string::npos;
-      }
-      return false;
-    };
-    const KvLayerView layer{};
-    const TokenBatch batch{};
-    float* none = nullptr;
-    QVERIFY(says_not_implemented([&] { gpu_->write_kv(kDevice, layer, batch, none, none); }));
-    QVERIFY(says_not_implemented(
-        [&] { gpu_->paged_attention(kDevice, layer, batch, none, AttentionParams{}, none); }));
-    QVERIFY(says_not_implemented([&] { gpu_->copy_page_tokens(kDevice, layer, 0, 1, 1); }));
-    QVERIFY(says_not_implemented([&] { gpu_->save_page(kDevice, layer, 0, none); }));
-    QVERIFY(says_not_implemented([&] { gpu_->restore_page(kDevice, layer, 0, none); }));
   }
 
  private:

@@ -1,0 +1,546 @@
+// The CUDA backend's paged K/V ops against the CPU backend, for every cache
+// coding (FP16, Q8, Q6, Q4, FP8): write_kv byte for byte (FP8 scale growth
+// and re-encoding included), paged_attention within a stated tolerance on
+// decode batches and prefill chunks over cached prefixes (several pages with
+// a partial last one, sliding windows, grouped-query attention), and the page
+// copies, saves and restores byte for byte. Inputs are fresh random numbers
+// (the seed is printed), never zeros; outputs are poisoned with NaN first.
+// Part of the ops suite: label "gpu", skipped without a backend.
+
+#include <QRandomGenerator>
+#include <QTest>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "quire/kernels/cpu/cpu_backend.h"
+#include "quire/kernels/cuda_loader.h"
+#include "test_main.h"
+
+using namespace quire::kernels;
+
+namespace {
+
+constexpr int kDevice = 0;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+// Attention accumulates in FP32 on both sides, over the same decoded values;
+// only the order of the sums and the exponential differ. So: |gpu - cpu| <=
+// kAbsolute + kRelative * |cpu| for every output element.
+constexpr float kRelative = 2e-4f;
+constexpr float kAbsolute = 2e-5f;
+
+struct CodingPair {
+  KvCoding key;
+  KvCoding value;
+};
+
+CodingPair coding_pair(const QByteArray& name) {
+  if (name == "q8") return {KvCoding::Int8, KvCoding::Int8};
+  if (name == "q6") return {KvCoding::Int8, KvCoding::Int4};
+  if (name == "q4") return {KvCoding::Int4, KvCoding::Int4};
+  if (name == "fp8") return {KvCoding::Fp8, KvCoding::Fp8};
+  return {KvCoding::Fp16, KvCoding::Fp16};
+}
+
+const char* const kCodings[] = {"fp16", "q8", "q6", "q4", "fp8"};
+
+bool integer_coding(const QByteArray& name) {
+  return name == "q8" || name == "q6" || name == "q4";
+}
+
+std::vector<float> uniform(std::size_t count, float low, float high, std::mt19937& rng) {
+  std::uniform_real_distribution<float> distribution(low, high);
+  std::vector<float> values(count);
+  for (float& v : values)
+    v = distribution(rng);
+  return values;
+}
+
+// One layer's four planes on one backend.
+struct KvLayer {
+  KvLayerLayout layout;
+  DeviceBuffer planes[4];  // key data, key scales, value data, value scales
+
+  std::int64_t plane_bytes(int i) const {
+    const std::int64_t page[4] = {layout.key_data_page_bytes, layout.key_scale_page_bytes,
+                                  layout.value_data_page_bytes, layout.value_scale_page_bytes};
+    return page[i] * layout.num_pages;
+  }
+  KvLayerView view() const {
+    return KvLayerView{
+        layout, KvPlanes{planes[0].data(), planes[1].data(), planes[2].data(), planes[3].data()}};
+  }
+};
+
+KvLayer make_layer(Backend& backend, const KvLayerLayout& layout) {
+  KvLayer layer{layout, {}};
+  for (int i = 0; i < 4; ++i) {
+    const std::int64_t bytes = layer.plane_bytes(i);
+    if (bytes > 0) layer.planes[i] = backend.allocate(kDevice, std::size_t(bytes), "test K/V");
+  }
+  return layer;
+}
+
+std::vector<std::uint8_t> download(Backend& backend, const DeviceBuffer& buffer,
+                                   std::int64_t bytes) {
+  backend.synchronize(kDevice);
+  std::vector<std::uint8_t> host(static_cast<std::size_t>(bytes));
+  if (bytes > 0) backend.copy(host.data(), -1, buffer.data(), kDevice, host.size());
+  return host;
+}
+
+// The GPU layer takes the CPU layer's bytes.
+void clone_pages(CpuBackend& cpu, const KvLayer& from, Backend& gpu, KvLayer& to) {
+  for (int i = 0; i < 4; ++i) {
+    const std::vector<std::uint8_t> bytes = download(cpu, from.planes[i], from.plane_bytes(i));
+    if (!bytes.empty()) gpu.copy(to.planes[i].data(), kDevice, bytes.data(), -1, bytes.size());
+  }
+}
+
+void expect_same_pages(CpuBackend& cpu, const KvLayer& cpu_layer, Backend& gpu,
+                       const KvLayer& gpu_layer, const char* what) {
+  static const char* const kPlanes[4] = {"key data", "key scales", "value data", "value scales"};
+  for (int i = 0; i < 4; ++i) {
+    const std::vector<std::uint8_t> expected =
+        download(cpu, cpu_layer.planes[i], cpu_layer.plane_bytes(i));
+    const std::vector<std::uint8_t> actual =
+        download(gpu, gpu_layer.planes[i], gpu_layer.plane_bytes(i));
+    const auto mismatch = std::mismatch(expected.begin(), expected.end(), actual.begin());
+    if (mismatch.first != expected.end()) {
+      const auto at = mismatch.first - expected.begin();
+      const std::int64_t page_bytes = cpu_layer.plane_bytes(i) / cpu_layer.layout.num_pages;
+      QFAIL(qPrintable(QStringLiteral("%1: %2 differ at page %3, byte %4: GPU %5, CPU %6")
+                           .arg(QLatin1String(what), QLatin1String(kPlanes[i]))
+                           .arg(at / page_bytes)
+                           .arg(at % page_bytes)
+                           .arg(int(*mismatch.second))
+                           .arg(int(*mismatch.first))));
+    }
+  }
+}
+
+void expect_close(const std::vector<float>& cpu, const std::vector<float>& gpu, const char* what) {
+  QCOMPARE(gpu.size(), cpu.size());
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    const float limit = kAbsolute + kRelative * std::fabs(cpu[i]);
+    if (std::isnan(gpu[i]) || std::fabs(cpu[i] - gpu[i]) > limit) {
+      QFAIL(qPrintable(QStringLiteral("%1: element %2 is %3 on the GPU, %4 on the CPU (limit %5)")
+                           .arg(QLatin1String(what))
+                           .arg(i)
+                           .arg(double(gpu[i]), 0, 'g', 9)
+                           .arg(double(cpu[i]), 0, 'g', 9)
+                           .arg(double(limit), 0, 'g', 3)));
+    }
+  }
+}
+
+// A batch's metadata in host memory: token t is of sequence sequence[t] at
+// position[t]; tables holds max_pages entries per sequence, -1 past its pages.
+struct HostBatch {
+  std::vector<std::int32_t> sequence, position, tables;
+  int max_pages = 1;
+
+  std::int64_t tokens() const { return std::int64_t(sequence.size()); }
+  TokenBatch view() const {
+    return TokenBatch{sequence.data(), position.data(), tables.data(), tokens(), max_pages};
+  }
+};
+
+HostBatch make_tables(const std::vector<std::vector<std::int32_t>>& pages) {
+  HostBatch batch;
+  for (const auto& list : pages)
+    batch.max_pages = std::max(batch.max_pages, int(list.size()));
+  batch.tables.assign(pages.size() * std::size_t(batch.max_pages), -1);
+  for (std::size_t s = 0; s < pages.size(); ++s)
+    std::copy(pages[s].begin(), pages[s].end(),
+              batch.tables.begin() + std::ptrdiff_t(s * std::size_t(batch.max_pages)));
+  return batch;
+}
+
+void add_tokens(HostBatch& batch, int sequence, int first, int count) {
+  for (int i = 0; i < count; ++i) {
+    batch.sequence.push_back(sequence);
+    batch.position.push_back(first + i);
+  }
+}
+
+// Page indices 0 .. count-1 in random order, dealt to sequences of the given
+// lengths (whole pages each, the last one partial).
+std::vector<std::vector<std::int32_t>> deal_pages(const std::vector<int>& lengths, int page_size,
+                                                  int num_pages, std::mt19937& rng) {
+  std::vector<std::int32_t> pool(static_cast<std::size_t>(num_pages));
+  std::iota(pool.begin(), pool.end(), 0);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  std::vector<std::vector<std::int32_t>> pages;
+  std::size_t next = 0;
+  for (const int length : lengths) {
+    const int count = (length + page_size - 1) / page_size;
+    pages.emplace_back(pool.begin() + std::ptrdiff_t(next),
+                       pool.begin() + std::ptrdiff_t(next + std::size_t(count)));
+    next += std::size_t(count);
+  }
+  return pages;
+}
+
+int pages_needed(const std::vector<int>& lengths, int page_size) {
+  int total = 0;
+  for (const int length : lengths)
+    total += (length + page_size - 1) / page_size;
+  return total;
+}
+
+}  // namespace
+
+class CudaKvTest : public QObject {
+  Q_OBJECT
+
+ public:
+  template <typename T>
+  DeviceBuffer upload(const std::vector<T>& host) {
+    const std::size_t bytes = std::max<std::size_t>(host.size() * sizeof(T), 1);
+    DeviceBuffer buffer = gpu_->allocate(kDevice, bytes, "test data");
+    if (!host.empty()) gpu_->copy(buffer.data(), kDevice, host.data(), -1, host.size() * sizeof(T));
+    return buffer;
+  }
+
+  // A HostBatch's arrays on the GPU, and the TokenBatch over them.
+  struct GpuBatch {
+    DeviceBuffer sequence, position, tables;
+    TokenBatch view;
+  };
+  GpuBatch upload(const HostBatch& host) {
+    GpuBatch batch{upload(host.sequence), upload(host.position), upload(host.tables), {}};
+    batch.view = TokenBatch{batch.sequence.as<std::int32_t>(), batch.position.as<std::int32_t>(),
+                            batch.tables.as<std::int32_t>(), host.tokens(), host.max_pages};
+    return batch;
+  }
+
+  std::vector<float> download_floats(const DeviceBuffer& buffer, std::size_t count) {
+    gpu_->synchronize(kDevice);
+    std::vector<float> host(count);
+    gpu_->copy(host.data(), -1, buffer.data(), kDevice, count * sizeof(float));
+    return host;
+  }
+
+  // The same K/V write on both backends, values [tokens, kv_heads, head_dim].
+  void write_both(KvLayer& cpu_layer, KvLayer& gpu_layer, const HostBatch& batch,
+                  const std::vector<float>& key, const std::vector<float>& value) {
+    cpu_.write_kv(kDevice, cpu_layer.view(), batch.view(), key.data(), value.data());
+    GpuBatch device = upload(batch);
+    DeviceBuffer key_gpu = upload(key), value_gpu = upload(value);
+    gpu_->write_kv(kDevice, gpu_layer.view(), device.view, key_gpu.as<float>(),
+                   value_gpu.as<float>());
+    gpu_->synchronize(kDevice);
+  }
+
+  // Pages filled by the CPU with random K/V for every slot, the same bytes
+  // on the GPU.
+  void fill_pages(KvLayer& cpu_layer, KvLayer& gpu_layer) {
+    const KvLayerLayout& layout = cpu_layer.layout;
+    std::vector<std::int32_t> all(static_cast<std::size_t>(layout.num_pages));
+    std::iota(all.begin(), all.end(), 0);
+    HostBatch batch = make_tables({all});
+    add_tokens(batch, 0, 0, layout.num_pages * layout.page_size);
+    const std::size_t count =
+        std::size_t(batch.tokens()) * std::size_t(layout.kv_heads) * std::size_t(layout.head_dim);
+    const std::vector<float> key = uniform(count, -1.5f, 1.5f, rng_);
+    const std::vector<float> value = uniform(count, -1.0f, 1.0f, rng_);
+    cpu_.write_kv(kDevice, cpu_layer.view(), batch.view(), key.data(), value.data());
+    clone_pages(cpu_, cpu_layer, *gpu_, gpu_layer);
+  }
+
+  // paged_attention on both backends over the same pages; compares outputs.
+  void attend_both(const KvLayer& cpu_layer, const KvLayer& gpu_layer, const HostBatch& batch,
+                   const AttentionParams& params, const char* what) {
+    const std::size_t count = std::size_t(batch.tokens()) * std::size_t(params.heads) *
+                              std::size_t(cpu_layer.layout.head_dim);
+    const std::vector<float> query = uniform(count, -3.0f, 3.0f, rng_);
+    std::vector<float> expected(count, kNaN);
+    cpu_.paged_attention(kDevice, cpu_layer.view(), batch.view(), query.data(), params,
+                         expected.data());
+    GpuBatch device = upload(batch);
+    DeviceBuffer query_gpu = upload(query);
+    DeviceBuffer out = upload(std::vector<float>(count, kNaN));
+    gpu_->paged_attention(kDevice, gpu_layer.view(), device.view, query_gpu.as<float>(), params,
+                          out.as<float>());
+    expect_close(expected, download_floats(out, count), what);
+  }
+
+ private slots:
+  void initTestCase() {
+    LoadedBackend loaded = load_cuda_backend();
+    if (!loaded.backend)
+      QSKIP(qPrintable(QString::fromStdString("no CUDA backend here: " + loaded.why_not)));
+    gpu_ = std::move(loaded.backend);
+    const std::uint32_t seed = QRandomGenerator::system()->generate();
+    qInfo("random seed %u", seed);
+    rng_.seed(seed);
+  }
+
+  void cleanupTestCase() { gpu_.reset(); }
+
+  void writeKv_data() {
+    QTest::addColumn<QByteArray>("coding");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("kvHeads");
+    QTest::addColumn<int>("pageSize");
+    for (const char* coding : kCodings) {
+      const QByteArray name(coding);
+      QTest::addRow("%s d64 h3 p16", coding) << name << 64 << 3 << 16;
+      QTest::addRow("%s d128 h2 p256", coding) << name << 128 << 2 << 256;
+      QTest::addRow("%s d96 h4 p16", coding) << name << 96 << 4 << 16;
+      if (!integer_coding(name)) QTest::addRow("%s d80 h2 p16", coding) << name << 80 << 2 << 16;
+    }
+  }
+
+  // Pages full of earlier content, then one step that mixes a prefill chunk
+  // from slot 0 over two and a half pages, a decode token in the middle of a
+  // page with larger values (FP8: the page's scale grows, earlier slots are
+  // re-encoded) and a 7-token chunk from slot 3 whose values grow token by
+  // token (FP8: several growths within one call). The sequences' tokens are
+  // interleaved at random, each sequence in order.
+  void writeKv() {
+    QFETCH(QByteArray, coding);
+    QFETCH(int, headDim);
+    QFETCH(int, kvHeads);
+    QFETCH(int, pageSize);
+    const CodingPair pair = coding_pair(coding);
+    const KvLayerLayout layout =
+        make_kv_layout(pair.key, pair.value, pageSize, kvHeads, headDim, 12);
+    KvLayer cpu_layer = make_layer(cpu_, layout);
+    KvLayer gpu_layer = make_layer(*gpu_, layout);
+    fill_pages(cpu_layer, gpu_layer);
+
+    const HostBatch tables = make_tables({{3, 7, 1}, {5, 9}, {2}});
+    struct Run {
+      int sequence, first, count;
+      float magnitude, growth;
+    };
+    const Run runs[] = {{0, 0, 2 * pageSize + pageSize / 2, 1.0f, 1.0f},
+                        {1, pageSize + 6, 1, 6.0f, 1.0f},
+                        {2, 3, 7, 0.25f, 1.7f}};
+    std::vector<int> order;
+    for (int r = 0; r < 3; ++r)
+      order.insert(order.end(), std::size_t(runs[r].count), r);
+    std::shuffle(order.begin(), order.end(), rng_);
+
+    HostBatch batch = tables;
+    std::vector<float> key, value;
+    int done[3] = {0, 0, 0};
+    const std::size_t row = std::size_t(kvHeads) * std::size_t(headDim);
+    for (const int r : order) {
+      const Run& run = runs[r];
+      const int i = done[r]++;
+      add_tokens(batch, run.sequence, run.first + i, 1);
+      const float magnitude = run.magnitude * std::pow(run.growth, float(i));
+      const std::vector<float> k = uniform(row, -magnitude, magnitude, rng_);
+      const std::vector<float> v = uniform(row, -magnitude, magnitude, rng_);
+      key.insert(key.end(), k.begin(), k.end());
+      value.insert(value.end(), v.begin(), v.end());
+    }
+    write_both(cpu_layer, gpu_layer, batch, key, value);
+    expect_same_pages(cpu_, cpu_layer, *gpu_, gpu_layer, "write_kv");
+  }
+
+  void pagedAttention_data() {
+    QTest::addColumn<QByteArray>("coding");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("kvHeads");
+    QTest::addColumn<int>("group");
+    QTest::addColumn<int>("pageSize");
+    QTest::addColumn<int>("window");
+    for (const char* coding : kCodings) {
+      const QByteArray name(coding);
+      QTest::addRow("%s d64 g1 p16", coding) << name << 64 << 4 << 1 << 16 << 0;
+      QTest::addRow("%s d128 g4 p256", coding) << name << 128 << 2 << 4 << 256 << 0;
+      QTest::addRow("%s d96 g8 p16 window", coding) << name << 96 << 2 << 8 << 16 << 37;
+      QTest::addRow("%s d256 g2 p32", coding) << name << 256 << 1 << 2 << 32 << 0;
+      if (!integer_coding(name))
+        QTest::addRow("%s d80 g4 p16 window", coding) << name << 80 << 3 << 4 << 16 << 300;
+    }
+  }
+
+  // A decode step of five sequences of different lengths (one token each,
+  // contexts of 1 to 700 keys: several pages and a partial last one), a
+  // 7-token chunk (the decode kernel with several tokens of one sequence), and
+  // a 100-token prefill chunk over a 300-token cached prefix in the same step
+  // as two decode tokens (the prefill kernel, mixed sequences).
+  void pagedAttention() {
+    QFETCH(QByteArray, coding);
+    QFETCH(int, headDim);
+    QFETCH(int, kvHeads);
+    QFETCH(int, group);
+    QFETCH(int, pageSize);
+    QFETCH(int, window);
+    const CodingPair pair = coding_pair(coding);
+    const std::vector<int> lengths = {17, 700, 1, 300 + 100, 45, 260};
+    const int num_pages = pages_needed(lengths, pageSize) + 3;
+    const KvLayerLayout layout =
+        make_kv_layout(pair.key, pair.value, pageSize, kvHeads, headDim, num_pages);
+    KvLayer cpu_layer = make_layer(cpu_, layout);
+    KvLayer gpu_layer = make_layer(*gpu_, layout);
+    fill_pages(cpu_layer, gpu_layer);
+    const std::vector<std::vector<std::int32_t>> pages =
+        deal_pages(lengths, pageSize, num_pages, rng_);
+
+    // Each sequence's K/V from position 0, as prefill chunks write them.
+    HostBatch content = make_tables(pages);
+    for (std::size_t s = 0; s < lengths.size(); ++s)
+      add_tokens(content, int(s), 0, lengths[s]);
+    const std::size_t elements =
+        std::size_t(content.tokens()) * std::size_t(kvHeads) * std::size_t(headDim);
+    write_both(cpu_layer, gpu_layer, content, uniform(elements, -1.5f, 1.5f, rng_),
+               uniform(elements, -1.0f, 1.0f, rng_));
+    expect_same_pages(cpu_, cpu_layer, *gpu_, gpu_layer, "write_kv of the context");
+
+    AttentionParams params;
+    params.heads = kvHeads * group;
+    params.scale = 1.0f / std::sqrt(float(headDim));
+    params.sliding_window = window;
+
+    HostBatch decode = make_tables(pages);
+    for (const int s : {0, 1, 2, 4, 5})
+      add_tokens(decode, s, lengths[std::size_t(s)] - 1, 1);
+    attend_both(cpu_layer, gpu_layer, decode, params, "decode step");
+
+    HostBatch chunk = make_tables(pages);
+    add_tokens(chunk, 4, 45 - 7, 7);
+    attend_both(cpu_layer, gpu_layer, chunk, params, "7-token chunk");
+
+    HostBatch prefill = make_tables(pages);
+    add_tokens(prefill, 0, 16, 1);
+    add_tokens(prefill, 3, 300, 100);
+    add_tokens(prefill, 5, 259, 1);
+    attend_both(cpu_layer, gpu_layer, prefill, params, "prefill chunk over a cached prefix");
+  }
+
+  void pagedAttentionWithoutSplits_data() {
+    QTest::addColumn<QByteArray>("coding");
+    for (const char* coding : kCodings)
+      QTest::addRow("%s", coding) << QByteArray(coding);
+  }
+
+  // Enough blocks to fill a GPU without cutting key ranges: 64 sequences
+  // decoding at once, and a 600-token prefill with 8 query heads per K/V
+  // head; the kernels then write the outputs themselves, with no merge.
+  void pagedAttentionWithoutSplits() {
+    QFETCH(QByteArray, coding);
+    const CodingPair pair = coding_pair(coding);
+    constexpr int kHeadDim = 64, kKvHeads = 8, kGroup = 8, kPageSize = 64;
+    std::vector<int> lengths(64);
+    for (int& length : lengths)
+      length = std::uniform_int_distribution<int>(1, 200)(rng_);
+    lengths[0] = 600;
+    const int num_pages = pages_needed(lengths, kPageSize);
+    const KvLayerLayout layout =
+        make_kv_layout(pair.key, pair.value, kPageSize, kKvHeads, kHeadDim, num_pages);
+    KvLayer cpu_layer = make_layer(cpu_, layout);
+    KvLayer gpu_layer = make_layer(*gpu_, layout);
+    const std::vector<std::vector<std::int32_t>> pages =
+        deal_pages(lengths, kPageSize, num_pages, rng_);
+    HostBatch content = make_tables(pages);
+    for (std::size_t s = 0; s < lengths.size(); ++s)
+      add_tokens(content, int(s), 0, lengths[s]);
+    const std::size_t elements = std::size_t(content.tokens()) * kKvHeads * kHeadDim;
+    write_both(cpu_layer, gpu_layer, content, uniform(elements, -1.5f, 1.5f, rng_),
+               uniform(elements, -1.0f, 1.0f, rng_));
+
+    AttentionParams params;
+    params.heads = kKvHeads * kGroup;
+    params.scale = 1.0f / std::sqrt(float(kHeadDim));
+    HostBatch decode = make_tables(pages);
+    for (std::size_t s = 0; s < lengths.size(); ++s)
+      add_tokens(decode, int(s), lengths[s] - 1, 1);
+    attend_both(cpu_layer, gpu_layer, decode, params, "64-sequence decode step");
+    HostBatch prefill = make_tables(pages);
+    add_tokens(prefill, 0, 0, 600);
+    attend_both(cpu_layer, gpu_layer, prefill, params, "600-token prefill");
+  }
+
+  void pageCopies_data() {
+    QTest::addColumn<QByteArray>("coding");
+    for (const char* coding : kCodings)
+      QTest::addRow("%s", coding) << QByteArray(coding);
+  }
+
+  // copy_page_tokens of a partial page (FP8: the page's scales come along),
+  // save_page to host memory and restore_page of other bytes, both backends
+  // from the same pages.
+  void pageCopies() {
+    QFETCH(QByteArray, coding);
+    const CodingPair pair = coding_pair(coding);
+    const KvLayerLayout layout = make_kv_layout(pair.key, pair.value, 16, 3, 64, 6);
+    KvLayer cpu_layer = make_layer(cpu_, layout);
+    KvLayer gpu_layer = make_layer(*gpu_, layout);
+    fill_pages(cpu_layer, gpu_layer);
+
+    for (const auto& [source, destination, tokens] :
+         {std::tuple{2, 5, 7}, std::tuple{0, 1, 16}, std::tuple{4, 3, 1}, std::tuple{1, 4, 99}}) {
+      cpu_.copy_page_tokens(kDevice, cpu_layer.view(), source, destination, tokens);
+      gpu_->copy_page_tokens(kDevice, gpu_layer.view(), source, destination, tokens);
+      expect_same_pages(cpu_, cpu_layer, *gpu_, gpu_layer, "copy_page_tokens");
+    }
+
+    const std::size_t page_bytes =
+        std::size_t(layout.key_data_page_bytes + layout.key_scale_page_bytes +
+                    layout.value_data_page_bytes + layout.value_scale_page_bytes);
+    std::vector<std::uint8_t> saved_cpu(page_bytes, 0xa5), saved_gpu(page_bytes, 0x5a);
+    cpu_.save_page(kDevice, cpu_layer.view(), 3, saved_cpu.data());
+    gpu_->save_page(kDevice, gpu_layer.view(), 3, saved_gpu.data());
+    QVERIFY(saved_gpu == saved_cpu);
+
+    // Another page's bytes restored into page 0 on both sides.
+    std::vector<std::uint8_t> other(page_bytes);
+    cpu_.save_page(kDevice, cpu_layer.view(), 5, other.data());
+    cpu_.restore_page(kDevice, cpu_layer.view(), 0, other.data());
+    gpu_->restore_page(kDevice, gpu_layer.view(), 0, other.data());
+    std::fill(other.begin(), other.end(), 0xff);  // the call has returned: the buffer is free
+    expect_same_pages(cpu_, cpu_layer, *gpu_, gpu_layer, "restore_page");
+  }
+
+  void argumentsAreChecked() {
+    const KvLayerLayout layout = make_kv_layout(KvCoding::Fp16, KvCoding::Fp16, 16, 3, 64, 2);
+    KvLayer layer = make_layer(*gpu_, layout);
+    HostBatch host = make_tables({{0, 1}});
+    add_tokens(host, 0, 0, 3);
+    GpuBatch batch = upload(host);
+    DeviceBuffer query = upload(std::vector<float>(3 * 8 * 64, 0.5f));
+    DeviceBuffer out = upload(std::vector<float>(3 * 8 * 64, kNaN));
+    AttentionParams params{8, 0.125f, 0};  // 8 heads over 3 K/V heads
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             gpu_->paged_attention(kDevice, layer.view(), batch.view,
+                                                   query.as<float>(), params, out.as<float>()));
+
+    // head_dim 72: FP16 pages hold it, the attention kernels do not.
+    const KvLayerLayout odd = make_kv_layout(KvCoding::Fp16, KvCoding::Fp16, 16, 1, 72, 2);
+    KvLayer odd_layer = make_layer(*gpu_, odd);
+    params = AttentionParams{2, 0.125f, 0};
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             gpu_->paged_attention(kDevice, odd_layer.view(), batch.view,
+                                                   query.as<float>(), params, out.as<float>()));
+
+    // A layout whose byte counts do not match its coding.
+    KvLayerLayout wrong = layout;
+    wrong.key_data_page_bytes /= 2;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             gpu_->write_kv(kDevice, KvLayerView{wrong, layer.view().planes},
+                                            batch.view, query.as<float>(), query.as<float>()));
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range,
+                             gpu_->copy_page_tokens(kDevice, layer.view(), 0, 2, 4));
+  }
+
+ private:
+  CpuBackend cpu_;
+  std::unique_ptr<Backend> gpu_;
+  std::mt19937 rng_;
+};
+
+QUIRE_TEST(CudaKvTest)
+#include "test_cuda_kv.moc"
