@@ -46,9 +46,15 @@ def table(results):
     row("parameters", [f"{r['parameters'] / 1e6:.1f} M" for r in runs])
     row("weights", [f"{r['weight_bytes'] / 2**20:.1f} MiB" for r in runs])
     row("copy bandwidth", [f"{r['copy_bandwidth_gb_s']:.1f} GB/s" for r in runs])
+    if all("matmul" in r for r in runs):
+        row("dense FP16 product",
+            [f"{r['matmul']['multiply_adds_per_s'] / 1e9:.1f} G multiply-adds/s" for r in runs])
     for index, prefill in enumerate(runs[0]["prefill"]):
         row(f"prefill {prefill['tokens']} tokens",
-            [f"{r['prefill'][index]['tokens_per_s']:.0f} tok/s" for r in runs])
+            [f"{r['prefill'][index]['tokens_per_s']:.0f} tok/s"
+             + (f" ({100 * r['prefill'][index]['fraction_of_matmul_rate']:.0f}% of product rate)"
+                if "fraction_of_matmul_rate" in r["prefill"][index] else "")
+             for r in runs])
     for index, decode in enumerate(runs[0]["decode"]):
         row(f"decode at {decode['context']} context",
             [f"{r['decode'][index]['tokens_per_s']:.1f} tok/s "

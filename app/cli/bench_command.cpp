@@ -1,6 +1,7 @@
 // quire-cli bench: prefill and decode speed, batch throughput, warm vs cold
-// time to first token over a 10-turn conversation, KV bytes per token, and
-// how close decode comes to the memory-bandwidth bound.
+// time to first token over a 10-turn conversation, KV bytes per token, how
+// close decode comes to the memory-bandwidth bound, and prefill as a fraction
+// of the backend's own dense matrix-multiply rate.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -35,6 +36,7 @@ struct BenchOptions {
   int repeats = 3;
   std::vector<int> prefill_lengths{512, 2048};
   std::vector<int> decode_contexts{128, 1024, 4096};
+  std::vector<int> batch_sizes{1, 4, 16};
   int turn_words = 40;
   int turn_reply = 48;
   EngineOptions engine;
@@ -54,13 +56,49 @@ double copy_bandwidth() {
   const std::size_t bytes = std::size_t{256} << 20;
   std::vector<char> source(bytes, 1), target(bytes, 0);
   double best = 0;
-  for (int round = 0; round < 4; ++round) {
+  // The best of several copies: a ceiling, and single copies on a shared
+  // machine scatter.
+  for (int round = 0; round < 10; ++round) {
     const Clock::time_point start = Clock::now();
     std::memcpy(target.data(), source.data(), bytes);
     best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds_since(start));
   }
   volatile char sink = target[bytes / 2];
   (void)sink;
+  return best;
+}
+
+// Multiply-adds per second of the backend's dense FP16 product, measured on
+// the model's own MLP shape (hidden -> intermediate) with `rows` input rows:
+// the rate that prefill, which is mostly such products, could reach.
+double matmul_rate(kernels::Backend& backend, int device, std::int64_t in, std::int64_t out,
+                   std::int64_t rows) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(rows * in));
+  for (float& v : x)
+    v = uniform(rng);
+  // FP16 0.0 to 0.5 (sign and exponent bits kept small, so no infinities).
+  std::vector<std::uint16_t> w(static_cast<std::size_t>(in * out));
+  for (std::uint16_t& v : w)
+    v = static_cast<std::uint16_t>(0x3400u | (rng() & 0x3ffu));
+  kernels::DeviceBuffer input = backend.allocate(device, x.size() * 4, "benchmark inputs");
+  kernels::DeviceBuffer weight = backend.allocate(device, w.size() * 2, "benchmark weight");
+  kernels::DeviceBuffer output =
+      backend.allocate(device, static_cast<std::size_t>(rows * out) * 4, "benchmark outputs");
+  backend.copy(input.data(), device, x.data(), -1, x.size() * 4);
+  backend.copy(weight.data(), device, w.data(), -1, w.size() * 2);
+  kernels::LinearWeight linear;
+  linear.in_features = in;
+  linear.out_features = out;
+  linear.format = kernels::DenseWeight{weight.data(), kernels::DType::F16};
+  double best = 0.0;
+  for (int round = 0; round < 3; ++round) {
+    const Clock::time_point start = Clock::now();
+    backend.linear(device, input.as<float>(), rows, linear, output.as<float>());
+    backend.synchronize(device);
+    best = std::max(best, double(rows) * double(in) * double(out) / seconds_since(start));
+  }
   return best;
 }
 
@@ -95,7 +133,9 @@ engine::JobResult generate(LoadedSession& session, std::vector<std::int32_t> pro
 int run_bench(const BenchOptions& options) {
   EngineOptions engine = options.engine;
   if (engine.context == 0) engine.context = 8192;
-  LoadedSession session = load_session(options.directory, engine, engine.context, 16);
+  const int max_batch =
+      std::max(16, *std::max_element(options.batch_sizes.begin(), options.batch_sizes.end()));
+  LoadedSession session = load_session(options.directory, engine, engine.context, max_batch);
   const engine::ModelDescription& model = *session.model;
   const int vocab = static_cast<int>(model.config.vocab_size);
   Json out;
@@ -128,6 +168,23 @@ int run_bench(const BenchOptions& options) {
     const double elapsed = seconds_since(start);
     prefill.push_back(
         {{"tokens", length}, {"seconds", elapsed}, {"tokens_per_s", length / elapsed}});
+  }
+  // Prefill against the dense product rate of the same backend, on the
+  // device of the first layer: multiply-adds per token are the weights'
+  // count (the embedding lookup is no product; a tied head still is one).
+  const std::int64_t hidden = model.config.hidden_size;
+  const std::int64_t embedding = model.head_tied ? 0 : std::int64_t{vocab} * hidden;
+  const double multiply_adds_per_token = double(model.parameters - embedding);
+  const std::int64_t matmul_rows = session.backend->name() == "cpu" ? 256 : 2048;
+  const double product_rate =
+      matmul_rate(*session.backend, 0, hidden, model.config.intermediate_size, matmul_rows);
+  out["matmul"] = {{"rows", matmul_rows},
+                   {"in", hidden},
+                   {"out", model.config.intermediate_size},
+                   {"multiply_adds_per_s", product_rate}};
+  for (Json& p : prefill) {
+    p["fraction_of_matmul_rate"] =
+        p["tokens_per_s"].get<double>() * multiply_adds_per_token / product_rate;
   }
   out["prefill"] = prefill;
 
@@ -162,7 +219,7 @@ int run_bench(const BenchOptions& options) {
 
   // Concurrent jobs decoding together.
   Json batches = Json::array();
-  for (const int jobs : {1, 4, 16}) {
+  for (const int jobs : options.batch_sizes) {
     int finished = 0;
     std::int64_t generated = 0;
     const Clock::time_point start = Clock::now();
@@ -230,9 +287,12 @@ int run_bench(const BenchOptions& options) {
               static_cast<long long>(model.parameters), human_bytes(weight_bytes).c_str(),
               engine.cache.c_str(), engine.devices.c_str());
   std::printf("memory copy bandwidth     %8.1f GB/s\n", bandwidth / 1e9);
+  std::printf("dense FP16 product        %8.1f G multiply-adds/s (%lld rows)\n", product_rate / 1e9,
+              static_cast<long long>(matmul_rows));
   for (const Json& p : prefill) {
-    std::printf("prefill %5d tokens      %8.1f tokens/s\n", p["tokens"].get<int>(),
-                p["tokens_per_s"].get<double>());
+    std::printf("prefill %5d tokens      %8.1f tokens/s  (%.0f%% of the product rate)\n",
+                p["tokens"].get<int>(), p["tokens_per_s"].get<double>(),
+                100.0 * p["fraction_of_matmul_rate"].get<double>());
   }
   for (const Json& d : decode) {
     std::printf("decode at %5d context   %8.1f tokens/s  (%.0f%% of the bandwidth bound)\n",
@@ -240,7 +300,7 @@ int run_bench(const BenchOptions& options) {
                 100.0 * d["fraction_of_bandwidth_bound"].get<double>());
   }
   for (const Json& b : batches) {
-    std::printf("%2d concurrent jobs        %8.1f tokens/s\n", b["jobs"].get<int>(),
+    std::printf("%3d concurrent jobs       %8.1f tokens/s\n", b["jobs"].get<int>(),
                 b["tokens_per_s"].get<double>());
   }
   const Json& c = out["conversation"];
@@ -282,6 +342,12 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  command
+      ->add_option("--batches", options->batch_sizes,
+                   "Numbers of concurrent jobs whose throughput is measured")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   command
       ->add_option("--turn-words", options->turn_words,
                    "Words in each user message of the 10-turn conversation")

@@ -209,16 +209,23 @@ class GenerationCommandsTest : public QObject {
 
   void benchReportsEveryMeasurement() {
     // Small lengths keep this quick; the defaults are the full benchmark.
-    const Run run = run_cli({QStringLiteral("bench"), model_, QStringLiteral("--json"),
-                             QStringLiteral("--context"), QStringLiteral("2048"),
-                             QStringLiteral("--decode-tokens"), QStringLiteral("4"),
-                             QStringLiteral("--prefill"), QStringLiteral("128,512,4096"),
-                             QStringLiteral("--decode-contexts"), QStringLiteral("64,300,2046"),
-                             QStringLiteral("--turn-words"), QStringLiteral("6"),
-                             QStringLiteral("--turn-reply"), QStringLiteral("8")});
+    const Run run = run_cli(
+        {QStringLiteral("bench"), model_, QStringLiteral("--json"), QStringLiteral("--context"),
+         QStringLiteral("2048"), QStringLiteral("--decode-tokens"), QStringLiteral("4"),
+         QStringLiteral("--prefill"), QStringLiteral("128,512,4096"),
+         QStringLiteral("--decode-contexts"), QStringLiteral("64,300,2046"),
+         QStringLiteral("--repeat"), QStringLiteral("2"), QStringLiteral("--batches"),
+         QStringLiteral("1,3,20"), QStringLiteral("--turn-words"), QStringLiteral("6"),
+         QStringLiteral("--turn-reply"), QStringLiteral("8")});
     QCOMPARE(run.exit_code, 0);
     const QJsonObject out = json_of(run);
     QCOMPARE(out[u"cache_tokens"].toInt(), 2048);
+    // The dense product rate is measured on the model's MLP shape.
+    const QJsonObject matmul = out[u"matmul"].toObject();
+    QCOMPARE(matmul[u"rows"].toInt(), 256);
+    QCOMPARE(matmul[u"in"].toInt(), 128);
+    QCOMPARE(matmul[u"out"].toInt(), 256);
+    QVERIFY(matmul[u"multiply_adds_per_s"].toDouble() > 0);
     QVERIFY(out[u"copy_bandwidth_gb_s"].toDouble() > 0);
     QVERIFY(!out[u"cpu"].toString().isEmpty());
 
@@ -227,19 +234,27 @@ class GenerationCommandsTest : public QObject {
     for (const QJsonValue& p : out[u"prefill"].toArray()) {
       prefill_lengths.append(p[u"tokens"].toInt());
       QVERIFY(p[u"tokens_per_s"].toDouble() > 0);
+      QVERIFY(p[u"fraction_of_matmul_rate"].toDouble() > 0);
     }
     QCOMPARE(prefill_lengths, (QList<int>{128, 512}));
     for (const QJsonValue& d : out[u"decode"].toArray()) {
       decode_contexts.append(d[u"context"].toInt());
       QVERIFY(d[u"tokens_per_s"].toDouble() > 0);
       QVERIFY(d[u"fraction_of_bandwidth_bound"].toDouble() > 0);
+      // The reported rate is the median of the runs.
+      QList<double> runs;
+      for (const QJsonValue& r : d[u"runs_tokens_per_s"].toArray())
+        runs.append(r.toDouble());
+      QCOMPARE(runs.size(), 2);
+      std::sort(runs.begin(), runs.end());
+      QCOMPARE(d[u"tokens_per_s"].toDouble(), runs[1]);
     }
     QCOMPARE(decode_contexts, (QList<int>{64, 300}));
     for (const QJsonValue& b : out[u"batch"].toArray()) {
       batch_jobs.append(b[u"jobs"].toInt());
       QCOMPARE(b[u"generated_tokens"].toInt(), 4 * b[u"jobs"].toInt());
     }
-    QCOMPARE(batch_jobs, (QList<int>{1, 4, 16}));
+    QCOMPARE(batch_jobs, (QList<int>{1, 3, 20}));
 
     // Each turn of the conversation takes at least every earlier prompt from
     // the cache (and the earlier replies, which the JSON does not count).
