@@ -232,7 +232,23 @@ QUIRE_AVX2 void add_group(const IntegerCall& call, std::size_t g, int width, flo
   const __m256 high = _mm256_load_ps(table + 8);
   const std::uint32_t* codes = call.weight.q_scale + std::int64_t(g) * (stride / 8);
   const __m256i nibble_shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  // The next group's packed rows are fetched into L2 while this one is
+  // multiplied, a cache line of each row per 16 columns: streams of a few KiB
+  // that start anew at every group kept the loads waiting on memory (decode
+  // of the 4.0 bpw benchmark model about 10% faster). Prefetching along the
+  // current rows instead made it slower.
+  const std::uint32_t* next_words = nullptr;
+  int next_rows = 0;
+  if (g + 1 < groups) {
+    const Exl2Group& next = call.weight.groups[g + 1];
+    next_words = call.weight.q_weight + next.q_row * stride;
+    next_rows = full_rows(next) / 32 * next.bits;
+  }
   for (int c = 0; c < width; c += 8) {
+    if (c % 16 == 0) {
+      for (int row = 0; row < next_rows; ++row)
+        _mm_prefetch(reinterpret_cast<const char*>(next_words + row * stride + c), _MM_HINT_T1);
+    }
     __m256 sum[R];
     if constexpr (Int8) {
       int8_sums<Bits, R>(call, g, c, sum);
