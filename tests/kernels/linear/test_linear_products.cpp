@@ -88,7 +88,9 @@ std::vector<double> integer_input_slack(const Layer& layer, const std::vector<fl
   for (std::int64_t r = 0; r < rows; ++r) {
     std::vector<double> input_error(static_cast<std::size_t>(in));
     for (const Exl2Group& group : layer.exl2->groups) {
-      const bool int8 = path == Exl2RowPath::int8_inputs && (group.bits == 2 || group.bits == 4);
+      const bool int8_path =
+          path == Exl2RowPath::int8_inputs || path == Exl2RowPath::int8_inputs_256;
+      const bool int8 = int8_path && (group.bits == 2 || group.bits == 4);
       double largest = 0.0;
       for (int k = group.first_row; k < group.first_row + group.rows; ++k)
         largest = std::max(
@@ -115,6 +117,8 @@ const char* path_name(Exl2RowPath path) {
       return "int16";
     case Exl2RowPath::int8_inputs:
       return "int8";
+    case Exl2RowPath::int8_inputs_256:
+      return "int8 256-bit";
     case Exl2RowPath::fastest:
       break;
   }
@@ -204,14 +208,15 @@ class LinearProductTest : public QObject {
   }
 
   // Every kernel of EXL2 decode steps: the float one, and the integer ones
-  // with 16- and 8-bit inputs where the processor has AVX2.
+  // with 16- and 8-bit inputs where the processor has AVX2 (8-bit ones both
+  // with 256-bit registers and, where the processor has AVX-512BW, 512-bit).
   void exl2FewRowPathsMatchTheDequantizedProduct_data() {
     QTest::addColumn<QByteArray>("format");
     QTest::addColumn<int>("path_index");
     QTest::addColumn<int>("rows");
     for (const char* format : {"exl2-mixed", "exl2-permuted", "exl2-padded", "exl2-long-groups"}) {
-      for (const Exl2RowPath path :
-           {Exl2RowPath::float_inputs, Exl2RowPath::int16_inputs, Exl2RowPath::int8_inputs}) {
+      for (const Exl2RowPath path : {Exl2RowPath::float_inputs, Exl2RowPath::int16_inputs,
+                                     Exl2RowPath::int8_inputs, Exl2RowPath::int8_inputs_256}) {
         for (int rows = 1; rows <= linear_detail::kExl2FewRows; ++rows) {
           QTest::addRow("%s, %s, %d rows", format, path_name(path), rows)
               << QByteArray(format) << int(path) << rows;
@@ -251,7 +256,8 @@ class LinearProductTest : public QObject {
   // longer than one 512-row chunk.
   void exl2IntegerSumsSurviveTheLargestValues() {
     if (!linear_detail::exl2_integer_supported()) QSKIP("the processor lacks AVX2");
-    for (const Exl2RowPath path : {Exl2RowPath::int16_inputs, Exl2RowPath::int8_inputs}) {
+    for (const Exl2RowPath path :
+         {Exl2RowPath::int16_inputs, Exl2RowPath::int8_inputs, Exl2RowPath::int8_inputs_256}) {
       for (const bool largest_codes : {true, false}) {
         for (const float input : {1.0f, -1.0f}) {
           Exl2Fixture exl2({{8, 1088}, {4, 544}, {2, 32}}, 16, 16);

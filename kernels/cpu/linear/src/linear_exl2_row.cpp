@@ -266,7 +266,8 @@ Exl2FewRows::Exl2FewRows(const Product& product, const Exl2Weight& weight, std::
   }
   if (path_ != Exl2RowPath::float_inputs) {
     if (!exl2_integer_supported()) throw std::logic_error("the integer EXL2 product needs AVX2");
-    exl2_integer_layout(weight, rows_, product.in_features, path_ == Exl2RowPath::int8_inputs,
+    exl2_integer_layout(weight, rows_, product.in_features,
+                        path_ == Exl2RowPath::int8_inputs || path_ == Exl2RowPath::int8_inputs_256,
                         buffers_->inputs);
   }
   // Each slice fills its own part first.
@@ -279,8 +280,9 @@ void Exl2FewRows::run_slice(std::size_t s) {
   float* out = buffers_->partial.data() + s * slice_size();
   if (path_ != Exl2RowPath::float_inputs) {
     exl2_integer_quantize(weight_, xp_, rows_, product_.in_features, g0, g1, buffers_->inputs);
+    const bool wide = path_ == Exl2RowPath::int8_inputs && exl2_integer_wide_supported();
     exl2_integer_slice(weight_, columns_, product_.in_features, xp_, buffers_->inputs, rows_, g0,
-                       g1, width_, out);
+                       g1, width_, wide, out);
     return;
   }
   const RowCall call{product_, weight_, columns_, xp_};

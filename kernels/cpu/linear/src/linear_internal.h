@@ -96,8 +96,10 @@ inline constexpr std::int64_t kExl2FewRows = 4;
 // How exl2_few_rows_product multiplies: `fastest` uses the integer kernel
 // with 8-bit inputs where the processor has AVX2; tests ask for each path by
 // name. int16_inputs quantizes every group's inputs to 16 bits; int8_inputs
-// does so for 2- and 4-bit groups only, the rest again to 16 bits.
-enum class Exl2RowPath { fastest, float_inputs, int16_inputs, int8_inputs };
+// does so for 2- and 4-bit groups only, the rest again to 16 bits, and
+// multiplies those groups with 512-bit registers where the processor has
+// AVX-512BW; int8_inputs_256 keeps to 256-bit registers.
+enum class Exl2RowPath { fastest, float_inputs, int16_inputs, int8_inputs, int8_inputs_256 };
 void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
                            std::int64_t columns, const float* xp,
                            Exl2RowPath path = Exl2RowPath::fastest);
@@ -136,12 +138,15 @@ void exl2_integer_layout(const Exl2Weight& weight, int rows, std::int64_t in_fea
 void exl2_integer_quantize(const Exl2Weight& weight, const float* xp, int rows,
                            std::int64_t in_features, std::size_t first, std::size_t last,
                            Exl2IntegerInputs& inputs);
+// Whether the 8-bit-input groups can be multiplied with 512-bit registers.
+bool exl2_integer_wide_supported();
 // out[r][c] = the sums of the groups [first, last) for `rows` input rows and
 // every column c < width, like the float kernel's slices; their inputs must
-// have been quantized.
+// have been quantized. `wide` takes the 512-bit kernel for the 8-bit-input
+// groups (needs exl2_integer_wide_supported()).
 void exl2_integer_slice(const Exl2Weight& weight, std::int64_t columns, std::int64_t in_features,
                         const float* xp, const Exl2IntegerInputs& inputs, int rows,
-                        std::size_t first, std::size_t last, int width, float* out);
+                        std::size_t first, std::size_t last, int width, bool wide, float* out);
 
 // One EXL2 product of a few rows as independent slices of whole groups, so
 // that several products (a layer's q, k and v) can share one parallel loop:
