@@ -33,7 +33,7 @@ using cpu_kv::Plane;
 
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 // Keys scored together against one lane group of queries.
-constexpr int kKeyTile = 4;
+constexpr int kKeyTile = 8;
 static_assert(kKeyBlock % kKeyTile == 0);
 
 const std::array<float, 256>& e4m3_table() {
@@ -116,27 +116,43 @@ QUIRE_CPU_CLONES void decode_block(const Plane& plane, const std::int32_t* table
   }
 }
 
+// Eight floats, one lane group: GCC's vector type, so that each clone gets
+// its own registers (one AVX register, or two SSE ones).
+typedef float LaneVector __attribute__((vector_size(kLanes * sizeof(float))));
+// The same at any float's address, for loads and stores.
+typedef float LaneVectorAt __attribute__((vector_size(kLanes * sizeof(float)), aligned(4)));
+
+// References, not values: a function returning a vector type would have a
+// different calling convention in each clone.
+QUIRE_CPU_INLINE const LaneVectorAt& lanes_at(const float* at) {
+  return *reinterpret_cast<const LaneVectorAt*>(at);
+}
+
+QUIRE_CPU_INLINE LaneVectorAt& lanes_at(float* at) {
+  return *reinterpret_cast<LaneVectorAt*>(at);
+}
+
 // scores[j][lane] = keys[j] . queries[lane] for j in [begin, end), begin a
 // multiple of kKeyTile; keys and scores have rows up to the next multiple.
+// Eight keys at a time keep eight independent sums: with four, each
+// multiply-add waited on the one before it in its chain (about half the
+// processor's multiply-add rate). Written with vector types because GCC
+// spilled a plain [8][8] array to the stack.
 QUIRE_CPU_CLONES void score_block(const float* __restrict queries, const float* __restrict keys,
                                   int dim, int begin, int end, float* __restrict scores) {
   for (int j = begin; j < end; j += kKeyTile) {
     const float* __restrict k = keys + j * dim;
-    float sum[kKeyTile][kLanes] = {};
+    LaneVector sum[kKeyTile];
+    for (int t = 0; t < kKeyTile; ++t)
+      sum[t] = LaneVector{};
     for (int i = 0; i < dim; ++i) {
-      const float* __restrict q = queries + i * kLanes;
-#pragma GCC unroll 4
-      for (int t = 0; t < kKeyTile; ++t) {
-        const float key = k[t * dim + i];
+      const LaneVector q = lanes_at(queries + i * kLanes);
 #pragma GCC unroll 8
-        for (int lane = 0; lane < kLanes; ++lane)
-          sum[t][lane] += key * q[lane];
-      }
+      for (int t = 0; t < kKeyTile; ++t)
+        sum[t] += k[t * dim + i] * q;
     }
-    for (int t = 0; t < kKeyTile; ++t) {
-      for (int lane = 0; lane < kLanes; ++lane)
-        scores[(j + t) * kLanes + lane] = sum[t][lane];
-    }
+    for (int t = 0; t < kKeyTile; ++t)
+      lanes_at(scores + (j + t) * kLanes) = sum[t];
   }
 }
 
@@ -204,15 +220,49 @@ QUIRE_CPU_INLINE int accumulate_columns(const float* __restrict weights,
 }
 
 // sums = sums * correction + sum over j in [begin, end] of weights[j * kLanes]
-// * values[j]: one row's update, its weights strided by the lane group.
+// * values[j] on the columns from `column` on: one row's update, its weights
+// strided by the lane group.
 QUIRE_CPU_CLONES void accumulate_values(const float* __restrict weights,
                                         const float* __restrict values, int dim, int begin, int end,
-                                        float correction, float* __restrict sums) {
+                                        float correction, float* __restrict sums, int column) {
   // 64 columns: eight AVX vectors of sums hide the latency of the additions.
   // (GCC 12 keeps 16 or 32 columns in scalar registers; 8 it vectorizes.)
-  int column = accumulate_columns<64>(weights, values, dim, begin, end, correction, sums, 0);
+  column = accumulate_columns<64>(weights, values, dim, begin, end, correction, sums, column);
   column = accumulate_columns<8>(weights, values, dim, begin, end, correction, sums, column);
   accumulate_columns<1>(weights, values, dim, begin, end, correction, sums, column);
+}
+
+// The same for four rows of a lane group (lanes [0, 4) of `weights`) over
+// their common key range, on the first `columns` columns (a multiple of 16).
+// Each value vector loaded feeds four rows' multiply-adds, where the one-row
+// loop loaded a value for every multiply-add and waited on its loads. A key
+// outside a row's own range has weight 0 there (softmax_block).
+QUIRE_CPU_CLONES void accumulate_four_rows(const float* __restrict weights,
+                                           const float* __restrict values, int dim, int begin,
+                                           int end, const float* __restrict correction,
+                                           float* __restrict sums, int columns) {
+  constexpr int kRows = 4;
+  for (int column = 0; column < columns; column += 2 * kLanes) {
+    LaneVector sum[kRows][2];
+    for (int r = 0; r < kRows; ++r) {
+      for (int h = 0; h < 2; ++h)
+        sum[r][h] = lanes_at(sums + r * dim + column + h * kLanes) * correction[r];
+    }
+    for (int j = begin; j <= end; ++j) {
+      const LaneVector low = lanes_at(values + j * dim + column);
+      const LaneVector high = lanes_at(values + j * dim + column + kLanes);
+      const float* __restrict weight = weights + j * kLanes;
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        sum[r][0] += weight[r] * low;
+        sum[r][1] += weight[r] * high;
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {
+      for (int h = 0; h < 2; ++h)
+        lanes_at(sums + r * dim + column + h * kLanes) = sum[r][h];
+    }
+  }
 }
 
 void rotate_groups(float* values, int dim) {
@@ -311,13 +361,32 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
                   begin - begin % kKeyTile, end + 1, weights);
       softmax_block(weights, begin, end, first, row_first, row_last, s.maximum.data() + g * kLanes,
                     s.total.data() + g * kLanes, s.correction.data() + g * kLanes);
-      for (int lane = 0; lane < lanes; ++lane) {
+      const float* correction = s.correction.data() + g * kLanes;
+      float* sums = s.sums.data() + size(g * kLanes, dim);
+      // Whole quads of rows together on the columns in whole 16s; the rest
+      // (rows, then columns) one row at a time.
+      const int quad_columns = dim / (2 * kLanes) * (2 * kLanes);
+      const int quad_rows = quad_columns > 0 ? lanes / 4 * 4 : 0;
+      for (int lane = 0; lane < quad_rows; lane += 4) {
+        const std::int32_t quad_first = *std::min_element(row_first + lane, row_first + lane + 4);
+        const std::int32_t quad_last = *std::max_element(row_last + lane, row_last + lane + 4);
+        const int quad_begin = std::max(first, quad_first) - first;
+        const int quad_end = std::min(last, quad_last) - first;
+        if (quad_begin > quad_end) continue;  // untouched: their corrections are 1
+        accumulate_four_rows(weights + lane, s.values.data(), dim, quad_begin, quad_end,
+                             correction + lane, sums + size(lane, dim), quad_columns);
+        if (quad_columns == dim) continue;
+        for (int row = lane; row < lane + 4; ++row) {
+          accumulate_values(weights + row, s.values.data(), dim, quad_begin, quad_end,
+                            correction[row], sums + size(row, dim), quad_columns);
+        }
+      }
+      for (int lane = quad_rows; lane < lanes; ++lane) {
         const int row_begin = std::max(first, row_first[lane]) - first;
         const int row_end = std::min(last, row_last[lane]) - first;
         if (row_begin > row_end) continue;  // untouched: its correction is 1
         accumulate_values(weights + lane, s.values.data(), dim, row_begin, row_end,
-                          s.correction[std::size_t(g * kLanes + lane)],
-                          s.sums.data() + size(g * kLanes + lane, dim));
+                          correction[lane], sums + size(lane, dim), 0);
       }
     }
   }
