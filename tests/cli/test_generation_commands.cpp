@@ -266,6 +266,17 @@ class GenerationCommandsTest : public QObject {
       QVERIFY(turns[i].toObject()[u"cached_tokens"].toInt() >=
               turns[i - 1].toObject()[u"prompt_tokens"].toInt());
     }
+    // The conversation ran --repeat times; each turn reports the median.
+    for (const QJsonValue& turn : turns) {
+      QList<double> runs;
+      for (const QJsonValue& r : turn[u"runs_time_to_first_token_s"].toArray())
+        runs.append(r.toDouble());
+      QCOMPARE(runs.size(), 2);
+      std::sort(runs.begin(), runs.end());
+      QCOMPARE(turn[u"time_to_first_token_s"].toDouble(), runs[1]);
+    }
+    QCOMPARE(conversation[u"turn_1_ttft_s"].toDouble(),
+             turns[0].toObject()[u"time_to_first_token_s"].toDouble());
     QVERIFY(conversation[u"turn_10_cold_ttft_s"].toDouble() > 0);
 
     // 2 layers x 2 K/V heads x 32 dims: FP16 K and V take 512 bytes a token.
