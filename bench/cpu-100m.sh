@@ -20,7 +20,7 @@ for format in fp16 exl2:4.0; do
   [[ -f "$dir/config.json" ]] || "$cli" make-model "$dir" "${shape[@]}" --format "$format"
   out=$(mktemp)
   echo "bench: $dir" >&2
-  "$cli" bench "$dir" --json > "$out"
+  "$cli" bench "$dir" --repeat 5 --json > "$out"
   runs+=("$out")
 done
 
