@@ -178,8 +178,10 @@ class LinearProductTest : public QObject {
               << format << QByteArray(bias) << rows;
         }
       }
-      // 33 rows: one full block and a last block of a single row; 70 rows: three blocks.
-      for (const int rows : {33, 70}) {
+      // Batched products work in blocks of kRowBlock rows: one partial block,
+      // one full block and a last block of a single row, three blocks.
+      for (const int rows :
+           {70, int(linear_detail::kRowBlock) + 1, int(2 * linear_detail::kRowBlock) + 9}) {
         QTest::addRow("%s, bias f16, %d rows", format.constData(), rows)
             << format << QByteArray("f16") << rows;
       }
