@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "quire/kernels/backend_plugin.h"
+#include "quire/kernels/cuda_devices.h"
 
 namespace quire::kernels {
 namespace {
@@ -47,7 +48,7 @@ LoadedBackend declined(std::string why) {
   return LoadedBackend{nullptr, std::move(why)};
 }
 
-LoadedBackend open_plugin(const fs::path& path) {
+LoadedBackend open_plugin(const fs::path& path, const std::string& devices) {
   // RTLD_LOCAL keeps the plugin's symbols out of the global namespace. The
   // handle is never closed: the backend's code, its vtable and the CUDA
   // runtime's exit handlers live in the library, and unloading the CUDA
@@ -66,7 +67,7 @@ LoadedBackend open_plugin(const fs::path& path) {
   // POSIX guarantees that a dlsym result converts to a function pointer.
   const auto create = reinterpret_cast<CreateBackendFunction>(symbol);
   std::array<char, 1024> why_not{};
-  Backend* backend = create(kBackendPluginAbi, why_not.data(), why_not.size());
+  Backend* backend = create(kBackendPluginAbi, why_not.data(), why_not.size(), devices.c_str());
   if (backend == nullptr) {
     std::string reason(why_not.data());
     if (reason.empty())
@@ -79,8 +80,15 @@ LoadedBackend open_plugin(const fs::path& path) {
 }  // namespace
 
 LoadedBackend load_cuda_backend() {
+  return load_cuda_backend("cuda");
+}
+
+LoadedBackend load_cuda_backend(std::string_view devices) {
+  // Checked (and written in one canonical form) before anything is opened,
+  // so that a typing mistake is reported as one on every machine.
+  const std::string spec = to_string(parse_cuda_devices(devices));
   if (const char* chosen = std::getenv("QUIRE_CUDA_LIBRARY"); chosen && *chosen) {
-    return open_plugin(fs::path(chosen));
+    return open_plugin(fs::path(chosen), spec);
   }
 #if !QUIRE_HAVE_CUDA
   return declined("this build of Quire has no CUDA backend");
@@ -88,7 +96,7 @@ LoadedBackend load_cuda_backend() {
   const std::vector<fs::path> paths = candidate_paths();
   for (const fs::path& path : paths) {
     std::error_code error;
-    if (fs::is_regular_file(path, error)) return open_plugin(path);
+    if (fs::is_regular_file(path, error)) return open_plugin(path, spec);
   }
   return declined("the CUDA backend library was not found (looked in: " + joined(paths) +
                   "); install the quire-cuda package or set QUIRE_CUDA_LIBRARY");

@@ -44,62 +44,90 @@ std::string compute_capability(const cudaDeviceProp& properties) {
 
 }  // namespace
 
-CudaBackend::CudaBackend() {
+CudaBackend::CudaBackend(const CudaDeviceSpec& devices) {
   int count = 0;
   check(cudaGetDeviceCount(&count), "list CUDA devices");
-  devices_.resize(static_cast<std::size_t>(count));
-  linear_.resize(static_cast<std::size_t>(count));
-  attention_scratch_.resize(static_cast<std::size_t>(count));
+  const std::vector<CudaLogicalDevice> logical = resolve_cuda_devices(devices, count);
+  gpus_.resize(static_cast<std::size_t>(count));
+  for (const CudaLogicalDevice& device : logical)
+    ++gpus_[static_cast<std::size_t>(device.gpu)].logical_devices;
   // A constructor that throws runs no destructor: release what was made so far.
-  auto destroy_streams = [this] {
-    for (const Device& device : devices_) {
-      if (device.stream != nullptr) cudaStreamDestroy(as_stream(device.stream));
-    }
-  };
   try {
-    for (int i = 0; i < count; ++i) {
-      cudaDeviceProp properties{};
-      check(cudaGetDeviceProperties(&properties, i), "read CUDA device properties");
-      Device& device = devices_[static_cast<std::size_t>(i)];
-      device.name = properties.name;
-      device.multiprocessors = std::max(properties.multiProcessorCount, 1);
-      check(cudaSetDevice(i), "select CUDA device");
-      // A GPU older than the architectures this library was compiled for
-      // would fail at its first kernel; say so now, with the reason.
-      const int image = kernel_image_status();
-      if (image == cudaErrorNoKernelImageForDevice || image == cudaErrorInvalidDeviceFunction) {
-        throw CudaError("CUDA backend", image,
-                        "GPU " + std::to_string(i) + " (" + device.name + ", compute capability " +
-                            compute_capability(properties) +
-                            ") cannot run this build's kernels, compiled for CUDA architectures " +
-                            QUIRE_CUDA_ARCHITECTURES);
-      }
-      check(image, "load the CUDA kernels");
-      cudaStream_t stream = nullptr;
-      // Non-blocking: Quire's streams never wait for the legacy default stream.
-      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "create a CUDA stream");
-      device.stream = stream;
-    }
-    peer_.assign(static_cast<std::size_t>(count) * static_cast<std::size_t>(count), 0);
-    for (int from = 0; from < count; ++from) {
-      for (int to = 0; to < count; ++to) {
-        if (from == to) continue;
-        int possible = 0;
-        check(cudaDeviceCanAccessPeer(&possible, from, to), "query peer access");
-        if (!possible) continue;
-        check(cudaSetDevice(from), "select CUDA device");
-        const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
-        if (status == cudaErrorPeerAccessAlreadyEnabled) {
-          cudaGetLastError();  // not a failure; clear it so no later check sees it
-        } else {
-          check(status, "enable peer access");
-        }
-        peer_[static_cast<std::size_t>(from * count + to)] = 1;
-      }
-    }
+    prepare_gpus();
   } catch (...) {
     destroy_streams();
     throw;
+  }
+  std::vector<int> shares(gpus_.size(), 0);
+  for (const CudaLogicalDevice& device : logical) {
+    const Gpu& card = gpus_[static_cast<std::size_t>(device.gpu)];
+    std::string name = card.name;
+    if (card.logical_devices > 1) {
+      const int share = ++shares[static_cast<std::size_t>(device.gpu)];
+      name += " (GPU " + std::to_string(device.gpu) + ", share " + std::to_string(share) + " of " +
+              std::to_string(card.logical_devices) + ")";
+    }
+    devices_.push_back(Device{device.gpu, device.budget_bytes, std::move(name)});
+  }
+  used_.assign(devices_.size(), 0);
+  linear_.resize(devices_.size());
+  attention_scratch_.resize(devices_.size());
+}
+
+void CudaBackend::prepare_gpus() {
+  const int count = static_cast<int>(gpus_.size());
+  // Only the GPUs the list names get a context and a stream: each context
+  // takes hundreds of MiB on its GPU, which another program may be using.
+  for (int i = 0; i < count; ++i) {
+    Gpu& gpu = gpus_[static_cast<std::size_t>(i)];
+    if (gpu.logical_devices == 0) continue;
+    cudaDeviceProp properties{};
+    check(cudaGetDeviceProperties(&properties, i), "read CUDA device properties");
+    gpu.name = properties.name;
+    gpu.multiprocessors = std::max(properties.multiProcessorCount, 1);
+    check(cudaSetDevice(i), "select CUDA device");
+    // A GPU older than the architectures this library was compiled for
+    // would fail at its first kernel; say so now, with the reason.
+    const int image = kernel_image_status();
+    if (image == cudaErrorNoKernelImageForDevice || image == cudaErrorInvalidDeviceFunction) {
+      throw CudaError("CUDA backend", image,
+                      "GPU " + std::to_string(i) + " (" + gpu.name + ", compute capability " +
+                          compute_capability(properties) +
+                          ") cannot run this build's kernels, compiled for CUDA architectures " +
+                          QUIRE_CUDA_ARCHITECTURES);
+    }
+    check(image, "load the CUDA kernels");
+    cudaStream_t stream = nullptr;
+    // Non-blocking: Quire's streams never wait for the legacy default stream.
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "create a CUDA stream");
+    gpu.stream = stream;
+  }
+  peer_.assign(static_cast<std::size_t>(count) * static_cast<std::size_t>(count), 0);
+  for (int from = 0; from < count; ++from) {
+    for (int to = 0; to < count; ++to) {
+      if (from == to || gpus_[static_cast<std::size_t>(from)].logical_devices == 0 ||
+          gpus_[static_cast<std::size_t>(to)].logical_devices == 0) {
+        continue;
+      }
+      int possible = 0;
+      check(cudaDeviceCanAccessPeer(&possible, from, to), "query peer access");
+      if (!possible) continue;
+      check(cudaSetDevice(from), "select CUDA device");
+      const cudaError_t status = cudaDeviceEnablePeerAccess(to, 0);
+      if (status == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError();  // not a failure; clear it so no later check sees it
+      } else {
+        check(status, "enable peer access");
+      }
+      peer_[static_cast<std::size_t>(from * count + to)] = 1;
+    }
+  }
+}
+
+void CudaBackend::destroy_streams() noexcept {
+  for (Gpu& gpu : gpus_) {
+    if (gpu.stream != nullptr) cudaStreamDestroy(as_stream(gpu.stream));
+    gpu.stream = nullptr;
   }
 }
 
@@ -107,9 +135,7 @@ CudaBackend::~CudaBackend() {
   // Their buffers and cuBLAS handles go first, while the streams still exist.
   linear_.clear();
   attention_scratch_.clear();
-  for (const Device& device : devices_) {
-    if (device.stream != nullptr) cudaStreamDestroy(as_stream(device.stream));
-  }
+  destroy_streams();
   if (staging_ != nullptr) cudaFreeHost(staging_);
 }
 
@@ -117,29 +143,46 @@ void CudaBackend::activate(int device) const {
   if (device < 0 || device >= static_cast<int>(devices_.size())) {
     throw std::out_of_range("no CUDA device " + std::to_string(device));
   }
-  check(cudaSetDevice(device), "select CUDA device");
+  check(cudaSetDevice(gpu(device)), "select CUDA device");
 }
 
-bool CudaBackend::peer_access(int from, int to) const {
-  return peer_[static_cast<std::size_t>(from) * devices_.size() + static_cast<std::size_t>(to)] !=
-         0;
+bool CudaBackend::peer_access(int from_gpu, int to_gpu) const {
+  return peer_[static_cast<std::size_t>(from_gpu) * gpus_.size() +
+               static_cast<std::size_t>(to_gpu)] != 0;
 }
 
 std::vector<DeviceInfo> CudaBackend::devices() const {
   std::vector<DeviceInfo> infos;
   for (std::size_t i = 0; i < devices_.size(); ++i) {
     const int index = static_cast<int>(i);
+    const Device& device = devices_[i];
     activate(index);
     std::size_t free = 0, total = 0;
     check(cudaMemGetInfo(&free, &total), "read CUDA device memory");
     DeviceInfo info;
     info.index = index;
-    info.name = devices_[i].name;
-    info.total_bytes = static_cast<std::int64_t>(total);
-    info.free_bytes = static_cast<std::int64_t>(free);
-    // cuBLAS workspaces, the context's own growth and the desktop's
-    // compositor (on the display GPU) all need room that placement must leave.
-    info.recommended_reserve_bytes = std::max(512 * kMiB, info.total_bytes / 20);
+    info.name = device.name;
+    if (device.budget_bytes > 0) {
+      // A share is bounded by its budget and by what the GPU really has
+      // free (other shares and other programs use the rest).
+      std::int64_t used = 0;
+      {
+        std::lock_guard lock(used_mutex_);
+        used = used_[i];
+      }
+      info.total_bytes = device.budget_bytes;
+      info.free_bytes = std::max<std::int64_t>(
+          0, std::min(device.budget_bytes - used, static_cast<std::int64_t>(free)));
+      // The budget is the user's own limit, as on the CPU backend: what the
+      // GPU needs beyond it is for them to leave.
+      info.recommended_reserve_bytes = 0;
+    } else {
+      info.total_bytes = static_cast<std::int64_t>(total);
+      info.free_bytes = static_cast<std::int64_t>(free);
+      // cuBLAS workspaces, the context's own growth and the desktop's
+      // compositor (on the display GPU) all need room that placement must leave.
+      info.recommended_reserve_bytes = std::max(512 * kMiB, info.total_bytes / 20);
+    }
     infos.push_back(std::move(info));
   }
   return infos;
@@ -149,13 +192,34 @@ DeviceBuffer CudaBackend::allocate(int device, std::size_t bytes, std::string_vi
   activate(device);
   const std::size_t size = std::max<std::size_t>(bytes, 1);
   const auto requested = static_cast<std::int64_t>(size);
+  const auto index = static_cast<std::size_t>(device);
+  const std::int64_t budget = devices_[index].budget_bytes;
+  // The budget is claimed before cudaMalloc and given back if it fails, so
+  // that two threads allocating at once cannot both pass the check.
+  if (budget > 0) {
+    std::lock_guard lock(used_mutex_);
+    if (used_[index] + requested > budget) {
+      throw DeviceOutOfMemory(device, requested, budget - used_[index], purpose);
+    }
+    used_[index] += requested;
+  }
+  auto give_back = [&] {
+    if (budget == 0) return;
+    std::lock_guard lock(used_mutex_);
+    used_[index] -= requested;
+  };
   std::size_t free = 0, total = 0;
-  check(cudaMemGetInfo(&free, &total), "read CUDA device memory");
+  if (const cudaError_t status = cudaMemGetInfo(&free, &total); status != cudaSuccess) {
+    give_back();
+    check(status, "read CUDA device memory");
+  }
   if (size > free) {
+    give_back();
     throw DeviceOutOfMemory(device, requested, static_cast<std::int64_t>(free), purpose);
   }
   void* data = nullptr;
   const cudaError_t status = cudaMalloc(&data, size);
+  if (status != cudaSuccess) give_back();
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     if (cudaMemGetInfo(&free, &total) != cudaSuccess) free = 0;
@@ -165,12 +229,17 @@ DeviceBuffer CudaBackend::allocate(int device, std::size_t bytes, std::string_vi
     throw DeviceOutOfMemory(device, requested, available, purpose);
   }
   check(status, "allocate CUDA device memory");
-  return DeviceBuffer(this, device, data, bytes);
+  return DeviceBuffer(this, device, data, size);
 }
 
-void CudaBackend::release(int device, void* data, std::size_t) noexcept {
+void CudaBackend::release(int device, void* data, std::size_t bytes) noexcept {
   // cudaFree waits for the device's queued work, which may still use `data`.
-  if (cudaSetDevice(device) == cudaSuccess) cudaFree(data);
+  if (cudaSetDevice(gpu(device)) == cudaSuccess) cudaFree(data);
+  const auto index = static_cast<std::size_t>(device);
+  if (devices_[index].budget_bytes > 0) {
+    std::lock_guard lock(used_mutex_);
+    used_[index] -= static_cast<std::int64_t>(bytes);
+  }
 }
 
 void CudaBackend::copy(void* destination, int destination_device, const void* source,
@@ -194,8 +263,12 @@ void CudaBackend::copy(void* destination, int destination_device, const void* so
     check(cudaStreamSynchronize(as_stream(stream(device))), operation);
     return;
   }
-  if (source_device == destination_device) {
-    activate(source_device);
+  activate(destination_device);
+  activate(source_device);
+  // Two logical devices on one GPU share its memory and its stream: a plain
+  // copy, ordered after the work that produces the source and before any
+  // that reads the destination.
+  if (gpu(source_device) == gpu(destination_device)) {
     check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice,
                           as_stream(stream(source_device))),
           "copy within a CUDA device");
@@ -206,10 +279,8 @@ void CudaBackend::copy(void* destination, int destination_device, const void* so
 
 void CudaBackend::copy_between_devices(void* destination, int destination_device,
                                        const void* source, int source_device, std::size_t bytes) {
-  activate(destination_device);
-  activate(source_device);
-  if (!peer_access(source_device, destination_device) &&
-      !peer_access(destination_device, source_device)) {
+  const int from = gpu(source_device), to = gpu(destination_device);
+  if (!peer_access(from, to) && !peer_access(to, from)) {
     copy_through_host(destination, destination_device, source, source_device, bytes);
     return;
   }
@@ -217,19 +288,18 @@ void CudaBackend::copy_between_devices(void* destination, int destination_device
   // source; it must also wait for queued work that still reads the
   // destination, and the destination's later work must wait for the copy.
   Event destination_ready;
-  check(cudaSetDevice(destination_device), "select CUDA device");
+  check(cudaSetDevice(gpu(destination_device)), "select CUDA device");
   check(cudaEventRecord(destination_ready.get(), as_stream(stream(destination_device))),
         "copy between CUDA devices");
-  check(cudaSetDevice(source_device), "select CUDA device");
+  check(cudaSetDevice(gpu(source_device)), "select CUDA device");
   check(cudaStreamWaitEvent(as_stream(stream(source_device)), destination_ready.get(), 0),
         "copy between CUDA devices");
-  check(cudaMemcpyPeerAsync(destination, destination_device, source, source_device, bytes,
-                            as_stream(stream(source_device))),
+  check(cudaMemcpyPeerAsync(destination, to, source, from, bytes, as_stream(stream(source_device))),
         "copy between CUDA devices");
   Event copied;
   check(cudaEventRecord(copied.get(), as_stream(stream(source_device))),
         "copy between CUDA devices");
-  check(cudaSetDevice(destination_device), "select CUDA device");
+  check(cudaSetDevice(gpu(destination_device)), "select CUDA device");
   check(cudaStreamWaitEvent(as_stream(stream(destination_device)), copied.get(), 0),
         "copy between CUDA devices");
 }
@@ -244,13 +314,13 @@ void CudaBackend::copy_through_host(void* destination, int destination_device, c
   // the two directions with two buffers is left for when it shows in profiles.
   for (std::size_t offset = 0; offset < bytes; offset += kStagingBytes) {
     const std::size_t piece = std::min(kStagingBytes, bytes - offset);
-    check(cudaSetDevice(source_device), "select CUDA device");
+    check(cudaSetDevice(gpu(source_device)), "select CUDA device");
     check(cudaMemcpyAsync(staging_, static_cast<const char*>(source) + offset, piece,
                           cudaMemcpyDeviceToHost, as_stream(stream(source_device))),
           "copy between CUDA devices through host memory");
     check(cudaStreamSynchronize(as_stream(stream(source_device))),
           "copy between CUDA devices through host memory");
-    check(cudaSetDevice(destination_device), "select CUDA device");
+    check(cudaSetDevice(gpu(destination_device)), "select CUDA device");
     check(cudaMemcpyAsync(static_cast<char*>(destination) + offset, staging_, piece,
                           cudaMemcpyHostToDevice, as_stream(stream(destination_device))),
           "copy between CUDA devices through host memory");

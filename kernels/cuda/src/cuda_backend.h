@@ -9,23 +9,34 @@
 #include <vector>
 
 #include "quire/kernels/backend.h"
+#include "quire/kernels/cuda_devices.h"
 
 namespace quire::kernels::cuda {
 
 class LinearRunner;
 
-// The NVIDIA GPUs of this machine as a Backend. Each device has one stream;
-// every op is queued on the stream of the device it names, so work on one
-// device runs in order and devices run side by side. Copies to or from host
-// memory return once the data has arrived, as the CPU backend's do; everything
-// else may still be running until synchronize().
+// The NVIDIA GPUs of this machine as a Backend, presented as the logical
+// devices of a device list (cuda_devices.h): a whole GPU each, or budgeted
+// shares of one, numbered from 0 in the list's order. Each GPU has one
+// stream; every op is queued on the stream of the GPU its device lives on, so
+// work on one GPU runs in order and GPUs run side by side. Copies to or from
+// host memory return once the data has arrived, as the CPU backend's do;
+// everything else may still be running until synchronize().
+//
+// Logical devices on one GPU share its stream rather than having one each.
+// They exist to give placement several budgets (and to test multi-device
+// placement on one card), not to overlap work: the layers they hold run one
+// after another anyway. One stream keeps every op, copy and free on that GPU
+// in the order it was issued, so moving the hidden state from one of them to
+// the other is a plain device-to-device copy with no events to order it.
 //
 // Private to the plugin (libquire_cuda.so): the application reaches it only
 // through the Backend interface that quire_cuda_create_backend returns.
 class CudaBackend final : public Backend {
  public:
-  // Throws CudaError when the runtime cannot list or prepare the devices.
-  CudaBackend();
+  // Throws CudaError when the runtime cannot list or prepare the GPUs, and
+  // std::invalid_argument when `devices` names a GPU this machine lacks.
+  explicit CudaBackend(const CudaDeviceSpec& devices);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
@@ -63,17 +74,33 @@ class CudaBackend final : public Backend {
   void release(int device, void* data, std::size_t bytes) noexcept override;
 
  private:
-  struct Device {
+  // A physical GPU, prepared when some logical device lives on it.
+  struct Gpu {
     std::string name;
-    void* stream = nullptr;  // cudaStream_t
+    void* stream = nullptr;  // cudaStream_t; null for a GPU no device uses
     int multiprocessors = 1;
+    int logical_devices = 0;  // how many logical devices share it
+  };
+  struct Device {
+    int gpu = 0;
+    std::int64_t budget_bytes = 0;  // 0: the whole GPU
+    std::string name;
   };
 
   // Throws std::out_of_range for an index that names no device, then makes
-  // `device` current on this thread (CUDA's current device is per thread).
+  // the device's GPU current on this thread (CUDA's current device is per
+  // thread).
   void activate(int device) const;
-  void* stream(int device) const { return devices_[static_cast<std::size_t>(device)].stream; }
-  bool peer_access(int from, int to) const;
+  // The CUDA runtime's index of the GPU a logical device lives on.
+  int gpu(int device) const { return devices_[static_cast<std::size_t>(device)].gpu; }
+  void* stream(int device) const { return gpus_[static_cast<std::size_t>(gpu(device))].stream; }
+  int multiprocessors(int device) const {
+    return gpus_[static_cast<std::size_t>(gpu(device))].multiprocessors;
+  }
+  // Peer access between two physical GPUs.
+  bool peer_access(int from_gpu, int to_gpu) const;
+  void prepare_gpus();
+  void destroy_streams() noexcept;
   void copy_between_devices(void* destination, int destination_device, const void* source,
                             int source_device, std::size_t bytes);
   void copy_through_host(void* destination, int destination_device, const void* source,
@@ -82,8 +109,12 @@ class CudaBackend final : public Backend {
   // holds attention_mutex_.
   float* attention_scratch(int device, std::size_t floats);
 
-  std::vector<Device> devices_;
-  // peer_[from * count + to]: `from` may read and write `to`'s memory directly.
+  std::vector<Gpu> gpus_;        // by the CUDA runtime's index
+  std::vector<Device> devices_;  // by logical index
+  // What each logical device holds, for its budget; under used_mutex_.
+  mutable std::mutex used_mutex_;
+  std::vector<std::int64_t> used_;
+  // peer_[from * gpus + to]: GPU `from` may read and write `to`'s memory directly.
   std::vector<char> peer_;
   // Pinned host memory for copies between devices without peer access.
   std::mutex staging_mutex_;

@@ -169,7 +169,7 @@ void CudaBackend::paged_attention(int device, const KvLayerView& layer, const To
   const std::int64_t max_keys = std::int64_t{batch.max_pages} * layout.page_size;
   const AttentionShape shape =
       plan_attention_shape(batch.tokens, params.heads, layout.kv_heads, layout.head_dim, max_keys,
-                           devices_[static_cast<std::size_t>(device)].multiprocessors);
+                           multiprocessors(device));
   AttentionArgs args{query,        out,
                      params.heads, params.heads / layout.kv_heads,
                      params.scale, params.sliding_window,

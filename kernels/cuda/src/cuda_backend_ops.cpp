@@ -84,7 +84,7 @@ void CudaBackend::linear(int device, const float* x, std::int64_t rows, const Li
   activate(device);
   std::lock_guard lock(linear_mutex_);
   std::unique_ptr<LinearRunner>& runner = linear_[static_cast<std::size_t>(device)];
-  if (!runner) runner = std::make_unique<LinearRunner>(*this, device, stream(device));
+  if (!runner) runner = std::make_unique<LinearRunner>(*this, device, gpu(device), stream(device));
   runner->run(x, rows, weight, out);
 }
 

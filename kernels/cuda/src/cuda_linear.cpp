@@ -46,16 +46,16 @@ bool same_groups(const std::vector<Exl2Group>& a, const std::vector<Exl2Group>& 
 
 }  // namespace
 
-LinearRunner::LinearRunner(Backend& backend, int device, void* stream)
-    : backend_(backend), device_(device), stream_(stream) {
-  check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device),
+LinearRunner::LinearRunner(Backend& backend, int device, int gpu, void* stream)
+    : backend_(backend), device_(device), gpu_(gpu), stream_(stream) {
+  check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, gpu),
         "read CUDA device properties");
   sm_count_ = std::max(sm_count_, 1);
 }
 
 LinearRunner::~LinearRunner() {
   // The handle belongs to this device's context; the buffers free themselves.
-  if (cublas_ && cudaSetDevice(device_) == cudaSuccess) cublas_.reset();
+  if (cublas_ && cudaSetDevice(gpu_) == cudaSuccess) cublas_.reset();
 }
 
 void* LinearRunner::scratch(DeviceBuffer& buffer, std::size_t bytes) {

@@ -22,10 +22,12 @@ struct MatvecCall;
 // (prefill) through cuBLAS, quantized weights first dequantized to FP16 a
 // range of columns at a time. Owns that device's scratch memory and the
 // per-weight state that should not be rebuilt on every call. CudaBackend
-// serializes the calls and makes the device current first.
+// serializes the calls and makes the device current first. `device` is the
+// backend's logical device (whose budget the scratch counts against), `gpu`
+// the CUDA runtime's index of the GPU it lives on.
 class LinearRunner {
  public:
-  LinearRunner(Backend& backend, int device, void* stream);
+  LinearRunner(Backend& backend, int device, int gpu, void* stream);
   ~LinearRunner();
   LinearRunner(const LinearRunner&) = delete;
   LinearRunner& operator=(const LinearRunner&) = delete;
@@ -57,6 +59,7 @@ class LinearRunner {
 
   Backend& backend_;
   int device_;
+  int gpu_;
   void* stream_;  // cudaStream_t
   int sm_count_ = 1;
 

@@ -11,6 +11,7 @@
 #include "cuda_backend.h"
 #include "quire/kernels/backend_plugin.h"
 #include "quire/kernels/cuda/cuda_error.h"
+#include "quire/kernels/cuda_devices.h"
 
 namespace {
 
@@ -51,7 +52,8 @@ std::string runtime_problem() {
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) quire::kernels::Backend*
-quire_cuda_create_backend(int abi, char* why_not, std::size_t capacity) noexcept {
+quire_cuda_create_backend(int abi, char* why_not, std::size_t capacity,
+                          const char* devices) noexcept {
   try {
     if (abi != quire::kernels::kBackendPluginAbi) {
       write_reason("the CUDA backend library was built for another version of Quire (interface " +
@@ -60,11 +62,15 @@ quire_cuda_create_backend(int abi, char* why_not, std::size_t capacity) noexcept
                    why_not, capacity);
       return nullptr;
     }
+    // The list is read before the runtime is asked anything, so that a
+    // mistake in it is reported as such on machines without a GPU too.
+    const quire::kernels::CudaDeviceSpec spec =
+        quire::kernels::parse_cuda_devices(devices != nullptr ? devices : "cuda");
     if (const std::string problem = runtime_problem(); !problem.empty()) {
       write_reason(problem, why_not, capacity);
       return nullptr;
     }
-    return new quire::kernels::cuda::CudaBackend();
+    return new quire::kernels::cuda::CudaBackend(spec);
   } catch (const std::exception& error) {
     write_reason(error.what(), why_not, capacity);
   } catch (...) {

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "quire/kernels/memory_size.h"
+
 namespace quire::kernels {
 namespace {
 
@@ -40,29 +42,6 @@ MachineMemory machine_memory() {
     if (key == "MemAvailable:") memory.available = kib * 1024;
   }
   return memory;
-}
-
-std::int64_t parse_size(std::string_view text) {
-  std::int64_t number = 0;
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, number);
-  if (error != std::errc() || number <= 0) {
-    throw std::invalid_argument("\"" + std::string(text) + "\" is not a memory size like 512MiB");
-  }
-  const std::string_view unit(stop, static_cast<std::size_t>(end - stop));
-  std::int64_t factor = 0;
-  if (unit.empty() || unit == "B") factor = 1;
-  if (unit == "K" || unit == "KiB") factor = std::int64_t{1} << 10;
-  if (unit == "M" || unit == "MiB") factor = std::int64_t{1} << 20;
-  if (unit == "G" || unit == "GiB") factor = std::int64_t{1} << 30;
-  if (factor == 0) {
-    throw std::invalid_argument("unknown size unit \"" + std::string(unit) + "\" in \"" +
-                                std::string(text) + "\"; use B, KiB, MiB or GiB");
-  }
-  if (number > (std::int64_t{1} << 50) / factor) {
-    throw std::invalid_argument("memory size \"" + std::string(text) + "\" is too large");
-  }
-  return number * factor;
 }
 
 }  // namespace
@@ -97,7 +76,7 @@ std::vector<CpuBackend::Device> CpuBackend::parse_devices(std::string_view spec)
       }
       item = item.substr(times + 1);
     }
-    const std::int64_t budget = parse_size(item);
+    const std::int64_t budget = parse_memory_size(item);
     for (int i = 0; i < count; ++i) {
       devices.push_back(Device{"cpu" + std::to_string(devices.size()), budget});
     }

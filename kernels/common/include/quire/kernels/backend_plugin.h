@@ -15,12 +15,19 @@ namespace quire::kernels {
 // Raised whenever Backend, DeviceBuffer or the types they carry change in a
 // way that breaks a plugin built against the old headers, so an old library
 // left on disk declines instead of crashing.
-inline constexpr int kBackendPluginAbi = 1;
+inline constexpr int kBackendPluginAbi = 2;
 
 inline constexpr const char* kCudaPluginEntry = "quire_cuda_create_backend";
 
-// Returns a new backend that the caller owns and deletes, or nullptr after
-// writing why it cannot run (NUL-terminated, cut to fit) into `why_not`.
-using CreateBackendFunction = Backend* (*)(int abi, char* why_not, std::size_t capacity);
+// Returns a new backend over `devices` (a device list as parse_cuda_devices
+// in cuda_devices.h reads it, NUL-terminated) that the caller owns and
+// deletes, or nullptr after writing why it cannot run (NUL-terminated, cut to
+// fit) into `why_not`.
+//
+// Interface 2 added `devices`. It comes last so that `why_not` and `capacity`
+// stay where interface 1 had them: a library of interface 1 ignores the extra
+// argument, sees the other number and declines in words, as intended.
+using CreateBackendFunction = Backend* (*)(int abi, char* why_not, std::size_t capacity,
+                                           const char* devices);
 
 }  // namespace quire::kernels
