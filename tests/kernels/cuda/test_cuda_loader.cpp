@@ -4,6 +4,7 @@
 
 #include <QFileInfo>
 #include <QTest>
+#include <stdexcept>
 #include <string>
 
 #include "quire/kernels/cuda_loader.h"
@@ -54,6 +55,26 @@ class CudaLoaderTest : public QObject {
         }
       }
     }
+  }
+
+  void aDeviceListIsCheckedBeforeAnythingOpens() {
+    // On every machine, with or without the library: a mistake in the list
+    // is the caller's, and says so.
+    qputenv("QUIRE_CUDA_LIBRARY", "/nonexistent/quire/libquire_cuda.so");
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, load_cuda_backend("cuda:zero"));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, load_cuda_backend("cpu"));
+    // A list that parses is an answer like any other.
+    const LoadedBackend loaded = load_cuda_backend("cuda:0:2x1GiB");
+    QVERIFY(!loaded.backend);
+    QVERIFY2(contains(loaded.why_not, "could not be loaded"), loaded.why_not.c_str());
+  }
+
+  void aListNamingAMissingGpuDeclines() {
+    if (!QUIRE_TEST_HAVE_CUDA || !nvidia_driver_loaded()) QSKIP("needs a GPU");
+    const LoadedBackend loaded = load_cuda_backend("cuda:63");
+    QVERIFY(!loaded.backend);
+    QVERIFY2(contains(loaded.why_not, "names GPU 63, but this machine has"),
+             loaded.why_not.c_str());
   }
 
   void aMissingExplicitLibraryIsNamed() {
