@@ -69,13 +69,38 @@ void print_text(const BackendReport& backend, std::ostream& out) {
   }
 }
 
+std::vector<BackendReport> reports(const std::string& devices) {
+  std::vector<BackendReport> backends;
+  const bool all = devices.empty() || devices == "auto";
+  if (all || devices == "cpu" || devices.starts_with("cpu:")) {
+    try {
+      const kernels::CpuBackend cpu(kernels::CpuBackend::parse_devices(all ? "cpu" : devices));
+      backends.push_back(report("cpu", &cpu, {}));
+    } catch (const std::invalid_argument& error) {
+      throw UsageError(std::string("--devices: ") + error.what());
+    }
+  }
+  if (all || devices == "cuda" || devices.starts_with("cuda:")) {
+    kernels::LoadedBackend cuda;
+    try {
+      cuda = kernels::load_cuda_backend(all ? "cuda" : devices);
+    } catch (const std::invalid_argument& error) {
+      throw UsageError(std::string("--devices: ") + error.what());
+    }
+    backends.push_back(report("cuda", cuda.backend.get(), cuda.why_not));
+  }
+  if (backends.empty()) {
+    throw UsageError("--devices \"" + devices +
+                     "\" is not understood; write cpu, cpu:2x512MiB, cuda, cuda:0,2, "
+                     "cuda:0:2x20GiB or auto");
+  }
+  return backends;
+}
+
 }  // namespace
 
-int run_devices(bool json, std::ostream& out) {
-  const kernels::CpuBackend cpu;
-  const kernels::LoadedBackend cuda = kernels::load_cuda_backend();
-  const std::vector<BackendReport> backends = {report("cpu", &cpu, {}),
-                                               report("cuda", cuda.backend.get(), cuda.why_not)};
+int run_devices(bool json, const std::string& devices, std::ostream& out) {
+  const std::vector<BackendReport> backends = reports(devices);
   if (json) {
     Json list = Json::array();
     for (const BackendReport& backend : backends)
@@ -90,10 +115,15 @@ int run_devices(bool json, std::ostream& out) {
 
 void add_devices_command(CLI::App& app, int& exit_code) {
   auto json = std::make_shared<bool>(false);
+  auto devices = std::make_shared<std::string>();
   CLI::App* command = app.add_subcommand(
       "devices", "List the devices of the CPU and CUDA backends, or why a backend cannot run");
   command->add_flag("--json", *json, "Print one JSON object");
-  command->callback([json, &exit_code] { exit_code = run_devices(*json, std::cout); });
+  command->add_option("--devices", *devices,
+                      "Only this device list's backend and logical devices, as --devices of the "
+                      "other commands reads it (cpu:2x512MiB, cuda:0:2x20GiB, ...)");
+  command->callback(
+      [json, devices, &exit_code] { exit_code = run_devices(*json, *devices, std::cout); });
 }
 
 }  // namespace quire::cli

@@ -2,16 +2,20 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <iostream>
 
 #include "cli_support.h"
 #include "quire/kernels/cpu/cpu_backend.h"
+#include "quire/kernels/cuda_loader.h"
 
 namespace quire::cli {
 
 void EngineOptions::add_to(CLI::App& command, bool with_context) {
   command
       .add_option("--devices", devices,
-                  "Devices: cpu, or logical CPU devices with budgets such as cpu:2x512MiB")
+                  "Devices: cpu, or logical CPU devices with budgets such as cpu:2x512MiB; cuda "
+                  "(every GPU), cuda:0,2 (chosen GPUs) or cuda:0:2x20GiB (GPU 0 as two devices "
+                  "of 20 GiB); auto (CUDA when it can run, else the CPU, said on stderr)")
       ->capture_default_str();
   command.add_option("--cache", cache, "KV cache format: fp16, q8, q6, q4 or fp8")
       ->capture_default_str();
@@ -29,12 +33,61 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
       ->check(CLI::Range(1, 65536));
 }
 
-std::unique_ptr<kernels::Backend> EngineOptions::make_backend() const {
+namespace {
+
+std::string device_names(const kernels::Backend& backend) {
+  const std::vector<kernels::DeviceInfo> devices = backend.devices();
+  std::string text =
+      std::to_string(devices.size()) + (devices.size() == 1 ? " device" : " devices");
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    text += (i == 0 ? ": " : ", ") + devices[i].name;
+  return text;
+}
+
+std::unique_ptr<kernels::Backend> cpu_backend(const std::string& devices) {
   try {
     return std::make_unique<kernels::CpuBackend>(kernels::CpuBackend::parse_devices(devices));
   } catch (const std::invalid_argument& error) {
     throw UsageError(std::string("--devices: ") + error.what());
   }
+}
+
+kernels::LoadedBackend load_cuda(const std::string& devices) {
+  try {
+    return kernels::load_cuda_backend(devices);
+  } catch (const std::invalid_argument& error) {
+    throw UsageError(std::string("--devices: ") + error.what());
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<kernels::Backend> EngineOptions::make_backend() const {
+  if (devices == "auto") {
+    // One line either way, on stderr, so that standard output stays the
+    // command's own; a run on the CPU says why CUDA was passed over.
+    kernels::LoadedBackend cuda = kernels::load_cuda_backend();
+    if (cuda.backend) {
+      std::cerr << "quire-cli: running on the CUDA backend (" << device_names(*cuda.backend)
+                << ")\n";
+      return std::move(cuda.backend);
+    }
+    std::cerr << "quire-cli: running on the CPU backend; the CUDA backend cannot run: "
+              << cuda.why_not << '\n';
+    return cpu_backend("cpu");
+  }
+  if (devices == "cuda" || devices.starts_with("cuda:")) {
+    kernels::LoadedBackend cuda = load_cuda(devices);
+    if (!cuda.backend) {
+      throw UsageError("--devices " + devices + ": the CUDA backend cannot run: " + cuda.why_not +
+                       "; use --devices cpu to run on the CPU");
+    }
+    return std::move(cuda.backend);
+  }
+  if (devices == "cpu" || devices.starts_with("cpu:")) return cpu_backend(devices);
+  throw UsageError("--devices \"" + devices +
+                   "\" is not understood; write cpu, cpu:2x512MiB, cuda, cuda:0,2, "
+                   "cuda:0:2x20GiB or auto");
 }
 
 engine::RuntimeOptions EngineOptions::runtime_options() const {
