@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine_messages.h"
 #include "quire/kernels/backend.h"
 #include "quire/ui/settings_data.h"
 
@@ -25,10 +26,16 @@ class BackendUnavailable : public std::runtime_error {
 // QUIRE_CPU_DEVICES gives budgeted logical devices such as "cpu:2x512MiB", which
 // shows multi-device placement on any machine.
 QString default_cpu_devices();
+// The CUDA backend's devices: "cuda" (every GPU) unless QUIRE_CUDA_DEVICES
+// chooses GPUs or shares of one, such as "cuda:0:2x20GiB".
+QString default_cuda_devices();
+DeviceLists default_device_lists();
 
 // Every device of the backend the settings choose, by index, as the panel lists
-// them ("cpu0 · 512 MiB"). Empty when the backend is unavailable.
-QStringList device_labels(const ui::EngineSettings& settings, const QString& cpu_devices);
+// them ("cpu0 · 512 MiB", "cuda0 · NVIDIA H100 80GB HBM3 · 79.1 GiB"). "auto"
+// lists the CUDA backend's devices when it loads and the CPU's otherwise.
+// Empty when the backend is unavailable.
+QStringList device_labels(const ui::EngineSettings& settings, const DeviceLists& lists);
 
 // A backend over the devices the settings select (all when none are), and
 // which of the backend's full list of devices those are, in order. The
@@ -36,9 +43,14 @@ QStringList device_labels(const ui::EngineSettings& settings, const QString& cpu
 struct BackendSelection {
   std::unique_ptr<kernels::Backend> backend;
   std::vector<int> indices;
+  // Set when "auto" fell back to the CPU: why the CUDA backend cannot run,
+  // in a sentence for the status bar.
+  QString fallback_reason;
 };
 
-// Throws BackendUnavailable.
-BackendSelection make_backend(const ui::EngineSettings& settings, const QString& cpu_devices);
+// "cpu": the CPU backend. "cuda": the CUDA backend, or BackendUnavailable
+// with the loader's reason. "auto": CUDA when it loads, else the CPU with
+// `fallback_reason` set. Throws BackendUnavailable.
+BackendSelection make_backend(const ui::EngineSettings& settings, const DeviceLists& lists);
 
 }  // namespace quire::gui

@@ -37,12 +37,12 @@ EngineHost::~EngineHost() {
   thread_.wait();
 }
 
-quint64 EngineHost::load(const ui::EngineSettings& settings, const QString& cpu_devices) {
+quint64 EngineHost::load(const ui::EngineSettings& settings, const DeviceLists& devices) {
   cancelLoad();
   LoadRequest request;
   request.id = next_load_++;
   request.settings = settings;
-  request.cpu_devices = cpu_devices;
+  request.devices = devices;
   request.cancel = std::make_shared<std::atomic<bool>>(false);
   loading_ = PendingLoad{request.id, request.cancel};
   model_.reset();

@@ -25,9 +25,9 @@ class EngineHost : public QObject {
   // Stops the thread: a load in flight is cancelled, replies end unsaved.
   ~EngineHost() override;
 
-  // Loads a model with `settings` on the CPU devices `cpu_devices`; a load
+  // Loads a model with `settings` on a backend over `devices`; a load
   // already in flight is cancelled first. Returns the load's id.
-  quint64 load(const ui::EngineSettings& settings, const QString& cpu_devices);
+  quint64 load(const ui::EngineSettings& settings, const DeviceLists& devices);
   void cancelLoad();
   void unload();
   bool isLoading() const { return loading_.has_value(); }

@@ -19,13 +19,21 @@
 
 namespace quire::gui {
 
+// The device lists each backend is started over; the settings then choose
+// devices of the chosen backend's list by index. See backend_choice.h.
+struct DeviceLists {
+  // "cpu", or budgeted logical devices such as "cpu:2x512MiB".
+  QString cpu = QStringLiteral("cpu");
+  // "cuda" (every GPU), or chosen GPUs and budgeted shares such as
+  // "cuda:0:2x20GiB" (kernels/common/include/quire/kernels/cuda_devices.h).
+  QString cuda = QStringLiteral("cuda");
+};
+
 // Load (or reload) a model with these settings.
 struct LoadRequest {
   quint64 id = 0;  // echoed in every answer, so a stale answer is recognised
   ui::EngineSettings settings;
-  // The CPU backend's devices ("cpu", or budgeted logical devices such as
-  // "cpu:2x512MiB"); see backend_choice.h.
-  QString cpu_devices;
+  DeviceLists devices;
   // Set from the GUI thread to stop the load between two tensors: a queued
   // call could not reach the worker while it is busy reading weights.
   std::shared_ptr<std::atomic<bool>> cancel;
@@ -34,8 +42,11 @@ struct LoadRequest {
 // A loaded model, described for the status line and the window title.
 struct ModelInfo {
   QString directory;
-  QString name;               // the folder's name
-  QString backend;            // "cpu"
+  QString name;     // the folder's name
+  QString backend;  // "cpu" or "cuda"
+  // Why the backend is not the one the settings prefer ("auto" found no
+  // usable CUDA backend); empty when it is.
+  QString backend_note;
   QStringList devices;        // the devices holding part of the model
   QString cache_format;       // "FP16", "Q4", ...
   qint64 cache_tokens = 0;    // the shared cache, in tokens

@@ -95,7 +95,7 @@ EngineWorker::~EngineWorker() = default;
 std::unique_ptr<EngineWorker::Loaded> EngineWorker::load(const LoadRequest& request) {
   const ui::EngineSettings& settings = request.settings;
   auto loaded = std::make_unique<Loaded>();
-  BackendSelection selection = make_backend(settings, request.cpu_devices);
+  BackendSelection selection = make_backend(settings, request.devices);
   loaded->backend = std::move(selection.backend);
   loaded->model = std::make_shared<const engine::ModelDescription>(
       engine::ModelDescription::open(settings.model_directory.toStdString()));
@@ -129,6 +129,7 @@ std::unique_ptr<EngineWorker::Loaded> EngineWorker::load(const LoadRequest& requ
                                                           loaded->generator_config);
   loaded->info =
       describe(*loaded->runtime, settings, format, QString::fromStdString(loaded->backend->name()));
+  loaded->info.backend_note = selection.fallback_reason;
   loaded->info.render_key = loaded->book->render_key(settings.system_prompt);
   return loaded;
 }

@@ -164,6 +164,14 @@ void MainWindow::buildStatusBar() {
   engine_state_ = new QLabel(tr("No model loaded"));
   engine_state_->setObjectName(QStringLiteral("engineState"));
   statusBar()->addWidget(engine_state_, 1);
+  backend_note_ = new QLabel;
+  backend_note_->setObjectName(QStringLiteral("backendNote"));
+  // A reason can be long (a library path, a driver message): the label shows
+  // what fits and the tooltip all of it.
+  backend_note_->setMaximumWidth(420);
+  backend_note_->setTextFormat(Qt::PlainText);
+  backend_note_->hide();
+  statusBar()->addWidget(backend_note_);
   progress_ = new QProgressBar;
   progress_->setObjectName(QStringLiteral("loadProgress"));
   progress_->setMaximumWidth(260);
@@ -246,6 +254,16 @@ bool MainWindow::isShowingLoading() const {
 
 void MainWindow::setEngineState(const QString& text) {
   engine_state_->setText(text);
+}
+
+void MainWindow::setBackendNote(const QString& text) {
+  backend_note_->setText(text);
+  backend_note_->setToolTip(text);
+  backend_note_->setVisible(!text.isEmpty());
+}
+
+QString MainWindow::backendNote() const {
+  return backend_note_->text();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

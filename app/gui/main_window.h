@@ -7,8 +7,8 @@
 // the engine, so tests drive the same window the program shows.
 //
 // Object names: "noticeBar", "noticeText", "noticeClose", "loadProgress",
-// "cancelLoadButton", "engineState", "memoryDock", "settingsDialog",
-// "centralStack", "chatPage".
+// "cancelLoadButton", "engineState", "backendNote", "memoryDock",
+// "settingsDialog", "centralStack", "chatPage".
 
 #include <QMainWindow>
 
@@ -76,6 +76,10 @@ class MainWindow : public QMainWindow {
   bool isShowingLoading() const;
   // What the engine does, at the left of the status bar ("Ready", "Generating").
   void setEngineState(const QString& text);
+  // Why the loaded model runs on another backend than the settings prefer
+  // ("Running on the CPU: ..."), beside the engine state; empty hides it.
+  void setBackendNote(const QString& text);
+  QString backendNote() const;
 
  signals:
   void cancelLoadRequested();
@@ -106,6 +110,7 @@ class MainWindow : public QMainWindow {
   QProgressBar* progress_ = nullptr;
   QToolButton* cancel_load_ = nullptr;
   QLabel* engine_state_ = nullptr;
+  QLabel* backend_note_ = nullptr;
 
   QAction* import_ = nullptr;
   QAction* export_json_ = nullptr;

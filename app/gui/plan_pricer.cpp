@@ -58,7 +58,7 @@ std::optional<engine::PlacementPlan> PlanPricer::plan(const ui::EngineSettings& 
   try {
     const std::shared_ptr<const engine::ModelDescription> model =
         describe(settings.model_directory);
-    const BackendSelection selection = make_backend(settings, cpu_devices_);
+    const BackendSelection selection = make_backend(settings, devices_);
     const std::vector<kernels::DeviceInfo> devices = selection.backend->devices();
     const engine::RuntimeOptions options = runtime_options(settings, *model, selection.indices);
     return engine::plan_placement(engine::placement_request(*model, devices, options));

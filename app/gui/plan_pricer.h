@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "engine_messages.h"
 #include "quire/engine/planner/placement_plan.h"
 #include "quire/engine/runtime/model_description.h"
 #include "quire/ui/settings_data.h"
@@ -19,7 +20,7 @@ ui::PlanView to_plan_view(const engine::PlacementPlan& plan);
 
 class PlanPricer {
  public:
-  explicit PlanPricer(QString cpu_devices) : cpu_devices_(std::move(cpu_devices)) {}
+  explicit PlanPricer(DeviceLists devices) : devices_(std::move(devices)) {}
 
   // The planner's answer for `settings`, or nullopt with *error saying why
   // there is none (no folder, unreadable model, unusable setting).
@@ -27,12 +28,12 @@ class PlanPricer {
   // The same, as the settings panel and the welcome view show it.
   ui::PlanView price(const ui::EngineSettings& settings);
 
-  const QString& cpu_devices() const { return cpu_devices_; }
+  const DeviceLists& devices() const { return devices_; }
 
  private:
   std::shared_ptr<const engine::ModelDescription> describe(const QString& directory);
 
-  QString cpu_devices_;
+  DeviceLists devices_;
   QString described_path_;
   QDateTime described_stamp_;
   std::shared_ptr<const engine::ModelDescription> described_;

@@ -72,10 +72,11 @@ QString demo_model_directory() {
 
 QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
     : QObject(parent), options_(std::move(options)), settings_(make_settings(options_.data_dir)) {
-  if (options_.cpu_devices.isEmpty()) options_.cpu_devices = default_cpu_devices();
+  devices_.cpu = options_.cpu_devices.isEmpty() ? default_cpu_devices() : options_.cpu_devices;
+  devices_.cuda = options_.cuda_devices.isEmpty() ? default_cuda_devices() : options_.cuda_devices;
   chat_list_ = std::make_unique<store::ChatListModel>(&store_);
   host_ = std::make_unique<EngineHost>();
-  pricer_ = std::make_unique<PlanPricer>(options_.cpu_devices);
+  pricer_ = std::make_unique<PlanPricer>(devices_);
   window_ = std::make_unique<MainWindow>();
   chats_ = std::make_unique<ChatController>(store_, *host_, *window_->chatView(), *window_->input(),
                                             *window_->statusLine());
@@ -134,7 +135,7 @@ void QuireApplication::start() {
   }
 
   ui::SettingsPanel& panel = *window_->settingsPanel();
-  panel.setAvailableDevices(device_labels(settings_.engine, options_.cpu_devices));
+  panel.setAvailableDevices(device_labels(settings_.engine, devices_));
   panel.setPromptFormats(prompt_format_names());
   panel.setSettings(settings_.engine);
   panel.setPlan(pricer_->price(settings_.engine));
@@ -165,7 +166,7 @@ void QuireApplication::start() {
   }
   if (!engine.model_directory.isEmpty()) {
     window_->setEngineState(tr("Loading %1…").arg(QFileInfo(engine.model_directory).fileName()));
-    host_->load(engine, options_.cpu_devices);
+    host_->load(engine, devices_);
   } else if (!options_.demo_model.isEmpty()) {
     // First run: the demo model is offered with its plan, one click from loading.
     priceWelcome(options_.demo_model);
@@ -270,6 +271,8 @@ void QuireApplication::onSettingsApplied(const ui::EngineSettings& applied, bool
   }
   saveSettings();
   chats_->setEngineSettings(settings_.engine);
+  // Another backend has other devices to choose from.
+  window_->settingsPanel()->setAvailableDevices(device_labels(settings_.engine, devices_));
   const bool loaded = host_->model().has_value() || host_->isLoading();
   if (needs_reload || (!loaded && !settings_.engine.model_directory.isEmpty())) {
     loadModel(settings_.engine);
@@ -285,7 +288,7 @@ void QuireApplication::loadModel(const ui::EngineSettings& engine) {
   window_->clearNotice();
   window_->setEngineState(
       tr("Loading %1…").arg(QFileInfo(QDir::cleanPath(engine.model_directory)).fileName()));
-  host_->load(settings_.engine, options_.cpu_devices);
+  host_->load(settings_.engine, devices_);
   refreshCentral();
 }
 
@@ -329,6 +332,7 @@ void QuireApplication::wireEngine() {
   connect(&host, &EngineHost::modelLoaded, this, &QuireApplication::onModelLoaded);
   connect(&host, &EngineHost::loadFailed, this, &QuireApplication::onLoadFailed);
   connect(&host, &EngineHost::modelUnloaded, this, [this] {
+    window_->setBackendNote(QString());
     window_->statusLine()->setModelName(QString());
     window_->statusLine()->setDevices(QString());
     window_->statusLine()->setCacheFormat(QString());
@@ -350,6 +354,9 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
   status.setModelName(info.name);
   status.setDevices(devices_text(info));
   status.setCacheFormat(info.cache_format);
+  // Why the model runs on another backend than the settings prefer; it stays
+  // in the status bar as long as the model is loaded.
+  window_->setBackendNote(info.backend_note);
   window_->setEngineState(tr("Ready · %1 · %2 tokens of cache · %3 format")
                               .arg(info.name)
                               .arg(info.cache_tokens)
@@ -366,6 +373,7 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
 
 void QuireApplication::onLoadFailed(const EngineFailure& failure) {
   window_->hideLoading();
+  window_->setBackendNote(QString());
   window_->setEngineState(tr("No model loaded"));
   window_->showNotice(failure.text(), failure.kind == EngineFailure::Kind::Cancelled
                                           ? MainWindow::Notice::Info

@@ -39,6 +39,8 @@ struct ApplicationOptions {
   QString demo_model;
   // The CPU backend's devices; empty: default_cpu_devices().
   QString cpu_devices;
+  // The CUDA backend's devices; empty: default_cuda_devices().
+  QString cuda_devices;
   // Asked for a folder (a model) or a file (import, export); tests answer
   // without a dialog. Return "" for cancel.
   std::function<QString(const QString& title, const QString& start)> choose_directory;
@@ -101,6 +103,7 @@ class QuireApplication : public QObject {
   QString chooseFile(const QString& title, const QString& filter, bool save);
 
   ApplicationOptions options_;
+  DeviceLists devices_;  // the options' lists, defaults filled in
   app::AppSettings settings_;
   store::ChatStore store_;
   std::unique_ptr<store::ChatListModel> chat_list_;

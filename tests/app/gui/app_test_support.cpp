@@ -28,10 +28,12 @@ QString random_model() {
   return path;
 }
 
-AppRun::AppRun(const QString& model, int max_new_tokens, QString cpu_devices)
+AppRun::AppRun(const QString& model, int max_new_tokens, QString cpu_devices,
+               const QString& backend)
     : model_(model), cpu_devices_(std::move(cpu_devices)) {
   app::AppSettings settings(data.filePath(QStringLiteral("quire.conf")));
   settings.engine.model_directory = model;
+  settings.engine.backend = backend;
   settings.engine.cache_tokens = 4096;
   settings.engine.max_batch = 4;
   settings.save();

@@ -23,9 +23,11 @@ struct AppRun {
   std::unique_ptr<gui::QuireApplication> app;
 
   // Settings written before start: `model` configured (empty: none), a
-  // 4096-token cache.
+  // 4096-token cache, `backend` ("cpu" unless a test is about the choice, so
+  // that the suites run alike on machines with and without a GPU).
   explicit AppRun(const QString& model, int max_new_tokens = 24,
-                  QString cpu_devices = QStringLiteral("cpu"));
+                  QString cpu_devices = QStringLiteral("cpu"),
+                  const QString& backend = QStringLiteral("cpu"));
   // Destroys the application and makes a new one on the same folder.
   void restart(int max_new_tokens = 24);
   void start();

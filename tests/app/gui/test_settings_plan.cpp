@@ -29,7 +29,8 @@ const QString kDevices = QStringLiteral("cpu:2x64MiB");
 // What the planner says for `settings`, computed here from the engine's own
 // functions.
 ui::PlanView planner_says(const ui::EngineSettings& settings) {
-  gui::BackendSelection selection = gui::make_backend(settings, kDevices);
+  gui::BackendSelection selection =
+      gui::make_backend(settings, gui::DeviceLists{kDevices, QStringLiteral("cuda")});
   const engine::ModelDescription model =
       engine::ModelDescription::open(settings.model_directory.toStdString());
   const engine::RuntimeOptions options = gui::runtime_options(settings, model, selection.indices);
