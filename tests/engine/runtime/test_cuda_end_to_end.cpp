@@ -1,0 +1,221 @@
+// A small random model on the CUDA backend against the CPU backend, end to
+// end through the engine: the logits of every position, 64 tokens of greedy
+// generation through the generator (paged cache, decode steps), and a GPU
+// presented as two budgeted logical devices ("cuda:0:2x64MiB") against the
+// same GPU as one. Label "gpu": skipped, with the loader's reason, where the
+// CUDA backend cannot run.
+
+#include <QTest>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "quire/engine/generator/generator.h"
+#include "quire/engine/tokenizer/tokenizer.h"
+#include "quire/kernels/cuda_loader.h"
+#include "runtime_test_support.h"
+#include "test_main.h"
+
+using namespace quire;
+using quire::test::TestModel;
+
+namespace {
+
+// The CUDA backend's prefill products (more than 8 rows) round their inputs
+// and FP16 weights to FP16, 2^-11 relative each, about 1e-3 of every
+// product's scale; its decode products and the CPU's sum in FP32. Through four
+// layers and the head that stays well under 1% of the largest logit of a
+// row, which is the tolerance; a wrong position, page or layer moves logits
+// by their own size.
+constexpr float kLogitTolerance = 1e-2f;
+// Two logical devices on one GPU run the same kernels on the same GPU in the
+// same order; only the tolerance of a float printed twice is allowed.
+constexpr float kSameGpuTolerance = 1e-5f;
+constexpr int kGeneratedTokens = 64;
+
+engine::RuntimeOptions options(engine::PlacementMode mode) {
+  engine::RuntimeOptions o;
+  o.cache_tokens = 1024;
+  o.page_size = 32;
+  o.max_chunk_tokens = 64;
+  o.placement.mode = mode;
+  o.reserve_bytes = 0;
+  return o;
+}
+
+float row_scale(const std::vector<float>& row) {
+  return std::max(1.0f, test::max_abs(row));
+}
+
+// How far the best logit of `row` lies above the second best.
+float top_two_margin(const std::vector<float>& row) {
+  std::vector<float> sorted = row;
+  std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<>());
+  return sorted[0] - sorted[1];
+}
+
+std::vector<cache::TokenId> greedy(engine::ModelRuntime& runtime,
+                                   const engine::Tokenizer& tokenizer,
+                                   const std::vector<cache::TokenId>& prompt) {
+  engine::Generator generator(runtime, tokenizer);
+  engine::JobRequest request;
+  request.prompt = prompt;
+  request.sampling = engine::SamplingSettings::greedy_settings();
+  request.max_new_tokens = kGeneratedTokens;
+  request.stop_at_eos = false;
+  engine::JobResult result;
+  request.on_done = [&](const engine::JobResult& done) { result = done; };
+  generator.submit(std::move(request));
+  generator.run_until_idle();
+  if (result.stop_reason == engine::StopReason::Error) throw std::runtime_error(result.error);
+  return result.tokens;
+}
+
+}  // namespace
+
+class CudaEndToEndTest : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<kernels::Backend> gpu_;
+  std::unique_ptr<TestModel> model_;
+  std::unique_ptr<engine::Tokenizer> tokenizer_;
+  std::vector<cache::TokenId> prompt_;
+
+ private slots:
+  void initTestCase() {
+    kernels::LoadedBackend loaded = kernels::load_cuda_backend();
+    if (!loaded.backend)
+      QSKIP(qPrintable(QString::fromStdString("no CUDA backend here: " + loaded.why_not)));
+    gpu_ = std::move(loaded.backend);
+    // FP16 weights: the CPU's EXL2 and GPTQ decode products take 8-bit inputs
+    // where the processor allows, which would blur the comparison.
+    engine::modelgen::RandomModelSpec spec;
+    spec.layers = 4;
+    spec.hidden = 256;
+    spec.heads = 8;
+    spec.kv_heads = 2;
+    spec.intermediate = 512;
+    spec.vocab = 1024;
+    spec.seed = 29;
+    model_ = std::make_unique<TestModel>(spec);
+    tokenizer_ =
+        std::make_unique<engine::Tokenizer>(engine::Tokenizer::load(model_->path().string()));
+    // Past two pages and two prefill chunks, so page tables and chunking count.
+    prompt_ = test::random_tokens(150, spec.vocab, 3);
+  }
+
+  void logitsMatchTheCpu() {
+    kernels::CpuBackend cpu;
+    engine::ModelRuntime on_cpu(model_->description(), cpu,
+                                options(engine::PlacementMode::FillInOrder));
+    engine::ModelRuntime on_gpu(model_->description(), *gpu_,
+                                options(engine::PlacementMode::FillInOrder));
+    const std::vector<std::vector<float>> expected = on_cpu.prefill(prompt_, true);
+    const std::vector<std::vector<float>> actual = on_gpu.prefill(prompt_, true);
+    QCOMPARE(actual.size(), expected.size());
+    float worst = 0.0f;
+    for (std::size_t row = 0; row < actual.size(); ++row) {
+      const float scale = row_scale(expected[row]);
+      const float difference = test::max_abs_difference(actual[row], expected[row]);
+      worst = std::max(worst, difference / scale);
+      QVERIFY2(difference <= kLogitTolerance * scale,
+               qPrintable(QStringLiteral("row %1: the logits differ by %2 (scale %3)")
+                              .arg(row)
+                              .arg(double(difference))
+                              .arg(double(scale))));
+    }
+    qInfo("largest difference: %.3g of the row's largest logit", double(worst));
+  }
+
+  void greedyGenerationMatchesTheCpu() {
+    kernels::CpuBackend cpu;
+    engine::ModelRuntime on_cpu(model_->description(), cpu,
+                                options(engine::PlacementMode::FillInOrder));
+    engine::ModelRuntime on_gpu(model_->description(), *gpu_,
+                                options(engine::PlacementMode::FillInOrder));
+    const std::vector<cache::TokenId> expected = greedy(on_cpu, *tokenizer_, prompt_);
+    const std::vector<cache::TokenId> actual = greedy(on_gpu, *tokenizer_, prompt_);
+    QCOMPARE(expected.size(), std::size_t(kGeneratedTokens));
+    QCOMPARE(actual.size(), expected.size());
+    const auto differs = std::mismatch(actual.begin(), actual.end(), expected.begin()).first;
+    if (differs == actual.end()) return;
+    // Only a step whose two best logits lie within the tolerance may go
+    // either way; anything else is a fault.
+    const auto step = static_cast<std::size_t>(differs - actual.begin());
+    std::vector<cache::TokenId> context = prompt_;
+    context.insert(context.end(), expected.begin(), expected.begin() + std::ptrdiff_t(step));
+    engine::ModelRuntime reference(model_->description(), cpu,
+                                   options(engine::PlacementMode::FillInOrder));
+    const std::vector<float> logits = reference.prefill(context, false).back();
+    const float margin = top_two_margin(logits);
+    QVERIFY2(margin <= kLogitTolerance * row_scale(logits),
+             qPrintable(QStringLiteral("token %1 differs (%2 on CUDA, %3 on the CPU) although the "
+                                       "CPU's best logit leads by %4")
+                            .arg(step)
+                            .arg(actual[step])
+                            .arg(expected[step])
+                            .arg(double(margin))));
+    qWarning("token %zu differs at a near tie (margin %.3g); the tokens before it agree", step,
+             double(margin));
+  }
+
+  void twoSharesOfOneGpuGiveTheLogitsOfOne() {
+    engine::ModelRuntime whole(model_->description(), *gpu_,
+                               options(engine::PlacementMode::FillInOrder));
+    const std::vector<std::vector<float>> expected = whole.prefill(prompt_, true);
+
+    kernels::LoadedBackend shares = kernels::load_cuda_backend("cuda:0:2x64MiB");
+    QVERIFY2(shares.backend, shares.why_not.c_str());
+    const std::vector<kernels::DeviceInfo> devices = shares.backend->devices();
+    QCOMPARE(devices.size(), std::size_t(2));
+    for (const kernels::DeviceInfo& device : devices) {
+      QCOMPARE(device.total_bytes, std::int64_t{64} << 20);
+      QVERIFY(device.free_bytes > 0 && device.free_bytes <= device.total_bytes);
+    }
+    engine::ModelRuntime split(model_->description(), *shares.backend,
+                               options(engine::PlacementMode::Balanced));
+    const engine::LoadedModel& loaded = split.loaded();
+    QCOMPARE(loaded.layers.front().device, 0);
+    QCOMPARE(loaded.layers.back().device, 1);
+    for (std::size_t i = 0; i < loaded.layers.size(); ++i)
+      QCOMPARE(split.storage().device(i), loaded.layers[i].device);
+    // What each share holds counts against its own budget.
+    const std::vector<kernels::DeviceInfo> after = shares.backend->devices();
+    QVERIFY(after[0].free_bytes < after[0].total_bytes);
+    QVERIFY(after[1].free_bytes < after[1].total_bytes);
+
+    const std::vector<std::vector<float>> actual = split.prefill(prompt_, true);
+    QCOMPARE(actual.size(), expected.size());
+    for (std::size_t row = 0; row < actual.size(); ++row) {
+      const float difference = test::max_abs_difference(actual[row], expected[row]);
+      QVERIFY2(difference <= kSameGpuTolerance * row_scale(expected[row]),
+               qPrintable(QStringLiteral("row %1 differs by %2").arg(row).arg(double(difference))));
+    }
+  }
+
+  void aShareRefusesBeyondItsBudget() {
+    kernels::LoadedBackend shares = kernels::load_cuda_backend("cuda:0:2x64MiB");
+    QVERIFY2(shares.backend, shares.why_not.c_str());
+    kernels::DeviceBuffer half = shares.backend->allocate(1, std::size_t{40} << 20, "weights");
+    QCOMPARE(shares.backend->devices()[1].free_bytes, std::int64_t{24} << 20);
+    try {
+      shares.backend->allocate(1, std::size_t{30} << 20, "KV cache");
+      QFAIL("an allocation beyond the share's budget succeeded");
+    } catch (const kernels::DeviceOutOfMemory& error) {
+      QCOMPARE(error.device(), 1);
+      QCOMPARE(std::string(error.what()),
+               std::string("device 1: needs 6 MiB more for the KV cache (30 MiB requested, "
+                           "24 MiB free)"));
+    }
+    // The other share is untouched, and freeing gives the budget back.
+    QCOMPARE(shares.backend->devices()[0].free_bytes, std::int64_t{64} << 20);
+    half.reset();
+    QCOMPARE(shares.backend->devices()[1].free_bytes, std::int64_t{64} << 20);
+  }
+};
+
+QUIRE_TEST(CudaEndToEndTest)
+#include "test_cuda_end_to_end.moc"
