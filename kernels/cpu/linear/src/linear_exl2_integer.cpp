@@ -222,6 +222,46 @@ QUIRE_AVX2 void int8_sums(const IntegerCall& call, std::size_t g, int c, __m256*
   }
 }
 
+// The packed rows of the group after g, fetched into L2 while g is
+// multiplied, a cache line of each row per 16 columns: streams of a few KiB
+// that start anew at every group kept the loads waiting on memory (decode of
+// the 4.0 bpw benchmark model about 10% faster). Prefetching along the
+// current rows instead made it slower.
+class NextGroupPrefetch {
+ public:
+  NextGroupPrefetch(const IntegerCall& call, std::size_t g) : stride_(call.columns) {
+    if (g + 1 >= call.weight.groups.size()) return;
+    const Exl2Group& next = call.weight.groups[g + 1];
+    words_ = call.weight.q_weight + next.q_row * stride_;
+    rows_ = full_rows(next) / 32 * next.bits;
+  }
+
+  // The line of every row that holds column c (a multiple of 16).
+  QUIRE_AVX2 void fetch(int c) const {
+    for (int row = 0; row < rows_; ++row)
+      _mm_prefetch(reinterpret_cast<const char*>(words_ + row * stride_ + c), _MM_HINT_T1);
+  }
+
+ private:
+  std::int64_t stride_;
+  const std::uint32_t* words_ = nullptr;
+  int rows_ = 0;
+};
+
+// tail[0, Width) = sum (q - zero) * x over the rows of group g after its last
+// whole 32-row block (a group of fewer than 32 rows), in float, for input row
+// r and the Width columns at c.
+template <int Bits, int Width>
+QUIRE_AVX2 void short_block_sums(const IntegerCall& call, const Exl2Group& group, int r, int c,
+                                 float* tail) {
+  const int full = full_rows(group);
+  std::fill(tail, tail + Width, 0.0f);
+  accumulate_block<Bits, Width>(
+      call.weight.q_weight + (group.q_row + full / 32 * Bits) * call.columns + c, call.columns,
+      call.xp + r * call.in_features + group.first_row + full, group.rows - full, 1 << (Bits - 1),
+      tail);
+}
+
 // result[r][c] += scale[c] * sum (q - zero) * x for one group, R input rows and
 // the columns below width.
 template <int Bits, int R, bool Int8>
@@ -240,23 +280,9 @@ QUIRE_AVX2 void add_group(const IntegerCall& call, std::size_t g, int first_colu
   const __m256 high = _mm256_load_ps(table + 8);
   const std::uint32_t* codes = call.weight.q_scale + std::int64_t(g) * (stride / 8);
   const __m256i nibble_shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
-  // The next group's packed rows are fetched into L2 while this one is
-  // multiplied, a cache line of each row per 16 columns: streams of a few KiB
-  // that start anew at every group kept the loads waiting on memory (decode
-  // of the 4.0 bpw benchmark model about 10% faster). Prefetching along the
-  // current rows instead made it slower.
-  const std::uint32_t* next_words = nullptr;
-  int next_rows = 0;
-  if (g + 1 < groups) {
-    const Exl2Group& next = call.weight.groups[g + 1];
-    next_words = call.weight.q_weight + next.q_row * stride;
-    next_rows = full_rows(next) / 32 * next.bits;
-  }
+  const NextGroupPrefetch prefetch(call, g);
   for (int c = first_column; c < width; c += 8) {
-    if (c % 16 == 0) {
-      for (int row = 0; row < next_rows; ++row)
-        _mm_prefetch(reinterpret_cast<const char*>(next_words + row * stride + c), _MM_HINT_T1);
-    }
+    if (c % 16 == 0) prefetch.fetch(c);
     __m256 sum[R];
     if constexpr (Int8) {
       int8_sums<Bits, R>(call, g, c, sum);
@@ -274,12 +300,8 @@ QUIRE_AVX2 void add_group(const IntegerCall& call, std::size_t g, int first_colu
     for (int r = 0; r < R; ++r) {
       __m256 value = _mm256_mul_ps(input_scale[r], sum[r]);
       if (full < group.rows) {
-        // A short last block (a group of fewer than 32 rows) in float.
-        alignas(32) float tail[8] = {};
-        accumulate_block<Bits, 8>(
-            call.weight.q_weight + (group.q_row + full / 32 * Bits) * stride + c, stride,
-            call.xp + r * call.in_features + group.first_row + full, group.rows - full,
-            1 << (Bits - 1), tail);
+        alignas(32) float tail[8];
+        short_block_sums<Bits, 8>(call, group, r, c, tail);
         value = _mm256_add_ps(value, _mm256_load_ps(tail));
       }
       float* out = result + r * width + c;
@@ -393,19 +415,10 @@ QUIRE_AVX512 void wide_add_group(const IntegerCall& call, std::size_t g, int wid
   const __m512i nibble_shifts =
       _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28);
   const __m512i code_word = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-  // As in add_group: the next group's rows go into L2 while this one is
-  // multiplied, here a whole cache line of each row per step.
-  const std::uint32_t* next_words = nullptr;
-  int next_rows = 0;
-  if (g + 1 < groups) {
-    const Exl2Group& next = call.weight.groups[g + 1];
-    next_words = call.weight.q_weight + next.q_row * stride;
-    next_rows = full_rows(next) / 32 * next.bits;
-  }
+  const NextGroupPrefetch prefetch(call, g);
   const __m512i ones = _mm512_set1_epi16(1);
   for (int c = 0; c < wide_width; c += 16) {
-    for (int row = 0; row < next_rows; ++row)
-      _mm_prefetch(reinterpret_cast<const char*>(next_words + row * stride + c), _MM_HINT_T1);
+    prefetch.fetch(c);
     __m512i total[R];
     for (int r = 0; r < R; ++r)
       total[r] = _mm512_setzero_si512();
@@ -435,12 +448,8 @@ QUIRE_AVX512 void wide_add_group(const IntegerCall& call, std::size_t g, int wid
       __m512 value = _mm512_mul_ps(input_scale[r],
                                    _mm512_cvtepi32_ps(_mm512_sub_epi32(total[r], zero_sum[r])));
       if (full < group.rows) {
-        // A short last block (a group of fewer than 32 rows) in float.
-        alignas(64) float tail[16] = {};
-        accumulate_block<Bits, 16>(
-            call.weight.q_weight + (group.q_row + full / 32 * Bits) * stride + c, stride,
-            call.xp + r * call.in_features + group.first_row + full, group.rows - full,
-            1 << (Bits - 1), tail);
+        alignas(64) float tail[16];
+        short_block_sums<Bits, 16>(call, group, r, c, tail);
         value = _mm512_add_ps(value, _mm512_load_ps(tail));
       }
       float* out = result + r * width + c;
