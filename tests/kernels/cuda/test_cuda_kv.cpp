@@ -7,7 +7,6 @@
 // (the seed is printed), never zeros; outputs are poisoned with NaN first.
 // Part of the ops suite: label "gpu", skipped without a backend.
 
-#include <QRandomGenerator>
 #include <QTest>
 #include <algorithm>
 #include <cmath>
@@ -20,15 +19,15 @@
 #include <tuple>
 #include <vector>
 
+#include "cuda_test_support.h"
 #include "quire/kernels/cpu/cpu_backend.h"
-#include "quire/kernels/cuda_loader.h"
 #include "test_main.h"
 
 using namespace quire::kernels;
 
 namespace {
 
-constexpr int kDevice = 0;
+constexpr int kDevice = quire::test::kCudaTestDevice;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 // Attention accumulates in FP32 on both sides, over the same decoded values;
 // only the order of the sums and the exponential differ. So: |gpu - cpu| <=
@@ -204,10 +203,7 @@ class CudaKvTest : public QObject {
  public:
   template <typename T>
   DeviceBuffer upload(const std::vector<T>& host) {
-    const std::size_t bytes = std::max<std::size_t>(host.size() * sizeof(T), 1);
-    DeviceBuffer buffer = gpu_->allocate(kDevice, bytes, "test data");
-    if (!host.empty()) gpu_->copy(buffer.data(), kDevice, host.data(), -1, host.size() * sizeof(T));
-    return buffer;
+    return quire::test::upload_to_gpu(*gpu_, host);
   }
 
   // A HostBatch's arrays on the GPU, and the TokenBatch over them.
@@ -223,10 +219,7 @@ class CudaKvTest : public QObject {
   }
 
   std::vector<float> download_floats(const DeviceBuffer& buffer, std::size_t count) {
-    gpu_->synchronize(kDevice);
-    std::vector<float> host(count);
-    gpu_->copy(host.data(), -1, buffer.data(), kDevice, count * sizeof(float));
-    return host;
+    return quire::test::download_floats(*gpu_, buffer, count);
   }
 
   // The same K/V write on both backends, values [tokens, kv_heads, head_dim].
@@ -275,13 +268,9 @@ class CudaKvTest : public QObject {
 
  private slots:
   void initTestCase() {
-    LoadedBackend loaded = load_cuda_backend();
-    if (!loaded.backend)
-      QSKIP(qPrintable(QString::fromStdString("no CUDA backend here: " + loaded.why_not)));
-    gpu_ = std::move(loaded.backend);
-    const std::uint32_t seed = QRandomGenerator::system()->generate();
-    qInfo("random seed %u", seed);
-    rng_.seed(seed);
+    QString why_not;
+    gpu_ = quire::test::start_cuda_backend(rng_, why_not);
+    if (!gpu_) QSKIP(qPrintable(why_not));
   }
 
   void cleanupTestCase() { gpu_.reset(); }

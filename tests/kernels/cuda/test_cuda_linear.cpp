@@ -5,7 +5,6 @@
 // printed) and NaN-poisoned outputs with a guard past the end. Part of the
 // ops suite: label "gpu", skipped without a backend.
 
-#include <QRandomGenerator>
 #include <QTest>
 #include <cmath>
 #include <cstring>
@@ -17,11 +16,11 @@
 #include <variant>
 #include <vector>
 
+#include "cuda_test_support.h"
 #include "linear_test_support.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/linear.h"
-#include "quire/kernels/cuda_loader.h"
 #include "test_main.h"
 
 using namespace quire::kernels;
@@ -29,7 +28,7 @@ using namespace quire::test;
 
 namespace {
 
-constexpr int kDevice = 0;
+constexpr int kDevice = quire::test::kCudaTestDevice;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 // Outputs past the last one, which must stay NaN.
 constexpr std::size_t kGuard = 64;
@@ -125,17 +124,11 @@ class CudaLinearTest : public QObject {
 
   template <typename T>
   DeviceBuffer upload(const std::vector<T>& host) {
-    const std::size_t bytes = host.size() * sizeof(T);
-    DeviceBuffer buffer = gpu_->allocate(kDevice, bytes, "test data");
-    gpu_->copy(buffer.data(), kDevice, host.data(), -1, bytes);
-    return buffer;
+    return quire::test::upload_to_gpu(*gpu_, host);
   }
 
   std::vector<float> download(const DeviceBuffer& buffer, std::size_t count) {
-    gpu_->synchronize(kDevice);
-    std::vector<float> host(count);
-    gpu_->copy(host.data(), -1, buffer.data(), kDevice, count * sizeof(float));
-    return host;
+    return quire::test::download_floats(*gpu_, buffer, count);
   }
 
   // The layer's tensors on the GPU; `buffers` owns them.
@@ -220,13 +213,9 @@ class CudaLinearTest : public QObject {
 
  private slots:
   void initTestCase() {
-    LoadedBackend loaded = load_cuda_backend();
-    if (!loaded.backend)
-      QSKIP(qPrintable(QString::fromStdString("no CUDA backend here: " + loaded.why_not)));
-    gpu_ = std::move(loaded.backend);
-    const std::uint32_t seed = QRandomGenerator::system()->generate();
-    qInfo("random seed %u", seed);
-    rng_.seed(seed);
+    QString why_not;
+    gpu_ = quire::test::start_cuda_backend(rng_, why_not);
+    if (!gpu_) QSKIP(qPrintable(why_not));
   }
 
   void cleanupTestCase() { gpu_.reset(); }

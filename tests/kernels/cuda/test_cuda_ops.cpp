@@ -5,7 +5,6 @@
 // Needs a GPU: registered under the label "gpu", and skipped when the backend
 // cannot run.
 
-#include <QRandomGenerator>
 #include <QTest>
 #include <cmath>
 #include <cstring>
@@ -14,16 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "cuda_test_support.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "quire/kernels/cpu/half.h"
-#include "quire/kernels/cuda_loader.h"
 #include "test_main.h"
 
 using namespace quire::kernels;
 
 namespace {
 
-constexpr int kDevice = 0;
+constexpr int kDevice = quire::test::kCudaTestDevice;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 std::vector<float> uniform(std::size_t count, float low, float high, std::mt19937& rng) {
@@ -76,30 +75,20 @@ class CudaOpsTest : public QObject {
  public:
   template <typename T>
   DeviceBuffer upload(const std::vector<T>& host) {
-    const std::size_t bytes = host.size() * sizeof(T);
-    DeviceBuffer buffer = gpu_->allocate(kDevice, bytes, "test data");
-    gpu_->copy(buffer.data(), kDevice, host.data(), -1, bytes);
-    return buffer;
+    return quire::test::upload_to_gpu(*gpu_, host);
   }
 
   DeviceBuffer poisoned(std::size_t count) { return upload(std::vector<float>(count, kNaN)); }
 
   std::vector<float> download(const DeviceBuffer& buffer, std::size_t count) {
-    gpu_->synchronize(kDevice);
-    std::vector<float> host(count);
-    gpu_->copy(host.data(), -1, buffer.data(), kDevice, count * sizeof(float));
-    return host;
+    return quire::test::download_floats(*gpu_, buffer, count);
   }
 
  private slots:
   void initTestCase() {
-    LoadedBackend loaded = load_cuda_backend();
-    if (!loaded.backend)
-      QSKIP(qPrintable(QString::fromStdString("no CUDA backend here: " + loaded.why_not)));
-    gpu_ = std::move(loaded.backend);
-    const std::uint32_t seed = QRandomGenerator::system()->generate();
-    qInfo("random seed %u", seed);
-    rng_.seed(seed);
+    QString why_not;
+    gpu_ = quire::test::start_cuda_backend(rng_, why_not);
+    if (!gpu_) QSKIP(qPrintable(why_not));
   }
 
   void cleanupTestCase() { gpu_.reset(); }
