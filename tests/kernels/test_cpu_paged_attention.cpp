@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "kv_test_support.h"
@@ -232,6 +233,41 @@ class CpuPagedAttentionTest : public QObject {
                            data->begin() + 4 * page_size));
       }
     }
+  }
+
+  // Every backend checks the layouts it is handed with check_kv_layout: a
+  // layout whose sizes do not add up is refused with the field named.
+  void layoutsThatDoNotAddUpAreRefused() {
+    const KvLayerLayout good = make_kv_layout(KvCoding::Int8, KvCoding::Int4, 4, 2, 64, 10);
+    check_kv_layout(good);
+    const auto refused = [](const KvLayerLayout& layout) -> QString {
+      try {
+        check_kv_layout(layout);
+      } catch (const std::invalid_argument& error) {
+        return QString::fromUtf8(error.what());
+      }
+      return QString();
+    };
+    KvLayerLayout no_pages = good;
+    no_pages.num_pages = 0;
+    QCOMPARE(refused(no_pages),
+             QStringLiteral("K/V layout: page size, heads, head_dim and pages must be positive"));
+    QCOMPARE(refused(make_kv_layout(KvCoding::Int4, KvCoding::Fp16, 4, 2, 48, 10)),
+             QStringLiteral("quantized K/V needs head_dim divisible by 32"));
+    KvLayerLayout short_values = good;
+    short_values.value_data_page_bytes -= 1;
+    QCOMPARE(refused(short_values),
+             QStringLiteral("K/V layout: value data is 255 bytes per page, expected 256"));
+    KvLayerLayout no_scales = good;
+    no_scales.key_scale_page_bytes = 0;
+    QCOMPARE(refused(no_scales),
+             QStringLiteral("K/V layout: key scales is 0 bytes per page, expected 32"));
+    // The CPU backend's ops refuse it too.
+    CpuBackend backend;
+    quire::test::KvStorage storage = make_storage(KvCoding::Int8, KvCoding::Int4);
+    storage.view.layout.key_scale_page_bytes = 0;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             backend.copy_page_tokens(0, storage.view, 0, 1, 1));
   }
 };
 

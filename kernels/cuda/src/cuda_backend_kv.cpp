@@ -36,39 +36,6 @@ bool is_integer(KvCoding coding) {
   return coding == KvCoding::Int8 || coding == KvCoding::Int4;
 }
 
-int data_bits(KvCoding coding) {
-  return coding == KvCoding::Fp16 ? 16 : coding == KvCoding::Int4 ? 4 : 8;
-}
-
-// The CPU backend's layout check (kv_access.h), with its messages.
-void check_layout(const KvLayerLayout& layout) {
-  if (layout.page_size <= 0 || layout.kv_heads <= 0 || layout.head_dim <= 0 ||
-      layout.num_pages <= 0) {
-    throw std::invalid_argument(
-        "K/V layout: page size, heads, head_dim and pages must be positive");
-  }
-  auto expect = [&](std::int64_t actual, std::int64_t wanted, const char* what) {
-    if (actual != wanted) {
-      throw std::invalid_argument(std::string("K/V layout: ") + what + " is " +
-                                  std::to_string(actual) + " bytes per page, expected " +
-                                  std::to_string(wanted));
-    }
-  };
-  const std::int64_t elements = std::int64_t{layout.page_size} * layout.kv_heads * layout.head_dim;
-  auto scale_bytes = [&](KvCoding coding) -> std::int64_t {
-    if (is_integer(coding)) return elements / 32 * 2;
-    if (coding == KvCoding::Fp8) return std::int64_t{layout.kv_heads} * 4;
-    return 0;
-  };
-  if ((is_integer(layout.key_coding) || is_integer(layout.value_coding)) && layout.head_dim % 32) {
-    throw std::invalid_argument("quantized K/V needs head_dim divisible by 32");
-  }
-  expect(layout.key_data_page_bytes, elements * data_bits(layout.key_coding) / 8, "key data");
-  expect(layout.value_data_page_bytes, elements * data_bits(layout.value_coding) / 8, "value data");
-  expect(layout.key_scale_page_bytes, scale_bytes(layout.key_coding), "key scales");
-  expect(layout.value_scale_page_bytes, scale_bytes(layout.value_coding), "value scales");
-}
-
 void check_page(const KvLayerLayout& layout, int page, const char* what) {
   if (page < 0 || page >= layout.num_pages) {
     throw std::out_of_range(std::string(what) + " page " + std::to_string(page) +
@@ -144,7 +111,7 @@ float* CudaBackend::attention_scratch(int device, std::size_t floats) {
 void CudaBackend::write_kv(int device, const KvLayerView& layer, const TokenBatch& batch,
                            const float* key, const float* value) {
   activate(device);
-  check_layout(layer.layout);
+  check_kv_layout(layer.layout);
   if (batch.tokens <= 0) return;
   launch_write_kv(pages_of(layer), batch_of(batch), key, value, stream(device));
 }
@@ -153,7 +120,7 @@ void CudaBackend::paged_attention(int device, const KvLayerView& layer, const To
                                   const float* query, const AttentionParams& params, float* out) {
   activate(device);
   const KvLayerLayout& layout = layer.layout;
-  check_layout(layout);
+  check_kv_layout(layout);
   if (params.heads <= 0 || params.heads % layout.kv_heads != 0) {
     throw std::invalid_argument("query heads must be a multiple of the K/V heads");
   }
@@ -187,7 +154,7 @@ void CudaBackend::copy_page_tokens(int device, const KvLayerView& layer, int sou
                                    int destination, int tokens) {
   activate(device);
   const KvLayerLayout& layout = layer.layout;
-  check_layout(layout);
+  check_kv_layout(layout);
   check_page(layout, source, "source");
   check_page(layout, destination, "destination");
   tokens = std::clamp(tokens, 0, layout.page_size);

@@ -19,7 +19,7 @@ void CpuBackend::paged_attention(int device, const KvLayerView& layer, const Tok
                                  const float* query, const AttentionParams& params, float* out) {
   check_device(device);
   const KvLayerLayout& layout = layer.layout;
-  cpu_kv::check_layout(layout);
+  check_kv_layout(layout);
   if (params.heads <= 0 || params.heads % layout.kv_heads != 0) {
     throw std::invalid_argument("query heads must be a multiple of the K/V heads");
   }

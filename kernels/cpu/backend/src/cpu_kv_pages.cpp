@@ -78,7 +78,7 @@ void write_plane(ThreadPool& pool, const Plane& plane, const KvLayerLayout& layo
 void CpuBackend::write_kv(int device, const KvLayerView& layer, const TokenBatch& batch,
                           const float* key, const float* value) {
   check_device(device);
-  cpu_kv::check_layout(layer.layout);
+  check_kv_layout(layer.layout);
   write_plane(pool_, cpu_kv::key_plane(layer), layer.layout, batch, key);
   write_plane(pool_, cpu_kv::value_plane(layer), layer.layout, batch, value);
 }
@@ -86,7 +86,7 @@ void CpuBackend::write_kv(int device, const KvLayerView& layer, const TokenBatch
 void CpuBackend::copy_page_tokens(int device, const KvLayerView& layer, int source, int destination,
                                   int tokens) {
   check_device(device);
-  cpu_kv::check_layout(layer.layout);
+  check_kv_layout(layer.layout);
   tokens = std::clamp(tokens, 0, layer.layout.page_size);
   for (const Plane& plane : {cpu_kv::key_plane(layer), cpu_kv::value_plane(layer)}) {
     const std::size_t token_bytes = plane.head_bytes() * static_cast<std::size_t>(plane.kv_heads);

@@ -62,29 +62,6 @@ struct Plane {
   }
 };
 
-inline void check_layout(const KvLayerLayout& layout) {
-  auto expect = [&](std::int64_t actual, std::int64_t wanted, const char* what) {
-    if (actual != wanted) {
-      throw std::invalid_argument(std::string("K/V layout: ") + what + " is " +
-                                  std::to_string(actual) + " bytes per page, expected " +
-                                  std::to_string(wanted));
-    }
-  };
-  const std::int64_t elements = std::int64_t{layout.page_size} * layout.kv_heads * layout.head_dim;
-  auto scale_bytes = [&](KvCoding coding) -> std::int64_t {
-    if (is_integer(coding)) return elements / 32 * 2;
-    if (coding == KvCoding::Fp8) return std::int64_t{layout.kv_heads} * 4;
-    return 0;
-  };
-  if ((is_integer(layout.key_coding) || is_integer(layout.value_coding)) && layout.head_dim % 32) {
-    throw std::invalid_argument("quantized K/V needs head_dim divisible by 32");
-  }
-  expect(layout.key_data_page_bytes, elements * data_bits(layout.key_coding) / 8, "key data");
-  expect(layout.value_data_page_bytes, elements * data_bits(layout.value_coding) / 8, "value data");
-  expect(layout.key_scale_page_bytes, scale_bytes(layout.key_coding), "key scales");
-  expect(layout.value_scale_page_bytes, scale_bytes(layout.value_coding), "value scales");
-}
-
 inline Plane key_plane(const KvLayerView& view) {
   const KvLayerLayout& l = view.layout;
   return Plane{l.key_coding,

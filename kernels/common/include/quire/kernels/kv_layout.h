@@ -83,4 +83,10 @@ constexpr KvLayerLayout make_kv_layout(KvCoding key, KvCoding value, int page_si
                        kv_scale_page_bytes(value, page_size, kv_heads, head_dim)};
 }
 
+// Throws std::invalid_argument, naming the field, when a layout's sizes are
+// not positive, its page byte counts are not what the codings need
+// (make_kv_layout's), or integer codings meet a head_dim not divisible by 32.
+// Every backend checks the layouts it is given with this.
+void check_kv_layout(const KvLayerLayout& layout);
+
 }  // namespace quire::kernels
