@@ -1,5 +1,7 @@
 #include "quire/kernels/cpu/simd.h"
 
+#include <cstdlib>
+
 #include "quire/kernels/cpu/half.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -79,6 +81,22 @@ Round choose_round() {
 }
 
 }  // namespace
+
+bool wide_vectors_allowed() {
+  static const bool allowed = [] {
+    if (const char* cap = std::getenv("QUIRE_CPU_VECTOR_BITS"); cap && *cap) {
+      if (std::strtol(cap, nullptr, 10) < 512) return false;
+    }
+#ifdef QUIRE_HAVE_F16C_PATH
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+  }();
+  return allowed;
+}
 
 void widen_halves(const std::uint16_t* in, std::int64_t count, float* out) {
   static const Widen widen = choose_widen();

@@ -19,8 +19,10 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "attention_math.h"
+#include "attention_wide.h"
 #include "quire/kernels/cpu/fp8.h"
 #include "quire/kernels/cpu/hadamard.h"
 #include "quire/kernels/cpu/half.h"
@@ -346,26 +348,60 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
                  s.keys.data());
     decode_block(call.values, table, call.page_size, call.num_pages, item.kv_head, first, count,
                  s.values.data());
-    for (int g = 0; g < groups; ++g) {
-      // The keys of this block that some row of the group attends to.
+    // The keys of this block that some row of lane group g attends to; empty
+    // when begin > end.
+    const auto key_range = [&](int g) {
       const int lanes = std::min(kLanes, rows - g * kLanes);
       const std::int32_t* row_first = s.first.data() + g * kLanes;
       const std::int32_t* row_last = s.last.data() + g * kLanes;
       const std::int32_t group_first = *std::min_element(row_first, row_first + lanes);
       const std::int32_t group_last = *std::max_element(row_last, row_last + lanes);
-      const int begin = std::max(first, group_first) - first;
-      const int end = std::min(last, group_last) - first;
+      return std::pair{std::max(first, group_first) - first, std::min(last, group_last) - first};
+    };
+    const auto queries_of = [&](int g) { return s.queries.data() + size(g * dim, kLanes); };
+    const auto weights_of = [&](int g) { return s.weights.data() + size(g * kKeyBlock, kLanes); };
+    for (int g = 0; g < groups; ++g) {
+      const auto [begin, end] = key_range(g);
+      if (call.wide && g + 1 < groups) {
+        // Two groups in one pass over their keys together; a group scores
+        // keys outside its own range, which its softmax then ignores.
+        const auto [next_begin, next_end] = key_range(g + 1);
+        if (next_begin <= next_end) {
+          const int low = begin <= end ? std::min(begin, next_begin) : next_begin;
+          const int high = begin <= end ? std::max(end, next_end) : next_end;
+          score_two_groups_wide(queries_of(g), queries_of(g + 1), s.keys.data(), dim,
+                                low - low % kKeyTile, high + 1, weights_of(g), weights_of(g + 1));
+          ++g;
+          continue;
+        }
+      }
+      if (begin <= end) {
+        score_block(queries_of(g), s.keys.data(), dim, begin - begin % kKeyTile, end + 1,
+                    weights_of(g));
+      }
+    }
+    for (int g = 0; g < groups; ++g) {
+      const int lanes = std::min(kLanes, rows - g * kLanes);
+      const std::int32_t* row_first = s.first.data() + g * kLanes;
+      const std::int32_t* row_last = s.last.data() + g * kLanes;
+      const auto [begin, end] = key_range(g);
       if (begin > end) continue;
-      float* weights = s.weights.data() + size(g * kKeyBlock, kLanes);
-      score_block(s.queries.data() + size(g * dim, kLanes), s.keys.data(), dim,
-                  begin - begin % kKeyTile, end + 1, weights);
-      softmax_block(weights, begin, end, first, row_first, row_last, s.maximum.data() + g * kLanes,
-                    s.total.data() + g * kLanes, s.correction.data() + g * kLanes);
+      float* weights = weights_of(g);
+      if (call.wide) {
+        softmax_block_wide(weights, begin, end, first, row_first, row_last,
+                           s.maximum.data() + g * kLanes, s.total.data() + g * kLanes,
+                           s.correction.data() + g * kLanes);
+      } else {
+        softmax_block(weights, begin, end, first, row_first, row_last,
+                      s.maximum.data() + g * kLanes, s.total.data() + g * kLanes,
+                      s.correction.data() + g * kLanes);
+      }
       const float* correction = s.correction.data() + g * kLanes;
       float* sums = s.sums.data() + size(g * kLanes, dim);
-      // Whole quads of rows together on the columns in whole 16s; the rest
-      // (rows, then columns) one row at a time.
-      const int quad_columns = dim / (2 * kLanes) * (2 * kLanes);
+      // Whole quads of rows together on the columns in whole 16s (32s with
+      // 512-bit registers); the rest (rows, then columns) one row at a time.
+      const int quad_width = call.wide ? 4 * kLanes : 2 * kLanes;
+      const int quad_columns = dim / quad_width * quad_width;
       const int quad_rows = quad_columns > 0 ? lanes / 4 * 4 : 0;
       for (int lane = 0; lane < quad_rows; lane += 4) {
         const std::int32_t quad_first = *std::min_element(row_first + lane, row_first + lane + 4);
@@ -373,8 +409,13 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
         const int quad_begin = std::max(first, quad_first) - first;
         const int quad_end = std::min(last, quad_last) - first;
         if (quad_begin > quad_end) continue;  // untouched: their corrections are 1
-        accumulate_four_rows(weights + lane, s.values.data(), dim, quad_begin, quad_end,
-                             correction + lane, sums + size(lane, dim), quad_columns);
+        if (call.wide) {
+          accumulate_four_rows_wide(weights + lane, s.values.data(), dim, quad_begin, quad_end,
+                                    correction + lane, sums + size(lane, dim), quad_columns);
+        } else {
+          accumulate_four_rows(weights + lane, s.values.data(), dim, quad_begin, quad_end,
+                               correction + lane, sums + size(lane, dim), quad_columns);
+        }
         if (quad_columns == dim) continue;
         for (int row = lane; row < lane + 4; ++row) {
           accumulate_values(weights + row, s.values.data(), dim, quad_begin, quad_end,

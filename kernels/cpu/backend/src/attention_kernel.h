@@ -9,7 +9,9 @@
 // maximum and sum per row, and the row's accumulated values rescaled whenever
 // its maximum grows. Rows are handled eight at a time, one per vector lane,
 // with their queries transposed, so that scores, masks and exponentials are
-// vector operations across rows.
+// vector operations across rows. Where 512-bit registers may be used
+// (attention_wide.h), two lane groups are scored together, the softmax takes
+// two keys to a register and four rows' values are summed 64 columns at once.
 
 #include <cstdint>
 #include <vector>
@@ -41,6 +43,8 @@ struct AttentionCall {
   float* partial_values = nullptr;
   float* partial_max = nullptr;
   float* partial_sum = nullptr;
+  // Whether the 512-bit products run (attention_wide.h).
+  bool wide = false;
 };
 
 // Buffers of one thread, grown to the largest item it meets.

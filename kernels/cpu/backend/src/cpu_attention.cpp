@@ -12,6 +12,7 @@
 #include "attention_plan.h"
 #include "kv_access.h"
 #include "quire/kernels/cpu/cpu_backend.h"
+#include "quire/kernels/cpu/simd.h"
 
 namespace quire::kernels {
 
@@ -52,7 +53,8 @@ void CpuBackend::paged_attention(int device, const KvLayerView& layer, const Tok
                                           out,
                                           partial_values.data(),
                                           partial_max.data(),
-                                          partial_sum.data()};
+                                          partial_sum.data(),
+                                          wide_vectors_allowed()};
 
   const std::int64_t items = static_cast<std::int64_t>(plan.items.size());
   pool_.parallel_for(items, 1, [&](std::int64_t begin, std::int64_t end) {

@@ -478,12 +478,6 @@ __attribute__((target("avx512f,avx512bw,avx2,fma"))) void wide_multiply_slice(
   }
 }
 
-bool has_avx512bw() {
-  static const bool supported =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  return supported;
-}
-
 template <int R>
 void run_slice(const IntegerCall& call, std::size_t first, std::size_t last, int width, bool wide,
                float* out) {
@@ -497,13 +491,14 @@ void run_slice(const IntegerCall& call, std::size_t first, std::size_t last, int
 }  // namespace
 
 bool exl2_integer_wide_supported() {
-  return exl2_integer_supported() && has_avx512bw();
+  return exl2_integer_supported() && wide_vectors_allowed();
 }
 
 void exl2_integer_slice(const Exl2Weight& weight, std::int64_t columns, std::int64_t in_features,
                         const float* xp, const Exl2IntegerInputs& inputs, int rows,
                         std::size_t first, std::size_t last, int width, bool wide, float* out) {
-  if (wide && !has_avx512bw()) throw std::logic_error("the wide EXL2 product needs AVX-512BW");
+  if (wide && !wide_vectors_allowed())
+    throw std::logic_error("the wide EXL2 product needs AVX-512BW");
   const IntegerCall call{weight, columns, in_features, xp, inputs};
   switch (rows) {
     case 1:

@@ -50,6 +50,12 @@ QUIRE_CPU_INLINE float widen_bf16(std::uint16_t b) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
+// Whether kernels written for 512-bit registers may run: the processor has
+// AVX-512 F, BW, DQ and VL, and QUIRE_CPU_VECTOR_BITS (read once; 256 or 128
+// keeps the 256-bit kernels, for comparisons and for processors that slow
+// their clock in 512-bit code) does not cap the width below 512.
+bool wide_vectors_allowed();
+
 // out[i] = widen_half(in[i]) for i < count, with the processor's F16C
 // conversion (8 values an instruction) where it has one. Exact like
 // half_to_float; NaNs stay NaNs (F16C sets their quiet bit).
