@@ -295,6 +295,15 @@ int run_bench(const BenchOptions& options) {
                                  static_cast<std::int64_t>(model.layers.size()) / 256.0;
   }
   out["kv_bytes_per_token"] = kv;
+  // Whether decode steps ran as replayed graphs (CUDA), or op by op.
+  const engine::StepGraphStatistics& graphs = session.runtime->forward().graphs().statistics();
+  out["step_graphs"] = {{"enabled", session.runtime->forward().graphs().enabled()},
+                        {"captures", graphs.captures},
+                        {"replays", graphs.replays},
+                        {"direct", graphs.direct},
+                        {"failures", graphs.failures},
+                        {"invalidations", graphs.invalidations},
+                        {"first_failure", graphs.first_failure}};
 
   if (options.json) {
     std::cout << out.dump(2) << '\n';
@@ -324,6 +333,12 @@ int run_bench(const BenchOptions& options) {
   std::printf("time to first token      turn 1 %.3f s, turn 10 warm %.3f s, turn 10 cold %.3f s\n",
               c["turn_1_ttft_s"].get<double>(), c["turn_10_warm_ttft_s"].get<double>(),
               c["turn_10_cold_ttft_s"].get<double>());
+  std::printf(
+      "decode step graphs        %s: %lld recorded, %lld replays, %lld steps op by op, "
+      "%lld failed\n",
+      session.runtime->forward().graphs().enabled() ? "on" : "off",
+      static_cast<long long>(graphs.captures), static_cast<long long>(graphs.replays),
+      static_cast<long long>(graphs.direct), static_cast<long long>(graphs.failures));
   std::printf("KV bytes per token      ");
   for (auto& [name, bytes] : kv.items())
     std::printf(" %s %.0f", name.c_str(), bytes.get<double>());

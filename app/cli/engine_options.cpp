@@ -31,6 +31,9 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
   command.add_option("--chunk", chunk, "Tokens per prefill step")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
+  command.add_flag("--no-step-graphs", no_step_graphs,
+                   "Launch every decode step's kernels one by one instead of replaying CUDA "
+                   "graphs (also QUIRE_STEP_GRAPHS=0)");
 }
 
 namespace {
@@ -97,6 +100,7 @@ engine::RuntimeOptions EngineOptions::runtime_options() const {
   options.cache_format = *format;
   options.cache_tokens = context;
   options.max_chunk_tokens = chunk;
+  options.step_graphs = !no_step_graphs;
   if (reserve_mib >= 0) {
     options.reserve_bytes = static_cast<std::int64_t>(std::llround(reserve_mib * 1024.0 * 1024.0));
   }

@@ -20,8 +20,10 @@ struct EngineOptions {
   std::string split = "fill";
   double reserve_mib = -1;  // < 0: what the backend recommends per device
   int chunk = 256;
+  bool no_step_graphs = false;
 
-  // --devices, --cache, --context, --split, --reserve, --chunk.
+  // --devices, --cache, --context, --split, --reserve, --chunk,
+  // --no-step-graphs.
   void add_to(CLI::App& command, bool with_context);
 
   std::unique_ptr<kernels::Backend> make_backend() const;

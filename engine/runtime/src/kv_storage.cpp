@@ -51,6 +51,7 @@ void KvStorage::place_layer(std::size_t layer, int device) {
   if (placed(layer)) throw std::logic_error("cache layer placed twice");
   const kernels::KvLayerLayout& layout = views_.at(layer).layout;
   Planes& planes = planes_[layer];
+  ++generation_;
   auto allocate = [&](std::int64_t page_bytes) {
     if (page_bytes == 0) return kernels::DeviceBuffer();
     const auto bytes = static_cast<std::size_t>(page_bytes * layout.num_pages);

@@ -1,12 +1,19 @@
 #include "quire/engine/runtime/model_runtime.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 #include "quire/engine/model_error.h"
 
 namespace quire::engine {
 namespace {
+
+bool step_graphs_allowed(const RuntimeOptions& options) {
+  const char* setting = std::getenv("QUIRE_STEP_GRAPHS");
+  return options.step_graphs && (setting == nullptr || std::string_view(setting) != "0");
+}
 
 std::int64_t cache_tokens(const ModelDescription& model, const RuntimeOptions& options) {
   return options.cache_tokens > 0 ? options.cache_tokens : model.config.max_position_embeddings;
@@ -82,6 +89,7 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
       *model_, loaded_, *storage_, backend,
       ForwardPass::Limits{options.max_chunk_tokens, options.max_sequences,
                           options.max_chunk_tokens});
+  forward_->graphs().set_enabled(step_graphs_allowed(options));
 }
 
 std::vector<cache::TokenRange> page_aligned_chunks(cache::TokenRange range, int max_tokens,

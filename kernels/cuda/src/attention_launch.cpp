@@ -31,13 +31,20 @@ AttentionShape plan_attention_shape(std::int64_t tokens, int heads, int kv_heads
   shape.head_chunks = static_cast<int>(ceil_div(group, shape.head_chunk));
   shape.tokens_per_block = shape.prefill ? rows / shape.head_chunk : 1;
   shape.row_blocks = ceil_div(tokens, shape.tokens_per_block);
-  // Split the key range until there are about two blocks per multiprocessor;
-  // a part never shorter than kMinSplitKeys of the longest possible range.
+  // Split the key range until there are about two blocks per multiprocessor.
+  // Prefill: a part never shorter than kMinSplitKeys of the longest possible
+  // range. Decode: max_keys is left out, so that the split, and with it the
+  // order of the sums, depends on the real lengths alone (read on the device)
+  // and not on how far page tables are padded: one CUDA graph serves every
+  // length up to its padded max_pages with the results of the exact one.
+  // Parts past a short sequence's keys find none and only cost the merge a
+  // skipped term.
   const std::int64_t blocks = shape.row_blocks * shape.head_chunks * kv_heads;
   const std::int64_t wanted = 2 * std::int64_t{std::max(multiprocessors, 1)};
   if (blocks < wanted) {
-    const std::int64_t splits = std::min<std::int64_t>(
-        {ceil_div(wanted, blocks), ceil_div(max_keys, kMinSplitKeys), kMaxSplits});
+    const std::int64_t longest = shape.prefill ? ceil_div(max_keys, kMinSplitKeys) : kMaxSplits;
+    const std::int64_t splits =
+        std::min<std::int64_t>({ceil_div(wanted, blocks), longest, kMaxSplits});
     shape.splits = static_cast<int>(std::max<std::int64_t>(splits, 1));
   }
   return shape;

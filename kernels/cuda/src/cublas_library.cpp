@@ -12,6 +12,7 @@ struct Cublas::Api {
   cublasStatus_t (*create)(cublasHandle_t*) = nullptr;
   cublasStatus_t (*destroy)(cublasHandle_t) = nullptr;
   cublasStatus_t (*set_stream)(cublasHandle_t, cudaStream_t) = nullptr;
+  cublasStatus_t (*set_workspace)(cublasHandle_t, void*, size_t) = nullptr;
   cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                             const void*, const void*, cudaDataType, int, const void*, cudaDataType,
                             int, const void*, void*, cudaDataType, int, cublasComputeType_t,
@@ -52,6 +53,7 @@ Library open_library() {
   if (!find(library, "cublasCreate_v2", api.create) ||
       !find(library, "cublasDestroy_v2", api.destroy) ||
       !find(library, "cublasSetStream_v2", api.set_stream) ||
+      !find(library, "cublasSetWorkspace_v2", api.set_workspace) ||
       !find(library, "cublasGemmEx", api.gemm_ex) ||
       !find(library, "cublasGetStatusName", api.status_name) ||
       !find(library, "cublasGetStatusString", api.status_string)) {
@@ -89,7 +91,8 @@ cudaDataType data_type(DType type) {
 
 }  // namespace
 
-std::unique_ptr<Cublas> Cublas::create(void* stream, std::string& why_not) {
+std::unique_ptr<Cublas> Cublas::create(void* stream, void* workspace, std::size_t workspace_bytes,
+                                       std::string& why_not) {
   const Library& opened = library();
   if (!opened.loaded) {
     why_not = opened.why_not;
@@ -98,7 +101,12 @@ std::unique_ptr<Cublas> Cublas::create(void* stream, std::string& why_not) {
   const Api& api = opened.api;
   cublasHandle_t handle = nullptr;
   check_status(api, api.create(&handle), "start cuBLAS");
-  const cublasStatus_t status = api.set_stream(handle, static_cast<cudaStream_t>(stream));
+  // Setting the stream resets the workspace to cuBLAS's own: the workspace
+  // comes second. Without one of ours, a product recorded into a CUDA graph
+  // would have cuBLAS allocate during the capture.
+  cublasStatus_t status = api.set_stream(handle, static_cast<cudaStream_t>(stream));
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status = api.set_workspace(handle, workspace, workspace_bytes);
   if (status != CUBLAS_STATUS_SUCCESS) {
     api.destroy(handle);
     check_status(api, status, "start cuBLAS");

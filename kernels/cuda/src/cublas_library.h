@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -16,9 +17,11 @@ namespace quire::kernels::cuda {
 class Cublas {
  public:
   // A handle bound to the current device that queues its work on `stream` (a
-  // cudaStream_t). Returns null when libcublas cannot be opened, with the
+  // cudaStream_t), with `workspace` (device memory that outlives the handle)
+  // as its workspace. Returns null when libcublas cannot be opened, with the
   // reason in `why_not`; throws CudaError when it opens but cannot start.
-  static std::unique_ptr<Cublas> create(void* stream, std::string& why_not);
+  static std::unique_ptr<Cublas> create(void* stream, void* workspace, std::size_t workspace_bytes,
+                                        std::string& why_not);
   ~Cublas();
   Cublas(const Cublas&) = delete;
   Cublas& operator=(const Cublas&) = delete;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "capture_guard.h"
 #include "cuda_linear.h"
 #include "elementwise_ops.h"
 #include "quire/kernels/cuda/cuda_error.h"
@@ -54,6 +55,13 @@ CudaBackend::CudaBackend(const CudaDeviceSpec& devices) {
   // A constructor that throws runs no destructor: release what was made so far.
   try {
     prepare_gpus();
+    // Portable and mapped: every GPU's kernels write it through the same
+    // address (unified addressing), and the host reads it after a wait.
+    const std::size_t error_bytes = gpus_.size() * kDeviceErrorWords * sizeof(int);
+    check(cudaHostAlloc(reinterpret_cast<void**>(&device_errors_), error_bytes,
+                        cudaHostAllocPortable | cudaHostAllocMapped),
+          "allocate pinned host memory");
+    std::memset(device_errors_, 0, error_bytes);
   } catch (...) {
     destroy_streams();
     throw;
@@ -137,6 +145,7 @@ CudaBackend::~CudaBackend() {
   attention_scratch_.clear();
   destroy_streams();
   if (staging_ != nullptr) cudaFreeHost(staging_);
+  if (device_errors_ != nullptr) cudaFreeHost(device_errors_);
 }
 
 void CudaBackend::activate(int device) const {
@@ -190,6 +199,7 @@ std::vector<DeviceInfo> CudaBackend::devices() const {
 
 DeviceBuffer CudaBackend::allocate(int device, std::size_t bytes, std::string_view purpose) {
   activate(device);
+  refuse_while_capturing("allocate CUDA device memory");
   const std::size_t size = std::max<std::size_t>(bytes, 1);
   const auto requested = static_cast<std::int64_t>(size);
   const auto index = static_cast<std::size_t>(device);
@@ -256,11 +266,13 @@ void CudaBackend::copy(void* destination, int destination_device, const void* so
     const int device = upload ? destination_device : source_device;
     const char* operation = upload ? "copy host to CUDA device" : "copy CUDA device to host";
     activate(device);
+    refuse_while_capturing(operation);
     check(cudaMemcpyAsync(destination, source, bytes,
                           upload ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
                           as_stream(stream(device))),
           operation);
     check(cudaStreamSynchronize(as_stream(stream(device))), operation);
+    raise_device_errors(device);
     return;
   }
   activate(destination_device);
@@ -274,6 +286,9 @@ void CudaBackend::copy(void* destination, int destination_device, const void* so
           "copy within a CUDA device");
     return;
   }
+  // Events joining two GPUs' streams, or staging through the host, are not
+  // recorded: steps over several GPUs run uncaptured.
+  refuse_while_capturing("copy between CUDA devices");
   copy_between_devices(destination, destination_device, source, source_device, bytes);
 }
 
@@ -341,7 +356,18 @@ void CudaBackend::fill_zero(int device, void* data, std::size_t bytes) {
 
 void CudaBackend::synchronize(int device) {
   activate(device);
+  refuse_while_capturing("synchronize CUDA device");
   check(cudaStreamSynchronize(as_stream(stream(device))), "synchronize CUDA device");
+  raise_device_errors(device);
+}
+
+void CudaBackend::raise_device_errors(int device) {
+  volatile int* errors = device_errors_ + std::size_t(gpu(device)) * kDeviceErrorWords;
+  if (errors[0] == 0) return;
+  const int id = errors[1], vocab = errors[2];
+  errors[0] = 0;
+  throw std::invalid_argument("token id " + std::to_string(id) +
+                              " lies outside the model's vocabulary of " + std::to_string(vocab));
 }
 
 }  // namespace quire::kernels::cuda

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -48,6 +49,12 @@ class CudaBackend final : public Backend {
             std::size_t bytes) override;
   void fill_zero(int device, void* data, std::size_t bytes) override;
   void synchronize(int device) override;
+
+  // CUDA graphs of the device's stream (cuda_backend_capture.cpp).
+  bool supports_capture() const override { return true; }
+  void begin_capture(int device) override;
+  std::unique_ptr<CapturedWork> end_capture(int device) override;
+  bool replay(int device, CapturedWork& work) override;
 
   void embedding(int device, const DenseWeight& table, std::int64_t vocab, std::int64_t hidden,
                  const std::int32_t* tokens, std::int64_t count, float* out) override;
@@ -108,6 +115,10 @@ class CudaBackend final : public Backend {
   // At least `floats` floats of the device's attention scratch; the caller
   // holds attention_mutex_.
   float* attention_scratch(int device, std::size_t floats);
+  // After a wait on the device's GPU: throws std::invalid_argument for a
+  // token id that a queued embedding (perhaps in a replayed graph) found
+  // outside the vocabulary, and clears the report.
+  void raise_device_errors(int device);
 
   std::vector<Gpu> gpus_;        // by the CUDA runtime's index
   std::vector<Device> devices_;  // by logical index
@@ -128,6 +139,14 @@ class CudaBackend final : public Backend {
   // ranges (cuda_backend_kv.cpp), grown on demand; the mutex as above.
   std::mutex attention_mutex_;
   std::vector<DeviceBuffer> attention_scratch_;
+  // Counts reallocations of the workspaces above and of LinearRunner's:
+  // captured graphs hold their addresses, so a graph recorded under an older
+  // count must not run.
+  std::atomic<std::uint64_t> workspace_generation_{0};
+  // Mapped pinned host memory, kDeviceErrorWords ints per GPU, where kernels
+  // report bad inputs they cannot throw for (embedding_kernel); read after
+  // each wait.
+  int* device_errors_ = nullptr;
 };
 
 }  // namespace quire::kernels::cuda

@@ -19,6 +19,7 @@
 #include <string>
 #include <utility>
 
+#include "capture_guard.h"
 #include "cuda_backend.h"
 #include "kv_ops.h"
 #include "quire/kernels/cuda/cuda_error.h"
@@ -100,8 +101,10 @@ float* CudaBackend::attention_scratch(int device, std::size_t floats) {
   DeviceBuffer& buffer = attention_scratch_[static_cast<std::size_t>(device)];
   const std::size_t bytes = floats * sizeof(float);
   if (buffer.bytes() < bytes) {
+    refuse_while_capturing("paged_attention: growing its scratch");
     // Freeing waits for the queued work that may still use the old buffer.
     buffer.reset();
+    ++workspace_generation_;
     buffer = allocate(device, (bytes + kScratchStep - 1) / kScratchStep * kScratchStep,
                       "attention scratch");
   }
@@ -183,6 +186,7 @@ void CudaBackend::copy_page_tokens(int device, const KvLayerView& layer, int sou
 
 void CudaBackend::save_page(int device, const KvLayerView& layer, int page, void* host) {
   activate(device);
+  refuse_while_capturing("save_page");
   check_page(layer.layout, page, "saved");
   const cudaStream_t queue = as_stream(stream(device));
   auto* out = static_cast<std::uint8_t*>(host);
@@ -202,6 +206,7 @@ void CudaBackend::save_page(int device, const KvLayerView& layer, int page, void
 
 void CudaBackend::restore_page(int device, const KvLayerView& layer, int page, const void* host) {
   activate(device);
+  refuse_while_capturing("restore_page");
   check_page(layer.layout, page, "restored");
   const cudaStream_t queue = as_stream(stream(device));
   const auto* in = static_cast<const std::uint8_t*>(host);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "capture_guard.h"
 #include "cuda_backend.h"
 #include "cuda_linear.h"
 #include "elementwise_ops.h"
@@ -37,17 +38,21 @@ void CudaBackend::embedding(int device, const DenseWeight& table, std::int64_t v
   // Token ids are checked on the host, as the CPU backend checks them, so a
   // bad id throws std::invalid_argument before any row is read. It costs one
   // small copy and a wait per forward pass, where the ids are usually fresh
-  // from the host anyway.
-  std::vector<std::int32_t> ids(static_cast<std::size_t>(count));
-  copy(ids.data(), -1, tokens, device, ids.size() * sizeof(std::int32_t));
-  for (const std::int32_t id : ids) {
-    if (id < 0 || id >= vocab) {
-      throw std::invalid_argument("token id " + std::to_string(id) +
-                                  " lies outside the model's vocabulary of " +
-                                  std::to_string(vocab));
+  // from the host anyway. A graph being recorded cannot wait: there the
+  // kernel reports a bad id, and the wait after the replay throws.
+  if (!capturing_on_this_thread()) {
+    std::vector<std::int32_t> ids(static_cast<std::size_t>(count));
+    copy(ids.data(), -1, tokens, device, ids.size() * sizeof(std::int32_t));
+    for (const std::int32_t id : ids) {
+      if (id < 0 || id >= vocab) {
+        throw std::invalid_argument("token id " + std::to_string(id) +
+                                    " lies outside the model's vocabulary of " +
+                                    std::to_string(vocab));
+      }
     }
   }
-  launch_embedding(table.data, table.dtype, hidden, tokens, count, out, stream(device));
+  launch_embedding(table.data, table.dtype, vocab, hidden, tokens, count, out,
+                   device_errors_ + std::size_t(gpu(device)) * kDeviceErrorWords, stream(device));
 }
 
 void CudaBackend::rms_norm(int device, const float* x, const DenseWeight& weight, float eps,
@@ -84,7 +89,10 @@ void CudaBackend::linear(int device, const float* x, std::int64_t rows, const Li
   activate(device);
   std::lock_guard lock(linear_mutex_);
   std::unique_ptr<LinearRunner>& runner = linear_[static_cast<std::size_t>(device)];
-  if (!runner) runner = std::make_unique<LinearRunner>(*this, device, gpu(device), stream(device));
+  if (!runner) {
+    runner = std::make_unique<LinearRunner>(*this, device, gpu(device), stream(device),
+                                            workspace_generation_);
+  }
   runner->run(x, rows, weight, out);
 }
 

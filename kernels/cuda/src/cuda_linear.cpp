@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <variant>
 
+#include "capture_guard.h"
 #include "cublas_library.h"
 #include "linear_checks.h"
 #include "linear_ops.h"
@@ -27,6 +28,9 @@ constexpr std::size_t kScratchStep = std::size_t{1} << 20;
 // Cached per-weight entries; past this (many models loaded and freed in
 // turn) the cache starts over.
 constexpr std::size_t kCacheEntries = 4096;
+// What NVIDIA recommends for cuBLAS on Hopper (its kernels use less on older
+// GPUs); fixed, so that captured products never need more.
+constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
 
 std::int64_t round_up(std::int64_t value, std::int64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -46,8 +50,13 @@ bool same_groups(const std::vector<Exl2Group>& a, const std::vector<Exl2Group>& 
 
 }  // namespace
 
-LinearRunner::LinearRunner(Backend& backend, int device, int gpu, void* stream)
-    : backend_(backend), device_(device), gpu_(gpu), stream_(stream) {
+LinearRunner::LinearRunner(Backend& backend, int device, int gpu, void* stream,
+                           std::atomic<std::uint64_t>& workspace_generation)
+    : backend_(backend),
+      device_(device),
+      gpu_(gpu),
+      stream_(stream),
+      workspace_generation_(workspace_generation) {
   check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, gpu),
         "read CUDA device properties");
   sm_count_ = std::max(sm_count_, 1);
@@ -60,8 +69,10 @@ LinearRunner::~LinearRunner() {
 
 void* LinearRunner::scratch(DeviceBuffer& buffer, std::size_t bytes) {
   if (buffer.bytes() < bytes) {
+    refuse_while_capturing("linear: growing its scratch");
     // Freeing waits for the queued work that may still use the old buffer.
     buffer.reset();
+    ++workspace_generation_;
     buffer = backend_.allocate(
         device_, static_cast<std::size_t>(round_up(static_cast<std::int64_t>(bytes), kScratchStep)),
         "linear layer scratch");
@@ -85,6 +96,8 @@ const void* LinearRunner::exl2_table(const Exl2Weight& exl2) {
   if (found != exl2_tables_.end() && same_groups(found->second.groups, exl2.groups)) {
     return found->second.table.data();
   }
+  refuse_while_capturing("linear: uploading an EXL2 group table");
+  if (found != exl2_tables_.end() || exl2_tables_.size() >= kCacheEntries) ++workspace_generation_;
   if (found == exl2_tables_.end() && exl2_tables_.size() >= kCacheEntries) exl2_tables_.clear();
   std::vector<std::int32_t> packed;
   packed.reserve(exl2.groups.size() * 4);
@@ -113,8 +126,13 @@ Exl2DeviceWeight LinearRunner::exl2_weight(const LinearWeight& weight, const Exl
 
 Cublas* LinearRunner::cublas() {
   if (!cublas_opened_) {
+    refuse_while_capturing("linear: starting cuBLAS");
+    if (!cublas_workspace_) {
+      cublas_workspace_ = backend_.allocate(device_, kCublasWorkspaceBytes, "cuBLAS workspace");
+    }
     // Throws when the library opens but cannot start; the next call retries.
-    cublas_ = Cublas::create(stream_, cublas_missing_);
+    cublas_ = Cublas::create(stream_, cublas_workspace_.data(), cublas_workspace_.bytes(),
+                             cublas_missing_);
     cublas_opened_ = true;
   }
   return cublas_.get();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,10 +25,13 @@ struct MatvecCall;
 // per-weight state that should not be rebuilt on every call. CudaBackend
 // serializes the calls and makes the device current first. `device` is the
 // backend's logical device (whose budget the scratch counts against), `gpu`
-// the CUDA runtime's index of the GPU it lives on.
+// the CUDA runtime's index of the GPU it lives on. Each time it moves device
+// memory that queued kernels refer to (scratch grown, a table rebuilt) it
+// counts up `workspace_generation`, which CUDA graphs recorded earlier check.
 class LinearRunner {
  public:
-  LinearRunner(Backend& backend, int device, int gpu, void* stream);
+  LinearRunner(Backend& backend, int device, int gpu, void* stream,
+               std::atomic<std::uint64_t>& workspace_generation);
   ~LinearRunner();
   LinearRunner(const LinearRunner&) = delete;
   LinearRunner& operator=(const LinearRunner&) = delete;
@@ -61,6 +65,7 @@ class LinearRunner {
   int device_;
   int gpu_;
   void* stream_;  // cudaStream_t
+  std::atomic<std::uint64_t>& workspace_generation_;
   int sm_count_ = 1;
 
   DeviceBuffer inputs_;      // gathered or converted inputs
@@ -76,6 +81,9 @@ class LinearRunner {
   // copy to the host and the wait for it happen once per weight.
   std::set<std::tuple<const void*, std::int64_t, int>> checked_group_indices_;
 
+  // cuBLAS's workspace, set on the handle so that a captured product uses
+  // this buffer rather than memory cuBLAS would allocate during the capture.
+  DeviceBuffer cublas_workspace_;
   std::unique_ptr<Cublas> cublas_;
   bool cublas_opened_ = false;  // whether opening it was tried
   std::string cublas_missing_;  // why it could not be opened

@@ -34,13 +34,29 @@ __device__ float widen(const void* data, std::int64_t i) {
   }
 }
 
-// One block per token row (looping when there are more rows than blocks).
+// One block per token row (looping when there are more rows than blocks). A
+// token id outside the vocabulary gets a row of zeros, and is reported in
+// `errors` (kDeviceErrorWords) for the host to throw at its next wait: the
+// host checks ids before launching, except while recording a CUDA graph.
 template <DType Type>
-__global__ void embedding_kernel(const void* __restrict__ table, std::int64_t hidden,
-                                 const std::int32_t* __restrict__ tokens, std::int64_t count,
-                                 float* __restrict__ out) {
+__global__ void embedding_kernel(const void* __restrict__ table, std::int64_t vocab,
+                                 std::int64_t hidden, const std::int32_t* __restrict__ tokens,
+                                 std::int64_t count, float* __restrict__ out, int* errors) {
   for (std::int64_t t = blockIdx.x; t < count; t += gridDim.x) {
-    const std::int64_t base = std::int64_t{tokens[t]} * hidden;
+    const std::int32_t id = tokens[t];
+    if (id < 0 || id >= vocab) {  // the same for the whole block
+      // Plain stores to host memory (atomics there depend on the bus): with
+      // several bad ids, one of them is reported, whole.
+      if (threadIdx.x == 0) {
+        errors[1] = id;
+        errors[2] = static_cast<int>(vocab);
+        errors[0] = 1;
+      }
+      for (std::int64_t c = threadIdx.x; c < hidden; c += blockDim.x)
+        out[t * hidden + c] = 0.0f;
+      continue;
+    }
+    const std::int64_t base = std::int64_t{id} * hidden;
     for (std::int64_t c = threadIdx.x; c < hidden; c += blockDim.x) {
       out[t * hidden + c] = widen<Type>(table, base + c);
     }
@@ -146,22 +162,23 @@ cudaStream_t as_stream(Stream stream) {
 
 }  // namespace
 
-void launch_embedding(const void* table, DType dtype, std::int64_t hidden,
-                      const std::int32_t* tokens, std::int64_t count, float* out, Stream stream) {
+void launch_embedding(const void* table, DType dtype, std::int64_t vocab, std::int64_t hidden,
+                      const std::int32_t* tokens, std::int64_t count, float* out, int* errors,
+                      Stream stream) {
   if (count == 0 || hidden == 0) return;
   const unsigned blocks = row_blocks(count);
   switch (dtype) {
     case DType::F32:
-      embedding_kernel<DType::F32>
-          <<<blocks, kThreads, 0, as_stream(stream)>>>(table, hidden, tokens, count, out);
+      embedding_kernel<DType::F32><<<blocks, kThreads, 0, as_stream(stream)>>>(
+          table, vocab, hidden, tokens, count, out, errors);
       break;
     case DType::F16:
-      embedding_kernel<DType::F16>
-          <<<blocks, kThreads, 0, as_stream(stream)>>>(table, hidden, tokens, count, out);
+      embedding_kernel<DType::F16><<<blocks, kThreads, 0, as_stream(stream)>>>(
+          table, vocab, hidden, tokens, count, out, errors);
       break;
     default:
-      embedding_kernel<DType::BF16>
-          <<<blocks, kThreads, 0, as_stream(stream)>>>(table, hidden, tokens, count, out);
+      embedding_kernel<DType::BF16><<<blocks, kThreads, 0, as_stream(stream)>>>(
+          table, vocab, hidden, tokens, count, out, errors);
       break;
   }
   check(cudaGetLastError(), "embedding");

@@ -13,8 +13,15 @@ namespace quire::kernels::cuda {
 
 using Stream = void*;
 
-void launch_embedding(const void* table, DType dtype, std::int64_t hidden,
-                      const std::int32_t* tokens, std::int64_t count, float* out, Stream stream);
+// Kernels that find bad inputs they cannot throw for report them in ints of
+// mapped host memory, which CudaBackend reads after its waits: word 0 becomes
+// nonzero, word 1 holds the offending token id, word 2 the vocabulary size.
+inline constexpr int kDeviceErrorWords = 3;
+
+// A token id outside [0, vocab) gives a row of zeros and a report in `errors`.
+void launch_embedding(const void* table, DType dtype, std::int64_t vocab, std::int64_t hidden,
+                      const std::int32_t* tokens, std::int64_t count, float* out, int* errors,
+                      Stream stream);
 void launch_rms_norm(const float* x, const void* weight, DType dtype, float eps, std::int64_t rows,
                      std::int64_t cols, float* out, Stream stream);
 void launch_rope(float* x, std::int64_t tokens, int heads, int head_dim,

@@ -85,7 +85,9 @@ struct AttentionShape {
 // Picks the kernel and the split for a call: the decode kernel for up to
 // kDecodeTokens tokens (one block per token, every query head of a K/V group
 // on each loaded key), the prefill kernel beyond; the key range is split until
-// the grid fills `multiprocessors` about twice over.
+// the grid fills `multiprocessors` about twice over. Only prefill's split
+// depends on `max_keys` (a decode call's results must not depend on how far
+// its page table is padded).
 AttentionShape plan_attention_shape(std::int64_t tokens, int heads, int kv_heads, int head_dim,
                                     std::int64_t max_keys, int multiprocessors);
 

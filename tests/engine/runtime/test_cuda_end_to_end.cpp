@@ -2,8 +2,9 @@
 // end through the engine: the logits of every position, 64 tokens of greedy
 // generation through the generator (paged cache, decode steps), and a GPU
 // presented as two budgeted logical devices ("cuda:0:2x64MiB") against the
-// same GPU as one. Label "gpu": skipped, with the loader's reason, where the
-// CUDA backend cannot run.
+// same GPU as one, and decode steps replayed as CUDA graphs against the same
+// steps launched op by op. Label "gpu": skipped, with the loader's reason,
+// where the CUDA backend cannot run.
 
 #include <QTest>
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "decode_loop.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 #include "quire/kernels/cuda_loader.h"
@@ -55,6 +57,11 @@ float top_two_margin(const std::vector<float>& row) {
   std::vector<float> sorted = row;
   std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<>());
   return sorted[0] - sorted[1];
+}
+
+engine::RuntimeOptions without_graphs(engine::RuntimeOptions o) {
+  o.step_graphs = false;
+  return o;
 }
 
 std::vector<cache::TokenId> greedy(engine::ModelRuntime& runtime,
@@ -160,6 +167,88 @@ class CudaEndToEndTest : public QObject {
                             .arg(double(margin))));
     qWarning("token %zu differs at a near tie (margin %.3g); the tokens before it agree", step,
              double(margin));
+  }
+
+  // A replayed graph runs the kernels a direct step launches, with the same
+  // arguments (page tables padded to their bucket, which decode attention's
+  // split does not depend on): the same tokens and bit for bit the same
+  // logits, never merely close ones.
+  void graphsGiveTheTokensOfDirectSteps() {
+    const engine::RuntimeOptions o = options(engine::PlacementMode::FillInOrder);
+    engine::ModelRuntime direct(model_->description(), *gpu_, without_graphs(o));
+    engine::ModelRuntime graphs(model_->description(), *gpu_, o);
+    QVERIFY(!direct.forward().graphs().enabled());
+    QVERIFY(graphs.forward().graphs().enabled());
+    const std::vector<cache::TokenId> expected = greedy(direct, *tokenizer_, prompt_);
+    const std::vector<cache::TokenId> actual = greedy(graphs, *tokenizer_, prompt_);
+    QCOMPARE(actual.size(), std::size_t(kGeneratedTokens));
+    QCOMPARE(actual, expected);
+    const engine::StepGraphStatistics& stats = graphs.forward().graphs().statistics();
+    qInfo("graphs: %lld recorded, %lld replays, %lld direct steps",
+          static_cast<long long>(stats.captures), static_cast<long long>(stats.replays),
+          static_cast<long long>(stats.direct));
+    QVERIFY2(stats.failures == 0, stats.first_failure.c_str());
+    QVERIFY(stats.captures > 0);
+    QVERIFY(stats.replays >= kGeneratedTokens - 2 * stats.captures - 1);
+    QCOMPARE(direct.forward().graphs().statistics().replays, std::int64_t{0});
+  }
+
+  void graphsGiveTheLogitsOfDirectSteps_data() {
+    QTest::addColumn<int>("sequences");
+    QTest::newRow("one sequence") << 1;
+    QTest::newRow("three sequences") << 3;
+  }
+
+  void graphsGiveTheLogitsOfDirectSteps() {
+    QFETCH(int, sequences);
+    // Pages of 8 tokens: the prompt and 64 steps cross page-table buckets.
+    engine::RuntimeOptions o = options(engine::PlacementMode::FillInOrder);
+    o.page_size = 8;
+    constexpr int kPrompt = 20;
+    const int vocab = static_cast<int>(model_->description()->config.vocab_size);
+    engine::ModelRuntime direct(model_->description(), *gpu_, without_graphs(o));
+    engine::ModelRuntime graphs(model_->description(), *gpu_, o);
+    const std::vector<std::vector<float>> expected =
+        test::DecodeLoop(direct, sequences, kPrompt, vocab).run(kGeneratedTokens);
+    const std::vector<std::vector<float>> actual =
+        test::DecodeLoop(graphs, sequences, kPrompt, vocab).run(kGeneratedTokens);
+    QCOMPARE(actual.size(), expected.size());
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+      QVERIFY2(actual[i] == expected[i],
+               qPrintable(QStringLiteral("step %1 of sequence %2: the logits differ by %3")
+                              .arg(i / std::size_t(sequences))
+                              .arg(i % std::size_t(sequences))
+                              .arg(double(test::max_abs_difference(actual[i], expected[i])))));
+    }
+    const int shapes = test::widths_visited(kPrompt, kGeneratedTokens, o.page_size);
+    const engine::StepGraphStatistics& stats = graphs.forward().graphs().statistics();
+    QVERIFY2(stats.failures == 0, stats.first_failure.c_str());
+    QCOMPARE(stats.captures, std::int64_t{shapes});
+    QCOMPARE(stats.replays, std::int64_t{kGeneratedTokens - shapes});
+  }
+
+  // A token id outside the vocabulary inside a replayed step: the embedding
+  // kernel reports it, and the wait for the logits throws as a direct step
+  // does, naming the id; the next step runs normally.
+  void aBadTokenInAReplayedStepThrows() {
+    engine::ModelRuntime graphs(model_->description(), *gpu_,
+                                options(engine::PlacementMode::FillInOrder));
+    const std::vector<cache::PageIndex> pages = {0};
+    std::vector<cache::TokenId> token = {5};
+    const engine::ForwardPass::Sequence step{pages, token, 3, false};
+    for (int i = 0; i < 3; ++i)
+      graphs.forward().run(std::span(&step, 1));
+    QVERIFY(graphs.forward().graphs().statistics().replays > 0);
+    token[0] = static_cast<cache::TokenId>(model_->description()->config.vocab_size + 7);
+    try {
+      graphs.forward().run(std::span(&step, 1));
+      QFAIL("a step with a token outside the vocabulary ran");
+    } catch (const std::invalid_argument& error) {
+      QVERIFY2(std::string(error.what()).find(std::to_string(token[0])) != std::string::npos,
+               error.what());
+    }
+    token[0] = 5;
+    graphs.forward().run(std::span(&step, 1));
   }
 
   void twoSharesOfOneGpuGiveTheLogitsOfOne() {

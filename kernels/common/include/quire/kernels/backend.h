@@ -43,6 +43,14 @@ class DeviceOutOfMemory : public std::runtime_error {
 
 class Backend;
 
+// Work recorded by Backend::begin_capture/end_capture, released on
+// destruction; only the backend that made it can replay it, and it must go
+// before that backend does.
+class CapturedWork {
+ public:
+  virtual ~CapturedWork() = default;
+};
+
 // Owning handle of device memory; released on destruction.
 class DeviceBuffer {
  public:
@@ -75,7 +83,10 @@ class DeviceBuffer {
 // Per-token metadata for attention and K/V writes over paged storage. Token t
 // belongs to sequence token_sequence[t] and sits at absolute position
 // positions[t]; its K/V live in page block_tables[s * max_pages + pos / page_size]
-// at slot pos % page_size. All arrays are in device memory.
+// at slot pos % page_size. All arrays are in device memory. Rows may be
+// padded with -1 to a larger max_pages: results depend only on the entries
+// positions reach, so one recorded step (CapturedWork) serves a range of
+// lengths.
 struct TokenBatch {
   const std::int32_t* token_sequence = nullptr;  // [tokens]
   const std::int32_t* positions = nullptr;       // [tokens]
@@ -118,6 +129,33 @@ class Backend {
   virtual void fill_zero(int device, void* data, std::size_t bytes) = 0;
   // Waits until all queued work on the device is done.
   virtual void synchronize(int device) = 0;
+
+  // Recording a device's queued work once and queuing it again as a whole
+  // (CapturedWork): a decode step is hundreds of small ops, and at batch 1
+  // issuing them one at a time costs a large share of a GPU's step. Between
+  // begin_capture and end_capture, ops on `device` from the calling thread
+  // are recorded instead of run. Recorded ops refer to memory by address, so a
+  // replay reads what those buffers hold at replay time, and the caller keeps
+  // them alive and in place; copies to or from host memory, waits and
+  // allocations cannot be recorded (they throw while capturing, and the
+  // capture then fails). The CPU backend runs every op as it is called and
+  // supports none of this: callers check supports_capture().
+  virtual bool supports_capture() const { return false; }
+  virtual void begin_capture(int /*device*/) {
+    throw std::logic_error(name() + " backend cannot capture work");
+  }
+  // Ends the capture whatever happened in it (the device queues work as usual
+  // afterwards); throws when the recording cannot be replayed.
+  virtual std::unique_ptr<CapturedWork> end_capture(int /*device*/) {
+    throw std::logic_error(name() + " backend cannot capture work");
+  }
+  // Queues recorded work on the device. False, with nothing queued, when
+  // memory of the backend's own that the work uses (workspaces grown since)
+  // has moved: the caller runs the ops directly and may record them anew.
+  // Errors the recorded ops detect on the device surface at the next wait.
+  virtual bool replay(int /*device*/, CapturedWork& /*work*/) {
+    throw std::logic_error(name() + " backend cannot capture work");
+  }
 
   // out[t, :] = table[tokens[t], :], widened to FP32. table is [vocab, hidden].
   // Throws std::invalid_argument for a token outside the vocabulary.

@@ -15,7 +15,8 @@ namespace quire::kernels {
 // Raised whenever Backend, DeviceBuffer or the types they carry change in a
 // way that breaks a plugin built against the old headers, so an old library
 // left on disk declines instead of crashing.
-inline constexpr int kBackendPluginAbi = 2;
+// Interface 3: Backend's capture of work (begin_capture and the rest).
+inline constexpr int kBackendPluginAbi = 3;
 
 inline constexpr const char* kCudaPluginEntry = "quire_cuda_create_backend";
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "quire/engine/runtime/kv_storage.h"
 #include "quire/engine/runtime/loaded_model.h"
 #include "quire/engine/runtime/model_description.h"
+#include "quire/engine/runtime/step_graphs.h"
 #include "quire/kernels/backend.h"
 
 namespace quire::engine {
@@ -18,6 +20,12 @@ namespace quire::engine {
 // attention reading all earlier positions from the pages) and, for the rows
 // asked for, turned into logits. The hidden state moves between devices where
 // consecutive layers live on different ones.
+//
+// On a backend that can record work (Backend::begin_capture), a step where no
+// sequence brings more than a few tokens and none asks for every row of
+// logits (decode) is recorded per StepShape and replayed (StepGraphs): only
+// the metadata uploads before it and the logits' download after it are
+// issued one by one. Models over several devices run every step directly.
 class ForwardPass {
  public:
   struct Limits {
@@ -50,6 +58,11 @@ class ForwardPass {
 
   const Limits& limits() const { return limits_; }
 
+  // On by default; off for debugging, or to compare against. Counters and
+  // failures in graphs().statistics().
+  StepGraphs& graphs() { return graphs_; }
+  const StepGraphs& graphs() const { return graphs_; }
+
  private:
   struct Scratch {
     kernels::DeviceBuffer x, h, projection, q, attention, k, v, gate, up;
@@ -62,6 +75,9 @@ class ForwardPass {
                        std::span<const std::int32_t> sequence_ids,
                        std::span<const std::int32_t> block_tables);
   void prepare_rope(std::int64_t sequence_length);
+  // The shape under which a step of these sequences is recorded, or nothing
+  // when it runs directly.
+  std::optional<StepShape> step_shape(std::span<const Sequence> sequences) const;
 
   const ModelDescription& model_;
   const LoadedModel& loaded_;
@@ -74,6 +90,9 @@ class ForwardPass {
   float attention_factor_ = 1.0f;
   std::int64_t rope_length_ = -1;
   std::vector<int> devices_;
+  StepGraphs graphs_;
+  // KvStorage::generation() the recordings were made under.
+  std::uint64_t storage_generation_ = 0;
 };
 
 }  // namespace quire::engine

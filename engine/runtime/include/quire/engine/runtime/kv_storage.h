@@ -29,6 +29,9 @@ class KvStorage {
   bool placed(std::size_t layer) const { return devices_.at(layer) >= 0; }
   int device(std::size_t layer) const { return devices_.at(layer); }
   const kernels::KvLayerView& view(std::size_t layer) const { return views_.at(layer); }
+  // Counts changes of where the planes live (placing a layer), for work
+  // recorded with their addresses. Page copies and moves keep the planes.
+  std::uint64_t generation() const { return generation_; }
   std::size_t layers() const { return views_.size(); }
   const Config& config() const { return config_; }
 
@@ -52,6 +55,7 @@ class KvStorage {
   std::vector<int> devices_;
   std::vector<Planes> planes_;
   std::vector<kernels::KvLayerView> views_;
+  std::uint64_t generation_ = 0;
   std::vector<std::int64_t> host_offsets_;  // per layer, within one host slot
   std::int64_t host_slot_bytes_ = 0;
   std::vector<std::uint8_t> host_;

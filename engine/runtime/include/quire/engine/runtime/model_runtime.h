@@ -31,6 +31,10 @@ struct RuntimeOptions {
   // device when set, else what the backend recommends for each device.
   PlacementPolicy placement;
   std::optional<std::int64_t> reserve_bytes;
+  // Decode steps recorded and replayed as a whole where the backend can
+  // (CUDA graphs; ForwardPass). The environment variable QUIRE_STEP_GRAPHS=0
+  // turns them off too, for debugging without rebuilding a front end.
+  bool step_graphs = true;
 };
 
 // What a placement request for this model with these options looks like.
