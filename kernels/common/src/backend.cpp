@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace quire::kernels {
 namespace {
@@ -56,6 +57,41 @@ void Backend::linear_many(int device, const float* x, std::int64_t rows,
   }
   for (std::size_t i = 0; i < weights.size(); ++i)
     linear(device, x, rows, *weights[i], outs[i]);
+}
+
+void Backend::top_logits(int device, const float* logits, std::int64_t rows, std::int64_t vocab,
+                         int k, const float* inv_temperatures, float* values, std::int32_t* ids,
+                         TopLogitsStats* stats) {
+  check_top_logits(rows, vocab, k);
+  if (rows == 0) return;
+  const auto n = static_cast<std::size_t>(rows);
+  const std::size_t outputs = n * static_cast<std::size_t>(k);
+  std::vector<float> host_logits(n * static_cast<std::size_t>(vocab)), host_scales(n);
+  copy(host_logits.data(), -1, logits, device, host_logits.size() * sizeof(float));
+  copy(host_scales.data(), -1, inv_temperatures, device, n * sizeof(float));
+  std::vector<float> host_values(outputs);
+  std::vector<std::int32_t> host_ids(outputs);
+  std::vector<TopLogitsStats> host_stats(n);
+  top_logits_host(host_logits.data(), rows, vocab, k, host_scales.data(), host_values.data(),
+                  host_ids.data(), host_stats.data());
+  copy(values, device, host_values.data(), -1, outputs * sizeof(float));
+  copy(ids, device, host_ids.data(), -1, outputs * sizeof(std::int32_t));
+  copy(stats, device, host_stats.data(), -1, n * sizeof(TopLogitsStats));
+}
+
+void Backend::gather_logits(int device, const float* logits, std::int64_t row_count,
+                            std::int64_t vocab, const std::int32_t* rows, const std::int32_t* ids,
+                            std::int64_t count, float* out) {
+  if (count <= 0) return;
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<float> host_logits(static_cast<std::size_t>(row_count * vocab)), host_out(n);
+  std::vector<std::int32_t> host_rows(n), host_ids(n);
+  copy(host_logits.data(), -1, logits, device, host_logits.size() * sizeof(float));
+  copy(host_rows.data(), -1, rows, device, n * sizeof(std::int32_t));
+  copy(host_ids.data(), -1, ids, device, n * sizeof(std::int32_t));
+  gather_logits_host(host_logits.data(), row_count, vocab, host_rows.data(), host_ids.data(), count,
+                     host_out.data());
+  copy(out, device, host_out.data(), -1, n * sizeof(float));
 }
 
 }  // namespace quire::kernels

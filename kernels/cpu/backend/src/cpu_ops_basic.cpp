@@ -1,5 +1,6 @@
 // Elementwise and row-wise ops of the CPU backend: embedding, RMSNorm, RoPE,
-// SiLU gating, residual adds, and the dispatch of matrix products.
+// SiLU gating, residual adds, the dispatch of matrix products, and the
+// candidates for sampling (top_logits.h).
 
 #include <cmath>
 #include <stdexcept>
@@ -144,6 +145,24 @@ void CpuBackend::add(int device, float* x, const float* y, std::int64_t count) {
     for (std::int64_t i = begin; i < end; ++i)
       x[i] += y[i];
   });
+}
+
+void CpuBackend::top_logits(int device, const float* logits, std::int64_t rows, std::int64_t vocab,
+                            int k, const float* inv_temperatures, float* values, std::int32_t* ids,
+                            TopLogitsStats* stats) {
+  check_device(device);
+  check_top_logits(rows, vocab, k);
+  pool_.parallel_for(rows, 1, [&](std::int64_t begin, std::int64_t end) {
+    top_logits_host(logits + begin * vocab, end - begin, vocab, k, inv_temperatures + begin,
+                    values + begin * k, ids + begin * k, stats + begin);
+  });
+}
+
+void CpuBackend::gather_logits(int device, const float* logits, std::int64_t row_count,
+                               std::int64_t vocab, const std::int32_t* rows,
+                               const std::int32_t* ids, std::int64_t count, float* out) {
+  check_device(device);
+  gather_logits_host(logits, row_count, vocab, rows, ids, count, out);
 }
 
 }  // namespace quire::kernels

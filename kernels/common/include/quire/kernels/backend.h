@@ -12,6 +12,7 @@
 #include "quire/kernels/dtype.h"
 #include "quire/kernels/kv_layout.h"
 #include "quire/kernels/linear_weight.h"
+#include "quire/kernels/top_logits.h"
 
 namespace quire::kernels {
 
@@ -202,6 +203,23 @@ class Backend {
   // (page bytes of every plane, one after another).
   virtual void save_page(int device, const KvLayerView& layer, int page, void* host) = 0;
   virtual void restore_page(int device, const KvLayerView& layer, int page, const void* host) = 0;
+
+  // Sampling without fetching whole rows (top_logits.h): per row of logits
+  // [rows, vocab], the k highest logits ranked, their ids and the row's
+  // TopLogitsStats, the tail sum scaled by inv_temperatures [rows]. Throws
+  // std::invalid_argument for a k outside 1..min(vocab, kMaxTopLogits). The
+  // default copies the rows to the host and the results back.
+  virtual void top_logits(int device, const float* logits, std::int64_t rows, std::int64_t vocab,
+                          int k, const float* inv_temperatures, float* values, std::int32_t* ids,
+                          TopLogitsStats* stats);
+  // out[i] = logits[rows[i] * vocab + ids[i]] for [row_count, vocab] logits;
+  // NaN where rows[i] or ids[i] lies outside. The default goes through the host.
+  virtual void gather_logits(int device, const float* logits, std::int64_t row_count,
+                             std::int64_t vocab, const std::int32_t* rows, const std::int32_t* ids,
+                             std::int64_t count, float* out);
+  // Whether the host reads device memory directly (the CPU backend), so that
+  // a whole row of logits costs no transfer.
+  virtual bool shares_host_memory() const { return false; }
 
  protected:
   friend class DeviceBuffer;

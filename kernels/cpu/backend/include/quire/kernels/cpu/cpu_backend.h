@@ -62,6 +62,15 @@ class CpuBackend final : public Backend {
   void save_page(int device, const KvLayerView& layer, int page, void* host) override;
   void restore_page(int device, const KvLayerView& layer, int page, const void* host) override;
 
+  // On the logits in place, rows in parallel (top_logits.h's reference).
+  void top_logits(int device, const float* logits, std::int64_t rows, std::int64_t vocab, int k,
+                  const float* inv_temperatures, float* values, std::int32_t* ids,
+                  TopLogitsStats* stats) override;
+  void gather_logits(int device, const float* logits, std::int64_t row_count, std::int64_t vocab,
+                     const std::int32_t* rows, const std::int32_t* ids, std::int64_t count,
+                     float* out) override;
+  bool shares_host_memory() const override { return true; }
+
  protected:
   void release(int device, void* data, std::size_t bytes) noexcept override;
 
