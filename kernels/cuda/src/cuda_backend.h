@@ -77,6 +77,15 @@ class CudaBackend final : public Backend {
   void save_page(int device, const KvLayerView& layer, int page, void* host) override;
   void restore_page(int device, const KvLayerView& layer, int page, const void* host) override;
 
+  // Sampling candidates (cuda_backend_sampling.cpp): kernels of
+  // sampling_candidates.cu, with no allocation and no wait.
+  void top_logits(int device, const float* logits, std::int64_t rows, std::int64_t vocab, int k,
+                  const float* inv_temperatures, float* values, std::int32_t* ids,
+                  TopLogitsStats* stats) override;
+  void gather_logits(int device, const float* logits, std::int64_t row_count, std::int64_t vocab,
+                     const std::int32_t* rows, const std::int32_t* ids, std::int64_t count,
+                     float* out) override;
+
  protected:
   void release(int device, void* data, std::size_t bytes) noexcept override;
 

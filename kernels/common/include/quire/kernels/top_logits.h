@@ -12,9 +12,8 @@ namespace quire::kernels {
 inline constexpr int kMaxTopLogits = 1024;
 
 // The CUDA op's tail sum differs from this file's by at most this much,
-// relative (FP32 sums of up to 128 terms per thread, then a tree, and the
-// device's expf, against a double sum on the host). Samplers that use the
-// sum widen their margins by it.
+// relative: its FP32 expf terms (2 ulps) are added in double, against the
+// host's exp in double. Samplers that use the sum widen their margins by it.
 inline constexpr double kTopLogitsTailSumTolerance = 1e-5;
 
 // Per row. The ranking is by logit, highest first, ties to the lower id; NaN
