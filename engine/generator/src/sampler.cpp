@@ -63,10 +63,7 @@ Sampler::Sampler(const SamplingSettings& settings)
 std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> context) {
   logits_.assign(logits.begin(), logits.end());
   const std::size_t size = logits_.size();
-  if (settings_.repetition_penalty != 1 || settings_.frequency_penalty != 0 ||
-      settings_.presence_penalty != 0) {
-    apply_penalties(context);
-  }
+  if (penalties_on()) apply_penalties(context);
   for (const auto& [token, bias] : settings_.token_bias) {
     if (in_range(token, size)) logits_[static_cast<std::size_t>(token)] += bias;
   }
@@ -85,20 +82,30 @@ std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std:
   detail::collect_candidates(logits_, candidates_);
   bool ranked = false;
   if (settings_.top_k > 0) ranked = detail::keep_top_k(candidates_, settings_.top_k);
+  // One number per call, whatever the filters leave, so a seeded stream does
+  // not shift when a step happens to leave a single candidate.
+  return filter_and_draw(ranked, random_.uniform(), size);
+}
+
+std::int32_t Sampler::filter_and_draw(bool ranked, double u, std::size_t vocab) {
   detail::apply_softmax(candidates_, settings_.temperature);
   if (settings_.top_p > 0 && settings_.top_p < 1) {
     ranked = detail::keep_top_p(candidates_, settings_.top_p, ranked);
   }
   if (settings_.min_p > 0) detail::keep_min_p(candidates_, settings_.min_p);
   if (settings_.typical > 0 && settings_.typical < 1) {
-    if (scores_.size() < size) scores_.resize(size);
+    if (scores_.size() < vocab) scores_.resize(vocab);
     detail::keep_typical(candidates_, settings_.typical, scores_);
   }
-  return draw();
+  return candidates_[detail::draw_index(candidates_, u)].id;
 }
 
-void Sampler::apply_penalties(std::span<const std::int32_t> context) {
-  const std::size_t size = logits_.size();
+bool Sampler::penalties_on() const {
+  return settings_.repetition_penalty != 1 || settings_.frequency_penalty != 0 ||
+         settings_.presence_penalty != 0;
+}
+
+void Sampler::count_context(std::span<const std::int32_t> context, std::size_t size) {
   if (counts_.size() < size) counts_.resize(size, 0);
   const auto range = static_cast<std::size_t>(settings_.penalty_range);
   const std::size_t begin = range > 0 && context.size() > range ? context.size() - range : 0;
@@ -106,25 +113,26 @@ void Sampler::apply_penalties(std::span<const std::int32_t> context) {
     if (!in_range(token, size)) continue;
     if (counts_[static_cast<std::size_t>(token)]++ == 0) touched_.push_back(token);
   }
+}
+
+[[gnu::noinline]] float Sampler::penalized(float logit, std::int32_t count) const {
   const float penalty = settings_.repetition_penalty;
+  // Dividing a negative logit would make the token likelier; exllamav2
+  // (after the CTRL paper) multiplies those instead.
+  logit = logit > 0 ? logit / penalty : logit * penalty;
+  logit -= settings_.frequency_penalty * static_cast<float>(count);
+  logit -= settings_.presence_penalty;
+  return logit;
+}
+
+void Sampler::apply_penalties(std::span<const std::int32_t> context) {
+  count_context(context, logits_.size());
   for (const std::int32_t token : touched_) {
     const auto index = static_cast<std::size_t>(token);
-    float& logit = logits_[index];
-    // Dividing a negative logit would make the token likelier; exllamav2
-    // (after the CTRL paper) multiplies those instead.
-    logit = logit > 0 ? logit / penalty : logit * penalty;
-    logit -= settings_.frequency_penalty * static_cast<float>(counts_[index]);
-    logit -= settings_.presence_penalty;
+    logits_[index] = penalized(logits_[index], counts_[index]);
     counts_[index] = 0;
   }
   touched_.clear();
-}
-
-std::int32_t Sampler::draw() {
-  // One number per call, whatever the filters left, so a seeded stream does
-  // not shift when a step happens to leave a single candidate.
-  const double u = random_.uniform();
-  return candidates_[detail::draw_index(candidates_, u)].id;
 }
 
 }  // namespace quire::engine

@@ -39,6 +39,28 @@ struct SamplingCandidate {
   float probability = 0;
 };
 
+// One row of logits as the candidate path sees it (Sampler::sample_from_candidates):
+// the k highest raw logits, the raw logits of the tokens that penalties, bias
+// or bans change, and what the device counted and summed over the rest
+// (kernels' TopLogitsStats). Every token not in `ids` ranks after the last of
+// them: a lower logit, or the same logit and a higher id.
+struct LogitCandidates {
+  std::int64_t vocab = 0;
+  std::span<const float> values;      // ranked: highest first, ties to the lower id
+  std::span<const std::int32_t> ids;  // the tokens of `values`
+  // Over the tokens not in `ids` whose logit is neither NaN nor -inf: the sum
+  // of exp((logit - values[0]) * inv_temperature), good to within
+  // tail_sum_tolerance relative.
+  float tail_sum = 0;
+  float inv_temperature = 1;
+  double tail_sum_tolerance = 0;
+  std::int32_t finite = 0;  // tokens in the row whose logit is neither NaN nor -inf
+  std::int32_t nans = 0;    // tokens in the row whose logit is NaN
+  // The tokens adjusted_tokens() named for this context, and their raw logits.
+  std::span<const std::int32_t> adjusted_ids;
+  std::span<const float> adjusted_logits;
+};
+
 // Chooses tokens, exllamav2's order: penalties (repetition, frequency,
 // presence) -> token bias -> banned tokens -> greedy argmax, or softmax with
 // temperature -> top-k -> top-p -> min-p -> typical -> renormalize -> draw.
@@ -65,16 +87,44 @@ class Sampler {
   // output is broken, and inventing a token would hide that.
   std::int32_t sample(std::span<const float> logits, std::span<const std::int32_t> context);
 
+  // The candidate path, for logits that stay on a device. How many of the
+  // highest logits it asks for: enough that top-k, top-p and min-p usually
+  // cut inside them.
+  int candidates_wanted(std::int64_t vocab) const;
+  // The tokens, ascending and inside [0, vocab), whose logits the penalties,
+  // the bias or the bans change for this context: their raw logits come with
+  // the candidates.
+  void adjusted_tokens(std::span<const std::int32_t> context, std::int64_t vocab,
+                       std::vector<std::int32_t>& out);
+  // The token sample() would draw from the whole row, the same random number
+  // consumed, when the candidates prove which one that is. Otherwise
+  // std::nullopt, with nothing consumed: the caller fetches the row and calls
+  // sample(). See candidate_sampling.cpp for when the proof succeeds.
+  std::optional<std::int32_t> sample_from_candidates(const LogitCandidates& candidates,
+                                                     std::span<const std::int32_t> context);
+  // How many rows sample_from_candidates decided, and how many it left to sample().
+  std::int64_t candidate_draws() const { return candidate_draws_; }
+  std::int64_t candidate_fallbacks() const { return candidate_fallbacks_; }
+
   const SamplingSettings& settings() const { return settings_; }
-  // The logits of the last call after penalties, bias and bans.
+  // The logits of the last sample() call after penalties, bias and bans;
+  // empty after a draw from candidates.
   std::span<const float> last_logits() const { return logits_; }
   // The tokens the last call drew from, in ranking order (ids ascending when
   // no filter ranked them), probabilities summing to 1. Greedy: the one token.
   std::span<const SamplingCandidate> last_candidates() const { return candidates_; }
 
  private:
+  // Counts the context's tokens inside [0, size) over the penalty range into
+  // counts_ and touched_; the caller resets both.
+  void count_context(std::span<const std::int32_t> context, std::size_t size);
+  bool penalties_on() const;
   void apply_penalties(std::span<const std::int32_t> context);
-  std::int32_t draw();
+  // One penalized logit; out of line so both paths round alike.
+  float penalized(float logit, std::int32_t count) const;
+  // Softmax, the filters after it and the draw, on candidates_ (shared by
+  // both paths); `vocab` sizes typical sampling's scratch.
+  std::int32_t filter_and_draw(bool ranked, double u, std::size_t vocab);
 
   SamplingSettings settings_;
   Random random_;
@@ -83,6 +133,13 @@ class Sampler {
   std::vector<std::int32_t> counts_;   // per token in the penalty window; zero between calls
   std::vector<std::int32_t> touched_;  // the tokens whose count is not zero
   std::vector<float> scores_;          // typical sampling's, by token id
+  // The candidate path's scratch (candidate_sampling.cpp).
+  std::vector<std::int32_t> returned_;  // the candidates' ids, ascending
+  std::vector<float> adjusted_;         // by position in LogitCandidates::adjusted_ids
+  std::vector<float> outside_raw_;      // raw logits of adjusted tokens not among the returned
+  std::vector<double> cumulative_;
+  std::int64_t candidate_draws_ = 0;
+  std::int64_t candidate_fallbacks_ = 0;
 };
 
 }  // namespace quire::engine
