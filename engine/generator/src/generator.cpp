@@ -24,6 +24,7 @@ struct Generator::Job {
   std::optional<cache::TokenId> pending;
   std::optional<cache::SequenceId> sequence;
   std::vector<cache::TokenRange> ranges;  // prompt positions still to compute
+  std::vector<std::int32_t> adjusted;     // the candidate path's gathered ids, this step
   int skips = 0;
   int generated = 0;
   bool cancelled = false;
@@ -293,12 +294,29 @@ bool Generator::step() {
   std::vector<ForwardPass::Sequence> batch;
   std::vector<Job*> members;
   std::vector<cache::TokenRange> chunks;
+  const bool candidates = use_candidates();
+  const std::int64_t vocab = runtime_.model().config.vocab_size;
+  // With candidates on, a row that will be sampled asks for the sampler's
+  // share; one that will not (a prefill chunk short of the prompt's end)
+  // asks for a single candidate, the least that keeps its row on the device.
+  const auto request = [&](Job& job, bool samples) {
+    ForwardPass::CandidateRequest wanted;
+    if (!candidates) return wanted;
+    wanted.k = 1;
+    if (!samples) return wanted;
+    const SamplingSettings& settings = job.sampler.settings();
+    wanted.k = job.sampler.candidates_wanted(vocab);
+    wanted.inv_temperature = settings.greedy() ? 1.0f : 1.0f / settings.temperature;
+    job.sampler.adjusted_tokens(job.tokens, vocab, job.adjusted);
+    wanted.gather = job.adjusted;
+    return wanted;
+  };
   int budget = config_.max_step_tokens;
   for (Job* job : decoding) {
     const auto position = static_cast<std::int32_t>(job->tokens.size()) - 1;
     batch.push_back({cache.page_table(*job->sequence),
                      std::span<const cache::TokenId>(job->tokens).subspan(std::size_t(position), 1),
-                     position, false});
+                     position, false, request(*job, true)});
     members.push_back(job);
     chunks.push_back({position, position + 1});
     --budget;
@@ -307,10 +325,12 @@ bool Generator::step() {
     if (job->ranges.empty() || budget <= 0) continue;
     const cache::TokenRange chunk =
         page_aligned_chunks(job->ranges.front(), budget, cache.page_size()).front();
+    const bool ends_prompt = job->ranges.size() == 1 && chunk.end == job->ranges.front().end &&
+                             job->request.max_new_tokens > job->generated;
     batch.push_back({cache.page_table(*job->sequence),
                      std::span<const cache::TokenId>(job->tokens)
                          .subspan(std::size_t(chunk.begin), std::size_t(chunk.end - chunk.begin)),
-                     chunk.begin, false});
+                     chunk.begin, false, request(*job, ends_prompt)});
     members.push_back(job.get());
     chunks.push_back(chunk);
     budget -= chunk.end - chunk.begin;
@@ -334,7 +354,7 @@ bool Generator::step() {
     }
     cache::TokenId token = 0;
     try {
-      token = job.sampler.sample(result.row(i), job.tokens);
+      token = sample(job, result, i);
     } catch (const std::invalid_argument& error) {
       finish(job, StopReason::Error, std::string("sampling failed: ") + error.what());
       continue;
@@ -343,6 +363,43 @@ bool Generator::step() {
   }
   std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
   return !idle();
+}
+
+bool Generator::use_candidates() const {
+  switch (config_.logits) {
+    case GeneratorConfig::Logits::WholeRows:
+      return false;
+    case GeneratorConfig::Logits::Candidates:
+      return true;
+    case GeneratorConfig::Logits::Automatic:
+      break;
+  }
+  return !runtime_.backend().shares_host_memory();
+}
+
+cache::TokenId Generator::sample(Job& job, const ForwardPass::Result& result, std::size_t index) {
+  if (result.host_row.at(index) >= 0) return job.sampler.sample(result.row(index), job.tokens);
+  const ForwardPass::RowCandidates& row = result.candidates.at(index);
+  LogitCandidates candidates;
+  candidates.vocab = result.vocab;
+  candidates.values = row.values;
+  candidates.ids = row.ids;
+  candidates.tail_sum = row.stats.tail_sum;
+  const SamplingSettings& settings = job.sampler.settings();
+  candidates.inv_temperature = settings.greedy() ? 1.0f : 1.0f / settings.temperature;
+  candidates.tail_sum_tolerance = kernels::kTopLogitsTailSumTolerance;
+  candidates.finite = row.stats.finite;
+  candidates.nans = row.stats.nans;
+  candidates.adjusted_ids = job.adjusted;
+  candidates.adjusted_logits = row.gathered;
+  if (const std::optional<std::int32_t> token =
+          job.sampler.sample_from_candidates(candidates, job.tokens)) {
+    ++sampling_counters_.from_candidates;
+    return *token;
+  }
+  ++sampling_counters_.row_fetches;
+  runtime_.forward().fetch_row(result, index, fetched_row_);
+  return job.sampler.sample(fetched_row_, job.tokens);
 }
 
 void Generator::run_until_idle() {

@@ -282,6 +282,56 @@ class GeneratorTest : public QObject {
     }
   }
 
+  // The candidate path (top logits on the backend, the row fetched only when
+  // they do not decide) gives every job the tokens whole rows give, batched
+  // with prefills, for greedy and sampled jobs alike.
+  void candidatesGiveWhatWholeRowsGive() {
+    modelgen::RandomModelSpec spec;
+    spec.seed = 48;
+    Model model(spec);
+    kernels::CpuBackend backend;
+    std::vector<SamplingSettings> settings(6);
+    settings[0] = SamplingSettings::greedy_settings();
+    settings[2].top_k = 0;  // top-p alone
+    settings[3].top_k = 0;
+    settings[3].top_p = 1;
+    settings[3].min_p = 0.05f;
+    settings[4].repetition_penalty = 1.3f;
+    settings[4].frequency_penalty = 0.2f;
+    settings[4].token_bias[7] = 30.0f;
+    settings[4].banned_tokens = {3, 4};
+    settings[5].temperature = 1.5f;
+    settings[5].top_k = 0;
+    settings[5].top_p = 1;  // nothing to cut with: rows fall back
+    const auto run = [&](GeneratorConfig::Logits logits, SamplingCounters& counters) {
+      ModelRuntime runtime(model.description, backend, small_options());
+      GeneratorConfig config;
+      config.logits = logits;
+      Generator generator(runtime, *model.tokenizer, config);
+      std::vector<JobResult> results(settings.size());
+      for (std::size_t j = 0; j < settings.size(); ++j) {
+        JobRequest request = greedy_request(prompt_of(20 + 9 * int(j), 200 + std::uint32_t(j)), 24);
+        request.sampling = settings[j];
+        request.sampling.seed = 1000 + j;
+        request.on_done = [&results, j](const JobResult& done) { results[j] = done; };
+        generator.submit(std::move(request));
+      }
+      generator.run_until_idle();
+      counters = generator.sampling_counters();
+      return results;
+    };
+    SamplingCounters whole, candidates;
+    const std::vector<JobResult> expected = run(GeneratorConfig::Logits::WholeRows, whole);
+    const std::vector<JobResult> actual = run(GeneratorConfig::Logits::Candidates, candidates);
+    for (std::size_t j = 0; j < settings.size(); ++j) {
+      QCOMPARE(actual[j].stop_reason, expected[j].stop_reason);
+      QCOMPARE(actual[j].tokens, expected[j].tokens);
+    }
+    QCOMPARE(whole.from_candidates + whole.row_fetches, std::int64_t{0});
+    QVERIFY(candidates.from_candidates > 0);
+    QVERIFY(candidates.row_fetches > 0);  // the job with nothing to cut
+  }
+
   void thousandsOfRandomJobsLeaveNoPageBehind_data() {
     QTest::addColumn<int>("policy");
     QTest::newRow("reserve") << int(cache::ReservationPolicy::ReserveOnAdmission);

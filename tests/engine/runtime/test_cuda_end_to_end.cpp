@@ -3,7 +3,8 @@
 // generation through the generator (paged cache, decode steps), and a GPU
 // presented as two budgeted logical devices ("cuda:0:2x64MiB") against the
 // same GPU as one, and decode steps replayed as CUDA graphs against the same
-// steps launched op by op. Label "gpu": skipped, with the loader's reason,
+// steps launched op by op, and sampled jobs decided from candidates computed
+// on the GPU against whole rows. Label "gpu": skipped, with the loader's reason,
 // where the CUDA backend cannot run.
 
 #include <QTest>
@@ -191,6 +192,54 @@ class CudaEndToEndTest : public QObject {
     QVERIFY(stats.captures > 0);
     QVERIFY(stats.replays >= kGeneratedTokens - 2 * stats.captures - 1);
     QCOMPARE(direct.forward().graphs().statistics().replays, std::int64_t{0});
+  }
+
+  // Sampled jobs batched on the GPU: candidates computed there (and a row
+  // fetched where they do not decide) give the tokens whole rows give, on
+  // the same GPU and seeds.
+  void candidatesOnTheGpuGiveTheTokensOfWholeRows() {
+    std::vector<engine::SamplingSettings> settings(5);
+    settings[0] = engine::SamplingSettings::greedy_settings();
+    settings[2].top_k = 0;  // top-p alone: the tail sum decides the cut
+    settings[3].top_k = 0;
+    settings[3].top_p = 1;
+    settings[3].min_p = 0.05f;
+    settings[4].repetition_penalty = 1.3f;
+    settings[4].token_bias[5] = 20.0f;
+    settings[4].banned_tokens = {3};
+    const auto run = [&](engine::GeneratorConfig::Logits logits,
+                         engine::SamplingCounters& counters) {
+      engine::ModelRuntime runtime(model_->description(), *gpu_,
+                                   options(engine::PlacementMode::FillInOrder));
+      engine::GeneratorConfig config;
+      config.logits = logits;
+      engine::Generator generator(runtime, *tokenizer_, config);
+      std::vector<engine::JobResult> results(settings.size());
+      for (std::size_t j = 0; j < settings.size(); ++j) {
+        engine::JobRequest request;
+        request.prompt = test::random_tokens(40 + 13 * int(j), 1024, 60 + std::uint32_t(j));
+        request.sampling = settings[j];
+        request.sampling.seed = 500 + j;
+        request.max_new_tokens = kGeneratedTokens;
+        request.stop_at_eos = false;
+        request.on_done = [&results, j](const engine::JobResult& done) { results[j] = done; };
+        generator.submit(std::move(request));
+      }
+      generator.run_until_idle();
+      counters = generator.sampling_counters();
+      return results;
+    };
+    engine::SamplingCounters whole, candidates;
+    const auto expected = run(engine::GeneratorConfig::Logits::WholeRows, whole);
+    const auto actual = run(engine::GeneratorConfig::Logits::Automatic, candidates);
+    for (std::size_t j = 0; j < settings.size(); ++j) {
+      QVERIFY2(actual[j].stop_reason != engine::StopReason::Error, actual[j].error.c_str());
+      QCOMPARE(actual[j].tokens, expected[j].tokens);
+    }
+    qInfo("%lld rows decided from candidates, %lld rows fetched",
+          static_cast<long long>(candidates.from_candidates),
+          static_cast<long long>(candidates.row_fetches));
+    QVERIFY(candidates.from_candidates > 0);
   }
 
   void graphsGiveTheLogitsOfDirectSteps_data() {

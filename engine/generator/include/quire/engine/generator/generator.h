@@ -27,6 +27,19 @@ struct GeneratorConfig {
   // queue waits for it.
   int max_skips = 4;
   bool defragment_when_idle = true;
+  // How sampling reads the logits. Whole rows cross to the host every step;
+  // candidates (the highest logits and a few numbers per row, computed where
+  // the logits are) decide most rows exactly, and the rest fetch their row
+  // (Sampler::sample_from_candidates). Automatic: candidates unless the
+  // backend's memory is the host's, where the row costs nothing to read.
+  enum class Logits { Automatic, WholeRows, Candidates };
+  Logits logits = Logits::Automatic;
+};
+
+// How often the candidate path decided, over all jobs.
+struct SamplingCounters {
+  std::int64_t from_candidates = 0;  // rows decided from their candidates
+  std::int64_t row_fetches = 0;      // rows the candidates left undecided
 };
 
 // Runs many jobs over one model: admits them in order (bounded overtaking),
@@ -58,6 +71,7 @@ class Generator {
   // Tokens sampled since the generator was made, over all jobs: the memory
   // panel's tokens-per-second chart differentiates it between snapshots.
   std::int64_t sampled_tokens() const { return sampled_tokens_; }
+  const SamplingCounters& sampling_counters() const { return sampling_counters_; }
   // The label of the job that holds a sequence, for the page map.
   std::string label_of(cache::SequenceId sequence) const;
 
@@ -75,6 +89,9 @@ class Generator {
   bool accept_token(Job& job, cache::TokenId token);
   void finish(Job& job, StopReason reason, std::string error = {});
   void maintain_when_idle();
+  bool use_candidates() const;
+  // The token for a job whose row `index` of `result` was computed in this step.
+  cache::TokenId sample(Job& job, const ForwardPass::Result& result, std::size_t index);
 
   ModelRuntime& runtime_;
   const Tokenizer& tokenizer_;
@@ -85,6 +102,8 @@ class Generator {
   std::map<cache::SequenceId, Job*> by_sequence_;
   bool maintained_ = true;
   std::int64_t sampled_tokens_ = 0;
+  SamplingCounters sampling_counters_;
+  std::vector<float> fetched_row_;
 };
 
 }  // namespace quire::engine

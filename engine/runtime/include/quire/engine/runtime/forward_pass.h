@@ -34,19 +34,40 @@ class ForwardPass {
     int max_logit_rows = 256;
   };
 
+  // Instead of its last row of logits, a sequence may ask for what a
+  // sampler needs to decide without it (Sampler's candidate path): the k
+  // highest logits, the row's statistics and the logits of chosen tokens,
+  // computed where the logits are. A few KiB instead of the vocabulary.
+  struct CandidateRequest {
+    int k = 0;                             // 0: the whole row; at most kernels::kMaxTopLogits
+    float inv_temperature = 1;             // scales the tail sum
+    std::span<const std::int32_t> gather;  // token ids inside the vocabulary
+  };
+
   struct Sequence {
     std::span<const cache::PageIndex> pages;  // the sequence's page table
     std::span<const cache::TokenId> tokens;   // the tokens to compute now
     std::int32_t first_position = 0;          // position of tokens[0]
     bool all_logits = false;                  // else only the last token's
+    CandidateRequest candidates = {};         // only without all_logits
+  };
+
+  struct RowCandidates {
+    std::vector<float> values;  // ranked, highest first (k of the largest request)
+    std::vector<std::int32_t> ids;
+    kernels::TopLogitsStats stats;
+    std::vector<float> gathered;  // the logits of CandidateRequest::gather, in its order
   };
 
   struct Result {
     int vocab = 0;
-    std::vector<float> logits;   // rows x vocab
-    std::vector<int> first_row;  // per sequence
+    std::vector<float> logits;   // the rows of the sequences without candidates, x vocab
+    std::vector<int> first_row;  // per sequence, counting every sequence's rows
     std::vector<int> rows;       // per sequence
+    std::vector<int> host_row;   // per sequence: its first row in logits; -1 for candidates
+    std::vector<RowCandidates> candidates;  // per sequence; empty values without a request
 
+    // Throws std::out_of_range for a sequence that asked for candidates.
     std::span<const float> row(std::size_t sequence, int index = -1) const;
   };
 
@@ -55,6 +76,9 @@ class ForwardPass {
               kernels::Backend& backend, Limits limits);
 
   Result run(std::span<const Sequence> sequences);
+  // The last row of `sequence` in the latest run(), for a request whose
+  // candidates did not decide; the device keeps it until the next run().
+  void fetch_row(const Result& result, std::size_t sequence, std::vector<float>& out);
 
   const Limits& limits() const { return limits_; }
 
@@ -78,6 +102,9 @@ class ForwardPass {
   // The shape under which a step of these sequences is recorded, or nothing
   // when it runs directly.
   std::optional<StepShape> step_shape(std::span<const Sequence> sequences) const;
+  // Copies the rows of `result` that go to the host whole, and computes and
+  // copies the candidates of the sequences that asked for them.
+  void deliver_logits(std::span<const Sequence> sequences, int rows, Result& result);
 
   const ModelDescription& model_;
   const LoadedModel& loaded_;
@@ -86,6 +113,12 @@ class ForwardPass {
   Limits limits_;
   std::map<int, Scratch> scratch_;
   kernels::DeviceBuffer gathered_, normed_, logits_;  // on the head's device
+  // The candidates' buffers on the head's device (sized for every row at
+  // kMaxTopLogits, so no step allocates them), and the gathered ids' rows,
+  // ids and logits, grown when a step gathers more.
+  kernels::DeviceBuffer top_values_, top_ids_, top_stats_, inv_temperatures_;
+  kernels::DeviceBuffer gather_rows_, gather_ids_, gather_out_;
+  std::size_t gather_capacity_ = 0;
   std::vector<float> inv_freq_;
   float attention_factor_ = 1.0f;
   std::int64_t rope_length_ = -1;
