@@ -304,6 +304,12 @@ int run_bench(const BenchOptions& options) {
                         {"failures", graphs.failures},
                         {"invalidations", graphs.invalidations},
                         {"first_failure", graphs.first_failure}};
+  // How sampling read the logits: rows decided from candidates computed where
+  // the logits are, and rows fetched whole because those did not decide
+  // (both 0 where the backend's rows are host memory and go whole).
+  const engine::SamplingCounters& sampling = session.generator->sampling_counters();
+  out["sampling"] = {{"from_candidates", sampling.from_candidates},
+                     {"row_fetches", sampling.row_fetches}};
 
   if (options.json) {
     std::cout << out.dump(2) << '\n';
