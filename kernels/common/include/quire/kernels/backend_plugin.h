@@ -16,7 +16,8 @@ namespace quire::kernels {
 // way that breaks a plugin built against the old headers, so an old library
 // left on disk declines instead of crashing.
 // Interface 3: Backend's capture of work (begin_capture and the rest).
-inline constexpr int kBackendPluginAbi = 3;
+// Interface 4: Backend::top_logits and gather_logits (sampling candidates).
+inline constexpr int kBackendPluginAbi = 4;
 
 inline constexpr const char* kCudaPluginEntry = "quire_cuda_create_backend";
 
