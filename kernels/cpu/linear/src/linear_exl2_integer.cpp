@@ -425,6 +425,8 @@ QUIRE_AVX512 void wide_add_group(const IntegerCall& call, std::size_t g, int wid
     for (int k = 0; k < full; k += 32) {
       const std::uint32_t* block = words + std::int64_t(k / 32) * Bits * stride + c;
       __m512i w[Bits];
+      // Unrolled, so that w stays in registers rather than on the stack.
+#pragma GCC unroll 8
       for (int b = 0; b < Bits; ++b)
         w[b] = _mm512_loadu_si512(block + b * stride);
       const std::int32_t* x[R];
