@@ -1,5 +1,6 @@
 #include <QString>
 #include <QTest>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -52,6 +53,36 @@ class ThreadPoolTest : public QObject {
         }
       }
     }
+  }
+
+  // A worker takes the chunks the caller has not reached: each of the two
+  // chunks waits until both have started, which only two threads can do.
+  void aWorkerTakesChunksWhileTheCallerWorks() {
+    ThreadPool pool(2);
+    for (int round = 0; round < 20; ++round) {
+      std::atomic<int> started{0};
+      std::atomic<bool> alone{false};
+      pool.parallel_for(2, 1, [&](std::int64_t, std::int64_t) {
+        ++started;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (started.load() < 2) {
+          if (std::chrono::steady_clock::now() > deadline) {
+            alone = true;
+            return;
+          }
+          std::this_thread::yield();
+        }
+      });
+      QVERIFY2(!alone.load(),
+               qPrintable(QString("round %1: one thread ran both chunks").arg(round)));
+    }
+  }
+
+  // Long ranges are cut into a few large chunks; every index still runs once.
+  void aLongRangeRunsEveryIndexOnce() {
+    ThreadPool pool(2);
+    const std::vector<int> seen = visits(pool, 1'000'003, 1);
+    QCOMPARE(std::count(seen.begin(), seen.end(), 1), std::ptrdiff_t(1'000'003));
   }
 
   // Workers that have gone to sleep (idle longer than they poll) wake for the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace quire::kernels {
 namespace {
@@ -10,6 +11,12 @@ namespace {
 // loops of a decode step, short enough that an idle engine stops using the
 // processor at once.
 constexpr std::chrono::microseconds kSpin{250};
+
+// Chunks per thread a loop is cut into where its grain allows: enough to
+// even out a thread that falls behind, few enough that neighbouring work
+// (consecutive slices of one weight, whose next rows are being prefetched)
+// stays on one thread. Sixteen made a decode step's EXL2 products slower.
+constexpr std::int64_t kChunksPerThread = 4;
 
 void relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -36,6 +43,8 @@ bool poll(const Ready& ready) {
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // The claim word holds at most kIndexMask chunks.
+  threads = static_cast<int>(std::min<std::int64_t>(threads, kIndexMask / kChunksPerThread));
   for (int i = 1; i < threads; ++i)
     workers_.emplace_back([this] { worker_loop(); });
 }
@@ -50,47 +59,62 @@ ThreadPool::~ThreadPool() {
     worker.join();
 }
 
-void ThreadPool::run_chunks() {
+void ThreadPool::run_chunks(std::uint32_t loop) {
+  std::uint64_t claim = claim_.load(std::memory_order_acquire);
   for (;;) {
-    std::int64_t begin = 0;
-    {
-      std::lock_guard lock(mutex_);
-      if (next_ >= count_ || failed_) return;
-      begin = next_;
-      next_ = std::min(count_, begin + chunk_);
+    // A loop that has ended, or one taken completely: nothing left here.
+    if (loop_of(claim) != loop) return;
+    const std::uint64_t chunks = (claim >> kIndexBits) & kIndexMask;
+    const std::uint64_t next = claim & kIndexMask;
+    if (next >= chunks) return;
+    if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+      continue;
     }
-    try {
-      (*body_)(begin, std::min(count_, begin + chunk_));
-    } catch (...) {
-      std::lock_guard lock(mutex_);
-      if (!failed_) error_ = std::current_exception();
-      failed_ = true;
+    // The chunk is ours, and the loop cannot end before it has finished, so
+    // its description stays as it is until then.
+    const std::int64_t begin = static_cast<std::int64_t>(next) * chunk_;
+    if (!failed_.load(std::memory_order_relaxed)) {
+      try {
+        (*body_)(begin, std::min(count_, begin + chunk_));
+      } catch (...) {
+        std::lock_guard lock(error_mutex_);
+        if (!error_) error_ = std::current_exception();
+        failed_ = true;
+      }
     }
+    // The last chunk wakes a caller that has gone to sleep. Both sides store
+    // before they load (sequentially consistent), so either the caller sees
+    // the count or this thread sees the caller asleep.
+    if (finished_.fetch_add(1) + 1 == static_cast<std::int64_t>(chunks) &&
+        caller_sleeping_.load()) {
+      { std::lock_guard lock(mutex_); }
+      done_.notify_all();
+    }
+    claim = claim_.load(std::memory_order_acquire);
   }
 }
 
 void ThreadPool::worker_loop() {
-  std::uint64_t seen = 0;
+  std::uint32_t served = 0;  // no loop has number 0
+  const auto announced = [&] { return stopping_.load() || loop_of(claim_.load()) != served; };
   for (;;) {
-    poll([&] { return stopping_.load() || generation_.load() != seen; });
-    {
+    if (!poll(announced)) {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
-      ++busy_;
+      // Counted before the check inside wait, which pairs with the caller's
+      // store of claim_ and load of this count.
+      ++sleeping_workers_;
+      wake_.wait(lock, announced);
+      --sleeping_workers_;
     }
-    run_chunks();
-    {
-      std::lock_guard lock(mutex_);
-      --busy_;
-    }
-    done_.notify_all();
+    if (stopping_) return;
+    served = loop_of(claim_.load(std::memory_order_acquire));
+    run_chunks(served);
   }
 }
 
 bool ThreadPool::loop_finished() const {
-  return busy_.load() == 0 && (next_.load() >= count_ || failed_.load());
+  return finished_.load() == chunks_;
 }
 
 void ThreadPool::parallel_for(std::int64_t count, std::int64_t grain,
@@ -103,32 +127,35 @@ void ThreadPool::parallel_for(std::int64_t count, std::int64_t grain,
     return;
   }
   std::lock_guard one_loop(caller_);
-  // A few chunks per thread balance uneven work without much locking.
-  const std::int64_t chunk = std::max(grain, (count + 4 * threads - 1) / (4 * threads));
-  {
-    std::lock_guard lock(mutex_);
-    body_ = &body;
-    count_ = count;
-    chunk_ = chunk;
-    next_ = 0;
-    failed_ = false;
-    error_ = nullptr;
-    ++generation_;
+  const std::int64_t most = kChunksPerThread * threads;
+  chunk_ = std::max(grain, (count + most - 1) / most);
+  chunks_ = (count + chunk_ - 1) / chunk_;
+  body_ = &body;
+  count_ = count;
+  finished_.store(0, std::memory_order_relaxed);
+  failed_.store(false, std::memory_order_relaxed);
+  error_ = nullptr;
+  loops_ = (loops_ + 1) & static_cast<std::uint32_t>((std::uint64_t(1) << 24) - 1);
+  if (loops_ == 0) loops_ = 1;
+  const std::uint32_t loop = loops_;
+  claim_.store((std::uint64_t(loop) << (2 * kIndexBits)) |
+               (static_cast<std::uint64_t>(chunks_) << kIndexBits));
+  if (sleeping_workers_.load() > 0) {
+    // Taking the lock once means a worker is either before its check (and
+    // sees the loop) or waiting (and is woken).
+    { std::lock_guard lock(mutex_); }
+    wake_.notify_all();
   }
-  // Costs no system call when every worker is still polling.
-  wake_.notify_all();
-  run_chunks();
-  std::exception_ptr error;
-  poll([&] { return loop_finished(); });
-  {
+  run_chunks(loop);
+  if (!poll([&] { return loop_finished(); })) {
     std::unique_lock lock(mutex_);
+    caller_sleeping_ = true;
     done_.wait(lock, [&] { return loop_finished(); });
-    // Workers that woke late find no chunk left and leave at once.
-    body_ = nullptr;
-    count_ = 0;
-    error = error_;
-    error_ = nullptr;
+    caller_sleeping_ = false;
   }
+  body_ = nullptr;
+  // Every chunk has finished, so no thread writes error_ any more.
+  const std::exception_ptr error = std::exchange(error_, nullptr);
   if (error) std::rethrow_exception(error);
 }
 

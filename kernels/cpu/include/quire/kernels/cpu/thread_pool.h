@@ -18,7 +18,10 @@ namespace quire::kernels {
 // fraction of a millisecond. Waking a sleeping thread takes tens of
 // microseconds (more in a virtual machine), so between loops the workers, and
 // the caller waiting for them, first poll for a short while (kSpin) and only
-// then sleep on a condition variable.
+// then sleep on a condition variable. Within a loop, threads take chunks
+// with one atomic operation and no lock: a loop costs about a microsecond
+// more than its work, so chunks can be small enough to keep both threads of
+// a decode step busy to the end.
 class ThreadPool {
  public:
   // threads <= 0: one per hardware thread.
@@ -38,26 +41,42 @@ class ThreadPool {
                     const std::function<void(std::int64_t, std::int64_t)>& body);
 
  private:
+  // The loop in progress and the next chunk to take, in one word, so that a
+  // thread takes a chunk with one compare-and-swap and can never take one of a
+  // loop that has ended: the loop's number (low 24 bits of its count), its
+  // chunks and the next chunk, 20 bits each.
+  static constexpr int kIndexBits = 20;
+  static constexpr std::uint64_t kIndexMask = (std::uint64_t(1) << kIndexBits) - 1;
+  static std::uint32_t loop_of(std::uint64_t claim) {
+    return static_cast<std::uint32_t>(claim >> (2 * kIndexBits));
+  }
+
   void worker_loop();
-  void run_chunks();
+  // Runs chunks of loop `loop` until none is left to take.
+  void run_chunks(std::uint32_t loop);
   bool loop_finished() const;
 
   std::vector<std::thread> workers_;
   std::mutex caller_;  // one loop at a time
+  // Sleeping and waking only; the loop itself needs no lock.
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  // Changed under mutex_; also read without it while polling.
-  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<int> sleeping_workers_{0};
+  std::atomic<bool> caller_sleeping_{false};
   std::atomic<bool> stopping_{false};
 
-  // The loop in progress, changed under mutex_.
+  std::atomic<std::uint64_t> claim_{0};
+  std::uint32_t loops_ = 0;  // the caller's count of loops
+  // The loop in progress: written before claim_ announces it, and not changed
+  // until every chunk has finished.
   const std::function<void(std::int64_t, std::int64_t)>* body_ = nullptr;
   std::int64_t count_ = 0;
   std::int64_t chunk_ = 1;
-  std::atomic<std::int64_t> next_{0};
-  std::atomic<int> busy_{0};
+  std::int64_t chunks_ = 0;
+  std::atomic<std::int64_t> finished_{0};
   std::atomic<bool> failed_{false};
+  std::mutex error_mutex_;
   std::exception_ptr error_;
 };
 
