@@ -41,10 +41,11 @@ class ThreadPool {
                     const std::function<void(std::int64_t, std::int64_t)>& body);
 
  private:
-  // The loop in progress and the next chunk to take, in one word, so that a
-  // thread takes a chunk with one compare-and-swap and can never take one of a
-  // loop that has ended: the loop's number (low 24 bits of its count), its
-  // chunks and the next chunk, 20 bits each.
+  // The loop in progress and the chunks left, in one word, so that a thread
+  // takes a chunk with one compare-and-swap and can never take one of a loop
+  // that has ended: the loop's number (low 24 bits of its count), then the
+  // first chunk not taken from the front and the end of those not taken from
+  // the back, 20 bits each.
   static constexpr int kIndexBits = 20;
   static constexpr std::uint64_t kIndexMask = (std::uint64_t(1) << kIndexBits) - 1;
   static std::uint32_t loop_of(std::uint64_t claim) {
@@ -52,8 +53,11 @@ class ThreadPool {
   }
 
   void worker_loop();
-  // Runs chunks of loop `loop` until none is left to take.
-  void run_chunks(std::uint32_t loop);
+  // Runs chunks of loop `loop` until none is left to take: the caller's
+  // from the front, the workers' from the back, so that each thread works
+  // through neighbouring chunks (consecutive slices of a weight) and they
+  // meet wherever the work evens out.
+  void run_chunks(std::uint32_t loop, bool from_front);
   bool loop_finished() const;
 
   std::vector<std::thread> workers_;
