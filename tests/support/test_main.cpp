@@ -1,39 +1,11 @@
-#include "test_main.h"
+// The shared main of test executables: each test source registers its
+// suite with QUIRE_TEST (test_main.h), and suite_runner.cpp runs them.
 
 #include <QCoreApplication>
-#include <QList>
-#include <QString>
-#include <QTest>
-#include <cstdlib>
-#include <utility>
-#include <vector>
 
-namespace quire::test {
-namespace {
-
-std::vector<std::pair<QString, TestFactory>>& registry() {
-  static std::vector<std::pair<QString, TestFactory>> tests;
-  return tests;
-}
-
-}  // namespace
-
-int register_test(const char* name, TestFactory factory) {
-  registry().emplace_back(QString::fromUtf8(name), std::move(factory));
-  return static_cast<int>(registry().size());
-}
-
-}  // namespace quire::test
+#include "suite_runner.h"
 
 int main(int argc, char** argv) {
   QCoreApplication app(argc, argv);
-  const QStringList only =
-      qEnvironmentVariable("QUIRE_TEST_CLASSES").split(u',', Qt::SkipEmptyParts);
-  int failures = 0;
-  for (const auto& [name, factory] : quire::test::registry()) {
-    if (!only.isEmpty() && !only.contains(name)) continue;
-    const std::unique_ptr<QObject> test = factory();
-    failures += QTest::qExec(test.get(), argc, argv) != 0 ? 1 : 0;
-  }
-  return failures == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return quire::test::run_registered_suites(argc, argv);
 }

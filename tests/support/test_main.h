@@ -2,7 +2,8 @@
 
 // Several Qt Test classes in one executable (one executable per area). Each
 // test source registers its class with QUIRE_TEST(Class); the shared main runs
-// them all, or only those named by QUIRE_TEST_CLASSES (comma-separated).
+// them all, or only those named by QUIRE_TEST_CLASSES (comma-separated), each
+// in a process of its own when there are several (suite_runner.h says why).
 
 #include <QObject>
 #include <functional>
