@@ -11,7 +11,9 @@ an FP16 KV cache. EXL2 and GPTQ weights are dequantized here from
 the tensors in the files, following the formats as exllamav2 defines them.
 
 Usage: reference_forward.py MODEL_DIR --tokens 1,2,3  -> JSON {"logits": [[...], ...]}
-(one row per position).
+(one row per position);
+       reference_forward.py MODEL_DIR --rope SEQ_LEN  -> JSON {"inv_freq": [...],
+"attention_factor": x} as float32 values in hexadecimal.
 """
 import argparse
 import json
@@ -169,13 +171,16 @@ def read_config(model_dir):
     return config
 
 
-def inv_freq(config, seq_len):
-    """transformers' rope initialisation functions, float32."""
+def rope_parameters(config, seq_len):
+    """transformers' rope initialisation functions: (inv_freq in float32,
+    attention factor that cos and sin are multiplied by)."""
     dim = config["head_dim"]
     base = config["rope_theta"]
     scaling = config["rope_scaling"] or {}
     kind = scaling.get("rope_type", scaling.get("type", "default"))
     factor = scaling.get("factor", 1.0)
+    if kind == "yarn":
+        return yarn_parameters(config, scaling, dim, base, factor)
     if kind == "dynamic" and seq_len > config["max_position_embeddings"]:
         original = config["max_position_embeddings"]
         base = base * ((factor * seq_len / original) - (factor - 1)) ** (dim / (dim - 2))
@@ -192,7 +197,45 @@ def inv_freq(config, seq_len):
         smoothed = (1 - smooth) * scaled / factor + smooth * scaled
         medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
         freq = torch.where(medium, smoothed, scaled)
-    return freq
+    return freq, 1.0
+
+
+def yarn_parameters(config, scaling, dim, base, factor):
+    """YaRN as transformers' _compute_yarn_parameters: frequencies blended
+    between extrapolation and interpolation by a linear ramp over the
+    dimensions whose rotations over the original context lie between
+    beta_slow and beta_fast; attention factor 0.1 ln(factor) + 1 (or the
+    mscale ratio, or as given)."""
+    original = scaling.get("original_max_position_embeddings") or config["max_position_embeddings"]
+
+    def mscale_of(scale, mscale=1.0):
+        return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+    attention = scaling.get("attention_factor")
+    if attention is None:
+        mscale, mscale_all_dim = scaling.get("mscale"), scaling.get("mscale_all_dim")
+        if mscale and mscale_all_dim:
+            attention = mscale_of(factor, mscale) / mscale_of(factor, mscale_all_dim)
+        else:
+            attention = mscale_of(factor)
+    beta_fast = scaling.get("beta_fast") or 32
+    beta_slow = scaling.get("beta_slow") or 1
+
+    def dimension_of(rotations):
+        return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = dimension_of(beta_fast), dimension_of(beta_slow)
+    if scaling.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    position_freqs = base ** (torch.arange(0, dim, 2).float() / dim)
+    extrapolated = 1.0 / position_freqs
+    interpolated = 1.0 / (factor * position_freqs)
+    ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+    keep = 1 - ramp
+    return interpolated * (1 - keep) + extrapolated * keep, float(attention)
 
 
 def rms_norm(x, weight, eps):
@@ -214,9 +257,12 @@ def forward(config, t, tokens):
     x = embed[tokens]
 
     positions = torch.arange(count, dtype=torch.float32)
-    freqs = torch.outer(positions, inv_freq(config, count))
+    inv_freq, attention_factor = rope_parameters(config, count)
+    freqs = torch.outer(positions, inv_freq)
     emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos().double(), emb.sin().double()
+    # transformers scales cos and sin by the attention factor in float32.
+    cos = (emb.cos() * attention_factor).double()
+    sin = (emb.sin() * attention_factor).double()
 
     def proj(key, value):
         weight, bias = linear(t, key, config)
@@ -264,9 +310,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model_dir")
-    parser.add_argument("--tokens", required=True, help="comma-separated token ids")
+    parser.add_argument("--tokens", help="comma-separated token ids")
+    parser.add_argument("--rope", type=int, metavar="SEQ_LEN",
+                        help="print the rotary inverse frequencies and attention factor for a "
+                             "sequence of SEQ_LEN tokens instead (needs only config.json)")
     args = parser.parse_args()
     config = read_config(args.model_dir)
+    if args.rope is not None:
+        inv_freq, attention_factor = rope_parameters(config, args.rope)
+        json.dump({"inv_freq": [float.hex(v) for v in inv_freq.tolist()],
+                   "attention_factor": float.hex(float(np.float32(attention_factor)))},
+                  sys.stdout)
+        sys.stdout.write("\n")
+        return
+    if not args.tokens:
+        parser.error("--tokens is required")
     tokens = [int(token) for token in args.tokens.split(",")]
     with torch.no_grad():
         logits = forward(config, load_tensors(args.model_dir), tokens)

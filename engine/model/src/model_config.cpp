@@ -29,13 +29,12 @@ class ConfigReader {
     return nullptr;
   }
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw ModelError(source_ + ": " + what);
-  }
+  [[noreturn]] void fail(const std::string& what) const { throw ModelError(source_ + ": " + what); }
 
   std::int64_t integer(const char* key, std::int64_t low, std::int64_t high) const {
     const Json* value = find(key);
-    if (!value) fail("missing \"" + std::string(key) + "\"; is this a Hugging Face model directory?");
+    if (!value)
+      fail("missing \"" + std::string(key) + "\"; is this a Hugging Face model directory?");
     return checked_integer(*value, key, low, high);
   }
 
@@ -52,8 +51,8 @@ class ConfigReader {
     if (!value->is_number()) fail("\"" + std::string(key) + "\" must be a number");
     const double result = value->get<double>();
     if (!(result >= low && result <= high)) {
-      fail("\"" + std::string(key) + "\" is " + value->dump() + ", outside [" + std::to_string(low) +
-           ", " + std::to_string(high) + "]");
+      fail("\"" + std::string(key) + "\" is " + value->dump() + ", outside [" +
+           std::to_string(low) + ", " + std::to_string(high) + "]");
     }
     return result;
   }
@@ -91,11 +90,14 @@ class ConfigReader {
   std::string source_;
 };
 
+// The rotary types Quire computes, for messages.
+constexpr const char* kSupportedRopeTypes = "default, linear, dynamic, llama3 and yarn";
+
 RopeScaling parse_rope_scaling(const ConfigReader& reader) {
   RopeScaling scaling;
   const Json* value = reader.find("rope_scaling");
   if (!value) return scaling;
-  if (!value->is_object()) reader.fail("\"rope_scaling\" must be an object");
+  if (!value->is_object()) reader.fail("\"rope_scaling\" must be an object or null");
   std::string type;
   for (const char* key : {"rope_type", "type"}) {
     if (auto it = value->find(key); it != value->end() && it->is_string()) {
@@ -103,31 +105,82 @@ RopeScaling parse_rope_scaling(const ConfigReader& reader) {
       break;
     }
   }
+  const auto present = [&](const char* key) {
+    auto it = value->find(key);
+    return it != value->end() && !it->is_null();
+  };
   auto number = [&](const char* key, double fallback) {
     auto it = value->find(key);
     if (it == value->end() || it->is_null()) return fallback;
-    if (!it->is_number()) reader.fail("rope_scaling \"" + std::string(key) + "\" must be a number");
+    if (!it->is_number()) {
+      reader.fail("rope_scaling \"" + std::string(key) + "\" must be a number, not " + it->dump());
+    }
     return it->get<double>();
+  };
+  const auto require = [&](const char* key) {
+    if (!present(key)) {
+      reader.fail("rope_scaling of type \"" + type + "\" needs \"" + std::string(key) + "\"");
+    }
+    return number(key, 0.0);
   };
   scaling.factor = number("factor", 1.0);
   if (type == "default" || type.empty()) return scaling;
-  if (!(scaling.factor >= 1.0)) reader.fail("rope_scaling factor must be at least 1");
+  if (!(scaling.factor >= 1.0)) {
+    reader.fail("rope_scaling \"factor\" is " + value->at("factor").dump() +
+                "; it must be at least 1");
+  }
   if (type == "linear") {
     scaling.type = RopeScaling::Type::Linear;
   } else if (type == "dynamic") {
     scaling.type = RopeScaling::Type::Dynamic;
   } else if (type == "llama3") {
     scaling.type = RopeScaling::Type::Llama3;
-    scaling.low_freq_factor = number("low_freq_factor", 1.0);
-    scaling.high_freq_factor = number("high_freq_factor", 4.0);
+    scaling.factor = require("factor");
+    scaling.low_freq_factor = require("low_freq_factor");
+    scaling.high_freq_factor = require("high_freq_factor");
     scaling.original_max_position_embeddings =
-        static_cast<std::int64_t>(number("original_max_position_embeddings", 8192));
-    if (!(scaling.high_freq_factor > scaling.low_freq_factor)) {
-      reader.fail("rope_scaling high_freq_factor must exceed low_freq_factor");
+        static_cast<std::int64_t>(require("original_max_position_embeddings"));
+    if (!(scaling.high_freq_factor > scaling.low_freq_factor) || !(scaling.low_freq_factor > 0.0)) {
+      reader.fail("rope_scaling high_freq_factor (" + std::to_string(scaling.high_freq_factor) +
+                  ") must exceed low_freq_factor (" + std::to_string(scaling.low_freq_factor) +
+                  "), and both must be positive");
     }
-  } else {
+    if (scaling.original_max_position_embeddings < 1) {
+      reader.fail("rope_scaling original_max_position_embeddings must be positive");
+    }
+  } else if (type == "yarn") {
+    scaling.type = RopeScaling::Type::Yarn;
+    scaling.factor = require("factor");
+    // As transformers reads them: an absent, null or zero beta takes the
+    // default, and mscale applies only with mscale_all_dim.
+    if (const double beta = number("beta_fast", 0.0); beta != 0.0) scaling.beta_fast = beta;
+    if (const double beta = number("beta_slow", 0.0); beta != 0.0) scaling.beta_slow = beta;
+    if (!(scaling.beta_fast > 0.0 && scaling.beta_slow > 0.0)) {
+      reader.fail("rope_scaling beta_fast and beta_slow must be positive");
+    }
+    if (present("attention_factor")) scaling.attention_factor = number("attention_factor", 1.0);
+    scaling.mscale = number("mscale", 0.0);
+    scaling.mscale_all_dim = number("mscale_all_dim", 0.0);
+    if (present("truncate")) {
+      if (!value->at("truncate").is_boolean()) {
+        reader.fail("rope_scaling \"truncate\" must be true or false");
+      }
+      scaling.truncate = value->at("truncate").get<bool>();
+    }
+    if (present("original_max_position_embeddings")) {
+      scaling.original_max_position_embeddings =
+          static_cast<std::int64_t>(number("original_max_position_embeddings", 0.0));
+      if (scaling.original_max_position_embeddings < 1) {
+        reader.fail("rope_scaling original_max_position_embeddings must be positive");
+      }
+    }
+  } else if (type == "longrope" || type == "su") {
     reader.fail("rope_scaling type \"" + type +
-                "\" is not supported; Quire runs default, linear, dynamic and llama3 scaling");
+                "\" (Phi-3's long-context scaling) is not supported yet; Quire runs " +
+                kSupportedRopeTypes + " scaling");
+  } else {
+    reader.fail("rope_scaling type \"" + type + "\" is not supported; Quire runs " +
+                kSupportedRopeTypes + " scaling");
   }
   return scaling;
 }
@@ -154,8 +207,9 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
       list && list->is_array() && !list->empty() && (*list)[0].is_string()) {
     config.architecture = (*list)[0].get<std::string>();
   } else {
-    reader.fail("missing \"architectures\" (a list naming the model class, such as "
-                "[\"LlamaForCausalLM\"])");
+    reader.fail(
+        "missing \"architectures\" (a list naming the model class, such as "
+        "[\"LlamaForCausalLM\"])");
   }
   constexpr std::int64_t kBig = std::int64_t{1} << 40;
   config.hidden_size = reader.integer("hidden_size", 1, 1 << 20);
@@ -164,8 +218,8 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   config.num_kv_heads = static_cast<int>(
       reader.optional_integer("num_key_value_heads", 1, 4096).value_or(config.num_heads));
   const std::int64_t default_head_dim = config.hidden_size / config.num_heads;
-  config.head_dim = static_cast<int>(
-      reader.optional_integer("head_dim", 1, 4096).value_or(default_head_dim));
+  config.head_dim =
+      static_cast<int>(reader.optional_integer("head_dim", 1, 4096).value_or(default_head_dim));
   config.intermediate_size = reader.integer("intermediate_size", 1, kBig);
   config.vocab_size = reader.integer("vocab_size", 1, std::int64_t{1} << 31);
   config.rms_norm_eps = reader.number("rms_norm_eps", 1e-6, 0.0, 1.0);
@@ -174,8 +228,10 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   config.rope_scaling = parse_rope_scaling(reader);
   config.max_position_embeddings =
       reader.optional_integer("max_position_embeddings", 1, kBig).value_or(4096);
-  if (config.rope_scaling.type == RopeScaling::Type::Dynamic) {
-    config.rope_scaling.original_max_position_embeddings = config.max_position_embeddings;
+  RopeScaling& scaling = config.rope_scaling;
+  if (scaling.type == RopeScaling::Type::Dynamic ||
+      (scaling.type == RopeScaling::Type::Yarn && scaling.original_max_position_embeddings == 0)) {
+    scaling.original_max_position_embeddings = config.max_position_embeddings;
   }
   config.sliding_window = reader.optional_integer("sliding_window", 1, kBig);
   if (const Json* value = reader.find("use_sliding_window")) {

@@ -93,9 +93,12 @@ class ModelConfigTest : public QObject {
     const QString base = QStringLiteral(
         R"("hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
            "intermediate_size": 96, "vocab_size": 100)");
-    QTest::newRow("not json") << "{hidden" << "is not valid JSON";
-    QTest::newRow("not an object") << "[1, 2]" << "must hold a JSON object";
-    QTest::newRow("no architectures") << "{" + base + "}" << "missing \"architectures\"";
+    QTest::newRow("not json") << "{hidden"
+                              << "is not valid JSON";
+    QTest::newRow("not an object") << "[1, 2]"
+                                   << "must hold a JSON object";
+    QTest::newRow("no architectures") << "{" + base + "}"
+                                      << "missing \"architectures\"";
     QTest::newRow("unknown architecture")
         << R"({"architectures": ["GPTNeoXForCausalLM"], )" + base + "}"
         << "\"GPTNeoXForCausalLM\" is not supported; Quire runs LlamaForCausalLM, "
@@ -104,11 +107,10 @@ class ModelConfigTest : public QObject {
         << R"({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 1,
                "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100})"
         << "missing \"hidden_size\"";
-    QTest::newRow("string layers")
-        << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
+    QTest::newRow("string layers") << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
                "num_hidden_layers": "2", "num_attention_heads": 4, "intermediate_size": 96,
                "vocab_size": 100})"
-        << "\"num_hidden_layers\" must be an integer";
+                                   << "\"num_hidden_layers\" must be an integer";
     QTest::newRow("negative vocab")
         << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 1,
                "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": -5})"
@@ -116,13 +118,35 @@ class ModelConfigTest : public QObject {
     QTest::newRow("heads not a multiple of kv heads")
         << R"({"architectures": ["LlamaForCausalLM"], "num_key_value_heads": 3, )" + base + "}"
         << "not a multiple of num_key_value_heads (3)";
-    QTest::newRow("yarn")
-        << R"({"architectures": ["LlamaForCausalLM"], "rope_scaling": {"type": "yarn",
-               "factor": 4.0}, )" + base + "}"
-        << "rope_scaling type \"yarn\" is not supported";
+    QTest::newRow("longrope")
+        << R"({"architectures": ["LlamaForCausalLM"], "rope_scaling": {"type": "longrope",
+               "short_factor": [1.0], "long_factor": [2.0]}, )" +
+               base + "}"
+        << "rope_scaling type \"longrope\" (Phi-3's long-context scaling) is not supported "
+           "yet; Quire runs default, linear, dynamic, llama3 and yarn scaling";
+    QTest::newRow("unknown rope type")
+        << R"({"architectures": ["LlamaForCausalLM"], "rope_scaling": {"rope_type": "ntk-v9",
+               "factor": 2.0}, )" +
+               base + "}"
+        << "rope_scaling type \"ntk-v9\" is not supported; Quire runs default";
+    QTest::newRow("yarn without factor")
+        << R"({"architectures": ["Qwen2ForCausalLM"], "rope_scaling": {"type": "yarn"}, )" + base +
+               "}"
+        << "rope_scaling of type \"yarn\" needs \"factor\"";
+    QTest::newRow("llama3 without its bands")
+        << R"({"architectures": ["LlamaForCausalLM"], "rope_scaling": {"rope_type": "llama3",
+               "factor": 8.0}, )" +
+               base + "}"
+        << "rope_scaling of type \"llama3\" needs \"low_freq_factor\"";
+    QTest::newRow("factor below one")
+        << R"({"architectures": ["LlamaForCausalLM"], "rope_scaling": {"rope_type": "linear",
+               "factor": 0.5}, )" +
+               base + "}"
+        << "rope_scaling \"factor\" is 0.5; it must be at least 1";
     QTest::newRow("layer types length")
         << R"({"architectures": ["Qwen2ForCausalLM"], "layer_types": ["full_attention",
-               "full_attention"], )" + base + "}"
+               "full_attention"], )" +
+               base + "}"
         << "\"layer_types\" lists 2 layers";
   }
 

@@ -9,14 +9,24 @@
 namespace quire::engine {
 
 // rope_scaling from config.json. Types Quire runs: none, linear, dynamic
-// (NTK-aware, by the longest position in a step) and llama3.
+// (NTK-aware, by the longest position in a step), llama3 and yarn.
 struct RopeScaling {
-  enum class Type : std::uint8_t { None, Linear, Dynamic, Llama3 };
+  enum class Type : std::uint8_t { None, Linear, Dynamic, Llama3, Yarn };
   Type type = Type::None;
   double factor = 1.0;
   double low_freq_factor = 1.0;   // llama3
   double high_freq_factor = 4.0;  // llama3
+  // llama3 and yarn: the context the model was trained at. Yarn without the
+  // key uses max_position_embeddings.
   std::int64_t original_max_position_embeddings = 0;
+  // yarn: the rotations that bound the blend between extrapolated and
+  // interpolated frequencies, and how cos and sin are scaled.
+  double beta_fast = 32.0;
+  double beta_slow = 1.0;
+  std::optional<double> attention_factor;  // given: used as is
+  double mscale = 0.0;                     // with mscale_all_dim (DeepSeek style); 0: unset
+  double mscale_all_dim = 0.0;
+  bool truncate = true;  // round the blend's bounds to whole dimensions
 };
 
 struct QuantizationConfig {
