@@ -75,7 +75,7 @@ std::int32_t checked_id(const ConfigFile& file, const Entry& entry, const Json& 
   }
   const std::int64_t id = value.get<std::int64_t>();
   if (id < 0 || id >= vocabulary.size) {
-    file.fail(entry.key, "is " + std::to_string(id) + ", but tokenizer.model has " +
+    file.fail(entry.key, "is " + std::to_string(id) + ", but " + vocabulary.source + " has " +
                              std::to_string(vocabulary.size) + " tokens (ids 0 to " +
                              std::to_string(vocabulary.size - 1) +
                              "); the configuration does not belong to this tokenizer");
@@ -117,9 +117,24 @@ std::optional<std::int32_t> read_token_name(const ConfigFile& file, const std::s
   }
   const std::string text = name->get<std::string>();
   if (auto id = vocabulary.find(text)) return id;
-  file.fail(key, "is \"" + text +
-                     "\", which is not in tokenizer.model's vocabulary (tokens added only in "
-                     "tokenizer.json are not supported yet)");
+  file.fail(key, "is \"" + text + "\", which is not in " + vocabulary.source +
+                     "'s vocabulary; the configuration does not belong to this tokenizer");
+}
+
+// {"added_tokens_decoder": {"128000": {"content": "<|begin_of_text|>", "special": true, ...}}}
+std::vector<std::string> configured_special_tokens(const ConfigFile& file) {
+  std::vector<std::string> names;
+  const auto decoder = file.root.find("added_tokens_decoder");
+  if (decoder == file.root.end() || !decoder->is_object()) return names;
+  for (const auto& [id, token] : decoder->items()) {
+    if (!token.is_object()) continue;
+    const auto content = token.find("content");
+    const auto special = token.find("special");
+    if (content == token.end() || !content->is_string()) continue;
+    if (special == token.end() || !special->is_boolean() || !special->get<bool>()) continue;
+    names.push_back(content->get<std::string>());
+  }
+  return names;
 }
 
 }  // namespace
@@ -164,8 +179,10 @@ SpecialTokens resolve_special_tokens(const std::filesystem::path& model_dir,
       if (!entry->value->is_boolean()) {
         tokenizer->fail(entry->key, "must be true or false, not " + entry->value->dump());
       }
-      tokens.add_bos = tokens.bos && entry->value->get<bool>();
+      tokens.add_bos_setting = entry->value->get<bool>();
+      tokens.add_bos = tokens.bos && *tokens.add_bos_setting;
     }
+    tokens.configured_special = configured_special_tokens(*tokenizer);
   }
   return tokens;
 }

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -11,6 +12,7 @@ namespace quire::engine::detail {
 
 // What the configuration files need to know about the vocabulary.
 struct VocabularyView {
+  std::string source = "tokenizer.model";  // the file that holds the vocabulary, for messages
   int size = 0;
   std::function<std::optional<std::int32_t>(std::string_view)> find;
   // The ids tokenizer.model itself declares, the last resort.
@@ -22,6 +24,11 @@ struct SpecialTokens {
   std::optional<std::int32_t> bos;
   std::vector<std::int32_t> eos;  // deduplicated, in configuration order
   bool add_bos = false;
+  // tokenizer_config.json's "add_bos_token", when it sets one.
+  std::optional<bool> add_bos_setting;
+  // The contents of tokenizer_config.json's "added_tokens_decoder" entries
+  // marked special, in file order.
+  std::vector<std::string> configured_special;
 };
 
 // Resolves BOS, EOS and add_bos from <model_dir>'s generation_config.json,

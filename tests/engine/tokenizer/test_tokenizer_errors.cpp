@@ -33,13 +33,18 @@ class TokenizerErrorsTest : public QObject {
     const QString config = QStringLiteral("config.json");
     const QString tokenizer = QStringLiteral("tokenizer_config.json");
 
-    QTest::newRow("no tokenizer.model")
+    QTest::newRow("no tokenizer file")
         << Files{{config, "{}"}}
-        << QStringList{"no tokenizer.model in %1", "SentencePiece tokenizer.model",
-                       "tokenizer.json are not supported yet"};
-    QTest::newRow("only tokenizer.json")
+        << QStringList{"no tokenizer.json or tokenizer.model in %1",
+                       "Hugging Face tokenizer.json and SentencePiece tokenizer.model"};
+    QTest::newRow("tokenizer.json without a model")
         << Files{{QStringLiteral("tokenizer.json"), "{}"}}
-        << QStringList{"%1 (only tokenizer.json)", "not supported yet"};
+        << QStringList{"%1/tokenizer.json: the file has no \"model\""};
+    QTest::newRow("tokenizer.json as a Git LFS pointer")
+        << Files{{QStringLiteral("tokenizer.json"),
+                  "version https://git-lfs.github.com/spec/v1\noid sha256:0123\nsize 9085657\n"},
+                 {model, kTrainedModel}}
+        << QStringList{"%1/tokenizer.json is a Git LFS pointer", "git lfs pull"};
     QTest::newRow("corrupt tokenizer.model")
         << Files{{model, "this is certainly not a protocol buffer \xff\xfe"}}
         << QStringList{"%1/tokenizer.model is not a SentencePiece model"};

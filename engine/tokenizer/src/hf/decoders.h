@@ -1,0 +1,31 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "json_field.h"
+
+namespace quire::engine::detail {
+
+// A token on its way back to text; `added` marks added tokens, which the
+// byte-level decoder passes through as the text they are.
+struct DecodedPiece {
+  std::string text;
+  bool added = false;
+};
+using DecodedPieces = std::vector<DecodedPiece>;
+
+// tokenizer.json's "decoder": a chain of steps over the tokens' texts, whose
+// results are joined.
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  virtual void decode_chain(DecodedPieces& pieces) const = 0;
+};
+
+// nullptr for a null decoder (Hugging Face then joins the tokens with
+// spaces). Throws ModelError for an unknown type.
+std::unique_ptr<Decoder> read_decoder(const JsonField& config);
+
+}  // namespace quire::engine::detail
