@@ -47,7 +47,7 @@ Value attribute_path(const Value& item, const std::string& path) {
 }
 
 Value lowered_if(const Value& value, bool case_sensitive) {
-  if (!case_sensitive && value.is_string()) return Value(ascii_lower(value.as_string()));
+  if (!case_sensitive && value.is_string()) return Value(python_lower(value.as_string()));
   return value;
 }
 
@@ -95,13 +95,13 @@ Value f_tojson(const Value& input, CallArgs& args) {
 Value f_upper(const Value& input, CallArgs& args) {
   Params(args, "upper", {});
   const Text text = soft_str(input);
-  return rewritten(ascii_upper(text.bytes()), text);
+  return rewritten(python_upper(text.bytes()), text);
 }
 
 Value f_lower(const Value& input, CallArgs& args) {
   Params(args, "lower", {});
   const Text text = soft_str(input);
-  return rewritten(ascii_lower(text.bytes()), text);
+  return rewritten(python_lower(text.bytes()), text);
 }
 
 Value f_replace(const Value& input, CallArgs& args) {
@@ -337,7 +337,7 @@ Value f_title(const Value& input, CallArgs& args) {
       word_start = true;
       continue;
     }
-    c = word_start ? ascii_upper(std::string(1, c))[0] : ascii_lower(std::string(1, c))[0];
+    c = word_start ? python_upper(std::string(1, c))[0] : python_lower(std::string(1, c))[0];
     word_start = false;
   }
   return rewritten(std::move(out), text);
@@ -359,7 +359,7 @@ std::optional<std::int64_t> parse_int(std::string text, int base) {
   if (digits.empty()) return std::nullopt;
   std::size_t start = (digits[0] == '-' || digits[0] == '+') ? 1 : 0;
   if (base == 0 || base == 16 || base == 8 || base == 2) {
-    const std::string prefix = ascii_lower(digits.substr(start, 2));
+    const std::string prefix = python_lower(digits.substr(start, 2));
     int detected = prefix == "0x" ? 16 : prefix == "0o" ? 8 : prefix == "0b" ? 2 : 0;
     if (detected != 0 && (base == 0 || base == detected)) {
       digits.erase(start, 2);

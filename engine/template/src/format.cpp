@@ -19,7 +19,18 @@ struct Spec {
   int width = -1;
   int precision = -1;
   char type = '\0';
+  bool grouping = false;  // "," in str.format: thousands separators
 };
+
+std::string grouped(const std::string& digits) {
+  std::string out;
+  const std::size_t n = digits.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0 && (n - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
 
 std::string pad(std::string body, const Spec& spec, bool numeric) {
   const auto width = static_cast<std::size_t>(std::max(spec.width, 0));
@@ -64,6 +75,7 @@ std::string format_integer(std::int64_t value, const Spec& spec) {
   std::string digits = buffer;
   if (spec.precision >= 0 && static_cast<std::size_t>(spec.precision) > digits.size())
     digits.insert(0, static_cast<std::size_t>(spec.precision) - digits.size(), '0');
+  if (spec.grouping && type == 'd') digits = grouped(digits);
   return signed_text(negative, digits, spec);
 }
 
@@ -71,7 +83,7 @@ std::string format_float(double value, const Spec& spec) {
   char type = spec.type;
   if (std::isnan(value) || std::isinf(value)) {
     std::string text = std::isnan(value) ? "nan" : "inf";
-    if (type == 'F' || type == 'E' || type == 'G') text = ascii_upper(text);
+    if (type == 'F' || type == 'E' || type == 'G') text = python_upper(text);
     return signed_text(std::signbit(value) && !std::isnan(value), text, spec);
   }
   if (type == '\0' && spec.precision < 0) {
@@ -247,6 +259,10 @@ Spec parse_spec(std::string_view text) {
   }
   while (i < text.size() && text[i] >= '0' && text[i] <= '9')
     spec.width = std::max(spec.width, 0) * 10 + (text[i++] - '0');
+  if (i < text.size() && text[i] == ',') {
+    spec.grouping = true;
+    ++i;
+  }
   if (i < text.size() && text[i] == '.') {
     spec.precision = 0;
     ++i;

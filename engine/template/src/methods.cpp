@@ -97,10 +97,10 @@ Value split_impl(const Value& self, CallArgs& args, bool from_right) {
       const std::size_t keep = static_cast<std::size_t>(max);
       if (from_right) {
         const std::size_t first = ranges.size() - keep - 1;
-        ranges[first].first = ranges.front().first;
+        ranges[first].first = 0;
         ranges.erase(ranges.begin(), ranges.begin() + static_cast<std::ptrdiff_t>(first));
       } else {
-        ranges[keep].second = ranges.back().second;
+        ranges[keep].second = bytes.size();
         ranges.resize(keep + 1);
       }
     }
@@ -176,11 +176,11 @@ Value str_endswith(const Value& s, CallArgs& a) {
 
 Value str_upper(const Value& s, CallArgs& a) {
   Params(a, "upper()", {});
-  return text_value(ascii_upper(s.as_string()), s.as_text());
+  return text_value(python_upper(s.as_string()), s.as_text());
 }
 Value str_lower(const Value& s, CallArgs& a) {
   Params(a, "lower()", {});
-  return text_value(ascii_lower(s.as_string()), s.as_text());
+  return text_value(python_lower(s.as_string()), s.as_text());
 }
 
 bool is_ascii_letter(char c) {
@@ -194,7 +194,7 @@ Value str_title(const Value& s, CallArgs& a) {
   for (char& c : out) {
     const bool letter = is_ascii_letter(c);
     if (letter)
-      c = previous_cased ? ascii_lower(std::string(1, c))[0] : ascii_upper(std::string(1, c))[0];
+      c = previous_cased ? python_lower(std::string(1, c))[0] : python_upper(std::string(1, c))[0];
     // Bytes of other scripts count as letters: words do not break inside them.
     previous_cased = letter || static_cast<unsigned char>(c) >= 0x80;
   }
@@ -203,8 +203,8 @@ Value str_title(const Value& s, CallArgs& a) {
 
 Value str_capitalize(const Value& s, CallArgs& a) {
   Params(a, "capitalize()", {});
-  std::string out = ascii_lower(s.as_string());
-  if (!out.empty()) out[0] = ascii_upper(out.substr(0, 1))[0];
+  std::string out = python_lower(s.as_string());
+  if (!out.empty()) out[0] = python_upper(out.substr(0, 1))[0];
   return text_value(std::move(out), s.as_text());
 }
 

@@ -19,17 +19,34 @@ constexpr std::size_t kMaxBuiltBytes = 64u << 20;
                       "' and '" + b.type_name() + "'");
 }
 
-std::int64_t checked(bool overflow, std::int64_t value) {
-  if (overflow) throw TemplateError("integer overflow (the result does not fit 64 bits)");
-  return value;
+[[noreturn]] void overflow() {
+  throw TemplateError("integer overflow (the result does not fit 64 bits)");
+}
+
+std::int64_t add(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) overflow();
+  return r;
+}
+
+std::int64_t subtract(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) overflow();
+  return r;
+}
+
+std::int64_t multiply(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) overflow();
+  return r;
 }
 
 Value integer_power(std::int64_t base, std::int64_t exponent) {
   std::int64_t result = 1;
   while (exponent > 0) {
-    if (exponent & 1) result = checked(__builtin_mul_overflow(result, base, &result), result);
+    if (exponent & 1) result = multiply(result, base);
     exponent >>= 1;
-    if (exponent > 0) base = checked(__builtin_mul_overflow(base, base, &base), base);
+    if (exponent > 0) base = multiply(base, base);
   }
   return Value(result);
 }
@@ -85,10 +102,7 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
   if (op == "%" && a.is_string()) return Value(percent_format(a.as_text(), b));
   if (op == "+") {
     if (floats) return Value(a.as_double() + b.as_double());
-    if (numbers) {
-      std::int64_t r = 0;
-      return Value(checked(__builtin_add_overflow(a.as_int(), b.as_int(), &r), r));
-    }
+    if (numbers) return Value(add(a.as_int(), b.as_int()));
     if (a.is_string() && b.is_string()) {
       Text out = a.as_text();
       out.append(b.as_text());
@@ -106,10 +120,7 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
   }
   if (op == "*") {
     if (floats) return Value(a.as_double() * b.as_double());
-    if (numbers) {
-      std::int64_t r = 0;
-      return Value(checked(__builtin_mul_overflow(a.as_int(), b.as_int(), &r), r));
-    }
+    if (numbers) return Value(multiply(a.as_int(), b.as_int()));
     if ((a.is_string() || a.is_list()) && (b.is_int() || b.is_bool())) return repeat(a, b.as_int());
     if ((b.is_string() || b.is_list()) && (a.is_int() || a.is_bool())) return repeat(b, a.as_int());
     unsupported(op, a, b);
@@ -117,8 +128,7 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
   if (!numbers) unsupported(op, a, b);
   if (op == "-") {
     if (floats) return Value(a.as_double() - b.as_double());
-    std::int64_t r = 0;
-    return Value(checked(__builtin_sub_overflow(a.as_int(), b.as_int(), &r), r));
+    return Value(subtract(a.as_int(), b.as_int()));
   }
   if (op == "/") {
     if (b.as_double() == 0.0) throw TemplateError("division by zero");
@@ -129,7 +139,7 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
     if (floats) return Value(std::floor(a.as_double() / b.as_double()));
     const std::int64_t x = a.as_int();
     const std::int64_t y = b.as_int();
-    if (x == std::numeric_limits<std::int64_t>::min() && y == -1) checked(true, 0);
+    if (x == std::numeric_limits<std::int64_t>::min() && y == -1) overflow();
     std::int64_t q = x / y;
     if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
     return Value(q);
@@ -156,10 +166,7 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
 Value negate(const Value& value) {
   require_defined(value);
   if (value.is_float()) return Value(-value.as_double());
-  if (value.is_number()) {
-    std::int64_t r = 0;
-    return Value(checked(__builtin_sub_overflow(std::int64_t{0}, value.as_int(), &r), r));
-  }
+  if (value.is_number()) return Value(subtract(0, value.as_int()));
   throw TemplateError("bad operand type for unary -: '" + value.type_name() + "'");
 }
 
@@ -362,20 +369,79 @@ std::int64_t to_index(const Value& value, const std::string& what) {
                       "' object cannot be interpreted as an integer");
 }
 
-std::string ascii_upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+namespace {
+
+// Case pairs of Latin-1, Latin Extended-A, Greek and Cyrillic: the scripts
+// where chat text meets Python's Unicode-aware upper() and lower().
+char32_t upper_of(char32_t c) {
+  if (c >= 'a' && c <= 'z') return c - 32;
+  if (c < 0xB5) return c;
+  if (c == 0xB5) return 0x39C;
+  if ((c >= 0xE0 && c <= 0xFE && c != 0xF7)) return c - 32;
+  if (c == 0xFF) return 0x178;
+  if (c >= 0x100 && c <= 0x17F && c != 0x130 && c != 0x131 && c != 0x138 && c != 0x149 &&
+      c != 0x17F) {
+    const bool odd_lower = (c <= 0x137) || (c >= 0x14A && c <= 0x177);
+    if (odd_lower) return (c & 1) ? c - 1 : c;
+    return (c & 1) ? c : c - 1;
+  }
+  if (c == 0x131) return 'I';
+  if (c >= 0x3B1 && c <= 0x3C9) return c == 0x3C2 ? 0x3A3 : c - 32;
+  if (c >= 0x3AC && c <= 0x3AF) return c == 0x3AC ? 0x386 : c - 37;
+  if (c == 0x3CC) return 0x38C;
+  if (c == 0x3CD || c == 0x3CE) return c - 63;
+  if (c >= 0x430 && c <= 0x44F) return c - 32;
+  if (c >= 0x450 && c <= 0x45F) return c - 80;
+  return c;
+}
+
+char32_t lower_of(char32_t c) {
+  if (c >= 'A' && c <= 'Z') return c + 32;
+  if (c < 0xC0) return c;
+  if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;
+  if (c == 0x178) return 0xFF;
+  if (c >= 0x100 && c <= 0x17F && c != 0x130 && c != 0x131 && c != 0x138 && c != 0x149 &&
+      c != 0x17F) {
+    const bool even_upper = (c <= 0x137) || (c >= 0x14A && c <= 0x177);
+    if (even_upper) return (c & 1) ? c : c + 1;
+    return (c & 1) ? c + 1 : c;
+  }
+  if (c >= 0x391 && c <= 0x3A9 && c != 0x3A2) return c + 32;
+  if (c == 0x386) return 0x3AC;
+  if (c >= 0x388 && c <= 0x38A) return c + 37;
+  if (c == 0x38C) return 0x3CC;
+  if (c == 0x38E || c == 0x38F) return c + 63;
+  if (c >= 0x410 && c <= 0x42F) return c + 32;
+  if (c >= 0x400 && c <= 0x40F) return c + 80;
+  return c;
+}
+
+template <char32_t (*Map)(char32_t)>
+std::string map_case(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t n = utf8::sequence_length(text, pos);
+    const char32_t c = utf8::decode(text, pos);
+    if (n == 1 && c >= 0x80)
+      out.push_back(text[pos]);
+    else if (Map == upper_of && c == 0xDF)
+      out += "SS";
+    else
+      utf8::encode(Map(c), out);
+    pos += n;
   }
   return out;
 }
 
-std::string ascii_lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
+}  // namespace
+
+std::string python_upper(std::string_view text) {
+  return map_case<upper_of>(text);
+}
+
+std::string python_lower(std::string_view text) {
+  return map_case<lower_of>(text);
 }
 
 bool is_python_space(char32_t c) {

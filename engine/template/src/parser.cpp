@@ -684,9 +684,6 @@ class Parser {
       node->name = expect_name();
       while (skip_op("."))
         node->name += "." + expect_name();
-      // jinja2 rejects unknown filters when it compiles, even in branches never taken.
-      if (filter_status(node->name) == NameStatus::Unknown)
-        fail("no filter named '" + node->name + "'", node->line, "filter '" + node->name + "'");
       node->children.push_back(std::move(input));
       if (is_op("(")) call_arguments(*node);
       input = std::move(node);
@@ -701,8 +698,6 @@ class Parser {
     node->name = expect_name();
     while (skip_op("."))
       node->name += "." + expect_name();
-    if (test_status(node->name) == NameStatus::Unknown)
-      fail("no test named '" + node->name + "'", node->line, "test '" + node->name + "'");
     node->children.push_back(std::move(subject));
     const Token& token = current();
     if (is_op("(")) {
@@ -722,10 +717,51 @@ class Parser {
   int loop_depth_ = 0;
 };
 
+// jinja2 rejects a filter or test name it does not know when it compiles the
+// template, except inside if statements and conditional expressions (its
+// "soft" frames), where the error waits until the filter runs.
+void check_names(const Expr& expr, bool soft) {
+  soft = soft || expr.kind == Expr::Kind::Conditional;
+  if (!soft && expr.kind == Expr::Kind::Filter && filter_status(expr.name) == NameStatus::Unknown)
+    throw TemplateError("no filter named '" + expr.name + "'", expr.line,
+                        "filter '" + expr.name + "'");
+  if (!soft && expr.kind == Expr::Kind::Test && test_status(expr.name) == NameStatus::Unknown)
+    throw TemplateError("no test named '" + expr.name + "'", expr.line, "test '" + expr.name + "'");
+  for (const auto& child : expr.children) {
+    if (child) check_names(*child, soft);
+  }
+  for (const auto& [name, value] : expr.keyword)
+    check_names(*value, soft);
+}
+
+void check_names(const Body& body, bool soft) {
+  for (const auto& stmt : body.statements) {
+    for (const ExprPtr* expr : {&stmt->expr, &stmt->condition, &stmt->filter}) {
+      if (*expr) check_names(**expr, soft || stmt->kind == Stmt::Kind::If);
+    }
+    for (const auto& [name, value] : stmt->parameters) {
+      if (value) check_names(*value, false);
+    }
+    for (const auto& [target, value] : stmt->assignments)
+      check_names(*value, soft);
+    for (const auto& [condition, branch] : stmt->branches) {
+      check_names(*condition, true);
+      check_names(branch, true);
+    }
+    const bool inner_soft =
+        soft && (stmt->kind == Stmt::Kind::If || stmt->kind == Stmt::Kind::Set ||
+                 stmt->kind == Stmt::Kind::Scope);
+    check_names(stmt->body, inner_soft);
+    check_names(stmt->else_body, stmt->kind == Stmt::Kind::If || inner_soft);
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const ast::Body> parse_template(std::string_view source) {
-  return Parser(tokenize(source)).run();
+  std::shared_ptr<const Body> body = Parser(tokenize(source)).run();
+  check_names(*body, false);
+  return body;
 }
 
 }  // namespace quire::engine::jinja

@@ -96,11 +96,11 @@ bool t_divisibleby(const Value& v, const Params& p) {
 
 bool t_lower(const Value& v, const Params&) {
   const std::string text = v.str().bytes();
-  return text == ascii_lower(text) && text != ascii_upper(text);
+  return text == python_lower(text) && text != python_upper(text);
 }
 bool t_upper(const Value& v, const Params&) {
   const std::string text = v.str().bytes();
-  return text == ascii_upper(text) && text != ascii_lower(text);
+  return text == python_upper(text) && text != python_lower(text);
 }
 
 // Python's `is`: the same object. Scalars that CPython interns (None, the

@@ -84,9 +84,10 @@ enum class NameStatus { Supported, Unsupported, Unknown };
 NameStatus filter_status(std::string_view name);
 NameStatus test_status(std::string_view name);
 
-// Case mapping of ASCII letters (chat templates only case role names).
-std::string ascii_upper(std::string_view text);
-std::string ascii_lower(std::string_view text);
+// Python's str.upper() and str.lower() for ASCII, Latin, Greek and Cyrillic;
+// other scripts pass unchanged.
+std::string python_upper(std::string_view text);
+std::string python_lower(std::string_view text);
 bool is_python_space(char32_t c);
 
 }  // namespace quire::engine::jinja
