@@ -17,8 +17,8 @@ packages=(
   dpkg-dev file desktop-file-utils appstream
   # scripts/screenshots.sh
   xvfb xauth
-  # the reference chat-template renderer (tests/reference)
-  python3-jinja2
+  # the reference chat-template renderer and SentencePiece (tests/reference)
+  python3-jinja2 python3-sentencepiece
   # scripts/fuzz.sh (libFuzzer)
   clang libclang-rt-14-dev
 )
