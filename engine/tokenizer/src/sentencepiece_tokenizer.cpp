@@ -129,6 +129,8 @@ class SentencePieceTokenizer final : public TokenizerImpl {
     return static_cast<std::uint8_t>(value);
   }
 
+  bool sentencepiece_byte_runs() const override { return true; }
+
   std::string description() const override {
     const auto byte_count = std::count(kinds.begin(), kinds.end(), PieceKind::Byte);
     const auto control_count = std::count(kinds.begin(), kinds.end(), PieceKind::Control);

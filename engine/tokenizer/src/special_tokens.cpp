@@ -183,6 +183,12 @@ SpecialTokens resolve_special_tokens(const std::filesystem::path& model_dir,
       tokens.add_bos = tokens.bos && *tokens.add_bos_setting;
     }
     tokens.configured_special = configured_special_tokens(*tokenizer);
+    if (const auto entry = find(tokenizer->root, "clean_up_tokenization_spaces", "")) {
+      if (!entry->value->is_boolean()) {
+        tokenizer->fail(entry->key, "must be true or false, not " + entry->value->dump());
+      }
+      tokens.clean_up_spaces = entry->value->get<bool>();
+    }
   }
   return tokens;
 }

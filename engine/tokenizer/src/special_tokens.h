@@ -29,6 +29,9 @@ struct SpecialTokens {
   // The contents of tokenizer_config.json's "added_tokens_decoder" entries
   // marked special, in file order.
   std::vector<std::string> configured_special;
+  // tokenizer_config.json's "clean_up_tokenization_spaces" (transformers'
+  // default is false).
+  bool clean_up_spaces = false;
 };
 
 // Resolves BOS, EOS and add_bos from <model_dir>'s generation_config.json,

@@ -31,6 +31,10 @@ class TokenizerImpl {
   virtual PieceKind kind(std::int32_t id) const = 0;
   virtual std::optional<std::uint8_t> byte_value(std::int32_t id) const = 0;
   virtual std::string description() const = 0;
+  // SentencePiece decodes a run of byte pieces character by character from
+  // the run's start, one U+FFFD per byte it cannot use; streaming then
+  // decides characters from the pieces' bytes rather than from the text.
+  virtual bool sentencepiece_byte_runs() const { return false; }
 
   // Resolved once at load from the configuration files.
   SpecialTokens special;

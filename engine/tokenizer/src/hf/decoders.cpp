@@ -9,8 +9,6 @@
 namespace quire::engine::detail {
 namespace {
 
-constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
-
 class SequenceDecoder final : public Decoder {
  public:
   explicit SequenceDecoder(std::vector<std::unique_ptr<Decoder>> parts)
@@ -66,8 +64,11 @@ class ByteLevelDecoder final : public Decoder {
   }
 };
 
-// Runs of "<0xAB>" pieces back to the characters they spell; a run that is
-// not valid UTF-8 becomes one U+FFFD per byte, as in Hugging Face.
+// Runs of "<0xAB>" pieces back to the characters they spell, U+FFFD for
+// each maximal ill-formed part. (Hugging Face's Rust decoder turns a run with
+// any ill-formed part into one U+FFFD per byte; the reference implementation
+// and a streaming decoder need the local rule, which differs only for byte
+// sequences a model should never produce.)
 class ByteFallbackDecoder final : public Decoder {
  public:
   void decode_chain(DecodedPieces& pieces) const override {
@@ -76,12 +77,7 @@ class ByteFallbackDecoder final : public Decoder {
     std::size_t count = 0;
     auto close_run = [&] {
       if (count == 0) return;
-      if (is_valid_utf8(bytes)) {
-        out.push_back({bytes, false});
-      } else {
-        for (std::size_t i = 0; i < count; ++i)
-          out.push_back({std::string(kReplacementCharacter), false});
-      }
+      out.push_back({to_valid_utf8(bytes), false});
       bytes.clear();
       count = 0;
     };

@@ -24,6 +24,21 @@ std::string without_exception_id(const std::string& message) {
              : message;
 }
 
+// transformers' clean_up_tokenization, in its order: the space before
+// punctuation and English contractions goes.
+void clean_up_tokenization_spaces(std::string& text) {
+  static constexpr std::pair<std::string_view, std::string_view> kRules[] = {
+      {" .", "."},     {" ?", "?"},   {" !", "!"},   {" ,", ","},     {" ' ", "'"},
+      {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : kRules) {
+    std::size_t position = 0;
+    while ((position = text.find(from, position)) != std::string::npos) {
+      text.replace(position, from.size(), to);
+      position += to.size();
+    }
+  }
+}
+
 class HfTokenizer final : public TokenizerImpl {
  public:
   std::unique_ptr<Normalizer> normalizer;
@@ -85,6 +100,7 @@ class HfTokenizer final : public TokenizerImpl {
       if (!decoder && i > 0) text += ' ';
       text += pieces[i].text;
     }
+    if (special.clean_up_spaces) clean_up_tokenization_spaces(text);
     return text;
   }
 

@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,15 +11,20 @@ namespace quire::engine {
 
 // Turns the token ids of a reply into text as they arrive. The pieces it
 // returns, followed by flush(), are byte for byte what Tokenizer::decode()
-// gives for the whole sequence: the first word loses its "▁" exactly when
-// decode() would drop it, control tokens add nothing, and a character spelled
-// with byte-fallback pieces (<0xE2><0x82><0xAC>) comes out only once its last
-// byte is there, so no push ever ends in half a UTF-8 character.
+// gives for the whole sequence (special tokens skipped), for either kind of
+// tokenizer: the first word loses its "▁" exactly when decode() would drop
+// it, control tokens add nothing, and a character split across tokens (byte
+// pieces <0xE2><0x82><0xAC>, or byte-level tokens that each carry part of
+// it) comes out only once it is whole, so no push ever ends in half a UTF-8
+// character.
 //
-// Each push decodes only a few tokens: the bytes still waiting for the rest of
-// their character and the new token (until the reply's first visible text,
-// everything since its start). The tokenizer must outlive the detokenizer and
-// stay where it is (not be moved from). Not thread-safe; one per stream.
+// Each push decodes only a few tokens: a little context that is already out,
+// the tokens whose text is still undecided and the new one. Text is held back
+// while it ends in what more tokens could still change: an unfinished
+// character (decoded as U+FFFD) or, for tokenizers that remove the space
+// before punctuation when decoding, a space that may yet be removed. The
+// tokenizer must outlive the detokenizer and stay where it is (not be moved
+// from). Not thread-safe; one per stream.
 class StreamingDetokenizer {
  public:
   explicit StreamingDetokenizer(const Tokenizer& tokenizer);
@@ -39,19 +43,20 @@ class StreamingDetokenizer {
   void reset();
 
  private:
-  std::string decode_window(std::size_t count);
-  std::size_t undecided_tail() const;
+  std::string window_text(std::size_t count);
+  std::size_t settled_length(const std::string& text) const;
+  std::size_t undecided_byte_pieces() const;
+  void move_window_to_context();
 
   const Tokenizer* tokenizer_;
-  // A plain piece decoded in front of the window once the reply has produced
-  // text. It puts SentencePiece's decoder in the state it has in the middle of
-  // a sequence (it drops the "▁" only at the start) and ends any run of byte
-  // pieces, so the window decodes exactly as it would at its real position.
-  std::optional<std::int32_t> anchor_;
-  std::size_t anchor_text_size_ = 0;
-  bool anchored_ = false;  // the window no longer starts at the sequence's start
-  std::vector<std::int32_t> window_;
-  std::size_t emitted_ = 0;  // bytes of the window's text already returned
+  bool cleans_up_spaces_ = false;
+  bool sentencepiece_byte_runs_ = false;
+  // Tokens whose text is out, decoded in front of the window so that the
+  // decoder is in the state it has at the window's real position.
+  std::vector<std::int32_t> context_;
+  std::string context_text_;
+  std::vector<std::int32_t> window_;  // tokens whose text is not all out
+  std::size_t emitted_ = 0;           // bytes of the window's text already returned
   std::vector<std::int32_t> scratch_;
 };
 

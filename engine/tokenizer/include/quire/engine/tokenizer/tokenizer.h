@@ -115,6 +115,7 @@ class Tokenizer {
 
  private:
   friend class TokenizerFactory;
+  friend class StreamingDetokenizer;
   explicit Tokenizer(std::unique_ptr<detail::TokenizerImpl> impl);
   std::unique_ptr<detail::TokenizerImpl> impl_;
 };
