@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_support.h"
+#include "quire/engine/generator/vocabulary_check.h"
 
 namespace quire::cli {
 
@@ -49,6 +50,8 @@ LoadedSession load_session(const std::string& directory, const EngineOptions& en
   session.model =
       std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(directory));
   session.tokenizer = std::make_unique<engine::Tokenizer>(engine::Tokenizer::load(directory));
+  // Before any weight is read: tokenizer files of another model are refused at once.
+  engine::check_tokenizer_fits_model(*session.tokenizer, *session.model);
   engine::RuntimeOptions runtime = engine.runtime_options();
   if (runtime.cache_tokens == 0) runtime.cache_tokens = context;
   runtime.max_sequences = max_batch + 1;

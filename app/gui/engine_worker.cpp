@@ -8,6 +8,7 @@
 #include "engine_failure.h"
 #include "memory_snapshot.h"
 #include "quire/engine/generator/prompt_format.h"
+#include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/planner/planner.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/engine/tokenizer/tokenizer.h"
@@ -101,6 +102,8 @@ std::unique_ptr<EngineWorker::Loaded> EngineWorker::load(const LoadRequest& requ
       engine::ModelDescription::open(settings.model_directory.toStdString()));
   loaded->tokenizer = std::make_unique<engine::Tokenizer>(
       engine::Tokenizer::load(settings.model_directory.toStdString()));
+  // Before any weight is read: tokenizer files of another model are refused at once.
+  engine::check_tokenizer_fits_model(*loaded->tokenizer, *loaded->model);
   const engine::RuntimeOptions options =
       runtime_options(settings, *loaded->model, selection.indices);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "quire/engine/generator/vocabulary_check.h"
+
 namespace quire::engine {
 
 struct Generator::Job {
@@ -46,6 +48,9 @@ double seconds(std::chrono::steady_clock::duration duration) {
 
 Generator::Generator(ModelRuntime& runtime, const Tokenizer& tokenizer, GeneratorConfig config)
     : runtime_(runtime), tokenizer_(tokenizer), config_(config) {
+  check_tokenizer_fits_model(tokenizer_, runtime_.model());
+  // Rows of a padded embedding have no token to stand for: never sample them.
+  runtime_.forward().mask_logits_from(tokenizer_.vocab_size());
   const ForwardPass::Limits& limits = runtime_.forward().limits();
   if (config_.max_batch_size == 0) config_.max_batch_size = std::max(1, limits.max_sequences - 1);
   if (config_.max_step_tokens == 0) config_.max_step_tokens = limits.max_tokens;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -82,7 +83,26 @@ ForwardPass::ForwardPass(const ModelDescription& model, const LoadedModel& loade
                                  static_cast<std::size_t>(rows) * sizeof(kernels::TopLogitsStats),
                                  "activations");
   inv_temperatures_ = floats(backend_, loaded.head_device, rows);
+  masked_from_ = model.config.vocab_size;
   prepare_rope(1);
+}
+
+void ForwardPass::mask_logits_from(std::int64_t first) {
+  const std::int64_t vocab = model_.config.vocab_size;
+  if (first < 1) throw std::invalid_argument("at least one logit must stay unmasked");
+  first = std::min(first, vocab);
+  if (first == masked_from_) return;
+  masked_from_ = first;
+  padding_ = {};
+  if (first < vocab) {
+    const std::vector<float> minus_infinity(static_cast<std::size_t>(vocab - first),
+                                            -std::numeric_limits<float>::infinity());
+    padding_ = floats(backend_, loaded_.head_device, vocab - first);
+    backend_.copy(padding_.data(), loaded_.head_device, minus_infinity.data(), -1,
+                  minus_infinity.size() * sizeof(float));
+  }
+  // Recorded steps hold the masking copies, or lack them.
+  graphs_.invalidate();
 }
 
 ForwardPass::Scratch& ForwardPass::scratch(int device) {
@@ -284,6 +304,13 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
     backend_.rms_norm(head, gathered_.as<float>(), loaded_.final_norm,
                       static_cast<float>(c.rms_norm_eps), rows, hidden, normed_.as<float>());
     backend_.linear(head, normed_.as<float>(), rows, loaded_.head, logits_.as<float>());
+    if (masked_from_ < c.vocab_size) {
+      const auto tail_bytes = static_cast<std::size_t>(c.vocab_size - masked_from_) * 4;
+      for (int row = 0; row < rows; ++row) {
+        backend_.copy(logits_.as<float>() + row * c.vocab_size + masked_from_, head,
+                      padding_.data(), head, tail_bytes);
+      }
+    }
   };
   if (shape) {
     graphs_.run(*shape, enqueue);

@@ -82,6 +82,13 @@ class ForwardPass {
 
   const Limits& limits() const { return limits_; }
 
+  // Logits of ids from `first` on come out as -inf, so that no sampler can
+  // choose them: the rows a model's embedding pads beyond its tokenizer
+  // (Qwen2.5-7B has 152064 rows for 151665 tokens). `first` at or beyond
+  // the vocabulary, the default, masks nothing and costs nothing.
+  void mask_logits_from(std::int64_t first);
+  std::int64_t masked_logits_from() const { return masked_from_; }
+
   // On by default; off for debugging, or to compare against. Counters and
   // failures in graphs().statistics().
   StepGraphs& graphs() { return graphs_; }
@@ -119,6 +126,10 @@ class ForwardPass {
   kernels::DeviceBuffer top_values_, top_ids_, top_stats_, inv_temperatures_;
   kernels::DeviceBuffer gather_rows_, gather_ids_, gather_out_;
   std::size_t gather_capacity_ = 0;
+  // -inf for ids from masked_from_ to the vocabulary's end, copied over each
+  // row's tail after the head.
+  kernels::DeviceBuffer padding_;
+  std::int64_t masked_from_ = 0;
   std::vector<float> inv_freq_;
   float attention_factor_ = 1.0f;
   std::int64_t rope_length_ = -1;
