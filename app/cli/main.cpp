@@ -15,6 +15,7 @@
 #include "model_commands.h"
 #include "page_hashes_command.h"
 #include "quantize_command.h"
+#include "tokenize_bench_command.h"
 #include "quire/engine/model_error.h"
 
 int main(int argc, char** argv) {
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   quire::cli::add_inspect_command(app, exit_code);
   quire::cli::add_logits_command(app, exit_code);
   quire::cli::add_tokenizer_commands(app, exit_code);
+  quire::cli::add_tokenize_bench_command(app, exit_code);
   quire::cli::add_make_model_command(app, exit_code);
   quire::cli::add_quantize_command(app, exit_code);
   quire::cli::add_generate_command(app, exit_code);

@@ -1,0 +1,72 @@
+// quire-cli tokenize-bench: encoding speed of a model directory's tokenizer
+// on a text file, printed as {"bytes", "tokens", "seconds", "mb_per_s"}, the
+// shape tests/reference/encode.mjs --bench prints, so bench/tokenizer.sh can
+// set the two side by side.
+
+#include "tokenize_bench_command.h"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_support.h"
+#include "quire/engine/tokenizer/tokenizer.h"
+
+namespace quire::cli {
+namespace {
+
+struct TokenizeBenchOptions {
+  std::string directory;
+  std::string text_file;
+  int repeat = 1;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw UsageError("cannot read the text file " + path);
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+int run_tokenize_bench(const TokenizeBenchOptions& options) {
+  const engine::Tokenizer tokenizer = engine::Tokenizer::load(options.directory);
+  const std::string text = read_text(options.text_file);
+
+  // One untimed pass first, as the reference does: it fills whatever caches
+  // either implementation keeps, so both are measured warm.
+  static_cast<void>(tokenizer.encode(text, false));
+  std::size_t tokens = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < options.repeat; ++i)
+    tokens += tokenizer.encode(text, false).size();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const double bytes = static_cast<double>(text.size()) * options.repeat;
+  nlohmann::ordered_json result;
+  result["bytes"] = text.size() * static_cast<std::size_t>(options.repeat);
+  result["tokens"] = tokens;
+  result["seconds"] = seconds;
+  result["mb_per_s"] = seconds > 0 ? bytes / 1e6 / seconds : 0.0;
+  std::cout << result.dump() << '\n';
+  return 0;
+}
+
+}  // namespace
+
+void add_tokenize_bench_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<TokenizeBenchOptions>();
+  CLI::App* command = app.add_subcommand(
+      "tokenize-bench", "Time encoding a text file with the model's tokenizer (JSON: MB/s)");
+  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("--text", options->text_file, "Text file to encode")->required();
+  command->add_option("--repeat", options->repeat, "Timed encodings of the whole file")
+      ->check(CLI::PositiveNumber);
+  command->callback([options, &exit_code] { exit_code = run_tokenize_bench(*options); });
+}
+
+}  // namespace quire::cli
