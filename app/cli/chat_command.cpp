@@ -21,10 +21,10 @@ struct ChatOptions {
 
 int run_chat(const ChatOptions& options) {
   LoadedSession session = load_session(options.directory, options.engine, 4096, 1);
-  const engine::PromptFormatId format = choose_format(options.directory, options.format);
+  const engine::ChatFormat format = choose_format(options.directory, options.format);
   engine::Conversation conversation(format, *session.tokenizer, options.system);
-  std::cerr << "Chatting with " << options.directory << " (" << engine::to_string(format)
-            << " format). /reset starts over, /quit or Ctrl+D ends.\n";
+  std::cerr << "Chatting with " << options.directory << " (" << format.title()
+            << "). /reset starts over, /quit or Ctrl+D ends.\n";
   std::string line;
   while (true) {
     std::cout << "\nyou> " << std::flush;
@@ -49,8 +49,15 @@ int run_chat(const ChatOptions& options) {
                 << static_cast<int>(stats.decode_tokens_per_second()) << " tokens/s; "
                 << stats.cached_tokens << " of " << stats.prompt_tokens
                 << " prompt tokens from the cache]\n";
+      if (outcome.recomputed_tokens > 0) {
+        std::cerr << "(the chat template rewrote earlier turns: " << outcome.recomputed_tokens
+                  << " tokens computed again)\n";
+      }
     } catch (const engine::ContextOverflow& overflow) {
       std::cerr << '\n' << overflow.what() << '\n';
+    } catch (const engine::ChatTemplateError& error) {
+      // The model's template refused this conversation; the chat goes on.
+      std::cerr << '\n' << error.what() << '\n';
     }
   }
   return 0;
@@ -63,10 +70,7 @@ void add_chat_command(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand("chat", "Chat with a model in the terminal");
   command->add_option("directory", options->directory, "Model directory")->required();
   command->add_option("--system", options->system, "System prompt")->capture_default_str();
-  command
-      ->add_option("--format", options->format,
-                   "Prompt format: auto, llama2, llama3, chatml, mistral, gemma or plain")
-      ->capture_default_str();
+  command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   options->generation.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_chat(*options); });

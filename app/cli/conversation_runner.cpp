@@ -1,5 +1,7 @@
 #include "conversation_runner.h"
 
+#include <iostream>
+
 #include "cli_support.h"
 #include "quire/engine/generator/prompt_format.h"
 
@@ -16,6 +18,7 @@ TurnOutcome run_turn(LoadedSession& session, engine::Conversation& conversation,
   outcome.trimmed = conversation.fit(context - message_estimate, generation.max_new);
   engine::JobRequest request;
   request.prompt = conversation.begin_turn(message);
+  outcome.recomputed_tokens = conversation.recomputed_tokens();
   request.sampling = generation.sampling();
   request.stop_tokens = conversation.stops().tokens;
   request.stop_strings = conversation.stops().strings;
@@ -35,16 +38,14 @@ TurnOutcome run_turn(LoadedSession& session, engine::Conversation& conversation,
   return outcome;
 }
 
-engine::PromptFormatId choose_format(const std::string& directory, const std::string& name) {
-  if (name.empty() || name == "auto") {
-    return engine::detect_prompt_format(directory).value_or(engine::PromptFormatId::Plain);
-  }
-  const std::optional<engine::PromptFormatId> format = engine::parse_prompt_format(name);
-  if (!format) {
+engine::ChatFormat choose_format(const std::string& directory, const std::string& name) {
+  if (!name.empty() && name != "auto" && name != "template" && !engine::parse_prompt_format(name)) {
     throw UsageError("--format \"" + name +
-                     "\" is not auto, llama2, llama3, chatml, mistral, gemma or plain");
+                     "\" is not auto, template, llama2, llama3, chatml, mistral, gemma or plain");
   }
-  return *format;
+  engine::FormatChoice choice = engine::choose_chat_format(directory, name);
+  if (!choice.notice.empty()) std::cerr << "quire-cli: " << choice.notice << '\n';
+  return std::move(choice.format);
 }
 
 }  // namespace quire::cli

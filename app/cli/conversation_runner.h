@@ -5,6 +5,7 @@
 #include <string>
 
 #include "generation_options.h"
+#include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/conversation.h"
 
 namespace quire::cli {
@@ -14,12 +15,22 @@ namespace quire::cli {
 struct TurnOutcome {
   engine::JobResult result;
   std::optional<engine::Trimmed> trimmed;
+  // Ids of the earlier conversation the chat template rewrote (computed again).
+  std::int64_t recomputed_tokens = 0;
 };
 
 TurnOutcome run_turn(LoadedSession& session, engine::Conversation& conversation,
                      const std::string& message, const GenerationOptions& generation,
                      const std::function<void(std::string_view)>& on_text);
 
-engine::PromptFormatId choose_format(const std::string& directory, const std::string& name);
+// The format for `name` ("auto", "template" or a built-in name; see
+// engine::choose_chat_format). A notice (why the model's template is not
+// used) goes to standard error as one line.
+engine::ChatFormat choose_format(const std::string& directory, const std::string& name);
+
+// What --format takes, for the commands' help.
+inline constexpr const char* kFormatHelp =
+    "Prompt format: auto (the model's chat template, else a built-in format its files point "
+    "to), template, llama2, llama3, chatml, mistral, gemma or plain";
 
 }  // namespace quire::cli

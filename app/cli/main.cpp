@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   quire::cli::add_logits_command(app, exit_code);
   quire::cli::add_tokenizer_commands(app, exit_code);
   quire::cli::add_tokenize_bench_command(app, exit_code);
+  quire::cli::add_render_command(app, exit_code);
   quire::cli::add_make_model_command(app, exit_code);
   quire::cli::add_quantize_command(app, exit_code);
   quire::cli::add_generate_command(app, exit_code);

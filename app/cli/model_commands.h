@@ -10,5 +10,7 @@ namespace quire::cli {
 void add_inspect_command(CLI::App& app, int& exit_code);
 void add_logits_command(CLI::App& app, int& exit_code);
 void add_tokenizer_commands(CLI::App& app, int& exit_code);
+// render: a conversation as the model reads it (text and ids).
+void add_render_command(CLI::App& app, int& exit_code);
 
 }  // namespace quire::cli

@@ -3,12 +3,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
 #include "conversation_runner.h"
+#include "conversation_script.h"
 #include "generation_commands.h"
 
 namespace quire::cli {
@@ -23,42 +23,10 @@ struct ReplayOptions {
   GenerationOptions generation;
 };
 
-struct Script {
-  std::string system;
-  std::vector<std::string> messages;
-};
-
-Script read_script(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw UsageError("cannot read " + path);
-  nlohmann::json root;
-  try {
-    file >> root;
-  } catch (const nlohmann::json::exception& error) {
-    throw UsageError(path + " is not valid JSON (" + error.what() + ")");
-  }
-  Script script;
-  if (root.is_array()) root = nlohmann::json{{"messages", root}};
-  if (!root.is_object() || !root.contains("messages") || !root["messages"].is_array() ||
-      root["messages"].empty()) {
-    throw UsageError(
-        path + " needs a list of user messages: {\"system\": \"...\", \"messages\": [\"...\"]}");
-  }
-  for (const nlohmann::json& message : root["messages"]) {
-    if (!message.is_string()) throw UsageError(path + ": every message must be a string");
-    script.messages.push_back(message.get<std::string>());
-  }
-  if (root.contains("system")) {
-    if (!root["system"].is_string()) throw UsageError(path + ": \"system\" must be a string");
-    script.system = root["system"].get<std::string>();
-  }
-  return script;
-}
-
 int run_replay(const ReplayOptions& options) {
-  const Script script = read_script(options.conversation);
+  const ConversationScript script = read_conversation_script(options.conversation);
   LoadedSession session = load_session(options.directory, options.engine, 4096, 1);
-  const engine::PromptFormatId format = choose_format(options.directory, options.format);
+  const engine::ChatFormat format = choose_format(options.directory, options.format);
   engine::Conversation conversation(format, *session.tokenizer, script.system);
 
   nlohmann::ordered_json turns = nlohmann::ordered_json::array();
@@ -79,6 +47,7 @@ int run_replay(const ReplayOptions& options) {
                      {"generated_tokens", stats.generated_tokens},
                      {"stop_reason", std::string(engine::to_string(outcome.result.stop_reason))},
                      {"trimmed_turns", outcome.trimmed ? outcome.trimmed->turns : 0},
+                     {"recomputed_tokens", outcome.recomputed_tokens},
                      {"reply", outcome.result.text}});
     if (!options.json) {
       std::printf("%4zu %8lld %8lld %9lld %10.1f %12.1f %8lld\n", i + 1,
@@ -107,12 +76,8 @@ void add_replay_command(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "replay", "Play a scripted conversation and report what each turn reused and computed");
   command->add_option("directory", options->directory, "Model directory")->required();
-  command
-      ->add_option("--conversation", options->conversation,
-                   "JSON file: {\"system\": \"...\", \"messages\": [\"...\", ...]}")
-      ->required();
-  command->add_option("--format", options->format, "Prompt format (auto or a name)")
-      ->capture_default_str();
+  command->add_option("--conversation", options->conversation, kConversationFileHelp)->required();
+  command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   command->add_flag("--json", options->json, "Print the numbers as JSON");
   options->generation.add_to(*command);
   options->engine.add_to(*command, true);

@@ -32,25 +32,28 @@ std::string_view to_string(Role role) {
   return "unknown";
 }
 
-Conversation::Conversation(const PromptFormat& format, const Tokenizer& tokenizer,
+Conversation::Conversation(ChatFormat format, const Tokenizer& tokenizer,
                            std::vector<Message> messages)
-    : format_(&format),
+    : format_(std::move(format)),
       tokenizer_(&tokenizer),
-      stops_(resolve_stops(format, tokenizer)),
+      stops_(resolve_stops(format_, tokenizer)),
       messages_(std::move(messages)) {
   rebuild_ids();
 }
 
-Conversation::Conversation(PromptFormatId format, const Tokenizer& tokenizer,
-                           std::string system_prompt)
-    : Conversation(PromptFormat::get(format), tokenizer, {}) {
-  std::vector<std::int32_t> preamble =
-      render(format_->preamble(system_prompt, tokenizer.adds_bos()), tokenizer);
+Conversation::Conversation(ChatFormat format, const Tokenizer& tokenizer, std::string system_prompt)
+    : Conversation(std::move(format), tokenizer, std::vector<Message>{}) {
+  // A template renders the system prompt with the first turn (templates
+  // differ in where it goes, and some add a default of their own without one).
+  std::vector<std::int32_t> preamble;
+  if (!format_.is_template()) {
+    preamble = render(builtin().preamble(system_prompt, tokenizer.adds_bos()), tokenizer);
+  }
   messages_.push_back({Role::System, std::move(system_prompt), std::move(preamble)});
   rebuild_ids();
 }
 
-Conversation Conversation::restore(PromptFormatId format, const Tokenizer& tokenizer,
+Conversation Conversation::restore(ChatFormat format, const Tokenizer& tokenizer,
                                    std::vector<Message> messages) {
   if (messages.empty() || messages.front().role != Role::System) {
     throw std::invalid_argument("a stored conversation must start with its system message");
@@ -75,7 +78,19 @@ Conversation Conversation::restore(PromptFormatId format, const Tokenizer& token
       }
     }
   }
-  return Conversation(PromptFormat::get(format), tokenizer, std::move(messages));
+  if (!format.is_template()) return Conversation(std::move(format), tokenizer, std::move(messages));
+
+  // Rendering is deterministic, so the user messages come out as they did;
+  // the replies keep the ids the model generated.
+  Conversation conversation(std::move(format), tokenizer, messages.front().text);
+  for (std::size_t i = 1; i < messages.size(); ++i) {
+    if (messages[i].role == Role::User) {
+      conversation.begin_turn(messages[i].text);
+    } else {
+      conversation.end_turn(messages[i].tokens, false, messages[i].text);
+    }
+  }
+  return conversation;
 }
 
 int Conversation::turn_count() const {
@@ -88,13 +103,24 @@ bool Conversation::awaiting_reply() const {
 }
 
 std::vector<std::int32_t> Conversation::render_user(std::string_view text, bool first) const {
-  return render(format_->user_turn(text, system_prompt(), first), *tokenizer_);
+  return render(builtin().user_turn(text, system_prompt(), first), *tokenizer_);
 }
 
 std::vector<std::int32_t> Conversation::begin_turn(std::string_view user_message) {
   if (awaiting_reply()) {
     throw std::logic_error("a new message cannot begin before the previous one has its reply");
   }
+  if (format_.is_template()) {
+    messages_.push_back({Role::User, std::string(user_message), {}});
+    try {
+      begin_template_turn();
+    } catch (...) {
+      messages_.pop_back();
+      throw;
+    }
+    return ids_;
+  }
+  recomputed_ = 0;
   std::vector<std::int32_t> tokens = render_user(user_message, turn_count() == 0);
   ids_.insert(ids_.end(), tokens.begin(), tokens.end());
   messages_.push_back({Role::User, std::string(user_message), std::move(tokens)});
@@ -115,7 +141,15 @@ void Conversation::end_turn(std::span<const std::int32_t> reply_tokens, bool clo
     reply.text = tokenizer_->decode(visible);
   }
 
-  const PromptSegments closing = format_->closing();
+  if (format_.is_template()) {
+    // The template writes what closes the reply when the next turn renders;
+    // the ids stand for the reply's text with its special tokens spelled out.
+    rendered_ += tokenizer_->decode(reply.tokens, /*skip_special=*/false);
+    ids_.insert(ids_.end(), reply.tokens.begin(), reply.tokens.end());
+    messages_.push_back(std::move(reply));
+    return;
+  }
+  const PromptSegments closing = builtin().closing();
   const std::vector<std::int32_t> closing_ids = render(closing, *tokenizer_);
   if (!ends_with(reply.tokens, closing_ids)) {
     const bool marker_first = !closing.empty() && closing.front().kind != PromptSegment::Kind::Text;
@@ -139,6 +173,7 @@ std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t r
   const std::int64_t room = max_tokens - reserve_for_reply;
   const std::int64_t before = token_count();
   if (before <= room) return std::nullopt;
+  if (format_.is_template()) return fit_template(max_tokens, reserve_for_reply, before);
 
   // Message 0 is the system message; turn t's user message is 1 + 2t.
   const int turns = turn_count();
@@ -148,7 +183,7 @@ std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t r
 
   // Dropping the first k turns: the preamble, turn k's user message (which
   // becomes the first and may now carry the system prompt), and the rest.
-  const bool rerender = format_->system_in_first_message();
+  const bool rerender = builtin().system_in_first_message();
   auto first_user_tokens = [&](int k) {
     const Message& user = messages_[static_cast<std::size_t>(1 + 2 * k)];
     return rerender ? render_user(user.text, true) : user.tokens;
@@ -183,7 +218,13 @@ std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t r
   messages_.erase(messages_.begin() + 1, messages_.begin() + user);
   messages_[1].tokens = std::move(first);
   rebuild_ids();
+  recomputed_ = token_count() - size_of(messages_.front());
   return Trimmed{drop, before - token_count()};
+}
+
+std::string Conversation::text() const {
+  if (format_.is_template()) return rendered_;
+  return tokenizer_->decode(ids_, /*skip_special=*/false);
 }
 
 void Conversation::rebuild_ids() {

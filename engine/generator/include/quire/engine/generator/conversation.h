@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/prompt_format.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 
@@ -50,25 +51,37 @@ class ContextOverflow : public std::length_error {
   std::int64_t available_;
 };
 
-// A chat in one prompt format, kept as token ids. Each turn's prompt is the
-// previous prompt, the previous reply's ids exactly as generated (never
-// re-tokenized) and the new message, so the KV cache finds every full page
-// of the previous turn. Only fit() rewrites the beginning, rarely and in one
-// large step. The tokenizer must outlive the conversation.
+// A chat in one format, kept as token ids. Each turn's prompt is the previous
+// prompt, the previous reply's ids exactly as generated (never re-tokenized)
+// and the new message, so the KV cache finds every full page of the previous
+// turn. Only fit() rewrites the beginning, rarely and in one large step.
+//
+// With a built-in format, each message renders on its own. With the model's
+// chat template, each turn renders the whole conversation, takes the text
+// after what the ids already cover and tokenizes only that (special tokens
+// recognised, except inside message texts). A template that rewrites earlier
+// turns (Qwen3 drops the reasoning of earlier replies) makes the new text
+// differ from what the ids cover: then the whole prompt is tokenized again,
+// the ids keep their longest common prefix with it, and recomputed_tokens()
+// says how many of the old ids had to go. The tokenizer must outlive the
+// conversation.
 class Conversation {
  public:
-  Conversation(PromptFormatId format, const Tokenizer& tokenizer, std::string system_prompt = {});
+  Conversation(ChatFormat format, const Tokenizer& tokenizer, std::string system_prompt = {});
 
   // A conversation as stored, without tokenizing anything. `messages` starts
   // with the System message, then alternates User and Assistant; it may end
   // with a User message still awaiting its reply. Throws
   // std::invalid_argument for another order or for ids outside the
-  // vocabulary.
-  static Conversation restore(PromptFormatId format, const Tokenizer& tokenizer,
+  // vocabulary. With a chat template the user messages' ids are rendered
+  // again (the same ids, as rendering is deterministic) and the replies' ids
+  // are kept as stored. Throws ChatTemplateError when the template fails.
+  static Conversation restore(ChatFormat format, const Tokenizer& tokenizer,
                               std::vector<Message> messages);
 
   // Appends the user's message and the header of the reply; returns the whole
-  // prompt. Throws std::logic_error while the previous turn awaits its reply.
+  // prompt. Throws std::logic_error while the previous turn awaits its reply,
+  // ChatTemplateError when the model's template refuses the conversation.
   std::vector<std::int32_t> begin_turn(std::string_view user_message);
 
   // Appends the reply's ids as generated and the format's closing marker(s),
@@ -98,21 +111,38 @@ class Conversation {
   int turn_count() const;  // user messages
   bool awaiting_reply() const;
   const std::string& system_prompt() const { return messages_.front().text; }
-  const PromptFormat& format() const { return *format_; }
+  const ChatFormat& format() const { return format_; }
+  // The prompt as the model reads it, special tokens spelled out.
+  std::string text() const;
+  // How many ids of the conversation the last begin_turn() or fit() could
+  // not keep; 0 when the new prompt extended the previous one.
+  std::int64_t recomputed_tokens() const { return recomputed_; }
   // What ends a reply in this format, for the generator's stop conditions.
   const StopSet& stops() const { return stops_; }
 
  private:
-  Conversation(const PromptFormat& format, const Tokenizer& tokenizer,
-               std::vector<Message> messages);
+  Conversation(ChatFormat format, const Tokenizer& tokenizer, std::vector<Message> messages);
   std::vector<std::int32_t> render_user(std::string_view text, bool first) const;
   void rebuild_ids();
+  const PromptFormat& builtin() const { return PromptFormat::get(format_.builtin()); }
 
-  const PromptFormat* format_;
+  // The chat template's side (conversation_template.cpp).
+  std::vector<TemplateMessage> template_messages(std::size_t first_kept_user) const;
+  jinja::Rendered render_template(std::size_t first_kept_user, bool add_generation_prompt) const;
+  std::vector<std::int32_t> tokenize_rendered(const jinja::Rendered& rendered,
+                                              std::size_t from) const;
+  void begin_template_turn();
+  std::optional<Trimmed> fit_template(std::int64_t max_tokens, std::int64_t reserve_for_reply,
+                                      std::int64_t before);
+
+  ChatFormat format_;
   const Tokenizer* tokenizer_;
   StopSet stops_;
   std::vector<Message> messages_;
   std::vector<std::int32_t> ids_;
+  // With a chat template: the text ids_ stand for.
+  std::string rendered_;
+  std::int64_t recomputed_ = 0;
 };
 
 }  // namespace quire::engine

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "quire/engine/model_error.h"
+#include "quire/engine/template/template.h"
+
+namespace quire::engine {
+
+// Where a model directory keeps its chat template, and its text.
+struct ChatTemplateSource {
+  std::string text;
+  std::filesystem::path file;  // chat_template.jinja, tokenizer_config.json, ...
+  std::string name;            // the entry of a list of named templates, else empty
+};
+
+// The model's own chat template, the way transformers finds it: a
+// chat_template.jinja file (what transformers writes today, and what it
+// prefers when a directory has both), else tokenizer_config.json's
+// "chat_template" (a string, or a list of {"name", "template"} of which the
+// one named "default" is for chatting), else chat_template.json. nullopt when
+// the directory has none. Throws ModelError for a file that is not valid JSON
+// or a template entry of the wrong type.
+std::optional<ChatTemplateSource> find_chat_template(const std::filesystem::path& model_dir);
+
+// A template Quire cannot run: it does not parse, or it fails for a plain
+// conversation. The message names the file, the line and the construct.
+class ChatTemplateError : public ModelError {
+ public:
+  ChatTemplateError(const std::string& message, int line, std::string construct)
+      : ModelError(message), line_(line), construct_(std::move(construct)) {}
+  int line() const { return line_; }
+  const std::string& construct() const { return construct_; }
+
+ private:
+  int line_ = 0;
+  std::string construct_;
+};
+
+// A message as a chat template sees it.
+struct TemplateMessage {
+  std::string role;  // "system", "user", "assistant"
+  std::string content;
+  friend bool operator==(const TemplateMessage&, const TemplateMessage&) = default;
+};
+
+// A model's chat template, parsed once, with the special tokens' spellings it
+// is rendered with (bos_token, eos_token and the other *_token entries of
+// tokenizer_config.json, as transformers passes them). Rendering marks every
+// byte that came from a message's content as literal, so that a special
+// token's spelling typed by a user stays text when the prompt is tokenized.
+// Immutable; safe to share between threads.
+class ChatTemplate {
+ public:
+  // Parses `source`. `special_tokens` maps variable names (bos_token, ...) to
+  // spellings. Throws ChatTemplateError naming the construct and line.
+  ChatTemplate(ChatTemplateSource source, std::map<std::string, std::string> special_tokens);
+
+  // The directory's template with the spellings its tokenizer_config.json
+  // gives; nullopt when it has none. Throws ChatTemplateError or ModelError.
+  static std::optional<ChatTemplate> load(const std::filesystem::path& model_dir);
+
+  // Renders the conversation. Throws ChatTemplateError when the template
+  // fails (raise_exception's message is kept verbatim).
+  jinja::Rendered render(std::span<const TemplateMessage> messages,
+                         bool add_generation_prompt) const;
+
+  const ChatTemplateSource& source() const { return source_; }
+  // "chat_template.jinja" or "tokenizer_config.json" (and the entry's name).
+  std::string origin() const;
+  // 16 hex digits that change whenever the template or the spellings change.
+  const std::string& digest() const { return digest_; }
+  const std::map<std::string, std::string>& special_tokens() const { return special_tokens_; }
+  // Used for strftime_now; the clock by default. Tests pin it.
+  void set_clock(std::chrono::system_clock::time_point now) { now_ = now; }
+
+ private:
+  ChatTemplateSource source_;
+  std::map<std::string, std::string> special_tokens_;
+  std::shared_ptr<const jinja::Template> parsed_;
+  std::string digest_;
+  std::optional<std::chrono::system_clock::time_point> now_;
+};
+
+// The spellings tokenizer_config.json gives its special tokens ("bos_token":
+// "<s>" or {"content": "<s>", ...}), by key. Missing file: empty map.
+std::map<std::string, std::string> read_special_token_spellings(
+    const std::filesystem::path& model_dir);
+
+}  // namespace quire::engine
