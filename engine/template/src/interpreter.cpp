@@ -169,6 +169,7 @@ Interpreter::Flow Interpreter::execute_for(const Stmt& stmt, const ScopePtr& sco
   if (stmt.condition) {
     ValueList kept;
     for (Value& item : items) {
+      step();
       ScopePtr probe = child(scope);
       assign(stmt.target, item, probe);
       if (evaluate(*stmt.condition, probe).truthy()) kept.push_back(std::move(item));
@@ -177,6 +178,7 @@ Interpreter::Flow Interpreter::execute_for(const Stmt& stmt, const ScopePtr& sco
   }
   const auto count = static_cast<std::int64_t>(items.size());
   for (std::int64_t i = 0; i < count; ++i) {
+    step();
     ScopePtr inner = child(scope);
     assign(stmt.target, items[static_cast<std::size_t>(i)], inner);
     Dict loop;

@@ -55,6 +55,7 @@ class Lexer {
       const std::size_t tag = find_tag(pos_);
       if (tag == std::string::npos) {
         tokens_.push_back({Token::Kind::Text, src_.substr(pos_), {}, line_});
+        line_ += count_newlines(src_, pos_, src_.size());
         pos_ = src_.size();
         break;
       }

@@ -414,6 +414,25 @@ Value list_count(const Value& self, CallArgs& a) {
   return Value(n);
 }
 
+Value list_pop(const Value& self, CallArgs& a) {
+  Params params(a, "pop()", {"index"});
+  ValueList& items = self.mutable_list();
+  if (items.empty()) throw TemplateError("pop from empty list");
+  std::int64_t index = params.has(0) ? to_index(*params.get(0), "pop()") : -1;
+  const auto size = static_cast<std::int64_t>(items.size());
+  if (index < 0) index += size;
+  if (index < 0 || index >= size) throw TemplateError("pop index out of range");
+  Value item = items[static_cast<std::size_t>(index)];
+  items.erase(items.begin() + index);
+  return item;
+}
+
+Value list_clear(const Value& self, CallArgs& a) {
+  Params(a, "clear()", {});
+  self.mutable_list().clear();
+  return Value::none();
+}
+
 Value dict_get(const Value& self, CallArgs& a) {
   Params params(a, "get()", {"key", "default"});
   if (!params.has(0)) params.fail("expected at least 1 argument");
@@ -483,7 +502,9 @@ const MethodEntry kStringMethods[] = {
     {"splitlines", str_splitlines},
 };
 
-const MethodEntry kListMethods[] = {{"index", list_index}, {"count", list_count}};
+const MethodEntry kListMethods[] = {
+    {"index", list_index}, {"count", list_count}, {"pop", list_pop}, {"clear", list_clear}};
+const MethodEntry kTupleMethods[] = {{"index", list_index}, {"count", list_count}};
 
 const MethodEntry kDictMethods[] = {{"get", dict_get},
                                     {"items", dict_items},
@@ -491,8 +512,9 @@ const MethodEntry kDictMethods[] = {{"get", dict_get},
                                     {"values", dict_values},
                                     {"copy", dict_copy}};
 
-const std::set<std::string_view> kListMutators = {"append", "extend",  "insert", "pop",
-                                                  "remove", "reverse", "sort",   "clear"};
+// jinja2's sandbox refuses these (it lets pop and clear through).
+const std::set<std::string_view> kListMutators = {"append", "extend",  "insert",
+                                                  "remove", "reverse", "sort"};
 const std::set<std::string_view> kDictMutators = {"update", "pop", "popitem", "setdefault",
                                                   "clear"};
 
@@ -520,7 +542,8 @@ Value unsafe(const Value& self, std::string_view name) {
 Value bind_method(const Value& self, std::string_view name) {
   if (self.is_string()) return find_method(kStringMethods, self, name);
   if (self.is_list()) {
-    if (!self.is_tuple() && kListMutators.count(name) > 0) return unsafe(self, name);
+    if (self.is_tuple()) return find_method(kTupleMethods, self, name);
+    if (kListMutators.count(name) > 0) return unsafe(self, name);
     return find_method(kListMethods, self, name);
   }
   if (self.is_dict()) {

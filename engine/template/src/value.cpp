@@ -26,10 +26,10 @@ Value::Value(std::string_view bytes, bool literal)
     : storage_(std::make_shared<const Text>(std::string(bytes), literal)) {}
 Value::Value(const char* bytes) : Value(std::string_view(bytes)) {}
 Value Value::list(ValueList items) {
-  return Value(Storage(std::make_shared<const ValueList>(std::move(items))));
+  return Value(Storage(std::make_shared<ValueList>(std::move(items))));
 }
 Value Value::tuple(ValueList items) {
-  return Value(Storage(std::make_shared<const ValueList>(std::move(items))), true);
+  return Value(Storage(std::make_shared<ValueList>(std::move(items))), true);
 }
 Value Value::dict(Dict entries) {
   return Value(Storage(std::make_shared<Dict>(std::move(entries))));
@@ -87,7 +87,10 @@ const Text& Value::as_text() const {
   return *std::get<std::shared_ptr<const Text>>(storage_);
 }
 const ValueList& Value::as_list() const {
-  return *std::get<std::shared_ptr<const ValueList>>(storage_);
+  return *std::get<std::shared_ptr<ValueList>>(storage_);
+}
+ValueList& Value::mutable_list() const {
+  return *std::get<std::shared_ptr<ValueList>>(storage_);
 }
 Dict& Value::as_dict() const {
   return *std::get<std::shared_ptr<Dict>>(storage_);

@@ -5,9 +5,9 @@
 // printing True/None/1.0/['a'] as Python does, integer and float division,
 // truthiness, equality across int/float/bool, and errors where Python raises.
 //
-// Lists and dicts are immutable once built and shared by reference, so copying
-// a Value is cheap; only namespace() objects change after construction, and
-// every copy of one sees the change (as in Python).
+// Lists and dicts are shared by reference, so copying a Value is cheap. As in
+// Python's immutable sandbox, only namespace() objects change after
+// construction, besides list.pop() and list.clear(); every copy sees a change.
 
 #include <cstdint>
 #include <functional>
@@ -80,6 +80,9 @@ class Value {
   const Text& as_text() const;
   const std::string& as_string() const { return as_text().bytes(); }
   const ValueList& as_list() const;
+  // The list itself, for the two changes jinja2's immutable sandbox still
+  // allows (list.pop and list.clear); every copy of the value sees them.
+  ValueList& mutable_list() const;
   // Dicts and namespaces; a namespace's attributes may be changed through it.
   Dict& as_dict() const;
   const Callable& as_callable() const;
@@ -102,7 +105,7 @@ class Value {
     std::shared_ptr<const std::string> hint;
   };
   using Storage = std::variant<UndefinedState, std::nullptr_t, bool, std::int64_t, double,
-                               std::shared_ptr<const Text>, std::shared_ptr<const ValueList>,
+                               std::shared_ptr<const Text>, std::shared_ptr<ValueList>,
                                std::shared_ptr<Dict>, std::shared_ptr<const Callable>>;
   explicit Value(Storage storage, bool flag = false);
 
@@ -117,6 +120,7 @@ class Dict {
 
   const Value* find(const Value& key) const;
   const Value* find(std::string_view key) const;
+  const Value* find(const char* key) const { return find(std::string_view(key)); }
   // Replaces the value of an existing key in place, else appends.
   void set(Value key, Value value);
   const std::vector<Entry>& entries() const { return entries_; }
