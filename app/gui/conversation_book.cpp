@@ -16,16 +16,17 @@ std::string utf8(const QString& text) {
 
 }  // namespace
 
-ConversationBook::ConversationBook(const engine::Tokenizer& tokenizer,
-                                   engine::PromptFormatId format, QString model_directory)
-    : tokenizer_(tokenizer), format_(format), model_directory_(std::move(model_directory)) {}
+ConversationBook::ConversationBook(const engine::Tokenizer& tokenizer, engine::ChatFormat format,
+                                   QString model_directory)
+    : tokenizer_(tokenizer),
+      format_(std::move(format)),
+      model_directory_(std::move(model_directory)) {}
 
 QString ConversationBook::render_key(const QString& system_prompt) const {
   const QByteArray digest =
       QCryptographicHash::hash(system_prompt.toUtf8(), QCryptographicHash::Sha1).toHex().left(12);
-  const std::string_view format = engine::to_string(format_);
-  return model_directory_ + u'|' +
-         QString::fromUtf8(format.data(), static_cast<qsizetype>(format.size())) + u'|' +
+  // A template's key carries its digest: an edited template renders afresh.
+  return model_directory_ + u'|' + QString::fromStdString(format_.key()) + u'|' +
          QString::fromLatin1(digest);
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine_messages.h"
+#include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/conversation.h"
 #include "quire/engine/generator/job.h"
 
@@ -20,7 +21,7 @@ namespace quire::gui {
 class ConversationBook {
  public:
   // `model_directory` takes part in the render key (see ModelInfo::render_key).
-  ConversationBook(const engine::Tokenizer& tokenizer, engine::PromptFormatId format,
+  ConversationBook(const engine::Tokenizer& tokenizer, engine::ChatFormat format,
                    QString model_directory);
 
   struct Turn {
@@ -51,7 +52,7 @@ class ConversationBook {
   bool contains(qint64 chat_id) const { return chats_.contains(chat_id); }
 
   QString render_key(const QString& system_prompt) const;
-  engine::PromptFormatId format() const { return format_; }
+  const engine::ChatFormat& format() const { return format_; }
 
  private:
   struct Entry {
@@ -68,7 +69,7 @@ class ConversationBook {
   std::vector<std::int32_t> preamble(const std::string& system_prompt) const;
 
   const engine::Tokenizer& tokenizer_;
-  engine::PromptFormatId format_;
+  engine::ChatFormat format_;
   QString model_directory_;
   std::map<qint64, Entry> chats_;
 };

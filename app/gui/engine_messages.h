@@ -51,7 +51,12 @@ struct ModelInfo {
   QString cache_format;       // "FP16", "Q4", ...
   qint64 cache_tokens = 0;    // the shared cache, in tokens
   qint64 context_tokens = 0;  // what one conversation may hold
-  QString prompt_format;      // "chatml", ...
+  QString prompt_format;      // "template", "chatml", ...
+  // For people: "the model's chat template (tokenizer_config.json)", "Llama 3 ...".
+  QString prompt_format_title;
+  // Why the model's own chat template is not used (it names the problem and
+  // the built-in format used instead); empty when all is well.
+  QString format_notice;
   qint64 parameters = 0;
   // Identifies how messages are turned into token ids (model, prompt format,
   // system prompt). Token ids stored under another key are rendered afresh.

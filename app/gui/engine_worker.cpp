@@ -7,7 +7,7 @@
 #include "conversation_book.h"
 #include "engine_failure.h"
 #include "memory_snapshot.h"
-#include "quire/engine/generator/prompt_format.h"
+#include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/planner/planner.h"
 #include "quire/engine/runtime/model_runtime.h"
@@ -25,6 +25,7 @@ struct EngineWorker::Loaded {
   std::unique_ptr<engine::Tokenizer> tokenizer;
   std::unique_ptr<engine::ModelRuntime> runtime;
   std::unique_ptr<ConversationBook> book;
+  QString format_request;  // the prompt format setting the book was built for
   std::unique_ptr<engine::Generator> generator;
   engine::GeneratorConfig generator_config;
   ModelInfo info;
@@ -32,12 +33,19 @@ struct EngineWorker::Loaded {
 
 namespace {
 
-engine::PromptFormatId choose_format(const QString& directory, const QString& name) {
-  if (name.isEmpty() || name == QLatin1String("auto")) {
-    return engine::detect_prompt_format(directory.toStdString())
-        .value_or(engine::PromptFormatId::Plain);
+// The model's chat template, or a built-in format. A setting that cannot be
+// followed (no template where "template" was chosen, an unknown name) falls
+// back the way "auto" does, and says so: a chat never fails for its format.
+engine::FormatChoice choose_format(const QString& directory, const QString& name) {
+  const std::string dir = directory.toStdString();
+  try {
+    return engine::choose_chat_format(dir, name.toStdString());
+  } catch (const engine::ModelError& error) {
+    engine::FormatChoice choice = engine::choose_chat_format(dir, "auto");
+    choice.notice =
+        error.what() + std::string("; Quire uses ") + choice.format.title() + " instead";
+    return choice;
   }
-  return engine::parse_prompt_format(name.toStdString()).value_or(engine::PromptFormatId::Plain);
 }
 
 QString text_of(std::string_view text) {
@@ -60,7 +68,7 @@ QString display_name(const QString& directory) {
 }
 
 ModelInfo describe(const engine::ModelRuntime& runtime, const ui::EngineSettings& settings,
-                   engine::PromptFormatId format, const QString& backend) {
+                   const engine::FormatChoice& format, const QString& backend) {
   ModelInfo info;
   info.directory = settings.model_directory;
   info.name = display_name(settings.model_directory);
@@ -78,7 +86,9 @@ ModelInfo describe(const engine::ModelRuntime& runtime, const ui::EngineSettings
                             : info.cache_tokens;
   const std::int64_t trained = runtime.model().config.max_position_embeddings;
   if (trained > 0) info.context_tokens = std::min<qint64>(info.context_tokens, trained);
-  info.prompt_format = text_of(engine::to_string(format));
+  info.prompt_format = QString::fromStdString(format.format.name());
+  info.prompt_format_title = QString::fromStdString(format.format.title());
+  info.format_notice = QString::fromStdString(format.notice);
   info.parameters = runtime.model().parameters;
   return info;
 }
@@ -123,10 +133,11 @@ std::unique_ptr<EngineWorker::Loaded> EngineWorker::load(const LoadRequest& requ
   };
   loaded->runtime = std::make_unique<engine::ModelRuntime>(loaded->model, *loaded->backend, options,
                                                            load_options);
-  const engine::PromptFormatId format =
+  const engine::FormatChoice format =
       choose_format(settings.model_directory, settings.prompt_format);
-  loaded->book =
-      std::make_unique<ConversationBook>(*loaded->tokenizer, format, settings.model_directory);
+  loaded->book = std::make_unique<ConversationBook>(*loaded->tokenizer, format.format,
+                                                    settings.model_directory);
+  loaded->format_request = settings.prompt_format;
   loaded->generator_config = generator_config(settings);
   loaded->generator = std::make_unique<engine::Generator>(*loaded->runtime, *loaded->tokenizer,
                                                           loaded->generator_config);
@@ -197,10 +208,13 @@ void EngineWorker::startReply(const ReplyRequest& request) {
   }
   Loaded& loaded = *loaded_;
   // The prompt format is a live setting: a new one renders every chat afresh.
-  const engine::PromptFormatId format = choose_format(loaded.info.directory, request.prompt_format);
-  if (format != loaded.book->format()) {
-    loaded.book =
-        std::make_unique<ConversationBook>(*loaded.tokenizer, format, loaded.info.directory);
+  if (request.prompt_format != loaded.format_request) {
+    const engine::FormatChoice format = choose_format(loaded.info.directory, request.prompt_format);
+    loaded.format_request = request.prompt_format;
+    if (format.format.key() != loaded.book->format().key()) {
+      loaded.book = std::make_unique<ConversationBook>(*loaded.tokenizer, format.format,
+                                                       loaded.info.directory);
+    }
   }
 
   ConversationBook::Turn turn;

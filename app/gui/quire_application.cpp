@@ -48,7 +48,8 @@ QString devices_text(const ModelInfo& info) {
 }
 
 QStringList prompt_format_names() {
-  QStringList names;
+  // "template": the model's own chat template, and nothing else.
+  QStringList names{QStringLiteral("template")};
   for (const engine::PromptFormatId format : engine::all_prompt_formats()) {
     const std::string_view name = engine::to_string(format);
     names << QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
@@ -357,10 +358,13 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
   // Why the model runs on another backend than the settings prefer; it stays
   // in the status bar as long as the model is loaded.
   window_->setBackendNote(info.backend_note);
-  window_->setEngineState(tr("Ready · %1 · %2 tokens of cache · %3 format")
+  window_->setEngineState(tr("Ready · %1 · %2 tokens of cache · prompt: %3")
                               .arg(info.name)
                               .arg(info.cache_tokens)
-                              .arg(info.prompt_format));
+                              .arg(info.prompt_format_title));
+  // The model's template could not be used: say why, and which format runs.
+  if (!info.format_notice.isEmpty())
+    window_->showNotice(info.format_notice, MainWindow::Notice::Info);
   window_->setWindowTitle(QStringLiteral("%1 — Quire").arg(info.name));
   settings_.rememberModel(info.directory);
   window_->settingsPanel()->setSettings(settings_.engine);
