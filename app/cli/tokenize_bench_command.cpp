@@ -1,7 +1,8 @@
 // quire-cli tokenize-bench: encoding speed of a model directory's tokenizer
 // on a text file, printed as {"bytes", "tokens", "seconds", "mb_per_s"}, the
 // shape tests/reference/encode.mjs --bench prints, so bench/tokenizer.sh can
-// set the two side by side.
+// set the two side by side. --parse-special encodes as Hugging Face's encode
+// does, recognising special tokens spelled in the text.
 
 #include "tokenize_bench_command.h"
 
@@ -24,6 +25,7 @@ struct TokenizeBenchOptions {
   std::string directory;
   std::string text_file;
   int repeat = 1;
+  bool parse_special = false;
 };
 
 std::string read_text(const std::string& path) {
@@ -35,14 +37,15 @@ std::string read_text(const std::string& path) {
 int run_tokenize_bench(const TokenizeBenchOptions& options) {
   const engine::Tokenizer tokenizer = engine::Tokenizer::load(options.directory);
   const std::string text = read_text(options.text_file);
+  const engine::EncodeOptions encode{.add_special = false, .parse_special = options.parse_special};
 
   // One untimed pass first, as the reference does: it fills whatever caches
   // either implementation keeps, so both are measured warm.
-  static_cast<void>(tokenizer.encode(text, false));
+  static_cast<void>(tokenizer.encode(text, encode));
   std::size_t tokens = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < options.repeat; ++i)
-    tokens += tokenizer.encode(text, false).size();
+    tokens += tokenizer.encode(text, encode).size();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -66,6 +69,8 @@ void add_tokenize_bench_command(CLI::App& app, int& exit_code) {
   command->add_option("--text", options->text_file, "Text file to encode")->required();
   command->add_option("--repeat", options->repeat, "Timed encodings of the whole file")
       ->check(CLI::PositiveNumber);
+  command->add_flag("--parse-special", options->parse_special,
+                    "Recognise special tokens spelled in the text, as Hugging Face's encode does");
   command->callback([options, &exit_code] { exit_code = run_tokenize_bench(*options); });
 }
 
