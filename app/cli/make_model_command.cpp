@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "cli_support.h"
+#include "quire/engine/modelgen/model_presets.h"
 #include "quire/engine/modelgen/random_model.h"
 
 namespace quire::cli {
@@ -44,10 +45,29 @@ void set_int(const std::optional<std::string>& text, const char* option, int& ta
   if (text) target = parse_integer<int>(option, *text);
 }
 
+// "128001,128008,128009" -> ids.
+std::vector<int> parse_id_list(const std::string& option, const std::string& text) {
+  std::vector<int> ids;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    ids.push_back(parse_integer<int>(option, text.substr(start, end - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return ids;
+}
+
 modelgen::RandomModelSpec spec_from(const MakeModelArguments& a) {
-  modelgen::RandomModelSpec spec;
-  spec.architecture = a.arch;
-  spec.format = modelgen::parse_format(a.format);
+  modelgen::RandomModelSpec spec =
+      a.like ? modelgen::preset_spec(*a.like) : modelgen::RandomModelSpec{};
+  if (a.arch) spec.architecture = *a.arch;
+  if (a.format) {
+    spec.format = modelgen::parse_format(*a.format);
+    // A preset's torch_dtype follows its BF16 weights; other weights name their own.
+    if (a.like && !a.torch_dtype) spec.torch_dtype.clear();
+  }
   set_int(a.layers, "layers", spec.layers);
   set_int(a.hidden, "hidden", spec.hidden);
   set_int(a.heads, "heads", spec.heads);
@@ -59,8 +79,34 @@ modelgen::RandomModelSpec spec_from(const MakeModelArguments& a) {
   set_int(a.gptq_group_size, "gptq_group_size", spec.gptq_group_size);
   set_int(a.head_bits, "head_bits", spec.exl2_head_bits);
   if (a.seed) spec.seed = parse_integer<std::uint64_t>("seed", *a.seed);
-  if (a.sliding_window)
-    spec.sliding_window = parse_integer<int>("sliding_window", *a.sliding_window);
+  if (a.sliding_window) {
+    // "null": the key is written as null (Mistral v0.3, Nemo): no window.
+    std::erase_if(spec.extra_config,
+                  [](const auto& entry) { return entry.first == "sliding_window"; });
+    if (*a.sliding_window == "null") {
+      if (spec.architecture != "mistral") {
+        throw std::invalid_argument("sliding_window: null applies to --arch mistral only");
+      }
+      spec.sliding_window.reset();
+      spec.extra_config.emplace_back("sliding_window", "null");
+    } else {
+      spec.sliding_window = parse_integer<int>("sliding_window", *a.sliding_window);
+    }
+  }
+  if (a.tokenizer_vocab)
+    spec.tokenizer_vocab = parse_integer<int>("tokenizer_vocab", *a.tokenizer_vocab);
+  if (a.torch_dtype) spec.torch_dtype = *a.torch_dtype;
+  if (a.tokenizer_from) {
+    // The copied tokenizer decides the vocabulary and the special ids unless
+    // the options say otherwise.
+    spec.tokenizer_from = *a.tokenizer_from;
+    spec.vocab = a.vocab ? parse_integer<int>("vocab", *a.vocab) : 0;
+    spec.tokenizer_vocab = 0;
+    spec.bos_id.reset();
+    spec.eos_ids.clear();
+  }
+  if (a.bos) spec.bos_id = parse_integer<int>("bos", *a.bos);
+  if (a.eos) spec.eos_ids = parse_id_list("eos", *a.eos);
   if (a.rope_scaling) spec.rope_scaling = modelgen::parse_rope_scaling(*a.rope_scaling);
   if (a.rope_theta) spec.rope_theta = parse_decimal("rope_theta", *a.rope_theta);
   if (a.max_position_embeddings) {
@@ -126,12 +172,19 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "make-model", "Write a small random model directory (config, tokenizer, safetensors)");
   command->add_option("OUT", a->out, "Directory to create (new or empty)")->type_name("DIR");
-  command->add_option("--arch", a->arch, "llama, mistral or qwen2")
-      ->type_name("NAME")
-      ->capture_default_str();
-  command->add_option("--format", a->format, "fp16, bf16, exl2:BITS (2.0 to 8.0) or gptq")
-      ->type_name("FORMAT")
-      ->capture_default_str();
+  command
+      ->add_option("--like", a->like,
+                   "Shape of a published model, scaled down: llama-3.1-8b-instruct, "
+                   "llama-3.2-3b-instruct, qwen2.5-7b-instruct, qwen2.5-1.5b-instruct, "
+                   "mistral-7b-instruct-v0.3 or mistral-nemo-instruct-2407; the other options "
+                   "override it")
+      ->type_name("MODEL");
+  command->add_option("--arch", a->arch, "llama, mistral or qwen2 (default llama)")
+      ->type_name("NAME");
+  command
+      ->add_option("--format", a->format,
+                   "fp16, bf16, exl2:BITS (2.0 to 8.0) or gptq (default fp16)")
+      ->type_name("FORMAT");
   const auto value = [&](const char* name, std::optional<std::string>& target, const char* help,
                          const char* type = "N") {
     command->add_option(name, target, help)->type_name(type);
@@ -142,10 +195,21 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
   value("--kv-heads", a->kv_heads, "Key/value heads (default 2)");
   value("--head-dim", a->head_dim, "Head dimension (default hidden / heads)");
   value("--intermediate", a->intermediate, "MLP size (default 256)");
-  value("--vocab", a->vocab, "Vocabulary size (320 to 4096, default 512)");
+  value("--vocab", a->vocab,
+        "Embedding rows (320 to 4096, default 512; with --tokenizer-from its size or more)");
+  value("--tokenizer-vocab", a->tokenizer_vocab,
+        "Tokens of the trained tokenizer, fewer than --vocab to pad the embedding");
+  value("--tokenizer-from", a->tokenizer_from,
+        "Copy the tokenizer files of this model directory instead of training one", "DIR");
+  value("--torch-dtype", a->torch_dtype, "config.json's torch_dtype (default the weights')",
+        "NAME");
+  value("--bos", a->bos, "BOS token id (default 1)", "ID");
+  value("--eos", a->eos, "EOS token ids, comma-separated (default 2)", "IDS");
   value("--seed", a->seed, "Seed of every random value (default 1)");
-  value("--sliding-window", a->sliding_window, "Attention window (mistral, qwen2)");
-  value("--rope-scaling", a->rope_scaling, "none, linear:F, dynamic:F or llama3", "TYPE");
+  value("--sliding-window", a->sliding_window,
+        "Attention window (mistral, qwen2), or null to write the key as null (mistral)");
+  value("--rope-scaling", a->rope_scaling,
+        "none, linear:F, dynamic:F, llama3[:F[:ORIGINAL[:LOW:HIGH]]] or yarn:F[:ORIGINAL]", "TYPE");
   value("--rope-theta", a->rope_theta, "Rotary base (default 10000)", "X");
   value("--max-position-embeddings", a->max_position_embeddings, "Context length (default 2048)");
   value("--shards", a->shards, "Safetensors files (default 1)");

@@ -15,11 +15,11 @@ namespace quire::cli {
 // naming the option and what it takes, exit status 2.
 struct MakeModelArguments {
   std::string out;
-  std::string arch = "llama";
-  std::string format = "fp16";
+  std::optional<std::string> like;  // a preset (model_presets.h); the options below override it
+  std::optional<std::string> arch, format;  // default llama, fp16
   std::optional<std::string> layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, seed,
       sliding_window, rope_scaling, rope_theta, max_position_embeddings, shards, gptq_group_size,
-      head_bits;
+      head_bits, tokenizer_vocab, tokenizer_from, torch_dtype, bos, eos;
   bool tie = false;
   bool no_tie = false;
   bool gptq_v2 = false;

@@ -4,12 +4,16 @@
 # tests/tools/reference_forward.py (PyTorch, following transformers' modeling
 # code) -- an implementation independent of Quire's engine.
 #
-#   tests/tools/make_reference_fixtures.sh build/dev/app/cli/quire-cli
+#   tests/tools/make_reference_fixtures.sh build/dev/app/cli/quire-cli [NAME...]
+#
+# With names, only those cases are written (the others' files stay as they are).
 #
 # Needs python3 with torch and numpy (Debian: python3-torch python3-numpy).
 set -euo pipefail
-cli=${1:?usage: make_reference_fixtures.sh path/to/quire-cli}
+cli=${1:?usage: make_reference_fixtures.sh path/to/quire-cli [NAME...]}
 cli=$(realpath "$cli")
+shift
+only=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/../data/reference"
 python=${PYTHON:-/usr/bin/python3}
@@ -32,12 +36,25 @@ cases=(
   "qwen2-bf16-window|--arch qwen2 --format bf16 --seed 32 --sliding-window 8"
   "qwen2-exl2|--arch qwen2 --format exl2:5.0 --seed 33"
   "qwen2-gptq-v2|--arch qwen2 --format gptq --seed 34 --gptq-v2"
+  # Scaled-down shapes of published models (make-model --like): llama3
+  # scaling over 8192 original positions at theta 500000, untied; tied with
+  # head_dim written out; Qwen2.5's biases with tied embeddings, a padded
+  # embedding and yarn over a short original context, so that short prompts
+  # reach the blended frequencies; Nemo's head_dim unlike hidden / heads with
+  # a null window.
+  "llama31-like|--like llama-3.1-8b-instruct --seed 41"
+  "llama32-like-tied|--like llama-3.2-3b-instruct --seed 42"
+  "qwen25-like-yarn|--like qwen2.5-1.5b-instruct --seed 43 --rope-scaling yarn:4.0:16"
+  "nemo-like-head-dim|--like mistral-nemo-instruct-2407 --seed 44"
 )
 
 tokens=$($python -c "import random; r=random.Random(7); print(','.join(str(r.randrange(3, 512)) for _ in range(24)))")
 for entry in "${cases[@]}"; do
   name=${entry%%|*}
   args=${entry#*|}
+  if ((${#only[@]})) && [[ ! " ${only[*]} " == *" $name "* ]]; then
+    continue
+  fi
   dir="$work/$name"
   # shellcheck disable=SC2086
   "$cli" make-model "$dir" $args >/dev/null

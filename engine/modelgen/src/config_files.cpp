@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace quire::engine::modelgen::detail {
 namespace {
@@ -30,13 +31,22 @@ Json rope_scaling(const RandomModelSpec& spec) {
     case RopeScalingSpec::Type::Llama3:
       type = "llama3";
       break;
+    case RopeScalingSpec::Type::Yarn:
+      type = "yarn";
+      break;
   }
   // Both spellings of the type: older readers look for "type", newer for "rope_type".
   Json object{{"type", type}, {"rope_type", type}, {"factor", scaling.factor}};
   if (scaling.type == RopeScalingSpec::Type::Llama3) {
-    object["low_freq_factor"] = 1.0;
-    object["high_freq_factor"] = 4.0;
-    object["original_max_position_embeddings"] = kLlama3OriginalContext;
+    object["low_freq_factor"] = scaling.low_freq_factor;
+    object["high_freq_factor"] = scaling.high_freq_factor;
+    object["original_max_position_embeddings"] = scaling.original_max_position_embeddings != 0
+                                                     ? scaling.original_max_position_embeddings
+                                                     : kLlama3OriginalContext;
+  }
+  if (scaling.type == RopeScalingSpec::Type::Yarn &&
+      scaling.original_max_position_embeddings != 0) {
+    object["original_max_position_embeddings"] = scaling.original_max_position_embeddings;
   }
   return object;
 }
@@ -65,9 +75,26 @@ std::string text_of(const Json& json) {
   return json.dump(2) + "\n";
 }
 
+// One id as a number, several as a list, as the published files write them.
+Json ids_value(const std::vector<int>& ids) {
+  if (ids.size() == 1) return ids.front();
+  return Json(ids);
+}
+
 }  // namespace
 
+SpecialIds special_ids(const RandomModelSpec& spec) {
+  SpecialIds ids;
+  ids.bos = spec.bos_id.value_or(kBosId);
+  ids.eos = spec.eos_ids.empty() ? std::vector<int>{kEosId} : spec.eos_ids;
+  return ids;
+}
+
 std::string config_json(const RandomModelSpec& spec) {
+  return config_json(spec, special_ids(spec));
+}
+
+std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids) {
   const int head_dim = spec.resolved_head_dim();
   Json config;
   config["architectures"] = Json::array({class_name(spec.architecture)});
@@ -76,11 +103,11 @@ std::string config_json(const RandomModelSpec& spec) {
   config["num_hidden_layers"] = spec.layers;
   config["num_attention_heads"] = spec.heads;
   config["num_key_value_heads"] = spec.kv_heads;
-  if (head_dim * spec.heads != spec.hidden) config["head_dim"] = head_dim;
+  if (spec.head_dim != 0 || head_dim * spec.heads != spec.hidden) config["head_dim"] = head_dim;
   config["intermediate_size"] = spec.intermediate;
   config["hidden_act"] = "silu";
   config["vocab_size"] = spec.vocab;
-  config["rms_norm_eps"] = 1e-5;
+  config["rms_norm_eps"] = spec.rms_norm_eps;
   config["rope_theta"] = spec.rope_theta;
   if (Json scaling = rope_scaling(spec); !scaling.is_null()) config["rope_scaling"] = scaling;
   config["max_position_embeddings"] = spec.max_position_embeddings;
@@ -98,17 +125,29 @@ std::string config_json(const RandomModelSpec& spec) {
     config["max_window_layers"] = spec.sliding_window ? 0 : spec.layers;
   }
   config["tie_word_embeddings"] = spec.resolved_tie();
-  config["bos_token_id"] = kBosId;
-  config["eos_token_id"] = kEosId;
-  config["torch_dtype"] = spec.format.kind == WeightFormat::BF16 ? "bfloat16" : "float16";
+  config["bos_token_id"] = ids.bos;
+  config["eos_token_id"] = ids_value(ids.eos);
+  if (!spec.torch_dtype.empty()) {
+    config["torch_dtype"] = spec.torch_dtype;
+  } else {
+    config["torch_dtype"] = spec.format.kind == WeightFormat::BF16 ? "bfloat16" : "float16";
+  }
   if (Json quantization = quantization_config(spec); !quantization.is_null()) {
     config["quantization_config"] = quantization;
+  }
+  for (const auto& [key, value] : spec.extra_config) {
+    try {
+      config[key] = Json::parse(value);
+    } catch (const Json::parse_error&) {
+      throw std::invalid_argument("extra_config: the value of \"" + key +
+                                  "\" is not JSON: " + value);
+    }
   }
   return text_of(config);
 }
 
-std::string generation_config_json() {
-  return text_of(Json{{"bos_token_id", kBosId}, {"eos_token_id", kEosId}});
+std::string generation_config_json(const SpecialIds& ids) {
+  return text_of(Json{{"bos_token_id", ids.bos}, {"eos_token_id", ids_value(ids.eos)}});
 }
 
 std::string tokenizer_config_json(const RandomModelSpec& spec) {

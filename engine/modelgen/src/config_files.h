@@ -3,6 +3,7 @@
 // Private: the JSON files of a generated model directory, as text.
 
 #include <string>
+#include <vector>
 
 #include "quire/engine/modelgen/random_model_spec.h"
 
@@ -11,8 +12,16 @@ namespace quire::engine::modelgen::detail {
 inline constexpr int kBosId = 1;
 inline constexpr int kEosId = 2;
 
+// The BOS and EOS ids config.json names: the spec's, or those of a copied tokenizer.
+struct SpecialIds {
+  int bos = kBosId;
+  std::vector<int> eos{kEosId};
+};
+SpecialIds special_ids(const RandomModelSpec& spec);
+
 std::string config_json(const RandomModelSpec& spec);
-std::string generation_config_json();
+std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids);
+std::string generation_config_json(const SpecialIds& ids);
 std::string tokenizer_config_json(const RandomModelSpec& spec);
 
 }  // namespace quire::engine::modelgen::detail

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 namespace quire::engine::modelgen {
 namespace {
@@ -84,6 +85,9 @@ void validate_quantization(const RandomModelSpec& spec, int head_dim) {
 }
 
 void validate_rope(const RandomModelSpec& spec) {
+  if (!(spec.rms_norm_eps > 0.0 && spec.rms_norm_eps < 1.0)) {
+    reject("rms_norm_eps", decimal(spec.rms_norm_eps) + " must lie between 0 and 1");
+  }
   if (!(std::isfinite(spec.rope_theta) && spec.rope_theta > 1.0 && spec.rope_theta <= 1e9)) {
     reject("rope_theta", decimal(spec.rope_theta) + " must be above 1 and at most 1e9");
   }
@@ -93,12 +97,47 @@ void validate_rope(const RandomModelSpec& spec) {
     reject("rope_scaling", "factor " + decimal(scaling.factor) + " is outside 1..1024");
   }
   check_range("max_position_embeddings", spec.max_position_embeddings, 1, std::int64_t{1} << 24);
-  if (scaling.type == RopeScalingSpec::Type::Llama3 &&
-      spec.max_position_embeddings < kLlama3OriginalContext) {
-    reject("max_position_embeddings", std::to_string(spec.max_position_embeddings) +
-                                          " is below llama3 scaling's original context of " +
-                                          std::to_string(kLlama3OriginalContext));
+  if (scaling.type == RopeScalingSpec::Type::Llama3) {
+    const std::int64_t original = scaling.original_max_position_embeddings != 0
+                                      ? scaling.original_max_position_embeddings
+                                      : kLlama3OriginalContext;
+    if (spec.max_position_embeddings < original) {
+      reject("max_position_embeddings", std::to_string(spec.max_position_embeddings) +
+                                            " is below llama3 scaling's original context of " +
+                                            std::to_string(original));
+    }
+    if (!(scaling.low_freq_factor > 0.0 && scaling.high_freq_factor > scaling.low_freq_factor)) {
+      reject("rope_scaling", "llama3's high frequency factor must exceed its low one (> 0)");
+    }
   }
+  if (scaling.original_max_position_embeddings < 0) {
+    reject("rope_scaling", "the original context must be positive");
+  }
+}
+
+void validate_vocab(const RandomModelSpec& spec) {
+  if (spec.tokenizer_from) {
+    // 0: the copied tokenizer's size, resolved when the files are written.
+    if (spec.vocab != 0) check_range("vocab", spec.vocab, 1, kMaxCopiedVocab);
+    if (spec.tokenizer_vocab != 0) {
+      reject("tokenizer_vocab", "a copied tokenizer (--tokenizer-from) has its own size");
+    }
+    return;
+  }
+  if (spec.vocab < kMinVocab || spec.vocab > kMaxVocab) {
+    reject("vocab", std::to_string(spec.vocab) + " is outside " + std::to_string(kMinVocab) + ".." +
+                        std::to_string(kMaxVocab) +
+                        " (the tokenizer holds 256 byte pieces, <unk>, <s>, </s> and the "
+                        "alphabet besides merged pieces; its built-in training text yields "
+                        "no more than the maximum)");
+  }
+  if (spec.tokenizer_vocab != 0) {
+    check_range("tokenizer_vocab", spec.tokenizer_vocab, kMinVocab, spec.vocab);
+  }
+  const int tokens = spec.resolved_tokenizer_vocab();
+  if (spec.bos_id) check_range("bos", *spec.bos_id, 0, tokens - 1);
+  for (const int id : spec.eos_ids)
+    check_range("eos", id, 0, tokens - 1);
 }
 
 }  // namespace
@@ -129,13 +168,7 @@ void validate(const RandomModelSpec& spec) {
                            "format can store it");
   }
   check_range("intermediate", spec.intermediate, 32, 32768);
-  if (spec.vocab < kMinVocab || spec.vocab > kMaxVocab) {
-    reject("vocab", std::to_string(spec.vocab) + " is outside " + std::to_string(kMinVocab) + ".." +
-                        std::to_string(kMaxVocab) +
-                        " (the tokenizer holds 256 byte pieces, <unk>, <s>, </s> and the "
-                        "alphabet besides merged pieces; its built-in training text yields "
-                        "no more than the maximum)");
-  }
+  validate_vocab(spec);
   if (spec.sliding_window) {
     if (spec.architecture == "llama") {
       reject("sliding_window", "llama has no sliding window; use mistral or qwen2");
@@ -178,19 +211,48 @@ std::string to_string(const FormatSpec& format) {
 
 RopeScalingSpec parse_rope_scaling(std::string_view text) {
   using Type = RopeScalingSpec::Type;
+  const auto fail = [&]() {
+    reject("rope_scaling",
+           "\"" + std::string(text) +
+               "\" is not none, linear:F, dynamic:F, llama3[:F[:ORIGINAL[:LOW:HIGH]]] "
+               "or yarn:F[:ORIGINAL] (F a factor >= 1)");
+  };
   if (text == "none") return {};
   if (text == "llama3") return {Type::Llama3, 8.0};
+  // NAME:F followed by the type's optional numbers.
+  std::vector<double> numbers;
   const std::size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
-  const std::optional<double> factor =
-      colon == std::string_view::npos ? std::nullopt : parse_number(text.substr(colon + 1));
-  if (factor && *factor >= 1.0) {
-    if (name == "linear") return {Type::Linear, *factor};
-    if (name == "dynamic") return {Type::Dynamic, *factor};
-    if (name == "llama3") return {Type::Llama3, *factor};
+  for (std::size_t start = colon; start != std::string_view::npos;) {
+    const std::size_t next = text.find(':', start + 1);
+    const std::optional<double> number = parse_number(
+        text.substr(start + 1, next == std::string_view::npos ? next : next - start - 1));
+    if (!number) fail();
+    numbers.push_back(*number);
+    start = next;
   }
-  reject("rope_scaling", "\"" + std::string(text) +
-                             "\" is not none, linear:F, dynamic:F or llama3 (F a factor >= 1)");
+  if (numbers.empty() || !(numbers[0] >= 1.0)) fail();
+  RopeScalingSpec scaling{Type::None, numbers[0]};
+  const auto whole = [&](double value) {
+    if (!(value >= 1.0 && value <= 1e9 && value == std::floor(value))) fail();
+    return static_cast<std::int64_t>(value);
+  };
+  if ((name == "linear" || name == "dynamic") && numbers.size() == 1) {
+    scaling.type = name == "linear" ? Type::Linear : Type::Dynamic;
+  } else if (name == "llama3" && (numbers.size() <= 2 || numbers.size() == 4)) {
+    scaling.type = Type::Llama3;
+    if (numbers.size() >= 2) scaling.original_max_position_embeddings = whole(numbers[1]);
+    if (numbers.size() == 4) {
+      scaling.low_freq_factor = numbers[2];
+      scaling.high_freq_factor = numbers[3];
+    }
+  } else if (name == "yarn" && numbers.size() <= 2) {
+    scaling.type = Type::Yarn;
+    if (numbers.size() == 2) scaling.original_max_position_embeddings = whole(numbers[1]);
+  } else {
+    fail();
+  }
+  return scaling;
 }
 
 std::string to_string(const RopeScalingSpec& scaling) {
@@ -201,16 +263,36 @@ std::string to_string(const RopeScalingSpec& scaling) {
       return "linear:" + decimal(scaling.factor);
     case RopeScalingSpec::Type::Dynamic:
       return "dynamic:" + decimal(scaling.factor);
-    case RopeScalingSpec::Type::Llama3:
-      return "llama3:" + decimal(scaling.factor);
+    case RopeScalingSpec::Type::Llama3: {
+      std::string text = "llama3:" + decimal(scaling.factor);
+      const bool bands = scaling.low_freq_factor != 1.0 || scaling.high_freq_factor != 4.0;
+      if (scaling.original_max_position_embeddings != 0 || bands) {
+        text += ":" + std::to_string(scaling.original_max_position_embeddings != 0
+                                         ? scaling.original_max_position_embeddings
+                                         : kLlama3OriginalContext);
+      }
+      if (bands)
+        text += ":" + decimal(scaling.low_freq_factor) + ":" + decimal(scaling.high_freq_factor);
+      return text;
+    }
+    case RopeScalingSpec::Type::Yarn:
+      return "yarn:" + decimal(scaling.factor) +
+             (scaling.original_max_position_embeddings != 0
+                  ? ":" + std::to_string(scaling.original_max_position_embeddings)
+                  : std::string());
   }
   return "?";
 }
 
 std::string describe(const RandomModelSpec& spec) {
-  return spec.architecture + ", " + to_string(spec.format) + ", " + std::to_string(spec.layers) +
-         (spec.layers == 1 ? " layer" : " layers") + ", hidden " + std::to_string(spec.hidden) +
-         ", vocab " + std::to_string(spec.vocab);
+  std::string text =
+      spec.architecture + ", " + to_string(spec.format) + ", " + std::to_string(spec.layers) +
+      (spec.layers == 1 ? " layer" : " layers") + ", hidden " + std::to_string(spec.hidden) +
+      ", vocab " + (spec.vocab != 0 ? std::to_string(spec.vocab) : std::string("of the tokenizer"));
+  if (spec.tokenizer_vocab != 0 && spec.tokenizer_vocab != spec.vocab) {
+    text += " (tokenizer " + std::to_string(spec.tokenizer_vocab) + ")";
+  }
+  return text;
 }
 
 }  // namespace quire::engine::modelgen

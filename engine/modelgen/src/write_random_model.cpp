@@ -9,6 +9,7 @@
 #include "config_files.h"
 #include "quire/engine/io/safetensors_writer.h"
 #include "quire/engine/modelgen/random_model.h"
+#include "quire/engine/tokenizer/tokenizer.h"
 #include "quire/engine/tokenizer/training.h"
 #include "tensor_builder.h"
 
@@ -46,6 +47,18 @@ void write_text(const fs::path& path, const std::string& text) {
     throw std::system_error(errno, std::generic_category(), "cannot write " + path.string());
 }
 
+int write_tensors(const RandomModelSpec& spec, const fs::path& dir) {
+  io::SafetensorsWriter writer;
+  writer.set_metadata("format", "pt");  // as PyTorch-saved checkpoints say
+  detail::add_model_tensors(spec, writer);
+  if (spec.shards == 1) {
+    writer.write(dir / "model.safetensors");
+  } else {
+    writer.write_sharded(dir, spec.shards);
+  }
+  return static_cast<int>(writer.size());
+}
+
 // A fresh hidden sibling of the target, on the same file system so that the
 // finished model can be renamed into place.
 fs::path make_staging_directory(const fs::path& target) {
@@ -59,22 +72,62 @@ fs::path make_staging_directory(const fs::path& target) {
   throw std::runtime_error("cannot create a staging directory next to " + target.string());
 }
 
+// The files of a downloaded model that describe its tokenizer, whichever exist.
+constexpr const char* kTokenizerFiles[] = {"tokenizer.json",          "tokenizer_config.json",
+                                           "special_tokens_map.json", "generation_config.json",
+                                           "chat_template.jinja",     "tokenizer.model"};
+
+// A tokenizer copied from a model directory, and what config.json takes from it.
+struct CopiedTokenizer {
+  int tokens = 0;
+  detail::SpecialIds ids;
+};
+
+CopiedTokenizer read_copied_tokenizer(const RandomModelSpec& spec) {
+  const fs::path& source = *spec.tokenizer_from;
+  if (!fs::is_directory(source)) {
+    throw std::invalid_argument("tokenizer_from: " + source.string() + " is not a directory");
+  }
+  const Tokenizer tokenizer = Tokenizer::load(source);
+  CopiedTokenizer copied;
+  copied.tokens = tokenizer.vocab_size();
+  copied.ids = detail::special_ids(spec);
+  if (!spec.bos_id) copied.ids.bos = tokenizer.bos().value_or(detail::kBosId);
+  if (spec.eos_ids.empty() && !tokenizer.eos().empty()) {
+    copied.ids.eos.assign(tokenizer.eos().begin(), tokenizer.eos().end());
+  }
+  return copied;
+}
+
 // Returns the number of tensors written.
 int write_files(const RandomModelSpec& spec, const fs::path& dir) {
-  write_text(dir / "config.json", detail::config_json(spec));
-  write_text(dir / "generation_config.json", detail::generation_config_json());
-  write_text(dir / "tokenizer_config.json", detail::tokenizer_config_json(spec));
-  train_tokenizer(std::string(default_training_corpus()), spec.vocab, dir / "tokenizer.model",
-                  spec.seed);
-  io::SafetensorsWriter writer;
-  writer.set_metadata("format", "pt");  // as PyTorch-saved checkpoints say
-  detail::add_model_tensors(spec, writer);
-  if (spec.shards == 1) {
-    writer.write(dir / "model.safetensors");
-  } else {
-    writer.write_sharded(dir, spec.shards);
+  if (spec.tokenizer_from) {
+    const CopiedTokenizer copied = read_copied_tokenizer(spec);
+    RandomModelSpec sized = spec;
+    if (sized.vocab == 0) sized.vocab = copied.tokens;
+    if (sized.vocab < copied.tokens) {
+      throw std::invalid_argument("vocab: " + std::to_string(sized.vocab) +
+                                  " rows are fewer than " + std::to_string(copied.tokens) +
+                                  " tokens of " + spec.tokenizer_from->string());
+    }
+    for (const char* name : kTokenizerFiles) {
+      if (fs::exists(*spec.tokenizer_from / name)) {
+        fs::copy_file(*spec.tokenizer_from / name, dir / name);
+      }
+    }
+    write_text(dir / "config.json", detail::config_json(sized, copied.ids));
+    if (!fs::exists(dir / "generation_config.json")) {
+      write_text(dir / "generation_config.json", detail::generation_config_json(copied.ids));
+    }
+    return write_tensors(sized, dir);
   }
-  return static_cast<int>(writer.size());
+  write_text(dir / "config.json", detail::config_json(spec));
+  write_text(dir / "generation_config.json",
+             detail::generation_config_json(detail::special_ids(spec)));
+  write_text(dir / "tokenizer_config.json", detail::tokenizer_config_json(spec));
+  train_tokenizer(std::string(default_training_corpus()), spec.resolved_tokenizer_vocab(),
+                  dir / "tokenizer.model", spec.seed);
+  return write_tensors(spec, dir);
 }
 
 }  // namespace

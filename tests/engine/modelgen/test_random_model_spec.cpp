@@ -157,7 +157,18 @@ class RandomModelSpecTest : public QObject {
     QCOMPARE(int(llama3.type), int(Type::Llama3));
     QCOMPARE(llama3.factor, 8.0);
     QCOMPARE(to_string(parse_rope_scaling("llama3:16")), std::string("llama3:16.0"));
-    for (const char* bad : {"yarn:2", "linear", "linear:", "linear:0.5", "dynamic:x", "cubic"}) {
+    const RopeScalingSpec bands = parse_rope_scaling("llama3:32:8192:1:4");
+    QCOMPARE(bands.original_max_position_embeddings, std::int64_t(8192));
+    QCOMPARE(to_string(bands), std::string("llama3:32.0:8192"));
+    QCOMPARE(to_string(parse_rope_scaling("llama3:8:1024:2:8")),
+             std::string("llama3:8.0:1024:2.0:8.0"));
+    const RopeScalingSpec yarn = parse_rope_scaling("yarn:4:32768");
+    QCOMPARE(int(yarn.type), int(Type::Yarn));
+    QCOMPARE(yarn.factor, 4.0);
+    QCOMPARE(yarn.original_max_position_embeddings, std::int64_t(32768));
+    QCOMPARE(to_string(parse_rope_scaling("yarn:2")), std::string("yarn:2.0"));
+    for (const char* bad : {"yarn", "yarn:0.5", "yarn:2:1.5", "llama3:8:1024:2", "linear",
+                            "linear:", "linear:0.5", "linear:2:3", "dynamic:x", "cubic"}) {
       QVERIFY2(rejection([&] { parse_rope_scaling(bad); }).starts_with("rope_scaling: "), bad);
     }
   }
