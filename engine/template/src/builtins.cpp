@@ -162,12 +162,16 @@ std::string python_strftime(const std::string& format, std::chrono::system_clock
   return out;
 }
 
-void add_builtins(std::unordered_map<std::string, Value>& globals, const RenderOptions& options) {
+void add_builtins(std::unordered_map<std::string, Value>& globals, const RenderOptions& options,
+                  std::vector<Value>& namespaces) {
   const std::size_t max_range = options.max_range;
   globals["range"] =
       Value::function("range", [max_range](CallArgs& args) { return range(args, max_range); });
-  globals["namespace"] = Value::function("namespace", [](CallArgs& args) {
-    return Value::make_namespace(keyword_dict(args, "namespace"));
+  std::vector<Value>* made = &namespaces;
+  globals["namespace"] = Value::function("namespace", [made](CallArgs& args) {
+    if (made->size() >= 100'000) throw TemplateError("too many namespaces", 0, "limit");
+    made->push_back(Value::make_namespace(keyword_dict(args, "namespace")));
+    return made->back();
   });
   globals["dict"] = Value::function(
       "dict", [](CallArgs& args) { return Value::dict(keyword_dict(args, "dict")); });

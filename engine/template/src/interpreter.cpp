@@ -19,9 +19,14 @@ TemplateError with_construct(const TemplateError& error, const std::string& cons
 
 Interpreter::Interpreter(const std::map<std::string, Value>& globals, const RenderOptions& options)
     : options_(options), globals_(std::make_shared<Scope>()) {
-  add_builtins(globals_->variables, options);
+  add_builtins(globals_->variables, options, namespaces_);
   for (const auto& [name, value] : globals)
     globals_->variables[name] = value;
+}
+
+Interpreter::~Interpreter() {
+  for (const Value& ns : namespaces_)
+    ns.as_dict().clear();
 }
 
 Text Interpreter::run(const ast::Body& body) {
@@ -209,7 +214,11 @@ Interpreter::Flow Interpreter::execute_for(const Stmt& stmt, const ScopePtr& sco
 
 Value Interpreter::make_macro(const Stmt& stmt, const ScopePtr& scope, std::string name) {
   const Stmt* definition = &stmt;
-  return Value::function(name, [this, definition, scope, name](CallArgs& args) -> Value {
+  macro_scopes_.push_back(scope);
+  std::weak_ptr<Scope> weak_scope = scope;
+  return Value::function(name, [this, definition, weak_scope, name](CallArgs& args) -> Value {
+    const ScopePtr definition_scope = weak_scope.lock();
+    if (!definition_scope) throw TemplateError("macro '" + name + "' was called after its render ended");
     if (depth_ >= options_.max_call_depth)
       throw TemplateError("macros nest deeper than " + std::to_string(options_.max_call_depth) +
                               " calls; the template may recurse without end",
@@ -218,7 +227,7 @@ Value Interpreter::make_macro(const Stmt& stmt, const ScopePtr& scope, std::stri
     if (args.positional.size() > parameters.size())
       throw TemplateError("macro '" + name + "' takes not more than " +
                           std::to_string(parameters.size()) + " argument(s)");
-    ScopePtr inner = child(scope);
+    ScopePtr inner = child(definition_scope);
     std::vector<bool> bound(parameters.size(), false);
     for (std::size_t i = 0; i < args.positional.size(); ++i) {
       inner->variables[parameters[i].first] = args.positional[i];

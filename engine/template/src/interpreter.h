@@ -17,6 +17,9 @@ namespace quire::engine::jinja {
 class Interpreter {
  public:
   Interpreter(const std::map<std::string, Value>& globals, const RenderOptions& options);
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
   Text run(const ast::Body& body);
 
  private:
@@ -48,6 +51,11 @@ class Interpreter {
   const RenderOptions& options_;
   ScopePtr globals_;
   std::vector<Text> outputs_;
+  // Macros refer to their scope weakly (a scope holds its macros), so the
+  // scopes they were defined in stay alive here until the render ends.
+  std::vector<ScopePtr> macro_scopes_;
+  // Namespaces the template made; emptied at the end, since one may hold itself.
+  std::vector<Value> namespaces_;
   std::size_t steps_ = 0;
   std::size_t depth_ = 0;
 };

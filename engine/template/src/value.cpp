@@ -248,7 +248,16 @@ std::string repr_string(std::string_view s) {
   return out;
 }
 
+// Containers nest this deep at most when printed: a namespace may hold itself.
+constexpr int kMaxPrintDepth = 200;
+
 Text container_text(const Value& value) {
+  thread_local int depth = 0;
+  if (depth >= kMaxPrintDepth) throw TemplateError("a value nests too deeply to print");
+  struct Nesting {
+    Nesting() { ++depth; }
+    ~Nesting() { --depth; }
+  } nesting;
   Text out;
   if (value.is_list()) {
     const ValueList& items = value.as_list();

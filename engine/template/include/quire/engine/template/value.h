@@ -126,6 +126,7 @@ class Dict {
   const std::vector<Entry>& entries() const { return entries_; }
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
+  void clear() { entries_.clear(); }
 
  private:
   std::vector<Entry> entries_;
