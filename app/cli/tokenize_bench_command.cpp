@@ -2,7 +2,9 @@
 // on a text file, printed as {"bytes", "tokens", "seconds", "mb_per_s"}, the
 // shape tests/reference/encode.mjs --bench prints, so bench/tokenizer.sh can
 // set the two side by side. --parse-special encodes as Hugging Face's encode
-// does, recognising special tokens spelled in the text.
+// does, recognising special tokens spelled in the text; --paragraphs encodes
+// each piece between blank lines on its own, as the reference scripts'
+// --paragraphs do (a long text without a pre-tokenizer is one word to BPE).
 
 #include "tokenize_bench_command.h"
 
@@ -14,6 +16,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cli_support.h"
 #include "quire/engine/tokenizer/tokenizer.h"
@@ -26,6 +30,7 @@ struct TokenizeBenchOptions {
   std::string text_file;
   int repeat = 1;
   bool parse_special = false;
+  bool paragraphs = false;
 };
 
 std::string read_text(const std::string& path) {
@@ -34,18 +39,39 @@ std::string read_text(const std::string& path) {
   return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
 }
 
+// The pieces between "\n\n" separators, without them, as JavaScript's
+// split("\n\n") gives them.
+std::vector<std::string_view> split_paragraphs(std::string_view text) {
+  std::vector<std::string_view> pieces;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = text.find("\n\n", start);
+    pieces.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return pieces;
+    start = end + 2;
+  }
+}
+
 int run_tokenize_bench(const TokenizeBenchOptions& options) {
   const engine::Tokenizer tokenizer = engine::Tokenizer::load(options.directory);
   const std::string text = read_text(options.text_file);
-  const engine::EncodeOptions encode{.add_special = false, .parse_special = options.parse_special};
+  const engine::EncodeOptions encode_options{.add_special = false,
+                                             .parse_special = options.parse_special};
+  const std::vector<std::string_view> pieces =
+      options.paragraphs ? split_paragraphs(text) : std::vector<std::string_view>{text};
+  const auto encode_all = [&] {
+    std::size_t count = 0;
+    for (const std::string_view piece : pieces)
+      count += tokenizer.encode(piece, encode_options).size();
+    return count;
+  };
 
   // One untimed pass first, as the reference does: it fills whatever caches
   // either implementation keeps, so both are measured warm.
-  static_cast<void>(tokenizer.encode(text, encode));
+  static_cast<void>(encode_all());
   std::size_t tokens = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < options.repeat; ++i)
-    tokens += tokenizer.encode(text, encode).size();
+    tokens += encode_all();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -71,6 +97,8 @@ void add_tokenize_bench_command(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   command->add_flag("--parse-special", options->parse_special,
                     "Recognise special tokens spelled in the text, as Hugging Face's encode does");
+  command->add_flag("--paragraphs", options->paragraphs,
+                    "Encode each piece between blank lines on its own");
   command->callback([options, &exit_code] { exit_code = run_tokenize_bench(*options); });
 }
 

@@ -6,16 +6,18 @@
 //     string, {ids, ids_plain, decoded, decoded_skip}: ids with the special
 //     tokens the post-processor adds, ids_plain without them, and ids_plain
 //     decoded keeping and skipping special tokens.
-//   node encode.mjs TOKENIZER_JSON TOKENIZER_CONFIG_JSON --bench TEXT_FILE [--repeat N]
+//   node encode.mjs TOKENIZER_JSON TOKENIZER_CONFIG_JSON --bench TEXT_FILE [--repeat N] [--paragraphs]
 //     encodes the whole file N times (after one warm-up pass) and prints
-//     {"bytes", "seconds", "mb_per_s"}; only encoding is timed.
+//     {"bytes", "tokens", "seconds", "mb_per_s"}; only encoding is timed.
+//     --paragraphs encodes each piece between blank lines ("\n\n") on its
+//     own, as quire-cli tokenize-bench --paragraphs does.
 import { readFileSync } from "node:fs";
 import { Tokenizer } from "@huggingface/tokenizers";
 
 function usage() {
   process.stderr.write(
     "usage: node encode.mjs TOKENIZER_JSON TOKENIZER_CONFIG_JSON CORPUS_JSON\n" +
-      "       node encode.mjs TOKENIZER_JSON TOKENIZER_CONFIG_JSON --bench TEXT_FILE [--repeat N]\n",
+      "       node encode.mjs TOKENIZER_JSON TOKENIZER_CONFIG_JSON --bench TEXT_FILE [--repeat N] [--paragraphs]\n",
   );
   process.exit(2);
 }
@@ -38,18 +40,24 @@ if (rest[0] === "--bench") {
   if (rest.length < 2) usage();
   const text = readFileSync(rest[1], "utf8");
   let repeat = 1;
-  if (rest[2] === "--repeat") {
-    repeat = Number.parseInt(rest[3], 10);
-    if (!(repeat > 0)) usage();
-  } else if (rest.length > 2) {
-    usage();
+  let paragraphs = false;
+  for (let i = 2; i < rest.length; ++i) {
+    if (rest[i] === "--repeat" && i + 1 < rest.length) {
+      repeat = Number.parseInt(rest[++i], 10);
+      if (!(repeat > 0)) usage();
+    } else if (rest[i] === "--paragraphs") {
+      paragraphs = true;
+    } else {
+      usage();
+    }
   }
-  tokenizer.encode(text, { add_special_tokens: false });
+  const pieces = paragraphs ? text.split("\n\n") : [text];
+  const encodeAll = () =>
+    pieces.reduce((sum, piece) => sum + tokenizer.encode(piece, { add_special_tokens: false }).ids.length, 0);
+  encodeAll();
   let tokens = 0;
   const start = process.hrtime.bigint();
-  for (let i = 0; i < repeat; ++i) {
-    tokens += tokenizer.encode(text, { add_special_tokens: false }).ids.length;
-  }
+  for (let i = 0; i < repeat; ++i) tokens += encodeAll();
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const bytes = Buffer.byteLength(text, "utf8") * repeat;
   process.stdout.write(
