@@ -9,8 +9,11 @@
 #include "cli_support.h"
 #include "engine_options.h"
 #include "model_commands.h"
+#include "quire/engine/generator/chat_format.h"
+#include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/planner/planner.h"
 #include "quire/engine/runtime/model_description.h"
+#include "quire/engine/tokenizer/tokenizer.h"
 
 namespace quire::cli {
 namespace {
@@ -37,6 +40,39 @@ std::string linear_text(const engine::LinearDescription& linear) {
     text << engine::to_string(linear.format) << ' ' << linear.bits_per_weight << " bpw";
   }
   return text.str();
+}
+
+// The tokenizer and the prompt format, or why they cannot be used: a model
+// whose tokenizer is broken is still described, and the command ends with 2.
+struct TextSide {
+  Json json = Json::object();
+  std::string tokenizer_line;
+  std::string prompt_line;
+  std::string problem;
+};
+
+TextSide describe_text_side(const std::string& directory, const engine::ModelDescription& model) {
+  TextSide side;
+  try {
+    const engine::Tokenizer tokenizer = engine::Tokenizer::load(directory);
+    engine::check_tokenizer_fits_model(tokenizer, model);
+    side.json["tokenizer"] = {{"description", tokenizer.description()},
+                              {"vocab_size", tokenizer.vocab_size()},
+                              {"bos", tokenizer.bos() ? Json(*tokenizer.bos()) : Json(nullptr)},
+                              {"eos", tokenizer.eos()}};
+    side.tokenizer_line = tokenizer.description();
+    const engine::FormatChoice choice = engine::choose_chat_format(directory, "auto");
+    side.json["prompt_format"] = {{"name", choice.format.name()}, {"title", choice.format.title()}};
+    side.prompt_line = choice.format.title();
+    if (!choice.notice.empty()) {
+      side.json["prompt_format"]["notice"] = choice.notice;
+      side.prompt_line += " (" + choice.notice + ")";
+    }
+  } catch (const engine::ModelError& error) {
+    side.problem = error.what();
+    side.json["problem"] = side.problem;
+  }
+  return side;
 }
 
 struct InspectOptions {
@@ -83,6 +119,8 @@ int run_inspect(const InspectOptions& options) {
   }
   Json head = linear_json(model.head);
   head["tied"] = model.head_tied;
+  const TextSide text_side = describe_text_side(options.directory, model);
+  const int status = text_side.problem.empty() ? 0 : 2;
 
   if (options.json) {
     Json plan_json{{"fits", plan.fits},
@@ -102,26 +140,28 @@ int run_inspect(const InspectOptions& options) {
                                       {"free_before", device.free_before},
                                       {"free_after", device.free_after}});
     }
-    const Json out{{"directory", options.directory},
-                   {"architecture", c.architecture},
-                   {"layers", c.num_layers},
-                   {"hidden_size", c.hidden_size},
-                   {"attention_heads", c.num_heads},
-                   {"kv_heads", c.num_kv_heads},
-                   {"head_dim", c.head_dim},
-                   {"intermediate_size", c.intermediate_size},
-                   {"vocab_size", c.vocab_size},
-                   {"parameters", model.parameters},
-                   {"weight_bytes", weight_bytes},
-                   {"embedding",
-                    {{"dtype", std::string(kernels::dtype_name(model.embedding_dtype))},
-                     {"bytes", model.embedding_bytes}}},
-                   {"head", head},
-                   {"layer_formats", layers},
-                   {"kv_cache", kv},
-                   {"plan", plan_json}};
+    Json out{{"directory", options.directory},
+             {"architecture", c.architecture},
+             {"layers", c.num_layers},
+             {"hidden_size", c.hidden_size},
+             {"attention_heads", c.num_heads},
+             {"kv_heads", c.num_kv_heads},
+             {"head_dim", c.head_dim},
+             {"intermediate_size", c.intermediate_size},
+             {"vocab_size", c.vocab_size},
+             {"parameters", model.parameters},
+             {"weight_bytes", weight_bytes},
+             {"embedding",
+              {{"dtype", std::string(kernels::dtype_name(model.embedding_dtype))},
+               {"bytes", model.embedding_bytes}}},
+             {"head", head},
+             {"layer_formats", layers},
+             {"kv_cache", kv},
+             {"plan", plan_json}};
+    for (auto& [key, value] : text_side.json.items())
+      out[key] = value;
     std::cout << out.dump(2) << '\n';
-    return 0;
+    return status;
   }
 
   std::cout << options.directory << '\n'
@@ -133,6 +173,12 @@ int run_inspect(const InspectOptions& options) {
             << '\n'
             << "  embedding     " << kernels::dtype_name(model.embedding_dtype) << ", head "
             << (model.head_tied ? "tied to the embedding" : linear_text(model.head)) << '\n';
+  if (text_side.problem.empty()) {
+    std::cout << "  tokenizer     " << text_side.tokenizer_line << '\n'
+              << "  prompt        " << text_side.prompt_line << '\n';
+  } else {
+    std::cout << "  tokenizer     cannot be used: " << text_side.problem << '\n';
+  }
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     const engine::LayerDescription& l = model.layers[i];
     std::cout << "  layer " << i << (i < 10 ? "       " : "      ") << "q " << linear_text(l.q)
@@ -149,7 +195,8 @@ int run_inspect(const InspectOptions& options) {
     first = false;
   }
   std::cout << "\n\n" << engine::describe_plan(plan) << '\n';
-  return 0;
+  if (!text_side.problem.empty()) std::cerr << "quire-cli: " << text_side.problem << '\n';
+  return status;
 }
 
 }  // namespace

@@ -33,9 +33,12 @@ from llama import dump_json, hf_config, load_checkpoint  # noqa: E402
 
 BOS_ID, EOS_ID = 1, 2
 
-# ChatML, as Qwen and OpenHermes write it. add_bos_token puts <s> in front;
-# Quire recognises the format by "<|im_start|>" in this template.
+# ChatML, as Qwen and OpenHermes write it, after <s>: the model was trained
+# on BOS + ChatML, and a chat template is rendered and tokenized without
+# adding special tokens (as transformers' apply_chat_template does), so the
+# template writes the BOS itself.
 CHAT_TEMPLATE = (
+    "{{ bos_token }}"
     "{% for message in messages %}"
     "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
     "{% endfor %}"
