@@ -1,16 +1,32 @@
 #include "bpe_model.h"
 
+#include <algorithm>
 #include <mutex>
 #include <queue>
+#include <utility>
 
 #include "utf8.h"
 
 namespace quire::engine::detail {
 namespace {
 
+constexpr std::string_view kMetaspace = "\xE2\x96\x81";  // ▁
+
 std::string byte_piece_name(int byte) {
   static const char* hex = "0123456789ABCDEF";
   return std::string("<0x") + hex[byte >> 4] + hex[byte & 15] + ">";
+}
+
+bool is_byte_piece_name(std::string_view text) {
+  return text.size() == 6 && text.starts_with("<0x") && text.ends_with('>');
+}
+
+// The last code point of valid UTF-8 that is not empty.
+char32_t last_code_point(std::string_view text) {
+  std::size_t start = text.size() - 1;
+  while (start > 0 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80)
+    --start;
+  return code_point_at(text, start).value;
 }
 
 }  // namespace
@@ -67,6 +83,8 @@ std::unique_ptr<BpeModel> BpeModel::read(const JsonField& config, std::size_t ex
   const JsonField merges = config.at("merges");
   merges.require_array();
   model->merges_.reserve(merges.size());
+  std::vector<std::pair<std::int32_t, std::int32_t>> pairs;
+  pairs.reserve(merges.size());
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
     const JsonField entry = merges.at(rank);
     std::string left;
@@ -99,8 +117,40 @@ std::unique_ptr<BpeModel> BpeModel::read(const JsonField& config, std::size_t ex
     // The first of two identical merges counts, as in Hugging Face.
     model->merges_.emplace(pair_key(*left_id, *right_id),
                            Merge{static_cast<std::int32_t>(rank), *merged_id});
+    pairs.emplace_back(*left_id, *right_id);
   }
+  model->plan_metaspace_cuts(pairs);
   return model;
+}
+
+void BpeModel::plan_metaspace_cuts(
+    const std::vector<std::pair<std::int32_t, std::int32_t>>& merges) {
+  // The characters of a word are the first symbols only without a subword
+  // prefix or suffix, and "▁" must be a symbol of its own.
+  if (!continuing_subword_prefix_.empty() || !end_of_word_suffix_.empty() || !find(kMetaspace)) {
+    return;
+  }
+  for (const auto& [left, right] : merges) {
+    const std::string& left_text = tokens_[static_cast<std::size_t>(left)];
+    if (!tokens_[static_cast<std::size_t>(right)].starts_with(kMetaspace)) continue;
+    // A left symbol at a cut ends in a character other than "▁"; an unknown
+    // or byte piece stands for one whatever its text says.
+    const bool stands_for_text = left != unknown_ && !is_byte_piece_name(left_text);
+    if (stands_for_text && left_text.ends_with(kMetaspace)) continue;
+    if (!stands_for_text || left_text.empty()) return;  // no cut is safe
+    const char32_t joined = last_code_point(left_text);
+    if (std::find(metaspace_joins_.begin(), metaspace_joins_.end(), joined) ==
+        metaspace_joins_.end()) {
+      metaspace_joins_.push_back(joined);
+    }
+  }
+  cut_before_metaspace_ = true;
+}
+
+bool BpeModel::may_cut_before(std::string_view word, std::size_t position) const {
+  const char32_t previous = last_code_point(word.substr(0, position));
+  return previous != U'\u2581' && std::find(metaspace_joins_.begin(), metaspace_joins_.end(),
+                                            previous) == metaspace_joins_.end();
 }
 
 std::optional<std::int32_t> BpeModel::find(std::string_view token) const {
@@ -125,6 +175,21 @@ void BpeModel::tokenize(std::string_view word, std::vector<std::int32_t>& out) c
       return;
     }
   }
+  if (!cut_before_metaspace_) {
+    tokenize_cached(word, out);
+    return;
+  }
+  std::size_t begin = 0;
+  for (std::size_t position = word.find(kMetaspace, 1); position != std::string_view::npos;
+       position = word.find(kMetaspace, position + kMetaspace.size())) {
+    if (!may_cut_before(word, position)) continue;
+    tokenize_cached(word.substr(begin, position - begin), out);
+    begin = position;
+  }
+  tokenize_cached(word.substr(begin), out);
+}
+
+void BpeModel::tokenize_cached(std::string_view word, std::vector<std::int32_t>& out) const {
   const bool cacheable = word.size() <= kCacheableWord;
   if (cacheable) {
     std::shared_lock lock(cache_mutex_);

@@ -55,7 +55,10 @@ class BpeModel {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32) |
            static_cast<std::uint32_t>(right);
   }
+  void tokenize_cached(std::string_view word, std::vector<std::int32_t>& out) const;
   void merge_word(std::string_view word, std::vector<std::int32_t>& out) const;
+  void plan_metaspace_cuts(const std::vector<std::pair<std::int32_t, std::int32_t>>& merges);
+  bool may_cut_before(std::string_view word, std::size_t position) const;
 
   StringIds vocab_;
   std::vector<std::string> tokens_;  // by id; empty where no entry
@@ -68,6 +71,16 @@ class BpeModel {
   bool byte_fallback_ = false;
   bool ignore_merges_ = false;
   std::array<std::int32_t, 256> byte_ids_{};  // -1 where the vocabulary lacks the piece
+
+  // SentencePiece-style files have no pre-tokenizer, so a whole text between
+  // added tokens is one word: too long for the cache, and slow to merge in
+  // one piece. Where no merge can join a symbol that ends in another
+  // character to one that starts with "▁", a word is cut before each such
+  // "▁" and the parts are merged (and cached) alone, which gives the same
+  // ids. `metaspace_joins_` lists the characters some merge does join to a
+  // following "▁..." token (Gemma 3 has ">" + "▁</"); no cut is made after them.
+  bool cut_before_metaspace_ = false;
+  std::vector<char32_t> metaspace_joins_;
 
   // Words seen before, bounded; cleared when full so that it follows the text.
   static constexpr std::size_t kCacheCapacity = 16384;
