@@ -26,6 +26,12 @@ struct RenderOptions {
 
 int run_render(const RenderOptions& options) {
   const ConversationScript script = read_conversation_script(options.conversation);
+  if (script.replies.size() + 1 < script.messages.size()) {
+    throw UsageError(options.conversation + " has " + std::to_string(script.messages.size()) +
+                     " messages and " + std::to_string(script.replies.size()) +
+                     " replies; render needs a reply after every message but the last (the "
+                     "\"replies\" list)");
+  }
   const engine::Tokenizer tokenizer = engine::Tokenizer::load(options.directory);
   const engine::FormatChoice choice = engine::choose_chat_format(options.directory, options.format);
   if (!choice.notice.empty() && !options.json) std::cerr << "quire-cli: " << choice.notice << '\n';

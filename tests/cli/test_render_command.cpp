@@ -128,6 +128,12 @@ class RenderCommandTest : public QObject {
     QCOMPARE(replies.exit_code, 2);
     QVERIFY2(replies.err.contains(QStringLiteral("2 replies for 1 messages")),
              qPrintable(replies.err));
+    write(bad, R"({"messages": ["one", "two", "three"], "replies": ["a"]})");
+    const Run missing =
+        run_cli({QStringLiteral("render"), model_, QStringLiteral("--conversation"), bad});
+    QCOMPARE(missing.exit_code, 2);
+    QVERIFY2(missing.err.contains(QStringLiteral("3 messages and 1 replies")),
+             qPrintable(missing.err));
     write(bad, "{\"messages\": [\"one\"");
     QCOMPARE(run_cli({QStringLiteral("render"), model_, QStringLiteral("--conversation"), bad})
                  .exit_code,

@@ -125,7 +125,7 @@ std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids) {
     config["max_window_layers"] = spec.sliding_window ? 0 : spec.layers;
   }
   config["tie_word_embeddings"] = spec.resolved_tie();
-  config["bos_token_id"] = ids.bos;
+  config["bos_token_id"] = ids.bos ? Json(*ids.bos) : Json(nullptr);
   config["eos_token_id"] = ids_value(ids.eos);
   if (!spec.torch_dtype.empty()) {
     config["torch_dtype"] = spec.torch_dtype;
@@ -147,7 +147,8 @@ std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids) {
 }
 
 std::string generation_config_json(const SpecialIds& ids) {
-  return text_of(Json{{"bos_token_id", ids.bos}, {"eos_token_id", ids_value(ids.eos)}});
+  return text_of(Json{{"bos_token_id", ids.bos ? Json(*ids.bos) : Json(nullptr)},
+                      {"eos_token_id", ids_value(ids.eos)}});
 }
 
 std::string tokenizer_config_json(const RandomModelSpec& spec) {

@@ -2,6 +2,7 @@
 
 // Private: the JSON files of a generated model directory, as text.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,8 @@ inline constexpr int kEosId = 2;
 
 // The BOS and EOS ids config.json names: the spec's, or those of a copied tokenizer.
 struct SpecialIds {
-  int bos = kBosId;
+  // None for a tokenizer without a BOS token (Qwen's): written as null.
+  std::optional<int> bos = kBosId;
   std::vector<int> eos{kEosId};
 };
 SpecialIds special_ids(const RandomModelSpec& spec);

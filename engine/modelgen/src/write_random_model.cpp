@@ -92,7 +92,8 @@ CopiedTokenizer read_copied_tokenizer(const RandomModelSpec& spec) {
   CopiedTokenizer copied;
   copied.tokens = tokenizer.vocab_size();
   copied.ids = detail::special_ids(spec);
-  if (!spec.bos_id) copied.ids.bos = tokenizer.bos().value_or(detail::kBosId);
+  // A tokenizer without BOS (Qwen's) gets none in config.json either.
+  if (!spec.bos_id) copied.ids.bos = tokenizer.bos();
   if (spec.eos_ids.empty() && !tokenizer.eos().empty()) {
     copied.ids.eos.assign(tokenizer.eos().begin(), tokenizer.eos().end());
   }
