@@ -25,13 +25,13 @@ bool starts_with_word(std::string_view text) {
 
 }  // namespace
 
-AddedVocabulary::AddedVocabulary(const JsonField& list, const Normalizer* normalizer) {
+AddedVocabulary::AddedVocabulary(const JsonField& list, const Normalizer* normalizer,
+                                 std::int32_t max_id) {
   list.require_array();
   for (std::size_t i = 0; i < list.size(); ++i) {
     const JsonField entry = list.at(i);
     AddedToken token;
-    // Bounded so that a lying file cannot make the id table huge.
-    token.id = static_cast<std::int32_t>(entry.at("id").integer(0, 16'777'215));
+    token.id = static_cast<std::int32_t>(entry.at("id").integer(0, max_id));
     token.content = entry.at("content").string();
     if (token.content.empty()) entry.at("content").fail("is empty");
     if (!is_valid_utf8(token.content)) entry.at("content").fail("is not valid UTF-8");

@@ -39,8 +39,9 @@ class AddedVocabulary {
  public:
   AddedVocabulary() = default;
   // Reads the list; `normalizer` (may be null) gives normalized tokens the
-  // form they are matched in.
-  AddedVocabulary(const JsonField& list, const Normalizer* normalizer);
+  // form they are matched in. Ids above `max_id` are refused, so that a lying
+  // file cannot make the id tables huge.
+  AddedVocabulary(const JsonField& list, const Normalizer* normalizer, std::int32_t max_id);
 
   // Splits `text` (valid UTF-8), normalizing the text between tokens.
   std::vector<Segment> split(std::string_view text, const Normalizer* normalizer,

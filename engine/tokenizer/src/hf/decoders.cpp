@@ -212,11 +212,16 @@ std::unique_ptr<Decoder> read_decoder(const JsonField& config) {
   if (type == "Fuse") return std::make_unique<FuseDecoder>();
   if (type == "Metaspace") {
     std::string scheme = config.string_or("prepend_scheme", "always");
+    if (const auto field = config.find("prepend_scheme");
+        field && scheme != "always" && scheme != "first" && scheme != "never") {
+      field->fail("is \"" + scheme + "\", not always, first or never");
+    }
     if (!config.find("prepend_scheme") && !config.boolean_or("add_prefix_space", true)) {
       scheme = "never";
     }
-    return std::make_unique<MetaspaceDecoder>(config.string_or("replacement", "\xE2\x96\x81"),
-                                              scheme != "never");
+    const auto replacement = config.find("replacement");
+    return std::make_unique<MetaspaceDecoder>(
+        replacement ? replacement->character() : "\xE2\x96\x81", scheme != "never");
   }
   if (type == "Replace") {
     return std::make_unique<ReplaceDecoder>(read_pattern(config.at("pattern")),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "added_vocabulary.h"
 #include "bpe_model.h"
@@ -200,7 +201,15 @@ std::unique_ptr<TokenizerImpl> load_hf_tokenizer(const std::string& json_text,
   tokenizer->pre_tokenizer = read_pre_tokenizer(component("pre_tokenizer"));
   tokenizer->post_processor = read_post_processor(component("post_processor"));
   tokenizer->decoder = read_decoder(component("decoder"));
-  if (added_list) tokenizer->added = AddedVocabulary(*added_list, tokenizer->normalizer.get());
+  if (added_list) {
+    // Added tokens follow the vocabulary in real files (Llama 3's 256 after
+    // its 128000); allow holes, but not without bound.
+    const std::size_t bound =
+        static_cast<std::size_t>(tokenizer->model->size()) + 2 * added_count + 1024;
+    const auto max_id = static_cast<std::int32_t>(
+        std::min<std::size_t>(bound, std::numeric_limits<std::int32_t>::max()));
+    tokenizer->added = AddedVocabulary(*added_list, tokenizer->normalizer.get(), max_id);
+  }
 
   // Kinds, and the table find_piece() reads.
   const BpeModel& model = *tokenizer->model;
@@ -223,9 +232,10 @@ std::unique_ptr<TokenizerImpl> load_hf_tokenizer(const std::string& json_text,
   for (const AddedToken& token : tokenizer->added.tokens()) {
     const auto index = static_cast<std::size_t>(token.id);
     if (const std::string* text = model.token(token.id); text && *text != token.content) {
-      throw ModelError(file + ": added token " + std::to_string(token.id) + " is \"" +
-                       token.content + "\", but the vocabulary gives that id to \"" + *text +
-                       "\"; the file is inconsistent, download it again");
+      throw ModelError(one_line(file + ": added token " + std::to_string(token.id) + " is \"" +
+                                token.content + "\", but the vocabulary gives that id to \"" +
+                                *text + "\"") +
+                       "; the file is inconsistent, download it again");
     }
     tokenizer->kinds[index] = token.special ? PieceKind::Control : PieceKind::Normal;
     tokenizer->piece_ids.insert_or_assign(token.content, token.id);

@@ -1,18 +1,44 @@
 #include "json_field.h"
 
 #include "quire/engine/model_error.h"
+#include "utf8.h"
 
 namespace quire::engine::detail {
 
+std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7F) {
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      static const char* hex = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[byte >> 4];
+      out += hex[byte & 15];
+    }
+  }
+  return out;
+}
+
 void JsonField::fail(const std::string& what) const {
-  throw ModelError(*file_ + ": " +
-                   (where_.empty() ? std::string("the file") : "\"" + where_ + "\"") + " " + what +
+  throw ModelError(one_line(*file_ + ": " +
+                            (where_.empty() ? std::string("the file") : "\"" + where_ + "\"") +
+                            " " + what) +
                    "; the file is damaged or was written for another tool, download it again");
 }
 
 void JsonField::fail_unsupported(const std::string& what) const {
-  throw ModelError(*file_ + ": " +
-                   (where_.empty() ? std::string("the file") : "\"" + where_ + "\"") + " " + what +
+  throw ModelError(one_line(*file_ + ": " +
+                            (where_.empty() ? std::string("the file") : "\"" + where_ + "\"") +
+                            " " + what) +
                    "; Quire cannot tokenize text for this model yet");
 }
 
@@ -60,6 +86,14 @@ std::size_t JsonField::size() const {
 std::string JsonField::string() const {
   if (!value_->is_string()) fail("must be a string, not " + describe_type());
   return value_->get<std::string>();
+}
+
+std::string JsonField::character() const {
+  std::string text = string();
+  if (text.empty() || !is_valid_utf8(text) || code_point_at(text, 0).length != text.size()) {
+    fail("must be a single character, not \"" + text + "\"");
+  }
+  return text;
 }
 
 bool JsonField::boolean() const {

@@ -10,6 +10,10 @@ namespace quire::engine::detail {
 
 using Json = nlohmann::json;
 
+// `text` with control characters spelled as escapes ("\n", "\u001b"), so
+// that a message quoting a token or pattern from the file stays on one line.
+std::string one_line(std::string_view text);
+
 // A value of tokenizer.json and where it sits ("pre_tokenizer.pretokenizers[1]"),
 // so that every complaint about the file names the file and the place.
 class JsonField {
@@ -34,6 +38,8 @@ class JsonField {
   std::size_t size() const;  // of an array
 
   std::string string() const;
+  // A string of exactly one character (Metaspace's replacement).
+  std::string character() const;
   bool boolean() const;
   std::int64_t integer(std::int64_t min, std::int64_t max) const;
   double number() const;

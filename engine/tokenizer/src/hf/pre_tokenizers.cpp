@@ -279,14 +279,6 @@ PrependScheme read_prepend_scheme(const JsonField& config) {
   return config.boolean_or("add_prefix_space", true) ? PrependScheme::Always : PrependScheme::Never;
 }
 
-std::string read_single_character(const JsonField& field) {
-  const std::string text = field.string();
-  if (text.empty() || !is_valid_utf8(text) || code_point_at(text, 0).length != text.size()) {
-    field.fail("must be a single character, not \"" + text + "\"");
-  }
-  return text;
-}
-
 }  // namespace
 
 std::unique_ptr<PreTokenizer> read_pre_tokenizer(const JsonField& config) {
@@ -312,8 +304,8 @@ std::unique_ptr<PreTokenizer> read_pre_tokenizer(const JsonField& config) {
   if (type == "Metaspace") {
     const auto replacement = config.find("replacement");
     return std::make_unique<MetaspacePreTokenizer>(
-        replacement ? read_single_character(*replacement) : "\xE2\x96\x81",
-        read_prepend_scheme(config), config.boolean_or("split", true));
+        replacement ? replacement->character() : "\xE2\x96\x81", read_prepend_scheme(config),
+        config.boolean_or("split", true));
   }
   if (type == "Digits") {
     return std::make_unique<DigitsPreTokenizer>(config.boolean_or("individual_digits", false));
