@@ -1,5 +1,6 @@
 // quire-cli inspect, tokenize and detokenize on a model made by make-model.
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -115,6 +116,39 @@ class ModelCommandsTest : public QObject {
                       QStringLiteral("70000")})
                  .exit_code,
              2);
+  }
+
+  // A broken tokenizer.json is the user's to fix: exit code 2 and one line
+  // that names the file and the problem.
+  void tokenizeRefusesABrokenTokenizerJson_data() {
+    QTest::addColumn<QByteArray>("contents");
+    QTest::addColumn<QString>("problem");
+    QTest::newRow("truncated") << QByteArray(R"({"model": {"type": "BPE", "vocab": {"a": 0)")
+                               << QStringLiteral("is not valid JSON (parse error at line 1");
+    QTest::newRow("WordPiece") << QByteArray(R"({"model": {"type": "WordPiece", "vocab": {}}})")
+                               << QStringLiteral("uses a WordPiece model");
+    QTest::newRow("token with a newline")
+        << QByteArray(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a\nb"]}})")
+        << QStringLiteral("\"model.merges[0]\" is \"a\\nb\"");
+  }
+
+  void tokenizeRefusesABrokenTokenizerJson() {
+    QFETCH(QByteArray, contents);
+    QFETCH(QString, problem);
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QFile file(dir.filePath(QStringLiteral("tokenizer.json")));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(contents);
+    file.close();
+    const Run run = run_cli(
+        {QStringLiteral("tokenize"), dir.path(), QStringLiteral("--text"), QStringLiteral("x")});
+    QCOMPARE(run.exit_code, 2);
+    QVERIFY(run.out.isEmpty());
+    QCOMPARE(run.err.count(u'\n'), 1);
+    QVERIFY2(run.err.startsWith(QStringLiteral("quire-cli: ") + file.fileName()),
+             qPrintable(run.err));
+    QVERIFY2(run.err.contains(problem), qPrintable(run.err));
   }
 };
 
