@@ -63,19 +63,18 @@ class HfTokenizer final : public TokenizerImpl {
     }
     std::vector<std::int32_t> ids;
     ids.reserve(text.size() / 3 + 4);
-    PreTokens pieces;
+    auto to_model = [&](PreToken&& word) { model->tokenize(word.text, ids); };
+    const PreTokenSink sink(to_model);
     for (Segment& segment :
          added.split(text, normalizer.get(), options.parse_special,
                      options.parse_special ? options.literal : std::span<const TextRange>{})) {
       if (segment.id >= 0) {
         ids.push_back(segment.id);
-        continue;
+      } else if (pre_tokenizer) {
+        pre_tokenizer->pre_tokenize({std::move(segment.text), segment.at_start}, sink);
+      } else {
+        model->tokenize(segment.text, ids);
       }
-      pieces.clear();
-      pieces.push_back({std::move(segment.text), segment.at_start});
-      if (pre_tokenizer) pre_tokenizer->pre_tokenize(pieces);
-      for (const PreToken& piece : pieces)
-        model->tokenize(piece.text, ids);
     }
     if (options.add_special) {
       post_processor.apply(ids);

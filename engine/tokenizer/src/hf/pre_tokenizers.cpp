@@ -1,6 +1,7 @@
 #include "pre_tokenizers.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "byte_level.h"
 #include "pattern.h"
@@ -19,105 +20,112 @@ struct Span {
   bool is_match = false;
 };
 
-// Cuts `piece` at the spans (which cover it in order) as `behavior` says.
-void split_piece(const PreToken& piece, const std::vector<Span>& spans, Behavior behavior,
-                 PreTokens& out) {
-  std::vector<Span> kept;
-  bool previous_match = false;
-  switch (behavior) {
-    case Behavior::Isolated:
-      kept = spans;
-      break;
-    case Behavior::Removed:
-      for (const Span& span : spans)
-        if (!span.is_match) kept.push_back(span);
-      break;
-    case Behavior::Contiguous:
-      for (const Span& span : spans) {
-        if (!kept.empty() && span.is_match == previous_match) {
-          kept.back().end = span.end;
-        } else {
-          kept.push_back(span);
-        }
-        previous_match = span.is_match;
-      }
-      break;
-    case Behavior::MergedWithPrevious:
-      for (const Span& span : spans) {
-        if (!kept.empty() && span.is_match && !previous_match) {
-          kept.back().end = span.end;
-        } else {
-          kept.push_back(span);
-        }
-        previous_match = span.is_match;
-      }
-      break;
-    case Behavior::MergedWithNext:
-      for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
-        if (!kept.empty() && it->is_match && !previous_match) {
-          kept.back().begin = it->begin;
-        } else {
-          kept.push_back(*it);
-        }
-        previous_match = it->is_match;
-      }
-      std::reverse(kept.begin(), kept.end());
-      break;
-  }
-  for (const Span& span : kept) {
-    if (span.end <= span.begin) continue;
-    out.push_back(
-        {piece.text.substr(span.begin, span.end - span.begin), piece.at_start && span.begin == 0});
-  }
-}
+// Cuts a piece at the spans it is given (which cover it, in order) as
+// `behavior` says, and emits the words as soon as they are settled; holds
+// at most one span back.
+class SpanSplitter {
+ public:
+  SpanSplitter(const PreToken& piece, Behavior behavior, const PreTokenSink& emit)
+      : piece_(piece), behavior_(behavior), emit_(emit) {}
 
-// The spans of a piece where a predicate on code points holds or not.
-template <typename Predicate>
-std::vector<Span> spans_where(const std::string& text, Predicate&& predicate) {
-  std::vector<Span> spans;
+  void add(const Span& span) {
+    switch (behavior_) {
+      case Behavior::Isolated:
+        emit(span);
+        break;
+      case Behavior::Removed:
+        if (!span.is_match) emit(span);
+        break;
+      case Behavior::Contiguous:
+        extend_or_hold(span, pending_ && span.is_match == previous_match_);
+        break;
+      case Behavior::MergedWithPrevious:
+        extend_or_hold(span, pending_ && span.is_match && !previous_match_);
+        break;
+      case Behavior::MergedWithNext:
+        // A match joins the span after it when that one is not a match.
+        if (pending_ && !span.is_match) {
+          emit({pending_->begin, span.end, false});
+          pending_.reset();
+        } else if (span.is_match) {
+          if (pending_) emit(*pending_);
+          pending_ = span;
+        } else {
+          emit(span);
+        }
+        break;
+    }
+    previous_match_ = span.is_match;
+  }
+
+  void finish() {
+    if (pending_) emit(*pending_);
+    pending_.reset();
+  }
+
+ private:
+  void extend_or_hold(const Span& span, bool extend) {
+    if (extend) {
+      pending_->end = span.end;
+      return;
+    }
+    if (pending_) emit(*pending_);
+    pending_ = span;
+  }
+  void emit(const Span& span) const {
+    if (span.end <= span.begin) return;
+    emit_({piece_.text.substr(span.begin, span.end - span.begin),
+           piece_.at_start && span.begin == 0});
+  }
+
+  const PreToken& piece_;
+  Behavior behavior_;
+  const PreTokenSink& emit_;
+  std::optional<Span> pending_;
+  bool previous_match_ = false;
+};
+
+// The spans of a text where a predicate on code points holds or not.
+template <typename Predicate, typename OnSpan>
+void spans_where(const std::string& text, Predicate&& predicate, OnSpan&& on_span) {
   std::size_t position = 0;
   std::size_t previous = 0;
   while (position < text.size()) {
     const CodePoint c = code_point_at(text, position);
     if (predicate(c.value)) {
-      if (previous < position) spans.push_back({previous, position, false});
-      spans.push_back({position, position + c.length, true});
+      if (previous < position) on_span(Span{previous, position, false});
+      on_span(Span{position, position + c.length, true});
       previous = position + c.length;
     }
     position += c.length;
   }
-  if (previous < text.size()) spans.push_back({previous, text.size(), false});
-  return spans;
+  if (previous < text.size()) on_span(Span{previous, text.size(), false});
 }
 
-std::vector<Span> spans_of(const Regex& regex, const std::string& text, bool invert) {
-  std::vector<Span> spans;
+template <typename OnSpan>
+void spans_of(const Regex& regex, const std::string& text, bool invert, OnSpan&& on_span) {
   std::size_t previous = 0;
   regex.for_each_match(text, [&](std::size_t begin, std::size_t end) {
-    if (previous < begin) spans.push_back({previous, begin, invert});
-    spans.push_back({begin, end, !invert});
+    if (previous < begin) on_span(Span{previous, begin, invert});
+    on_span(Span{begin, end, !invert});
     previous = end;
   });
-  if (previous < text.size()) spans.push_back({previous, text.size(), invert});
-  return spans;
+  if (previous < text.size()) on_span(Span{previous, text.size(), invert});
 }
 
-template <typename Splitter>
-void split_each(PreTokens& pieces, Splitter&& splitter) {
-  PreTokens out;
-  out.reserve(pieces.size() * 2);
-  for (const PreToken& piece : pieces)
-    splitter(piece, out);
-  pieces = std::move(out);
+void split_by_regex(const PreToken& piece, const Regex& regex, bool invert, Behavior behavior,
+                    const PreTokenSink& emit) {
+  SpanSplitter splitter(piece, behavior, emit);
+  spans_of(regex, piece.text, invert, [&](const Span& span) { splitter.add(span); });
+  splitter.finish();
 }
 
 class SequencePreTokenizer final : public PreTokenizer {
  public:
   explicit SequencePreTokenizer(std::vector<std::unique_ptr<PreTokenizer>> parts)
       : parts_(std::move(parts)) {}
-  void pre_tokenize(PreTokens& pieces) const override {
-    for (const auto& part : parts_)
-      part->pre_tokenize(pieces);
+  void pre_tokenize(PreToken piece, const PreTokenSink& emit) const override {
+    run(0, std::move(piece), emit);
   }
   bool byte_level() const override {
     return std::any_of(parts_.begin(), parts_.end(),
@@ -125,6 +133,17 @@ class SequencePreTokenizer final : public PreTokenizer {
   }
 
  private:
+  // Each word of one part goes through the next parts before the part's
+  // next word: the same words, in the same order, as part by part.
+  void run(std::size_t index, PreToken piece, const PreTokenSink& emit) const {
+    if (index == parts_.size()) {
+      emit(std::move(piece));
+      return;
+    }
+    auto next = [&](PreToken&& word) { run(index + 1, std::move(word), emit); };
+    parts_[index]->pre_tokenize(std::move(piece), PreTokenSink(next));
+  }
+
   std::vector<std::unique_ptr<PreTokenizer>> parts_;
 };
 
@@ -132,10 +151,8 @@ class SplitPreTokenizer final : public PreTokenizer {
  public:
   SplitPreTokenizer(Regex pattern, Behavior behavior, bool invert)
       : pattern_(std::move(pattern)), behavior_(behavior), invert_(invert) {}
-  void pre_tokenize(PreTokens& pieces) const override {
-    split_each(pieces, [&](const PreToken& piece, PreTokens& out) {
-      split_piece(piece, spans_of(pattern_, piece.text, invert_), behavior_, out);
-    });
+  void pre_tokenize(PreToken piece, const PreTokenSink& emit) const override {
+    split_by_regex(piece, pattern_, invert_, behavior_, emit);
   }
 
  private:
@@ -154,24 +171,20 @@ class ByteLevelPreTokenizer final : public PreTokenizer {
       : add_prefix_space_(add_prefix_space), use_regex_(use_regex) {
     if (use_regex_) pattern_ = Regex::compile(kGpt2Pattern);
   }
-  void pre_tokenize(PreTokens& pieces) const override {
+  void pre_tokenize(PreToken piece, const PreTokenSink& emit) const override {
     const ByteAlphabet& alphabet = ByteAlphabet::get();
-    split_each(pieces, [&](const PreToken& piece, PreTokens& out) {
-      PreToken source = piece;
-      if (add_prefix_space_ && !source.text.starts_with(' ')) source.text.insert(0, 1, ' ');
-      PreTokens words;
-      if (use_regex_) {
-        split_piece(source, spans_of(pattern_, source.text, false), Behavior::Isolated, words);
-      } else {
-        words.push_back(std::move(source));
-      }
-      for (PreToken& word : words) {
-        std::string shown;
-        shown.reserve(word.text.size() * 2);
-        alphabet.encode(word.text, shown);
-        out.push_back({std::move(shown), word.at_start});
-      }
-    });
+    if (add_prefix_space_ && !piece.text.starts_with(' ')) piece.text.insert(0, 1, ' ');
+    auto show = [&](PreToken&& word) {
+      std::string shown;
+      shown.reserve(word.text.size() * 2);
+      alphabet.encode(word.text, shown);
+      emit({std::move(shown), word.at_start});
+    };
+    if (use_regex_) {
+      split_by_regex(piece, pattern_, false, Behavior::Isolated, PreTokenSink(show));
+    } else {
+      show(std::move(piece));
+    }
   }
   bool byte_level() const override { return true; }
 
@@ -187,38 +200,37 @@ class MetaspacePreTokenizer final : public PreTokenizer {
  public:
   MetaspacePreTokenizer(std::string replacement, PrependScheme scheme, bool split)
       : replacement_(std::move(replacement)), scheme_(scheme), split_(split) {}
-  void pre_tokenize(PreTokens& pieces) const override {
-    split_each(pieces, [&](const PreToken& piece, PreTokens& out) {
-      PreToken replaced{{}, piece.at_start};
-      for (const char c : piece.text) {
-        if (c == ' ') {
-          replaced.text += replacement_;
-        } else {
-          replaced.text += c;
-        }
+  void pre_tokenize(PreToken piece, const PreTokenSink& emit) const override {
+    PreToken replaced{{}, piece.at_start};
+    replaced.text.reserve(piece.text.size() + replacement_.size());
+    for (const char c : piece.text) {
+      if (c == ' ') {
+        replaced.text += replacement_;
+      } else {
+        replaced.text += c;
       }
-      const bool prepend =
-          scheme_ == PrependScheme::Always || (scheme_ == PrependScheme::First && piece.at_start);
-      if (prepend && !replaced.text.starts_with(replacement_)) {
-        replaced.text.insert(0, replacement_);
-      }
-      if (!split_) {
-        out.push_back(std::move(replaced));
-        return;
-      }
-      // Each word keeps the replacement in front of it.
-      std::vector<Span> spans;
-      std::size_t previous = 0;
-      std::size_t position = 0;
-      while ((position = replaced.text.find(replacement_, position)) != std::string::npos) {
-        if (previous < position) spans.push_back({previous, position, false});
-        spans.push_back({position, position + replacement_.size(), true});
-        position += replacement_.size();
-        previous = position;
-      }
-      if (previous < replaced.text.size()) spans.push_back({previous, replaced.text.size(), false});
-      split_piece(replaced, spans, Behavior::MergedWithNext, out);
-    });
+    }
+    const bool prepend =
+        scheme_ == PrependScheme::Always || (scheme_ == PrependScheme::First && piece.at_start);
+    if (prepend && !replaced.text.starts_with(replacement_)) {
+      replaced.text.insert(0, replacement_);
+    }
+    if (!split_) {
+      emit(std::move(replaced));
+      return;
+    }
+    // Each word keeps the replacement in front of it.
+    SpanSplitter splitter(replaced, Behavior::MergedWithNext, emit);
+    std::size_t previous = 0;
+    std::size_t position = 0;
+    while ((position = replaced.text.find(replacement_, position)) != std::string::npos) {
+      if (previous < position) splitter.add({previous, position, false});
+      splitter.add({position, position + replacement_.size(), true});
+      position += replacement_.size();
+      previous = position;
+    }
+    if (previous < replaced.text.size()) splitter.add({previous, replaced.text.size(), false});
+    splitter.finish();
   }
 
  private:
@@ -230,11 +242,12 @@ class MetaspacePreTokenizer final : public PreTokenizer {
 class DigitsPreTokenizer final : public PreTokenizer {
  public:
   explicit DigitsPreTokenizer(bool individual) : individual_(individual) {}
-  void pre_tokenize(PreTokens& pieces) const override {
-    split_each(pieces, [&](const PreToken& piece, PreTokens& out) {
-      const auto spans = spans_where(piece.text, [](char32_t c) { return c >= '0' && c <= '9'; });
-      split_piece(piece, spans, individual_ ? Behavior::Isolated : Behavior::Contiguous, out);
-    });
+  void pre_tokenize(PreToken piece, const PreTokenSink& emit) const override {
+    SpanSplitter splitter(piece, individual_ ? Behavior::Isolated : Behavior::Contiguous, emit);
+    spans_where(
+        piece.text, [](char32_t c) { return c >= '0' && c <= '9'; },
+        [&](const Span& span) { splitter.add(span); });
+    splitter.finish();
   }
 
  private:
@@ -246,10 +259,8 @@ class DigitsPreTokenizer final : public PreTokenizer {
 class RegexWordsPreTokenizer final : public PreTokenizer {
  public:
   explicit RegexWordsPreTokenizer(std::string_view pattern) : pattern_(Regex::compile(pattern)) {}
-  void pre_tokenize(PreTokens& pieces) const override {
-    split_each(pieces, [&](const PreToken& piece, PreTokens& out) {
-      split_piece(piece, spans_of(pattern_, piece.text, true), Behavior::Removed, out);
-    });
+  void pre_tokenize(PreToken piece, const PreTokenSink& emit) const override {
+    split_by_regex(piece, pattern_, true, Behavior::Removed, emit);
   }
 
  private:
