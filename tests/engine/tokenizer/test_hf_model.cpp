@@ -85,6 +85,11 @@ class HfModelTest : public QObject {
     const QByteArray fuse = QByteArray::fromStdString(fused.dump());
     QTest::newRow("fuse_unk") << fuse << QByteArray("axyb") << QList<int>{1, 0, 2};
     QTest::newRow("fuse_unk, only runs") << fuse << QByteArray("xaz") << QList<int>{0, 1, 0};
+    // A pair listed twice takes the rank of its last entry (tokenizers.js too).
+    QTest::newRow("repeated merge")
+        << QByteArray::fromStdString(abc_model(R"(["a b", "b c", "ab c", "a b"])").dump())
+        << QByteArray("abc") << QList<int>{1, 5};
+
     // Without an unknown token the character is dropped and its neighbours
     // merge (tokenizers.js keeps them apart: 1, 2).
     Json no_unknown = abc_model(strings);

@@ -114,9 +114,8 @@ std::unique_ptr<BpeModel> BpeModel::read(const JsonField& config, std::size_t ex
     if (!merged_id) {
       entry.fail("merges into \"" + left + right + "\", which is not in the vocabulary");
     }
-    // The first of two identical merges counts, as in Hugging Face.
-    model->merges_.emplace(pair_key(*left_id, *right_id),
-                           Merge{static_cast<std::int32_t>(rank), *merged_id});
+    // A pair listed twice takes its last rank, as in Hugging Face (and tokenizers.js).
+    model->merges_.insert(*left_id, *right_id, {static_cast<std::int32_t>(rank), *merged_id});
     pairs.emplace_back(*left_id, *right_id);
   }
   model->plan_metaspace_cuts(pairs);
@@ -270,9 +269,9 @@ void BpeModel::merge_word(std::string_view word, std::vector<std::int32_t>& out)
   auto consider = [&](std::int32_t left) {
     const std::int32_t right = symbols[static_cast<std::size_t>(left)].next;
     if (right < 0) return;
-    const auto it = merges_.find(pair_key(symbols[static_cast<std::size_t>(left)].id,
-                                          symbols[static_cast<std::size_t>(right)].id));
-    if (it != merges_.end()) queue.push({it->second.rank, left, it->second.id});
+    const MergeTable::Merge* merge = merges_.find(symbols[static_cast<std::size_t>(left)].id,
+                                                  symbols[static_cast<std::size_t>(right)].id);
+    if (merge) queue.push({merge->rank, left, merge->id});
   };
   for (std::int32_t i = 0; i + 1 < static_cast<std::int32_t>(symbols.size()); ++i)
     consider(i);
@@ -283,9 +282,9 @@ void BpeModel::merge_word(std::string_view word, std::vector<std::int32_t>& out)
     const auto left = static_cast<std::size_t>(top.position);
     if (gone[left] || symbols[left].next < 0) continue;
     const auto right = static_cast<std::size_t>(symbols[left].next);
-    const auto it = merges_.find(pair_key(symbols[left].id, symbols[right].id));
+    const MergeTable::Merge* merge = merges_.find(symbols[left].id, symbols[right].id);
     // The pair changed since the candidate was queued.
-    if (it == merges_.end() || it->second.rank != top.rank || it->second.id != top.merged) continue;
+    if (!merge || merge->rank != top.rank || merge->id != top.merged) continue;
     symbols[left].id = top.merged;
     symbols[left].next = symbols[right].next;
     if (symbols[right].next >= 0) {

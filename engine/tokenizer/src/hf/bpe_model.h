@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "json_field.h"
+#include "merge_table.h"
 
 namespace quire::engine::detail {
 
@@ -47,14 +48,6 @@ class BpeModel {
   bool byte_fallback() const { return byte_fallback_; }
 
  private:
-  struct Merge {
-    std::int32_t rank = 0;
-    std::int32_t id = 0;
-  };
-  static std::uint64_t pair_key(std::int32_t left, std::int32_t right) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32) |
-           static_cast<std::uint32_t>(right);
-  }
   void tokenize_cached(std::string_view word, std::vector<std::int32_t>& out) const;
   void merge_word(std::string_view word, std::vector<std::int32_t>& out) const;
   void plan_metaspace_cuts(const std::vector<std::pair<std::int32_t, std::int32_t>>& merges);
@@ -63,7 +56,7 @@ class BpeModel {
   StringIds vocab_;
   std::vector<std::string> tokens_;  // by id; empty where no entry
   std::vector<bool> present_;
-  std::unordered_map<std::uint64_t, Merge> merges_;
+  MergeTable merges_;
   std::string continuing_subword_prefix_;
   std::string end_of_word_suffix_;
   std::optional<std::int32_t> unknown_;
