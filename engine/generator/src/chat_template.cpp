@@ -3,6 +3,7 @@
 #include <blake2.h>
 
 #include <array>
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -72,6 +73,17 @@ std::string hex_digest(std::string_view text) {
     out += kHex[byte & 15];
   }
   return out;
+}
+
+// "25 Nov 2026", as Llama 3.1's template writes its "Today Date" (it falls
+// back to a fixed date of its own when the caller gives none).
+std::string date_string(std::chrono::system_clock::time_point now) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  std::array<char, 32> text{};
+  const std::size_t size = std::strftime(text.data(), text.size(), "%d %b %Y", &local);
+  return std::string(text.data(), size);
 }
 
 ChatTemplateError template_error(const ChatTemplateSource& source, const jinja::TemplateError& e,
@@ -168,6 +180,7 @@ jinja::Rendered ChatTemplate::render(std::span<const TemplateMessage> messages,
 
   jinja::RenderOptions options;
   if (now_) options.now = *now_;
+  globals["date_string"] = jinja::value_from_json(Json(date_string(options.now)), false);
   try {
     return parsed_->render(globals, options);
   } catch (const jinja::TemplateError& error) {

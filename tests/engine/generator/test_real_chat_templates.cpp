@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <algorithm>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -168,7 +169,15 @@ class RealChatTemplatesTest : public QObject {
     QCOMPARE(recomputed > 0, reasoning);
 
     // The text: what jinja2 renders for the whole chat at once.
-    Json context = {{"messages", messages}, {"add_generation_prompt", true}};
+    // Quire passes today's date as date_string (Llama 3.1's template asks for it).
+    const std::time_t today = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&today, &local);
+    char date[32];
+    const std::size_t date_size = std::strftime(date, sizeof date, "%d %b %Y", &local);
+    Json context = {{"messages", messages},
+                    {"add_generation_prompt", true},
+                    {"date_string", std::string(date, date_size)}};
     for (const auto& [name, spelling] : read_special_token_spellings(path))
       context[name] = spelling;
     const Json rendered =

@@ -118,6 +118,19 @@ class TestTemplateConversation : public QObject {
     QCOMPARE(find_chat_template(path)->text, std::string("C"));
   }
 
+  void templatesSeeTodaysDate() {
+    ChatTemplate dated(ChatTemplateSource{"{{ date_string }}|{{ strftime_now('%Y-%m-%d') }}|"
+                                          "{{ tools is defined }}",
+                                          "chat_template.jinja",
+                                          {}},
+                       {});
+    // Noon, so that the local date is the same in every time zone but the
+    // farthest ones.
+    dated.set_clock(std::chrono::system_clock::from_time_t(1772712000));  // 2026-03-05 12:00 UTC
+    const std::vector<TemplateMessage> none;
+    QCOMPARE(dated.render(none, false).text, std::string("05 Mar 2026|2026-03-05|False"));
+  }
+
   void promptIsTheTemplatesTextTokenized() {
     const Tokenizer& t = marker_tokenizer();
     Conversation chat(template_format(kChatMl), t, "Be brief.");

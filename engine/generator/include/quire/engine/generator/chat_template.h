@@ -67,8 +67,11 @@ class ChatTemplate {
   // gives; nullopt when it has none. Throws ChatTemplateError or ModelError.
   static std::optional<ChatTemplate> load(const std::filesystem::path& model_dir);
 
-  // Renders the conversation. Throws ChatTemplateError when the template
-  // fails (raise_exception's message is kept verbatim).
+  // Renders the conversation with the globals transformers passes
+  // (messages, add_generation_prompt, the *_token spellings) and date_string,
+  // today's date as Llama 3.1's template wants it ("25 Nov 2026"); `tools`
+  // stays undefined. Throws ChatTemplateError when the template fails
+  // (raise_exception's message is kept verbatim).
   jinja::Rendered render(std::span<const TemplateMessage> messages,
                          bool add_generation_prompt) const;
 
