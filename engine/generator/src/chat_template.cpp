@@ -4,37 +4,15 @@
 
 #include <array>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "model_files.h"
 #include "quire/engine/template/json_value.h"
 
 namespace quire::engine {
 namespace {
 
 using Json = nlohmann::json;
-
-std::optional<std::string> read_text(const std::filesystem::path& path) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) return std::nullopt;
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw ModelError("cannot read " + path.string() + "; check its permissions");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-std::optional<Json> read_json_object(const std::filesystem::path& path) {
-  const std::optional<std::string> text = read_text(path);
-  if (!text) return std::nullopt;
-  Json root = Json::parse(*text, nullptr, false);
-  if (root.is_discarded() || !root.is_object()) {
-    throw ModelError(path.string() +
-                     " is not a valid JSON object; repair the file or download it again");
-  }
-  return root;
-}
 
 // "chat_template" as a string, or the "default" entry of a list of named
 // templates (the first entry when none is named so).
@@ -104,15 +82,15 @@ ChatTemplateError template_error(const ChatTemplateSource& source, const jinja::
 
 std::optional<ChatTemplateSource> find_chat_template(const std::filesystem::path& model_dir) {
   const std::filesystem::path jinja_file = model_dir / "chat_template.jinja";
-  if (std::optional<std::string> text = read_text(jinja_file)) {
+  if (std::optional<std::string> text = detail::read_optional_text(jinja_file)) {
     return ChatTemplateSource{std::move(*text), jinja_file, {}};
   }
   const std::filesystem::path config_file = model_dir / "tokenizer_config.json";
-  if (const std::optional<Json> config = read_json_object(config_file)) {
+  if (const std::optional<Json> config = detail::read_optional_json_object(config_file)) {
     if (auto source = template_in(*config, config_file)) return source;
   }
   const std::filesystem::path json_file = model_dir / "chat_template.json";
-  if (const std::optional<Json> root = read_json_object(json_file)) {
+  if (const std::optional<Json> root = detail::read_optional_json_object(json_file)) {
     if (auto source = template_in(*root, json_file)) return source;
   }
   return std::nullopt;
@@ -121,7 +99,8 @@ std::optional<ChatTemplateSource> find_chat_template(const std::filesystem::path
 std::map<std::string, std::string> read_special_token_spellings(
     const std::filesystem::path& model_dir) {
   std::map<std::string, std::string> spellings;
-  const std::optional<Json> config = read_json_object(model_dir / "tokenizer_config.json");
+  const std::optional<Json> config =
+      detail::read_optional_json_object(model_dir / "tokenizer_config.json");
   if (!config) return spellings;
   for (const auto& [key, value] : config->items()) {
     if (!key.ends_with("_token")) continue;

@@ -1,8 +1,7 @@
 #include <array>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "model_files.h"
 #include "quire/engine/generator/prompt_format.h"
 #include "quire/engine/model_error.h"
 
@@ -25,27 +24,6 @@ constexpr std::array<Hint, 5> kTemplateMarkers{{
     {"<<SYS>>", PromptFormatId::Llama2},
     {"[INST]", PromptFormatId::Mistral},
 }};
-
-std::optional<std::string> read_text(const std::filesystem::path& path) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) return std::nullopt;
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw ModelError("cannot read " + path.string() + "; check its permissions");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-std::optional<Json> read_json(const std::filesystem::path& path) {
-  const auto text = read_text(path);
-  if (!text) return std::nullopt;
-  Json root = Json::parse(*text, nullptr, false);
-  if (root.is_discarded() || !root.is_object()) {
-    throw ModelError(path.string() +
-                     " is not a valid JSON object; repair the file or download it again");
-  }
-  return root;
-}
 
 std::string string_at(const Json& object, const char* key) {
   const auto it = object.find(key);
@@ -104,12 +82,13 @@ std::optional<PromptFormatId> detect_from_chat_template(std::string_view chat_te
 }
 
 std::optional<PromptFormatId> detect_prompt_format(const std::filesystem::path& model_dir) {
-  const auto tokenizer_config = read_json(model_dir / "tokenizer_config.json");
+  const auto tokenizer_config =
+      detail::read_optional_json_object(model_dir / "tokenizer_config.json");
   if (tokenizer_config) {
     if (auto format = detect_from_chat_template(chat_template_of(*tokenizer_config))) return format;
   }
   // Recent transformers versions keep the template in a file of its own.
-  if (const auto text = read_text(model_dir / "chat_template.jinja")) {
+  if (const auto text = detail::read_optional_text(model_dir / "chat_template.jinja")) {
     if (auto format = detect_from_chat_template(*text)) return format;
   }
   if (tokenizer_config) {
@@ -125,7 +104,7 @@ std::optional<PromptFormatId> detect_prompt_format(const std::filesystem::path& 
     if (tokenizer_class.starts_with("Gemma")) return PromptFormatId::Gemma;
     if (tokenizer_class.starts_with("Qwen2")) return PromptFormatId::ChatML;
   }
-  if (const auto config = read_json(model_dir / "config.json")) {
+  if (const auto config = detail::read_optional_json_object(model_dir / "config.json")) {
     const std::string type = string_at(*config, "model_type");
     if (type.starts_with("gemma")) return PromptFormatId::Gemma;
     if (starts_with_any(type, {"qwen2", "qwen3"})) return PromptFormatId::ChatML;

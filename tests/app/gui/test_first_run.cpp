@@ -36,8 +36,12 @@ class FirstRunTest : public QObject {
     QVERIFY(!window.isShowingWelcome());
     QCOMPARE(run.app->settings().engine.model_directory, demo_model());
     QCOMPARE(run.app->settings().engine.recent_models.value(0), demo_model());
-    QCOMPARE(loaded.first().first().value<gui::ModelInfo>().prompt_format,
-             QStringLiteral("chatml"));
+    // The demo model's own chat template (ChatML after <s>).
+    const gui::ModelInfo info = loaded.first().first().value<gui::ModelInfo>();
+    QCOMPARE(info.prompt_format, QStringLiteral("template"));
+    QCOMPARE(info.prompt_format_title,
+             QStringLiteral("the model's chat template (tokenizer_config.json)"));
+    QVERIFY(info.format_notice.isEmpty());
   }
 
   void aBrokenModelFolderIsReportedAndTheWindowCarriesOn() {

@@ -3,7 +3,10 @@
 // shaped config, random weights): it loads, says it chats in the model's
 // template, and every later turn comes from the cache.
 
+#include <QDir>
+#include <QFile>
 #include <QLabel>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 #include <mutex>
@@ -43,6 +46,22 @@ QString llama3_like_model() {
   return path;
 }
 
+// A copy of the model above whose files a test may break.
+QString copy_of_model(const QTemporaryDir& into) {
+  const QString copy = into.filePath(QStringLiteral("copy"));
+  QDir().mkpath(copy);
+  const QDir source(llama3_like_model());
+  for (const QString& name : source.entryList(QDir::Files))
+    QFile::copy(source.filePath(name), copy + u'/' + name);
+  return copy;
+}
+
+void write(const QString& path, const QByteArray& bytes) {
+  QFile file(path);
+  QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  file.write(bytes);
+}
+
 }  // namespace
 
 class RealModelAppTest : public QObject {
@@ -80,6 +99,45 @@ class RealModelAppTest : public QObject {
              qPrintable(QStringLiteral("%1 cached, first prompt %2")
                             .arg(second->cached_tokens)
                             .arg(first->prompt_tokens)));
+  }
+
+  void aTruncatedTokenizerIsNamedAndTheAppGoesOn() {
+    QTemporaryDir folder;
+    const QString model = copy_of_model(folder);
+    QFile tokenizer(model + QStringLiteral("/tokenizer.json"));
+    QVERIFY(tokenizer.open(QIODevice::ReadWrite));
+    QVERIFY(tokenizer.resize(4096));
+    tokenizer.close();
+
+    AppRun run(model, 12);
+    run.start();
+    QVERIFY(!run.waitForModel());
+    const QString notice = run.app->window().noticeText();
+    QVERIFY2(notice.contains(QStringLiteral("tokenizer.json")), qPrintable(notice));
+    QVERIFY(!run.app->model());
+    // Still running and usable: the demo model loads afterwards.
+    QSignalSpy loaded(run.app.get(), &gui::QuireApplication::modelLoaded);
+    run.app->window().demoAction()->trigger();
+    QVERIFY(loaded.wait(60'000));
+  }
+
+  void aBrokenTemplateIsNamedAndAFormatTakesOver() {
+    QTemporaryDir folder;
+    const QString model = copy_of_model(folder);
+    write(model + QStringLiteral("/chat_template.jinja"),
+          "{% for message in messages %}\n{{ message.content }\n{% endfor %}");
+    AppRun run(model, 8);
+    run.start();
+    QVERIFY(run.waitForModel());
+    const QString notice = run.app->window().noticeText();
+    QVERIFY2(notice.contains(QStringLiteral("chat_template.jinja")) &&
+                 notice.contains(QStringLiteral("line 2")) &&
+                 notice.contains(QStringLiteral("Llama 3")),
+             qPrintable(notice));
+    const auto* state = run.app->window().findChild<QLabel*>(QStringLiteral("engineState"));
+    QVERIFY2(state->text().contains(QStringLiteral("Llama 3")), qPrintable(state->text()));
+    // Chats work in the built-in Llama 3 format.
+    QVERIFY(run.send(QStringLiteral("Hello?")));
   }
 };
 
