@@ -15,8 +15,8 @@
 #include "model_commands.h"
 #include "page_hashes_command.h"
 #include "quantize_command.h"
-#include "tokenize_bench_command.h"
 #include "quire/engine/model_error.h"
+#include "tokenize_bench_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Quire command-line tools: inspect the paged KV cache and run local models"};

@@ -218,7 +218,8 @@ Value Interpreter::make_macro(const Stmt& stmt, const ScopePtr& scope, std::stri
   std::weak_ptr<Scope> weak_scope = scope;
   return Value::function(name, [this, definition, weak_scope, name](CallArgs& args) -> Value {
     const ScopePtr definition_scope = weak_scope.lock();
-    if (!definition_scope) throw TemplateError("macro '" + name + "' was called after its render ended");
+    if (!definition_scope)
+      throw TemplateError("macro '" + name + "' was called after its render ended");
     if (depth_ >= options_.max_call_depth)
       throw TemplateError("macros nest deeper than " + std::to_string(options_.max_call_depth) +
                               " calls; the template may recurse without end",
