@@ -8,15 +8,17 @@
 namespace quire::cli {
 namespace {
 
-std::vector<std::string> string_list(const nlohmann::json& root, const char* key,
+// `what` names one entry: "message", "reply".
+std::vector<std::string> string_list(const nlohmann::json& root, const char* key, const char* what,
                                      const std::string& path) {
   std::vector<std::string> out;
   const auto it = root.find(key);
   if (it == root.end()) return out;
   if (!it->is_array()) throw UsageError(path + ": \"" + key + "\" must be a list of strings");
   for (const nlohmann::json& entry : *it) {
-    if (!entry.is_string())
-      throw UsageError(path + ": every entry of \"" + key + "\" must be a string");
+    if (!entry.is_string()) {
+      throw UsageError(path + ": every " + what + " must be a string (\"" + key + "\")");
+    }
     out.push_back(entry.get<std::string>());
   }
   return out;
@@ -40,8 +42,8 @@ ConversationScript read_conversation_script(const std::string& path) {
         path + " needs a list of user messages: {\"system\": \"...\", \"messages\": [\"...\"]}");
   }
   ConversationScript script;
-  script.messages = string_list(root, "messages", path);
-  script.replies = string_list(root, "replies", path);
+  script.messages = string_list(root, "messages", "message", path);
+  script.replies = string_list(root, "replies", "reply", path);
   if (script.replies.size() > script.messages.size()) {
     throw UsageError(path + " has " + std::to_string(script.replies.size()) + " replies for " +
                      std::to_string(script.messages.size()) +

@@ -162,7 +162,7 @@ class BadModelsTest : public QObject {
                                                  << "where [320, 128] is needed";
     QTest::newRow("tokenizer missing")
         << Damage([](const QString& d) { QFile::remove(d + "/tokenizer.model"); }) << "tokenize"
-        << "no tokenizer.model";
+        << "no tokenizer.json or tokenizer.model";
     QTest::newRow("tokenizer corrupt")
         << Damage([](const QString& d) { write(d + "/tokenizer.model", "not a model at all"); })
         << "tokenize"
