@@ -8,28 +8,14 @@
 #include <map>
 #include <set>
 
+#include "filter_support.h"
 #include "runtime.h"
 #include "utf8.h"
 
 namespace quire::engine::jinja {
-namespace {
 
-using Filter = Value (*)(const Value& input, CallArgs& args);
+namespace detail {
 
-Text soft_str(const Value& value) {
-  return value.str();
-}
-
-Value rewritten(std::string bytes, const Text& source) {
-  return Value(Text(std::move(bytes), source.any_literal()));
-}
-
-Value call_method(const Value& self, std::string_view name, CallArgs args) {
-  return bind_method(self, name).as_callable().call(args);
-}
-
-// An item's attribute by a dotted path ("a.b", or "0" for an index), as
-// jinja2's make_attrgetter reads it.
 Value attribute_path(const Value& item, const std::string& path) {
   Value current = item;
   std::size_t begin = 0;
@@ -49,6 +35,27 @@ Value attribute_path(const Value& item, const std::string& path) {
 Value lowered_if(const Value& value, bool case_sensitive) {
   if (!case_sensitive && value.is_string()) return Value(python_lower(value.as_string()));
   return value;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::attribute_path;
+using detail::Filter;
+using detail::FilterTable;
+using detail::lowered_if;
+
+Text soft_str(const Value& value) {
+  return value.str();
+}
+
+Value rewritten(std::string bytes, const Text& source) {
+  return Value(Text(std::move(bytes), source.any_literal()));
+}
+
+Value call_method(const Value& self, std::string_view name, CallArgs args) {
+  return bind_method(self, name).as_callable().call(args);
 }
 
 Value f_trim(const Value& input, CallArgs& args) {
@@ -118,145 +125,6 @@ Value f_default(const Value& input, CallArgs& args) {
   const bool boolean = params.has(1) && params.get(1)->truthy();
   if (input.is_undefined() || (boolean && !input.truthy())) return params.get_or(0, Value(""));
   return input;
-}
-
-Value f_join(const Value& input, CallArgs& args) {
-  Params params(args, "join", {"d", "attribute"});
-  const Text separator = params.has(0) ? params.get(0)->str() : Text();
-  const bool by_attribute = params.has(1) && !params.get(1)->is_none();
-  Text out;
-  bool first = true;
-  for (const Value& item : iterate(input)) {
-    if (!first) out.append(separator);
-    first = false;
-    out.append(soft_str(by_attribute ? attribute_path(item, params.get(1)->str().bytes()) : item));
-  }
-  return Value(std::move(out));
-}
-
-Value f_first(const Value& input, CallArgs& args) {
-  Params(args, "first", {});
-  const ValueList items = iterate(input);
-  if (items.empty()) return Value::undefined("No first item, sequence was empty.");
-  return items.front();
-}
-
-Value f_last(const Value& input, CallArgs& args) {
-  Params(args, "last", {});
-  require_defined(input);
-  const ValueList items = iterate(input);
-  if (items.empty()) return Value::undefined("No last item, sequence was empty.");
-  return items.back();
-}
-
-Value f_list(const Value& input, CallArgs& args) {
-  Params(args, "list", {});
-  return Value::list(iterate(input));
-}
-
-Value f_map(const Value& input, CallArgs& args) {
-  ValueList out;
-  const ValueList items = iterate(input);
-  std::string attribute;
-  Value fallback = Value::undefined();
-  bool by_attribute = false;
-  for (const auto& [name, value] : args.keyword) {
-    if (name == "attribute") {
-      attribute = value.str().bytes();
-      by_attribute = true;
-    } else if (name == "default") {
-      fallback = value;
-    } else if (args.positional.empty()) {
-      throw TemplateError("map got an unexpected keyword argument '" + name + "'");
-    }
-  }
-  if (by_attribute) {
-    for (const Value& item : items) {
-      Value value = attribute_path(item, attribute);
-      out.push_back(value.is_undefined() && !fallback.is_undefined() ? fallback : value);
-    }
-    return Value::list(std::move(out));
-  }
-  if (args.positional.empty()) return Value::list(items);
-  if (!args.positional[0].is_string()) throw TemplateError("map expects a filter name");
-  const std::string filter = args.positional[0].as_string();
-  for (const Value& item : items) {
-    CallArgs inner{ValueList(args.positional.begin() + 1, args.positional.end()), args.keyword};
-    out.push_back(apply_filter(filter, item, inner));
-  }
-  return Value::list(std::move(out));
-}
-
-// select, reject, selectattr and rejectattr.
-Value select_impl(const Value& input, CallArgs& args, bool keep, bool by_attribute) {
-  const char* name =
-      by_attribute ? (keep ? "selectattr" : "rejectattr") : (keep ? "select" : "reject");
-  std::size_t next = 0;
-  std::string attribute;
-  if (by_attribute) {
-    if (args.positional.empty()) throw TemplateError(std::string(name) + " needs an attribute");
-    attribute = args.positional[next++].str().bytes();
-  }
-  std::string test;
-  if (next < args.positional.size()) test = args.positional[next++].str().bytes();
-  ValueList test_args(
-      args.positional.begin() + static_cast<std::ptrdiff_t>(std::min(next, args.positional.size())),
-      args.positional.end());
-  ValueList out;
-  for (const Value& item : iterate(input)) {
-    const Value subject = by_attribute ? attribute_path(item, attribute) : item;
-    bool passed = false;
-    if (test.empty()) {
-      passed = subject.truthy();
-    } else {
-      CallArgs inner{test_args, args.keyword};
-      passed = apply_test(test, subject, inner);
-    }
-    if (passed == keep) out.push_back(item);
-  }
-  return Value::list(std::move(out));
-}
-
-Value f_select(const Value& i, CallArgs& a) {
-  return select_impl(i, a, true, false);
-}
-Value f_reject(const Value& i, CallArgs& a) {
-  return select_impl(i, a, false, false);
-}
-Value f_selectattr(const Value& i, CallArgs& a) {
-  return select_impl(i, a, true, true);
-}
-Value f_rejectattr(const Value& i, CallArgs& a) {
-  return select_impl(i, a, false, true);
-}
-
-Value f_items(const Value& input, CallArgs& args) {
-  Params(args, "items", {});
-  if (input.is_undefined()) return Value::list({});
-  if (!input.is_dict()) throw TemplateError("Can only get item pairs from a mapping.");
-  ValueList out;
-  for (const auto& [key, value] : input.as_dict().entries())
-    out.push_back(Value::tuple({key, value}));
-  return Value::list(std::move(out));
-}
-
-Value f_dictsort(const Value& input, CallArgs& args) {
-  Params params(args, "dictsort", {"case_sensitive", "by", "reverse"});
-  if (!input.is_dict()) throw TemplateError("dictsort expects a mapping");
-  const bool case_sensitive = params.has(0) && params.get(0)->truthy();
-  const std::string by = params.has(1) ? params.get(1)->str().bytes() : "key";
-  if (by != "key" && by != "value") params.fail("You can only sort by either 'key' or 'value'");
-  const std::size_t position = by == "key" ? 0 : 1;
-  const bool reverse = params.has(2) && params.get(2)->truthy();
-  ValueList pairs;
-  for (const auto& [key, value] : input.as_dict().entries())
-    pairs.push_back(Value::tuple({key, value}));
-  std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& a, const Value& b) {
-    const Value x = lowered_if(a.as_list()[position], case_sensitive);
-    const Value y = lowered_if(b.as_list()[position], case_sensitive);
-    return reverse ? python_less(y, x) : python_less(x, y);
-  });
-  return Value::list(std::move(pairs));
 }
 
 Value f_string(const Value& input, CallArgs& args) {
@@ -446,136 +314,6 @@ Value f_round(const Value& input, CallArgs& args) {
   params.fail("method must be 'common', 'ceil' or 'floor'");
 }
 
-Value f_unique(const Value& input, CallArgs& args) {
-  Params params(args, "unique", {"case_sensitive", "attribute"});
-  const bool case_sensitive = params.has(0) && params.get(0)->truthy();
-  ValueList seen;
-  ValueList out;
-  for (const Value& item : iterate(input)) {
-    Value key = params.has(1) ? attribute_path(item, params.get(1)->str().bytes()) : item;
-    key = lowered_if(key, case_sensitive);
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-    seen.push_back(key);
-    out.push_back(item);
-  }
-  return Value::list(std::move(out));
-}
-
-Value f_sort(const Value& input, CallArgs& args) {
-  Params params(args, "sort", {"reverse", "case_sensitive", "attribute"});
-  const bool reverse = params.has(0) && params.get(0)->truthy();
-  const bool case_sensitive = params.has(1) && params.get(1)->truthy();
-  ValueList items = iterate(input);
-  auto key = [&](const Value& item) {
-    Value k = params.has(2) && !params.get(2)->is_none()
-                  ? attribute_path(item, params.get(2)->str().bytes())
-                  : item;
-    return lowered_if(k, case_sensitive);
-  };
-  std::stable_sort(items.begin(), items.end(), [&](const Value& a, const Value& b) {
-    return reverse ? python_less(key(b), key(a)) : python_less(key(a), key(b));
-  });
-  return Value::list(std::move(items));
-}
-
-Value f_reverse(const Value& input, CallArgs& args) {
-  Params(args, "reverse", {});
-  if (input.is_string()) {
-    ValueList chars = iterate(input);
-    Text out;
-    for (auto it = chars.rbegin(); it != chars.rend(); ++it)
-      out.append(it->as_text());
-    return Value(std::move(out));
-  }
-  ValueList items = iterate(input);
-  std::reverse(items.begin(), items.end());
-  return Value::list(std::move(items));
-}
-
-Value f_sum(const Value& input, CallArgs& args) {
-  Params params(args, "sum", {"attribute", "start"});
-  Value total = params.get_or(1, Value(std::int64_t{0}));
-  for (const Value& item : iterate(input)) {
-    const Value value = params.has(0) && !params.get(0)->is_none()
-                            ? attribute_path(item, params.get(0)->str().bytes())
-                            : item;
-    total = binary_operation("+", total, value);
-  }
-  return total;
-}
-
-Value extreme(const Value& input, CallArgs& args, bool want_max) {
-  Params params(args, want_max ? "max" : "min", {"case_sensitive", "attribute"});
-  const bool case_sensitive = params.has(0) && params.get(0)->truthy();
-  const ValueList items = iterate(input);
-  if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
-  auto key = [&](const Value& item) {
-    Value k = params.has(1) && !params.get(1)->is_none()
-                  ? attribute_path(item, params.get(1)->str().bytes())
-                  : item;
-    return lowered_if(k, case_sensitive);
-  };
-  const Value* best = &items.front();
-  for (const Value& item : items) {
-    if (want_max ? python_less(key(*best), key(item)) : python_less(key(item), key(*best)))
-      best = &item;
-  }
-  return *best;
-}
-
-Value f_min(const Value& i, CallArgs& a) {
-  return extreme(i, a, false);
-}
-Value f_max(const Value& i, CallArgs& a) {
-  return extreme(i, a, true);
-}
-
-Value f_batch(const Value& input, CallArgs& args) {
-  Params params(args, "batch", {"linecount", "fill_with"});
-  if (!params.has(0)) params.fail("needs a line count");
-  const std::int64_t size = to_index(*params.get(0), "batch");
-  if (size <= 0) params.fail("needs a positive line count");
-  ValueList out;
-  ValueList current;
-  for (const Value& item : iterate(input)) {
-    current.push_back(item);
-    if (static_cast<std::int64_t>(current.size()) == size) {
-      out.push_back(Value::list(std::move(current)));
-      current.clear();
-    }
-  }
-  if (!current.empty()) {
-    if (params.has(1) && !params.get(1)->is_none()) {
-      while (static_cast<std::int64_t>(current.size()) < size)
-        current.push_back(*params.get(1));
-    }
-    out.push_back(Value::list(std::move(current)));
-  }
-  return Value::list(std::move(out));
-}
-
-Value f_slice(const Value& input, CallArgs& args) {
-  Params params(args, "slice", {"slices", "fill_with"});
-  if (!params.has(0)) params.fail("needs a number of slices");
-  const std::int64_t slices = to_index(*params.get(0), "slice");
-  if (slices <= 0) params.fail("needs a positive number of slices");
-  const ValueList items = iterate(input);
-  const auto count = static_cast<std::int64_t>(items.size());
-  const std::int64_t per = count / slices;
-  const std::int64_t extra = count % slices;
-  std::int64_t offset = 0;
-  ValueList out;
-  for (std::int64_t i = 0; i < slices; ++i) {
-    const std::int64_t start = offset + i * per;
-    if (i < extra) ++offset;
-    const std::int64_t end = offset + (i + 1) * per;
-    ValueList part(items.begin() + start, items.begin() + end);
-    if (params.has(1) && !params.get(1)->is_none() && i >= extra) part.push_back(*params.get(1));
-    out.push_back(Value::list(std::move(part)));
-  }
-  return Value::list(std::move(out));
-}
-
 Value f_wordcount(const Value& input, CallArgs& args) {
   Params(args, "wordcount", {});
   const std::string bytes = soft_str(input).bytes();
@@ -678,54 +416,39 @@ Value f_attr(const Value& input, CallArgs& args) {
   return bind_method(input, name);
 }
 
-const std::map<std::string, Filter, std::less<>>& filters() {
-  static const std::map<std::string, Filter, std::less<>> table = {
-      {"abs", f_abs},
-      {"attr", f_attr},
-      {"batch", f_batch},
-      {"capitalize", f_capitalize},
-      {"center", f_center},
-      {"count", f_length},
-      {"d", f_default},
-      {"default", f_default},
-      {"dictsort", f_dictsort},
-      {"e", f_escape},
-      {"escape", f_escape},
-      {"first", f_first},
-      {"float", f_float},
-      {"forceescape", f_escape},
-      {"format", f_format},
-      {"indent", f_indent},
-      {"int", f_int},
-      {"items", f_items},
-      {"join", f_join},
-      {"last", f_last},
-      {"length", f_length},
-      {"list", f_list},
-      {"lower", f_lower},
-      {"map", f_map},
-      {"max", f_max},
-      {"min", f_min},
-      {"reject", f_reject},
-      {"rejectattr", f_rejectattr},
-      {"replace", f_replace},
-      {"reverse", f_reverse},
-      {"round", f_round},
-      {"safe", f_string},
-      {"select", f_select},
-      {"selectattr", f_selectattr},
-      {"slice", f_slice},
-      {"sort", f_sort},
-      {"string", f_string},
-      {"sum", f_sum},
-      {"title", f_title},
-      {"tojson", f_tojson},
-      {"trim", f_trim},
-      {"truncate", f_truncate},
-      {"unique", f_unique},
-      {"upper", f_upper},
-      {"wordcount", f_wordcount},
-  };
+const FilterTable& filters() {
+  static const FilterTable table = [] {
+    FilterTable built = {
+        {"abs", f_abs},
+        {"attr", f_attr},
+        {"capitalize", f_capitalize},
+        {"center", f_center},
+        {"count", f_length},
+        {"d", f_default},
+        {"default", f_default},
+        {"e", f_escape},
+        {"escape", f_escape},
+        {"float", f_float},
+        {"forceescape", f_escape},
+        {"format", f_format},
+        {"indent", f_indent},
+        {"int", f_int},
+        {"length", f_length},
+        {"lower", f_lower},
+        {"replace", f_replace},
+        {"round", f_round},
+        {"safe", f_string},
+        {"string", f_string},
+        {"title", f_title},
+        {"tojson", f_tojson},
+        {"trim", f_trim},
+        {"truncate", f_truncate},
+        {"upper", f_upper},
+        {"wordcount", f_wordcount},
+    };
+    detail::add_sequence_filters(built);
+    return built;
+  }();
   return table;
 }
 
