@@ -196,7 +196,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   Json root;
   try {
     root = Json::parse(json_text);
-  } catch (const Json::parse_error& error) {
+  } catch (const Json::exception& error) {
     throw ModelError(source + " is not valid JSON (" + error.what() + ")");
   }
   if (!root.is_object()) throw ModelError(source + " must hold a JSON object");

@@ -201,13 +201,21 @@ Text percent_format(const Text& format, const Value& args) {
       else
         break;
     }
+    // Widths and precisions past a million characters are refused before they
+    // overflow (Python runs out of memory there).
+    constexpr int kMaxField = 1 << 20;
+    auto digit = [&](int field) {
+      field = field * 10 + (bytes[i++] - '0');
+      if (field > kMaxField) throw TemplateError("format width or precision too large");
+      return field;
+    };
     while (i < bytes.size() && bytes[i] >= '0' && bytes[i] <= '9')
-      spec.width = std::max(spec.width, 0) * 10 + (bytes[i++] - '0');
+      spec.width = digit(std::max(spec.width, 0));
     if (i < bytes.size() && bytes[i] == '.') {
       spec.precision = 0;
       ++i;
       while (i < bytes.size() && bytes[i] >= '0' && bytes[i] <= '9')
-        spec.precision = spec.precision * 10 + (bytes[i++] - '0');
+        spec.precision = digit(spec.precision);
     }
     if (i >= bytes.size()) throw TemplateError("incomplete format");
     spec.type = bytes[i];

@@ -39,7 +39,7 @@ std::optional<ConfigFile> read_config(const std::filesystem::path& path) {
   ConfigFile config{path, {}};
   try {
     config.root = Json::parse(text.str());
-  } catch (const Json::parse_error& parse_error) {
+  } catch (const Json::exception& parse_error) {
     throw ModelError(path.string() + " is not valid JSON (" +
                      without_exception_id(parse_error.what()) +
                      "); repair the file or download it again");

@@ -146,6 +146,9 @@ class TemplateErrorsTest : public QObject {
   void hugeStringsAreRefused() {
     QCOMPARE(error_of("{{ 'x' * 10000000000 }}").construct(), std::string("limit"));
     QCOMPARE(error_of("{{ range(1000000)|length }}").construct(), std::string("limit"));
+    // A width past any int: refused, not overflowed (found by fuzzing).
+    QVERIFY(error_of("{{ '%4444444444d'|format(1) }}").problem().find("too large") !=
+            std::string::npos);
   }
 };
 

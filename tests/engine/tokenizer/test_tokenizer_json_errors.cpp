@@ -92,6 +92,10 @@ class TokenizerJsonErrorsTest : public QObject {
         << QStringList{"tokenizer.json is not valid JSON (parse error at line 3, column 22",
                        "repair the file or download it again"};
     QTest::newRow("empty") << QByteArray() << QStringList{"tokenizer.json is not valid JSON"};
+    // nlohmann reports a number it cannot hold as out_of_range, not a parse error.
+    QTest::newRow("number overflow")
+        << QByteArray(R"({"model": {"type": "BPE", "dropout": 2e99999}})")
+        << QStringList{"tokenizer.json is not valid JSON", "number overflow"};
     QTest::newRow("not an object")
         << QByteArray("[1, 2]") << QStringList{"tokenizer.json must hold a JSON object"};
     QTest::newRow("no model") << QByteArray(R"({"normalizer": null})")

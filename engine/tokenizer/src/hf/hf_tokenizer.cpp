@@ -180,7 +180,7 @@ std::unique_ptr<TokenizerImpl> load_hf_tokenizer(const std::string& json_text,
   Json document;
   try {
     document = Json::parse(json_text);
-  } catch (const Json::parse_error& error) {
+  } catch (const Json::exception& error) {
     throw ModelError(file + " is not valid JSON (" + without_exception_id(error.what()) +
                      "); repair the file or download it again");
   }
