@@ -3,19 +3,25 @@
 # Quire's GPU tests and benchmarks: the release build's quire-cli, the CUDA
 # backend library and the GPU test programs, stripped, with the shared
 # libraries they load that are not the C library (Qt, ICU, SentencePiece,
-# libb2, ...), and two scripts to run there. Writes build/device-kit.tar.xz
-# (a few tens of MiB); on the GPU machine:
+# libb2, ...), and the scripts in scripts/device/. Writes
+# build/device-kit.tar.xz (a few tens of MiB); on the GPU machine:
 #   tar -xJf build/device-kit.tar.xz -C /tmp
-#   /tmp/device-kit/gpu-tests.sh "$OUT"            # every gpu-label test program
-#   /tmp/device-kit/gpu-bench.sh "$OUT" [models]   # make the 8B-shaped models, bench them
-# Both write logs and results under the folder they are given.
+#   /tmp/device-kit/gpu-check.sh "$OUT" [SECONDS]  # all of the below within a deadline
+#   /tmp/device-kit/gpu-tests.sh DIR               # every gpu-label test program
+#   /tmp/device-kit/gpu-sanitize.sh DIR            # compute-sanitizer over the op suite
+#   /tmp/device-kit/gpu-bench.sh DIR [models]      # make the 8B-shaped models, bench them
+# Each writes logs and results under the folder it is given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build/release
 kit=build/device-kit
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" --parallel "$(nproc)"
+# Only what the kit carries: the CLI, the backend and the GPU test programs.
+gpu_tests=$(cd "$build" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: //p')
+# shellcheck disable=SC2086 # one target per word
+cmake --build "$build" --parallel "$(nproc)" --target quire-cli quire_cuda \
+  test_kernels_cuda_loader $gpu_tests
 
 programs=(app/cli/quire-cli tests/kernels/cuda/test_kernels_cuda_ops
           tests/kernels/cuda/test_kernels_cuda_loader)
@@ -47,65 +53,9 @@ done | sort -u | while read -r library; do
   esac
 done
 
-cat >"$kit/env.sh" <<'EOF'
-# Sourced by the kit's scripts: its libraries first, then CUDA's (cuBLAS).
-kit=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-export LD_LIBRARY_PATH="$kit/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export QUIRE_CUDA_LIBRARY="$kit/lib/libquire_cuda.so"
-export QT_QPA_PLATFORM=offscreen
-export PATH="$kit/bin:$PATH"
-EOF
-
-cat >"$kit/gpu-tests.sh" <<'EOF'
-#!/usr/bin/env bash
-# Runs every test program of the kit, each with its log under $1.
-set -uo pipefail
-source "$(dirname "$0")/env.sh"
-out=${1:?usage: gpu-tests.sh OUTPUT_FOLDER}
-mkdir -p "$out"
-nvidia-smi >"$out/nvidia-smi.txt" 2>&1
-failed=0
-for test in "$kit"/bin/test_*; do
-  name=$(basename "$test")
-  if "$test" >"$out/$name.log" 2>&1; then
-    echo "PASS $name"
-  else
-    echo "FAIL $name (log: $name.log)"
-    failed=1
-    grep -E "^(FAIL|QFATAL)" "$out/$name.log" | head -20
-  fi
-done
-exit "$failed"
-EOF
-
-cat >"$kit/gpu-bench.sh" <<'EOF'
-#!/usr/bin/env bash
-# Builds synthetic models with Llama-3-8B's layer shapes (random weights:
-# speed only) in EXL2 4.0 bpw with a 6-bit head and in FP16, and benchmarks
-# them on the GPU with FP16 and Q4 caches. JSON results and logs go under $1.
-# The vocabulary is make-model's largest, 4096, not 128256: the head is 0.2%
-# of the weights instead of 6.5%.
-set -euo pipefail
-source "$(dirname "$0")/env.sh"
-out=${1:?usage: gpu-bench.sh OUTPUT_FOLDER [MODEL_FOLDER]}
-models=${2:-/tmp/quire-models}
-mkdir -p "$out" "$models"
-shape=(--arch llama --hidden 4096 --layers 32 --heads 32 --kv-heads 8 --intermediate 14336
-       --vocab 4096 --max-position-embeddings 40960 --seed 1)
-for format in exl2:4.0 fp16; do
-  dir="$models/llama-8b-${format/:/-}"
-  head=()
-  [[ "$format" == exl2:* ]] && head=(--head-bits 6)
-  [[ -f "$dir/config.json" ]] || quire-cli make-model "$dir" "${shape[@]}" --format "$format" "${head[@]}"
-  for cache in q4 fp16; do
-    name="$(basename "$dir")-$cache"
-    quire-cli bench "$dir" --devices cuda --cache "$cache" --context 40960 \
-      --prefill 2048 --decode-contexts 512,4096,32768 --decode-tokens 64 --repeat 3 \
-      --batches 4,16,64 --json >"$out/$name.json" 2>"$out/$name.log"
-    echo "bench: $name done"
-  done
-done
-EOF
+# The scripts that run there (scripts/device/), and the transformers
+# reference the benchmark is compared with.
+cp scripts/device/*.sh bench/transformers_decode.py "$kit/"
 chmod +x "$kit"/*.sh
 
 tar -cJf build/device-kit.tar.xz -C build device-kit

@@ -68,6 +68,26 @@ double copy_bandwidth() {
   return best;
 }
 
+// The same ceiling on a GPU: a device-to-device copy within its memory, timed
+// around a synchronization, counting the read and the write. A gigabyte
+// each way is many times any GPU's L2 cache.
+double device_copy_bandwidth(kernels::Backend& backend, int device) {
+  const std::size_t bytes = std::size_t{1} << 30;
+  kernels::DeviceBuffer source = backend.allocate(device, bytes, "benchmark copy source");
+  kernels::DeviceBuffer target = backend.allocate(device, bytes, "benchmark copy target");
+  backend.fill_zero(device, source.data(), bytes);
+  backend.copy(target.data(), device, source.data(), device, bytes);  // warm-up
+  backend.synchronize(device);
+  double best = 0;
+  for (int round = 0; round < 10; ++round) {
+    const Clock::time_point start = Clock::now();
+    backend.copy(target.data(), device, source.data(), device, bytes);
+    backend.synchronize(device);
+    best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds_since(start));
+  }
+  return best;
+}
+
 // Multiply-adds per second of the backend's dense FP16 product, measured on
 // the model's own MLP shape (hidden -> intermediate) with `rows` input rows:
 // the rate that prefill, which is mostly such products, could reach.
@@ -116,6 +136,12 @@ std::string cpu_name() {
   return "unknown";
 }
 
+// Each figure also goes to stderr as soon as it is measured, so a run that is
+// stopped part way still leaves what it measured.
+void progress(const std::string& line) {
+  std::cerr << "bench: " << line << std::endl;
+}
+
 engine::JobResult generate(LoadedSession& session, std::vector<std::int32_t> prompt, int max_new) {
   engine::JobRequest request;
   request.prompt = std::move(prompt);
@@ -149,8 +175,14 @@ int run_bench(const BenchOptions& options) {
   out["devices"] = engine.devices;
   out["cpu"] = cpu_name();
   out["hardware_threads"] = std::thread::hardware_concurrency();
-  const double bandwidth = copy_bandwidth();
+  // Decode reads the weights from the memory of the devices they sit on: the
+  // host's for the CPU backend, the GPU's otherwise.
+  const bool on_cpu = session.backend->name() == "cpu";
+  const double bandwidth = on_cpu ? copy_bandwidth() : device_copy_bandwidth(*session.backend, 0);
   out["copy_bandwidth_gb_s"] = bandwidth / 1e9;
+  out["copy_bandwidth_of"] = on_cpu ? "host memory" : "device 0 memory";
+  progress("copy bandwidth " + std::to_string(bandwidth / 1e9) + " GB/s");
+  if (!on_cpu) out["device"] = session.backend->devices().front().name;
 
   // Only the lengths the cache can hold are measured, so a small --context
   // gives a shorter benchmark instead of an error.
@@ -168,6 +200,8 @@ int run_bench(const BenchOptions& options) {
     const double elapsed = seconds_since(start);
     prefill.push_back(
         {{"tokens", length}, {"seconds", elapsed}, {"tokens_per_s", length / elapsed}});
+    progress("prefill " + std::to_string(length) + " tokens: " + std::to_string(length / elapsed) +
+             " tokens/s");
   }
   // Prefill against the dense product rate of the same backend, on the
   // device of the first layer: multiply-adds per token are the weights'
@@ -175,7 +209,7 @@ int run_bench(const BenchOptions& options) {
   const std::int64_t hidden = model.config.hidden_size;
   const std::int64_t embedding = model.head_tied ? 0 : std::int64_t{vocab} * hidden;
   const double multiply_adds_per_token = double(model.parameters - embedding);
-  const std::int64_t matmul_rows = session.backend->name() == "cpu" ? 256 : 2048;
+  const std::int64_t matmul_rows = on_cpu ? 256 : 2048;
   const double product_rate =
       matmul_rate(*session.backend, 0, hidden, model.config.intermediate_size, matmul_rows);
   out["matmul"] = {{"rows", matmul_rows},
@@ -207,6 +241,8 @@ int run_bench(const BenchOptions& options) {
     std::vector<double> sorted = rates;
     std::sort(sorted.begin(), sorted.end());
     const double rate = sorted[sorted.size() / 2];
+    progress("decode at " + std::to_string(context) + " context: " + std::to_string(rate) +
+             " tokens/s");
     const double bytes_per_token =
         double(weight_bytes) + double(kv_per_token) * (context + options.decode_tokens / 2);
     decode.push_back({{"context", context},
@@ -239,6 +275,8 @@ int run_bench(const BenchOptions& options) {
     const double elapsed = seconds_since(start);
     batches.push_back(
         {{"jobs", jobs}, {"generated_tokens", generated}, {"tokens_per_s", generated / elapsed}});
+    progress(std::to_string(jobs) + " concurrent jobs: " + std::to_string(generated / elapsed) +
+             " tokens/s");
   }
   out["batch"] = batches;
 
@@ -287,6 +325,9 @@ int run_bench(const BenchOptions& options) {
                          {"turn_1_ttft_s", turns[0]["time_to_first_token_s"]},
                          {"turn_10_warm_ttft_s", turns[9]["time_to_first_token_s"]},
                          {"turn_10_cold_ttft_s", cold_result.statistics.time_to_first_token}};
+  progress("turn 10 time to first token: warm " +
+           std::to_string(turns[9]["time_to_first_token_s"].get<double>()) + " s, cold " +
+           std::to_string(cold_result.statistics.time_to_first_token) + " s");
 
   Json kv = Json::object();
   for (const cache::CacheFormat each : cache::all_cache_formats()) {

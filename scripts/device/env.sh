@@ -1,0 +1,18 @@
+# Sourced by the kit's scripts: its libraries first, then CUDA's (cuBLAS is
+# opened at run time: the toolkit's, or the one PyTorch's wheels carry).
+kit=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cublas_wheel=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null || true)
+export LD_LIBRARY_PATH="$kit/lib:/usr/local/cuda/lib64:${cublas_wheel:+$cublas_wheel:}${LD_LIBRARY_PATH:-}"
+export QUIRE_CUDA_LIBRARY="$kit/lib/libquire_cuda.so"
+export QT_QPA_PLATFORM=offscreen
+export PATH="$kit/bin:/usr/local/cuda/bin:$PATH"
+
+# Seconds left before the deadline the caller set (QUIRE_DEADLINE, seconds
+# since the epoch), capped at $1: each step of a run stops in time for the
+# next ones and for its logs to come back.
+step_budget() {
+  local cap=$1 left=$(( ${QUIRE_DEADLINE:-$(( $(date +%s) + 100000 ))} - $(date +%s) ))
+  (( left < cap )) && cap=$left
+  (( cap < 1 )) && cap=1
+  echo "$cap"
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds synthetic models with Llama-3-8B's layer shapes (random weights:
+# speed only) in EXL2 4.0 bpw with a 6-bit head and in FP16, and benchmarks
+# them on the GPU with Q4 and FP16 caches, then transformers' static-cache
+# decode of the FP16 one. JSON results and logs go under $1.
+# The vocabulary is make-model's largest, 4096, not 128256: the head is 0.2%
+# of the weights instead of 6.5%.
+#   gpu-bench.sh OUTPUT_FOLDER [MODEL_FOLDER]   make (if missing) and bench
+#   gpu-bench.sh --make-only MODEL_FOLDER       only make the models
+set -uo pipefail
+source "$(dirname "$0")/env.sh"
+make_only=0
+if [[ "${1:-}" == --make-only ]]; then make_only=1; shift; fi
+if (( make_only )); then models=${1:?model folder}; out=""; else
+  out=${1:?usage: gpu-bench.sh OUTPUT_FOLDER [MODEL_FOLDER]}; models=${2:-/tmp/quire-models}
+  mkdir -p "$out"
+fi
+mkdir -p "$models"
+# QUIRE_BENCH_LAYERS and QUIRE_BENCH_DEVICES shrink or move a trial run.
+shape=(--arch llama --hidden 4096 --layers "${QUIRE_BENCH_LAYERS:-32}" --heads 32 --kv-heads 8 --intermediate 14336
+       --vocab 4096 --max-position-embeddings 40960 --no-tie --seed 1)
+make_model() {
+  local format=$1 dir="$models/llama-8b-${1/:/-}" head=()
+  [[ "$format" == exl2:* ]] && head=(--head-bits 6)
+  [[ -f "$dir/.complete" ]] && return 0
+  quire-cli make-model "$dir" "${shape[@]}" --format "$format" "${head[@]}" && touch "$dir/.complete"
+}
+if (( make_only )); then
+  make_model exl2:4.0 && make_model fp16
+  exit
+fi
+# Headline first: the EXL2 model with each cache, then FP16 weights against
+# transformers, then the remaining pair.
+for pair in exl2:4.0/q4 exl2:4.0/fp16 fp16/fp16 reference fp16/q4; do
+  if [[ "$pair" == reference ]]; then
+    dir="$models/llama-8b-fp16"
+    timeout "$(step_budget 120)" python3 "$kit/transformers_decode.py" "$dir" \
+      --contexts 512,4096 --tokens 64 >"$out/transformers-fp16.json" 2>"$out/transformers-fp16.log"
+    echo "transformers: exit $?"
+    continue
+  fi
+  format=${pair%/*} cache=${pair#*/}
+  dir="$models/llama-8b-${format/:/-}"
+  # gpu-check.sh makes the models in the background: wait for it.
+  while [[ ! -f "$dir/.complete" && -n "${QUIRE_MODEL_MAKER:-}" ]] &&
+        kill -0 "$QUIRE_MODEL_MAKER" 2>/dev/null && (( $(step_budget 2) > 1 )); do
+    sleep 1
+  done
+  make_model "$format" || { echo "make-model $format failed"; continue; }
+  name="$(basename "$dir")-$cache"
+  start=$SECONDS
+  timeout "$(step_budget 90)" quire-cli bench "$dir" --devices "${QUIRE_BENCH_DEVICES:-cuda}" --cache "$cache" \
+    --context 40960 --prefill 2048 --decode-contexts 512,4096,32768 --decode-tokens 64 \
+    --repeat 2 --batches 4,16,64 --turn-reply 32 --json >"$out/$name.json" 2>"$out/$name.log"
+  echo "bench $name: exit $?, $((SECONDS - start)) s"
+  grep "^bench:" "$out/$name.log" | sed 's/^/  /'
+done
