@@ -39,12 +39,15 @@ for program in "${programs[@]}"; do
   seen[$program]=1
   cp "$build/$program" "$kit/bin/"
 done
-cp "$build/kernels/cuda/libquire_cuda.so" "$kit/lib/"
-strip --strip-debug "$kit"/bin/* "$kit/lib/libquire_cuda.so"
+# Where an installed Quire keeps it (lib/quire beside bin), so the loader
+# finds it without QUIRE_CUDA_LIBRARY, as its test expects.
+mkdir -p "$kit/lib/quire"
+cp "$build/kernels/cuda/libquire_cuda.so" "$kit/lib/quire/"
+strip --strip-debug "$kit"/bin/* "$kit/lib/quire/libquire_cuda.so"
 
 # The shared libraries they load, except the C library's own (the GPU
 # machine's is newer, and it must match its dynamic loader).
-for file in "$kit"/bin/* "$kit/lib/libquire_cuda.so"; do
+for file in "$kit"/bin/* "$kit/lib/quire/libquire_cuda.so"; do
   ldd "$file" | awk '/=> \// {print $3}'
 done | sort -u | while read -r library; do
   case "$(basename "$library")" in

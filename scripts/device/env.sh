@@ -3,9 +3,13 @@
 kit=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cublas_wheel=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null || true)
 export LD_LIBRARY_PATH="$kit/lib:/usr/local/cuda/lib64:${cublas_wheel:+$cublas_wheel:}${LD_LIBRARY_PATH:-}"
-export QUIRE_CUDA_LIBRARY="$kit/lib/libquire_cuda.so"
+export QUIRE_CUDA_LIBRARY="$kit/lib/quire/libquire_cuda.so"
 export QT_QPA_PLATFORM=offscreen
 export PATH="$kit/bin:/usr/local/cuda/bin:$PATH"
+# Nsight Compute may live outside the toolkit's bin folder.
+for ncu_dir in /opt/nvidia/nsight-compute/*/; do
+  [[ -x "$ncu_dir/ncu" ]] && ! command -v ncu >/dev/null && export PATH="$PATH:$ncu_dir"
+done
 
 # Seconds left before the deadline the caller set (QUIRE_DEADLINE, seconds
 # since the epoch), capped at $1: each step of a run stops in time for the

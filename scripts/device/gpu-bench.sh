@@ -19,6 +19,13 @@ mkdir -p "$models"
 # QUIRE_BENCH_LAYERS and QUIRE_BENCH_DEVICES shrink or move a trial run.
 shape=(--arch llama --hidden 4096 --layers "${QUIRE_BENCH_LAYERS:-32}" --heads 32 --kv-heads 8 --intermediate 14336
        --vocab 4096 --max-position-embeddings 40960 --no-tie --seed 1)
+# gpu-check.sh makes the models in the background: wait for the one needed.
+wait_for_model() {
+  while [[ ! -f "$1/.complete" && -n "${QUIRE_MODEL_MAKER:-}" ]] &&
+        kill -0 "$QUIRE_MODEL_MAKER" 2>/dev/null && (( $(step_budget 2) > 1 )); do
+    sleep 1
+  done
+}
 make_model() {
   local format=$1 dir="$models/llama-8b-${1/:/-}" head=()
   [[ "$format" == exl2:* ]] && head=(--head-bits 6)
@@ -31,9 +38,12 @@ if (( make_only )); then
 fi
 # Headline first: the EXL2 model with each cache, then FP16 weights against
 # transformers, then the remaining pair.
-for pair in exl2:4.0/q4 exl2:4.0/fp16 fp16/fp16 reference fp16/q4; do
+pairs=${QUIRE_BENCH_PAIRS:-exl2:4.0/q4 exl2:4.0/fp16 fp16/fp16 reference fp16/q4}
+for pair in $pairs; do
   if [[ "$pair" == reference ]]; then
     dir="$models/llama-8b-fp16"
+    wait_for_model "$dir"
+    make_model fp16 || { echo "make-model fp16 failed"; continue; }
     timeout "$(step_budget 120)" python3 "$kit/transformers_decode.py" "$dir" \
       --contexts 512,4096 --tokens 64 >"$out/transformers-fp16.json" 2>"$out/transformers-fp16.log"
     echo "transformers: exit $?"
@@ -41,11 +51,7 @@ for pair in exl2:4.0/q4 exl2:4.0/fp16 fp16/fp16 reference fp16/q4; do
   fi
   format=${pair%/*} cache=${pair#*/}
   dir="$models/llama-8b-${format/:/-}"
-  # gpu-check.sh makes the models in the background: wait for it.
-  while [[ ! -f "$dir/.complete" && -n "${QUIRE_MODEL_MAKER:-}" ]] &&
-        kill -0 "$QUIRE_MODEL_MAKER" 2>/dev/null && (( $(step_budget 2) > 1 )); do
-    sleep 1
-  done
+  wait_for_model "$dir"
   make_model "$format" || { echo "make-model $format failed"; continue; }
   name="$(basename "$dir")-$cache"
   start=$SECONDS
