@@ -3,8 +3,10 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <iostream>
+#include <optional>
 
 #include "cli_support.h"
+#include "cuda_self_check.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "quire/kernels/cuda_loader.h"
 
@@ -15,7 +17,8 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
       .add_option("--devices", devices,
                   "Devices: cpu, or logical CPU devices with budgets such as cpu:2x512MiB; cuda "
                   "(every GPU), cuda:0,2 (chosen GPUs) or cuda:0:2x20GiB (GPU 0 as two devices "
-                  "of 20 GiB); auto (CUDA when it can run, else the CPU, said on stderr)")
+                  "of 20 GiB); auto (CUDA when it can run and agrees with the CPU in its "
+                  "self-check, else the CPU, said on stderr)")
       ->capture_default_str();
   command.add_option("--cache", cache, "KV cache format: fp16, q8, q6, q4 or fp8")
       ->capture_default_str();
@@ -71,6 +74,12 @@ std::unique_ptr<kernels::Backend> EngineOptions::make_backend() const {
     // command's own; a run on the CPU says why CUDA was passed over.
     kernels::LoadedBackend cuda = kernels::load_cuda_backend();
     if (cuda.backend) {
+      // A backend whose results disagree with the CPU's must not answer
+      // silently: the CPU runs instead, and the line says why.
+      if (const std::optional<std::string> problem = cuda_self_check_problem(cuda)) {
+        std::cerr << "quire-cli: running on the CPU backend; " << *problem << '\n';
+        return cpu_backend("cpu");
+      }
       std::cerr << "quire-cli: running on the CUDA backend (" << device_names(*cuda.backend)
                 << ")\n";
       return std::move(cuda.backend);
@@ -84,6 +93,10 @@ std::unique_ptr<kernels::Backend> EngineOptions::make_backend() const {
     if (!cuda.backend) {
       throw UsageError("--devices " + devices + ": the CUDA backend cannot run: " + cuda.why_not +
                        "; use --devices cpu to run on the CPU");
+    }
+    if (const std::optional<std::string> problem = cuda_self_check_problem(cuda)) {
+      throw UsageError("--devices " + devices + ": " + *problem +
+                       "; use --devices cpu to run on the CPU, or " + self_check_override_hint());
     }
     return std::move(cuda.backend);
   }

@@ -45,10 +45,10 @@ std::string joined(const std::vector<fs::path>& paths) {
 #endif
 
 LoadedBackend declined(std::string why) {
-  return LoadedBackend{nullptr, std::move(why)};
+  return LoadedBackend{nullptr, std::move(why), {}};
 }
 
-LoadedBackend open_plugin(const fs::path& path, const std::string& devices) {
+LoadedBackend open_library(const fs::path& path, const std::string& devices) {
   // RTLD_LOCAL keeps the plugin's symbols out of the global namespace. The
   // handle is never closed: the backend's code, its vtable and the CUDA
   // runtime's exit handlers live in the library, and unloading the CUDA
@@ -74,7 +74,13 @@ LoadedBackend open_plugin(const fs::path& path, const std::string& devices) {
       reason = "the CUDA backend declined without a reason (" + path.string() + ")";
     return declined(std::move(reason));
   }
-  return LoadedBackend{std::unique_ptr<Backend>(backend), {}};
+  return LoadedBackend{std::unique_ptr<Backend>(backend), {}, {}};
+}
+
+LoadedBackend open_plugin(const fs::path& path, const std::string& devices) {
+  LoadedBackend loaded = open_library(path, devices);
+  loaded.library = path;
+  return loaded;
 }
 
 }  // namespace

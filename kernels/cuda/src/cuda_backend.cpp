@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "capture_guard.h"
@@ -41,6 +43,28 @@ class Event {
 
 std::string compute_capability(const cudaDeviceProp& properties) {
   return std::to_string(properties.major) + "." + std::to_string(properties.minor);
+}
+
+// CUDA writes versions as 1000 * major + 10 * minor.
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+// The driver's own release ("570.86.15"), which the CUDA version it supports
+// does not tell apart: Linux's NVIDIA kernel module writes it as "NVRM
+// version: NVIDIA UNIX x86_64 Kernel Module  570.86.15  <date>". Empty where
+// the file is missing or reads otherwise.
+std::string driver_release() {
+  std::ifstream file("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(file, line)) return {};
+  const std::string marker = "Kernel Module";
+  const std::size_t at = line.find(marker);
+  if (at == std::string::npos) return {};
+  std::istringstream rest(line.substr(at + marker.size()));
+  std::string release;
+  rest >> release;
+  return release;
 }
 
 }  // namespace
@@ -92,6 +116,7 @@ void CudaBackend::prepare_gpus() {
     cudaDeviceProp properties{};
     check(cudaGetDeviceProperties(&properties, i), "read CUDA device properties");
     gpu.name = properties.name;
+    gpu.architecture = "sm_" + std::to_string(properties.major) + std::to_string(properties.minor);
     gpu.multiprocessors = std::max(properties.multiProcessorCount, 1);
     check(cudaSetDevice(i), "select CUDA device");
     // A GPU older than the architectures this library was compiled for
@@ -160,6 +185,19 @@ bool CudaBackend::peer_access(int from_gpu, int to_gpu) const {
                static_cast<std::size_t>(to_gpu)] != 0;
 }
 
+std::string CudaBackend::version() const {
+  // The runtime this library was linked with and the driver underneath:
+  // either changing can change what the kernels compute.
+  int runtime = 0;
+  int driver = 0;
+  check(cudaRuntimeGetVersion(&runtime), "read the CUDA runtime's version");
+  check(cudaDriverGetVersion(&driver), "read the NVIDIA driver's CUDA version");
+  const std::string release = driver_release();
+  return "CUDA runtime " + version_text(runtime) + ", driver " +
+         (release.empty() ? "" : release + " ") + "(CUDA " + version_text(driver) +
+         "), kernels for CUDA architectures " + QUIRE_CUDA_ARCHITECTURES;
+}
+
 std::vector<DeviceInfo> CudaBackend::devices() const {
   std::vector<DeviceInfo> infos;
   for (std::size_t i = 0; i < devices_.size(); ++i) {
@@ -171,6 +209,7 @@ std::vector<DeviceInfo> CudaBackend::devices() const {
     DeviceInfo info;
     info.index = index;
     info.name = device.name;
+    info.architecture = gpus_[static_cast<std::size_t>(device.gpu)].architecture;
     if (device.budget_bytes > 0) {
       // A share is bounded by its budget and by what the GPU really has
       // free (other shares and other programs use the rest).

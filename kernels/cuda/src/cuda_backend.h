@@ -43,6 +43,9 @@ class CudaBackend final : public Backend {
   CudaBackend& operator=(const CudaBackend&) = delete;
 
   std::string name() const override { return "cuda"; }
+  // "CUDA runtime 12.4, driver 570.86.15 (CUDA 12.8), kernels for CUDA
+  // architectures 90".
+  std::string version() const override;
   std::vector<DeviceInfo> devices() const override;
   DeviceBuffer allocate(int device, std::size_t bytes, std::string_view purpose) override;
   void copy(void* destination, int destination_device, const void* source, int source_device,
@@ -93,7 +96,8 @@ class CudaBackend final : public Backend {
   // A physical GPU, prepared when some logical device lives on it.
   struct Gpu {
     std::string name;
-    void* stream = nullptr;  // cudaStream_t; null for a GPU no device uses
+    std::string architecture;  // "sm_90"
+    void* stream = nullptr;    // cudaStream_t; null for a GPU no device uses
     int multiprocessors = 1;
     int logical_devices = 0;  // how many logical devices share it
   };

@@ -25,6 +25,9 @@ struct DeviceInfo {
   // What placement should leave free here unless the user says otherwise:
   // driver and library workspaces on a GPU, the desktop's share of RAM.
   std::int64_t recommended_reserve_bytes = 0;
+  // The GPU's architecture as CUDA names it ("sm_90"), so that results can be
+  // told apart by the kernels' code path; empty on the CPU.
+  std::string architecture;
 };
 
 // A device allocation failed. The message names the device and the numbers.
@@ -119,6 +122,11 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual std::string name() const = 0;
+  // What this backend's results depend on beyond Quire's own code, so that a
+  // check of them is redone when it changes: the CUDA backend names its
+  // runtime's and the driver's versions. Empty for the CPU backend, which is
+  // Quire's code alone.
+  virtual std::string version() const { return {}; }
   virtual std::vector<DeviceInfo> devices() const = 0;
 
   // Throws DeviceOutOfMemory when the device cannot hold `bytes` more.

@@ -17,7 +17,8 @@ namespace quire::kernels {
 // left on disk declines instead of crashing.
 // Interface 3: Backend's capture of work (begin_capture and the rest).
 // Interface 4: Backend::top_logits and gather_logits (sampling candidates).
-inline constexpr int kBackendPluginAbi = 4;
+// Interface 5: Backend::version and DeviceInfo::architecture (the self-check).
+inline constexpr int kBackendPluginAbi = 5;
 
 inline constexpr const char* kCudaPluginEntry = "quire_cuda_create_backend";
 

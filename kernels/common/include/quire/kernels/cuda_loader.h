@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,6 +12,10 @@ namespace quire::kernels {
 struct LoadedBackend {
   std::unique_ptr<Backend> backend;  // null when the backend cannot run here
   std::string why_not;               // then: why, in words a user can act on
+  // The library file that was opened (also when its backend declined), so
+  // that a check of its results can be tied to this very file; empty when
+  // none was found.
+  std::filesystem::path library;
 };
 
 // Opens the CUDA backend library (libquire_cuda.so) and starts its backend

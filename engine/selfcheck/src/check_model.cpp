@@ -1,0 +1,72 @@
+#include "check_model.h"
+
+#include <stdlib.h>
+
+#include <cerrno>
+#include <random>
+#include <system_error>
+
+#include "quire/engine/modelgen/random_model.h"
+
+namespace quire::engine::selfcheck {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kPromptTokens = 40;
+
+modelgen::RandomModelSpec check_spec() {
+  modelgen::RandomModelSpec spec;
+  spec.layers = 3;
+  spec.hidden = 128;
+  spec.heads = 4;
+  spec.kv_heads = 2;  // grouped-query attention, as most models have
+  spec.intermediate = 256;
+  spec.vocab = 384;
+  spec.seed = 53;
+  return spec;
+}
+
+// A directory only this process uses: two programs checking at once must not
+// write into each other's model.
+fs::path private_directory() {
+  std::string pattern = (fs::temp_directory_path() / "quire-self-check-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    throw std::system_error(errno, std::generic_category(),
+                            "cannot create a temporary directory for the self-check's model");
+  }
+  return fs::path(pattern);
+}
+
+}  // namespace
+
+CheckModel::CheckModel() : directory_(private_directory()) {
+  const modelgen::RandomModelSpec spec = check_spec();
+  try {
+    modelgen::write_random_model(spec, directory_ / "model");
+    description_ =
+        std::make_shared<const ModelDescription>(ModelDescription::open(directory_ / "model"));
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(directory_, ignored);
+    throw;
+  }
+  std::mt19937 random(spec.seed);
+  for (int i = 0; i < kPromptTokens; ++i) {
+    // Past the special ids 0 to 2.
+    prompt_.push_back(static_cast<cache::TokenId>(3 + random() % (spec.vocab - 3)));
+  }
+  shape_ = spec.architecture + ", " + std::to_string(spec.layers) + " layers, hidden " +
+           std::to_string(spec.hidden) + ", " + std::to_string(spec.heads) + " heads (" +
+           std::to_string(spec.kv_heads) + " for keys and values), MLP " +
+           std::to_string(spec.intermediate) + ", vocabulary " + std::to_string(spec.vocab) +
+           ", FP16 weights, seed " + std::to_string(spec.seed);
+}
+
+CheckModel::~CheckModel() {
+  // The weights are in device memory by now; the files are not needed.
+  std::error_code ignored;
+  fs::remove_all(directory_, ignored);
+}
+
+}  // namespace quire::engine::selfcheck
