@@ -20,7 +20,7 @@ constexpr int kMergeRowsPerBlock = kMergeThreads / 32;
 
 // One warp per (token, head): the parts' sums rescaled to the largest of
 // their maxima, normalized, and rotated back from integer value pages.
-__global__ void merge_kernel(const AttentionCall call) {
+__global__ void __launch_bounds__(kMergeThreads) merge_kernel(const AttentionCall call) {
   const int lane = static_cast<int>(threadIdx.x % 32);
   const std::int64_t row = blockIdx.x * std::int64_t{kMergeRowsPerBlock} + threadIdx.x / 32;
   if (row >= call.batch.tokens * call.args.heads) return;  // the whole warp leaves together

@@ -22,10 +22,12 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 }  // namespace
 
 AttentionShape plan_attention_shape(std::int64_t tokens, int heads, int kv_heads, int head_dim,
-                                    std::int64_t max_keys, int multiprocessors) {
+                                    std::int64_t max_keys, int multiprocessors,
+                                    std::size_t shared_limit) {
   AttentionShape shape;
   shape.prefill = tokens > kDecodeTokens;
-  const int rows = attention_rows(shape.prefill, head_dim);
+  const int rows = std::max(attention_rows_within(shape.prefill, head_dim, shared_limit), 1);
+  shape.rows = rows;
   const int group = heads / kv_heads;
   shape.head_chunk = std::min(group, rows);
   shape.head_chunks = static_cast<int>(ceil_div(group, shape.head_chunk));

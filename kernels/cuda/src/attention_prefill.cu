@@ -15,8 +15,19 @@ namespace quire::kernels::cuda {
 void launch_attention_prefill(const AttentionCall& call, Stream stream) {
   attention::with_head_dim(call.pages.head_dim, [&](auto dim) {
     constexpr int kDim = decltype(dim)::value;
-    attention::launch_tile_kernel<kDim, attention_rows(true, kDim)>(
-        call, static_cast<cudaStream_t>(stream), "paged_attention (prefill)");
+    constexpr int kRows = attention_rows(true, kDim);
+    // A GPU with less shared memory per block than this tile needs (Turing
+    // from head_dim 112, sm_86/89/120 at 256) takes the kernel with fewer
+    // rows; the planner chose which (attention_rows_within).
+    if constexpr (attention_has_small_prefill(kDim)) {
+      if (call.shape.rows == kAttentionSmallPrefillRows) {
+        attention::launch_tile_kernel<kDim, kAttentionSmallPrefillRows>(
+            call, static_cast<cudaStream_t>(stream), "paged_attention (prefill, small tile)");
+        return;
+      }
+    }
+    attention::launch_tile_kernel<kDim, kRows>(call, static_cast<cudaStream_t>(stream),
+                                               "paged_attention (prefill)");
   });
 }
 

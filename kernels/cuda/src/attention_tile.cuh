@@ -44,7 +44,7 @@ namespace quire::kernels::cuda::attention {
 
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
-constexpr int kTileKeys = 32;  // one key per lane when scoring
+constexpr int kTileKeys = kAttentionTileKeys;  // one key per lane when scoring
 
 __device__ inline float minus_infinity() {
   return __int_as_float(0xff800000);
@@ -71,6 +71,8 @@ struct Tile {
   static constexpr int kWeightFloats = R * kTileKeys;
   static constexpr std::size_t kSharedBytes =
       sizeof(float) * (kQueryFloats + kKeyFloats + kValueFloats + kWeightFloats);
+  // The host plans with kv_ops.h's count: they must agree.
+  static_assert(kSharedBytes == attention_tile_bytes(D, R));
 };
 
 // Elements decoded from one 16-byte load.

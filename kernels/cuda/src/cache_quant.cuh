@@ -1,8 +1,8 @@
 #pragma once
 
-// Device functions of the quantized cache codings (cache_quant.h), shared by
-// the standalone kernels of cache_quant.cu, the K/V writes (kv_write.cu) and
-// paged attention, so that there is one GPU copy of each rounding rule. Each
+// Device functions of the quantized cache codings, shared by the K/V writes
+// (kv_write.cu) and paged attention, so that there is one GPU copy of each
+// rounding rule; the GPU op tests check both against the CPU. Each
 // matches the CPU reference (quire/kernels/cpu/cache_quant.h) bit for bit:
 // every operation the CPU rounds is an explicitly rounded intrinsic here, so
 // nvcc cannot contract a multiply and an add into an FMA the CPU does not do.

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -28,6 +29,21 @@ namespace quire::kernels::cuda {
 namespace {
 
 constexpr std::size_t kScratchStep = std::size_t{1} << 20;  // bytes
+
+// The shared memory a block may ask for on `gpu`. QUIRE_CUDA_ATTENTION_SHARED_BYTES
+// lowers it, so that the GPU tests run the kernels smaller GPUs take (the
+// small prefill tile of Turing and of sm_86/89/120) on any GPU.
+std::size_t block_shared_limit(int gpu) {
+  int bytes = 0;
+  check(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu),
+        "read the GPU's shared memory per block");
+  std::size_t limit = static_cast<std::size_t>(std::max(bytes, 0));
+  const char* lowered = std::getenv("QUIRE_CUDA_ATTENTION_SHARED_BYTES");
+  if (lowered != nullptr && *lowered != '\0') {
+    limit = std::min<std::size_t>(limit, std::strtoull(lowered, nullptr, 10));
+  }
+  return limit;
+}
 
 cudaStream_t as_stream(void* stream) {
   return static_cast<cudaStream_t>(stream);
@@ -137,9 +153,24 @@ void CudaBackend::paged_attention(int device, const KvLayerView& layer, const To
   if (batch.tokens <= 0) return;
 
   const std::int64_t max_keys = std::int64_t{batch.max_pages} * layout.page_size;
+  const std::size_t shared_limit = block_shared_limit(gpu(device));
+  const bool prefill = batch.tokens > kDecodeTokens;
+  if (attention_rows_within(prefill, layout.head_dim, shared_limit) == 0) {
+    const Gpu& card = gpus_[static_cast<std::size_t>(gpu(device))];
+    const int rows = prefill && attention_has_small_prefill(layout.head_dim)
+                         ? kAttentionSmallPrefillRows
+                         : attention_rows(prefill, layout.head_dim);
+    throw std::invalid_argument(
+        "GPU " + std::to_string(gpu(device)) + " (" + card.name + ", " + card.architecture +
+        ") gives a thread block " + std::to_string(shared_limit / 1024) +
+        " KiB of shared memory; the CUDA backend's attention at head_dim " +
+        std::to_string(layout.head_dim) + " needs " +
+        std::to_string(attention_tile_bytes(layout.head_dim, rows) / 1024) +
+        " KiB, so this model cannot run on this GPU's CUDA backend; use --devices cpu");
+  }
   const AttentionShape shape =
       plan_attention_shape(batch.tokens, params.heads, layout.kv_heads, layout.head_dim, max_keys,
-                           multiprocessors(device));
+                           multiprocessors(device), shared_limit);
   AttentionArgs args{query,        out,
                      params.heads, params.heads / layout.kv_heads,
                      params.scale, params.sliding_window,

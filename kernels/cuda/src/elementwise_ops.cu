@@ -39,9 +39,10 @@ __device__ float widen(const void* data, std::int64_t i) {
 // `errors` (kDeviceErrorWords) for the host to throw at its next wait: the
 // host checks ids before launching, except while recording a CUDA graph.
 template <DType Type>
-__global__ void embedding_kernel(const void* __restrict__ table, std::int64_t vocab,
-                                 std::int64_t hidden, const std::int32_t* __restrict__ tokens,
-                                 std::int64_t count, float* __restrict__ out, int* errors) {
+__global__ void __launch_bounds__(kThreads)
+    embedding_kernel(const void* __restrict__ table, std::int64_t vocab, std::int64_t hidden,
+                     const std::int32_t* __restrict__ tokens, std::int64_t count,
+                     float* __restrict__ out, int* errors) {
   for (std::int64_t t = blockIdx.x; t < count; t += gridDim.x) {
     const std::int32_t id = tokens[t];
     if (id < 0 || id >= vocab) {  // the same for the whole block
@@ -86,8 +87,9 @@ __device__ double block_sum(double value) {
 }
 
 template <DType Type>
-__global__ void rms_norm_kernel(const float* x, const void* __restrict__ weight, float eps,
-                                std::int64_t rows, std::int64_t cols, float* out) {
+__global__ void __launch_bounds__(kThreads)
+    rms_norm_kernel(const float* x, const void* __restrict__ weight, float eps, std::int64_t rows,
+                    std::int64_t cols, float* out) {
   for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float* row = x + r * cols;
     double sum = 0.0;
@@ -108,9 +110,10 @@ __global__ void rms_norm_kernel(const float* x, const void* __restrict__ weight,
 // One block per token; each thread rotates pairs (i, i + half) of some heads.
 // Angles are rounded to FP32 first and their cosine and sine taken in double,
 // as the CPU does.
-__global__ void rope_kernel(float* __restrict__ x, std::int64_t tokens, int heads, int head_dim,
-                            const std::int32_t* __restrict__ positions,
-                            const float* __restrict__ inv_freq, int half, float factor) {
+__global__ void __launch_bounds__(kThreads)
+    rope_kernel(float* __restrict__ x, std::int64_t tokens, int heads, int head_dim,
+                const std::int32_t* __restrict__ positions, const float* __restrict__ inv_freq,
+                int half, float factor) {
   for (std::int64_t t = blockIdx.x; t < tokens; t += gridDim.x) {
     const float position = static_cast<float>(positions[t]);
     for (int item = static_cast<int>(threadIdx.x); item < heads * half;
@@ -129,8 +132,8 @@ __global__ void rope_kernel(float* __restrict__ x, std::int64_t tokens, int head
   }
 }
 
-__global__ void silu_mul_kernel(const float* gate, const float* up, std::int64_t count,
-                                float* out) {
+__global__ void __launch_bounds__(kThreads)
+    silu_mul_kernel(const float* gate, const float* up, std::int64_t count, float* out) {
   const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += stride) {
@@ -139,7 +142,8 @@ __global__ void silu_mul_kernel(const float* gate, const float* up, std::int64_t
   }
 }
 
-__global__ void add_kernel(float* x, const float* y, std::int64_t count) {
+__global__ void __launch_bounds__(kThreads)
+    add_kernel(float* x, const float* y, std::int64_t count) {
   const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += stride) {

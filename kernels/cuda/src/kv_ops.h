@@ -69,12 +69,48 @@ constexpr int attention_rows(bool prefill, int head_dim) {
   return !prefill ? 8 : head_dim <= 128 ? 64 : 32;
 }
 
+// Keys of one tile of the attention kernels: one key per lane when scoring.
+constexpr int kAttentionTileKeys = 32;
+
+// Shared memory of one attention block (attention_tile.cuh's Tile): the
+// rows' queries, the tile's keys (rows padded by 4 floats), values, weights.
+constexpr std::size_t attention_tile_bytes(int head_dim, int rows) {
+  return sizeof(float) * (static_cast<std::size_t>(rows) * head_dim +
+                          std::size_t{kAttentionTileKeys} * (head_dim + 4) +
+                          std::size_t{kAttentionTileKeys} * head_dim +
+                          static_cast<std::size_t>(rows) * kAttentionTileKeys);
+}
+
+// The least shared memory a block can ask for on the GPUs Quire builds for:
+// 64 KiB on Turing (sm_75); 99 KiB on sm_86, sm_89 and sm_120; more on the
+// data-centre parts. Prefill tiles larger than this have a second kernel
+// with fewer rows, chosen where the GPU cannot hold the usual one.
+constexpr std::size_t kAttentionSmallestSharedBytes = 64 * 1024;
+constexpr int kAttentionSmallPrefillRows = 16;
+constexpr bool attention_has_small_prefill(int head_dim) {
+  return attention_tile_bytes(head_dim, attention_rows(true, head_dim)) >
+         kAttentionSmallestSharedBytes;
+}
+
+// Rows per block for a call on a GPU whose blocks may have `shared_limit`
+// bytes of shared memory; 0 when no attention kernel fits that GPU.
+constexpr int attention_rows_within(bool prefill, int head_dim, std::size_t shared_limit) {
+  const int usual = attention_rows(prefill, head_dim);
+  if (attention_tile_bytes(head_dim, usual) <= shared_limit) return usual;
+  if (prefill && attention_has_small_prefill(head_dim) &&
+      attention_tile_bytes(head_dim, kAttentionSmallPrefillRows) <= shared_limit) {
+    return kAttentionSmallPrefillRows;
+  }
+  return 0;
+}
+
 // How one paged_attention call is cut into thread blocks. A block takes a
 // set of query rows (tokens times query heads of one K/V head) and one part
 // of their key range; blockIdx.x = row block * head_chunks + chunk,
 // blockIdx.y = K/V head, blockIdx.z = split.
 struct AttentionShape {
   bool prefill = false;  // which kernel: decode (one token a block) or prefill
+  int rows = 0;          // query rows of a block (attention_rows_within)
   int tokens_per_block = 1;
   int head_chunk = 1;   // query heads of a group per block
   int head_chunks = 1;  // blocks per group
@@ -88,8 +124,11 @@ struct AttentionShape {
 // the grid fills `multiprocessors` about twice over. Only prefill's split
 // depends on `max_keys` (a decode call's results must not depend on how far
 // its page table is padded).
+// `shared_limit`: the shared memory a block may use on the GPU; the caller
+// checks attention_rows_within first (rows 0: nothing fits).
 AttentionShape plan_attention_shape(std::int64_t tokens, int heads, int kv_heads, int head_dim,
-                                    std::int64_t max_keys, int multiprocessors);
+                                    std::int64_t max_keys, int multiprocessors,
+                                    std::size_t shared_limit);
 
 // Floats of split scratch a call of this shape needs (0 without splits).
 std::size_t attention_scratch_floats(const AttentionShape& shape, std::int64_t tokens, int heads,

@@ -40,8 +40,9 @@ struct Geometry {
 };
 
 // One thread per element.
-__global__ void write_fp16_kernel(KvPlaneArgs plane, Geometry g, BatchArgs batch,
-                                  const float* __restrict__ values) {
+__global__ void __launch_bounds__(kThreads)
+    write_fp16_kernel(KvPlaneArgs plane, Geometry g, BatchArgs batch,
+                      const float* __restrict__ values) {
   const std::int64_t row = std::int64_t{g.kv_heads} * g.head_dim;
   const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
   if (i >= batch.tokens * row) return;
@@ -57,8 +58,9 @@ __global__ void write_fp16_kernel(KvPlaneArgs plane, Geometry g, BatchArgs batch
 // consecutive, so group q of the row is group q % (head_dim / 32) of head
 // q / (head_dim / 32), and its bytes and scale follow the row's.
 template <int Bits>
-__global__ void write_int_kernel(KvPlaneArgs plane, Geometry g, BatchArgs batch,
-                                 const float* __restrict__ values) {
+__global__ void __launch_bounds__(kThreads)
+    write_int_kernel(KvPlaneArgs plane, Geometry g, BatchArgs batch,
+                     const float* __restrict__ values) {
   const std::int64_t groups = std::int64_t{g.kv_heads} * g.head_dim / 32;
   const std::int64_t warp = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x & 31);
@@ -117,8 +119,9 @@ __device__ void write_fp8_token(std::uint8_t* page_codes, std::int64_t token_str
 // One warp per (token, head). The warp of the first token in batch order that
 // writes a page (its "leader") handles every token of the batch on that
 // page, in batch order; the other warps leave at once.
-__global__ void write_fp8_kernel(KvPlaneArgs plane, Geometry g, BatchArgs batch,
-                                 const float* __restrict__ values) {
+__global__ void __launch_bounds__(kThreads)
+    write_fp8_kernel(KvPlaneArgs plane, Geometry g, BatchArgs batch,
+                     const float* __restrict__ values) {
   const std::int64_t warp = (blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x & 31);
   if (warp >= batch.tokens * g.kv_heads) return;

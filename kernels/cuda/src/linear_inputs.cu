@@ -26,10 +26,10 @@ unsigned element_blocks(std::int64_t count) {
 }
 
 // Grid-stride over rows * N: out = partial sums in split order (+ bias).
-__global__ void reduce_partials_kernel(const float* __restrict__ partials, int splits,
-                                       std::int64_t count, float* __restrict__ out,
-                                       std::int64_t out_features, const void* __restrict__ bias,
-                                       DType bias_dtype) {
+__global__ void __launch_bounds__(kElementThreads)
+    reduce_partials_kernel(const float* __restrict__ partials, int splits, std::int64_t count,
+                           float* __restrict__ out, std::int64_t out_features,
+                           const void* __restrict__ bias, DType bias_dtype) {
   const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += stride) {
@@ -41,9 +41,10 @@ __global__ void reduce_partials_kernel(const float* __restrict__ partials, int s
   }
 }
 
-__global__ void gather_kernel(const float* __restrict__ x, std::int64_t rows, std::int64_t in,
-                              const std::int32_t* __restrict__ perm, float* __restrict__ out,
-                              std::int64_t stride) {
+__global__ void __launch_bounds__(kElementThreads)
+    gather_kernel(const float* __restrict__ x, std::int64_t rows, std::int64_t in,
+                  const std::int32_t* __restrict__ perm, float* __restrict__ out,
+                  std::int64_t stride) {
   const std::int64_t count = rows * stride;
   const std::int64_t step = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += step) {
@@ -106,9 +107,10 @@ __global__ void __launch_bounds__(kElementThreads)
   }
 }
 
-__global__ void finish_kernel(float* __restrict__ out, std::int64_t rows, std::int64_t out_features,
-                              const float* __restrict__ row_scales, const void* __restrict__ bias,
-                              DType bias_dtype) {
+__global__ void __launch_bounds__(kElementThreads)
+    finish_kernel(float* __restrict__ out, std::int64_t rows, std::int64_t out_features,
+                  const float* __restrict__ row_scales, const void* __restrict__ bias,
+                  DType bias_dtype) {
   const std::int64_t count = rows * out_features;
   const std::int64_t step = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += step) {

@@ -24,6 +24,7 @@ namespace {
 
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
+constexpr int kGatherThreads = 256;
 constexpr int kBins = 256;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr std::uint32_t kMinusInfinityKey = 0x007fffffu;
@@ -228,10 +229,11 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-__global__ void gather_logits_kernel(const float* __restrict__ logits, std::int64_t row_count,
-                                     std::int64_t vocab, const std::int32_t* __restrict__ rows,
-                                     const std::int32_t* __restrict__ ids, std::int64_t count,
-                                     float* __restrict__ out) {
+__global__ void __launch_bounds__(kGatherThreads)
+    gather_logits_kernel(const float* __restrict__ logits, std::int64_t row_count,
+                         std::int64_t vocab, const std::int32_t* __restrict__ rows,
+                         const std::int32_t* __restrict__ ids, std::int64_t count,
+                         float* __restrict__ out) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < count;
        i += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t row = rows[i], id = ids[i];
@@ -256,7 +258,6 @@ void launch_gather_logits(const float* logits, std::int64_t row_count, std::int6
                           const std::int32_t* rows, const std::int32_t* ids, std::int64_t count,
                           float* out, void* stream) {
   if (count <= 0) return;
-  constexpr int kGatherThreads = 256;
   const std::int64_t wanted = (count + kGatherThreads - 1) / kGatherThreads;
   const auto blocks = static_cast<unsigned>(wanted < kMaxRowBlocks ? wanted : kMaxRowBlocks);
   gather_logits_kernel<<<blocks, kGatherThreads, 0, static_cast<cudaStream_t>(stream)>>>(

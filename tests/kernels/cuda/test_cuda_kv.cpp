@@ -7,6 +7,7 @@
 // (the seed is printed), never zeros; outputs are poisoned with NaN first.
 // Part of the ops suite: label "gpu", skipped without a backend.
 
+#include <QScopeGuard>
 #include <QTest>
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -368,6 +370,66 @@ class CudaKvTest : public QObject {
     QFETCH(int, group);
     QFETCH(int, pageSize);
     QFETCH(int, window);
+    compare_paged_attention(coding, headDim, kvHeads, group, pageSize, window);
+  }
+
+  void pagedAttentionOnSmallerGpus_data() {
+    QTest::addColumn<QByteArray>("coding");
+    QTest::addColumn<int>("sharedBytes");
+    QTest::addColumn<int>("headDim");
+    // Turing's 64 KiB: the small prefill tile from head_dim 112; sm_86, 89
+    // and 120's 99 KiB: the small tile at 256.
+    for (const char* coding : {"fp16", "q4"}) {
+      QTest::addRow("%s 64 KiB d128", coding) << QByteArray(coding) << 65536 << 128;
+      QTest::addRow("%s 64 KiB d192", coding) << QByteArray(coding) << 65536 << 192;
+      QTest::addRow("%s 99 KiB d256", coding) << QByteArray(coding) << 101376 << 256;
+    }
+  }
+
+  // The kernels a GPU with less shared memory per block takes, run here by
+  // lowering the limit the backend plans with.
+  void pagedAttentionOnSmallerGpus() {
+    QFETCH(QByteArray, coding);
+    QFETCH(int, sharedBytes);
+    QFETCH(int, headDim);
+    qputenv("QUIRE_CUDA_ATTENTION_SHARED_BYTES", QByteArray::number(sharedBytes));
+    const auto restore = qScopeGuard([] { qunsetenv("QUIRE_CUDA_ATTENTION_SHARED_BYTES"); });
+    compare_paged_attention(coding, headDim, 2, 4, 32, 0);
+  }
+
+  // Where no kernel fits (head_dim 256 on Turing's 64 KiB), attention says
+  // so, naming the GPU and the sizes, instead of failing at launch.
+  void attentionTooLargeForTheGpuIsRefused() {
+    qputenv("QUIRE_CUDA_ATTENTION_SHARED_BYTES", "65536");
+    const auto restore = qScopeGuard([] { qunsetenv("QUIRE_CUDA_ATTENTION_SHARED_BYTES"); });
+    const KvLayerLayout layout = make_kv_layout(KvCoding::Fp16, KvCoding::Fp16, 16, 1, 256, 4);
+    KvLayer gpu_layer = make_layer(*gpu_, layout);
+    const std::vector<std::vector<std::int32_t>> pages = {{0, 1}};
+    HostBatch decode = make_tables(pages);
+    add_tokens(decode, 0, 20, 1);
+    AttentionParams params;
+    params.heads = 2;
+    params.scale = 1.0f / 16.0f;
+    const std::size_t count = std::size_t(decode.tokens()) * 2 * 256;
+    GpuBatch device = upload(decode);
+    DeviceBuffer query = upload(uniform(count, -1.0f, 1.0f, rng_));
+    DeviceBuffer out = upload(std::vector<float>(count, kNaN));
+    try {
+      gpu_->paged_attention(kDevice, gpu_layer.view(), device.view, query.as<float>(), params,
+                            out.as<float>());
+      QFAIL("attention at head_dim 256 ran within 64 KiB of shared memory");
+    } catch (const std::invalid_argument& error) {
+      const std::string message = error.what();
+      QVERIFY2(message.find("64 KiB of shared memory") != std::string::npos &&
+                   message.find("head_dim 256 needs 73 KiB") != std::string::npos &&
+                   message.find("--devices cpu") != std::string::npos,
+               error.what());
+    }
+  }
+
+ private:
+  void compare_paged_attention(const QByteArray& coding, int headDim, int kvHeads, int group,
+                               int pageSize, int window) {
     const CodingPair pair = coding_pair(coding);
     const std::vector<int> lengths = {17, 700, 1, 300 + 100, 45, 260};
     const int num_pages = pages_needed(lengths, pageSize) + 3;
@@ -409,6 +471,8 @@ class CudaKvTest : public QObject {
     add_tokens(prefill, 5, 259, 1);
     attend_both(cpu_layer, gpu_layer, prefill, params, "prefill chunk over a cached prefix");
   }
+
+ private slots:
 
   void pagedAttentionWithoutSplits_data() {
     QTest::addColumn<QByteArray>("coding");

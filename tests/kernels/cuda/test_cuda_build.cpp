@@ -1,0 +1,114 @@
+// How the CUDA backend is built, checked without a GPU: a list of
+// architectures configures and compiles (the list once broke the compile
+// definition that names them), "desktop" names the release package's list,
+// and every kernel's registers and shared memory fit the launch its host
+// code makes, on every architecture of that list (scripts/cuda_resources.py).
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "test_main.h"
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  QString output;
+};
+
+Run run(const QString& program, const QStringList& arguments, int timeout_ms) {
+  QProcess process;
+  process.setProcessChannelMode(QProcess::MergedChannels);
+  process.start(program, arguments);
+  Run result;
+  if (!process.waitForStarted()) {
+    result.output = program + " did not start: " + process.errorString();
+    return result;
+  }
+  if (!process.waitForFinished(timeout_ms)) {
+    process.kill();
+    process.waitForFinished();
+    result.output = program + " did not finish in time";
+    return result;
+  }
+  result.output = QString::fromUtf8(process.readAll());
+  result.exit_code = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+  return result;
+}
+
+// Configures the project's libraries alone (no app, no tests) into `build`.
+Run configure(const QString& build, const QString& architectures) {
+  return run(QUIRE_CMAKE,
+             {"-S", QUIRE_SOURCE_DIR, "-B", build, "-G", "Ninja",
+              "-DCMAKE_MAKE_PROGRAM=" + QString(QUIRE_MAKE_PROGRAM), "-DQUIRE_BUILD_APP=OFF",
+              "-DQUIRE_BUILD_TESTS=OFF", "-DQUIRE_SANITIZE=OFF",
+              "-DCMAKE_CUDA_ARCHITECTURES=" + architectures},
+             300'000);
+}
+
+QString cache_value(const QString& build, const QString& name) {
+  QFile cache(build + "/CMakeCache.txt");
+  if (!cache.open(QIODevice::ReadOnly)) return {};
+  for (const QByteArray& line : cache.readAll().split('\n')) {
+    const QString text = QString::fromUtf8(line);
+    if (text.startsWith(name + ":")) return text.section('=', 1);
+  }
+  return {};
+}
+
+}  // namespace
+
+class CudaBuildTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // The list the README gives packagers, as CMake takes it: the definition
+  // that carries it into the backend must compile.
+  void aListOfArchitecturesConfiguresAndCompiles() {
+    QTemporaryDir build;
+    QVERIFY(build.isValid());
+    const Run configured = configure(build.path(), "75;80;86;89;90;100;120");
+    QVERIFY2(configured.exit_code == 0, qPrintable(configured.output));
+    QVERIFY2(configured.output.contains("CUDA backend: enabled") &&
+                 configured.output.contains("sm_75 (+PTX), sm_80 (+PTX)"),
+             qPrintable(configured.output));
+    // The one source that uses the definition, compiled alone.
+    const Run built =
+        run(QUIRE_MAKE_PROGRAM,
+            {"-C", build.path(), "kernels/cuda/CMakeFiles/quire_cuda.dir/src/cuda_backend.cpp.o"},
+            300'000);
+    QVERIFY2(built.exit_code == 0, qPrintable(built.output));
+  }
+
+  void desktopNamesTheReleaseArchitectures() {
+    QTemporaryDir build;
+    QVERIFY(build.isValid());
+    const Run configured = configure(build.path(), "desktop");
+    QVERIFY2(configured.exit_code == 0, qPrintable(configured.output));
+    QCOMPARE(cache_value(build.path(), "CMAKE_CUDA_ARCHITECTURES"),
+             QString("75-real;80-real;86-real;89-real;90-real;100-real;120"));
+    QVERIFY2(configured.output.contains(
+                 "sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_120 (+PTX)"),
+             qPrintable(configured.output));
+  }
+
+  // Registers times the declared block, and static shared memory, within a
+  // block's limits for every kernel on every desktop architecture; spills
+  // are printed for whoever reads the log.
+  void everyKernelFitsItsLaunchOnEveryArchitecture() {
+    if (QString(QUIRE_PYTHON).isEmpty()) QFAIL("python3 is needed (scripts/setup-debian.sh)");
+    const Run checked = run(QUIRE_PYTHON,
+                            {QString(QUIRE_SOURCE_DIR) + "/scripts/cuda_resources.py", "--jobs",
+                             "2"},
+                            3'000'000);
+    for (const QString& line : checked.output.split('\n', Qt::SkipEmptyParts))
+      qInfo("%s", qPrintable(line));
+    QVERIFY2(checked.exit_code == 0, "a kernel does not fit its launch: see PROBLEM lines above");
+  }
+};
+
+QUIRE_TEST(CudaBuildTest)
+#include "test_cuda_build.moc"
