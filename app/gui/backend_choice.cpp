@@ -1,5 +1,10 @@
 #include "backend_choice.h"
 
+#include <QCoreApplication>
+#include <cctype>
+#include <optional>
+
+#include "quire/engine/selfcheck/self_check_gate.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "quire/kernels/cuda_devices.h"
 #include "quire/kernels/cuda_loader.h"
@@ -45,6 +50,50 @@ kernels::LoadedBackend load_cuda(const QString& spec) {
 BackendUnavailable cuda_refused(const std::string& why_not) {
   return BackendUnavailable("the CUDA backend cannot run: " + why_not +
                             ". Choose Automatic or CPU as the backend in Settings.");
+}
+
+engine::selfcheck::SelfCheckStore self_check_store() {
+  return engine::selfcheck::SelfCheckStore(engine::selfcheck::SelfCheckStore::default_folder(),
+                                           "cuda");
+}
+
+std::string quire_version() {
+  return QCoreApplication::applicationVersion().toStdString();
+}
+
+// The CUDA backend's self-check against the CPU, over every device of the
+// list (so that choosing some of them later needs no new check): nothing
+// when it passed, now or before, or is skipped; else why it failed, in one
+// line that names the log.
+std::optional<std::string> self_check_problem(const kernels::LoadedBackend& cuda) {
+  if (engine::selfcheck::skip_requested()) return std::nullopt;
+  engine::selfcheck::SelfCheckStore store = self_check_store();
+  engine::selfcheck::GateOptions options;
+  options.quire_version = quire_version();
+  options.library = cuda.library;
+  engine::selfcheck::GateOutcome outcome =
+      engine::selfcheck::check_backend_once(*cuda.backend, store, options);
+  if (outcome.passed) return std::nullopt;
+  return std::move(outcome.problem);
+}
+
+// Whether the check is remembered as failed for this backend, without
+// running it: the settings panel then offers the CPU's devices, as loading
+// will use them.
+bool remembered_failure(const kernels::LoadedBackend& cuda) {
+  if (engine::selfcheck::skip_requested()) return false;
+  const std::optional<engine::selfcheck::SelfCheckRecord> record = self_check_store().find(
+      engine::selfcheck::key_for(*cuda.backend, quire_version(), cuda.library));
+  return record && !record->passed;
+}
+
+BackendUnavailable self_check_refused(std::string problem) {
+  // The problem starts a sentence here.
+  if (!problem.empty())
+    problem[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(problem[0])));
+  return BackendUnavailable(problem +
+                            ". Choose Automatic or CPU as the backend in Settings, or set " +
+                            engine::selfcheck::kSkipVariable + "=1 to use it anyway.");
 }
 
 QString fallback_reason(const std::string& why_not) {
@@ -139,7 +188,8 @@ QStringList device_labels(const ui::EngineSettings& settings, const DeviceLists&
     const Choice choice = choice_of(settings);
     if (choice == Choice::Cpu) return cpu_labels(lists.cpu);
     const kernels::LoadedBackend cuda = load_cuda(lists.cuda);
-    if (!cuda.backend) return choice == Choice::Auto ? cpu_labels(lists.cpu) : QStringList();
+    if (!cuda.backend || remembered_failure(cuda))
+      return choice == Choice::Auto ? cpu_labels(lists.cpu) : QStringList();
     QStringList labels;
     for (const kernels::DeviceInfo& device : cuda.backend->devices()) {
       labels << QStringLiteral("cuda%1 · %2 · %3")
@@ -158,10 +208,18 @@ BackendSelection make_backend(const ui::EngineSettings& settings, const DeviceLi
   const Choice choice = choice_of(settings);
   if (choice == Choice::Cpu) return select_cpu(settings, lists.cpu);
   kernels::LoadedBackend cuda = load_cuda(lists.cuda);
-  if (cuda.backend) return select_cuda(settings, lists.cuda, std::move(cuda.backend));
+  std::optional<std::string> problem;
+  if (cuda.backend) {
+    problem = self_check_problem(cuda);
+    if (!problem) return select_cuda(settings, lists.cuda, std::move(cuda.backend));
+    cuda.backend.reset();
+    if (choice == Choice::Cuda) throw self_check_refused(*problem);
+  }
   if (choice == Choice::Cuda) throw cuda_refused(cuda.why_not);
   BackendSelection selection = select_cpu(settings, lists.cpu);
-  selection.fallback_reason = fallback_reason(cuda.why_not);
+  selection.fallback_reason =
+      problem ? QStringLiteral("Running on the CPU: %1.").arg(QString::fromStdString(*problem))
+              : fallback_reason(cuda.why_not);
   return selection;
 }
 

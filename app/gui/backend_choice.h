@@ -43,14 +43,18 @@ QStringList device_labels(const ui::EngineSettings& settings, const DeviceLists&
 struct BackendSelection {
   std::unique_ptr<kernels::Backend> backend;
   std::vector<int> indices;
-  // Set when "auto" fell back to the CPU: why the CUDA backend cannot run,
-  // in a sentence for the status bar.
+  // Set when "auto" fell back to the CPU: why the CUDA backend cannot run
+  // or failed its self-check, in a sentence for the status bar.
   QString fallback_reason;
 };
 
 // "cpu": the CPU backend. "cuda": the CUDA backend, or BackendUnavailable
 // with the loader's reason. "auto": CUDA when it loads, else the CPU with
-// `fallback_reason` set. Throws BackendUnavailable.
+// `fallback_reason` set. Before the CUDA backend's first use on these GPUs
+// with this driver and Quire it is compared with the CPU (engine/selfcheck);
+// when they disagree, "auto" runs on the CPU with the reason and the log's
+// path in `fallback_reason`, and "cuda" is refused with the same
+// (QUIRE_SKIP_CUDA_SELF_CHECK=1 skips the check). Throws BackendUnavailable.
 BackendSelection make_backend(const ui::EngineSettings& settings, const DeviceLists& lists);
 
 }  // namespace quire::gui

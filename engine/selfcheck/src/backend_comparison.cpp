@@ -23,6 +23,13 @@ std::string number(double value) {
   return text;
 }
 
+// Error messages go into a one-line summary; a line break would split the
+// line a user sees on standard error or in the status bar.
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
 std::string device_label(const kernels::DeviceInfo& device) {
   std::string label = "device " + std::to_string(device.index) + " (" + device.name;
   if (!device.architecture.empty()) label += ", " + device.architecture;
@@ -132,7 +139,7 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
     for (const kernels::DeviceInfo& device : devices)
       details << device_label(device) << '\n';
   } catch (const std::exception& error) {
-    result.summary = "the backend cannot list its devices: " + std::string(error.what());
+    result.summary = "the backend cannot list its devices: " + one_line(error.what());
     result.details = details.str() + result.summary + '\n';
     return result;
   }
@@ -148,7 +155,7 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
             << " of a row's largest logit\n";
     expected = run_trace(model->description(), reference, -1, model->prompt(), kGeneratedTokens);
   } catch (const std::exception& error) {
-    result.summary = "the check could not be prepared: " + std::string(error.what());
+    result.summary = "the check could not be prepared: " + one_line(error.what());
     result.details = details.str() + result.summary + '\n';
     return result;
   }
@@ -162,7 +169,7 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
                                           model->prompt(), kGeneratedTokens, expected.best);
       verdict = judge(actual, expected, options.tolerance);
     } catch (const std::exception& error) {
-      result.summary = label + ": the check stopped with an error: " + error.what();
+      result.summary = label + ": the check stopped with an error: " + one_line(error.what());
       details << label << ": " << result.summary << '\n';
       result.details = details.str();
       return result;
@@ -197,7 +204,7 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
   result.summary = "agrees with the CPU on " + std::to_string(devices.size()) +
                    (devices.size() == 1 ? " device" : " devices") + " (largest difference " +
                    number(worst_seen) + " of a row's largest logit; " +
-                   std::to_string(kGeneratedTokens) + " greedy tokens the same)";
+                   std::to_string(kGeneratedTokens) + " greedy tokens agree)";
   details << "result: passed: " << result.summary << '\n';
   result.details = details.str();
   return result;
