@@ -63,9 +63,14 @@ def block_limits(ptx):
     """Kernel name -> threads per block from .maxntid (None when absent)."""
     limits = {}
     for match in re.finditer(r"\.entry\s+(\S+?)\((.*?)\{", ptx, re.S):
-        bounds = re.search(r"\.maxntid\s+(\d+),\s*(\d+),\s*(\d+)", match.group(2))
-        limits[match.group(1)] = (int(bounds.group(1)) * int(bounds.group(2)) *
-                                  int(bounds.group(3))) if bounds else None
+        # "256, 1, 1", or "256" alone in the PTX of newer architectures.
+        bounds = re.search(r"\.maxntid\s+(\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?", match.group(2))
+        threads = None
+        if bounds:
+            threads = 1
+            for dimension in bounds.groups():
+                threads *= int(dimension or 1)
+        limits[match.group(1)] = threads
     return limits
 
 

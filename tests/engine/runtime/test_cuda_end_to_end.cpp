@@ -138,6 +138,60 @@ class CudaEndToEndTest : public QObject {
     qInfo("largest difference: %.3g of the row's largest logit", double(worst));
   }
 
+  void logitsMatchTheCpuForEachFamilyAndFormat_data() {
+    QTest::addColumn<QString>("architecture");
+    QTest::addColumn<int>("format");
+    QTest::addColumn<int>("slidingWindow");
+    const int fp16 = int(engine::modelgen::WeightFormat::FP16);
+    QTest::newRow("llama fp16") << "llama" << fp16 << 0;
+    QTest::newRow("mistral fp16, window 64") << "mistral" << fp16 << 64;
+    QTest::newRow("qwen2 fp16 (q/k/v biases)") << "qwen2" << fp16 << 0;
+    QTest::newRow("llama bf16") << "llama" << int(engine::modelgen::WeightFormat::BF16) << 0;
+    QTest::newRow("llama exl2 4.0") << "llama" << int(engine::modelgen::WeightFormat::EXL2) << 0;
+    QTest::newRow("llama gptq") << "llama" << int(engine::modelgen::WeightFormat::GPTQ) << 0;
+  }
+
+  // Every family and weight format the engine runs, prompt logits against
+  // the CPU: prefill chunks of more than 8 rows, where both backends' EXL2
+  // and GPTQ products take FP32 (CPU) or FP16 (CUDA) inputs.
+  void logitsMatchTheCpuForEachFamilyAndFormat() {
+    QFETCH(QString, architecture);
+    QFETCH(int, format);
+    QFETCH(int, slidingWindow);
+    engine::modelgen::RandomModelSpec spec;
+    spec.architecture = architecture.toStdString();
+    spec.format.kind = static_cast<engine::modelgen::WeightFormat>(format);
+    if (slidingWindow > 0) spec.sliding_window = slidingWindow;
+    spec.layers = 3;
+    spec.hidden = 256;
+    spec.heads = 8;
+    spec.kv_heads = 2;
+    spec.intermediate = 512;
+    spec.vocab = 1024;
+    spec.seed = 31;
+    const TestModel model(spec);
+    kernels::CpuBackend cpu;
+    engine::ModelRuntime on_cpu(model.description(), cpu,
+                                options(engine::PlacementMode::FillInOrder));
+    engine::ModelRuntime on_gpu(model.description(), *gpu_,
+                                options(engine::PlacementMode::FillInOrder));
+    const std::vector<std::vector<float>> expected = on_cpu.prefill(prompt_, true);
+    const std::vector<std::vector<float>> actual = on_gpu.prefill(prompt_, true);
+    QCOMPARE(actual.size(), expected.size());
+    float worst = 0.0f;
+    for (std::size_t row = 0; row < actual.size(); ++row) {
+      const float scale = row_scale(expected[row]);
+      const float difference = test::max_abs_difference(actual[row], expected[row]);
+      worst = std::max(worst, difference / scale);
+      QVERIFY2(difference <= kLogitTolerance * scale,
+               qPrintable(QStringLiteral("row %1: the logits differ by %2 (scale %3)")
+                              .arg(row)
+                              .arg(double(difference))
+                              .arg(double(scale))));
+    }
+    qInfo("largest difference: %.3g of the row's largest logit", double(worst));
+  }
+
   void greedyGenerationMatchesTheCpu() {
     kernels::CpuBackend cpu;
     engine::ModelRuntime on_cpu(model_->description(), cpu,

@@ -90,8 +90,7 @@ class CudaBuildTest : public QObject {
     QVERIFY2(configured.exit_code == 0, qPrintable(configured.output));
     QCOMPARE(cache_value(build.path(), "CMAKE_CUDA_ARCHITECTURES"),
              QString("75-real;80-real;86-real;89-real;90-real;100-real;120"));
-    QVERIFY2(configured.output.contains(
-                 "sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_120 (+PTX)"),
+    QVERIFY2(configured.output.contains("sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_120 (+PTX)"),
              qPrintable(configured.output));
   }
 
@@ -100,10 +99,9 @@ class CudaBuildTest : public QObject {
   // are printed for whoever reads the log.
   void everyKernelFitsItsLaunchOnEveryArchitecture() {
     if (QString(QUIRE_PYTHON).isEmpty()) QFAIL("python3 is needed (scripts/setup-debian.sh)");
-    const Run checked = run(QUIRE_PYTHON,
-                            {QString(QUIRE_SOURCE_DIR) + "/scripts/cuda_resources.py", "--jobs",
-                             "2"},
-                            3'000'000);
+    const Run checked =
+        run(QUIRE_PYTHON, {QString(QUIRE_SOURCE_DIR) + "/scripts/cuda_resources.py", "--jobs", "2"},
+            3'000'000);
     for (const QString& line : checked.output.split('\n', Qt::SkipEmptyParts))
       qInfo("%s", qPrintable(line));
     QVERIFY2(checked.exit_code == 0, "a kernel does not fit its launch: see PROBLEM lines above");
