@@ -5,23 +5,25 @@
 # One class per run: the suite's main runs several classes in child
 # processes, and the sanitizer then waits for the parent, which never
 # touches the GPU, until it gives up. Logs under $1.
-#   gpu-sanitize.sh OUTPUT_FOLDER [TOOL:CLASS ...]
+#   gpu-sanitize.sh OUTPUT_FOLDER [TOOL:CLASS[:SECONDS] ...]
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 out=${1:?usage: gpu-sanitize.sh OUTPUT_FOLDER [TOOL:CLASS ...]}
 shift
 runs=("$@")
+# racecheck over the sampling suite took more than 90 s on an H200.
 (( ${#runs[@]} )) || runs=(memcheck:CudaOpsTest memcheck:CudaSamplingTest memcheck:CudaKvTest
-                           memcheck:CudaLinearTest racecheck:CudaSamplingTest racecheck:CudaKvTest)
+                           memcheck:CudaLinearTest racecheck:CudaSamplingTest:240
+                           racecheck:CudaKvTest:120)
 mkdir -p "$out"
 failed=0
 for run in "${runs[@]}"; do
-  tool=${run%%:*} class=${run#*:}
+  IFS=: read -r tool class cap <<<"$run"
   extra=()
   [[ $tool == memcheck ]] && extra=(--leak-check full)
   log="$out/$tool-$class.log"
   start=$SECONDS
-  QUIRE_TEST_CLASSES=$class timeout "$(step_budget 90)" compute-sanitizer --tool "$tool" \
+  QUIRE_TEST_CLASSES=$class timeout "$(step_budget "${cap:-90}")" compute-sanitizer --tool "$tool" \
     "${extra[@]}" --error-exitcode 3 "$kit/bin/test_kernels_cuda_ops" >"$log" 2>&1
   status=$?
   summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|^Totals" "$log" | tr -s ' ' | paste -sd ';')
