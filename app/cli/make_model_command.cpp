@@ -179,7 +179,7 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
                    "mistral-7b-instruct-v0.3 or mistral-nemo-instruct-2407; the other options "
                    "override it")
       ->type_name("MODEL");
-  command->add_option("--arch", a->arch, "llama, mistral or qwen2 (default llama)")
+  command->add_option("--arch", a->arch, "llama, mistral, qwen2 or qwen3 (default llama)")
       ->type_name("NAME");
   command
       ->add_option("--format", a->format,

@@ -36,6 +36,12 @@ cases=(
   "qwen2-bf16-window|--arch qwen2 --format bf16 --seed 32 --sliding-window 8"
   "qwen2-exl2|--arch qwen2 --format exl2:5.0 --seed 33"
   "qwen2-gptq-v2|--arch qwen2 --format gptq --seed 34 --gptq-v2"
+  # Qwen3: per-head q/k norms; head_dim 64 with 4 heads over hidden 128, so
+  # the attention is wider than the model, as in Qwen3-0.6B.
+  "qwen3-fp16-wide-heads|--arch qwen3 --format fp16 --seed 51 --head-dim 64"
+  "qwen3-bf16-window|--arch qwen3 --format bf16 --seed 52 --sliding-window 8 --tie"
+  "qwen3-exl2|--arch qwen3 --format exl2:4.0 --seed 53"
+  "qwen3-gptq|--arch qwen3 --format gptq --seed 54"
   # Scaled-down shapes of published models (make-model --like): llama3
   # scaling over 8192 original positions at theta 500000, untied; tied with
   # head_dim written out; Qwen2.5's biases with tied embeddings, a padded

@@ -2,7 +2,8 @@
 """Reference logits for a model directory, independent of Quire's engine.
 
 Follows Hugging Face transformers' modeling code for LlamaForCausalLM,
-MistralForCausalLM and Qwen2ForCausalLM (RMSNorm, rotate-half RoPE with its
+MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM (RMSNorm, Qwen3's
+RMSNorm over each query and key head before RoPE, rotate-half RoPE with its
 scaling variants, grouped-query attention with a causal and optional sliding
 window mask, SiLU-gated MLP, tied embeddings) and runs it in float64 with
 PyTorch. Rotary angles and inverse frequencies are computed in float32, as
@@ -160,7 +161,7 @@ def read_config(model_dir):
     arch = config["architecture"]
     if arch == "MistralForCausalLM":
         config["windows"] = [window or 0] * layers
-    elif arch == "Qwen2ForCausalLM":
+    elif arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM"):
         use = get("use_sliding_window", False)
         first = get("max_window_layers", 28)
         config["windows"] = [(window or 0) if use and i >= first else 0 for i in range(layers)]
@@ -274,8 +275,14 @@ def forward(config, t, tokens):
         p = "model.layers.%d." % i
         norm = lambda name: torch.from_numpy(t[p + name + ".weight"].astype(np.float64))
         h = rms_norm(x, norm("input_layernorm"), eps)
-        q = proj(p + "self_attn.q_proj", h).view(count, heads, dim).transpose(0, 1)
-        k = proj(p + "self_attn.k_proj", h).view(count, kv_heads, dim).transpose(0, 1)
+        q = proj(p + "self_attn.q_proj", h).view(count, heads, dim)
+        k = proj(p + "self_attn.k_proj", h).view(count, kv_heads, dim)
+        if config["architecture"] == "Qwen3ForCausalLM":
+            # Qwen3Attention: q_norm and k_norm over each head, before RoPE.
+            q = rms_norm(q, norm("self_attn.q_norm"), eps)
+            k = rms_norm(k, norm("self_attn.k_norm"), eps)
+        q = q.transpose(0, 1)
+        k = k.transpose(0, 1)
         v = proj(p + "self_attn.v_proj", h).view(count, kv_heads, dim).transpose(0, 1)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin

@@ -9,16 +9,17 @@ namespace quire::engine {
 
 LayerTensorNames Architecture::layer(int index) const {
   const std::string prefix = "model.layers." + std::to_string(index) + ".";
-  return LayerTensorNames{prefix + "input_layernorm",   prefix + "self_attn.q_proj",
-                          prefix + "self_attn.k_proj",  prefix + "self_attn.v_proj",
-                          prefix + "self_attn.o_proj",  prefix + "mlp.gate_proj",
-                          prefix + "mlp.up_proj",       prefix + "mlp.down_proj",
-                          prefix + "post_attention_layernorm"};
+  return LayerTensorNames{
+      prefix + "input_layernorm",  prefix + "self_attn.q_proj", prefix + "self_attn.k_proj",
+      prefix + "self_attn.v_proj", prefix + "self_attn.o_proj", prefix + "mlp.gate_proj",
+      prefix + "mlp.up_proj",      prefix + "mlp.down_proj",    prefix + "post_attention_layernorm",
+      prefix + "self_attn.q_norm", prefix + "self_attn.k_norm"};
 }
 
 std::span<const Architecture* const> supported_architectures() {
-  static const std::array<const Architecture*, 3> list{
-      &architectures::llama(), &architectures::mistral(), &architectures::qwen2()};
+  static const std::array<const Architecture*, 4> list{
+      &architectures::llama(), &architectures::mistral(), &architectures::qwen2(),
+      &architectures::qwen3()};
   return list;
 }
 
@@ -28,8 +29,8 @@ const Architecture& find_architecture(const ModelConfig& config) {
     if (architecture->name == config.architecture) return *architecture;
     names += (names.empty() ? "" : ", ") + std::string(architecture->name);
   }
-  throw ModelError("architecture \"" + config.architecture +
-                   "\" is not supported; Quire runs " + names);
+  throw ModelError("architecture \"" + config.architecture + "\" is not supported; Quire runs " +
+                   names);
 }
 
 }  // namespace quire::engine

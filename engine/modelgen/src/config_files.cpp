@@ -13,6 +13,7 @@ using Json = nlohmann::ordered_json;
 const char* class_name(const std::string& architecture) {
   if (architecture == "mistral") return "MistralForCausalLM";
   if (architecture == "qwen2") return "Qwen2ForCausalLM";
+  if (architecture == "qwen3") return "Qwen3ForCausalLM";
   return "LlamaForCausalLM";
 }
 
@@ -103,7 +104,10 @@ std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids) {
   config["num_hidden_layers"] = spec.layers;
   config["num_attention_heads"] = spec.heads;
   config["num_key_value_heads"] = spec.kv_heads;
-  if (spec.head_dim != 0 || head_dim * spec.heads != spec.hidden) config["head_dim"] = head_dim;
+  // Qwen3's files always write head_dim out.
+  if (spec.head_dim != 0 || head_dim * spec.heads != spec.hidden || spec.architecture == "qwen3") {
+    config["head_dim"] = head_dim;
+  }
   config["intermediate_size"] = spec.intermediate;
   config["hidden_act"] = "silu";
   config["vocab_size"] = spec.vocab;
@@ -117,7 +121,8 @@ std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids) {
   } else if (spec.architecture == "mistral") {
     if (spec.sliding_window) config["sliding_window"] = *spec.sliding_window;
   } else {
-    // Qwen2 configurations name a window even when it is off; readers must
+    if (spec.architecture == "qwen3") config["attention_bias"] = false;
+    // Qwen2 and Qwen3 configurations name a window even when it is off; readers must
     // look at use_sliding_window. max_window_layers 0: every layer slides.
     config["use_sliding_window"] = spec.sliding_window.has_value();
     config["sliding_window"] = spec.sliding_window.value_or(

@@ -144,8 +144,8 @@ void validate_vocab(const RandomModelSpec& spec) {
 
 void validate(const RandomModelSpec& spec) {
   if (spec.architecture != "llama" && spec.architecture != "mistral" &&
-      spec.architecture != "qwen2") {
-    reject("arch", "\"" + spec.architecture + "\" is not one of llama, mistral, qwen2");
+      spec.architecture != "qwen2" && spec.architecture != "qwen3") {
+    reject("arch", "\"" + spec.architecture + "\" is not one of llama, mistral, qwen2, qwen3");
   }
   check_range("layers", spec.layers, 1, 64);
   check_range("hidden", spec.hidden, 32, 8192);
@@ -177,8 +177,9 @@ void validate(const RandomModelSpec& spec) {
   }
   validate_rope(spec);
   validate_quantization(spec, head_dim);
-  // Embeddings, per layer two norms and seven projections, the final norm.
-  const int tensors = 2 + 9 * spec.layers;
+  // Embeddings, per layer two norms (four with Qwen3's q/k norms) and seven
+  // projections, the final norm.
+  const int tensors = 2 + (spec.architecture == "qwen3" ? 11 : 9) * spec.layers;
   check_range("shards", spec.shards, 1, tensors);
 }
 

@@ -100,6 +100,13 @@ class TensorBuilder {
       linear_later(prefix + "self_attn.k_proj", hidden, kv_out, qkv_bias);
       linear_later(prefix + "self_attn.v_proj", hidden, kv_out, qkv_bias);
       linear_later(prefix + "self_attn.o_proj", q_out, hidden, Bias::None);
+      if (spec_.architecture == "qwen3") {
+        // One weight of head_dim per projection, shared by its heads.
+        const std::int64_t head_dim = spec_.resolved_head_dim();
+        for (const char* norm : {"self_attn.q_norm.weight", "self_attn.k_norm.weight"}) {
+          later([=, this](Tensors& out) { add_dense(out, prefix + norm, {head_dim}, 1.0, 0.1); });
+        }
+      }
       later([=, this](Tensors& out) { add_norm(out, prefix + "post_attention_layernorm.weight"); });
       linear_later(prefix + "mlp.gate_proj", hidden, inner, Bias::None);
       linear_later(prefix + "mlp.up_proj", hidden, inner, Bias::None);

@@ -268,6 +268,14 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
       const kernels::LinearWeight* qkv[] = {&layer.q, &layer.k, &layer.v};
       float* const qkv_out[] = {s.q.as<float>(), s.k.as<float>(), s.v.as<float>()};
       backend_.linear_many(d, h, count, qkv, qkv_out);
+      if (c.qk_norm) {
+        // Each head normalized on its own, in place: rows of head_dim.
+        const float eps = static_cast<float>(c.rms_norm_eps);
+        backend_.rms_norm(d, s.q.as<float>(), layer.q_norm, eps, count * c.num_heads, c.head_dim,
+                          s.q.as<float>());
+        backend_.rms_norm(d, s.k.as<float>(), layer.k_norm, eps, count * c.num_kv_heads, c.head_dim,
+                          s.k.as<float>());
+      }
       backend_.rope(d, s.q.as<float>(), count, c.num_heads, c.head_dim,
                     s.positions.as<std::int32_t>(), rope);
       backend_.rope(d, s.k.as<float>(), count, c.num_kv_heads, c.head_dim,

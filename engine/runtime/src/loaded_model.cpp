@@ -155,6 +155,10 @@ LoadedModel LoadedModel::load(const ModelDescription& model, kernels::Backend& b
     upload.begin_layer(device, description.device_bytes());
     layer.input_norm = upload.dense(device, names.input_norm + ".weight");
     layer.post_attention_norm = upload.dense(device, names.post_attention_norm + ".weight");
+    if (model.config.qk_norm) {
+      layer.q_norm = upload.dense(device, names.q_norm + ".weight");
+      layer.k_norm = upload.dense(device, names.k_norm + ".weight");
+    }
     layer.q = upload.linear(device, description.q);
     layer.k = upload.linear(device, description.k);
     layer.v = upload.linear(device, description.v);

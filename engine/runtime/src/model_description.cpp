@@ -79,11 +79,16 @@ LinearDescription describe_linear(const ModelDescription& model, const std::stri
   return linear;
 }
 
-std::int64_t norm_bytes(const ModelDescription& model, const std::string& name, DType& dtype) {
-  const io::ModelTensors::Located norm = model.tensors.require(
-      name + ".weight", {DType::F16, DType::BF16, DType::F32}, {model.config.hidden_size});
+std::int64_t norm_bytes(const ModelDescription& model, const std::string& name, DType& dtype,
+                        std::int64_t width) {
+  const io::ModelTensors::Located norm =
+      model.tensors.require(name + ".weight", {DType::F16, DType::BF16, DType::F32}, {width});
   dtype = norm.info->dtype;
   return static_cast<std::int64_t>(norm.info->bytes);
+}
+
+std::int64_t norm_bytes(const ModelDescription& model, const std::string& name, DType& dtype) {
+  return norm_bytes(model, name, dtype, model.config.hidden_size);
 }
 
 }  // namespace
@@ -136,6 +141,12 @@ ModelDescription ModelDescription::open(const std::filesystem::path& directory) 
     DType second_norm = DType::F16;
     layer.norm_bytes = norm_bytes(model, names.input_norm, layer.norm_dtype) +
                        norm_bytes(model, names.post_attention_norm, second_norm);
+    if (c.qk_norm) {
+      // One weight of head_dim each, shared by every query (key) head.
+      layer.norm_bytes += norm_bytes(model, names.q_norm, second_norm, c.head_dim) +
+                          norm_bytes(model, names.k_norm, second_norm, c.head_dim);
+      model.parameters += 2 * std::int64_t{c.head_dim};
+    }
     layer.q = describe_linear(model, names.q_proj, c.hidden_size, q_out, c.attention_bias);
     layer.k = describe_linear(model, names.k_proj, c.hidden_size, kv_out, c.attention_bias);
     layer.v = describe_linear(model, names.v_proj, c.hidden_size, kv_out, c.attention_bias);

@@ -146,6 +146,7 @@ class CudaEndToEndTest : public QObject {
     QTest::newRow("llama fp16") << "llama" << fp16 << 0;
     QTest::newRow("mistral fp16, window 64") << "mistral" << fp16 << 64;
     QTest::newRow("qwen2 fp16 (q/k/v biases)") << "qwen2" << fp16 << 0;
+    QTest::newRow("qwen3 fp16 (q/k norms)") << "qwen3" << fp16 << 0;
     QTest::newRow("llama bf16") << "llama" << int(engine::modelgen::WeightFormat::BF16) << 0;
     QTest::newRow("llama exl2 4.0") << "llama" << int(engine::modelgen::WeightFormat::EXL2) << 0;
     QTest::newRow("llama gptq") << "llama" << int(engine::modelgen::WeightFormat::GPTQ) << 0;

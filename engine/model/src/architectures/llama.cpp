@@ -7,10 +7,9 @@
 namespace quire::engine::architectures {
 
 const Architecture& llama() {
-  static const Architecture architecture{
-      "LlamaForCausalLM", "Llama", [](ModelConfig& config) {
-        config.attention_output_bias = config.attention_bias;
-      }};
+  static const Architecture architecture{"LlamaForCausalLM", "Llama", [](ModelConfig& config) {
+                                           config.attention_output_bias = config.attention_bias;
+                                         }};
   return architecture;
 }
 

@@ -171,7 +171,8 @@ class Backend {
   virtual void embedding(int device, const DenseWeight& table, std::int64_t vocab,
                          std::int64_t hidden, const std::int32_t* tokens, std::int64_t count,
                          float* out) = 0;
-  // out = x / sqrt(mean(x^2) + eps) * weight, per row of `cols` values.
+  // out = x / sqrt(mean(x^2) + eps) * weight, per row of `cols` values. `out`
+  // may be `x` (per-head query and key norms normalize in place).
   virtual void rms_norm(int device, const float* x, const DenseWeight& weight, float eps,
                         std::int64_t rows, std::int64_t cols, float* out) = 0;
   // out[rows, N] = x[rows, K] W^T (+ bias).

@@ -16,6 +16,7 @@ struct LayerTensorNames {
   std::string q_proj, k_proj, v_proj, o_proj;
   std::string gate_proj, up_proj, down_proj;
   std::string post_attention_norm;
+  std::string q_norm, k_norm;  // read only where ModelConfig::qk_norm says so
 };
 
 // What distinguishes one supported architecture from another. Each lives in

@@ -61,6 +61,9 @@ struct ModelConfig {
   bool attention_bias = false;  // bias on q, k, v (and o for Llama's attention_bias)
   bool attention_output_bias = false;
   bool mlp_bias = false;
+  // RMSNorm over each query and key head (weights of head_dim) before RoPE:
+  // Qwen3's q_norm and k_norm.
+  bool qk_norm = false;
   std::string torch_dtype;
   QuantizationConfig quantization;
 

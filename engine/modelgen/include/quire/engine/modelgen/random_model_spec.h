@@ -45,7 +45,7 @@ inline constexpr int kMaxCopiedVocab = 1 << 19;
 // A small random model of a Llama-family architecture, in the layout of a
 // downloaded Hugging Face / exllamav2 model directory.
 struct RandomModelSpec {
-  std::string architecture = "llama";  // "llama", "mistral" or "qwen2"
+  std::string architecture = "llama";  // "llama", "mistral", "qwen2" or "qwen3"
   FormatSpec format;
   int layers = 2;
   int hidden = 128;

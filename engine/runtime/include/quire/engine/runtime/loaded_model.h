@@ -16,6 +16,7 @@ struct LoadedLayer {
   int device = 0;
   kernels::DenseWeight input_norm;
   kernels::DenseWeight post_attention_norm;
+  kernels::DenseWeight q_norm, k_norm;  // ModelConfig::qk_norm only
   kernels::LinearWeight q, k, v, o, gate, up, down;
 };
 
