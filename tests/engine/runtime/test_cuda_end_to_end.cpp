@@ -92,6 +92,29 @@ class CudaEndToEndTest : public QObject {
   std::unique_ptr<engine::Tokenizer> tokenizer_;
   std::vector<cache::TokenId> prompt_;
 
+  // The prompt's logits at every position on the GPU and on the CPU, within
+  // kLogitTolerance of each row's scale.
+  void expect_prompt_logits_match(std::shared_ptr<const engine::ModelDescription> model) {
+    kernels::CpuBackend cpu;
+    engine::ModelRuntime on_cpu(model, cpu, options(engine::PlacementMode::FillInOrder));
+    engine::ModelRuntime on_gpu(model, *gpu_, options(engine::PlacementMode::FillInOrder));
+    const std::vector<std::vector<float>> expected = on_cpu.prefill(prompt_, true);
+    const std::vector<std::vector<float>> actual = on_gpu.prefill(prompt_, true);
+    QCOMPARE(actual.size(), expected.size());
+    float worst = 0.0f;
+    for (std::size_t row = 0; row < actual.size(); ++row) {
+      const float scale = row_scale(expected[row]);
+      const float difference = test::max_abs_difference(actual[row], expected[row]);
+      worst = std::max(worst, difference / scale);
+      QVERIFY2(difference <= kLogitTolerance * scale,
+               qPrintable(QStringLiteral("row %1: the logits differ by %2 (scale %3)")
+                              .arg(row)
+                              .arg(double(difference))
+                              .arg(double(scale))));
+    }
+    qInfo("largest difference: %.3g of the row's largest logit", double(worst));
+  }
+
  private slots:
   void initTestCase() {
     kernels::LoadedBackend loaded = kernels::load_cuda_backend();
@@ -115,28 +138,7 @@ class CudaEndToEndTest : public QObject {
     prompt_ = test::random_tokens(150, spec.vocab, 3);
   }
 
-  void logitsMatchTheCpu() {
-    kernels::CpuBackend cpu;
-    engine::ModelRuntime on_cpu(model_->description(), cpu,
-                                options(engine::PlacementMode::FillInOrder));
-    engine::ModelRuntime on_gpu(model_->description(), *gpu_,
-                                options(engine::PlacementMode::FillInOrder));
-    const std::vector<std::vector<float>> expected = on_cpu.prefill(prompt_, true);
-    const std::vector<std::vector<float>> actual = on_gpu.prefill(prompt_, true);
-    QCOMPARE(actual.size(), expected.size());
-    float worst = 0.0f;
-    for (std::size_t row = 0; row < actual.size(); ++row) {
-      const float scale = row_scale(expected[row]);
-      const float difference = test::max_abs_difference(actual[row], expected[row]);
-      worst = std::max(worst, difference / scale);
-      QVERIFY2(difference <= kLogitTolerance * scale,
-               qPrintable(QStringLiteral("row %1: the logits differ by %2 (scale %3)")
-                              .arg(row)
-                              .arg(double(difference))
-                              .arg(double(scale))));
-    }
-    qInfo("largest difference: %.3g of the row's largest logit", double(worst));
-  }
+  void logitsMatchTheCpu() { expect_prompt_logits_match(model_->description()); }
 
   void logitsMatchTheCpuForEachFamilyAndFormat_data() {
     QTest::addColumn<QString>("architecture");
@@ -171,26 +173,7 @@ class CudaEndToEndTest : public QObject {
     spec.vocab = 1024;
     spec.seed = 31;
     const TestModel model(spec);
-    kernels::CpuBackend cpu;
-    engine::ModelRuntime on_cpu(model.description(), cpu,
-                                options(engine::PlacementMode::FillInOrder));
-    engine::ModelRuntime on_gpu(model.description(), *gpu_,
-                                options(engine::PlacementMode::FillInOrder));
-    const std::vector<std::vector<float>> expected = on_cpu.prefill(prompt_, true);
-    const std::vector<std::vector<float>> actual = on_gpu.prefill(prompt_, true);
-    QCOMPARE(actual.size(), expected.size());
-    float worst = 0.0f;
-    for (std::size_t row = 0; row < actual.size(); ++row) {
-      const float scale = row_scale(expected[row]);
-      const float difference = test::max_abs_difference(actual[row], expected[row]);
-      worst = std::max(worst, difference / scale);
-      QVERIFY2(difference <= kLogitTolerance * scale,
-               qPrintable(QStringLiteral("row %1: the logits differ by %2 (scale %3)")
-                              .arg(row)
-                              .arg(double(difference))
-                              .arg(double(scale))));
-    }
-    qInfo("largest difference: %.3g of the row's largest logit", double(worst));
+    expect_prompt_logits_match(model.description());
   }
 
   void greedyGenerationMatchesTheCpu() {
