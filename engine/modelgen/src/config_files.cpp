@@ -1,14 +1,14 @@
 #include "config_files.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
+#include <cmath>
 #include <stdexcept>
+
+#include "config_parts.h"
+#include "quire/engine/modelgen/random_stream.h"
 
 namespace quire::engine::modelgen::detail {
 namespace {
-
-// Keys in the order written, as in the files Hugging Face tools save.
-using Json = nlohmann::ordered_json;
 
 const char* class_name(const std::string& architecture) {
   if (architecture == "mistral") return "MistralForCausalLM";
@@ -17,11 +17,14 @@ const char* class_name(const std::string& architecture) {
   return "LlamaForCausalLM";
 }
 
-Json rope_scaling(const RandomModelSpec& spec) {
+}  // namespace
+
+Json rope_scaling_json(const RandomModelSpec& spec) {
   const RopeScalingSpec& scaling = spec.rope_scaling;
   const char* type = "";
   switch (scaling.type) {
     case RopeScalingSpec::Type::None:
+    case RopeScalingSpec::Type::LongRope:  // Phi-3's own object (family_configs.cpp)
       return nullptr;
     case RopeScalingSpec::Type::Linear:
       type = "linear";
@@ -52,7 +55,7 @@ Json rope_scaling(const RandomModelSpec& spec) {
   return object;
 }
 
-Json quantization_config(const RandomModelSpec& spec) {
+Json quantization_json(const RandomModelSpec& spec) {
   switch (spec.format.kind) {
     case WeightFormat::EXL2:
       return Json{{"quant_method", "exl2"},
@@ -76,13 +79,43 @@ std::string text_of(const Json& json) {
   return json.dump(2) + "\n";
 }
 
-// One id as a number, several as a list, as the published files write them.
-Json ids_value(const std::vector<int>& ids) {
+Json ids_json(const std::vector<int>& ids) {
   if (ids.size() == 1) return ids.front();
   return Json(ids);
 }
 
-}  // namespace
+Json bos_json(const SpecialIds& ids) {
+  return ids.bos ? Json(*ids.bos) : Json(nullptr);
+}
+
+std::string torch_dtype_of(const RandomModelSpec& spec) {
+  if (!spec.torch_dtype.empty()) return spec.torch_dtype;
+  return spec.format.kind == WeightFormat::BF16 ? "bfloat16" : "float16";
+}
+
+LongRopeFactors longrope_factors(const RandomModelSpec& spec) {
+  const auto draw = [&](const char* label, double low, double high) {
+    RandomStream stream(spec.seed, label);
+    std::vector<double> values(static_cast<std::size_t>(spec.rotary_dim() / 2));
+    // Four decimals: lists that read like the published ones.
+    for (double& value : values)
+      value = std::round((low + (high - low) * stream.uniform()) * 1e4) / 1e4;
+    std::sort(values.begin(), values.end());
+    return values;
+  };
+  return {draw("rope_scaling.short_factor", 1.0, 1.5), draw("rope_scaling.long_factor", 1.0, 40.0)};
+}
+
+void apply_extra_config(const RandomModelSpec& spec, Json& config) {
+  for (const auto& [key, value] : spec.extra_config) {
+    try {
+      config[key] = Json::parse(value);
+    } catch (const Json::parse_error&) {
+      throw std::invalid_argument("extra_config: the value of \"" + key +
+                                  "\" is not JSON: " + value);
+    }
+  }
+}
 
 SpecialIds special_ids(const RandomModelSpec& spec) {
   SpecialIds ids;
@@ -95,7 +128,8 @@ std::string config_json(const RandomModelSpec& spec) {
   return config_json(spec, special_ids(spec));
 }
 
-std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids) {
+Json generated_config(const RandomModelSpec& spec, const SpecialIds& ids) {
+  if (has_family_config(spec)) return family_config(spec, ids);
   const int head_dim = spec.resolved_head_dim();
   Json config;
   config["architectures"] = Json::array({class_name(spec.architecture)});
@@ -113,7 +147,7 @@ std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids) {
   config["vocab_size"] = spec.vocab;
   config["rms_norm_eps"] = spec.rms_norm_eps;
   config["rope_theta"] = spec.rope_theta;
-  if (Json scaling = rope_scaling(spec); !scaling.is_null()) config["rope_scaling"] = scaling;
+  if (Json scaling = rope_scaling_json(spec); !scaling.is_null()) config["rope_scaling"] = scaling;
   config["max_position_embeddings"] = spec.max_position_embeddings;
   if (spec.architecture == "llama") {
     config["attention_bias"] = false;
@@ -130,30 +164,24 @@ std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids) {
     config["max_window_layers"] = spec.sliding_window ? 0 : spec.layers;
   }
   config["tie_word_embeddings"] = spec.resolved_tie();
-  config["bos_token_id"] = ids.bos ? Json(*ids.bos) : Json(nullptr);
-  config["eos_token_id"] = ids_value(ids.eos);
-  if (!spec.torch_dtype.empty()) {
-    config["torch_dtype"] = spec.torch_dtype;
-  } else {
-    config["torch_dtype"] = spec.format.kind == WeightFormat::BF16 ? "bfloat16" : "float16";
-  }
-  if (Json quantization = quantization_config(spec); !quantization.is_null()) {
+  config["bos_token_id"] = bos_json(ids);
+  config["eos_token_id"] = ids_json(ids.eos);
+  config["torch_dtype"] = torch_dtype_of(spec);
+  if (Json quantization = quantization_json(spec); !quantization.is_null()) {
     config["quantization_config"] = quantization;
   }
-  for (const auto& [key, value] : spec.extra_config) {
-    try {
-      config[key] = Json::parse(value);
-    } catch (const Json::parse_error&) {
-      throw std::invalid_argument("extra_config: the value of \"" + key +
-                                  "\" is not JSON: " + value);
-    }
-  }
+  return config;
+}
+
+std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids) {
+  Json config =
+      spec.published_config.empty() ? generated_config(spec, ids) : published_config(spec, ids);
+  apply_extra_config(spec, config);
   return text_of(config);
 }
 
 std::string generation_config_json(const SpecialIds& ids) {
-  return text_of(Json{{"bos_token_id", ids.bos ? Json(*ids.bos) : Json(nullptr)},
-                      {"eos_token_id", ids_value(ids.eos)}});
+  return text_of(Json{{"bos_token_id", bos_json(ids)}, {"eos_token_id", ids_json(ids.eos)}});
 }
 
 std::string tokenizer_config_json(const RandomModelSpec& spec) {

@@ -2,43 +2,29 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
 
+#include "family_validation.h"
+#include "spec_text.h"
+#include "tensor_builder.h"
+
 namespace quire::engine::modelgen {
 namespace {
 
-[[noreturn]] void reject(std::string_view option, const std::string& what) {
-  throw std::invalid_argument(std::string(option) + ": " + what);
-}
+using detail::check_range;
+using detail::decimal;
+using detail::reject;
 
-// The shortest text that reads back as `value`, always with a decimal point
-// ("4.0", "2.5"); independent of the locale.
-std::string decimal(double value) {
-  std::array<char, 64> buffer{};
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-  std::string text(buffer.data(), result.ptr);
-  if (text.find_first_of(".en") == std::string::npos) text += ".0";
-  return text;
-}
+constexpr std::array<std::string_view, 9> kArchitectures = {
+    "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "mixtral", "qwen3_moe"};
 
-std::optional<double> parse_number(std::string_view text) {
-  double value = 0.0;
-  const char* end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (text.empty() || error != std::errc() || stop != end || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-void check_range(std::string_view option, std::int64_t value, std::int64_t low, std::int64_t high) {
-  if (value < low || value > high) {
-    reject(option, std::to_string(value) + " is outside " + std::to_string(low) + ".." +
-                       std::to_string(high));
-  }
+std::string known_architectures() {
+  std::string names;
+  for (const std::string_view name : kArchitectures)
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  return names;
 }
 
 void check_multiple_of_32(std::string_view option, std::int64_t value, const FormatSpec& format) {
@@ -57,6 +43,10 @@ void validate_quantization(const RandomModelSpec& spec, int head_dim) {
   if (format.kind != WeightFormat::EXL2 && format.kind != WeightFormat::GPTQ) return;
   check_multiple_of_32("hidden", spec.hidden, format);
   check_multiple_of_32("intermediate", spec.intermediate, format);
+  const bool qwen3_moe = spec.architecture == "qwen3_moe";
+  if (qwen3_moe) {
+    check_multiple_of_32("expert_intermediate", spec.resolved_expert_intermediate(), format);
+  }
   if (format.kind == WeightFormat::EXL2) {
     if (!(format.exl2_bits >= 2.0 && format.exl2_bits <= 8.0)) {
       reject("format", "EXL2 bits " + decimal(format.exl2_bits) + " are outside 2.0..8.0");
@@ -75,7 +65,8 @@ void validate_quantization(const RandomModelSpec& spec, int head_dim) {
   // (a larger one would not be the group size the tensors imply).
   const std::int64_t narrowest =
       std::min({std::int64_t{spec.hidden}, std::int64_t{spec.intermediate},
-                std::int64_t{spec.heads} * head_dim});
+                std::int64_t{spec.heads} * head_dim,
+                std::int64_t{qwen3_moe ? spec.resolved_expert_intermediate() : spec.hidden}});
   if (!power_of_two(spec.gptq_group_size) || spec.gptq_group_size < 8 ||
       spec.gptq_group_size > narrowest) {
     reject("gptq_group_size", std::to_string(spec.gptq_group_size) +
@@ -142,10 +133,48 @@ void validate_vocab(const RandomModelSpec& spec) {
 
 }  // namespace
 
+int RandomModelSpec::rotary_dim() const {
+  return static_cast<int>(resolved_head_dim() * partial_rotary_factor);
+}
+
+std::span<const std::string_view> architecture_names() {
+  return kArchitectures;
+}
+
+RandomModelSpec default_spec(std::string_view architecture) {
+  if (std::find(kArchitectures.begin(), kArchitectures.end(), architecture) ==
+      kArchitectures.end()) {
+    reject("arch", "\"" + std::string(architecture) + "\" is not one of " + known_architectures());
+  }
+  RandomModelSpec spec;
+  spec.architecture = architecture;
+  if (architecture == "gemma2") {
+    // google/gemma-2-9b-it
+    spec.rms_norm_eps = 1e-6;
+    spec.softcap = {50.0, 30.0};
+    spec.sliding_window = 4096;
+  } else if (architecture == "gemma3") {
+    // google/gemma-3-1b-it
+    spec.rms_norm_eps = 1e-6;
+    spec.rope_theta = 1e6;
+    spec.rope_local_theta = 10000.0;
+    spec.sliding_window = 512;
+  } else if (architecture == "phi3") {
+    // microsoft/Phi-3.5-mini-instruct names a window wider than its context.
+    spec.sliding_window = 262144;
+  } else if (architecture == "mixtral") {
+    spec.rope_theta = 1e6;
+  } else if (architecture == "qwen3_moe") {
+    spec.rope_theta = 1e6;
+    spec.rms_norm_eps = 1e-6;
+  }
+  return spec;
+}
+
 void validate(const RandomModelSpec& spec) {
-  if (spec.architecture != "llama" && spec.architecture != "mistral" &&
-      spec.architecture != "qwen2" && spec.architecture != "qwen3") {
-    reject("arch", "\"" + spec.architecture + "\" is not one of llama, mistral, qwen2, qwen3");
+  if (std::find(kArchitectures.begin(), kArchitectures.end(), spec.architecture) ==
+      kArchitectures.end()) {
+    reject("arch", "\"" + spec.architecture + "\" is not one of " + known_architectures());
   }
   check_range("layers", spec.layers, 1, 64);
   check_range("hidden", spec.hidden, 32, 8192);
@@ -176,124 +205,10 @@ void validate(const RandomModelSpec& spec) {
     check_range("sliding_window", *spec.sliding_window, 1, std::int64_t{1} << 24);
   }
   validate_rope(spec);
+  detail::validate_family(spec);
   validate_quantization(spec, head_dim);
-  // Embeddings, per layer two norms (four with Qwen3's q/k norms) and seven
-  // projections, the final norm.
-  const int tensors = 2 + (spec.architecture == "qwen3" ? 11 : 9) * spec.layers;
-  check_range("shards", spec.shards, 1, tensors);
-}
-
-FormatSpec parse_format(std::string_view text) {
-  if (text == "fp16") return {WeightFormat::FP16, 4.0};
-  if (text == "bf16") return {WeightFormat::BF16, 4.0};
-  if (text == "gptq") return {WeightFormat::GPTQ, 4.0};
-  constexpr std::string_view kExl2 = "exl2:";
-  if (text.starts_with(kExl2)) {
-    const std::optional<double> bits = parse_number(text.substr(kExl2.size()));
-    if (bits && *bits >= 2.0 && *bits <= 8.0) return {WeightFormat::EXL2, *bits};
-  }
-  reject("format", "\"" + std::string(text) +
-                       "\" is not fp16, bf16, gptq or exl2:BITS with BITS from 2.0 to 8.0");
-}
-
-std::string to_string(const FormatSpec& format) {
-  switch (format.kind) {
-    case WeightFormat::FP16:
-      return "fp16";
-    case WeightFormat::BF16:
-      return "bf16";
-    case WeightFormat::GPTQ:
-      return "gptq";
-    case WeightFormat::EXL2:
-      return "exl2:" + decimal(format.exl2_bits);
-  }
-  return "?";
-}
-
-RopeScalingSpec parse_rope_scaling(std::string_view text) {
-  using Type = RopeScalingSpec::Type;
-  const auto fail = [&]() {
-    reject("rope_scaling",
-           "\"" + std::string(text) +
-               "\" is not none, linear:F, dynamic:F, llama3[:F[:ORIGINAL[:LOW:HIGH]]] "
-               "or yarn:F[:ORIGINAL] (F a factor >= 1)");
-  };
-  if (text == "none") return {};
-  if (text == "llama3") return {Type::Llama3, 8.0};
-  // NAME:F followed by the type's optional numbers.
-  std::vector<double> numbers;
-  const std::size_t colon = text.find(':');
-  const std::string_view name = text.substr(0, colon);
-  for (std::size_t start = colon; start != std::string_view::npos;) {
-    const std::size_t next = text.find(':', start + 1);
-    const std::optional<double> number = parse_number(
-        text.substr(start + 1, next == std::string_view::npos ? next : next - start - 1));
-    if (!number) fail();
-    numbers.push_back(*number);
-    start = next;
-  }
-  if (numbers.empty() || !(numbers[0] >= 1.0)) fail();
-  RopeScalingSpec scaling{Type::None, numbers[0]};
-  const auto whole = [&](double value) {
-    if (!(value >= 1.0 && value <= 1e9 && value == std::floor(value))) fail();
-    return static_cast<std::int64_t>(value);
-  };
-  if ((name == "linear" || name == "dynamic") && numbers.size() == 1) {
-    scaling.type = name == "linear" ? Type::Linear : Type::Dynamic;
-  } else if (name == "llama3" && (numbers.size() <= 2 || numbers.size() == 4)) {
-    scaling.type = Type::Llama3;
-    if (numbers.size() >= 2) scaling.original_max_position_embeddings = whole(numbers[1]);
-    if (numbers.size() == 4) {
-      scaling.low_freq_factor = numbers[2];
-      scaling.high_freq_factor = numbers[3];
-    }
-  } else if (name == "yarn" && numbers.size() <= 2) {
-    scaling.type = Type::Yarn;
-    if (numbers.size() == 2) scaling.original_max_position_embeddings = whole(numbers[1]);
-  } else {
-    fail();
-  }
-  return scaling;
-}
-
-std::string to_string(const RopeScalingSpec& scaling) {
-  switch (scaling.type) {
-    case RopeScalingSpec::Type::None:
-      return "none";
-    case RopeScalingSpec::Type::Linear:
-      return "linear:" + decimal(scaling.factor);
-    case RopeScalingSpec::Type::Dynamic:
-      return "dynamic:" + decimal(scaling.factor);
-    case RopeScalingSpec::Type::Llama3: {
-      std::string text = "llama3:" + decimal(scaling.factor);
-      const bool bands = scaling.low_freq_factor != 1.0 || scaling.high_freq_factor != 4.0;
-      if (scaling.original_max_position_embeddings != 0 || bands) {
-        text += ":" + std::to_string(scaling.original_max_position_embeddings != 0
-                                         ? scaling.original_max_position_embeddings
-                                         : kLlama3OriginalContext);
-      }
-      if (bands)
-        text += ":" + decimal(scaling.low_freq_factor) + ":" + decimal(scaling.high_freq_factor);
-      return text;
-    }
-    case RopeScalingSpec::Type::Yarn:
-      return "yarn:" + decimal(scaling.factor) +
-             (scaling.original_max_position_embeddings != 0
-                  ? ":" + std::to_string(scaling.original_max_position_embeddings)
-                  : std::string());
-  }
-  return "?";
-}
-
-std::string describe(const RandomModelSpec& spec) {
-  std::string text =
-      spec.architecture + ", " + to_string(spec.format) + ", " + std::to_string(spec.layers) +
-      (spec.layers == 1 ? " layer" : " layers") + ", hidden " + std::to_string(spec.hidden) +
-      ", vocab " + (spec.vocab != 0 ? std::to_string(spec.vocab) : std::string("of the tokenizer"));
-  if (spec.tokenizer_vocab != 0 && spec.tokenizer_vocab != spec.vocab) {
-    text += " (tokenizer " + std::to_string(spec.tokenizer_vocab) + ")";
-  }
-  return text;
+  // No more files than weights (a quantized projection counts once).
+  check_range("shards", spec.shards, 1, detail::planned_weights(spec));
 }
 
 }  // namespace quire::engine::modelgen

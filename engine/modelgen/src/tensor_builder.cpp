@@ -5,11 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
-#include <functional>
 #include <mutex>
-#include <string>
 #include <thread>
-#include <vector>
 
 #include "quire/engine/formats/exl2_writer.h"
 #include "quire/engine/formats/gptq_writer.h"
@@ -20,15 +17,6 @@ namespace quire::engine::modelgen::detail {
 namespace {
 
 using kernels::DType;
-
-enum class Bias { None, Random, Zero };
-
-struct PendingTensor {
-  std::string name;
-  DType dtype;
-  std::vector<std::int64_t> shape;
-  std::vector<std::byte> bytes;
-};
 using Tensors = std::vector<PendingTensor>;
 
 // Runs every task on all hardware threads. Drawing and quantizing the
@@ -60,186 +48,154 @@ void run_in_parallel(const std::vector<std::function<void()>>& tasks) {
   if (failure) std::rethrow_exception(failure);
 }
 
-class TensorBuilder {
- public:
-  explicit TensorBuilder(const RandomModelSpec& spec) : spec_(spec) {}
+DType dense_dtype(const RandomModelSpec& spec) {
+  return spec.format.kind == WeightFormat::BF16 ? DType::BF16 : DType::F16;
+}
 
-  // Every tensor, drawn in parallel, then added to the writer in the order a
-  // reader would list them.
-  void write_to(io::SafetensorsWriter& writer) {
-    build();
-    std::vector<Tensors> results(tasks_.size());
-    std::vector<std::function<void()>> runs;
-    for (std::size_t i = 0; i < tasks_.size(); ++i)
-      runs.push_back([this, i, &results] { tasks_[i](results[i]); });
-    run_in_parallel(runs);
-    for (Tensors& tensors : results) {
-      for (PendingTensor& tensor : tensors)
-        writer.add(std::move(tensor.name), tensor.dtype, std::move(tensor.shape),
-                   std::move(tensor.bytes));
+std::vector<float> draw(const RandomModelSpec& spec, const std::string& label, std::int64_t count,
+                        double mean, double deviation) {
+  RandomStream stream(spec.seed, label);
+  std::vector<float> values(static_cast<std::size_t>(count));
+  for (float& value : values)
+    value = static_cast<float>(mean + deviation * stream.normal());
+  return values;
+}
+
+void add_values(Tensors& out, const std::string& name, std::vector<std::int64_t> shape,
+                const std::vector<float>& values, DType dtype) {
+  std::vector<std::byte> bytes(values.size() * 2);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::uint16_t bits = dtype == DType::BF16 ? kernels::float_to_bf16(values[i])
+                                                    : kernels::float_to_half(values[i]);
+    std::memcpy(bytes.data() + 2 * i, &bits, 2);
+  }
+  out.push_back({name, dtype, std::move(shape), std::move(bytes)});
+}
+
+void add_bias(const RandomModelSpec& spec, Tensors& tensors, const std::string& key,
+              const std::string& label, std::int64_t out, Bias bias) {
+  if (bias == Bias::Random) {
+    add_values(tensors, key + ".bias", {out}, draw(spec, label + ".bias", out, 0.0, 0.1),
+               dense_dtype(spec));
+  }
+  if (bias == Bias::Zero)
+    add_values(tensors, key + ".bias", {out}, std::vector<float>(static_cast<std::size_t>(out)),
+               DType::F16);
+}
+
+void add_encoded(Tensors& out, const std::string& key, std::vector<formats::NamedTensor> tensors) {
+  for (formats::NamedTensor& tensor : tensors) {
+    out.push_back({key + "." + tensor.suffix, tensor.dtype, std::move(tensor.shape),
+                   std::move(tensor.bytes)});
+  }
+}
+
+// A seed for the layer's permutation or act-order, from its own stream.
+std::uint64_t layout_seed(const RandomModelSpec& spec, const std::string& label) {
+  return RandomStream(spec.seed, label + "#layout").next();
+}
+
+void add_exl2(const RandomModelSpec& spec, Tensors& out, const std::string& key,
+              const std::string& label, const std::vector<float>& weight, std::int64_t in,
+              std::int64_t rows, std::vector<formats::Exl2GroupSpec> groups) {
+  formats::Exl2QuantizeOptions options;
+  options.groups = std::move(groups);
+  options.permutation_seed = layout_seed(spec, label);
+  add_encoded(out, key, formats::quantize_exl2(weight, rows, in, options).tensors());
+}
+
+void add_linear(const RandomModelSpec& spec, Tensors& tensors, const std::string& key,
+                const std::string& label, std::int64_t in, std::int64_t out, Bias bias) {
+  const std::vector<float> weight =
+      draw(spec, label + ".weight", out * in, 0.0, 1.0 / std::sqrt(static_cast<double>(in)));
+  switch (spec.format.kind) {
+    case WeightFormat::FP16:
+    case WeightFormat::BF16:
+      add_values(tensors, key + ".weight", {out, in}, weight, dense_dtype(spec));
+      break;
+    case WeightFormat::EXL2:
+      add_exl2(spec, tensors, key, label, weight, in, out,
+               formats::plan_exl2_groups(in, spec.format.exl2_bits, 32));
+      break;
+    case WeightFormat::GPTQ: {
+      formats::GptqQuantizeOptions options;
+      options.group_size = spec.gptq_group_size;
+      if (spec.gptq_act_order) options.act_order_seed = layout_seed(spec, label);
+      options.exact_zeros = spec.gptq_v2;
+      options.write_g_idx = true;
+      add_encoded(tensors, key, formats::quantize_gptq(weight, out, in, options).tensors());
+      // GPTQ tools write a (zero) bias on every projection, whatever the architecture.
+      if (bias == Bias::None) bias = Bias::Zero;
+      break;
     }
   }
+  add_bias(spec, tensors, key, label, out, bias);
+}
 
- private:
-  void build() {
-    const std::int64_t hidden = spec_.hidden;
-    const std::int64_t q_out = std::int64_t{spec_.heads} * spec_.resolved_head_dim();
-    const std::int64_t kv_out = std::int64_t{spec_.kv_heads} * spec_.resolved_head_dim();
-    const std::int64_t inner = spec_.intermediate;
-    // Qwen2 has biases on q, k and v; GPTQ tools write a (zero) bias on every
-    // projection, whatever the architecture.
-    const Bias qkv_bias = spec_.architecture == "qwen2" ? Bias::Random : Bias::None;
-
-    later([=, this](Tensors& out) {
-      add_dense(out, "model.embed_tokens.weight", {spec_.vocab, hidden}, 0.0, 1.0);
-    });
-    for (int i = 0; i < spec_.layers; ++i) {
-      const std::string prefix = "model.layers." + std::to_string(i) + ".";
-      later([=, this](Tensors& out) { add_norm(out, prefix + "input_layernorm.weight"); });
-      linear_later(prefix + "self_attn.q_proj", hidden, q_out, qkv_bias);
-      linear_later(prefix + "self_attn.k_proj", hidden, kv_out, qkv_bias);
-      linear_later(prefix + "self_attn.v_proj", hidden, kv_out, qkv_bias);
-      linear_later(prefix + "self_attn.o_proj", q_out, hidden, Bias::None);
-      if (spec_.architecture == "qwen3") {
-        // One weight of head_dim per projection, shared by its heads.
-        const std::int64_t head_dim = spec_.resolved_head_dim();
-        for (const char* norm : {"self_attn.q_norm.weight", "self_attn.k_norm.weight"}) {
-          later([=, this](Tensors& out) { add_dense(out, prefix + norm, {head_dim}, 1.0, 0.1); });
-        }
-      }
-      later([=, this](Tensors& out) { add_norm(out, prefix + "post_attention_layernorm.weight"); });
-      linear_later(prefix + "mlp.gate_proj", hidden, inner, Bias::None);
-      linear_later(prefix + "mlp.up_proj", hidden, inner, Bias::None);
-      linear_later(prefix + "mlp.down_proj", inner, hidden, Bias::None);
-    }
-    later([this](Tensors& out) { add_norm(out, "model.norm.weight"); });
-    if (!spec_.resolved_tie())
-      later([=, this](Tensors& out) { add_head(out, hidden, spec_.vocab); });
+void add_head(const RandomModelSpec& spec, Tensors& out, const std::string& key,
+              const std::string& label, std::int64_t hidden, std::int64_t vocab) {
+  const double deviation = 1.0 / std::sqrt(static_cast<double>(hidden));
+  if (spec.format.kind != WeightFormat::EXL2) {
+    add_values(out, key + ".weight", {vocab, hidden},
+               draw(spec, label + ".weight", vocab * hidden, 0.0, deviation), dense_dtype(spec));
+    return;
   }
-
-  void later(std::function<void(Tensors&)> task) { tasks_.push_back(std::move(task)); }
-
-  void linear_later(const std::string& key, std::int64_t in, std::int64_t out, Bias bias) {
-    later([=, this](Tensors& tensors) { add_linear(tensors, key, in, out, bias); });
-  }
-
-  // Embeddings, norms and biases: BF16 in a BF16 model, FP16 otherwise
-  // (quantized models keep them in FP16, as their converters do).
-  DType dense_dtype() const {
-    return spec_.format.kind == WeightFormat::BF16 ? DType::BF16 : DType::F16;
-  }
-
-  std::vector<float> draw(const std::string& name, std::int64_t count, double mean,
-                          double deviation) const {
-    RandomStream stream(spec_.seed, name);
-    std::vector<float> values(static_cast<std::size_t>(count));
-    for (float& value : values)
-      value = static_cast<float>(mean + deviation * stream.normal());
-    return values;
-  }
-
-  static void add_values(Tensors& out, const std::string& name, std::vector<std::int64_t> shape,
-                         const std::vector<float>& values, DType dtype) {
-    std::vector<std::byte> bytes(values.size() * 2);
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      const std::uint16_t bits = dtype == DType::BF16 ? kernels::float_to_bf16(values[i])
-                                                      : kernels::float_to_half(values[i]);
-      std::memcpy(bytes.data() + 2 * i, &bits, 2);
-    }
-    out.push_back({name, dtype, std::move(shape), std::move(bytes)});
-  }
-
-  void add_dense(Tensors& out, const std::string& name, std::vector<std::int64_t> shape,
-                 double mean, double deviation) {
-    std::int64_t count = 1;
-    for (const std::int64_t dim : shape)
-      count *= dim;
-    add_values(out, name, std::move(shape), draw(name, count, mean, deviation), dense_dtype());
-  }
-
-  void add_norm(Tensors& out, const std::string& name) {
-    add_dense(out, name, {spec_.hidden}, 1.0, 0.1);
-  }
-
-  void add_bias(Tensors& tensors, const std::string& key, std::int64_t out, Bias bias) {
-    if (bias == Bias::Random) add_dense(tensors, key + ".bias", {out}, 0.0, 0.1);
-    if (bias == Bias::Zero)
-      add_values(tensors, key + ".bias", {out}, std::vector<float>(static_cast<std::size_t>(out)),
-                 DType::F16);
-  }
-
-  static void add_encoded(Tensors& out, const std::string& key,
-                          std::vector<formats::NamedTensor> tensors) {
-    for (formats::NamedTensor& tensor : tensors) {
-      out.push_back({key + "." + tensor.suffix, tensor.dtype, std::move(tensor.shape),
-                     std::move(tensor.bytes)});
-    }
-  }
-
-  // A seed for the layer's permutation or act-order, from its own stream.
-  std::uint64_t layout_seed(const std::string& key) const {
-    return RandomStream(spec_.seed, key + "#layout").next();
-  }
-
-  void add_exl2(Tensors& out, const std::string& key, const std::vector<float>& weight,
-                std::int64_t in, std::int64_t rows, std::vector<formats::Exl2GroupSpec> groups) {
-    formats::Exl2QuantizeOptions options;
-    options.groups = std::move(groups);
-    options.permutation_seed = layout_seed(key);
-    add_encoded(out, key, formats::quantize_exl2(weight, rows, in, options).tensors());
-  }
-
-  void add_linear(Tensors& tensors, const std::string& key, std::int64_t in, std::int64_t out,
-                  Bias bias) {
-    const std::vector<float> weight =
-        draw(key + ".weight", out * in, 0.0, 1.0 / std::sqrt(static_cast<double>(in)));
-    switch (spec_.format.kind) {
-      case WeightFormat::FP16:
-      case WeightFormat::BF16:
-        add_values(tensors, key + ".weight", {out, in}, weight, dense_dtype());
-        break;
-      case WeightFormat::EXL2:
-        add_exl2(tensors, key, weight, in, out,
-                 formats::plan_exl2_groups(in, spec_.format.exl2_bits, 32));
-        break;
-      case WeightFormat::GPTQ: {
-        formats::GptqQuantizeOptions options;
-        options.group_size = spec_.gptq_group_size;
-        if (spec_.gptq_act_order) options.act_order_seed = layout_seed(key);
-        options.exact_zeros = spec_.gptq_v2;
-        options.write_g_idx = true;
-        add_encoded(tensors, key, formats::quantize_gptq(weight, out, in, options).tensors());
-        if (bias == Bias::None) bias = Bias::Zero;
-        break;
-      }
-    }
-    add_bias(tensors, key, out, bias);
-  }
-
-  // lm_head: EXL2 at head_bits in every group, as exllamav2's converter
-  // quantizes it; dense otherwise (GPTQ leaves the head in FP16).
-  void add_head(Tensors& out, std::int64_t hidden, std::int64_t vocab) {
-    const std::string key = "lm_head";
-    if (spec_.format.kind != WeightFormat::EXL2) {
-      add_dense(out, key + ".weight", {vocab, hidden}, 0.0,
-                1.0 / std::sqrt(static_cast<double>(hidden)));
-      return;
-    }
-    const std::vector<float> weight =
-        draw(key + ".weight", vocab * hidden, 0.0, 1.0 / std::sqrt(static_cast<double>(hidden)));
-    std::vector<formats::Exl2GroupSpec> groups(static_cast<std::size_t>(hidden / 32),
-                                               {spec_.exl2_head_bits, 32});
-    add_exl2(out, key, weight, hidden, vocab, std::move(groups));
-  }
-
-  const RandomModelSpec& spec_;
-  std::vector<std::function<void(Tensors&)>> tasks_;
-};
+  const std::vector<float> weight = draw(spec, label + ".weight", vocab * hidden, 0.0, deviation);
+  std::vector<formats::Exl2GroupSpec> groups(static_cast<std::size_t>(hidden / 32),
+                                             {spec.exl2_head_bits, 32});
+  add_exl2(spec, out, key, label, weight, hidden, vocab, std::move(groups));
+}
 
 }  // namespace
 
+void TensorBuilder::dense(const std::string& name, std::vector<std::int64_t> shape, double mean,
+                          double deviation, const std::string& label) {
+  later([=, this](Tensors& out) {
+    std::int64_t count = 1;
+    for (const std::int64_t dim : shape)
+      count *= dim;
+    add_values(out, name, shape, draw(spec_, label.empty() ? name : label, count, mean, deviation),
+               dense_dtype(spec_));
+  });
+}
+
+void TensorBuilder::linear(const std::string& key, std::int64_t in, std::int64_t out, Bias bias,
+                           const std::string& label) {
+  later([=, this](Tensors& tensors) {
+    add_linear(spec_, tensors, key, label.empty() ? key : label, in, out, bias);
+  });
+}
+
+void TensorBuilder::head(const std::string& key, std::int64_t hidden, std::int64_t vocab,
+                         const std::string& label) {
+  later([=, this](Tensors& out) {
+    add_head(spec_, out, key, label.empty() ? key : label, hidden, vocab);
+  });
+}
+
+void TensorBuilder::write_to(io::SafetensorsWriter& writer) {
+  std::vector<Tensors> results(tasks_.size());
+  std::vector<std::function<void()>> runs;
+  for (std::size_t i = 0; i < tasks_.size(); ++i)
+    runs.push_back([this, i, &results] { tasks_[i](results[i]); });
+  run_in_parallel(runs);
+  for (Tensors& tensors : results) {
+    for (PendingTensor& tensor : tensors)
+      writer.add(std::move(tensor.name), tensor.dtype, std::move(tensor.shape),
+                 std::move(tensor.bytes));
+  }
+}
+
 void add_model_tensors(const RandomModelSpec& spec, io::SafetensorsWriter& writer) {
-  TensorBuilder(spec).write_to(writer);
+  TensorBuilder builder(spec);
+  plan_model(builder);
+  builder.write_to(writer);
+}
+
+int planned_weights(const RandomModelSpec& spec) {
+  TensorBuilder builder(spec);
+  plan_model(builder);
+  return builder.queued();
 }
 
 }  // namespace quire::engine::modelgen::detail

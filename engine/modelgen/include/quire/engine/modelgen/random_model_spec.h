@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,19 +21,59 @@ struct FormatSpec {
 };
 
 struct RopeScalingSpec {
-  enum class Type : std::uint8_t { None, Linear, Dynamic, Llama3, Yarn };
+  enum class Type : std::uint8_t { None, Linear, Dynamic, Llama3, Yarn, LongRope };
   Type type = Type::None;
-  double factor = 1.0;  // llama3: 8 unless given
-  // llama3 and yarn: the trained context. 0: kLlama3OriginalContext for
-  // llama3; for yarn the key is left out (readers use max_position_embeddings).
+  double factor = 1.0;  // llama3: 8 unless given; unused by longrope
+  // llama3, yarn and longrope: the trained context. 0: kLlama3OriginalContext
+  // for llama3, kLongRopeOriginalContext for longrope; for yarn the key is
+  // left out (readers use max_position_embeddings).
   std::int64_t original_max_position_embeddings = 0;
   double low_freq_factor = 1.0;   // llama3
   double high_freq_factor = 4.0;  // llama3
+
+  bool operator==(const RopeScalingSpec&) const = default;
 };
 
 // Original context of llama3 scaling in generated models: small, so that
 // short test prompts already reach the scaled frequencies' range.
 inline constexpr std::int64_t kLlama3OriginalContext = 64;
+// The same for Phi-3's longrope: prompts longer than this switch from the
+// short factors to the long ones.
+inline constexpr std::int64_t kLongRopeOriginalContext = 16;
+
+// Gemma's tanh soft-capping of attention scores and final logits; 0 is off
+// (written as null).
+struct SoftcapSpec {
+  double attention = 0.0;
+  double final = 0.0;
+};
+
+// Mixture-of-experts layers (mixtral, qwen3_moe): a dense router picks
+// experts_per_token of `experts` MLPs for every token.
+struct MoeSpec {
+  int experts = 4;
+  int experts_per_token = 2;
+  // qwen3_moe's moe_intermediate_size; 0: intermediate / 2. Mixtral's experts
+  // are intermediate wide.
+  int expert_intermediate = 0;
+  // qwen3_moe: layers with a dense MLP of `intermediate` instead of experts,
+  // and the step of sparse layers (layer i is sparse when (i + 1) % step == 0).
+  std::vector<int> mlp_only_layers;
+  int decoder_sparse_step = 1;
+  bool norm_topk_prob = true;  // qwen3_moe: renormalise the chosen experts' weights
+};
+
+// Gemma 3's SigLIP vision tower and projector, scaled down. A text-only
+// reader leaves them on disk; they make the directory look like the download.
+struct VisionSpec {
+  int hidden = 64;
+  int intermediate = 128;
+  int heads = 2;
+  int layers = 1;
+  int image_size = 56;
+  int patch_size = 14;
+  int tokens_per_image = 4;  // mm_tokens_per_image: patches average-pooled to this many
+};
 
 // Fewest tokenizer pieces the trainer accepts for the built-in corpus: 256
 // byte pieces, <unk>, <s>, </s> and enough of the alphabet.
@@ -42,10 +83,13 @@ inline constexpr int kMaxVocab = 4096;
 // Embedding rows with a tokenizer copied from elsewhere (Gemma 3 has 262208).
 inline constexpr int kMaxCopiedVocab = 1 << 19;
 
-// A small random model of a Llama-family architecture, in the layout of a
-// downloaded Hugging Face / exllamav2 model directory.
+// A small random model in the layout of a downloaded Hugging Face /
+// exllamav2 model directory. default_spec() gives each family the settings of
+// its published models (Gemma's window and soft-capping, Mixtral's theta);
+// a value-initialised spec is the plain Llama-style default.
 struct RandomModelSpec {
-  std::string architecture = "llama";  // "llama", "mistral", "qwen2" or "qwen3"
+  // llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, mixtral or qwen3_moe
+  std::string architecture = "llama";
   FormatSpec format;
   int layers = 2;
   int hidden = 128;
@@ -66,7 +110,9 @@ struct RandomModelSpec {
   std::uint64_t seed = 1;
   // Unset: tied for FP16, BF16 and GPTQ; untied for EXL2, whose head is quantized.
   std::optional<bool> tie_embeddings;
-  std::optional<int> sliding_window;  // mistral and qwen2 only
+  // Every family but llama. Gemma slides on some layers only (see
+  // sliding_window_pattern) and needs one.
+  std::optional<int> sliding_window;
   RopeScalingSpec rope_scaling;
   // config.json's "torch_dtype"; empty: the weights' (float16 or bfloat16).
   std::string torch_dtype;
@@ -89,10 +135,57 @@ struct RandomModelSpec {
   // EXL2: width of every head group (2, 3, 4, 5, 6 or 8)
   int exl2_head_bits = 6;
 
+  // Gemma 2 and 3.
+  SoftcapSpec softcap;
+  double query_pre_attn_scalar = 0.0;  // the attention scale is its -1/2 power; 0: head_dim
+  // Layer i slides when (i + 1) % pattern != 0; 0: the family's (Gemma 2
+  // alternates, 2; Gemma 3 has five sliding layers to one full, 6).
+  int sliding_window_pattern = 0;
+  bool write_layer_types = false;     // config.json lists every layer's attention
+  double rope_local_theta = 10000.0;  // gemma3: rope_local_base_freq of sliding layers
+  // gemma3: Gemma3ForConditionalGeneration with a vision tower; the text
+  // weights under text_prefix ("language_model.model." as published, or
+  // "model.language_model." as newer transformers save).
+  bool multimodal = false;
+  std::string text_prefix = "language_model.model.";
+  VisionSpec vision;
+
+  // Phi-3: the share of each head that rotates.
+  double partial_rotary_factor = 1.0;
+
+  MoeSpec moe;
+
+  // A published config.json (its text) that config.json is made from: every
+  // key as written there except the shapes, the ids beyond the vocabulary
+  // and what this spec sets differently (see published_config.h).
+  std::string published_config;
+
   int resolved_head_dim() const { return head_dim != 0 ? head_dim : hidden / heads; }
+  double resolved_query_pre_attn_scalar() const {
+    return query_pre_attn_scalar != 0.0 ? query_pre_attn_scalar : resolved_head_dim();
+  }
+  int resolved_sliding_window_pattern() const {
+    return sliding_window_pattern != 0 ? sliding_window_pattern
+                                       : (architecture == "gemma3" ? 6 : 2);
+  }
+  int resolved_expert_intermediate() const {
+    return moe.expert_intermediate != 0 ? moe.expert_intermediate : intermediate / 2;
+  }
+  // Dimensions of each head that rotate (Phi-3's partial rotary factor).
+  int rotary_dim() const;
   int resolved_tokenizer_vocab() const { return tokenizer_vocab != 0 ? tokenizer_vocab : vocab; }
   bool resolved_tie() const { return tie_embeddings.value_or(format.kind != WeightFormat::EXL2); }
 };
+
+// The architectures make-model writes, in the order help texts list them.
+std::span<const std::string_view> architecture_names();
+
+// A spec of the family's published defaults at the small default size:
+// gemma2 RMS eps 1e-6, soft-capping 50 and 30, window 4096; gemma3 theta 1e6,
+// window 512, no soft-capping; phi3 window 262144 as Phi-3.5; mixtral and
+// qwen3_moe theta 1e6. The first four families get RandomModelSpec{} as it
+// is. Throws std::invalid_argument naming "arch" for an unknown family.
+RandomModelSpec default_spec(std::string_view architecture);
 
 // Throws std::invalid_argument whose message starts with the offending
 // option's name ("kv_heads: ...") and says what is allowed.
@@ -103,9 +196,9 @@ void validate(const RandomModelSpec& spec);
 FormatSpec parse_format(std::string_view text);
 std::string to_string(const FormatSpec& format);  // "exl2:4.0"
 
-// "none", "linear:F", "dynamic:F", "llama3", "llama3:F[:ORIGINAL[:LOW:HIGH]]"
-// or "yarn:F[:ORIGINAL]" (F >= 1). Throws std::invalid_argument naming
-// "rope_scaling".
+// "none", "linear:F", "dynamic:F", "llama3", "llama3:F[:ORIGINAL[:LOW:HIGH]]",
+// "yarn:F[:ORIGINAL]" (F >= 1) or "longrope[:ORIGINAL]". Throws
+// std::invalid_argument naming "rope_scaling".
 RopeScalingSpec parse_rope_scaling(std::string_view text);
 std::string to_string(const RopeScalingSpec& scaling);
 
