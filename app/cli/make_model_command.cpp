@@ -9,6 +9,7 @@
 
 #include "cli_support.h"
 #include "quire/engine/modelgen/model_presets.h"
+#include "quire/engine/modelgen/published_config.h"
 #include "quire/engine/modelgen/random_model.h"
 
 namespace quire::cli {
@@ -59,10 +60,113 @@ std::vector<int> parse_id_list(const std::string& option, const std::string& tex
   return ids;
 }
 
+// "50:30" -> {50, 30}; 0 turns a cap off.
+modelgen::SoftcapSpec parse_softcap(const std::string& text) {
+  const std::size_t colon = text.find(':');
+  const auto fail = [&]() -> modelgen::SoftcapSpec {
+    throw std::invalid_argument("softcap: \"" + text +
+                                "\" is not ATTN:FINAL, two caps >= 0 (0 for none)");
+  };
+  if (colon == std::string::npos) return fail();
+  try {
+    const modelgen::SoftcapSpec caps{parse_decimal("softcap", text.substr(0, colon)),
+                                     parse_decimal("softcap", text.substr(colon + 1))};
+    if (caps.attention < 0.0 || caps.final < 0.0) return fail();
+    return caps;
+  } catch (const std::invalid_argument&) {
+    return fail();
+  }
+}
+
+bool is_gemma(const std::string& architecture) {
+  return architecture == "gemma2" || architecture == "gemma3";
+}
+
+bool has_experts(const std::string& architecture) {
+  return architecture == "mixtral" || architecture == "qwen3_moe";
+}
+
+// An option that only some families read, given for another: refused here,
+// where its flag can be named, rather than written into a file that ignores it.
+void require_family(bool given, bool applies, const char* option, const char* families) {
+  if (given && !applies) {
+    throw std::invalid_argument(std::string(option) + ": applies to --arch " + families + " only");
+  }
+}
+
+modelgen::RandomModelSpec base_spec(const MakeModelArguments& a) {
+  if (a.config_from) {
+    if (a.like)
+      throw std::invalid_argument("config_from: --like and --config-from exclude each other");
+    if (a.arch) {
+      throw std::invalid_argument(
+          "arch: --config-from takes the architecture from the file's class name");
+    }
+    if (a.multimodal) {
+      throw std::invalid_argument(
+          "multimodal: --config-from takes it from the file's class name "
+          "(Gemma3ForConditionalGeneration)");
+    }
+    return modelgen::spec_from_published_config(*a.config_from);
+  }
+  if (a.like) {
+    modelgen::RandomModelSpec spec = modelgen::preset_spec(*a.like);
+    if (a.arch) spec.architecture = *a.arch;
+    return spec;
+  }
+  return modelgen::default_spec(a.arch.value_or("llama"));
+}
+
+void set_family_options(const MakeModelArguments& a, modelgen::RandomModelSpec& spec) {
+  const std::string& arch = spec.architecture;
+  require_family(a.softcap.has_value(), is_gemma(arch), "softcap", "gemma2 and gemma3");
+  require_family(a.query_pre_attn_scalar.has_value(), is_gemma(arch), "query_pre_attn_scalar",
+                 "gemma2 and gemma3");
+  require_family(a.layer_types, is_gemma(arch), "layer_types", "gemma2 and gemma3");
+  require_family(a.sliding_window_pattern.has_value(), arch == "gemma3", "sliding_window_pattern",
+                 "gemma3 (Gemma 2 alternates)");
+  require_family(a.multimodal, arch == "gemma3", "multimodal", "gemma3");
+  require_family(a.partial_rotary_factor.has_value(), arch == "phi3", "partial_rotary_factor",
+                 "phi3");
+  require_family(a.experts.has_value(), has_experts(arch), "experts", "mixtral and qwen3_moe");
+  require_family(a.experts_per_token.has_value(), has_experts(arch), "experts_per_token",
+                 "mixtral and qwen3_moe");
+  require_family(a.expert_intermediate.has_value(), arch == "qwen3_moe", "expert_intermediate",
+                 "qwen3_moe (Mixtral's experts are --intermediate wide)");
+  require_family(a.mlp_only_layers.has_value(), arch == "qwen3_moe", "mlp_only_layers",
+                 "qwen3_moe");
+  require_family(a.no_norm_topk_prob, arch == "qwen3_moe", "norm_topk_prob", "qwen3_moe");
+
+  if (a.softcap) spec.softcap = parse_softcap(*a.softcap);
+  if (a.query_pre_attn_scalar) {
+    spec.query_pre_attn_scalar = parse_decimal("query_pre_attn_scalar", *a.query_pre_attn_scalar);
+  }
+  set_int(a.sliding_window_pattern, "sliding_window_pattern", spec.sliding_window_pattern);
+  if (a.layer_types) spec.write_layer_types = true;
+  if (a.multimodal) spec.multimodal = true;
+  if (a.text_prefix) {
+    if (!spec.multimodal) {
+      throw std::invalid_argument(
+          "text_prefix: applies to a model with a vision tower (--multimodal)");
+    }
+    spec.text_prefix = *a.text_prefix;
+  }
+  if (a.partial_rotary_factor) {
+    spec.partial_rotary_factor = parse_decimal("partial_rotary_factor", *a.partial_rotary_factor);
+  }
+  set_int(a.experts, "experts", spec.moe.experts);
+  set_int(a.experts_per_token, "experts_per_token", spec.moe.experts_per_token);
+  set_int(a.expert_intermediate, "expert_intermediate", spec.moe.expert_intermediate);
+  if (a.mlp_only_layers) {
+    spec.moe.mlp_only_layers = a.mlp_only_layers->empty()
+                                   ? std::vector<int>{}
+                                   : parse_id_list("mlp_only_layers", *a.mlp_only_layers);
+  }
+  if (a.no_norm_topk_prob) spec.moe.norm_topk_prob = false;
+}
+
 modelgen::RandomModelSpec spec_from(const MakeModelArguments& a) {
-  modelgen::RandomModelSpec spec =
-      a.like ? modelgen::preset_spec(*a.like) : modelgen::RandomModelSpec{};
-  if (a.arch) spec.architecture = *a.arch;
+  modelgen::RandomModelSpec spec = base_spec(a);
   if (a.format) {
     spec.format = modelgen::parse_format(*a.format);
     // A preset's torch_dtype follows its BF16 weights; other weights name their own.
@@ -84,11 +188,14 @@ modelgen::RandomModelSpec spec_from(const MakeModelArguments& a) {
     std::erase_if(spec.extra_config,
                   [](const auto& entry) { return entry.first == "sliding_window"; });
     if (*a.sliding_window == "null") {
-      if (spec.architecture != "mistral") {
-        throw std::invalid_argument("sliding_window: null applies to --arch mistral only");
+      // Mixtral, Phi-3 and Qwen3-MoE write null for no window already.
+      const std::string& arch = spec.architecture;
+      if (arch != "mistral" && arch != "mixtral" && arch != "phi3" && arch != "qwen3_moe") {
+        throw std::invalid_argument(
+            "sliding_window: null applies to --arch mistral, mixtral, phi3 and qwen3_moe only");
       }
       spec.sliding_window.reset();
-      spec.extra_config.emplace_back("sliding_window", "null");
+      if (arch == "mistral") spec.extra_config.emplace_back("sliding_window", "null");
     } else {
       spec.sliding_window = parse_integer<int>("sliding_window", *a.sliding_window);
     }
@@ -119,12 +226,14 @@ modelgen::RandomModelSpec spec_from(const MakeModelArguments& a) {
     throw std::invalid_argument(
         "format: --gptq-v2 and --gptq-no-act-order apply to --format gptq only");
   }
-  spec.gptq_v2 = a.gptq_v2;
-  spec.gptq_act_order = !a.gptq_no_act_order;
+  // A published GPTQ config.json says both; the flags only switch them on and off.
+  if (a.gptq_v2) spec.gptq_v2 = true;
+  if (a.gptq_no_act_order) spec.gptq_act_order = false;
   if (a.head_bits && spec.format.kind != modelgen::WeightFormat::EXL2) {
     throw std::invalid_argument(
         "head_bits: only EXL2 models quantize the head; add --format exl2:BITS");
   }
+  set_family_options(a, spec);
   return spec;
 }
 
@@ -137,6 +246,7 @@ std::string as_typed(const std::string& message) {
   if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos) return message;
   if (name == "out_dir") return "OUT" + message.substr(colon);
   if (name == "tie") return message.substr(colon + 2);
+  if (name == "norm_topk_prob") return "--no-norm-topk-prob" + message.substr(colon);
   for (char& c : name)
     c = c == '_' ? '-' : c;
   return "--" + name + message.substr(colon);
@@ -179,7 +289,15 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
                    "mistral-7b-instruct-v0.3 or mistral-nemo-instruct-2407; the other options "
                    "override it")
       ->type_name("MODEL");
-  command->add_option("--arch", a->arch, "llama, mistral, qwen2 or qwen3 (default llama)")
+  command
+      ->add_option("--config-from", a->config_from,
+                   "A published config.json: its class, settings and key order, its shapes "
+                   "scaled down; the other options override it")
+      ->type_name("FILE");
+  command
+      ->add_option("--arch", a->arch,
+                   "llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, mixtral or qwen3_moe "
+                   "(default llama)")
       ->type_name("NAME");
   command
       ->add_option("--format", a->format,
@@ -207,14 +325,44 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
   value("--eos", a->eos, "EOS token ids, comma-separated (default 2)", "IDS");
   value("--seed", a->seed, "Seed of every random value (default 1)");
   value("--sliding-window", a->sliding_window,
-        "Attention window (mistral, qwen2), or null to write the key as null (mistral)");
+        "Attention window (every family but llama; Gemma's sliding layers), or null to write "
+        "the key as null (mistral, mixtral, phi3, qwen3_moe)");
   value("--rope-scaling", a->rope_scaling,
-        "none, linear:F, dynamic:F, llama3[:F[:ORIGINAL[:LOW:HIGH]]] or yarn:F[:ORIGINAL]", "TYPE");
+        "none, linear:F, dynamic:F, llama3[:F[:ORIGINAL[:LOW:HIGH]]], yarn:F[:ORIGINAL] or "
+        "longrope[:ORIGINAL] (phi3; original context 16 unless given)",
+        "TYPE");
   value("--rope-theta", a->rope_theta, "Rotary base (default 10000)", "X");
   value("--max-position-embeddings", a->max_position_embeddings, "Context length (default 2048)");
   value("--shards", a->shards, "Safetensors files (default 1)");
   value("--gptq-group-size", a->gptq_group_size, "GPTQ group size (default 32)");
   value("--head-bits", a->head_bits, "EXL2 head width: 2, 3, 4, 5, 6 or 8 (default 6)");
+  value("--softcap", a->softcap,
+        "Gemma's attention and final logit soft-caps, ATTN:FINAL, 0 for none (gemma2 50:30, "
+        "gemma3 none)",
+        "A:F");
+  value("--query-pre-attn-scalar", a->query_pre_attn_scalar,
+        "Gemma's attention scale is its -1/2 power (default head_dim)", "X");
+  value("--sliding-window-pattern", a->sliding_window_pattern,
+        "gemma3: every Nth layer attends fully, the others slide (default 6)");
+  command->add_flag("--layer-types", a->layer_types,
+                    "gemma2, gemma3: list every layer's attention in config.json");
+  command->add_flag("--multimodal", a->multimodal,
+                    "gemma3: Gemma3ForConditionalGeneration with a small vision tower");
+  value("--text-prefix", a->text_prefix,
+        "With --multimodal: language_model.model. (as published, default) or "
+        "model.language_model. (transformers 4.52 and later)",
+        "PREFIX");
+  value("--partial-rotary-factor", a->partial_rotary_factor,
+        "phi3: the share of each head that rotates (default 1)", "F");
+  value("--experts", a->experts, "mixtral, qwen3_moe: experts per layer (default 4)");
+  value("--experts-per-token", a->experts_per_token,
+        "mixtral, qwen3_moe: experts each token uses (default 2)", "K");
+  value("--expert-intermediate", a->expert_intermediate,
+        "qwen3_moe: each expert's MLP size (default intermediate / 2)");
+  value("--mlp-only-layers", a->mlp_only_layers,
+        "qwen3_moe: layers with a dense MLP instead of experts, comma-separated", "LAYERS");
+  command->add_flag("--no-norm-topk-prob", a->no_norm_topk_prob,
+                    "qwen3_moe: leave the chosen experts' weights unnormalised");
   command->add_flag("--tie", a->tie, "Share the embeddings with the head");
   command->add_flag("--no-tie", a->no_tie, "Give the model its own head");
   command->add_flag("--gptq-v2", a->gptq_v2, "Store exact GPTQ zero points (gptq_v2)");

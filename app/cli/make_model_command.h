@@ -16,10 +16,21 @@ namespace quire::cli {
 struct MakeModelArguments {
   std::string out;
   std::optional<std::string> like;  // a preset (model_presets.h); the options below override it
+  // A published config.json (published_config.h); the options below override it.
+  std::optional<std::string> config_from;
   std::optional<std::string> arch, format;  // default llama, fp16
   std::optional<std::string> layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, seed,
       sliding_window, rope_scaling, rope_theta, max_position_embeddings, shards, gptq_group_size,
       head_bits, tokenizer_vocab, tokenizer_from, torch_dtype, bos, eos;
+  // Gemma
+  std::optional<std::string> softcap, query_pre_attn_scalar, sliding_window_pattern, text_prefix;
+  bool layer_types = false;
+  bool multimodal = false;
+  // Phi-3
+  std::optional<std::string> partial_rotary_factor;
+  // Mixtral and Qwen3-MoE
+  std::optional<std::string> experts, experts_per_token, expert_intermediate, mlp_only_layers;
+  bool no_norm_topk_prob = false;
   bool tie = false;
   bool no_tie = false;
   bool gptq_v2 = false;

@@ -240,14 +240,21 @@ void special_ids_of(const Keys& root, RandomModelSpec& spec) {
   const Json* eos = root.find("eos_token_id");
   if (eos == nullptr || eos->is_null()) return;
   const Json list = eos->is_array() ? *eos : Json::array({*eos});
-  int replaced = 0;
+  const auto inside = [](std::int64_t id) { return id >= 0 && id < kMinVocab; };
+  int beyond = 0;
   for (const Json& id : list) {
     if (!id.is_number_integer()) root.fail("eos_token_id", "an id or a list of ids");
+    if (!inside(id.get<std::int64_t>())) ++beyond;
+  }
+  // The first replaced id is EOS 2, further ones rise to just below kMinVocab
+  // (Llama 3's three become 2, 318, 319, as in the presets).
+  int replaced = 0;
+  for (const Json& id : list) {
     const std::int64_t value = id.get<std::int64_t>();
-    if (value >= 0 && value < kMinVocab) {
+    if (inside(value)) {
       spec.eos_ids.push_back(static_cast<int>(value));
     } else {
-      spec.eos_ids.push_back(replaced == 0 ? 2 : kMinVocab - replaced);
+      spec.eos_ids.push_back(replaced == 0 ? 2 : kMinVocab - beyond + replaced);
       ++replaced;
     }
   }
