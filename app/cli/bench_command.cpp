@@ -168,9 +168,19 @@ int run_bench(const BenchOptions& options) {
   out["model"] = options.directory;
   out["parameters"] = model.parameters;
   std::int64_t weight_bytes = model.final_norm_bytes + model.head.device_bytes;
-  for (const engine::LayerDescription& layer : model.layers)
+  // What one token's decode reads: with a mixture of experts only the
+  // experts it chose, so the bandwidth bound is that of the active weights.
+  std::int64_t active_bytes = weight_bytes;
+  for (const engine::LayerDescription& layer : model.layers) {
     weight_bytes += layer.device_bytes();
+    active_bytes += layer.active_bytes(model.config.moe.experts_per_token);
+  }
   out["weight_bytes"] = weight_bytes;
+  out["active_weight_bytes"] = active_bytes;
+  if (model.config.moe.experts > 0) {
+    out["experts"] = {{"count", model.config.moe.experts},
+                      {"per_token", model.config.moe.experts_per_token}};
+  }
   out["cache_format"] = engine.cache;
   out["devices"] = engine.devices;
   out["cpu"] = cpu_name();
@@ -244,7 +254,7 @@ int run_bench(const BenchOptions& options) {
     progress("decode at " + std::to_string(context) + " context: " + std::to_string(rate) +
              " tokens/s");
     const double bytes_per_token =
-        double(weight_bytes) + double(kv_per_token) * (context + options.decode_tokens / 2);
+        double(active_bytes) + double(kv_per_token) * (context + options.decode_tokens / 2);
     decode.push_back({{"context", context},
                       {"tokens_per_s", rate},
                       {"runs_tokens_per_s", rates},

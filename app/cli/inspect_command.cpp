@@ -8,6 +8,7 @@
 
 #include "cli_support.h"
 #include "engine_options.h"
+#include "inspect_layers.h"
 #include "model_commands.h"
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/vocabulary_check.h"
@@ -19,28 +20,6 @@ namespace quire::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-Json linear_json(const engine::LinearDescription& linear) {
-  Json entry{{"format", engine::to_string(linear.format)},
-             {"bits_per_weight", linear.bits_per_weight},
-             {"bytes", linear.device_bytes}};
-  if (linear.format == engine::LinearFormat::Dense) {
-    entry["dtype"] = std::string(kernels::dtype_name(linear.dtype));
-  }
-  if (linear.has_bias) entry["bias"] = true;
-  return entry;
-}
-
-std::string linear_text(const engine::LinearDescription& linear) {
-  std::ostringstream text;
-  text.precision(3);
-  if (linear.format == engine::LinearFormat::Dense) {
-    text << kernels::dtype_name(linear.dtype);
-  } else {
-    text << engine::to_string(linear.format) << ' ' << linear.bits_per_weight << " bpw";
-  }
-  return text.str();
-}
 
 // The tokenizer and the prompt format, or why they cannot be used: a model
 // whose tokenizer is broken is still described, and the command ends with 2.
@@ -105,18 +84,8 @@ int run_inspect(const InspectOptions& options) {
   }
 
   Json layers = Json::array();
-  for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    const engine::LayerDescription& layer = model.layers[i];
-    layers.push_back({{"index", i},
-                      {"bytes", layer.device_bytes()},
-                      {"q_proj", linear_json(layer.q)},
-                      {"k_proj", linear_json(layer.k)},
-                      {"v_proj", linear_json(layer.v)},
-                      {"o_proj", linear_json(layer.o)},
-                      {"gate_proj", linear_json(layer.gate)},
-                      {"up_proj", linear_json(layer.up)},
-                      {"down_proj", linear_json(layer.down)}});
-  }
+  for (std::size_t i = 0; i < model.layers.size(); ++i)
+    layers.push_back(layer_json(model, i));
   Json head = linear_json(model.head);
   head["tied"] = model.head_tied;
   const TextSide text_side = describe_text_side(options.directory, model);
@@ -150,6 +119,12 @@ int run_inspect(const InspectOptions& options) {
              {"intermediate_size", c.intermediate_size},
              {"vocab_size", c.vocab_size},
              {"parameters", model.parameters},
+             {"active_parameters", model.active_parameters},
+             {"experts", c.moe.experts > 0 ? Json{{"count", c.moe.experts},
+                                                  {"per_token", c.moe.experts_per_token},
+                                                  {"intermediate_size", c.moe.intermediate_size}}
+                                           : Json(nullptr)},
+             {"unused_tensors", {{"count", model.unused_tensors}, {"bytes", model.unused_bytes}}},
              {"weight_bytes", weight_bytes},
              {"embedding",
               {{"dtype", std::string(kernels::dtype_name(model.embedding_dtype))},
@@ -169,8 +144,12 @@ int run_inspect(const InspectOptions& options) {
             << c.num_layers << " layers, hidden " << c.hidden_size << ", " << c.num_heads
             << " heads (" << c.num_kv_heads << " K/V, dim " << c.head_dim << "), vocabulary "
             << c.vocab_size << '\n'
-            << "  parameters    " << model.parameters << ", weights " << human_bytes(weight_bytes)
-            << '\n'
+            << "  parameters    " << model.parameters << ", weights " << human_bytes(weight_bytes);
+  if (c.moe.experts > 0) {
+    std::cout << "; " << experts_text(c) << ", " << model.active_parameters
+              << " parameters active per token";
+  }
+  std::cout << '\n'
             << "  embedding     " << kernels::dtype_name(model.embedding_dtype) << ", head "
             << (model.head_tied ? "tied to the embedding" : linear_text(model.head)) << '\n';
   if (text_side.problem.empty()) {
@@ -179,13 +158,16 @@ int run_inspect(const InspectOptions& options) {
   } else {
     std::cout << "  tokenizer     cannot be used: " << text_side.problem << '\n';
   }
+  if (model.unused_tensors > 0) {
+    std::cout << "  not loaded    " << model.unused_tensors << " tensors ("
+              << human_bytes(model.unused_bytes) << ")"
+              << (model.architecture->multimodal
+                      ? ": the vision tower; Quire runs the language model and leaves it on disk"
+                      : ": not part of the language model")
+              << '\n';
+  }
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    const engine::LayerDescription& l = model.layers[i];
-    std::cout << "  layer " << i << (i < 10 ? "       " : "      ") << "q " << linear_text(l.q)
-              << ", k " << linear_text(l.k) << ", v " << linear_text(l.v) << ", o "
-              << linear_text(l.o) << ", gate " << linear_text(l.gate) << ", up "
-              << linear_text(l.up) << ", down " << linear_text(l.down) << " ("
-              << human_bytes(l.device_bytes()) << ")\n";
+    std::cout << "  layer " << i << (i < 10 ? "       " : "      ") << layer_text(model, i) << '\n';
   }
   std::cout << "  KV per token ";
   bool first = true;

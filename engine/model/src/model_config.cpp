@@ -1,189 +1,19 @@
 #include "quire/engine/model/model_config.h"
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "config_reader.h"
 #include "quire/engine/model/architecture.h"
 #include "quire/engine/model_error.h"
 
 namespace quire::engine {
 namespace {
 
-using Json = nlohmann::json;
-
-// Reads keys from the top level, falling back to "text_config".
-class ConfigReader {
- public:
-  ConfigReader(const Json& root, std::string source) : root_(root), source_(std::move(source)) {
-    if (auto text = root.find("text_config"); text != root.end() && text->is_object()) {
-      text_ = &*text;
-    }
-  }
-
-  const Json* find(const char* key) const {
-    if (auto it = root_.find(key); it != root_.end() && !it->is_null()) return &*it;
-    if (text_) {
-      if (auto it = text_->find(key); it != text_->end() && !it->is_null()) return &*it;
-    }
-    return nullptr;
-  }
-
-  [[noreturn]] void fail(const std::string& what) const { throw ModelError(source_ + ": " + what); }
-
-  std::int64_t integer(const char* key, std::int64_t low, std::int64_t high) const {
-    const Json* value = find(key);
-    if (!value)
-      fail("missing \"" + std::string(key) + "\"; is this a Hugging Face model directory?");
-    return checked_integer(*value, key, low, high);
-  }
-
-  std::optional<std::int64_t> optional_integer(const char* key, std::int64_t low,
-                                               std::int64_t high) const {
-    const Json* value = find(key);
-    if (!value) return std::nullopt;
-    return checked_integer(*value, key, low, high);
-  }
-
-  double number(const char* key, double fallback, double low, double high) const {
-    const Json* value = find(key);
-    if (!value) return fallback;
-    if (!value->is_number()) fail("\"" + std::string(key) + "\" must be a number");
-    const double result = value->get<double>();
-    if (!(result >= low && result <= high)) {
-      fail("\"" + std::string(key) + "\" is " + value->dump() + ", outside [" +
-           std::to_string(low) + ", " + std::to_string(high) + "]");
-    }
-    return result;
-  }
-
-  bool boolean(const char* key, bool fallback) const {
-    const Json* value = find(key);
-    if (!value) return fallback;
-    if (!value->is_boolean()) fail("\"" + std::string(key) + "\" must be true or false");
-    return value->get<bool>();
-  }
-
-  std::string string(const char* key) const {
-    const Json* value = find(key);
-    if (!value) return {};
-    if (!value->is_string()) fail("\"" + std::string(key) + "\" must be a string");
-    return value->get<std::string>();
-  }
-
- private:
-  std::int64_t checked_integer(const Json& value, const char* key, std::int64_t low,
-                               std::int64_t high) const {
-    if (!value.is_number_integer()) {
-      fail("\"" + std::string(key) + "\" must be an integer, not " + value.dump());
-    }
-    const std::int64_t result = value.get<std::int64_t>();
-    if (result < low || result > high) {
-      fail("\"" + std::string(key) + "\" is " + std::to_string(result) + ", outside [" +
-           std::to_string(low) + ", " + std::to_string(high) + "]");
-    }
-    return result;
-  }
-
-  const Json& root_;
-  const Json* text_ = nullptr;
-  std::string source_;
-};
-
-// The rotary types Quire computes, for messages.
-constexpr const char* kSupportedRopeTypes = "default, linear, dynamic, llama3 and yarn";
-
-RopeScaling parse_rope_scaling(const ConfigReader& reader) {
-  RopeScaling scaling;
-  const Json* value = reader.find("rope_scaling");
-  if (!value) return scaling;
-  if (!value->is_object()) reader.fail("\"rope_scaling\" must be an object or null");
-  std::string type;
-  for (const char* key : {"rope_type", "type"}) {
-    if (auto it = value->find(key); it != value->end() && it->is_string()) {
-      type = it->get<std::string>();
-      break;
-    }
-  }
-  const auto present = [&](const char* key) {
-    auto it = value->find(key);
-    return it != value->end() && !it->is_null();
-  };
-  auto number = [&](const char* key, double fallback) {
-    auto it = value->find(key);
-    if (it == value->end() || it->is_null()) return fallback;
-    if (!it->is_number()) {
-      reader.fail("rope_scaling \"" + std::string(key) + "\" must be a number, not " + it->dump());
-    }
-    return it->get<double>();
-  };
-  const auto require = [&](const char* key) {
-    if (!present(key)) {
-      reader.fail("rope_scaling of type \"" + type + "\" needs \"" + std::string(key) + "\"");
-    }
-    return number(key, 0.0);
-  };
-  scaling.factor = number("factor", 1.0);
-  if (type == "default" || type.empty()) return scaling;
-  if (!(scaling.factor >= 1.0)) {
-    reader.fail("rope_scaling \"factor\" is " + value->at("factor").dump() +
-                "; it must be at least 1");
-  }
-  if (type == "linear") {
-    scaling.type = RopeScaling::Type::Linear;
-  } else if (type == "dynamic") {
-    scaling.type = RopeScaling::Type::Dynamic;
-  } else if (type == "llama3") {
-    scaling.type = RopeScaling::Type::Llama3;
-    scaling.factor = require("factor");
-    scaling.low_freq_factor = require("low_freq_factor");
-    scaling.high_freq_factor = require("high_freq_factor");
-    scaling.original_max_position_embeddings =
-        static_cast<std::int64_t>(require("original_max_position_embeddings"));
-    if (!(scaling.high_freq_factor > scaling.low_freq_factor) || !(scaling.low_freq_factor > 0.0)) {
-      reader.fail("rope_scaling high_freq_factor (" + std::to_string(scaling.high_freq_factor) +
-                  ") must exceed low_freq_factor (" + std::to_string(scaling.low_freq_factor) +
-                  "), and both must be positive");
-    }
-    if (scaling.original_max_position_embeddings < 1) {
-      reader.fail("rope_scaling original_max_position_embeddings must be positive");
-    }
-  } else if (type == "yarn") {
-    scaling.type = RopeScaling::Type::Yarn;
-    scaling.factor = require("factor");
-    // As transformers reads them: an absent, null or zero beta takes the
-    // default, and mscale applies only with mscale_all_dim.
-    if (const double beta = number("beta_fast", 0.0); beta != 0.0) scaling.beta_fast = beta;
-    if (const double beta = number("beta_slow", 0.0); beta != 0.0) scaling.beta_slow = beta;
-    if (!(scaling.beta_fast > 0.0 && scaling.beta_slow > 0.0)) {
-      reader.fail("rope_scaling beta_fast and beta_slow must be positive");
-    }
-    if (present("attention_factor")) scaling.attention_factor = number("attention_factor", 1.0);
-    scaling.mscale = number("mscale", 0.0);
-    scaling.mscale_all_dim = number("mscale_all_dim", 0.0);
-    if (present("truncate")) {
-      if (!value->at("truncate").is_boolean()) {
-        reader.fail("rope_scaling \"truncate\" must be true or false");
-      }
-      scaling.truncate = value->at("truncate").get<bool>();
-    }
-    if (present("original_max_position_embeddings")) {
-      scaling.original_max_position_embeddings =
-          static_cast<std::int64_t>(number("original_max_position_embeddings", 0.0));
-      if (scaling.original_max_position_embeddings < 1) {
-        reader.fail("rope_scaling original_max_position_embeddings must be positive");
-      }
-    }
-  } else if (type == "longrope" || type == "su") {
-    reader.fail("rope_scaling type \"" + type +
-                "\" (Phi-3's long-context scaling) is not supported yet; Quire runs " +
-                kSupportedRopeTypes + " scaling");
-  } else {
-    reader.fail("rope_scaling type \"" + type + "\" is not supported; Quire runs " +
-                kSupportedRopeTypes + " scaling");
-  }
-  return scaling;
-}
+using detail::ConfigReader;
+using detail::Json;
 
 }  // namespace
 
@@ -191,6 +21,85 @@ int ModelConfig::rotary_dim() const {
   const int dim = static_cast<int>(head_dim * partial_rotary_factor);
   return dim - dim % 2;
 }
+
+double ModelConfig::attention_scale() const {
+  return 1.0 / std::sqrt(query_pre_attn_scalar.value_or(static_cast<double>(head_dim)));
+}
+
+namespace {
+
+constexpr std::int64_t kBig = std::int64_t{1} << 40;
+
+Activation parse_activation(const ConfigReader& reader) {
+  // Gemma names it "hidden_activation" (and may keep an older "hidden_act").
+  const char* key = reader.find("hidden_activation") ? "hidden_activation" : "hidden_act";
+  const std::string name = reader.string(key);
+  if (name.empty() || name == "silu" || name == "swish") return Activation::Silu;
+  if (name == "gelu_pytorch_tanh" || name == "gelu_new") return Activation::GeluTanh;
+  reader.fail("\"" + std::string(key) + "\" is \"" + name +
+              "\"; Quire's gated MLPs run silu and gelu_pytorch_tanh");
+}
+
+// A soft cap: null, absent or 0 mean none.
+double parse_softcap(const ConfigReader& reader, const char* key) {
+  return reader.number(key, 0.0, 0.0, 1e9);
+}
+
+void parse_experts(const ConfigReader& reader, ModelConfig& config) {
+  MixtureOfExperts& moe = config.moe;
+  const char* experts_key = reader.find("num_local_experts") ? "num_local_experts" : "num_experts";
+  moe.experts = static_cast<int>(reader.optional_integer(experts_key, 0, 65536).value_or(0));
+  if (moe.experts == 0) return;
+  moe.experts_per_token = static_cast<int>(reader.integer("num_experts_per_tok", 1, 65536));
+  if (moe.experts_per_token > moe.experts) {
+    reader.fail("\"num_experts_per_tok\" (" + std::to_string(moe.experts_per_token) +
+                ") is larger than the " + std::to_string(moe.experts) + " experts (\"" +
+                experts_key + "\"); a token cannot choose more experts than there are");
+  }
+  moe.intermediate_size =
+      reader.optional_integer("moe_intermediate_size", 1, kBig).value_or(config.intermediate_size);
+  moe.normalize_top_k = reader.boolean("norm_topk_prob", true);
+  moe.sparse_step =
+      static_cast<int>(reader.optional_integer("decoder_sparse_step", 1, 4096).value_or(1));
+  if (const Json* layers = reader.find("mlp_only_layers")) {
+    if (!layers->is_array()) reader.fail("\"mlp_only_layers\" must be a list of layer indices");
+    for (const Json& layer : *layers) {
+      if (!layer.is_number_integer() || layer.get<int>() < 0 ||
+          layer.get<int>() >= config.num_layers) {
+        reader.fail("\"mlp_only_layers\" lists " + layer.dump() + "; layers run from 0 to " +
+                    std::to_string(config.num_layers - 1));
+      }
+      moe.dense_layers.push_back(layer.get<int>());
+    }
+  }
+}
+
+void check_rope(const ConfigReader& reader, ModelConfig& config) {
+  RopeScaling& scaling = config.rope_scaling;
+  if (scaling.type == RopeScaling::Type::Dynamic ||
+      (scaling.type == RopeScaling::Type::Yarn && scaling.original_max_position_embeddings == 0)) {
+    scaling.original_max_position_embeddings = config.max_position_embeddings;
+  }
+  if (scaling.type != RopeScaling::Type::LongRope) return;
+  if (scaling.original_max_position_embeddings == 0) {
+    scaling.original_max_position_embeddings = config.max_position_embeddings;
+  }
+  if (scaling.factor_from_positions) {
+    scaling.factor = static_cast<double>(config.max_position_embeddings) /
+                     static_cast<double>(scaling.original_max_position_embeddings);
+  }
+  const auto frequencies = static_cast<std::size_t>(config.rotary_dim() / 2);
+  for (const auto* list : {&scaling.short_factor, &scaling.long_factor}) {
+    if (list->size() != frequencies) {
+      reader.fail("rope_scaling lists " + std::to_string(list->size()) + " " +
+                  (list == &scaling.short_factor ? "short_factor" : "long_factor") +
+                  " values, but the rotary dimension " + std::to_string(config.rotary_dim()) +
+                  " has " + std::to_string(frequencies) + " frequencies");
+    }
+  }
+}
+
+}  // namespace
 
 ModelConfig parse_model_config(const std::string& json_text, const std::string& source) {
   Json root;
@@ -200,7 +109,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     throw ModelError(source + " is not valid JSON (" + error.what() + ")");
   }
   if (!root.is_object()) throw ModelError(source + " must hold a JSON object");
-  const ConfigReader reader(root, source);
+  ConfigReader reader(root, source);
 
   ModelConfig config;
   if (const Json* list = reader.find("architectures");
@@ -211,7 +120,18 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
         "missing \"architectures\" (a list naming the model class, such as "
         "[\"LlamaForCausalLM\"])");
   }
-  constexpr std::int64_t kBig = std::int64_t{1} << 40;
+  config.model_type = reader.string("model_type");
+  // The architecture first: its configuration class's defaults fill in
+  // what the file leaves out.
+  const Architecture* architecture = nullptr;
+  try {
+    architecture = &find_architecture(config);
+  } catch (const ModelError& error) {
+    reader.fail(error.what());
+  }
+  const Json defaults = Json::parse(architecture->defaults);
+  reader.set_defaults(&defaults);
+
   config.hidden_size = reader.integer("hidden_size", 1, 1 << 20);
   config.num_layers = static_cast<int>(reader.integer("num_hidden_layers", 1, 4096));
   config.num_heads = static_cast<int>(reader.integer("num_attention_heads", 1, 4096));
@@ -225,14 +145,9 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   config.rms_norm_eps = reader.number("rms_norm_eps", 1e-6, 0.0, 1.0);
   config.rope_theta = reader.number("rope_theta", 10000.0, 1.0, 1e12);
   config.partial_rotary_factor = reader.number("partial_rotary_factor", 1.0, 0.0, 1.0);
-  config.rope_scaling = parse_rope_scaling(reader);
+  config.rope_scaling = detail::parse_rope_scaling(reader);
   config.max_position_embeddings =
       reader.optional_integer("max_position_embeddings", 1, kBig).value_or(4096);
-  RopeScaling& scaling = config.rope_scaling;
-  if (scaling.type == RopeScaling::Type::Dynamic ||
-      (scaling.type == RopeScaling::Type::Yarn && scaling.original_max_position_embeddings == 0)) {
-    scaling.original_max_position_embeddings = config.max_position_embeddings;
-  }
   config.sliding_window = reader.optional_integer("sliding_window", 1, kBig);
   if (const Json* value = reader.find("use_sliding_window")) {
     if (!value->is_boolean()) reader.fail("\"use_sliding_window\" must be true or false");
@@ -251,6 +166,15 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   config.tie_word_embeddings = reader.boolean("tie_word_embeddings", false);
   config.attention_bias = reader.boolean("attention_bias", false);
   config.mlp_bias = reader.boolean("mlp_bias", false);
+  config.activation = parse_activation(reader);
+  config.query_pre_attn_scalar = reader.optional_number("query_pre_attn_scalar", 1e-6, 1e9);
+  config.attention_softcap = parse_softcap(reader, "attn_logit_softcapping");
+  config.final_softcap = parse_softcap(reader, "final_logit_softcapping");
+  config.rope_local_theta = reader.optional_number("rope_local_base_freq", 1.0, 1e12);
+  if (auto pattern = reader.optional_integer("sliding_window_pattern", 1, 4096)) {
+    config.sliding_window_pattern = static_cast<int>(*pattern);
+  }
+  parse_experts(reader, config);
   config.torch_dtype = reader.string("torch_dtype");
   if (const Json* quantization = reader.find("quantization_config");
       quantization && quantization->is_object()) {
@@ -264,18 +188,17 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
                 std::to_string(config.num_kv_heads) + ")");
   }
   if (config.head_dim % 2 != 0) reader.fail("head_dim must be even for rotary embeddings");
+  if (config.rotary_dim() < 2) {
+    reader.fail("\"partial_rotary_factor\" " + std::to_string(config.partial_rotary_factor) +
+                " leaves no rotary dimensions of head_dim " + std::to_string(config.head_dim));
+  }
+  check_rope(reader, config);
   if (!config.layer_types.empty() &&
       config.layer_types.size() != static_cast<std::size_t>(config.num_layers)) {
     reader.fail("\"layer_types\" lists " + std::to_string(config.layer_types.size()) +
                 " layers but num_hidden_layers is " + std::to_string(config.num_layers));
   }
   config.sliding_windows.assign(static_cast<std::size_t>(config.num_layers), 0);
-  const Architecture* architecture = nullptr;
-  try {
-    architecture = &find_architecture(config);
-  } catch (const ModelError& error) {
-    reader.fail(error.what());
-  }
   architecture->apply(config);
   return config;
 }

@@ -102,10 +102,46 @@ RopeFrequencies yarn(const ModelConfig& config, int dim) {
   return result;
 }
 
+// LongRoPE (Phi-3): each frequency divided by its own factor, the short list
+// up to the original context and the long one beyond it, with cos and sin
+// scaled by sqrt(1 + ln(factor) / ln(original)) unless the file gives the
+// attention factor.
+RopeFrequencies longrope(const ModelConfig& config, int dim, std::int64_t sequence_length) {
+  const RopeScaling& scaling = config.rope_scaling;
+  const auto original = static_cast<double>(scaling.original_max_position_embeddings);
+  const std::vector<double>& factors =
+      static_cast<double>(sequence_length) > original ? scaling.long_factor : scaling.short_factor;
+  RopeFrequencies result;
+  result.inv_freq.resize(static_cast<std::size_t>(dim / 2));
+  for (int i = 0; i < dim / 2; ++i) {
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(dim);
+    const float position_frequency = std::pow(static_cast<float>(config.rope_theta), exponent);
+    const float divisor =
+        static_cast<float>(factors[static_cast<std::size_t>(i)]) * position_frequency;
+    result.inv_freq[static_cast<std::size_t>(i)] = 1.0f / divisor;
+  }
+  double attention_factor = 1.0;
+  if (scaling.attention_factor) {
+    attention_factor = *scaling.attention_factor;
+  } else if (scaling.factor > 1.0) {
+    attention_factor = std::sqrt(1.0 + std::log(scaling.factor) / std::log(original));
+  }
+  result.attention_factor = static_cast<float>(attention_factor);
+  return result;
+}
+
 }  // namespace
 
 bool rope_depends_on_length(const ModelConfig& config) {
-  return config.rope_scaling.type == RopeScaling::Type::Dynamic;
+  return config.rope_scaling.type == RopeScaling::Type::Dynamic ||
+         config.rope_scaling.type == RopeScaling::Type::LongRope;
+}
+
+RopeFrequencies local_rope_frequencies(const ModelConfig& config) {
+  RopeFrequencies result;
+  result.inv_freq =
+      base_frequencies(config.rope_local_theta.value_or(config.rope_theta), config.rotary_dim());
+  return result;
 }
 
 RopeFrequencies rope_frequencies(const ModelConfig& config, std::int64_t sequence_length) {
@@ -138,6 +174,9 @@ RopeFrequencies rope_frequencies(const ModelConfig& config, std::int64_t sequenc
       break;
     case RopeScaling::Type::Yarn:
       result = yarn(config, dim);
+      break;
+    case RopeScaling::Type::LongRope:
+      result = longrope(config, dim, sequence_length);
       break;
   }
   return result;

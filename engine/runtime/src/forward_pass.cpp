@@ -42,6 +42,11 @@ void check_candidate_request(const ForwardPass::Sequence& sequence, std::int64_t
   }
 }
 
+kernels::GatedActivation gated_activation_of(Activation activation) {
+  return activation == Activation::GeluTanh ? kernels::GatedActivation::GeluTanh
+                                            : kernels::GatedActivation::Silu;
+}
+
 }  // namespace
 
 std::span<const float> ForwardPass::Result::row(std::size_t sequence, int index) const {
@@ -118,12 +123,29 @@ ForwardPass::Scratch& ForwardPass::scratch(int device) {
   s.attention = floats(backend_, device, t * c.num_heads * c.head_dim);
   s.k = floats(backend_, device, t * c.num_kv_heads * c.head_dim);
   s.v = floats(backend_, device, t * c.num_kv_heads * c.head_dim);
-  s.gate = floats(backend_, device, t * c.intermediate_size);
-  s.up = floats(backend_, device, t * c.intermediate_size);
+  const std::int64_t inner = std::max(c.intermediate_size, c.moe.intermediate_size);
+  s.gate = floats(backend_, device, t * inner);
+  s.up = floats(backend_, device, t * inner);
   s.tokens = floats(backend_, device, t);
   s.positions = floats(backend_, device, t);
   s.sequence_ids = floats(backend_, device, t);
   s.inv_freq = floats(backend_, device, c.rotary_dim() / 2);
+  if (c.rope_local_theta) {
+    s.inv_freq_local = floats(backend_, device, c.rotary_dim() / 2);
+    const std::vector<float> local = local_rope_frequencies(c).inv_freq;
+    backend_.copy(s.inv_freq_local.data(), device, local.data(), -1, local.size() * 4);
+  }
+  if (const std::int64_t width = model_.fused_width(); width > 0) {
+    s.fused = floats(backend_, device, t * width);
+  }
+  if (c.moe.experts > 0) {
+    const std::int64_t routes = t * c.moe.experts_per_token;
+    s.router = floats(backend_, device, t * c.moe.experts);
+    s.expert_in = floats(backend_, device, t * c.hidden_size);
+    s.expert_out = floats(backend_, device, t * c.hidden_size);
+    s.route_rows = floats(backend_, device, routes);
+    s.route_weights = floats(backend_, device, routes);
+  }
   return scratch_.emplace(device, std::move(s)).first->second;
 }
 
@@ -168,7 +190,9 @@ void ForwardPass::upload_metadata(int device, std::span<const std::int32_t> toke
 }
 
 std::optional<StepShape> ForwardPass::step_shape(std::span<const Sequence> sequences) const {
-  if (devices_.size() != 1 || !graphs_.enabled()) return std::nullopt;
+  if (devices_.size() != 1 || !graphs_.enabled() || model_.config.moe.experts > 0) {
+    return std::nullopt;
+  }
   StepShape shape;
   std::size_t pages = 1;
   for (const Sequence& seq : sequences) {
@@ -248,10 +272,11 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
     backend_.embedding(current, loaded_.embedding, c.vocab_size, hidden,
                        scratch(current).tokens.as<std::int32_t>(), count, x);
 
-    const float attention_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    if (model_.embedding_scale != 1.0f)
+      backend_.scale(current, x, count * hidden, model_.embedding_scale);
+
     for (std::size_t i = 0; i < loaded_.layers.size(); ++i) {
-      const LoadedLayer& layer = loaded_.layers[i];
-      const int d = layer.device;
+      const int d = loaded_.layers[i].device;
       Scratch& s = scratch(d);
       if (d != current) {
         backend_.copy(s.x.data(), d, x, current, static_cast<std::size_t>(count * hidden) * 4);
@@ -261,41 +286,8 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
       const kernels::TokenBatch batch{
           s.sequence_ids.as<std::int32_t>(), s.positions.as<std::int32_t>(),
           s.block_tables.as<std::int32_t>(), count, static_cast<int>(max_pages)};
-      const kernels::RopeParams rope{s.inv_freq.as<float>(), c.rotary_dim(), attention_factor_};
-      float* h = s.h.as<float>();
-      backend_.rms_norm(d, x, layer.input_norm, static_cast<float>(c.rms_norm_eps), count, hidden,
-                        h);
-      const kernels::LinearWeight* qkv[] = {&layer.q, &layer.k, &layer.v};
-      float* const qkv_out[] = {s.q.as<float>(), s.k.as<float>(), s.v.as<float>()};
-      backend_.linear_many(d, h, count, qkv, qkv_out);
-      if (c.qk_norm) {
-        // Each head normalized on its own, in place: rows of head_dim.
-        const float eps = static_cast<float>(c.rms_norm_eps);
-        backend_.rms_norm(d, s.q.as<float>(), layer.q_norm, eps, count * c.num_heads, c.head_dim,
-                          s.q.as<float>());
-        backend_.rms_norm(d, s.k.as<float>(), layer.k_norm, eps, count * c.num_kv_heads, c.head_dim,
-                          s.k.as<float>());
-      }
-      backend_.rope(d, s.q.as<float>(), count, c.num_heads, c.head_dim,
-                    s.positions.as<std::int32_t>(), rope);
-      backend_.rope(d, s.k.as<float>(), count, c.num_kv_heads, c.head_dim,
-                    s.positions.as<std::int32_t>(), rope);
-      backend_.write_kv(d, storage_.view(i), batch, s.k.as<float>(), s.v.as<float>());
-      const kernels::AttentionParams attention{c.num_heads, attention_scale, c.sliding_windows[i]};
-      backend_.paged_attention(d, storage_.view(i), batch, s.q.as<float>(), attention,
-                               s.attention.as<float>());
-      backend_.linear(d, s.attention.as<float>(), count, layer.o, s.projection.as<float>());
-      backend_.add(d, x, s.projection.as<float>(), count * hidden);
-
-      backend_.rms_norm(d, x, layer.post_attention_norm, static_cast<float>(c.rms_norm_eps), count,
-                        hidden, h);
-      const kernels::LinearWeight* gate_up[] = {&layer.gate, &layer.up};
-      float* const gate_up_out[] = {s.gate.as<float>(), s.up.as<float>()};
-      backend_.linear_many(d, h, count, gate_up, gate_up_out);
-      backend_.silu_mul(d, s.gate.as<float>(), s.up.as<float>(), count * c.intermediate_size,
-                        s.gate.as<float>());
-      backend_.linear(d, s.gate.as<float>(), count, layer.down, s.projection.as<float>());
-      backend_.add(d, x, s.projection.as<float>(), count * hidden);
+      attention_block(i, count, batch, x);
+      mlp_block(i, count, x);
     }
 
     // Gather the rows that need logits onto the head's device.
@@ -312,6 +304,10 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
     backend_.rms_norm(head, gathered_.as<float>(), loaded_.final_norm,
                       static_cast<float>(c.rms_norm_eps), rows, hidden, normed_.as<float>());
     backend_.linear(head, normed_.as<float>(), rows, loaded_.head, logits_.as<float>());
+    if (c.final_softcap > 0.0) {
+      backend_.soft_cap(head, logits_.as<float>(), rows * c.vocab_size,
+                        static_cast<float>(c.final_softcap));
+    }
     if (masked_from_ < c.vocab_size) {
       const auto tail_bytes = static_cast<std::size_t>(c.vocab_size - masked_from_) * 4;
       for (int row = 0; row < rows; ++row) {
@@ -327,6 +323,96 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
   }
   deliver_logits(sequences, rows, result);
   return result;
+}
+
+void ForwardPass::attention_block(std::size_t index, std::int64_t count,
+                                  const kernels::TokenBatch& batch, float* x) {
+  const ModelConfig& c = model_.config;
+  const LoadedLayer& layer = loaded_.layers[index];
+  const int d = layer.device;
+  Scratch& s = scratch(d);
+  const std::int64_t hidden = c.hidden_size;
+  const auto eps = static_cast<float>(c.rms_norm_eps);
+  float* h = s.h.as<float>();
+  float* q = s.q.as<float>();
+  float* k = s.k.as<float>();
+  float* v = s.v.as<float>();
+  backend_.rms_norm(d, x, layer.attention_norm, eps, count, hidden, h);
+  if (layer.qkv) {
+    // One product, then its columns apart: q, k, v.
+    const std::int64_t q_width = std::int64_t{c.num_heads} * c.head_dim;
+    const std::int64_t kv_width = std::int64_t{c.num_kv_heads} * c.head_dim;
+    const std::int64_t width = q_width + 2 * kv_width;
+    backend_.linear(d, h, count, *layer.qkv, s.fused.as<float>());
+    backend_.copy_columns(d, s.fused.as<float>(), count, width, 0, q_width, q);
+    backend_.copy_columns(d, s.fused.as<float>(), count, width, q_width, kv_width, k);
+    backend_.copy_columns(d, s.fused.as<float>(), count, width, q_width + kv_width, kv_width, v);
+  } else {
+    const kernels::LinearWeight* qkv[] = {&layer.q, &layer.k, &layer.v};
+    float* const qkv_out[] = {q, k, v};
+    backend_.linear_many(d, h, count, qkv, qkv_out);
+  }
+  if (c.qk_norm) {
+    // Each head normalized on its own, in place: rows of head_dim.
+    backend_.rms_norm(d, q, layer.q_norm, eps, count * c.num_heads, c.head_dim, q);
+    backend_.rms_norm(d, k, layer.k_norm, eps, count * c.num_kv_heads, c.head_dim, k);
+  }
+  const kernels::DeviceBuffer& inv_freq = c.local_rope(index) ? s.inv_freq_local : s.inv_freq;
+  // Local layers rotate unscaled: no attention factor.
+  const float factor = c.local_rope(index) ? 1.0f : attention_factor_;
+  const kernels::RopeParams rope{inv_freq.as<float>(), c.rotary_dim(), factor};
+  backend_.rope(d, q, count, c.num_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
+  backend_.rope(d, k, count, c.num_kv_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
+  backend_.write_kv(d, storage_.view(index), batch, k, v);
+  kernels::AttentionParams attention{c.num_heads, static_cast<float>(c.attention_scale()),
+                                     c.sliding_windows[index]};
+  attention.softcap = static_cast<float>(c.attention_softcap);
+  backend_.paged_attention(d, storage_.view(index), batch, q, attention, s.attention.as<float>());
+  float* projection = s.projection.as<float>();
+  backend_.linear(d, s.attention.as<float>(), count, layer.o, projection);
+  if (layer.attention_output_norm.data != nullptr) {
+    backend_.rms_norm(d, projection, layer.attention_output_norm, eps, count, hidden, projection);
+  }
+  backend_.add(d, x, projection, count * hidden);
+}
+
+void ForwardPass::mlp_block(std::size_t index, std::int64_t count, float* x) {
+  const ModelConfig& c = model_.config;
+  const LoadedLayer& layer = loaded_.layers[index];
+  const int d = layer.device;
+  Scratch& s = scratch(d);
+  const std::int64_t hidden = c.hidden_size;
+  const auto eps = static_cast<float>(c.rms_norm_eps);
+  float* h = s.h.as<float>();
+  float* projection = s.projection.as<float>();
+  backend_.rms_norm(d, x, layer.mlp_norm, eps, count, hidden, h);
+  const bool output_norm = layer.mlp_output_norm.data != nullptr;
+  if (layer.router) {
+    // The experts' weighted outputs go straight onto the residual, or onto
+    // a zeroed buffer first where the output is normalized.
+    if (output_norm)
+      backend_.fill_zero(d, projection, static_cast<std::size_t>(count * hidden) * 4);
+    run_experts(layer, s, count, output_norm ? projection : x);
+    if (!output_norm) return;
+  } else {
+    const std::int64_t inner = c.intermediate_size;
+    float* gate = s.gate.as<float>();
+    float* up = s.up.as<float>();
+    if (layer.gate_up) {
+      backend_.linear(d, h, count, *layer.gate_up, s.fused.as<float>());
+      backend_.copy_columns(d, s.fused.as<float>(), count, 2 * inner, 0, inner, gate);
+      backend_.copy_columns(d, s.fused.as<float>(), count, 2 * inner, inner, inner, up);
+    } else {
+      const kernels::LinearWeight* gate_up[] = {&layer.gate, &layer.up};
+      float* const gate_up_out[] = {gate, up};
+      backend_.linear_many(d, h, count, gate_up, gate_up_out);
+    }
+    backend_.gated_activation(d, gated_activation_of(c.activation), gate, up, count * inner, gate);
+    backend_.linear(d, gate, count, layer.down, projection);
+  }
+  if (output_norm)
+    backend_.rms_norm(d, projection, layer.mlp_output_norm, eps, count, hidden, projection);
+  backend_.add(d, x, projection, count * hidden);
 }
 
 void ForwardPass::deliver_logits(std::span<const Sequence> sequences, int rows, Result& result) {

@@ -1,8 +1,10 @@
 #include "quire/engine/runtime/loaded_model.h"
 
+#include <cstring>
 #include <string>
 
 #include "quire/engine/model_error.h"
+#include "quire/kernels/cpu/half.h"
 
 namespace quire::engine {
 namespace {
@@ -61,6 +63,37 @@ class Uploader {
 
   kernels::DenseWeight dense(int device, const std::string& name) {
     return kernels::DenseWeight{tensor(device, name), model_.tensors.get(name).info->dtype};
+  }
+
+  // A norm's weights; where the architecture uses them as (1 + w), widened
+  // to F32 with the 1 added here, once, as transformers adds it in FP32.
+  kernels::DenseWeight norm(int device, const NormDescription& description) {
+    if (!description) return {};
+    const std::string name = description.name + ".weight";
+    const double offset = model_.config.norm_weight_offset;
+    if (offset == 0.0) return dense(device, name);
+    const io::ModelTensors::Located located = model_.tensors.get(name);
+    const std::span<const std::byte> data = model_.tensors.data(name);
+    std::vector<float> widened(data.size() / kernels::dtype_size(located.info->dtype));
+    for (std::size_t i = 0; i < widened.size(); ++i) {
+      float value = 0.0f;
+      std::uint16_t bits = 0;
+      switch (located.info->dtype) {
+        case kernels::DType::F32:
+          std::memcpy(&value, data.data() + 4 * i, 4);
+          break;
+        case kernels::DType::BF16:
+          std::memcpy(&bits, data.data() + 2 * i, 2);
+          value = kernels::bf16_to_float(bits);
+          break;
+        default:
+          std::memcpy(&bits, data.data() + 2 * i, 2);
+          value = kernels::half_to_float(bits);
+          break;
+      }
+      widened[i] = static_cast<float>(offset) + value;
+    }
+    return kernels::DenseWeight{values(device, widened), kernels::DType::F32};
   }
 
   template <typename T>
@@ -139,38 +172,53 @@ LoadedModel LoadedModel::load(const ModelDescription& model, kernels::Backend& b
   }
   LoadedModel loaded;
   Uploader upload(model, backend, loaded.buffers_, loaded.device_bytes, options);
-  const Architecture& a = *model.architecture;
 
   loaded.head_device = module_devices.back();
   // A tied table is stored once, with the head; the lookup runs there too.
   loaded.embedding_device = model.head_tied ? loaded.head_device : module_devices.front();
-  loaded.embedding = upload.dense(loaded.embedding_device, a.embedding() + ".weight");
+  loaded.embedding = upload.dense(loaded.embedding_device, model.embedding_name + ".weight");
 
   for (std::size_t i = 0; i < layer_count; ++i) {
     const int device = module_devices[i + 1];
     const LayerDescription& description = model.layers[i];
-    const LayerTensorNames names = a.layer(static_cast<int>(i));
     LoadedLayer layer;
     layer.device = device;
     upload.begin_layer(device, description.device_bytes());
-    layer.input_norm = upload.dense(device, names.input_norm + ".weight");
-    layer.post_attention_norm = upload.dense(device, names.post_attention_norm + ".weight");
-    if (model.config.qk_norm) {
-      layer.q_norm = upload.dense(device, names.q_norm + ".weight");
-      layer.k_norm = upload.dense(device, names.k_norm + ".weight");
+    layer.attention_norm = upload.norm(device, description.attention_norm);
+    layer.attention_output_norm = upload.norm(device, description.attention_output_norm);
+    layer.mlp_norm = upload.norm(device, description.mlp_norm);
+    layer.mlp_output_norm = upload.norm(device, description.mlp_output_norm);
+    layer.q_norm = upload.norm(device, description.q_norm);
+    layer.k_norm = upload.norm(device, description.k_norm);
+    if (description.qkv) {
+      layer.qkv = upload.linear(device, *description.qkv);
+    } else {
+      layer.q = upload.linear(device, description.q);
+      layer.k = upload.linear(device, description.k);
+      layer.v = upload.linear(device, description.v);
     }
-    layer.q = upload.linear(device, description.q);
-    layer.k = upload.linear(device, description.k);
-    layer.v = upload.linear(device, description.v);
     layer.o = upload.linear(device, description.o);
-    layer.gate = upload.linear(device, description.gate);
-    layer.up = upload.linear(device, description.up);
-    layer.down = upload.linear(device, description.down);
+    if (description.router) {
+      layer.router = upload.linear(device, *description.router);
+      for (const ExpertDescription& expert : description.experts) {
+        layer.experts.push_back(LoadedExpert{upload.linear(device, expert.gate),
+                                             upload.linear(device, expert.up),
+                                             upload.linear(device, expert.down)});
+      }
+    } else {
+      if (description.gate_up) {
+        layer.gate_up = upload.linear(device, *description.gate_up);
+      } else {
+        layer.gate = upload.linear(device, description.gate);
+        layer.up = upload.linear(device, description.up);
+      }
+      layer.down = upload.linear(device, description.down);
+    }
     upload.end_layer();
     loaded.layers.push_back(std::move(layer));
   }
 
-  loaded.final_norm = upload.dense(loaded.head_device, a.final_norm() + ".weight");
+  loaded.final_norm = upload.norm(loaded.head_device, model.final_norm);
   if (model.head_tied) {
     loaded.head.in_features = model.config.hidden_size;
     loaded.head.out_features = model.config.vocab_size;

@@ -8,11 +8,24 @@ namespace quire::engine::architectures {
 
 const Architecture& llama();
 const Architecture& mistral();
+const Architecture& mixtral();
 const Architecture& qwen2();
 const Architecture& qwen3();
+const Architecture& qwen3_moe();
+const Architecture& gemma2();
+const Architecture& gemma3_text();
+const Architecture& gemma3_multimodal();
+const Architecture& phi3();
 
 // Qwen2's and Qwen3's sliding-window rule: layers from "max_window_layers" on
 // when "use_sliding_window" is true, or as "layer_types" says.
 void apply_qwen_windows(ModelConfig& config);
+
+// Every layer slides when "sliding_window" is set (Mistral, Mixtral, Phi-3).
+void apply_window_everywhere(ModelConfig& config);
+
+// Layers marked "sliding_attention" in "layer_types" get "sliding_window";
+// without the list, `sliding(layer)` decides (each Gemma its own pattern).
+void apply_layer_types(ModelConfig& config, const std::function<bool(int)>& sliding);
 
 }  // namespace quire::engine::architectures

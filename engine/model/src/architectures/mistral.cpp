@@ -7,14 +7,27 @@ namespace quire::engine::architectures {
 
 const Architecture& mistral() {
   static const Architecture architecture{
-      "MistralForCausalLM", "Mistral", [](ModelConfig& config) {
+      .name = "MistralForCausalLM", .label = "Mistral", .apply = [](ModelConfig& config) {
         config.attention_bias = false;
         config.attention_output_bias = false;
         config.mlp_bias = false;
-        const int window = static_cast<int>(config.sliding_window.value_or(0));
-        config.sliding_windows.assign(config.sliding_windows.size(), window);
+        apply_window_everywhere(config);
       }};
   return architecture;
+}
+
+void apply_window_everywhere(ModelConfig& config) {
+  const int window = static_cast<int>(config.sliding_window.value_or(0));
+  config.sliding_windows.assign(config.sliding_windows.size(), window);
+}
+
+void apply_layer_types(ModelConfig& config, const std::function<bool(int)>& sliding) {
+  const int window = static_cast<int>(config.sliding_window.value_or(0));
+  for (std::size_t i = 0; i < config.sliding_windows.size(); ++i) {
+    const bool slides = config.layer_types.empty() ? sliding(static_cast<int>(i))
+                                                   : config.layer_types[i] == "sliding_attention";
+    config.sliding_windows[i] = slides ? window : 0;
+  }
 }
 
 }  // namespace quire::engine::architectures

@@ -9,9 +9,9 @@
 namespace quire::engine {
 
 // rope_scaling from config.json. Types Quire runs: none, linear, dynamic
-// (NTK-aware, by the longest position in a step), llama3 and yarn.
+// (NTK-aware, by the longest position in a step), llama3, yarn and longrope.
 struct RopeScaling {
-  enum class Type : std::uint8_t { None, Linear, Dynamic, Llama3, Yarn };
+  enum class Type : std::uint8_t { None, Linear, Dynamic, Llama3, Yarn, LongRope };
   Type type = Type::None;
   double factor = 1.0;
   double low_freq_factor = 1.0;   // llama3
@@ -27,6 +27,38 @@ struct RopeScaling {
   double mscale = 0.0;                     // with mscale_all_dim (DeepSeek style); 0: unset
   double mscale_all_dim = 0.0;
   bool truncate = true;  // round the blend's bounds to whole dimensions
+  // longrope (Phi-3): per-frequency divisors, the short ones up to the
+  // original context and the long ones beyond it; factor is then
+  // max_position_embeddings / original when the file gives the original at
+  // its top level, as Phi-3's do.
+  std::vector<double> short_factor;
+  std::vector<double> long_factor;
+  bool factor_from_positions = false;
+};
+
+// The activation of the gated MLP ("hidden_act" / "hidden_activation").
+enum class Activation : std::uint8_t {
+  Silu,      // "silu"
+  GeluTanh,  // "gelu_pytorch_tanh": Gemma
+};
+
+// A sparse MLP in place of the dense one (Mixtral, Qwen3-MoE): a router
+// scores every expert per token, the top experts_per_token run and their
+// outputs are summed, weighted by the router's softmax.
+struct MixtureOfExperts {
+  int experts = 0;  // 0: a dense model
+  int experts_per_token = 0;
+  std::int64_t intermediate_size = 0;  // of each expert
+  bool normalize_top_k = true;         // the chosen weights renormalized to sum to 1
+  // As written (Qwen3-MoE): every sparse_step-th layer routes, except the
+  // dense_layers ("mlp_only_layers"). The architecture turns them into:
+  int sparse_step = 1;
+  std::vector<int> dense_layers;
+  std::vector<bool> sparse_layers;  // per layer: routed, or a dense MLP
+
+  bool sparse(std::size_t layer) const {
+    return layer < sparse_layers.size() && sparse_layers[layer];
+  }
 };
 
 struct QuantizationConfig {
@@ -38,6 +70,7 @@ struct QuantizationConfig {
 // under "text_config"; a key missing at the top level is looked up there.
 struct ModelConfig {
   std::string architecture;  // architectures[0]
+  std::string model_type;
   std::int64_t hidden_size = 0;
   int num_layers = 0;
   int num_heads = 0;
@@ -64,10 +97,38 @@ struct ModelConfig {
   // RMSNorm over each query and key head (weights of head_dim) before RoPE:
   // Qwen3's q_norm and k_norm.
   bool qk_norm = false;
+  Activation activation = Activation::Silu;
+  // Gemma: every RMSNorm weight is used as (1 + w).
+  double norm_weight_offset = 0.0;
+  // Gemma 2 and 3: the attention's and the MLP's outputs are normalized
+  // before each residual add (post_attention / post_feedforward_layernorm),
+  // besides the usual norms before them.
+  bool sandwich_norms = false;
+  // Gemma: the embeddings are multiplied by sqrt(hidden_size), a factor
+  // first rounded to the embedding's dtype as transformers does.
+  bool scale_embeddings = false;
+  // Gemma: attention scores scale by query_pre_attn_scalar^-0.5 instead of
+  // head_dim^-0.5.
+  std::optional<double> query_pre_attn_scalar;
+  // Gemma 2: score -> cap * tanh(score / cap), on attention scores and on
+  // the final logits; 0: none.
+  double attention_softcap = 0.0;
+  double final_softcap = 0.0;
+  // Gemma 3: sliding-window layers rotate with this base and no scaling;
+  // the global layers with rope_theta and rope_scaling.
+  std::optional<double> rope_local_theta;
+  // Gemma 3 without "layer_types": one global layer in this many.
+  std::optional<int> sliding_window_pattern;
+  MixtureOfExperts moe;
   std::string torch_dtype;
   QuantizationConfig quantization;
 
   int rotary_dim() const;
+  double attention_scale() const;
+  // Whether layer `layer` rotates with rope_local_theta.
+  bool local_rope(std::size_t layer) const {
+    return rope_local_theta.has_value() && sliding_windows.at(layer) > 0;
+  }
 };
 
 // Reads and checks dir/config.json. Throws ModelError naming the key and what

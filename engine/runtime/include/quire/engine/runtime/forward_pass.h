@@ -90,7 +90,8 @@ class ForwardPass {
   std::int64_t masked_logits_from() const { return masked_from_; }
 
   // On by default; off for debugging, or to compare against. Counters and
-  // failures in graphs().statistics().
+  // failures in graphs().statistics(). Models with a mixture of experts run
+  // every step directly: the routing decides on the host which experts run.
   StepGraphs& graphs() { return graphs_; }
   const StepGraphs& graphs() const { return graphs_; }
 
@@ -98,8 +99,22 @@ class ForwardPass {
   struct Scratch {
     kernels::DeviceBuffer x, h, projection, q, attention, k, v, gate, up;
     kernels::DeviceBuffer tokens, positions, sequence_ids, block_tables, inv_freq;
+    kernels::DeviceBuffer inv_freq_local;  // Gemma 3's sliding-window layers
+    kernels::DeviceBuffer fused;           // a fused projection's output
+    // Mixtures of experts: router scores, the rows one expert takes and its
+    // output, and every routed row's index and weight, expert by expert.
+    kernels::DeviceBuffer router, expert_in, expert_out, route_rows, route_weights;
     std::size_t block_table_entries = 0;
   };
+  // The attention half and the MLP half of decoder layer `index` over the
+  // `count` tokens in the scratch of its device.
+  void attention_block(std::size_t index, std::int64_t count, const kernels::TokenBatch& batch,
+                       float* x);
+  void mlp_block(std::size_t index, std::int64_t count, float* x);
+  // A sparse MLP: scores every expert for each token, then runs each chosen
+  // expert once over the rows routed to it and adds their weighted outputs
+  // to `out` (forward_experts.cpp).
+  void run_experts(const LoadedLayer& layer, Scratch& s, std::int64_t count, float* out);
   Scratch& scratch(int device);
   void upload_metadata(int device, std::span<const std::int32_t> tokens,
                        std::span<const std::int32_t> positions,

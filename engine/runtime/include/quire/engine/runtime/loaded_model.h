@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -12,12 +13,22 @@
 
 namespace quire::engine {
 
+struct LoadedExpert {
+  kernels::LinearWeight gate, up, down;
+};
+
+// A decoder layer's weights. Norms a layer lacks have no data; fused
+// projections (Phi-3) leave q, k, v or gate, up without data, and a sparse
+// layer's MLP is its router and experts.
 struct LoadedLayer {
   int device = 0;
-  kernels::DenseWeight input_norm;
-  kernels::DenseWeight post_attention_norm;
+  kernels::DenseWeight attention_norm, attention_output_norm;
+  kernels::DenseWeight mlp_norm, mlp_output_norm;
   kernels::DenseWeight q_norm, k_norm;  // ModelConfig::qk_norm only
   kernels::LinearWeight q, k, v, o, gate, up, down;
+  std::optional<kernels::LinearWeight> qkv, gate_up;
+  std::optional<kernels::LinearWeight> router;
+  std::vector<LoadedExpert> experts;
 };
 
 // Thrown when a load is cancelled through LoadOptions::cancel.

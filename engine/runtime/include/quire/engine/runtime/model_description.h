@@ -37,16 +37,56 @@ struct LinearDescription {
   std::optional<formats::GptqLayout> gptq;
 };
 
-struct LayerDescription {
-  LinearDescription q, k, v, o, gate, up, down;
-  kernels::DType norm_dtype = kernels::DType::F16;
-  std::int64_t norm_bytes = 0;  // both norms
+// One RMSNorm weight as the files hold it.
+struct NormDescription {
+  std::string name;  // without ".weight"; empty: the layer has no such norm
+  kernels::DType dtype = kernels::DType::F16;
+  std::int64_t bytes = 0;  // on a device: F32 where the weight is used as (1 + w)
 
+  explicit operator bool() const { return !name.empty(); }
+};
+
+// One expert of a sparse MLP: a gated MLP of its own.
+struct ExpertDescription {
+  LinearDescription gate, up, down;
+};
+
+struct LayerDescription {
+  // Attention: q, k and v apart, or one fused projection whose output holds
+  // q, k then v (Phi-3); q, k and v are then unset (empty key).
+  std::optional<LinearDescription> qkv;
+  LinearDescription q, k, v, o;
+  // MLP: gate and up apart or fused (gate first), then down. A sparse layer
+  // has a router and experts instead.
+  std::optional<LinearDescription> gate_up;
+  LinearDescription gate, up, down;
+  std::optional<LinearDescription> router;
+  std::vector<ExpertDescription> experts;
+  NormDescription attention_norm, attention_output_norm, mlp_norm, mlp_output_norm;
+  NormDescription q_norm, k_norm;
+
+  std::int64_t norm_bytes() const;
   std::int64_t device_bytes() const;
+  // What a decode step reads: attention and norms, the router and, of a
+  // sparse layer, `active_experts` experts.
+  std::int64_t active_bytes(int active_experts) const;
+  bool sparse() const { return router.has_value(); }
+  template <typename F>
+  void for_each_norm(F&& f) const {
+    for (const NormDescription* norm :
+         {&attention_norm, &attention_output_norm, &mlp_norm, &mlp_output_norm, &q_norm, &k_norm})
+      if (*norm) f(*norm);
+  }
+  // Every projection the files hold, experts included.
   template <typename F>
   void for_each_linear(F&& f) const {
     for (const LinearDescription* linear : {&q, &k, &v, &o, &gate, &up, &down})
-      f(*linear);
+      if (!linear->key.empty()) f(*linear);
+    for (const auto* fused : {&qkv, &gate_up, &router})
+      if (fused->has_value()) f(**fused);
+    for (const ExpertDescription& expert : experts)
+      for (const LinearDescription* linear : {&expert.gate, &expert.up, &expert.down})
+        f(*linear);
   }
 };
 
@@ -62,15 +102,27 @@ struct ModelDescription {
   const Architecture* architecture = nullptr;
   io::ModelTensors tensors;
 
+  // Where the language model's tensors start ("model.", or a multimodal
+  // wrapper's "language_model.model."), and what else the files hold.
+  std::string text_prefix;
+  std::string embedding_name;  // without ".weight"
+  // Tensors that are not the language model's (a vision tower), left on disk.
+  std::int64_t unused_tensors = 0;
+  std::int64_t unused_bytes = 0;
   kernels::DType embedding_dtype = kernels::DType::F16;
+  // Gemma: sqrt(hidden) rounded to the embedding's dtype; 1: none.
+  float embedding_scale = 1.0f;
   std::int64_t embedding_bytes = 0;
   std::vector<LayerDescription> layers;
-  kernels::DType final_norm_dtype = kernels::DType::F16;
+  NormDescription final_norm;
   std::int64_t final_norm_bytes = 0;
   // The output projection; with tied embeddings it is the embedding table.
   LinearDescription head;
   bool head_tied = false;
   std::int64_t parameters = 0;
+  // Of those, what one token runs through (a mixture of experts runs
+  // experts_per_token of its experts).
+  std::int64_t active_parameters = 0;
 
   static ModelDescription open(const std::filesystem::path& directory);
 
@@ -85,6 +137,8 @@ struct ModelDescription {
 
   // Activations of a step of `tokens` tokens, on every device holding layers.
   std::int64_t scratch_bytes(std::int64_t tokens) const;
+  // The widest fused projection's output (Phi-3's qkv_proj, gate_up_proj); 0: none.
+  std::int64_t fused_width() const;
 };
 
 }  // namespace quire::engine

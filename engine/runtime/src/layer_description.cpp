@@ -1,0 +1,208 @@
+#include "layer_description.h"
+
+#include <optional>
+
+#include "quire/engine/model_error.h"
+
+namespace quire::engine::detail {
+namespace {
+
+using kernels::DType;
+
+formats::TensorView view_of(const io::ModelTensors& tensors, const std::string& name) {
+  const io::ModelTensors::Located located = tensors.get(name);
+  return formats::TensorView{located.info->dtype, located.info->shape,
+                             located.file->data(*located.info)};
+}
+
+std::int64_t bytes_of(const io::ModelTensors& tensors, const std::string& name) {
+  return static_cast<std::int64_t>(tensors.get(name).info->bytes);
+}
+
+bool holds_linear(const io::ModelTensors& tensors, const std::string& key) {
+  return tensors.contains(key + ".weight") || tensors.contains(key + ".q_weight") ||
+         tensors.contains(key + ".qweight");
+}
+
+// The output width a projection is stored with, in any format.
+std::optional<std::int64_t> stored_outputs(const io::ModelTensors& tensors,
+                                           const std::string& key) {
+  if (auto dense = tensors.find(key + ".weight"); dense && dense->info->shape.size() == 2) {
+    return dense->info->shape[0];
+  }
+  for (const char* packed : {".q_weight", ".qweight"}) {
+    if (auto quantized = tensors.find(key + packed);
+        quantized && quantized->info->shape.size() == 2) {
+      return quantized->info->shape[1];
+    }
+  }
+  return std::nullopt;
+}
+
+// A query projection of another width than heads x head_dim means
+// config.json's head_dim (or its default, hidden / heads) is wrong for these
+// files; say so rather than only that a shape differs.
+void check_head_dim(const ModelDescription& model, const std::string& key, std::int64_t expected,
+                    std::int64_t fused_extra) {
+  const ModelConfig& c = model.config;
+  const std::optional<std::int64_t> rows = stored_outputs(model.tensors, key);
+  if (!rows || *rows == expected) return;
+  const std::int64_t query_rows = *rows - fused_extra;
+  std::string hint;
+  if (query_rows > 0 && query_rows % c.num_heads == 0) {
+    hint = "; the tensors hold heads of " + std::to_string(query_rows / c.num_heads);
+  }
+  throw ModelError(model.directory.string() + ": " + key + " has " + std::to_string(*rows) +
+                   " outputs, but config.json's head_dim " + std::to_string(c.head_dim) + " x " +
+                   std::to_string(c.num_heads) + " heads asks for " + std::to_string(expected) +
+                   hint + ". config.json's \"head_dim\" disagrees with the tensors");
+}
+
+ExpertDescription describe_expert(const ModelDescription& model, const LayerTensorNames& names,
+                                  int expert) {
+  const ModelConfig& c = model.config;
+  const std::int64_t hidden = c.hidden_size;
+  const std::int64_t inner = c.moe.intermediate_size;
+  ExpertDescription description;
+  description.gate =
+      describe_linear(model, names.expert(expert, names.expert_gate), hidden, inner, c.mlp_bias);
+  description.up =
+      describe_linear(model, names.expert(expert, names.expert_up), hidden, inner, c.mlp_bias);
+  description.down =
+      describe_linear(model, names.expert(expert, names.expert_down), inner, hidden, c.mlp_bias);
+  return description;
+}
+
+}  // namespace
+
+LinearDescription describe_linear(const ModelDescription& model, const std::string& key,
+                                  std::int64_t in, std::int64_t out, bool with_bias) {
+  const io::ModelTensors& tensors = model.tensors;
+  LinearDescription linear;
+  linear.key = key;
+  linear.in_features = in;
+  linear.out_features = out;
+  const std::string bias_name = key + ".bias";
+  if (with_bias) {
+    const io::ModelTensors::Located bias =
+        tensors.require(bias_name, {DType::F16, DType::BF16, DType::F32}, {out});
+    linear.has_bias = true;
+    linear.bias_dtype = bias.info->dtype;
+  }
+  const std::int64_t bias_bytes = with_bias ? bytes_of(tensors, bias_name) : 0;
+  const formats::LinearShape shape{in, out};
+
+  if (tensors.contains(key + ".q_weight")) {
+    formats::Exl2Tensors exl2{
+        view_of(tensors, key + ".q_weight"), view_of(tensors, key + ".q_invperm"),
+        view_of(tensors, key + ".q_scale"),  view_of(tensors, key + ".q_scale_max"),
+        view_of(tensors, key + ".q_groups"), std::nullopt};
+    if (with_bias) exl2.bias = view_of(tensors, bias_name);
+    linear.format = LinearFormat::Exl2;
+    linear.exl2 = formats::describe_exl2(key, exl2, shape);
+    linear.bits_per_weight = linear.exl2->bits_per_weight();
+    // The loader keeps q_weight, q_scale and q_scale_max, and the permutation as int32.
+    linear.device_bytes = bytes_of(tensors, key + ".q_weight") +
+                          bytes_of(tensors, key + ".q_scale") +
+                          bytes_of(tensors, key + ".q_scale_max") + 4 * in + bias_bytes;
+    return linear;
+  }
+  if (tensors.contains(key + ".qweight")) {
+    formats::GptqTensors gptq{view_of(tensors, key + ".qweight"), view_of(tensors, key + ".qzeros"),
+                              view_of(tensors, key + ".scales"), std::nullopt, std::nullopt};
+    if (tensors.contains(key + ".g_idx")) gptq.g_idx = view_of(tensors, key + ".g_idx");
+    if (with_bias) gptq.bias = view_of(tensors, bias_name);
+    formats::GptqOptions options;
+    options.exact_zeros = model.config.quantization.checkpoint_format == "gptq_v2";
+    linear.format = LinearFormat::Gptq;
+    linear.gptq = formats::describe_gptq(key, gptq, options, shape);
+    const std::int64_t g_idx_bytes = linear.gptq->g_idx.empty() ? 0 : 4 * in;
+    linear.device_bytes = bytes_of(tensors, key + ".qweight") + bytes_of(tensors, key + ".qzeros") +
+                          bytes_of(tensors, key + ".scales") + g_idx_bytes + bias_bytes;
+    linear.bits_per_weight = double(linear.device_bytes - bias_bytes) * 8.0 / double(in * out);
+    return linear;
+  }
+  if (!tensors.contains(key + ".weight")) {
+    throw ModelError(model.directory.string() + ": no tensor " + key + ".weight (nor " + key +
+                     ".q_weight for EXL2 or " + key +
+                     ".qweight for GPTQ); the model files are incomplete or do not match "
+                     "config.json");
+  }
+  const io::ModelTensors::Located weight =
+      tensors.require(key + ".weight", {DType::F16, DType::BF16, DType::F32}, {out, in});
+  linear.format = LinearFormat::Dense;
+  linear.dtype = weight.info->dtype;
+  linear.bits_per_weight = double(kernels::dtype_size(linear.dtype)) * 8.0;
+  linear.device_bytes = static_cast<std::int64_t>(weight.info->bytes) + bias_bytes;
+  return linear;
+}
+
+NormDescription describe_norm(const ModelDescription& model, const std::string& name,
+                              std::int64_t width) {
+  const io::ModelTensors::Located norm =
+      model.tensors.require(name + ".weight", {DType::F16, DType::BF16, DType::F32}, {width});
+  NormDescription description;
+  description.name = name;
+  description.dtype = norm.info->dtype;
+  description.bytes = model.config.norm_weight_offset != 0.0
+                          ? width * 4
+                          : static_cast<std::int64_t>(norm.info->bytes);
+  return description;
+}
+
+LayerDescription describe_layer(const ModelDescription& model, int index) {
+  const ModelConfig& c = model.config;
+  const LayerTensorNames names = model.architecture->layer(model.text_prefix, index);
+  const std::int64_t hidden = c.hidden_size;
+  const std::int64_t q_out = std::int64_t{c.num_heads} * c.head_dim;
+  const std::int64_t kv_out = std::int64_t{c.num_kv_heads} * c.head_dim;
+  LayerDescription layer;
+
+  layer.attention_norm = describe_norm(model, names.attention_norm, hidden);
+  layer.mlp_norm = describe_norm(model, names.mlp_norm, hidden);
+  if (!names.attention_output_norm.empty()) {
+    layer.attention_output_norm = describe_norm(model, names.attention_output_norm, hidden);
+    layer.mlp_output_norm = describe_norm(model, names.mlp_output_norm, hidden);
+  }
+  if (c.qk_norm) {
+    // One weight of head_dim each, shared by every query (key) head.
+    layer.q_norm = describe_norm(model, names.q_norm, c.head_dim);
+    layer.k_norm = describe_norm(model, names.k_norm, c.head_dim);
+  }
+
+  // Fused where the architecture names a fused tensor and the files hold
+  // it; some converters write the parts apart, and those load as well.
+  const bool fused_qkv = !names.qkv_proj.empty() && holds_linear(model.tensors, names.qkv_proj) &&
+                         !holds_linear(model.tensors, names.q_proj);
+  if (fused_qkv) {
+    check_head_dim(model, names.qkv_proj, q_out + 2 * kv_out, 2 * kv_out);
+    layer.qkv =
+        describe_linear(model, names.qkv_proj, hidden, q_out + 2 * kv_out, c.attention_bias);
+  } else {
+    check_head_dim(model, names.q_proj, q_out, 0);
+    layer.q = describe_linear(model, names.q_proj, hidden, q_out, c.attention_bias);
+    layer.k = describe_linear(model, names.k_proj, hidden, kv_out, c.attention_bias);
+    layer.v = describe_linear(model, names.v_proj, hidden, kv_out, c.attention_bias);
+  }
+  layer.o = describe_linear(model, names.o_proj, q_out, hidden, c.attention_output_bias);
+
+  if (c.moe.sparse(static_cast<std::size_t>(index))) {
+    // Routers stay dense in every format.
+    layer.router = describe_linear(model, names.router, hidden, c.moe.experts, false);
+    for (int e = 0; e < c.moe.experts; ++e)
+      layer.experts.push_back(describe_expert(model, names, e));
+    return layer;
+  }
+  const std::int64_t inner = c.intermediate_size;
+  if (!names.gate_up_proj.empty() && holds_linear(model.tensors, names.gate_up_proj) &&
+      !holds_linear(model.tensors, names.gate_proj)) {
+    layer.gate_up = describe_linear(model, names.gate_up_proj, hidden, 2 * inner, c.mlp_bias);
+  } else {
+    layer.gate = describe_linear(model, names.gate_proj, hidden, inner, c.mlp_bias);
+    layer.up = describe_linear(model, names.up_proj, hidden, inner, c.mlp_bias);
+  }
+  layer.down = describe_linear(model, names.down_proj, inner, hidden, c.mlp_bias);
+  return layer;
+}
+
+}  // namespace quire::engine::detail
