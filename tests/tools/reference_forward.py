@@ -1,20 +1,37 @@
 #!/usr/bin/python3
 """Reference logits for a model directory, independent of Quire's engine.
 
-Follows Hugging Face transformers' modeling code for LlamaForCausalLM,
-MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM (RMSNorm, Qwen3's
-RMSNorm over each query and key head before RoPE, rotate-half RoPE with its
-scaling variants, grouped-query attention with a causal and optional sliding
-window mask, SiLU-gated MLP, tied embeddings) and runs it in float64 with
-PyTorch. Rotary angles and inverse frequencies are computed in float32, as
-transformers computes them, and K and V are rounded to float16 as they are in
-an FP16 KV cache. EXL2 and GPTQ weights are dequantized here from
-the tensors in the files, following the formats as exllamav2 defines them.
+Follows Hugging Face transformers' modeling and configuration code for
+LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
+Qwen3MoeForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM,
+Gemma3ForCausalLM and Gemma3ForConditionalGeneration (its text model only) and
+runs it in float64 with PyTorch:
+  - RMSNorm, or Gemma's x * rsqrt(mean(x^2) + eps) * (1 + w), with Gemma's
+    norms after attention and around the MLP; Qwen3's and Gemma 3's norm over
+    each query and key head before RoPE;
+  - rotate-half RoPE with its scaling variants (linear, dynamic, llama3, yarn,
+    longrope), Phi-3's partial rotary dimensions, Gemma 3's local and global
+    rotary bases;
+  - grouped-query attention with a causal and optional sliding-window mask per
+    layer, Gemma's query_pre_attn_scalar and attention-logit soft-capping;
+  - SiLU-gated or GELU-tanh-gated MLPs, Phi-3's fused qkv_proj and
+    gate_up_proj, the routed experts of Mixtral and Qwen3-MoE;
+  - Gemma's embedding scale and final-logit soft-capping, tied embeddings.
+Rotary angles and inverse frequencies are computed in float32, as transformers
+computes them, and K and V are rounded to float16 as they are in an FP16 KV
+cache. EXL2 and GPTQ weights are dequantized here from the tensors in the
+files, following the formats as exllamav2 defines them. Keys a config.json
+leaves out take the defaults of the transformers configuration class
+(CONFIG_DEFAULTS below).
 
 Usage: reference_forward.py MODEL_DIR --tokens 1,2,3  -> JSON {"logits": [[...], ...]}
 (one row per position);
        reference_forward.py MODEL_DIR --rope SEQ_LEN  -> JSON {"inv_freq": [...],
-"attention_factor": x} as float32 values in hexadecimal.
+"attention_factor": x} as float32 values in hexadecimal: the frequencies a
+sequence of SEQ_LEN tokens uses (longrope: the short factors up to
+original_max_position_embeddings tokens, the long ones beyond). Where sliding
+layers rotate differently (Gemma 3), "sliding_inv_freq" and
+"sliding_attention_factor" give theirs and the first two the global layers'.
 """
 import argparse
 import json
@@ -30,13 +47,21 @@ DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I32": np.int
           "I16": np.int16, "U8": np.uint8}
 
 
-def read_safetensors(path):
+class Tensors(dict):
+    """Tensor name -> numpy array (BF16 widened to float32), with the dtype
+    each had in the file in .dtypes."""
+
+    def __init__(self):
+        super().__init__()
+        self.dtypes = {}
+
+
+def read_safetensors(path, tensors):
     with open(path, "rb") as f:
         data = f.read()
     (length,) = struct.unpack("<Q", data[:8])
     header = json.loads(data[8:8 + length])
     base = 8 + length
-    tensors = {}
     for name, entry in header.items():
         if name == "__metadata__":
             continue
@@ -46,7 +71,7 @@ def read_safetensors(path):
         if entry["dtype"] == "BF16":
             array = (array.astype(np.uint32) << 16).view(np.float32)
         tensors[name] = array
-    return tensors
+        tensors.dtypes[name] = entry["dtype"]
 
 
 def load_tensors(model_dir):
@@ -56,9 +81,9 @@ def load_tensors(model_dir):
             files = sorted(set(json.load(f)["weight_map"].values()))
     else:
         files = sorted(name for name in os.listdir(model_dir) if name.endswith(".safetensors"))
-    tensors = {}
+    tensors = Tensors()
     for name in files:
-        tensors.update(read_safetensors(os.path.join(model_dir, name)))
+        read_safetensors(os.path.join(model_dir, name), tensors)
     return tensors
 
 
@@ -134,54 +159,238 @@ def linear(t, key, config):
             None if bias is None else torch.from_numpy(bias.astype(np.float64)))
 
 
+# Defaults of transformers' configuration classes, for the keys a config.json
+# leaves out (the published gemma-3-4b-it, for one, names neither its heads nor
+# its head_dim). head_dim and num_key_value_heads None: hidden_size /
+# num_attention_heads and num_attention_heads. sliding_window and the
+# soft-capping values None: off.
+_QWEN_DEFAULTS = dict(vocab_size=151936, hidden_size=4096, intermediate_size=22016,
+                      num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32,
+                      head_dim=None, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
+                      max_position_embeddings=32768, tie_word_embeddings=False,
+                      use_sliding_window=False, sliding_window=4096, max_window_layers=28)
+_GEMMA_DEFAULTS = dict(vocab_size=256000, hidden_size=2304, intermediate_size=9216,
+                       num_hidden_layers=26, num_attention_heads=8, num_key_value_heads=4,
+                       head_dim=256, hidden_activation="gelu_pytorch_tanh", rms_norm_eps=1e-6,
+                       rope_theta=10000.0, max_position_embeddings=8192, tie_word_embeddings=True,
+                       query_pre_attn_scalar=256, sliding_window=4096, layer_types=None,
+                       final_logit_softcapping=30.0, attn_logit_softcapping=50.0)
+CONFIG_DEFAULTS = {
+    "LlamaForCausalLM": dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008,
+                             num_hidden_layers=32, num_attention_heads=32,
+                             num_key_value_heads=None, head_dim=None, hidden_act="silu",
+                             rms_norm_eps=1e-6, rope_theta=10000.0, max_position_embeddings=2048,
+                             tie_word_embeddings=False),
+    "MistralForCausalLM": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336,
+                               num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                               head_dim=None, hidden_act="silu", rms_norm_eps=1e-6,
+                               rope_theta=10000.0, max_position_embeddings=4096 * 32,
+                               tie_word_embeddings=False, sliding_window=4096),
+    "MixtralForCausalLM": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336,
+                               num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                               head_dim=None, hidden_act="silu", rms_norm_eps=1e-5,
+                               rope_theta=1e6, max_position_embeddings=4096 * 32,
+                               tie_word_embeddings=False, sliding_window=None,
+                               num_local_experts=8, num_experts_per_tok=2),
+    "Qwen2ForCausalLM": _QWEN_DEFAULTS,
+    "Qwen3ForCausalLM": dict(_QWEN_DEFAULTS, head_dim=128),
+    "Qwen3MoeForCausalLM": dict(_QWEN_DEFAULTS, hidden_size=2048, intermediate_size=6144,
+                                num_hidden_layers=24, num_key_value_heads=4,
+                                decoder_sparse_step=1, moe_intermediate_size=768,
+                                num_experts_per_tok=8, num_experts=128, norm_topk_prob=False,
+                                mlp_only_layers=[]),
+    "Phi3ForCausalLM": dict(vocab_size=32064, hidden_size=3072, intermediate_size=8192,
+                            num_hidden_layers=32, num_attention_heads=32,
+                            num_key_value_heads=None, head_dim=None, hidden_act="silu",
+                            rms_norm_eps=1e-5, rope_theta=10000.0, max_position_embeddings=4096,
+                            original_max_position_embeddings=4096, tie_word_embeddings=False,
+                            sliding_window=None),
+    "Gemma2ForCausalLM": _GEMMA_DEFAULTS,
+    "Gemma3ForCausalLM": dict(_GEMMA_DEFAULTS, vocab_size=262208, rope_theta=1e6,
+                              rope_local_base_freq=10000.0, max_position_embeddings=131072,
+                              sliding_window_pattern=6, final_logit_softcapping=None,
+                              attn_logit_softcapping=None),
+}
+CONFIG_DEFAULTS["Gemma3ForConditionalGeneration"] = CONFIG_DEFAULTS["Gemma3ForCausalLM"]
+
+# Keys whose explicit null means "off" rather than "the default".
+NULL_MEANS_OFF = {"sliding_window", "final_logit_softcapping", "attn_logit_softcapping",
+                  "rope_scaling", "rope_parameters", "layer_types"}
+
+ROPE_TYPES = {"default", "linear", "dynamic", "llama3", "yarn", "longrope"}
+
+ACTIVATIONS = {
+    "silu": torch.nn.functional.silu,
+    "gelu": torch.nn.functional.gelu,
+    "gelu_pytorch_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+    "gelu_new": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+}
+
+
 def read_config(model_dir):
     with open(os.path.join(model_dir, "config.json")) as f:
         raw = json.load(f)
-    text = raw.get("text_config", {})
+    text = raw.get("text_config") or {}
+    architectures = raw.get("architectures") or text.get("architectures") or ["(none named)"]
+    arch = architectures[0]
+    if arch not in CONFIG_DEFAULTS:
+        raise SystemExit("unsupported architecture %s (supported: %s)"
+                         % (arch, ", ".join(sorted(CONFIG_DEFAULTS))))
+    defaults = CONFIG_DEFAULTS[arch]
+    # A multimodal checkpoint keeps its language model's settings in text_config.
+    sources = (text, raw) if arch == "Gemma3ForConditionalGeneration" else (raw, text)
 
     def get(key, default=None):
-        value = raw.get(key)
-        if value is None:
-            value = text.get(key, default)
-        return default if value is None else value
+        for source in sources:
+            if key in source:
+                if source[key] is not None:
+                    return source[key]
+                if key in NULL_MEANS_OFF:
+                    return None
+        return defaults.get(key, default)
+
+    def get_first(*keys):
+        for key in keys:
+            if any(source.get(key) is not None for source in sources):
+                return get(key)
+        return get(keys[0])
 
     config = {key: get(key) for key in ["hidden_size", "num_hidden_layers", "num_attention_heads",
-                                          "intermediate_size", "vocab_size"]}
-    config["architecture"] = get("architectures")[0]
-    config["num_key_value_heads"] = get("num_key_value_heads", config["num_attention_heads"])
-    config["head_dim"] = get("head_dim", config["hidden_size"] // config["num_attention_heads"])
-    config["rms_norm_eps"] = get("rms_norm_eps", 1e-6)
-    config["rope_theta"] = get("rope_theta", 10000.0)
-    config["rope_scaling"] = get("rope_scaling")
-    config["max_position_embeddings"] = get("max_position_embeddings", 4096)
-    config["tie_word_embeddings"] = get("tie_word_embeddings", False)
+                                          "intermediate_size", "vocab_size", "rms_norm_eps",
+                                          "max_position_embeddings", "tie_word_embeddings"]}
+    config["architecture"] = arch
+    config["num_key_value_heads"] = get("num_key_value_heads") or config["num_attention_heads"]
+    config["head_dim"] = get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
     config["checkpoint_format"] = (get("quantization_config") or {}).get("checkpoint_format", "")
     layers = config["num_hidden_layers"]
-    window = get("sliding_window")
-    arch = config["architecture"]
-    if arch == "MistralForCausalLM":
-        config["windows"] = [window or 0] * layers
+    gemma = arch.startswith("Gemma")
+    config["gemma"] = gemma
+    config["qk_norm"] = arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM") or \
+        arch.startswith("Gemma3")
+    config["fused_projections"] = arch == "Phi3ForCausalLM"
+    config["activation"] = get("hidden_activation") if gemma else get("hidden_act")
+    if config["activation"] not in ACTIVATIONS:
+        raise SystemExit("unsupported activation %s" % config["activation"])
+    config["attention_scale"] = (get("query_pre_attn_scalar") if gemma
+                                 else config["head_dim"]) ** -0.5
+    config["attn_logit_softcapping"] = get("attn_logit_softcapping")
+    config["final_logit_softcapping"] = get("final_logit_softcapping")
+    if get("use_bidirectional_attention"):
+        raise SystemExit("use_bidirectional_attention is not supported")
+
+    window = get("sliding_window") or 0
+    layer_types = ["full_attention"] * layers
+    if arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
+        layer_types = ["sliding_attention" if window else "full_attention"] * layers
     elif arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM"):
-        use = get("use_sliding_window", False)
-        first = get("max_window_layers", 28)
-        config["windows"] = [(window or 0) if use and i >= first else 0 for i in range(layers)]
-    elif arch == "LlamaForCausalLM":
-        config["windows"] = [0] * layers
-    else:
-        raise SystemExit("unsupported architecture " + arch)
+        first = get("max_window_layers")
+        if get("use_sliding_window"):
+            layer_types = ["sliding_attention" if i >= first else "full_attention"
+                           for i in range(layers)]
+    elif arch == "Qwen3MoeForCausalLM":
+        # Qwen3MoeConfig keeps the window only with use_sliding_window, and then
+        # every layer slides: max_window_layers is not read.
+        if get("use_sliding_window"):
+            layer_types = ["sliding_attention"] * layers
+    elif gemma:
+        if get("layer_types") is not None:
+            layer_types = list(get("layer_types"))
+        elif arch == "Gemma2ForCausalLM":
+            # Gemma2Config: even layers (0, 2, ...) slide.
+            layer_types = ["sliding_attention" if (i + 1) % 2 else "full_attention"
+                           for i in range(layers)]
+        else:
+            # Gemma3TextConfig: every sliding_window_pattern-th layer is global.
+            pattern = get("sliding_window_pattern")
+            layer_types = ["sliding_attention" if (i + 1) % pattern else "full_attention"
+                           for i in range(layers)]
+    if len(layer_types) != layers:
+        raise SystemExit("layer_types names %d layers, the model has %d"
+                         % (len(layer_types), layers))
+    config["windows"] = [window if kind == "sliding_attention" else 0 for kind in layer_types]
+
+    config["rope"], config["sliding_rope"] = read_rope(config, get)
+    config["ropes"] = [config["sliding_rope"] if kind == "sliding_attention" and
+                       config["sliding_rope"] is not None else config["rope"]
+                       for kind in layer_types]
+
+    config["moe"] = None
+    if arch == "MixtralForCausalLM":
+        experts = get_first("num_local_experts", "num_experts")
+        config["moe"] = {"experts": experts, "top_k": get("num_experts_per_tok"),
+                         "renormalize": True, "sparse": [True] * layers,
+                         "router": "block_sparse_moe.gate",
+                         "expert": "block_sparse_moe.experts.%d.",
+                         "names": ("w1", "w3", "w2")}
+    elif arch == "Qwen3MoeForCausalLM":
+        experts = get_first("num_experts", "num_local_experts")
+        step = get("decoder_sparse_step")
+        dense = get("mlp_only_layers") or []
+        config["moe"] = {"experts": experts, "top_k": get("num_experts_per_tok"),
+                         "renormalize": bool(get("norm_topk_prob")),
+                         "sparse": [i not in dense and experts > 0 and (i + 1) % step == 0
+                                    for i in range(layers)],
+                         "router": "mlp.gate", "expert": "mlp.experts.%d.",
+                         "names": ("gate_proj", "up_proj", "down_proj")}
     return config
 
 
-def rope_parameters(config, seq_len):
+def read_rope(config, get):
+    """(rotary settings of the global layers, of the sliding layers or None when
+    they are the same) as transformers' configuration classes standardize
+    them into rope_parameters: rope_type, rope_theta, partial_rotary_factor,
+    the scaling keys."""
+    arch = config["architecture"]
+
+    def finish(rope, theta):
+        rope["rope_type"] = rope.get("rope_type", rope.get("type", "default"))
+        rope.setdefault("rope_theta", theta)
+        if arch == "Phi3ForCausalLM" and rope["rope_type"] in ("su", "yarn"):
+            # Phi3Config reads the older names of LongRoPE as longrope.
+            rope["rope_type"] = "longrope"
+        if rope["rope_type"] not in ROPE_TYPES:
+            raise SystemExit("unsupported rope type %s" % rope["rope_type"])
+        if rope["rope_type"] == "longrope":
+            # standardize_rope_params: a top-level original_max_position_embeddings
+            # (Phi3Config always has one, 4096 by default) wins over the one in
+            # the scaling dictionary; without either, max_position_embeddings.
+            original = get("original_max_position_embeddings")
+            if original is not None:
+                rope["original_max_position_embeddings"] = original
+            rope.setdefault("original_max_position_embeddings", config["max_position_embeddings"])
+        return rope
+
+    if arch.startswith("Gemma3"):
+        # Global layers: rope_theta with rope_scaling; local layers:
+        # rope_local_base_freq, unscaled. Newer files nest both under
+        # rope_parameters by layer type.
+        nested = get("rope_parameters") or {}
+        if nested and set(nested) <= {"full_attention", "sliding_attention"}:
+            full = dict(nested.get("full_attention") or {})
+            sliding = dict(nested.get("sliding_attention") or {})
+        else:
+            full, sliding = dict(get("rope_scaling") or {}), {}
+        return (finish(full, get("rope_theta")),
+                finish(sliding, get("rope_local_base_freq")))
+    rope = dict(get("rope_parameters") or get("rope_scaling") or {})
+    partial = get("partial_rotary_factor")
+    if partial is not None:
+        rope["partial_rotary_factor"] = partial
+    return finish(rope, get("rope_theta")), None
+
+
+def rope_parameters(config, seq_len, rope=None):
     """transformers' rope initialisation functions: (inv_freq in float32,
     attention factor that cos and sin are multiplied by)."""
-    dim = config["head_dim"]
-    base = config["rope_theta"]
-    scaling = config["rope_scaling"] or {}
-    kind = scaling.get("rope_type", scaling.get("type", "default"))
-    factor = scaling.get("factor", 1.0)
+    rope = config["rope"] if rope is None else rope
+    dim = int(config["head_dim"] * rope.get("partial_rotary_factor", 1.0))
+    base = rope["rope_theta"]
+    kind = rope["rope_type"]
+    factor = rope.get("factor", 1.0)
     if kind == "yarn":
-        return yarn_parameters(config, scaling, dim, base, factor)
+        return yarn_parameters(config, rope, dim, base, factor)
+    if kind == "longrope":
+        return longrope_parameters(config, rope, dim, base, seq_len)
     if kind == "dynamic" and seq_len > config["max_position_embeddings"]:
         original = config["max_position_embeddings"]
         base = base * ((factor * seq_len / original) - (factor - 1)) ** (dim / (dim - 2))
@@ -189,8 +398,8 @@ def rope_parameters(config, seq_len):
     if kind == "linear":
         freq = freq / factor
     if kind == "llama3":
-        low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
-        old = scaling["original_max_position_embeddings"]
+        low, high = rope["low_freq_factor"], rope["high_freq_factor"]
+        old = rope["original_max_position_embeddings"]
         low_wavelen, high_wavelen = old / low, old / high
         wavelen = 2 * math.pi / freq
         scaled = torch.where(wavelen > low_wavelen, freq / factor, freq)
@@ -199,6 +408,29 @@ def rope_parameters(config, seq_len):
         medium = ~(wavelen < high_wavelen) * ~(wavelen > low_wavelen)
         freq = torch.where(medium, smoothed, scaled)
     return freq, 1.0
+
+
+def longrope_parameters(config, rope, dim, base, seq_len):
+    """LongRoPE as transformers' _compute_longrope_parameters with its dynamic
+    update: frequencies divided per dimension by short_factor, or by
+    long_factor once the sequence is longer than original_max_position_embeddings
+    (the update recomputes them then); attention factor
+    sqrt(1 + ln(factor) / ln(original)), factor max_position_embeddings /
+    original unless given, or attention_factor as given."""
+    original = rope["original_max_position_embeddings"]
+    factor = rope.get("factor")
+    if factor is None:
+        factor = config["max_position_embeddings"] / original
+    attention = rope.get("attention_factor")
+    if attention is None:
+        attention = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+    chosen = rope["long_factor"] if seq_len and seq_len > original else rope["short_factor"]
+    if len(chosen) != dim // 2:
+        raise SystemExit("longrope factors: %d values for %d rotary dimensions"
+                         % (len(chosen), dim))
+    ext_factors = torch.tensor(chosen, dtype=torch.float32)
+    shape = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
+    return 1.0 / (ext_factors * base ** shape), float(attention)
 
 
 def yarn_parameters(config, scaling, dim, base, factor):
@@ -244,9 +476,66 @@ def rms_norm(x, weight, eps):
     return weight * (x * torch.rsqrt(variance + eps))
 
 
+def gemma_rms_norm(x, weight, eps):
+    """Gemma's RMSNorm: the stored weight is an offset from one."""
+    variance = x.pow(2).mean(-1, keepdim=True)
+    return (x * torch.rsqrt(variance + eps)) * (1.0 + weight)
+
+
 def rotate_half(x):
     half = x.shape[-1] // 2
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def apply_rotary(x, cos, sin):
+    """Rotates the first cos.shape[-1] dimensions of each head (all of them
+    unless a partial_rotary_factor leaves the rest as they are)."""
+    rotary = cos.shape[-1]
+    turned, kept = x[..., :rotary], x[..., rotary:]
+    return torch.cat((turned * cos + rotate_half(turned) * sin, kept), dim=-1)
+
+
+TORCH_DTYPES = {"F16": torch.float16, "BF16": torch.bfloat16, "F32": torch.float32}
+
+
+def embedding_scale(config, dtype):
+    """sqrt(hidden_size) as Gemma multiplies the embeddings by it: a tensor of
+    the model's dtype, taken here as the embedding's dtype in the file (Gemma 2
+    makes it in that dtype directly, Gemma 3 in float32 first and then casts)."""
+    scale = torch.tensor(config["hidden_size"] ** 0.5, dtype=torch.float64)
+    if config["architecture"] != "Gemma2ForCausalLM":
+        scale = scale.float()
+    return float(scale.to(TORCH_DTYPES[dtype]))
+
+
+def has_linear(t, key):
+    return any(key + suffix in t for suffix in (".weight", ".q_weight", ".qweight"))
+
+
+def text_model_prefix(t):
+    """Where the language model's tensors live: model. for text models;
+    Gemma3ForConditionalGeneration saves language_model.model. (older) or
+    model.language_model. (newer)."""
+    for prefix in ("model.", "model.language_model.", "language_model.model."):
+        if prefix + "embed_tokens.weight" in t:
+            return prefix
+    raise SystemExit("no embed_tokens.weight under model., model.language_model. or "
+                     "language_model.model.")
+
+
+def note_close_routing(probabilities, top_k, layer):
+    """Routing is float64 here; where the k-th and the next expert are nearly
+    tied, an engine computing in lower precision may fairly pick the other one
+    and its logits then differ from these. Says so on stderr."""
+    if top_k >= probabilities.shape[-1]:
+        return
+    ranked = torch.sort(probabilities, dim=-1, descending=True).values
+    last, next_one = ranked[:, top_k - 1], ranked[:, top_k]
+    for position in torch.nonzero((last - next_one) < 1e-3 * last).flatten().tolist():
+        sys.stderr.write("note: layer %d, position %d: expert probabilities %.9g and %.9g "
+                         "either side of the top-%d cut are nearly tied\n"
+                         % (layer, position, float(last[position]), float(next_one[position]),
+                            top_k))
 
 
 def forward(config, t, tokens):
@@ -254,45 +543,97 @@ def forward(config, t, tokens):
     count = tokens.shape[0]
     heads, kv_heads, dim = (config["num_attention_heads"], config["num_key_value_heads"],
                             config["head_dim"])
-    embed = torch.from_numpy(t["model.embed_tokens.weight"].astype(np.float64))
+    model = text_model_prefix(t)
+    embed_key = model + "embed_tokens.weight"
+    embed = torch.from_numpy(t[embed_key].astype(np.float64))
     x = embed[tokens]
+    if config["gemma"]:
+        x = x * embedding_scale(config, t.dtypes[embed_key])
 
     positions = torch.arange(count, dtype=torch.float32)
-    inv_freq, attention_factor = rope_parameters(config, count)
-    freqs = torch.outer(positions, inv_freq)
-    emb = torch.cat((freqs, freqs), dim=-1)
-    # transformers scales cos and sin by the attention factor in float32.
-    cos = (emb.cos() * attention_factor).double()
-    sin = (emb.sin() * attention_factor).double()
+    rotary_tables = {}
+
+    def rotary(rope):
+        if id(rope) not in rotary_tables:
+            inv_freq, attention_factor = rope_parameters(config, count, rope)
+            freqs = torch.outer(positions, inv_freq)
+            emb = torch.cat((freqs, freqs), dim=-1)
+            # transformers scales cos and sin by the attention factor in float32.
+            rotary_tables[id(rope)] = ((emb.cos() * attention_factor).double(),
+                                       (emb.sin() * attention_factor).double())
+        return rotary_tables[id(rope)]
 
     def proj(key, value):
         weight, bias = linear(t, key, config)
         out = value @ weight.T
         return out if bias is None else out + bias
 
+    activation = ACTIVATIONS[config["activation"]]
+
+    def gated_mlp(prefix, value, names=("gate_proj", "up_proj", "down_proj")):
+        if config["fused_projections"]:
+            # Phi-3: gate_up_proj's first half is the gate, the second the up projection.
+            gate, up = proj(prefix + "gate_up_proj", value).chunk(2, dim=-1)
+        else:
+            gate = proj(prefix + names[0], value)
+            up = proj(prefix + names[1], value)
+        return proj(prefix + names[2], activation(gate) * up)
+
+    def sparse_moe(p, value, layer):
+        """Mixtral's and Qwen3-MoE's routed experts: softmax over the router's
+        logits, the top k, renormalized to sum to one where the model says so,
+        each expert a gated MLP weighted by its probability."""
+        moe = config["moe"]
+        probabilities = torch.softmax(proj(p + moe["router"], value), dim=-1)
+        note_close_routing(probabilities, moe["top_k"], layer)
+        weights, chosen = torch.topk(probabilities, moe["top_k"], dim=-1)
+        if moe["renormalize"]:
+            weights = weights / weights.sum(dim=-1, keepdim=True)
+        out = torch.zeros_like(value)
+        for expert in range(moe["experts"]):
+            rows, slots = torch.nonzero(chosen == expert, as_tuple=True)
+            if rows.numel() == 0:
+                continue
+            result = gated_mlp(p + moe["expert"] % expert, value[rows], moe["names"])
+            out.index_add_(0, rows, result * weights[rows, slots, None])
+        return out
+
+    norm = gemma_rms_norm if config["gemma"] else rms_norm
     eps = config["rms_norm_eps"]
+    softcap = config["attn_logit_softcapping"]
     for i in range(config["num_hidden_layers"]):
-        p = "model.layers.%d." % i
-        norm = lambda name: torch.from_numpy(t[p + name + ".weight"].astype(np.float64))
-        h = rms_norm(x, norm("input_layernorm"), eps)
-        q = proj(p + "self_attn.q_proj", h).view(count, heads, dim)
-        k = proj(p + "self_attn.k_proj", h).view(count, kv_heads, dim)
-        if config["architecture"] == "Qwen3ForCausalLM":
-            # Qwen3Attention: q_norm and k_norm over each head, before RoPE.
-            q = rms_norm(q, norm("self_attn.q_norm"), eps)
-            k = rms_norm(k, norm("self_attn.k_norm"), eps)
+        p = model + "layers.%d." % i
+        weight = lambda name: torch.from_numpy(t[p + name + ".weight"].astype(np.float64))
+        h = norm(x, weight("input_layernorm"), eps)
+        if config["fused_projections"]:
+            # Phi-3: qkv_proj's output is q, then k, then v.
+            q, k, v = proj(p + "self_attn.qkv_proj", h).split(
+                [heads * dim, kv_heads * dim, kv_heads * dim], dim=-1)
+        else:
+            q = proj(p + "self_attn.q_proj", h)
+            k = proj(p + "self_attn.k_proj", h)
+            v = proj(p + "self_attn.v_proj", h)
+        q = q.reshape(count, heads, dim)
+        k = k.reshape(count, kv_heads, dim)
+        if config["qk_norm"]:
+            # Qwen3 and Gemma 3: a norm over each query and key head, before RoPE.
+            q = norm(q, weight("self_attn.q_norm"), eps)
+            k = norm(k, weight("self_attn.k_norm"), eps)
         q = q.transpose(0, 1)
         k = k.transpose(0, 1)
-        v = proj(p + "self_attn.v_proj", h).view(count, kv_heads, dim).transpose(0, 1)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        v = v.reshape(count, kv_heads, dim).transpose(0, 1)
+        cos, sin = rotary(config["ropes"][i])
+        q = apply_rotary(q, cos, sin)
+        k = apply_rotary(k, cos, sin)
         # Quire keeps K and V in its FP16 cache; rounding them the same way here
         # leaves the comparison to test everything else at full precision.
         k = k.half().double()
         v = v.half().double()
         k = k.repeat_interleave(heads // kv_heads, dim=0)
         v = v.repeat_interleave(heads // kv_heads, dim=0)
-        scores = q @ k.transpose(1, 2) / math.sqrt(dim)
+        scores = (q @ k.transpose(1, 2)) * config["attention_scale"]
+        if softcap:
+            scores = torch.tanh(scores / softcap) * softcap
         query_pos = torch.arange(count)[:, None]
         key_pos = torch.arange(count)[None, :]
         allowed = key_pos <= query_pos
@@ -302,15 +643,29 @@ def forward(config, t, tokens):
         scores = scores.masked_fill(~allowed, float("-inf"))
         attention = torch.softmax(scores, dim=-1) @ v
         attention = attention.transpose(0, 1).reshape(count, heads * dim)
-        x = x + proj(p + "self_attn.o_proj", attention)
-        h = rms_norm(x, norm("post_attention_layernorm"), eps)
-        gate = proj(p + "mlp.gate_proj", h)
-        up = proj(p + "mlp.up_proj", h)
-        x = x + proj(p + "mlp.down_proj", torch.nn.functional.silu(gate) * up)
-    x = rms_norm(x, torch.from_numpy(t["model.norm.weight"].astype(np.float64)), eps)
-    if config["tie_word_embeddings"] and "lm_head.weight" not in t and "lm_head.q_weight" not in t:
-        return x @ embed.T
-    return proj("lm_head", x)
+        out = proj(p + "self_attn.o_proj", attention)
+        if config["gemma"]:
+            out = norm(out, weight("post_attention_layernorm"), eps)
+        x = x + out
+        h = norm(x, weight("pre_feedforward_layernorm" if config["gemma"]
+                           else "post_attention_layernorm"), eps)
+        if config["moe"] and config["moe"]["sparse"][i]:
+            out = sparse_moe(p, h, i)
+        else:
+            out = gated_mlp(p + "mlp.", h)
+        if config["gemma"]:
+            out = norm(out, weight("post_feedforward_layernorm"), eps)
+        x = x + out
+    x = norm(x, torch.from_numpy(t[model + "norm.weight"].astype(np.float64)), eps)
+    head = "language_model.lm_head" if has_linear(t, "language_model.lm_head") else "lm_head"
+    if config["tie_word_embeddings"] and not has_linear(t, head):
+        logits = x @ embed.T
+    else:
+        logits = proj(head, x)
+    cap = config["final_logit_softcapping"]
+    if cap:
+        logits = torch.tanh(logits / cap) * cap
+    return logits
 
 
 def main():
@@ -324,10 +679,14 @@ def main():
     args = parser.parse_args()
     config = read_config(args.model_dir)
     if args.rope is not None:
-        inv_freq, attention_factor = rope_parameters(config, args.rope)
-        json.dump({"inv_freq": [float.hex(v) for v in inv_freq.tolist()],
-                   "attention_factor": float.hex(float(np.float32(attention_factor)))},
-                  sys.stdout)
+        result = {}
+        for name, rope in (("", config["rope"]), ("sliding_", config["sliding_rope"])):
+            if rope is None:
+                continue
+            inv_freq, attention_factor = rope_parameters(config, args.rope, rope)
+            result[name + "inv_freq"] = [float.hex(v) for v in inv_freq.tolist()]
+            result[name + "attention_factor"] = float.hex(float(np.float32(attention_factor)))
+        json.dump(result, sys.stdout)
         sys.stdout.write("\n")
         return
     if not args.tokens:
