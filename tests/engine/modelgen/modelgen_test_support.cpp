@@ -51,35 +51,138 @@ std::vector<ModelVariant> model_variants() {
   return variants;
 }
 
+namespace {
+
+bool gemma(const RandomModelSpec& spec) {
+  return spec.architecture == "gemma2" || spec.architecture == "gemma3";
+}
+
+// Where a family's text weights live: Gemma 3 with vision saves them under
+// its language model.
+std::string text_prefix(const RandomModelSpec& spec) {
+  return spec.multimodal ? spec.text_prefix : std::string("model.");
+}
+
+std::string head_key(const RandomModelSpec& spec) {
+  return spec.multimodal && spec.text_prefix == "language_model.model." ? "language_model.lm_head"
+                                                                        : "lm_head";
+}
+
+bool sparse_layer(const RandomModelSpec& spec, int layer) {
+  if (spec.architecture == "mixtral") return true;
+  if (spec.architecture != "qwen3_moe") return false;
+  for (const int dense : spec.moe.mlp_only_layers) {
+    if (dense == layer) return false;
+  }
+  return (layer + 1) % spec.moe.decoder_sparse_step == 0;
+}
+
+}  // namespace
+
 std::vector<ExpectedLinear> expected_linears(const RandomModelSpec& spec) {
   const std::int64_t head_dim = spec.head_dim != 0 ? spec.head_dim : spec.hidden / spec.heads;
   const std::int64_t q_out = spec.heads * head_dim;
   const std::int64_t kv_out = spec.kv_heads * head_dim;
+  const std::int64_t expert_inner =
+      spec.moe.expert_intermediate != 0 ? spec.moe.expert_intermediate : spec.intermediate / 2;
   std::vector<ExpectedLinear> linears;
   for (int i = 0; i < spec.layers; ++i) {
-    const std::string prefix = "model.layers." + std::to_string(i) + ".";
+    const std::string prefix = text_prefix(spec) + "layers." + std::to_string(i) + ".";
+    if (spec.architecture == "phi3") {
+      // Fused: q, k and v rows in one projection, gate and up in another.
+      linears.push_back({prefix + "self_attn.qkv_proj", spec.hidden, q_out + 2 * kv_out, false});
+      linears.push_back({prefix + "self_attn.o_proj", q_out, spec.hidden, false});
+      linears.push_back({prefix + "mlp.gate_up_proj", spec.hidden, 2 * spec.intermediate, false});
+      linears.push_back({prefix + "mlp.down_proj", spec.intermediate, spec.hidden, false});
+      continue;
+    }
     linears.push_back({prefix + "self_attn.q_proj", spec.hidden, q_out, false});
     linears.push_back({prefix + "self_attn.k_proj", spec.hidden, kv_out, false});
     linears.push_back({prefix + "self_attn.v_proj", spec.hidden, kv_out, false});
     linears.push_back({prefix + "self_attn.o_proj", q_out, spec.hidden, false});
-    linears.push_back({prefix + "mlp.gate_proj", spec.hidden, spec.intermediate, false});
-    linears.push_back({prefix + "mlp.up_proj", spec.hidden, spec.intermediate, false});
-    linears.push_back({prefix + "mlp.down_proj", spec.intermediate, spec.hidden, false});
+    if (!sparse_layer(spec, i)) {
+      linears.push_back({prefix + "mlp.gate_proj", spec.hidden, spec.intermediate, false});
+      linears.push_back({prefix + "mlp.up_proj", spec.hidden, spec.intermediate, false});
+      linears.push_back({prefix + "mlp.down_proj", spec.intermediate, spec.hidden, false});
+      continue;
+    }
+    for (int e = 0; e < spec.moe.experts; ++e) {
+      if (spec.architecture == "mixtral") {
+        const std::string expert = prefix + "block_sparse_moe.experts." + std::to_string(e) + ".";
+        linears.push_back({expert + "w1", spec.hidden, spec.intermediate, false});
+        linears.push_back({expert + "w2", spec.intermediate, spec.hidden, false});
+        linears.push_back({expert + "w3", spec.hidden, spec.intermediate, false});
+      } else {
+        const std::string expert = prefix + "mlp.experts." + std::to_string(e) + ".";
+        linears.push_back({expert + "gate_proj", spec.hidden, expert_inner, false});
+        linears.push_back({expert + "up_proj", spec.hidden, expert_inner, false});
+        linears.push_back({expert + "down_proj", expert_inner, spec.hidden, false});
+      }
+    }
   }
   const bool tied = spec.tie_embeddings.value_or(spec.format.kind != WeightFormat::EXL2);
-  if (!tied) linears.push_back({"lm_head", spec.hidden, spec.vocab, true});
+  if (!tied) linears.push_back({head_key(spec), spec.hidden, spec.vocab, true});
   return linears;
 }
 
 std::map<std::string, ExpectedTensor> expected_tensors(const RandomModelSpec& spec) {
   const DType dense = spec.format.kind == WeightFormat::BF16 ? DType::BF16 : DType::F16;
+  const std::int64_t head_dim = spec.head_dim != 0 ? spec.head_dim : spec.hidden / spec.heads;
+  const std::string text = text_prefix(spec);
   std::map<std::string, ExpectedTensor> expected;
-  expected["model.embed_tokens.weight"] = {dense, {spec.vocab, spec.hidden}};
-  expected["model.norm.weight"] = {dense, {spec.hidden}};
+  expected[text + "embed_tokens.weight"] = {dense, {spec.vocab, spec.hidden}};
+  expected[text + "norm.weight"] = {dense, {spec.hidden}};
   for (int i = 0; i < spec.layers; ++i) {
-    const std::string prefix = "model.layers." + std::to_string(i) + ".";
+    const std::string prefix = text + "layers." + std::to_string(i) + ".";
     expected[prefix + "input_layernorm.weight"] = {dense, {spec.hidden}};
     expected[prefix + "post_attention_layernorm.weight"] = {dense, {spec.hidden}};
+    if (gemma(spec)) {
+      expected[prefix + "pre_feedforward_layernorm.weight"] = {dense, {spec.hidden}};
+      expected[prefix + "post_feedforward_layernorm.weight"] = {dense, {spec.hidden}};
+    }
+    if (spec.architecture == "qwen3" || spec.architecture == "qwen3_moe" ||
+        spec.architecture == "gemma3") {
+      expected[prefix + "self_attn.q_norm.weight"] = {dense, {head_dim}};
+      expected[prefix + "self_attn.k_norm.weight"] = {dense, {head_dim}};
+    }
+    // Routers stay dense in every format.
+    if (sparse_layer(spec, i)) {
+      const std::string router =
+          spec.architecture == "mixtral" ? "block_sparse_moe.gate.weight" : "mlp.gate.weight";
+      expected[prefix + router] = {dense, {spec.moe.experts, spec.hidden}};
+    }
+  }
+  if (spec.multimodal) {
+    const bool newer = spec.text_prefix == "model.language_model.";
+    const std::string vision =
+        newer ? "model.vision_tower.vision_model." : "vision_tower.vision_model.";
+    const std::string projector = newer ? "model.multi_modal_projector." : "multi_modal_projector.";
+    const engine::modelgen::VisionSpec& v = spec.vision;
+    const std::int64_t side = v.image_size / v.patch_size;
+    expected[vision + "embeddings.patch_embedding.weight"] = {
+        dense, {v.hidden, 3, v.patch_size, v.patch_size}};
+    expected[vision + "embeddings.patch_embedding.bias"] = {dense, {v.hidden}};
+    expected[vision + "embeddings.position_embedding.weight"] = {dense, {side * side, v.hidden}};
+    const auto linear = [&](const std::string& key, std::int64_t in, std::int64_t out) {
+      expected[key + ".weight"] = {dense, {out, in}};
+      expected[key + ".bias"] = {dense, {out}};
+    };
+    const auto layer_norm = [&](const std::string& key) {
+      expected[key + ".weight"] = {dense, {v.hidden}};
+      expected[key + ".bias"] = {dense, {v.hidden}};
+    };
+    for (int i = 0; i < v.layers; ++i) {
+      const std::string prefix = vision + "encoder.layers." + std::to_string(i) + ".";
+      layer_norm(prefix + "layer_norm1");
+      layer_norm(prefix + "layer_norm2");
+      for (const char* projection : {"q_proj", "k_proj", "v_proj", "out_proj"})
+        linear(prefix + "self_attn." + projection, v.hidden, v.hidden);
+      linear(prefix + "mlp.fc1", v.hidden, v.intermediate);
+      linear(prefix + "mlp.fc2", v.intermediate, v.hidden);
+    }
+    layer_norm(vision + "post_layernorm");
+    expected[projector + "mm_input_projection_weight"] = {dense, {v.hidden, spec.hidden}};
+    expected[projector + "mm_soft_emb_norm.weight"] = {dense, {v.hidden}};
   }
   for (const ExpectedLinear& linear : expected_linears(spec)) {
     const std::string& key = linear.key;

@@ -36,11 +36,13 @@ struct ExpectedTensor {
 };
 inline constexpr std::int64_t kAny = -1;
 
+// Every tensor of any family: norms, routers and Gemma 3's vision tower
+// besides the projections.
 std::map<std::string, ExpectedTensor> expected_tensors(
     const engine::modelgen::RandomModelSpec& spec);
 
-// The projections of every layer and, when untied, the head, with their
-// inputs and outputs.
+// The projections of every layer (Phi-3's fused ones, every expert of a
+// mixture) and, when untied, the head, with their inputs and outputs.
 struct ExpectedLinear {
   std::string key;
   std::int64_t in = 0;
