@@ -152,8 +152,10 @@ class MakeModelPresetsTest : public QObject {
     run = cli_test::run_cli(
         {"make-model", root_.filePath("bad"), "--arch", "qwen2", "--sliding-window", "null"});
     QCOMPARE(run.exit_code, 2);
-    QVERIFY2(run.err.contains("--sliding-window: null applies to --arch mistral only"),
-             qPrintable(run.err));
+    QVERIFY2(
+        run.err.contains(
+            "--sliding-window: null applies to --arch mistral, mixtral, phi3 and qwen3_moe only"),
+        qPrintable(run.err));
     run = cli_test::run_cli({"make-model", root_.filePath("bad2"), "--rope-scaling", "yarn"});
     QCOMPARE(run.exit_code, 2);
     QVERIFY2(run.err.contains("yarn:F[:ORIGINAL]"), qPrintable(run.err));
