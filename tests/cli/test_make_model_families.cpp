@@ -161,6 +161,46 @@ class MakeModelFamiliesTest : public QObject {
     QCOMPARE(gemma["eos_token_id"], real_gemma["eos_token_id"]);
   }
 
+  // The new families' presets: the published settings at a small size, and
+  // no key the published file lacks.
+  void likeWritesThePublishedSettings_data() {
+    QTest::addColumn<QString>("name");
+    for (const char* name : {"gemma-2-9b-it", "gemma-3-4b-it", "phi-3.5-mini-instruct",
+                             "mixtral-8x7b-instruct-v0.1", "qwen3-30b-a3b"}) {
+      QTest::newRow(name) << name;
+    }
+  }
+
+  void likeWritesThePublishedSettings() {
+    QFETCH(QString, name);
+    const QJsonObject made = make("like-" + name, {"--like", name});
+    const QJsonObject real = json_of(published(qPrintable(name)));
+    QVERIFY(!made.isEmpty() && !real.isEmpty());
+    for (const char* key : {"architectures", "model_type", "torch_dtype", "tie_word_embeddings"})
+      QVERIFY2(made.value(key) == real.value(key), key);
+    const bool vision = real.contains("text_config");
+    const QJsonObject text = vision ? made["text_config"].toObject() : made;
+    const QJsonObject real_text = vision ? real["text_config"].toObject() : real;
+    for (const char* key :
+         {"model_type", "rope_theta", "max_position_embeddings", "rms_norm_eps", "sliding_window",
+          "attn_logit_softcapping", "final_logit_softcapping", "num_experts_per_tok",
+          "norm_topk_prob", "original_max_position_embeddings", "cache_implementation"}) {
+      QVERIFY2(text.value(key) == real_text.value(key), key);
+    }
+    const QJsonObject scaling = text["rope_scaling"].toObject();
+    const QJsonObject real_scaling = real_text["rope_scaling"].toObject();
+    QCOMPARE(scaling.keys(), real_scaling.keys());
+    if (real_scaling.contains("factor")) QCOMPARE(scaling["factor"], real_scaling["factor"]);
+    for (const QString& key : made.keys())
+      QVERIFY2(real.contains(key), qPrintable(key));
+    // Shapes that gemma-3-4b-it leaves to Gemma3TextConfig's defaults (its
+    // query_pre_attn_scalar is its head_dim, 256).
+    const QStringList shapes = {"head_dim", "num_attention_heads", "num_key_value_heads",
+                                "vocab_size", "query_pre_attn_scalar"};
+    for (const QString& key : text.keys())
+      QVERIFY2(real_text.contains(key) || (vision && shapes.contains(key)), qPrintable(key));
+  }
+
   void rejectsOptionsOfAnotherFamily_data() {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("mentions");
