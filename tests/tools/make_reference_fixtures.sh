@@ -52,8 +52,43 @@ cases=(
   "llama32-like-tied|--like llama-3.2-3b-instruct --seed 42"
   "qwen25-like-yarn|--like qwen2.5-1.5b-instruct --seed 43 --rope-scaling yarn:4.0:16"
   "nemo-like-head-dim|--like mistral-nemo-instruct-2407 --seed 44"
+  # Gemma 2: (1 + w) norms, four per layer, GELU, scaled embeddings, soft caps,
+  # a window on every other layer (shorter than the prompt).
+  "gemma2-fp16-window|--arch gemma2 --format fp16 --seed 61 --sliding-window 5"
+  "gemma2-exl2|--arch gemma2 --format exl2:4.0 --seed 62 --sliding-window 8"
+  "gemma2-gptq|--arch gemma2 --format gptq --seed 63 --layers 3"
+  # Gemma 3: q/k norms, local layers on their own rotary base, one global
+  # layer in three here; the multimodal wrapper in both tensor layouts.
+  "gemma3-bf16-pattern|--arch gemma3 --format bf16 --seed 64 --layers 3 --sliding-window 7 --sliding-window-pattern 3"
+  "gemma3-multimodal-fp16|--arch gemma3 --multimodal --format fp16 --seed 65 --sliding-window 6 --rope-scaling linear:8"
+  "gemma3-multimodal-new-layout-exl2|--arch gemma3 --multimodal --text-prefix model.language_model. --format exl2:5.0 --seed 66 --sliding-window 9"
+  "gemma3-gptq|--arch gemma3 --format gptq --seed 67 --sliding-window 10 --layers 3 --sliding-window-pattern 2"
+  # Phi-3: fused qkv and gate_up, partial rotary, longrope past its original
+  # context (16 < 24 tokens) and within it (64).
+  "phi3-fp16-longrope|--arch phi3 --format fp16 --seed 71 --partial-rotary-factor 0.75 --rope-scaling longrope:16 --max-position-embeddings 256"
+  "phi3-bf16-short-factors|--arch phi3 --format bf16 --seed 72 --rope-scaling longrope:64 --max-position-embeddings 1024"
+  "phi3-exl2|--arch phi3 --format exl2:4.0 --seed 73 --sliding-window 8"
+  "phi3-gptq|--arch phi3 --format gptq --seed 74 --partial-rotary-factor 0.5"
+  # Mixtures of experts: Mixtral (top 2 of 4, renormalized) and Qwen3-MoE
+  # (a dense layer among sparse ones, top 3 of 8; unnormalized weights).
+  "mixtral-fp16|--arch mixtral --format fp16 --seed 81"
+  "mixtral-exl2|--arch mixtral --format exl2:4.0 --seed 82"
+  "mixtral-gptq-window|--arch mixtral --format gptq --seed 83 --sliding-window 8"
+  "qwen3moe-bf16|--arch qwen3_moe --format bf16 --seed 91 --layers 3 --mlp-only-layers 1 --experts 8 --experts-per-token 3"
+  "qwen3moe-exl2|--arch qwen3_moe --format exl2:4.0 --seed 92 --no-norm-topk-prob"
+  "qwen3moe-gptq|--arch qwen3_moe --format gptq --seed 93"
+  # The published config.json files of tests/data/configs, shapes scaled
+  # down, every other key as released.
+  "published-qwen3-8b|--config-from @CONFIGS@/qwen3-8b.json --seed 101"
+  "published-qwen3-30b-a3b|--config-from @CONFIGS@/qwen3-30b-a3b.json --seed 102"
+  "published-gemma-2-9b-it|--config-from @CONFIGS@/gemma-2-9b-it.json --seed 103"
+  "published-gemma-3-4b-it|--config-from @CONFIGS@/gemma-3-4b-it.json --seed 104"
+  "published-phi-3.5-mini-instruct|--config-from @CONFIGS@/phi-3.5-mini-instruct.json --seed 105"
+  "published-mixtral-8x7b-instruct|--config-from @CONFIGS@/mixtral-8x7b-instruct-v0.1.json --seed 106"
 )
 
+# Tokens of the greedy continuation each fixture records.
+greedy_tokens=6
 tokens=$($python -c "import random; r=random.Random(7); print(','.join(str(r.randrange(3, 512)) for _ in range(24)))")
 for entry in "${cases[@]}"; do
   name=${entry%%|*}
@@ -62,12 +97,23 @@ for entry in "${cases[@]}"; do
     continue
   fi
   dir="$work/$name"
+  # @CONFIGS@ stands for tests/data/configs wherever the fixture is read.
   # shellcheck disable=SC2086
-  "$cli" make-model "$dir" $args >/dev/null
+  "$cli" make-model "$dir" ${args//@CONFIGS@/$here/../data/configs} >/dev/null
   $python "$here/reference_forward.py" "$dir" --tokens "$tokens" > "$work/$name.logits.json"
-  $python - "$name" "$args" "$tokens" "$dir" "$work/$name.logits.json" "$out/$name.json" <<'PY'
+  # A greedy continuation by the reference: each token the argmax of the
+  # logits after the prompt and the tokens before it.
+  prompt=$tokens
+  greedy=()
+  for ((step = 0; step < greedy_tokens; ++step)); do
+    next=$($python "$here/reference_forward.py" "$dir" --tokens "$prompt" --greedy-step)
+    greedy+=("$next")
+    prompt="$prompt,$next"
+  done
+  greedy_list=$(IFS=,; echo "${greedy[*]}")
+  $python - "$name" "$args" "$tokens" "$dir" "$work/$name.logits.json" "$out/$name.json" "$greedy_list" <<'PY'
 import hashlib, json, os, sys
-name, args, tokens, directory, logits_path, target = sys.argv[1:]
+name, args, tokens, directory, logits_path, target, greedy = sys.argv[1:]
 digests = {}
 for file in sorted(os.listdir(directory)):
     with open(os.path.join(directory, file), "rb") as f:
@@ -78,7 +124,8 @@ with open(logits_path) as f:
 positions = list(range(3, len(logits), 4))
 rows = [[float("%.7g" % v) for v in logits[p]] for p in positions]
 fixture = {"name": name, "make_model": args.split(), "tokens": [int(t) for t in tokens.split(",")],
-           "sha256": digests, "positions": positions, "logits": rows}
+           "sha256": digests, "positions": positions, "logits": rows,
+           "greedy": [int(t) for t in greedy.split(",")]}
 with open(target, "w") as f:
     json.dump(fixture, f, separators=(",", ":"))
     f.write("\n")

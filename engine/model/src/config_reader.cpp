@@ -12,11 +12,19 @@ ConfigReader::ConfigReader(const Json& root, std::string source)
 }
 
 const Json* ConfigReader::find(const char* key) const {
-  for (const Json* object : {&root_, text_, defaults_}) {
+  bool written_null = false;
+  for (const Json* object : {&root_, text_}) {
     if (object == nullptr) continue;
-    if (auto it = object->find(key); it != object->end() && !it->is_null()) return &*it;
+    if (auto it = object->find(key); it != object->end()) {
+      if (!it->is_null()) return &*it;
+      written_null = true;
+    }
   }
-  return nullptr;
+  // A key the file sets to null means "none" (Mistral v0.3's
+  // "sliding_window": null), not the class default.
+  if (written_null || defaults_ == nullptr) return nullptr;
+  auto it = defaults_->find(key);
+  return it != defaults_->end() && !it->is_null() ? &*it : nullptr;
 }
 
 void ConfigReader::fail(const std::string& what) const {

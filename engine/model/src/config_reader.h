@@ -15,8 +15,9 @@ namespace quire::engine::detail {
 using Json = nlohmann::json;
 
 // Looks a key up at the top level, then under "text_config" (multimodal
-// wrappers nest the language model's keys there), then in the defaults of
-// the architecture's configuration class.
+// wrappers nest the language model's keys there), then -- unless the file
+// writes it as null -- in the defaults of the architecture's configuration
+// class.
 class ConfigReader {
  public:
   ConfigReader(const Json& root, std::string source);

@@ -157,6 +157,17 @@ LayerDescription describe_layer(const ModelDescription& model, int index) {
   const std::int64_t q_out = std::int64_t{c.num_heads} * c.head_dim;
   const std::int64_t kv_out = std::int64_t{c.num_kv_heads} * c.head_dim;
   LayerDescription layer;
+  // Fused where the architecture names a fused tensor and the files hold
+  // it; some converters write the parts apart, and those load as well.
+  const bool fused_qkv = !names.qkv_proj.empty() && holds_linear(model.tensors, names.qkv_proj) &&
+                         !holds_linear(model.tensors, names.q_proj);
+  // First, so that a wrong head_dim is named as such rather than as the
+  // first tensor of an unexpected shape.
+  if (fused_qkv) {
+    check_head_dim(model, names.qkv_proj, q_out + 2 * kv_out, 2 * kv_out);
+  } else {
+    check_head_dim(model, names.q_proj, q_out, 0);
+  }
 
   layer.attention_norm = describe_norm(model, names.attention_norm, hidden);
   layer.mlp_norm = describe_norm(model, names.mlp_norm, hidden);
@@ -170,16 +181,10 @@ LayerDescription describe_layer(const ModelDescription& model, int index) {
     layer.k_norm = describe_norm(model, names.k_norm, c.head_dim);
   }
 
-  // Fused where the architecture names a fused tensor and the files hold
-  // it; some converters write the parts apart, and those load as well.
-  const bool fused_qkv = !names.qkv_proj.empty() && holds_linear(model.tensors, names.qkv_proj) &&
-                         !holds_linear(model.tensors, names.q_proj);
   if (fused_qkv) {
-    check_head_dim(model, names.qkv_proj, q_out + 2 * kv_out, 2 * kv_out);
     layer.qkv =
         describe_linear(model, names.qkv_proj, hidden, q_out + 2 * kv_out, c.attention_bias);
   } else {
-    check_head_dim(model, names.q_proj, q_out, 0);
     layer.q = describe_linear(model, names.q_proj, hidden, q_out, c.attention_bias);
     layer.k = describe_linear(model, names.k_proj, hidden, kv_out, c.attention_bias);
     layer.v = describe_linear(model, names.v_proj, hidden, kv_out, c.attention_bias);

@@ -100,9 +100,36 @@ class ModelConfigTest : public QObject {
     QTest::newRow("no architectures") << "{" + base + "}"
                                       << "missing \"architectures\"";
     QTest::newRow("unknown architecture")
-        << R"({"architectures": ["GPTNeoXForCausalLM"], )" + base + "}"
-        << "\"GPTNeoXForCausalLM\" is not supported; Quire runs LlamaForCausalLM, "
-           "MistralForCausalLM, Qwen2ForCausalLM";
+        << R"({"architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox", )" + base + "}"
+        << "\"GPTNeoXForCausalLM\" (model_type \"gpt_neox\") is not supported; Quire runs "
+           "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, "
+           "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
+           "Gemma3ForConditionalGeneration, Phi3ForCausalLM";
+    QTest::newRow("more experts per token than experts")
+        << R"({"architectures": ["MixtralForCausalLM"], "num_local_experts": 4,
+               "num_experts_per_tok": 6, )" +
+               base + "}"
+        << "\"num_experts_per_tok\" (6) is larger than the 4 experts (\"num_local_experts\")";
+    QTest::newRow("a dense layer that does not exist")
+        << R"({"architectures": ["Qwen3MoeForCausalLM"], "mlp_only_layers": [3], )" + base + "}"
+        << "\"mlp_only_layers\" lists 3; layers run from 0 to 0";
+    QTest::newRow("an activation Quire does not run")
+        << R"({"architectures": ["LlamaForCausalLM"], "hidden_act": "relu2", )" + base + "}"
+        << "\"hidden_act\" is \"relu2\"; Quire's gated MLPs run silu and gelu_pytorch_tanh";
+    QTest::newRow("longrope lists of the wrong length")
+        << R"({"architectures": ["Phi3ForCausalLM"], "rope_scaling": {"type": "longrope",
+               "short_factor": [1.0], "long_factor": [2.0]}, )" +
+               base + "}"
+        << "rope_scaling lists 1 short_factor values, but the rotary dimension 16 has 8 "
+           "frequencies";
+    QTest::newRow("longrope without its long factors")
+        << R"({"architectures": ["Phi3ForCausalLM"], "rope_scaling": {"type": "longrope",
+               "short_factor": [1.0]}, )" +
+               base + "}"
+        << "rope_scaling of type longrope needs \"long_factor\"";
+    QTest::newRow("no rotary dimensions left")
+        << R"({"architectures": ["Phi3ForCausalLM"], "partial_rotary_factor": 0.01, )" + base + "}"
+        << "\"partial_rotary_factor\" 0.010000 leaves no rotary dimensions of head_dim 16";
     QTest::newRow("missing hidden size")
         << R"({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 1,
                "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100})"
@@ -118,12 +145,6 @@ class ModelConfigTest : public QObject {
     QTest::newRow("heads not a multiple of kv heads")
         << R"({"architectures": ["LlamaForCausalLM"], "num_key_value_heads": 3, )" + base + "}"
         << "not a multiple of num_key_value_heads (3)";
-    QTest::newRow("longrope")
-        << R"({"architectures": ["LlamaForCausalLM"], "rope_scaling": {"type": "longrope",
-               "short_factor": [1.0], "long_factor": [2.0]}, )" +
-               base + "}"
-        << "rope_scaling type \"longrope\" (Phi-3's long-context scaling) is not supported "
-           "yet; Quire runs default, linear, dynamic, llama3 and yarn scaling";
     QTest::newRow("unknown rope type")
         << R"({"architectures": ["LlamaForCausalLM"], "rope_scaling": {"rope_type": "ntk-v9",
                "factor": 2.0}, )" +

@@ -5,6 +5,7 @@
 
 #include <QFile>
 #include <QTest>
+#include <cmath>
 
 #include "quire/engine/model/model_config.h"
 #include "quire/engine/model/rope_frequencies.h"
@@ -158,6 +159,153 @@ class RealConfigsTest : public QObject {
     QCOMPARE(c.vocab_size, std::int64_t(131072));
     QCOMPARE(c.max_position_embeddings, std::int64_t(1024000));
     QCOMPARE(c.sliding_windows, windows(40, 0));
+  }
+
+  void qwen3DenseWritesItsHeadDimAndNormsEachHead() {
+    const ModelConfig c = load("qwen3-8b.json");
+    QCOMPARE(c.architecture, std::string("Qwen3ForCausalLM"));
+    QCOMPARE(c.hidden_size, std::int64_t(4096));
+    QCOMPARE(c.num_layers, 36);
+    QCOMPARE(c.num_heads, 32);
+    QCOMPARE(c.num_kv_heads, 8);
+    QCOMPARE(c.head_dim, 128);
+    QCOMPARE(c.intermediate_size, std::int64_t(12288));
+    QCOMPARE(c.vocab_size, std::int64_t(151936));
+    QCOMPARE(c.rope_theta, 1e6);
+    QVERIFY(c.qk_norm);
+    QVERIFY(!c.tie_word_embeddings);
+    QCOMPARE(c.sliding_windows, windows(36, 0));
+    QCOMPARE(c.moe.experts, 0);
+    QCOMPARE(c.activation, Activation::Silu);
+  }
+
+  void qwen3MoeRoutesEveryLayer() {
+    const ModelConfig c = load("qwen3-30b-a3b.json");
+    QCOMPARE(c.architecture, std::string("Qwen3MoeForCausalLM"));
+    QCOMPARE(c.model_type, std::string("qwen3_moe"));
+    QCOMPARE(c.hidden_size, std::int64_t(2048));
+    QCOMPARE(c.num_layers, 48);
+    QCOMPARE(c.num_heads, 32);
+    QCOMPARE(c.num_kv_heads, 4);
+    QCOMPARE(c.head_dim, 128);
+    QVERIFY(c.qk_norm);
+    QCOMPARE(c.moe.experts, 128);
+    QCOMPARE(c.moe.experts_per_token, 8);
+    QCOMPARE(c.moe.intermediate_size, std::int64_t(768));
+    QVERIFY(c.moe.normalize_top_k);
+    QCOMPARE(c.moe.sparse_layers, std::vector<bool>(48, true));
+    QCOMPARE(c.sliding_windows, windows(48, 0));
+  }
+
+  void mixtralHasEightExpertsTwoPerToken() {
+    const ModelConfig c = load("mixtral-8x7b-instruct-v0.1.json");
+    QCOMPARE(c.architecture, std::string("MixtralForCausalLM"));
+    QCOMPARE(c.hidden_size, std::int64_t(4096));
+    QCOMPARE(c.num_layers, 32);
+    QCOMPARE(c.num_kv_heads, 8);
+    QCOMPARE(c.intermediate_size, std::int64_t(14336));
+    QCOMPARE(c.vocab_size, std::int64_t(32000));
+    QCOMPARE(c.moe.experts, 8);
+    QCOMPARE(c.moe.experts_per_token, 2);
+    QCOMPARE(c.moe.intermediate_size, std::int64_t(14336));
+    QVERIFY(c.moe.normalize_top_k);
+    QCOMPARE(c.moe.sparse_layers, std::vector<bool>(32, true));
+    // "sliding_window": null.
+    QCOMPARE(c.sliding_windows, windows(32, 0));
+  }
+
+  void gemma2SlidesOnAlternateLayersAndCapsItsScores() {
+    const ModelConfig c = load("gemma-2-9b-it.json");
+    QCOMPARE(c.architecture, std::string("Gemma2ForCausalLM"));
+    QCOMPARE(c.hidden_size, std::int64_t(3584));
+    QCOMPARE(c.num_layers, 42);
+    QCOMPARE(c.num_heads, 16);
+    QCOMPARE(c.num_kv_heads, 8);
+    QCOMPARE(c.head_dim, 256);
+    QCOMPARE(c.vocab_size, std::int64_t(256000));
+    QCOMPARE(c.activation, Activation::GeluTanh);
+    QCOMPARE(c.norm_weight_offset, 1.0);
+    QVERIFY(c.sandwich_norms);
+    QVERIFY(c.scale_embeddings);
+    QVERIFY(!c.qk_norm);
+    QCOMPARE(c.attention_softcap, 50.0);
+    QCOMPARE(c.final_softcap, 30.0);
+    // This revision of the file writes 224 (hidden / heads), not head_dim.
+    QCOMPARE(c.query_pre_attn_scalar, std::optional<double>(224.0));
+    QCOMPARE(c.attention_scale(), 1.0 / std::sqrt(224.0));
+    // tie_word_embeddings is left out: Gemma2Config's default ties them.
+    QVERIFY(c.tie_word_embeddings);
+    // No layer_types: the first layer slides, the second does not, and so on.
+    std::vector<int> expected(42, 0);
+    for (std::size_t i = 0; i < expected.size(); i += 2)
+      expected[i] = 4096;
+    QCOMPARE(c.sliding_windows, expected);
+    QVERIFY(!c.rope_local_theta);
+  }
+
+  void gemma3MultimodalTakesTheTextConfigAndItsClassDefaults() {
+    const ModelConfig c = load("gemma-3-4b-it.json");
+    QCOMPARE(c.architecture, std::string("Gemma3ForConditionalGeneration"));
+    QCOMPARE(c.model_type, std::string("gemma3"));
+    QCOMPARE(c.hidden_size, std::int64_t(2560));
+    QCOMPARE(c.num_layers, 34);
+    QCOMPARE(c.intermediate_size, std::int64_t(10240));
+    // Not in the file: Gemma3TextConfig's defaults.
+    QCOMPARE(c.num_heads, 8);
+    QCOMPARE(c.num_kv_heads, 4);
+    QCOMPARE(c.head_dim, 256);
+    QCOMPARE(c.vocab_size, std::int64_t(262208));
+    QCOMPARE(c.rope_theta, 1e6);
+    QCOMPARE(c.rope_local_theta, std::optional<double>(10000.0));
+    QCOMPARE(c.query_pre_attn_scalar, std::optional<double>(256.0));
+    QCOMPARE(c.max_position_embeddings, std::int64_t(131072));
+    QCOMPARE(c.rms_norm_eps, 1e-6);
+    QVERIFY(c.tie_word_embeddings);
+    QCOMPARE(c.activation, Activation::GeluTanh);
+    QVERIFY(c.qk_norm);
+    QCOMPARE(c.attention_softcap, 0.0);
+    QCOMPARE(c.final_softcap, 0.0);
+    QCOMPARE(c.rope_scaling.type, RopeScaling::Type::Linear);
+    QCOMPARE(c.rope_scaling.factor, 8.0);
+    QCOMPARE(c.torch_dtype, std::string("bfloat16"));
+    // Five local layers of 1024 tokens to one global one.
+    std::vector<int> expected(34, 1024);
+    for (std::size_t i = 5; i < expected.size(); i += 6)
+      expected[i] = 0;
+    QCOMPARE(c.sliding_windows, expected);
+    QVERIFY(c.local_rope(0));
+    QVERIFY(!c.local_rope(5));
+  }
+
+  void phi35MiniUsesLongRopeOverItsOriginalContext() {
+    const ModelConfig c = load("phi-3.5-mini-instruct.json");
+    QCOMPARE(c.architecture, std::string("Phi3ForCausalLM"));
+    QCOMPARE(c.hidden_size, std::int64_t(3072));
+    QCOMPARE(c.num_layers, 32);
+    QCOMPARE(c.num_heads, 32);
+    QCOMPARE(c.num_kv_heads, 32);
+    QCOMPARE(c.head_dim, 96);
+    QCOMPARE(c.rotary_dim(), 96);
+    QCOMPARE(c.intermediate_size, std::int64_t(8192));
+    QCOMPARE(c.vocab_size, std::int64_t(32064));
+    const RopeScaling& s = c.rope_scaling;
+    QCOMPARE(s.type, RopeScaling::Type::LongRope);
+    QCOMPARE(s.short_factor.size(), std::size_t(48));
+    QCOMPARE(s.long_factor.size(), std::size_t(48));
+    QCOMPARE(s.short_factor.front(), 1.0);
+    QCOMPARE(s.long_factor.front(), 1.0800000429153442);
+    QCOMPARE(s.original_max_position_embeddings, std::int64_t(4096));
+    QCOMPARE(s.factor, 32.0);  // 131072 / 4096
+    QVERIFY(rope_depends_on_length(c));
+    // The short factors up to the original context, the long ones beyond,
+    // and cos and sin scaled by sqrt(1 + ln 32 / ln 4096).
+    const RopeFrequencies short_rope = rope_frequencies(c, 4096);
+    const RopeFrequencies long_rope = rope_frequencies(c, 4097);
+    QCOMPARE(short_rope.inv_freq.front(), 1.0f);
+    QCOMPARE(long_rope.inv_freq.front(), 1.0f / 1.0800000429153442f);
+    QCOMPARE(long_rope.attention_factor,
+             static_cast<float>(std::sqrt(1.0 + std::log(32.0) / std::log(4096.0))));
+    QCOMPARE(c.sliding_windows, windows(32, 262144));
   }
 };
 

@@ -23,6 +23,8 @@
 
 #include "test_main.h"
 
+using namespace Qt::StringLiterals;
+
 namespace {
 
 struct Run {
@@ -69,8 +71,10 @@ class GoldenLogitsTest : public QObject {
     const QString model = root_.filePath(expected[u"name"].toString());
 
     QStringList make{QStringLiteral("make-model"), model};
+    // @CONFIGS@: the published config.json files of tests/data/configs.
     for (const QJsonValue& argument : expected[u"make_model"].toArray())
-      make << argument.toString();
+      make << argument.toString().replace(u"@CONFIGS@"_s,
+                                          QStringLiteral(QUIRE_TEST_DATA_DIR "/configs"));
     const Run made = run_cli(make);
     QVERIFY2(made.exit_code == 0, qPrintable(made.err));
 
@@ -120,6 +124,19 @@ class GoldenLogitsTest : public QObject {
       }
     }
     qInfo("largest difference: %.2e of the largest logit", worst);
+
+    // The greedy continuation the reference chose (make_reference_fixtures.sh
+    // keeps only continuations whose every step wins by a clear margin).
+    const QJsonArray greedy = expected[u"greedy"].toArray();
+    QVERIFY(!greedy.isEmpty());
+    const Run generated = run_cli(
+        {QStringLiteral("generate"), model, QStringLiteral("--tokens"), tokens.join(u','),
+         QStringLiteral("--greedy"), QStringLiteral("--ignore-eos"),
+         QStringLiteral("--repetition-penalty"), QStringLiteral("1"), QStringLiteral("--max-new"),
+         QString::number(greedy.size()), QStringLiteral("--json")});
+    QVERIFY2(generated.exit_code == 0, qPrintable(generated.err));
+    const QJsonArray chosen = QJsonDocument::fromJson(generated.out).object()[u"tokens"].toArray();
+    QCOMPARE(chosen, greedy);
   }
 };
 

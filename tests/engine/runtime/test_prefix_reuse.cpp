@@ -1,7 +1,11 @@
 // A second request that extends the first computes only its new tokens, and
-// gets the logits a fresh computation of the whole prompt gives.
+// gets the logits a fresh computation of the whole prompt gives: in every
+// cache format, and in every family -- sliding windows shorter than a page
+// and not dividing it (pages of 16 tokens here), Gemma's alternating and
+// patterned windows, Phi-3's fused projections, and mixtures of experts.
 
 #include <QTest>
+#include <map>
 
 #include "runtime_test_support.h"
 #include "test_main.h"
@@ -11,28 +15,95 @@ using quire::test::TestModel;
 
 Q_DECLARE_METATYPE(cache::CacheFormat)
 
+namespace {
+
+engine::modelgen::RandomModelSpec family(const std::string& name) {
+  engine::modelgen::RandomModelSpec spec;
+  spec.seed = 3;
+  if (name == "qwen2") {
+    spec.architecture = "qwen2";
+  } else if (name == "mistral window 5") {
+    spec.architecture = "mistral";
+    spec.sliding_window = 5;
+  } else if (name == "qwen3 window 23") {
+    spec.architecture = "qwen3";
+    spec.sliding_window = 23;
+  } else if (name == "gemma2 window 7") {
+    spec.architecture = "gemma2";
+    spec.sliding_window = 7;
+    spec.layers = 3;
+  } else if (name == "gemma3 window 11") {
+    spec.architecture = "gemma3";
+    spec.sliding_window = 11;
+    spec.layers = 3;
+    spec.sliding_window_pattern = 3;
+  } else if (name == "phi3 window 40") {
+    spec.architecture = "phi3";
+    spec.sliding_window = 40;
+    spec.partial_rotary_factor = 0.5;
+  } else if (name == "mixtral") {
+    spec.architecture = "mixtral";
+  } else if (name == "qwen3_moe") {
+    spec.architecture = "qwen3_moe";
+    spec.layers = 3;
+    spec.moe.mlp_only_layers = {1};
+  }
+  return spec;
+}
+
+const char* const kFamilies[] = {"qwen2",           "mistral window 5", "qwen3 window 23",
+                                 "gemma2 window 7", "gemma3 window 11", "phi3 window 40",
+                                 "mixtral",         "qwen3_moe"};
+
+engine::RuntimeOptions options(cache::CacheFormat format) {
+  engine::RuntimeOptions o;
+  o.cache_format = format;
+  o.cache_tokens = 1024;
+  o.page_size = 16;
+  o.max_chunk_tokens = 48;
+  return o;
+}
+
+// Turn two reuses turn one's pages and computes only its own tokens; its
+// logits match a fresh run's.
+void check_reuse(const std::shared_ptr<const engine::ModelDescription>& model,
+                 cache::CacheFormat format, std::int64_t shared_pages) {
+  const std::vector<cache::TokenId> turn1 = test::random_tokens(150, 512, 1);
+  std::vector<cache::TokenId> turn2 = turn1;
+  for (cache::TokenId t : test::random_tokens(37, 512, 2))
+    turn2.push_back(t);
+
+  kernels::CpuBackend backend;
+  engine::ModelRuntime runtime(model, backend, options(format));
+  runtime.prefill(turn1, false);
+  const cache::CacheStats before = runtime.cache().stats();
+  const std::vector<float> reused = runtime.prefill(turn2, false).back();
+  const cache::CacheStats after = runtime.cache().stats();
+  // 150 tokens: 9 full pages shared, the partial tenth copied (6 tokens).
+  QCOMPARE(after.reused_tokens - before.reused_tokens, shared_pages * 16);
+  QCOMPARE(after.copied_tokens - before.copied_tokens, std::int64_t(6));
+  QCOMPARE(after.computed_tokens - before.computed_tokens, std::int64_t(37));
+
+  engine::ModelRuntime fresh(model, backend, options(format));
+  const std::vector<float> computed = fresh.prefill(turn2, false).back();
+  const float difference = test::max_abs_difference(reused, computed);
+  QVERIFY2(difference <= 1e-4f * test::max_abs(computed), qPrintable(QString::number(difference)));
+}
+
+}  // namespace
+
 class PrefixReuseTest : public QObject {
   Q_OBJECT
 
-  std::unique_ptr<TestModel> model_;
+  std::map<std::string, std::unique_ptr<TestModel>> models_;
 
-  engine::RuntimeOptions options(cache::CacheFormat format) const {
-    engine::RuntimeOptions o;
-    o.cache_format = format;
-    o.cache_tokens = 1024;
-    o.page_size = 16;
-    o.max_chunk_tokens = 48;
-    return o;
+  std::shared_ptr<const engine::ModelDescription> model(const std::string& name) {
+    auto& slot = models_[name];
+    if (!slot) slot = std::make_unique<TestModel>(family(name));
+    return slot->description();
   }
 
  private slots:
-  void initTestCase() {
-    engine::modelgen::RandomModelSpec spec;
-    spec.architecture = "qwen2";
-    spec.seed = 3;
-    model_ = std::make_unique<TestModel>(spec);
-  }
-
   void extendingAPromptComputesOnlyTheNewTokens_data() {
     QTest::addColumn<cache::CacheFormat>("format");
     for (const cache::CacheFormat format : cache::all_cache_formats()) {
@@ -42,27 +113,18 @@ class PrefixReuseTest : public QObject {
 
   void extendingAPromptComputesOnlyTheNewTokens() {
     QFETCH(cache::CacheFormat, format);
-    const std::vector<cache::TokenId> turn1 = test::random_tokens(150, 512, 1);
-    std::vector<cache::TokenId> turn2 = turn1;
-    for (cache::TokenId t : test::random_tokens(37, 512, 2))
-      turn2.push_back(t);
+    check_reuse(model("qwen2"), format, 9);
+  }
 
-    kernels::CpuBackend backend;
-    engine::ModelRuntime runtime(model_->description(), backend, options(format));
-    runtime.prefill(turn1, false);
-    const cache::CacheStats before = runtime.cache().stats();
-    const std::vector<float> reused = runtime.prefill(turn2, false).back();
-    const cache::CacheStats after = runtime.cache().stats();
-    // 150 tokens: 9 full pages shared, the partial tenth copied (6 tokens).
-    QCOMPARE(after.reused_tokens - before.reused_tokens, std::int64_t(144));
-    QCOMPARE(after.copied_tokens - before.copied_tokens, std::int64_t(6));
-    QCOMPARE(after.computed_tokens - before.computed_tokens, std::int64_t(37));
+  void everyFamilyReusesItsPagesExactly_data() {
+    QTest::addColumn<QString>("family");
+    for (const char* name : kFamilies)
+      QTest::newRow(name) << QString::fromLatin1(name);
+  }
 
-    engine::ModelRuntime fresh(model_->description(), backend, options(format));
-    const std::vector<float> computed = fresh.prefill(turn2, false).back();
-    const float difference = test::max_abs_difference(reused, computed);
-    QVERIFY2(difference <= 1e-4f * test::max_abs(computed),
-             qPrintable(QString::number(difference)));
+  void everyFamilyReusesItsPagesExactly() {
+    QFETCH(QString, family);
+    check_reuse(model(family.toStdString()), cache::CacheFormat::FP16, 9);
   }
 };
 

@@ -1,18 +1,23 @@
 // MistralForCausalLM: Llama's layers without biases, and a sliding attention
-// window on every layer when config.json sets "sliding_window".
+// window on every layer unless config.json sets "sliding_window" to null.
 
 #include "architectures.h"
 
 namespace quire::engine::architectures {
 
 const Architecture& mistral() {
-  static const Architecture architecture{
-      .name = "MistralForCausalLM", .label = "Mistral", .apply = [](ModelConfig& config) {
-        config.attention_bias = false;
-        config.attention_output_bias = false;
-        config.mlp_bias = false;
-        apply_window_everywhere(config);
-      }};
+  static const Architecture architecture{.name = "MistralForCausalLM",
+                                         .label = "Mistral",
+                                         .apply =
+                                             [](ModelConfig& config) {
+                                               config.attention_bias = false;
+                                               config.attention_output_bias = false;
+                                               config.mlp_bias = false;
+                                               apply_window_everywhere(config);
+                                             },
+                                         // MistralConfig's default: a file without the key slides
+                                         // over 4096 tokens (one that writes null does not).
+                                         .defaults = R"({"sliding_window": 4096})"};
   return architecture;
 }
 

@@ -4,6 +4,7 @@
 // run, renormalized only with "norm_topk_prob". A layer is sparse unless
 // "mlp_only_layers" lists it, when (index + 1) is a multiple of
 // "decoder_sparse_step"; the others keep a dense MLP of intermediate_size.
+// With "use_sliding_window" every layer slides.
 
 #include <algorithm>
 
@@ -20,7 +21,9 @@ const Architecture& qwen3_moe() {
             config.attention_output_bias = config.attention_bias;
             config.mlp_bias = false;
             config.qk_norm = true;
-            apply_qwen_windows(config);
+            // Unlike Qwen2 and dense Qwen3, every layer slides when the
+            // window is on: the MoE attention does not read max_window_layers.
+            if (config.use_sliding_window.value_or(false)) apply_window_everywhere(config);
             MixtureOfExperts& moe = config.moe;
             moe.sparse_layers.assign(config.sliding_windows.size(), false);
             for (std::size_t i = 0; i < moe.sparse_layers.size(); ++i) {

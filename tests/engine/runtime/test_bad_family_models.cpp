@@ -1,0 +1,103 @@
+// Broken directories of the families with more parts than Llama's: each
+// mistake names the config field or the tensor at fault in one line, exit
+// status 2.
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+#include <functional>
+
+#include "bad_model_support.h"
+#include "quire/engine/modelgen/random_model.h"
+#include "test_main.h"
+
+using namespace quire;
+using namespace quire::test;
+
+namespace {
+
+using Damage = std::function<void(const QString& dir)>;
+
+engine::modelgen::RandomModelSpec spec_of(const QString& family) {
+  engine::modelgen::RandomModelSpec spec;
+  spec.seed = 4;
+  spec.architecture = family.toStdString();
+  if (family == "qwen3") spec.head_dim = 64;
+  if (family == "gemma3") spec.multimodal = true;
+  if (family == "gemma3" || family == "gemma2") spec.sliding_window = 8;
+  return spec;
+}
+
+}  // namespace
+
+Q_DECLARE_METATYPE(Damage)
+
+class BadFamilyModelsTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir root_;
+
+ private slots:
+  void eachProblemNamesItsField_data() {
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<Damage>("damage");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("head_dim disagrees with the tensors")
+        << "qwen3" << Damage([](const QString& d) {
+             write(d + "/config.json",
+                   read(d + "/config.json").replace("\"head_dim\": 64", "\"head_dim\": 32"));
+           })
+        << "model.layers.0.self_attn.q_proj has 256 outputs, but config.json's head_dim 32 x 4 "
+           "heads asks for 128; the tensors hold heads of 64. config.json's \"head_dim\" "
+           "disagrees with the tensors";
+    QTest::newRow("more experts per token than experts")
+        << "mixtral" << Damage([](const QString& d) {
+             write(d + "/config.json",
+                   read(d + "/config.json")
+                       .replace("\"num_experts_per_tok\": 2", "\"num_experts_per_tok\": 5"));
+           })
+        << "\"num_experts_per_tok\" (5) is larger than the 4 experts (\"num_local_experts\")";
+    QTest::newRow("a missing expert") << "mixtral" << Damage([](const QString& d) {
+      rewrite_tensors(d, [](const engine::io::TensorInfo& info, std::vector<std::int64_t>&) {
+        return info.name != "model.layers.1.block_sparse_moe.experts.2.w3.weight";
+      });
+    }) << "no tensor model.layers.1.block_sparse_moe.experts.2.w3.weight";
+    QTest::newRow("a multimodal download without its language model")
+        << "gemma3" << Damage([](const QString& d) {
+             rewrite_tensors(d, [](const engine::io::TensorInfo& info, std::vector<std::int64_t>&) {
+               return !info.name.starts_with("language_model.");
+             });
+           })
+        << "no language model in the files (no tensor language_model.model.embed_tokens.weight or "
+           "model.language_model.embed_tokens.weight); this Gemma 3 (multimodal) download may "
+           "hold only its vision tower or be incomplete";
+    QTest::newRow("a fused projection of the wrong width")
+        << "phi3" << Damage([](const QString& d) {
+             rewrite_tensors(
+                 d, [](const engine::io::TensorInfo& info, std::vector<std::int64_t>& shape) {
+                   if (info.name == "model.layers.0.mlp.gate_up_proj.weight") shape[0] = 384;
+                   return true;
+                 });
+           })
+        << "model.layers.0.mlp.gate_up_proj.weight has shape [384, 128] where [512, 128] is needed";
+  }
+
+  void eachProblemNamesItsField() {
+    QFETCH(QString, family);
+    QFETCH(Damage, damage);
+    QFETCH(QString, message);
+    const QString dir =
+        root_.filePath(QString::fromLatin1(QTest::currentDataTag()).replace(u' ', u'-'));
+    engine::modelgen::write_random_model(spec_of(family), dir.toStdString());
+    damage(dir);
+    const Run run = run_cli(
+        {QStringLiteral("logits"), dir, QStringLiteral("--tokens"), QStringLiteral("1,2,3")});
+    QCOMPARE(run.exit_code, 2);
+    QVERIFY2(run.err.contains(message), qPrintable(run.err));
+    QCOMPARE(run.err.count(u'\n'), 1);  // one line
+  }
+};
+
+QUIRE_TEST(BadFamilyModelsTest)
+#include "test_bad_family_models.moc"
