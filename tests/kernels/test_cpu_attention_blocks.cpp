@@ -1,8 +1,9 @@
 // Paged attention of the CPU backend over contexts of many key blocks: a
 // prefill chunk spanning several query blocks, decode steps whose key range is
 // split between threads, sliding windows that cut key blocks and separate a
-// sequence's queries, head sizes off the vector widths. The reference is
-// attention over the independently decoded pages in double precision.
+// sequence's queries, head sizes off the vector widths, soft-capped scores.
+// The reference is attention over the independently decoded pages in double
+// precision.
 
 #include <QTest>
 #include <algorithm>
@@ -90,8 +91,9 @@ class CpuAttentionBlocksTest : public QObject {
   Q_OBJECT
 
   // Attends `queries` in one batch and compares every output with the reference.
+  // softcap > 0: scores capped (Gemma 2) in the backend and the reference.
   static void check(CpuBackend& backend, const Context& context, const std::vector<Query>& queries,
-                    int dim, int window, int heads = kHeads) {
+                    int dim, int window, int heads = kHeads, float softcap = 0.0f) {
     std::vector<std::int32_t> sequence, position;
     std::vector<float> q;
     std::mt19937 rng(99);
@@ -107,7 +109,7 @@ class CpuAttentionBlocksTest : public QObject {
     const float scale = 1.0f / std::sqrt(float(dim));
     std::vector<float> out(q.size(), std::nanf(""));
     backend.paged_attention(0, context.storage.view, batch, q.data(),
-                            AttentionParams{heads, scale, window}, out.data());
+                            AttentionParams{heads, scale, window, softcap}, out.data());
 
     for (std::size_t t = 0; t < queries.size(); ++t) {
       const int s = queries[t].sequence, last = queries[t].position;
@@ -123,7 +125,8 @@ class CpuAttentionBlocksTest : public QObject {
           double dot = 0;
           for (int d = 0; d < dim; ++d)
             dot += double(query[d]) * key[d];
-          weights.push_back(dot * scale);
+          const double score = dot * scale;
+          weights.push_back(softcap > 0.0f ? softcap * std::tanh(score / softcap) : score);
           maximum = std::max(maximum, weights.back());
         }
         double total = 0;
@@ -156,18 +159,28 @@ class CpuAttentionBlocksTest : public QObject {
     QTest::addColumn<int>("dim");
     QTest::addColumn<int>("window");
     QTest::addColumn<int>("threads");
+    QTest::addColumn<float>("softcap");
     const KvCoding fp16 = KvCoding::Fp16, q8 = KvCoding::Int8, q4 = KvCoding::Int4,
                    fp8 = KvCoding::Fp8;
-    QTest::newRow("fp16, 1 thread") << fp16 << fp16 << 64 << 0 << 1;
-    QTest::newRow("fp16, 8 threads") << fp16 << fp16 << 64 << 0 << 8;
-    QTest::newRow("fp16, window 100") << fp16 << fp16 << 64 << 100 << 8;
-    QTest::newRow("fp16, head 80") << fp16 << fp16 << 80 << 0 << 8;
-    QTest::newRow("fp16, head 36, window 70") << fp16 << fp16 << 36 << 70 << 1;
-    QTest::newRow("q8") << q8 << q8 << 64 << 0 << 8;
-    QTest::newRow("q6, window 100") << q8 << q4 << 64 << 100 << 1;
-    QTest::newRow("q4, head 96") << q4 << q4 << 96 << 0 << 8;
-    QTest::newRow("fp8") << fp8 << fp8 << 64 << 0 << 1;
-    QTest::newRow("fp8, window 100") << fp8 << fp8 << 64 << 100 << 8;
+    QTest::newRow("fp16, 1 thread") << fp16 << fp16 << 64 << 0 << 1 << 0.0f;
+    QTest::newRow("fp16, 8 threads") << fp16 << fp16 << 64 << 0 << 8 << 0.0f;
+    QTest::newRow("fp16, window 100") << fp16 << fp16 << 64 << 100 << 8 << 0.0f;
+    QTest::newRow("fp16, head 80") << fp16 << fp16 << 80 << 0 << 8 << 0.0f;
+    QTest::newRow("fp16, head 36, window 70") << fp16 << fp16 << 36 << 70 << 1 << 0.0f;
+    QTest::newRow("q8") << q8 << q8 << 64 << 0 << 8 << 0.0f;
+    QTest::newRow("q6, window 100") << q8 << q4 << 64 << 100 << 1 << 0.0f;
+    QTest::newRow("q4, head 96") << q4 << q4 << 96 << 0 << 8 << 0.0f;
+    QTest::newRow("fp8") << fp8 << fp8 << 64 << 0 << 1 << 0.0f;
+    QTest::newRow("fp8, window 100") << fp8 << fp8 << 64 << 100 << 8 << 0.0f;
+    // Soft-capped scores (Gemma 2), with a cap that bends most of them.
+    QTest::newRow("fp16, softcap") << fp16 << fp16 << 64 << 0 << 8 << 2.0f;
+    QTest::newRow("fp16, 1 thread, softcap") << fp16 << fp16 << 64 << 0 << 1 << 2.0f;
+    QTest::newRow("fp16, head 36, window 70, softcap") << fp16 << fp16 << 36 << 70 << 1 << 3.0f;
+    QTest::newRow("q8, window 100, softcap") << q8 << q8 << 64 << 100 << 8 << 2.0f;
+    QTest::newRow("q6, softcap") << q8 << q4 << 64 << 0 << 1 << 2.0f;
+    QTest::newRow("q4, head 96, window 100, softcap") << q4 << q4 << 96 << 100 << 8 << 2.0f;
+    QTest::newRow("fp8, softcap") << fp8 << fp8 << 64 << 0 << 8 << 2.0f;
+    QTest::newRow("fp8, window 100, softcap") << fp8 << fp8 << 64 << 100 << 1 << 2.0f;
   }
 
   void longContexts() {
@@ -176,6 +189,7 @@ class CpuAttentionBlocksTest : public QObject {
     QFETCH(int, dim);
     QFETCH(int, window);
     QFETCH(int, threads);
+    QFETCH(float, softcap);
     ThreadPool pool(threads);
     CpuBackend backend({}, &pool);
     const Context context(backend, keyCoding, valueCoding, dim);
@@ -187,13 +201,13 @@ class CpuAttentionBlocksTest : public QObject {
     for (int p = 1030; p < 1100; ++p)
       mixed.push_back({0, p});
     std::shuffle(mixed.begin(), mixed.end(), std::mt19937(3));
-    check(backend, context, mixed, dim, window);
+    check(backend, context, mixed, dim, window, kHeads, softcap);
     if (QTest::currentTestFailed()) return;
 
     // One decode step: too few items for 8 threads, so its key range is split.
-    check(backend, context, {{0, 1099}}, dim, window);
+    check(backend, context, {{0, 1099}}, dim, window, kHeads, softcap);
     if (QTest::currentTestFailed()) return;
-    check(backend, context, {{2, 299}, {1, 64}}, dim, window);
+    check(backend, context, {{2, 299}, {1, 64}}, dim, window, kHeads, softcap);
   }
 
   // Decode steps (one token per sequence) with every number of query heads per
@@ -203,26 +217,32 @@ class CpuAttentionBlocksTest : public QObject {
     QTest::addColumn<int>("group");
     QTest::addColumn<int>("dim");
     QTest::addColumn<int>("threads");
+    QTest::addColumn<float>("softcap");
     for (int group = 1; group <= 9; ++group) {
-      QTest::addRow("group %d, head 64, 1 thread", group) << group << 64 << 1;
-      QTest::addRow("group %d, head 128, 8 threads", group) << group << 128 << 8;
+      QTest::addRow("group %d, head 64, 1 thread", group) << group << 64 << 1 << 0.0f;
+      QTest::addRow("group %d, head 128, 8 threads", group) << group << 128 << 8 << 0.0f;
     }
-    QTest::addRow("group 3, head 40, 8 threads") << 3 << 40 << 8;
+    QTest::addRow("group 3, head 40, 8 threads") << 3 << 40 << 8 << 0.0f;
+    // The FP16 decode kernel caps its scores as the general one does.
+    for (const int group : {1, 4, 8, 9})
+      QTest::addRow("group %d, head 128, 8 threads, softcap", group) << group << 128 << 8 << 2.0f;
+    QTest::addRow("group 2, head 64, 1 thread, softcap") << 2 << 64 << 1 << 2.0f;
   }
 
   void decodeStepsOfEveryGroupSize() {
     QFETCH(int, group);
     QFETCH(int, dim);
     QFETCH(int, threads);
+    QFETCH(float, softcap);
     ThreadPool pool(threads);
     CpuBackend backend({}, &pool);
     const Context context(backend, KvCoding::Fp16, KvCoding::Fp16, dim);
     const int heads = group * kKvHeads;
-    check(backend, context, {{0, 1099}}, dim, 0, heads);
+    check(backend, context, {{0, 1099}}, dim, 0, heads, softcap);
     if (QTest::currentTestFailed()) return;
-    check(backend, context, {{0, 0}, {1, 64}, {2, 299}}, dim, 0, heads);
+    check(backend, context, {{0, 0}, {1, 64}, {2, 299}}, dim, 0, heads, softcap);
     if (QTest::currentTestFailed()) return;
-    check(backend, context, {{1, 699}}, dim, 100, heads);
+    check(backend, context, {{1, 699}}, dim, 100, heads, softcap);
   }
 };
 

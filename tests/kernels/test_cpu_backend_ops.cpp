@@ -3,7 +3,10 @@
 
 #include <QTest>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "quire/kernels/cpu/cpu_backend.h"
@@ -11,6 +14,8 @@
 #include "test_main.h"
 
 using namespace quire::kernels;
+
+Q_DECLARE_METATYPE(GatedActivation)
 
 namespace {
 
@@ -146,6 +151,185 @@ class CpuBackendOpsTest : public QObject {
     backend.add(0, sum.data(), up.data(), 1000);
     for (std::size_t i = 0; i < sum.size(); ++i)
       QCOMPARE(sum[i], gate[i] + up[i]);
+  }
+
+  void gatedActivations_data() {
+    QTest::addColumn<GatedActivation>("activation");
+    QTest::newRow("silu") << GatedActivation::Silu;
+    QTest::newRow("gelu tanh") << GatedActivation::GeluTanh;
+  }
+
+  // Random gates and the far ends: where the gate is very negative GELU is a
+  // difference of nearly equal terms in its usual form, and where x^3 or
+  // e^-2u leave FP32's range the result must still be the limit, not a NaN.
+  // The bound: FP32's x^3 and u carry a few units of 2^-24, and e^-2u turns
+  // u's relative error into the result's, times 2|u|.
+  void gatedActivations() {
+    QFETCH(GatedActivation, activation);
+    CpuBackend backend;
+    std::vector<float> gate = random_values(3000, 7, 4.0f);
+    for (const float far :
+         {0.0f, 1e-3f, 0.5f, 3.0f, 5.0f, 9.0f, 10.5f, 30.0f, 100.0f, 1e4f, 1e20f, 3e38f}) {
+      gate.push_back(far);
+      gate.push_back(-far);
+    }
+    const std::vector<float> up = random_values(gate.size(), 8);
+    const auto n = static_cast<std::int64_t>(gate.size());
+    std::vector<float> out(gate.size(), std::nanf(""));
+    backend.gated_activation(0, activation, gate.data(), up.data(), n, out.data());
+    for (std::size_t i = 0; i < gate.size(); ++i) {
+      const double x = gate[i];
+      const double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+      // 0.5 x (1 + tanh(u)) with 1 + tanh(u) = 2 / (1 + e^-2u): the same in
+      // exact arithmetic, but the sum of 1 and a tanh near -1 leaves no digits
+      // even in double where x is very negative. Where it does not cancel, the
+      // two agree.
+      const double activated = activation == GatedActivation::Silu ? x / (1.0 + std::exp(-x))
+                                                                   : x / (1.0 + std::exp(-2.0 * u));
+      if (activation == GatedActivation::GeluTanh && std::fabs(x) < 3.0)
+        QVERIFY(std::fabs(activated - 0.5 * x * (1.0 + std::tanh(u))) <= 1e-12);
+      const double expected = activated * up[i];
+      const double bound =
+          activation == GatedActivation::Silu ? 1e-6 : 1e-6 * (1.0 + 2.0 * std::fabs(u));
+      QVERIFY2(std::fabs(out[i] - expected) <= bound * std::fabs(expected) + 1e-37,
+               qPrintable(QString("gate %1: %2, expected %3").arg(x).arg(out[i]).arg(expected)));
+    }
+    // In place over the gate, as the forward pass runs it.
+    std::vector<float> in_place = gate;
+    backend.gated_activation(0, activation, in_place.data(), up.data(), n, in_place.data());
+    QVERIFY(std::memcmp(in_place.data(), out.data(), out.size() * sizeof(float)) == 0);
+    // Kept for callers: silu_mul is gated_activation with Silu.
+    if (activation == GatedActivation::Silu) {
+      backend.silu_mul(0, gate.data(), up.data(), n, in_place.data());
+      QVERIFY(std::memcmp(in_place.data(), out.data(), out.size() * sizeof(float)) == 0);
+    }
+  }
+
+  // Near the cap, beyond it by far, and tiny values whose quotient is
+  // subnormal: cap * tanh(x / cap) within two roundings of the definition.
+  void softCapKeepsValuesWithinTheCap() {
+    CpuBackend backend;
+    for (const float cap : {50.0f, 30.0f, 1.0f}) {
+      std::vector<float> x = random_values(1000, 9, cap);
+      for (const float at : {0.0f, 1e-40f, 1e-3f, 0.5f, 0.9f, 1.0f, 1.1f, 2.0f, 3.0f, 10.0f, 1e3f,
+                             1e30f, std::numeric_limits<float>::infinity()}) {
+        x.push_back(at * cap);
+        x.push_back(-at * cap);
+      }
+      std::vector<float> capped = x;
+      backend.soft_cap(0, capped.data(), std::int64_t(x.size()), cap);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        const double expected = cap * std::tanh(double(x[i]) / cap);
+        QVERIFY2(std::fabs(capped[i] - expected) <= 3e-7 * std::fabs(expected) + 1e-44,
+                 qPrintable(QString("%1 capped at %2: %3, expected %4")
+                                .arg(x[i])
+                                .arg(cap)
+                                .arg(capped[i])
+                                .arg(expected)));
+        QVERIFY(std::fabs(capped[i]) <= cap);
+      }
+    }
+    std::vector<float> x{1.0f};
+    for (const float bad : {0.0f, -5.0f, std::numeric_limits<float>::infinity(), std::nanf("")})
+      QVERIFY_THROWS_EXCEPTION(std::invalid_argument, backend.soft_cap(0, x.data(), 1, bad));
+  }
+
+  // One correctly rounded product each: exactly the double product rounded.
+  void scaleMultipliesInPlace() {
+    CpuBackend backend;
+    const std::vector<float> x = random_values(70001, 10, 3.0f);
+    for (const float factor : {std::sqrt(3072.0f), 0.5f, -1.0f, 0.0f}) {
+      std::vector<float> scaled = x;
+      backend.scale(0, scaled.data(), std::int64_t(x.size()), factor);
+      for (std::size_t i = 0; i < x.size(); ++i)
+        QCOMPARE(scaled[i], static_cast<float>(double(x[i]) * factor));
+    }
+  }
+
+  void copyColumnsSplitsAFusedProjection_data() {
+    QTest::addColumn<int>("first");
+    QTest::addColumn<int>("cols");
+    // Phi-3's qkv_proj at a small size: queries 96 wide, keys and values 32.
+    QTest::newRow("first slice") << 0 << 96;
+    QTest::newRow("middle slice") << 96 << 32;
+    QTest::newRow("last slice") << 128 << 32;
+    QTest::newRow("whole rows") << 0 << 160;
+    QTest::newRow("one column") << 77 << 1;
+  }
+
+  void copyColumnsSplitsAFusedProjection() {
+    QFETCH(int, first);
+    QFETCH(int, cols);
+    CpuBackend backend;
+    const int rows = 300, width = 160;
+    const std::vector<float> x = random_values(std::size_t(rows * width), 11);
+    std::vector<float> out(std::size_t(rows * cols), std::nanf(""));
+    backend.copy_columns(0, x.data(), rows, width, first, cols, out.data());
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < cols; ++c)
+        QCOMPARE(out[std::size_t(r * cols + c)], x[std::size_t(r * width + first + c)]);
+    }
+    QVERIFY_THROWS_EXCEPTION(
+        std::invalid_argument,
+        backend.copy_columns(0, x.data(), rows, width, width - cols + 1, cols, out.data()));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             backend.copy_columns(0, x.data(), rows, width, -1, cols, out.data()));
+  }
+
+  // Two experts' tokens routed out and their weighted outputs added back:
+  // gathers copy rows exactly; each scatter adds one rounded product to each
+  // element of its rows, and the sums of calls that share rows accumulate.
+  void gatherAndScatterRowsForExperts() {
+    CpuBackend backend;
+    const int tokens = 10, cols = 37;
+    const std::vector<float> hidden = random_values(std::size_t(tokens * cols), 12);
+    std::vector<float> x = random_values(hidden.size(), 13);
+    std::vector<double> expected(x.begin(), x.end()), bound(x.size(), 0.0);
+    const std::vector<std::vector<std::int32_t>> experts{{3, 0, 9, 7}, {9, 3, 1}, {3}};
+    for (std::size_t e = 0; e < experts.size(); ++e) {
+      const std::vector<std::int32_t>& rows = experts[e];
+      const auto count = static_cast<std::int64_t>(rows.size());
+      std::vector<float> routed(rows.size() * cols, std::nanf(""));
+      backend.gather_rows(0, hidden.data(), cols, rows.data(), count, routed.data());
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        for (int c = 0; c < cols; ++c)
+          QCOMPARE(routed[i * cols + std::size_t(c)], hidden[std::size_t(rows[i] * cols + c)]);
+      }
+      // The expert's output, weighted by the router's probability for it.
+      const std::vector<float> y = random_values(routed.size(), 20 + std::uint32_t(e));
+      std::vector<float> weights = random_values(rows.size(), 30 + std::uint32_t(e));
+      for (float& weight : weights)
+        weight = std::fabs(weight);
+      backend.scatter_add_rows(0, x.data(), cols, y.data(), rows.data(), weights.data(), count);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        for (int c = 0; c < cols; ++c) {
+          const std::size_t at = std::size_t(rows[i] * cols + c);
+          const double added = double(weights[i]) * y[i * cols + std::size_t(c)];
+          // Two roundings, each within half a unit of 2^-23 relative.
+          bound[at] += 6e-8 * (std::fabs(expected[at] + added) + std::fabs(added));
+          expected[at] += added;
+        }
+      }
+    }
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      QVERIFY2(
+          std::fabs(x[i] - expected[i]) <= bound[i],
+          qPrintable(QString("element %1: %2, expected %3").arg(i).arg(x[i]).arg(expected[i])));
+    }
+    // Rows untouched by every expert keep their values exactly.
+    for (const int untouched : {2, 4, 5, 6, 8}) {
+      for (int c = 0; c < cols; ++c)
+        QCOMPARE(double(x[std::size_t(untouched * cols + c)]),
+                 expected[std::size_t(untouched * cols + c)]);
+    }
+    const std::vector<std::int32_t> bad{1, -1};
+    const std::vector<float> weights{1.0f, 1.0f};
+    std::vector<float> out(2 * cols);
+    QVERIFY_THROWS_EXCEPTION(
+        std::out_of_range, backend.gather_rows(0, hidden.data(), cols, bad.data(), 2, out.data()));
+    QVERIFY_THROWS_EXCEPTION(
+        std::out_of_range,
+        backend.scatter_add_rows(0, x.data(), cols, out.data(), bad.data(), weights.data(), 2));
   }
 };
 

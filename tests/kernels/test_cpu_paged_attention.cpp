@@ -5,6 +5,7 @@
 #include <QTest>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -51,13 +52,23 @@ class CpuPagedAttentionTest : public QObject {
     QTest::addColumn<KvCoding>("valueCoding");
     QTest::addColumn<double>("storeTolerance");
     QTest::addColumn<int>("window");
-    for (const int window : {0, 3}) {
-      const QByteArray suffix = window ? " window 3" : "";
-      QTest::newRow("fp16" + suffix) << KvCoding::Fp16 << KvCoding::Fp16 << 2e-3 << window;
-      QTest::newRow("q8" + suffix) << KvCoding::Int8 << KvCoding::Int8 << 0.03 << window;
-      QTest::newRow("q6" + suffix) << KvCoding::Int8 << KvCoding::Int4 << 0.5 << window;
-      QTest::newRow("q4" + suffix) << KvCoding::Int4 << KvCoding::Int4 << 0.5 << window;
-      QTest::newRow("fp8" + suffix) << KvCoding::Fp8 << KvCoding::Fp8 << 0.8 << window;
+    QTest::addColumn<float>("softcap");
+    // A cap of 2 bends most scores here (about 1.8 apart, with the outlier
+    // channel), so a kernel that skipped it would miss by far.
+    for (const float softcap : {0.0f, 2.0f}) {
+      for (const int window : {0, 3}) {
+        const QByteArray suffix =
+            QByteArray(window ? " window 3" : "") + (softcap > 0.0f ? " softcap 2" : "");
+        QTest::newRow("fp16" + suffix)
+            << KvCoding::Fp16 << KvCoding::Fp16 << 2e-3 << window << softcap;
+        QTest::newRow("q8" + suffix)
+            << KvCoding::Int8 << KvCoding::Int8 << 0.03 << window << softcap;
+        QTest::newRow("q6" + suffix)
+            << KvCoding::Int8 << KvCoding::Int4 << 0.5 << window << softcap;
+        QTest::newRow("q4" + suffix)
+            << KvCoding::Int4 << KvCoding::Int4 << 0.5 << window << softcap;
+        QTest::newRow("fp8" + suffix) << KvCoding::Fp8 << KvCoding::Fp8 << 0.8 << window << softcap;
+      }
     }
   }
 
@@ -66,6 +77,7 @@ class CpuPagedAttentionTest : public QObject {
     QFETCH(KvCoding, valueCoding);
     QFETCH(double, storeTolerance);
     QFETCH(int, window);
+    QFETCH(float, softcap);
     CpuBackend backend;
     quire::test::KvStorage storage = make_storage(keyCoding, valueCoding);
     // Two sequences with scattered pages; max_pages 3.
@@ -139,7 +151,14 @@ class CpuPagedAttentionTest : public QObject {
     const float scale = 1.0f / std::sqrt(float(kHeadDim));
     std::vector<float> out(q.size(), std::nanf(""));
     backend.paged_attention(0, storage.view, batch, q.data(),
-                            AttentionParams{kHeads, scale, window}, out.data());
+                            AttentionParams{kHeads, scale, window, softcap}, out.data());
+    if (softcap == 0.0f) {
+      // A cap of 0 is no cap: the same bits as parameters that never name one.
+      std::vector<float> uncapped(q.size(), std::nanf(""));
+      backend.paged_attention(0, storage.view, batch, q.data(),
+                              AttentionParams{kHeads, scale, window}, uncapped.data());
+      QVERIFY(std::memcmp(uncapped.data(), out.data(), out.size() * sizeof(float)) == 0);
+    }
 
     for (std::size_t t = 0; t < queries.size(); ++t) {
       const int s = queries[t].sequence, last = queries[t].position;
@@ -154,7 +173,8 @@ class CpuPagedAttentionTest : public QObject {
           double dot = 0;
           for (int d = 0; d < kHeadDim; ++d)
             dot += double(query[d]) * key[d];
-          scores.push_back(dot * scale);
+          const double score = dot * scale;
+          scores.push_back(softcap > 0.0f ? softcap * std::tanh(score / softcap) : score);
           maximum = std::max(maximum, scores.back());
         }
         double total = 0;

@@ -60,8 +60,8 @@ std::vector<std::int32_t> brute_ranking(const float* row, std::int64_t vocab) {
   return order;
 }
 
-// Every op forwarded to a CPU backend except the two under test, which fall
-// to Backend's defaults (host copies around the reference).
+// Memory and copies through a CPU backend, the other ops empty, and the two
+// under test left to Backend's defaults (host copies around the reference).
 class DefaultOpsBackend final : public Backend {
  public:
   std::string name() const override { return "default-ops"; }
@@ -84,8 +84,17 @@ class DefaultOpsBackend final : public Backend {
                 float*) override {}
   void linear(int, const float*, std::int64_t, const LinearWeight&, float*) override {}
   void rope(int, float*, std::int64_t, int, int, const std::int32_t*, const RopeParams&) override {}
-  void silu_mul(int, const float*, const float*, std::int64_t, float*) override {}
+  void gated_activation(int, GatedActivation, const float*, const float*, std::int64_t,
+                        float*) override {}
   void add(int, float*, const float*, std::int64_t) override {}
+  void soft_cap(int, float*, std::int64_t, float) override {}
+  void scale(int, float*, std::int64_t, float) override {}
+  void copy_columns(int, const float*, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                    float*) override {}
+  void gather_rows(int, const float*, std::int64_t, const std::int32_t*, std::int64_t,
+                   float*) override {}
+  void scatter_add_rows(int, float*, std::int64_t, const float*, const std::int32_t*, const float*,
+                        std::int64_t) override {}
   void write_kv(int, const KvLayerView&, const TokenBatch&, const float*, const float*) override {}
   void paged_attention(int, const KvLayerView&, const TokenBatch&, const float*,
                        const AttentionParams&, float*) override {}

@@ -10,8 +10,9 @@
 //   1. the tile's keys and values are read through the block table, decoded
 //      to FP32 and kept in shared memory, once for all R rows;
 //   2. each warp scores its rows (w, w + 4, ...) against the tile, one key
-//      per lane, and folds the scores in with an online softmax: a running
-//      maximum and sum per row, earlier sums rescaled when the maximum grows;
+//      per lane, soft-caps the scores where the call asks (Gemma 2), and
+//      folds them in with an online softmax: a running maximum and sum per
+//      row, earlier sums rescaled when the maximum grows;
 //   3. the same warp adds the weighted values into its rows' sums, lane l
 //      holding columns l, l + 32, ... in registers.
 // Rows of a block whose tokens belong to different sequences (a step that
@@ -315,6 +316,14 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(const AttentionCall
           score[k] = fmaf(q.z, key.z, score[k]);
           score[k] = fmaf(q.w, key.w, score[k]);
         }
+      }
+
+      // Soft-capping (Gemma 2): the same for the whole launch, so no divergence,
+      // and a call without it runs the code it ran before.
+      if (args.softcap > 0.0f) {
+#pragma unroll
+        for (int k = 0; k < T::kRowsPerWarp; ++k)
+          score[k] = __fmul_rn(args.softcap, tanhf(__fdiv_rn(score[k], args.softcap)));
       }
 
       // Online softmax: keys outside a row's [first, last] weigh 0.

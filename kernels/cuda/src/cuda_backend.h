@@ -67,9 +67,21 @@ class CudaBackend final : public Backend {
               float* out) override;
   void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
             const std::int32_t* positions, const RopeParams& rope) override;
-  void silu_mul(int device, const float* gate, const float* up, std::int64_t count,
-                float* out) override;
+  void gated_activation(int device, GatedActivation activation, const float* gate, const float* up,
+                        std::int64_t count, float* out) override;
   void add(int device, float* x, const float* y, std::int64_t count) override;
+  void soft_cap(int device, float* x, std::int64_t count, float cap) override;
+  void scale(int device, float* x, std::int64_t count, float factor) override;
+  // Row movements (row_ops.cu). A negative row index, which the CPU backend
+  // throws for, gathers zeros and scatters nothing: the indices are in device
+  // memory, and reading them first would cost a wait.
+  void copy_columns(int device, const float* x, std::int64_t rows, std::int64_t width,
+                    std::int64_t first, std::int64_t cols, float* out) override;
+  void gather_rows(int device, const float* x, std::int64_t cols, const std::int32_t* rows,
+                   std::int64_t count, float* out) override;
+  void scatter_add_rows(int device, float* x, std::int64_t cols, const float* y,
+                        const std::int32_t* rows, const float* weights,
+                        std::int64_t count) override;
 
   void write_kv(int device, const KvLayerView& layer, const TokenBatch& batch, const float* key,
                 const float* value) override;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -143,6 +144,10 @@ void CudaBackend::paged_attention(int device, const KvLayerView& layer, const To
   if (params.heads <= 0 || params.heads % layout.kv_heads != 0) {
     throw std::invalid_argument("query heads must be a multiple of the K/V heads");
   }
+  if (!(params.softcap >= 0.0f && std::isfinite(params.softcap))) {
+    throw std::invalid_argument("attention soft-capping must be 0 (none) or a positive cap, not " +
+                                std::to_string(params.softcap));
+  }
   if (!attention_head_dim_supported(layout.head_dim)) {
     throw std::invalid_argument(
         "the CUDA backend's attention needs head_dim a multiple of 16 up "
@@ -171,10 +176,10 @@ void CudaBackend::paged_attention(int device, const KvLayerView& layer, const To
   const AttentionShape shape =
       plan_attention_shape(batch.tokens, params.heads, layout.kv_heads, layout.head_dim, max_keys,
                            multiprocessors(device), shared_limit);
-  AttentionArgs args{query,        out,
-                     params.heads, params.heads / layout.kv_heads,
-                     params.scale, params.sliding_window,
-                     nullptr};
+  AttentionArgs args{query,          out,
+                     params.heads,   params.heads / layout.kv_heads,
+                     params.scale,   params.sliding_window,
+                     params.softcap, nullptr};
   // The scratch stays locked until the kernels are queued; later calls on
   // this device's stream run after them, so it can be reused at once.
   std::lock_guard lock(attention_mutex_);

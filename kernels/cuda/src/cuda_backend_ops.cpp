@@ -1,10 +1,11 @@
 // CudaBackend's ops: argument checks on the host, then the kernels of
-// elementwise_ops.cu on the device's stream; linear() through LinearRunner
+// elementwise_ops.cu and row_ops.cu on the device's stream; linear() through LinearRunner
 // (cuda_linear.h). The paged K/V ops (write_kv, paged_attention and the page
 // copies) are in cuda_backend_kv.cpp.
 
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include "cuda_linear.h"
 #include "elementwise_ops.h"
 #include "quire/kernels/cuda/cuda_error.h"
+#include "row_ops.h"
 
 namespace quire::kernels::cuda {
 namespace {
@@ -73,15 +75,64 @@ void CudaBackend::rope(int device, float* x, std::int64_t tokens, int heads, int
               rope.attention_factor, stream(device));
 }
 
-void CudaBackend::silu_mul(int device, const float* gate, const float* up, std::int64_t count,
-                           float* out) {
+void CudaBackend::gated_activation(int device, GatedActivation activation, const float* gate,
+                                   const float* up, std::int64_t count, float* out) {
   activate(device);
-  launch_silu_mul(gate, up, count, out, stream(device));
+  GateActivation kind = GateActivation::Silu;
+  switch (activation) {
+    case GatedActivation::Silu:
+      kind = GateActivation::Silu;
+      break;
+    case GatedActivation::GeluTanh:
+      kind = GateActivation::GeluTanh;
+      break;
+    default:
+      throw std::invalid_argument("unknown gated activation " +
+                                  std::to_string(static_cast<int>(activation)));
+  }
+  launch_gated_activation(kind, gate, up, count, out, stream(device));
 }
 
 void CudaBackend::add(int device, float* x, const float* y, std::int64_t count) {
   activate(device);
   launch_add(x, y, count, stream(device));
+}
+
+void CudaBackend::soft_cap(int device, float* x, std::int64_t count, float cap) {
+  activate(device);
+  if (!(cap > 0.0f && std::isfinite(cap))) {
+    throw std::invalid_argument("a soft cap must be positive, not " + std::to_string(cap));
+  }
+  launch_soft_cap(x, count, cap, stream(device));
+}
+
+void CudaBackend::scale(int device, float* x, std::int64_t count, float factor) {
+  activate(device);
+  launch_scale(x, count, factor, stream(device));
+}
+
+void CudaBackend::copy_columns(int device, const float* x, std::int64_t rows, std::int64_t width,
+                               std::int64_t first, std::int64_t cols, float* out) {
+  activate(device);
+  if (first < 0 || cols < 0 || first + cols > width) {
+    throw std::invalid_argument("columns [" + std::to_string(first) + ", " +
+                                std::to_string(first + cols) + ") lie outside rows " +
+                                std::to_string(width) + " wide");
+  }
+  launch_copy_columns(x, rows, width, first, cols, out, stream(device));
+}
+
+void CudaBackend::gather_rows(int device, const float* x, std::int64_t cols,
+                              const std::int32_t* rows, std::int64_t count, float* out) {
+  activate(device);
+  launch_gather_rows(x, cols, rows, count, out, stream(device));
+}
+
+void CudaBackend::scatter_add_rows(int device, float* x, std::int64_t cols, const float* y,
+                                   const std::int32_t* rows, const float* weights,
+                                   std::int64_t count) {
+  activate(device);
+  launch_scatter_add_rows(x, cols, y, rows, weights, count, stream(device));
 }
 
 void CudaBackend::linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,

@@ -1,9 +1,9 @@
-// CUDA kernels for embedding, RMSNorm, RoPE, SiLU gating and residual adds.
-// Each follows the CPU reference's arithmetic step by step, with explicitly
-// rounded operations (__fmul_rn and friends) so that nvcc cannot fuse a multiply
-// and an add into an FMA the CPU does not do. RMSNorm, silu_mul and add may run
-// in place (output aliasing an input, as on the CPU), so their pointers are not
-// __restrict__.
+// CUDA kernels for embedding, RMSNorm, RoPE, gated activations, residual
+// adds, soft-capping and scaling. Each follows the CPU reference's arithmetic
+// step by step, with explicitly rounded operations (__fmul_rn and friends) so
+// that nvcc cannot fuse a multiply and an add into an FMA the CPU does not do.
+// RMSNorm, the gated activations and add may run in place (output aliasing an
+// input, as on the CPU), so their pointers are not __restrict__.
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -132,13 +132,25 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// gelu_pytorch_tanh's constants: sqrt(2 / pi) and the cubic term's weight.
+constexpr float kSqrt2OverPi = 0.797884560802865355f;
+constexpr float kGeluCubic = 0.044715f;
+
+template <GateActivation Activation>
 __global__ void __launch_bounds__(kThreads)
-    silu_mul_kernel(const float* gate, const float* up, std::int64_t count, float* out) {
+    gated_activation_kernel(const float* gate, const float* up, std::int64_t count, float* out) {
   const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += stride) {
     const float g = gate[i];
-    out[i] = __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), up[i]);
+    if constexpr (Activation == GateActivation::Silu) {
+      out[i] = __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), up[i]);
+    } else {
+      // 0.5 x (1 + tanh(u)) as x sigmoid(2u), the CPU's form (cpu_ops_basic.cpp).
+      const float u = __fmul_rn(kSqrt2OverPi,
+                                __fadd_rn(g, __fmul_rn(kGeluCubic, __fmul_rn(__fmul_rn(g, g), g))));
+      out[i] = __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(__fmul_rn(-2.0f, u)))), up[i]);
+    }
   }
 }
 
@@ -148,6 +160,24 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += stride) {
     x[i] = __fadd_rn(x[i], y[i]);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    soft_cap_kernel(float* __restrict__ x, std::int64_t count, float cap) {
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    x[i] = __fmul_rn(cap, tanhf(__fdiv_rn(x[i], cap)));
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    scale_kernel(float* __restrict__ x, std::int64_t count, float factor) {
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    x[i] = __fmul_rn(x[i], factor);
   }
 }
 
@@ -218,17 +248,36 @@ void launch_rope(float* x, std::int64_t tokens, int heads, int head_dim,
   check(cudaGetLastError(), "rope");
 }
 
-void launch_silu_mul(const float* gate, const float* up, std::int64_t count, float* out,
-                     Stream stream) {
+void launch_gated_activation(GateActivation activation, const float* gate, const float* up,
+                             std::int64_t count, float* out, Stream stream) {
   if (count == 0) return;
-  silu_mul_kernel<<<element_blocks(count), kThreads, 0, as_stream(stream)>>>(gate, up, count, out);
-  check(cudaGetLastError(), "silu_mul");
+  const unsigned blocks = element_blocks(count);
+  if (activation == GateActivation::Silu) {
+    gated_activation_kernel<GateActivation::Silu>
+        <<<blocks, kThreads, 0, as_stream(stream)>>>(gate, up, count, out);
+  } else {
+    gated_activation_kernel<GateActivation::GeluTanh>
+        <<<blocks, kThreads, 0, as_stream(stream)>>>(gate, up, count, out);
+  }
+  check(cudaGetLastError(), "gated_activation");
 }
 
 void launch_add(float* x, const float* y, std::int64_t count, Stream stream) {
   if (count == 0) return;
   add_kernel<<<element_blocks(count), kThreads, 0, as_stream(stream)>>>(x, y, count);
   check(cudaGetLastError(), "add");
+}
+
+void launch_soft_cap(float* x, std::int64_t count, float cap, Stream stream) {
+  if (count == 0) return;
+  soft_cap_kernel<<<element_blocks(count), kThreads, 0, as_stream(stream)>>>(x, count, cap);
+  check(cudaGetLastError(), "soft_cap");
+}
+
+void launch_scale(float* x, std::int64_t count, float factor, Stream stream) {
+  if (count == 0) return;
+  scale_kernel<<<element_blocks(count), kThreads, 0, as_stream(stream)>>>(x, count, factor);
+  check(cudaGetLastError(), "scale");
 }
 
 int kernel_image_status() {

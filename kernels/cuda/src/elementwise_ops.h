@@ -27,9 +27,14 @@ void launch_rms_norm(const float* x, const void* weight, DType dtype, float eps,
 void launch_rope(float* x, std::int64_t tokens, int heads, int head_dim,
                  const std::int32_t* positions, const float* inv_freq, int rotary_dim,
                  float attention_factor, Stream stream);
-void launch_silu_mul(const float* gate, const float* up, std::int64_t count, float* out,
-                     Stream stream);
+// GatedActivation (backend.h), which device code cannot include.
+enum class GateActivation : std::uint8_t { Silu, GeluTanh };
+void launch_gated_activation(GateActivation activation, const float* gate, const float* up,
+                             std::int64_t count, float* out, Stream stream);
 void launch_add(float* x, const float* y, std::int64_t count, Stream stream);
+// cap > 0.
+void launch_soft_cap(float* x, std::int64_t count, float cap, Stream stream);
+void launch_scale(float* x, std::int64_t count, float factor, Stream stream);
 
 // cudaSuccess when the current device can run this library's kernels;
 // cudaErrorNoKernelImageForDevice when it was built for other architectures.

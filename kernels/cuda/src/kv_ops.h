@@ -141,6 +141,7 @@ struct AttentionArgs {
   int group = 0;  // query heads per K/V head
   float scale = 0.0f;
   int sliding_window = 0;
+  float softcap = 0.0f;      // scores become softcap * tanh(score / softcap); 0: none
   float* scratch = nullptr;  // attention_scratch_floats(...) floats
 };
 

@@ -8,7 +8,8 @@
 // out and read back once more. Here the halves are widened in registers as
 // they are used: a key is dotted with each row's query along the head
 // dimension, and each value is added into the rows' sums held in registers.
-// The online softmax is the general kernel's, with the same exponential.
+// The online softmax is the general kernel's, with the same exponential, and
+// so is the soft-capping of scores (cap_scores).
 
 #include <algorithm>
 #include <cmath>
@@ -252,6 +253,7 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       float* row = weights[r];
+      if (call.softcap > 0.0f) cap_scores(row, count, call.softcap);
       const float grown = std::max(maximum[r], *std::max_element(row, row + count));
       correction[r] = grown == maximum[r] ? 1.0f : std::exp(maximum[r] - grown);
       maximum[r] = grown;

@@ -200,6 +200,22 @@ QUIRE_CPU_CLONES void softmax_block(float* __restrict scores, int begin, int end
     total[lane] = total[lane] * correction[lane] + sum[lane];
 }
 
+}  // namespace
+
+// Eight scores to a step, so that the baseline clone vectorizes the loop too
+// (GCC at -O2 vectorizes only fixed trip counts); the rest one at a time.
+QUIRE_CPU_CLONES void cap_scores(float* __restrict scores, int count, float cap) {
+  int i = 0;
+  for (; i + kLanes <= count; i += kLanes) {
+    for (int lane = 0; lane < kLanes; ++lane)
+      scores[i + lane] = soft_cap_score(scores[i + lane], cap);
+  }
+  for (; i < count; ++i)
+    scores[i] = soft_cap_score(scores[i], cap);
+}
+
+namespace {
+
 template <int Width>
 QUIRE_CPU_INLINE int accumulate_columns(const float* __restrict weights,
                                         const float* __restrict values, int dim, int begin, int end,
@@ -387,6 +403,9 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
       const auto [begin, end] = key_range(g);
       if (begin > end) continue;
       float* weights = weights_of(g);
+      // Capped in place, before the softmax masks keys and takes its maximum.
+      if (call.softcap > 0.0f)
+        cap_scores(weights + begin * kLanes, (end - begin + 1) * kLanes, call.softcap);
       if (call.wide) {
         softmax_block_wide(weights, begin, end, first, row_first, row_last,
                            s.maximum.data() + g * kLanes, s.total.data() + g * kLanes,

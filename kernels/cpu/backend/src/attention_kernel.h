@@ -36,6 +36,7 @@ struct AttentionCall {
   int group = 0;  // query heads per K/V head
   int dim = 0;
   float scale = 0.0f;
+  float softcap = 0.0f;          // AttentionParams::softcap; 0: none
   const float* query = nullptr;  // [tokens, heads, dim]
   float* out = nullptr;          // [tokens, heads, dim]
   // Split items: per partial row, the unnormalized sum of values (in the
@@ -60,6 +61,10 @@ struct AttentionScratch {
 };
 
 void attend(const AttentionCall& call, const AttentionItem& item, AttentionScratch& scratch);
+
+// scores[i] = soft_cap_score(scores[i], cap) for i < count (attention_math.h):
+// between scoring and the softmax in both kernels, when the call caps.
+void cap_scores(float* scores, int count, float cap);
 
 // The item of a decode step (one token) over FP16 keys and values, with AVX2,
 // FMA and F16C (attention_decode_f16.cpp); false, with nothing done, where the

@@ -1,9 +1,9 @@
 #pragma once
 
-// Private to the CPU backend: the exponential of the attention softmax,
-// shared by the general kernel (scalar code the compiler vectorizes) and the
-// AVX2 decode kernel (attention_decode_f16.cpp), which must compute the same
-// function.
+// Private to the CPU backend: the exponential of the attention softmax and
+// the tanh of score soft-capping, shared by the general kernel (scalar code
+// the compiler vectorizes) and the AVX2 decode kernel
+// (attention_decode_f16.cpp), which must compute the same functions.
 
 #include <bit>
 #include <cstdint>
@@ -51,6 +51,40 @@ QUIRE_CPU_INLINE float exp_nonpositive(float x) {
   p = p * (r * r) + r + 1.0f;
   const auto shift = static_cast<std::uint32_t>(static_cast<std::int32_t>(n)) << 23;
   return std::bit_cast<float>(std::bit_cast<std::uint32_t>(p) + shift);
+}
+
+// tanh(x) in vectorizable arithmetic (std::tanh is a call, dearer than the
+// dot product that made the score), as Cephes' tanhf: below |x| = 0.625 an
+// odd polynomial, above it 1 - 2 / (e^2|x| + 1) = (1 - e^-2|x|) / (1 +
+// e^-2|x|), which cancels nothing there; within a few units in the last
+// place. Both are computed and one chosen, so no branch stops the vectorizer.
+namespace tanh_constants {
+inline constexpr float kPolynomialBelow = 0.625f;
+inline constexpr float kPolynomial[5] = {-5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f,
+                                         1.33314422036e-1f, -3.33332819422e-1f};
+}  // namespace tanh_constants
+
+QUIRE_CPU_INLINE float tanh_vectorizable(float x) {
+  using namespace tanh_constants;
+  const std::uint32_t sign = std::bit_cast<std::uint32_t>(x) & 0x80000000u;
+  const float magnitude = std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) ^ sign);
+  // e^-2|x| is clamped at e^-86, where the quotient is 1 in FP32.
+  const float e = exp_nonpositive(-2.0f * magnitude);
+  const float far = (1.0f - e) / (1.0f + e);
+  const float z = magnitude * magnitude;
+  float p = kPolynomial[0];
+  p = p * z + kPolynomial[1];
+  p = p * z + kPolynomial[2];
+  p = p * z + kPolynomial[3];
+  p = p * z + kPolynomial[4];
+  const float near = p * z * magnitude + magnitude;
+  const float result = choose(magnitude < kPolynomialBelow, near, far);
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(result) | sign);
+}
+
+// Attention soft-capping of one score (AttentionParams::softcap > 0).
+QUIRE_CPU_INLINE float soft_cap_score(float score, float cap) {
+  return cap * tanh_vectorizable(score / cap);
 }
 
 }  // namespace quire::kernels::cpu_attention

@@ -4,6 +4,8 @@
 // at the end.
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +25,10 @@ void CpuBackend::paged_attention(int device, const KvLayerView& layer, const Tok
   check_kv_layout(layout);
   if (params.heads <= 0 || params.heads % layout.kv_heads != 0) {
     throw std::invalid_argument("query heads must be a multiple of the K/V heads");
+  }
+  if (!(params.softcap >= 0.0f && std::isfinite(params.softcap))) {
+    throw std::invalid_argument("attention soft-capping must be 0 (none) or a positive cap, not " +
+                                std::to_string(params.softcap));
   }
   for (std::int64_t t = 0; t < batch.tokens; ++t) {
     const std::int32_t position = batch.positions[t];
@@ -49,6 +55,7 @@ void CpuBackend::paged_attention(int device, const KvLayerView& layer, const Tok
                                           group,
                                           dim,
                                           params.scale,
+                                          params.softcap,
                                           query,
                                           out,
                                           partial_values.data(),

@@ -1,6 +1,6 @@
 // Elementwise and row-wise ops of the CPU backend: embedding, RMSNorm, RoPE,
-// SiLU gating, residual adds, the dispatch of matrix products, and the
-// candidates for sampling (top_logits.h).
+// gated activations, residual adds, soft-capping and scaling, the dispatch of
+// matrix products, and the candidates for sampling (top_logits.h).
 
 #include <cmath>
 #include <stdexcept>
@@ -43,6 +43,16 @@ void widen(const void* data, DType type, std::int64_t offset, std::int64_t count
 // Rows per parallel chunk so each holds roughly 16K elements of work.
 std::int64_t grain_for(std::int64_t cols) {
   return std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(cols, 1));
+}
+
+// gelu_pytorch_tanh's constants: sqrt(2 / pi) and the cubic term's weight.
+constexpr float kSqrt2OverPi = 0.797884560802865355f;
+constexpr float kGeluCubic = 0.044715f;
+
+void check_soft_cap(float cap) {
+  if (!(cap > 0.0f && std::isfinite(cap))) {
+    throw std::invalid_argument("a soft cap must be positive, not " + std::to_string(cap));
+  }
 }
 
 }  // namespace
@@ -129,14 +139,34 @@ void CpuBackend::rope(int device, float* x, std::int64_t tokens, int heads, int 
   });
 }
 
-void CpuBackend::silu_mul(int device, const float* gate, const float* up, std::int64_t count,
-                          float* out) {
+void CpuBackend::gated_activation(int device, GatedActivation activation, const float* gate,
+                                  const float* up, std::int64_t count, float* out) {
   check_device(device);
-  pool_.parallel_for(count, 16384, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) {
-      out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-    }
-  });
+  switch (activation) {
+    case GatedActivation::Silu:
+      pool_.parallel_for(count, 16384, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) {
+          out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+        }
+      });
+      return;
+    case GatedActivation::GeluTanh:
+      // 0.5 x (1 + tanh(u)) is x sigmoid(2u) = x / (1 + e^-2u): the same
+      // function, but where x is very negative 1 + tanh(u) cancels to a few
+      // units of 2^-24 (or to 0) in FP32, and the quotient keeps its
+      // relative precision. Past FP32's range e^-2u is infinite, and x / inf
+      // the 0 the function tends to.
+      pool_.parallel_for(count, 16384, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) {
+          const float x = gate[i];
+          const float u = kSqrt2OverPi * (x + kGeluCubic * (x * x * x));
+          out[i] = x / (1.0f + std::exp(-2.0f * u)) * up[i];
+        }
+      });
+      return;
+  }
+  throw std::invalid_argument("unknown gated activation " +
+                              std::to_string(static_cast<int>(activation)));
 }
 
 void CpuBackend::add(int device, float* x, const float* y, std::int64_t count) {
@@ -144,6 +174,23 @@ void CpuBackend::add(int device, float* x, const float* y, std::int64_t count) {
   pool_.parallel_for(count, 16384, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i)
       x[i] += y[i];
+  });
+}
+
+void CpuBackend::soft_cap(int device, float* x, std::int64_t count, float cap) {
+  check_device(device);
+  check_soft_cap(cap);
+  pool_.parallel_for(count, 16384, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      x[i] = cap * std::tanh(x[i] / cap);
+  });
+}
+
+void CpuBackend::scale(int device, float* x, std::int64_t count, float factor) {
+  check_device(device);
+  pool_.parallel_for(count, 16384, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i)
+      x[i] *= factor;
   });
 }
 

@@ -103,6 +103,15 @@ struct AttentionParams {
   int heads = 0;           // query heads; heads % kv_heads == 0 (grouped-query attention)
   float scale = 0.0f;      // usually 1/sqrt(head_dim)
   int sliding_window = 0;  // attend to the last `sliding_window` positions; 0: all
+  // Gemma 2's attention-logit soft-capping: each scaled score s becomes
+  // softcap * tanh(s / softcap) before the mask and softmax; 0: none.
+  float softcap = 0.0f;
+};
+
+// The activation applied to the gate of a gated MLP.
+enum class GatedActivation : std::uint8_t {
+  Silu,      // x * sigmoid(x): Llama, Mistral, Qwen, Phi-3, the experts of Mixtral and Qwen3-MoE
+  GeluTanh,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): Gemma's gelu_pytorch_tanh
 };
 
 // Rotary position embedding, Hugging Face's rotate-half convention: dims i and
@@ -187,11 +196,32 @@ class Backend {
   // In place on x [tokens, heads, head_dim].
   virtual void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
                     const std::int32_t* positions, const RopeParams& rope) = 0;
-  // out = silu(gate) * up, elementwise.
-  virtual void silu_mul(int device, const float* gate, const float* up, std::int64_t count,
-                        float* out) = 0;
+  // out = activation(gate) * up, elementwise; out may be gate.
+  virtual void gated_activation(int device, GatedActivation activation, const float* gate,
+                                const float* up, std::int64_t count, float* out) = 0;
+  // Kept for callers: gated_activation with Silu.
+  void silu_mul(int device, const float* gate, const float* up, std::int64_t count, float* out) {
+    gated_activation(device, GatedActivation::Silu, gate, up, count, out);
+  }
   // x += y, elementwise.
   virtual void add(int device, float* x, const float* y, std::int64_t count) = 0;
+  // x = cap * tanh(x / cap), elementwise, in place (Gemma 2's final-logit soft-capping).
+  virtual void soft_cap(int device, float* x, std::int64_t count, float cap) = 0;
+  // x *= factor, elementwise, in place (Gemma's embedding scale).
+  virtual void scale(int device, float* x, std::int64_t count, float factor) = 0;
+  // out[r, 0:cols] = x[r, first : first + cols] for r < rows, rows of x `width` wide: splits
+  // the output of a fused projection (Phi-3's qkv_proj, gate_up_proj).
+  virtual void copy_columns(int device, const float* x, std::int64_t rows, std::int64_t width,
+                            std::int64_t first, std::int64_t cols, float* out) = 0;
+  // Mixtures of experts. out[i, :] = x[rows[i], :] for i < count (rows of `cols` values);
+  // rows in device memory.
+  virtual void gather_rows(int device, const float* x, std::int64_t cols, const std::int32_t* rows,
+                           std::int64_t count, float* out) = 0;
+  // x[rows[i], :] += weights[i] * y[i, :] for i < count; rows and weights in device memory; the
+  // rows of one call are distinct (one expert's tokens), so no two i write the same row.
+  virtual void scatter_add_rows(int device, float* x, std::int64_t cols, const float* y,
+                                const std::int32_t* rows, const float* weights,
+                                std::int64_t count) = 0;
 
   // Encodes key and value [tokens, kv_heads, head_dim] into their pages. A
   // write at slot 0 of a page starts that page's content afresh (FP8 pages

@@ -18,7 +18,9 @@ namespace quire::kernels {
 // Interface 3: Backend's capture of work (begin_capture and the rest).
 // Interface 4: Backend::top_logits and gather_logits (sampling candidates).
 // Interface 5: Backend::version and DeviceInfo::architecture (the self-check).
-inline constexpr int kBackendPluginAbi = 5;
+// Interface 6: gated_activation, soft_cap, scale, copy_columns, gather_rows, scatter_add_rows and
+// attention soft-capping.
+inline constexpr int kBackendPluginAbi = 6;
 
 inline constexpr const char* kCudaPluginEntry = "quire_cuda_create_backend";
 
