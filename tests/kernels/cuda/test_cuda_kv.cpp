@@ -2,10 +2,11 @@
 // coding (FP16, Q8, Q6, Q4, FP8): write_kv byte for byte (FP8 scale growth
 // and re-encoding included), paged_attention within a stated tolerance on
 // decode batches and prefill chunks over cached prefixes (several pages with
-// a partial last one, sliding windows, grouped-query attention), and the page
-// copies, saves and restores byte for byte. Inputs are fresh random numbers
-// (the seed is printed), never zeros; outputs are poisoned with NaN first.
-// Part of the ops suite: label "gpu", skipped without a backend.
+// a partial last one, sliding windows, grouped-query attention, Gemma 2's
+// soft-capped scores), and the page copies, saves and restores byte for
+// byte. Inputs are fresh random numbers (the seed is printed), never zeros;
+// outputs are poisoned with NaN first. Part of the ops suite: label "gpu",
+// skipped without a backend.
 
 #include <QScopeGuard>
 #include <QTest>
@@ -347,14 +348,19 @@ class CudaKvTest : public QObject {
     QTest::addColumn<int>("group");
     QTest::addColumn<int>("pageSize");
     QTest::addColumn<int>("window");
+    QTest::addColumn<float>("softcap");
     for (const char* coding : kCodings) {
       const QByteArray name(coding);
-      QTest::addRow("%s d64 g1 p16", coding) << name << 64 << 4 << 1 << 16 << 0;
-      QTest::addRow("%s d128 g4 p256", coding) << name << 128 << 2 << 4 << 256 << 0;
-      QTest::addRow("%s d96 g8 p16 window", coding) << name << 96 << 2 << 8 << 16 << 37;
-      QTest::addRow("%s d256 g2 p32", coding) << name << 256 << 1 << 2 << 32 << 0;
+      QTest::addRow("%s d64 g1 p16", coding) << name << 64 << 4 << 1 << 16 << 0 << 0.0f;
+      QTest::addRow("%s d128 g4 p256", coding) << name << 128 << 2 << 4 << 256 << 0 << 0.0f;
+      QTest::addRow("%s d96 g8 p16 window", coding) << name << 96 << 2 << 8 << 16 << 37 << 0.0f;
+      QTest::addRow("%s d256 g2 p32", coding) << name << 256 << 1 << 2 << 32 << 0 << 0.0f;
       if (!integer_coding(name))
-        QTest::addRow("%s d80 g4 p16 window", coding) << name << 80 << 3 << 4 << 16 << 300;
+        QTest::addRow("%s d80 g4 p16 window", coding) << name << 80 << 3 << 4 << 16 << 300 << 0.0f;
+      // Gemma 2's soft-capped scores, with a cap that bends most of them.
+      QTest::addRow("%s d128 g4 p16 softcap", coding) << name << 128 << 2 << 4 << 16 << 0 << 1.0f;
+      QTest::addRow("%s d256 g2 p32 window softcap", coding)
+          << name << 256 << 2 << 2 << 32 << 37 << 1.0f;
     }
   }
 
@@ -370,7 +376,8 @@ class CudaKvTest : public QObject {
     QFETCH(int, group);
     QFETCH(int, pageSize);
     QFETCH(int, window);
-    compare_paged_attention(coding, headDim, kvHeads, group, pageSize, window);
+    QFETCH(float, softcap);
+    compare_paged_attention(coding, headDim, kvHeads, group, pageSize, window, softcap);
   }
 
   void pagedAttentionOnSmallerGpus_data() {
@@ -429,7 +436,7 @@ class CudaKvTest : public QObject {
 
  private:
   void compare_paged_attention(const QByteArray& coding, int headDim, int kvHeads, int group,
-                               int pageSize, int window) {
+                               int pageSize, int window, float softcap = 0.0f) {
     const CodingPair pair = coding_pair(coding);
     const std::vector<int> lengths = {17, 700, 1, 300 + 100, 45, 260};
     const int num_pages = pages_needed(lengths, pageSize) + 3;
@@ -455,6 +462,7 @@ class CudaKvTest : public QObject {
     params.heads = kvHeads * group;
     params.scale = 1.0f / std::sqrt(float(headDim));
     params.sliding_window = window;
+    params.softcap = softcap;
 
     HostBatch decode = make_tables(pages);
     for (const int s : {0, 1, 2, 4, 5})

@@ -6,11 +6,14 @@
 // cannot run.
 
 #include <QTest>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda_test_support.h"
@@ -304,6 +307,159 @@ class CudaOpsTest : public QObject {
     cpu.add(0, sum.data(), sum.data(), count);
     gpu_->add(kDevice, gate_gpu.as<float>(), gate_gpu.as<float>(), count);
     expect_close(sum, download(gate_gpu, n), 0.0f, 0.0f, "add onto itself");
+  }
+
+  void gatedActivation_data() {
+    QTest::addColumn<int>("activation");
+    QTest::addColumn<int>("count");
+    for (const auto& [name, activation] : {std::pair{"silu", GatedActivation::Silu},
+                                           std::pair{"gelu tanh", GatedActivation::GeluTanh}}) {
+      QTest::addRow("%s one", name) << int(activation) << 1;
+      QTest::addRow("%s 1023", name) << int(activation) << 1023;
+      QTest::addRow("%s a million and 3", name) << int(activation) << 1000003;
+    }
+  }
+
+  // Gates over [-12, 12] and the far ends, where x^3 or e^-2u leave FP32's
+  // range. Both sides compute u with the same rounded operations; only expf
+  // differs (CUDA's within 2 units in the last place, glibc's within 1), and
+  // the quotient and product add one rounding each.
+  void gatedActivation() {
+    QFETCH(int, activation);
+    QFETCH(int, count);
+    const auto kind = static_cast<GatedActivation>(activation);
+    const std::size_t n = static_cast<std::size_t>(count);
+    std::vector<float> gate = uniform(n, -12.0f, 12.0f, rng_);
+    const float far[] = {0.0f, -5.4f, -9.0f, -10.5f, -30.0f, 30.0f, -1e20f, 1e20f, -3e38f};
+    for (std::size_t i = 0; i < std::size(far) && i < n; ++i)
+      gate[n - 1 - i] = far[i];
+    const std::vector<float> up = uniform(n, -3.0f, 3.0f, rng_);
+
+    CpuBackend cpu;
+    std::vector<float> expected(n, kNaN);
+    cpu.gated_activation(0, kind, gate.data(), up.data(), count, expected.data());
+    DeviceBuffer gate_gpu = upload(gate), up_gpu = upload(up), out = poisoned(n);
+    gpu_->gated_activation(kDevice, kind, gate_gpu.as<float>(), up_gpu.as<float>(), count,
+                           out.as<float>());
+    expect_close(expected, download(out, n), 1e-30f, 1e-6f, "gated_activation");
+    // In place over the gate, as the forward pass runs it.
+    gpu_->gated_activation(kDevice, kind, gate_gpu.as<float>(), up_gpu.as<float>(), count,
+                           gate_gpu.as<float>());
+    expect_close(expected, download(gate_gpu, n), 1e-30f, 1e-6f, "gated_activation in place");
+  }
+
+  // cap * tanh(x / cap): the same quotient on both sides, CUDA's tanhf within
+  // 2 units in the last place, glibc's within 1. Values near the cap, far
+  // beyond it (and infinite), and small ones.
+  void softCapAndScale() {
+    const std::size_t n = 100003;
+    for (const float cap : {30.0f, 50.0f, 1.0f}) {
+      std::vector<float> x = uniform(n, -4.0f * cap, 4.0f * cap, rng_);
+      const float far[] = {0.0f,  1e-3f, 0.99f, 1.0f,
+                           1.01f, 1e3f,  1e30f, std::numeric_limits<float>::infinity()};
+      for (std::size_t i = 0; i < std::size(far); ++i) {
+        x[2 * i] = far[i] * cap;
+        x[2 * i + 1] = -far[i] * cap;
+      }
+      CpuBackend cpu;
+      std::vector<float> expected = x;
+      cpu.soft_cap(0, expected.data(), std::int64_t(n), cap);
+      DeviceBuffer x_gpu = upload(x);
+      gpu_->soft_cap(kDevice, x_gpu.as<float>(), std::int64_t(n), cap);
+      expect_close(expected, download(x_gpu, n), 1e-38f, 1e-6f, "soft_cap");
+    }
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, gpu_->soft_cap(kDevice, nullptr, 0, 0.0f));
+
+    // One correctly rounded product on both sides: the same floats.
+    const std::vector<float> x = uniform(n, -5.0f, 5.0f, rng_);
+    for (const float factor : {std::sqrt(3072.0f), -0.5f}) {
+      CpuBackend cpu;
+      std::vector<float> expected = x;
+      cpu.scale(0, expected.data(), std::int64_t(n), factor);
+      DeviceBuffer x_gpu = upload(x);
+      gpu_->scale(kDevice, x_gpu.as<float>(), std::int64_t(n), factor);
+      expect_close(expected, download(x_gpu, n), 0.0f, 0.0f, "scale");
+    }
+  }
+
+  void copyColumns_data() {
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("width");
+    QTest::addColumn<int>("first");
+    QTest::addColumn<int>("cols");
+    // Phi-3 mini's qkv_proj (3072 queries, 3072 keys and values) and
+    // gate_up_proj (two halves of 8192), and odd sizes.
+    QTest::addRow("queries of qkv") << 5 << 9216 << 0 << 3072;
+    QTest::addRow("values of qkv") << 5 << 9216 << 6144 << 3072;
+    QTest::addRow("up half of gate_up") << 3 << 16384 << 8192 << 8192;
+    QTest::addRow("odd middle slice, many rows") << 70001 << 13 << 5 << 3;
+  }
+
+  // Copies: the very same floats.
+  void copyColumns() {
+    QFETCH(int, rows);
+    QFETCH(int, width);
+    QFETCH(int, first);
+    QFETCH(int, cols);
+    const std::vector<float> x = uniform(std::size_t(rows) * std::size_t(width), -2.0f, 2.0f, rng_);
+    CpuBackend cpu;
+    const std::size_t count = std::size_t(rows) * std::size_t(cols);
+    std::vector<float> expected(count, kNaN);
+    cpu.copy_columns(0, x.data(), rows, width, first, cols, expected.data());
+    DeviceBuffer x_gpu = upload(x), out = poisoned(count);
+    gpu_->copy_columns(kDevice, x_gpu.as<float>(), rows, width, first, cols, out.as<float>());
+    expect_close(expected, download(out, count), 0.0f, 0.0f, "copy_columns");
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             gpu_->copy_columns(kDevice, x_gpu.as<float>(), rows, width,
+                                                width - cols + 1, cols, out.as<float>()));
+  }
+
+  // Tokens routed to three experts and their weighted outputs added back,
+  // two experts sharing rows: gathers copy exactly, and each scatter rounds
+  // a product and a sum as the CPU does, so the sums are the same floats.
+  // A negative row, which the CPU refuses, gathers zeros and scatters nothing.
+  void gatherAndScatterRows() {
+    const int tokens = 300, cols = 2049;
+    const std::vector<float> hidden = uniform(std::size_t(tokens) * cols, -2.0f, 2.0f, rng_);
+    std::vector<float> x = uniform(hidden.size(), -1.0f, 1.0f, rng_);
+    CpuBackend cpu;
+    DeviceBuffer hidden_gpu = upload(hidden), x_gpu = upload(x);
+    std::vector<std::int32_t> all(tokens);
+    for (int t = 0; t < tokens; ++t)
+      all[std::size_t(t)] = t;
+    for (const int count : {117, 41, 1}) {
+      std::shuffle(all.begin(), all.end(), rng_);
+      const std::vector<std::int32_t> rows(all.begin(), all.begin() + count);
+      const std::size_t n = std::size_t(count) * cols;
+      std::vector<float> routed(n, kNaN);
+      cpu.gather_rows(0, hidden.data(), cols, rows.data(), count, routed.data());
+      DeviceBuffer rows_gpu = upload(rows), routed_gpu = poisoned(n);
+      gpu_->gather_rows(kDevice, hidden_gpu.as<float>(), cols, rows_gpu.as<std::int32_t>(), count,
+                        routed_gpu.as<float>());
+      expect_close(routed, download(routed_gpu, n), 0.0f, 0.0f, "gather_rows");
+
+      const std::vector<float> y = uniform(n, -3.0f, 3.0f, rng_);
+      const std::vector<float> weights = uniform(std::size_t(count), 0.0f, 1.0f, rng_);
+      cpu.scatter_add_rows(0, x.data(), cols, y.data(), rows.data(), weights.data(), count);
+      DeviceBuffer y_gpu = upload(y), weights_gpu = upload(weights);
+      gpu_->scatter_add_rows(kDevice, x_gpu.as<float>(), cols, y_gpu.as<float>(),
+                             rows_gpu.as<std::int32_t>(), weights_gpu.as<float>(), count);
+      expect_close(x, download(x_gpu, x.size()), 0.0f, 0.0f, "scatter_add_rows");
+    }
+
+    DeviceBuffer rows_gpu = upload(std::vector<std::int32_t>{4, -1});
+    DeviceBuffer out = poisoned(2 * std::size_t(cols));
+    gpu_->gather_rows(kDevice, hidden_gpu.as<float>(), cols, rows_gpu.as<std::int32_t>(), 2,
+                      out.as<float>());
+    const std::vector<float> gathered = download(out, 2 * std::size_t(cols));
+    for (int c = 0; c < cols; ++c) {
+      QCOMPARE(gathered[std::size_t(c)], hidden[std::size_t(4 * cols + c)]);
+      QCOMPARE(gathered[std::size_t(cols + c)], 0.0f);
+    }
+    DeviceBuffer weights = upload(std::vector<float>{0.0f, 1.0f});
+    gpu_->scatter_add_rows(kDevice, x_gpu.as<float>(), cols, out.as<float>(),
+                           rows_gpu.as<std::int32_t>(), weights.as<float>(), 2);
+    expect_close(x, download(x_gpu, x.size()), 0.0f, 0.0f, "scatter_add_rows past a negative row");
   }
 
  private:
