@@ -152,6 +152,16 @@ class CudaEndToEndTest : public QObject {
     QTest::newRow("llama bf16") << "llama" << int(engine::modelgen::WeightFormat::BF16) << 0;
     QTest::newRow("llama exl2 4.0") << "llama" << int(engine::modelgen::WeightFormat::EXL2) << 0;
     QTest::newRow("llama gptq") << "llama" << int(engine::modelgen::WeightFormat::GPTQ) << 0;
+    // Soft caps, (1 + w) norms, GELU, scaled embeddings; local RoPE and q/k
+    // norms; fused projections, partial rotary and longrope; experts.
+    QTest::newRow("gemma2 fp16, window 64") << "gemma2" << fp16 << 64;
+    QTest::newRow("gemma3 bf16, window 64")
+        << "gemma3" << int(engine::modelgen::WeightFormat::BF16) << 64;
+    QTest::newRow("phi3 fp16 (fused, partial rotary, longrope)") << "phi3" << fp16 << 0;
+    QTest::newRow("mixtral exl2 4.0")
+        << "mixtral" << int(engine::modelgen::WeightFormat::EXL2) << 0;
+    QTest::newRow("qwen3_moe gptq")
+        << "qwen3_moe" << int(engine::modelgen::WeightFormat::GPTQ) << 0;
   }
 
   // Every family and weight format the engine runs, prompt logits against
@@ -161,10 +171,14 @@ class CudaEndToEndTest : public QObject {
     QFETCH(QString, architecture);
     QFETCH(int, format);
     QFETCH(int, slidingWindow);
-    engine::modelgen::RandomModelSpec spec;
-    spec.architecture = architecture.toStdString();
+    engine::modelgen::RandomModelSpec spec =
+        engine::modelgen::default_spec(architecture.toStdString());
     spec.format.kind = static_cast<engine::modelgen::WeightFormat>(format);
     if (slidingWindow > 0) spec.sliding_window = slidingWindow;
+    if (architecture == "phi3") {
+      spec.partial_rotary_factor = 0.75;
+      spec.rope_scaling.type = engine::modelgen::RopeScalingSpec::Type::LongRope;
+    }
     spec.layers = 3;
     spec.hidden = 256;
     spec.heads = 8;

