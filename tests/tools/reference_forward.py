@@ -676,10 +676,10 @@ def main():
     parser.add_argument("--rope", type=int, metavar="SEQ_LEN",
                         help="print the rotary inverse frequencies and attention factor for a "
                              "sequence of SEQ_LEN tokens instead (needs only config.json)")
-    parser.add_argument("--greedy-step", action="store_true",
-                        help="print only the id of the most likely next token; fail unless it "
-                             "beats the runner-up by 1e-3 of the largest logit, so that a greedy "
-                             "run never hinges on a near tie")
+    parser.add_argument("--greedy", type=int, metavar="N",
+                        help="print the ids of N tokens chosen greedily after the given ones; "
+                             "fail unless each beats the runner-up by 1e-3 of the largest logit, "
+                             "so that a greedy run never hinges on a near tie")
     args = parser.parse_args()
     config = read_config(args.model_dir)
     if args.rope is not None:
@@ -696,17 +696,22 @@ def main():
     if not args.tokens:
         parser.error("--tokens is required")
     tokens = [int(token) for token in args.tokens.split(",")]
-    with torch.no_grad():
-        logits = forward(config, load_tensors(args.model_dir), tokens)
-    if args.greedy_step:
-        last = logits[-1]
-        top = torch.topk(last, 2)
-        margin = float(top.values[0] - top.values[1])
-        if margin < 1e-3 * float(last.abs().max()):
-            raise SystemExit("the next token after %d tokens is a near tie (margin %.3g); choose "
-                             "another seed" % (len(tokens), margin))
-        print(int(top.indices[0]))
+    tensors = load_tensors(args.model_dir)
+    if args.greedy:
+        chosen = []
+        for _ in range(args.greedy):
+            with torch.no_grad():
+                last = forward(config, tensors, tokens + chosen)[-1]
+            top = torch.topk(last, 2)
+            margin = float(top.values[0] - top.values[1])
+            if margin < 1e-3 * float(last.abs().max()):
+                raise SystemExit("the token after %d tokens is a near tie (margin %.3g); choose "
+                                 "another seed" % (len(tokens) + len(chosen), margin))
+            chosen.append(int(top.indices[0]))
+        print(",".join(str(token) for token in chosen))
         return
+    with torch.no_grad():
+        logits = forward(config, tensors, tokens)
     json.dump({"logits": [[float("%.9g" % v) for v in row] for row in logits.tolist()]},
               sys.stdout)
     sys.stdout.write("\n")
