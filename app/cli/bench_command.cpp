@@ -167,6 +167,7 @@ int run_bench(const BenchOptions& options) {
   Json out;
   out["model"] = options.directory;
   out["parameters"] = model.parameters;
+  out["active_parameters"] = model.active_parameters;
   std::int64_t weight_bytes = model.final_norm_bytes + model.head.device_bytes;
   // What one token's decode reads: with a mixture of experts only the
   // experts it chose, so the bandwidth bound is that of the active weights.
@@ -214,11 +215,13 @@ int run_bench(const BenchOptions& options) {
              " tokens/s");
   }
   // Prefill against the dense product rate of the same backend, on the
-  // device of the first layer: multiply-adds per token are the weights'
-  // count (the embedding lookup is no product; a tied head still is one).
+  // device of the first layer: multiply-adds per token are the count of the
+  // weights a token goes through -- with a mixture of experts only its
+  // chosen experts' (the embedding lookup is no product; a tied head still
+  // is one).
   const std::int64_t hidden = model.config.hidden_size;
   const std::int64_t embedding = model.head_tied ? 0 : std::int64_t{vocab} * hidden;
-  const double multiply_adds_per_token = double(model.parameters - embedding);
+  const double multiply_adds_per_token = double(model.active_parameters - embedding);
   const std::int64_t matmul_rows = on_cpu ? 256 : 2048;
   const double product_rate =
       matmul_rate(*session.backend, 0, hidden, model.config.intermediate_size, matmul_rows);
@@ -369,6 +372,12 @@ int run_bench(const BenchOptions& options) {
   std::printf("%s: %lld parameters, %s of weights, %s cache on %s\n", options.directory.c_str(),
               static_cast<long long>(model.parameters), human_bytes(weight_bytes).c_str(),
               engine.cache.c_str(), engine.devices.c_str());
+  if (model.config.moe.experts > 0) {
+    std::printf(
+        "experts                   %d per layer, %d per token: %s of weights read per token\n",
+        model.config.moe.experts, model.config.moe.experts_per_token,
+        human_bytes(active_bytes).c_str());
+  }
   std::printf("memory copy bandwidth     %8.1f GB/s\n", bandwidth / 1e9);
   std::printf("dense FP16 product        %8.1f G multiply-adds/s (%lld rows)\n", product_rate / 1e9,
               static_cast<long long>(matmul_rows));
