@@ -96,7 +96,8 @@ std::optional<std::pair<long, std::string>> split_layer_name(const std::string& 
   if (!name.starts_with(kPrefix)) return std::nullopt;
   std::size_t pos = kPrefix.size();
   const std::size_t digits_begin = pos;
-  while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9') ++pos;
+  while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9')
+    ++pos;
   if (pos == digits_begin || pos >= name.size() || name[pos] != '.') return std::nullopt;
   return std::make_pair(std::stol(name.substr(digits_begin, pos - digits_begin)),
                         name.substr(pos + 1));

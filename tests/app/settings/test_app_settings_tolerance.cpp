@@ -191,9 +191,7 @@ class TestAppSettingsTolerance : public QObject {
   // A new file for every case: QSettings keeps parsed files by path and trusts
   // size and modification time, so a same-sized file rewritten within the
   // timestamp's resolution would be served from the previous case.
-  QString fresh_path() {
-    return dir_.filePath(QStringLiteral("quire-%1.conf").arg(++files_));
-  }
+  QString fresh_path() { return dir_.filePath(QStringLiteral("quire-%1.conf").arg(++files_)); }
 
   void write(const QString& text) {
     QFile file(path_);

@@ -23,7 +23,7 @@ double stored_scale(const Exl2Encoding& encoding, std::size_t g, std::int64_t n)
   const std::uint32_t word =
       encoding.q_scale[g * std::size_t(encoding.q_columns / 8) + std::size_t(n / 8)];
   return double(quire::kernels::exl2_scale(static_cast<int>((word >> (4 * (n % 8))) & 15u) + 1,
-                                          encoding.q_scale_max[g]));
+                                           encoding.q_scale_max[g]));
 }
 
 }  // namespace
