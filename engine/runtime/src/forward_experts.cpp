@@ -11,6 +11,7 @@
 #include <numeric>
 #include <vector>
 
+#include "gated_activation.h"
 #include "quire/engine/runtime/forward_pass.h"
 
 namespace quire::engine {
@@ -89,9 +90,7 @@ void ForwardPass::run_experts(const LoadedLayer& layer, Scratch& s, std::int64_t
   float* up = s.up.as<float>();
   float* expert_in = s.expert_in.as<float>();
   float* expert_out = s.expert_out.as<float>();
-  const kernels::GatedActivation activation = c.activation == Activation::GeluTanh
-                                                  ? kernels::GatedActivation::GeluTanh
-                                                  : kernels::GatedActivation::Silu;
+  const kernels::GatedActivation activation = detail::gated_activation_of(c.activation);
   for (std::size_t e = 0; e < layer.experts.size(); ++e) {
     const std::int64_t first = routes.first[e];
     const std::int64_t rows = routes.first[e + 1] - first;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gated_activation.h"
 #include "quire/engine/model/rope_frequencies.h"
 
 namespace quire::engine {
@@ -40,11 +41,6 @@ void check_candidate_request(const ForwardPass::Sequence& sequence, std::int64_t
                                   std::to_string(vocab));
     }
   }
-}
-
-kernels::GatedActivation gated_activation_of(Activation activation) {
-  return activation == Activation::GeluTanh ? kernels::GatedActivation::GeluTanh
-                                            : kernels::GatedActivation::Silu;
 }
 
 }  // namespace
@@ -407,7 +403,8 @@ void ForwardPass::mlp_block(std::size_t index, std::int64_t count, float* x) {
       float* const gate_up_out[] = {gate, up};
       backend_.linear_many(d, h, count, gate_up, gate_up_out);
     }
-    backend_.gated_activation(d, gated_activation_of(c.activation), gate, up, count * inner, gate);
+    backend_.gated_activation(d, detail::gated_activation_of(c.activation), gate, up, count * inner,
+                              gate);
     backend_.linear(d, gate, count, layer.down, projection);
   }
   if (output_norm)
