@@ -144,6 +144,7 @@ NormDescription describe_norm(const ModelDescription& model, const std::string& 
   NormDescription description;
   description.name = name;
   description.dtype = norm.info->dtype;
+  description.width = width;
   description.bytes = model.config.norm_weight_offset != 0.0
                           ? width * 4
                           : static_cast<std::int64_t>(norm.info->bytes);

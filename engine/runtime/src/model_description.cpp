@@ -126,11 +126,8 @@ ModelDescription ModelDescription::open(const std::filesystem::path& directory) 
           experts;
     }
     layer.for_each_norm([&](const NormDescription& norm) {
-      const std::int64_t width = norm.name == layer.q_norm.name || norm.name == layer.k_norm.name
-                                     ? c.head_dim
-                                     : c.hidden_size;
-      model.parameters += width;
-      model.active_parameters += width;
+      model.parameters += norm.width;
+      model.active_parameters += norm.width;
     });
     model.layers.push_back(std::move(layer));
   }

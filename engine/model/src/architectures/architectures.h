@@ -21,8 +21,13 @@ const Architecture& phi3();
 // when "use_sliding_window" is true, or as "layer_types" says.
 void apply_qwen_windows(ModelConfig& config);
 
-// Every layer slides when "sliding_window" is set (Mistral, Mixtral, Phi-3).
+// Every layer slides when "sliding_window" is set (Mistral, Mixtral, Phi-3,
+// Qwen3-MoE with its window on).
 void apply_window_everywhere(ModelConfig& config);
+
+// Mistral's layers, which Mixtral and Phi-3 share: no biases anywhere, and
+// the window on every layer.
+void apply_mistral_layers(ModelConfig& config);
 
 // Layers marked "sliding_attention" in "layer_types" get "sliding_window";
 // without the list, `sliding(layer)` decides (each Gemma its own pattern).

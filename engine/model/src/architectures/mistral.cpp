@@ -8,17 +8,18 @@ namespace quire::engine::architectures {
 const Architecture& mistral() {
   static const Architecture architecture{.name = "MistralForCausalLM",
                                          .label = "Mistral",
-                                         .apply =
-                                             [](ModelConfig& config) {
-                                               config.attention_bias = false;
-                                               config.attention_output_bias = false;
-                                               config.mlp_bias = false;
-                                               apply_window_everywhere(config);
-                                             },
+                                         .apply = apply_mistral_layers,
                                          // MistralConfig's default: a file without the key slides
                                          // over 4096 tokens (one that writes null does not).
                                          .defaults = R"({"sliding_window": 4096})"};
   return architecture;
+}
+
+void apply_mistral_layers(ModelConfig& config) {
+  config.attention_bias = false;
+  config.attention_output_bias = false;
+  config.mlp_bias = false;
+  apply_window_everywhere(config);
 }
 
 void apply_window_everywhere(ModelConfig& config) {

@@ -13,10 +13,7 @@ const Architecture& mixtral() {
       .label = "Mixtral",
       .apply =
           [](ModelConfig& config) {
-            config.attention_bias = false;
-            config.attention_output_bias = false;
-            config.mlp_bias = false;
-            apply_window_everywhere(config);
+            apply_mistral_layers(config);
             config.moe.normalize_top_k = true;
             config.moe.sparse_layers.assign(config.sliding_windows.size(), true);
           },

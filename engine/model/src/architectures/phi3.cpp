@@ -12,13 +12,7 @@ const Architecture& phi3() {
   static const Architecture architecture{
       .name = "Phi3ForCausalLM",
       .label = "Phi-3",
-      .apply =
-          [](ModelConfig& config) {
-            config.attention_bias = false;
-            config.attention_output_bias = false;
-            config.mlp_bias = false;
-            apply_window_everywhere(config);
-          },
+      .apply = [](ModelConfig& config) { apply_mistral_layers(config); },
       .naming = {.qkv_proj = "self_attn.qkv_proj", .gate_up_proj = "mlp.gate_up_proj"}};
   return architecture;
 }

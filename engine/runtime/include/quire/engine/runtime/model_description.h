@@ -41,6 +41,7 @@ struct LinearDescription {
 struct NormDescription {
   std::string name;  // without ".weight"; empty: the layer has no such norm
   kernels::DType dtype = kernels::DType::F16;
+  std::int64_t width = 0;  // weights: hidden_size, or head_dim for q/k norms
   std::int64_t bytes = 0;  // on a device: F32 where the weight is used as (1 + w)
 
   explicit operator bool() const { return !name.empty(); }
