@@ -31,6 +31,9 @@ std::int64_t pages_for_tokens(std::int64_t tokens, int page_size) {
 void PlacementRequest::validate() const {
   if (page_size <= 0) throw std::invalid_argument("cache page size must be positive");
   if (context_tokens < 0) throw std::invalid_argument("context size must not be negative");
+  if (model_context_tokens < 0) {
+    throw std::invalid_argument("the model's context limit must not be negative");
+  }
   if (pages_for_tokens(context_tokens, page_size) > std::numeric_limits<int>::max()) {
     throw std::invalid_argument("a context of " + std::to_string(context_tokens) +
                                 " tokens needs more pages than a cache can address");

@@ -110,7 +110,13 @@ std::optional<ContextLimit> find_largest_context(const PlacementRequest& request
       (fits(middle) ? low : high) = middle;
     }
   }
-  return ContextLimit{low, low * request.page_size};
+  ContextLimit limit{low, low * request.page_size, false};
+  if (request.model_context_tokens > 0 && limit.tokens >= request.model_context_tokens) {
+    limit.tokens = request.model_context_tokens;
+    limit.pages = pages_for_tokens(limit.tokens, request.page_size);
+    limit.model_limit = true;
+  }
+  return limit;
 }
 
 // Where the overflow lands: earlier devices filled in order, the last device
@@ -212,6 +218,7 @@ PlacementPlan plan_placement(const PlacementRequest& request) {
   plan.page_size = request.page_size;
   plan.pages = pages_for_tokens(request.context_tokens, request.page_size);
   plan.context_tokens = plan.pages * request.page_size;
+  plan.model_context_tokens = request.model_context_tokens;
   plan.devices = budget_devices(request, plan.notes);
 
   const std::vector<std::int64_t> caps = capacities(plan.devices);

@@ -66,9 +66,14 @@ std::string verdict(const PlacementPlan& plan) {
   if (!plan.fits) return line + plan.problem;
   line += "fits";
   if (plan.largest_context) {
-    line += plan.largest_context->pages == std::numeric_limits<int>::max()
-                ? "; the context is not limited by memory"
-                : "; largest context " + std::to_string(plan.largest_context->tokens) + " tokens";
+    const ContextLimit& largest = *plan.largest_context;
+    if (largest.model_limit) {
+      line += "; largest context " + std::to_string(largest.tokens) + " tokens: the model's limit";
+    } else {
+      line += largest.pages == std::numeric_limits<int>::max()
+                  ? "; the context is not limited by memory"
+                  : "; largest context " + std::to_string(largest.tokens) + " tokens";
+    }
   }
   return line;
 }

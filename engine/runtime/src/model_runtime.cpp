@@ -38,6 +38,7 @@ PlacementRequest placement_request(const ModelDescription& model,
       model.modules(options.cache_format, options.page_size, options.max_chunk_tokens);
   request.device_scratch_bytes = model.scratch_bytes(options.max_chunk_tokens);
   request.context_tokens = cache_tokens(model, options);
+  request.model_context_tokens = model.config.max_position_embeddings;
   request.page_size = options.page_size;
   for (const kernels::DeviceInfo& device : devices) {
     request.devices.push_back(

@@ -1,5 +1,6 @@
 #include <QTest>
 #include <limits>
+#include <stdexcept>
 
 #include "planner_test_helpers.h"
 #include "quire/cache/cache_format.h"
@@ -48,6 +49,27 @@ class LargestContextTest : public QObject {
                  .page_bytes({8, 128}, 256)
                  .total(),
              MiB);
+  }
+
+  // Memory would hold 920 pages (235,520 tokens, above), but Llama 3 reads
+  // 8,192 positions: that is the largest context, and the plan says why.
+  void cappedAtTheModelsLimit() {
+    PlacementRequest request = llama3_8b(quire::cache::CacheFormat::FP16, 8192);
+    request.model_context_tokens = 8192;
+    const PlacementPlan plan = plan_placement(request);
+    QVERIFY(plan.largest_context);
+    QCOMPARE(plan.largest_context->tokens, std::int64_t(8192));
+    QCOMPARE(plan.largest_context->pages, std::int64_t(32));
+    QVERIFY(plan.largest_context->model_limit);
+
+    // A limit above what memory holds changes nothing.
+    request.model_context_tokens = 1 << 20;
+    const PlacementPlan memory_bound = plan_placement(request);
+    QCOMPARE(memory_bound.largest_context->tokens, std::int64_t(235520));
+    QVERIFY(!memory_bound.largest_context->model_limit);
+
+    request.model_context_tokens = -1;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, plan_placement(request));
   }
 
   // Hand arithmetic. Usable: C0 = 24 GiB - 512 MiB - 256 MiB = 24,964,497,408

@@ -45,7 +45,10 @@ struct ModulePlacement {
 
 struct ContextLimit {
   std::int64_t pages = 0;
-  std::int64_t tokens = 0;  // pages * page_size
+  // pages * page_size, or the model's limit when that is lower.
+  std::int64_t tokens = 0;
+  // The model's limit, not memory, decided it: more memory would not help.
+  bool model_limit = false;
 };
 
 // Why a plan does not fit, in numbers (PlacementPlan::problem says it in words).
@@ -77,6 +80,7 @@ struct PlacementPlan {
   int page_size = 0;
   std::int64_t pages = 0;
   std::int64_t context_tokens = 0;  // pages * page_size: the request rounded up
+  std::int64_t model_context_tokens = 0;  // the request's, copied: 0 when it gave none
 
   // One per requested device, in the request's order, used or not. When the
   // plan does not fit these show the overflow: earlier devices filled in order
@@ -86,7 +90,8 @@ struct PlacementPlan {
 
   // The most whole pages that fit with the same devices, reserves and mode;
   // empty when not even the weights fit. A model without cache bytes is capped
-  // at the largest page count a cache can address (INT_MAX pages).
+  // at the largest page count a cache can address (INT_MAX pages). Never
+  // above the request's model_context_tokens.
   std::optional<ContextLimit> largest_context;
 
   std::optional<Shortfall> shortfall;  // set exactly when !fits

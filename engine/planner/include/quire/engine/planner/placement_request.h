@@ -73,6 +73,9 @@ struct PlacementRequest {
   // Tokens of KV cache, rounded up to whole pages. 0 plans the weights alone.
   std::int64_t context_tokens = 0;
   int page_size = 256;
+  // The most positions the model reads (its max_position_embeddings, which
+  // already counts rope scaling); caps the largest context. 0: no cap.
+  std::int64_t model_context_tokens = 0;
   // In the order the hidden state flows through them.
   std::vector<PlanDevice> devices;
   PlacementPolicy policy;
