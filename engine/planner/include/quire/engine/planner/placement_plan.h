@@ -79,7 +79,7 @@ struct PlacementPlan {
   PlacementMode mode = PlacementMode::FillInOrder;
   int page_size = 0;
   std::int64_t pages = 0;
-  std::int64_t context_tokens = 0;  // pages * page_size: the request rounded up
+  std::int64_t context_tokens = 0;        // pages * page_size: the request rounded up
   std::int64_t model_context_tokens = 0;  // the request's, copied: 0 when it gave none
 
   // One per requested device, in the request's order, used or not. When the
