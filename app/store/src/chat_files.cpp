@@ -2,6 +2,7 @@
 
 #include <QFile>
 #include <QSaveFile>
+#include <QSet>
 
 #include "quire/app/store/chat_export.h"
 
@@ -26,6 +27,42 @@ QByteArray markdown_bytes(const ChatDocument& document) {
 }
 
 }  // namespace
+
+QString export_file_name(const QString& title, const QString& extension) {
+  // Long names are cut: some file systems allow 255 bytes, and a title is
+  // read at a glance anyway.
+  constexpr qsizetype kMaxBaseLength = 100;
+  QString base;
+  for (const QChar c : title) {
+    if (c == u'/' || c == u'\\') {
+      base += u'-';
+    } else if (c.category() == QChar::Other_Control || QStringView(u":*?\"<>|").contains(c)) {
+      continue;
+    } else {
+      base += c;
+    }
+  }
+  base = base.simplified().left(kMaxBaseLength);
+  // A leading dot hides the file; trailing dots and spaces vanish on Windows.
+  while (!base.isEmpty() && (base.front() == u'.' || base.front() == u'-'))
+    base.remove(0, 1);
+  while (!base.isEmpty() && (base.back() == u'.' || base.back().isSpace()))
+    base.chop(1);
+  if (base.isEmpty()) base = QStringLiteral("Chat");
+  return base + u'.' + extension;
+}
+
+QString import_title(const ChatStore& store, const QString& title) {
+  QSet<QString> taken;
+  for (const ChatSummary& chat : store.list_chats())
+    taken.insert(chat.title);
+  if (!taken.contains(title)) return title;
+  for (int copy = 1;; ++copy) {
+    const QString candidate = copy == 1 ? QStringLiteral("%1 (imported)").arg(title)
+                                        : QStringLiteral("%1 (imported %2)").arg(title).arg(copy);
+    if (!taken.contains(candidate)) return candidate;
+  }
+}
 
 bool write_file_atomically(const QString& path, const QByteArray& bytes, QString* error) {
   QSaveFile file(path);
@@ -55,8 +92,9 @@ std::optional<ChatId> import_chat_json(ChatStore& store, const QString& path, QS
   if (!file.open(QIODevice::ReadOnly)) return failed(file.errorString());
   if (file.size() > kMaxImportBytes) return failed(QStringLiteral("the file is too large"));
   QString problem;
-  const auto document = chat_from_json(file.readAll(), &problem);
+  std::optional<ChatDocument> document = chat_from_json(file.readAll(), &problem);
   if (!document) return failed(problem);
+  document->title = import_title(store, document->title);
   const auto chat = store.insert_document(*document);
   if (!chat) return failed(store.error_string());
   return chat;

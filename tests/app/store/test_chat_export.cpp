@@ -98,9 +98,49 @@ class ChatExportTest : public QObject {
     const auto imported = import_chat_json(store, file, &error);
     QVERIFY2(imported, qPrintable(error));
     QVERIFY(*imported != *original);
-    QCOMPARE(without_ids(*store.document(*imported)), without_ids(*store.document(*original)));
-    QCOMPARE(without_ids(*store.document(*imported)), sample());
+    // Beside the original it needs a title of its own; the rest is the same.
+    ChatDocument expected = sample();
+    expected.title = QStringLiteral("Sorting in C++ — «quick» (imported)");
+    QCOMPARE(without_ids(*store.document(*imported)), expected);
     QCOMPARE(store.list_chats().size(), 2);
+
+    const auto again = import_chat_json(store, file, &error);
+    QVERIFY2(again, qPrintable(error));
+    QCOMPARE(store.chat(*again)->title, QStringLiteral("Sorting in C++ — «quick» (imported 2)"));
+
+    // Alone in the history, a chat keeps its title.
+    ChatStore other;
+    QVERIFY(other.open(test::options(dir_->filePath(QStringLiteral("other.sqlite")))));
+    const auto alone = import_chat_json(other, file, &error);
+    QVERIFY2(alone, qPrintable(error));
+    QCOMPARE(without_ids(*other.document(*alone)), sample());
+  }
+
+  void exportFileNamesComeFromTheTitle_data() {
+    QTest::addColumn<QString>("title");
+    QTest::addColumn<QString>("extension");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("plain") << QStringLiteral("Dinner ideas") << QStringLiteral("json")
+                           << QStringLiteral("Dinner ideas.json");
+    QTest::newRow("separators") << QStringLiteral("Plans: 2024/25?") << QStringLiteral("md")
+                                << QStringLiteral("Plans 2024-25.md");
+    QTest::newRow("reserved") << QStringLiteral("a*b \"c\" <d> | e\\f") << QStringLiteral("md")
+                              << QStringLiteral("ab c d e-f.md");
+    QTest::newRow("dots") << QStringLiteral("...hidden. ") << QStringLiteral("json")
+                          << QStringLiteral("hidden.json");
+    QTest::newRow("nothing left") << QStringLiteral("???") << QStringLiteral("json")
+                                  << QStringLiteral("Chat.json");
+    QTest::newRow("unicode") << QStringLiteral("Sorting in C++ — «quick»") << QStringLiteral("md")
+                             << QStringLiteral("Sorting in C++ — «quick».md");
+    QTest::newRow("long") << QString(150, u'x') << QStringLiteral("md")
+                          << QString(100, u'x') + QStringLiteral(".md");
+  }
+
+  void exportFileNamesComeFromTheTitle() {
+    QFETCH(QString, title);
+    QFETCH(QString, extension);
+    QFETCH(QString, expected);
+    QCOMPARE(export_file_name(title, extension), expected);
   }
 
   void badFilesAreRefusedClearly_data() {

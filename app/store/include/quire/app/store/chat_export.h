@@ -28,12 +28,23 @@ std::optional<ChatDocument> chat_from_json(const QByteArray& json, QString* erro
 // closed, so the next heading is not swallowed into it.
 QString chat_to_markdown(const ChatDocument& document);
 
+// The file name an export suggests: the chat's title without the characters
+// file systems refuse or treat specially ('/' and '\\' become '-', ':' '*'
+// '?' '"' '<' '>' '|' and control characters go), then "." and `extension`
+// ("json", "md"). A title with nothing usable left gives "Chat".
+QString export_file_name(const QString& title, const QString& extension);
+
+// The title an imported chat gets: `title` when no live chat has it, else
+// "title (imported)", then "title (imported 2)", "title (imported 3)", ...
+QString import_title(const ChatStore& store, const QString& title);
+
 // Writes `bytes` to `path` atomically.
 bool write_file_atomically(const QString& path, const QByteArray& bytes, QString* error);
 
 bool export_chat_json(const ChatStore& store, ChatId chat, const QString& path, QString* error);
 bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path, QString* error);
-// Reads, validates and adds the chat as a new one. Errors name the file.
+// Reads, validates and adds the chat as a new one, titled by import_title().
+// Errors name the file.
 std::optional<ChatId> import_chat_json(ChatStore& store, const QString& path, QString* error);
 
 }  // namespace quire::store
