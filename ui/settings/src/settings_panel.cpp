@@ -19,6 +19,7 @@
 #include "device_selector.h"
 #include "quire/ui/plan_widget.h"
 #include "settings_panel_fields.h"
+#include "wheel_guard.h"
 
 namespace quire::ui {
 namespace {
@@ -67,6 +68,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
                                              QFileDialog::ShowDirsOnly);
   };
   connectEdits();
+  guard_wheel_in(fields);
   setSettings(EngineSettings{});
 }
 
@@ -141,10 +143,28 @@ QList<SettingsIssue> SettingsPanel::issues() const {
 
 void SettingsPanel::setPlan(const PlanView& plan) {
   plan_->setPlan(plan);
+  refreshState();
+}
+
+bool SettingsPanel::planRejectsEdit() const {
+  // A plan still being priced blocks nothing, so a panel nobody prices for
+  // still applies. The verdict only speaks for what it prices (the model,
+  // its placement and the cache): a live change such as the temperature is
+  // applied whatever the plan of the loaded placement says.
+  if (plan_->isStale()) return false;
+  const PlanView& plan = plan_->plan();
+  const bool rejected = plan.valid ? !plan.fits : !plan.error.isEmpty();
+  return rejected && needs_reload(applied_, settings());
 }
 
 void SettingsPanel::apply() {
-  if (!hasUnappliedChanges() || !issues().isEmpty()) return;
+  // An edit not announced yet is priced first (the application answers at
+  // once), so the verdict below is the edit's own and not the one before it.
+  if (debounce_->isActive()) {
+    debounce_->stop();
+    announceEdit();
+  }
+  if (!hasUnappliedChanges() || !issues().isEmpty() || planRejectsEdit()) return;
   const EngineSettings edited = settings();
   const bool reload = needs_reload(applied_, edited);
   applied_ = edited;
@@ -188,7 +208,7 @@ void SettingsPanel::refreshState() {
   const bool dirty = edited != applied_;
   const QStringList reasons = dirty ? reload_reasons(applied_, edited) : QStringList();
   apply_button_->setText(reasons.isEmpty() ? tr("Apply") : tr("Apply and reload model"));
-  apply_button_->setEnabled(dirty && found.isEmpty());
+  apply_button_->setEnabled(dirty && found.isEmpty() && !planRejectsEdit());
   revert_button_->setEnabled(dirty);
   reload_note_->setText(
       reasons.isEmpty()

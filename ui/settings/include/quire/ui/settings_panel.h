@@ -58,7 +58,8 @@ class SettingsPanel : public QWidget {
   // What was last set or applied, as the fields show it.
   EngineSettings appliedSettings() const { return applied_; }
   bool hasUnappliedChanges() const;
-  // Problems that keep Apply disabled; also shown next to their fields.
+  // Problems that keep Apply disabled; also shown next to their fields. A
+  // plan that rejects a change needing a reload keeps it disabled as well.
   QList<SettingsIssue> issues() const;
 
   // The plan for the settings last announced through settingsEdited.
@@ -87,6 +88,9 @@ class SettingsPanel : public QWidget {
   void onFieldEdited();
   void announceEdit();
   void refreshState();
+  // The plan shown says the edited settings cannot load (no model in the
+  // folder, or it does not fit): they are not applied.
+  bool planRejectsEdit() const;
 
   EngineSettings applied_;
   QStringList recent_models_;
