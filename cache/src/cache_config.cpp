@@ -1,5 +1,6 @@
 #include "quire/cache/cache_config.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace quire::cache {
@@ -12,12 +13,24 @@ void CacheConfig::validate() const {
     throw std::invalid_argument("defragmentation skip fraction must lie between 0 and 1");
   }
   if (min_copy_tokens < 1) throw std::invalid_argument("minimum copied tokens must be at least 1");
+  if (window < 0) throw std::invalid_argument("the attention window must not be negative");
+  if (max_step_tokens < 0) throw std::invalid_argument("tokens per step must not be negative");
   const CacheFormatInfo& info = format_info(format);
   for (std::size_t i = 0; i < layers.size(); ++i) {
     if (auto reason = info.unsupported_reason(layers[i].shape)) {
       throw std::invalid_argument("cache layer " + std::to_string(i) + ": " + *reason);
     }
   }
+}
+
+std::int64_t CacheConfig::pages_held_at_most(std::int64_t tokens) const {
+  const std::int64_t all = (tokens + page_size - 1) / page_size;
+  if (window == 0) return all;
+  // A step's first query reads window - 1 earlier keys; the span of window - 1
+  // + step positions touches at most this many pages wherever it starts.
+  const std::int64_t step = max_step_tokens > 0 ? max_step_tokens : page_size;
+  const std::int64_t span = std::int64_t{window} - 1 + step;
+  return std::min(all, (span + page_size - 1) / page_size + 1);
 }
 
 const char* to_string(ReservationPolicy policy) {

@@ -123,6 +123,10 @@ void PageCache::mark_computed(SequenceId id, std::int32_t end) {
     const std::int32_t target =
         std::min<std::int32_t>(end - static_cast<std::int32_t>(position) * size, size);
     const PageIndex index = seq.pages[position];
+    if (index == kNoPage) {
+      throw std::logic_error("mark_computed over position " + std::to_string(position * size) +
+                             ", which has no page (ensure_pages was not called)");
+    }
     mutate(index, [&](PageRecord& page) {
       if (page.identity.valid < target) {
         page.identity.valid = target;
@@ -135,24 +139,23 @@ void PageCache::mark_computed(SequenceId id, std::int32_t end) {
     if (identity.valid == size && !identity.hashed) finish_page(seq, position);
   }
   seq.computed = end;
+  drop_out_of_window(seq);
 }
 
 void PageCache::finish_page(Sequence& seq, std::size_t position) {
   const PageIndex index = seq.pages[position];
   PageRecord& page = record(index);
   const PageHash* previous = nullptr;
-  if (position > 0) {
-    const PageIdentity& before = record(seq.pages[position - 1]).identity;
-    // Pages fill in order, so the previous one has its hash unless its chain is
-    // broken; then this page stays unhashed (still usable, never shared).
-    if (!before.hashed) return;
-    previous = &before.hash;
-  }
+  // Pages fill in order, so the previous one has its hash unless its chain is
+  // broken; then this page stays unhashed (still usable, never shared).
+  if (seq.hashes.size() != position) return;
+  if (position > 0) previous = &seq.hashes[position - 1];
   const PageHash hash =
       hash_page(previous, std::span<const TokenId>(page.identity.tokens.data(),
                                                    static_cast<std::size_t>(config_.page_size)));
   page.identity.link = previous ? ChainLink::Known : ChainLink::Root;
   if (previous) page.identity.previous = *previous;
+  seq.hashes.push_back(hash);
 
   const std::optional<PageIndex> existing = indexed_page(hash);
   if (existing && record(*existing).identity.valid == config_.page_size) {
@@ -163,6 +166,7 @@ void PageCache::finish_page(Sequence& seq, std::size_t position) {
       target.last_access = page.last_access;
     });
     seq.pages[position] = other;
+    seq.owned[position] = false;
     mutate(index, [&](PageRecord& duplicate) {
       --duplicate.refs;
       if (duplicate.refs == 0) clear_identity(duplicate);
@@ -178,7 +182,7 @@ void PageCache::finish_page(Sequence& seq, std::size_t position) {
     // With an existing page still being computed, ours stays an unindexed
     // duplicate until one of them is released.
   }
-  if (position + 1 < seq.pages.size()) {
+  if (position + 1 < seq.pages.size() && seq.pages[position + 1] != kNoPage) {
     const PageIndex next = seq.pages[position + 1];
     mutate(next, [&](PageRecord& following) {
       if (following.identity.valid == 0 && !following.identity.hashed) {
@@ -243,10 +247,12 @@ void PageCache::release(SequenceId id) {
   }
   ++generation_;
   const std::vector<PageIndex> pages = std::move(found->second.pages);
+  reserved_pages_ -= found->second.reserved;
   sequences_.erase(found);
   // Tail first, so a chain's first pages carry the most recent access stamps.
   for (auto it = pages.rbegin(); it != pages.rend(); ++it) {
     const PageIndex index = *it;
+    if (index == kNoPage) continue;
     const std::uint64_t now = clock_->now();
     mutate(index, [&](PageRecord& page) {
       --page.refs;
@@ -262,56 +268,19 @@ void PageCache::preempt(SequenceId id) {
 }
 
 AppendResult PageCache::append(SequenceId id, std::span<const TokenId> new_tokens) {
-  AppendResult result;
-  if (new_tokens.empty()) return result;
-  const std::int32_t size = config_.page_size;
+  if (new_tokens.empty()) return {};
+  const std::size_t size = static_cast<std::size_t>(config_.page_size);
   const std::size_t total = sequence(id).tokens.size() + new_tokens.size();
-  const std::size_t pages_wanted = (total + static_cast<std::size_t>(size) - 1) / size;
-
-  // Find room, preempting the youngest sequences if the policy allows it.
-  Acquisition acquisition;
-  for (;;) {
-    const Sequence& seq = sequence(id);
-    const int missing =
-        static_cast<int>(pages_wanted) - static_cast<int>(std::min(pages_wanted, seq.pages.size()));
-    acquisition = plan_acquisition(missing, {}, {});
-    if (static_cast<int>(acquisition.pages.size()) == missing) break;
-    if (config_.reservation != ReservationPolicy::OnDemand) {
-      result.status = AppendStatus::NoSpace;
-      return result;
-    }
-    const SequenceId youngest = sequences_.rbegin()->first;
-    preempt(youngest);
-    result.preempted.push_back(youngest);
-    if (youngest == id) {
-      result.status = AppendStatus::Preempted;
-      return result;
-    }
-  }
+  AppendResult result = take_slots(id, (total + size - 1) / size);
+  if (result.status != AppendStatus::Appended) return result;
 
   ++generation_;
-  const std::uint64_t now = clock_->now();
-  take_pages(acquisition, now);
-  result.saves = acquisition.saves;
-
   Sequence& seq = sequence(id);
-  for (const PageIndex index : acquisition.pages) {
-    const PageRecord* before = seq.pages.empty() ? nullptr : &record(seq.pages.back());
-    const bool chained = before && before->identity.hashed;
-    const PageHash previous = chained ? before->identity.hash : PageHash{};
-    mutate(index, [&](PageRecord& page) {
-      page.refs = 1;
-      page.last_access = now;
-      page.identity.link = chained ? ChainLink::Known : ChainLink::Unknown;
-      page.identity.previous = previous;
-    });
-    seq.pages.push_back(index);
-  }
   for (const TokenId token : new_tokens) {
     const std::size_t position = seq.tokens.size();
-    PageRecord& page = record(seq.pages[position / static_cast<std::size_t>(size)]);
+    PageRecord& page = record(seq.pages[position / size]);
     if (page.refs != 1) throw std::logic_error("append into a shared page");
-    const std::size_t offset = position % static_cast<std::size_t>(size);
+    const std::size_t offset = position % size;
     page.identity.tokens[offset] = token;
     page.identity.filled = static_cast<std::int32_t>(offset) + 1;
     seq.tokens.push_back(token);
@@ -386,6 +355,7 @@ std::vector<PageInfo> PageCache::pages() const {
   }
   for (const auto& [id, seq] : sequences_) {
     for (const PageIndex index : seq.pages) {
+      if (index == kNoPage) continue;
       std::vector<SequenceId>& holders = infos[static_cast<std::size_t>(index)].holders;
       if (holders.empty() || holders.back() != id) holders.push_back(id);
     }

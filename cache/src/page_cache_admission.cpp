@@ -151,12 +151,13 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
   }
   const std::int64_t total = prompt + request.max_new_tokens;
   const std::int64_t total_pages = (total + size - 1) / size;
-  if (total_pages > config_.num_pages) {
+  const std::int64_t bound = config_.pages_held_at_most(total);
+  if (bound > config_.num_pages) {
     plan.reason_ = "the request needs " + tokens_text(total) + " (prompt " +
                    std::to_string(prompt) + " + up to " + std::to_string(request.max_new_tokens) +
                    " new) but the cache holds " + tokens_text(size * config_.num_pages) +
                    "; enlarge the cache or shorten the conversation";
-    plan.pages_needed_ = static_cast<int>(total_pages);
+    plan.pages_needed_ = static_cast<int>(bound);
     plan.pages_available_ = config_.num_pages;
     plan.request_ = std::move(request);
     return plan;
@@ -192,10 +193,46 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
     }
   }
 
+  // With a sliding window, the cached prefix ends at the last page boundary
+  // whose window is wholly present; pages before that window are skipped, and
+  // found pages after the prefix are computed again (their windows are not).
+  const bool windowed = config_.window > 0 && !request.every_page;
+  std::size_t prefix_pages = 0;
+  if (windowed) {
+    for (std::size_t k = plan.hashes_.size(); k > 0 && prefix_pages == 0; --k) {
+      // A page another sequence is still computing does not count: the rest
+      // of it would be computed here without the window before it.
+      bool present = true;
+      for (std::size_t i = first_kept_page(static_cast<std::int32_t>(k * size)); i < k; ++i) {
+        const AdmissionPlan::Slot& slot = plan.slots_[i];
+        present = present && (slot.source == AdmissionPlan::Source::Restore ||
+                              (slot.source != AdmissionPlan::Source::Fresh &&
+                               page(slot.page).identity.valid == config_.page_size));
+      }
+      if (present) prefix_pages = k;
+    }
+    const std::size_t first = first_kept_page(static_cast<std::int32_t>(prefix_pages * size));
+    for (std::size_t i = 0; i < plan.hashes_.size(); ++i) {
+      if (i >= first && i < prefix_pages) continue;
+      AdmissionPlan::Slot& slot = plan.slots_[i];
+      if (slot.source == AdmissionPlan::Source::Share ||
+          slot.source == AdmissionPlan::Source::Revive) {
+        pinned.erase(slot.page);
+        shared_pins.erase(slot.page);
+      } else if (slot.source == AdmissionPlan::Source::Restore) {
+        pinned_slots.erase(std::find(pinned_slots.begin(), pinned_slots.end(), slot.host));
+      }
+      slot = AdmissionPlan::Slot{};
+      slot.source = i < first ? AdmissionPlan::Source::Skip : AdmissionPlan::Source::Fresh;
+    }
+  }
+
   // Pages still to compute may start with tokens a cached sibling already holds.
   for (std::size_t i = 0; i < static_cast<std::size_t>(prompt_pages); ++i) {
     AdmissionPlan::Slot& slot = plan.slots_[i];
     if (slot.source != AdmissionPlan::Source::Fresh) continue;
+    // A window's prefix is computed from its end on: only its first page may copy.
+    if (windowed && i != prefix_pages) continue;
     const std::size_t begin = i * static_cast<std::size_t>(size);
     const std::size_t count = std::min<std::size_t>(size, request.tokens.size() - begin);
     const bool holds_last = i + 1 == static_cast<std::size_t>(prompt_pages);
@@ -211,6 +248,33 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
       pinned.insert(source);
       copy_sources.insert(source);
     }
+  }
+
+  // With a window, fresh pages beyond the sequence's bound are taken later, as
+  // the prefill reaches them; under ReserveOnAdmission they are promised now.
+  plan.bound_ = static_cast<int>(bound);
+  int held = 0;
+  int later = 0;
+  for (AdmissionPlan::Slot& slot : plan.slots_) {
+    if (slot.source == AdmissionPlan::Source::Skip) continue;
+    const bool decode_slot = &slot - plan.slots_.data() >= prompt_pages;
+    if (windowed && slot.source == AdmissionPlan::Source::Fresh && (held >= bound || decode_slot)) {
+      slot = AdmissionPlan::Slot{};
+      slot.source = AdmissionPlan::Source::Later;
+      ++later;
+      continue;
+    }
+    ++held;
+  }
+  // Shared pages are not counted: once they fall behind the window the
+  // sequence takes its own in their place.
+  if (config_.reservation == ReservationPolicy::ReserveOnAdmission) {
+    int own = 0;
+    for (const AdmissionPlan::Slot& slot : plan.slots_) {
+      own += slot.source == AdmissionPlan::Source::Fresh ||
+             slot.source == AdmissionPlan::Source::Restore;
+    }
+    plan.reservation_ = std::min(later, std::max(0, static_cast<int>(bound) - own));
   }
 
   int needed = 0;
@@ -234,6 +298,21 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
   }
   plan.pages_needed_ = needed;
   plan.pages_available_ = acquisition.available;
+  // Pages promised to running sequences (and to this one) must stay obtainable.
+  const int promised = reserved_pages_ + plan.reservation_;
+  if (promised > 0 && static_cast<int>(acquisition.pages.size()) == needed) {
+    const int spare = obtainable_pages(pinned) - needed;
+    if (spare < promised) {
+      plan.pages_needed_ = needed + plan.reservation_;
+      plan.pages_available_ = std::max(0, obtainable_pages(pinned) - reserved_pages_);
+      plan.status_ = AdmissionStatus::WaitForPages;
+      plan.reason_ = "the request needs " + std::to_string(plan.pages_needed_) +
+                     " pages but only " + std::to_string(plan.pages_available_) +
+                     " can be had while the running jobs hold or are promised theirs";
+      plan.request_ = std::move(request);
+      return plan;
+    }
+  }
   if (static_cast<int>(acquisition.pages.size()) < needed) {
     plan.status_ = AdmissionStatus::WaitForPages;
     plan.reason_ = "the request needs " + std::to_string(needed) + " free pages but only " +
@@ -266,6 +345,11 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
       case AdmissionPlan::Source::Fresh:
         cached += slot.copy_tokens;
         break;
+      case AdmissionPlan::Source::Skip:
+        cached += config_.page_size;
+        break;
+      case AdmissionPlan::Source::Later:
+        break;
     }
   }
   plan.cached_tokens_ = cached;
@@ -283,6 +367,7 @@ Admission PageCache::commit(AdmissionPlan plan) {
   const std::uint64_t now = clock_->now();
   const std::int32_t size = config_.page_size;
   const std::vector<TokenId>& tokens = plan.request_.tokens;
+  const bool every_page = plan.request_.every_page;
   const std::size_t prompt = tokens.size();
 
   Acquisition acquisition;
@@ -334,7 +419,16 @@ Admission PageCache::commit(AdmissionPlan plan) {
         counters_.restored_tokens += size;
         covered = size;
         break;
-      case AdmissionPlan::Source::Fresh:
+      case AdmissionPlan::Source::Skip:
+        covered = size;
+        counters_.reused_tokens += size;
+        break;
+      case AdmissionPlan::Source::Later:
+        break;
+      case AdmissionPlan::Source::Fresh: {
+        // A window may compute a page again whose hash another page holds:
+        // this one stays an unindexed duplicate until one is released.
+        const bool indexable = i < plan.hashes_.size() && !index_.contains(plan.hashes_[i]);
         mutate(slot.page, [&](PageRecord& page) {
           PageIdentity& identity = page.identity;
           std::copy_n(tokens.begin() + static_cast<std::ptrdiff_t>(begin), count,
@@ -347,14 +441,14 @@ Admission PageCache::commit(AdmissionPlan plan) {
           if (i < plan.hashes_.size()) {
             identity.hash = plan.hashes_[i];
             identity.hashed = true;
-            page.indexed = true;
+            page.indexed = indexable;
           }
           if (slot.copy_tokens > 0) {
             identity.valid = slot.copy_tokens;
             page.saved.reset();
           }
         });
-        if (i < plan.hashes_.size()) index_.emplace(plan.hashes_[i], slot.page);
+        if (indexable) index_.emplace(plan.hashes_[i], slot.page);
         if (slot.copy_tokens > 0) {
           admission.instructions.copies.push_back(
               PageCopy{slot.copy_source, slot.page, slot.copy_tokens});
@@ -362,8 +456,11 @@ Admission PageCache::commit(AdmissionPlan plan) {
           covered = slot.copy_tokens;
         }
         break;
+      }
     }
     seq.pages.push_back(slot.page);
+    seq.owned.push_back(slot.source == AdmissionPlan::Source::Fresh ||
+                        slot.source == AdmissionPlan::Source::Restore);
 
     if (count == 0) continue;  // reserved for decode
     covered = std::min<std::int32_t>(covered, static_cast<std::int32_t>(count));
@@ -381,9 +478,18 @@ Admission PageCache::commit(AdmissionPlan plan) {
   }
 
   seq.tokens = std::move(plan.request_.tokens);
+  seq.hashes = plan.hashes_;
+  seq.bound = plan.bound_;
+  seq.reserved = plan.reservation_;
+  reserved_pages_ += plan.reservation_;
   counters_.prompt_tokens += static_cast<std::int64_t>(prompt);
   counters_.computed_tokens += static_cast<std::int64_t>(prompt) - admission.cached_tokens;
-  sequences_.emplace(admission.sequence, std::move(seq));
+  // A whole prompt recomputed holds every page until its prefill passes them.
+  seq.bound = std::max(seq.bound, owned_pages(seq));
+  Sequence& admitted = sequences_.emplace(admission.sequence, std::move(seq)).first->second;
+  // A partial copy can move the window past the prefix's first page.
+  admitted.whole = every_page;
+  if (!every_page) drop_out_of_window(admitted);
   return admission;
 }
 

@@ -133,8 +133,9 @@ std::optional<DefragPlan> PageCache::defragment() {
   for (auto& [hash, index] : index_)
     index = target[static_cast<std::size_t>(index)];
   for (auto& [id, seq] : sequences_) {
-    for (PageIndex& index : seq.pages)
-      index = target[static_cast<std::size_t>(index)];
+    for (PageIndex& index : seq.pages) {
+      if (index != kNoPage) index = target[static_cast<std::size_t>(index)];
+    }
   }
   free_.clear();
   for (PageIndex index = 0; index < config_.num_pages; ++index) {

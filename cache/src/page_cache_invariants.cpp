@@ -2,6 +2,7 @@
 // by the randomized tests after every operation, and cheap enough for debug
 // builds of the engine.
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -25,6 +26,8 @@ std::vector<std::string> PageCache::check_invariants() const {
   std::vector<std::int32_t> entries(pages_.size(), 0);
   for (const auto& [id, seq] : sequences_) {
     for (const PageIndex index : seq.pages) {
+      // A sliding window hands pages back (and takes them late).
+      if (index == kNoPage && config_.window > 0) continue;
       if (index < 0 || index >= config_.num_pages) {
         fail("sequence " + std::to_string(id) + " points at " + page_name(index));
         continue;
@@ -145,15 +148,56 @@ std::vector<std::string> PageCache::check_invariants() const {
              page_name(index) + " which has only " + std::to_string(identity.valid));
       }
       if (identity.hashed && position > 0) {
-        const PageIdentity& before = page(seq.pages[position - 1]).identity;
-        if (identity.link != ChainLink::Known || identity.previous != before.hash) {
+        if (position > seq.hashes.size() || identity.link != ChainLink::Known ||
+            identity.previous != seq.hashes[position - 1]) {
           fail(name + ": " + page_name(index) + " is not chained to the page before it");
         }
+      }
+      if (identity.hashed &&
+          (position >= seq.hashes.size() || identity.hash != seq.hashes[position])) {
+        fail(name + ": " + page_name(index) + " has another hash than the sequence's chain");
       }
       if (identity.hashed && position == 0 && identity.link != ChainLink::Root) {
         fail(name + ": its first page is hashed as a continuation");
       }
     }
+  }
+
+  // Pages promised under ReserveOnAdmission add up and can all be had.
+  int promised = 0;
+  for (const auto& [id, seq] : sequences_) {
+    if (seq.reserved < 0) fail("sequence " + std::to_string(id) + " has a negative reservation");
+    promised += seq.reserved;
+    if (config_.window > 0) {
+      if (owned_pages(seq) > seq.bound) {
+        fail("sequence " + std::to_string(id) + " holds " + std::to_string(owned_pages(seq)) +
+             " pages of its own, more than its bound of " + std::to_string(seq.bound));
+      }
+      if (seq.owned.size() != seq.pages.size()) {
+        fail("sequence " + std::to_string(id) + " has no ownership for every page slot");
+      }
+      const std::size_t keep = seq.whole ? 0 : first_kept_page(seq.computed);
+      for (std::size_t slot = 0; slot < std::min(keep, seq.pages.size()); ++slot) {
+        if (seq.pages[slot] != kNoPage) {
+          fail("sequence " + std::to_string(id) + " still holds page slot " + std::to_string(slot) +
+               ", wholly before its window");
+        }
+      }
+      for (std::size_t slot = keep; slot * size < std::size_t(seq.computed); ++slot) {
+        if (slot < seq.pages.size() && seq.pages[slot] == kNoPage) {
+          fail("sequence " + std::to_string(id) + " lost page slot " + std::to_string(slot) +
+               " inside its window");
+        }
+      }
+    }
+  }
+  if (promised != reserved_pages_) {
+    fail("reserved pages " + std::to_string(reserved_pages_) + " differ from the sequences' " +
+         std::to_string(promised));
+  }
+  if (reserved_pages_ > 0 && obtainable_pages({}) < reserved_pages_) {
+    fail(std::to_string(reserved_pages_) + " pages are promised but only " +
+         std::to_string(obtainable_pages({})) + " can be had");
   }
 
   for (std::string& problem : host_.check_invariants())

@@ -66,21 +66,40 @@ void ShadowEngine::execute(const CacheInstructions& instructions) {
   }
 }
 
-void ShadowEngine::compute(SequenceId sequence, TokenRange range) {
-  const std::span<const PageIndex> table = cache_.page_table(sequence);
-  const std::vector<std::uint64_t> expected = fingerprints(cache_.tokens(sequence));
-  for (std::int32_t position = range.begin; position < range.end; ++position) {
-    const PageIndex page = table[static_cast<std::size_t>(position / page_size_)];
-    device_[static_cast<std::size_t>(page)][static_cast<std::size_t>(position % page_size_)] =
-        expected[static_cast<std::size_t>(position)];
+AppendResult ShadowEngine::compute(SequenceId sequence, TokenRange range) {
+  // With a window, a step computes at most the configured positions, as the
+  // generator's prefill chunks do.
+  const CacheConfig& config = cache_.config();
+  const std::int32_t step = config.window == 0           ? range.end - range.begin
+                            : config.max_step_tokens > 0 ? config.max_step_tokens
+                                                         : config.page_size;
+  AppendResult result;
+  for (std::int32_t begin = range.begin; begin < range.end; begin += step) {
+    const std::int32_t end = std::min(range.end, begin + step);
+    AppendResult taken = cache_.ensure_pages(sequence, end);
+    execute_saves(taken.saves);
+    result.preempted.insert(result.preempted.end(), taken.preempted.begin(), taken.preempted.end());
+    if (taken.status != AppendStatus::Appended) {
+      result.status = taken.status;
+      return result;
+    }
+    const std::span<const PageIndex> table = cache_.page_table(sequence);
+    const std::vector<std::uint64_t> expected = fingerprints(cache_.tokens(sequence));
+    for (std::int32_t position = begin; position < end; ++position) {
+      const PageIndex page = table[static_cast<std::size_t>(position / page_size_)];
+      device_[static_cast<std::size_t>(page)][static_cast<std::size_t>(position % page_size_)] =
+          expected[static_cast<std::size_t>(position)];
+    }
+    cache_.mark_computed(sequence, end);
   }
-  cache_.mark_computed(sequence, range.end);
+  return result;
 }
 
 void ShadowEngine::prefill(const Admission& admission) {
   execute(admission.instructions);
-  for (const TokenRange& range : admission.compute)
-    compute(admission.sequence, range);
+  for (const TokenRange& range : admission.compute) {
+    if (compute(admission.sequence, range).status != AppendStatus::Appended) return;
+  }
 }
 
 AppendResult ShadowEngine::decode(SequenceId sequence, TokenId token) {
@@ -109,8 +128,16 @@ std::string ShadowEngine::verify_sequence(SequenceId sequence) {
   const std::span<const PageIndex> table = cache_.page_table(sequence);
   const std::vector<std::uint64_t> expected = fingerprints(cache_.tokens(sequence));
   const std::int32_t computed = cache_.computed(sequence);
-  for (std::int32_t position = 0; position < computed; ++position) {
+  // With a window, only the pages the next query reads are held.
+  const std::int32_t window = cache_.config().window;
+  const std::int32_t first_key = window == 0 ? 0 : std::max(0, computed - window + 1);
+  for (std::int32_t position = first_key / page_size_ * page_size_; position < computed;
+       ++position) {
     const PageIndex page = table[static_cast<std::size_t>(position / page_size_)];
+    if (page == kNoPage) {
+      return "sequence " + std::to_string(sequence) + " has no page for position " +
+             std::to_string(position) + ", within its window";
+    }
     if (slot(page, position % page_size_) != expected[static_cast<std::size_t>(position)]) {
       return "sequence " + std::to_string(sequence) + " reads wrong K/V at position " +
              std::to_string(position) + " (page " + std::to_string(page) + ")";
@@ -118,6 +145,7 @@ std::string ShadowEngine::verify_sequence(SequenceId sequence) {
   }
   // Remember the content of every full hashed page, to check cached pages later.
   for (std::size_t i = 0; i < table.size(); ++i) {
+    if (table[i] == kNoPage) continue;
     const PageRecord& record = cache_.page(table[i]);
     if (!record.identity.hashed || record.identity.valid != page_size_) continue;
     const auto& content = device_[static_cast<std::size_t>(table[i])];

@@ -23,8 +23,10 @@ class ShadowEngine {
 
   void execute(const cache::CacheInstructions& instructions);
   void execute_saves(std::span<const cache::HostSave> saves);
-  // Writes the K/V of `range` and reports it computed.
-  void compute(cache::SequenceId sequence, cache::TokenRange range);
+  // Takes the range's pages, writes its K/V and reports it computed (in steps
+  // of the cache's max_step_tokens when it has a window). Returns what taking
+  // the pages did: any status but Appended stops the computation there.
+  cache::AppendResult compute(cache::SequenceId sequence, cache::TokenRange range);
   // Executes an admission's instructions and every compute range.
   void prefill(const cache::Admission& admission);
   // Appends one token, computes it, and returns the cache's answer.

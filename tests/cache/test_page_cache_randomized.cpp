@@ -244,10 +244,19 @@ class Workload {
     Job& job = jobs_[prefilling[static_cast<std::size_t>(pick(0, int(prefilling.size()) - 1))]];
     TokenRange& range = job.pending.front();
     const std::int32_t end = std::min(range.end, range.begin + pick(1, 3 * page_size_));
-    engine_.compute(job.sequence, TokenRange{range.begin, end});
-    range.begin = end;
-    if (range.begin == range.end) job.pending.erase(job.pending.begin());
-    check(job.sequence);
+    const SequenceId sequence = job.sequence;
+    const AppendResult result = engine_.compute(sequence, TokenRange{range.begin, end});
+    if (result.status == AppendStatus::NoSpace) {
+      fail("a prefill within its reserved budget found no space");
+      return;
+    }
+    if (result.status == AppendStatus::Appended) {
+      range.begin = end;
+      if (range.begin == range.end) job.pending.erase(job.pending.begin());
+      check(sequence);
+    }
+    for (const SequenceId preempted : result.preempted)
+      pause(preempted);
   }
 
   void pause(SequenceId sequence) {
@@ -349,8 +358,11 @@ class Workload {
 };
 
 CacheConfig config(int page_size, int pages, ReservationPolicy policy, int host_pages,
-                   int min_copy = 1) {
+                   int min_copy = 1, int window = 0) {
   CacheConfig c;
+  c.window = window;
+  // The workload's prefill steps compute up to three pages at once.
+  c.max_step_tokens = window > 0 ? 3 * page_size : 0;
   c.page_size = page_size;
   c.num_pages = pages;
   c.reservation = policy;
@@ -385,6 +397,15 @@ class PageCacheRandomizedTest : public QObject {
           << Scenario{config(4, 14, OnDemand, 4, 2), true, 1, seed, 3000} << true << true;
       QTest::addRow("coarse clock, seed %llu", static_cast<unsigned long long>(seed))
           << Scenario{config(8, 32, ReserveOnAdmission, 6), true, 7, seed, 3000} << false << true;
+      // Sliding windows: shorter than a page, not a multiple of one, several.
+      QTest::addRow("window 5, reserve, seed %llu", static_cast<unsigned long long>(seed))
+          << Scenario{config(8, 24, ReserveOnAdmission, 6, 1, 5), true, 1, seed, 3000} << false
+          << true;
+      QTest::addRow("window 21, on demand, seed %llu", static_cast<unsigned long long>(seed))
+          << Scenario{config(8, 16, OnDemand, 4, 1, 21), true, 1, seed, 3000} << true << true;
+      QTest::addRow("window 32, reserve, lru, seed %llu", static_cast<unsigned long long>(seed))
+          << Scenario{config(16, 20, ReserveOnAdmission, 0, 1, 32), false, 1, seed, 3000} << false
+          << false;
     }
   }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,19 @@ struct CacheConfig {
   int min_copy_tokens = 1;
   CacheFormat format = CacheFormat::FP16;
   std::vector<CacheLayer> layers;
+  // Every attention layer attends to at most this many positions (a query at p
+  // reads keys p - window + 1 .. p); 0: all. Pages wholly before a sequence's
+  // window go back to the cache under their hash, so a sequence holds at most
+  // window + one step + one page of pages however long it grows.
+  int window = 0;
+  // The most positions of one sequence computed in one step (the prefill
+  // chunk); with a window it bounds the pages a sequence holds at once.
+  // 0: one page.
+  int max_step_tokens = 0;
+
+  // Pages a sequence of `tokens` positions holds at most at once: all of them
+  // without a window, else those spanning its window and one step.
+  std::int64_t pages_held_at_most(std::int64_t tokens) const;
 
   // Throws std::invalid_argument naming the first setting that is out of range.
   void validate() const;

@@ -65,6 +65,9 @@ struct CacheInstructions {
 struct AdmissionRequest {
   std::vector<TokenId> tokens;
   std::int32_t max_new_tokens = 0;
+  // Give every prompt position a page even where a sliding window makes its
+  // K/V unnecessary: for recomputing the whole prompt.
+  bool every_page = false;
 };
 
 enum class AdmissionStatus : std::uint8_t {
@@ -91,7 +94,9 @@ class AdmissionPlan {
  private:
   friend class PageCache;
 
-  enum class Source : std::uint8_t { Fresh, Share, Revive, Restore };
+  // Skip: before the window of the cached prefix, never needed (no page).
+  // Later: a page taken when the sequence reaches it (no page yet).
+  enum class Source : std::uint8_t { Fresh, Share, Revive, Restore, Skip, Later };
   struct Slot {
     Source source = Source::Fresh;
     PageIndex page = kNoPage;  // chosen page (shared, revived or newly taken)
@@ -112,6 +117,8 @@ class AdmissionPlan {
   std::vector<Slot> slots_;       // one per page of the new sequence's table
   std::vector<PageIndex> victims_;
   std::vector<HostSave> saves_;
+  int reservation_ = 0;  // pages promised for Later slots
+  int bound_ = 0;        // pages the sequence may hold at once
 };
 
 struct Admission {
@@ -160,6 +167,8 @@ class PageCache {
   const CacheConfig& config() const { return config_; }
   int page_size() const { return config_.page_size; }
   int num_pages() const { return config_.num_pages; }
+  // Pages promised to running sequences that they have not taken yet.
+  int reserved_pages() const { return reserved_pages_; }
 
   // Admission, as a transaction: prepare() plans without changing anything;
   // commit() applies a plan that fits and was prepared against the current state
@@ -170,6 +179,10 @@ class PageCache {
 
   // Adds decoded tokens to a sequence, taking pages as needed.
   AppendResult append(SequenceId sequence, std::span<const TokenId> tokens);
+  // Takes the pages of positions [0, end) that the sequence does not hold yet:
+  // with a sliding window, prompt pages are taken as the prefill reaches them.
+  // Without one, admission has taken them all and this changes nothing.
+  AppendResult ensure_pages(SequenceId sequence, std::int32_t end);
   // The K/V of the sequence's tokens [0, end) are now written. Pages that fill
   // are hashed; a page whose hash a valid page already has is swapped for it.
   void mark_computed(SequenceId sequence, std::int32_t end);
@@ -178,6 +191,8 @@ class PageCache {
 
   bool contains(SequenceId sequence) const { return sequences_.contains(sequence); }
   std::vector<SequenceId> sequences() const;
+  // One entry per page of the sequence; kNoPage where a sliding window has
+  // handed the page back (or not yet taken it).
   std::span<const PageIndex> page_table(SequenceId sequence) const;
   std::span<const TokenId> tokens(SequenceId sequence) const;
   std::int32_t computed(SequenceId sequence) const;
@@ -205,6 +220,15 @@ class PageCache {
     std::vector<PageIndex> pages;
     std::vector<TokenId> tokens;
     std::int32_t computed = 0;
+    // Chain hashes of the sequence's first full pages, in order: a page's
+    // successor is hashed from them even after the page itself is handed back.
+    std::vector<PageHash> hashes;
+    // Per slot: the page was taken from the free or evictable pages for this
+    // sequence (not shared from another). Only these count against its bound.
+    std::vector<bool> owned;
+    int bound = 0;       // owned pages held at most at once (window + step)
+    int reserved = 0;    // pages promised to it under ReserveOnAdmission
+    bool whole = false;  // recomputing its whole prompt: nothing handed back yet
   };
   struct Counters {
     std::int64_t prompt_tokens = 0, reused_tokens = 0, copied_tokens = 0, restored_tokens = 0,
@@ -249,6 +273,22 @@ class PageCache {
   std::optional<PageIndex> chain_parent(const PageIdentity& identity) const;
   void preempt(SequenceId id);
 
+  // Sliding windows (page_cache_window.cpp).
+  // First page holding a key that a query at `position` or later may read.
+  std::size_t first_kept_page(std::int32_t position) const;
+  int owned_pages(const Sequence& seq) const;
+  int untaken_slots(const Sequence& seq, std::size_t end_slot) const;
+  // Hands back the pages wholly before the window of the next position.
+  void drop_out_of_window(Sequence& seq);
+  // Pages still promised to the sequence: what it may yet take, up to its bound.
+  void update_reservation(Sequence& seq);
+  // Takes pages for the untaken slots before `end_slot`, growing the table.
+  AppendResult take_slots(SequenceId id, std::size_t end_slot);
+  // Gives a newly taken page of slot `position` its tokens and chain links.
+  void assign_slot(Sequence& seq, std::size_t position, PageIndex index);
+  // Free and evictable pages outside `pinned`.
+  int obtainable_pages(const std::set<PageIndex>& pinned) const;
+
   CacheConfig config_;
   std::unique_ptr<EvictionPolicy> policy_;
   std::unique_ptr<Clock> clock_;
@@ -261,6 +301,7 @@ class PageCache {
   HostTier host_;
   std::uint64_t generation_ = 0;
   std::uint64_t defrag_epoch_ = 0;
+  int reserved_pages_ = 0;  // sum of the sequences' reservations
   StateCounts counts_;
   Counters counters_;
 };
