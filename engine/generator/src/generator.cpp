@@ -294,6 +294,7 @@ bool Generator::step() {
   for (const auto& job : running_) {
     if (job->ranges.empty() && !job->pending) decoding.push_back(job.get());
   }
+  const std::vector<Prefill> prefills = take_prefill_pages(decoding);
 
   // One forward pass: every decoding job's token, then prefill chunks.
   std::vector<ForwardPass::Sequence> batch;
@@ -316,7 +317,6 @@ bool Generator::step() {
     wanted.gather = job.adjusted;
     return wanted;
   };
-  int budget = config_.max_step_tokens;
   for (Job* job : decoding) {
     const auto position = static_cast<std::int32_t>(job->tokens.size()) - 1;
     batch.push_back({cache.page_table(*job->sequence),
@@ -324,21 +324,16 @@ bool Generator::step() {
                      position, false, request(*job, true)});
     members.push_back(job);
     chunks.push_back({position, position + 1});
-    --budget;
   }
-  for (const auto& job : running_) {
-    if (job->ranges.empty() || budget <= 0) continue;
-    const cache::TokenRange chunk =
-        page_aligned_chunks(job->ranges.front(), budget, cache.page_size()).front();
+  for (const auto& [job, chunk] : prefills) {
     const bool ends_prompt = job->ranges.size() == 1 && chunk.end == job->ranges.front().end &&
                              job->request.max_new_tokens > job->generated;
     batch.push_back({cache.page_table(*job->sequence),
                      std::span<const cache::TokenId>(job->tokens)
                          .subspan(std::size_t(chunk.begin), std::size_t(chunk.end - chunk.begin)),
                      chunk.begin, false, request(*job, ends_prompt)});
-    members.push_back(job.get());
+    members.push_back(job);
     chunks.push_back(chunk);
-    budget -= chunk.end - chunk.begin;
   }
   if (batch.empty()) return !idle();
 
@@ -368,6 +363,46 @@ bool Generator::step() {
   }
   std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
   return !idle();
+}
+
+std::vector<Generator::Prefill> Generator::take_prefill_pages(std::vector<Job*>& decoding) {
+  cache::PageCache& cache = runtime_.cache();
+  std::vector<Prefill> prefills;
+  // With a sliding window a prefill's pages are taken as it reaches them; on
+  // demand that may preempt jobs, which leave the step, so the choice is made
+  // again without them.
+  for (bool settled = false; !settled;) {
+    settled = true;
+    prefills.clear();
+    int budget = config_.max_step_tokens - static_cast<int>(decoding.size());
+    for (const auto& job : running_) {
+      if (job->ranges.empty() || budget <= 0 || !job->sequence) continue;
+      const cache::TokenRange chunk =
+          page_aligned_chunks(job->ranges.front(), budget, cache.page_size()).front();
+      const cache::AppendResult taken = cache.ensure_pages(*job->sequence, chunk.end);
+      runtime_.storage().save_to_host(taken.saves);
+      if (taken.status == cache::AppendStatus::NoSpace) {
+        finish(*job, StopReason::Error,
+               "the cache has no page left for this prompt; it holds " +
+                   std::to_string(cache.num_pages() * cache.page_size()) + " tokens");
+        settled = false;
+        break;
+      }
+      if (!taken.preempted.empty()) {
+        for (const cache::SequenceId victim : taken.preempted)
+          preempted(victim);
+        settled = false;
+        break;
+      }
+      prefills.push_back({job.get(), chunk});
+      budget -= chunk.end - chunk.begin;
+    }
+    if (!settled) {
+      std::erase_if(decoding, [](const Job* job) { return !job->sequence; });
+      std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
+    }
+  }
+  return prefills;
 }
 
 bool Generator::use_candidates() const {

@@ -26,6 +26,15 @@ double ModelConfig::attention_scale() const {
   return 1.0 / std::sqrt(query_pre_attn_scalar.value_or(static_cast<double>(head_dim)));
 }
 
+int ModelConfig::uniform_sliding_window() const {
+  if (sliding_windows.empty()) return 0;
+  const int first = sliding_windows.front();
+  for (const int window : sliding_windows) {
+    if (window != first) return 0;
+  }
+  return first;
+}
+
 namespace {
 
 constexpr std::int64_t kBig = std::int64_t{1} << 40;

@@ -74,6 +74,10 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
   config.reservation = options.reservation;
   config.host_pages = options.host_pages;
   config.format = options.cache_format;
+  // When every layer slides, a sequence's pages behind its window go back to
+  // the cache; a mixed model keeps every page for its global layers.
+  config.window = model_->config.uniform_sliding_window();
+  config.max_step_tokens = options.max_chunk_tokens;
   config.layers.assign(model_->layers.size(), cache::CacheLayer{model_->kv_shape(), -1});
   cache_ = std::make_unique<cache::PageCache>(config);
 
@@ -111,8 +115,9 @@ std::vector<cache::TokenRange> page_aligned_chunks(cache::TokenRange range, int 
 std::vector<std::vector<float>> ModelRuntime::prefill(std::span<const cache::TokenId> tokens,
                                                       bool all) {
   cache::AdmissionPlan refused;
-  std::optional<cache::Admission> admission =
-      cache_->admit({std::vector<cache::TokenId>(tokens.begin(), tokens.end()), 0}, &refused);
+  cache::AdmissionRequest request{std::vector<cache::TokenId>(tokens.begin(), tokens.end()), 0};
+  request.every_page = all;  // every position is computed again
+  std::optional<cache::Admission> admission = cache_->admit(std::move(request), &refused);
   if (!admission) throw ModelError("the prompt does not fit the cache: " + refused.reason());
   const cache::SequenceId sequence = admission->sequence;
   std::vector<std::vector<float>> logits;
@@ -123,6 +128,12 @@ std::vector<std::vector<float>> ModelRuntime::prefill(std::span<const cache::Tok
     for (const cache::TokenRange& range : ranges) {
       for (const cache::TokenRange& chunk :
            page_aligned_chunks(range, options_.max_chunk_tokens, options_.page_size)) {
+        const cache::AppendResult taken = cache_->ensure_pages(sequence, chunk.end);
+        storage_->save_to_host(taken.saves);
+        if (taken.status != cache::AppendStatus::Appended) {
+          throw ModelError("the prompt does not fit the cache: no page is left for its tokens " +
+                           std::to_string(chunk.begin) + ".." + std::to_string(chunk.end));
+        }
         const std::span<const cache::PageIndex> pages = cache_->page_table(sequence);
         const ForwardPass::Sequence step{
             pages,

@@ -126,6 +126,28 @@ class PrefixReuseTest : public QObject {
     QFETCH(QString, family);
     check_reuse(model(family.toStdString()), cache::CacheFormat::FP16, 9);
   }
+
+  // When every layer slides, a prompt longer than the whole cache still runs:
+  // pages behind the window go back as the prefill passes them. Window 5, steps
+  // of 16: a sequence holds at most 3 pages of 16, the cache has 4.
+  void aSlidingWindowPromptLongerThanTheCacheRuns() {
+    const auto mistral = model("mistral window 5");
+    const std::vector<cache::TokenId> prompt = test::random_tokens(150, 512, 5);
+    kernels::CpuBackend backend;
+    engine::RuntimeOptions small = options(cache::CacheFormat::FP16);
+    small.cache_tokens = 64;
+    small.max_chunk_tokens = 16;
+    engine::ModelRuntime runtime(mistral, backend, small);
+    QCOMPARE(runtime.cache().num_pages(), 4);
+    QCOMPARE(runtime.cache().config().window, 5);
+    const std::vector<float> bounded = runtime.prefill(prompt, false).back();
+    QVERIFY(runtime.cache().check_invariants().empty());
+
+    engine::ModelRuntime roomy(mistral, backend, options(cache::CacheFormat::FP16));
+    const std::vector<float> full = roomy.prefill(prompt, false).back();
+    const float difference = test::max_abs_difference(bounded, full);
+    QVERIFY2(difference <= 1e-4f * test::max_abs(full), qPrintable(QString::number(difference)));
+  }
 };
 
 QUIRE_TEST(PrefixReuseTest)

@@ -90,6 +90,13 @@ class Generator {
   void finish(Job& job, StopReason reason, std::string error = {});
   void maintain_when_idle();
   bool use_candidates() const;
+  // This step's prefill chunks, within the token budget left by `decoding`,
+  // with their pages taken; jobs preempted meanwhile leave `decoding`.
+  struct Prefill {
+    Job* job;
+    cache::TokenRange chunk;
+  };
+  std::vector<Prefill> take_prefill_pages(std::vector<Job*>& decoding);
   // The token for a job whose row `index` of `result` was computed in this step.
   cache::TokenId sample(Job& job, const ForwardPass::Result& result, std::size_t index);
 

@@ -90,6 +90,8 @@ struct ModelConfig {
   std::vector<std::string> layer_types;  // "full_attention" / "sliding_attention"
   // Per layer: attention window in tokens, 0 for full attention.
   std::vector<int> sliding_windows;
+  // The window when every layer slides over the same one, else 0.
+  int uniform_sliding_window() const;
   bool tie_word_embeddings = false;
   bool attention_bias = false;  // bias on q, k, v (and o for Llama's attention_bias)
   bool attention_output_bias = false;
