@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QSplitter>
 #include <QStandardPaths>
+#include <QStatusBar>
 
 #include "backend_choice.h"
 #include "chat_controller.h"
@@ -30,6 +31,9 @@
 
 namespace quire::gui {
 namespace {
+
+// How long a confirmation stays in the status bar.
+constexpr int kStatusMessageMs = 10'000;
 
 app::AppSettings make_settings(const QString& data_dir) {
   if (data_dir.isEmpty()) return app::AppSettings();
@@ -199,7 +203,11 @@ void QuireApplication::saveSettings() {
 
 void QuireApplication::selectChat(std::optional<store::ChatId> chat) {
   chats_->openChat(chat);
-  if (chat) window_->chatList()->setCurrentChat(store::raw(*chat));
+  // The list's selection is the chat on show; a new chat is not listed yet.
+  if (chat)
+    window_->chatList()->setCurrentChat(store::raw(*chat));
+  else
+    window_->chatList()->clearCurrentChat();
   settings_.preferences.last_chat = chat ? QString::number(store::raw(*chat)) : QString();
   window_->showChat();
 }
@@ -401,16 +409,18 @@ QString QuireApplication::chooseDirectory(const QString& title, const QString& s
   return QFileDialog::getExistingDirectory(window_.get(), title, start);
 }
 
-QString QuireApplication::chooseFile(const QString& title, const QString& filter, bool save) {
-  if (options_.choose_file) return options_.choose_file(title, filter, save);
-  const QString start = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+QString QuireApplication::chooseFile(const QString& title, const QString& start,
+                                     const QString& filter, bool save) {
+  if (options_.choose_file) return options_.choose_file(title, start, filter, save);
   return save ? QFileDialog::getSaveFileName(window_.get(), title, start, filter)
               : QFileDialog::getOpenFileName(window_.get(), title, start, filter);
 }
 
 void QuireApplication::wireFiles() {
-  connect(window_->importAction(), &QAction::triggered, this, [this] {
-    const QString path = chooseFile(tr("Import a chat"), tr("Quire chats (*.json)"), false);
+  const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  connect(window_->importAction(), &QAction::triggered, this, [this, documents] {
+    const QString path =
+        chooseFile(tr("Import a chat"), documents, tr("Quire chats (*.json)"), false);
     if (path.isEmpty()) return;
     QString error;
     if (const std::optional<store::ChatId> chat = store::import_chat_json(store_, path, &error)) {
@@ -419,20 +429,28 @@ void QuireApplication::wireFiles() {
       window_->showNotice(error);
     }
   });
-  const auto exporter = [this](bool json) {
+  const auto exporter = [this, documents](bool json) {
     const std::optional<store::ChatId> chat = chats_->currentChat();
-    if (!chat) {
+    const std::optional<store::ChatSummary> summary = chat ? store_.chat(*chat) : std::nullopt;
+    if (!summary) {
       window_->showNotice(tr("Open a chat to export it."), MainWindow::Notice::Info);
       return;
     }
-    const QString path = json ? chooseFile(tr("Export the chat"), tr("Quire chats (*.json)"), true)
-                              : chooseFile(tr("Export the chat"), tr("Markdown (*.md)"), true);
+    const QString extension = json ? QStringLiteral("json") : QStringLiteral("md");
+    const QString suggested =
+        QDir(documents).filePath(store::export_file_name(summary->title, extension));
+    QString path = chooseFile(tr("Export “%1”").arg(summary->title), suggested,
+                              json ? tr("Quire chats (*.json)") : tr("Markdown (*.md)"), true);
     if (path.isEmpty()) return;
+    // Not every file dialog adds the format's extension to a typed name.
+    if (QFileInfo(path).suffix().isEmpty()) path += u'.' + extension;
     QString error;
     const bool written = json ? store::export_chat_json(store_, *chat, path, &error)
                               : store::export_chat_markdown(store_, *chat, path, &error);
-    window_->showNotice(written ? tr("Exported to %1").arg(path) : error,
-                        written ? MainWindow::Notice::Info : MainWindow::Notice::Error);
+    if (!written) return window_->showNotice(error);
+    window_->statusBar()->showMessage(
+        tr("Exported “%1” to %2").arg(summary->title, QDir::toNativeSeparators(path)),
+        kStatusMessageMs);
   };
   connect(window_->exportJsonAction(), &QAction::triggered, this, [exporter] { exporter(true); });
   connect(window_->exportMarkdownAction(), &QAction::triggered, this,

@@ -42,9 +42,12 @@ struct ApplicationOptions {
   // The CUDA backend's devices; empty: default_cuda_devices().
   QString cuda_devices;
   // Asked for a folder (a model) or a file (import, export); tests answer
-  // without a dialog. Return "" for cancel.
+  // without a dialog. `start` is the folder, or for an export the suggested
+  // file. Return "" for cancel.
   std::function<QString(const QString& title, const QString& start)> choose_directory;
-  std::function<QString(const QString& title, const QString& filter, bool save)> choose_file;
+  std::function<QString(const QString& title, const QString& start, const QString& filter,
+                        bool save)>
+      choose_file;
   // Milliseconds a streamed reply may stay uncommitted.
   int commit_interval_ms = 1000;
   // The longest reply, in tokens.
@@ -100,7 +103,7 @@ class QuireApplication : public QObject {
   void saveSettings();
   void takeSample();
   QString chooseDirectory(const QString& title, const QString& start);
-  QString chooseFile(const QString& title, const QString& filter, bool save);
+  QString chooseFile(const QString& title, const QString& start, const QString& filter, bool save);
 
   ApplicationOptions options_;
   DeviceLists devices_;  // the options' lists, defaults filled in

@@ -49,6 +49,10 @@ void AppRun::make(int max_new_tokens) {
   // Commits by the timer, not by chance: tests look at the store mid-reply.
   options.commit_interval_ms = 100;
   options.sample_interval_ms = 200;
+  options.choose_file = [this](const QString& title, const QString& start, const QString& filter,
+                               bool save) {
+    return choose_file ? choose_file(title, start, filter, save) : QString();
+  };
   app = std::make_unique<gui::QuireApplication>(options);
 }
 

@@ -5,6 +5,7 @@
 
 #include <QString>
 #include <QTemporaryDir>
+#include <functional>
 #include <memory>
 
 #include "quire/app/store/chat_types.h"
@@ -21,6 +22,11 @@ QString random_model();
 struct AppRun {
   QTemporaryDir data;
   std::unique_ptr<gui::QuireApplication> app;
+  // Answers the application's file dialogs (see ApplicationOptions::choose_file);
+  // unset, every dialog is cancelled.
+  std::function<QString(const QString& title, const QString& start, const QString& filter,
+                        bool save)>
+      choose_file;
 
   // Settings written before start: `model` configured (empty: none), a
   // 4096-token cache, `backend` ("cpu" unless a test is about the choice, so

@@ -1,8 +1,10 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardItemModel>
@@ -110,6 +112,68 @@ class ChatListWidgetTest : public QObject {
     widget.setCurrentChat(12);
     QCOMPARE(selected.count(), 2);
     QCOMPARE(listOf(widget)->currentIndex().data(ChatIdRole).toLongLong(), 12);
+  }
+
+  void clearingTheCurrentChatLetsAnyChatBeOpened() {
+    auto model = makeModel();
+    ChatListWidget widget;
+    widget.setModel(model.get());
+    widget.resize(280, 500);
+    widget.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&widget));
+    QSignalSpy selected(&widget, &ChatListWidget::chatSelected);
+    widget.setCurrentChat(14);
+    widget.clearCurrentChat();
+    QCOMPARE(widget.currentChatId(), std::nullopt);
+    QVERIFY(!listOf(widget)->selectionModel()->hasSelection());
+    QCOMPARE(selected.count(), 0);
+    // The chat shown before opens with one click.
+    clickChat(widget, 14);
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(selected[0][0].toLongLong(), 14);
+    QVERIFY(listOf(widget)->selectionModel()->isSelected(rowOf(widget, 14)));
+    // Clicking the chat on show again opens nothing.
+    clickChat(widget, 14);
+    QCOMPARE(selected.count(), 1);
+  }
+
+  void keysActFromAnywhereInTheWindow() {
+    auto model = makeModel();
+    QWidget window;
+    auto* layout = new QHBoxLayout(&window);
+    auto* widget = new ChatListWidget;
+    auto* elsewhere = new QPlainTextEdit;
+    layout->addWidget(widget);
+    layout->addWidget(elsewhere);
+    widget->setModel(model.get());
+    window.resize(600, 500);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    widget->setCurrentChat(14);
+    QSignalSpy created(widget, &ChatListWidget::newChatRequested);
+    QSignalSpy deletes(widget, &ChatListWidget::deleteRequested);
+
+    elsewhere->setFocus();
+    QTest::keyClick(elsewhere, Qt::Key_N, Qt::ControlModifier);
+    QCOMPARE(created.count(), 1);
+    QTest::keyClick(elsewhere, Qt::Key_F2);
+    auto* editor = widget->findChild<QLineEdit*>(QStringLiteral("renameEditor"));
+    QVERIFY(editor);
+    QTRY_VERIFY(editor->isVisible());
+    QCOMPARE(editor->text(), QStringLiteral("Rust async runtimes"));
+    QTest::keyClick(editor, Qt::Key_Escape);
+
+    // A text editor keeps Delete for its text, even when empty.
+    elsewhere->setFocus();
+    QTest::keyClick(elsewhere, Qt::Key_Delete);
+    QCOMPARE(deletes.count(), 0);
+    // Anywhere else it deletes the current chat.
+    auto* button = widget->findChild<QPushButton*>(QStringLiteral("newChatButton"));
+    button->setFocus();
+    QTest::keyClick(button, Qt::Key_Delete);
+    QCOMPARE(deletes.count(), 1);
+    QCOMPARE(deletes[0][0].toLongLong(), 14);
   }
 
   void searchFiltersTitlesAndAsksTheApp() {

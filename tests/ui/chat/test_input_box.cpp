@@ -1,3 +1,4 @@
+#include <QAction>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -23,6 +24,29 @@ class InputBoxTest : public QObject {
   Q_OBJECT
 
  private slots:
+  void deleteInAnEmptyBoxIsLeftToTheWindow() {
+    QWidget window;
+    auto* box = new InputBox(&window);
+    auto* action = new QAction(&window);
+    action->setShortcut(QKeySequence::Delete);
+    action->setShortcutContext(Qt::WindowShortcut);
+    window.addAction(action);
+    QSignalSpy triggered(action, &QAction::triggered);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    box->focusInput();
+    QTest::keyClicks(editorOf(*box), QStringLiteral("ab"));
+    QTest::keyClick(editorOf(*box), Qt::Key_Home);
+    QTest::keyClick(editorOf(*box), Qt::Key_Delete);
+    QCOMPARE(box->text(), QStringLiteral("b"));
+    QTest::keyClick(editorOf(*box), Qt::Key_Delete);
+    QCOMPARE(box->text(), QString());
+    QCOMPARE(triggered.count(), 0);
+    QTest::keyClick(editorOf(*box), Qt::Key_Delete);
+    QCOMPARE(triggered.count(), 1);
+  }
+
   void enterSendsAndClears() {
     InputBox box;
     box.show();

@@ -95,16 +95,19 @@ ChatListWidget::ChatListWidget(QWidget* parent) : QWidget(parent) {
   searchTimer_->setSingleShot(true);
   searchTimer_->setInterval(kSearchDelayMs);
 
+  // Window-wide: the user types in the message box most of the time, and a
+  // key that works only once the list has focus looks broken. The list view
+  // is hidden while there are no chats, so New chat lives on the widget itself.
   newAction_ = new QAction(tr("New chat"), this);
   newAction_->setShortcut(QKeySequence::New);
-  newAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  newAction_->setShortcutContext(Qt::WindowShortcut);
   addAction(newAction_);
   renameAction_ = new QAction(tr("Rename"), view_);
   renameAction_->setShortcut(Qt::Key_F2);
-  renameAction_->setShortcutContext(Qt::WidgetShortcut);
+  renameAction_->setShortcutContext(Qt::WindowShortcut);
   deleteAction_ = new QAction(tr("Delete"), view_);
   deleteAction_->setShortcut(QKeySequence::Delete);
-  deleteAction_->setShortcutContext(Qt::WidgetShortcut);
+  deleteAction_->setShortcutContext(Qt::WindowShortcut);
   view_->addAction(renameAction_);
   view_->addAction(deleteAction_);
 
@@ -120,6 +123,11 @@ ChatListWidget::ChatListWidget(QWidget* parent) : QWidget(parent) {
   connect(delegate_, &ChatListDelegate::renameCommitted, this, &ChatListWidget::onRenameCommitted);
   connect(view_->selectionModel(), &QItemSelectionModel::currentChanged, this,
           [this](const QModelIndex& current) { onCurrentChanged(current); });
+  // A click on the row that is already current changes nothing in the view;
+  // it still opens that chat when another one is on show.
+  connect(view_, &QListView::clicked, this, [this](const QModelIndex& index) {
+    if (!quietSelection_ && index.isValid()) onCurrentChanged(index);
+  });
   for (auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved})
     connect(proxy_, signal, this, &ChatListWidget::refreshEmptyLabel);
   connect(proxy_, &QAbstractItemModel::modelReset, this, &ChatListWidget::refreshEmptyLabel);
@@ -196,6 +204,11 @@ void ChatListWidget::setCurrentChat(qint64 id) {
   currentId_ = id;
   refilter([] {});
   if (view_->currentIndex().isValid()) view_->scrollTo(view_->currentIndex());
+}
+
+void ChatListWidget::clearCurrentChat() {
+  currentId_.reset();
+  refilter([] {});
 }
 
 void ChatListWidget::onCurrentChanged(const QModelIndex& current) {

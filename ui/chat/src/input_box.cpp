@@ -142,6 +142,18 @@ void InputBox::fitHeight() {
 }
 
 bool InputBox::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == editor_ && event->type() == QEvent::ShortcutOverride) {
+    // The editor claims Delete for its text even when it is empty, where the
+    // key would do nothing. Left unclaimed there, it reaches the window's
+    // Delete (the chat on show, with Undo): what the key means elsewhere in
+    // the window. With text in the box, Delete always edits the text.
+    const auto* key = static_cast<QKeyEvent*>(event);
+    if (key->key() == Qt::Key_Delete && key->modifiers() == Qt::NoModifier &&
+        editor_->document()->isEmpty()) {
+      event->ignore();
+      return true;
+    }
+  }
   if (watched == editor_ && event->type() == QEvent::KeyPress) {
     const auto* key = static_cast<QKeyEvent*>(event);
     const bool enter = key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter;

@@ -31,8 +31,10 @@ class TintedFrame;
 // The widget changes nothing itself: new, rename, delete and undo go out as
 // signals and the app updates its model. A deleted chat gets an Undo bar for
 // undoTimeout() ms; when it closes unused, deleteCommitted says the deletion
-// is final. Keys: Ctrl+N new chat (anywhere in the sidebar), F2 rename and
-// Delete delete (in the list). The actions are exposed for the app's menus.
+// is final. Keys, anywhere in the widget's window: Ctrl+N new chat, F2 rename
+// and Delete delete the current chat. A text field that has focus keeps
+// Delete for its text (Qt lets an editor claim the key first). The actions
+// are exposed for the app's menus.
 //
 // Object names: "newChatButton", "chatSearch", "chatListView", "renameEditor",
 // "undoBar", "undoLabel", "undoButton", "emptyListLabel".
@@ -65,6 +67,9 @@ class ChatListWidget : public QWidget {
  public slots:
   // Selects the chat without emitting chatSelected (the app chose it).
   void setCurrentChat(qint64 id);
+  // Selects nothing (the app shows a new chat, not yet in the list), so that
+  // a click on any chat opens it.
+  void clearCurrentChat();
   void setSearchText(const QString& text);
   // The app's answer to searchChanged(text): chats whose messages contain
   // `text`. Ignored when the search has moved on to another text meanwhile.

@@ -12,7 +12,8 @@ class TintedFrame;
 // Where the user writes the next message. Enter sends, Shift+Enter starts a new
 // line; the box grows with its text up to maximumLines() and then scrolls.
 // While a reply is generated, Send gives way to Stop (Esc stops too); the user
-// can keep typing the next message meanwhile.
+// can keep typing the next message meanwhile. Delete in an empty box is left
+// to the window's shortcuts (it deletes the chat on show in the app).
 //
 // Object names: "messageInput", "sendButton", "stopButton".
 class InputBox : public QWidget {
