@@ -77,6 +77,18 @@ ui::ChatMessageView ChatController::viewOf(const store::Message& message) {
   return view;
 }
 
+QString ChatController::leftOutText(int turns) {
+  // Spelled out for one and many: without a translation loaded, Qt's %n
+  // plural would print "turn(s)".
+  if (turns == 1)
+    return tr(
+        "1 turn at the start of this chat no longer fits the context; the model did not "
+        "see it.");
+  return tr("%1 turns at the start of this chat no longer fit the context; the model did not "
+            "see them.")
+      .arg(turns);
+}
+
 bool ChatController::isGenerating(store::ChatId chat) const {
   return runningReplyOf(chat).has_value();
 }
@@ -301,9 +313,11 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
     }
     if (failed) {
       view.error = outcome.error;
+      // The reply was never stored: there is nothing to generate again, and
+      // the message itself is what has to change (Edit on it).
+      view.canRegenerate = !empty;
     } else if (outcome.trimmed_turns > 0) {
-      view.error = tr("The %n oldest turn(s) no longer fit the context and were left out.", "",
-                      outcome.trimmed_turns);
+      view.notice = leftOutText(outcome.trimmed_turns);
     }
     view_.updateMessage(view);
     if (!failed) {

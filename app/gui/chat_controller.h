@@ -51,6 +51,8 @@ class ChatController : public QObject {
 
   // The title a chat gets from its first message: its first line, shortened.
   static QString titleFor(const QString& text);
+  // The note on a reply for which the oldest `turns` were left out.
+  static QString leftOutText(int turns);
   // A stored message as the view shows it.
   static ui::ChatMessageView viewOf(const store::Message& message);
 

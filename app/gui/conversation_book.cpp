@@ -14,6 +14,43 @@ std::string utf8(const QString& text) {
   return text.toStdString();
 }
 
+using Limits = ConversationBook::Limits;
+
+std::int64_t model_or_cache(const Limits& limits) {
+  if (limits.model_tokens > 0) return std::min(limits.cache_tokens, limits.model_tokens);
+  return limits.cache_tokens;
+}
+
+std::int64_t context_limit(const ReplyRequest& request, const Limits& limits) {
+  const std::int64_t most = model_or_cache(limits);
+  return request.max_context > 0 ? std::min<std::int64_t>(most, request.max_context) : most;
+}
+
+// Names what caps the context and offers only a way out that can work: no
+// setting makes a model read past its max_position_embeddings.
+std::string overflow_text(const ReplyRequest& request, const Limits& limits, std::int64_t estimate,
+                          std::int64_t reserve) {
+  const std::int64_t limit = context_limit(request, limits);
+  const std::string needs = "the message takes about " + std::to_string(estimate) +
+                            " tokens; with " + std::to_string(reserve) +
+                            " kept for the reply that exceeds ";
+  const std::string tokens = std::to_string(limit) + " tokens";
+  if (limits.model_tokens > 0 && limits.model_tokens <= limit) {
+    return needs + "the model's " + tokens + " (the most it reads at once). Shorten the message.";
+  }
+  if (limits.cache_tokens <= limit) {
+    return needs + "the cache's " + tokens +
+           ". Shorten the message, or give the cache more tokens in Settings.";
+  }
+  const std::int64_t most = model_or_cache(limits);
+  const std::string room = limits.model_tokens == most
+                               ? "this model reads up to " + std::to_string(most) + " tokens"
+                               : "the cache holds " + std::to_string(most) + " tokens";
+  return needs + "the context of " + tokens +
+         " set in Settings. Shorten the message, or allow a longer context in Settings (" + room +
+         ").";
+}
+
 }  // namespace
 
 ConversationBook::ConversationBook(const engine::Tokenizer& tokenizer, engine::ChatFormat format,
@@ -89,8 +126,7 @@ ConversationBook::Entry ConversationBook::build(const QList<TurnMessage>& comple
   return Entry{std::move(conversation), std::move(ids), request.system_prompt, false};
 }
 
-ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request,
-                                               std::int64_t cache_tokens) {
+ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request, const Limits& limits) {
   if (request.history.isEmpty() || request.history.constLast().role != store::Role::User) {
     throw std::invalid_argument("there is no user message to answer");
   }
@@ -111,9 +147,7 @@ ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request,
   }
   Entry& entry = found->second;
 
-  turn.context_limit = cache_tokens;
-  if (request.max_context > 0)
-    turn.context_limit = std::min<std::int64_t>(turn.context_limit, request.max_context);
+  turn.context_limit = context_limit(request, limits);
   const std::string text = utf8(question.text);
   const auto estimate =
       static_cast<std::int64_t>(tokenizer_.encode(text, false).size()) + kMarkerAllowance;
@@ -121,11 +155,7 @@ ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request,
       std::min<std::int64_t>(request.max_new_tokens, turn.context_limit / 4);
   const std::int64_t room = turn.context_limit - estimate;
   if (room <= reserve) {
-    throw engine::ContextOverflow("the message takes about " + std::to_string(estimate) +
-                                      " tokens; with " + std::to_string(reserve) +
-                                      " kept for the reply that exceeds the context of " +
-                                      std::to_string(turn.context_limit) +
-                                      " tokens. Shorten the message, or allow a longer context",
+    throw engine::ContextOverflow(overflow_text(request, limits, estimate, reserve),
                                   estimate + reserve, turn.context_limit);
   }
   if (const std::optional<engine::Trimmed> trimmed = entry.conversation.fit(room, reserve)) {

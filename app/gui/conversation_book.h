@@ -35,10 +35,17 @@ class ConversationBook {
     QList<RenderedMessage> rendered;
   };
 
+  // What bounds one conversation besides request.max_context (the setting).
+  struct Limits {
+    std::int64_t cache_tokens = 0;
+    std::int64_t model_tokens = 0;  // max_position_embeddings; 0: unknown
+  };
+
   // Opens the turn answering the last message of request.history. Throws
-  // engine::ContextOverflow when the message cannot fit, std::invalid_argument
+  // engine::ContextOverflow when the message cannot fit (its message names
+  // what limits the context and what the user can do), std::invalid_argument
   // for a history that is not user/assistant alternating.
-  Turn begin(const ReplyRequest& request, std::int64_t cache_tokens);
+  Turn begin(const ReplyRequest& request, const Limits& limits);
 
   struct Closed {
     RenderedMessage reply;  // the reply's ids, closing marker included

@@ -224,7 +224,8 @@ void EngineWorker::startReply(const ReplyRequest& request) {
     if (bounded.max_context <= 0 || bounded.max_context > loaded.info.context_tokens) {
       bounded.max_context = loaded.info.context_tokens;
     }
-    turn = loaded.book->begin(bounded, loaded.runtime->plan().context_tokens);
+    turn = loaded.book->begin(bounded, {loaded.runtime->plan().context_tokens,
+                                        loaded.runtime->model().config.max_position_embeddings});
   } catch (const engine::ContextOverflow& overflow) {
     loaded.book->forget(request.chat_id);
     failReply(request, EngineFailure{EngineFailure::Kind::Other,

@@ -43,6 +43,8 @@ QColor tintColor(Tint tint, const QPalette& palette) {
       return mixColors(base, text, 0.10 * k);
     case Tint::Error:
       return mixColors(base, kErrorHue, 0.12 * k);
+    case Tint::Info:
+      return mixColors(base, palette.color(QPalette::Highlight), 0.08 * k);
     case Tint::Input:
       return base;
   }
@@ -59,6 +61,8 @@ QColor tintBorderColor(Tint tint, const QPalette& palette) {
       return mixColors(base, kErrorHue, 0.45 * k);
     case Tint::UserBubble:
       return mixColors(base, palette.color(QPalette::Highlight), 0.22 * k);
+    case Tint::Info:
+      return mixColors(base, palette.color(QPalette::Highlight), 0.30 * k);
     case Tint::Input:
       return mixColors(base, palette.color(QPalette::Text), 0.22 * k);
     default:

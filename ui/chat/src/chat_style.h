@@ -11,7 +11,7 @@ namespace quire::ui {
 // palette (Base mixed with another role, or with a fixed hue for a state such
 // as an error), so light and dark themes both work and text keeps the
 // palette's own Text colour.
-enum class Tint { None, UserBubble, System, Code, CodeHeader, Error, Input };
+enum class Tint { None, UserBubble, System, Code, CodeHeader, Error, Info, Input };
 
 QColor mixColors(const QColor& from, const QColor& to, qreal amount);
 bool isDarkPalette(const QPalette& palette);

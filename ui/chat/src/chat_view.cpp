@@ -290,7 +290,7 @@ void ChatView::refreshActions() {
   const qsizetype last = messages_.size() - 1;
   const bool canRegenerate = last >= 0 &&
                              messages_[last].role == ChatMessageView::Role::Assistant &&
-                             !messages_[last].streaming;
+                             !messages_[last].streaming && messages_[last].canRegenerate;
   for (qsizetype i = firstBuilt_; i < messages_.size(); ++i) {
     if (MessageWidget* widget = widgets_[static_cast<std::size_t>(i)])
       widget->setRegenerateAvailable(i == last && canRegenerate);

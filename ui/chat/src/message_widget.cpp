@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QLocale>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTimer>
@@ -16,6 +17,7 @@
 #include "code_block_widget.h"
 #include "document_view.h"
 #include "markdown_render.h"
+#include "message_fold.h"
 
 namespace quire::ui {
 namespace {
@@ -41,7 +43,7 @@ int naturalTextWidth(const QString& text, const QFontMetrics& metrics) {
 }  // namespace
 
 MessageWidget::MessageWidget(const ChatMessageView& message, QWidget* parent)
-    : QWidget(parent), message_(message) {
+    : QWidget(parent), message_(message), expanded_(message.streaming) {
   setObjectName(QStringLiteral("message"));
   setProperty("messageId", message.id);
   buildFrame();
@@ -79,6 +81,13 @@ void MessageWidget::buildFrame() {
   bodyLayout_->setContentsMargins(0, 0, 0, 0);
   bodyLayout_->setSpacing(10);
   bubbleLayout->addLayout(bodyLayout_);
+  foldButton_ = new QToolButton(bubble_);
+  foldButton_->setObjectName(QStringLiteral("showAllButton"));
+  foldButton_->setAutoRaise(true);
+  foldButton_->setCursor(Qt::PointingHandCursor);
+  scaleFont(foldButton_, 0.88);
+  connect(foldButton_, &QToolButton::clicked, this, &MessageWidget::toggleFold);
+  bubbleLayout->addWidget(foldButton_, 0, Qt::AlignLeft);
 
   auto* row = new QHBoxLayout;
   row->setContentsMargins(0, 0, 0, 0);
@@ -138,6 +147,19 @@ void MessageWidget::buildFrame() {
   errorLayout->addWidget(errorLabel_);
   root->addWidget(errorFrame_);
 
+  noticeFrame_ = new TintedFrame(Tint::Info, this);
+  noticeFrame_->setRadius(8);
+  auto* noticeLayout = new QHBoxLayout(noticeFrame_);
+  noticeLayout->setContentsMargins(12, 8, 12, 8);
+  noticeLabel_ = new QLabel(noticeFrame_);
+  noticeLabel_->setObjectName(QStringLiteral("messageNotice"));
+  noticeLabel_->setAccessibleName(tr("Note"));
+  noticeLabel_->setWordWrap(true);
+  noticeLabel_->setTextFormat(Qt::PlainText);
+  noticeLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+  noticeLayout->addWidget(noticeLabel_);
+  root->addWidget(noticeFrame_);
+
   auto* footer = new QHBoxLayout;
   footer->setContentsMargins(0, 0, 0, 0);
   footer->setSpacing(2);
@@ -192,9 +214,12 @@ QToolButton* MessageWidget::addAction(const QString& name, const QString& text,
 
 void MessageWidget::setMessage(const ChatMessageView& message) {
   const bool textChanged = !rendered_ || message.text != message_.text;
+  const bool foldedBefore = rendered_ && isFolded();
   message_ = message;
   setProperty("messageId", message.id);
-  if (textChanged) renderBody();
+  // Only a finished message folds: a stream keeps growing in view.
+  if (textChanged) foldable_ = !message_.streaming && foldedText(message_.text).has_value();
+  if (textChanged || foldedBefore != isFolded()) renderBody();
   rendered_ = true;
   updateChrome();
 }
@@ -215,15 +240,27 @@ void MessageWidget::renderBody() {
     renderMarkdown();
 }
 
+QString MessageWidget::shownText() const {
+  if (!isFolded()) return message_.text;
+  return foldedText(message_.text).value_or(message_.text);
+}
+
+void MessageWidget::toggleFold() {
+  if (!foldable_) return;
+  expanded_ = !expanded_;
+  renderBody();
+  updateChrome();
+}
+
 void MessageWidget::renderPlain() {
-  plainView_->setPlainText(message_.text);
+  const QString text = shownText();
+  plainView_->setPlainText(text);
   const int margins = 2 * static_cast<int>(plainView_->document()->documentMargin()) + 4;
-  plainView_->setPreferredWidth(naturalTextWidth(message_.text, plainView_->fontMetrics()) +
-                                margins);
+  plainView_->setPreferredWidth(naturalTextWidth(text, plainView_->fontMetrics()) + margins);
 }
 
 void MessageWidget::renderMarkdown() {
-  const QList<MarkdownSegment> segments = splitFencedCode(message_.text);
+  const QList<MarkdownSegment> segments = splitFencedCode(shownText());
   std::size_t i = 0;
   for (; i < static_cast<std::size_t>(segments.size()); ++i) {
     const MarkdownSegment& segment = segments[static_cast<qsizetype>(i)];
@@ -265,6 +302,16 @@ void MessageWidget::updateChrome() {
   progressLabel_->setVisible(assistant && message_.streaming);
   errorLabel_->setText(QStringLiteral("⚠  ") + message_.error);
   errorFrame_->setVisible(!message_.error.isEmpty());
+  noticeLabel_->setText(message_.notice);
+  noticeFrame_->setVisible(!message_.notice.isEmpty());
+  foldButton_->setVisible(foldable_ && !message_.streaming && !isEditing());
+  foldButton_->setText(isFolded() ? tr("Show all") : tr("Show less"));
+  foldButton_->setAccessibleName(isFolded() ? tr("Show all of the message")
+                                            : tr("Fold the message"));
+  // A foldable message has more than 40 characters: the plural always fits.
+  foldButton_->setToolTip(isFolded() ? tr("Show the whole message (%1 characters)")
+                                           .arg(QLocale().toString(message_.text.size()))
+                                     : tr("Fold the message to its beginning"));
   statsLabel_->setText(message_.stats);
   statsLabel_->setVisible(!message_.stats.isEmpty() && !message_.streaming);
   copyButton_->setVisible(!message_.text.isEmpty() && !message_.streaming && !isEditing());

@@ -17,10 +17,12 @@ namespace quire::ui {
 class DocumentView;
 class TintedFrame;
 
-// One message of the conversation: caption, body, error, statistics, actions.
-// User messages are right-aligned bubbles shown exactly as typed; assistant
-// messages are full-width blocks rendered from Markdown, each fenced code block
-// split out into a CodeBlockWidget so that it has its own Copy button.
+// One message of the conversation: caption, body, error or notice,
+// statistics, actions. User messages are right-aligned bubbles shown exactly
+// as typed; assistant messages are full-width blocks rendered from Markdown,
+// each fenced code block split out into a CodeBlockWidget so that it has its
+// own Copy button. A long message shows folded (message_fold.h) until the user
+// asks for all of it; a reply the user watched arrive stays whole.
 class MessageWidget : public QWidget {
   Q_OBJECT
 
@@ -36,10 +38,15 @@ class MessageWidget : public QWidget {
   // Regenerate is offered on the conversation's last reply only.
   void setRegenerateAvailable(bool available);
   bool isEditing() const;
+  // Whether the message is long enough to fold, and folded now.
+  bool isFoldable() const { return foldable_; }
+  bool isFolded() const { return foldable_ && !expanded_ && !message_.streaming; }
 
  public slots:
   void startEditing();
   void cancelEditing();
+  // Shows all of a folded message, or folds it again.
+  void toggleFold();
 
  signals:
   void editRequested(qint64 id, const QString& newText);
@@ -59,6 +66,8 @@ class MessageWidget : public QWidget {
   QToolButton* addAction(const QString& name, const QString& text, const QString& accessible,
                          const QString& tip);
   void renderBody();
+  // The text on show: all of it, or its beginning while folded.
+  QString shownText() const;
   void renderPlain();
   void renderMarkdown();
   void updateChrome();
@@ -70,6 +79,8 @@ class MessageWidget : public QWidget {
   ChatMessageView message_;
   bool rendered_ = false;
   bool regenerateAvailable_ = false;
+  bool foldable_ = false;
+  bool expanded_ = false;
 
   QLabel* caption_ = nullptr;
   TintedFrame* bubble_ = nullptr;
@@ -81,6 +92,9 @@ class MessageWidget : public QWidget {
   QLabel* progressLabel_ = nullptr;
   TintedFrame* errorFrame_ = nullptr;
   QLabel* errorLabel_ = nullptr;
+  TintedFrame* noticeFrame_ = nullptr;
+  QLabel* noticeLabel_ = nullptr;
+  QToolButton* foldButton_ = nullptr;
   QLabel* statsLabel_ = nullptr;
   QToolButton* copyButton_ = nullptr;
   QToolButton* editButton_ = nullptr;

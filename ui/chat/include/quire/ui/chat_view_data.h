@@ -21,6 +21,13 @@ struct ChatMessageView {
   QString stats;
   // Why the turn failed, e.g. "does not fit: ..."; empty when it did not.
   QString error;
+  // Something worth knowing about the turn that is no failure, e.g. that the
+  // oldest turns were left out to fit the context.
+  QString notice;
+  // Whether Regenerate may be offered on this reply (when it is the last
+  // message): false where generating it again cannot succeed or has nothing
+  // to replace, such as a reply refused before it started.
+  bool canRegenerate = true;
 };
 
 }  // namespace quire::ui
