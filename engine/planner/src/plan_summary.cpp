@@ -69,6 +69,7 @@ std::string verdict(const PlacementPlan& plan) {
     const ContextLimit& largest = *plan.largest_context;
     if (largest.model_limit) {
       line += "; largest context " + std::to_string(largest.tokens) + " tokens: the model's limit";
+      if (largest.window_bounded) line += " (its sliding window keeps a conversation's pages few)";
     } else {
       line += largest.pages == std::numeric_limits<int>::max()
                   ? "; the context is not limited by memory"

@@ -39,6 +39,8 @@ PlacementRequest placement_request(const ModelDescription& model,
   request.device_scratch_bytes = model.scratch_bytes(options.max_chunk_tokens);
   request.context_tokens = cache_tokens(model, options);
   request.model_context_tokens = model.config.max_position_embeddings;
+  request.sliding_window = model.config.uniform_sliding_window();
+  request.max_step_tokens = options.max_chunk_tokens;
   request.page_size = options.page_size;
   for (const kernels::DeviceInfo& device : devices) {
     request.devices.push_back(

@@ -45,10 +45,14 @@ struct ModulePlacement {
 
 struct ContextLimit {
   std::int64_t pages = 0;
-  // pages * page_size, or the model's limit when that is lower.
+  // pages * page_size, or the model's limit when that is lower. With a window
+  // that the pages hold, the model's limit (a conversation's pages behind its
+  // window go back to the cache).
   std::int64_t tokens = 0;
   // The model's limit, not memory, decided it: more memory would not help.
   bool model_limit = false;
+  // The sliding window bounds what a conversation holds, not the cache size.
+  bool window_bounded = false;
 };
 
 // Why a plan does not fit, in numbers (PlacementPlan::problem says it in words).
