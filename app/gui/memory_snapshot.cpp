@@ -104,6 +104,7 @@ ui::MemorySnapshotView memory_snapshot(engine::ModelRuntime& runtime,
   snapshot.cache = cache_summary(stats, snapshot.pages, runtime.options().cache_format);
   snapshot.devices = device_views(runtime, stats);
   snapshot.sampled_tokens = generator.sampled_tokens();
+  snapshot.generating_seconds = generator.generating_seconds();
   return snapshot;
 }
 

@@ -113,7 +113,10 @@ void Generator::finish(Job& job, StopReason reason, std::string error) {
   job.result.error = std::move(error);
   JobStatistics& stats = job.result.statistics;
   stats.generated_tokens = job.generated;
-  if (job.generated > 0) stats.decode_seconds = seconds(job.last_token - job.first_token);
+  // A cancelled job decoded until it was stopped, not until its last token.
+  const Clock::time_point decode_end =
+      reason == StopReason::Cancelled ? Clock::now() : job.last_token;
+  if (job.generated > 0) stats.decode_seconds = seconds(decode_end - job.first_token);
   if (job.request.on_done) job.request.on_done(job.result);
 }
 
@@ -256,6 +259,17 @@ void Generator::preempted(cache::SequenceId sequence) {
 }
 
 bool Generator::step() {
+  // Counts this step's time as generating when it sampled at least one token.
+  struct GeneratingTime {
+    Generator& generator;
+    Clock::time_point began;
+    std::int64_t sampled_before;
+    ~GeneratingTime() {
+      if (generator.sampled_tokens_ > sampled_before) {
+        generator.generating_seconds_ += seconds(Clock::now() - began);
+      }
+    }
+  } timed{*this, Clock::now(), sampled_tokens_};
   drop_cancelled();
   admit();
   if (running_.empty()) {

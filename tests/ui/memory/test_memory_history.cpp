@@ -4,6 +4,7 @@
 #include "quire/ui/memory_history.h"
 #include "quire/ui/memory_history_chart.h"
 #include "quire/ui/memory_panel.h"
+#include "quire/ui/memory_text.h"
 #include "test_main.h"
 
 using namespace quire::ui;
@@ -38,11 +39,15 @@ class MemoryHistoryTest : public QObject {
   Q_OBJECT
 
  private slots:
-  void usedBytesAddWeightsCacheAndScratchOfEveryDevice() {
+  // The same figure as each device bar's "... of ... used": other use counts.
+  void usedBytesAreWhatTheDeviceBarsCallUsed() {
     MemoryHistory history;
     history.add(snapshotWith(0), 1000);
     QCOMPARE(history.points().size(), 1);
-    QCOMPARE(history.points()[0].used_bytes, 4 * kGiB + 2 * kGiB + 512 * kMiB + kGiB + kGiB);
+    QCOMPARE(history.points()[0].used_bytes,
+             usedBytes(snapshotWith(0).devices[0]) + usedBytes(snapshotWith(0).devices[1]));
+    QCOMPARE(history.points()[0].used_bytes,
+             4 * kGiB + 2 * kGiB + 512 * kMiB + kGiB + kGiB + kGiB + kGiB);
     QCOMPARE(history.points()[0].total_bytes, 48 * kGiB);
     QCOMPARE(history.points()[0].tokens_per_second, 0.0);
   }
@@ -55,6 +60,39 @@ class MemoryHistoryTest : public QObject {
     QCOMPARE(history.points()[1].tokens_per_second, 30.0);
     QCOMPARE(history.points()[2].tokens_per_second, 0.0);
     QCOMPARE(history.peakTokensPerSecond(), 30.0);
+  }
+
+  // 1,500 tokens generated in 1 s of a 4 s interval: the chart says 1,500
+  // tokens/s, as the reply's statistics do, not the 375 of the whole interval.
+  void speedIsOverTheTimeSpentGenerating() {
+    MemoryHistory history;
+    MemorySnapshotView first = snapshotWith(100);
+    first.generating_seconds = 2.0;
+    MemorySnapshotView second = snapshotWith(1600);
+    second.generating_seconds = 3.0;
+    MemorySnapshotView idle = snapshotWith(1600);
+    idle.generating_seconds = 3.0;
+    history.add(first, 1000);
+    history.add(second, 5000);
+    history.add(idle, 6000);
+    QCOMPARE(history.points()[1].tokens_per_second, 1500.0);
+    QCOMPARE(history.points()[2].tokens_per_second, 0.0);
+  }
+
+  void theAxesNameTheirUnits() {
+    MemoryHistoryChart chart;
+    QCOMPARE(chart.axisTitles(), (QStringList{QStringLiteral("Seconds before now"),
+                                              QStringLiteral("GiB"), QStringLiteral("tokens/s")}));
+    QCOMPARE(chart.speedSeriesName(), QStringLiteral("Decode speed (tokens/s)"));
+    MemoryHistory history;
+    MemorySnapshotView small;
+    DeviceMemoryView device;
+    device.total = 24 * kGiB;
+    device.weights = 5 * kMiB;
+    small.devices = {device};
+    history.add(small, 1000);
+    chart.setHistory(history);
+    QCOMPARE(chart.axisTitles().value(1), QStringLiteral("MiB"));
   }
 
   void aCounterThatWentBackStartsAfresh() {
@@ -87,11 +125,11 @@ class MemoryHistoryTest : public QObject {
     const QList<QPointF> memory = chart.memoryPoints();
     const QList<QPointF> speed = chart.speedPoints();
     QCOMPARE(memory.size(), 2);
-    QCOMPARE(memory[0], QPointF(-10.0, 8.5));
-    QCOMPARE(memory[1], QPointF(0.0, 8.5));
+    QCOMPARE(memory[0], QPointF(-10.0, 10.5));
+    QCOMPARE(memory[1], QPointF(0.0, 10.5));
     QCOMPARE(speed[1], QPointF(0.0, 17.0));
     // Axes end on round numbers above the data.
-    QCOMPARE(chart.memoryAxisMaximum(), 10.0);
+    QCOMPARE(chart.memoryAxisMaximum(), 20.0);
     QCOMPARE(chart.speedAxisMaximum(), 20.0);
   }
 

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "quire/ui/memory_text.h"
+
 namespace quire::ui {
 
 qint64 used_bytes(const DeviceMemoryView& device) {
-  return device.weights + device.cache + device.scratch;
+  return usedBytes(device);
 }
 
 void MemoryHistory::add(const MemorySnapshotView& snapshot, qint64 time_ms) {
@@ -18,10 +20,14 @@ void MemoryHistory::add(const MemorySnapshotView& snapshot, qint64 time_ms) {
   const bool continues = last_tokens_ && snapshot.sampled_tokens >= *last_tokens_ &&
                          !points_.isEmpty() && time_ms > points_.last().time_ms;
   if (continues) {
-    const double seconds = static_cast<double>(time_ms - points_.last().time_ms) / 1000.0;
+    const double generating = snapshot.generating_seconds - last_generating_seconds_;
+    const double seconds = generating > 0
+                               ? generating
+                               : static_cast<double>(time_ms - points_.last().time_ms) / 1000.0;
     point.tokens_per_second =
         static_cast<double>(snapshot.sampled_tokens - *last_tokens_) / seconds;
   }
+  last_generating_seconds_ = snapshot.generating_seconds;
   last_tokens_ = snapshot.isEmpty() ? std::nullopt : std::optional<qint64>(snapshot.sampled_tokens);
   points_.append(point);
   const qint64 oldest = time_ms - window_ms_;
@@ -33,6 +39,7 @@ void MemoryHistory::add(const MemorySnapshotView& snapshot, qint64 time_ms) {
 void MemoryHistory::clear() {
   points_.clear();
   last_tokens_.reset();
+  last_generating_seconds_ = 0;
 }
 
 double MemoryHistory::peakTokensPerSecond() const {

@@ -32,7 +32,9 @@ double nice_ceiling(double value) {
 
 MemoryHistoryChart::MemoryHistoryChart(QWidget* parent) : QWidget(parent) {
   chart_ = new QChart;
-  chart_->setMargins(QMargins(2, 2, 2, 2));
+  // Room at the sides for the first and last labels of the time axis, which
+  // are centred on the plot's edges and would otherwise be cut at a narrow width.
+  chart_->setMargins(QMargins(6, 2, 14, 2));
   chart_->setBackgroundRoundness(0);
   chart_->legend()->setAlignment(Qt::AlignBottom);
   chart_->setAnimationOptions(QChart::NoAnimation);
@@ -41,22 +43,26 @@ MemoryHistoryChart::MemoryHistoryChart(QWidget* parent) : QWidget(parent) {
   memory_->setName(tr("Memory used (GiB)"));
   memory_->setColor(segmentColor(MemorySegment::Cache, palette()));
   speed_ = new QLineSeries(chart_);
-  speed_->setName(tr("Tokens/s"));
+  speed_->setName(tr("Decode speed (tokens/s)"));
   speed_->setColor(pageStateColor(PageCellState::Active, palette()));
   chart_->addSeries(memory_);
   chart_->addSeries(speed_);
 
   time_axis_ = new QValueAxis(chart_);
-  time_axis_->setLabelFormat(QStringLiteral("%d s"));
+  time_axis_->setLabelFormat(QStringLiteral("%d"));
+  time_axis_->setTitleText(tr("Seconds before now"));
   time_axis_->setRange(-static_cast<double>(MemoryHistory::kDefaultWindowMs) / 1000.0, 0);
-  time_axis_->setTickCount(6);
+  // Four labels ("-300", "-200", ...) fit a panel a quarter of a small window wide.
+  time_axis_->setTickCount(4);
   memory_axis_ = new QValueAxis(chart_);
   memory_axis_->setLabelFormat(QStringLiteral("%.1f"));
+  memory_axis_->setTitleText(tr("GiB"));
   memory_axis_->setRange(0, 1);
   // Six ticks split any 1, 2 or 5 x 10^n range into round steps.
   memory_axis_->setTickCount(6);
   speed_axis_ = new QValueAxis(chart_);
   speed_axis_->setLabelFormat(QStringLiteral("%.0f"));
+  speed_axis_->setTitleText(tr("tokens/s"));
   speed_axis_->setRange(0, 10);
   speed_axis_->setTickCount(6);
   chart_->addAxis(time_axis_, Qt::AlignBottom);
@@ -71,8 +77,8 @@ MemoryHistoryChart::MemoryHistoryChart(QWidget* parent) : QWidget(parent) {
   view_->setObjectName(QStringLiteral("memoryHistoryChart"));
   view_->setRenderHint(QPainter::Antialiasing);
   view_->setToolTip(
-      tr("Memory the model uses on all devices, and tokens generated per second, "
-         "over the last minutes"));
+      tr("Memory used on the model's devices (as the bars above state it), and tokens "
+         "generated per second while generating, over the last minutes"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(view_);
@@ -90,6 +96,7 @@ void MemoryHistoryChart::setHistory(const MemoryHistory& history) {
   const double unit = gib ? kGiB : kMiB;
   memory_->setName(gib ? tr("Memory used (GiB)") : tr("Memory used (MiB)"));
   memory_axis_->setLabelFormat(gib ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));
+  memory_axis_->setTitleText(gib ? tr("GiB") : tr("MiB"));
   QList<QPointF> memory;
   QList<QPointF> speed;
   memory.reserve(points.size());
@@ -126,6 +133,14 @@ double MemoryHistoryChart::memoryAxisMaximum() const {
 
 double MemoryHistoryChart::speedAxisMaximum() const {
   return speed_axis_->max();
+}
+
+QStringList MemoryHistoryChart::axisTitles() const {
+  return {time_axis_->titleText(), memory_axis_->titleText(), speed_axis_->titleText()};
+}
+
+QString MemoryHistoryChart::speedSeriesName() const {
+  return speed_->name();
 }
 
 QSize MemoryHistoryChart::sizeHint() const {

@@ -15,7 +15,7 @@ namespace quire::ui {
 
 struct MemoryHistoryPoint {
   qint64 time_ms = 0;      // on the caller's clock
-  qint64 used_bytes = 0;   // weights + cache + scratch over every device
+  qint64 used_bytes = 0;   // what the device bars call used, over every device
   qint64 total_bytes = 0;  // memory of the devices that hold the model
   double tokens_per_second = 0;
 
@@ -29,8 +29,11 @@ class MemoryHistory {
   explicit MemoryHistory(qint64 window_ms = kDefaultWindowMs) : window_ms_(window_ms) {}
 
   // Records `snapshot` as seen at `time_ms` (non-decreasing). The speed is the
-  // growth of snapshot.sampled_tokens since the previous sample over the time
-  // between them; a counter that went backwards (a new model) starts afresh.
+  // growth of snapshot.sampled_tokens since the previous sample over the
+  // growth of snapshot.generating_seconds (the time spent generating, so the
+  // rate the reply statistics show), or over the time between the samples
+  // when the snapshot does not count that; a counter that went backwards (a
+  // new model) starts afresh.
   // Samples older than the window are dropped.
   void add(const MemorySnapshotView& snapshot, qint64 time_ms);
   void clear();
@@ -45,9 +48,11 @@ class MemoryHistory {
   qint64 window_ms_;
   QList<MemoryHistoryPoint> points_;
   std::optional<qint64> last_tokens_;
+  double last_generating_seconds_ = 0;
 };
 
-// Bytes the model holds on a device: weights, cache and scratch.
+// Bytes used on a device, as its bar's header states them (usedBytes in
+// memory_text.h): the model's weights, cache and scratch, and other use.
 qint64 used_bytes(const DeviceMemoryView& device);
 
 }  // namespace quire::ui

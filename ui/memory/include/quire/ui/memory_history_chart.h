@@ -1,11 +1,12 @@
 #pragma once
 
-// A small chart of the last minutes: memory the model uses (weights, cache
-// and scratch over all devices) and tokens generated per second. Drawn with
+// A small chart of the last minutes: memory used on the model's devices (the
+// figure the device bars state) and tokens per second while generating. Drawn with
 // Qt Charts from a MemoryHistory the panel keeps.
 //
 // Object names: "memoryHistoryChart" (the chart view).
 
+#include <QStringList>
 #include <QWidget>
 
 #include "quire/ui/memory_history.h"
@@ -31,6 +32,9 @@ class MemoryHistoryChart : public QWidget {
   QList<QPointF> speedPoints() const;
   double memoryAxisMaximum() const;
   double speedAxisMaximum() const;
+  // The titles of the time, memory and speed axes, which carry the units.
+  QStringList axisTitles() const;
+  QString speedSeriesName() const;
 
   QSize sizeHint() const override;
 

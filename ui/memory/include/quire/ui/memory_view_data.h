@@ -78,6 +78,9 @@ struct MemorySnapshotView {
   // Tokens the engine has sampled since the model was loaded, over all chats;
   // the chart turns the difference between two snapshots into tokens/s.
   qint64 sampled_tokens = 0;
+  // Seconds the engine has spent generating since the model was loaded; the
+  // chart divides the tokens by it, so its speed is the reply statistics' rate.
+  double generating_seconds = 0;
 
   // No model loaded: nothing to draw.
   bool isEmpty() const { return devices.isEmpty() && pages.isEmpty() && cache.total_pages == 0; }

@@ -71,6 +71,9 @@ class Generator {
   // Tokens sampled since the generator was made, over all jobs: the memory
   // panel's tokens-per-second chart differentiates it between snapshots.
   std::int64_t sampled_tokens() const { return sampled_tokens_; }
+  // Seconds spent in steps that sampled a token: with sampled_tokens, the
+  // speed while generating, which idle time between replies does not dilute.
+  double generating_seconds() const { return generating_seconds_; }
   const SamplingCounters& sampling_counters() const { return sampling_counters_; }
   // The label of the job that holds a sequence, for the page map.
   std::string label_of(cache::SequenceId sequence) const;
@@ -109,6 +112,7 @@ class Generator {
   std::map<cache::SequenceId, Job*> by_sequence_;
   bool maintained_ = true;
   std::int64_t sampled_tokens_ = 0;
+  double generating_seconds_ = 0;
   SamplingCounters sampling_counters_;
   std::vector<float> fetched_row_;
 };

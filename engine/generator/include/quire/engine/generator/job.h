@@ -23,7 +23,7 @@ struct JobStatistics {
   int preemptions = 0;
   double queue_seconds = 0;        // submit to admission
   double prefill_seconds = 0;      // admission to the first token
-  double decode_seconds = 0;       // first token to the last
+  double decode_seconds = 0;       // first token to the last (to the stop when cancelled)
   double time_to_first_token = 0;  // submit to the first token
 
   double decode_tokens_per_second() const {
