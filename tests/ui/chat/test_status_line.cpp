@@ -129,6 +129,29 @@ class StatusLineTest : public QObject {
     line.setContextFill(0, 0);
     QVERIFY(!gauge->isVisibleTo(&line));
   }
+
+  // A narrow chat column shortens the labels; the gauge keeps its full width
+  // inside the line.
+  void theGaugeStaysInANarrowLine() {
+    StatusLine line;
+    line.setModelName(QStringLiteral("Meta-Llama-3.1-70B-Instruct · exl2-4.65bpw-h6"));
+    line.setDevices(QStringLiteral("NVIDIA GeForce RTX 4090, NVIDIA GeForce RTX 3090"));
+    line.setCacheFormat(QStringLiteral("Q6"));
+    line.setTokensPerSecond(1523.4);
+    line.setTimeToFirstToken(0.012);
+    line.setReusedTokens(1000, 1040);
+    line.setContextFill(38, 256);
+    line.resize(360, line.sizeHint().height());
+    line.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&line));
+    auto* gauge = line.findChild<ContextGauge*>(QStringLiteral("contextGauge"));
+    QVERIFY(gauge->isVisible());
+    QCOMPARE(gauge->width(), gauge->sizeHint().width());
+    QVERIFY2(gauge->geometry().right() < line.width(),
+             qPrintable(QStringLiteral("gauge ends at %1 of %2")
+                            .arg(gauge->geometry().right())
+                            .arg(line.width())));
+  }
 };
 
 QUIRE_TEST(StatusLineTest)

@@ -61,6 +61,9 @@ QLabel* StatusLine::addItem(const char* name, const QString& tip) {
   label->setToolTip(tip);
   label->setAccessibleDescription(tip);
   label->setTextFormat(Qt::PlainText);
+  // An explicit minimum lets a narrow chat column shorten the labels (their
+  // tooltips keep every word) instead of pushing the context gauge out of sight.
+  label->setMinimumWidth(1);
   layout()->addWidget(separator);
   layout()->addWidget(label);
   items_.push_back({separator, label});
@@ -98,7 +101,8 @@ void StatusLine::setCacheFormat(const QString& format) {
 }
 
 void StatusLine::setTokensPerSecond(double tokensPerSecond) {
-  setItem(speed_, tokensPerSecond < 0 || !std::isfinite(tokensPerSecond)
+  // 0: nothing was decoded (stopped before the first token); no rate to show.
+  setItem(speed_, tokensPerSecond <= 0 || !std::isfinite(tokensPerSecond)
                       ? QString()
                       : tr("%1 tok/s").arg(QLocale().toString(tokensPerSecond, 'f', 1)));
 }
