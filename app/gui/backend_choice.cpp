@@ -4,6 +4,7 @@
 #include <cctype>
 #include <optional>
 
+#include "cuda_note.h"
 #include "quire/engine/selfcheck/self_check_gate.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "quire/kernels/cuda_devices.h"
@@ -48,8 +49,9 @@ kernels::LoadedBackend load_cuda(const QString& spec) {
 }
 
 BackendUnavailable cuda_refused(const std::string& why_not) {
-  return BackendUnavailable("the CUDA backend cannot run: " + why_not +
-                            ". Choose Automatic or CPU as the backend in Settings.");
+  return BackendUnavailable(
+      "the CUDA backend cannot run: " + plain_cuda_reason(why_not).toStdString() +
+      ". Choose Automatic or CPU as the backend in Settings.");
 }
 
 engine::selfcheck::SelfCheckStore self_check_store() {
@@ -97,8 +99,8 @@ BackendUnavailable self_check_refused(std::string problem) {
 }
 
 QString fallback_reason(const std::string& why_not) {
-  return QStringLiteral("Running on the CPU: the CUDA backend cannot run (%1).")
-      .arg(QString::fromStdString(why_not));
+  return cuda_fallback_note(why_not, probe_nvidia(),
+                            !qEnvironmentVariableIsEmpty("QUIRE_CUDA_LIBRARY"));
 }
 
 QString size_label(std::int64_t bytes) {

@@ -44,7 +44,8 @@ struct BackendSelection {
   std::unique_ptr<kernels::Backend> backend;
   std::vector<int> indices;
   // Set when "auto" fell back to the CPU: why the CUDA backend cannot run
-  // or failed its self-check, in a sentence for the status bar.
+  // or failed its self-check, in a sentence for the status bar. Empty on a
+  // machine without any NVIDIA GPU (cuda_note.h).
   QString fallback_reason;
 };
 

@@ -51,6 +51,8 @@ struct ModelInfo {
   QString cache_format;       // "FP16", "Q4", ...
   qint64 cache_tokens = 0;    // the shared cache, in tokens
   qint64 context_tokens = 0;  // what one conversation may hold
+  // context_tokens is the model's max_position_embeddings, not a setting or the cache.
+  bool context_is_model_limit = false;
   QString prompt_format;      // "template", "chatml", ...
   // For people: "the model's chat template (tokenizer_config.json)", "Llama 3 ...".
   QString prompt_format_title;

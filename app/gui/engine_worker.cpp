@@ -5,6 +5,7 @@
 
 #include "backend_choice.h"
 #include "conversation_book.h"
+#include "demo_model_text.h"
 #include "engine_failure.h"
 #include "memory_snapshot.h"
 #include "quire/engine/generator/chat_format.h"
@@ -85,11 +86,15 @@ ModelInfo describe(const engine::ModelRuntime& runtime, const ui::EngineSettings
                             ? std::min<qint64>(settings.max_context, info.cache_tokens)
                             : info.cache_tokens;
   const std::int64_t trained = runtime.model().config.max_position_embeddings;
-  if (trained > 0) info.context_tokens = std::min<qint64>(info.context_tokens, trained);
+  if (trained > 0 && info.context_tokens >= trained) {
+    info.context_tokens = trained;
+    info.context_is_model_limit = true;
+  }
   info.prompt_format = QString::fromStdString(format.format.name());
   info.prompt_format_title = QString::fromStdString(format.format.title());
   info.format_notice = QString::fromStdString(format.notice);
   info.parameters = runtime.model().parameters;
+  if (is_demo_model(info.directory)) info.name = demo_model_name(info.parameters);
   return info;
 }
 

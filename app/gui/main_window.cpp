@@ -32,6 +32,8 @@ namespace {
 
 // Information notices go away on their own; errors wait for the user.
 constexpr int kInfoNoticeMs = 8000;
+// Space around the message box, so it never touches the window's edge.
+constexpr int kInputMargin = 12;
 
 }  // namespace
 
@@ -107,13 +109,15 @@ QWidget* MainWindow::buildCentral() {
   chat_layout->setContentsMargins(0, 0, 0, 0);
   chat_layout->setSpacing(0);
   chat_view_ = new ui::ChatView;
-  chat_view_->setEmptyStateText(tr("A new chat"),
-                                tr("Write a message below. Enter sends, Shift+Enter starts a new "
-                                   "line, Esc stops a reply."));
+  restoreEmptyStateText();
   chat_layout->addWidget(chat_view_, 1);
   input_ = new ui::InputBox;
   input_->setPlaceholderText(tr("Message the model"));
-  chat_layout->addWidget(input_);
+  // The box keeps clear of the window's edge when the memory panel is hidden.
+  auto* input_row = new QHBoxLayout;
+  input_row->setContentsMargins(kInputMargin, kInputMargin / 2, kInputMargin, kInputMargin / 2);
+  input_row->addWidget(input_);
+  chat_layout->addLayout(input_row);
   status_line_ = new ui::StatusLine;
   chat_layout->addWidget(status_line_);
   stack_->addWidget(chat_page_);
@@ -158,11 +162,18 @@ void MainWindow::buildMenus() {
   memory_->setText(tr("&Memory panel"));
   memory_->setShortcut(QKeySequence(tr("Ctrl+M")));
   view->addAction(memory_);
+
+  // Filled by the application, which knows the backend's state and the data folder.
+  help_ = menuBar()->addMenu(tr("&Help"));
+  help_->setObjectName(QStringLiteral("helpMenu"));
 }
 
 void MainWindow::buildStatusBar() {
   engine_state_ = new QLabel(tr("No model loaded"));
   engine_state_->setObjectName(QStringLiteral("engineState"));
+  // A long state ("Ready · model · context · prompt format") is cut, not
+  // allowed to widen the window and squeeze the memory panel.
+  engine_state_->setMinimumWidth(1);
   statusBar()->addWidget(engine_state_, 1);
   backend_note_ = new QLabel;
   backend_note_->setObjectName(QStringLiteral("backendNote"));
@@ -254,16 +265,25 @@ bool MainWindow::isShowingLoading() const {
 
 void MainWindow::setEngineState(const QString& text) {
   engine_state_->setText(text);
+  engine_state_->setToolTip(text);
+}
+
+void MainWindow::restoreEmptyStateText() {
+  chat_view_->setEmptyStateText(tr("A new chat"),
+                                tr("Write a message below. Enter sends, Shift+Enter starts a new "
+                                   "line, Esc stops a reply."));
 }
 
 void MainWindow::setBackendNote(const QString& text) {
-  backend_note_->setText(text);
+  // The label shows what fits, ending in "…"; the tooltip holds every word.
+  backend_note_->setText(
+      backend_note_->fontMetrics().elidedText(text, Qt::ElideRight, backend_note_->maximumWidth()));
   backend_note_->setToolTip(text);
   backend_note_->setVisible(!text.isEmpty());
 }
 
 QString MainWindow::backendNote() const {
-  return backend_note_->text();
+  return backend_note_->toolTip();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -16,6 +16,7 @@ class QAction;
 class QDialog;
 class QDockWidget;
 class QLabel;
+class QMenu;
 class QProgressBar;
 class QSplitter;
 class QStackedWidget;
@@ -57,6 +58,9 @@ class MainWindow : public QMainWindow {
   QAction* demoAction() const { return demo_; }
   QAction* unloadAction() const { return unload_; }
   QAction* memoryAction() const { return memory_; }
+  QMenu* helpMenu() const { return help_; }
+  // The empty chat's usual title and hint (a demo model replaces them).
+  void restoreEmptyStateText();
 
   // The middle shows the welcome view or the conversation.
   void showWelcome();
@@ -112,6 +116,7 @@ class MainWindow : public QMainWindow {
   QLabel* engine_state_ = nullptr;
   QLabel* backend_note_ = nullptr;
 
+  QMenu* help_ = nullptr;
   QAction* import_ = nullptr;
   QAction* export_json_ = nullptr;
   QAction* export_markdown_ = nullptr;

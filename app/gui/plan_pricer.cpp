@@ -29,6 +29,8 @@ ui::PlanView to_plan_view(const engine::PlacementPlan& plan) {
     view.devices.append(row);
   }
   view.largest_context_tokens = plan.largest_context ? plan.largest_context->tokens : 0;
+  view.largest_context_is_model_limit = plan.largest_context && plan.largest_context->model_limit;
+  view.model_context_tokens = plan.model_context_tokens;
   return view;
 }
 

@@ -12,7 +12,10 @@
 
 #include "backend_choice.h"
 #include "chat_controller.h"
+#include "context_text.h"
+#include "demo_model_text.h"
 #include "engine_host.h"
+#include "help_menu.h"
 #include "main_window.h"
 #include "plan_pricer.h"
 #include "quire/app/store/chat_export.h"
@@ -92,7 +95,28 @@ QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
   wireWelcome();
   wireEngine();
   wireFiles();
+  fill_help_menu(*window_->helpMenu(), *window_, [this] { return aboutFacts(); });
   connect(&sample_timer_, &QTimer::timeout, this, &QuireApplication::takeSample);
+}
+
+AboutFacts QuireApplication::aboutFacts() const {
+  AboutFacts facts;
+  facts.data_folder = options_.data_dir.isEmpty()
+                          ? QFileInfo(store::ChatStore::default_path()).absolutePath()
+                          : QDir(options_.data_dir).absolutePath();
+  const std::optional<ModelInfo>& loaded = host_->model();
+  if (!loaded) {
+    facts.cuda_state = tr("not checked yet: no model is loaded");
+  } else if (loaded->backend == QLatin1String("cuda")) {
+    facts.cuda_state = tr("in use (%1)").arg(loaded->devices.join(QStringLiteral(", ")));
+  } else if (!loaded->backend_note.isEmpty()) {
+    facts.cuda_state = tr("not used. %1").arg(loaded->backend_note);
+  } else if (settings_.engine.backend == QLatin1String("cpu")) {
+    facts.cuda_state = tr("not used: the settings choose the CPU");
+  } else {
+    facts.cuda_state = tr("not used: this machine has no NVIDIA GPU");
+  }
+  return facts;
 }
 
 QuireApplication::~QuireApplication() {
@@ -366,10 +390,13 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
   // Why the model runs on another backend than the settings prefer; it stays
   // in the status bar as long as the model is loaded.
   window_->setBackendNote(info.backend_note);
-  window_->setEngineState(tr("Ready · %1 · %2 tokens of cache · prompt: %3")
-                              .arg(info.name)
-                              .arg(info.cache_tokens)
-                              .arg(info.prompt_format_title));
+  window_->setEngineState(ready_text(info));
+  // The demo model's odd English is expected: say so where its replies appear.
+  if (is_demo_model(info.directory)) {
+    window_->chatView()->setEmptyStateText(demo_chat_title(), demo_chat_hint());
+  } else {
+    window_->restoreEmptyStateText();
+  }
   // The model's template could not be used: say why, and which format runs.
   if (!info.format_notice.isEmpty())
     window_->showNotice(info.format_notice, MainWindow::Notice::Info);

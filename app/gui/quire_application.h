@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "engine_messages.h"
+#include "help_menu.h"
 #include "quire/app/app_settings.h"
 #include "quire/app/store/chat_list_model.h"
 #include "quire/app/store/chat_store.h"
@@ -102,6 +103,7 @@ class QuireApplication : public QObject {
   void refreshCentral();
   void saveSettings();
   void takeSample();
+  AboutFacts aboutFacts() const;
   QString chooseDirectory(const QString& title, const QString& start);
   QString chooseFile(const QString& title, const QString& start, const QString& filter, bool save);
 

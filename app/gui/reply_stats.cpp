@@ -1,6 +1,7 @@
 #include "reply_stats.h"
 
 #include <QStringList>
+#include <algorithm>
 
 namespace quire::gui {
 
@@ -30,9 +31,24 @@ store::GenerationStats generation_stats(const engine::JobResult& result, const Q
   stats.generated_tokens = static_cast<int>(statistics.generated_tokens);
   stats.time_to_first_token_ms = statistics.time_to_first_token * 1000.0;
   stats.tokens_per_second = statistics.decode_tokens_per_second();
+  if (result.stop_reason == engine::StopReason::Cancelled && statistics.decode_seconds > 0) {
+    // Stopped early, perhaps after one token: the rate of what was generated
+    // in the time it decoded, rather than 0.
+    stats.tokens_per_second =
+        static_cast<double>(statistics.generated_tokens) / statistics.decode_seconds;
+  }
   stats.stop_reason = stop_reason_name(result.stop_reason);
   stats.model = model;
   return stats;
+}
+
+QString first_token_text(double milliseconds) {
+  // A reply served almost wholly from the cache starts in milliseconds;
+  // "0.00 s" would say it took no time at all.
+  if (milliseconds < 999.5) {
+    return QStringLiteral("%1 ms to first token").arg(std::max(1, qRound(milliseconds)));
+  }
+  return QStringLiteral("%1 s to first token").arg(milliseconds / 1000.0, 0, 'f', 2);
 }
 
 QString stats_text(const store::GenerationStats& stats) {
@@ -42,10 +58,7 @@ QString stats_text(const store::GenerationStats& stats) {
   if (stats.tokens_per_second > 0) {
     parts << QStringLiteral("%1 tok/s").arg(stats.tokens_per_second, 0, 'f', 1);
   }
-  if (stats.time_to_first_token_ms > 0) {
-    parts << QStringLiteral("%1 s to first token")
-                 .arg(stats.time_to_first_token_ms / 1000.0, 0, 'f', 2);
-  }
+  if (stats.time_to_first_token_ms > 0) parts << first_token_text(stats.time_to_first_token_ms);
   if (stats.prompt_tokens > 0) {
     parts << QStringLiteral("%1 of %2 prompt tokens from the cache")
                  .arg(stats.cached_tokens)

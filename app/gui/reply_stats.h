@@ -15,6 +15,9 @@ QString stop_reason_name(engine::StopReason reason);
 
 store::GenerationStats generation_stats(const engine::JobResult& result, const QString& model);
 
+// "12 ms to first token" below a second, "1.25 s to first token" above.
+QString first_token_text(double milliseconds);
+
 // "212 tokens · 34.1 tok/s · 0.18 s to first token · 480 of 512 prompt tokens
 // from the cache", for the line under a reply.
 QString stats_text(const store::GenerationStats& stats);

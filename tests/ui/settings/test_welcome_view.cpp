@@ -36,7 +36,8 @@ class TestWelcomeView : public QObject {
     QCOMPARE(choose.count(), 1);
     QCOMPARE(demo.count(), 1);
     QCOMPARE(button("chooseModelButton")->text(), QStringLiteral("Choose model folder…"));
-    QCOMPARE(button("demoModelButton")->text(), QStringLiteral("Use the demo model"));
+    QCOMPARE(button("demoModelButton")->text(),
+             QStringLiteral("Try the 5.8M-parameter demo model"));
   }
 
   void demoHiddenWhenUnavailable() {

@@ -46,9 +46,13 @@ QString device_numbers(const PlanDeviceView& device) {
   return parts.join(QStringLiteral(" · "));
 }
 
-QString largest_context(qint64 count) {
+QString largest_context(qint64 count, bool model_limit) {
   if (count <= 0) {
     return QStringLiteral("Largest context that fits: none — the weights alone do not fit");
+  }
+  if (model_limit) {
+    return QStringLiteral("Largest context that fits: %1 tokens: the model's limit")
+        .arg(tokens(count));
   }
   return QStringLiteral("Largest context that fits: %1 tokens").arg(tokens(count));
 }

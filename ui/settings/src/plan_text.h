@@ -25,7 +25,8 @@ QString device_numbers(const PlanDeviceView& device);
 // Bytes missing on the device to keep its reserve free; 0 when it fits.
 qint64 device_shortfall(const PlanDeviceView& device);
 
-// "Largest context that fits: 253,696 tokens", or that not even the weights fit.
-QString largest_context(qint64 tokens);
+// "Largest context that fits: 253,696 tokens", or that not even the weights
+// fit; "...: 256 tokens: the model's limit" when the model, not memory, caps it.
+QString largest_context(qint64 tokens, bool model_limit = false);
 
 }  // namespace quire::ui::plan_text

@@ -73,7 +73,8 @@ void PlanWidget::setPlan(const PlanView& plan) {
     verdict_->setText(plan.verdict);
     verdict_->setStyleSheet(plan.fits ? kGreen : kRed);
   }
-  largest_->setText(plan_text::largest_context(plan.largest_context_tokens));
+  largest_->setText(
+      plan_text::largest_context(plan.largest_context_tokens, plan.largest_context_is_model_limit));
   largest_->setVisible(plan.valid);
   legend_->setVisible(plan.valid && !plan.devices.isEmpty());
   rebuildDevices();

@@ -8,6 +8,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
@@ -143,7 +144,19 @@ QList<SettingsIssue> SettingsPanel::issues() const {
 
 void SettingsPanel::setPlan(const PlanView& plan) {
   plan_->setPlan(plan);
+  refreshContextCap();
   refreshState();
+}
+
+void SettingsPanel::refreshContextCap() {
+  // The setting is kept for other models; this one reads no further than its limit.
+  const PlanView& plan = plan_->plan();
+  const qint64 limit = plan.valid ? plan.model_context_tokens : 0;
+  const bool capped = limit > 0 && max_context_->value() > limit;
+  max_context_cap_->setText(
+      capped ? tr("Capped at %1 tokens: the model's limit").arg(QLocale().toString(limit))
+             : QString());
+  max_context_cap_->setVisible(capped);
 }
 
 bool SettingsPanel::planRejectsEdit() const {
@@ -204,6 +217,7 @@ void SettingsPanel::refreshState() {
   show_issues(model_issue_, found, SettingsIssue::Field::ModelDirectory);
   show_issues(cache_issue_, found, SettingsIssue::Field::CacheTokens);
   devices_->showIssues(found);
+  refreshContextCap();
 
   const bool dirty = edited != applied_;
   const QStringList reasons = dirty ? reload_reasons(applied_, edited) : QStringList();

@@ -148,6 +148,10 @@ QGroupBox* SettingsPanel::buildCacheGroup() {
       int_field(QStringLiteral("maxContext"), limits::kMaxContext, 1024, tr(" tokens"), group);
   max_context_->setToolTip(tr("The most tokens one conversation keeps."));
   form->addRow(tr("Max context"), max_context_);
+  max_context_cap_ = hint(QString(), group);
+  max_context_cap_->setObjectName(QStringLiteral("maxContextCap"));
+  max_context_cap_->hide();
+  form->addRow(QString(), max_context_cap_);
 
   cache_format_ = new QComboBox(group);
   cache_format_->setObjectName(QStringLiteral("cacheFormat"));

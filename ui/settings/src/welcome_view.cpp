@@ -32,7 +32,9 @@ WelcomeView::WelcomeView(QWidget* parent) : QWidget(parent) {
   intro->setText(
       tr("Quire runs a language model on this computer: it needs a model directory from "
          "Hugging Face in EXL2, GPTQ or FP16 safetensors form. Choose the folder and Quire "
-         "shows, before loading anything, how the model and its cache fit on your devices."));
+         "shows, before loading anything, how the model and its cache fit on your devices. "
+         "The demo model is a 5.8M-parameter demonstration, only for trying Quire out: its "
+         "replies are often odd English."));
   column->addWidget(intro);
 
   column->addSpacing(8);
@@ -40,11 +42,12 @@ WelcomeView::WelcomeView(QWidget* parent) : QWidget(parent) {
   auto* choose = new QPushButton(tr("Choose model folder…"), this);
   choose->setObjectName(QStringLiteral("chooseModelButton"));
   connect(choose, &QPushButton::clicked, this, &WelcomeView::chooseModelRequested);
-  demo_ = new QPushButton(tr("Use the demo model"), this);
+  demo_ = new QPushButton(tr("Try the 5.8M-parameter demo model"), this);
   demo_->setObjectName(QStringLiteral("demoModelButton"));
   demo_->setToolTip(
-      tr("A tiny model shipped with Quire: it shows how everything works, "
-         "but its answers are random."));
+      tr("A 5.8M-parameter demonstration model shipped with Quire: it shows how everything "
+         "works, and its replies are often odd English. For real answers, download a model "
+         "from Hugging Face and choose its folder."));
   connect(demo_, &QPushButton::clicked, this, &WelcomeView::useDemoModelRequested);
   buttons->addWidget(choose);
   buttons->addWidget(demo_);

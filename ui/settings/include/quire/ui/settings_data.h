@@ -91,7 +91,10 @@ struct PlanView {
   QString verdict;  // "fits", or the planner's "does not fit: ..." message
   QList<PlanDeviceView> devices;
   qint64 largest_context_tokens = 0;  // 0: not even the weights fit
-  QString error;                      // why there is no plan (valid == false)
+  // The model's max_position_embeddings set it, not memory.
+  bool largest_context_is_model_limit = false;
+  qint64 model_context_tokens = 0;  // the model's limit; 0: unknown
+  QString error;                    // why there is no plan (valid == false)
 
   friend bool operator==(const PlanView&, const PlanView&) = default;
 };

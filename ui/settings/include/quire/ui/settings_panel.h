@@ -91,6 +91,7 @@ class SettingsPanel : public QWidget {
   // The plan shown says the edited settings cannot load (no model in the
   // folder, or it does not fit): they are not applied.
   bool planRejectsEdit() const;
+  void refreshContextCap();
 
   EngineSettings applied_;
   QStringList recent_models_;
@@ -107,6 +108,7 @@ class SettingsPanel : public QWidget {
   QComboBox* split_ = nullptr;
   QDoubleSpinBox* reserve_ = nullptr;
   QSpinBox* max_context_ = nullptr;
+  QLabel* max_context_cap_ = nullptr;  // shown when the model reads fewer tokens
   QComboBox* cache_format_ = nullptr;
   QSpinBox* cache_tokens_ = nullptr;
   QLabel* cache_issue_ = nullptr;
