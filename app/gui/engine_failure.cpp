@@ -1,5 +1,7 @@
 #include "engine_failure.h"
 
+#include <QDir>
+#include <QFileInfo>
 #include <new>
 
 #include "backend_choice.h"
@@ -33,6 +35,36 @@ EngineFailure missing_folder_failure(const QString& directory) {
                              "be on a drive that is not mounted."));
 }
 
+std::optional<EngineFailure> model_folder_failure(const QString& directory) {
+  if (directory.trimmed().isEmpty()) return no_model_failure();
+  if (!QFileInfo(directory).isDir()) return missing_folder_failure(directory);
+  const QDir folder(directory);
+  const QString name = QDir::toNativeSeparators(QDir::cleanPath(directory));
+  if (!folder.exists(QStringLiteral("config.json"))) {
+    return make(EngineFailure::Kind::NoModel, QStringLiteral("%1 is not a model folder").arg(name),
+                QStringLiteral("it has no config.json"),
+                QStringLiteral("Choose the folder that holds the model's config.json, its "
+                               ".safetensors weights and its tokenizer (tokenizer.json or "
+                               "tokenizer.model)."));
+  }
+  const QStringList weights = folder.entryList(
+      {QStringLiteral("*.safetensors"), QStringLiteral("*.safetensors.index.json")}, QDir::Files);
+  if (weights.isEmpty()) {
+    return make(EngineFailure::Kind::NoModel, QStringLiteral("%1 holds no model weights").arg(name),
+                QStringLiteral("it has a config.json but no .safetensors files"),
+                QStringLiteral("Choose the folder with the model's weights, or finish "
+                               "downloading them."));
+  }
+  if (!folder.exists(QStringLiteral("tokenizer.json")) &&
+      !folder.exists(QStringLiteral("tokenizer.model"))) {
+    return make(EngineFailure::Kind::CorruptFiles, QStringLiteral("%1 has no tokenizer").arg(name),
+                QStringLiteral("it has no tokenizer.json or tokenizer.model"),
+                QStringLiteral("Copy the model's tokenizer files into the folder, or download the "
+                               "model again."));
+  }
+  return std::nullopt;
+}
+
 EngineFailure does_not_fit_failure(const engine::PlacementPlan& plan) {
   return make(EngineFailure::Kind::DoesNotFit, QStringLiteral("The model does not fit"),
               QString::fromStdString(plan.problem),
@@ -44,6 +76,8 @@ EngineFailure does_not_fit_failure(const engine::PlacementPlan& plan) {
 EngineFailure failure_from(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
+  } catch (const EngineFailure& failure) {
+    return failure;
   } catch (const engine::LoadCancelled&) {
     return make(EngineFailure::Kind::Cancelled, QStringLiteral("Loading was cancelled"), QString(),
                 QString());
@@ -61,11 +95,11 @@ EngineFailure failure_from(const std::exception_ptr& error) {
                 QStringLiteral("Close other programs, or choose a smaller model, cache size or "
                                "host cache in Settings."));
   } catch (const engine::ModelError& failure) {
+    // The engine's message names the file, the problem and the remedy; a
+    // general remedy after it ("download it again") would be wrong as often
+    // as right.
     return make(EngineFailure::Kind::CorruptFiles, QStringLiteral("The model cannot be used"),
-                what(failure),
-                QStringLiteral("Check that the folder holds a complete model (config.json, "
-                               "tokenizer.model and its .safetensors files); download it again "
-                               "if a file is damaged."));
+                what(failure), QString());
   } catch (const std::exception& failure) {
     return make(EngineFailure::Kind::Other, QStringLiteral("Something went wrong"), what(failure),
                 QString());

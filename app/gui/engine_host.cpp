@@ -22,6 +22,7 @@ EngineHost::EngineHost(QObject* parent) : QObject(parent) {
   connect(worker_, &EngineWorker::modelLoaded, this, &EngineHost::onModelLoaded);
   connect(worker_, &EngineWorker::loadFailed, this, &EngineHost::onLoadFailed);
   connect(worker_, &EngineWorker::modelUnloaded, this, &EngineHost::onModelUnloaded);
+  connect(worker_, &EngineWorker::modelRestored, this, &EngineHost::onModelRestored);
   connect(worker_, &EngineWorker::replyText, this, &EngineHost::replyText);
   connect(worker_, &EngineWorker::replyFinished, this, &EngineHost::replyFinished);
   connect(worker_, &EngineWorker::snapshotReady, this, &EngineHost::snapshotReady);
@@ -45,7 +46,6 @@ quint64 EngineHost::load(const ui::EngineSettings& settings, const DeviceLists& 
   request.devices = devices;
   request.cancel = std::make_shared<std::atomic<bool>>(false);
   loading_ = PendingLoad{request.id, request.cancel};
-  model_.reset();
   emit loadStarted(settings.model_directory);
   emit loadRequested(request);
   return request.id;
@@ -87,8 +87,10 @@ void EngineHost::onLoadProgress(quint64 id, qint64 done, qint64 total) {
 
 void EngineHost::onModelLoaded(quint64 id, const ModelInfo& info) {
   if (!loading_ || loading_->id != id) {
-    // Cancelled too late to stop it: unless a newer load replaces it, the
-    // model must not stay loaded behind the window's back.
+    // Cancelled too late to stop it: the worker serves it now. Unless a
+    // newer load replaces it, it must not stay loaded behind the window's
+    // back.
+    model_ = info;
     if (!loading_) emit unloadRequested();
     return;
   }
@@ -107,6 +109,11 @@ void EngineHost::onModelUnloaded() {
   if (!model_) return;
   model_.reset();
   emit modelUnloaded();
+}
+
+void EngineHost::onModelRestored(const ModelInfo& info) {
+  model_ = info;
+  emit modelRestored(info);
 }
 
 void EngineHost::onBusyChanged(bool busy) {

@@ -26,12 +26,16 @@ class EngineHost : public QObject {
   ~EngineHost() override;
 
   // Loads a model with `settings` on a backend over `devices`; a load
-  // already in flight is cancelled first. Returns the load's id.
+  // already in flight is cancelled first. Returns the load's id. The model
+  // loaded before serves until the worker unloads it, which it does only
+  // once the new folder has been read and checked; if the new model then
+  // fails to load, the worker loads the old one again (modelRestored).
   quint64 load(const ui::EngineSettings& settings, const DeviceLists& devices);
   void cancelLoad();
   void unload();
   bool isLoading() const { return loading_.has_value(); }
-  // The model loaded last, if one is loaded.
+  // The model the worker serves now, if any (while a load is in flight: the
+  // model before it, until the worker unloads that one).
   const std::optional<ModelInfo>& model() const { return model_; }
   bool isBusy() const { return busy_; }
 
@@ -46,6 +50,9 @@ class EngineHost : public QObject {
   void modelLoaded(const quire::gui::ModelInfo& info);
   void loadFailed(const quire::gui::EngineFailure& failure);
   void modelUnloaded();
+  // A new model failed to load after the one before was unloaded, and that
+  // one was loaded again; loadFailed follows for the new one.
+  void modelRestored(const quire::gui::ModelInfo& info);
   void replyText(qint64 reply_id, const QString& delta);
   void replyFinished(const quire::gui::ReplyOutcome& outcome);
   void snapshotReady(const quire::ui::MemorySnapshotView& snapshot);
@@ -69,6 +76,7 @@ class EngineHost : public QObject {
   void onModelLoaded(quint64 id, const ModelInfo& info);
   void onLoadFailed(quint64 id, const EngineFailure& failure);
   void onModelUnloaded();
+  void onModelRestored(const ModelInfo& info);
   void onBusyChanged(bool busy);
 
   QThread thread_;

@@ -53,7 +53,7 @@ struct ModelInfo {
   qint64 context_tokens = 0;  // what one conversation may hold
   // context_tokens is the model's max_position_embeddings, not a setting or the cache.
   bool context_is_model_limit = false;
-  QString prompt_format;      // "template", "chatml", ...
+  QString prompt_format;  // "template", "chatml", ...
   // For people: "the model's chat template (tokenizer_config.json)", "Llama 3 ...".
   QString prompt_format_title;
   // Why the model's own chat template is not used (it names the problem and
@@ -73,8 +73,10 @@ struct EngineFailure {
   QString detail;
   QString advice;
 
-  // "title: detail advice", one paragraph.
+  // "title: detail. advice", one paragraph of sentences.
   QString text() const;
+  // Appends a sentence to the advice.
+  void addAdvice(const QString& sentence);
 };
 
 // One message of a conversation as the store keeps it.

@@ -30,6 +30,9 @@ struct EngineWorker::Loaded {
   std::unique_ptr<engine::Generator> generator;
   engine::GeneratorConfig generator_config;
   ModelInfo info;
+  // What it was loaded with: a switch to another model that fails loads it
+  // again from this.
+  LoadRequest request;
 };
 
 namespace {
@@ -108,23 +111,33 @@ EngineWorker::~EngineWorker() = default;
 
 // ---- loading ----
 
-std::unique_ptr<EngineWorker::Loaded> EngineWorker::load(const LoadRequest& request) {
+std::unique_ptr<EngineWorker::Loaded> EngineWorker::prepare(const LoadRequest& request) {
   const ui::EngineSettings& settings = request.settings;
+  if (std::optional<EngineFailure> problem = model_folder_failure(settings.model_directory)) {
+    throw *problem;
+  }
   auto loaded = std::make_unique<Loaded>();
-  BackendSelection selection = make_backend(settings, request.devices);
-  loaded->backend = std::move(selection.backend);
+  loaded->request = request;
   loaded->model = std::make_shared<const engine::ModelDescription>(
       engine::ModelDescription::open(settings.model_directory.toStdString()));
   loaded->tokenizer = std::make_unique<engine::Tokenizer>(
       engine::Tokenizer::load(settings.model_directory.toStdString()));
   // Before any weight is read: tokenizer files of another model are refused at once.
   engine::check_tokenizer_fits_model(*loaded->tokenizer, *loaded->model);
+  return loaded;
+}
+
+void EngineWorker::complete(Loaded& loaded) {
+  const LoadRequest& request = loaded.request;
+  const ui::EngineSettings& settings = request.settings;
+  BackendSelection selection = make_backend(settings, request.devices);
+  loaded.backend = std::move(selection.backend);
   const engine::RuntimeOptions options =
-      runtime_options(settings, *loaded->model, selection.indices);
+      runtime_options(settings, *loaded.model, selection.indices);
 
   // The verdict first, in the planner's words, before any weight is read.
   const engine::PlacementPlan plan = engine::plan_placement(
-      engine::placement_request(*loaded->model, loaded->backend->devices(), options));
+      engine::placement_request(*loaded.model, loaded.backend->devices(), options));
   if (!plan.fits) throw does_not_fit_failure(plan);
 
   engine::LoadOptions load_options;
@@ -136,44 +149,71 @@ std::unique_ptr<EngineWorker::Loaded> EngineWorker::load(const LoadRequest& requ
     last_percent = percent;
     emit loadProgress(request.id, done, total);
   };
-  loaded->runtime = std::make_unique<engine::ModelRuntime>(loaded->model, *loaded->backend, options,
-                                                           load_options);
+  loaded.runtime =
+      std::make_unique<engine::ModelRuntime>(loaded.model, *loaded.backend, options, load_options);
   const engine::FormatChoice format =
       choose_format(settings.model_directory, settings.prompt_format);
-  loaded->book = std::make_unique<ConversationBook>(*loaded->tokenizer, format.format,
-                                                    settings.model_directory);
-  loaded->format_request = settings.prompt_format;
-  loaded->generator_config = generator_config(settings);
-  loaded->generator = std::make_unique<engine::Generator>(*loaded->runtime, *loaded->tokenizer,
-                                                          loaded->generator_config);
-  loaded->info =
-      describe(*loaded->runtime, settings, format, QString::fromStdString(loaded->backend->name()));
-  loaded->info.backend_note = selection.fallback_reason;
-  loaded->info.render_key = loaded->book->render_key(settings.system_prompt);
-  return loaded;
+  loaded.book = std::make_unique<ConversationBook>(*loaded.tokenizer, format.format,
+                                                   settings.model_directory);
+  loaded.format_request = settings.prompt_format;
+  loaded.generator_config = generator_config(settings);
+  loaded.generator = std::make_unique<engine::Generator>(*loaded.runtime, *loaded.tokenizer,
+                                                         loaded.generator_config);
+  loaded.info =
+      describe(*loaded.runtime, settings, format, QString::fromStdString(loaded.backend->name()));
+  loaded.info.backend_note = selection.fallback_reason;
+  loaded.info.render_key = loaded.book->render_key(settings.system_prompt);
+  // Cancelled after its last tensor is still cancelled: the model before is
+  // loaded again rather than this one kept.
+  if (request.cancel && request.cancel->load()) throw engine::LoadCancelled();
 }
 
 void EngineWorker::loadModel(const LoadRequest& request) {
-  unloadModel();
-  const QString& directory = request.settings.model_directory;
-  if (directory.trimmed().isEmpty()) {
-    emit loadFailed(request.id, no_model_failure());
-    return;
-  }
-  if (!QFileInfo(directory).isDir()) {
-    emit loadFailed(request.id, missing_folder_failure(directory));
-    return;
-  }
+  std::unique_ptr<Loaded> next;
   try {
-    loaded_ = load(request);
-  } catch (const EngineFailure& failure) {
-    emit loadFailed(request.id, failure);
-    return;
+    next = prepare(request);
+    if (request.cancel && request.cancel->load()) throw engine::LoadCancelled();
   } catch (...) {
+    // The model before was not touched: it serves on.
     emit loadFailed(request.id, failure_from(std::current_exception()));
     return;
   }
+  // Weights, cache and scratch of two models rarely fit at once, so the
+  // model before goes first; the plan then counts its memory as free.
+  std::optional<LoadRequest> previous;
+  if (loaded_) previous = loaded_->request;
+  unloadModel();
+  try {
+    complete(*next);
+  } catch (...) {
+    EngineFailure failure = failure_from(std::current_exception());
+    next.reset();
+    if (previous) restore(*previous, failure);
+    emit loadFailed(request.id, failure);
+    return;
+  }
+  loaded_ = std::move(next);
   emit modelLoaded(request.id, loaded_->info);
+  publishSnapshot();
+}
+
+void EngineWorker::restore(LoadRequest previous, EngineFailure& failure) {
+  // The user cancelled the new load, not the model before it.
+  previous.cancel = std::make_shared<std::atomic<bool>>(false);
+  const QString name = display_name(previous.settings.model_directory);
+  try {
+    std::unique_ptr<Loaded> again = prepare(previous);
+    complete(*again);
+    loaded_ = std::move(again);
+  } catch (...) {
+    failure.addAdvice(QStringLiteral("%1, loaded before, could not be loaded again either (%2), so "
+                                     "no model is loaded.")
+                          .arg(name, failure_from(std::current_exception()).text()));
+    return;
+  }
+  failure.addAdvice(
+      QStringLiteral("Quire loaded %1 again with its earlier settings.").arg(loaded_->info.name));
+  emit modelRestored(loaded_->info);
   publishSnapshot();
 }
 

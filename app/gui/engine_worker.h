@@ -37,7 +37,11 @@ class EngineWorker : public QObject {
   ~EngineWorker() override;
 
  public slots:
-  // Ends every reply (as cancelled), unloads what is loaded and loads anew.
+  // Reads and checks the new folder (config.json, every tensor header, the
+  // tokenizer) while the model before keeps serving, and fails without
+  // touching it when that goes wrong. Then ends every reply (as cancelled),
+  // unloads the model before and loads the new one; if that fails, the model
+  // before is loaded again (modelRestored) before loadFailed is sent.
   void loadModel(const quire::gui::LoadRequest& request);
   void unloadModel();
   void startReply(const quire::gui::ReplyRequest& request);
@@ -51,6 +55,7 @@ class EngineWorker : public QObject {
   void modelLoaded(quint64 load_id, const quire::gui::ModelInfo& info);
   void loadFailed(quint64 load_id, const quire::gui::EngineFailure& failure);
   void modelUnloaded();
+  void modelRestored(const quire::gui::ModelInfo& info);
   void replyText(qint64 reply_id, const QString& delta);
   void replyFinished(const quire::gui::ReplyOutcome& outcome);
   void snapshotReady(const quire::ui::MemorySnapshotView& snapshot);
@@ -76,7 +81,9 @@ class EngineWorker : public QObject {
   void recoverFromStepFailure(const EngineFailure& failure);
   void endAllReplies();
   void setBusy(bool busy);
-  std::unique_ptr<Loaded> load(const LoadRequest& request);
+  std::unique_ptr<Loaded> prepare(const LoadRequest& request);
+  void complete(Loaded& loaded);
+  void restore(LoadRequest previous, EngineFailure& failure);
 
   std::unique_ptr<Loaded> loaded_;
   std::map<engine::JobId, Active> active_;

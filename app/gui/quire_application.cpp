@@ -200,6 +200,7 @@ void QuireApplication::start() {
     // First run: the demo model is offered with its plan, one click from loading.
     priceWelcome(options_.demo_model);
   }
+  showServingModel();
   refreshCentral();
   sample_timer_.start(options_.sample_interval_ms);
 }
@@ -289,11 +290,7 @@ void QuireApplication::wireSettings() {
             window_->settingsPanel()->setPlan(pricer_->price(edited));
           });
   connect(&panel, &ui::SettingsPanel::applyRequested, this, &QuireApplication::onSettingsApplied);
-  connect(window_->demoAction(), &QAction::triggered, this, [this] {
-    ui::EngineSettings engine = settings_.engine;
-    engine.model_directory = options_.demo_model;
-    loadModel(engine);
-  });
+  connect(window_->demoAction(), &QAction::triggered, this, &QuireApplication::loadDemoModel);
   connect(window_->unloadAction(), &QAction::triggered, this, [this] { host_->unload(); });
 }
 
@@ -341,8 +338,11 @@ void QuireApplication::wireWelcome() {
     const QString directory = chooseDirectory(tr("Choose a model folder"), QDir::homePath());
     if (!directory.isEmpty()) priceWelcome(directory);
   });
-  connect(&welcome, &ui::WelcomeView::useDemoModelRequested, this,
-          [this] { priceWelcome(options_.demo_model); });
+  // The button says what it does: the demo model loads at once.
+  connect(&welcome, &ui::WelcomeView::useDemoModelRequested, this, [this] {
+    priceWelcome(options_.demo_model);
+    loadDemoModel();
+  });
   connect(&welcome, &ui::WelcomeView::loadRequested, this, [this] {
     ui::EngineSettings engine = settings_.engine;
     engine.model_directory = window_->welcome()->modelDirectory();
@@ -357,7 +357,6 @@ void QuireApplication::wireEngine() {
   connect(&host, &EngineHost::loadStarted, this, [this](const QString& directory) {
     window_->showLoading(tr("Loading %1").arg(QFileInfo(QDir::cleanPath(directory)).fileName()), 0,
                          0);
-    window_->statusLine()->setModelName(QString());
   });
   connect(&host, &EngineHost::loadProgress, this, [this](qint64 done, qint64 total) {
     window_->showLoading(tr("Loading weights"), done, total);
@@ -365,12 +364,16 @@ void QuireApplication::wireEngine() {
   connect(&host, &EngineHost::modelLoaded, this, &QuireApplication::onModelLoaded);
   connect(&host, &EngineHost::loadFailed, this, &QuireApplication::onLoadFailed);
   connect(&host, &EngineHost::modelUnloaded, this, [this] {
-    window_->setBackendNote(QString());
-    window_->statusLine()->setModelName(QString());
-    window_->statusLine()->setDevices(QString());
-    window_->statusLine()->setCacheFormat(QString());
-    window_->setEngineState(tr("No model loaded"));
+    window_->restoreEmptyStateText();
+    // The last reply's speed belonged to the model that is gone.
+    window_->statusLine()->clearLastReply();
+    showServingModel();
     window_->memoryPanel()->clear();
+    chats_->modelChanged();
+    refreshCentral();
+  });
+  connect(&host, &EngineHost::modelRestored, this, [this] {
+    showServingModel();
     chats_->modelChanged();
     refreshCentral();
   });
@@ -402,6 +405,8 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
     window_->showNotice(info.format_notice, MainWindow::Notice::Info);
   window_->setWindowTitle(QStringLiteral("%1 — Quire").arg(info.name));
   settings_.rememberModel(info.directory);
+  serving_settings_ = settings_.engine;
+  serving_settings_->model_directory = info.directory;
   window_->settingsPanel()->setSettings(settings_.engine);
   saveSettings();
   chats_->modelChanged();
@@ -412,14 +417,53 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
 
 void QuireApplication::onLoadFailed(const EngineFailure& failure) {
   window_->hideLoading();
-  window_->setBackendNote(QString());
-  window_->setEngineState(tr("No model loaded"));
+  if (host_->model() && serving_settings_) {
+    // The model that serves runs with the settings it was loaded with: they
+    // are the applied ones again, live settings as last applied.
+    ui::EngineSettings kept = *serving_settings_;
+    const ui::EngineSettings& tried = settings_.engine;
+    kept.recent_models = tried.recent_models;
+    kept.sampling = tried.sampling;
+    kept.system_prompt = tried.system_prompt;
+    kept.prompt_format = tried.prompt_format;
+    kept.max_context = tried.max_context;
+    settings_.setEngineSettings(kept);
+    saveSettings();
+    window_->settingsPanel()->setSettings(settings_.engine);
+    window_->settingsPanel()->setPlan(pricer_->price(settings_.engine));
+    chats_->setEngineSettings(settings_.engine);
+  } else if (!host_->model()) {
+    serving_settings_.reset();
+  }
+  showServingModel();
   window_->showNotice(failure.text(), failure.kind == EngineFailure::Kind::Cancelled
                                           ? MainWindow::Notice::Info
                                           : MainWindow::Notice::Error);
   if (!settings_.engine.model_directory.isEmpty()) priceWelcome(settings_.engine.model_directory);
   refreshCentral();
   emit loadFailed(failure);
+}
+
+void QuireApplication::showServingModel() {
+  const std::optional<ModelInfo>& model = host_->model();
+  ui::StatusLine& status = *window_->statusLine();
+  status.setModelName(model ? model->name : QString());
+  status.setDevices(model ? devices_text(*model) : QString());
+  status.setCacheFormat(model ? model->cache_format : QString());
+  // Why the model runs on another backend than the settings prefer; it stays
+  // in the status bar as long as the model is loaded.
+  window_->setBackendNote(model ? model->backend_note : QString());
+  window_->setWindowTitle(model ? QStringLiteral("%1 — Quire").arg(model->name)
+                                : tr("No model loaded — Quire"));
+  // While a load is in flight the state says what is loading.
+  if (host_->isLoading()) return;
+  window_->setEngineState(model ? ready_text(*model) : tr("No model loaded"));
+}
+
+void QuireApplication::loadDemoModel() {
+  ui::EngineSettings engine = settings_.engine;
+  engine.model_directory = options_.demo_model;
+  loadModel(engine);
 }
 
 void QuireApplication::takeSample() {

@@ -97,6 +97,10 @@ class QuireApplication : public QObject {
   void wireFiles();
   void onModelLoaded(const ModelInfo& info);
   void onLoadFailed(const EngineFailure& failure);
+  // The title, the status line and the engine state name the model the
+  // engine serves now, or say that none is loaded.
+  void showServingModel();
+  void loadDemoModel();
   void onSettingsApplied(const ui::EngineSettings& settings, bool needs_reload);
   void selectChat(std::optional<store::ChatId> chat);
   void priceWelcome(const QString& directory);
@@ -119,6 +123,9 @@ class QuireApplication : public QObject {
   QTimer sample_timer_;
   QElapsedTimer clock_;
   bool started_ = false;
+  // The settings the model that serves was loaded with; a load that fails
+  // while it serves leaves them the applied settings.
+  std::optional<ui::EngineSettings> serving_settings_;
 };
 
 // The bundled demo model: $QUIRE_DEMO_MODEL, else <exe>/../share/quire/demo-model
