@@ -8,6 +8,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTableWidget>
 #include <QTest>
 
@@ -51,9 +52,12 @@ class HelpMenuTest : public QObject {
     int code = -1;
     const QString version = run_headless(QStringLiteral("--version"), &code);
     QCOMPARE(code, 0);
-    QCOMPARE(version, QStringLiteral("quire %1 (commit %2)\n")
-                          .arg(QString::fromLatin1(gui::build_version()),
-                               QString::fromLatin1(gui::build_commit())));
+    // The commit is the program's own: a tree rebuilt in part may hold a test
+    // configured at another commit, so only its form is checked here.
+    const QRegularExpression form(
+        QStringLiteral("^quire %1 \\(commit ([0-9a-f]{7,40}|unknown)\\)\n$")
+            .arg(QRegularExpression::escape(QString::fromLatin1(gui::build_version()))));
+    QVERIFY2(form.match(version).hasMatch(), qPrintable(version));
     const QString help = run_headless(QStringLiteral("--help"), &code);
     QCOMPARE(code, 0);
     QVERIFY2(help.contains(QStringLiteral("--model <DIR>")) &&

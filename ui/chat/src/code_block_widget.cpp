@@ -2,6 +2,7 @@
 
 #include <QClipboard>
 #include <QFontDatabase>
+#include <QFontInfo>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -47,7 +48,15 @@ CodeBlockWidget::CodeBlockWidget(QWidget* parent) : TintedFrame(Tint::Code, pare
   view_->setObjectName(QStringLiteral("codeText"));
   view_->setAccessibleName(tr("Code"));
   view_->setWrapping(false);
-  const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  if (!QFontInfo(mono).fixedPitch()) {
+    // Some font setups answer the fixed-font query with a proportional face;
+    // code must still line up.
+    mono.setFamilies({QStringLiteral("DejaVu Sans Mono"), QStringLiteral("Liberation Mono"),
+                      QStringLiteral("monospace")});
+    mono.setStyleHint(QFont::TypeWriter);
+    mono.setFixedPitch(true);
+  }
   view_->setFont(mono);
   view_->document()->setDefaultFont(mono);
   view_->document()->setDocumentMargin(10);
