@@ -98,8 +98,9 @@ settle 4
 shot "second-chat"
 
 # 2. Back to the first chat: the list's second row (newest first).
-read -r wx wy < <(xdotool getwindowgeometry --shell "$window" | awk -F= '/^X=|^Y=/{printf "%s ", $2} END{print ""}')
-xdotool mousemove $((wx + 120)) $((wy + 165)) click 1
+read -r wx wy wh < <(xdotool getwindowgeometry --shell "$window" |
+  awk -F= '/^X=|^Y=|^HEIGHT=/{printf "%s ", $2} END{print ""}')
+xdotool mousemove $((wx + 120)) $((wy + 122)) click 1
 settle 1
 shot "back-to-first-chat"
 
@@ -121,6 +122,8 @@ shot "model-still-loaded"
 # 4. A 20,000-word paste.
 python3 -c 'import itertools; print(" ".join(itertools.islice(itertools.cycle(["lorem", "ipsum", "dolor", "sit", "amet"]), 20000)))' |
   xclip -selection clipboard
+# Into the message box (bottom of the conversation column), then paste.
+xdotool mousemove $((wx + 470)) $((wy + wh - 70)) click 1
 xdotool key ctrl+v
 settle 1
 xdotool key Return
