@@ -79,10 +79,12 @@ wait_title() {
 # each one) or the given seconds pass: replies of the demo model take a moment.
 settle() { sleep "${1:-3}"; }
 
-window=$(xdotool search --sync --name "Quire" | head -1)
+# The main window (Qt also maps a 3x3 leader window with the same name).
+window=$(xdotool search --sync --onlyvisible --name "— Quire" | head -1)
 xdotool windowsize "$window" 1280 800
 xdotool windowmove "$window" 40 40
 xdotool windowactivate --sync "$window"
+sleep 1
 wait_title "Demo model"
 settle 2
 
@@ -123,7 +125,7 @@ shot "model-still-loaded"
 python3 -c 'import itertools; print(" ".join(itertools.islice(itertools.cycle(["lorem", "ipsum", "dolor", "sit", "amet"]), 20000)))' |
   xclip -selection clipboard
 # Into the message box (bottom of the conversation column), then paste.
-xdotool mousemove $((wx + 470)) $((wy + wh - 70)) click 1
+xdotool mousemove $((wx + 400)) $((wy + wh - 93)) click 1
 xdotool key ctrl+v
 settle 1
 xdotool key Return
