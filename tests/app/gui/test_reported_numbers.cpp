@@ -165,6 +165,38 @@ class ReportedNumbersTest : public QObject {
     QCOMPARE(window.width(), 1024);
   }
 
+  // In the window as the walkthrough sees it (1280 px, memory panel open),
+  // the footer shows whole items only: none cut into a fragment, and the
+  // model name, if shortened, ends in "…".
+  void theFooterShowsWholeItemsInANarrowColumn() {
+    AppRun run(demo_model());
+    run.start();
+    QVERIFY(run.waitForModel());
+    gui::MainWindow& window = run.app->window();
+    window.resize(1280, 800);
+    window.memoryDock()->show();
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(run.send(QStringLiteral("Hello!")));
+    QCoreApplication::processEvents();
+    ui::StatusLine* line = window.statusLine();
+    QCoreApplication::processEvents();
+    for (QLabel* label : line->findChildren<QLabel*>()) {
+      if (!label->isVisible() || label->text() == QStringLiteral("·")) continue;
+      const QString whole = line->itemText(label->objectName());
+      if (label->text() != whole) {
+        QVERIFY2(label->objectName() == QStringLiteral("modelLabel") &&
+                     label->text().endsWith(QChar(0x2026)),
+                 qPrintable(label->objectName() + QStringLiteral(": ") + label->text()));
+      }
+      QVERIFY2(label->width() >= label->sizeHint().width(),
+               qPrintable(QStringLiteral("%1 \"%2\": %3 of %4 px")
+                              .arg(label->objectName(), label->text())
+                              .arg(label->width())
+                              .arg(label->sizeHint().width())));
+    }
+  }
+
   void theMessageBoxKeepsClearOfTheWindowsEdge() {
     AppRun run(demo_model());
     run.start();

@@ -152,6 +152,68 @@ class StatusLineTest : public QObject {
                             .arg(gauge->geometry().right())
                             .arg(line.width())));
   }
+
+  // A narrow line drops whole items, the last reply's figures first, and
+  // shortens only the model name, with "…": never fragments of every label.
+  void aNarrowLineDropsWholeItems() {
+    StatusLine line;
+    line.setModelName(QStringLiteral("Demo model (5.8M parameters)"));
+    line.setDevices(QStringLiteral("cpu"));
+    line.setCacheFormat(QStringLiteral("FP16"));
+    line.setTokensPerSecond(746.8);
+    line.setTimeToFirstToken(0.017);
+    line.setReusedTokens(4, 14);
+    line.setContextFill(42, 256);
+    line.resize(900, line.sizeHint().height());
+    line.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&line));
+    const QStringList names = {QStringLiteral("modelLabel"),      QStringLiteral("devicesLabel"),
+                               QStringLiteral("cacheLabel"),      QStringLiteral("speedLabel"),
+                               QStringLiteral("firstTokenLabel"), QStringLiteral("reusedLabel")};
+    const auto label = [&](const QString& name) { return line.findChild<QLabel*>(name); };
+    for (const QString& name : names) {
+      QVERIFY2(label(name)->isVisible(), qPrintable(name));
+      QCOMPARE(label(name)->text(), line.itemText(name));
+      QVERIFY2(label(name)->width() >= label(name)->sizeHint().width(),
+               qPrintable(QStringLiteral("%1: %2 of %3")
+                              .arg(name)
+                              .arg(label(name)->width())
+                              .arg(label(name)->sizeHint().width())));
+    }
+
+    line.resize(330, line.height());
+    QTRY_VERIFY(!label(QStringLiteral("reusedLabel"))->isVisible());
+    QVERIFY(label(QStringLiteral("modelLabel"))->isVisible());
+    // What is hidden is a prefix of the order items give way in.
+    const QStringList giveWay = {QStringLiteral("reusedLabel"), QStringLiteral("firstTokenLabel"),
+                                 QStringLiteral("devicesLabel"), QStringLiteral("cacheLabel"),
+                                 QStringLiteral("speedLabel")};
+    bool shownBefore = false;
+    for (const QString& name : giveWay) {
+      if (label(name)->isVisible()) shownBefore = true;
+      QVERIFY2(!shownBefore || label(name)->isVisible(), qPrintable(name));
+    }
+    for (const QString& name : names) {
+      QLabel* shown = label(name);
+      if (!shown->isVisible() || name == QStringLiteral("modelLabel")) continue;
+      // Whole text at its whole width.
+      QCOMPARE(shown->text(), line.itemText(name));
+      QVERIFY2(shown->width() >= shown->sizeHint().width(), qPrintable(name));
+    }
+    QVERIFY(line.findChild<ContextGauge*>(QStringLiteral("contextGauge"))->isVisible());
+
+    line.resize(200, line.height());
+    QTRY_VERIFY(label(QStringLiteral("modelLabel"))->text().endsWith(QChar(0x2026)));
+    for (const QString& name : names.mid(1))
+      QVERIFY2(!label(name)->isVisible(), qPrintable(name));
+    QCOMPARE(line.itemText(QStringLiteral("modelLabel")),
+             QStringLiteral("Demo model (5.8M parameters)"));
+
+    line.resize(900, line.height());
+    QTRY_VERIFY(label(QStringLiteral("reusedLabel"))->isVisible());
+    QCOMPARE(label(QStringLiteral("modelLabel"))->text(),
+             QStringLiteral("Demo model (5.8M parameters)"));
+  }
 };
 
 QUIRE_TEST(StatusLineTest)

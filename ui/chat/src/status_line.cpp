@@ -3,6 +3,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLocale>
+#include <QResizeEvent>
 #include <algorithm>
 #include <cmath>
 
@@ -17,11 +18,17 @@ StatusLine::StatusLine(QWidget* parent) : QWidget(parent) {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(12, 4, 12, 4);
   layout->setSpacing(6);
+  // The line decides what to show from its width (fitItems), so the layout
+  // must not impose the width of everything shown as the line's minimum.
+  layout->setSizeConstraint(QLayout::SetNoConstraint);
 
   model_ = addItem("modelLabel", tr("The model answering in this chat"));
   QFont bold = model_->font();
   bold.setWeight(QFont::DemiBold);
   model_->setFont(bold);
+  // The one label that shortens (with "…") rather than giving way.
+  model_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
+  model_->setMinimumWidth(1);
   devices_ =
       addItem("devicesLabel", tr("Devices the model's layers and its cache are spread over"));
   cache_ = addItem("cacheLabel",
@@ -61,9 +68,9 @@ QLabel* StatusLine::addItem(const char* name, const QString& tip) {
   label->setToolTip(tip);
   label->setAccessibleDescription(tip);
   label->setTextFormat(Qt::PlainText);
-  // An explicit minimum lets a narrow chat column shorten the labels (their
-  // tooltips keep every word) instead of pushing the context gauge out of sight.
-  label->setMinimumWidth(1);
+  // Labels keep their whole width; a narrow line hides whole items instead
+  // (fitItems), so no label is ever cut into a fragment.
+  label->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);
   layout()->addWidget(separator);
   layout()->addWidget(label);
   items_.push_back({separator, label});
@@ -71,10 +78,80 @@ QLabel* StatusLine::addItem(const char* name, const QString& tip) {
 }
 
 void StatusLine::setItem(QLabel* label, const QString& text) {
-  label->setText(text);
+  texts_[label] = text;
   label->setAccessibleName(text);
-  label->setVisible(!text.isEmpty());
+  fitItems();
+}
+
+QString StatusLine::itemText(const QString& objectName) const {
+  for (const auto& [label, text] : texts_) {
+    if (label->objectName() == objectName) return text;
+  }
+  return {};
+}
+
+int StatusLine::widthWithout(const std::set<const QWidget*>& hidden) const {
+  const auto* box = static_cast<const QHBoxLayout*>(layout());
+  const QMargins margins = box->contentsMargins();
+  // The stretch between the items and the gauge takes one spacing too.
+  int width = margins.left() + margins.right() + box->spacing();
+  int shown = 0;
+  for (const Item& item : items_) {
+    const bool gone = item.widget == gauge_ ? gauge_->isHidden() : hidden.contains(item.widget);
+    if (gone) continue;
+    width += item.widget->sizeHint().width();
+    if (shown > 0) width += item.separator->sizeHint().width() + 2 * box->spacing();
+    ++shown;
+  }
+  return width;
+}
+
+void StatusLine::fitItems() {
+  for (const auto& [label, text] : texts_) {
+    label->setText(text);
+    label->setVisible(!text.isEmpty());
+  }
   refreshSeparators();
+  // Until it is shown the line has no width of its own to fit: show all.
+  if (!isVisible()) return;
+  // The layout measures what the shown items need (its size constraint is
+  // off, so trying a set of items does not resize the line).
+  const auto needed = [this] {
+    layout()->invalidate();
+    return layout()->sizeHint().width();
+  };
+  for (QLabel* label : {reused_, firstToken_, devices_, cache_, speed_}) {
+    if (needed() <= width()) break;
+    label->hide();
+    refreshSeparators();
+  }
+  const int excess = needed() - width();
+  if (excess > 0) {
+    const int room = std::max(0, model_->sizeHint().width() - excess);
+    model_->setText(model_->fontMetrics().elidedText(texts_[model_], Qt::ElideRight, room));
+  }
+  // Lay the chosen items out now: the resize that asked for this fit has
+  // already placed them as they were.
+  layout()->invalidate();
+  layout()->activate();
+}
+
+QSize StatusLine::minimumSizeHint() const {
+  // What the line needs with every item that can give way gone: it must not
+  // hold the chat column open at the width of everything it shows now.
+  std::set<const QWidget*> hidden{reused_, firstToken_, devices_, cache_, speed_};
+  const int model = model_->sizeHint().width();
+  return {widthWithout(hidden) - model + model_->minimumWidth(), layout()->minimumSize().height()};
+}
+
+void StatusLine::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  fitItems();
+}
+
+void StatusLine::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitItems();
 }
 
 void StatusLine::refreshSeparators() {
@@ -143,7 +220,7 @@ void StatusLine::setContextFill(qint64 used, qint64 maximum) {
           .arg(QLocale().toString(contextUsed_), QLocale().toString(contextMaximum_))
           .arg(qRound(contextFraction() * 100)));
   gauge_->setVisible(contextMaximum_ > 0);
-  refreshSeparators();
+  fitItems();  // the gauge's width changes with its figures
 }
 
 double StatusLine::contextFraction() const {

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <QString>
 #include <QWidget>
+#include <map>
+#include <set>
 #include <vector>
 
 class QLabel;
@@ -13,7 +16,9 @@ class ContextGauge;
 // format, how the last reply went (tokens per second, time to first token,
 // tokens reused from the cache) and how full this chat's context is. Every
 // item has a tooltip saying what it means. Setters take plain values; an
-// empty string or a negative number hides the item.
+// empty string or a negative number hides the item. When the line is too
+// narrow, whole items give way (the last reply's figures first, then the
+// devices and the cache format) and the model name ends in "…"; the gauge stays.
 //
 // Object names: "modelLabel", "devicesLabel", "cacheLabel", "speedLabel",
 // "firstTokenLabel", "reusedLabel", "contextGauge".
@@ -43,22 +48,36 @@ class StatusLine : public QWidget {
   // Tokens of the context window in use by this chat, of `maximum`.
   void setContextFill(qint64 used, qint64 maximum);
 
+  // The item's whole text (a label may show it shortened); empty when unset.
+  QString itemText(const QString& objectName) const;
+
   qint64 contextUsed() const { return contextUsed_; }
   qint64 contextMaximum() const { return contextMaximum_; }
   // used / maximum, clamped to [0, 1]; 0 without a maximum.
   double contextFraction() const;
   FillLevel contextLevel() const;
+  QSize minimumSizeHint() const override;
 
  private:
   QLabel* addItem(const char* name, const QString& tip);
   void setItem(QLabel* label, const QString& text);
   void refreshSeparators();
+  // Shows the items that fit the width, in priority order.
+  void fitItems();
+  // Width the line needs with the items in `hidden` left out.
+  int widthWithout(const std::set<const QWidget*>& hidden) const;
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+
+ private:
   struct Item {
     QLabel* separator;
     QWidget* widget;
   };
   std::vector<Item> items_;
+  std::map<QLabel*, QString> texts_;  // whole texts of the labels
   QLabel* model_ = nullptr;
   QLabel* devices_ = nullptr;
   QLabel* cache_ = nullptr;
