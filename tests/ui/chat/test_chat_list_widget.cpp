@@ -263,6 +263,34 @@ class ChatListWidgetTest : public QObject {
     QTRY_VERIFY(qobject_cast<QLineEdit*>(QApplication::focusWidget()));
   }
 
+  // A long title in a narrow sidebar: the undo bar shortens it inside its
+  // quotes instead of clipping the message at the bar's edge.
+  void theUndoBarFitsALongTitle() {
+    auto model = makeModel();
+    model->item(4)->setText(QStringLiteral("Caches explained: pages, hashes and the prefix index"));
+    ChatListWidget widget;
+    widget.setModel(model.get());
+    widget.resize(240, 500);
+    widget.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&widget));
+    clickChat(widget, 15);
+    widget.deleteCurrent();
+    QVERIFY(widget.isUndoVisible());
+    auto* undoLabel = widget.findChild<QLabel*>(QStringLiteral("undoLabel"));
+    QTRY_VERIFY2(undoLabel->fontMetrics().horizontalAdvance(undoLabel->text()) <=
+                     undoLabel->contentsRect().width(),
+                 qPrintable(undoLabel->text()));
+    // The bar, its Undo button included, stays inside the 240-pixel sidebar.
+    QCOMPARE(widget.width(), 240);
+    auto* undoButton = widget.findChild<QToolButton*>(QStringLiteral("undoButton"));
+    QVERIFY(undoButton->isVisible());
+    QVERIFY(undoButton->mapTo(&widget, QPoint(undoButton->width(), 0)).x() <= widget.width());
+    QVERIFY(undoLabel->text().startsWith(QStringLiteral("Deleted “Caches")));
+    QVERIFY(undoLabel->text().endsWith(QStringLiteral("…”")));
+    QCOMPARE(undoLabel->toolTip(),
+             QStringLiteral("Deleted “Caches explained: pages, hashes and the prefix index”"));
+  }
+
   void deletesWithUndo() {
     auto model = makeModel();
     ChatListWidget widget;
@@ -280,9 +308,14 @@ class ChatListWidgetTest : public QObject {
     QCOMPARE(deletes.count(), 1);
     QCOMPARE(deletes[0][0].toLongLong(), 15);
     QVERIFY(widget.isUndoVisible());
-    QVERIFY(widget.findChild<QLabel*>(QStringLiteral("undoLabel"))
-                ->text()
-                .contains(QStringLiteral("CV cover letter")));
+    auto* undoLabel = widget.findChild<QLabel*>(QStringLiteral("undoLabel"));
+    QVERIFY(undoLabel->text().contains(QStringLiteral("CV cover letter")));
+    // The whole message fits the bar: a title too long is shortened inside
+    // its quotes, never cut off at the bar's edge.
+    QTRY_VERIFY(undoLabel->fontMetrics().horizontalAdvance(undoLabel->text()) <=
+                undoLabel->contentsRect().width());
+    QVERIFY(undoLabel->text().endsWith(QStringLiteral("”")));
+    QVERIFY(undoLabel->toolTip().contains(QStringLiteral("CV cover letter")));
     QTest::mouseClick(widget.findChild<QToolButton*>(QStringLiteral("undoButton")), Qt::LeftButton);
     QCOMPARE(undos.count(), 1);
     QCOMPARE(undos[0][0].toLongLong(), 15);

@@ -1,6 +1,7 @@
 #include "quire/ui/chat_list_widget.h"
 
 #include <QAction>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -78,6 +79,11 @@ ChatListWidget::ChatListWidget(QWidget* parent) : QWidget(parent) {
   undoLayout->setContentsMargins(10, 4, 4, 4);
   undoLabel_ = new QLabel(undoBar_);
   undoLabel_->setObjectName(QStringLiteral("undoLabel"));
+  // The title is shortened to the label's width (elideUndoTitle), so the
+  // label must not ask for the whole title's width.
+  undoLabel_->setMinimumWidth(1);
+  undoLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  undoLabel_->installEventFilter(this);
   undoButton_ = new QToolButton(undoBar_);
   undoButton_->setObjectName(QStringLiteral("undoButton"));
   undoButton_->setText(tr("Undo"));
@@ -246,9 +252,25 @@ void ChatListWidget::deleteCurrent() {
 
 void ChatListWidget::showUndo(qint64 id, const QString& title) {
   pendingDelete_ = id;
-  undoLabel_->setText(tr("Deleted “%1”").arg(shortTitle(title)));
+  undoTitle_ = title;
+  undoLabel_->setToolTip(tr("Deleted “%1”").arg(title));
   undoBar_->show();
+  elideUndoTitle();
   undoTimer_->start(undoTimeoutMs_);
+}
+
+void ChatListWidget::elideUndoTitle() {
+  // "Deleted “…”" keeps its quotes and shortens the title inside them.
+  const QFontMetrics metrics = undoLabel_->fontMetrics();
+  const int frame = metrics.horizontalAdvance(tr("Deleted “%1”").arg(QString()));
+  const int room = std::max(0, undoLabel_->contentsRect().width() - frame);
+  const QString title = metrics.elidedText(shortTitle(undoTitle_), Qt::ElideRight, room);
+  undoLabel_->setText(tr("Deleted “%1”").arg(title));
+}
+
+bool ChatListWidget::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == undoLabel_ && event->type() == QEvent::Resize) elideUndoTitle();
+  return QWidget::eventFilter(watched, event);
 }
 
 void ChatListWidget::commitPendingDelete() {

@@ -86,12 +86,17 @@ class ChatListWidget : public QWidget {
   void deleteCommitted(qint64 id);
   void searchChanged(const QString& text);
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
   void onCurrentChanged(const QModelIndex& current);
   void onRenameCommitted(const QModelIndex& index, const QString& title);
   void onSearchEdited(const QString& text);
   void refilter(const std::function<void()>& change);
   void showUndo(qint64 id, const QString& title);
+  // Fits the deleted chat's title into the undo bar, whole in its tooltip.
+  void elideUndoTitle();
   void commitPendingDelete();
   void undoDelete();
   void refreshEmptyLabel();
@@ -104,6 +109,7 @@ class ChatListWidget : public QWidget {
   QLabel* emptyLabel_ = nullptr;
   TintedFrame* undoBar_ = nullptr;
   QLabel* undoLabel_ = nullptr;
+  QString undoTitle_;
   QToolButton* undoButton_ = nullptr;
   QTimer* undoTimer_ = nullptr;
   QTimer* searchTimer_ = nullptr;
