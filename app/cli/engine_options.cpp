@@ -34,6 +34,17 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
   command.add_option("--chunk", chunk, "Tokens per prefill step")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
+  command
+      .add_option("--reserve-pages", reserve_pages,
+                  "all: a reply's every page is reserved when it starts (it never runs out); "
+                  "on-demand: pages are taken as it grows, so more chats fit at once and the "
+                  "youngest waits when the cache is full")
+      ->capture_default_str();
+  command
+      .add_option("--host-cache", host_cache,
+                  "Tokens of host memory that keep evicted cache pages, so a returning chat "
+                  "is restored instead of computed again (0: none)")
+      ->check(CLI::NonNegativeNumber);
   command.add_flag("--no-step-graphs", no_step_graphs,
                    "Launch every decode step's kernels one by one instead of replaying CUDA "
                    "graphs (also QUIRE_STEP_GRAPHS=0)");
@@ -114,6 +125,14 @@ engine::RuntimeOptions EngineOptions::runtime_options() const {
   options.cache_tokens = context;
   options.max_chunk_tokens = chunk;
   options.step_graphs = !no_step_graphs;
+  if (reserve_pages == "all") {
+    options.reservation = cache::ReservationPolicy::ReserveOnAdmission;
+  } else if (reserve_pages == "on-demand") {
+    options.reservation = cache::ReservationPolicy::OnDemand;
+  } else {
+    throw UsageError("--reserve-pages \"" + reserve_pages + "\" is not all or on-demand");
+  }
+  options.host_pages = static_cast<int>((host_cache + options.page_size - 1) / options.page_size);
   if (reserve_mib >= 0) {
     options.reserve_bytes = static_cast<std::int64_t>(std::llround(reserve_mib * 1024.0 * 1024.0));
   }

@@ -59,10 +59,17 @@ int run_replay(const ReplayOptions& options) {
   }
   if (options.json) {
     const cache::CacheStats cache = session.runtime->cache().stats();
+    const cache::CacheConfig& config = session.runtime->cache().config();
     std::cout << nlohmann::ordered_json{{"turns", turns},
                                         {"cache_hit_rate", cache.hit_rate()},
                                         {"reused_tokens", cache.reused_tokens},
-                                        {"copied_tokens", cache.copied_tokens}}
+                                        {"copied_tokens", cache.copied_tokens},
+                                        {"reservation", cache::to_string(config.reservation)},
+                                        {"host_pages", config.host_pages},
+                                        {"host_saves", cache.host_saves},
+                                        {"host_restores", cache.host_restores},
+                                        {"evictions", cache.evictions},
+                                        {"preemptions", cache.preemptions}}
                      .dump(2)
               << '\n';
   }

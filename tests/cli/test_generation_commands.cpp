@@ -189,6 +189,33 @@ class GenerationCommandsTest : public QObject {
     QCOMPARE(table.out.count('\n'), 11);  // a header and ten turns
   }
 
+  // The cache policies a user can choose: how a reply's pages are reserved,
+  // and the host-memory tier (in tokens, whole pages of 256).
+  void replayTakesTheCachePolicies() {
+    const Run run =
+        run_cli({QStringLiteral("replay"), model_, QStringLiteral("--conversation"), script_,
+                 QStringLiteral("--max-new"), QStringLiteral("8"),
+                 QStringLiteral("--reserve-pages"), QStringLiteral("on-demand"),
+                 QStringLiteral("--host-cache"), QStringLiteral("1000"), QStringLiteral("--json")});
+    QCOMPARE(run.exit_code, 0);
+    const QJsonObject result = json_of(run);
+    QCOMPARE(result[u"reservation"].toString(), QStringLiteral("on demand"));
+    QCOMPARE(result[u"host_pages"].toInt(), 4);
+    QCOMPARE(result[u"turns"].toArray().size(), 10);
+
+    const Run defaults =
+        run_cli({QStringLiteral("replay"), model_, QStringLiteral("--conversation"), script_,
+                 QStringLiteral("--max-new"), QStringLiteral("8"), QStringLiteral("--json")});
+    QCOMPARE(json_of(defaults)[u"reservation"].toString(), QStringLiteral("reserve on admission"));
+    QCOMPARE(json_of(defaults)[u"host_pages"].toInt(), 0);
+
+    const Run bad = run_cli({QStringLiteral("replay"), model_, QStringLiteral("--conversation"),
+                             script_, QStringLiteral("--reserve-pages"), QStringLiteral("some")});
+    QCOMPARE(bad.exit_code, 2);
+    QVERIFY2(bad.err.contains(QStringLiteral("--reserve-pages \"some\" is not all or on-demand")),
+             qPrintable(bad.err));
+  }
+
   void replayRejectsBadScripts() {
     const QString broken = root_.filePath(QStringLiteral("broken.json"));
     QFile file(broken);
