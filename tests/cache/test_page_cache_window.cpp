@@ -44,6 +44,11 @@ class PageCacheWindowTest : public QObject {
     // Keys window - 1 = 11 before a step of 8: 19 positions touch at most 4 pages.
     QCOMPARE(config.pages_held_at_most(1000), 4);
     QCOMPARE(config.pages_held_at_most(20), 3);  // short sequences: all their pages
+    // Mistral 7B v0.1: a window of 4,096 in pages of 256, steps of 256.
+    CacheConfig mistral;
+    mistral.window = 4096;
+    mistral.max_step_tokens = 256;
+    QCOMPARE(mistral.pages_held_at_most(std::int64_t{1} << 20), 18);
     CacheConfig unbounded = config;
     unbounded.window = 0;
     QCOMPARE(unbounded.pages_held_at_most(1000), 125);

@@ -31,9 +31,7 @@ std::int64_t pages_for_tokens(std::int64_t tokens, int page_size) {
 void PlacementRequest::validate() const {
   if (page_size <= 0) throw std::invalid_argument("cache page size must be positive");
   if (context_tokens < 0) throw std::invalid_argument("context size must not be negative");
-  if (sliding_window < 0 || max_step_tokens < 0) {
-    throw std::invalid_argument("the sliding window and tokens per step must not be negative");
-  }
+  if (window_pages < 0) throw std::invalid_argument("window pages must not be negative");
   if (model_context_tokens < 0) {
     throw std::invalid_argument("the model's context limit must not be negative");
   }

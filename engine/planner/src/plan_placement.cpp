@@ -111,17 +111,10 @@ std::optional<ContextLimit> find_largest_context(const PlacementRequest& request
     }
   }
   ContextLimit limit{low, low * request.page_size, false};
-  if (request.sliding_window > 0 && low > 0) {
-    // Keys window - 1 back from a step's first query, plus the step: the pages
-    // that span touches wherever it starts.
-    const std::int64_t page = request.page_size;
-    const std::int64_t step = request.max_step_tokens > 0 ? request.max_step_tokens : page;
-    const std::int64_t held = (request.sliding_window - 1 + step + page - 1) / page + 1;
-    if (low >= held) {
-      limit.window_bounded = true;
-      limit.tokens =
-          request.model_context_tokens > 0 ? request.model_context_tokens : kMaxPages * page;
-    }
+  if (request.window_pages > 0 && low >= request.window_pages) {
+    limit.window_bounded = true;
+    limit.tokens = request.model_context_tokens > 0 ? request.model_context_tokens
+                                                    : kMaxPages * request.page_size;
   }
   if (request.model_context_tokens > 0 && limit.tokens >= request.model_context_tokens) {
     limit.tokens = request.model_context_tokens;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <string_view>
 
@@ -39,8 +40,13 @@ PlacementRequest placement_request(const ModelDescription& model,
   request.device_scratch_bytes = model.scratch_bytes(options.max_chunk_tokens);
   request.context_tokens = cache_tokens(model, options);
   request.model_context_tokens = model.config.max_position_embeddings;
-  request.sliding_window = model.config.uniform_sliding_window();
-  request.max_step_tokens = options.max_chunk_tokens;
+  if (const int window = model.config.uniform_sliding_window(); window > 0) {
+    cache::CacheConfig bound;
+    bound.page_size = options.page_size;
+    bound.window = window;
+    bound.max_step_tokens = options.max_chunk_tokens;
+    request.window_pages = bound.pages_held_at_most(std::numeric_limits<std::int32_t>::max());
+  }
   request.page_size = options.page_size;
   for (const kernels::DeviceInfo& device : devices) {
     request.devices.push_back(

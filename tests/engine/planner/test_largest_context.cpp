@@ -73,13 +73,12 @@ class LargestContextTest : public QObject {
   }
 
   // Every layer sliding over 4,096 positions (Mistral 7B v0.1), steps of 256:
-  // a conversation holds at most (4095 + 256) / 256 rounded up + 1 = 19 pages,
+  // a conversation holds at most (4095 + 256) / 256 rounded up + 1 = 18 pages,
   // and memory holds 920, so any context up to the model's limit fits.
   void aSlidingWindowIsPricedAtTheWindow() {
     PlacementRequest request = llama3_8b(quire::cache::CacheFormat::FP16, 8192);
     request.model_context_tokens = 1 << 20;
-    request.sliding_window = 4096;
-    request.max_step_tokens = 256;
+    request.window_pages = 18;
     const PlacementPlan plan = plan_placement(request);
     QVERIFY(plan.largest_context);
     QCOMPARE(plan.largest_context->tokens, std::int64_t(1) << 20);
@@ -87,13 +86,13 @@ class LargestContextTest : public QObject {
     QVERIFY(plan.largest_context->model_limit);
     QVERIFY(plan.largest_context->window_bounded);
 
-    // A window wider than what memory holds prices like no window at all.
-    request.sliding_window = 920 * 256;
+    // A window that needs more pages than memory holds prices like no window.
+    request.window_pages = 921;
     const PlacementPlan wide = plan_placement(request);
     QCOMPARE(wide.largest_context->tokens, std::int64_t(235520));
     QVERIFY(!wide.largest_context->window_bounded);
 
-    request.sliding_window = -1;
+    request.window_pages = -1;
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, plan_placement(request));
   }
 

@@ -76,12 +76,10 @@ struct PlacementRequest {
   // The most positions the model reads (its max_position_embeddings, which
   // already counts rope scaling); caps the largest context. 0: no cap.
   std::int64_t model_context_tokens = 0;
-  // When every attention layer slides over the same window (0: none), a
-  // sequence holds at most the pages of its window and one step of
-  // `max_step_tokens` positions (0: one page), however long its context: the
-  // page cache hands the rest back (cache::CacheConfig::pages_held_at_most).
-  int sliding_window = 0;
-  int max_step_tokens = 0;
+  // When every attention layer slides, the most pages one conversation holds
+  // however long it grows (its window and one prefill step, as the page cache
+  // counts them: cache::CacheConfig::pages_held_at_most); 0: no window.
+  std::int64_t window_pages = 0;
   // In the order the hidden state flows through them.
   std::vector<PlanDevice> devices;
   PlacementPolicy policy;
