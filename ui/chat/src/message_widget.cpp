@@ -12,6 +12,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <tuple>
 
 #include "chat_style.h"
 #include "code_block_widget.h"
@@ -41,6 +42,24 @@ int naturalTextWidth(const QString& text, const QFontMetrics& metrics) {
 }
 
 }  // namespace
+
+std::pair<TintedFrame*, QLabel*> MessageWidget::addTintedText(QBoxLayout* root, Tint tint,
+                                                              const QString& name,
+                                                              const QString& accessibleName) {
+  auto* frame = new TintedFrame(tint, this);
+  frame->setRadius(8);
+  auto* layout = new QHBoxLayout(frame);
+  layout->setContentsMargins(12, 8, 12, 8);
+  auto* label = new QLabel(frame);
+  label->setObjectName(name);
+  label->setAccessibleName(accessibleName);
+  label->setWordWrap(true);
+  label->setTextFormat(Qt::PlainText);
+  label->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+  layout->addWidget(label);
+  root->addWidget(frame);
+  return {frame, label};
+}
 
 MessageWidget::MessageWidget(const ChatMessageView& message, QWidget* parent)
     : QWidget(parent), message_(message), expanded_(message.streaming) {
@@ -134,31 +153,10 @@ void MessageWidget::buildFrame() {
   useMutedText(progressLabel_);
   root->addWidget(progressLabel_);
 
-  errorFrame_ = new TintedFrame(Tint::Error, this);
-  errorFrame_->setRadius(8);
-  auto* errorLayout = new QHBoxLayout(errorFrame_);
-  errorLayout->setContentsMargins(12, 8, 12, 8);
-  errorLabel_ = new QLabel(errorFrame_);
-  errorLabel_->setObjectName(QStringLiteral("messageError"));
-  errorLabel_->setAccessibleName(tr("Error"));
-  errorLabel_->setWordWrap(true);
-  errorLabel_->setTextFormat(Qt::PlainText);
-  errorLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
-  errorLayout->addWidget(errorLabel_);
-  root->addWidget(errorFrame_);
-
-  noticeFrame_ = new TintedFrame(Tint::Info, this);
-  noticeFrame_->setRadius(8);
-  auto* noticeLayout = new QHBoxLayout(noticeFrame_);
-  noticeLayout->setContentsMargins(12, 8, 12, 8);
-  noticeLabel_ = new QLabel(noticeFrame_);
-  noticeLabel_->setObjectName(QStringLiteral("messageNotice"));
-  noticeLabel_->setAccessibleName(tr("Note"));
-  noticeLabel_->setWordWrap(true);
-  noticeLabel_->setTextFormat(Qt::PlainText);
-  noticeLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
-  noticeLayout->addWidget(noticeLabel_);
-  root->addWidget(noticeFrame_);
+  std::tie(errorFrame_, errorLabel_) =
+      addTintedText(root, Tint::Error, QStringLiteral("messageError"), tr("Error"));
+  std::tie(noticeFrame_, noticeLabel_) =
+      addTintedText(root, Tint::Info, QStringLiteral("messageNotice"), tr("Note"));
 
   auto* footer = new QHBoxLayout;
   footer->setContentsMargins(0, 0, 0, 0);

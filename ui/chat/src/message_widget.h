@@ -1,11 +1,14 @@
 #pragma once
 
 #include <QWidget>
+#include <utility>
 #include <vector>
 
+#include "chat_style.h"
 #include "markdown_segments.h"
 #include "quire/ui/chat_view_data.h"
 
+class QBoxLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -57,6 +60,9 @@ class MessageWidget : public QWidget {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  // A framed, selectable, wrapping text in `tint` (an error, a note), added to `root`.
+  std::pair<TintedFrame*, QLabel*> addTintedText(QBoxLayout* root, Tint tint, const QString& name,
+                                                 const QString& accessibleName);
   struct Part {
     MarkdownSegment segment;
     QWidget* widget = nullptr;
