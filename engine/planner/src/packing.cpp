@@ -1,23 +1,44 @@
 #include "packing.h"
 
+#include <algorithm>
 #include <cstddef>
 
 #include "byte_math.h"
 
 namespace quire::engine::detail {
 
-std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std::int64_t pages) {
+std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std::int64_t pages,
+                                     int staging_slots) {
+  // One ring per device, each slot as large as the largest offloaded layer.
+  std::int64_t slot_bytes = 0;
+  for (const ModuleCost& module : modules) {
+    if (module.cache_in_host_memory)
+      slot_bytes = std::max(slot_bytes, mul_sat(module.cache_bytes_per_page, pages));
+  }
+  const std::int64_t ring = mul_sat(slot_bytes, staging_slots);
   std::vector<ModuleNeed> needs;
   needs.reserve(modules.size());
   for (const ModuleCost& module : modules) {
     ModuleNeed need;
     need.weights = module.weight_bytes;
-    need.cache = mul_sat(module.cache_bytes_per_page, pages);
+    if (module.cache_in_host_memory) {
+      need.host_cache = mul_sat(module.cache_bytes_per_page, pages);
+      need.staging = ring;
+    } else {
+      need.cache = mul_sat(module.cache_bytes_per_page, pages);
+    }
     need.extra_scratch = module.extra_scratch_bytes;
     need.total = add_sat(add_sat(need.weights, need.cache), need.extra_scratch);
     needs.push_back(need);
   }
   return needs;
+}
+
+std::int64_t host_cache_bytes(const std::vector<ModuleNeed>& needs) {
+  std::int64_t bytes = 0;
+  for (const ModuleNeed& need : needs)
+    bytes = add_sat(bytes, need.host_cache);
+  return bytes;
 }
 
 Packing pack_in_order(const std::vector<ModuleNeed>& needs,
@@ -27,6 +48,7 @@ Packing pack_in_order(const std::vector<ModuleNeed>& needs,
   packing.module_slot.assign(needs.size(), -1);
   packing.used.assign(capacity.size(), 0);
   std::vector<bool> holds_any(capacity.size(), false);
+  std::vector<bool> holds_ring(capacity.size(), false);
   const int devices = static_cast<int>(capacity.size());
   int slot = 0;
   bool placed_all = true;
@@ -35,12 +57,14 @@ Packing pack_in_order(const std::vector<ModuleNeed>& needs,
     while (slot < devices) {
       const auto s = static_cast<std::size_t>(slot);
       // The device scratch is paid once, by the first module a device takes.
-      const std::int64_t cost =
-          holds_any[s] ? needs[i].total : add_sat(needs[i].total, device_scratch);
+      // So is the staging ring, by the first offloaded layer.
+      std::int64_t cost = holds_any[s] ? needs[i].total : add_sat(needs[i].total, device_scratch);
+      if (!holds_ring[s]) cost = add_sat(cost, needs[i].staging);
       const std::int64_t after = add_sat(packing.used[s], cost);
       if (slot == spill_slot || after <= capacity[s]) {
         packing.used[s] = after;
         holds_any[s] = true;
+        if (needs[i].staging > 0) holds_ring[s] = true;
         packing.module_slot[i] = slot;
         placed = true;
         break;

@@ -14,17 +14,26 @@ namespace quire::engine::detail {
 // One module's bytes at a given cache size.
 struct ModuleNeed {
   std::int64_t weights = 0;
-  std::int64_t cache = 0;
+  std::int64_t cache = 0;  // on the device
   std::int64_t extra_scratch = 0;
   std::int64_t total = 0;  // weights + cache + extra_scratch, saturated
+  // An offloaded layer: its pages in host memory, and the staging ring its
+  // device pays once, with the first offloaded layer it takes.
+  std::int64_t host_cache = 0;
+  std::int64_t staging = 0;
 };
 
-std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std::int64_t pages);
+// `staging_slots`: slots of the ring on each device holding offloaded layers.
+std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std::int64_t pages,
+                                     int staging_slots);
+// The host memory every offloaded layer's pages take together.
+std::int64_t host_cache_bytes(const std::vector<ModuleNeed>& needs);
 
 struct Packing {
-  std::vector<int> module_slot;    // per module: device position, -1 when unplaced
-  std::vector<std::int64_t> used;  // per device position: needs placed there + device scratch
-  bool complete = false;           // every module placed within its device's capacity
+  std::vector<int> module_slot;  // per module: device position, -1 when unplaced
+  // Per device position: needs placed there + device scratch + staging ring.
+  std::vector<std::int64_t> used;
+  bool complete = false;  // every module placed within its device's capacity
 };
 
 // Greedy in-order packing. A device that cannot take the next module is left

@@ -51,6 +51,11 @@ void PlacementRequest::validate() const {
     check_bytes(device.total_bytes, what + " total memory");
     check_bytes(device.free_bytes, what + " free memory");
   }
+  if (staging_slots < 2) throw std::invalid_argument("a staging ring needs at least 2 slots");
+  if (host) {
+    check_bytes(host->free_bytes, "host free memory");
+    check_bytes(host->reserve_bytes, "host reserve");
+  }
   check_bytes(policy.default_reserve_bytes, "default reserve");
   for (std::size_t i = 0; i < policy.reserve_bytes.size(); ++i) {
     check_bytes(policy.reserve_bytes[i], "reserve of device position " + std::to_string(i));
@@ -59,6 +64,18 @@ void PlacementRequest::validate() const {
     check_bytes(policy.manual_limit_bytes[i],
                 "manual limit of device position " + std::to_string(i));
   }
+}
+
+const char* to_string(CacheResidence residence) {
+  switch (residence) {
+    case CacheResidence::Device:
+      return "on the devices";
+    case CacheResidence::Offloaded:
+      return "offloaded to host memory";
+    case CacheResidence::OffloadGlobalLayers:
+      return "global layers offloaded to host memory";
+  }
+  return "?";
 }
 
 const char* to_string(PlacementMode mode) {

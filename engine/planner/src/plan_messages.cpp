@@ -79,4 +79,16 @@ std::string does_not_fit_message(const Shortfall& shortfall,
          availability(device, shortfall.usable) + oversized + tail;
 }
 
+std::string host_memory_message(const HostCachePlacement& host,
+                                const std::optional<ContextLimit>& largest) {
+  std::string text = "does not fit: the KV cache offloaded to host memory needs " +
+                     mib(mib_ceil(host.bytes)) + ", and host memory has " +
+                     mib(mib_floor(host.usable)) + " free after the " +
+                     mib_exact_or_decimal(host.reserve) + " MiB reserve — ";
+  if (largest && largest->pages > 0) {
+    text += "lower the context to " + std::to_string(largest->tokens) + " tokens, ";
+  }
+  return text + "use a smaller cache format, or close programs that hold memory";
+}
+
 }  // namespace quire::engine::detail

@@ -21,6 +21,11 @@ std::string does_not_fit_message(const Shortfall& shortfall,
                                  const std::vector<DevicePlacement>& devices,
                                  const std::optional<ContextLimit>& largest, int page_size);
 
+// The "does not fit: ..." sentence when host memory cannot hold the
+// offloaded pages.
+std::string host_memory_message(const HostCachePlacement& host,
+                                const std::optional<ContextLimit>& largest);
+
 // "has Y MiB free after the Z MiB reserve" or "has a manual limit of Y MiB".
 std::string availability(const DevicePlacement& device, std::int64_t usable);
 

@@ -78,21 +78,38 @@ Packing place(PlacementMode mode, const std::vector<ModuleNeed>& needs,
   return detail::pack_balanced(needs, caps, scratch);
 }
 
+// Host memory the offloaded pages may take; unlimited when the request
+// gives no host.
+std::int64_t host_usable(const PlacementRequest& request) {
+  if (!request.host) return detail::kSaturated;
+  return std::max<std::int64_t>(0, request.host->free_bytes - request.host->reserve_bytes);
+}
+
 // Every mode fits exactly when fill-in-order fits with the same capacities
 // (Balanced only tightens them while it still fits), and fitting only gets
 // harder with more pages, so the largest context is a binary search.
 std::optional<ContextLimit> find_largest_context(const PlacementRequest& request,
                                                  const std::vector<std::int64_t>& caps) {
+  const std::int64_t host = host_usable(request);
   const auto fits = [&](std::int64_t pages) {
-    return detail::pack_in_order(detail::module_needs(request.modules, pages), caps,
-                                 request.device_scratch_bytes)
-        .complete;
+    const std::vector<ModuleNeed> needs =
+        detail::module_needs(request.modules, pages, request.staging_slots);
+    return detail::host_cache_bytes(needs) <= host &&
+           detail::pack_in_order(needs, caps, request.device_scratch_bytes).complete;
   };
   if (!fits(0)) return std::nullopt;
-  std::int64_t per_page = 0;
+  // Per page on the devices (an offloaded layer's ring counted once, the
+  // least it costs) and in host memory.
+  std::int64_t per_page = 0, host_per_page = 0, slot_per_page = 0;
   for (const ModuleCost& module : request.modules) {
-    per_page = add_sat(per_page, module.cache_bytes_per_page);
+    if (module.cache_in_host_memory) {
+      host_per_page = add_sat(host_per_page, module.cache_bytes_per_page);
+      slot_per_page = std::max(slot_per_page, module.cache_bytes_per_page);
+    } else {
+      per_page = add_sat(per_page, module.cache_bytes_per_page);
+    }
   }
+  per_page = add_sat(per_page, detail::mul_sat(slot_per_page, request.staging_slots));
   std::int64_t high = kMaxPages;
   if (per_page > 0) {
     // More pages than this cannot fit: their cache alone exceeds all usable memory.
@@ -101,6 +118,7 @@ std::optional<ContextLimit> find_largest_context(const PlacementRequest& request
       all_usable = add_sat(all_usable, cap);
     high = std::min(high, all_usable / per_page);
   }
+  if (host_per_page > 0) high = std::min(high, host / host_per_page);
   std::int64_t low = 0;
   if (fits(high)) {
     low = high;
@@ -134,7 +152,8 @@ Shortfall find_shortfall(const PlacementRequest& request, const std::vector<std:
     return shortfall;
   }
   shortfall.without_context = pages == 0;
-  const std::vector<ModuleNeed> needs = detail::module_needs(request.modules, pages);
+  const std::vector<ModuleNeed> needs =
+      detail::module_needs(request.modules, pages, request.staging_slots);
   const std::int64_t smallest = detail::smallest_module_need(needs, request.device_scratch_bytes);
   int target = -1;
   for (std::size_t i = 0; i < caps.size(); ++i) {
@@ -180,6 +199,8 @@ void apply_packing(const PlacementRequest& request, const Packing& packing,
     module.kind = request.modules[i].kind;
     module.weight_bytes = needs[i].weights;
     module.cache_bytes = needs[i].cache;
+    module.cache_in_host_memory = request.modules[i].cache_in_host_memory;
+    if (module.cache_in_host_memory) module.cache_bytes = needs[i].host_cache;
     if (slot < 0) continue;
     DevicePlacement& device = plan.devices[static_cast<std::size_t>(slot)];
     module.slot = slot;
@@ -191,10 +212,13 @@ void apply_packing(const PlacementRequest& request, const Packing& packing,
     ++device.module_count;
     device.weights = add_sat(device.weights, needs[i].weights);
     device.cache = add_sat(device.cache, needs[i].cache);
+    // One ring per device, however many offloaded layers share it.
+    device.staging = std::max(device.staging, needs[i].staging);
     device.scratch = add_sat(device.scratch, needs[i].extra_scratch);
   }
   for (DevicePlacement& device : plan.devices) {
-    device.planned = add_sat(add_sat(device.weights, device.cache), device.scratch);
+    device.planned =
+        add_sat(add_sat(add_sat(device.weights, device.cache), device.staging), device.scratch);
     device.free_after = device.free_before - device.planned;
   }
 }
@@ -214,6 +238,40 @@ void note_unusable_devices(const PlacementRequest& request, const std::vector<Mo
   }
 }
 
+std::optional<HostCachePlacement> host_cache_placement(const PlacementRequest& request,
+                                                       const std::vector<ModuleNeed>& needs,
+                                                       std::int64_t pages) {
+  const std::int64_t bytes = detail::host_cache_bytes(needs);
+  bool any = false;
+  for (const ModuleCost& module : request.modules)
+    any = any || module.cache_in_host_memory;
+  if (!any) return std::nullopt;
+  HostCachePlacement host;
+  host.bytes = bytes;
+  if (request.host) {
+    host.free_before = request.host->free_bytes;
+    host.reserve = request.host->reserve_bytes;
+    host.usable = host_usable(request);
+  }
+  // A decode step at the planned context: every page a layer reads comes up
+  // (those of its window, for a sliding layer), the page it writes goes back.
+  for (const ModuleCost& module : request.modules) {
+    if (!module.cache_in_host_memory) continue;
+    std::int64_t read = pages;
+    if (module.sliding_window > 0) {
+      read = std::min(pages, pages_for_tokens(module.sliding_window, request.page_size) + 1);
+    }
+    host.copy_bytes_per_step =
+        add_sat(host.copy_bytes_per_step, detail::mul_sat(module.cache_bytes_per_page, read + 1));
+  }
+  host.copy_bytes_per_second = request.host_copy_bytes_per_second;
+  if (host.copy_bytes_per_second > 0) {
+    host.seconds_per_step =
+        static_cast<double>(host.copy_bytes_per_step) / host.copy_bytes_per_second;
+  }
+  return host;
+}
+
 }  // namespace
 
 PlacementPlan plan_placement(const PlacementRequest& request) {
@@ -227,12 +285,23 @@ PlacementPlan plan_placement(const PlacementRequest& request) {
   plan.devices = budget_devices(request, plan.notes);
 
   const std::vector<std::int64_t> caps = capacities(plan.devices);
-  const std::vector<ModuleNeed> needs = detail::module_needs(request.modules, plan.pages);
+  const std::vector<ModuleNeed> needs =
+      detail::module_needs(request.modules, plan.pages, request.staging_slots);
   Packing packing = place(plan.mode, needs, caps, request.device_scratch_bytes);
   plan.fits = packing.complete;
   plan.largest_context = find_largest_context(request, caps);
+  plan.cache_residence = request.cache_residence;
+  plan.host_cache = host_cache_placement(request, needs, plan.pages);
 
-  if (!plan.fits) {
+  if (plan.fits && plan.host_cache && plan.host_cache->bytes > host_usable(request)) {
+    plan.fits = false;
+    Shortfall shortfall;
+    shortfall.kind = Shortfall::Kind::HostMemory;
+    shortfall.needed = plan.host_cache->bytes;
+    shortfall.usable = plan.host_cache->usable;
+    plan.shortfall = shortfall;
+    plan.problem = detail::host_memory_message(*plan.host_cache, plan.largest_context);
+  } else if (!plan.fits) {
     Shortfall shortfall = find_shortfall(request, caps, plan.pages, &packing);
     if (!plan.largest_context && plan.pages > 0) {
       // Even the weights do not fit: say so with the numbers of no context.

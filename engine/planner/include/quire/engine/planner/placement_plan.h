@@ -22,9 +22,12 @@ struct DevicePlacement {
   bool limited_by_manual = false;  // the manual limit, not free memory, set `usable`
 
   std::int64_t weights = 0;
-  std::int64_t cache = 0;    // the pages of the attention layers placed here
+  std::int64_t cache = 0;  // the pages of the attention layers placed here
+  // The staging ring of the offloaded layers placed here (their pages are in
+  // PlacementPlan::host_cache).
+  std::int64_t staging = 0;
   std::int64_t scratch = 0;  // device scratch (if any module is here) + modules' extra scratch
-  std::int64_t planned = 0;  // weights + cache + scratch
+  std::int64_t planned = 0;  // weights + cache + staging + scratch
   // free_before - planned. When the plan fits, at least `reserve` on every
   // device that holds a module; on the device that overflows when it does not,
   // below the reserve or negative.
@@ -34,6 +37,20 @@ struct DevicePlacement {
   int module_count = 0;
 };
 
+// Offloaded cache pages in host memory, and what streaming them costs.
+struct HostCachePlacement {
+  std::int64_t bytes = 0;  // the pages of every offloaded layer
+  std::int64_t free_before = 0;
+  std::int64_t reserve = 0;
+  std::int64_t usable = 0;  // free_before - reserve, never negative
+  // Bytes copied between host and devices by one decode step of one
+  // conversation at the planned context, both ways, and the time that takes
+  // at the measured speed (0 when the speed is unknown).
+  std::int64_t copy_bytes_per_step = 0;
+  double copy_bytes_per_second = 0;
+  double seconds_per_step = 0;
+};
+
 struct ModulePlacement {
   std::string name;  // copied from the request, so a plan describes itself
   ModuleKind kind = ModuleKind::Layer;
@@ -41,6 +58,7 @@ struct ModulePlacement {
   int device = -1;  // the backend's device index; -1 when unplaced
   std::int64_t weight_bytes = 0;
   std::int64_t cache_bytes = 0;
+  bool cache_in_host_memory = false;  // cache_bytes are in host memory
 };
 
 struct ContextLimit {
@@ -61,6 +79,7 @@ struct Shortfall {
     NoDevices,       // the request lists no device
     NoRoomAnywhere,  // no device can hold even one module
     Overflow,        // modules in order overflow device `slot`
+    HostMemory,      // the devices hold their part; host memory not the offloaded pages
   };
   Kind kind = Kind::Overflow;
   int slot = -1;  // the device concerned; -1 for NoDevices
@@ -91,6 +110,8 @@ struct PlacementPlan {
   // and the last device that can hold a module taking every remaining one.
   std::vector<DevicePlacement> devices;
   std::vector<ModulePlacement> modules;  // one per requested module
+  CacheResidence cache_residence = CacheResidence::Device;
+  std::optional<HostCachePlacement> host_cache;  // when any layer is offloaded
 
   // The most whole pages that fit with the same devices, reserves and mode;
   // empty when not even the weights fit. A model without cache bytes is capped

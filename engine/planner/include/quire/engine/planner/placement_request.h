@@ -2,8 +2,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "quire/engine/planner/cache_residence.h"
 
 namespace quire::engine {
 
@@ -23,6 +26,19 @@ struct ModuleCost {
   std::int64_t cache_bytes_per_page = 0;
   // Scratch only this module needs, on its device (the head's logits buffer).
   std::int64_t extra_scratch_bytes = 0;
+  // The layer's pages live in host memory (CacheResidence): they are priced
+  // against PlacementRequest::host, and the device holds only its share of a
+  // staging ring (PlacementRequest::staging_slots).
+  bool cache_in_host_memory = false;
+  // The layer's sliding window in tokens (0: none), which bounds the pages a
+  // step of an offloaded layer copies.
+  std::int64_t sliding_window = 0;
+};
+
+// Host memory for offloaded cache pages.
+struct PlanHost {
+  std::int64_t free_bytes = 0;     // available right now
+  std::int64_t reserve_bytes = 0;  // kept for the rest of the machine
 };
 
 // The same fields as kernels::DeviceInfo, repeated so the planner answers (and
@@ -83,6 +99,15 @@ struct PlacementRequest {
   // In the order the hidden state flows through them.
   std::vector<PlanDevice> devices;
   PlacementPolicy policy;
+  // Offloaded cache pages (ModuleCost::cache_in_host_memory): the residence
+  // asked for, the staging slots each device that holds an offloaded layer
+  // keeps (each the size of the largest offloaded layer's pages), the host
+  // memory they are checked against (unchecked when empty) and the measured
+  // speed of host to device copies (0: unknown), for the plan's estimate.
+  CacheResidence cache_residence = CacheResidence::Device;
+  int staging_slots = 2;
+  std::optional<PlanHost> host;
+  double host_copy_bytes_per_second = 0;
 
   // Throws std::invalid_argument naming the first value that is out of range
   // (negative bytes, a page size below 1, more pages than a cache can address,
