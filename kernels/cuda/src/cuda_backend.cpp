@@ -400,6 +400,25 @@ void CudaBackend::synchronize(int device) {
   raise_device_errors(device);
 }
 
+void CudaBackend::release_cached_memory() {
+  refuse_while_capturing("free CUDA workspaces");
+  {
+    std::lock_guard lock(linear_mutex_);
+    for (const std::unique_ptr<LinearRunner>& runner : linear_) {
+      if (runner) runner->release_scratch();
+    }
+  }
+  std::lock_guard lock(attention_mutex_);
+  bool freed = false;
+  for (DeviceBuffer& scratch : attention_scratch_) {
+    freed = freed || static_cast<bool>(scratch);
+    // Freeing waits for the queued work that may still use it.
+    scratch.reset();
+  }
+  // Graphs recorded with the old addresses must not run.
+  if (freed) ++workspace_generation_;
+}
+
 void CudaBackend::raise_device_errors(int device) {
   volatile int* errors = device_errors_ + std::size_t(gpu(device)) * kDeviceErrorWords;
   if (errors[0] == 0) return;

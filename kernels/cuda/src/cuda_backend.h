@@ -52,6 +52,9 @@ class CudaBackend final : public Backend {
             std::size_t bytes) override;
   void fill_zero(int device, void* data, std::size_t bytes) override;
   void synchronize(int device) override;
+  // Frees the linear and attention scratch of every device (the cuBLAS
+  // workspace stays: the handle holds it); the next calls grow them again.
+  void release_cached_memory() override;
 
   // CUDA graphs of the device's stream (cuda_backend_capture.cpp).
   bool supports_capture() const override { return true; }

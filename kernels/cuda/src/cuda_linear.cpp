@@ -80,6 +80,17 @@ void* LinearRunner::scratch(DeviceBuffer& buffer, std::size_t bytes) {
   return buffer.data();
 }
 
+void LinearRunner::release_scratch() {
+  if (!inputs_ && !weights_ && !partials_ && !row_scales_) return;
+  refuse_while_capturing("linear: freeing its scratch");
+  // Freeing waits for the queued work that may still use the buffers.
+  inputs_.reset();
+  weights_.reset();
+  partials_.reset();
+  row_scales_.reset();
+  ++workspace_generation_;
+}
+
 void LinearRunner::validate_group_indices(const LinearWeight& weight, const GptqWeight& gptq) {
   const auto key =
       std::make_tuple(static_cast<const void*>(gptq.g_idx), weight.in_features, gptq.groups);

@@ -38,6 +38,9 @@ class LinearRunner {
 
   // Backend::linear, with the CPU backend's checks and semantics.
   void run(const float* x, std::int64_t rows, const LinearWeight& weight, float* out);
+  // Frees the scratch buffers (not the cuBLAS workspace or the per-weight
+  // tables); the next products allocate what they need again.
+  void release_scratch();
 
  private:
   struct Exl2Table {

@@ -147,6 +147,12 @@ class Backend {
   virtual void fill_zero(int device, void* data, std::size_t bytes) = 0;
   // Waits until all queued work on the device is done.
   virtual void synchronize(int device) = 0;
+  // Gives back memory the backend keeps for itself between calls (workspaces
+  // grown for the largest step so far), after waiting for the work that uses
+  // it: the first thing to try when a step runs out of memory. Later calls
+  // grow what they need again. Work recorded earlier (CapturedWork) that
+  // used that memory no longer replays. The default keeps nothing.
+  virtual void release_cached_memory() {}
 
   // Recording a device's queued work once and queuing it again as a whole
   // (CapturedWork): a decode step is hundreds of small ops, and at batch 1
