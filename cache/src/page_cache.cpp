@@ -142,6 +142,20 @@ void PageCache::mark_computed(SequenceId id, std::int32_t end) {
   drop_out_of_window(seq);
 }
 
+void PageCache::mark_overwritten(SequenceId id, std::int32_t begin, std::int32_t end) {
+  const Sequence& seq = sequence(id);
+  const std::int32_t size = config_.page_size;
+  const auto first = static_cast<std::size_t>(std::max(begin, 0) / size);
+  const std::size_t last =
+      std::min(seq.pages.size(), static_cast<std::size_t>((end + size - 1) / size));
+  for (std::size_t position = first; position < last; ++position) {
+    const PageIndex index = seq.pages[position];
+    if (index == kNoPage || !record(index).saved) continue;
+    ++generation_;
+    mutate(index, [](PageRecord& page) { page.saved.reset(); });
+  }
+}
+
 void PageCache::finish_page(Sequence& seq, std::size_t position) {
   const PageIndex index = seq.pages[position];
   PageRecord& page = record(index);

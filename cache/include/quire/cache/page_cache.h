@@ -186,6 +186,12 @@ class PageCache {
   // The K/V of the sequence's tokens [0, end) are now written. Pages that fill
   // are hashed; a page whose hash a valid page already has is swapped for it.
   void mark_computed(SequenceId sequence, std::int32_t end);
+  // A step over positions [begin, end) of the sequence failed midway, so
+  // some layers' K/V there may be written: each page there forgets the
+  // content it held before it was taken (it would otherwise get that back
+  // on release, with some layers overwritten). What mark_computed counts as
+  // written stays so.
+  void mark_overwritten(SequenceId sequence, std::int32_t begin, std::int32_t end);
   // Ends a sequence. Its pages keep their content as cached pages.
   void release(SequenceId sequence);
 
