@@ -176,6 +176,8 @@ void ForwardPass::upload_metadata(int device, std::span<const std::int32_t> toke
                  std::size_t(limits_.max_sequences) *
                      std::size_t(page_bucket(static_cast<int>(block_tables.size() / sequences))));
     s.block_tables.reset();
+    // Nothing held while the allocation may fail: a retried step grows it again.
+    s.block_table_entries = 0;
     s.block_tables = backend_.allocate(device, entries * 4, "page tables");
     s.block_table_entries = entries;
   }
@@ -470,10 +472,17 @@ void ForwardPass::deliver_logits(std::span<const Sequence> sequences, int rows, 
                       top_values_.as<float>(), top_ids_.as<std::int32_t>(),
                       top_stats_.as<kernels::TopLogitsStats>());
   if (gathers > gather_capacity_) {
-    gather_capacity_ = std::max(gathers, 2 * gather_capacity_);
-    gather_rows_ = backend_.allocate(head, gather_capacity_ * 4, "sampling");
-    gather_ids_ = backend_.allocate(head, gather_capacity_ * 4, "sampling");
-    gather_out_ = backend_.allocate(head, gather_capacity_ * 4, "sampling");
+    // The old buffers go first, and the capacity counts only once all three
+    // are there: an allocation that fails leaves a state a retry can grow from.
+    const std::size_t capacity = std::max(gathers, 2 * gather_capacity_);
+    gather_capacity_ = 0;
+    gather_rows_ = {};
+    gather_ids_ = {};
+    gather_out_ = {};
+    gather_rows_ = backend_.allocate(head, capacity * 4, "sampling");
+    gather_ids_ = backend_.allocate(head, capacity * 4, "sampling");
+    gather_out_ = backend_.allocate(head, capacity * 4, "sampling");
+    gather_capacity_ = capacity;
   }
   std::vector<float> gathered(gathers);
   if (gathers > 0) {
