@@ -3,40 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "generator_job.h"
 #include "quire/engine/generator/vocabulary_check.h"
 
 namespace quire::engine {
-
-struct Generator::Job {
-  Job(JobId job_id, JobRequest job_request, const Tokenizer& tokenizer,
-      std::vector<cache::TokenId> eos_tokens)
-      : id(job_id),
-        request(std::move(job_request)),
-        tokens(request.prompt),
-        sampler(request.sampling),
-        detokenizer(tokenizer),
-        stops(request.stop_strings, request.stop_tokens, std::move(eos_tokens)),
-        submitted(Clock::now()) {}
-
-  JobId id;
-  JobRequest request;
-  // Prompt and generated tokens: what the cache holds, or will hold on resumption.
-  std::vector<cache::TokenId> tokens;
-  // Sampled and streamed, not yet in the cache.
-  std::optional<cache::TokenId> pending;
-  std::optional<cache::SequenceId> sequence;
-  std::vector<cache::TokenRange> ranges;  // prompt positions still to compute
-  std::vector<std::int32_t> adjusted;     // the candidate path's gathered ids, this step
-  int skips = 0;
-  int generated = 0;
-  bool cancelled = false;
-  bool admitted_once = false;
-  Sampler sampler;
-  StreamingDetokenizer detokenizer;
-  StopMatcher stops;
-  JobResult result;
-  Clock::time_point submitted, admitted, first_token, last_token;
-};
 
 namespace {
 
@@ -215,7 +185,7 @@ void Generator::admit() {
   // In order; a job that must wait may be overtaken at most max_skips times.
   std::vector<std::pair<std::unique_ptr<Job>, std::string>> rejected;
   for (auto it = queue_.begin(); it != queue_.end();) {
-    if (static_cast<int>(running_.size()) >= config_.max_batch_size) break;
+    if (static_cast<int>(running_.size()) >= batch_limit()) break;
     Job& job = **it;
     cache::AdmissionStatus status = cache::AdmissionStatus::Fits;
     std::string reason;
@@ -311,9 +281,10 @@ bool Generator::step() {
   const std::vector<Prefill> prefills = take_prefill_pages(decoding);
 
   // One forward pass: every decoding job's token, then prefill chunks.
-  std::vector<ForwardPass::Sequence> batch;
-  std::vector<Job*> members;
-  std::vector<cache::TokenRange> chunks;
+  StepBatch step;
+  std::vector<ForwardPass::Sequence>& batch = step.sequences;
+  std::vector<Job*>& members = step.members;
+  std::vector<cache::TokenRange>& chunks = step.chunks;
   const bool candidates = use_candidates();
   const std::int64_t vocab = runtime_.model().config.vocab_size;
   // With candidates on, a row that will be sampled asks for the sampler's
@@ -351,7 +322,12 @@ bool Generator::step() {
   }
   if (batch.empty()) return !idle();
 
-  const ForwardPass::Result result = runtime_.forward().run(batch);
+  const std::optional<ForwardPass::Result> ran = run_pass(step);
+  if (!ran) {
+    std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
+    return !idle();
+  }
+  const ForwardPass::Result& result = *ran;
 
   for (std::size_t i = 0; i < members.size(); ++i) {
     Job& job = *members[i];

@@ -188,7 +188,9 @@ void ForwardPass::upload_metadata(int device, std::span<const std::int32_t> toke
 }
 
 std::optional<StepShape> ForwardPass::step_shape(std::span<const Sequence> sequences) const {
-  if (devices_.size() != 1 || !graphs_.enabled() || model_.config.moe.experts > 0) {
+  // Host cache layers' copies cannot be recorded.
+  if (devices_.size() != 1 || !graphs_.enabled() || model_.config.moe.experts > 0 ||
+      storage_.any_on_host()) {
     return std::nullopt;
   }
   StepShape shape;
@@ -260,6 +262,15 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
   prepare_rope(longest);
   for (int device : devices_)
     upload_metadata(device, tokens, positions, sequence_ids, block_tables);
+  if (storage_.any_on_host()) {
+    std::vector<StepPages> step_pages;
+    for (const Sequence& seq : sequences) {
+      step_pages.push_back(
+          StepPages{seq.pages, seq.first_position,
+                    seq.first_position + static_cast<std::int32_t>(seq.tokens.size())});
+    }
+    storage_.begin_step(step_pages, c.sliding_windows);
+  }
 
   // What a recording holds, so the same ops on the same buffers whenever the
   // shape is the same; what changes between steps is in the metadata above.
@@ -361,11 +372,14 @@ void ForwardPass::attention_block(std::size_t index, std::int64_t count,
   const kernels::RopeParams rope{inv_freq.as<float>(), c.rotary_dim(), factor};
   backend_.rope(d, q, count, c.num_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
   backend_.rope(d, k, count, c.num_kv_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
-  backend_.write_kv(d, storage_.view(index), batch, k, v);
+  // A layer whose pages live in host memory attends over a staging slot.
+  const kernels::KvLayerView& pages = storage_.attend(index);
+  backend_.write_kv(d, pages, batch, k, v);
   kernels::AttentionParams attention{c.num_heads, static_cast<float>(c.attention_scale()),
                                      c.sliding_windows[index]};
   attention.softcap = static_cast<float>(c.attention_softcap);
-  backend_.paged_attention(d, storage_.view(index), batch, q, attention, s.attention.as<float>());
+  backend_.paged_attention(d, pages, batch, q, attention, s.attention.as<float>());
+  storage_.attended(index);
   float* projection = s.projection.as<float>();
   backend_.linear(d, s.attention.as<float>(), count, layer.o, projection);
   if (layer.attention_output_norm.data != nullptr) {

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "quire/engine/model_error.h"
+#include "quire/engine/runtime/host_copy_speed.h"
 
 namespace quire::engine {
 namespace {
@@ -20,6 +21,19 @@ std::int64_t cache_tokens(const ModelDescription& model, const RuntimeOptions& o
   return options.cache_tokens > 0 ? options.cache_tokens : model.config.max_position_embeddings;
 }
 
+// The options with the host's copy speed measured, where the cache is
+// offloaded and the caller did not give it: before any weight is loaded, so
+// the device has room for the test.
+RuntimeOptions measured(RuntimeOptions options, kernels::Backend& backend) {
+  if (options.cache_residence == CacheResidence::Device || options.host_copy_bytes_per_second > 0)
+    return options;
+  const std::vector<kernels::DeviceInfo> devices = backend.devices();
+  if (!devices.empty()) {
+    options.host_copy_bytes_per_second = measure_host_copy_speed(backend, devices.front().index);
+  }
+  return options;
+}
+
 LoadedModel load_placed(const ModelDescription& model, kernels::Backend& backend,
                         const PlacementPlan& plan, const LoadOptions& load) {
   if (!plan.fits) throw ModelError(plan.problem);
@@ -30,6 +44,19 @@ LoadedModel load_placed(const ModelDescription& model, kernels::Backend& backend
 }
 
 }  // namespace
+
+bool cache_layer_offloaded(const ModelDescription& model, std::size_t layer,
+                           CacheResidence residence) {
+  switch (residence) {
+    case CacheResidence::Device:
+      return false;
+    case CacheResidence::Offloaded:
+      return true;
+    case CacheResidence::OffloadGlobalLayers:
+      return model.config.sliding_windows.at(layer) == 0;
+  }
+  return false;
+}
 
 PlacementRequest placement_request(const ModelDescription& model,
                                    std::span<const kernels::DeviceInfo> devices,
@@ -70,7 +97,8 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
     : model_(std::move(model)),
       backend_(backend),
       options_(options),
-      plan_(plan_placement(placement_request(*model_, backend.devices(), options))),
+      plan_(plan_placement(
+          placement_request(*model_, backend.devices(), measured(options, backend)))),
       loaded_(load_placed(*model_, backend, plan_, load)) {
   if (auto reason =
           cache::format_info(options.cache_format).unsupported_reason(model_->kv_shape())) {
@@ -92,17 +120,29 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
   storage_ = std::make_unique<KvStorage>(
       backend,
       KvStorage::Config{options.cache_format, options.page_size, config.num_pages,
-                        options.host_pages},
+                        options.host_pages, options.staging_slots},
       std::vector<cache::LayerShape>(model_->layers.size(), model_->kv_shape()));
   for (std::size_t i = 0; i < loaded_.layers.size(); ++i) {
-    storage_->place_layer(i, loaded_.layers[i].device);
-    cache_->place_layer(i, loaded_.layers[i].device);
+    const bool offloaded = cache_layer_offloaded(*model_, i, options.cache_residence);
+    storage_->place_layer(i, loaded_.layers[i].device,
+                          offloaded ? PageHome::Host : PageHome::Device);
+    // The cache's statistics count device memory; host pages are not in them.
+    if (!offloaded) cache_->place_layer(i, loaded_.layers[i].device);
   }
   forward_ = std::make_unique<ForwardPass>(
       *model_, loaded_, *storage_, backend,
       ForwardPass::Limits{options.max_chunk_tokens, options.max_sequences,
                           options.max_chunk_tokens});
   forward_->graphs().set_enabled(step_graphs_allowed(options));
+}
+
+void ModelRuntime::offload_cache() {
+  for (std::size_t i = 0; i < storage_->layers(); ++i) {
+    if (!storage_->placed(i) || storage_->home(i) == PageHome::Host) continue;
+    storage_->move_to_host(i);
+    cache_->place_layer(i, -1);
+  }
+  options_.cache_residence = CacheResidence::Offloaded;
 }
 
 std::vector<cache::TokenRange> page_aligned_chunks(cache::TokenRange range, int max_tokens,

@@ -1,5 +1,7 @@
 #include "quire/kernels/backend.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,10 +21,10 @@ std::string readable(std::int64_t bytes) {
 
 DeviceOutOfMemory::DeviceOutOfMemory(int device, std::int64_t requested, std::int64_t available,
                                      std::string_view purpose)
-    : std::runtime_error("device " + std::to_string(device) + ": needs " +
-                         readable(requested - available) + " more for the " + std::string(purpose) +
-                         " (" + readable(requested) + " requested, " + readable(available) +
-                         " free)"),
+    : std::runtime_error(
+          (device < 0 ? std::string("host memory") : "device " + std::to_string(device)) +
+          ": needs " + readable(requested - available) + " more for the " + std::string(purpose) +
+          " (" + readable(requested) + " requested, " + readable(available) + " free)"),
       device_(device),
       requested_(requested),
       available_(available) {}
@@ -42,11 +44,50 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 }
 
 void DeviceBuffer::reset() {
-  if (owner_ && data_) owner_->release(device_, data_, bytes_);
+  if (owner_ && data_) {
+    if (device_ < 0) {
+      owner_->release_host(data_, bytes_);
+    } else {
+      owner_->release(device_, data_, bytes_);
+    }
+  }
   owner_ = nullptr;
   data_ = nullptr;
   bytes_ = 0;
 }
+
+DeviceBuffer Backend::allocate_host(std::size_t bytes, std::string_view purpose) {
+  // Cache lines apart, and rounded up as aligned_alloc requires.
+  constexpr std::size_t kAlignment = 64;
+  const std::size_t rounded =
+      (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  void* data = std::aligned_alloc(kAlignment, rounded);
+  if (data == nullptr) throw DeviceOutOfMemory(-1, static_cast<std::int64_t>(bytes), 0, purpose);
+  return DeviceBuffer(this, -1, data, bytes);
+}
+
+void Backend::release_host(void* data, std::size_t) noexcept {
+  std::free(data);
+}
+
+void Backend::copy_async(Queue queue, int device, void* destination, const void* source,
+                         std::size_t bytes) {
+  if (queue == Queue::Compute) {
+    throw std::invalid_argument("copy_async runs on the Upload or Download queue");
+  }
+  const bool upload = queue == Queue::Upload;
+  copy(destination, upload ? device : -1, source, upload ? -1 : device, bytes);
+}
+
+std::unique_ptr<QueueEvent> Backend::create_event(int) {
+  return std::make_unique<QueueEvent>();
+}
+
+void Backend::record_event(QueueEvent&, int, Queue) {}
+
+void Backend::wait_event(const QueueEvent&, int, Queue) {}
+
+void Backend::synchronize_event(const QueueEvent&, int) {}
 
 void Backend::linear_many(int device, const float* x, std::int64_t rows,
                           std::span<const LinearWeight* const> weights,

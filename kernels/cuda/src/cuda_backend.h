@@ -52,6 +52,16 @@ class CudaBackend final : public Backend {
             std::size_t bytes) override;
   void fill_zero(int device, void* data, std::size_t bytes) override;
   void synchronize(int device) override;
+
+  // Page-locked host memory, and copies and events on each GPU's upload and
+  // download streams beside its compute stream (cuda_backend_transfer.cpp).
+  DeviceBuffer allocate_host(std::size_t bytes, std::string_view purpose) override;
+  void copy_async(Queue queue, int device, void* destination, const void* source,
+                  std::size_t bytes) override;
+  std::unique_ptr<QueueEvent> create_event(int device) override;
+  void record_event(QueueEvent& event, int device, Queue queue) override;
+  void wait_event(const QueueEvent& event, int device, Queue queue) override;
+  void synchronize_event(const QueueEvent& event, int device) override;
   // Frees the linear and attention scratch of every device (the cuBLAS
   // workspace stays: the handle holds it); the next calls grow them again.
   void release_cached_memory() override;
@@ -106,8 +116,16 @@ class CudaBackend final : public Backend {
 
  protected:
   void release(int device, void* data, std::size_t bytes) noexcept override;
+  void release_host(void* data, std::size_t bytes) noexcept override;
 
  private:
+  struct CopyStreams;
+  struct CopyStreamsDeleter {
+    void operator()(CopyStreams* streams) const noexcept;
+  };
+  // The stream of a device's queue (cudaStream_t): its GPU's compute stream,
+  // or a copy stream made on first use. The device's GPU must be current.
+  void* queue_stream(int device, Queue queue);
   // A physical GPU, prepared when some logical device lives on it.
   struct Gpu {
     std::string name;
@@ -175,6 +193,9 @@ class CudaBackend final : public Backend {
   // report bad inputs they cannot throw for (embedding_kernel); read after
   // each wait.
   int* device_errors_ = nullptr;
+  // Declared last so that they go after the compute streams' work is done.
+  std::mutex copy_streams_mutex_;
+  std::unique_ptr<CopyStreams, CopyStreamsDeleter> copy_streams_;
 };
 
 }  // namespace quire::kernels::cuda

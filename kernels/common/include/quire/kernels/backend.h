@@ -74,6 +74,7 @@ class DeviceBuffer {
     return static_cast<T*>(data_);
   }
   std::size_t bytes() const { return bytes_; }
+  // -1 for host memory (Backend::allocate_host).
   int device() const { return device_; }
   explicit operator bool() const { return data_ != nullptr; }
 
@@ -82,6 +83,21 @@ class DeviceBuffer {
   int device_ = -1;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+};
+
+// The queues a device runs work on. Every op runs on Compute, in the order
+// it was issued; copies between host memory and the device may run on
+// Upload (host to device) and Download (device to host) beside it, so that a
+// layer's cache pages move while another layer computes. Work on different
+// queues is ordered only by QueueEvents.
+enum class Queue : std::uint8_t { Compute, Upload, Download };
+
+// A point in one queue's work (Backend::record_event) that another queue, or
+// the host, waits for. Made by Backend::create_event and reused: each record
+// moves the point, and a wait refers to the latest record before it.
+class QueueEvent {
+ public:
+  virtual ~QueueEvent() = default;
 };
 
 // Per-token metadata for attention and K/V writes over paged storage. Token t
@@ -141,9 +157,36 @@ class Backend {
   // Throws DeviceOutOfMemory when the device cannot hold `bytes` more.
   virtual DeviceBuffer allocate(int device, std::size_t bytes, std::string_view purpose) = 0;
 
+  // Host memory that copies to and from this backend's devices read and
+  // write at full speed (page-locked on a GPU), counted against no device's
+  // budget: the KV pages of layers whose cache lives in host memory. The
+  // buffer's device() is -1. The default is plain aligned host memory.
+  // Throws DeviceOutOfMemory (device -1) when the host has none to give.
+  virtual DeviceBuffer allocate_host(std::size_t bytes, std::string_view purpose);
+
   // Host (-1) or device memory on either side.
   virtual void copy(void* destination, int destination_device, const void* source,
                     int source_device, std::size_t bytes) = 0;
+
+  // A copy between host memory (allocate_host's, for full speed) and
+  // `device`, queued on `queue` (Upload: host to device; Download: device
+  // to host) and perhaps still running when the call returns. It is ordered
+  // after nothing but earlier work on the same queue: callers order it with
+  // events. The default copies at once, as copy() does, which is what a
+  // backend that runs every op as it is called (the CPU's) needs.
+  virtual void copy_async(Queue queue, int device, void* destination, const void* source,
+                          std::size_t bytes);
+  // Events between a device's queues; the defaults do nothing, which is
+  // right for a backend whose every op and copy has finished when its call
+  // returns.
+  virtual std::unique_ptr<QueueEvent> create_event(int device);
+  // Marks the work issued so far on the device's `queue`.
+  virtual void record_event(QueueEvent& event, int device, Queue queue);
+  // Work issued on the device's `queue` from now on starts after the
+  // event's latest mark has been reached.
+  virtual void wait_event(const QueueEvent& event, int device, Queue queue);
+  // The host waits until the event's latest mark has been reached.
+  virtual void synchronize_event(const QueueEvent& event, int device);
   virtual void fill_zero(int device, void* data, std::size_t bytes) = 0;
   // Waits until all queued work on the device is done.
   virtual void synchronize(int device) = 0;
@@ -269,6 +312,8 @@ class Backend {
  protected:
   friend class DeviceBuffer;
   virtual void release(int device, void* data, std::size_t bytes) noexcept = 0;
+  // Memory from allocate_host; the default frees what the default allocated.
+  virtual void release_host(void* data, std::size_t bytes) noexcept;
 };
 
 }  // namespace quire::kernels

@@ -42,6 +42,32 @@ struct SamplingCounters {
   std::int64_t row_fetches = 0;      // rows the candidates left undecided
 };
 
+// What the generator did when a step ran out of device memory. A step whose
+// forward pass throws kernels::DeviceOutOfMemory is not lost: the backend
+// frees its cached workspaces and the step runs again; if it fails again,
+// the most recently admitted jobs go back to the queue (their pages stay
+// cached) and the step runs with fewer, down to one; a job that fails even
+// alone ends with StopReason::Error and says why. Front ends read this to
+// tell the user once.
+struct MemoryRecoveries {
+  enum class Action {
+    None,
+    Retried,   // the same step ran again after the backend freed its workspaces
+    RanFewer,  // jobs went back to the queue so that fewer run at once
+    EndedJob,  // a job that failed even alone ended with an error
+  };
+  std::int64_t steps = 0;           // steps that ran short and went on
+  std::int64_t retries = 0;         // forward passes run again
+  std::int64_t preempted_jobs = 0;  // jobs sent back to the queue
+  std::int64_t ended_jobs = 0;      // jobs ended because they did not fit alone
+  // The latest step that ran short: the most that had to be done, where, and
+  // all of it in one line for people.
+  Action last_action = Action::None;
+  int device = -1;
+  std::string device_name;
+  std::string last;
+};
+
 // Runs many jobs over one model: admits them in order (bounded overtaking),
 // prefills new tokens in chunks while every running job decodes in the same
 // step (continuous batching), reuses cached pages by hash, preempts and
@@ -75,6 +101,10 @@ class Generator {
   // speed while generating, which idle time between replies does not dilute.
   double generating_seconds() const { return generating_seconds_; }
   const SamplingCounters& sampling_counters() const { return sampling_counters_; }
+  const MemoryRecoveries& memory_recoveries() const { return memory_; }
+  // Jobs that may run at once: the configured batch size, or fewer for a
+  // while after memory ran short.
+  int batch_limit() const;
   // The label of the job that holds a sequence, for the page map.
   std::string label_of(cache::SequenceId sequence) const;
 
@@ -103,6 +133,27 @@ class Generator {
   // The token for a job whose row `index` of `result` was computed in this step.
   cache::TokenId sample(Job& job, const ForwardPass::Result& result, std::size_t index);
 
+  // One step's forward pass: a sequence per member job, with the positions
+  // it computes.
+  struct StepBatch {
+    std::vector<ForwardPass::Sequence> sequences;
+    std::vector<Job*> members;
+    std::vector<cache::TokenRange> chunks;
+  };
+  // Runs the pass, recovering from DeviceOutOfMemory as MemoryRecoveries
+  // says (generator_memory.cpp); members that leave the step leave `step`.
+  // Nothing when no member is left.
+  std::optional<ForwardPass::Result> run_pass(StepBatch& step);
+  // Sends the youngest running jobs back to the queue until at most `keep`
+  // members of the step are left.
+  void run_fewer(StepBatch& step, std::size_t keep);
+  // The next source of memory after the backend's workspaces and fewer jobs
+  // at once; false when there is none.
+  bool free_more_memory(int device);
+  // After a step that did not run short: the batch limit grows back.
+  void calm_step();
+  std::string device_name(int device) const;
+
   ModelRuntime& runtime_;
   const Tokenizer& tokenizer_;
   GeneratorConfig config_;
@@ -114,6 +165,11 @@ class Generator {
   std::int64_t sampled_tokens_ = 0;
   double generating_seconds_ = 0;
   SamplingCounters sampling_counters_;
+  MemoryRecoveries memory_;
+  // Jobs at once since memory last ran short (0: no limit beyond the
+  // configuration), and the steps that ran well since it was last raised.
+  int memory_batch_limit_ = 0;
+  int calm_steps_ = 0;
   std::vector<float> fetched_row_;
 };
 

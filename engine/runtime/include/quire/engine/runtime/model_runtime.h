@@ -35,7 +35,20 @@ struct RuntimeOptions {
   // (CUDA graphs; ForwardPass). The environment variable QUIRE_STEP_GRAPHS=0
   // turns them off too, for debugging without rebuilding a front end.
   bool step_graphs = true;
+  // Where the cache's pages live (CacheResidence). Offloaded layers keep
+  // their pages in host memory, checked against what the host has free
+  // beyond `host_reserve_bytes`, and stream them through `staging_slots`
+  // slots per device. `host_copy_bytes_per_second` feeds the plan's estimate
+  // of what streaming costs; ModelRuntime measures it when it is 0.
+  CacheResidence cache_residence = CacheResidence::Device;
+  int staging_slots = 2;
+  std::int64_t host_reserve_bytes = kGiB;
+  double host_copy_bytes_per_second = 0;
 };
+
+// Whether layer `layer`'s pages go to host memory under `residence`.
+bool cache_layer_offloaded(const ModelDescription& model, std::size_t layer,
+                           CacheResidence residence);
 
 // What a placement request for this model with these options looks like.
 PlacementRequest placement_request(const ModelDescription& model,
@@ -64,6 +77,14 @@ class ModelRuntime {
   // logits of the last position, or of every position when `all` (then every
   // position is computed). The sequence is released; its pages stay cached.
   std::vector<std::vector<float>> prefill(std::span<const cache::TokenId> tokens, bool all);
+
+  // Moves every attention layer's pages that live on a device into host
+  // memory, contents kept, so that the device memory they held is free:
+  // the cache's pages then stream through a staging ring per device, as if
+  // the model had been loaded with CacheResidence::Offloaded. Between steps
+  // only. Throws DeviceOutOfMemory when a device cannot hold even its ring,
+  // or the host the pages (what moved so far stays moved).
+  void offload_cache();
 
  private:
   std::shared_ptr<const ModelDescription> model_;

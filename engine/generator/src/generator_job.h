@@ -1,0 +1,44 @@
+#pragma once
+
+// A job as the generator keeps it, shared by the files that make up
+// Generator (generator.cpp, generator_memory.cpp).
+
+#include <optional>
+#include <vector>
+
+#include "quire/engine/generator/generator.h"
+
+namespace quire::engine {
+
+struct Generator::Job {
+  Job(JobId job_id, JobRequest job_request, const Tokenizer& tokenizer,
+      std::vector<cache::TokenId> eos_tokens)
+      : id(job_id),
+        request(std::move(job_request)),
+        tokens(request.prompt),
+        sampler(request.sampling),
+        detokenizer(tokenizer),
+        stops(request.stop_strings, request.stop_tokens, std::move(eos_tokens)),
+        submitted(Clock::now()) {}
+
+  JobId id;
+  JobRequest request;
+  // Prompt and generated tokens: what the cache holds, or will hold on resumption.
+  std::vector<cache::TokenId> tokens;
+  // Sampled and streamed, not yet in the cache.
+  std::optional<cache::TokenId> pending;
+  std::optional<cache::SequenceId> sequence;
+  std::vector<cache::TokenRange> ranges;  // prompt positions still to compute
+  std::vector<std::int32_t> adjusted;     // the candidate path's gathered ids, this step
+  int skips = 0;
+  int generated = 0;
+  bool cancelled = false;
+  bool admitted_once = false;
+  Sampler sampler;
+  StreamingDetokenizer detokenizer;
+  StopMatcher stops;
+  JobResult result;
+  Clock::time_point submitted, admitted, first_token, last_token;
+};
+
+}  // namespace quire::engine

@@ -1,0 +1,165 @@
+// What the generator does when a step runs out of device memory: the step
+// runs again after the backend frees what it caches, then with fewer jobs,
+// and a job that cannot run even alone ends with its reason while the others
+// go on.
+//
+// Running a step again is exact. Its K/V writes go to positions the cache
+// does not count as written yet, into pages that only this sequence holds,
+// and each layer writes before it reads, so a layer the failed pass reached
+// is simply written again with the same values. FP16 and the integer formats
+// encode every token on its own. FP8 keeps one scale per page and head that
+// only grows: writing one token again, or a chunk from a page's first slot
+// (which starts the page afresh), gives the same bytes. One case can differ
+// in the last bit: a chunk of several tokens starting inside a page (after a
+// partial-page copy), where the failed pass grew the scale and the retry
+// encodes the chunk's first tokens at the grown scale directly rather than
+// re-encoding them from the smaller one; the values stay within FP8's error.
+
+#include <algorithm>
+#include <exception>
+#include <string>
+
+#include "generator_job.h"
+#include "quire/engine/generator/generator.h"
+#include "quire/kernels/backend.h"
+
+namespace quire::engine {
+namespace {
+
+// After memory ran short the batch limit grows back by one job per this many
+// steps that ran well: often enough that a passing shortage is soon
+// forgotten, rarely enough that a lasting one costs few failed passes.
+constexpr int kCalmStepsPerJob = 64;
+
+std::string replies(std::size_t count) {
+  return std::to_string(count) + (count == 1 ? " reply" : " replies");
+}
+
+}  // namespace
+
+int Generator::batch_limit() const {
+  if (memory_batch_limit_ <= 0) return config_.max_batch_size;
+  return std::min(config_.max_batch_size, memory_batch_limit_);
+}
+
+void Generator::calm_step() {
+  if (memory_batch_limit_ <= 0 || ++calm_steps_ < kCalmStepsPerJob) return;
+  calm_steps_ = 0;
+  if (++memory_batch_limit_ >= config_.max_batch_size) memory_batch_limit_ = 0;
+}
+
+std::string Generator::device_name(int device) const {
+  if (device < 0) return "host memory";
+  std::string name;
+  try {
+    const std::vector<kernels::DeviceInfo> devices = runtime_.backend().devices();
+    if (device < static_cast<int>(devices.size())) name = devices[std::size_t(device)].name;
+  } catch (const std::exception&) {
+    // The name only decorates the message; the index still says which.
+  }
+  const std::string index = "device " + std::to_string(device);
+  return name.empty() ? index : name + " (" + index + ")";
+}
+
+bool Generator::free_more_memory(int /*device*/) {
+  // The next step down belongs here: moving the cache's pages of layers on
+  // `device` to host memory (an offloaded cache), once the runtime offers it.
+  return false;
+}
+
+void Generator::run_fewer(StepBatch& step, std::size_t keep) {
+  // The most recently admitted jobs go first, members of this step or not,
+  // so that the batch stays the oldest jobs'. Each goes to the front of the
+  // queue: sent back youngest first, the oldest of them ends up in front.
+  while (step.members.size() > keep && !running_.empty()) {
+    Job& job = *running_.back();
+    const auto member = std::find(step.members.begin(), step.members.end(), &job);
+    if (member != step.members.end()) {
+      const auto index = member - step.members.begin();
+      step.members.erase(member);
+      step.sequences.erase(step.sequences.begin() + index);
+      step.chunks.erase(step.chunks.begin() + index);
+    }
+    const cache::SequenceId sequence = *job.sequence;
+    runtime_.cache().release(sequence);
+    preempted(sequence);
+    ++memory_.preempted_jobs;
+  }
+  // Page tables of the jobs left are the same, but their spans are read anew.
+  for (std::size_t i = 0; i < step.members.size(); ++i)
+    step.sequences[i].pages = runtime_.cache().page_table(*step.members[i]->sequence);
+  memory_batch_limit_ = std::max(1, static_cast<int>(running_.size()));
+  calm_steps_ = 0;
+}
+
+std::optional<ForwardPass::Result> Generator::run_pass(StepBatch& step) {
+  ForwardPass& forward = runtime_.forward();
+  MemoryRecoveries::Action action = MemoryRecoveries::Action::None;
+  std::string what;
+  int device = -1;
+  std::size_t sent_back = 0;
+  const std::size_t started_with = step.members.size();
+  while (!step.members.empty()) {
+    try {
+      ForwardPass::Result result = forward.run(step.sequences);
+      if (action == MemoryRecoveries::Action::None) {
+        calm_step();
+      } else {
+        memory_.last = device_name(device) + " ran short of memory (" + what + "); " +
+                       (sent_back == 0 ? "its workspaces were freed and the step ran again"
+                                       : replies(sent_back) + " went back to the queue and " +
+                                             replies(step.members.size()) + " of " +
+                                             replies(started_with) + " ran");
+      }
+      return result;
+    } catch (const kernels::DeviceOutOfMemory& error) {
+      if (action == MemoryRecoveries::Action::None) ++memory_.steps;
+      what = error.what();
+      device = error.device();
+      memory_.device = device;
+      memory_.device_name = device_name(device);
+      // The pass may have written some layers' K/V of its positions.
+      for (std::size_t i = 0; i < step.members.size(); ++i) {
+        runtime_.cache().mark_overwritten(*step.members[i]->sequence, step.chunks[i].begin,
+                                          step.chunks[i].end);
+      }
+      // Recordings hold the workspaces' addresses; the backend's cached
+      // memory is the cheapest to give back.
+      forward.graphs().invalidate();
+      runtime_.backend().release_cached_memory();
+      if (action == MemoryRecoveries::Action::None) {
+        action = MemoryRecoveries::Action::Retried;
+      } else if (step.members.size() > 1) {
+        action = std::max(action, MemoryRecoveries::Action::RanFewer);
+        const std::size_t before = running_.size();
+        run_fewer(step, (step.members.size() + 1) / 2);
+        sent_back += before - running_.size();
+      } else if (!free_more_memory(device)) {
+        Job& job = *step.members.front();
+        step.members.clear();
+        step.sequences.clear();
+        step.chunks.clear();
+        action = MemoryRecoveries::Action::EndedJob;
+        ++memory_.ended_jobs;
+        const std::string device_text = device_name(device);
+        memory_.last = device_text + " ran short of memory (" + what +
+                       "); a reply that did not fit even alone ended" +
+                       (sent_back > 0 ? ", and " + replies(sent_back) + " went back to the queue"
+                                      : std::string());
+        finish(job, StopReason::Error,
+               device_text +
+                   " ran out of memory for this reply even with no other reply "
+                   "running (" +
+                   what +
+                   "); close other programs that use it, or load the model with a smaller "
+                   "cache or a shorter context, then try again");
+      }
+      memory_.last_action = action;
+      if (!step.members.empty()) ++memory_.retries;
+    }
+  }
+  memory_.last_action = action;
+  return std::nullopt;
+}
+
+}  // namespace quire::engine

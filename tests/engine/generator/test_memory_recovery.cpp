@@ -1,0 +1,323 @@
+// The generator when a step runs out of device memory: every place a step can
+// fail, once or for a while, leaves every greedy reply exactly as it is
+// without faults and the cache without a page astray; a shortage that lasts
+// ends only the reply that cannot fit even alone.
+
+#include <QTemporaryDir>
+#include <QTest>
+#include <random>
+
+#include "quire/engine/generator/generator.h"
+#include "quire/engine/modelgen/random_model.h"
+#include "quire/engine/runtime/model_runtime.h"
+#include "quire/kernels/cpu/cpu_backend.h"
+#include "quire/kernels/fault_injecting_backend.h"
+#include "test_main.h"
+
+using namespace quire;
+using namespace quire::engine;
+using kernels::BackendCall;
+using kernels::FaultPlan;
+using kernels::FaultRule;
+
+Q_DECLARE_METATYPE(cache::CacheFormat)
+Q_DECLARE_METATYPE(kernels::BackendCall)
+
+namespace {
+
+struct Model {
+  QTemporaryDir directory;
+  std::shared_ptr<const ModelDescription> description;
+  std::unique_ptr<Tokenizer> tokenizer;
+
+  Model() {
+    modelgen::RandomModelSpec spec;
+    spec.layers = 2;
+    spec.hidden = 64;
+    spec.heads = 2;
+    spec.kv_heads = 1;
+    spec.intermediate = 96;
+    spec.seed = 61;
+    const std::filesystem::path path =
+        std::filesystem::path(directory.path().toStdString()) / "model";
+    modelgen::write_random_model(spec, path);
+    description = std::make_shared<const ModelDescription>(ModelDescription::open(path));
+    tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(path));
+  }
+};
+
+const Model& model() {
+  static const Model shared;
+  return shared;
+}
+
+std::vector<cache::TokenId> prompt_of(int count, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<cache::TokenId> tokens{1};
+  for (int i = 1; i < count; ++i)
+    tokens.push_back(static_cast<cache::TokenId>(3 + rng() % 400));
+  return tokens;
+}
+
+struct JobSpec {
+  std::vector<cache::TokenId> prompt;
+  int max_new = 0;
+  int submit_at_step = 0;
+};
+
+// Four replies that overlap: two from the start (one prefilling over several
+// steps), two joining while the first decode. Two share a prefix of whole
+// pages, so a page is shared and a cached one revived.
+std::vector<JobSpec> overlapping_jobs() {
+  std::vector<cache::TokenId> shared = prompt_of(24, 7);
+  std::vector<cache::TokenId> second = shared;
+  for (const cache::TokenId token : prompt_of(12, 8))
+    second.push_back(token);
+  return {{shared, 9, 0}, {prompt_of(45, 9), 7, 0}, {second, 8, 2}, {prompt_of(11, 10), 10, 4}};
+}
+
+struct Outcome {
+  std::vector<JobResult> results;
+  MemoryRecoveries recoveries;
+  std::int64_t faults = 0;
+  std::int64_t calls = 0;  // of the call the test counts
+  cache::CacheStats stats;
+  std::vector<std::string> problems;  // the cache's invariants
+};
+
+struct Setup {
+  cache::CacheFormat format = cache::CacheFormat::FP16;
+  int pages = 40;
+  int max_batch = 4;
+};
+
+Outcome run_jobs(const std::vector<JobSpec>& jobs, const FaultPlan& plan, BackendCall counted,
+                 const Setup& setup = {}) {
+  kernels::FaultInjectingBackend backend(std::make_unique<kernels::CpuBackend>());
+  RuntimeOptions options;
+  options.cache_format = setup.format;
+  options.page_size = 8;
+  options.cache_tokens = std::int64_t{setup.pages} * options.page_size;
+  options.max_chunk_tokens = 32;
+  options.max_sequences = 17;
+  options.reserve_bytes = 0;
+  ModelRuntime runtime(model().description, backend, options);
+  GeneratorConfig config;
+  config.max_batch_size = setup.max_batch;
+  config.max_step_tokens = 32;
+  Generator generator(runtime, *model().tokenizer, config);
+  // Faults count from here: loading is not what is tested.
+  backend.reset_counters();
+  backend.set_plan(plan);
+
+  Outcome outcome;
+  outcome.results.resize(jobs.size());
+  std::size_t submitted = 0;
+  for (int step = 0; submitted < jobs.size() || !generator.idle(); ++step) {
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      if (jobs[j].submit_at_step != step) continue;
+      JobRequest request;
+      request.prompt = jobs[j].prompt;
+      request.sampling = SamplingSettings::greedy_settings();
+      request.max_new_tokens = jobs[j].max_new;
+      request.stop_at_eos = false;
+      request.on_done = [&outcome, j](const JobResult& done) { outcome.results[j] = done; };
+      generator.submit(std::move(request));
+      ++submitted;
+    }
+    generator.step();
+  }
+  outcome.recoveries = generator.memory_recoveries();
+  outcome.faults = backend.faults();
+  outcome.calls = backend.calls(counted);
+  outcome.stats = runtime.cache().stats();
+  outcome.problems = runtime.cache().check_invariants();
+  return outcome;
+}
+
+QString describe(const JobResult& result) {
+  return QStringLiteral("stop %1, %2 tokens, error \"%3\"")
+      .arg(int(result.stop_reason))
+      .arg(result.tokens.size())
+      .arg(QString::fromStdString(result.error));
+}
+
+// The cache holds no reference and accounts for every page.
+void verify_cache(const Outcome& outcome, const QString& where) {
+  QVERIFY2(outcome.problems.empty(),
+           qPrintable(where + ": " +
+                      QString::fromStdString(outcome.problems.empty() ? std::string()
+                                                                      : outcome.problems.front())));
+  QVERIFY2(outcome.stats.referenced_pages == 0, qPrintable(where));
+  QCOMPARE(outcome.stats.free_pages + outcome.stats.cached_pages, outcome.stats.total_pages);
+  QCOMPARE(outcome.stats.sequences, 0);
+}
+
+}  // namespace
+
+class MemoryRecoveryTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void faultsAtEveryCallKeepEveryReply_data() {
+    QTest::addColumn<BackendCall>("call");
+    QTest::addColumn<int>("length");  // calls that fail in a row
+    QTest::addColumn<cache::CacheFormat>("format");
+    QTest::addColumn<int>("stride");  // every stride-th call is tried
+    QTest::addColumn<int>("pages");   // of the cache
+    const auto row = [](const char* name, BackendCall call, int length, cache::CacheFormat format,
+                        int stride, int pages = 40) {
+      QTest::newRow(name) << call << length << format << stride << pages;
+    };
+    using cache::CacheFormat;
+    row("allocate", BackendCall::Allocate, 1, CacheFormat::FP16, 1);
+    row("linear", BackendCall::Linear, 1, CacheFormat::FP16, 1);
+    row("linear_many", BackendCall::LinearMany, 1, CacheFormat::FP16, 1);
+    row("rms_norm", BackendCall::RmsNorm, 1, CacheFormat::FP16, 1);
+    row("embedding", BackendCall::Embedding, 1, CacheFormat::FP16, 1);
+    row("write_kv", BackendCall::WriteKv, 1, CacheFormat::FP16, 1);
+    for (const CacheFormat format : cache::all_cache_formats()) {
+      const std::string name = "paged_attention " + std::string(cache::format_info(format).name);
+      QTest::newRow(name.c_str()) << BackendCall::PagedAttention << 1 << format << 1 << 40;
+    }
+    // Three failures in a row: the retry fails too, so the batch halves,
+    // and halves again, before the step runs.
+    row("linear x3", BackendCall::Linear, 3, CacheFormat::FP16, 1);
+    row("write_kv x3 FP8", BackendCall::WriteKv, 3, CacheFormat::FP8, 1);
+    row("write_kv x3 Q4", BackendCall::WriteKv, 3, CacheFormat::Q4, 1);
+    row("rope x2 Q6", BackendCall::Rope, 2, CacheFormat::Q6, 1);
+    // A cache too small for every reply at once: pages are evicted for a
+    // step that then fails, and the replies sent back find them again.
+    row("linear x3 small cache", BackendCall::Linear, 3, CacheFormat::FP16, 1, 18);
+    row("write_kv x2 small cache", BackendCall::WriteKv, 2, CacheFormat::FP16, 1, 18);
+  }
+
+  void faultsAtEveryCallKeepEveryReply() {
+    QFETCH(BackendCall, call);
+    QFETCH(int, length);
+    QFETCH(cache::CacheFormat, format);
+    QFETCH(int, stride);
+    QFETCH(int, pages);
+    const std::vector<JobSpec> jobs = overlapping_jobs();
+    Setup setup;
+    setup.format = format;
+    setup.pages = pages;
+    const Outcome clean = run_jobs(jobs, {}, call, setup);
+    QCOMPARE(clean.recoveries.steps, std::int64_t{0});
+    QVERIFY(clean.calls > 0);
+    for (const JobResult& result : clean.results)
+      QCOMPARE(result.stop_reason, StopReason::MaxNewTokens);
+
+    int shrunk = 0;
+    for (std::int64_t first = 1; first <= clean.calls; first += stride) {
+      FaultPlan plan;
+      plan.rules.push_back(FaultRule{call, first, length});
+      const Outcome faulty = run_jobs(jobs, plan, call, setup);
+      const QString where = QStringLiteral("fault at call %1").arg(first);
+      QVERIFY2(faulty.faults >= 1, qPrintable(where));
+      QCOMPARE(faulty.recoveries.steps, std::int64_t{1});
+      QVERIFY2(!faulty.recoveries.last.empty(), qPrintable(where));
+      // One failure is always overcome by running the step again. A run of
+      // them may hit a step of one job, which then fails alone and ends.
+      if (length == 1) QCOMPARE(faulty.recoveries.ended_jobs, std::int64_t{0});
+      std::int64_t ended = 0;
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        const JobResult& result = faulty.results[j];
+        const QString job = where + ", job " + QString::number(j) + ": " + describe(result);
+        if (result.stop_reason == StopReason::Error &&
+            result.error.find("ran out of memory for this reply") != std::string::npos) {
+          ++ended;
+          continue;
+        }
+        QVERIFY2(result.stop_reason == StopReason::MaxNewTokens, qPrintable(job));
+        QVERIFY2(result.tokens == clean.results[j].tokens, qPrintable(job + ": other tokens"));
+      }
+      QCOMPARE(ended, faulty.recoveries.ended_jobs);
+      verify_cache(faulty, where);
+      if (ended == 0 && faulty.recoveries.last_action == MemoryRecoveries::Action::RanFewer) {
+        ++shrunk;
+      }
+    }
+    // Longer runs of failures made the generator run fewer jobs at once,
+    // and every reply still finished.
+    if (length > 1) QVERIFY(shrunk > 0);
+  }
+
+  // Memory that stays short for larger allocations: the reply whose page
+  // table needs one ends, with the device and the numbers in its reason;
+  // the others are what they are without the shortage.
+  void lastingShortageEndsOnlyTheReplyThatCannotFit() {
+    std::vector<JobSpec> jobs = overlapping_jobs();
+    // 139 pages: the page tables of a step outgrow the first allocation
+    // (17 sequences of 8 pages), and this one's are 17 x 256 pages.
+    jobs.push_back({prompt_of(1100, 11), 5, 1});
+    Setup setup;
+    setup.pages = 200;
+    const Outcome clean = run_jobs(jobs, {}, BackendCall::Allocate, setup);
+    QCOMPARE(clean.results.back().stop_reason, StopReason::MaxNewTokens);
+
+    FaultPlan plan;
+    plan.allocations_above = 4096;
+    const Outcome short_of_memory = run_jobs(jobs, plan, BackendCall::Allocate, setup);
+    const JobResult& ended = short_of_memory.results.back();
+    QCOMPARE(ended.stop_reason, StopReason::Error);
+    QVERIFY2(ended.error.find("ran out of memory for this reply even with no other reply") !=
+                     std::string::npos &&
+                 ended.error.find("device 0") != std::string::npos &&
+                 ended.error.find("page tables") != std::string::npos,
+             ended.error.c_str());
+    for (std::size_t j = 0; j + 1 < jobs.size(); ++j) {
+      QVERIFY2(short_of_memory.results[j].stop_reason == StopReason::MaxNewTokens,
+               qPrintable(describe(short_of_memory.results[j])));
+      QCOMPARE(short_of_memory.results[j].tokens, clean.results[j].tokens);
+    }
+    const MemoryRecoveries& recoveries = short_of_memory.recoveries;
+    QCOMPARE(recoveries.ended_jobs, std::int64_t{1});
+    QVERIFY(recoveries.steps >= 1);
+    QCOMPARE(recoveries.device, 0);
+    QVERIFY(!recoveries.device_name.empty());
+    verify_cache(short_of_memory, QStringLiteral("after the shortage"));
+  }
+
+  // After a shortage that passes, the batch grows back to its configured size.
+  void theBatchGrowsBackAfterAShortage() {
+    std::vector<JobSpec> jobs;
+    for (int j = 0; j < 4; ++j)
+      jobs.push_back({prompt_of(6 + j, 20 + std::uint32_t(j)), 90, 0});
+    FaultPlan plan;
+    plan.rules.push_back(FaultRule{BackendCall::Linear, 12, 3});
+    kernels::FaultInjectingBackend backend(std::make_unique<kernels::CpuBackend>());
+    RuntimeOptions options;
+    options.page_size = 8;
+    options.cache_tokens = 64 * 8;
+    options.max_chunk_tokens = 32;
+    options.max_sequences = 17;
+    options.reserve_bytes = 0;
+    ModelRuntime runtime(model().description, backend, options);
+    GeneratorConfig config;
+    config.max_batch_size = 4;
+    Generator generator(runtime, *model().tokenizer, config);
+    backend.reset_counters();
+    backend.set_plan(plan);
+    for (const JobSpec& job : jobs) {
+      JobRequest request;
+      request.prompt = job.prompt;
+      request.sampling = SamplingSettings::greedy_settings();
+      request.max_new_tokens = job.max_new;
+      request.stop_at_eos = false;
+      generator.submit(std::move(request));
+    }
+    std::size_t fewest = 4;
+    while (generator.step()) {
+      if (generator.memory_recoveries().steps > 0) {
+        fewest = std::min(fewest, generator.running());
+      }
+    }
+    QCOMPARE(generator.memory_recoveries().last_action, MemoryRecoveries::Action::RanFewer);
+    QCOMPARE(fewest, std::size_t(1));
+    QCOMPARE(generator.batch_limit(), 4);
+  }
+};
+
+QUIRE_TEST(MemoryRecoveryTest)
+#include "test_memory_recovery.moc"
