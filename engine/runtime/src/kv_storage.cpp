@@ -1,6 +1,11 @@
 #include "quire/engine/runtime/kv_storage.h"
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
+
+#include "host_kv_pages.h"
+#include "kv_streamer.h"
 
 namespace quire::engine {
 
@@ -27,8 +32,10 @@ KvStorage::KvStorage(kernels::Backend& backend, Config config,
       config_(config),
       shapes_(std::move(layers)),
       devices_(shapes_.size(), -1),
+      homes_(shapes_.size(), PageHome::Device),
       planes_(shapes_.size()),
-      views_(shapes_.size()) {
+      views_(shapes_.size()),
+      streamer_(std::make_unique<KvStreamer>(backend, config.page_size, config.staging_slots)) {
   const auto [key, value] = kv_codings(config_.format);
   for (std::size_t i = 0; i < shapes_.size(); ++i) {
     views_[i].layout = kernels::make_kv_layout(key, value, config_.page_size, shapes_[i].kv_heads,
@@ -47,26 +54,129 @@ std::int64_t KvStorage::page_bytes(std::size_t layer) const {
          layout.value_scale_page_bytes;
 }
 
-void KvStorage::place_layer(std::size_t layer, int device) {
-  if (placed(layer)) throw std::logic_error("cache layer placed twice");
+KvStorage::~KvStorage() = default;
+
+bool KvStorage::any_on_host() const {
+  return std::find(homes_.begin(), homes_.end(), PageHome::Host) != homes_.end();
+}
+
+KvStorage::Planes KvStorage::allocate_planes(std::size_t layer, int device, PageHome home) {
   const kernels::KvLayerLayout& layout = views_.at(layer).layout;
-  Planes& planes = planes_[layer];
-  ++generation_;
   auto allocate = [&](std::int64_t page_bytes) {
     if (page_bytes == 0) return kernels::DeviceBuffer();
     const auto bytes = static_cast<std::size_t>(page_bytes * layout.num_pages);
+    if (home == PageHome::Host) {
+      kernels::DeviceBuffer buffer = backend_.allocate_host(bytes, "KV cache in host memory");
+      std::memset(buffer.data(), 0, bytes);
+      return buffer;
+    }
     kernels::DeviceBuffer buffer = backend_.allocate(device, bytes, "KV cache");
     // FP8 pages read their scale as "nothing written yet" when it is zero.
     backend_.fill_zero(device, buffer.data(), bytes);
     return buffer;
   };
+  Planes planes;
   planes.key_data = allocate(layout.key_data_page_bytes);
   planes.key_scales = allocate(layout.key_scale_page_bytes);
   planes.value_data = allocate(layout.value_data_page_bytes);
   planes.value_scales = allocate(layout.value_scale_page_bytes);
-  views_[layer].planes = kernels::KvPlanes{planes.key_data.data(), planes.key_scales.data(),
-                                           planes.value_data.data(), planes.value_scales.data()};
+  return planes;
+}
+
+void KvStorage::set_planes(std::size_t layer, Planes planes) {
+  planes_[layer] = std::move(planes);
+  const Planes& p = planes_[layer];
+  views_[layer].planes = kernels::KvPlanes{p.key_data.data(), p.key_scales.data(),
+                                           p.value_data.data(), p.value_scales.data()};
+}
+
+void KvStorage::place_layer(std::size_t layer, int device, PageHome home) {
+  if (placed(layer)) throw std::logic_error("cache layer placed twice");
+  ++generation_;
+  set_planes(layer, allocate_planes(layer, device, home));
+  if (home == PageHome::Host) streamer_->add_layer(layer, device, views_[layer]);
   devices_[layer] = device;
+  homes_[layer] = home;
+}
+
+void KvStorage::move_to_host(std::size_t layer) {
+  if (!placed(layer)) throw std::logic_error("an unplaced cache layer cannot move to host memory");
+  if (homes_[layer] == PageHome::Host) return;
+  const int device = devices_[layer];
+  Planes host = allocate_planes(layer, device, PageHome::Host);
+  const Planes& old = planes_[layer];
+  const std::pair<const kernels::DeviceBuffer*, const kernels::DeviceBuffer*> pairs[] = {
+      {&host.key_data, &old.key_data},
+      {&host.key_scales, &old.key_scales},
+      {&host.value_data, &old.value_data},
+      {&host.value_scales, &old.value_scales}};
+  for (const auto& [to, from] : pairs) {
+    if (*from) backend_.copy(to->data(), -1, from->data(), device, from->bytes());
+  }
+  ++generation_;
+  // The device planes go before the ring grows, so that a device that ran
+  // short has their room for it.
+  set_planes(layer, std::move(host));
+  homes_[layer] = PageHome::Host;
+  streamer_->add_layer(layer, device, views_[layer]);
+}
+
+std::int64_t KvStorage::staging_bytes() const {
+  return streamer_->staging_bytes();
+}
+
+std::int64_t KvStorage::host_layer_bytes() const {
+  std::int64_t bytes = 0;
+  for (std::size_t layer = 0; layer < layers(); ++layer) {
+    if (homes_[layer] == PageHome::Host) bytes += page_bytes(layer) * config_.num_pages;
+  }
+  return bytes;
+}
+
+void KvStorage::save_page(std::size_t layer, cache::PageIndex page, void* host) {
+  if (homes_[layer] == PageHome::Host) {
+    detail::host_save_page(views_[layer], page, host);
+  } else {
+    backend_.save_page(devices_[layer], views_[layer], page, host);
+  }
+}
+
+void KvStorage::restore_page(std::size_t layer, cache::PageIndex page, const void* host) {
+  if (homes_[layer] == PageHome::Host) {
+    detail::host_restore_page(views_[layer], page, host);
+  } else {
+    backend_.restore_page(devices_[layer], views_[layer], page, host);
+  }
+}
+
+void KvStorage::copy_page_tokens(std::size_t layer, cache::PageIndex source,
+                                 cache::PageIndex destination, int tokens) {
+  if (homes_[layer] == PageHome::Host) {
+    detail::host_copy_page_tokens(views_[layer], source, destination, tokens);
+  } else {
+    backend_.copy_page_tokens(devices_[layer], views_[layer], source, destination, tokens);
+  }
+}
+
+void KvStorage::begin_step(std::span<const StepPages> sequences, std::span<const int> windows) {
+  streamer_->begin_step(sequences, windows);
+}
+
+const kernels::KvLayerView& KvStorage::attend(std::size_t layer) {
+  if (homes_.at(layer) == PageHome::Device) return views_[layer];
+  return streamer_->attend(layer);
+}
+
+void KvStorage::attended(std::size_t layer) {
+  if (homes_.at(layer) == PageHome::Host) streamer_->attended(layer);
+}
+
+void KvStorage::settle() {
+  streamer_->settle();
+}
+
+std::int64_t KvStorage::step_copy_bytes() const {
+  return streamer_->step_copy_bytes();
 }
 
 std::uint8_t* KvStorage::host_slot(cache::HostSlot slot, std::size_t layer) {
@@ -75,49 +185,46 @@ std::uint8_t* KvStorage::host_slot(cache::HostSlot slot, std::size_t layer) {
 }
 
 void KvStorage::save_to_host(std::span<const cache::HostSave> saves) {
+  if (saves.empty()) return;
+  settle();
   for (const cache::HostSave& save : saves) {
     for (std::size_t layer = 0; layer < layers(); ++layer) {
       if (!placed(layer)) continue;
-      backend_.save_page(devices_[layer], views_[layer], save.page, host_slot(save.slot, layer));
+      save_page(layer, save.page, host_slot(save.slot, layer));
     }
   }
 }
 
 void KvStorage::execute(const cache::CacheInstructions& instructions) {
   save_to_host(instructions.saves);
+  if (!instructions.restores.empty() || !instructions.copies.empty()) settle();
   for (const cache::HostRestore& restore : instructions.restores) {
     for (std::size_t layer = 0; layer < layers(); ++layer) {
       if (!placed(layer)) continue;
-      backend_.restore_page(devices_[layer], views_[layer], restore.page,
-                            host_slot(restore.slot, layer));
+      restore_page(layer, restore.page, host_slot(restore.slot, layer));
     }
   }
   for (const cache::PageCopy& copy : instructions.copies) {
     for (std::size_t layer = 0; layer < layers(); ++layer) {
       if (!placed(layer)) continue;
-      backend_.copy_page_tokens(devices_[layer], views_[layer], copy.source, copy.destination,
-                                copy.tokens);
+      copy_page_tokens(layer, copy.source, copy.destination, copy.tokens);
     }
   }
 }
 
 void KvStorage::apply_moves(const cache::DefragPlan& plan) {
+  if (plan.moves.empty()) return;
+  settle();
   std::vector<std::uint8_t> buffer;
   for (std::size_t layer = 0; layer < layers(); ++layer) {
     if (!placed(layer)) continue;
-    const int device = devices_[layer];
-    const kernels::KvLayerView& view = views_[layer];
     buffer.resize(static_cast<std::size_t>(page_bytes(layer)));
     cache::PageMoveOps ops;
     ops.copy = [&](cache::PageIndex from, cache::PageIndex to) {
-      backend_.copy_page_tokens(device, view, from, to, config_.page_size);
+      copy_page_tokens(layer, from, to, config_.page_size);
     };
-    ops.to_buffer = [&](cache::PageIndex from) {
-      backend_.save_page(device, view, from, buffer.data());
-    };
-    ops.from_buffer = [&](cache::PageIndex to) {
-      backend_.restore_page(device, view, to, buffer.data());
-    };
+    ops.to_buffer = [&](cache::PageIndex from) { save_page(layer, from, buffer.data()); };
+    ops.from_buffer = [&](cache::PageIndex to) { restore_page(layer, to, buffer.data()); };
     cache::execute_page_moves(plan.moves, ops);
   }
 }

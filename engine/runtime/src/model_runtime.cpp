@@ -79,6 +79,19 @@ PlacementRequest placement_request(const ModelDescription& model,
     request.devices.push_back(
         PlanDevice{device.index, device.name, device.total_bytes, device.free_bytes});
   }
+  std::size_t layer = 0;
+  for (ModuleCost& module : request.modules) {
+    if (module.kind != ModuleKind::Layer) continue;
+    module.cache_in_host_memory = cache_layer_offloaded(model, layer, options.cache_residence);
+    module.sliding_window = model.config.sliding_windows.at(layer);
+    ++layer;
+  }
+  request.cache_residence = options.cache_residence;
+  request.staging_slots = options.staging_slots;
+  if (options.cache_residence != CacheResidence::Device) {
+    request.host = PlanHost{host_available_bytes(), options.host_reserve_bytes};
+    request.host_copy_bytes_per_second = options.host_copy_bytes_per_second;
+  }
   request.policy = options.placement;
   if (options.reserve_bytes) {
     request.policy.default_reserve_bytes = *options.reserve_bytes;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -10,9 +11,26 @@
 
 namespace quire::engine {
 
+class KvStreamer;
+
+// Where one layer's page planes live. Host: in host memory
+// (Backend::allocate_host); the layer's device holds only a share of a small
+// staging ring, into which each step fetches the pages it reads and from
+// which it writes back the pages it wrote (KvStorage::attend).
+enum class PageHome : std::uint8_t { Device, Host };
+
+// What one sequence of a step reads and writes: positions
+// [first_position, end) are written, earlier ones read.
+struct StepPages {
+  std::span<const cache::PageIndex> pages;  // the sequence's page table
+  std::int32_t first_position = 0;
+  std::int32_t end = 0;
+};
+
 // The bytes of the paged KV cache: one set of page planes per attention layer,
-// allocated on the device of that layer when the layer is placed (lazily), and
-// the host-memory tier. Executes what the cache's bookkeeping decides.
+// allocated on the device of that layer when the layer is placed (lazily), or
+// in host memory for an offloaded layer, and the host-memory tier. Executes
+// what the cache's bookkeeping decides.
 class KvStorage {
  public:
   struct Config {
@@ -20,14 +38,31 @@ class KvStorage {
     int page_size = 256;
     int num_pages = 0;
     int host_pages = 0;
+    // Staging slots per device for layers whose pages live in host memory:
+    // while one slot's layer computes, the next layer's pages arrive in
+    // another. At least 2.
+    int staging_slots = 2;
   };
 
   KvStorage(kernels::Backend& backend, Config config, std::vector<cache::LayerShape> layers);
+  ~KvStorage();
+  KvStorage(const KvStorage&) = delete;
+  KvStorage& operator=(const KvStorage&) = delete;
 
-  // Allocates the layer's pages on `device`. Throws DeviceOutOfMemory.
-  void place_layer(std::size_t layer, int device);
+  // Allocates the layer's pages on `device`, or in host memory with a
+  // staging ring on `device` (the ring is shared by the device's host
+  // layers). Throws DeviceOutOfMemory.
+  void place_layer(std::size_t layer, int device, PageHome home = PageHome::Device);
+  // Moves a placed layer's pages into host memory, contents kept, and frees
+  // its device planes: the way out when the device runs short.
+  void move_to_host(std::size_t layer);
   bool placed(std::size_t layer) const { return devices_.at(layer) >= 0; }
+  // The device that computes the layer's attention, wherever its pages live.
   int device(std::size_t layer) const { return devices_.at(layer); }
+  PageHome home(std::size_t layer) const { return homes_.at(layer); }
+  bool any_on_host() const;
+  // The layer's planes: device memory, or host memory for a host layer (not
+  // for kernels; during a step they use attend()'s view).
   const kernels::KvLayerView& view(std::size_t layer) const { return views_.at(layer); }
   // Counts changes of where the planes live (placing a layer), for work
   // recorded with their addresses. Page copies and moves keep the planes.
@@ -42,23 +77,52 @@ class KvStorage {
 
   // Bytes of one page of one layer, all planes.
   std::int64_t page_bytes(std::size_t layer) const;
+  // Device bytes of the staging rings, and host bytes of the host layers' planes.
+  std::int64_t staging_bytes() const;
+  std::int64_t host_layer_bytes() const;
+
+  // One step's traffic for host layers (kv_streamer.cpp). begin_step names
+  // what the step's sequences read and write and, per layer, the sliding
+  // window (0: none) that bounds how far back attention reads. attend(layer)
+  // gives the view write_kv and paged_attention use: the layer's own for a
+  // device layer; for a host layer its staging slot, the pages it reads
+  // fetched (the device's work waits for them, the host does not).
+  // attended(layer), after the layer's attention, queues the written pages
+  // back to host memory. Between steps, nothing is required; every host-side
+  // use of host pages waits for the copies still running (settle()).
+  void begin_step(std::span<const StepPages> sequences, std::span<const int> windows);
+  const kernels::KvLayerView& attend(std::size_t layer);
+  void attended(std::size_t layer);
+  // The host waits until no copy to or from host layers is running.
+  void settle();
+  // Bytes the latest step copied between host layers and staging, both ways.
+  std::int64_t step_copy_bytes() const;
 
  private:
   struct Planes {
     kernels::DeviceBuffer key_data, key_scales, value_data, value_scales;
   };
   std::uint8_t* host_slot(cache::HostSlot slot, std::size_t layer);
+  Planes allocate_planes(std::size_t layer, int device, PageHome home);
+  void set_planes(std::size_t layer, Planes planes);
+  // Page operations that work wherever the layer's planes live.
+  void save_page(std::size_t layer, cache::PageIndex page, void* host);
+  void restore_page(std::size_t layer, cache::PageIndex page, const void* host);
+  void copy_page_tokens(std::size_t layer, cache::PageIndex source, cache::PageIndex destination,
+                        int tokens);
 
   kernels::Backend& backend_;
   Config config_;
   std::vector<cache::LayerShape> shapes_;
   std::vector<int> devices_;
+  std::vector<PageHome> homes_;
   std::vector<Planes> planes_;
   std::vector<kernels::KvLayerView> views_;
   std::uint64_t generation_ = 0;
   std::vector<std::int64_t> host_offsets_;  // per layer, within one host slot
   std::int64_t host_slot_bytes_ = 0;
   std::vector<std::uint8_t> host_;
+  std::unique_ptr<KvStreamer> streamer_;
 };
 
 // The page codings of a cache format.
