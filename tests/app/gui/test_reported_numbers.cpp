@@ -2,7 +2,10 @@
 // each other: the context the planner, the settings, the status bar and the
 // footer state, and the statistics under a reply.
 
+#include <QChart>
+#include <QChartView>
 #include <QDockWidget>
+#include <QGraphicsTextItem>
 #include <QLabel>
 #include <QTest>
 
@@ -212,6 +215,55 @@ class ReportedNumbersTest : public QObject {
     QVERIFY2(
         box.right() <= window.width() - 12,
         qPrintable(QStringLiteral("box ends at %1 of %2").arg(box.right()).arg(window.width())));
+  }
+
+  // The chart's time axis in the memory panel of a 1024-pixel window, the
+  // panel as narrow as it goes: every label whole (Qt Charts elides a label
+  // that has no room with "..."), in order without overlapping, and inside the
+  // chart's visible area.
+  void theChartsTimeLabelsStayWholeInsideTheWindowAt1024Pixels() {
+    AppRun run(demo_model());
+    run.start();
+    QVERIFY(run.waitForModel());
+    gui::MainWindow& window = run.app->window();
+    window.resize(1024, 768);
+    window.memoryDock()->show();
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    // As narrow as the user can drag the panel.
+    QDockWidget* dock = window.memoryDock();
+    window.resizeDocks({dock}, {dock->minimumSizeHint().width()}, Qt::Horizontal);
+    QVERIFY(run.send(QStringLiteral("Hello!")));
+    auto* view = window.findChild<QChartView*>(QStringLiteral("memoryHistoryChart"));
+    QVERIFY(view);
+    QTRY_VERIFY(view->isVisible() && view->width() > 0);
+    QCoreApplication::processEvents();
+    const QRectF plot = view->chart()->plotArea();
+    QVERIFY(!plot.isEmpty());
+
+    QList<QRect> labels;
+    QStringList texts;
+    for (QGraphicsItem* item : view->scene()->items(Qt::AscendingOrder)) {
+      auto* text = dynamic_cast<QGraphicsTextItem*>(item);
+      if (!text || !text->isVisible() || text->toPlainText().isEmpty()) continue;
+      const QRectF scene_rect = text->sceneBoundingRect();
+      // The time axis' labels sit right under the plot; the axis title and
+      // the legend come below them.
+      if (scene_rect.top() < plot.bottom() || scene_rect.top() > plot.bottom() + 8) continue;
+      texts << text->toPlainText();
+      labels << view->mapFromScene(scene_rect).boundingRect();
+    }
+    QCOMPARE(texts, (QStringList{QStringLiteral("-300"), QStringLiteral("-200"),
+                                 QStringLiteral("-100"), QStringLiteral("0")}));
+    const QRect visible = view->viewport()->rect();
+    for (qsizetype i = 0; i < labels.size(); ++i) {
+      QVERIFY2(visible.contains(labels[i]), qPrintable(QStringLiteral("\"%1\" at %2..%3 of 0..%4")
+                                                           .arg(texts[i])
+                                                           .arg(labels[i].left())
+                                                           .arg(labels[i].right())
+                                                           .arg(visible.right())));
+      if (i > 0) QVERIFY2(labels[i - 1].right() < labels[i].left(), qPrintable(texts[i]));
+    }
   }
 };
 
