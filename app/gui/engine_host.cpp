@@ -27,6 +27,7 @@ EngineHost::EngineHost(QObject* parent) : QObject(parent) {
   connect(worker_, &EngineWorker::replyFinished, this, &EngineHost::replyFinished);
   connect(worker_, &EngineWorker::snapshotReady, this, &EngineHost::snapshotReady);
   connect(worker_, &EngineWorker::busyChanged, this, &EngineHost::onBusyChanged);
+  connect(worker_, &EngineWorker::memoryRecovered, this, &EngineHost::memoryRecovered);
   thread_.start();
 }
 

@@ -57,6 +57,8 @@ class EngineHost : public QObject {
   void replyFinished(const quire::gui::ReplyOutcome& outcome);
   void snapshotReady(const quire::ui::MemorySnapshotView& snapshot);
   void busyChanged(bool busy);
+  // Memory ran short in a step and replies went on (EngineWorker::memoryRecovered).
+  void memoryRecovered(const QString& text);
 
   // To the worker (queued: it lives on the engine thread).
   void loadRequested(const quire::gui::LoadRequest& request);

@@ -13,6 +13,7 @@
 #include "quire/engine/planner/planner.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/engine/tokenizer/tokenizer.h"
+#include "quire/kernels/fault_injecting_backend.h"
 #include "reply_stats.h"
 #include "runtime_settings.h"
 
@@ -132,6 +133,11 @@ void EngineWorker::complete(Loaded& loaded) {
   const ui::EngineSettings& settings = request.settings;
   BackendSelection selection = make_backend(settings, request.devices);
   loaded.backend = std::move(selection.backend);
+  // Out-of-memory handling checked by hand (QUIRE_FAULT_OP and friends).
+  if (kernels::FaultPlan faults = kernels::fault_plan_from_environment(); !faults.empty()) {
+    loaded.backend =
+        std::make_unique<kernels::FaultInjectingBackend>(std::move(loaded.backend), faults);
+  }
   const engine::RuntimeOptions options =
       runtime_options(settings, *loaded.model, selection.indices);
 
@@ -193,6 +199,7 @@ void EngineWorker::loadModel(const LoadRequest& request) {
     return;
   }
   loaded_ = std::move(next);
+  memory_reported_ = engine::MemoryRecoveries::Action::None;
   emit modelLoaded(request.id, loaded_->info);
   publishSnapshot();
 }
@@ -369,6 +376,7 @@ void EngineWorker::pump() {
   bool more = false;
   try {
     more = loaded_->generator->step();
+    reportMemoryRecovery();
     settleFinished();
     // Idle at last: one more step lets the generator tidy the cache
     // (defragmentation runs only when nothing is running).
@@ -408,6 +416,35 @@ void EngineWorker::recoverFromStepFailure(const EngineFailure& failure) {
   }
   loaded.generator = std::make_unique<engine::Generator>(*loaded.runtime, *loaded.tokenizer,
                                                          loaded.generator_config);
+}
+
+void EngineWorker::reportMemoryRecovery() {
+  using Action = engine::MemoryRecoveries::Action;
+  const engine::MemoryRecoveries& recoveries = loaded_->generator->memory_recoveries();
+  // Told once per kind of measure: a shortage that lasts would otherwise
+  // repeat the same sentence every few steps.
+  if (recoveries.last_action <= memory_reported_) return;
+  memory_reported_ = recoveries.last_action;
+  const QString device = QString::fromStdString(recoveries.device_name);
+  switch (recoveries.last_action) {
+    case Action::None:
+      return;
+    case Action::Retried:
+      emit memoryRecovered(
+          tr("Memory ran short on %1; Quire freed its workspaces and replies continue.")
+              .arg(device));
+      return;
+    case Action::RanFewer:
+      emit memoryRecovered(
+          tr("Memory ran short on %1; replies continue with fewer at once.").arg(device));
+      return;
+    case Action::EndedJob:
+      emit memoryRecovered(
+          tr("Memory ran short on %1; a reply that did not fit even alone ended, the others "
+             "continue.")
+              .arg(device));
+      return;
+  }
 }
 
 void EngineWorker::endAllReplies() {

@@ -61,6 +61,10 @@ class EngineWorker : public QObject {
   void snapshotReady(const quire::ui::MemorySnapshotView& snapshot);
   // Whether any reply is queued or running.
   void busyChanged(bool busy);
+  // A step ran short of device memory and replies went on: what happened,
+  // in a sentence for the status bar. Sent once per model for each kind of
+  // measure (running again, running fewer at once, ending a reply).
+  void memoryRecovered(const QString& text);
 
  private:
   struct Loaded;
@@ -79,6 +83,7 @@ class EngineWorker : public QObject {
   void finishActive(const Active& active, const engine::JobResult& result);
   void failReply(const ReplyRequest& request, const EngineFailure& failure);
   void recoverFromStepFailure(const EngineFailure& failure);
+  void reportMemoryRecovery();
   void endAllReplies();
   void setBusy(bool busy);
   std::unique_ptr<Loaded> prepare(const LoadRequest& request);
@@ -91,6 +96,8 @@ class EngineWorker : public QObject {
   std::vector<engine::JobResult> finished_;
   bool pump_queued_ = false;
   bool busy_ = false;
+  // The most the generator has had to do about memory that the user was told.
+  engine::MemoryRecoveries::Action memory_reported_ = engine::MemoryRecoveries::Action::None;
   QElapsedTimer since_snapshot_;
 };
 

@@ -37,6 +37,7 @@ namespace {
 
 // How long a confirmation stays in the status bar.
 constexpr int kStatusMessageMs = 10'000;
+constexpr int kMemoryMessageMs = 30'000;
 
 app::AppSettings make_settings(const QString& data_dir) {
   if (data_dir.isEmpty()) return app::AppSettings();
@@ -382,6 +383,11 @@ void QuireApplication::wireEngine() {
     if (host_->model()) window_->setEngineState(busy ? tr("Generating…") : tr("Ready"));
   });
   connect(window_.get(), &MainWindow::cancelLoadRequested, this, [this] { host_->cancelLoad(); });
+  // Replies went on after memory ran short: said once, where the engine's
+  // state is, for long enough to be read.
+  connect(&host, &EngineHost::memoryRecovered, this, [this](const QString& text) {
+    window_->statusBar()->showMessage(text, kMemoryMessageMs);
+  });
 }
 
 void QuireApplication::onModelLoaded(const ModelInfo& info) {

@@ -2,6 +2,7 @@
 // chats never stops or mixes their replies.
 
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTest>
 
 #include "app_test_support.h"
@@ -91,6 +92,43 @@ class RepliesAtOnceTest : public QObject {
     QVERIFY(next);
     QVERIFY(next->stop_reason != QStringLiteral("error"));
     QCOMPARE(run.app->store().messages(chat).size(), 3);
+  }
+
+  // Device memory that runs short in two steps of a reply (injected through
+  // QUIRE_FAULT_OP): the window stays, the reply is the one it is without the
+  // shortage, and the status bar says what happened once.
+  void aReplyGoesOnWhenMemoryRunsShort() {
+    const auto reply = [](bool short_of_memory, QStringList& shown) {
+      if (short_of_memory) qputenv("QUIRE_FAULT_OP", "linear:12,linear:40");
+      AppRun run(random_model(), 30);
+      run.start();
+      const bool loaded = run.waitForModel();
+      qunsetenv("QUIRE_FAULT_OP");  // the backend is made
+      if (!loaded) return QString();
+      QStatusBar* bar = run.app->window().statusBar();
+      QObject::connect(bar, &QStatusBar::messageChanged, bar, [&shown](const QString& message) {
+        if (message.startsWith(QStringLiteral("Memory ran short"))) shown << message;
+      });
+      const std::optional<store::GenerationStats> stats = run.send(QStringLiteral("Hello"));
+      if (!stats || stats->stop_reason != QStringLiteral("max_tokens")) {
+        qWarning() << "the reply ended" << (stats ? stats->stop_reason : QStringLiteral("late"));
+        return QString();
+      }
+      // The model still serves: nothing was unloaded or reset.
+      if (!run.app->engine().model()) {
+        qWarning() << "the model is gone";
+        return QString();
+      }
+      const store::ChatId chat = *run.app->chats().currentChat();
+      return run.app->store().messages(chat).last().text;
+    };
+    QStringList none, shown;
+    const QString expected = reply(false, none);
+    QVERIFY(!expected.isEmpty());
+    QVERIFY(none.isEmpty());
+    QCOMPARE(reply(true, shown), expected);
+    QCOMPARE(shown.size(), 1);
+    QVERIFY2(shown.front().contains(QStringLiteral("replies continue")), qPrintable(shown.front()));
   }
 };
 
