@@ -53,7 +53,16 @@ int run_generate(const GenerateOptions& options) {
   request.on_done = [&](const engine::JobResult& done) { result = done; };
   session.generator->submit(std::move(request));
   session.generator->run_until_idle();
-  if (result.stop_reason == engine::StopReason::Error) throw UsageError(result.error);
+  // What was done when device memory ran short, after the streamed text.
+  const auto memory_note = [&] {
+    const engine::MemoryRecoveries& memory = session.generator->memory_recoveries();
+    if (memory.steps > 0) std::cerr << "quire-cli: " << memory.last << '\n';
+  };
+  if (result.stop_reason == engine::StopReason::Error) {
+    if (!options.json) std::cout << std::endl;
+    memory_note();
+    throw UsageError(result.error);
+  }
 
   const engine::JobStatistics& stats = result.statistics;
   if (options.json) {
@@ -73,6 +82,7 @@ int run_generate(const GenerateOptions& options) {
     std::cerr << "[" << result.tokens.size() << " tokens, " << engine::to_string(result.stop_reason)
               << ", " << stats.decode_tokens_per_second() << " tokens/s]\n";
   }
+  memory_note();
   return 0;
 }
 

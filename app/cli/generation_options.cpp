@@ -4,6 +4,7 @@
 
 #include "cli_support.h"
 #include "quire/engine/generator/vocabulary_check.h"
+#include "quire/kernels/fault_injecting_backend.h"
 
 namespace quire::cli {
 
@@ -56,6 +57,11 @@ LoadedSession load_session(const std::string& directory, const EngineOptions& en
   if (runtime.cache_tokens == 0) runtime.cache_tokens = context;
   runtime.max_sequences = max_batch + 1;
   session.backend = engine.make_backend();
+  // Out-of-memory handling checked by hand (main.cpp's help lists the variables).
+  if (kernels::FaultPlan faults = kernels::fault_plan_from_environment(); !faults.empty()) {
+    session.backend =
+        std::make_unique<kernels::FaultInjectingBackend>(std::move(session.backend), faults);
+  }
   session.runtime =
       std::make_unique<engine::ModelRuntime>(session.model, *session.backend, runtime);
   engine::GeneratorConfig config;

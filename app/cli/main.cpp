@@ -23,6 +23,12 @@ int main(int argc, char** argv) {
   app.name("quire-cli");
   app.set_version_flag("--version", std::string("quire-cli ") + QUIRE_VERSION);
   app.require_subcommand(1);
+  app.footer(
+      "Out-of-memory handling can be checked without a full device: "
+      "QUIRE_FAULT_ALLOCATION=N[+K] fails the Nth device allocation (and K-1 more), "
+      "QUIRE_FAULT_OP=name:N[+K][,...] the Nth call of a backend op (linear, paged_attention, "
+      "write_kv, ...; N+ fails every call from the Nth), QUIRE_FAULT_ALLOCATIONS_ABOVE=SIZE "
+      "every allocation above SIZE (e.g. 64MiB). Calls count from when the backend is made.");
 
   int exit_code = 0;
   quire::cli::add_page_hashes_command(app, exit_code);
