@@ -1,0 +1,298 @@
+// KV pages in host memory (CacheResidence::Offloaded and
+// OffloadGlobalLayers), streamed through a staging ring on a logical CPU
+// device too small for the whole cache: the same logits, bit for bit, as the
+// cache on the device, over prefill, decode steps, a second turn that reuses
+// cached pages (one of them back from the host tier), and a
+// defragmentation; and the plan that prices it.
+
+#include <QTest>
+#include <algorithm>
+
+#include "quire/engine/model_error.h"
+#include "runtime_test_support.h"
+#include "test_main.h"
+
+using namespace quire;
+using quire::test::TestModel;
+
+namespace {
+
+constexpr int kPageSize = 32;
+
+engine::RuntimeOptions options(engine::CacheResidence residence) {
+  engine::RuntimeOptions o;
+  o.cache_tokens = 8 * kPageSize;
+  o.page_size = kPageSize;
+  o.max_chunk_tokens = 64;
+  o.host_pages = 16;
+  o.reserve_bytes = 0;
+  o.cache_residence = residence;
+  o.step_graphs = false;
+  return o;
+}
+
+std::int32_t argmax(const std::vector<float>& row) {
+  return static_cast<std::int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+// One conversation turn through the cache's bookkeeping: admission (reused
+// and restored pages), prefill of what is new, then greedy decode steps.
+// Appends every row of logits it gets to `logits`; returns the tokens with
+// the decoded ones.
+std::vector<cache::TokenId> turn(engine::ModelRuntime& runtime, std::vector<cache::TokenId> tokens,
+                                 int steps, std::vector<std::vector<float>>& logits) {
+  cache::PageCache& cache = runtime.cache();
+  engine::KvStorage& storage = runtime.storage();
+  cache::AdmissionRequest request{tokens, steps};
+  std::optional<cache::Admission> admission = cache.admit(std::move(request));
+  if (!admission) throw std::runtime_error("not admitted");
+  const cache::SequenceId sequence = admission->sequence;
+  storage.execute(admission->instructions);
+  std::vector<float> last;
+  for (const cache::TokenRange& range : admission->compute) {
+    for (const cache::TokenRange& chunk :
+         engine::page_aligned_chunks(range, runtime.options().max_chunk_tokens, kPageSize)) {
+      storage.save_to_host(cache.ensure_pages(sequence, chunk.end).saves);
+      const engine::ForwardPass::Sequence step{
+          cache.page_table(sequence),
+          std::span(tokens).subspan(static_cast<std::size_t>(chunk.begin),
+                                    static_cast<std::size_t>(chunk.end - chunk.begin)),
+          chunk.begin, false};
+      const engine::ForwardPass::Result result = runtime.forward().run(std::span(&step, 1));
+      cache.mark_computed(sequence, chunk.end);
+      last.assign(result.row(0).begin(), result.row(0).end());
+      logits.push_back(last);
+    }
+  }
+  for (int i = 0; i < steps; ++i) {
+    const cache::TokenId next = argmax(last);
+    const cache::AppendResult appended = cache.append(sequence, std::span(&next, 1));
+    if (appended.status != cache::AppendStatus::Appended) throw std::runtime_error("no page");
+    storage.save_to_host(appended.saves);
+    tokens.push_back(next);
+    const auto position = static_cast<std::int32_t>(tokens.size() - 1);
+    const engine::ForwardPass::Sequence step{
+        cache.page_table(sequence), std::span(tokens).subspan(tokens.size() - 1), position, false};
+    const engine::ForwardPass::Result result = runtime.forward().run(std::span(&step, 1));
+    cache.mark_computed(sequence, position + 1);
+    last.assign(result.row(0).begin(), result.row(0).end());
+    logits.push_back(last);
+  }
+  cache.release(sequence);
+  return tokens;
+}
+
+struct Conversation {
+  std::vector<std::vector<float>> logits;
+  cache::CacheStats stats;
+  bool defragmented = false;
+};
+
+// Two conversations on a cache of 8 pages: the second pushes some of the
+// first's pages into the host tier, the first's second turn brings them back.
+Conversation converse(engine::ModelRuntime& runtime) {
+  Conversation c;
+  std::vector<cache::TokenId> first = test::random_tokens(100, 512, 11);
+  first = turn(runtime, first, 6, c.logits);
+  turn(runtime, test::random_tokens(200, 512, 12), 3, c.logits);
+  for (cache::TokenId t : test::random_tokens(20, 512, 13))
+    first.push_back(t);
+  first = turn(runtime, first, 4, c.logits);
+  if (const std::optional<cache::DefragPlan> plan = runtime.cache().defragment()) {
+    runtime.storage().apply_moves(*plan);
+    c.defragmented = true;
+  }
+  for (cache::TokenId t : test::random_tokens(9, 512, 14))
+    first.push_back(t);
+  turn(runtime, first, 3, c.logits);
+  c.stats = runtime.cache().stats();
+  return c;
+}
+
+void compare(const Conversation& actual, const Conversation& expected) {
+  QCOMPARE(actual.logits.size(), expected.logits.size());
+  for (std::size_t i = 0; i < actual.logits.size(); ++i) {
+    QVERIFY2(actual.logits[i] == expected.logits[i],
+             qPrintable(QString("logits row %1 differ").arg(i)));
+  }
+}
+
+// A single CPU device with room for what `plan` puts on its device besides
+// the cache, `cache_bytes` of cache, and `slack` for what a run allocates
+// beyond the plan (page tables).
+kernels::CpuBackend budgeted(const engine::PlacementPlan& plan, std::int64_t cache_bytes,
+                             std::int64_t slack = std::int64_t{1} << 20) {
+  const engine::DevicePlacement& device = plan.devices.front();
+  const std::int64_t budget = device.weights + device.scratch + cache_bytes + slack;
+  return kernels::CpuBackend({kernels::CpuBackend::Device{"small", budget}});
+}
+
+}  // namespace
+
+class CacheOffloadTest : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<TestModel> llama_;
+  std::unique_ptr<TestModel> gemma_;
+
+ private slots:
+  void initTestCase() {
+    engine::modelgen::RandomModelSpec spec;
+    spec.layers = 6;
+    // Pages large enough that the slack of budgeted() is less than a layer's.
+    spec.kv_heads = 4;
+    spec.head_dim = 128;
+    spec.seed = 21;
+    llama_ = std::make_unique<TestModel>(spec);
+    engine::modelgen::RandomModelSpec gemma;
+    gemma.architecture = "gemma2";
+    gemma.layers = 4;
+    gemma.sliding_window = 40;
+    gemma.seed = 22;
+    gemma_ = std::make_unique<TestModel>(gemma);
+  }
+
+  void offloadedGivesTheLogitsOfTheDeviceCache() {
+    kernels::CpuBackend large;
+    engine::ModelRuntime reference(llama_->description(), large,
+                                   options(engine::CacheResidence::Device));
+    const Conversation expected = converse(reference);
+    QVERIFY(expected.defragmented);
+    QVERIFY(expected.stats.host_saves > 0);
+    QVERIFY(expected.stats.host_restores > 0);
+    QVERIFY(expected.stats.copied_tokens > 0 || expected.stats.reused_tokens > 0);
+
+    const engine::PlacementPlan& full = reference.plan();
+    const std::int64_t layer_cache = full.devices.front().cache / 6;
+    // Room for the ring (two layers' pages), not for the cache.
+    kernels::CpuBackend small = budgeted(full, 2 * layer_cache);
+    try {
+      engine::ModelRuntime refused(llama_->description(), small,
+                                   options(engine::CacheResidence::Device));
+      QFAIL("the whole cache fitted the small device");
+    } catch (const engine::ModelError& error) {
+      QVERIFY2(std::string(error.what()).starts_with("does not fit"), error.what());
+    }
+
+    engine::ModelRuntime offloaded(llama_->description(), small,
+                                   options(engine::CacheResidence::Offloaded));
+    QCOMPARE(offloaded.storage().staging_bytes(), 2 * layer_cache);
+    QCOMPARE(offloaded.storage().host_layer_bytes(), full.devices.front().cache);
+    for (std::size_t i = 0; i < 6; ++i)
+      QCOMPARE(offloaded.storage().home(i), engine::PageHome::Host);
+    compare(converse(offloaded), expected);
+    // A decode step copies only the pages it reads and the one it writes.
+    QVERIFY(offloaded.storage().step_copy_bytes() > 0);
+    QVERIFY(offloaded.storage().step_copy_bytes() < full.devices.front().cache);
+  }
+
+  void offloadingGlobalLayersKeepsWindowedOnesOnTheDevice() {
+    kernels::CpuBackend large;
+    engine::ModelRuntime reference(gemma_->description(), large,
+                                   options(engine::CacheResidence::Device));
+    const Conversation expected = converse(reference);
+
+    engine::ModelRuntime both(gemma_->description(), large,
+                              options(engine::CacheResidence::Offloaded));
+    compare(converse(both), expected);
+
+    engine::ModelRuntime global(gemma_->description(), large,
+                                options(engine::CacheResidence::OffloadGlobalLayers));
+    const std::vector<int>& windows = gemma_->description()->config.sliding_windows;
+    int on_host = 0;
+    for (std::size_t i = 0; i < windows.size(); ++i) {
+      QCOMPARE(global.storage().home(i),
+               windows[i] > 0 ? engine::PageHome::Device : engine::PageHome::Host);
+      on_host += windows[i] > 0 ? 0 : 1;
+    }
+    QVERIFY(on_host > 0 && on_host < static_cast<int>(windows.size()));
+    compare(converse(global), expected);
+  }
+
+  void aRunningCacheMovesToHostMemory() {
+    kernels::CpuBackend large;
+    engine::ModelRuntime reference(llama_->description(), large,
+                                   options(engine::CacheResidence::Device));
+    const Conversation expected = converse(reference);
+
+    kernels::CpuBackend backend;
+    engine::ModelRuntime runtime(llama_->description(), backend,
+                                 options(engine::CacheResidence::Device));
+    std::vector<std::vector<float>> logits;
+    std::vector<cache::TokenId> first = test::random_tokens(100, 512, 11);
+    turn(runtime, first, 6, logits);
+    runtime.offload_cache();
+    for (std::size_t i = 0; i < 6; ++i)
+      QCOMPARE(runtime.storage().home(i), engine::PageHome::Host);
+    QVERIFY(runtime.cache().stats().devices.empty());
+    // The rest of the conversation, on the moved pages, as on the device.
+    Conversation rest;
+    rest.logits = logits;
+    turn(runtime, test::random_tokens(200, 512, 12), 3, rest.logits);
+    QVERIFY(rest.logits.size() <= expected.logits.size());
+    for (std::size_t i = 0; i < rest.logits.size(); ++i)
+      QVERIFY2(rest.logits[i] == expected.logits[i], qPrintable(QString("row %1").arg(i)));
+  }
+
+  void thePlanPricesTheRingOnTheDeviceAndThePagesOnTheHost() {
+    kernels::CpuBackend large;
+    const engine::ModelDescription& model = *llama_->description();
+    const std::vector<kernels::DeviceInfo> devices = large.devices();
+    const engine::PlacementPlan on_device = engine::plan_placement(
+        engine::placement_request(model, devices, options(engine::CacheResidence::Device)));
+    engine::RuntimeOptions offload = options(engine::CacheResidence::Offloaded);
+    offload.host_copy_bytes_per_second = 1e9;
+    engine::PlacementRequest request = engine::placement_request(model, devices, offload);
+    request.host = engine::PlanHost{std::int64_t{1} << 40, engine::kGiB};
+    const engine::PlacementPlan plan = engine::plan_placement(request);
+    QVERIFY2(plan.fits, plan.problem.c_str());
+    const engine::DevicePlacement& device = plan.devices.front();
+    const std::int64_t cache = on_device.devices.front().cache;
+    QCOMPARE(device.cache, std::int64_t{0});
+    QCOMPARE(device.staging, cache / 6 * 2);
+    QCOMPARE(device.planned, device.weights + device.staging + device.scratch);
+    QVERIFY(plan.host_cache.has_value());
+    QCOMPARE(plan.host_cache->bytes, cache);
+    // Every page up and one page down, per layer, at 8 pages.
+    QCOMPARE(plan.host_cache->copy_bytes_per_step, cache / 8 * 9);
+    QCOMPARE(plan.host_cache->seconds_per_step,
+             static_cast<double>(plan.host_cache->copy_bytes_per_step) / 1e9);
+    const std::string text = engine::describe_plan(plan);
+    QVERIFY2(text.find("host memory (offloaded to host memory): cache") != std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find("cache staging") != std::string::npos, text.c_str());
+
+    // A host that cannot hold the pages: refused, saying so.
+    request.host = engine::PlanHost{engine::kGiB + cache / 2, engine::kGiB};
+    const engine::PlacementPlan refused = engine::plan_placement(request);
+    QVERIFY(!refused.fits);
+    QVERIFY(refused.shortfall && refused.shortfall->kind == engine::Shortfall::Kind::HostMemory);
+    QVERIFY2(
+        refused.problem.starts_with("does not fit: the KV cache offloaded to host memory needs"),
+        refused.problem.c_str());
+    QVERIFY(refused.largest_context && refused.largest_context->pages == 4);
+  }
+
+  void aDeviceTooSmallForTheCacheFitsWithOffloading() {
+    kernels::CpuBackend large;
+    const engine::ModelDescription& model = *llama_->description();
+    const engine::PlacementPlan full = engine::plan_placement(
+        engine::placement_request(model, large.devices(), options(engine::CacheResidence::Device)));
+    const std::int64_t layer_cache = full.devices.front().cache / 6;
+    kernels::CpuBackend small = budgeted(full, 2 * layer_cache, 0);
+    const engine::PlacementPlan without = engine::plan_placement(
+        engine::placement_request(model, small.devices(), options(engine::CacheResidence::Device)));
+    QVERIFY2(!without.fits, (engine::describe_plan(full) + engine::describe_plan(without)).c_str());
+    const engine::PlacementPlan with = engine::plan_placement(engine::placement_request(
+        model, small.devices(), options(engine::CacheResidence::Offloaded)));
+    QVERIFY2(with.fits, with.problem.c_str());
+    // The ring alone does not fit a device with room for one layer's pages.
+    kernels::CpuBackend tiny = budgeted(full, layer_cache, 0);
+    const engine::PlacementPlan ring_too_big = engine::plan_placement(engine::placement_request(
+        model, tiny.devices(), options(engine::CacheResidence::Offloaded)));
+    QVERIFY(!ring_too_big.fits);
+  }
+};
+
+QUIRE_TEST(CacheOffloadTest)
+#include "test_cache_offload.moc"
