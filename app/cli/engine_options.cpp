@@ -45,6 +45,12 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
                   "Tokens of host memory that keep evicted cache pages, so a returning chat "
                   "is restored instead of computed again (0: none)")
       ->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--cache-residence", cache_residence,
+                  "Where the KV cache's pages live: device; offloaded (host memory, each step "
+                  "copying the pages it needs, so a cache larger than the devices fits, at a "
+                  "cost in speed); offload-global (only layers without a sliding window)")
+      ->capture_default_str();
   command.add_flag("--no-step-graphs", no_step_graphs,
                    "Launch every decode step's kernels one by one instead of replaying CUDA "
                    "graphs (also QUIRE_STEP_GRAPHS=0)");
@@ -135,6 +141,16 @@ engine::RuntimeOptions EngineOptions::runtime_options() const {
   options.host_pages = static_cast<int>((host_cache + options.page_size - 1) / options.page_size);
   if (reserve_mib >= 0) {
     options.reserve_bytes = static_cast<std::int64_t>(std::llround(reserve_mib * 1024.0 * 1024.0));
+  }
+  if (cache_residence == "device") {
+    options.cache_residence = engine::CacheResidence::Device;
+  } else if (cache_residence == "offloaded") {
+    options.cache_residence = engine::CacheResidence::Offloaded;
+  } else if (cache_residence == "offload-global") {
+    options.cache_residence = engine::CacheResidence::OffloadGlobalLayers;
+  } else {
+    throw UsageError("--cache-residence \"" + cache_residence +
+                     "\" is not device, offloaded or offload-global");
   }
   if (split == "fill") {
     options.placement.mode = engine::PlacementMode::FillInOrder;

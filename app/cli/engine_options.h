@@ -21,11 +21,12 @@ struct EngineOptions {
   double reserve_mib = -1;  // < 0: what the backend recommends per device
   int chunk = 256;
   bool no_step_graphs = false;
-  std::string reserve_pages = "all";  // "all" or "on-demand"
-  std::int64_t host_cache = 0;        // tokens of the host-memory tier; 0: none
+  std::string reserve_pages = "all";       // "all" or "on-demand"
+  std::int64_t host_cache = 0;             // tokens of the host-memory tier; 0: none
+  std::string cache_residence = "device";  // "device", "offloaded" or "offload-global"
 
   // --devices, --cache, --context, --split, --reserve, --chunk,
-  // --no-step-graphs, --reserve-pages, --host-cache.
+  // --no-step-graphs, --reserve-pages, --host-cache, --cache-residence.
   void add_to(CLI::App& command, bool with_context);
 
   std::unique_ptr<kernels::Backend> make_backend() const;

@@ -13,6 +13,7 @@
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/planner/planner.h"
+#include "quire/engine/runtime/host_copy_speed.h"
 #include "quire/engine/runtime/model_description.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 
@@ -66,6 +67,11 @@ int run_inspect(const InspectOptions& options) {
   engine::RuntimeOptions runtime = options.engine.runtime_options();
   const std::unique_ptr<kernels::Backend> backend = options.engine.make_backend();
   const std::vector<kernels::DeviceInfo> devices = backend->devices();
+  if (runtime.cache_residence != engine::CacheResidence::Device && !devices.empty()) {
+    // The plan says what streaming the pages costs at this machine's speed.
+    runtime.host_copy_bytes_per_second =
+        engine::measure_host_copy_speed(*backend, devices.front().index);
+  }
   const engine::PlacementPlan plan =
       engine::plan_placement(engine::placement_request(model, devices, runtime));
 
@@ -98,12 +104,20 @@ int run_inspect(const InspectOptions& options) {
                    {"largest_context_tokens",
                     plan.largest_context ? Json(plan.largest_context->tokens) : Json(nullptr)},
                    {"problem", plan.problem},
+                   {"cache_residence", options.engine.cache_residence},
                    {"devices", Json::array()}};
+    if (plan.host_cache) {
+      plan_json["host_cache"] = {{"bytes", plan.host_cache->bytes},
+                                 {"copy_bytes_per_step", plan.host_cache->copy_bytes_per_step},
+                                 {"copy_bytes_per_second", plan.host_cache->copy_bytes_per_second},
+                                 {"seconds_per_step", plan.host_cache->seconds_per_step}};
+    }
     for (const engine::DevicePlacement& device : plan.devices) {
       plan_json["devices"].push_back({{"index", device.index},
                                       {"name", device.name},
                                       {"weights", device.weights},
                                       {"cache", device.cache},
+                                      {"cache_staging", device.staging},
                                       {"scratch", device.scratch},
                                       {"reserve", device.reserve},
                                       {"free_before", device.free_before},
