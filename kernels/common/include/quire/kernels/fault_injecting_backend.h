@@ -109,6 +109,27 @@ class FaultInjectingBackend final : public Backend {
   void fill_zero(int device, void* data, std::size_t bytes) override;
   void synchronize(int device) override;
   void release_cached_memory() override { inner_->release_cached_memory(); }
+  // Host memory, queued copies and events go straight to the inner backend,
+  // uncounted: they move cache pages, not a step's workspaces.
+  DeviceBuffer allocate_host(std::size_t bytes, std::string_view purpose) override {
+    return inner_->allocate_host(bytes, purpose);
+  }
+  void copy_async(Queue queue, int device, void* destination, const void* source,
+                  std::size_t bytes) override {
+    inner_->copy_async(queue, device, destination, source, bytes);
+  }
+  std::unique_ptr<QueueEvent> create_event(int device) override {
+    return inner_->create_event(device);
+  }
+  void record_event(QueueEvent& event, int device, Queue queue) override {
+    inner_->record_event(event, device, queue);
+  }
+  void wait_event(const QueueEvent& event, int device, Queue queue) override {
+    inner_->wait_event(event, device, queue);
+  }
+  void synchronize_event(const QueueEvent& event, int device) override {
+    inner_->synchronize_event(event, device);
+  }
 
   bool supports_capture() const override { return inner_->supports_capture(); }
   void begin_capture(int device) override { inner_->begin_capture(device); }
