@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstddef>
 
 #include "byte_math.h"
@@ -14,8 +15,9 @@ constexpr std::int64_t kBalanceSteps = std::int64_t{1} << 20;
 // places everything. Fitting only gets easier as the fraction grows, so a
 // binary search finds it; at the full capacities it must fit.
 Packing tightest_packing(const std::vector<ModuleNeed>& needs,
-                         const std::vector<std::int64_t>& capacity, std::int64_t device_scratch) {
-  Packing best = pack_in_order(needs, capacity, device_scratch);
+                         const std::vector<std::int64_t>& capacity, std::int64_t device_scratch,
+                         const Prepaid& prepaid) {
+  Packing best = pack_in_order(needs, capacity, device_scratch, -1, prepaid);
   if (!best.complete) return best;
   std::int64_t low = 0;  // treated as not fitting: a fit there shows up at step 1
   std::int64_t high = kBalanceSteps;
@@ -25,7 +27,7 @@ Packing tightest_packing(const std::vector<ModuleNeed>& needs,
     for (std::size_t i = 0; i < capacity.size(); ++i) {
       scaled[i] = scale_floor(capacity[i], middle, kBalanceSteps);
     }
-    Packing trial = pack_in_order(needs, scaled, device_scratch);
+    Packing trial = pack_in_order(needs, scaled, device_scratch, -1, prepaid);
     if (trial.complete) {
       high = middle;
       best = std::move(trial);
@@ -39,7 +41,8 @@ Packing tightest_packing(const std::vector<ModuleNeed>& needs,
 }  // namespace
 
 Packing pack_balanced(const std::vector<ModuleNeed>& needs,
-                      const std::vector<std::int64_t>& capacity, std::int64_t device_scratch) {
+                      const std::vector<std::int64_t>& capacity, std::int64_t device_scratch,
+                      const Prepaid& prepaid) {
   Packing result;
   result.module_slot.assign(needs.size(), -1);
   result.used.assign(capacity.size(), 0);
@@ -49,7 +52,11 @@ Packing pack_balanced(const std::vector<ModuleNeed>& needs,
                                        needs.end());
     const std::vector<std::int64_t> rest_capacity(
         capacity.begin() + static_cast<std::ptrdiff_t>(device), capacity.end());
-    const Packing stage = tightest_packing(rest, rest_capacity, device_scratch);
+    // The prepaid device counted from this one on, or not at all once passed.
+    Prepaid rest_prepaid = prepaid;
+    rest_prepaid.slot =
+        prepaid.slot >= static_cast<int>(device) ? prepaid.slot - static_cast<int>(device) : -1;
+    const Packing stage = tightest_packing(rest, rest_capacity, device_scratch, rest_prepaid);
     if (!stage.complete) break;  // only when called with needs that do not fit
     std::size_t taken = 0;
     while (taken < rest.size() && stage.module_slot[taken] == 0) {
@@ -60,6 +67,12 @@ Packing pack_balanced(const std::vector<ModuleNeed>& needs,
     first += taken;
   }
   result.complete = first == needs.size();
+  // Every module placed before the loop reached the prepaid device.
+  if (prepaid.slot >= 0 && static_cast<std::size_t>(prepaid.slot) < capacity.size()) {
+    const auto s = static_cast<std::size_t>(prepaid.slot);
+    result.used[s] = std::max(result.used[s], prepaid.total());
+    result.complete = result.complete && result.used[s] <= capacity[s];
+  }
   return result;
 }
 

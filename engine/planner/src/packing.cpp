@@ -41,15 +41,42 @@ std::int64_t host_cache_bytes(const std::vector<ModuleNeed>& needs) {
   return bytes;
 }
 
+std::int64_t Prepaid::total() const {
+  return add_sat(add_sat(cache, staging), scratch);
+}
+
+Prepaid fix_cache(std::vector<ModuleNeed>& needs, int slot, std::int64_t device_scratch) {
+  Prepaid prepaid;
+  if (slot < 0) return prepaid;
+  prepaid.slot = slot;
+  prepaid.scratch = device_scratch;
+  for (ModuleNeed& need : needs) {
+    prepaid.cache = add_sat(prepaid.cache, need.cache);
+    // One ring for all offloaded layers, as on any device.
+    prepaid.staging = std::max(prepaid.staging, need.staging);
+    need.total = add_sat(need.weights, need.extra_scratch);
+    need.cache = 0;
+    need.staging = 0;
+  }
+  return prepaid;
+}
+
 Packing pack_in_order(const std::vector<ModuleNeed>& needs,
                       const std::vector<std::int64_t>& capacity, std::int64_t device_scratch,
-                      int spill_slot) {
+                      int spill_slot, const Prepaid& prepaid) {
   Packing packing;
   packing.module_slot.assign(needs.size(), -1);
   packing.used.assign(capacity.size(), 0);
   std::vector<bool> holds_any(capacity.size(), false);
   std::vector<bool> holds_ring(capacity.size(), false);
   const int devices = static_cast<int>(capacity.size());
+  const bool prepaid_here = prepaid.slot >= 0 && prepaid.slot < devices;
+  if (prepaid_here) {
+    const auto s = static_cast<std::size_t>(prepaid.slot);
+    packing.used[s] = prepaid.total();
+    holds_any[s] = true;
+    holds_ring[s] = true;
+  }
   int slot = 0;
   bool placed_all = true;
   for (std::size_t i = 0; i < needs.size(); ++i) {
@@ -80,6 +107,10 @@ Packing pack_in_order(const std::vector<ModuleNeed>& needs,
   if (placed_all && spill_slot >= 0 && spill_slot < devices) {
     const auto s = static_cast<std::size_t>(spill_slot);
     packing.complete = packing.used[s] <= capacity[s];
+  }
+  if (prepaid_here) {
+    const auto s = static_cast<std::size_t>(prepaid.slot);
+    packing.complete = packing.complete && packing.used[s] <= capacity[s];
   }
   return packing;
 }

@@ -29,6 +29,24 @@ std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std
 // The host memory every offloaded layer's pages take together.
 std::int64_t host_cache_bytes(const std::vector<ModuleNeed>& needs);
 
+// What a device pays before it takes any module: with the cache fixed on one
+// device (PlacementRequest::cache_device), every layer's pages, the staging
+// ring the offloaded layers share, and its scratch, which attention there
+// uses even when no module is placed there.
+struct Prepaid {
+  int slot = -1;  // device position; -1: nothing is prepaid
+  std::int64_t cache = 0;
+  std::int64_t staging = 0;
+  std::int64_t scratch = 0;
+
+  std::int64_t total() const;
+};
+
+// Takes every layer's device cache and staging ring out of `needs` and puts
+// them on device position `slot`. With `slot` < 0 the needs stay as they are
+// and nothing is prepaid.
+Prepaid fix_cache(std::vector<ModuleNeed>& needs, int slot, std::int64_t device_scratch);
+
 struct Packing {
   std::vector<int> module_slot;  // per module: device position, -1 when unplaced
   // Per device position: needs placed there + device scratch + staging ring.
@@ -40,14 +58,16 @@ struct Packing {
 // behind for good (order is kept), which is why a device too small for any
 // module ends up unused. When spill_slot >= 0 that device takes every module
 // that reaches it regardless of capacity, so an overflow shows where it lands;
-// complete is then whether it stayed within capacity.
+// complete is then whether it stayed within capacity. A device with a
+// prepaid share starts with it (and its scratch paid); complete also needs
+// that share to fit.
 //
 // For "does everything fit" this greedy is optimal among in-order placements:
 // by induction each device ends at least as far along the module list as in any
 // other in-order placement, because costs are non-negative.
 Packing pack_in_order(const std::vector<ModuleNeed>& needs,
                       const std::vector<std::int64_t>& capacity, std::int64_t device_scratch,
-                      int spill_slot = -1);
+                      int spill_slot = -1, const Prepaid& prepaid = {});
 
 // Balanced placement, for needs that fit the capacities in order. Device by
 // device: find the smallest fraction f (in steps of 1/2^20) at which the
@@ -58,7 +78,8 @@ Packing pack_in_order(const std::vector<ModuleNeed>& needs,
 // balanced among themselves the same way (a large embedding on device 0 does
 // not leave the last device idle).
 Packing pack_balanced(const std::vector<ModuleNeed>& needs,
-                      const std::vector<std::int64_t>& capacity, std::int64_t device_scratch);
+                      const std::vector<std::int64_t>& capacity, std::int64_t device_scratch,
+                      const Prepaid& prepaid = {});
 
 // The smallest amount a device must offer to hold any module at all: device
 // scratch plus the cheapest module. kSaturated-safe; 0 without modules.

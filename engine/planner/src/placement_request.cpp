@@ -51,6 +51,10 @@ void PlacementRequest::validate() const {
     check_bytes(device.total_bytes, what + " total memory");
     check_bytes(device.free_bytes, what + " free memory");
   }
+  if (cache_device && (*cache_device < 0 || *cache_device >= static_cast<int>(devices.size()))) {
+    throw std::invalid_argument("the KV cache device is position " + std::to_string(*cache_device) +
+                                ", and there are " + std::to_string(devices.size()) + " devices");
+  }
   if (staging_slots < 2) throw std::invalid_argument("a staging ring needs at least 2 slots");
   if (host) {
     check_bytes(host->free_bytes, "host free memory");

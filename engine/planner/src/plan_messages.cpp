@@ -63,6 +63,15 @@ std::string does_not_fit_message(const Shortfall& shortfall,
   const std::string verdict =
       shortfall.without_context ? "does not fit even with no context: " : "does not fit: ";
   const std::string tail = " — " + remedy(largest, page_size, device.limited_by_manual);
+  if (shortfall.kind == Shortfall::Kind::CacheDevice) {
+    std::string text = verdict + "the KV cache fixed on " + device_label(device) + " needs " +
+                       mib(mib_ceil(shortfall.needed)) + " there with its scratch, and it " +
+                       availability(device, shortfall.usable) + " — ";
+    if (largest && largest->pages > 0) {
+      text += "lower the context to " + std::to_string(largest->tokens) + " tokens, ";
+    }
+    return text + "use a smaller cache format, or fix the cache on a device with more room";
+  }
   if (shortfall.kind == Shortfall::Kind::NoRoomAnywhere) {
     return verdict + "no device can hold even one module: the smallest, " + shortfall.module +
            ", needs " + mib(mib_ceil(shortfall.needed)) + " with scratch, and the largest, " +

@@ -13,6 +13,7 @@ namespace {
 using detail::add_sat;
 using detail::ModuleNeed;
 using detail::Packing;
+using detail::Prepaid;
 
 // A cache's page count is an int (cache::CacheConfig::num_pages).
 constexpr std::int64_t kMaxPages = std::numeric_limits<int>::max();
@@ -71,11 +72,22 @@ std::vector<std::int64_t> capacities(const std::vector<DevicePlacement>& devices
   return caps;
 }
 
+// What every module needs at `pages`, with the cache taken out of the layers
+// and onto the fixed cache device when the request names one.
+std::vector<ModuleNeed> needs_at(const PlacementRequest& request, std::int64_t pages,
+                                 Prepaid& prepaid) {
+  std::vector<ModuleNeed> needs =
+      detail::module_needs(request.modules, pages, request.staging_slots);
+  prepaid =
+      detail::fix_cache(needs, request.cache_device.value_or(-1), request.device_scratch_bytes);
+  return needs;
+}
+
 Packing place(PlacementMode mode, const std::vector<ModuleNeed>& needs,
-              const std::vector<std::int64_t>& caps, std::int64_t scratch) {
-  Packing packing = detail::pack_in_order(needs, caps, scratch);
+              const std::vector<std::int64_t>& caps, std::int64_t scratch, const Prepaid& prepaid) {
+  Packing packing = detail::pack_in_order(needs, caps, scratch, -1, prepaid);
   if (mode != PlacementMode::Balanced || !packing.complete) return packing;
-  return detail::pack_balanced(needs, caps, scratch);
+  return detail::pack_balanced(needs, caps, scratch, prepaid);
 }
 
 // Host memory the offloaded pages may take; unlimited when the request
@@ -92,10 +104,10 @@ std::optional<ContextLimit> find_largest_context(const PlacementRequest& request
                                                  const std::vector<std::int64_t>& caps) {
   const std::int64_t host = host_usable(request);
   const auto fits = [&](std::int64_t pages) {
-    const std::vector<ModuleNeed> needs =
-        detail::module_needs(request.modules, pages, request.staging_slots);
+    Prepaid prepaid;
+    const std::vector<ModuleNeed> needs = needs_at(request, pages, prepaid);
     return detail::host_cache_bytes(needs) <= host &&
-           detail::pack_in_order(needs, caps, request.device_scratch_bytes).complete;
+           detail::pack_in_order(needs, caps, request.device_scratch_bytes, -1, prepaid).complete;
   };
   if (!fits(0)) return std::nullopt;
   // Per page on the devices (an offloaded layer's ring counted once, the
@@ -152,8 +164,19 @@ Shortfall find_shortfall(const PlacementRequest& request, const std::vector<std:
     return shortfall;
   }
   shortfall.without_context = pages == 0;
-  const std::vector<ModuleNeed> needs =
-      detail::module_needs(request.modules, pages, request.staging_slots);
+  Prepaid prepaid;
+  const std::vector<ModuleNeed> needs = needs_at(request, pages, prepaid);
+  if (prepaid.slot >= 0 && prepaid.total() > caps[static_cast<std::size_t>(prepaid.slot)]) {
+    // The cache has only one place to go; no spreading of weights helps.
+    shortfall.kind = Shortfall::Kind::CacheDevice;
+    shortfall.slot = prepaid.slot;
+    shortfall.needed = prepaid.total();
+    shortfall.usable = caps[static_cast<std::size_t>(prepaid.slot)];
+    if (overflow != nullptr) {
+      *overflow = detail::pack_in_order(needs, caps, request.device_scratch_bytes, -1, prepaid);
+    }
+    return shortfall;
+  }
   const std::int64_t smallest = detail::smallest_module_need(needs, request.device_scratch_bytes);
   int target = -1;
   for (std::size_t i = 0; i < caps.size(); ++i) {
@@ -170,7 +193,8 @@ Shortfall find_shortfall(const PlacementRequest& request, const std::vector<std:
     shortfall.module_needed = smallest;
     return shortfall;
   }
-  Packing spilled = detail::pack_in_order(needs, caps, request.device_scratch_bytes, target);
+  Packing spilled =
+      detail::pack_in_order(needs, caps, request.device_scratch_bytes, target, prepaid);
   const auto slot = static_cast<std::size_t>(target);
   shortfall.kind = Shortfall::Kind::Overflow;
   shortfall.slot = target;
@@ -189,25 +213,34 @@ Shortfall find_shortfall(const PlacementRequest& request, const std::vector<std:
 }
 
 void apply_packing(const PlacementRequest& request, const Packing& packing,
-                   const std::vector<ModuleNeed>& needs, PlacementPlan& plan) {
+                   const std::vector<ModuleNeed>& needs, const Prepaid& prepaid,
+                   PlacementPlan& plan) {
   const std::int64_t device_scratch = request.device_scratch_bytes;
   plan.modules.assign(needs.size(), ModulePlacement{});
+  if (prepaid.slot >= 0) {
+    DevicePlacement& device = plan.devices[static_cast<std::size_t>(prepaid.slot)];
+    plan.cache_slot = prepaid.slot;
+    device.fixed_cache = true;
+    device.cache = prepaid.cache;
+    device.staging = prepaid.staging;
+    device.scratch = prepaid.scratch;
+  }
   for (std::size_t i = 0; i < needs.size(); ++i) {
     const int slot = packing.module_slot[i];
     ModulePlacement& module = plan.modules[i];
     module.name = request.modules[i].name;
     module.kind = request.modules[i].kind;
     module.weight_bytes = needs[i].weights;
-    module.cache_bytes = needs[i].cache;
+    module.cache_bytes = detail::mul_sat(request.modules[i].cache_bytes_per_page, plan.pages);
     module.cache_in_host_memory = request.modules[i].cache_in_host_memory;
-    if (module.cache_in_host_memory) module.cache_bytes = needs[i].host_cache;
     if (slot < 0) continue;
     DevicePlacement& device = plan.devices[static_cast<std::size_t>(slot)];
     module.slot = slot;
     module.device = device.index;
     if (device.module_count == 0) {
       device.first_module = static_cast<int>(i);
-      device.scratch = add_sat(device.scratch, device_scratch);
+      // The fixed cache's device has paid its scratch already.
+      if (!device.fixed_cache) device.scratch = add_sat(device.scratch, device_scratch);
     }
     ++device.module_count;
     device.weights = add_sat(device.weights, needs[i].weights);
@@ -230,7 +263,7 @@ void note_unusable_devices(const PlacementRequest& request, const std::vector<Mo
   const std::string& name =
       request.modules[static_cast<std::size_t>(detail::smallest_module(needs))].name;
   for (const DevicePlacement& device : plan.devices) {
-    if (device.usable == 0 || device.usable >= smallest || device.module_count > 0) continue;
+    if (device.usable == 0 || device.usable >= smallest || device.used()) continue;
     plan.notes.push_back(detail::device_label(device) + " " +
                          detail::availability(device, device.usable) +
                          ", too little for any module (the smallest, " + name + ", needs " +
@@ -285,9 +318,9 @@ PlacementPlan plan_placement(const PlacementRequest& request) {
   plan.devices = budget_devices(request, plan.notes);
 
   const std::vector<std::int64_t> caps = capacities(plan.devices);
-  const std::vector<ModuleNeed> needs =
-      detail::module_needs(request.modules, plan.pages, request.staging_slots);
-  Packing packing = place(plan.mode, needs, caps, request.device_scratch_bytes);
+  Prepaid prepaid;
+  const std::vector<ModuleNeed> needs = needs_at(request, plan.pages, prepaid);
+  Packing packing = place(plan.mode, needs, caps, request.device_scratch_bytes, prepaid);
   plan.fits = packing.complete;
   plan.largest_context = find_largest_context(request, caps);
   plan.cache_residence = request.cache_residence;
@@ -311,7 +344,7 @@ PlacementPlan plan_placement(const PlacementRequest& request) {
     plan.problem =
         detail::does_not_fit_message(shortfall, plan.devices, plan.largest_context, plan.page_size);
   }
-  apply_packing(request, packing, needs, plan);
+  apply_packing(request, packing, needs, prepaid, plan);
   note_unusable_devices(request, needs, plan);
   return plan;
 }

@@ -86,13 +86,14 @@ std::string device_line(const PlacementPlan& plan, std::size_t slot) {
   const std::string budget =
       "free " + human_bytes(device.free_before) + ", reserve " + human_bytes(device.reserve) +
       (device.limited_by_manual ? ", limit " + human_bytes(device.usable) : std::string());
-  if (device.module_count == 0) return line + "unused — " + budget;
+  if (!device.used()) return line + "unused — " + budget;
   const std::string staging =
       device.staging > 0 ? ", cache staging " + human_bytes(device.staging) : std::string();
-  return line + describe_modules(plan, static_cast<int>(slot)) + " — weights " +
-         human_bytes(device.weights) + ", cache " + human_bytes(device.cache) + staging +
-         ", scratch " + human_bytes(device.scratch) + "; " + budget + ", left " +
-         human_bytes(device.free_after);
+  std::string holds = describe_modules(plan, static_cast<int>(slot));
+  if (device.fixed_cache) holds += holds.empty() ? "KV cache only" : ", KV cache";
+  return line + holds + " — weights " + human_bytes(device.weights) + ", cache " +
+         human_bytes(device.cache) + staging + ", scratch " + human_bytes(device.scratch) + "; " +
+         budget + ", left " + human_bytes(device.free_after);
 }
 
 // "  host memory: cache 3.00 GiB; free 60.0 GiB, reserve 1.00 GiB; each decode
@@ -120,6 +121,12 @@ std::string describe_plan(const PlacementPlan& plan) {
   std::string text = verdict(plan) + "\n";
   for (std::size_t slot = 0; slot < plan.devices.size(); ++slot) {
     text += device_line(plan, slot) + "\n";
+  }
+  if (plan.cache_slot >= 0) {
+    const DevicePlacement& device = plan.devices[static_cast<std::size_t>(plan.cache_slot)];
+    text += "  KV cache on device " + std::to_string(device.index) +
+            " (fixed): every attention layer's pages, " + human_bytes(device.cache) +
+            ", wherever the layer's weights are\n";
   }
   if (plan.host_cache) text += host_line(plan) + "\n";
   for (const std::string& note : plan.notes)

@@ -22,7 +22,10 @@ struct DevicePlacement {
   bool limited_by_manual = false;  // the manual limit, not free memory, set `usable`
 
   std::int64_t weights = 0;
-  std::int64_t cache = 0;  // the pages of the attention layers placed here
+  // The pages of the attention layers placed here; of every attention layer
+  // on the device that holds the cache for all (fixed_cache).
+  std::int64_t cache = 0;
+  bool fixed_cache = false;  // PlacementRequest::cache_device names this device
   // The staging ring of the offloaded layers placed here (their pages are in
   // PlacementPlan::host_cache).
   std::int64_t staging = 0;
@@ -35,6 +38,9 @@ struct DevicePlacement {
 
   int first_module = -1;  // modules [first_module, first_module + module_count)
   int module_count = 0;
+
+  // Whether the plan puts anything here: a module, or the fixed cache.
+  bool used() const { return module_count > 0 || fixed_cache; }
 };
 
 // Offloaded cache pages in host memory, and what streaming them costs.
@@ -57,6 +63,8 @@ struct ModulePlacement {
   int slot = -1;    // position in PlacementPlan::devices; -1 when unplaced
   int device = -1;  // the backend's device index; -1 when unplaced
   std::int64_t weight_bytes = 0;
+  // The layer's pages: on its own device, on PlacementPlan::cache_slot's when
+  // that is set, or in host memory.
   std::int64_t cache_bytes = 0;
   bool cache_in_host_memory = false;  // cache_bytes are in host memory
 };
@@ -80,6 +88,9 @@ struct Shortfall {
     NoRoomAnywhere,  // no device can hold even one module
     Overflow,        // modules in order overflow device `slot`
     HostMemory,      // the devices hold their part; host memory not the offloaded pages
+    // The device fixed to hold the whole cache (PlacementRequest::cache_device)
+    // cannot hold it and its scratch, before any weight.
+    CacheDevice,
   };
   Kind kind = Kind::Overflow;
   int slot = -1;  // the device concerned; -1 for NoDevices
@@ -112,6 +123,9 @@ struct PlacementPlan {
   std::vector<ModulePlacement> modules;  // one per requested module
   CacheResidence cache_residence = CacheResidence::Device;
   std::optional<HostCachePlacement> host_cache;  // when any layer is offloaded
+  // The position in `devices` of the device holding every layer's cache
+  // (PlacementRequest::cache_device); -1: each layer's on its own device.
+  int cache_slot = -1;
 
   // The most whole pages that fit with the same devices, reserves and mode;
   // empty when not even the weights fit. A model without cache bytes is capped

@@ -22,7 +22,8 @@ struct ModuleCost {
   // Attention layers: this layer's bytes of one cache page, every plane included
   // (cache::format_info(format).page_bytes(shape, page_size).total()). Zero for
   // modules without a KV cache. The cache is lazy: these pages are allocated on
-  // whichever device ends up holding the layer.
+  // whichever device ends up holding the layer, or on
+  // PlacementRequest::cache_device when that is set.
   std::int64_t cache_bytes_per_page = 0;
   // Scratch only this module needs, on its device (the head's logits buffer).
   std::int64_t extra_scratch_bytes = 0;
@@ -108,6 +109,12 @@ struct PlacementRequest {
   int staging_slots = 2;
   std::optional<PlanHost> host;
   double host_copy_bytes_per_second = 0;
+  // A position in `devices` that holds every layer's cache pages, wherever
+  // the layer's weights go (the layers there run their attention beside the
+  // pages); unset: each layer's pages on its layer's device. That device pays
+  // the whole cache, its scratch even without a module, and, where layers
+  // are offloaded, the one staging ring they all share.
+  std::optional<int> cache_device;
 
   // Throws std::invalid_argument naming the first value that is out of range
   // (negative bytes, a page size below 1, more pages than a cache can address,
