@@ -271,6 +271,8 @@ int run_bench(const BenchOptions& options) {
   for (const int jobs : options.batch_sizes) {
     int finished = 0;
     std::int64_t generated = 0;
+    double first_token_seconds = 0;
+    const cache::CacheStats before = session.runtime->cache().stats();
     const Clock::time_point start = Clock::now();
     for (int j = 0; j < jobs; ++j) {
       engine::JobRequest request;
@@ -281,13 +283,24 @@ int run_bench(const BenchOptions& options) {
       request.on_done = [&](const engine::JobResult& done) {
         ++finished;
         generated += done.statistics.generated_tokens;
+        first_token_seconds += done.statistics.time_to_first_token;
       };
       session.generator->submit(std::move(request));
     }
-    session.generator->run_until_idle();
+    // Stepped here rather than run until idle, to see how many jobs the
+    // cache's reservation policy lets run at once.
+    std::size_t most_running = 0;
+    while (session.generator->step())
+      most_running = std::max(most_running, session.generator->running());
     const double elapsed = seconds_since(start);
-    batches.push_back(
-        {{"jobs", jobs}, {"generated_tokens", generated}, {"tokens_per_s", generated / elapsed}});
+    const cache::CacheStats after = session.runtime->cache().stats();
+    batches.push_back({{"jobs", jobs},
+                       {"generated_tokens", generated},
+                       {"tokens_per_s", generated / elapsed},
+                       {"most_running", most_running},
+                       {"mean_first_token_s", first_token_seconds / std::max(1, finished)},
+                       {"preemptions", after.preemptions - before.preemptions},
+                       {"computed_tokens", after.computed_tokens - before.computed_tokens}});
     progress(std::to_string(jobs) + " concurrent jobs: " + std::to_string(generated / elapsed) +
              " tokens/s");
   }

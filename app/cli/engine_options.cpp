@@ -30,7 +30,9 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
       .add_option("--split", split,
                   "Placement: fill (devices in order), balanced, or manual:GB,GB,...")
       ->capture_default_str();
-  command.add_option("--reserve", reserve_mib, "MiB kept free on every device");
+  command.add_option("--reserve", reserve,
+                     "MiB kept free: 512 on every device, or 512,1024 per selected device in "
+                     "order (default: what the backend recommends for each device)");
   command.add_option("--chunk", chunk, "Tokens per prefill step")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
@@ -51,6 +53,9 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
                   "copying the pages it needs, so a cache larger than the devices fits, at a "
                   "cost in speed); offload-global (only layers without a sliding window)")
       ->capture_default_str();
+  command.add_flag("--fit", fit,
+                   "When the model and cache do not fit, use the nearest setting that does (a "
+                   "smaller cache format, else a smaller cache) and say what changed");
   command.add_flag("--no-step-graphs", no_step_graphs,
                    "Launch every decode step's kernels one by one instead of replaying CUDA "
                    "graphs (also QUIRE_STEP_GRAPHS=0)");
@@ -83,9 +88,47 @@ kernels::LoadedBackend load_cuda(const std::string& devices) {
   }
 }
 
+engine::DeviceReserves parse_reserves(const std::string& text) {
+  if (text.empty()) return {};
+  std::vector<std::int64_t> bytes;
+  std::string_view rest = text;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string item(rest.substr(0, comma));
+    double mebibytes = 0;
+    try {
+      std::size_t used = 0;
+      mebibytes = std::stod(item, &used);
+      if (used != item.size() || !(mebibytes >= 0) || mebibytes > 1e9) {
+        throw std::invalid_argument(item);
+      }
+    } catch (const std::exception&) {
+      throw UsageError("--reserve: \"" + item +
+                       "\" is not a number of MiB; write 512, or 512,1024 for each device");
+    }
+    bytes.push_back(static_cast<std::int64_t>(std::llround(mebibytes * 1024.0 * 1024.0)));
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return engine::DeviceReserves(std::move(bytes));
+}
+
 }  // namespace
 
 std::unique_ptr<kernels::Backend> EngineOptions::make_backend() const {
+  std::unique_ptr<kernels::Backend> backend = open_backend();
+  const engine::DeviceReserves reserves = parse_reserves(reserve);
+  const std::size_t count = backend->devices().size();
+  if (reserves.per_device() && reserves.bytes.size() != count) {
+    throw UsageError("--reserve gives " + std::to_string(reserves.bytes.size()) +
+                     " values but --devices " + devices + " selects " + std::to_string(count) +
+                     (count == 1 ? " device" : " devices") +
+                     "; give one value for every device or one per device");
+  }
+  return backend;
+}
+
+std::unique_ptr<kernels::Backend> EngineOptions::open_backend() const {
   if (devices == "auto") {
     // One line either way, on stderr, so that standard output stays the
     // command's own; a run on the CPU says why CUDA was passed over.
@@ -139,9 +182,7 @@ engine::RuntimeOptions EngineOptions::runtime_options() const {
     throw UsageError("--reserve-pages \"" + reserve_pages + "\" is not all or on-demand");
   }
   options.host_pages = static_cast<int>((host_cache + options.page_size - 1) / options.page_size);
-  if (reserve_mib >= 0) {
-    options.reserve_bytes = static_cast<std::int64_t>(std::llround(reserve_mib * 1024.0 * 1024.0));
-  }
+  options.reserve_bytes = parse_reserves(reserve);
   if (cache_residence == "device") {
     options.cache_residence = engine::CacheResidence::Device;
   } else if (cache_residence == "offloaded") {

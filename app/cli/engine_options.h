@@ -18,19 +18,32 @@ struct EngineOptions {
   std::string cache = "fp16";
   std::int64_t context = 0;  // tokens of KV cache; 0: the command decides
   std::string split = "fill";
-  double reserve_mib = -1;  // < 0: what the backend recommends per device
+  // MiB kept free: "512" on every device, "512,1024" per selected device in
+  // order; empty: what the backend recommends per device.
+  std::string reserve;
   int chunk = 256;
   bool no_step_graphs = false;
-  std::string reserve_pages = "all";       // "all" or "on-demand"
+  std::string reserve_pages = "on-demand";  // "all" or "on-demand" (the app's default too)
   std::int64_t host_cache = 0;             // tokens of the host-memory tier; 0: none
   std::string cache_residence = "device";  // "device", "offloaded" or "offload-global"
+  bool fit = false;                        // a plan that does not fit takes the nearest that does
 
   // --devices, --cache, --context, --split, --reserve, --chunk,
-  // --no-step-graphs, --reserve-pages, --host-cache, --cache-residence.
+  // --no-step-graphs, --reserve-pages, --host-cache, --cache-residence, --fit.
   void add_to(CLI::App& command, bool with_context);
 
+  // Also checks that per-device reserves name as many devices as it has.
   std::unique_ptr<kernels::Backend> make_backend() const;
   engine::RuntimeOptions runtime_options() const;
+  // `options`, or with --fit the nearest options that fit (said on stderr).
+  // Throws engine::ModelError when the plan does not fit and --fit is off,
+  // naming what --fit would use (fit_option.cpp).
+  engine::RuntimeOptions fitted(const engine::ModelDescription& model,
+                                const kernels::Backend& backend,
+                                engine::RuntimeOptions options) const;
+
+ private:
+  std::unique_ptr<kernels::Backend> open_backend() const;
 };
 
 }  // namespace quire::cli

@@ -62,6 +62,7 @@ LoadedSession load_session(const std::string& directory, const EngineOptions& en
     session.backend =
         std::make_unique<kernels::FaultInjectingBackend>(std::move(session.backend), faults);
   }
+  runtime = engine.fitted(*session.model, *session.backend, runtime);
   session.runtime =
       std::make_unique<engine::ModelRuntime>(session.model, *session.backend, runtime);
   engine::GeneratorConfig config;

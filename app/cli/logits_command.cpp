@@ -32,6 +32,7 @@ int run_logits(const LogitsOptions& options) {
   engine::RuntimeOptions runtime = options.engine.runtime_options();
   if (runtime.cache_tokens == 0) runtime.cache_tokens = static_cast<std::int64_t>(tokens.size());
   const std::unique_ptr<kernels::Backend> backend = options.engine.make_backend();
+  runtime = options.engine.fitted(*model, *backend, runtime);
   engine::ModelRuntime model_runtime(model, *backend, runtime);
   const std::vector<std::vector<float>> logits = model_runtime.prefill(tokens, options.all);
 

@@ -93,15 +93,7 @@ PlacementRequest placement_request(const ModelDescription& model,
     request.host_copy_bytes_per_second = options.host_copy_bytes_per_second;
   }
   request.policy = options.placement;
-  if (options.reserve_bytes) {
-    request.policy.default_reserve_bytes = *options.reserve_bytes;
-    request.policy.reserve_bytes.clear();
-  } else {
-    request.policy.reserve_bytes.clear();
-    for (const kernels::DeviceInfo& device : devices) {
-      request.policy.reserve_bytes.push_back(device.recommended_reserve_bytes);
-    }
-  }
+  apply_reserves(options.reserve_bytes, devices, request.policy);
   return request;
 }
 

@@ -9,6 +9,7 @@
 #include "quire/cache/cache_config.h"
 #include "quire/cache/page_cache.h"
 #include "quire/engine/planner/planner.h"
+#include "quire/engine/runtime/device_reserves.h"
 #include "quire/engine/runtime/forward_pass.h"
 #include "quire/engine/runtime/kv_storage.h"
 #include "quire/engine/runtime/loaded_model.h"
@@ -27,10 +28,10 @@ struct RuntimeOptions {
   int max_sequences = 16;
   int host_pages = 0;
   cache::ReservationPolicy reservation = cache::ReservationPolicy::ReserveOnAdmission;
-  // Placement mode and manual limits. Reserves: `reserve_bytes` on every
-  // device when set, else what the backend recommends for each device.
+  // Placement mode and manual limits; the policy's reserves are replaced by
+  // `reserve_bytes` (one figure, one per device, or the backend's advice).
   PlacementPolicy placement;
-  std::optional<std::int64_t> reserve_bytes;
+  DeviceReserves reserve_bytes;
   // Decode steps recorded and replayed as a whole where the backend can
   // (CUDA graphs; ForwardPass). The environment variable QUIRE_STEP_GRAPHS=0
   // turns them off too, for debugging without rebuilding a front end.

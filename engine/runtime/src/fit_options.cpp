@@ -1,0 +1,80 @@
+#include "quire/engine/runtime/fit_options.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+namespace quire::engine {
+namespace {
+
+// Largest first: the order in which a cache gives up exactness for room.
+constexpr std::array<cache::CacheFormat, 4> kShrinking = {
+    cache::CacheFormat::FP16, cache::CacheFormat::Q8, cache::CacheFormat::Q6,
+    cache::CacheFormat::Q4};
+
+const char* cost_of(cache::CacheFormat format) {
+  switch (format) {
+    case cache::CacheFormat::Q8:
+      return "about 1% less exact";
+    case cache::CacheFormat::Q6:
+      return "a little less exact than q8";
+    case cache::CacheFormat::Q4:
+      return "less exact, most at long context";
+    default:
+      return "";
+  }
+}
+
+std::string name_of(cache::CacheFormat format) {
+  return std::string(cache::format_info(format).name);
+}
+
+}  // namespace
+
+std::optional<FitSuggestion> suggest_fit(const ModelDescription& model,
+                                         std::span<const kernels::DeviceInfo> devices,
+                                         const RuntimeOptions& options) {
+  const PlacementRequest request = placement_request(model, devices, options);
+  // FP8 holds as many bits as Q8, so what is smaller than it starts at Q6.
+  const cache::CacheFormat rank = options.cache_format == cache::CacheFormat::FP8
+                                      ? cache::CacheFormat::Q8
+                                      : options.cache_format;
+  const auto* position = std::find(kShrinking.begin(), kShrinking.end(), rank);
+  std::vector<CacheCoding> smaller;
+  for (const auto* it = position == kShrinking.end() ? position : position + 1;
+       it != kShrinking.end(); ++it) {
+    if (cache::format_info(*it).unsupported_reason(model.kv_shape())) continue;
+    CacheCoding coding{name_of(*it), cost_of(*it), {}};
+    for (const ModuleCost& module :
+         model.modules(*it, options.page_size, options.max_chunk_tokens)) {
+      coding.cache_bytes_per_page.push_back(module.cache_bytes_per_page);
+    }
+    smaller.push_back(std::move(coding));
+  }
+  std::optional<FitSuggestion> suggestion =
+      suggest_fit(request, name_of(options.cache_format), smaller);
+  if (suggestion && options.cache_residence == CacheResidence::Device) {
+    RuntimeOptions offloaded = options;
+    offloaded.cache_residence = CacheResidence::Offloaded;
+    // Priced without measuring the copy speed: only whether it fits counts here.
+    if (plan_placement(placement_request(model, devices, offloaded)).fits) {
+      suggestion->alternative =
+          "the whole cache kept in host memory (slower: every step streams it to the device)";
+    }
+  }
+  return suggestion;
+}
+
+RuntimeOptions with_fit(RuntimeOptions options, const FitSuggestion& suggestion) {
+  switch (suggestion.kind) {
+    case FitSuggestion::Kind::SmallerCoding:
+      options.cache_format = *cache::parse_cache_format(suggestion.coding);
+      break;
+    case FitSuggestion::Kind::SmallerCache:
+      options.cache_tokens = suggestion.context_tokens;
+      break;
+  }
+  return options;
+}
+
+}  // namespace quire::engine
