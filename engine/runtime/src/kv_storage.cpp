@@ -97,6 +97,7 @@ void KvStorage::place_layer(std::size_t layer, int device, PageHome home) {
   if (home == PageHome::Host) streamer_->add_layer(layer, device, views_[layer]);
   devices_[layer] = device;
   homes_[layer] = home;
+  if (home == PageHome::Host) streamer_->reserve();
 }
 
 void KvStorage::move_to_host(std::size_t layer) {
@@ -113,12 +114,38 @@ void KvStorage::move_to_host(std::size_t layer) {
   for (const auto& [to, from] : pairs) {
     if (*from) backend_.copy(to->data(), -1, from->data(), device, from->bytes());
   }
+  // The streamer learns of the layer before anything else changes, so that
+  // a failure leaves the layer whole on its device. Its staging slots are
+  // reserve_staging()'s: the device planes go first, and a device that ran
+  // short has their room for the ring.
+  const kernels::KvLayerView host_view{
+      views_[layer].layout, kernels::KvPlanes{host.key_data.data(), host.key_scales.data(),
+                                              host.value_data.data(), host.value_scales.data()}};
+  streamer_->add_layer(layer, device, host_view);
   ++generation_;
-  // The device planes go before the ring grows, so that a device that ran
-  // short has their room for it.
   set_planes(layer, std::move(host));
   homes_[layer] = PageHome::Host;
-  streamer_->add_layer(layer, device, views_[layer]);
+}
+
+void KvStorage::reserve_staging() {
+  streamer_->reserve();
+}
+
+void KvStorage::reserve_staging_for(std::size_t layer) {
+  if (!placed(layer)) throw std::logic_error("an unplaced cache layer has no staging device");
+  streamer_->reserve(devices_[layer], &views_[layer].layout);
+}
+
+std::int64_t KvStorage::offload_gain(int device) const {
+  std::int64_t planes = 0;
+  std::vector<kernels::KvLayerLayout> moving;
+  for (std::size_t layer = 0; layer < layers(); ++layer) {
+    if (devices_[layer] != device || homes_[layer] != PageHome::Device) continue;
+    planes += page_bytes(layer) * config_.num_pages;
+    moving.push_back(views_[layer].layout);
+  }
+  return planes - (streamer_->staging_bytes_needed(device, moving) -
+                   streamer_->staging_bytes_needed(device));
 }
 
 std::int64_t KvStorage::staging_bytes() const {

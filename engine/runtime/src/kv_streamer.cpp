@@ -41,58 +41,46 @@ KvStreamer::~KvStreamer() {
   }
 }
 
-bool KvStreamer::add_layer(std::size_t layer, int device, const kernels::KvLayerView& host) {
-  const kernels::KvLayerLayout& layout = host.layout;
-  if (where_.contains(layer)) throw std::logic_error("a host cache layer added twice");
+bool KvStreamer::SlotBytes::holds(const SlotBytes& other) const {
+  return key_data >= other.key_data && key_scales >= other.key_scales &&
+         value_data >= other.value_data && value_scales >= other.value_scales;
+}
+
+KvStreamer::SlotBytes KvStreamer::SlotBytes::at_least(const kernels::KvLayerLayout& layout) const {
+  const std::int64_t pages = layout.num_pages;
+  return SlotBytes{std::max(key_data, layout.key_data_page_bytes * pages),
+                   std::max(key_scales, layout.key_scale_page_bytes * pages),
+                   std::max(value_data, layout.value_data_page_bytes * pages),
+                   std::max(value_scales, layout.value_scale_page_bytes * pages)};
+}
+
+KvStreamer::Ring& KvStreamer::ring_of(int device) {
   auto found = std::find_if(rings_.begin(), rings_.end(),
                             [&](const Ring& ring) { return ring.device == device; });
-  if (found == rings_.end()) {
-    Ring ring;
-    ring.device = device;
-    ring.slots.resize(static_cast<std::size_t>(slot_count_));
-    for (Slot& slot : ring.slots) {
-      slot.uploaded = backend_.create_event(device);
-      slot.computed = backend_.create_event(device);
-      slot.downloaded = backend_.create_event(device);
-    }
-    ring.downloads_done = backend_.create_event(device);
-    ring.uploads_done = backend_.create_event(device);
-    rings_.push_back(std::move(ring));
-    found = std::prev(rings_.end());
+  if (found != rings_.end()) return *found;
+  Ring ring;
+  ring.device = device;
+  ring.slots.resize(static_cast<std::size_t>(slot_count_));
+  for (Slot& slot : ring.slots) {
+    slot.uploaded = backend_.create_event(device);
+    slot.computed = backend_.create_event(device);
+    slot.downloaded = backend_.create_event(device);
   }
-  Ring& ring = *found;
-  const std::int64_t pages = layout.num_pages;
-  const std::int64_t key_data = std::max(ring.key_data, layout.key_data_page_bytes * pages);
-  const std::int64_t key_scales = std::max(ring.key_scales, layout.key_scale_page_bytes * pages);
-  const std::int64_t value_data = std::max(ring.value_data, layout.value_data_page_bytes * pages);
-  const std::int64_t value_scales =
-      std::max(ring.value_scales, layout.value_scale_page_bytes * pages);
-  const bool grow = key_data > ring.key_data || key_scales > ring.key_scales ||
-                    value_data > ring.value_data || value_scales > ring.value_scales;
-  if (grow) {
-    settle();
-    const auto allocate = [&](std::int64_t bytes) {
-      if (bytes == 0) return kernels::DeviceBuffer();
-      return backend_.allocate(device, static_cast<std::size_t>(bytes), "KV cache staging");
-    };
-    for (Slot& slot : ring.slots) {
-      // Freed before the larger ones are made, so that growing needs no room for both.
-      slot.key_data = {};
-      slot.key_scales = {};
-      slot.value_data = {};
-      slot.value_scales = {};
-      slot.key_data = allocate(key_data);
-      slot.key_scales = allocate(key_scales);
-      slot.value_data = allocate(value_data);
-      slot.value_scales = allocate(value_scales);
-    }
-    ring.key_data = key_data;
-    ring.key_scales = key_scales;
-    ring.value_data = value_data;
-    ring.value_scales = value_scales;
-  }
+  ring.downloads_done = backend_.create_event(device);
+  ring.uploads_done = backend_.create_event(device);
+  rings_.push_back(std::move(ring));
+  return rings_.back();
+}
+
+void KvStreamer::add_layer(std::size_t layer, int device, const kernels::KvLayerView& host) {
+  if (where_.contains(layer)) throw std::logic_error("a host cache layer added twice");
+  Ring& ring = ring_of(device);
+  ring.needed = ring.needed.at_least(host.layout);
   ring.layers.insert(std::upper_bound(ring.layers.begin(), ring.layers.end(), layer), layer);
   where_[layer].host = host;
+  // Positions in a ring shift when a layer joins it; a step that began
+  // before (and failed) fetched by the old ones, and the next begin_step
+  // starts counting afresh.
   for (std::size_t r = 0; r < rings_.size(); ++r) {
     for (std::size_t p = 0; p < rings_[r].layers.size(); ++p) {
       Where& where = where_[rings_[r].layers[p]];
@@ -100,19 +88,65 @@ bool KvStreamer::add_layer(std::size_t layer, int device, const kernels::KvLayer
       where.position = p;
     }
   }
-  return grow;
+}
+
+void KvStreamer::grow(Ring& ring, const SlotBytes& bytes) {
+  // Copies may still use the old slots (those of a step that failed midway too).
+  settle();
+  const auto allocate = [&](std::int64_t size) {
+    if (size == 0) return kernels::DeviceBuffer();
+    return backend_.allocate(ring.device, static_cast<std::size_t>(size), "KV cache staging");
+  };
+  // Freed before the larger ones are made, so that growing needs no room for
+  // both; until every slot is made the ring counts as holding nothing, so a
+  // failure here is made good by the next reserve().
+  ring.held = SlotBytes{};
+  for (Slot& slot : ring.slots) {
+    slot.key_data = {};
+    slot.key_scales = {};
+    slot.value_data = {};
+    slot.value_scales = {};
+  }
+  for (Slot& slot : ring.slots) {
+    slot.key_data = allocate(bytes.key_data);
+    slot.key_scales = allocate(bytes.key_scales);
+    slot.value_data = allocate(bytes.value_data);
+    slot.value_scales = allocate(bytes.value_scales);
+  }
+  ring.held = bytes;
+}
+
+void KvStreamer::reserve(int device, const kernels::KvLayerLayout* extra) {
+  if (extra != nullptr) {
+    Ring& ring = ring_of(device);
+    const SlotBytes wanted = ring.needed.at_least(*extra);
+    if (!ring.held.holds(wanted)) grow(ring, wanted);
+  }
+  for (Ring& ring : rings_) {
+    if (!ring.held.holds(ring.needed)) grow(ring, ring.needed);
+  }
 }
 
 std::int64_t KvStreamer::staging_bytes() const {
   std::int64_t bytes = 0;
-  for (const Ring& ring : rings_) {
-    bytes += static_cast<std::int64_t>(ring.slots.size()) *
-             (ring.key_data + ring.key_scales + ring.value_data + ring.value_scales);
-  }
+  for (const Ring& ring : rings_)
+    bytes += static_cast<std::int64_t>(ring.slots.size()) * ring.held.total();
   return bytes;
 }
 
+std::int64_t KvStreamer::staging_bytes_needed(int device,
+                                              std::span<const kernels::KvLayerLayout> extra) const {
+  SlotBytes needed;
+  for (const Ring& ring : rings_) {
+    if (ring.device == device) needed = ring.needed;
+  }
+  for (const kernels::KvLayerLayout& layout : extra)
+    needed = needed.at_least(layout);
+  return static_cast<std::int64_t>(slot_count_) * needed.total();
+}
+
 void KvStreamer::begin_step(std::span<const StepPages> sequences, std::span<const int> windows) {
+  reserve();
   sequences_.assign(sequences.begin(), sequences.end());
   windows_.assign(windows.begin(), windows.end());
   written_.clear();

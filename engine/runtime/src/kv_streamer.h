@@ -27,11 +27,17 @@ class KvStreamer {
   KvStreamer& operator=(const KvStreamer&) = delete;
 
   // A layer whose planes, `host`, live in host memory (and stay where they
-  // are) and whose attention runs on `device`; grows the device's ring to
-  // hold its layout (DeviceOutOfMemory). Returns whether any slot was
-  // reallocated.
-  bool add_layer(std::size_t layer, int device, const kernels::KvLayerView& host);
+  // are) and whose attention runs on `device`. Only bookkeeping: the slots
+  // that hold its layout are allocated by reserve(), so that a shortage of
+  // device memory never leaves a layer half added.
+  void add_layer(std::size_t layer, int device, const kernels::KvLayerView& host);
+  // Grows each ring whose slots are smaller than its layers need, and the
+  // ring of `device` to hold `extra` too (for layers about to be added).
+  // Throws DeviceOutOfMemory; a ring that could not grow holds no slots until
+  // a later call (every step's begin_step makes one) succeeds.
+  void reserve(int device = -1, const kernels::KvLayerLayout* extra = nullptr);
 
+  // Allocates missing slots first (DeviceOutOfMemory), then starts the step.
   void begin_step(std::span<const StepPages> sequences, std::span<const int> windows);
   // For the device's next host layer in order: fetches its pages, and those
   // of the layers after it that have a free slot, and returns its slot.
@@ -40,6 +46,10 @@ class KvStreamer {
   void settle();
 
   std::int64_t staging_bytes() const;
+  // Device bytes the ring of `device` needs, and would need with layers of
+  // the `extra` layouts added.
+  std::int64_t staging_bytes_needed(int device,
+                                    std::span<const kernels::KvLayerLayout> extra = {}) const;
   std::int64_t step_copy_bytes() const { return step_copy_bytes_; }
 
  private:
@@ -48,12 +58,19 @@ class KvStreamer {
     std::unique_ptr<kernels::QueueEvent> uploaded, computed, downloaded;
     bool used = false;  // computed and downloaded have been recorded
   };
+  // Bytes of each plane of one slot.
+  struct SlotBytes {
+    std::int64_t key_data = 0, key_scales = 0, value_data = 0, value_scales = 0;
+    std::int64_t total() const { return key_data + key_scales + value_data + value_scales; }
+    bool holds(const SlotBytes& other) const;
+    SlotBytes at_least(const kernels::KvLayerLayout& layout) const;
+  };
   struct Ring {
     int device = 0;
     std::vector<std::size_t> layers;  // in the order steps run them
     std::vector<Slot> slots;
-    // Plane bytes each slot holds, the largest any of its layers needs.
-    std::int64_t key_data = 0, key_scales = 0, value_data = 0, value_scales = 0;
+    // The largest any of its layers needs, and what each slot holds now.
+    SlotBytes needed, held;
     std::unique_ptr<kernels::QueueEvent> downloads_done, uploads_done;
     bool downloads_pending = false;  // write-backs issued since the last settle
     // Fetches issued since the last settle: a step that failed midway may
@@ -70,6 +87,8 @@ class KvStreamer {
     kernels::KvLayerView host;
   };
 
+  Ring& ring_of(int device);
+  void grow(Ring& ring, const SlotBytes& bytes);
   void fetch(Ring& ring, std::size_t position);
   // The pages that the step reads within `window` (0: all), sorted and distinct.
   const std::vector<cache::PageIndex>& pages_read(int window);

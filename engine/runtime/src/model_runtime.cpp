@@ -142,12 +142,26 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
 }
 
 void ModelRuntime::offload_cache() {
+  std::vector<std::size_t> moving;
   for (std::size_t i = 0; i < storage_->layers(); ++i) {
-    if (!storage_->placed(i) || storage_->home(i) == PageHome::Host) continue;
-    storage_->move_to_host(i);
-    cache_->place_layer(i, -1);
+    if (storage_->placed(i) && storage_->home(i) == PageHome::Device) moving.push_back(i);
+  }
+  // The staging rings first, while the pages are still on their devices: a
+  // device too short for its ring then keeps its cache whole. Failing that,
+  // the rings are made in the room the pages leave.
+  bool reserved = true;
+  try {
+    for (const std::size_t layer : moving)
+      storage_->reserve_staging_for(layer);
+  } catch (const kernels::DeviceOutOfMemory&) {
+    reserved = false;
+  }
+  for (const std::size_t layer : moving) {
+    storage_->move_to_host(layer);
+    cache_->place_layer(layer, -1);
   }
   options_.cache_residence = CacheResidence::Offloaded;
+  if (!reserved) storage_->reserve_staging();
 }
 
 std::vector<cache::TokenRange> page_aligned_chunks(cache::TokenRange range, int max_tokens,

@@ -7,13 +7,17 @@
 
 #include <QTest>
 #include <algorithm>
+#include <functional>
 
 #include "quire/engine/model_error.h"
+#include "quire/kernels/fault_injecting_backend.h"
 #include "runtime_test_support.h"
 #include "test_main.h"
 
 using namespace quire;
 using quire::test::TestModel;
+
+Q_DECLARE_METATYPE(kernels::BackendCall)
 
 namespace {
 
@@ -39,8 +43,21 @@ std::int32_t argmax(const std::vector<float>& row) {
 // and restored pages), prefill of what is new, then greedy decode steps.
 // Appends every row of logits it gets to `logits`; returns the tokens with
 // the decoded ones.
+// Runs one forward pass of a sequence; a test may make one fail first.
+using PassRunner = std::function<engine::ForwardPass::Result(cache::SequenceId,
+                                                             const engine::ForwardPass::Sequence&)>;
+
+engine::ForwardPass::Result run_once(engine::ModelRuntime& runtime, cache::SequenceId,
+                                     const engine::ForwardPass::Sequence& step) {
+  return runtime.forward().run(std::span(&step, 1));
+}
+
 std::vector<cache::TokenId> turn(engine::ModelRuntime& runtime, std::vector<cache::TokenId> tokens,
-                                 int steps, std::vector<std::vector<float>>& logits) {
+                                 int steps, std::vector<std::vector<float>>& logits,
+                                 const PassRunner& run = {}) {
+  const auto pass = [&](cache::SequenceId sequence, const engine::ForwardPass::Sequence& step) {
+    return run ? run(sequence, step) : run_once(runtime, sequence, step);
+  };
   cache::PageCache& cache = runtime.cache();
   engine::KvStorage& storage = runtime.storage();
   cache::AdmissionRequest request{tokens, steps};
@@ -58,7 +75,7 @@ std::vector<cache::TokenId> turn(engine::ModelRuntime& runtime, std::vector<cach
           std::span(tokens).subspan(static_cast<std::size_t>(chunk.begin),
                                     static_cast<std::size_t>(chunk.end - chunk.begin)),
           chunk.begin, false};
-      const engine::ForwardPass::Result result = runtime.forward().run(std::span(&step, 1));
+      const engine::ForwardPass::Result result = pass(sequence, step);
       cache.mark_computed(sequence, chunk.end);
       last.assign(result.row(0).begin(), result.row(0).end());
       logits.push_back(last);
@@ -73,7 +90,7 @@ std::vector<cache::TokenId> turn(engine::ModelRuntime& runtime, std::vector<cach
     const auto position = static_cast<std::int32_t>(tokens.size() - 1);
     const engine::ForwardPass::Sequence step{
         cache.page_table(sequence), std::span(tokens).subspan(tokens.size() - 1), position, false};
-    const engine::ForwardPass::Result result = runtime.forward().run(std::span(&step, 1));
+    const engine::ForwardPass::Result result = pass(sequence, step);
     cache.mark_computed(sequence, position + 1);
     last.assign(result.row(0).begin(), result.row(0).end());
     logits.push_back(last);
@@ -116,6 +133,50 @@ void compare(const Conversation& actual, const Conversation& expected) {
              qPrintable(QString("logits row %1 differ").arg(i)));
   }
 }
+
+// Two turns of two conversations, as far as the host tier (no
+// defragmentation: what a failed pass leaves is the point).
+std::vector<std::vector<float>> two_conversations(engine::ModelRuntime& runtime,
+                                                  const PassRunner& run = {}) {
+  std::vector<std::vector<float>> logits;
+  std::vector<cache::TokenId> first = test::random_tokens(100, 512, 11);
+  first = turn(runtime, first, 4, logits, run);
+  turn(runtime, test::random_tokens(70, 512, 12), 3, logits, run);
+  for (cache::TokenId t : test::random_tokens(20, 512, 13))
+    first.push_back(t);
+  turn(runtime, first, 3, logits, run);
+  return logits;
+}
+
+// Pass `failing` (counted from 0) fails at the `rule`th call, as a device
+// that ran short would make it; the cache then moves to host memory and the
+// pass runs again, as the generator does.
+struct FailThenOffload {
+  engine::ModelRuntime& runtime;
+  kernels::FaultInjectingBackend& backend;
+  int failing = 0;
+  kernels::FaultRule rule;
+  int passes = 0;
+  int failures = 0;
+
+  engine::ForwardPass::Result operator()(cache::SequenceId sequence,
+                                         const engine::ForwardPass::Sequence& step) {
+    if (passes++ == failing) {
+      backend.reset_counters();
+      backend.set_plan(kernels::FaultPlan{{rule}, {}});
+      try {
+        runtime.forward().run(std::span(&step, 1));
+      } catch (const kernels::DeviceOutOfMemory&) {
+        ++failures;
+      }
+      backend.set_plan({});
+      const auto end = step.first_position + static_cast<std::int32_t>(step.tokens.size());
+      runtime.cache().mark_overwritten(sequence, step.first_position, end);
+      runtime.offload_cache();
+    }
+    return runtime.forward().run(std::span(&step, 1));
+  }
+};
 
 // A single CPU device with room for what `plan` puts on its device besides
 // the cache, `cache_bytes` of cache, and `slack` for what a run allocates
@@ -232,6 +293,141 @@ class CacheOffloadTest : public QObject {
     QVERIFY(rest.logits.size() <= expected.logits.size());
     for (std::size_t i = 0; i < rest.logits.size(); ++i)
       QVERIFY2(rest.logits[i] == expected.logits[i], qPrintable(QString("row %1").arg(i)));
+  }
+
+  // A pass that fails midway, at each attention and projection of each
+  // layer in turn, and the cache moved to host memory before it runs again:
+  // every later pass gives the logits of a run on the device without faults.
+  // With global layers already on the host, the failed pass leaves their
+  // ring partly fetched when the windowed layers join it.
+  void offloadingAfterAFailedPassKeepsTheLogits_data() {
+    QTest::addColumn<bool>("gemma");
+    QTest::addColumn<int>("residence");
+    QTest::addColumn<kernels::BackendCall>("call");
+    QTest::addColumn<int>("failing");  // the pass that fails
+    const auto rows = [](const char* name, bool gemma, engine::CacheResidence residence) {
+      for (const kernels::BackendCall call :
+           {kernels::BackendCall::WriteKv, kernels::BackendCall::PagedAttention,
+            kernels::BackendCall::Linear}) {
+        // A prefill chunk, and a decode step of a turn that reuses pages.
+        for (const int failing : {1, 13}) {
+          const std::string row = std::string(name) + " " +
+                                  std::string(kernels::backend_call_name(call)) + " pass " +
+                                  std::to_string(failing);
+          QTest::newRow(row.c_str()) << gemma << static_cast<int>(residence) << call << failing;
+        }
+      }
+    };
+    rows("llama device", false, engine::CacheResidence::Device);
+    rows("gemma global layers offloaded", true, engine::CacheResidence::OffloadGlobalLayers);
+  }
+
+  void offloadingAfterAFailedPassKeepsTheLogits() {
+    QFETCH(bool, gemma);
+    QFETCH(int, residence);
+    QFETCH(kernels::BackendCall, call);
+    QFETCH(int, failing);
+    const TestModel& model = gemma ? *gemma_ : *llama_;
+    kernels::CpuBackend large;
+    engine::ModelRuntime reference(model.description(), large,
+                                   options(engine::CacheResidence::Device));
+    const std::vector<std::vector<float>> expected = two_conversations(reference);
+
+    // The calls of that kind in the failing pass, counted in a run without faults.
+    kernels::FaultInjectingBackend counting(std::make_unique<kernels::CpuBackend>());
+    std::int64_t calls = 0;
+    {
+      engine::ModelRuntime runtime(model.description(), counting,
+                                   options(static_cast<engine::CacheResidence>(residence)));
+      int passes = 0;
+      two_conversations(
+          runtime, [&](cache::SequenceId sequence, const engine::ForwardPass::Sequence& step) {
+            if (passes == failing) counting.reset_counters();
+            const engine::ForwardPass::Result result = run_once(runtime, sequence, step);
+            if (passes++ == failing) calls = counting.calls(call);
+            return result;
+          });
+    }
+    QVERIFY(calls >= 4);
+
+    for (std::int64_t first = 1; first <= calls; ++first) {
+      kernels::FaultInjectingBackend backend(std::make_unique<kernels::CpuBackend>());
+      engine::ModelRuntime runtime(model.description(), backend,
+                                   options(static_cast<engine::CacheResidence>(residence)));
+      FailThenOffload fail{runtime, backend, failing, kernels::FaultRule{call, first, 1}};
+      const std::vector<std::vector<float>> logits = two_conversations(runtime, std::ref(fail));
+      const QString where = QStringLiteral("call %1 of %2").arg(first).arg(calls);
+      QVERIFY2(fail.failures == 1, qPrintable(where));
+      for (std::size_t i = 0; i < runtime.storage().layers(); ++i)
+        QCOMPARE(runtime.storage().home(i), engine::PageHome::Host);
+      QCOMPARE(logits.size(), expected.size());
+      for (std::size_t i = 0; i < logits.size(); ++i) {
+        QVERIFY2(logits[i] == expected[i], qPrintable(where + QString(", row %1").arg(i)));
+      }
+      QVERIFY2(runtime.cache().check_invariants().empty(), qPrintable(where));
+    }
+  }
+
+  // A device that cannot hold the staging ring when the cache moves: every
+  // layer is whole in host memory all the same, the first step after the
+  // shortage makes the ring, and the logits are those of the device cache.
+  // (A ring that could not grow used to leave a layer in host memory that
+  // the streamer did not know, and the next step failed to find it.)
+  void aRingThatCannotBeMadeIsMadeByTheNextStep() {
+    kernels::CpuBackend large;
+    engine::ModelRuntime reference(llama_->description(), large,
+                                   options(engine::CacheResidence::Device));
+    const std::vector<std::vector<float>> expected = two_conversations(reference);
+
+    // The ring's four slot planes (FP16 has no scales) are allocations 1-4.
+    for (const int failing_allocation : {1, 2, 4}) {
+      kernels::FaultInjectingBackend backend(std::make_unique<kernels::CpuBackend>());
+      engine::ModelRuntime runtime(llama_->description(), backend,
+                                   options(engine::CacheResidence::Device));
+      int passes = 0;
+      bool threw = false;
+      bool all_on_host = false;
+      std::int64_t staging_while_short = -1;
+      bool step_refused = false;
+      const std::vector<std::vector<float>> logits = two_conversations(
+          runtime, [&](cache::SequenceId sequence, const engine::ForwardPass::Sequence& step) {
+            if (passes++ == 3) {
+              // The staging allocations fail from this one on, before and
+              // after the pages move; then memory comes back.
+              backend.reset_counters();
+              backend.set_plan(kernels::FaultPlan{
+                  {kernels::FaultRule{kernels::BackendCall::Allocate, failing_allocation,
+                                      kernels::FaultRule::kEveryCall}},
+                  {}});
+              try {
+                runtime.offload_cache();
+              } catch (const kernels::DeviceOutOfMemory&) {
+                threw = true;
+              }
+              all_on_host = true;
+              for (std::size_t i = 0; i < runtime.storage().layers(); ++i)
+                all_on_host = all_on_host && runtime.storage().home(i) == engine::PageHome::Host;
+              staging_while_short = runtime.storage().staging_bytes();
+              // With the allocations still failing, a step cannot begin.
+              try {
+                runtime.forward().run(std::span(&step, 1));
+              } catch (const kernels::DeviceOutOfMemory&) {
+                step_refused = true;
+              }
+              backend.set_plan({});
+            }
+            return run_once(runtime, sequence, step);
+          });
+      QVERIFY(all_on_host);
+      QCOMPARE(staging_while_short, std::int64_t{0});
+      QVERIFY(step_refused);
+      QVERIFY(threw);
+      QCOMPARE(runtime.storage().staging_bytes(),
+               2 * runtime.storage().page_bytes(0) * runtime.cache().num_pages());
+      QCOMPARE(logits.size(), expected.size());
+      for (std::size_t i = 0; i < logits.size(); ++i)
+        QVERIFY2(logits[i] == expected[i], qPrintable(QString("row %1").arg(i)));
+    }
   }
 
   void thePlanPricesTheRingOnTheDeviceAndThePagesOnTheHost() {

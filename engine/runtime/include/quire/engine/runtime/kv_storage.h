@@ -54,8 +54,20 @@ class KvStorage {
   // layers). Throws DeviceOutOfMemory.
   void place_layer(std::size_t layer, int device, PageHome home = PageHome::Device);
   // Moves a placed layer's pages into host memory, contents kept, and frees
-  // its device planes: the way out when the device runs short.
+  // its device planes: the way out when the device runs short. Nothing
+  // changes when it throws. The layer's staging slots come from
+  // reserve_staging_for (before, while its planes are still there) or
+  // reserve_staging (after, in their room); a step allocates what is still
+  // missing before it begins.
   void move_to_host(std::size_t layer);
+  // Allocates the staging slots that host layers lack (DeviceOutOfMemory).
+  void reserve_staging();
+  // Grows the layer's device's staging ring to hold the layer too.
+  void reserve_staging_for(std::size_t layer);
+  // Device bytes that moving every layer on `device` into host memory gives
+  // back: their planes, less what the device's staging ring grows by. Zero
+  // or less where the ring would cost as much as it frees.
+  std::int64_t offload_gain(int device) const;
   bool placed(std::size_t layer) const { return devices_.at(layer) >= 0; }
   // The device that computes the layer's attention, wherever its pages live.
   int device(std::size_t layer) const { return devices_.at(layer); }

@@ -82,9 +82,11 @@ class ModelRuntime {
   // Moves every attention layer's pages that live on a device into host
   // memory, contents kept, so that the device memory they held is free:
   // the cache's pages then stream through a staging ring per device, as if
-  // the model had been loaded with CacheResidence::Offloaded. Between steps
-  // only. Throws DeviceOutOfMemory when a device cannot hold even its ring,
-  // or the host the pages (what moved so far stays moved).
+  // the model had been loaded with CacheResidence::Offloaded. At any step
+  // boundary, a failed step's included. Throws DeviceOutOfMemory when the
+  // host cannot hold the pages (what moved so far stays moved, every layer
+  // whole), or a device not even its ring (then everything moved and each
+  // step asks for the ring again before it begins).
   void offload_cache();
 
  private:
