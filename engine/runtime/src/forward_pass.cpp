@@ -68,6 +68,10 @@ ForwardPass::ForwardPass(const ModelDescription& model, const LoadedModel& loade
   std::set<int> devices{loaded.embedding_device, loaded.head_device};
   for (const LoadedLayer& layer : loaded.layers)
     devices.insert(layer.device);
+  // A cache fixed on a device of its own runs attention there.
+  for (std::size_t layer = 0; layer < storage.layers(); ++layer) {
+    if (storage.placed(layer)) devices.insert(storage.device(layer));
+  }
   devices_.assign(devices.begin(), devices.end());
   for (int device : devices_)
     scratch(device);
@@ -372,20 +376,52 @@ void ForwardPass::attention_block(std::size_t index, std::int64_t count,
   const kernels::RopeParams rope{inv_freq.as<float>(), c.rotary_dim(), factor};
   backend_.rope(d, q, count, c.num_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
   backend_.rope(d, k, count, c.num_kv_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
-  // A layer whose pages live in host memory attends over a staging slot.
-  const kernels::KvLayerView& pages = storage_.attend(index);
-  backend_.write_kv(d, pages, batch, k, v);
-  kernels::AttentionParams attention{c.num_heads, static_cast<float>(c.attention_scale()),
-                                     c.sliding_windows[index]};
-  attention.softcap = static_cast<float>(c.attention_softcap);
-  backend_.paged_attention(d, pages, batch, q, attention, s.attention.as<float>());
-  storage_.attended(index);
+  attend(index, count, batch, s);
   float* projection = s.projection.as<float>();
   backend_.linear(d, s.attention.as<float>(), count, layer.o, projection);
   if (layer.attention_output_norm.data != nullptr) {
     backend_.rms_norm(d, projection, layer.attention_output_norm, eps, count, hidden, projection);
   }
   backend_.add(d, x, projection, count * hidden);
+}
+
+void ForwardPass::attend(std::size_t index, std::int64_t count, const kernels::TokenBatch& batch,
+                         Scratch& s) {
+  const ModelConfig& c = model_.config;
+  const int d = loaded_.layers[index].device;
+  // Where the layer's pages are (RuntimeOptions::cache_device may put them
+  // on another device than its weights): q, k and v go there, and the
+  // attention comes back. The same kernels on the same values, so the
+  // result does not depend on where the cache is.
+  const int cache_device = storage_.placed(index) ? storage_.device(index) : d;
+  Scratch& there = cache_device == d ? s : scratch(cache_device);
+  kernels::TokenBatch there_batch = batch;
+  if (cache_device != d) {
+    const auto send = [&](kernels::DeviceBuffer& to, const kernels::DeviceBuffer& from,
+                          std::int64_t width) {
+      backend_.copy(to.data(), cache_device, from.data(), d,
+                    static_cast<std::size_t>(count * width) * sizeof(float));
+    };
+    send(there.q, s.q, std::int64_t{c.num_heads} * c.head_dim);
+    send(there.k, s.k, std::int64_t{c.num_kv_heads} * c.head_dim);
+    send(there.v, s.v, std::int64_t{c.num_kv_heads} * c.head_dim);
+    there_batch.token_sequence = there.sequence_ids.as<std::int32_t>();
+    there_batch.positions = there.positions.as<std::int32_t>();
+    there_batch.block_tables = there.block_tables.as<std::int32_t>();
+  }
+  // A layer whose pages live in host memory attends over a staging slot.
+  const kernels::KvLayerView& pages = storage_.attend(index);
+  backend_.write_kv(cache_device, pages, there_batch, there.k.as<float>(), there.v.as<float>());
+  kernels::AttentionParams attention{c.num_heads, static_cast<float>(c.attention_scale()),
+                                     c.sliding_windows[index]};
+  attention.softcap = static_cast<float>(c.attention_softcap);
+  backend_.paged_attention(cache_device, pages, there_batch, there.q.as<float>(), attention,
+                           there.attention.as<float>());
+  storage_.attended(index);
+  if (cache_device != d) {
+    backend_.copy(s.attention.data(), d, there.attention.data(), cache_device,
+                  static_cast<std::size_t>(count * c.num_heads * c.head_dim) * sizeof(float));
+  }
 }
 
 void ForwardPass::mlp_block(std::size_t index, std::int64_t count, float* x) {

@@ -88,6 +88,7 @@ PlacementRequest placement_request(const ModelDescription& model,
   }
   request.cache_residence = options.cache_residence;
   request.staging_slots = options.staging_slots;
+  request.cache_device = options.cache_device;
   if (options.cache_residence != CacheResidence::Device) {
     request.host = PlanHost{host_available_bytes(), options.host_reserve_bytes};
     request.host_copy_bytes_per_second = options.host_copy_bytes_per_second;
@@ -127,12 +128,15 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
       KvStorage::Config{options.cache_format, options.page_size, config.num_pages,
                         options.host_pages, options.staging_slots},
       std::vector<cache::LayerShape>(model_->layers.size(), model_->kv_shape()));
+  // The device that holds every layer's pages, or -1: each layer's own.
+  const int cache_device =
+      plan_.cache_slot >= 0 ? plan_.devices[static_cast<std::size_t>(plan_.cache_slot)].index : -1;
   for (std::size_t i = 0; i < loaded_.layers.size(); ++i) {
     const bool offloaded = cache_layer_offloaded(*model_, i, options.cache_residence);
-    storage_->place_layer(i, loaded_.layers[i].device,
-                          offloaded ? PageHome::Host : PageHome::Device);
+    const int device = cache_device >= 0 ? cache_device : loaded_.layers[i].device;
+    storage_->place_layer(i, device, offloaded ? PageHome::Host : PageHome::Device);
     // The cache's statistics count device memory; host pages are not in them.
-    if (!offloaded) cache_->place_layer(i, loaded_.layers[i].device);
+    if (!offloaded) cache_->place_layer(i, device);
   }
   forward_ = std::make_unique<ForwardPass>(
       *model_, loaded_, *storage_, backend,

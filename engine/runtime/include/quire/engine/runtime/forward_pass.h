@@ -110,6 +110,9 @@ class ForwardPass {
   // `count` tokens in the scratch of its device.
   void attention_block(std::size_t index, std::int64_t count, const kernels::TokenBatch& batch,
                        float* x);
+  // Writes the layer's k and v (in `s`, its device's scratch) into its pages
+  // and leaves the attention over them in s.attention, wherever the pages are.
+  void attend(std::size_t index, std::int64_t count, const kernels::TokenBatch& batch, Scratch& s);
   void mlp_block(std::size_t index, std::int64_t count, float* x);
   // A sparse MLP: scores every expert for each token, then runs each chosen
   // expert once over the rows routed to it and adds their weighted outputs

@@ -45,6 +45,12 @@ struct RuntimeOptions {
   int staging_slots = 2;
   std::int64_t host_reserve_bytes = kGiB;
   double host_copy_bytes_per_second = 0;
+  // Every attention layer's pages on one device, a position among the
+  // backend's devices (PlacementRequest::cache_device), wherever the layers'
+  // weights go: a layer computed elsewhere sends its q, k and v there and
+  // gets its attention back (ForwardPass). Offloaded layers stream through
+  // one staging ring there. Unset: each layer's pages on its own device.
+  std::optional<int> cache_device;
 };
 
 // Whether layer `layer`'s pages go to host memory under `residence`.
