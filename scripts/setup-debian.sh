@@ -12,6 +12,8 @@ packages=(
   # libraries
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite libgl-dev
   libb2-dev libsentencepiece-dev nlohmann-json3-dev libcli11-dev libpcre2-dev
+  # the HTTP server of `quire-cli serve` (app/server)
+  libcpp-httplib-dev
   qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins
   # packaging and its checks
   dpkg-dev file desktop-file-utils appstream

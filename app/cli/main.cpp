@@ -16,6 +16,7 @@
 #include "page_hashes_command.h"
 #include "quantize_command.h"
 #include "quire/engine/model_error.h"
+#include "serve_command.h"
 #include "tokenize_bench_command.h"
 
 int main(int argc, char** argv) {
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   quire::cli::add_replay_command(app, exit_code);
   quire::cli::add_bench_command(app, exit_code);
   quire::cli::add_devices_command(app, exit_code);
+  quire::cli::add_serve_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

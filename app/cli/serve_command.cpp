@@ -1,0 +1,146 @@
+// quire-cli serve: the engine behind an OpenAI-compatible HTTP API on this
+// machine, for editors, scripts and agents that speak OpenAI's protocol.
+
+#include "serve_command.h"
+
+#include <pthread.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "cli_support.h"
+#include "conversation_runner.h"
+#include "generation_options.h"
+#include "quire/server/engine_host.h"
+#include "quire/server/openai_server.h"
+
+namespace quire::cli {
+namespace {
+
+struct ServeOptions {
+  std::string directory;
+  std::string format = "auto";
+  std::string model_name;
+  int parallel = 4;
+  int max_queue = 32;
+  int max_body_mib = 8;
+  int timeout = 30;
+  server::ServerOptions server;
+  EngineOptions engine;
+};
+
+std::string directory_name(const std::string& directory) {
+  std::filesystem::path path = std::filesystem::path(directory).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();
+  const std::string name = path.filename().string();
+  return name.empty() || name == "." ? std::string("model") : name;
+}
+
+int run_serve(ServeOptions options) {
+  options.server.max_body_bytes = static_cast<std::size_t>(options.max_body_mib) << 20;
+  options.server.read_timeout_seconds = options.timeout;
+  options.server.write_timeout_seconds = options.timeout;
+  // A connection per request running or waiting, and some for the rest
+  // (model lists, statistics, requests refused at once).
+  options.server.threads = static_cast<std::size_t>(options.parallel + options.max_queue + 8);
+  try {
+    server::check_exposure(options.server);
+  } catch (const std::invalid_argument& error) {
+    throw UsageError(error.what());
+  }
+
+  // SIGINT and SIGTERM wait for one thread that stops the server; every
+  // thread made from here on (the backend's too) inherits the blocked mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  LoadedSession session = load_session(options.directory, options.engine, 4096, options.parallel);
+  const engine::ChatFormat format = choose_format(options.directory, options.format);
+  server::ServedModel model;
+  model.id = options.model_name.empty() ? directory_name(options.directory) : options.model_name;
+  model.context_tokens = static_cast<std::int64_t>(session.runtime->cache().num_pages()) *
+                         session.runtime->cache().page_size();
+  if (const std::int64_t positions = session.model->config.max_position_embeddings; positions > 0) {
+    model.context_tokens = std::min(model.context_tokens, positions);
+  }
+  model.vocab_size = session.tokenizer->vocab_size();
+
+  server::EngineHost engine(*session.generator,
+                            {static_cast<std::size_t>(options.parallel + options.max_queue)});
+  server::OpenAiServer http(options.server, model, format, *session.tokenizer, engine);
+  const int port = http.bind();
+  std::cerr << "quire-cli serve: " << model.id << " (" << format.title() << ", "
+            << model.context_tokens << " tokens of context, " << options.parallel
+            << " replies at once) on http://" << options.server.host << ':' << port
+            << "/v1; Ctrl+C stops" << std::endl;
+  std::atomic<bool> signalled = false;
+  std::thread signal_waiter([&] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    signalled = true;
+    std::cerr << "quire-cli serve: stopping\n";
+    // Replies in progress end first, so that no connection waits for them.
+    engine.stop();
+    http.stop();
+  });
+  http.run();
+  // The server stopped by itself: the waiter still waits for a signal.
+  if (!signalled) pthread_kill(signal_waiter.native_handle(), SIGTERM);
+  signal_waiter.join();
+  engine.stop();
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ServeOptions>();
+  CLI::App* command = app.add_subcommand(
+      "serve", "Serve a model over an OpenAI-compatible HTTP API (/v1/chat/completions, ...)");
+  command->add_option("directory", options->directory, "Model directory")->required();
+  command
+      ->add_option("--host", options->server.host,
+                   "Address to listen on; another than 127.0.0.1 needs --api-key")
+      ->capture_default_str();
+  command->add_option("--port", options->server.port, "Port (0: any free one, printed at start)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  command->add_option("--api-key", options->server.api_key,
+                      "Key that clients must send as \"Authorization: Bearer KEY\"");
+  command->add_option("--cors", options->server.cors_origin,
+                      "Origin that browsers may call from (CORS headers); none by default");
+  command->add_option("--model-name", options->model_name,
+                      "Model id that /v1/models lists (default: the directory's name)");
+  command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
+  command->add_option("--parallel", options->parallel, "Replies generated at once (one batch)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  command
+      ->add_option("--max-queue", options->max_queue,
+                   "Requests that may wait beyond those running; more are refused with 503")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  command
+      ->add_option("--max-body-mib", options->max_body_mib,
+                   "Largest request body in MiB; larger ones are refused with 413")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  command
+      ->add_option("--timeout", options->timeout,
+                   "Seconds a client may take to send a request, or to take the answer")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  options->engine.add_to(*command, true);
+  command->callback([options, &exit_code] { exit_code = run_serve(*options); });
+}
+
+}  // namespace quire::cli

@@ -1,0 +1,51 @@
+#pragma once
+
+// From a parsed request to a Generator job: the prompt rendered in the
+// model's format and tokenized, the sampling settings with OpenAI's defaults,
+// and the checks that need the model (its name, the context, the vocabulary).
+
+#include <cstdint>
+#include <string>
+
+#include "quire/engine/generator/chat_format.h"
+#include "quire/engine/generator/job.h"
+#include "quire/engine/tokenizer/tokenizer.h"
+#include "quire/server/openai_request.h"
+
+namespace quire::server {
+
+// What the server knows of the model it runs.
+struct ServedModel {
+  std::string id;                   // what /v1/models lists and requests name
+  std::int64_t context_tokens = 0;  // prompt and reply of one request together
+  int vocab_size = 0;               // token ids from 0 below this
+};
+
+// Throws ApiException 404 (model_not_found) when `requested` is neither empty
+// nor the served model's id.
+void check_model(const std::string& requested, const ServedModel& model);
+
+// OpenAI's defaults where the request is silent: temperature 1, top_p 1, and
+// no top-k, min-p, typical or repetition penalty (exllamav2's defaults, which
+// the other commands use, are not what OpenAI's clients expect). Temperature 0
+// is greedy. Throws ApiException for a logit_bias id outside the vocabulary.
+engine::SamplingSettings openai_sampling(const SamplingFields& fields, const ServedModel& model);
+
+struct PreparedJob {
+  engine::JobRequest request;  // without on_text and on_done
+  std::int64_t prompt_tokens = 0;
+};
+
+// The conversation rendered with `format` (a chat template, or a built-in
+// format), the format's stop markers and the request's stop strings.
+// Throws ApiException: 400 when the template refuses the messages or the
+// prompt and the reply do not fit the context (naming the numbers).
+PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine::ChatFormat& format,
+                             const engine::Tokenizer& tokenizer, const ServedModel& model);
+
+// The prompt as given (text with the tokenizer's BOS, or token ids) and the
+// request's stop strings; EOS ends the reply.
+PreparedJob prepare_completion_job(const CompletionRequest& request,
+                                   const engine::Tokenizer& tokenizer, const ServedModel& model);
+
+}  // namespace quire::server

@@ -1,0 +1,88 @@
+#pragma once
+
+// The bodies of OpenAI's /v1/chat/completions and /v1/completions, parsed once
+// at the edge into typed values. Everything that can be judged without the
+// model is judged here: JSON syntax, UTF-8, types, ranges, the order of the
+// messages, and the fields Quire does not offer. Plain C++ and nlohmann-json,
+// so a fuzzer drives it directly (fuzz/fuzz_openai_request.cpp).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace quire::server {
+
+// Sampling and stopping fields shared by both endpoints; absent fields stay
+// empty and the server's defaults apply (openai_defaults in completion_job.h).
+struct SamplingFields {
+  std::optional<std::int64_t> max_tokens;   // max_completion_tokens wins over max_tokens
+  std::optional<double> temperature;        // [0, 2]
+  std::optional<double> top_p;              // [0, 1]
+  std::optional<std::int64_t> top_k;        // >= 0 (0 or -1: off)
+  std::optional<double> min_p;              // [0, 1]
+  std::optional<double> frequency_penalty;  // [-2, 2]
+  std::optional<double> presence_penalty;   // [-2, 2]
+  std::optional<std::int64_t> seed;
+  std::vector<std::string> stop;
+  std::map<std::int64_t, double> logit_bias;  // token id -> bias in [-100, 100]
+
+  friend bool operator==(const SamplingFields&, const SamplingFields&) = default;
+};
+
+// One earlier exchange of the conversation.
+struct ChatExchange {
+  std::string user;
+  std::string assistant;
+
+  friend bool operator==(const ChatExchange&, const ChatExchange&) = default;
+};
+
+// The messages as the prompt formats take them: every system (or developer)
+// message, joined by blank lines; then user and assistant messages in turn,
+// ending with the user message that awaits the reply.
+struct ChatTurns {
+  std::string system;
+  std::vector<ChatExchange> history;
+  std::string user;
+
+  friend bool operator==(const ChatTurns&, const ChatTurns&) = default;
+};
+
+struct ChatCompletionRequest {
+  std::string model;  // empty when the request names none
+  ChatTurns turns;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  SamplingFields sampling;
+};
+
+struct CompletionRequest {
+  std::string model;
+  // The prompt as text, or as token ids when the request gives a list of
+  // integers (ids are checked against the vocabulary by the server).
+  std::string prompt;
+  std::optional<std::vector<std::int64_t>> prompt_ids;
+  bool stream = false;
+  bool include_usage = false;
+  SamplingFields sampling;
+};
+
+// Most stop strings and logit_bias entries a request may give.
+inline constexpr std::size_t kMaxStopStrings = 16;
+inline constexpr std::size_t kMaxLogitBias = 1024;
+
+// Both throw ApiException (status 400, an OpenAI error object naming the
+// field) for a body that is not valid UTF-8, not JSON, not an object, or has
+// a field of the wrong type or outside its range.
+ChatCompletionRequest parse_chat_completion_request(std::string_view body);
+CompletionRequest parse_completion_request(std::string_view body);
+
+// The offset of the first byte that is not part of well-formed UTF-8
+// (overlong forms, surrogates and code points above U+10FFFF included);
+// nullopt when the text is valid.
+std::optional<std::size_t> first_invalid_utf8(std::string_view text);
+
+}  // namespace quire::server

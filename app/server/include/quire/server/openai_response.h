@@ -1,0 +1,59 @@
+#pragma once
+
+// The answers of the OpenAI-compatible endpoints as JSON text: whole
+// responses, the chunks of a stream and their server-sent-event framing.
+// Plain C++ and nlohmann-json; text that is not UTF-8 is replaced, never
+// thrown on.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace quire::server {
+
+enum class FinishReason { Stop, Length };
+std::string_view to_string(FinishReason reason);  // "stop", "length"
+
+struct Usage {
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  std::int64_t cached_tokens = 0;  // prompt tokens the KV cache already held
+};
+
+// What every response and chunk of one request repeats.
+struct ResponseHeader {
+  std::string id;            // "chatcmpl-..." or "cmpl-..."
+  std::int64_t created = 0;  // Unix seconds
+  std::string model;
+};
+
+// POST /v1/chat/completions without streaming.
+std::string chat_completion_json(const ResponseHeader& header, std::string_view text,
+                                 FinishReason finish, const Usage& usage);
+// Chunks of a chat stream. `with_usage_field`: stream_options.include_usage
+// was set, so every chunk carries "usage": null until the last one.
+std::string chat_role_chunk(const ResponseHeader& header, bool with_usage_field);
+std::string chat_content_chunk(const ResponseHeader& header, std::string_view text,
+                               bool with_usage_field);
+std::string chat_finish_chunk(const ResponseHeader& header, FinishReason finish,
+                              bool with_usage_field);
+// The last chunk with include_usage: no choices, the usage.
+std::string chat_usage_chunk(const ResponseHeader& header, const Usage& usage);
+
+// POST /v1/completions, whole and streamed.
+std::string completion_json(const ResponseHeader& header, std::string_view text,
+                            FinishReason finish, const Usage& usage);
+std::string completion_chunk(const ResponseHeader& header, std::string_view text,
+                             std::optional<FinishReason> finish, bool with_usage_field);
+std::string completion_usage_chunk(const ResponseHeader& header, const Usage& usage);
+
+// GET /v1/models: the one model this server runs.
+std::string models_json(const std::string& model, std::int64_t created);
+std::string model_json(const std::string& model, std::int64_t created);
+
+// "data: <json>\n\n", and the stream's end, "data: [DONE]\n\n".
+std::string sse_event(std::string_view json);
+std::string sse_done();
+
+}  // namespace quire::server

@@ -1,0 +1,125 @@
+#include "quire/server/completion_job.h"
+
+#include "quire/engine/generator/chat_template.h"
+#include "quire/engine/generator/conversation.h"
+#include "quire/server/api_error.h"
+
+namespace quire::server {
+namespace {
+
+// Room for the reply: what the request asks for, else all the context leaves.
+int reply_budget(std::int64_t prompt_tokens, const SamplingFields& fields, const ServedModel& model,
+                 const char* prompt_param) {
+  const std::int64_t left = model.context_tokens - prompt_tokens;
+  if (left <= 0 || (fields.max_tokens && *fields.max_tokens > left)) {
+    const std::string asked =
+        fields.max_tokens
+            ? std::to_string(prompt_tokens + *fields.max_tokens) + " tokens (" +
+                  std::to_string(prompt_tokens) + " in the prompt, " +
+                  std::to_string(*fields.max_tokens) + " for the completion)"
+            : std::to_string(prompt_tokens) + " tokens in the prompt and no room for a completion";
+    throw ApiException(invalid_request(
+        "This model's maximum context length is " + std::to_string(model.context_tokens) +
+            " tokens. However, you requested " + asked + ". Please reduce the length of the " +
+            prompt_param + " or the completion.",
+        prompt_param, "context_length_exceeded"));
+  }
+  return static_cast<int>(fields.max_tokens ? *fields.max_tokens : left);
+}
+
+void add_stop_strings(engine::JobRequest& job, const SamplingFields& fields) {
+  for (const std::string& stop : fields.stop)
+    job.stop_strings.push_back(stop);
+}
+
+}  // namespace
+
+void check_model(const std::string& requested, const ServedModel& model) {
+  if (requested.empty() || requested == model.id) return;
+  throw ApiException(ApiError{
+      404,
+      "The model '" + requested + "' does not exist here; this server runs '" + model.id + "'.",
+      "invalid_request_error", "model", "model_not_found"});
+}
+
+engine::SamplingSettings openai_sampling(const SamplingFields& fields, const ServedModel& model) {
+  engine::SamplingSettings settings;
+  settings.temperature = static_cast<float>(fields.temperature.value_or(1.0));
+  settings.top_p = static_cast<float>(fields.top_p.value_or(1.0));
+  settings.top_k = static_cast<int>(std::max<std::int64_t>(fields.top_k.value_or(0), 0));
+  settings.min_p = static_cast<float>(fields.min_p.value_or(0.0));
+  settings.typical = 1.0f;
+  settings.repetition_penalty = 1.0f;
+  settings.frequency_penalty = static_cast<float>(fields.frequency_penalty.value_or(0.0));
+  settings.presence_penalty = static_cast<float>(fields.presence_penalty.value_or(0.0));
+  if (fields.seed) settings.seed = static_cast<std::uint64_t>(*fields.seed);
+  for (const auto& [id, bias] : fields.logit_bias) {
+    if (id >= model.vocab_size) {
+      throw ApiException(invalid_request("logit_bias names token " + std::to_string(id) +
+                                             ", outside the vocabulary (0 to " +
+                                             std::to_string(model.vocab_size - 1) + ").",
+                                         "logit_bias"));
+    }
+    settings.token_bias[static_cast<std::int32_t>(id)] = static_cast<float>(bias);
+  }
+  return settings;
+}
+
+PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine::ChatFormat& format,
+                             const engine::Tokenizer& tokenizer, const ServedModel& model) {
+  PreparedJob prepared;
+  engine::JobRequest& job = prepared.request;
+  job.sampling = openai_sampling(request.sampling, model);
+  try {
+    // Earlier replies are tokenized from their text; each turn's prompt then
+    // extends the previous one, so the cache finds the earlier turns' pages.
+    engine::Conversation conversation(format, tokenizer, request.turns.system);
+    for (const ChatExchange& exchange : request.turns.history) {
+      conversation.begin_turn(exchange.user);
+      conversation.end_turn(tokenizer.encode(exchange.assistant, false), false, exchange.assistant);
+    }
+    job.prompt = conversation.begin_turn(request.turns.user);
+    job.stop_tokens = conversation.stops().tokens;
+    job.stop_strings = conversation.stops().strings;
+  } catch (const engine::ChatTemplateError& error) {
+    throw ApiException(invalid_request(
+        std::string("The model's chat template refused these messages: ") + error.what(),
+        "messages"));
+  }
+  add_stop_strings(job, request.sampling);
+  prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
+  job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages");
+  return prepared;
+}
+
+PreparedJob prepare_completion_job(const CompletionRequest& request,
+                                   const engine::Tokenizer& tokenizer, const ServedModel& model) {
+  PreparedJob prepared;
+  engine::JobRequest& job = prepared.request;
+  job.sampling = openai_sampling(request.sampling, model);
+  if (request.prompt_ids) {
+    for (std::size_t i = 0; i < request.prompt_ids->size(); ++i) {
+      const std::int64_t id = (*request.prompt_ids)[i];
+      if (id >= model.vocab_size) {
+        throw ApiException(invalid_request(
+            "prompt[" + std::to_string(i) + "] is token " + std::to_string(id) +
+                ", outside the vocabulary (0 to " + std::to_string(model.vocab_size - 1) + ").",
+            "prompt"));
+      }
+      job.prompt.push_back(static_cast<std::int32_t>(id));
+    }
+  } else {
+    job.prompt = tokenizer.encode(request.prompt, tokenizer.adds_bos());
+  }
+  if (job.prompt.empty()) {
+    throw ApiException(invalid_request(
+        "The prompt is empty and this model's tokenizer adds no BOS token to start from.",
+        "prompt"));
+  }
+  add_stop_strings(job, request.sampling);
+  prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
+  job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "prompt");
+  return prepared;
+}
+
+}  // namespace quire::server

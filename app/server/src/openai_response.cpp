@@ -1,0 +1,129 @@
+#include "quire/server/openai_response.h"
+
+#include <nlohmann/json.hpp>
+
+namespace quire::server {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json usage_object(const Usage& usage) {
+  return json{{"prompt_tokens", usage.prompt_tokens},
+              {"completion_tokens", usage.completion_tokens},
+              {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+              {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+}
+
+json envelope(const ResponseHeader& header, std::string_view object) {
+  return json{
+      {"id", header.id}, {"object", object}, {"created", header.created}, {"model", header.model}};
+}
+
+std::string chat_chunk(const ResponseHeader& header, json delta, std::optional<FinishReason> finish,
+                       bool with_usage_field) {
+  json chunk = envelope(header, "chat.completion.chunk");
+  chunk["choices"] =
+      json::array({json{{"index", 0},
+                        {"delta", std::move(delta)},
+                        {"logprobs", nullptr},
+                        {"finish_reason", finish ? json(to_string(*finish)) : json(nullptr)}}});
+  if (with_usage_field) chunk["usage"] = nullptr;
+  return dump(chunk);
+}
+
+}  // namespace
+
+std::string_view to_string(FinishReason reason) {
+  return reason == FinishReason::Stop ? "stop" : "length";
+}
+
+std::string chat_completion_json(const ResponseHeader& header, std::string_view text,
+                                 FinishReason finish, const Usage& usage) {
+  json response = envelope(header, "chat.completion");
+  response["choices"] = json::array(
+      {json{{"index", 0},
+            {"message", {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}}},
+            {"logprobs", nullptr},
+            {"finish_reason", to_string(finish)}}});
+  response["usage"] = usage_object(usage);
+  return dump(response);
+}
+
+std::string chat_role_chunk(const ResponseHeader& header, bool with_usage_field) {
+  return chat_chunk(header, json{{"role", "assistant"}, {"content", ""}}, std::nullopt,
+                    with_usage_field);
+}
+
+std::string chat_content_chunk(const ResponseHeader& header, std::string_view text,
+                               bool with_usage_field) {
+  return chat_chunk(header, json{{"content", text}}, std::nullopt, with_usage_field);
+}
+
+std::string chat_finish_chunk(const ResponseHeader& header, FinishReason finish,
+                              bool with_usage_field) {
+  return chat_chunk(header, json::object(), finish, with_usage_field);
+}
+
+std::string chat_usage_chunk(const ResponseHeader& header, const Usage& usage) {
+  json chunk = envelope(header, "chat.completion.chunk");
+  chunk["choices"] = json::array();
+  chunk["usage"] = usage_object(usage);
+  return dump(chunk);
+}
+
+std::string completion_json(const ResponseHeader& header, std::string_view text,
+                            FinishReason finish, const Usage& usage) {
+  json response = envelope(header, "text_completion");
+  response["choices"] = json::array({json{
+      {"text", text}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", to_string(finish)}}});
+  response["usage"] = usage_object(usage);
+  return dump(response);
+}
+
+std::string completion_chunk(const ResponseHeader& header, std::string_view text,
+                             std::optional<FinishReason> finish, bool with_usage_field) {
+  json chunk = envelope(header, "text_completion");
+  chunk["choices"] =
+      json::array({json{{"text", text},
+                        {"index", 0},
+                        {"logprobs", nullptr},
+                        {"finish_reason", finish ? json(to_string(*finish)) : json(nullptr)}}});
+  if (with_usage_field) chunk["usage"] = nullptr;
+  return dump(chunk);
+}
+
+std::string completion_usage_chunk(const ResponseHeader& header, const Usage& usage) {
+  json chunk = envelope(header, "text_completion");
+  chunk["choices"] = json::array();
+  chunk["usage"] = usage_object(usage);
+  return dump(chunk);
+}
+
+std::string model_json(const std::string& model, std::int64_t created) {
+  return dump(
+      json{{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "quire"}});
+}
+
+std::string models_json(const std::string& model, std::int64_t created) {
+  return dump(
+      json{{"object", "list"}, {"data", json::array({json::parse(model_json(model, created))})}});
+}
+
+std::string sse_event(std::string_view json_text) {
+  std::string event;
+  event.reserve(json_text.size() + 8);
+  event += "data: ";
+  event += json_text;
+  event += "\n\n";
+  return event;
+}
+
+std::string sse_done() {
+  return "data: [DONE]\n\n";
+}
+
+}  // namespace quire::server

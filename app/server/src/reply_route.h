@@ -1,0 +1,44 @@
+#pragma once
+
+// The answer to one completion request once its job is handed to the engine:
+// whole, or streamed as server-sent events while the job runs.
+
+#include <chrono>
+#include <memory>
+
+#include "quire/server/engine_host.h"
+#include "quire/server/openai_response.h"
+
+namespace httplib {
+struct Response;
+}
+
+namespace quire::server::detail {
+
+enum class Endpoint { Chat, Completion };
+
+struct ReplyContext {
+  Endpoint endpoint = Endpoint::Chat;
+  ResponseHeader header;
+  bool stream = false;
+  bool include_usage = false;
+};
+
+// What the log line of a request says beyond its method, path and status.
+struct RequestNote {
+  std::chrono::steady_clock::time_point start;
+  bool has_usage = false;
+  Usage usage;
+  bool client_left = false;
+};
+
+// Fills `response` with the reply. Streaming: the provider writes as text
+// arrives and cancels the job when the client goes away. `note` must stay
+// valid until the response is written (it lives on the handler's thread).
+void answer(httplib::Response& response, EngineHost& engine, std::shared_ptr<ReplyChannel> channel,
+            ReplyContext context, RequestNote& note);
+
+// The usage of a finished job.
+Usage usage_of(const engine::JobResult& result);
+
+}  // namespace quire::server::detail
