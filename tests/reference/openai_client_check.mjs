@@ -1,0 +1,445 @@
+// End-to-end check of `quire-cli serve` with OpenAI's official Node client:
+// starts servers on free loopback ports over a model directory and checks
+// replies, streaming, the prefix cache, stop strings, seeds, concurrency,
+// cancellation and every kind of refusal. Exits 1 on the first failure.
+//   node openai_client_check.mjs QUIRE_CLI MODEL_DIR
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import OpenAI from 'openai';
+
+const [cli, modelDir] = process.argv.slice(2);
+if (!cli || !modelDir) {
+  console.error('usage: node openai_client_check.mjs QUIRE_CLI MODEL_DIR');
+  process.exit(2);
+}
+
+const started = [];
+
+// Starts `quire-cli serve` and resolves with its base URL once it listens.
+function serve(args) {
+  const child = spawn(cli, ['serve', modelDir, '--port', '0', ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  started.push(child);
+  child.log = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line:\n${child.log}`)), 30000);
+    child.stderr.on('data', (data) => {
+      child.log += data;
+      const match = /on (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(child.log);
+      if (match && !child.url) {
+        clearTimeout(timer);
+        child.url = match[1];
+        resolve(child);
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (!child.url) reject(new Error(`serve exited with ${code}:\n${child.log}`));
+    });
+  });
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.on('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+function client(server, options = {}) {
+  return new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none', maxRetries: 0, ...options });
+}
+
+async function expectApiError(promise, status, fields = {}) {
+  try {
+    await promise;
+  } catch (error) {
+    assert.equal(error.status, status, `status of ${error.message}`);
+    for (const [key, value] of Object.entries(fields)) {
+      if (value instanceof RegExp) assert.match(error[key], value);
+      else assert.equal(error[key], value, `${key} of ${error.message}`);
+    }
+    return error;
+  }
+  assert.fail(`expected HTTP ${status}`);
+}
+
+async function rawPost(server, route, body, headers = {}) {
+  const response = await fetch(`${server.url}${route}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body,
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+function assertErrorObject(body) {
+  assert.deepEqual(Object.keys(body), ['error']);
+  assert.deepEqual(Object.keys(body.error), ['message', 'type', 'param', 'code']);
+  assert.equal(typeof body.error.message, 'string');
+  assert.ok(body.error.message.length > 0);
+}
+
+async function stats(server) {
+  const response = await fetch(`${server.url}/v1/quire/stats`);
+  assert.equal(response.status, 200);
+  return response.json();
+}
+
+async function waitFor(condition, what) {
+  for (let i = 0; i < 200; ++i) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+function eosId() {
+  const read = (name) => {
+    try {
+      return JSON.parse(readFileSync(path.join(modelDir, name), 'utf8')).eos_token_id;
+    } catch {
+      return undefined;
+    }
+  };
+  const id = read('generation_config.json') ?? read('config.json');
+  return Array.isArray(id) ? id[0] : id;
+}
+
+const system = { role: 'system', content: 'Be brief.' };
+const greedy = (content, extra = {}) => ({
+  model: 'demo',
+  messages: [system, { role: 'user', content }],
+  temperature: 0,
+  max_tokens: 24,
+  ...extra,
+});
+
+async function checkReplies(server) {
+  const openai = client(server);
+  const models = await openai.models.list();
+  assert.deepEqual(models.data.map((m) => m.id), ['demo']);
+
+  // Non-streamed and streamed replies of one greedy request are the same.
+  const whole = await openai.chat.completions.create(greedy('Tell me a fortune.'));
+  assert.equal(whole.object, 'chat.completion');
+  assert.match(whole.id, /^chatcmpl-/);
+  assert.equal(whole.model, 'demo');
+  assert.equal(whole.choices.length, 1);
+  const reply = whole.choices[0].message.content;
+  assert.equal(whole.choices[0].message.role, 'assistant');
+  assert.equal(typeof reply, 'string');
+  assert.ok(reply.length > 0, 'an empty reply');
+  assert.ok(['stop', 'length'].includes(whole.choices[0].finish_reason));
+  const usage = whole.usage;
+  assert.equal(usage.total_tokens, usage.prompt_tokens + usage.completion_tokens);
+  assert.ok(usage.completion_tokens > 0 && usage.completion_tokens <= 24);
+  assert.equal(typeof usage.prompt_tokens_details.cached_tokens, 'number');
+
+  const stream = await openai.chat.completions.create({
+    ...greedy('Tell me a fortune.'),
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  assert.equal(chunks[0].choices[0].delta.role, 'assistant');
+  assert.equal(chunks[0].object, 'chat.completion.chunk');
+  assert.ok(chunks.every((c) => c.id === chunks[0].id));
+  const streamed = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+  assert.equal(streamed, reply);
+  const finish = chunks.at(-2);
+  assert.equal(finish.choices[0].finish_reason, whole.choices[0].finish_reason);
+  const last = chunks.at(-1);
+  assert.deepEqual(last.choices, []);
+  assert.equal(last.usage.completion_tokens, usage.completion_tokens);
+  assert.equal(last.usage.prompt_tokens, usage.prompt_tokens);
+  // The same prompt again: the cache holds all of it but the last token.
+  assert.ok(last.usage.prompt_tokens_details.cached_tokens >= usage.prompt_tokens - 1);
+
+  // The second turn of a conversation reuses the first turn's pages: its
+  // prompt and the reply the cache kept when the first turn ended.
+  const question = 'What does "quire" mean?';
+  const turn1 = await openai.chat.completions.create(greedy(question));
+  const turn2 = await openai.chat.completions.create({
+    model: 'demo',
+    messages: [
+      system,
+      { role: 'user', content: question },
+      { role: 'assistant', content: turn1.choices[0].message.content },
+      { role: 'user', content: 'And another one?' },
+    ],
+    temperature: 0,
+    max_tokens: 8,
+  });
+  assert.ok(turn2.usage.prompt_tokens > turn1.usage.prompt_tokens + turn1.usage.completion_tokens - 1);
+  assert.ok(
+    turn2.usage.prompt_tokens_details.cached_tokens >= turn1.usage.prompt_tokens,
+    `turn 2 found ${turn2.usage.prompt_tokens_details.cached_tokens} of its ${turn2.usage.prompt_tokens} ` +
+      `prompt tokens cached; turn 1 had ${turn1.usage.prompt_tokens}`,
+  );
+
+  // A stop string ends the reply before it, with finish_reason "stop".
+  if (reply.length >= 8) {
+    const at = Math.floor(reply.length / 2);
+    const stopText = reply.slice(at, at + 3);
+    const stopped = await openai.chat.completions.create({
+      ...greedy('Tell me a fortune.'),
+      stop: [stopText, 'never appears'],
+    });
+    assert.equal(stopped.choices[0].message.content, reply.slice(0, reply.indexOf(stopText)));
+    assert.equal(stopped.choices[0].finish_reason, 'stop');
+  }
+
+  // max_tokens ends the reply with finish_reason "length".
+  const short = await openai.chat.completions.create({ ...greedy('Tell me a fortune.'), max_tokens: 2 });
+  assert.equal(short.usage.completion_tokens, 2);
+  assert.equal(short.choices[0].finish_reason, 'length');
+
+  // A seed repeats a sampled reply. The prompt is cached first so that both
+  // replies start from the same cache state: a prompt computed whole and one
+  // whose last token alone is computed give logits that differ in the last
+  // bits, enough to move a draw at temperature 1.
+  const sampled = { ...greedy('Tell me a story.'), temperature: 1, top_p: 0.95, seed: 1234 };
+  await openai.chat.completions.create({ ...sampled, max_tokens: 1 });
+  const a = await openai.chat.completions.create(sampled);
+  const b = await openai.chat.completions.create(sampled);
+  assert.equal(a.usage.prompt_tokens_details.cached_tokens, b.usage.prompt_tokens_details.cached_tokens);
+  assert.equal(a.choices[0].message.content, b.choices[0].message.content);
+  assert.equal(a.usage.completion_tokens, b.usage.completion_tokens);
+
+  // /v1/completions, whole and streamed.
+  const completion = await openai.completions.create({
+    model: 'demo',
+    prompt: 'Once upon a time',
+    temperature: 0,
+    max_tokens: 12,
+  });
+  assert.equal(completion.object, 'text_completion');
+  const pieces = [];
+  for await (const chunk of await openai.completions.create({
+    model: 'demo',
+    prompt: 'Once upon a time',
+    temperature: 0,
+    max_tokens: 12,
+    stream: true,
+  })) {
+    pieces.push(chunk.choices[0]?.text ?? '');
+  }
+  assert.equal(pieces.join(''), completion.choices[0].text);
+  return reply;
+}
+
+async function checkConcurrency(server) {
+  const openai = client(server);
+  const prompts = Array.from({ length: 8 }, (_, i) => `Question ${i + 1}: what is a ${['cat', 'quire', 'page', 'cache', 'word', 'ship', 'tree', 'song'][i]}?`);
+  const alone = [];
+  for (const prompt of prompts) {
+    alone.push((await openai.chat.completions.create(greedy(prompt))).choices[0].message.content);
+  }
+  // Eight at once, half streamed: each gets exactly what it got alone.
+  const together = await Promise.all(
+    prompts.map(async (prompt, i) => {
+      if (i % 2 === 0) {
+        return (await openai.chat.completions.create(greedy(prompt))).choices[0].message.content;
+      }
+      let text = '';
+      for await (const chunk of await openai.chat.completions.create({ ...greedy(prompt), stream: true })) {
+        text += chunk.choices[0]?.delta?.content ?? '';
+      }
+      return text;
+    }),
+  );
+  assert.deepEqual(together, alone);
+}
+
+async function checkAbort(server) {
+  const openai = client(server);
+  const before = await stats(server);
+  assert.equal(before.running, 0);
+  const controller = new AbortController();
+  const eos = eosId();
+  const stream = await openai.chat.completions.create(
+    {
+      ...greedy('Tell me a long story.'),
+      max_tokens: 200,
+      stream: true,
+      ...(eos === undefined ? {} : { logit_bias: { [eos]: -100 } }),
+    },
+    { signal: controller.signal },
+  );
+  // The client's iterator ends quietly when its own signal aborts it.
+  let seen = 0;
+  for await (const chunk of stream) {
+    if (chunk.choices[0]?.delta?.content) seen += 1;
+    if (seen === 2) {
+      const during = await stats(server);
+      assert.equal(during.running, 1);
+      assert.ok(during.cache.referenced_pages > 0);
+      controller.abort();
+    }
+  }
+  assert.ok(controller.signal.aborted, 'the stream ended before the client aborted it');
+  // The job is cancelled and its pages are released (kept as cached pages).
+  await waitFor(async () => {
+    const after = await stats(server);
+    return after.running === 0 && after.waiting === 0 && after.cache.referenced_pages === 0 && after.cache.sequences === 0;
+  }, 'the aborted job to release its pages');
+  const after = await stats(server);
+  assert.equal(after.cache.free_pages + after.cache.cached_pages, after.cache.total_pages);
+}
+
+async function checkRefusals(server, reply) {
+  const openai = client(server);
+  await expectApiError(
+    openai.chat.completions.create({ ...greedy('Hi'), n: 2 }),
+    400,
+    { param: 'n', type: 'invalid_request_error' },
+  );
+  await expectApiError(
+    openai.chat.completions.create({ ...greedy('Hi'), temperature: 'hot' }),
+    400,
+    { param: 'temperature', message: /temperature must be a number, not a string/ },
+  );
+  await expectApiError(
+    openai.chat.completions.create({ ...greedy('Hi'), model: 'gpt-4o' }),
+    404,
+    { code: 'model_not_found', param: 'model' },
+  );
+  await expectApiError(
+    openai.chat.completions.create(greedy('word '.repeat(400))),
+    400,
+    { code: 'context_length_exceeded', message: /maximum context length is \d+ tokens\. However, you requested \d+ tokens/ },
+  );
+  await expectApiError(
+    openai.chat.completions.create({ ...greedy('Hi'), max_tokens: 100000 }),
+    400,
+    { code: 'context_length_exceeded' },
+  );
+
+  const badJson = await rawPost(server, '/v1/chat/completions', '{"messages": [');
+  assert.equal(badJson.status, 400);
+  assertErrorObject(badJson.body);
+  assert.match(badJson.body.error.message, /^The request body is not valid JSON/);
+
+  const missing = await rawPost(server, '/v1/chat/completions', '{"model": "demo"}');
+  assert.equal(missing.status, 400);
+  assert.equal(missing.body.error.param, 'messages');
+
+  const big = await rawPost(
+    server,
+    '/v1/chat/completions',
+    JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(10 * 1024 * 1024) }] }),
+  );
+  assert.equal(big.status, 413);
+  assertErrorObject(big.body);
+  assert.equal(big.body.error.code, 'request_too_large');
+
+  const invalid = await rawPost(
+    server,
+    '/v1/chat/completions',
+    Buffer.concat([
+      Buffer.from('{"messages": [{"role": "user", "content": "'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}]}'),
+    ]),
+  );
+  assert.equal(invalid.status, 400);
+  assertErrorObject(invalid.body);
+  assert.match(invalid.body.error.message, /not valid UTF-8/);
+
+  const wrongMethod = await fetch(`${server.url}/v1/chat/completions`);
+  assert.equal(wrongMethod.status, 405);
+  assertErrorObject(await wrongMethod.json());
+  const unknownPath = await fetch(`${server.url}/v1/engines`);
+  assert.equal(unknownPath.status, 404);
+  assertErrorObject(await unknownPath.json());
+  assert.equal(unknownPath.headers.get('access-control-allow-origin'), null);
+
+  // Still answering, and the same as before.
+  const after = await openai.chat.completions.create(greedy('Tell me a fortune.'));
+  assert.equal(after.choices[0].message.content, reply);
+}
+
+async function checkApiKey() {
+  const server = await serve(['--model-name', 'demo', '--api-key', 'sekrit']);
+  await expectApiError(
+    client(server, { apiKey: 'wrong' }).chat.completions.create(greedy('Hi')),
+    401,
+    { code: 'invalid_api_key' },
+  );
+  const bare = await rawPost(server, '/v1/chat/completions', JSON.stringify(greedy('Hi')));
+  assert.equal(bare.status, 401);
+  assertErrorObject(bare.body);
+  const ok = await client(server, { apiKey: 'sekrit' }).chat.completions.create(greedy('Hi'));
+  assert.ok(ok.choices[0].message.content.length > 0);
+  assert.equal((await fetch(`${server.url}/health`)).status, 200);
+  assert.equal(await stop(server), 0);
+}
+
+async function checkBusy() {
+  const server = await serve(['--model-name', 'demo', '--parallel', '1', '--max-queue', '0']);
+  const openai = client(server);
+  const eos = eosId();
+  const controller = new AbortController();
+  const stream = await openai.chat.completions.create(
+    {
+      ...greedy('Tell me a long story.'),
+      max_tokens: 200,
+      stream: true,
+      ...(eos === undefined ? {} : { logit_bias: { [eos]: -100 } }),
+    },
+    { signal: controller.signal },
+  );
+  const iterator = stream[Symbol.asyncIterator]();
+  await iterator.next();
+  await expectApiError(openai.chat.completions.create(greedy('Hi')), 503, { code: 'server_busy' });
+  controller.abort();
+  await iterator.next().catch(() => {});
+  await waitFor(async () => (await stats(server)).running === 0, 'the busy job to end');
+  const ok = await openai.chat.completions.create(greedy('Hi'));
+  assert.ok(ok.choices[0].message.content.length > 0);
+  assert.equal(await stop(server), 0);
+}
+
+async function checkExposure() {
+  const child = spawn(cli, ['serve', modelDir, '--host', '0.0.0.0', '--port', '0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr.on('data', (data) => (log += data));
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  assert.equal(code, 2);
+  assert.match(log, /--host 0\.0\.0\.0 lets other machines reach the server, and without --api-key/);
+}
+
+async function main() {
+  const server = await serve(['--model-name', 'demo', '--parallel', '8']);
+  const reply = await checkReplies(server);
+  await checkConcurrency(server);
+  await checkAbort(server);
+  await checkRefusals(server, reply);
+  assert.equal(await stop(server), 0);
+  assert.match(server.log, /POST \/v1\/chat\/completions 200 \d+\+\d+ tokens \(\d+ cached\) \d+ ms/);
+  // The aborted stream: the server saw the client leave.
+  assert.match(server.log, /POST \/v1\/chat\/completions 200 client left \d+ ms/);
+  await checkApiKey();
+  await checkBusy();
+  await checkExposure();
+  console.log('openai_client_check: every check passed');
+}
+
+main().catch(async (error) => {
+  console.error(error);
+  for (const child of started) {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      console.error(`--- server log (${child.url}) ---\n${child.log}`);
+    }
+  }
+  process.exit(1);
+});
