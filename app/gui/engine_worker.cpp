@@ -438,6 +438,12 @@ void EngineWorker::reportMemoryRecovery() {
       emit memoryRecovered(
           tr("Memory ran short on %1; replies continue with fewer at once.").arg(device));
       return;
+    case Action::OffloadedCache:
+      emit memoryRecovered(
+          tr("Memory ran short on %1; the cache moved to host memory and replies continue, "
+             "slower.")
+              .arg(device));
+      return;
     case Action::EndedJob:
       emit memoryRecovered(
           tr("Memory ran short on %1; a reply that did not fit even alone ended, the others "

@@ -1,7 +1,12 @@
 // What the generator does when a step runs out of device memory: the step
 // runs again after the backend frees what it caches, then with fewer jobs,
-// and a job that cannot run even alone ends with its reason while the others
-// go on.
+// then with the cache's pages in host memory, and a job that cannot run even
+// so ends with its reason while the others go on.
+//
+// Running fewer jobs comes before offloading: it is cheap and passes (the
+// batch grows back after steps that run well), while offloading lasts for
+// the runtime's life and makes every later step copy pages over the bus.
+// Offloading comes before ending a job: a slower reply beats a lost one.
 //
 // Running a step again is exact. Its K/V writes go to positions the cache
 // does not count as written yet, into pages that only this sequence holds,
@@ -61,13 +66,21 @@ std::string Generator::device_name(int device) const {
   return name.empty() ? index : name + " (" + index + ")";
 }
 
-bool Generator::free_more_memory(int /*device*/) {
-  // The next step down belongs here: ModelRuntime::offload_cache(), which
-  // moves the cache's pages to host memory. Not taken yet: called between a
-  // failed pass and its retry, a later step's KvStreamer::attend finds no
-  // staging slot for a layer (std::out_of_range), so offloading must first
-  // be made safe in the middle of a step.
-  return false;
+bool Generator::free_more_memory(const kernels::DeviceOutOfMemory& error) {
+  KvStorage& storage = runtime_.storage();
+  // Worth it only where the pages leave more room than the staging ring
+  // takes, and that room covers what was asked for.
+  const std::int64_t gain = storage.offload_gain(error.device());
+  if (gain <= 0 || error.requested() > error.available() + gain) return false;
+  try {
+    runtime_.offload_cache();
+  } catch (const kernels::DeviceOutOfMemory&) {
+    // The pages that moved stay moved, each layer whole; a ring still
+    // missing is asked for again as the step begins, and if it fails there
+    // the step ends its job as any other shortage would.
+  }
+  memory_.cache_offloaded = true;
+  return true;
 }
 
 void Generator::run_fewer(StepBatch& step, std::size_t keep) {
@@ -108,11 +121,17 @@ std::optional<ForwardPass::Result> Generator::run_pass(StepBatch& step) {
       if (action == MemoryRecoveries::Action::None) {
         calm_step();
       } else {
-        memory_.last = device_name(device) + " ran short of memory (" + what + "); " +
-                       (sent_back == 0 ? "its workspaces were freed and the step ran again"
-                                       : replies(sent_back) + " went back to the queue and " +
-                                             replies(step.members.size()) + " of " +
-                                             replies(started_with) + " ran");
+        std::string done;
+        if (sent_back > 0) {
+          done = replies(sent_back) + " went back to the queue and " +
+                 replies(step.members.size()) + " of " + replies(started_with) + " ran";
+        }
+        if (action == MemoryRecoveries::Action::OffloadedCache) {
+          done += (done.empty() ? "" : ", and ") +
+                  std::string("the cache moved to host memory and replies continue, slower");
+        }
+        if (done.empty()) done = "its workspaces were freed and the step ran again";
+        memory_.last = device_name(device) + " ran short of memory (" + what + "); " + done;
       }
       return result;
     } catch (const kernels::DeviceOutOfMemory& error) {
@@ -137,7 +156,9 @@ std::optional<ForwardPass::Result> Generator::run_pass(StepBatch& step) {
         const std::size_t before = running_.size();
         run_fewer(step, (step.members.size() + 1) / 2);
         sent_back += before - running_.size();
-      } else if (!free_more_memory(device)) {
+      } else if (action < MemoryRecoveries::Action::OffloadedCache && free_more_memory(error)) {
+        action = MemoryRecoveries::Action::OffloadedCache;
+      } else {
         Job& job = *step.members.front();
         step.members.clear();
         step.sequences.clear();

@@ -30,9 +30,9 @@ struct Model {
   std::shared_ptr<const ModelDescription> description;
   std::unique_ptr<Tokenizer> tokenizer;
 
-  Model() {
+  explicit Model(int layers = 2) {
     modelgen::RandomModelSpec spec;
-    spec.layers = 2;
+    spec.layers = layers;
     spec.hidden = 64;
     spec.heads = 2;
     spec.kv_heads = 1;
@@ -48,6 +48,13 @@ struct Model {
 
 const Model& model() {
   static const Model shared;
+  return shared;
+}
+
+// Layers enough that moving the cache to host memory frees more of the
+// device than its staging ring (two layers' pages) takes.
+const Model& deep_model() {
+  static const Model shared(6);
   return shared;
 }
 
@@ -89,11 +96,19 @@ struct Setup {
   cache::CacheFormat format = cache::CacheFormat::FP16;
   int pages = 40;
   int max_batch = 4;
+  const Model* model = nullptr;  // model() unless set
+  // From this step on, another program holds all but `leave_free` bytes of
+  // the device (a budgeted one, so that freeing memory gives it back).
+  int shrink_at_step = -1;
+  std::int64_t leave_free = 0;
 };
 
 Outcome run_jobs(const std::vector<JobSpec>& jobs, const FaultPlan& plan, BackendCall counted,
                  const Setup& setup = {}) {
-  kernels::FaultInjectingBackend backend(std::make_unique<kernels::CpuBackend>());
+  const Model& used = setup.model != nullptr ? *setup.model : model();
+  std::vector<kernels::CpuBackend::Device> devices;
+  if (setup.shrink_at_step >= 0) devices.push_back({"budgeted", std::int64_t{256} << 20});
+  kernels::FaultInjectingBackend backend(std::make_unique<kernels::CpuBackend>(devices));
   RuntimeOptions options;
   options.cache_format = setup.format;
   options.page_size = 8;
@@ -101,11 +116,12 @@ Outcome run_jobs(const std::vector<JobSpec>& jobs, const FaultPlan& plan, Backen
   options.max_chunk_tokens = 32;
   options.max_sequences = 17;
   options.reserve_bytes = 0;
-  ModelRuntime runtime(model().description, backend, options);
+  ModelRuntime runtime(used.description, backend, options);
   GeneratorConfig config;
   config.max_batch_size = setup.max_batch;
   config.max_step_tokens = 32;
-  Generator generator(runtime, *model().tokenizer, config);
+  Generator generator(runtime, *used.tokenizer, config);
+  kernels::DeviceBuffer taken_by_another_program;
   // Faults count from here: loading is not what is tested.
   backend.reset_counters();
   backend.set_plan(plan);
@@ -124,6 +140,11 @@ Outcome run_jobs(const std::vector<JobSpec>& jobs, const FaultPlan& plan, Backen
       request.on_done = [&outcome, j](const JobResult& done) { outcome.results[j] = done; };
       generator.submit(std::move(request));
       ++submitted;
+    }
+    if (step == setup.shrink_at_step) {
+      const std::int64_t free = backend.devices().front().free_bytes;
+      taken_by_another_program = backend.inner().allocate(
+          0, static_cast<std::size_t>(free - setup.leave_free), "another program");
     }
     generator.step();
   }
@@ -277,6 +298,56 @@ class MemoryRecoveryTest : public QObject {
     QCOMPARE(recoveries.device, 0);
     QVERIFY(!recoveries.device_name.empty());
     verify_cache(short_of_memory, QStringLiteral("after the shortage"));
+  }
+
+  // Another program takes the device's memory for good, and a long reply's
+  // page tables no longer fit even with the reply running alone: the cache
+  // moves to host memory and every reply finishes with the tokens it has
+  // without the shortage.
+  void aLastingShortageIsSurvivedByOffloadingTheCache() {
+    std::vector<JobSpec> jobs = overlapping_jobs();
+    jobs.push_back({prompt_of(1100, 11), 5, 1});
+    Setup setup;
+    setup.pages = 200;
+    setup.model = &deep_model();
+    const Outcome clean = run_jobs(jobs, {}, BackendCall::Allocate, setup);
+    for (const JobResult& result : clean.results)
+      QCOMPARE(result.stop_reason, StopReason::MaxNewTokens);
+    QVERIFY(!clean.recoveries.cache_offloaded);
+
+    setup.shrink_at_step = 1;
+    setup.leave_free = 4096;
+    const Outcome shrunk = run_jobs(jobs, {}, BackendCall::Allocate, setup);
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      QVERIFY2(shrunk.results[j].stop_reason == StopReason::MaxNewTokens,
+               qPrintable(describe(shrunk.results[j])));
+      QCOMPARE(shrunk.results[j].tokens, clean.results[j].tokens);
+    }
+    const MemoryRecoveries& recoveries = shrunk.recoveries;
+    QVERIFY(recoveries.cache_offloaded);
+    QCOMPARE(recoveries.ended_jobs, std::int64_t{0});
+    QVERIFY(recoveries.steps >= 1);
+    QCOMPARE(recoveries.last_action, MemoryRecoveries::Action::OffloadedCache);
+    QVERIFY2(recoveries.last.find("the cache moved to host memory and replies continue, slower") !=
+                 std::string::npos,
+             recoveries.last.c_str());
+    verify_cache(shrunk, QStringLiteral("after offloading"));
+  }
+
+  // Where the staging ring would take as much of the device as the pages
+  // free (two layers, two slots), the cache stays where it is.
+  void offloadingThatFreesNothingIsNotTried() {
+    std::vector<JobSpec> jobs = overlapping_jobs();
+    jobs.push_back({prompt_of(1100, 11), 5, 1});
+    Setup setup;
+    setup.pages = 200;
+    setup.shrink_at_step = 1;
+    setup.leave_free = 4096;
+    const Outcome shrunk = run_jobs(jobs, {}, BackendCall::Allocate, setup);
+    QVERIFY(!shrunk.recoveries.cache_offloaded);
+    QCOMPARE(shrunk.recoveries.ended_jobs, std::int64_t{1});
+    QCOMPARE(shrunk.results.back().stop_reason, StopReason::Error);
+    verify_cache(shrunk, QStringLiteral("without offloading"));
   }
 
   // After a shortage that passes, the batch grows back to its configured size.

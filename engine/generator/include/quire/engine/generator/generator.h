@@ -46,20 +46,25 @@ struct SamplingCounters {
 // forward pass throws kernels::DeviceOutOfMemory is not lost: the backend
 // frees its cached workspaces and the step runs again; if it fails again,
 // the most recently admitted jobs go back to the queue (their pages stay
-// cached) and the step runs with fewer, down to one; a job that fails even
-// alone ends with StopReason::Error and says why. Front ends read this to
+// cached) and the step runs with fewer, down to one; then, where that frees
+// enough, the cache's pages move to host memory for good
+// (ModelRuntime::offload_cache) and the step runs again; a job that fails
+// even so ends with StopReason::Error and says why. Front ends read this to
 // tell the user once.
 struct MemoryRecoveries {
+  // In the order they are tried; a later one is the more serious.
   enum class Action {
     None,
-    Retried,   // the same step ran again after the backend freed its workspaces
-    RanFewer,  // jobs went back to the queue so that fewer run at once
-    EndedJob,  // a job that failed even alone ended with an error
+    Retried,         // the same step ran again after the backend freed its workspaces
+    RanFewer,        // jobs went back to the queue so that fewer run at once
+    OffloadedCache,  // the cache moved to host memory; replies go on, slower
+    EndedJob,        // a job that failed even alone ended with an error
   };
   std::int64_t steps = 0;           // steps that ran short and went on
   std::int64_t retries = 0;         // forward passes run again
   std::int64_t preempted_jobs = 0;  // jobs sent back to the queue
   std::int64_t ended_jobs = 0;      // jobs ended because they did not fit alone
+  bool cache_offloaded = false;     // the cache moved to host memory (it stays there)
   // The latest step that ran short: the most that had to be done, where, and
   // all of it in one line for people.
   Action last_action = Action::None;
@@ -148,8 +153,8 @@ class Generator {
   // members of the step are left.
   void run_fewer(StepBatch& step, std::size_t keep);
   // The next source of memory after the backend's workspaces and fewer jobs
-  // at once; false when there is none.
-  bool free_more_memory(int device);
+  // at once, for the shortage `error` reports; false when there is none.
+  bool free_more_memory(const kernels::DeviceOutOfMemory& error);
   // After a step that did not run short: the batch limit grows back.
   void calm_step();
   std::string device_name(int device) const;
