@@ -37,6 +37,7 @@ ui::CacheSummaryView cache_summary(const cache::CacheStats& stats,
       QString::fromUtf8(cache::format_info(format).name.data(),
                         static_cast<qsizetype>(cache::format_info(format).name.size()));
   summary.evictions = stats.evictions;
+  summary.preemptions = stats.preemptions;
   summary.host_saves = stats.host_saves;
   summary.host_restores = stats.host_restores;
   summary.defragmentations = stats.defragmentations;

@@ -7,6 +7,7 @@
 #include "backend_choice.h"
 #include "quire/engine/model_error.h"
 #include "quire/engine/planner/planner.h"
+#include "quire/engine/runtime/fit_options.h"
 #include "runtime_settings.h"
 
 namespace quire::gui {
@@ -34,6 +35,20 @@ ui::PlanView to_plan_view(const engine::PlacementPlan& plan) {
   return view;
 }
 
+void add_fit(ui::PlanView& view, const std::optional<engine::FitSuggestion>& suggestion) {
+  if (!suggestion || view.fits) return;
+  view.fit_label = QString::fromStdString(suggestion->label);
+  view.fit_change = QString::fromStdString(suggestion->change);
+  if (!suggestion->alternative.empty()) {
+    view.fit_change +=
+        QStringLiteral("\nAlso fits: %1.").arg(QString::fromStdString(suggestion->alternative));
+  }
+  if (suggestion->kind == engine::FitSuggestion::Kind::SmallerCoding) {
+    view.fit_cache_format = QString::fromStdString(suggestion->coding);
+  }
+  view.fit_cache_tokens = suggestion->context_tokens;
+}
+
 std::shared_ptr<const engine::ModelDescription> PlanPricer::describe(const QString& directory) {
   // Headers are read again only when the folder or its config changes.
   const QDateTime stamp =
@@ -48,7 +63,8 @@ std::shared_ptr<const engine::ModelDescription> PlanPricer::describe(const QStri
 }
 
 std::optional<engine::PlacementPlan> PlanPricer::plan(const ui::EngineSettings& settings,
-                                                      QString* error) {
+                                                      QString* error,
+                                                      std::optional<engine::FitSuggestion>* fit) {
   auto fail = [&](const QString& why) -> std::optional<engine::PlacementPlan> {
     if (error != nullptr) *error = why;
     return std::nullopt;
@@ -63,7 +79,10 @@ std::optional<engine::PlacementPlan> PlanPricer::plan(const ui::EngineSettings& 
     const BackendSelection selection = make_backend(settings, devices_);
     const std::vector<kernels::DeviceInfo> devices = selection.backend->devices();
     const engine::RuntimeOptions options = runtime_options(settings, *model, selection.indices);
-    return engine::plan_placement(engine::placement_request(*model, devices, options));
+    engine::PlacementPlan planned =
+        engine::plan_placement(engine::placement_request(*model, devices, options));
+    if (fit != nullptr && !planned.fits) *fit = engine::suggest_fit(*model, devices, options);
+    return planned;
   } catch (const std::exception& failure) {
     return fail(QString::fromStdString(failure.what()));
   }
@@ -71,13 +90,16 @@ std::optional<engine::PlacementPlan> PlanPricer::plan(const ui::EngineSettings& 
 
 ui::PlanView PlanPricer::price(const ui::EngineSettings& settings) {
   QString error;
-  const std::optional<engine::PlacementPlan> planned = plan(settings, &error);
+  std::optional<engine::FitSuggestion> fit;
+  const std::optional<engine::PlacementPlan> planned = plan(settings, &error, &fit);
   if (!planned) {
     ui::PlanView view;
     view.error = error;
     return view;
   }
-  return to_plan_view(*planned);
+  ui::PlanView view = to_plan_view(*planned);
+  add_fit(view, fit);
+  return view;
 }
 
 }  // namespace quire::gui

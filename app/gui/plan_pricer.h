@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "engine_messages.h"
+#include "quire/engine/planner/fit_suggestion.h"
 #include "quire/engine/planner/placement_plan.h"
 #include "quire/engine/runtime/model_description.h"
 #include "quire/ui/settings_data.h"
@@ -17,6 +18,8 @@
 namespace quire::gui {
 
 ui::PlanView to_plan_view(const engine::PlacementPlan& plan);
+// Adds the nearest settings that fit, when there are any, to a plan that does not.
+void add_fit(ui::PlanView& view, const std::optional<engine::FitSuggestion>& suggestion);
 
 class PlanPricer {
  public:
@@ -24,7 +27,9 @@ class PlanPricer {
 
   // The planner's answer for `settings`, or nullopt with *error saying why
   // there is none (no folder, unreadable model, unusable setting).
-  std::optional<engine::PlacementPlan> plan(const ui::EngineSettings& settings, QString* error);
+  // With `fit`, a plan that does not fit also gets the nearest settings that do.
+  std::optional<engine::PlacementPlan> plan(const ui::EngineSettings& settings, QString* error,
+                                            std::optional<engine::FitSuggestion>* fit = nullptr);
   // The same, as the settings panel and the welcome view show it.
   ui::PlanView price(const ui::EngineSettings& settings);
 

@@ -29,6 +29,26 @@ int step_tokens(const ui::EngineSettings& settings) {
   return std::max(settings.chunk_size, settings.max_batch + 1);
 }
 
+std::int64_t mib_to_bytes(double mib) {
+  return static_cast<std::int64_t>(std::llround(mib * kMiB));
+}
+
+// The settings keep reserves by device index; the planner wants them by the
+// position of each selected device. Without any figure of its own every
+// device keeps the common one.
+engine::DeviceReserves reserves(const ui::EngineSettings& settings,
+                                const std::vector<int>& selected) {
+  if (settings.device_reserve_mib.isEmpty() || selected.empty()) {
+    return mib_to_bytes(settings.reserve_mib);
+  }
+  std::vector<std::int64_t> bytes;
+  for (int index : selected) {
+    const double own = settings.device_reserve_mib.value(index, -1);
+    bytes.push_back(mib_to_bytes(own >= 0 ? own : settings.reserve_mib));
+  }
+  return engine::DeviceReserves(std::move(bytes));
+}
+
 }  // namespace
 
 engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
@@ -49,7 +69,12 @@ engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
   options.max_chunk_tokens = step_tokens(settings);
   options.max_sequences = settings.max_batch + 1;
   options.host_pages = host_pages(model, *format, settings.host_cache_mib);
-  options.reserve_bytes = static_cast<std::int64_t>(std::llround(settings.reserve_mib * kMiB));
+  options.reserve_bytes = reserves(settings, selected);
+  if (settings.reserve_pages == QLatin1String("all")) {
+    options.reservation = cache::ReservationPolicy::ReserveOnAdmission;
+  } else if (settings.reserve_pages == QLatin1String("on-demand")) {
+    options.reservation = cache::ReservationPolicy::OnDemand;
+  }
   options.placement.mode = placement_mode(settings.split);
   if (settings.split == ui::EngineSettings::Split::Manual) {
     // The settings keep GB by device index; the planner wants them by the

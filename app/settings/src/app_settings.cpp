@@ -1,6 +1,7 @@
 #include "quire/app/app_settings.h"
 
 #include <QSettings>
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -12,6 +13,7 @@ namespace quire::app {
 namespace {
 
 const QString kFormatVersionKey = QStringLiteral("meta/format_version");
+const QString kHostCacheKey = QStringLiteral("engine/host_cache_mib");
 
 // INI everywhere, the registry on Windows included: one format to read, to
 // test and to repair by hand.
@@ -73,6 +75,10 @@ QList<SettingsProblem> AppSettings::load() {
     if (reason.isEmpty()) continue;
     row.reset(*this);
     problems.append({row.key, stored::describe(value), reason});
+  }
+  if (!stored->contains(kHostCacheKey) && free_memory_) {
+    engine.host_cache_mib =
+        std::min(host_cache_default_mib(free_memory_()), ui::limits::kHostCacheMib.max);
   }
   return problems;
 }

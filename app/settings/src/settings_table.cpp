@@ -174,6 +174,45 @@ SettingRow manual_gb_row() {
           }};
 }
 
+// Per-device reserves by device index. A device without a figure of its own
+// is stored as an empty place ("", 1024: device 0 keeps the common reserve),
+// which reads plainer in the file than a sentinel number would.
+SettingRow device_reserves_row() {
+  auto field = QUIRE_FIELD(engine.device_reserve_mib);
+  return {QStringLiteral("engine/device_reserve_mib"), QString(),
+          [=](AppSettings& s) { field(s) = QList<double>(); },
+          [=](const AppSettings& s) {
+            QStringList pieces;
+            for (double mib : field(s))
+              pieces.append(mib < 0 ? QString() : stored::number(mib));
+            return QVariant(pieces.join(QStringLiteral(", ")));
+          },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            const std::optional<QString> text = stored::text(value);
+            if (!text) return QStringLiteral("is not a list of MiB per device");
+            QList<double> reserves;
+            if (!text->trimmed().isEmpty()) {
+              for (const QString& piece : text->split(QLatin1Char(','))) {
+                if (piece.trimmed().isEmpty()) {
+                  reserves.append(-1);
+                  continue;
+                }
+                const std::optional<double> mib = stored::real(QVariant(piece));
+                if (!mib) return QStringLiteral("is not a list of MiB per device");
+                if (!limits::kReserveMib.contains(*mib)) {
+                  return QStringLiteral("holds a value that ") +
+                         outside(limits::kReserveMib.min, limits::kReserveMib.max);
+                }
+                reserves.append(*mib);
+              }
+            }
+            while (!reserves.isEmpty() && reserves.constLast() < 0)
+              reserves.removeLast();
+            field(s) = reserves;
+            return {};
+          }};
+}
+
 SettingRow split_row() {
   auto field = QUIRE_FIELD(engine.split);
   return {QStringLiteral("engine/split"), QStringLiteral("fill"),
@@ -201,6 +240,10 @@ std::vector<SettingRow> make_rows() {
       manual_gb_row(),
       // The planner's own default: room for the CUDA context and a desktop.
       real_row("engine/reserve_mib", QUIRE_FIELD(engine.reserve_mib), 256, limits::kReserveMib),
+      // Devices that need other headroom (one drives the desktop); the common
+      // reserve above stays the figure of every other device, so a file from
+      // before per-device reserves reads exactly as it did.
+      device_reserves_row(),
       // Context and cache. The cache holds two full contexts so a second chat
       // (or an edited turn) does not evict the first.
       integer_row("engine/max_context", QUIRE_FIELD(engine.max_context), 8192, limits::kMaxContext),
@@ -208,9 +251,16 @@ std::vector<SettingRow> make_rows() {
                  ui::cache_format_ids()),
       integer_row("engine/cache_tokens", QUIRE_FIELD(engine.cache_tokens), 16384,
                   limits::kCacheTokens),
-      // Off until asked for: host memory belongs to the user's other programs.
+      // Off here; load() gives a file without this key (the first run) a
+      // share of the memory free then (host_cache_default.h says how much).
       integer_row("engine/host_cache_mib", QUIRE_FIELD(engine.host_cache_mib), 0,
                   limits::kHostCacheMib),
+      // Pages as replies grow: with 8 replies at once in a 2,048-token cache
+      // (quire-cli bench, 64-token prompts, 256 new tokens) all 8 ran at once
+      // instead of 4 and the first token came after 0.06 s instead of 0.49 s,
+      // for 4 paused replies; the CLI's --reserve-pages has the same default.
+      choice_row("engine/reserve_pages", QUIRE_FIELD(engine.reserve_pages),
+                 QStringLiteral("on-demand"), ui::reservation_ids()),
       // The engine runtime's own defaults.
       integer_row("engine/max_batch", QUIRE_FIELD(engine.max_batch), 16, limits::kMaxBatch),
       integer_row("engine/chunk_size", QUIRE_FIELD(engine.chunk_size), 256, limits::kChunkSize),

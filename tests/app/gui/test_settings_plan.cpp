@@ -11,6 +11,7 @@
 #include "main_window.h"
 #include "plan_pricer.h"
 #include "quire/engine/planner/planner.h"
+#include "quire/engine/runtime/fit_options.h"
 #include "quire/engine/runtime/model_description.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/ui/plan_widget.h"
@@ -34,8 +35,12 @@ ui::PlanView planner_says(const ui::EngineSettings& settings) {
   const engine::ModelDescription model =
       engine::ModelDescription::open(settings.model_directory.toStdString());
   const engine::RuntimeOptions options = gui::runtime_options(settings, model, selection.indices);
-  return gui::to_plan_view(engine::plan_placement(
-      engine::placement_request(model, selection.backend->devices(), options)));
+  const std::vector<kernels::DeviceInfo> devices = selection.backend->devices();
+  ui::PlanView view =
+      gui::to_plan_view(engine::plan_placement(engine::placement_request(model, devices, options)));
+  // A plan that does not fit carries the nearest settings that do.
+  if (!view.fits) gui::add_fit(view, engine::suggest_fit(model, devices, options));
+  return view;
 }
 
 qint64 cache_bytes(const ui::PlanView& plan) {

@@ -28,6 +28,7 @@ AppSettings every_value_changed(const QString& path) {
   e.split = EngineSettings::Split::Manual;
   e.manual_gb = {20.5, 0, 11.25};
   e.reserve_mib = 384.5;
+  e.device_reserve_mib = {-1, 1536};
   e.max_context = 32768;
   e.cache_format = QStringLiteral("q6");
   e.cache_tokens = 131072;
@@ -101,7 +102,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 28);
+    QCOMPARE(keys.size(), 30);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);
@@ -120,6 +121,8 @@ class TestAppSettings : public QObject {
   void missingFileGivesDefaults() {
     AppSettings s(path_);
     s.engine.max_context = 1024;
+    // No free memory to share: the host tier keeps the table's default too.
+    s.setFreeMemorySource([] { return qint64{0}; });
     QCOMPARE(s.load(), QList<SettingsProblem>());
     QCOMPARE(s, AppSettings());
   }

@@ -78,6 +78,17 @@ class MemoryPanelTest : public QObject {
     QCOMPARE(panel.cacheShapeText(), QStringLiteral("600 pages of 256 tokens · Q6"));
   }
 
+  void summaryShowsRepliesPausedForPages() {
+    MemoryPanel panel;
+    MemorySnapshotView snapshot = realisticSnapshot();
+    snapshot.cache.preemptions = 5;
+    panel.setSnapshot(snapshot);
+    QCOMPARE(panel.summaryText(),
+             QStringLiteral("184,320 tokens reused, 70,212 computed · 142 evictions · "
+                            "5 replies paused for pages · host tier: 96 saved, 31 restored · "
+                            "2 defragmentations"));
+  }
+
   void legendCountsAndShares() {
     MemoryPanel panel;
     MemorySnapshotView snapshot = realisticSnapshot();

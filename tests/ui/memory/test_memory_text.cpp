@@ -138,6 +138,20 @@ class MemoryTextTest : public QObject {
     QCOMPARE(hitRateText(CacheSummaryView{}), QStringLiteral("—"));
   }
 
+  void summaryCountsRepliesPausedForPages() {
+    CacheSummaryView cache;
+    cache.reused_tokens = 512;
+    cache.computed_tokens = 300;
+    cache.evictions = 4;
+    cache.preemptions = 1;
+    QCOMPARE(cacheSummaryText(cache),
+             QStringLiteral("512 tokens reused, 300 computed · 4 evictions · "
+                            "1 reply paused for pages · host tier: 0 saved, 0 restored · "
+                            "0 defragmentations"));
+    cache.preemptions = 3;
+    QVERIFY(cacheSummaryText(cache).contains(QStringLiteral(" · 3 replies paused for pages · ")));
+  }
+
   void stateCountsFromSummaryAndPages() {
     CacheSummaryView cache;
     cache.free_pages = 10;

@@ -41,6 +41,7 @@ EngineSettings sample_settings(const QString& model_directory) {
   s.max_context = 16384;
   s.cache_format = QStringLiteral("q4");
   s.cache_tokens = 65536;
+  s.reserve_pages = QStringLiteral("on-demand");
   s.host_cache_mib = 4096;
   s.max_batch = 8;
   s.chunk_size = 512;
@@ -105,9 +106,10 @@ char* toString(const EngineSettings& s) {
   QDebug(&text).nospace() << "{dir=" << s.model_directory << " recent=" << s.recent_models
                           << " backend=" << s.backend << " devices=" << s.devices
                           << " split=" << split_id(s.split) << " manual_gb=" << s.manual_gb
-                          << " reserve=" << s.reserve_mib << " max_context=" << s.max_context
-                          << " cache=" << s.cache_format << "/" << s.cache_tokens
-                          << " host=" << s.host_cache_mib << " batch=" << s.max_batch
+                          << " reserve=" << s.reserve_mib << "/" << s.device_reserve_mib
+                          << " max_context=" << s.max_context << " cache=" << s.cache_format << "/"
+                          << s.cache_tokens << " host=" << s.host_cache_mib
+                          << " pages=" << s.reserve_pages << " batch=" << s.max_batch
                           << " chunk=" << s.chunk_size << " T=" << s.sampling.temperature
                           << " top_p=" << s.sampling.top_p << " min_p=" << s.sampling.min_p
                           << " rep=" << s.sampling.repetition_penalty

@@ -31,7 +31,7 @@ struct FieldChange {
 
 // One row per field (and per kind of value a field can hold): each moves one
 // field away from the sample, so a field the panel dropped would show.
-const std::array<FieldChange, 30> kFieldChanges = {{
+const std::array<FieldChange, 33> kFieldChanges = {{
     {"model directory", [](EngineSettings& s) { s.model_directory = "/models/Other"; }},
     {"no model directory", [](EngineSettings& s) { s.model_directory.clear(); }},
     {"recent models",
@@ -55,6 +55,14 @@ const std::array<FieldChange, 30> kFieldChanges = {{
      }},
     {"no manual GB", [](EngineSettings& s) { s.manual_gb.clear(); }},
     {"reserve", [](EngineSettings& s) { s.reserve_mib = 0; }},
+    {"reserve of one device",
+     [](EngineSettings& s) {
+       s.device_reserve_mib = {-1, 1024};
+     }},
+    {"reserves of both devices",
+     [](EngineSettings& s) {
+       s.device_reserve_mib = {0, 768.5};
+     }},
     {"max context", [](EngineSettings& s) { s.max_context = 4096; }},
     {"cache fp16", [](EngineSettings& s) { s.cache_format = "fp16"; }},
     {"cache q8", [](EngineSettings& s) { s.cache_format = "q8"; }},
@@ -62,6 +70,7 @@ const std::array<FieldChange, 30> kFieldChanges = {{
     {"cache fp8", [](EngineSettings& s) { s.cache_format = "fp8"; }},
     {"cache tokens", [](EngineSettings& s) { s.cache_tokens = 1 << 20; }},
     {"host cache off", [](EngineSettings& s) { s.host_cache_mib = 0; }},
+    {"every page reserved", [](EngineSettings& s) { s.reserve_pages = "all"; }},
     {"max batch", [](EngineSettings& s) { s.max_batch = 1; }},
     {"chunk size", [](EngineSettings& s) { s.chunk_size = 4096; }},
     {"temperature", [](EngineSettings& s) { s.sampling.temperature = 0; }},

@@ -138,6 +138,12 @@ QString cacheSummaryText(const CacheSummaryView& cache) {
                               QStringLiteral("tokens")),
                     groupDigits(cache.computed_tokens));
   parts << countNoun(cache.evictions, QStringLiteral("eviction"), QStringLiteral("evictions"));
+  // Only a cache that takes pages as replies grow pauses one; a count that
+  // is always zero would only lengthen the line.
+  if (cache.preemptions > 0) {
+    parts << countNoun(cache.preemptions, QStringLiteral("reply paused for pages"),
+                       QStringLiteral("replies paused for pages"));
+  }
   parts << QStringLiteral("host tier: %1 saved, %2 restored")
                .arg(groupDigits(cache.host_saves), groupDigits(cache.host_restores));
   parts << countNoun(cache.defragmentations, QStringLiteral("defragmentation"),

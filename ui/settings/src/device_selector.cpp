@@ -60,6 +60,9 @@ DeviceSelector::DeviceSelector(QWidget* parent) : QWidget(parent) {
   gb_header_ = new QLabel(tr("GB the plan may use"), rows);
   gb_header_->setVisible(false);
   grid_->addWidget(gb_header_, 0, 1, 1, 2);
+  reserve_header_ = new QLabel(tr("MiB kept free"), rows);
+  reserve_header_->setObjectName(QStringLiteral("deviceReserveHeader"));
+  grid_->addWidget(reserve_header_, 0, 3);
   grid_->setColumnStretch(0, 1);
   layout->addWidget(rows);
 
@@ -76,8 +79,9 @@ void DeviceSelector::setDeviceNames(const QStringList& names) {
     if (rows_.at(i).check->isChecked()) checked.append(i);
   }
   const QList<double> gb = manualGb();
+  const QList<double> reserves = reserveMib();
   names_ = names;
-  setSelection(all ? QList<int>{} : checked, gb);
+  setSelection(all ? QList<int>{} : checked, gb, reserves);
   // An explicit selection that had every box unchecked stays that way.
   if (!all && checked.isEmpty()) {
     const QSignalBlocker quiet(all_);
@@ -90,12 +94,14 @@ void DeviceSelector::setDeviceNames(const QStringList& names) {
   }
 }
 
-void DeviceSelector::setSelection(const QList<int>& devices, const QList<double>& manual_gb) {
+void DeviceSelector::setSelection(const QList<int>& devices, const QList<double>& manual_gb,
+                                  const QList<double>& reserve_mib) {
   QList<int> valid;
   for (int device : devices) {
     if (limits::kDeviceIndex.contains(device) && !valid.contains(device)) valid.append(device);
   }
-  int count = std::max(static_cast<int>(names_.size()), static_cast<int>(manual_gb.size()));
+  int count = std::max({static_cast<int>(names_.size()), static_cast<int>(manual_gb.size()),
+                        static_cast<int>(reserve_mib.size())});
   for (int device : valid)
     count = std::max(count, device + 1);
   count = std::min(count, limits::kDeviceIndex.max + 1);
@@ -108,9 +114,13 @@ void DeviceSelector::setSelection(const QList<int>& devices, const QList<double>
     const Row& row = rows_.at(i);
     const QSignalBlocker quiet_check(row.check);
     const QSignalBlocker quiet_gb(row.gb);
+    const QSignalBlocker quiet_reserve(row.reserve);
     row.check->setChecked(valid.isEmpty() || valid.contains(i));
     const double gb = manual_gb.value(i);
     row.gb->setText(gb > 0 ? QString::number(gb, 'g', QLocale::FloatingPointShortest) : QString());
+    const double reserve = reserve_mib.value(i, -1);
+    row.reserve->setText(
+        reserve >= 0 ? QString::number(reserve, 'g', QLocale::FloatingPointShortest) : QString());
   }
   updateEnabled();
 }
@@ -134,6 +144,24 @@ QList<double> DeviceSelector::manualGb() const {
   while (!gb.isEmpty() && gb.constLast() <= 0)
     gb.removeLast();
   return gb;
+}
+
+QList<double> DeviceSelector::reserveMib() const {
+  QList<double> reserves;
+  for (const Row& row : rows_) {
+    bool ok = false;
+    const double value = QLocale::c().toDouble(row.reserve->text().trimmed(), &ok);
+    reserves.append(ok && value >= 0 ? value : -1.0);
+  }
+  while (!reserves.isEmpty() && reserves.constLast() < 0)
+    reserves.removeLast();
+  return reserves;
+}
+
+void DeviceSelector::setCommonReserve(double mib) {
+  common_reserve_ = mib;
+  for (const Row& row : rows_)
+    row.reserve->setPlaceholderText(QLocale().toString(mib, 'f', 0));
 }
 
 QString DeviceSelector::selectionProblem() const {
@@ -174,6 +202,7 @@ void DeviceSelector::rebuild(int count) {
     delete row.check;
     delete row.gb;
     delete row.unit;
+    delete row.reserve;
   }
   rows_.clear();
   QWidget* host = gb_header_->parentWidget();
@@ -194,14 +223,27 @@ void DeviceSelector::rebuild(int count) {
     row.unit = new QLabel(tr("GB"), host);
     row.gb->setVisible(manual_visible_);
     row.unit->setVisible(manual_visible_);
+    // Empty: the common reserve, which the placeholder shows.
+    row.reserve = new QLineEdit(host);
+    row.reserve->setObjectName(QStringLiteral("deviceReserveMib_%1").arg(i));
+    row.reserve->setPlaceholderText(QLocale().toString(common_reserve_, 'f', 0));
+    row.reserve->setToolTip(tr("MiB this device keeps free; empty: the reserve below"));
+    row.reserve->setMaximumWidth(96);
+    auto* reserve_validator = new QDoubleValidator(limits::kReserveMib.min, limits::kReserveMib.max,
+                                                   limits::kReserveMib.decimals, row.reserve);
+    reserve_validator->setLocale(QLocale::c());
+    reserve_validator->setNotation(QDoubleValidator::StandardNotation);
+    row.reserve->setValidator(reserve_validator);
     grid_->addWidget(row.check, i + 1, 0);
     grid_->addWidget(row.gb, i + 1, 1);
     grid_->addWidget(row.unit, i + 1, 2);
+    grid_->addWidget(row.reserve, i + 1, 3);
     connect(row.check, &QCheckBox::toggled, this, [this] {
       updateEnabled();
       emit edited();
     });
     connect(row.gb, &QLineEdit::textChanged, this, &DeviceSelector::edited);
+    connect(row.reserve, &QLineEdit::textChanged, this, &DeviceSelector::edited);
     rows_.append(row);
   }
 }
@@ -215,6 +257,7 @@ void DeviceSelector::updateEnabled() {
     }
     row.check->setEnabled(!all);
     row.gb->setEnabled(all || row.check->isChecked());
+    row.reserve->setEnabled(all || row.check->isChecked());
   }
 }
 

@@ -7,8 +7,9 @@ bool operator==(const EngineSettings& a, const EngineSettings& b) {
   return a.model_directory == b.model_directory && a.recent_models == b.recent_models &&
          a.backend == b.backend && same_list(a.devices, b.devices) && a.split == b.split &&
          same_list(a.manual_gb, b.manual_gb) && a.reserve_mib == b.reserve_mib &&
-         a.max_context == b.max_context && a.cache_format == b.cache_format &&
-         a.cache_tokens == b.cache_tokens && a.host_cache_mib == b.host_cache_mib &&
+         same_list(a.device_reserve_mib, b.device_reserve_mib) && a.max_context == b.max_context &&
+         a.cache_format == b.cache_format && a.cache_tokens == b.cache_tokens &&
+         a.host_cache_mib == b.host_cache_mib && a.reserve_pages == b.reserve_pages &&
          a.max_batch == b.max_batch && a.chunk_size == b.chunk_size && a.sampling == b.sampling &&
          a.system_prompt == b.system_prompt && a.prompt_format == b.prompt_format;
 }
@@ -25,10 +26,14 @@ QStringList reload_reasons(const EngineSettings& applied, const EngineSettings& 
   const bool manual_changed = edited.split == EngineSettings::Split::Manual &&
                               !same_list(applied.manual_gb, edited.manual_gb);
   if (applied.split != edited.split || manual_changed) reasons << QStringLiteral("split");
-  if (applied.reserve_mib != edited.reserve_mib) reasons << QStringLiteral("reserve");
+  if (applied.reserve_mib != edited.reserve_mib ||
+      !same_list(applied.device_reserve_mib, edited.device_reserve_mib)) {
+    reasons << QStringLiteral("reserve");
+  }
   if (applied.cache_format != edited.cache_format) reasons << QStringLiteral("cache format");
   if (applied.cache_tokens != edited.cache_tokens) reasons << QStringLiteral("cache size");
   if (applied.host_cache_mib != edited.host_cache_mib) reasons << QStringLiteral("host cache");
+  if (applied.reserve_pages != edited.reserve_pages) reasons << QStringLiteral("page reservation");
   // The batch sizes the per-sequence tables and the chunk the scratch the
   // planner reserves on every device.
   if (applied.max_batch != edited.max_batch) reasons << QStringLiteral("batch size");

@@ -15,6 +15,7 @@
 #include <QSpinBox>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <utility>
 
 #include "device_selector.h"
@@ -115,10 +116,12 @@ EngineSettings SettingsPanel::settings() const {
   s.split = parse_split(split_->currentData().toString());
   s.manual_gb = devices_->manualGb();
   s.reserve_mib = reserve_->value();
+  s.device_reserve_mib = devices_->reserveMib();
   s.max_context = max_context_->value();
   s.cache_format = cache_format_->currentData().toString();
   s.cache_tokens = cache_tokens_->value();
   s.host_cache_mib = host_cache_->value();
+  s.reserve_pages = reserve_pages_->currentData().toString();
   s.max_batch = max_batch_->value();
   s.chunk_size = chunk_size_->value();
   s.sampling.temperature = temperature_->value();
@@ -146,6 +149,20 @@ void SettingsPanel::setPlan(const PlanView& plan) {
   plan_->setPlan(plan);
   refreshContextCap();
   refreshState();
+}
+
+void SettingsPanel::useFitSuggestion() {
+  const PlanView& plan = plan_->plan();
+  if (!plan.valid || plan.fits || plan.fit_label.isEmpty()) return;
+  if (!plan.fit_cache_format.isEmpty()) {
+    select_by_data(cache_format_, plan.fit_cache_format);
+  } else if (plan.fit_cache_tokens > 0) {
+    const int tokens = static_cast<int>(std::clamp<qint64>(
+        plan.fit_cache_tokens, cache_tokens_->minimum(), cache_tokens_->maximum()));
+    // A conversation cannot hold more than the whole cache.
+    if (max_context_->value() > tokens) max_context_->setValue(tokens);
+    cache_tokens_->setValue(tokens);
+  }
 }
 
 void SettingsPanel::refreshContextCap() {
@@ -208,6 +225,7 @@ void SettingsPanel::onFieldEdited() {
 
 void SettingsPanel::announceEdit() {
   plan_->setStale(true);
+  fit_button_->setVisible(false);  // the suggestion was for the settings before this edit
   emit settingsEdited(settings());
 }
 
@@ -229,6 +247,12 @@ void SettingsPanel::refreshState() {
           ? QString()
           : tr("Applying reloads the model for: %1.").arg(reasons.join(QStringLiteral(", "))));
   reload_note_->setVisible(!reasons.isEmpty());
+
+  const PlanView& plan = plan_->plan();
+  const bool offer = plan.valid && !plan.fits && !plan.fit_label.isEmpty() && !plan_->isStale();
+  fit_button_->setText(offer ? tr("Use %1").arg(plan.fit_label) : QString());
+  fit_button_->setToolTip(offer ? plan.fit_change : QString());
+  fit_button_->setVisible(offer);
 }
 
 }  // namespace quire::ui

@@ -135,7 +135,9 @@ QGroupBox* SettingsPanel::buildPlacementGroup() {
   form->addRow(tr("Split"), split_);
 
   reserve_ = real_field(QStringLiteral("reserveMib"), limits::kReserveMib, 64, tr(" MiB"), group);
-  reserve_->setToolTip(tr("Kept free on every device for the driver, libraries and desktop."));
+  reserve_->setToolTip(
+      tr("Kept free on every device for the driver, libraries and desktop; a device with "
+         "its own figure above keeps that instead."));
   form->addRow(tr("Reserve per device"), reserve_);
   return group;
 }
@@ -179,6 +181,16 @@ QGroupBox* SettingsPanel::buildCacheGroup() {
       tr("Pages evicted from the GPU are kept in host memory by their "
          "hash and copied back instead of recomputed."));
   form->addRow(tr("Host-memory tier"), host_cache_);
+  form->addRow(QString(), hint(tr("Evicted chats wait here instead of being recomputed"), group));
+
+  reserve_pages_ = new QComboBox(group);
+  reserve_pages_->setObjectName(QStringLiteral("reservePages"));
+  reserve_pages_->addItem(tr("Every page when a reply starts"), QStringLiteral("all"));
+  reserve_pages_->addItem(tr("Pages as replies grow"), QStringLiteral("on-demand"));
+  form->addRow(tr("Page reservation"), reserve_pages_);
+  reserve_pages_hint_ = hint(QString(), group);
+  reserve_pages_hint_->setObjectName(QStringLiteral("reservePagesHint"));
+  form->addRow(QString(), reserve_pages_hint_);
   return group;
 }
 
@@ -238,6 +250,13 @@ QWidget* SettingsPanel::buildPlanSide() {
   group_layout->addWidget(plan_);
   layout->addWidget(group, 1);
 
+  // Offered when the plan turns red and something near it fits.
+  fit_button_ = new QPushButton(side);
+  fit_button_->setObjectName(QStringLiteral("fitButton"));
+  fit_button_->setVisible(false);
+  connect(fit_button_, &QPushButton::clicked, this, &SettingsPanel::useFitSuggestion);
+  layout->addWidget(fit_button_, 0, Qt::AlignLeft);
+
   reload_note_ = new QLabel(side);
   reload_note_->setObjectName(QStringLiteral("reloadNote"));
   reload_note_->setWordWrap(true);
@@ -268,13 +287,17 @@ void SettingsPanel::connectEdits() {
     devices_->setManualVisible(split_->currentData().toString() == QLatin1String("manual"));
     onFieldEdited();
   });
-  for (QComboBox* box : {cache_format_, prompt_format_}) {
+  connect(reserve_pages_, &QComboBox::currentIndexChanged, this, [this] {
+    reserve_pages_hint_->setText(reservation_explanation(reserve_pages_->currentData().toString()));
+  });
+  for (QComboBox* box : {cache_format_, prompt_format_, reserve_pages_}) {
     connect(box, &QComboBox::currentIndexChanged, this, edited);
   }
   for (QSpinBox* box :
        {max_context_, cache_tokens_, host_cache_, max_batch_, chunk_size_, top_k_}) {
     connect(box, &QSpinBox::valueChanged, this, edited);
   }
+  connect(reserve_, &QDoubleSpinBox::valueChanged, devices_, &DeviceSelector::setCommonReserve);
   for (QDoubleSpinBox* box : {reserve_, temperature_, top_p_, min_p_, repetition_penalty_}) {
     connect(box, &QDoubleSpinBox::valueChanged, this, edited);
   }
@@ -290,7 +313,8 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
     recent_->addItem(path, path);
   recent_->setCurrentIndex(-1);
   select_by_data(backend_, s.backend);
-  devices_->setSelection(s.devices, s.manual_gb);
+  devices_->setCommonReserve(s.reserve_mib);
+  devices_->setSelection(s.devices, s.manual_gb, s.device_reserve_mib);
   select_by_data(split_, split_id(s.split));
   devices_->setManualVisible(s.split == EngineSettings::Split::Manual);
   reserve_->setValue(s.reserve_mib);
@@ -298,6 +322,8 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   select_by_data(cache_format_, s.cache_format);
   cache_tokens_->setValue(s.cache_tokens);
   host_cache_->setValue(s.host_cache_mib);
+  select_by_data(reserve_pages_, s.reserve_pages);
+  reserve_pages_hint_->setText(reservation_explanation(s.reserve_pages));
   max_batch_->setValue(s.max_batch);
   chunk_size_->setValue(s.chunk_size);
   temperature_->setValue(s.sampling.temperature);

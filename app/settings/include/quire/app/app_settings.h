@@ -9,7 +9,9 @@
 #include <QByteArray>
 #include <QList>
 #include <QString>
+#include <utility>
 
+#include "quire/app/host_cache_default.h"
 #include "quire/ui/settings_data.h"
 
 namespace quire::app {
@@ -70,8 +72,12 @@ class AppSettings {
   // The table: every key in the order it is stored, with its default.
   static QList<SettingKey> keys();
 
-  // Replaces every value with what is stored; see the note at the top.
+  // Replaces every value with what is stored; see the note at the top. A
+  // file without a host-memory tier (the first run) gets a share of the
+  // memory free now (host_cache_default_mib); once saved, it stays as set.
   QList<SettingsProblem> load();
+  // Where load() learns how much memory is free (tests give a figure).
+  void setFreeMemorySource(FreeMemorySource source) { free_memory_ = std::move(source); }
   // Writes every value. False, with errorString(), when the file could not be
   // written; QSettings replaces it atomically, so a failed save leaves the old
   // file whole.
@@ -101,6 +107,7 @@ class AppSettings {
   QList<SettingsProblem> normalize();
 
   QString file_path_;  // empty: QSettings' own location for Quire
+  FreeMemorySource free_memory_ = system_free_memory;
   QString error_;
 };
 

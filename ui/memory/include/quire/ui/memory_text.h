@@ -37,7 +37,7 @@ QString pageGroupToolTip(const QList<PageCellView>& pages, int first, int count)
 // "72.4%" for the headline; "—" before any prompt was admitted.
 QString hitRateText(const CacheSummaryView& cache);
 // "18,432 tokens reused, 7,020 computed · 12 evictions · host tier: 3 saved, 2 restored ·
-// 1 defragmentation"
+// 1 defragmentation"; with preemptions, "· 2 replies paused for pages" after the evictions
 QString cacheSummaryText(const CacheSummaryView& cache);
 // "600 pages of 256 tokens · Q4"
 QString cacheShapeText(const CacheSummaryView& cache);

@@ -62,6 +62,8 @@ struct CacheSummaryView {
   qint64 computed_tokens = 0;
   QString format;  // cache format, e.g. "q4"
   qint64 evictions = 0;
+  // Replies paused so another could take their pages (on-demand reservation).
+  qint64 preemptions = 0;
   qint64 host_saves = 0;
   qint64 host_restores = 0;
   qint64 defragmentations = 0;

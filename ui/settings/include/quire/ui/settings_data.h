@@ -38,11 +38,17 @@ struct EngineSettings {
   // Manual split: GB the plan may use on device index i (not on the i-th
   // selected device); 0 or missing: not used. Trailing zeros are dropped.
   QList<double> manual_gb;
-  double reserve_mib = 0;  // kept free on every device
+  double reserve_mib = 0;  // kept free on every device without a figure of its own
+  // MiB kept free on device index i (not on the i-th selected device); a
+  // negative entry, or none, means reserve_mib. Trailing negatives are dropped.
+  QList<double> device_reserve_mib;
   int max_context = 0;     // tokens one conversation may hold
   QString cache_format;    // "fp16", "q8", "q6", "q4" or "fp8"
   int cache_tokens = 0;    // size of the shared paged cache, in tokens
   int host_cache_mib = 0;  // host-memory tier for evicted pages; 0: off
+  // "all": a reply's every page is reserved when it starts; "on-demand":
+  // pages are taken as it grows (reservation_ids()).
+  QString reserve_pages;
   int max_batch = 0;       // sequences decoded together
   int chunk_size = 0;      // prefill tokens per step
   SamplingDefaults sampling;
@@ -95,6 +101,11 @@ struct PlanView {
   bool largest_context_is_model_limit = false;
   qint64 model_context_tokens = 0;  // the model's limit; 0: unknown
   QString error;                    // why there is no plan (valid == false)
+  // When it does not fit: the nearest settings that do, if any (fit_label empty: none).
+  QString fit_label;            // for the button: "q8 cache", "a 12,288-token cache"
+  QString fit_change;           // "cache stored as q8 instead of fp16 (about 1% less exact)"
+  QString fit_cache_format;     // the format to use; empty: the format stays
+  qint64 fit_cache_tokens = 0;  // the cache's tokens with the suggestion
 
   friend bool operator==(const PlanView&, const PlanView&) = default;
 };

@@ -61,4 +61,9 @@ QStringList cache_format_ids();
 // "auto", "cpu", "cuda".
 QStringList backend_ids();
 
+// How a reply's cache pages are reserved: "all", "on-demand".
+QStringList reservation_ids();
+// The one-line explanation the settings show under the choice.
+QString reservation_explanation(const QString& id);
+
 }  // namespace quire::ui

@@ -64,6 +64,9 @@ class SettingsPanel : public QWidget {
 
   // The plan for the settings last announced through settingsEdited.
   void setPlan(const PlanView& plan);
+  // Writes the plan's nearest fitting settings ("Use q8 cache") into the
+  // fields, to be priced and applied like any edit. Nothing without one.
+  void useFitSuggestion();
 
  public slots:
   void apply();
@@ -113,6 +116,8 @@ class SettingsPanel : public QWidget {
   QSpinBox* cache_tokens_ = nullptr;
   QLabel* cache_issue_ = nullptr;
   QSpinBox* host_cache_ = nullptr;
+  QComboBox* reserve_pages_ = nullptr;
+  QLabel* reserve_pages_hint_ = nullptr;
   QSpinBox* max_batch_ = nullptr;
   QSpinBox* chunk_size_ = nullptr;
   QDoubleSpinBox* temperature_ = nullptr;
@@ -124,6 +129,7 @@ class SettingsPanel : public QWidget {
   QComboBox* prompt_format_ = nullptr;
   PlanWidget* plan_ = nullptr;
   QLabel* reload_note_ = nullptr;
+  QPushButton* fit_button_ = nullptr;
   QPushButton* revert_button_ = nullptr;
   QPushButton* apply_button_ = nullptr;
 };
