@@ -81,7 +81,8 @@ json parse_body(std::string_view body) {
   json value;
   try {
     value = json::parse(body);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {
+    // parse_error for syntax, out_of_range for a number beyond a double.
     std::string what = error.what();
     // "[json.exception.parse_error.101] parse error at line 1, ..." without the tag.
     if (const std::size_t tag_end = what.find("] "); tag_end != std::string::npos) {

@@ -100,6 +100,10 @@ class TestOpenAiRequest : public QObject {
                                  "column 14: syntax error while parsing value - unexpected end "
                                  "of input; expected '[', '{', or a literal)."
                               << "";
+    QTest::newRow("number beyond a double")
+        << std::string("{\"temperature\": 1e999}")
+        << "The request body is not valid JSON (number overflow parsing '1e999')."
+        << "";
     QTest::newRow("not an object")
         << std::string("[1]") << "The request body must be a JSON object, not an array."
         << "";
