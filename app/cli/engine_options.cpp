@@ -53,6 +53,12 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
                   "copying the pages it needs, so a cache larger than the devices fits, at a "
                   "cost in speed); offload-global (only layers without a sliding window)")
       ->capture_default_str();
+  command
+      .add_option("--cache-device", cache_device,
+                  "Keep the whole KV cache on one device, its position among --devices (0 is "
+                  "the first), while the layers spread over all of them; layers elsewhere "
+                  "send their attention there (default: each layer's cache on its device)")
+      ->check(CLI::NonNegativeNumber);
   command.add_flag("--fit", fit,
                    "When the model and cache do not fit, use the nearest setting that does (a "
                    "smaller cache format, else a smaller cache) and say what changed");
@@ -125,6 +131,11 @@ std::unique_ptr<kernels::Backend> EngineOptions::make_backend() const {
                      (count == 1 ? " device" : " devices") +
                      "; give one value for every device or one per device");
   }
+  if (cache_device >= static_cast<int>(count)) {
+    throw UsageError("--cache-device " + std::to_string(cache_device) + ": --devices " + devices +
+                     " selects " + std::to_string(count) + (count == 1 ? " device" : " devices") +
+                     "; give a position from 0 to " + std::to_string(count - 1));
+  }
   return backend;
 }
 
@@ -183,6 +194,7 @@ engine::RuntimeOptions EngineOptions::runtime_options() const {
   }
   options.host_pages = static_cast<int>((host_cache + options.page_size - 1) / options.page_size);
   options.reserve_bytes = parse_reserves(reserve);
+  if (cache_device >= 0) options.cache_device = cache_device;
   if (cache_residence == "device") {
     options.cache_residence = engine::CacheResidence::Device;
   } else if (cache_residence == "offloaded") {

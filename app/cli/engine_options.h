@@ -24,15 +24,21 @@ struct EngineOptions {
   int chunk = 256;
   bool no_step_graphs = false;
   std::string reserve_pages = "on-demand";  // "all" or "on-demand" (the app's default too)
-  std::int64_t host_cache = 0;             // tokens of the host-memory tier; 0: none
-  std::string cache_residence = "device";  // "device", "offloaded" or "offload-global"
-  bool fit = false;                        // a plan that does not fit takes the nearest that does
+  std::int64_t host_cache = 0;              // tokens of the host-memory tier; 0: none
+  std::string cache_residence = "device";   // "device", "offloaded" or "offload-global"
+  bool fit = false;                         // a plan that does not fit takes the nearest that does
+
+  // The position among --devices that holds every layer's KV cache; -1:
+  // each layer's cache on its own device.
+  int cache_device = -1;
 
   // --devices, --cache, --context, --split, --reserve, --chunk,
-  // --no-step-graphs, --reserve-pages, --host-cache, --cache-residence, --fit.
+  // --no-step-graphs, --reserve-pages, --host-cache, --cache-residence, --fit,
+  // --cache-device.
   void add_to(CLI::App& command, bool with_context);
 
-  // Also checks that per-device reserves name as many devices as it has.
+  // Also checks that per-device reserves name as many devices as it has, and
+  // that --cache-device names one of them.
   std::unique_ptr<kernels::Backend> make_backend() const;
   engine::RuntimeOptions runtime_options() const;
   // `options`, or with --fit the nearest options that fit (said on stderr).

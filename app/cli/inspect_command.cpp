@@ -106,6 +106,10 @@ int run_inspect(const InspectOptions& options) {
                    {"problem", plan.problem},
                    {"cache_residence", options.engine.cache_residence},
                    {"devices", Json::array()}};
+    // The device index that holds every layer's cache (--cache-device), or null.
+    plan_json["cache_device"] =
+        plan.cache_slot >= 0 ? Json(plan.devices[static_cast<std::size_t>(plan.cache_slot)].index)
+                             : Json(nullptr);
     if (plan.host_cache) {
       plan_json["host_cache"] = {{"bytes", plan.host_cache->bytes},
                                  {"copy_bytes_per_step", plan.host_cache->copy_bytes_per_step},
