@@ -40,6 +40,13 @@ void HostTier::store(HostSlot slot, const PageIdentity& identity, std::uint64_t 
   if (!inserted) throw std::logic_error("page hash stored twice in the host tier");
 }
 
+void HostTier::forget(HostSlot slot) {
+  Slot& record = slots_.at(static_cast<std::size_t>(slot));
+  if (!record.occupied) return;
+  index_.erase(record.identity.hash);
+  record.occupied = false;
+}
+
 std::vector<std::string> HostTier::check_invariants() const {
   std::vector<std::string> problems;
   std::size_t occupied = 0;

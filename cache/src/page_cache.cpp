@@ -276,6 +276,32 @@ void PageCache::release(SequenceId id) {
   }
 }
 
+void PageCache::abandon(SequenceId id, const CacheInstructions& instructions) {
+  (void)sequence(id);  // throws for an unknown sequence before anything changes
+  ++generation_;
+  drop_host_saves(instructions.saves);
+  // Only this sequence holds these pages (restores and copies go into pages
+  // it took), so with nothing counted as written they are freed on release.
+  const auto forget_content = [&](PageIndex index) {
+    mutate(index, [](PageRecord& page) {
+      page.identity.valid = 0;
+      page.saved.reset();
+    });
+  };
+  for (const HostRestore& restore : instructions.restores)
+    forget_content(restore.page);
+  for (const PageCopy& copy : instructions.copies)
+    forget_content(copy.destination);
+  release(id);
+}
+
+void PageCache::drop_host_saves(std::span<const HostSave> saves) {
+  if (saves.empty()) return;
+  ++generation_;
+  for (const HostSave& save : saves)
+    host_.forget(save.slot);
+}
+
 void PageCache::preempt(SequenceId id) {
   release(id);
   ++counters_.preemptions;

@@ -5,6 +5,7 @@
 
 #include "generator_job.h"
 #include "quire/engine/generator/vocabulary_check.h"
+#include "quire/kernels/backend.h"
 
 namespace quire::engine {
 
@@ -162,7 +163,14 @@ bool Generator::try_admit(Job& job, cache::AdmissionStatus& status, std::string&
   }
 
   const cache::Admission admission = runtime_.cache().commit(std::move(plan));
-  runtime_.storage().execute(admission.instructions);
+  try {
+    runtime_.storage().execute(admission.instructions);
+  } catch (...) {
+    // Pages half restored or copied must not come back as cached content.
+    runtime_.cache().abandon(admission.sequence, admission.instructions);
+    throw;
+  }
+  job.failed_admissions = 0;
   if (job.pending) {
     job.tokens.push_back(*job.pending);
     job.pending.reset();
@@ -189,7 +197,16 @@ void Generator::admit() {
     Job& job = **it;
     cache::AdmissionStatus status = cache::AdmissionStatus::Fits;
     std::string reason;
-    if (try_admit(job, status, reason)) {
+    bool admitted = false;
+    try {
+      admitted = try_admit(job, status, reason);
+    } catch (const kernels::DeviceOutOfMemory& error) {
+      if (!admission_failed(job, error)) break;  // it waits at its place in the queue
+      rejected.emplace_back(std::move(*it), memory_.last);
+      it = queue_.erase(it);
+      continue;
+    }
+    if (admitted) {
       for (auto earlier = queue_.begin(); earlier != it; ++earlier)
         ++(*earlier)->skips;
       running_.push_back(std::move(*it));
@@ -257,7 +274,7 @@ bool Generator::step() {
     if (!job->ranges.empty() || !job->pending || !job->sequence) continue;
     const cache::TokenId token = *job->pending;
     const cache::AppendResult appended = cache.append(*job->sequence, std::span(&token, 1));
-    runtime_.storage().save_to_host(appended.saves);
+    save_evicted(appended.saves);
     if (appended.status == cache::AppendStatus::NoSpace) {
       finish(*job, StopReason::Error,
              "the cache has no page left for this reply; it holds " +
@@ -348,6 +365,9 @@ bool Generator::step() {
     } catch (const std::invalid_argument& error) {
       finish(job, StopReason::Error, std::string("sampling failed: ") + error.what());
       continue;
+    } catch (const kernels::DeviceOutOfMemory& error) {
+      finish(job, StopReason::Error, row_fetch_failed(error));
+      continue;
     }
     accept_token(job, token);
   }
@@ -370,7 +390,7 @@ std::vector<Generator::Prefill> Generator::take_prefill_pages(std::vector<Job*>&
       const cache::TokenRange chunk =
           page_aligned_chunks(job->ranges.front(), budget, cache.page_size()).front();
       const cache::AppendResult taken = cache.ensure_pages(*job->sequence, chunk.end);
-      runtime_.storage().save_to_host(taken.saves);
+      save_evicted(taken.saves);
       if (taken.status == cache::AppendStatus::NoSpace) {
         finish(*job, StopReason::Error,
                "the cache has no page left for this prompt; it holds " +
@@ -428,7 +448,7 @@ cache::TokenId Generator::sample(Job& job, const ForwardPass::Result& result, st
     return *token;
   }
   ++sampling_counters_.row_fetches;
-  runtime_.forward().fetch_row(result, index, fetched_row_);
+  fetch_row(result, index);
   return job.sampler.sample(fetched_row_, job.tokens);
 }
 

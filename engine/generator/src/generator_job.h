@@ -31,6 +31,7 @@ struct Generator::Job {
   std::vector<cache::TokenRange> ranges;  // prompt positions still to compute
   std::vector<std::int32_t> adjusted;     // the candidate path's gathered ids, this step
   int skips = 0;
+  int failed_admissions = 0;  // in a row, for want of device memory
   int generated = 0;
   bool cancelled = false;
   bool admitted_once = false;

@@ -8,6 +8,13 @@
 // the runtime's life and makes every later step copy pages over the bus.
 // Offloading comes before ending a job: a slower reply beats a lost one.
 //
+// Storage work outside the pass recovers too. Admitting a job may save
+// evicted pages to host memory, restore cached ones and copy a partial
+// page's tokens; if that fails the admission is undone, its pages and host
+// slots forgetting what they may half hold, and the job waits in the queue
+// to be admitted again. A failed save while pages are taken for a step only
+// loses the evicted page. A row fetched for sampling is fetched again once.
+//
 // Running a step again is exact. Its K/V writes go to positions the cache
 // does not count as written yet, into pages that only this sequence holds,
 // and each layer writes before it reads, so a layer the failed pass reached
@@ -30,6 +37,10 @@
 
 namespace quire::engine {
 namespace {
+
+// A job whose admission ran short this many times in a row with no other
+// job running (holding memory that might be given back) ends.
+constexpr int kAdmissionTries = 3;
 
 // After memory ran short the batch limit grows back by one job per this many
 // steps that ran well: often enough that a passing shortage is soon
@@ -184,6 +195,69 @@ std::optional<ForwardPass::Result> Generator::run_pass(StepBatch& step) {
   }
   memory_.last_action = action;
   return std::nullopt;
+}
+
+void Generator::ran_short(const kernels::DeviceOutOfMemory& error) {
+  ++memory_.steps;
+  memory_.device = error.device();
+  memory_.device_name = device_name(error.device());
+  memory_.last_action = MemoryRecoveries::Action::Retried;
+  // Recordings hold the workspaces' addresses, which are given back here.
+  runtime_.forward().graphs().invalidate();
+  runtime_.backend().release_cached_memory();
+}
+
+bool Generator::admission_failed(Job& job, const kernels::DeviceOutOfMemory& error) {
+  ran_short(error);
+  ++job.failed_admissions;
+  if (job.failed_admissions < kAdmissionTries || !running_.empty()) {
+    memory_.last = memory_.device_name + " ran short of memory (" + error.what() +
+                   ") while a reply's cached pages were put in place; its workspaces were freed "
+                   "and the reply waits to start again";
+    return false;
+  }
+  memory_.last_action = MemoryRecoveries::Action::EndedJob;
+  ++memory_.ended_jobs;
+  memory_.last = memory_.device_name + " ran out of memory for this reply's cached pages (" +
+                 error.what() +
+                 ") even with no other reply running; close other programs that use it, or "
+                 "load the model with a smaller cache, then try again";
+  return true;
+}
+
+void Generator::save_evicted(std::span<const cache::HostSave> saves) {
+  try {
+    runtime_.storage().save_to_host(saves);
+  } catch (const kernels::DeviceOutOfMemory&) {
+    // Only a copy of pages about to be reused is lost: they are computed
+    // again if ever needed. Slots that may hold part of a page are emptied.
+    runtime_.cache().drop_host_saves(saves);
+  }
+}
+
+void Generator::fetch_row(const ForwardPass::Result& result, std::size_t index) {
+  try {
+    runtime_.forward().fetch_row(result, index, fetched_row_);
+    return;
+  } catch (const kernels::DeviceOutOfMemory& error) {
+    ran_short(error);
+    ++memory_.retries;
+    memory_.last = memory_.device_name + " ran short of memory (" + error.what() +
+                   ") while a reply's logits were read; its workspaces were freed and the "
+                   "row was read again";
+  }
+  runtime_.forward().fetch_row(result, index, fetched_row_);
+}
+
+std::string Generator::row_fetch_failed(const kernels::DeviceOutOfMemory& error) {
+  memory_.last_action = MemoryRecoveries::Action::EndedJob;
+  ++memory_.ended_jobs;
+  memory_.last = memory_.device_name + " ran short of memory (" + error.what() +
+                 "); a reply whose logits could not be read ended";
+  return device_name(error.device()) + " ran out of memory for this reply's logits (" +
+         error.what() +
+         "); close other programs that use it, or load the model with a smaller cache, then "
+         "try again";
 }
 
 }  // namespace quire::engine

@@ -32,6 +32,8 @@ class HostTier {
   // Stores a full, hashed page identity in `slot`, replacing what was there.
   void store(HostSlot slot, const PageIdentity& identity, std::uint64_t now);
   void touch(HostSlot slot, std::uint64_t now) { slots_.at(slot).last_access = now; }
+  // Empties `slot`: its bytes cannot be trusted (the save into it failed).
+  void forget(HostSlot slot);
 
   // Descriptions of broken invariants; empty when consistent.
   std::vector<std::string> check_invariants() const;

@@ -194,6 +194,14 @@ class PageCache {
   void mark_overwritten(SequenceId sequence, std::int32_t begin, std::int32_t end);
   // Ends a sequence. Its pages keep their content as cached pages.
   void release(SequenceId sequence);
+  // The instructions of the sequence's admission failed midway, so pages
+  // they restore or copy into hold unknown bytes and so may the host slots
+  // they save into: those pages and slots forget their content (it is
+  // computed again when next needed) and the sequence ends. Pages the
+  // instructions did not write keep what they held before.
+  void abandon(SequenceId sequence, const CacheInstructions& instructions);
+  // Saves into the host tier that failed: their slots forget their content.
+  void drop_host_saves(std::span<const HostSave> saves);
 
   bool contains(SequenceId sequence) const { return sequences_.contains(sequence); }
   std::vector<SequenceId> sequences() const;

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,20 @@ class Generator {
   bool free_more_memory(const kernels::DeviceOutOfMemory& error);
   // After a step that did not run short: the batch limit grows back.
   void calm_step();
+  // The storage work of admitting `job` ran out of memory and the admission
+  // was undone: true when the job should end (memory_.last says why)
+  // rather than wait in the queue to be admitted again.
+  bool admission_failed(Job& job, const kernels::DeviceOutOfMemory& error);
+  // Saves of evicted pages to the host tier; ones that fail are forgotten,
+  // as if the pages had been evicted without a save.
+  void save_evicted(std::span<const cache::HostSave> saves);
+  // The row `index` of `result` into fetched_row_, run again once after the
+  // backend frees its workspaces; a second shortage is thrown.
+  void fetch_row(const ForwardPass::Result& result, std::size_t index);
+  // Why a job ends whose row could not be fetched even so.
+  std::string row_fetch_failed(const kernels::DeviceOutOfMemory& error);
+  // Notes a shortage outside the forward pass and frees what the backend caches.
+  void ran_short(const kernels::DeviceOutOfMemory& error);
   std::string device_name(int device) const;
 
   ModelRuntime& runtime_;
