@@ -396,15 +396,16 @@ void EngineWorker::pump() {
 
 void EngineWorker::recoverFromStepFailure(const EngineFailure& failure) {
   // A step that threw leaves its jobs half done. Every reply in flight ends
-  // with the failure, the sequences they held are released (their pages stay
-  // cached), and a fresh generator takes over the same runtime.
+  // with the failure, the sequences they held are released (their computed
+  // pages stay cached; pages the failed step may have half written forget
+  // what they held), and a fresh generator takes over the same runtime.
   finished_.clear();
   Loaded& loaded = *loaded_;
   const std::map<engine::JobId, Active> failed = std::move(active_);
   active_.clear();
   loaded.generator.reset();
   for (const cache::SequenceId sequence : loaded.runtime->cache().sequences())
-    loaded.runtime->cache().release(sequence);
+    loaded.runtime->cache().release_after_failure(sequence);
   for (const auto& [job, active] : failed) {
     loaded.book->forget(active.chat_id);
     ReplyOutcome outcome;

@@ -302,6 +302,15 @@ void PageCache::drop_host_saves(std::span<const HostSave> saves) {
     host_.forget(save.slot);
 }
 
+void PageCache::release_after_failure(SequenceId id) {
+  const Sequence& seq = sequence(id);
+  // The whole table, pages reserved for decode included: what failed is not
+  // known, and a page forgotten only costs its content being computed again.
+  const auto end = static_cast<std::int32_t>(seq.pages.size()) * config_.page_size;
+  mark_overwritten(id, seq.computed, end);
+  release(id);
+}
+
 void PageCache::preempt(SequenceId id) {
   release(id);
   ++counters_.preemptions;

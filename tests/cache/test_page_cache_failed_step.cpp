@@ -78,6 +78,25 @@ class PageCacheFailedStepTest : public QObject {
     QUIRE_VERIFY_INVARIANTS(cache);
   }
 
+  // A sequence ended after a failure nobody can place: the pages it took
+  // past its computed positions forget what they held, its computed page
+  // stays cached.
+  void releasedAfterAFailureKeepsOnlyWhatWasComputed() {
+    PageCache cache(small_cache(3));
+    const SequenceId second = evict_a_cached_prefix(cache);
+    cache.mark_computed(second, 4);
+    cache.release_after_failure(second);
+    QVERIFY(!cache.contains(second));
+    QUIRE_VERIFY_INVARIANTS(cache);
+    QCOMPARE(cache.stats().cached_pages, 1);
+    const auto evicted = cache.admit({run_of(8, 100), 0});
+    QCOMPARE(evicted->cached_tokens, 0);
+    cache.release(evicted->sequence);
+    const auto computed = cache.admit({run_of(12, 500), 0});
+    QCOMPARE(computed->cached_tokens, 4);
+    QUIRE_VERIFY_INVARIANTS(cache);
+  }
+
   // A chat's pages evicted to the host tier are being restored, and the
   // pages evicted for that saved, when the copies fail: the restored pages
   // and the host slots saved into forget their content, and the chat's

@@ -202,6 +202,10 @@ class PageCache {
   void abandon(SequenceId sequence, const CacheInstructions& instructions);
   // Saves into the host tier that failed: their slots forget their content.
   void drop_host_saves(std::span<const HostSave> saves);
+  // Ends a sequence whose last step failed somewhere unknown: every page
+  // past what mark_computed counts as written is taken as overwritten
+  // (mark_overwritten), then the sequence is released.
+  void release_after_failure(SequenceId sequence);
 
   bool contains(SequenceId sequence) const { return sequences_.contains(sequence); }
   std::vector<SequenceId> sequences() const;
