@@ -89,6 +89,7 @@ struct Outcome {
   MemoryRecoveries recoveries;
   std::int64_t faults = 0;
   std::int64_t calls = 0;  // of the call the test counts
+  std::int64_t row_fetches = 0;
   cache::CacheStats stats;
   std::vector<std::string> problems;  // the cache's invariants
 };
@@ -105,6 +106,9 @@ struct Setup {
   int host_pages = 0;  // of the host tier
   bool defragment = true;
   GeneratorConfig::Logits logits = GeneratorConfig::Logits::Automatic;
+  // Sampling that leaves the candidates undecided, so that rows are fetched
+  // (seeded per reply); greedy otherwise.
+  bool fetch_rows = false;
 };
 
 Outcome run_jobs(const std::vector<JobSpec>& jobs, const FaultPlan& plan, BackendCall counted,
@@ -142,6 +146,13 @@ Outcome run_jobs(const std::vector<JobSpec>& jobs, const FaultPlan& plan, Backen
       JobRequest request;
       request.prompt = jobs[j].prompt;
       request.sampling = SamplingSettings::greedy_settings();
+      if (setup.fetch_rows) {
+        request.sampling = SamplingSettings{};
+        request.sampling.temperature = 1.5f;
+        request.sampling.top_k = 0;
+        request.sampling.top_p = 1;
+        request.sampling.seed = 1000 + j;
+      }
       request.max_new_tokens = jobs[j].max_new;
       request.stop_at_eos = false;
       request.on_done = [&outcome, j](const JobResult& done) { outcome.results[j] = done; };
@@ -156,6 +167,7 @@ Outcome run_jobs(const std::vector<JobSpec>& jobs, const FaultPlan& plan, Backen
     generator.step();
   }
   outcome.recoveries = generator.memory_recoveries();
+  outcome.row_fetches = generator.sampling_counters().row_fetches;
   outcome.faults = backend.faults();
   outcome.calls = backend.calls(counted);
   outcome.stats = runtime.cache().stats();
@@ -297,7 +309,8 @@ class MemoryRecoveryTest : public QObject {
     QTest::addColumn<BackendCall>("call");
     QTest::addColumn<GeneratorConfig::Logits>("logits");
     QTest::newRow("copy") << BackendCall::Copy << GeneratorConfig::Logits::Automatic;
-    QTest::newRow("copy, candidates") << BackendCall::Copy << GeneratorConfig::Logits::Candidates;
+    // Rows the candidates leave undecided are fetched with a copy.
+    QTest::newRow("copy, fetched rows") << BackendCall::Copy << GeneratorConfig::Logits::Candidates;
     QTest::newRow("save_page") << BackendCall::SavePage << GeneratorConfig::Logits::Automatic;
     QTest::newRow("restore_page") << BackendCall::RestorePage << GeneratorConfig::Logits::Automatic;
     QTest::newRow("copy_page_tokens")
@@ -318,8 +331,10 @@ class MemoryRecoveryTest : public QObject {
     // Moving pages while idle is not recovered from yet.
     setup.defragment = false;
     setup.logits = logits;
+    setup.fetch_rows = logits == GeneratorConfig::Logits::Candidates;
     const Outcome clean = run_jobs(jobs, {}, call, setup);
     QVERIFY(clean.calls > 0);
+    if (setup.fetch_rows) QVERIFY(clean.row_fetches > 0);
     QVERIFY(clean.stats.host_saves > 0);
     QVERIFY(clean.stats.host_restores > 0);
     QVERIFY(clean.stats.copied_tokens > 0);
