@@ -359,6 +359,45 @@ class MemoryRecoveryTest : public QObject {
     }
   }
 
+  // Two copies in a row fail: where they are a row's fetch and its retry,
+  // only that reply ends, saying why; every other reply is as without faults.
+  void aRowThatCannotBeFetchedEndsOnlyItsReply() {
+    const std::vector<JobSpec> jobs = evicting_jobs();
+    Setup setup;
+    setup.pages = 12;
+    setup.host_pages = 16;
+    setup.max_batch = 2;
+    setup.defragment = false;
+    setup.logits = GeneratorConfig::Logits::Candidates;
+    setup.fetch_rows = true;
+    const Outcome clean = run_jobs(jobs, {}, BackendCall::Copy, setup);
+    int rows_lost = 0;
+    for (std::int64_t first = 1; first <= clean.calls; ++first) {
+      FaultPlan plan;
+      plan.rules.push_back(FaultRule{BackendCall::Copy, first, 2});
+      const Outcome faulty = run_jobs(jobs, plan, BackendCall::Copy, setup);
+      const QString where = QStringLiteral("faults at calls %1 and %2").arg(first).arg(first + 1);
+      std::int64_t ended = 0;
+      for (std::size_t j = 0; j < jobs.size(); ++j) {
+        const JobResult& result = faulty.results[j];
+        const QString job = where + ", job " + QString::number(j) + ": " + describe(result);
+        if (result.stop_reason == StopReason::Error) {
+          QVERIFY2(result.error.find("ran out of memory for this reply") != std::string::npos,
+                   qPrintable(job));
+          ++ended;
+          if (result.error.find("logits") != std::string::npos) ++rows_lost;
+          continue;
+        }
+        QVERIFY2(result.stop_reason == StopReason::MaxNewTokens, qPrintable(job));
+        QVERIFY2(result.tokens == clean.results[j].tokens, qPrintable(job + ": other tokens"));
+      }
+      QVERIFY2(ended <= 1, qPrintable(where));
+      QCOMPARE(ended, faulty.recoveries.ended_jobs);
+      verify_cache(faulty, where);
+    }
+    QVERIFY(rows_lost > 0);
+  }
+
   // Memory that stays short for larger allocations: the reply whose page
   // table needs one ends, with the device and the numbers in its reason;
   // the others are what they are without the shortage.
