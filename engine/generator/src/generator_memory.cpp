@@ -232,6 +232,11 @@ void Generator::save_evicted(std::span<const cache::HostSave> saves) {
     // Only a copy of pages about to be reused is lost: they are computed
     // again if ever needed. Slots that may hold part of a page are emptied.
     runtime_.cache().drop_host_saves(saves);
+  } catch (...) {
+    // Whatever else failed ends the step, but the slots must not stay
+    // indexed under hashes whose bytes they may not hold.
+    runtime_.cache().drop_host_saves(saves);
+    throw;
   }
 }
 
