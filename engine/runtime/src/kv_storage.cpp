@@ -44,7 +44,11 @@ KvStorage::KvStorage(kernels::Backend& backend, Config config,
     host_slot_bytes_ += page_bytes(i);
   }
   if (config_.host_pages > 0) {
-    host_.resize(static_cast<std::size_t>(host_slot_bytes_ * config_.host_pages));
+    // Left uninitialized, so the system provides its memory page by page as
+    // evicted pages are saved: a tier sized from free RAM costs nothing until
+    // a chat is evicted into it.
+    host_ = std::make_unique_for_overwrite<std::uint8_t[]>(
+        static_cast<std::size_t>(host_slot_bytes_ * config_.host_pages));
   }
 }
 
@@ -208,7 +212,7 @@ std::int64_t KvStorage::step_copy_bytes() const {
 
 std::uint8_t* KvStorage::host_slot(cache::HostSlot slot, std::size_t layer) {
   if (slot < 0 || slot >= config_.host_pages) throw std::out_of_range("no such host slot");
-  return host_.data() + slot * host_slot_bytes_ + host_offsets_[layer];
+  return host_.get() + slot * host_slot_bytes_ + host_offsets_[layer];
 }
 
 void KvStorage::save_to_host(std::span<const cache::HostSave> saves) {

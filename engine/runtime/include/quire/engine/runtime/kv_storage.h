@@ -133,7 +133,7 @@ class KvStorage {
   std::uint64_t generation_ = 0;
   std::vector<std::int64_t> host_offsets_;  // per layer, within one host slot
   std::int64_t host_slot_bytes_ = 0;
-  std::vector<std::uint8_t> host_;
+  std::unique_ptr<std::uint8_t[]> host_;  // host_pages slots
   std::unique_ptr<KvStreamer> streamer_;
 };
 
