@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The memory features on a GPU, each against the plain run's greedy tokens:
+# The memory features on a GPU, each against the plain run's tokens (sampled
+# with a seed, which any difference in the logits would change):
 # the offloaded cache (pages in pinned host memory streamed through a staging
 # ring on the copy queues), only the global layers offloaded, the cache fixed
 # on one logical device, and recovery from injected out-of-memory faults
@@ -23,14 +24,16 @@ make_model() {  # NAME ARGS...
   echo "$dir"
 }
 
-# Greedy tokens of a 300-token prompt and 300 new tokens, as JSON ids.
+# Tokens of a 300-token prompt and 300 new ones, sampled with a fixed seed, as
+# JSON ids.
 tokens_of() {  # MODEL NAME ENV/ARGS...
   local model=$1 name=$2
   shift 2
   local prompt
   prompt=$(seq 5 304 | paste -sd, -)
   timeout "$(step_budget 120)" env ${FAULT:+$FAULT} quire-cli generate "$model" --tokens "$prompt" \
-    --greedy --max-new 300 --ignore-eos --json "$@" >"$out/$name.json" 2>"$out/$name.err"
+    --temperature 1 --top-k 0 --top-p 1 --repetition-penalty 1 --seed 7 --max-new 300 \
+    --ignore-eos --json "$@" >"$out/$name.json" 2>"$out/$name.err"
   local rc=$?
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tokens"])' "$out/$name.json" \
     2>/dev/null || echo "exit $rc: $(tail -c 300 "$out/$name.err")"
