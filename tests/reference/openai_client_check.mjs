@@ -98,7 +98,9 @@ async function waitFor(condition, what) {
   assert.fail(`timed out waiting for ${what}`);
 }
 
-function eosId() {
+// Every end-of-text id the model stops at (generation_config.json may list
+// several), so that a reply meant to run long cannot end early.
+function eosIds() {
   const read = (name) => {
     try {
       return JSON.parse(readFileSync(path.join(modelDir, name), 'utf8')).eos_token_id;
@@ -107,7 +109,8 @@ function eosId() {
     }
   };
   const id = read('generation_config.json') ?? read('config.json');
-  return Array.isArray(id) ? id[0] : id;
+  if (id === undefined || id === null) return [];
+  return Array.isArray(id) ? id : [id];
 }
 
 const system = { role: 'system', content: 'Be brief.' };
@@ -262,13 +265,16 @@ async function checkAbort(server) {
   const before = await stats(server);
   assert.equal(before.running, 0);
   const controller = new AbortController();
-  const eos = eosId();
+  // The reply must outlast the client's two chunks and its look at the
+  // statistics: with one of the demo model's two end ids left, it ended
+  // after 40 tokens (23 ms) in some runs, before the client could abort.
+  const banned = Object.fromEntries(eosIds().map((id) => [id, -100]));
   const stream = await openai.chat.completions.create(
     {
       ...greedy('Tell me a long story.'),
       max_tokens: 200,
       stream: true,
-      ...(eos === undefined ? {} : { logit_bias: { [eos]: -100 } }),
+      logit_bias: banned,
     },
     { signal: controller.signal },
   );
@@ -384,14 +390,13 @@ async function checkApiKey() {
 async function checkBusy() {
   const server = await serve(['--model-name', 'demo', '--parallel', '1', '--max-queue', '0']);
   const openai = client(server);
-  const eos = eosId();
   const controller = new AbortController();
   const stream = await openai.chat.completions.create(
     {
       ...greedy('Tell me a long story.'),
       max_tokens: 200,
       stream: true,
-      ...(eos === undefined ? {} : { logit_bias: { [eos]: -100 } }),
+      logit_bias: Object.fromEntries(eosIds().map((id) => [id, -100])),
     },
     { signal: controller.signal },
   );
@@ -417,6 +422,17 @@ async function checkExposure() {
   assert.match(log, /--host 0\.0\.0\.0 lets other machines reach the server, and without --api-key/);
 }
 
+// A check that waits forever would leave CI with a timeout and no word of
+// where: after two minutes, say so, show the servers' logs and stop.
+const watchdog = setTimeout(() => {
+  console.error('openai_client_check: no result after 120 s');
+  for (const child of started) {
+    console.error(`--- server log (${child.url}) ---\n${child.log}`);
+    child.kill('SIGKILL');
+  }
+  process.exit(1);
+}, 120000);
+
 async function main() {
   const server = await serve(['--model-name', 'demo', '--parallel', '8']);
   const reply = await checkReplies(server);
@@ -431,6 +447,7 @@ async function main() {
   await checkBusy();
   await checkExposure();
   console.log('openai_client_check: every check passed');
+  clearTimeout(watchdog);
 }
 
 main().catch(async (error) => {
