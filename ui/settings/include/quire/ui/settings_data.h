@@ -49,8 +49,8 @@ struct EngineSettings {
   // "all": a reply's every page is reserved when it starts; "on-demand":
   // pages are taken as it grows (reservation_ids()).
   QString reserve_pages;
-  int max_batch = 0;       // sequences decoded together
-  int chunk_size = 0;      // prefill tokens per step
+  int max_batch = 0;   // sequences decoded together
+  int chunk_size = 0;  // prefill tokens per step
   SamplingDefaults sampling;
   QString system_prompt;
   QString prompt_format;  // "auto" or a format name
