@@ -17,9 +17,18 @@ std::int32_t argmax(const std::vector<float>& row) {
 
 }  // namespace
 
+engine::ForwardPass::Result run_once(engine::ModelRuntime& runtime,
+                                     const engine::ForwardPass::Sequence& step) {
+  return runtime.forward().run(std::span(&step, 1));
+}
+
 std::vector<cache::TokenId> converse_turn(engine::ModelRuntime& runtime,
                                           std::vector<cache::TokenId> tokens, int steps,
-                                          std::vector<std::vector<float>>& logits) {
+                                          std::vector<std::vector<float>>& logits,
+                                          const PassRunner& run) {
+  const auto pass = [&](cache::SequenceId sequence, const engine::ForwardPass::Sequence& step) {
+    return run ? run(sequence, step) : run_once(runtime, step);
+  };
   cache::PageCache& cache = runtime.cache();
   engine::KvStorage& storage = runtime.storage();
   const int page_size = runtime.options().page_size;
@@ -38,7 +47,7 @@ std::vector<cache::TokenId> converse_turn(engine::ModelRuntime& runtime,
           std::span(tokens).subspan(static_cast<std::size_t>(chunk.begin),
                                     static_cast<std::size_t>(chunk.end - chunk.begin)),
           chunk.begin, false};
-      const engine::ForwardPass::Result result = runtime.forward().run(std::span(&step, 1));
+      const engine::ForwardPass::Result result = pass(sequence, step);
       cache.mark_computed(sequence, chunk.end);
       last.assign(result.row(0).begin(), result.row(0).end());
       logits.push_back(last);
@@ -53,7 +62,7 @@ std::vector<cache::TokenId> converse_turn(engine::ModelRuntime& runtime,
     const auto position = static_cast<std::int32_t>(tokens.size() - 1);
     const engine::ForwardPass::Sequence step{
         cache.page_table(sequence), std::span(tokens).subspan(tokens.size() - 1), position, false};
-    const engine::ForwardPass::Result result = runtime.forward().run(std::span(&step, 1));
+    const engine::ForwardPass::Result result = pass(sequence, step);
     cache.mark_computed(sequence, position + 1);
     last.assign(result.row(0).begin(), result.row(0).end());
     logits.push_back(last);

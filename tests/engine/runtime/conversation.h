@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "quire/cache/page_cache.h"
@@ -11,10 +12,20 @@ namespace quire::test {
 // and restored pages), prefill of what is new in page-aligned chunks, then
 // `steps` greedy decode steps of one token. Appends every row of logits it
 // gets to `logits`; returns the tokens with the decoded ones. The sequence
-// is released at the end; its pages stay cached.
+// is released at the end; its pages stay cached. Passes go through `run`
+// where one is given.
+// Runs one forward pass of a sequence; a test may make one fail first.
+using PassRunner = std::function<engine::ForwardPass::Result(cache::SequenceId,
+                                                             const engine::ForwardPass::Sequence&)>;
+
+// The runtime's forward pass over `step` alone.
+engine::ForwardPass::Result run_once(engine::ModelRuntime& runtime,
+                                     const engine::ForwardPass::Sequence& step);
+
 std::vector<cache::TokenId> converse_turn(engine::ModelRuntime& runtime,
                                           std::vector<cache::TokenId> tokens, int steps,
-                                          std::vector<std::vector<float>>& logits);
+                                          std::vector<std::vector<float>>& logits,
+                                          const PassRunner& run = {});
 
 struct Conversation {
   std::vector<std::vector<float>> logits;

@@ -7,8 +7,8 @@
 
 #include <QTest>
 #include <algorithm>
-#include <functional>
 
+#include "conversation.h"
 #include "quire/engine/model_error.h"
 #include "quire/kernels/fault_injecting_backend.h"
 #include "runtime_test_support.h"
@@ -35,116 +35,17 @@ engine::RuntimeOptions options(engine::CacheResidence residence) {
   return o;
 }
 
-std::int32_t argmax(const std::vector<float>& row) {
-  return static_cast<std::int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
-}
-
-// One conversation turn through the cache's bookkeeping: admission (reused
-// and restored pages), prefill of what is new, then greedy decode steps.
-// Appends every row of logits it gets to `logits`; returns the tokens with
-// the decoded ones.
-// Runs one forward pass of a sequence; a test may make one fail first.
-using PassRunner = std::function<engine::ForwardPass::Result(cache::SequenceId,
-                                                             const engine::ForwardPass::Sequence&)>;
-
-engine::ForwardPass::Result run_once(engine::ModelRuntime& runtime, cache::SequenceId,
-                                     const engine::ForwardPass::Sequence& step) {
-  return runtime.forward().run(std::span(&step, 1));
-}
-
-std::vector<cache::TokenId> turn(engine::ModelRuntime& runtime, std::vector<cache::TokenId> tokens,
-                                 int steps, std::vector<std::vector<float>>& logits,
-                                 const PassRunner& run = {}) {
-  const auto pass = [&](cache::SequenceId sequence, const engine::ForwardPass::Sequence& step) {
-    return run ? run(sequence, step) : run_once(runtime, sequence, step);
-  };
-  cache::PageCache& cache = runtime.cache();
-  engine::KvStorage& storage = runtime.storage();
-  cache::AdmissionRequest request{tokens, steps};
-  std::optional<cache::Admission> admission = cache.admit(std::move(request));
-  if (!admission) throw std::runtime_error("not admitted");
-  const cache::SequenceId sequence = admission->sequence;
-  storage.execute(admission->instructions);
-  std::vector<float> last;
-  for (const cache::TokenRange& range : admission->compute) {
-    for (const cache::TokenRange& chunk :
-         engine::page_aligned_chunks(range, runtime.options().max_chunk_tokens, kPageSize)) {
-      storage.save_to_host(cache.ensure_pages(sequence, chunk.end).saves);
-      const engine::ForwardPass::Sequence step{
-          cache.page_table(sequence),
-          std::span(tokens).subspan(static_cast<std::size_t>(chunk.begin),
-                                    static_cast<std::size_t>(chunk.end - chunk.begin)),
-          chunk.begin, false};
-      const engine::ForwardPass::Result result = pass(sequence, step);
-      cache.mark_computed(sequence, chunk.end);
-      last.assign(result.row(0).begin(), result.row(0).end());
-      logits.push_back(last);
-    }
-  }
-  for (int i = 0; i < steps; ++i) {
-    const cache::TokenId next = argmax(last);
-    const cache::AppendResult appended = cache.append(sequence, std::span(&next, 1));
-    if (appended.status != cache::AppendStatus::Appended) throw std::runtime_error("no page");
-    storage.save_to_host(appended.saves);
-    tokens.push_back(next);
-    const auto position = static_cast<std::int32_t>(tokens.size() - 1);
-    const engine::ForwardPass::Sequence step{
-        cache.page_table(sequence), std::span(tokens).subspan(tokens.size() - 1), position, false};
-    const engine::ForwardPass::Result result = pass(sequence, step);
-    cache.mark_computed(sequence, position + 1);
-    last.assign(result.row(0).begin(), result.row(0).end());
-    logits.push_back(last);
-  }
-  cache.release(sequence);
-  return tokens;
-}
-
-struct Conversation {
-  std::vector<std::vector<float>> logits;
-  cache::CacheStats stats;
-  bool defragmented = false;
-};
-
-// Two conversations on a cache of 8 pages: the second pushes some of the
-// first's pages into the host tier, the first's second turn brings them back.
-Conversation converse(engine::ModelRuntime& runtime) {
-  Conversation c;
-  std::vector<cache::TokenId> first = test::random_tokens(100, 512, 11);
-  first = turn(runtime, first, 6, c.logits);
-  turn(runtime, test::random_tokens(200, 512, 12), 3, c.logits);
-  for (cache::TokenId t : test::random_tokens(20, 512, 13))
-    first.push_back(t);
-  first = turn(runtime, first, 4, c.logits);
-  if (const std::optional<cache::DefragPlan> plan = runtime.cache().defragment()) {
-    runtime.storage().apply_moves(*plan);
-    c.defragmented = true;
-  }
-  for (cache::TokenId t : test::random_tokens(9, 512, 14))
-    first.push_back(t);
-  turn(runtime, first, 3, c.logits);
-  c.stats = runtime.cache().stats();
-  return c;
-}
-
-void compare(const Conversation& actual, const Conversation& expected) {
-  QCOMPARE(actual.logits.size(), expected.logits.size());
-  for (std::size_t i = 0; i < actual.logits.size(); ++i) {
-    QVERIFY2(actual.logits[i] == expected.logits[i],
-             qPrintable(QString("logits row %1 differ").arg(i)));
-  }
-}
-
 // Two turns of two conversations, as far as the host tier (no
 // defragmentation: what a failed pass leaves is the point).
 std::vector<std::vector<float>> two_conversations(engine::ModelRuntime& runtime,
-                                                  const PassRunner& run = {}) {
+                                                  const test::PassRunner& run = {}) {
   std::vector<std::vector<float>> logits;
   std::vector<cache::TokenId> first = test::random_tokens(100, 512, 11);
-  first = turn(runtime, first, 4, logits, run);
-  turn(runtime, test::random_tokens(70, 512, 12), 3, logits, run);
+  first = test::converse_turn(runtime, first, 4, logits, run);
+  test::converse_turn(runtime, test::random_tokens(70, 512, 12), 3, logits, run);
   for (cache::TokenId t : test::random_tokens(20, 512, 13))
     first.push_back(t);
-  turn(runtime, first, 3, logits, run);
+  test::converse_turn(runtime, first, 3, logits, run);
   return logits;
 }
 
@@ -217,7 +118,7 @@ class CacheOffloadTest : public QObject {
     kernels::CpuBackend large;
     engine::ModelRuntime reference(llama_->description(), large,
                                    options(engine::CacheResidence::Device));
-    const Conversation expected = converse(reference);
+    const test::Conversation expected = test::converse(reference);
     QVERIFY(expected.defragmented);
     QVERIFY(expected.stats.host_saves > 0);
     QVERIFY(expected.stats.host_restores > 0);
@@ -241,7 +142,7 @@ class CacheOffloadTest : public QObject {
     QCOMPARE(offloaded.storage().host_layer_bytes(), full.devices.front().cache);
     for (std::size_t i = 0; i < 6; ++i)
       QCOMPARE(offloaded.storage().home(i), engine::PageHome::Host);
-    compare(converse(offloaded), expected);
+    test::compare_logits(test::converse(offloaded), expected);
     // A decode step copies only the pages it reads and the one it writes.
     QVERIFY(offloaded.storage().step_copy_bytes() > 0);
     QVERIFY(offloaded.storage().step_copy_bytes() < full.devices.front().cache);
@@ -251,11 +152,11 @@ class CacheOffloadTest : public QObject {
     kernels::CpuBackend large;
     engine::ModelRuntime reference(gemma_->description(), large,
                                    options(engine::CacheResidence::Device));
-    const Conversation expected = converse(reference);
+    const test::Conversation expected = test::converse(reference);
 
     engine::ModelRuntime both(gemma_->description(), large,
                               options(engine::CacheResidence::Offloaded));
-    compare(converse(both), expected);
+    test::compare_logits(test::converse(both), expected);
 
     engine::ModelRuntime global(gemma_->description(), large,
                                 options(engine::CacheResidence::OffloadGlobalLayers));
@@ -267,29 +168,29 @@ class CacheOffloadTest : public QObject {
       on_host += windows[i] > 0 ? 0 : 1;
     }
     QVERIFY(on_host > 0 && on_host < static_cast<int>(windows.size()));
-    compare(converse(global), expected);
+    test::compare_logits(test::converse(global), expected);
   }
 
   void aRunningCacheMovesToHostMemory() {
     kernels::CpuBackend large;
     engine::ModelRuntime reference(llama_->description(), large,
                                    options(engine::CacheResidence::Device));
-    const Conversation expected = converse(reference);
+    const test::Conversation expected = test::converse(reference);
 
     kernels::CpuBackend backend;
     engine::ModelRuntime runtime(llama_->description(), backend,
                                  options(engine::CacheResidence::Device));
     std::vector<std::vector<float>> logits;
     std::vector<cache::TokenId> first = test::random_tokens(100, 512, 11);
-    turn(runtime, first, 6, logits);
+    test::converse_turn(runtime, first, 6, logits);
     runtime.offload_cache();
     for (std::size_t i = 0; i < 6; ++i)
       QCOMPARE(runtime.storage().home(i), engine::PageHome::Host);
     QVERIFY(runtime.cache().stats().devices.empty());
     // The rest of the conversation, on the moved pages, as on the device.
-    Conversation rest;
+    test::Conversation rest;
     rest.logits = logits;
-    turn(runtime, test::random_tokens(200, 512, 12), 3, rest.logits);
+    test::converse_turn(runtime, test::random_tokens(200, 512, 12), 3, rest.logits);
     QVERIFY(rest.logits.size() <= expected.logits.size());
     for (std::size_t i = 0; i < rest.logits.size(); ++i)
       QVERIFY2(rest.logits[i] == expected.logits[i], qPrintable(QString("row %1").arg(i)));
@@ -340,13 +241,12 @@ class CacheOffloadTest : public QObject {
       engine::ModelRuntime runtime(model.description(), counting,
                                    options(static_cast<engine::CacheResidence>(residence)));
       int passes = 0;
-      two_conversations(
-          runtime, [&](cache::SequenceId sequence, const engine::ForwardPass::Sequence& step) {
-            if (passes == failing) counting.reset_counters();
-            const engine::ForwardPass::Result result = run_once(runtime, sequence, step);
-            if (passes++ == failing) calls = counting.calls(call);
-            return result;
-          });
+      two_conversations(runtime, [&](cache::SequenceId, const engine::ForwardPass::Sequence& step) {
+        if (passes == failing) counting.reset_counters();
+        const engine::ForwardPass::Result result = test::run_once(runtime, step);
+        if (passes++ == failing) calls = counting.calls(call);
+        return result;
+      });
     }
     QVERIFY(calls >= 4);
 
@@ -390,7 +290,7 @@ class CacheOffloadTest : public QObject {
       std::int64_t staging_while_short = -1;
       bool step_refused = false;
       const std::vector<std::vector<float>> logits = two_conversations(
-          runtime, [&](cache::SequenceId sequence, const engine::ForwardPass::Sequence& step) {
+          runtime, [&](cache::SequenceId, const engine::ForwardPass::Sequence& step) {
             if (passes++ == 3) {
               // The staging allocations fail from this one on, before and
               // after the pages move; then memory comes back.
@@ -416,7 +316,7 @@ class CacheOffloadTest : public QObject {
               }
               backend.set_plan({});
             }
-            return run_once(runtime, sequence, step);
+            return test::run_once(runtime, step);
           });
       QVERIFY(all_on_host);
       QCOMPARE(staging_while_short, std::int64_t{0});
