@@ -44,7 +44,7 @@ for pair in $pairs; do
     dir="$models/llama-8b-fp16"
     wait_for_model "$dir"
     make_model fp16 || { echo "make-model fp16 failed"; continue; }
-    timeout "$(step_budget 120)" python3 "$kit/transformers_decode.py" "$dir" \
+    timeout "$(step_budget 240)" python3 "$kit/transformers_decode.py" "$dir" \
       --contexts 512,4096 --tokens 64 >"$out/transformers-fp16.json" 2>"$out/transformers-fp16.log"
     echo "transformers: exit $?"
     continue
