@@ -357,6 +357,7 @@ CacheStats PageCache::stats() const {
   stats.restored_tokens = counters_.restored_tokens;
   stats.computed_tokens = counters_.computed_tokens;
   stats.generated_tokens = counters_.generated_tokens;
+  stats.branches = counters_.branches;
   stats.evictions = counters_.evictions;
   stats.host_saves = counters_.host_saves;
   stats.host_restores = counters_.host_restores;

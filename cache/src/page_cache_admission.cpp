@@ -180,13 +180,18 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
   std::set<PageIndex> shared_pins;   // pinned because the request takes them
   for (std::size_t i = 0; i < plan.hashes_.size(); ++i) {
     AdmissionPlan::Slot& slot = plan.slots_[i];
-    if (const std::optional<PageIndex> found = indexed_page(plan.hashes_[i])) {
+    // A page another sequence is still computing is not shared: the rest of
+    // it would be computed into a page two sequences hold. This one computes
+    // its own, which becomes a duplicate to swap once both are written.
+    const std::optional<PageIndex> found = indexed_page(plan.hashes_[i]);
+    if (found && page(*found).identity.valid == config_.page_size) {
       slot.page = *found;
       slot.source =
           page(*found).refs > 0 ? AdmissionPlan::Source::Share : AdmissionPlan::Source::Revive;
       pinned.insert(*found);
       shared_pins.insert(*found);
-    } else if (const std::optional<HostSlot> host = host_.find(plan.hashes_[i])) {
+    } else if (const std::optional<HostSlot> host =
+                   found ? std::nullopt : host_.find(plan.hashes_[i])) {
       slot.source = AdmissionPlan::Source::Restore;
       slot.host = *host;
       pinned_slots.push_back(*host);

@@ -35,6 +35,9 @@ struct CacheStats {
   std::int64_t restored_tokens = 0;   // pages brought back from the host tier
   std::int64_t computed_tokens = 0;   // left to compute
   std::int64_t generated_tokens = 0;  // appended during decode
+  // Sequences made by PageCache::branch; their tokens count as prompt tokens,
+  // shared ones as reused and the copied part of the open page as copied.
+  std::int64_t branches = 0;
 
   std::int64_t evictions = 0;
   std::int64_t host_saves = 0;

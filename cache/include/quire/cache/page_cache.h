@@ -121,6 +121,17 @@ class AdmissionPlan {
   int bound_ = 0;        // pages the sequence may hold at once
 };
 
+// A new sequence that continues the first `length` tokens of a live one
+// (PageCache::branch): regenerating a reply while keeping the old one, editing
+// an earlier message, several replies to one prompt.
+struct BranchRequest {
+  SequenceId source = 0;
+  // Tokens of the source the branch starts with: [0, length). -1: all of them.
+  std::int32_t length = -1;
+  // Tokens the branch may add, as AdmissionRequest::max_new_tokens.
+  std::int32_t max_new_tokens = 0;
+};
+
 struct Admission {
   SequenceId sequence = 0;
   CacheInstructions instructions;
@@ -176,6 +187,19 @@ class PageCache {
   AdmissionPlan prepare(AdmissionRequest request) const;
   Admission commit(AdmissionPlan plan);
   std::optional<Admission> admit(AdmissionRequest request, AdmissionPlan* refused = nullptr);
+
+  // Makes a new sequence from the first `length` tokens of a live one, as
+  // copy-on-write: the branch shares every full page of that prefix whose
+  // K/V the source has written (reference counts up, nothing computed) and
+  // gets its own page for the rest, into which the written part of the
+  // source's page is copied (instructions.copies: at most one copy). Both then
+  // grow independently; shared pages are never written, as append() checks.
+  // Positions the source has not computed yet are left to compute
+  // (Admission::compute). Nothing when the branch's own pages cannot be had
+  // now, or the source has handed back pages of the prefix's window (then
+  // `refused` says why; admitting the tokens finds those pages by hash).
+  // Throws std::out_of_range for an unknown source or a length past its tokens.
+  std::optional<Admission> branch(const BranchRequest& request, AdmissionPlan* refused = nullptr);
 
   // Adds decoded tokens to a sequence, taking pages as needed.
   AppendResult append(SequenceId sequence, std::span<const TokenId> tokens);
@@ -252,7 +276,7 @@ class PageCache {
     std::int64_t prompt_tokens = 0, reused_tokens = 0, copied_tokens = 0, restored_tokens = 0,
                  computed_tokens = 0, generated_tokens = 0, evictions = 0, host_saves = 0,
                  host_restores = 0, host_evictions = 0, dedup_switches = 0, preemptions = 0,
-                 defragmentations = 0, pages_moved = 0;
+                 defragmentations = 0, pages_moved = 0, branches = 0;
   };
   struct StateCounts {
     int free = 0, referenced = 0, cached = 0, shared = 0;
