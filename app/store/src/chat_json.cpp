@@ -1,8 +1,11 @@
 // The JSON form of a chat, written for export and read back (validated) for import.
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSet>
+#include <algorithm>
 #include <limits>
 
 #include "quire/app/store/chat_export.h"
@@ -65,6 +68,65 @@ class Reader {
     return true;
   }
 
+  // A message id: a positive integer.
+  bool id(const QJsonValue& value, const QString& where, std::optional<MessageId>* out) {
+    if (value.isUndefined() || value.isNull()) return true;
+    const double number = value.toDouble(0.5);
+    if (!value.isDouble() || number < 1 || number > 9007199254740992.0 ||
+        number != static_cast<double>(static_cast<qint64>(number))) {
+      return fail(where, QStringLiteral("expected a message id (a positive integer)"));
+    }
+    *out = MessageId{static_cast<qint64>(number)};
+    return true;
+  }
+
+  bool optional_text(const QJsonObject& object, const QString& key, const QString& where,
+                     std::optional<QString>* out) {
+    const QJsonValue value = object.value(key);
+    if (value.isUndefined() || value.isNull()) return true;
+    if (!value.isString()) return fail(where + key, QStringLiteral("expected a string"));
+    *out = value.toString();
+    return true;
+  }
+
+  bool optional_number(const QJsonObject& object, const QString& key, const QString& where,
+                       std::optional<double>* out) {
+    const QJsonValue value = object.value(key);
+    if (value.isUndefined() || value.isNull()) return true;
+    if (!value.isDouble()) return fail(where + key, QStringLiteral("expected a number"));
+    *out = value.toDouble();
+    return true;
+  }
+
+  bool settings(const QJsonValue& value, ChatSettings* out) {
+    const QString where = QStringLiteral("chat_settings");
+    if (value.isUndefined() || value.isNull()) return true;
+    if (!value.isObject()) return fail(where, QStringLiteral("expected an object"));
+    const QJsonObject object = value.toObject();
+    const QString prefix = where + QLatin1Char('.');
+    std::optional<double> max_new_tokens;
+    if (!optional_text(object, QStringLiteral("system_prompt"), prefix, &out->system_prompt) ||
+        !optional_number(object, QStringLiteral("temperature"), prefix, &out->temperature) ||
+        !optional_number(object, QStringLiteral("top_p"), prefix, &out->top_p) ||
+        !optional_number(object, QStringLiteral("min_p"), prefix, &out->min_p) ||
+        !optional_number(object, QStringLiteral("repetition_penalty"), prefix,
+                         &out->repetition_penalty) ||
+        !optional_number(object, QStringLiteral("max_new_tokens"), prefix, &max_new_tokens) ||
+        !optional_text(object, QStringLiteral("prompt_format"), prefix, &out->prompt_format)) {
+      return false;
+    }
+    if (max_new_tokens) {
+      if (*max_new_tokens != static_cast<double>(static_cast<int>(*max_new_tokens))) {
+        return fail(prefix + QStringLiteral("max_new_tokens"),
+                    QStringLiteral("expected an integer"));
+      }
+      out->max_new_tokens = static_cast<int>(*max_new_tokens);
+    }
+    const QString problem = out->problem();
+    if (!problem.isEmpty()) return fail(where, problem);
+    return true;
+  }
+
   bool message(const QJsonValue& value, const QString& where, Message* out) {
     if (!value.isObject()) return fail(where, QStringLiteral("expected an object"));
     const QJsonObject object = value.toObject();
@@ -100,12 +162,20 @@ class Reader {
 }  // namespace
 
 QByteArray chat_to_json(const ChatDocument& document) {
+  // A document without ids is one branch; so is a file without them.
+  const bool branched = std::any_of(document.messages.begin(), document.messages.end(),
+                                    [](const Message& m) { return raw(m.id) != 0; });
   QJsonArray messages;
   for (const Message& message : document.messages) {
     QJsonObject object{{QStringLiteral("role"), role_name(message.role)},
                        {QStringLiteral("text"), message.text},
                        {QStringLiteral("created"), iso(message.created)},
                        {QStringLiteral("updated"), iso(message.updated)}};
+    if (branched) {
+      object.insert(QStringLiteral("id"), raw(message.id));
+      object.insert(QStringLiteral("parent"),
+                    message.parent ? QJsonValue(raw(*message.parent)) : QJsonValue());
+    }
     if (!message.tokens.empty()) {
       QJsonArray tokens;
       for (std::int32_t token : message.tokens)
@@ -115,7 +185,19 @@ QByteArray chat_to_json(const ChatDocument& document) {
     if (message.stats) object.insert(QStringLiteral("stats"), message.stats->to_json());
     messages.append(object);
   }
-  const QJsonObject root{
+  QJsonObject settings;
+  const ChatSettings& chat = document.settings;
+  const auto put = [&settings](const char* key, const auto& value) {
+    if (value) settings.insert(QLatin1String(key), *value);
+  };
+  put("system_prompt", chat.system_prompt);
+  put("temperature", chat.temperature);
+  put("top_p", chat.top_p);
+  put("min_p", chat.min_p);
+  put("repetition_penalty", chat.repetition_penalty);
+  put("max_new_tokens", chat.max_new_tokens);
+  put("prompt_format", chat.prompt_format);
+  QJsonObject root{
       {QStringLiteral("format"), QString::fromLatin1(kChatFileFormat)},
       {QStringLiteral("version"), kChatFileVersion},
       {QStringLiteral("title"), document.title},
@@ -123,8 +205,10 @@ QByteArray chat_to_json(const ChatDocument& document) {
       {QStringLiteral("updated"), iso(document.updated)},
       {QStringLiteral("model"), QJsonObject{{QStringLiteral("dir"), document.model.model_dir},
                                             {QStringLiteral("settings"), document.model.settings}}},
+      {QStringLiteral("chat_settings"), settings},
       {QStringLiteral("messages"), messages},
   };
+  if (branched && document.current) root.insert(QStringLiteral("current"), raw(*document.current));
   return QJsonDocument(root).toJson(QJsonDocument::Indented);
 }
 
@@ -180,14 +264,63 @@ std::optional<ChatDocument> chat_from_json(const QByteArray& json, QString* erro
     reader.fail(QStringLiteral("messages"), QStringLiteral("expected an array"));
     return std::nullopt;
   }
+  // Version 1 has no branches: its messages are one, in order.
+  const bool tree = version.toInt() >= 2;
+  if (tree && !reader.settings(root.value(QStringLiteral("chat_settings")), &document.settings)) {
+    return std::nullopt;
+  }
   const QJsonArray array = messages.toArray();
+  QSet<qint64> ids;
   for (qsizetype i = 0; i < array.size(); ++i) {
     Message message;
-    if (!reader.message(array.at(i), QStringLiteral("messages[%1]").arg(i), &message)) {
+    const QString where = QStringLiteral("messages[%1]").arg(i);
+    if (!reader.message(array.at(i), where, &message)) return std::nullopt;
+    message.position = static_cast<int>(i);
+    if (tree) {
+      const QJsonObject object = array.at(i).toObject();
+      std::optional<MessageId> id;
+      if (!reader.id(object.value(QStringLiteral("id")), where + QStringLiteral(".id"), &id) ||
+          !reader.id(object.value(QStringLiteral("parent")), where + QStringLiteral(".parent"),
+                     &message.parent)) {
+        return std::nullopt;
+      }
+      // Either every message has an id or none has (one branch).
+      if (id.has_value() != (i == 0 ? id.has_value() : !ids.isEmpty())) {
+        reader.fail(where + QStringLiteral(".id"),
+                    QStringLiteral("expected an id on every message or on none"));
+        return std::nullopt;
+      }
+      if (id && ids.contains(raw(*id))) {
+        reader.fail(where + QStringLiteral(".id"),
+                    QStringLiteral("%1 is the id of an earlier message").arg(raw(*id)));
+        return std::nullopt;
+      }
+      if (message.parent && !ids.contains(raw(*message.parent))) {
+        reader.fail(where + QStringLiteral(".parent"),
+                    QStringLiteral("expected the id of an earlier message"));
+        return std::nullopt;
+      }
+      if (id) {
+        ids.insert(raw(*id));
+        message.id = *id;
+      }
+    }
+    document.messages << message;
+  }
+  if (tree && !ids.isEmpty()) {
+    const QJsonValue current = root.value(QStringLiteral("current"));
+    if (!reader.id(current, QStringLiteral("current"), &document.current)) return std::nullopt;
+    if (document.current && !ids.contains(raw(*document.current))) {
+      reader.fail(QStringLiteral("current"), QStringLiteral("expected the id of a message"));
       return std::nullopt;
     }
-    message.position = static_cast<int>(i);
-    document.messages << message;
+  }
+  // Positions are depths, as in the store.
+  QHash<qint64, int> depth;
+  for (Message& message : document.messages) {
+    if (raw(message.id) == 0) break;
+    message.position = message.parent ? depth.value(raw(*message.parent)) + 1 : 0;
+    depth.insert(raw(message.id), message.position);
   }
   return document;
 }

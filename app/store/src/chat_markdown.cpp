@@ -57,7 +57,7 @@ QString chat_to_markdown(const ChatDocument& document) {
   const QString title = document.title.simplified();
   QStringList blocks{QStringLiteral("# ") +
                      (title.isEmpty() ? QStringLiteral("Untitled chat") : title)};
-  for (const Message& message : document.messages) {
+  for (const Message& message : current_path(document)) {
     blocks << heading(message.role);
     QString text = message.text;
     while (text.endsWith(QLatin1Char('\n')))

@@ -147,6 +147,15 @@ bool ChatStore::restore_chat(ChatId chat) {
 
 int ChatStore::purge_deleted(const QDateTime& deleted_before) {
   if (!d_->require_open()) return -1;
+  {
+    // Deleted branches are out of the search index already.
+    detail::Run run(d_->sql(), QStringLiteral("DELETE FROM deleted_messages WHERE deleted_at < ?"));
+    run << deleted_before.toMSecsSinceEpoch();
+    if (!run.exec()) {
+      d_->fail_sql(QStringLiteral("remove deleted branches"), run.error());
+      return -1;
+    }
+  }
   // Messages go with their chat (ON DELETE CASCADE); the search triggers
   // remove them from the index.
   detail::Run run(d_->sql(), QStringLiteral("DELETE FROM chats"

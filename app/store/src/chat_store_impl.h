@@ -60,4 +60,59 @@ ChatSummary read_summary(const Run& run);
 QVariant tokens_value(std::span<const std::int32_t> tokens);
 QVariant stats_value(const std::optional<GenerationStats>& stats);
 
+// --- messages (message_rows.cpp) ---
+
+// The columns read_message() expects, of `messages m`.
+extern const QString kMessageColumns;
+Message read_message(const Run& run);
+
+// What a reply carries from its creation until its generation finishes.
+GenerationStats reply_stats(const QString& model);
+
+bool begin(StoreState& d, Transaction& transaction);
+bool commit(StoreState& d, Transaction& transaction);
+
+// Marks activity on a chat (only a live one with `live_only`). False (and
+// NotFound) when the chat is gone.
+bool touch_chat(StoreState& d, ChatId chat, qint64 now, bool live_only);
+
+// A message's chat, parent and depth; NotFound when there is none.
+struct Place {
+  ChatId chat{};
+  std::optional<MessageId> parent;
+  int position = 0;
+};
+std::optional<Place> place_of(StoreState& d, MessageId message);
+
+// "WITH RECURSIVE path(id) AS (...)": the ids of a chat's current path, from
+// the first message down. It takes one bound value, the chat's id.
+extern const QString kPathTable;
+
+// The leaf of a chat's current path: nullopt on an error, an empty optional
+// for a chat without messages.
+std::optional<std::optional<MessageId>> current_leaf(StoreState& d, ChatId chat);
+
+// Makes `message` and its ancestors the most recently selected among their
+// siblings, so the current path runs through it.
+bool select_chain(StoreState& d, ChatId chat, MessageId message);
+
+// Adds a message below `parent` (nullopt: a new first message) of a live
+// chat and makes it current; the caller holds the transaction.
+std::optional<MessageId> insert_child(StoreState& d, ChatId chat, std::optional<MessageId> parent,
+                                      Role role, const QString& text,
+                                      std::span<const std::int32_t> tokens,
+                                      const std::optional<GenerationStats>& stats, qint64 now);
+
+// Removes every message below `message`, in every branch (not undoable).
+bool remove_descendants(StoreState& d, MessageId message);
+
+// --- whole chats (chat_store_documents.cpp, chat_store_settings.cpp) ---
+
+// Adds a chat with its messages; the caller holds the transaction.
+std::optional<ChatId> insert_document_rows(StoreState& d, const ChatDocument& document);
+
+std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat);
+// InvalidArgument when a value is out of range.
+bool write_settings(StoreState& d, ChatId chat, const ChatSettings& settings);
+
 }  // namespace quire::store::detail

@@ -1,5 +1,9 @@
 #include "quire/app/store/chat_types.h"
 
+#include <QHash>
+#include <algorithm>
+#include <cmath>
+
 namespace quire::store {
 
 QString role_name(Role role) {
@@ -45,6 +49,53 @@ GenerationStats GenerationStats::from_json(const QJsonObject& object) {
   stats.stop_reason = object.value(QStringLiteral("stop_reason")).toString();
   stats.model = object.value(QStringLiteral("model")).toString();
   return stats;
+}
+
+QString ChatSettings::problem() const {
+  const auto check = [](const std::optional<double>& value, const char* name, bool ok,
+                        const char* rule) {
+    if (!value || ok) return QString();
+    return QStringLiteral("%1 must be %2 (got %3)")
+        .arg(QLatin1String(name), QLatin1String(rule))
+        .arg(*value);
+  };
+  const double t = temperature.value_or(0);
+  const double p = top_p.value_or(1);
+  const double m = min_p.value_or(0);
+  const double r = repetition_penalty.value_or(1);
+  for (const QString& problem : {
+           check(temperature, "temperature", t >= 0 && std::isfinite(t), "0 or more"),
+           check(top_p, "top_p", p > 0 && p <= 1, "greater than 0 and at most 1"),
+           check(min_p, "min_p", m >= 0 && m <= 1, "between 0 and 1"),
+           check(repetition_penalty, "repetition_penalty", r > 0 && std::isfinite(r),
+                 "greater than 0"),
+       }) {
+    if (!problem.isEmpty()) return problem;
+  }
+  if (max_new_tokens && *max_new_tokens < 1) {
+    return QStringLiteral("max_new_tokens must be 1 or more (got %1)").arg(*max_new_tokens);
+  }
+  return {};
+}
+
+QList<Message> current_path(const ChatDocument& document) {
+  const QList<Message>& messages = document.messages;
+  const bool branched = std::any_of(messages.begin(), messages.end(),
+                                    [](const Message& m) { return raw(m.id) != 0; });
+  if (!branched || messages.isEmpty()) return messages;
+  QHash<qint64, qsizetype> index_of;
+  for (qsizetype i = 0; i < messages.size(); ++i)
+    index_of.insert(raw(messages[i].id), i);
+  qsizetype at = messages.size() - 1;
+  if (document.current) at = index_of.value(raw(*document.current), at);
+  QList<Message> path;
+  // Bounded by the message count, so a malformed cycle cannot loop forever.
+  while (at >= 0 && path.size() < messages.size()) {
+    path.prepend(messages[at]);
+    const auto& parent = messages[at].parent;
+    at = parent ? index_of.value(raw(*parent), -1) : -1;
+  }
+  return path;
 }
 
 }  // namespace quire::store

@@ -74,6 +74,65 @@ QStringList version2() {
   };
 }
 
+// Version 3: chats are trees of messages, and chats carry settings of their
+// own. Each message gets its parent (a chat's messages so far become one
+// branch: each follows the one before it) and `selected`, a per-chat sequence
+// number: the current path starts at the first message selected last and
+// goes down to the child selected last, so the path survives a restart and
+// switching to a sibling returns to the branch last seen below it. `position`
+// becomes the depth, so positions repeat across branches and the UNIQUE
+// constraint goes: the table is rebuilt. Deleted branches wait in
+// deleted_messages (with their ids, for undo) until purged.
+QStringList version3() {
+  return {
+      QStringLiteral("CREATE TABLE messages_v3 ("
+                     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
+                     " parent_id INTEGER REFERENCES messages_v3(id),"
+                     " position INTEGER NOT NULL,"
+                     " selected INTEGER NOT NULL DEFAULT 0,"
+                     " role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),"
+                     " text TEXT NOT NULL DEFAULT '',"
+                     " tokens BLOB,"
+                     " created INTEGER NOT NULL,"
+                     " updated INTEGER NOT NULL,"
+                     " stats TEXT)"),
+      QStringLiteral("INSERT INTO messages_v3 (id, chat_id, parent_id, position, selected, role,"
+                     " text, tokens, created, updated, stats)"
+                     " SELECT id, chat_id, LAG(id) OVER w, ROW_NUMBER() OVER w - 1, 1, role,"
+                     " text, tokens, created, updated, stats"
+                     " FROM messages WINDOW w AS (PARTITION BY chat_id ORDER BY position)"),
+      QStringLiteral("DROP TABLE messages"),
+      QStringLiteral("ALTER TABLE messages_v3 RENAME TO messages"),
+      QStringLiteral("CREATE INDEX messages_by_chat ON messages(chat_id, position)"),
+      QStringLiteral("CREATE INDEX messages_by_parent ON messages(parent_id)"),
+      QStringLiteral("CREATE TABLE deleted_messages ("
+                     " id INTEGER PRIMARY KEY,"
+                     " chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
+                     " parent_id INTEGER,"
+                     " position INTEGER NOT NULL,"
+                     " selected INTEGER NOT NULL,"
+                     " role TEXT NOT NULL,"
+                     " text TEXT NOT NULL,"
+                     " tokens BLOB,"
+                     " created INTEGER NOT NULL,"
+                     " updated INTEGER NOT NULL,"
+                     " stats TEXT,"
+                     // The message whose deletion took this one along; undo names it.
+                     " branch INTEGER NOT NULL,"
+                     " deleted_at INTEGER NOT NULL)"),
+      QStringLiteral("CREATE INDEX deleted_messages_by_branch ON deleted_messages(branch)"),
+      QStringLiteral("CREATE INDEX deleted_messages_by_chat ON deleted_messages(chat_id)"),
+      QStringLiteral("ALTER TABLE chats ADD COLUMN system_prompt TEXT"),
+      QStringLiteral("ALTER TABLE chats ADD COLUMN temperature REAL"),
+      QStringLiteral("ALTER TABLE chats ADD COLUMN top_p REAL"),
+      QStringLiteral("ALTER TABLE chats ADD COLUMN min_p REAL"),
+      QStringLiteral("ALTER TABLE chats ADD COLUMN repetition_penalty REAL"),
+      QStringLiteral("ALTER TABLE chats ADD COLUMN max_new_tokens INTEGER"),
+      QStringLiteral("ALTER TABLE chats ADD COLUMN prompt_format TEXT"),
+  };
+}
+
 const QStringList kSearchTriggerNames = {
     QStringLiteral("chat_search_insert"),    QStringLiteral("chat_search_delete"),
     QStringLiteral("chat_search_update"),    QStringLiteral("message_search_insert"),
@@ -129,7 +188,7 @@ int count_search_triggers(const QSqlDatabase& db, QString* error) {
 }  // namespace
 
 int current_schema_version() {
-  return 2;
+  return 3;
 }
 
 QStringList migration(int version) {
@@ -138,6 +197,8 @@ QStringList migration(int version) {
       return kVersion1;
     case 2:
       return version2();
+    case 3:
+      return version3();
     default:
       return {};
   }

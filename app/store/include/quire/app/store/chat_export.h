@@ -1,7 +1,9 @@
 #pragma once
 
-// A chat as a file: JSON that imports back losslessly (title, model, messages
-// with roles, text, token ids and statistics), and Markdown for reading.
+// A chat as a file: JSON that imports back losslessly (title, model, the
+// chat's settings, the tree of messages with roles, text, token ids and
+// statistics, and the current path), and Markdown of the current path for
+// reading.
 // Files are written through QSaveFile: an interrupted export never leaves a
 // half-written file in place of a good one.
 
@@ -15,17 +17,19 @@
 namespace quire::store {
 
 // The "format" member of an exported chat, and the version this build writes
-// and the newest it reads.
+// and the newest it reads. Version 2 added the tree ("id" and "parent" on each
+// message, "current" naming the current leaf) and "chat_settings"; a file of
+// version 1 reads as one branch.
 inline constexpr char kChatFileFormat[] = "quire-chat";
-inline constexpr int kChatFileVersion = 1;
+inline constexpr int kChatFileVersion = 2;
 
 QByteArray chat_to_json(const ChatDocument& document);
 // nullopt with *error naming the first problem, e.g. "messages[2].role: ...".
 std::optional<ChatDocument> chat_from_json(const QByteArray& json, QString* error);
 
 // "# Title", then "## User" / "## Assistant" / "## System" and each message's
-// text verbatim. A code fence a message leaves open (an interrupted reply) is
-// closed, so the next heading is not swallowed into it.
+// text verbatim, along the current path. A code fence a message leaves open (an interrupted reply)
+// is closed, so the next heading is not swallowed into it.
 QString chat_to_markdown(const ChatDocument& document);
 
 // The file name an export suggests: the chat's title without the characters

@@ -91,7 +91,8 @@ class ChatStore : public QObject {
   // brings it back. purge_deleted() removes it for good.
   bool delete_chat(ChatId chat);
   bool restore_chat(ChatId chat);
-  // Removes chats soft-deleted before `deleted_before`; returns how many, -1 on error.
+  // Removes chats soft-deleted before `deleted_before`, and branches deleted
+  // (delete_branch()) before it; returns how many chats, -1 on error.
   int purge_deleted(const QDateTime& deleted_before);
   // purge_deleted() for chats deleted before this store was opened: undo works
   // within a session; the next session cleans up.
@@ -106,37 +107,90 @@ class ChatStore : public QObject {
   // Case-insensitive substring search in titles and message text of live chats.
   QList<SearchHit> search(const QString& text, int limit = 200) const;
 
-  // --- messages ---
-  // Appends at the end of the chat; returns after the commit. The user's
-  // message goes through here before generation starts.
+  // Settings the chat overrides (absent ones follow the global settings).
+  std::optional<ChatSettings> chat_settings(ChatId chat) const;
+  // Replaces all of them; InvalidArgument (nothing changed) when a value is
+  // out of range, see ChatSettings::problem().
+  bool set_chat_settings(ChatId chat, const ChatSettings& settings);
+
+  // --- messages along the current path ---
+  // A chat is a tree of messages (see Message); these work on its current
+  // path, the branch the chat shows.
+  //
+  // Appends below the current leaf, which it becomes; returns after the
+  // commit. The user's message goes through here before generation starts.
   std::optional<MessageId> append_message(ChatId chat, Role role, const QString& text,
                                           std::span<const std::int32_t> tokens = {});
+  // The current path (the same as current_path()).
   QList<Message> messages(ChatId chat) const;
   std::optional<Message> message(MessageId message) const;
 
   enum class Following { Keep, Drop };
   // Replaces a message's text; its token ids become stale and are cleared.
-  // Following::Drop also removes every later message (edit and resend) in the
-  // same transaction.
+  // Following::Drop also removes every message below it, in every branch, in
+  // the same transaction. (add_message() keeps them: edit as a sibling.)
   bool edit_message(MessageId message, const QString& text, Following following = Following::Keep);
-  // Removes every message after `message` in its chat.
+  // Removes every message below `message`, in every branch.
   bool truncate_after(MessageId message);
   bool set_message_tokens(MessageId message, std::span<const std::int32_t> tokens);
 
   // Creates the assistant message a generation streams into, empty, with
   // stop reason kStopInterrupted until it finishes. Hand it to a ReplyWriter.
   std::optional<MessageId> begin_reply(ChatId chat, const QString& model);
-  // Regenerate: removes the last message if it is an assistant reply and
-  // begins a new reply in its place, in one transaction.
+  // Regenerate in place: removes the current leaf if it is an assistant reply
+  // and begins a new reply in its place, in one transaction.
+  // (begin_reply_after() keeps the old reply as a sibling.)
   std::optional<MessageId> replace_last_reply(ChatId chat, const QString& model);
   // Overwrites a reply's text and tokens (and stats when given). Used by
   // ReplyWriter; fails with NotFound once the message is gone.
   bool write_reply(MessageId message, const QString& text, std::span<const std::int32_t> tokens,
                    const std::optional<GenerationStats>& stats);
 
+  // --- the tree of messages ---
+  // The first message down to the current leaf. At each step the path takes
+  // the child selected last: added last, or switched to last with
+  // select_message(). The choice is stored, so it survives a restart.
+  QList<Message> current_path(ChatId chat) const;
+  // Every message of every branch, each parent before its children (by
+  // depth, then oldest first).
+  QList<Message> message_tree(ChatId chat) const;
+  // The messages that share `message`'s parent, oldest first, and its index.
+  std::optional<Siblings> siblings(MessageId message) const;
+  // Switches the current path to run through `message`, then down the
+  // children selected last below it to a leaf: the "<" and ">" of a
+  // switcher select the neighbouring sibling.
+  bool select_message(MessageId message);
+  // Adds a message below `parent` (nullopt: another first message) of a live
+  // chat, after its other children, and makes it the current leaf. Edit and
+  // resend adds the edited text as a sibling of the original:
+  // add_message(chat, original.parent, Role::User, text).
+  std::optional<MessageId> add_message(ChatId chat, std::optional<MessageId> parent, Role role,
+                                       const QString& text,
+                                       std::span<const std::int32_t> tokens = {});
+  // begin_reply() below `parent` instead of below the current leaf, which it
+  // becomes. Regenerating keeps the old reply as a sibling of the new one:
+  // begin_reply_after(*old_reply.parent, model).
+  std::optional<MessageId> begin_reply_after(MessageId parent, const QString& model);
+  // "Branch from here": a new chat, titled `title`, holding copies of the
+  // path from the first message down to `message` (text, token ids,
+  // statistics and times), with the chat's model and settings.
+  std::optional<ChatId> branch_chat(MessageId message, const QString& title);
+  // Removes `message` and every message below it; the rest of the chat stays.
+  // The current path falls back to the sibling selected last before it, or
+  // ends at its parent. restore_branch() with the same id undoes it, exactly:
+  // same ids, text, token ids and selection. purge_deleted() removes it for
+  // good.
+  bool delete_branch(MessageId message);
+  // NotFound when there is no such deleted branch, or the message it
+  // followed has been removed since.
+  bool restore_branch(MessageId message);
+
   // --- whole chats ---
+  // The whole tree, its current leaf and the chat's settings.
   std::optional<ChatDocument> document(ChatId chat) const;
-  // Adds a chat with its messages (an import); one transaction.
+  // Adds a chat with its messages (an import), new ids for all, the
+  // document's current path selected; one transaction. InvalidArgument when
+  // a parent does not come before its child or a setting is out of range.
   std::optional<ChatId> insert_document(const ChatDocument& document);
 
  signals:

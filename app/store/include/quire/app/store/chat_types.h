@@ -79,10 +79,17 @@ struct ChatSummary {
   bool operator==(const ChatSummary&) const = default;
 };
 
+// A chat is a tree of messages: editing and resending a message, or
+// regenerating a reply, adds a sibling instead of deleting what followed. The
+// chat shows one path from a first message down to a leaf, the current path;
+// the store remembers it.
 struct Message {
   MessageId id{};
   ChatId chat{};
-  // 0, 1, 2, ... in conversation order, without gaps.
+  // The message this one answers or follows; nullopt for a first message.
+  std::optional<MessageId> parent;
+  // The depth in the tree: 0 for a first message, the parent's + 1 otherwise.
+  // Along a path that is 0, 1, 2, ... without gaps.
   int position = 0;
   Role role = Role::User;
   QString text;
@@ -95,14 +102,56 @@ struct Message {
   bool operator==(const Message&) const = default;
 };
 
+// Settings a chat overrides; each absent one follows the application's
+// global setting.
+struct ChatSettings {
+  std::optional<QString> system_prompt;
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::optional<double> min_p;
+  std::optional<double> repetition_penalty;
+  std::optional<int> max_new_tokens;
+  // The name of a prompt format (chat template) to use instead of the model's.
+  std::optional<QString> prompt_format;
+
+  // An empty string when every value is in range, else what is wrong, e.g.
+  // "top_p must be greater than 0 and at most 1 (got 1.5)".
+  QString problem() const;
+  bool is_empty() const { return *this == ChatSettings{}; }
+  bool operator==(const ChatSettings&) const = default;
+};
+
 // A whole chat detached from the database: what export writes and import reads.
+//
+// `messages` is the whole tree, each parent before its children. Its ids name
+// messages within the document only (from the store they are the store's
+// ids; an import gives new ones), and each `parent` names another message of
+// the document. A document whose messages have no ids at all (every id is
+// MessageId{}) is one branch in list order: what a format without branches
+// holds.
 struct ChatDocument {
   QString title;
   QDateTime created;
   QDateTime updated;
   ModelUse model;
   QList<Message> messages;
+  // The leaf of the current path; nullopt means the last message.
+  std::optional<MessageId> current;
+  ChatSettings settings;
   bool operator==(const ChatDocument&) const = default;
+};
+
+// The current path of `document`: its messages from the first down to
+// `current` (or to the last message), in order.
+QList<Message> current_path(const ChatDocument& document);
+
+// The messages that share a parent with one message (the first messages of a
+// chat are siblings too), oldest first, and where that message is among them:
+// what a "< 2/3 >" switcher shows.
+struct Siblings {
+  QList<MessageId> ids;
+  int index = 0;
+  bool operator==(const Siblings&) const = default;
 };
 
 // A chat that matched a search, with the first matching message if any.
