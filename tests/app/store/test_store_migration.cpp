@@ -1,5 +1,6 @@
-// Upgrading a version-1 history, written here by hand as that version wrote
-// it, keeps every chat and message; a failed upgrade leaves the file as it was.
+// Upgrading a version-1 or version-2 history, written here by hand as that
+// version wrote it, keeps every chat and message (version 2's chats become
+// single branches); a failed upgrade leaves the file as it was.
 
 #include <QFileInfo>
 #include <QSqlQuery>
@@ -39,6 +40,43 @@ const QStringList kVersion1Fixture = {
     QStringLiteral("INSERT INTO messages VALUES (20, 8, 0, 'user', 'Grüß Gott', 'not a date')"),
     QStringLiteral("PRAGMA application_id = %1").arg(0x51554952),
     QStringLiteral("PRAGMA user_version = 1"),
+};
+
+// The version-2 layout (as its migration left it) and some history in it:
+// flat chats with positions, token ids and statistics, a deleted chat.
+const QStringList kVersion2Fixture = {
+    QStringLiteral("CREATE TABLE chats (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                   " title TEXT NOT NULL DEFAULT '', created INTEGER NOT NULL,"
+                   " updated INTEGER NOT NULL, model_dir TEXT NOT NULL DEFAULT '',"
+                   " settings TEXT NOT NULL DEFAULT '{}', deleted_at INTEGER)"),
+    QStringLiteral("CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                   " chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
+                   " position INTEGER NOT NULL,"
+                   " role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),"
+                   " text TEXT NOT NULL DEFAULT '', tokens BLOB, created INTEGER NOT NULL,"
+                   " updated INTEGER NOT NULL, stats TEXT, UNIQUE (chat_id, position))"),
+    QStringLiteral("CREATE INDEX chats_by_activity ON chats(updated DESC, id DESC)"
+                   " WHERE deleted_at IS NULL"),
+    QStringLiteral("CREATE INDEX chats_deleted ON chats(deleted_at) WHERE deleted_at IS NOT NULL"),
+    QStringLiteral("INSERT INTO chats VALUES (4, 'Plans', 1714564800000, 1714564900000,"
+                   " '/models/tiny', '{\"temperature\":0.5}', NULL)"),
+    QStringLiteral("INSERT INTO chats VALUES (6, 'Binned', 1714564800000, 1714564800000, '',"
+                   " '{}', 1714564850000)"),
+    QStringLiteral("INSERT INTO chats VALUES (7, 'Empty', 1714564800000, 1714564800000, '',"
+                   " '{}', NULL)"),
+    QStringLiteral("INSERT INTO messages VALUES (40, 4, 0, 'system', 'Be brief.', NULL,"
+                   " 1714564800000, 1714564800000, NULL)"),
+    // Token ids 1 and 300 as little-endian int32.
+    QStringLiteral("INSERT INTO messages VALUES (41, 4, 1, 'user', 'Lunch?',"
+                   " X'010000002C010000', 1714564810000, 1714564810000, NULL)"),
+    // A gap in the positions (not written by version 2, but harmless).
+    QStringLiteral("INSERT INTO messages VALUES (45, 4, 3, 'assistant', 'Soup.', NULL,"
+                   " 1714564820000, 1714564830000,"
+                   " '{\"stop_reason\":\"eos\",\"generated_tokens\":2}')"),
+    QStringLiteral("INSERT INTO messages VALUES (60, 6, 0, 'user', 'gone', NULL,"
+                   " 1714564800000, 1714564800000, NULL)"),
+    QStringLiteral("PRAGMA application_id = %1").arg(0x51554952),
+    QStringLiteral("PRAGMA user_version = 2"),
 };
 
 QDateTime utc(const char* iso) {
@@ -132,6 +170,66 @@ class StoreMigrationTest : public QObject {
     RawDatabase copy(backup);
     QCOMPARE(copy.value(QStringLiteral("PRAGMA user_version")).toInt(), 1);
     QCOMPARE(copy.value(QStringLiteral("SELECT COUNT(*) FROM messages")).toInt(), 4);
+  }
+
+  void version2ChatsBecomeSingleBranches() {
+    {
+      RawDatabase raw(path());
+      QVERIFY(raw.exec(kVersion2Fixture));
+    }
+    ChatStore store;
+    QVERIFY2(store.open(test::options(path())), qPrintable(store.error_string()));
+
+    const QList<Message> messages = store.current_path(ChatId{4});
+    const auto& path = messages;
+    QCOMPARE(path.size(), 3);
+    QCOMPARE(path[0].id, MessageId{40});
+    QCOMPARE(path[0].parent, std::nullopt);
+    QCOMPARE(path[1].id, MessageId{41});
+    QCOMPARE(path[1].parent, std::optional<MessageId>(MessageId{40}));
+    QCOMPARE(path[1].tokens, (std::vector<std::int32_t>{1, 300}));
+    QCOMPARE(path[2].id, MessageId{45});
+    QCOMPARE(path[2].parent, std::optional<MessageId>(MessageId{41}));
+    QCOMPARE(path[2].position, 2);
+    QCOMPARE(path[2].text, QStringLiteral("Soup."));
+    QCOMPARE(path[2].stats->stop_reason, QStringLiteral("eos"));
+    QCOMPARE(path[2].stats->generated_tokens, 2);
+    QCOMPARE(path[2].updated, QDateTime::fromMSecsSinceEpoch(1714564830000, Qt::UTC));
+    QCOMPARE(store.message_tree(ChatId{4}), path);
+    QCOMPARE(store.siblings(MessageId{45}), std::optional<Siblings>(Siblings{{MessageId{45}}, 0}));
+    QVERIFY(store.current_path(ChatId{7}).isEmpty());
+
+    // Chats keep what they had and override no setting.
+    const ChatSummary plans = *store.chat(ChatId{4});
+    QCOMPARE(plans.model.model_dir, QStringLiteral("/models/tiny"));
+    QCOMPARE(plans.model.settings.value(QStringLiteral("temperature")).toDouble(), 0.5);
+    QCOMPARE(plans.message_count, 3);
+    QCOMPARE(store.chat_settings(ChatId{4}), std::optional<ChatSettings>(ChatSettings{}));
+    QCOMPARE(store.deleted_chats().size(), 1);
+    QCOMPARE(store.messages(ChatId{6}).size(), 1);
+
+    // The upgraded chat branches like a new one; ids are not reused.
+    const auto regenerated = store.begin_reply_after(MessageId{41}, QString());
+    QVERIFY(regenerated);
+    QVERIFY(raw(*regenerated) > 60);
+    QCOMPARE(store.siblings(*regenerated),
+             std::optional<Siblings>(Siblings{{MessageId{45}, *regenerated}, 1}));
+    QVERIFY(store.select_message(MessageId{45}));
+    QCOMPARE(store.current_path(ChatId{4}).last().id, MessageId{45});
+    QCOMPARE(store.search(QStringLiteral("Lunch")).size(), 1);
+    store.close();
+
+    RawDatabase raw(this->path());
+    QCOMPARE(raw.value(QStringLiteral("PRAGMA user_version")).toInt(), 3);
+    QCOMPARE(raw.value(QStringLiteral("SELECT COUNT(*) FROM pragma_foreign_key_check")).toInt(), 0);
+    // The parent reference follows the rebuilt table's rename.
+    const QString table =
+        raw.value(QStringLiteral("SELECT sql FROM sqlite_master WHERE name = 'messages'"))
+            .toString();
+    QVERIFY2(!table.contains(QStringLiteral("messages_v3")), qPrintable(table));
+    const QString backup = dir_->filePath(QStringLiteral("chats.before-v3.sqlite"));
+    RawDatabase copy(backup);
+    QCOMPARE(copy.value(QStringLiteral("PRAGMA user_version")).toInt(), 2);
   }
 
   void upgradedAndNewFilesHaveTheSameSchema() {
