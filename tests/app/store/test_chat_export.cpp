@@ -1,5 +1,6 @@
 // Export to JSON and back, refusing bad files clearly; Markdown, exactly.
 
+#include <QHash>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -69,6 +70,13 @@ ChatDocument without_ids(ChatDocument document) {
   return document;
 }
 
+QStringList texts(const QList<Message>& messages) {
+  QStringList out;
+  for (const Message& message : messages)
+    out << message.text;
+  return out;
+}
+
 }  // namespace
 
 class ChatExportTest : public QObject {
@@ -117,6 +125,106 @@ class ChatExportTest : public QObject {
     const auto alone = import_chat_json(other, file, &error);
     QVERIFY2(alone, qPrintable(error));
     QCOMPARE(without_ids(*other.document(*alone)), sample());
+  }
+
+  void treeAndSettingsSurviveExportAndImport() {
+    ChatStore store;
+    QVERIFY(store.open(test::options(dir_->filePath(QStringLiteral("chats.sqlite")))));
+    const auto chat = *store.insert_document(sample());
+    const QList<Message> path = store.current_path(chat);
+    // A second reply to the question, and an edited question with its reply;
+    // then back to the first reply, so the current path is not the newest.
+    const auto again = *store.begin_reply_after(path[1].id, QStringLiteral("tiny"));
+    QVERIFY(store.write_reply(again, QStringLiteral("Or std::ranges::sort."), std::vector{4, 5},
+                              std::nullopt));
+    const auto edited = *store.add_message(chat, path[0].id, Role::User, QStringLiteral("Sort?"));
+    QVERIFY(store.begin_reply(chat, QString()));
+    QVERIFY(store.select_message(path[2].id));
+    ChatSettings settings;
+    settings.system_prompt = QStringLiteral("Terse.");
+    settings.min_p = 0.1;
+    settings.max_new_tokens = 256;
+    QVERIFY(store.set_chat_settings(chat, settings));
+
+    const ChatDocument original = *store.document(chat);
+    QCOMPARE(original.messages.size(), 6);
+    QCOMPARE(original.current, std::optional<MessageId>(path[2].id));
+    QCOMPARE(original.settings, settings);
+    QCOMPARE(texts(current_path(original)), texts(path));
+
+    // Through JSON the document is the same, ids included.
+    const QByteArray json = chat_to_json(original);
+    QVERIFY(json.contains("\"chat_settings\": {"));
+    QString error;
+    const auto read = chat_from_json(json, &error);
+    QVERIFY2(read, qPrintable(error));
+    ChatDocument expected = original;
+    for (Message& message : expected.messages)
+      message.chat = ChatId{};
+    QCOMPARE(*read, expected);
+
+    // Imported, the tree has new ids and the same shape and current path.
+    const QString file = dir_->filePath(QStringLiteral("tree.json"));
+    QVERIFY2(export_chat_json(store, chat, file, &error), qPrintable(error));
+    const auto imported = import_chat_json(store, file, &error);
+    QVERIFY2(imported, qPrintable(error));
+    const ChatDocument copy = *store.document(*imported);
+    QCOMPARE(copy.settings, settings);
+    QCOMPARE(texts(store.current_path(*imported)), texts(path));
+    QCOMPARE(copy.messages.size(), 6);
+    QHash<qint64, qint64> old_of;  // new id -> original id, by order
+    for (int i = 0; i < copy.messages.size(); ++i) {
+      QVERIFY(copy.messages[i].id != original.messages[i].id);
+      old_of.insert(raw(copy.messages[i].id), raw(original.messages[i].id));
+      QCOMPARE(copy.messages[i].text, original.messages[i].text);
+      QCOMPARE(copy.messages[i].tokens, original.messages[i].tokens);
+      QCOMPARE(copy.messages[i].position, original.messages[i].position);
+      QCOMPARE(copy.messages[i].parent.has_value(), original.messages[i].parent.has_value());
+      if (copy.messages[i].parent) {
+        QCOMPARE(old_of.value(raw(*copy.messages[i].parent)), raw(*original.messages[i].parent));
+      }
+    }
+    QCOMPARE(store.siblings(store.current_path(*imported)[1].id)->ids.size(), 2);
+    QVERIFY(store.message(edited));
+
+    // Markdown holds the current path only.
+    const QString markdown = chat_to_markdown(original);
+    QVERIFY(markdown.contains(QStringLiteral("Use std::sort:")));
+    QVERIFY(!markdown.contains(QStringLiteral("ranges")));
+    QVERIFY(!markdown.contains(QStringLiteral("## User\n\nSort?\n")));
+    QCOMPARE(markdown, chat_to_markdown(without_ids(sample())));
+  }
+
+  void version1FilesImportAsOneBranch() {
+    const QByteArray version1 = R"({
+      "format": "quire-chat", "version": 1, "title": "Old export",
+      "created": "2024-05-01T12:00:00.000Z", "updated": "2024-05-01T12:00:05.000Z",
+      "model": {"dir": "/models/tiny", "settings": {"temperature": 0.7}},
+      "messages": [
+        {"role": "user", "text": "Hello", "tokens": [1, 2],
+         "created": "2024-05-01T12:00:00.000Z", "updated": "2024-05-01T12:00:00.000Z"},
+        {"role": "assistant", "text": "Hi!", "stats": {"stop_reason": "eos"},
+         "created": "2024-05-01T12:00:01.000Z", "updated": "2024-05-01T12:00:02.000Z"},
+        {"role": "user", "text": "Bye", "created": "2024-05-01T12:00:05.000Z"}
+      ]})";
+    const QString file = dir_->filePath(QStringLiteral("old.json"));
+    test::write_bytes(file, version1);
+    ChatStore store;
+    QVERIFY(store.open(test::options(dir_->filePath(QStringLiteral("chats.sqlite")))));
+    QString error;
+    const auto chat = import_chat_json(store, file, &error);
+    QVERIFY2(chat, qPrintable(error));
+    const QList<Message> path = store.current_path(*chat);
+    QCOMPARE(texts(path), (QStringList{"Hello", "Hi!", "Bye"}));
+    QCOMPARE(store.message_tree(*chat), path);
+    QCOMPARE(path[0].parent, std::nullopt);
+    QCOMPARE(path[1].parent, std::optional<MessageId>(path[0].id));
+    QCOMPARE(path[2].parent, std::optional<MessageId>(path[1].id));
+    QCOMPARE(path[0].tokens, (std::vector<std::int32_t>{1, 2}));
+    QCOMPARE(path[1].stats->stop_reason, QStringLiteral("eos"));
+    QCOMPARE(path[2].updated, utc_ms(1714564805000));
+    QCOMPARE(store.chat(*chat)->model.model_dir, QStringLiteral("/models/tiny"));
+    QCOMPARE(store.chat_settings(*chat), std::optional<ChatSettings>(ChatSettings{}));
   }
 
   void exportFileNamesComeFromTheTitle_data() {
@@ -192,6 +300,36 @@ class ChatExportTest : public QObject {
         << QStringLiteral("messages[0].stats: expected an object");
     QTest::newRow("model not an object") << with(R"("model": "tiny", "messages": [])")
                                          << QStringLiteral("model: expected an object");
+
+    const QByteArray head2 = R"("format": "quire-chat", "version": 2, "title": "t")";
+    const auto with2 = [&](const QByteArray& rest) { return "{" + head2 + ", " + rest + "}"; };
+    QTest::newRow("parent comes later")
+        << with2(R"("messages": [{"role": "user", "text": "a", "id": 1, "parent": 2},
+                                 {"role": "user", "text": "b", "id": 2}])")
+        << QStringLiteral("messages[0].parent: expected the id of an earlier message");
+    QTest::newRow("id twice") << with2(R"("messages": [{"role": "user", "text": "a", "id": 1},
+                                 {"role": "user", "text": "b", "id": 1, "parent": 1}])")
+                              << QStringLiteral(
+                                     "messages[1].id: 1 is the id of an earlier message");
+    QTest::newRow("some ids") << with2(R"("messages": [{"role": "user", "text": "a", "id": 1},
+                                 {"role": "user", "text": "b"}])")
+                              << QStringLiteral(
+                                     "messages[1].id: expected an id on every message or on none");
+    QTest::newRow("id not an integer")
+        << with2(R"("messages": [{"role": "user", "text": "a", "id": 1.5}])")
+        << QStringLiteral("messages[0].id: expected a message id (a positive integer)");
+    QTest::newRow("current not a message")
+        << with2(R"("current": 9, "messages": [{"role": "user", "text": "a", "id": 1}])")
+        << QStringLiteral("current: expected the id of a message");
+    QTest::newRow("settings out of range")
+        << with2(R"("chat_settings": {"top_p": 1.5}, "messages": [])")
+        << QStringLiteral("chat_settings: top_p must be greater than 0 and at most 1 (got 1.5)");
+    QTest::newRow("setting of the wrong type")
+        << with2(R"("chat_settings": {"temperature": "warm"}, "messages": [])")
+        << QStringLiteral("chat_settings.temperature: expected a number");
+    QTest::newRow("fractional token limit")
+        << with2(R"("chat_settings": {"max_new_tokens": 10.5}, "messages": [])")
+        << QStringLiteral("chat_settings.max_new_tokens: expected an integer");
   }
 
   void badFilesAreRefusedClearly() {
