@@ -68,6 +68,7 @@ std::string Generator::label_of(cache::SequenceId sequence) const {
 }
 
 void Generator::finish(Job& job, StopReason reason, std::string error) {
+  release_alternatives(job);
   if (job.sequence) {
     runtime_.cache().release(*job.sequence);
     by_sequence_.erase(*job.sequence);
@@ -195,6 +196,10 @@ void Generator::admit() {
   for (auto it = queue_.begin(); it != queue_.end();) {
     if (static_cast<int>(running_.size()) >= batch_limit()) break;
     Job& job = **it;
+    if (job.leader) {  // branches off its leader's prompt once that is computed
+      ++it;
+      continue;
+    }
     cache::AdmissionStatus status = cache::AdmissionStatus::Fits;
     std::string reason;
     bool admitted = false;
@@ -369,6 +374,7 @@ bool Generator::step() {
       finish(job, StopReason::Error, row_fetch_failed(error));
       continue;
     }
+    if (!job.followers.empty()) branch_alternatives(job, result, i);
     accept_token(job, token);
   }
   std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });

@@ -35,6 +35,11 @@ struct Generator::Job {
   int generated = 0;
   bool cancelled = false;
   bool admitted_once = false;
+  // Alternatives (submit_alternatives): the first job's waiting followers,
+  // and a follower's leader, whose prompt it branches from. A follower is
+  // not admitted while it has one.
+  std::vector<JobId> followers;
+  std::optional<JobId> leader;
   Sampler sampler;
   StreamingDetokenizer detokenizer;
   StopMatcher stops;

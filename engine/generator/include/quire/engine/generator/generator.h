@@ -88,6 +88,18 @@ class Generator {
   // Queues a job. A job that can never fit ends at the next step with
   // StopReason::Error and the cache's explanation.
   JobId submit(JobRequest request);
+  // Queues `count` replies to one prompt ("show me 3 replies", the OpenAI
+  // API's `n`), each a job of its own with the request's callbacks, which
+  // tell them apart by id or by JobResult::alternative. The prompt is
+  // computed once: the first job prefills it, and at its end the others
+  // branch off its sequence (PageCache::branch: its pages shared, its open
+  // page copied) and draw their first token from the same logits; then all
+  // decode in the same steps. Reply i samples with seed request.sampling.seed
+  // + i (each draws its own where the request has none), so it equals a lone
+  // job with that seed. A reply that cannot branch then (no page or batch
+  // slot free, or the first ended early) is admitted as usual, reusing the
+  // prompt's pages by hash. Returns the ids, in order.
+  std::vector<JobId> submit_alternatives(JobRequest request, int count);
   // Ends a job at the next step boundary (StopReason::Cancelled); unknown or
   // finished ids are ignored.
   void cancel(JobId id);
@@ -125,6 +137,12 @@ class Generator {
   void admit();
   bool try_admit(Job& job, cache::AdmissionStatus& status, std::string& reason);
   void preempted(cache::SequenceId sequence);
+  // At the first token of `leader`, sampled from row `index` of `result`:
+  // its waiting alternatives branch off its sequence and sample from the
+  // same row (generator_alternatives.cpp).
+  void branch_alternatives(Job& leader, const ForwardPass::Result& result, std::size_t index);
+  // The leader's waiting alternatives are admitted as ordinary jobs.
+  void release_alternatives(Job& leader);
   bool accept_token(Job& job, cache::TokenId token);
   void finish(Job& job, StopReason reason, std::string error = {});
   void maintain_when_idle();

@@ -41,6 +41,8 @@ struct JobResult {
   std::string stop_string;  // the stop string that matched, if any
   std::string error;        // for StopReason::Error: why, for people
   JobStatistics statistics;
+  // Which of Generator::submit_alternatives' replies this is; 0 for a lone job.
+  int alternative = 0;
 };
 
 struct JobRequest {
