@@ -237,6 +237,38 @@ class PageCacheBranchTest : public QObject {
     QUIRE_VERIFY_INVARIANTS(cache);
   }
 
+  void withASlidingWindowTheBranchHoldsOnlyItsWindow() {
+    // Window 5: a query at 14 reads keys from 10 on, so pages 0 and 1 are not
+    // the branch's; page 2 is shared, page 3's two tokens copied.
+    CacheConfig config = small_cache(12);
+    config.window = 5;
+    config.max_step_tokens = 4;
+    PageCache cache(config);
+    ShadowEngine engine(cache);
+    const auto source = cache.admit({run_of(14, 100), 0});
+    engine.prefill(*source);
+    const auto branch = cache.branch({source->sequence});
+    QVERIFY(branch);
+    QCOMPARE(table_of(cache, branch->sequence),
+             (std::vector<PageIndex>{kNoPage, kNoPage, table_of(cache, source->sequence)[2],
+                                     table_of(cache, branch->sequence)[3]}));
+    QCOMPARE(branch->instructions.copies.size(), std::size_t(1));
+    QCOMPARE(branch->instructions.copies.front().tokens, 2);
+    QCOMPARE(branch->cached_tokens, 14);
+    engine.execute(branch->instructions);
+    for (int i = 0; i < 9; ++i) {
+      QCOMPARE(engine.decode(source->sequence, 200 + i).status, AppendStatus::Appended);
+      QCOMPARE(engine.decode(branch->sequence, 300 + i).status, AppendStatus::Appended);
+      QUIRE_VERIFY_EMPTY(engine.verify_sequence(source->sequence));
+      QUIRE_VERIFY_EMPTY(engine.verify_sequence(branch->sequence));
+      QUIRE_VERIFY_INVARIANTS(cache);
+    }
+    cache.release(source->sequence);
+    cache.release(branch->sequence);
+    QUIRE_VERIFY_INVARIANTS(cache);
+    QCOMPARE(cache.stats().referenced_pages, 0);
+  }
+
   void badBranchesThrow() {
     PageCache cache(small_cache(8));
     const auto source = cache.admit({run_of(10, 100), 0});
