@@ -28,6 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // from the body, which is valid UTF-8.
     if (first_invalid_utf8(request.turns.user)) __builtin_trap();
     if (request.sampling.stop.size() > kMaxStopStrings) __builtin_trap();
+    if (request.n < 1 || request.n > kMaxChoices) __builtin_trap();
   } catch (const ApiException& error) {
     check(error);
   }
@@ -38,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (id < 0) __builtin_trap();
       }
     }
+    if (request.n < 1 || request.n > kMaxChoices) __builtin_trap();
   } catch (const ApiException& error) {
     check(error);
   }

@@ -1,7 +1,7 @@
 // End-to-end check of `quire-cli serve` with OpenAI's official Node client:
 // starts servers on free loopback ports over a model directory and checks
 // replies, streaming, the prefix cache, stop strings, seeds, concurrency,
-// cancellation and every kind of refusal. Exits 1 on the first failure.
+// several choices (n), cancellation and every kind of refusal. Exits 1 on the first failure.
 //   node openai_client_check.mjs QUIRE_CLI MODEL_DIR
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -260,6 +260,97 @@ async function checkConcurrency(server) {
   assert.deepEqual(together, alone);
 }
 
+// n replies to one prompt: n choices, each the lone reply with seed + its
+// index, the prompt computed once, whole and streamed.
+async function checkChoices(server) {
+  const openai = client(server);
+
+  // A prompt the cache has not seen: the three replies compute it once.
+  const before = await stats(server);
+  const fresh = await openai.chat.completions.create({
+    ...greedy('Name three colours of the sea.'),
+    temperature: 1,
+    n: 3,
+  });
+  const after = await stats(server);
+  assert.deepEqual(fresh.choices.map((c) => c.index), [0, 1, 2]);
+  const computed = after.cache.computed_tokens - before.cache.computed_tokens;
+  const { prompt_tokens, prompt_tokens_details } = fresh.usage;
+  assert.equal(computed, prompt_tokens - prompt_tokens_details.cached_tokens, 'prompt tokens computed');
+  assert.equal(after.cache.branches - before.cache.branches, 2);
+
+  // With a seed, choice i is the lone reply with seed + i. The prompt is
+  // cached first, as in the seed check of checkReplies, so that every reply
+  // starts from the same cache state.
+  const sampled = { ...greedy('Tell me a story about a ship.'), temperature: 1, top_p: 0.95, seed: 4321 };
+  await openai.chat.completions.create({ ...sampled, max_tokens: 1 });
+  const three = await openai.chat.completions.create({ ...sampled, n: 3 });
+  assert.equal(three.choices.length, 3);
+  let completionTokens = 0;
+  let promptTokens = 0;
+  for (let i = 0; i < 3; ++i) {
+    const choice = three.choices[i];
+    assert.equal(choice.index, i);
+    assert.equal(choice.message.role, 'assistant');
+    assert.ok(['stop', 'length'].includes(choice.finish_reason));
+    const alone = await openai.chat.completions.create({ ...sampled, seed: 4321 + i });
+    assert.equal(alone.usage.prompt_tokens_details.cached_tokens, three.usage.prompt_tokens_details.cached_tokens);
+    assert.equal(choice.message.content, alone.choices[0].message.content, `choice ${i}`);
+    assert.equal(choice.finish_reason, alone.choices[0].finish_reason);
+    completionTokens += alone.usage.completion_tokens;
+    promptTokens = alone.usage.prompt_tokens;
+  }
+  assert.ok(new Set(three.choices.map((c) => c.message.content)).size > 1, 'three equal replies');
+  // The prompt counts once, the replies add up.
+  assert.equal(three.usage.prompt_tokens, promptTokens);
+  assert.equal(three.usage.completion_tokens, completionTokens);
+  assert.equal(three.usage.total_tokens, three.usage.prompt_tokens + completionTokens);
+
+  // Streamed with n: 2: each choice opens with the role, carries its index,
+  // finishes once; the texts reassembled by index are the whole replies.
+  const two = await openai.chat.completions.create({ ...sampled, n: 2 });
+  const stream = await openai.chat.completions.create({
+    ...sampled,
+    n: 2,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  const texts = ['', ''];
+  const roles = [0, 0];
+  const finishes = [null, null];
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  for (const chunk of chunks.slice(0, -1)) {
+    assert.equal(chunk.choices.length, 1);
+    const { index, delta, finish_reason } = chunk.choices[0];
+    assert.ok(index === 0 || index === 1, `index ${index}`);
+    assert.equal(finishes[index], null, `choice ${index} went on after it finished`);
+    if (delta.role) roles[index] += 1;
+    texts[index] += delta.content ?? '';
+    finishes[index] = finish_reason;
+  }
+  assert.deepEqual(roles, [1, 1]);
+  assert.deepEqual(texts, two.choices.map((c) => c.message.content));
+  assert.deepEqual(finishes, two.choices.map((c) => c.finish_reason));
+  const usage = chunks.at(-1);
+  assert.deepEqual(usage.choices, []);
+  assert.equal(usage.usage.prompt_tokens, two.usage.prompt_tokens);
+  assert.equal(usage.usage.completion_tokens, two.usage.completion_tokens);
+
+  // /v1/completions, greedy: n equal replies, whole and streamed.
+  const request = { model: 'demo', prompt: 'Once upon a time', temperature: 0, max_tokens: 12 };
+  const one = await openai.completions.create(request);
+  const both = await openai.completions.create({ ...request, n: 2 });
+  assert.deepEqual(both.choices.map((c) => [c.index, c.text]), [[0, one.choices[0].text], [1, one.choices[0].text]]);
+  assert.equal(both.usage.completion_tokens, 2 * one.usage.completion_tokens);
+  assert.equal(both.usage.prompt_tokens, one.usage.prompt_tokens);
+  const pieces = ['', ''];
+  for await (const chunk of await openai.completions.create({ ...request, n: 2, stream: true })) {
+    for (const choice of chunk.choices) pieces[choice.index] += choice.text;
+  }
+  assert.deepEqual(pieces, [one.choices[0].text, one.choices[0].text]);
+}
+
 async function checkAbort(server) {
   const openai = client(server);
   const before = await stats(server);
@@ -297,14 +388,50 @@ async function checkAbort(server) {
   }, 'the aborted job to release its pages');
   const after = await stats(server);
   assert.equal(after.cache.free_pages + after.cache.cached_pages, after.cache.total_pages);
+
+  // A client that leaves a stream of n replies ends all of them.
+  const both = new AbortController();
+  const pair = await openai.chat.completions.create(
+    {
+      ...greedy('Tell me two long stories.'),
+      temperature: 1,
+      max_tokens: 200,
+      n: 2,
+      stream: true,
+      logit_bias: banned,
+    },
+    { signal: both.signal },
+  );
+  // Chunks the client had already read may still come after the abort.
+  const indices = new Set();
+  for await (const chunk of pair) {
+    if (chunk.choices[0]?.delta?.content) indices.add(chunk.choices[0].index);
+    if (indices.size === 2 && !both.signal.aborted) {
+      const during = await stats(server);
+      assert.equal(during.running, 2);
+      both.abort();
+    }
+  }
+  assert.ok(both.signal.aborted, 'the stream of two replies ended before the client aborted it');
+  await waitFor(async () => {
+    const now = await stats(server);
+    return now.running === 0 && now.waiting === 0 && now.cache.referenced_pages === 0 && now.cache.sequences === 0;
+  }, 'both replies of the aborted stream to release their pages');
 }
 
 async function checkRefusals(server, reply) {
   const openai = client(server);
+  for (const n of [0, -1, 1.5, 17]) {
+    await expectApiError(
+      openai.chat.completions.create({ ...greedy('Hi'), n }),
+      400,
+      { param: 'n', type: 'invalid_request_error', message: /\bn must be an integer/ },
+    );
+  }
   await expectApiError(
-    openai.chat.completions.create({ ...greedy('Hi'), n: 2 }),
+    openai.completions.create({ model: 'demo', prompt: 'Hi', n: 99 }),
     400,
-    { param: 'n', type: 'invalid_request_error' },
+    { param: 'n', message: /\bn must be an integer from 1 to 16; it is 99\.$/ },
   );
   await expectApiError(
     openai.chat.completions.create({ ...greedy('Hi'), temperature: 'hot' }),
@@ -388,23 +515,35 @@ async function checkApiKey() {
 }
 
 async function checkBusy() {
-  const server = await serve(['--model-name', 'demo', '--parallel', '1', '--max-queue', '0']);
+  // Two replies at most: one running, one waiting.
+  const server = await serve(['--model-name', 'demo', '--parallel', '1', '--max-queue', '1']);
   const openai = client(server);
+  // More choices than the server ever holds: refused, naming n.
+  await expectApiError(openai.chat.completions.create({ ...greedy('Hi'), n: 3 }), 400, {
+    param: 'n',
+    message: /\bn is 3, but this server runs and queues at most 2 replies at once/,
+  });
   const controller = new AbortController();
-  const stream = await openai.chat.completions.create(
-    {
-      ...greedy('Tell me a long story.'),
-      max_tokens: 200,
-      stream: true,
-      logit_bias: Object.fromEntries(eosIds().map((id) => [id, -100])),
-    },
-    { signal: controller.signal },
-  );
-  const iterator = stream[Symbol.asyncIterator]();
-  await iterator.next();
+  const long = () =>
+    openai.chat.completions.create(
+      {
+        ...greedy('Tell me a long story.'),
+        max_tokens: 200,
+        stream: true,
+        logit_bias: Object.fromEntries(eosIds().map((id) => [id, -100])),
+      },
+      { signal: controller.signal },
+    );
+  const first = (await long())[Symbol.asyncIterator]();
+  await first.next();
+  // One place is free, and n: 2 needs two: refused whole.
+  await expectApiError(openai.chat.completions.create({ ...greedy('Hi'), n: 2 }), 503, { code: 'server_busy' });
+  const second = (await long())[Symbol.asyncIterator]();
+  await second.next();
   await expectApiError(openai.chat.completions.create(greedy('Hi')), 503, { code: 'server_busy' });
   controller.abort();
-  await iterator.next().catch(() => {});
+  await first.next().catch(() => {});
+  await second.next().catch(() => {});
   // The job ends when it neither runs nor waits: a job the generator holds
   // back (for cache pages, say) still fills the queue.
   await waitFor(async () => {
@@ -442,6 +581,7 @@ async function main() {
   const server = await serve(['--model-name', 'demo', '--parallel', '8']);
   const reply = await checkReplies(server);
   await checkConcurrency(server);
+  await checkChoices(server);
   await checkAbort(server);
   await checkRefusals(server, reply);
   assert.equal(await stop(server), 0);

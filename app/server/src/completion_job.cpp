@@ -122,4 +122,14 @@ PreparedJob prepare_completion_job(const CompletionRequest& request,
   return prepared;
 }
 
+Usage request_usage(std::span<const engine::JobResult> results) {
+  Usage usage;
+  if (results.empty()) return usage;
+  usage.prompt_tokens = results.front().statistics.prompt_tokens;
+  usage.cached_tokens = results.front().statistics.cached_tokens;
+  for (const engine::JobResult& result : results)
+    usage.completion_tokens += result.statistics.generated_tokens;
+  return usage;
+}
+
 }  // namespace quire::server

@@ -1,48 +1,59 @@
 #include "quire/server/engine_host.h"
 
+#include <algorithm>
 #include <iostream>
+#include <utility>
 
 namespace quire::server {
 
-void ReplyChannel::push_text(std::string_view text) {
+ReplyChannel::ReplyChannel(int choices) : slots_(static_cast<std::size_t>(std::max(choices, 1))) {}
+
+void ReplyChannel::push_text(int choice, std::string_view text) {
   {
     const std::lock_guard lock(mutex_);
-    text_ += text;
+    slots_.at(static_cast<std::size_t>(choice)).text += text;
   }
   changed_.notify_all();
 }
 
-void ReplyChannel::finish(engine::JobResult result) {
+void ReplyChannel::finish(int choice, engine::JobResult result) {
   {
     const std::lock_guard lock(mutex_);
-    if (done_ || taken_) return;  // a job ends once; a second report is dropped
-    done_ = std::move(result);
+    Slot& slot = slots_.at(static_cast<std::size_t>(choice));
+    if (slot.ended) return;
+    slot.ended = true;
+    slot.done = std::move(result);
   }
   changed_.notify_all();
 }
 
 ReplyChannel::Update ReplyChannel::wait(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
-  changed_.wait_for(lock, timeout, [&] { return !text_.empty() || done_.has_value(); });
+  changed_.wait_for(lock, timeout, [&] {
+    return std::ranges::any_of(slots_,
+                               [](const Slot& slot) { return !slot.text.empty() || slot.done; });
+  });
   Update update;
-  update.text = std::move(text_);
-  text_.clear();
-  if (done_) {
-    update.done = std::move(done_);
-    done_.reset();
-    taken_ = true;
+  update.text.resize(slots_.size());
+  update.done.resize(slots_.size());
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    update.text[i] = std::exchange(slots_[i].text, {});
+    update.done[i] = std::exchange(slots_[i].done, std::nullopt);
   }
   return update;
 }
 
-engine::JobResult ReplyChannel::wait_result() {
+std::vector<engine::JobResult> ReplyChannel::wait_results() {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return done_.has_value(); });
-  engine::JobResult result = std::move(*done_);
-  done_.reset();
-  taken_ = true;
-  text_.clear();
-  return result;
+  changed_.wait(lock, [&] { return std::ranges::all_of(slots_, &Slot::ended); });
+  std::vector<engine::JobResult> results;
+  for (Slot& slot : slots_) {
+    // A result taken by wait() before is not here again; the slot ended.
+    results.push_back(slot.done ? std::move(*slot.done) : engine::JobResult{});
+    slot.done.reset();
+    slot.text.clear();
+  }
+  return results;
 }
 
 EngineHost::EngineHost(engine::Generator& generator, EngineHostConfig config)
@@ -55,13 +66,15 @@ EngineHost::~EngineHost() {
   stop();
 }
 
-std::shared_ptr<ReplyChannel> EngineHost::submit(engine::JobRequest request) {
-  auto channel = std::make_shared<ReplyChannel>();
+std::shared_ptr<ReplyChannel> EngineHost::submit(engine::JobRequest request, int choices) {
+  if (choices < 1) return nullptr;
+  auto channel = std::make_shared<ReplyChannel>(choices);
+  const auto jobs = static_cast<std::size_t>(choices);
   {
     const std::lock_guard lock(mutex_);
-    if (stopping_ || in_flight_ >= config_.max_jobs) return nullptr;
-    ++in_flight_;
-    ++stats_.waiting;
+    if (stopping_ || in_flight_ + jobs > config_.max_jobs) return nullptr;
+    in_flight_ += jobs;
+    stats_.waiting += jobs;
     incoming_.push_back({std::move(request), channel});
   }
   wake_.notify_one();
@@ -115,26 +128,47 @@ void EngineHost::run() {
     for (Submission& submission : incoming) {
       ReplyChannel* channel = submission.channel.get();
       engine::JobRequest& request = submission.request;
-      request.on_text = [channel](engine::JobId, std::string_view text) {
-        channel->push_text(text);
+      // The callbacks run on this thread, after the jobs are recorded below.
+      request.on_text = [this, channel](engine::JobId id, std::string_view text) {
+        const auto hosted = jobs_.find(channel);
+        if (hosted == jobs_.end()) return;
+        const std::vector<engine::JobId>& jobs = hosted->second.jobs;
+        if (const auto job = std::ranges::find(jobs, id); job != jobs.end()) {
+          channel->push_text(static_cast<int>(job - jobs.begin()), text);
+        }
       };
-      // The channel stays alive while the generator holds the job.
+      // The channel stays alive while the generator holds a job of it.
       request.on_done = [this, keep = submission.channel](const engine::JobResult& result) {
-        jobs_.erase(keep.get());
-        keep->finish(result);
+        keep->finish(result.alternative, result);
+        bool request_ended = false;
+        if (const auto hosted = jobs_.find(keep.get());
+            hosted != jobs_.end() && --hosted->second.unfinished == 0) {
+          jobs_.erase(hosted);
+          request_ended = true;
+        }
         const std::lock_guard lock(mutex_);
         --in_flight_;
-        ++stats_.requests;
+        if (request_ended) ++stats_.requests;
       };
-      jobs_[channel] = generator_.submit(std::move(request));
+      const int choices = channel->choices();
+      HostedRequest& hosted = jobs_[channel];
+      hosted.unfinished = static_cast<std::size_t>(choices);
+      if (choices == 1) {
+        hosted.jobs = {generator_.submit(std::move(request))};
+      } else {
+        hosted.jobs = generator_.submit_alternatives(std::move(request), choices);
+      }
     }
     if (stopping) {
-      for (const auto& [channel, id] : jobs_)
-        generator_.cancel(id);
+      for (const auto& [channel, hosted] : jobs_) {
+        for (const engine::JobId id : hosted.jobs)
+          generator_.cancel(id);
+      }
     } else {
       for (const std::shared_ptr<ReplyChannel>& channel : cancels) {
-        if (const auto job = jobs_.find(channel.get()); job != jobs_.end()) {
-          generator_.cancel(job->second);
+        if (const auto hosted = jobs_.find(channel.get()); hosted != jobs_.end()) {
+          for (const engine::JobId id : hosted->second.jobs)
+            generator_.cancel(id);
         }
       }
     }
@@ -154,13 +188,16 @@ void EngineHost::run() {
 
 void EngineHost::fail_everything(const std::string& why) {
   std::cerr << "quire-cli serve: the engine failed a step: " << why << '\n';
-  for (const auto& [channel, id] : jobs_) {
-    generator_.cancel(id);
-    engine::JobResult result;
-    result.id = id;
-    result.stop_reason = engine::StopReason::Error;
-    result.error = "The engine failed: " + why;
-    channel->finish(std::move(result));
+  for (const auto& [channel, hosted] : jobs_) {
+    for (std::size_t choice = 0; choice < hosted.jobs.size(); ++choice) {
+      generator_.cancel(hosted.jobs[choice]);
+      engine::JobResult result;
+      result.id = hosted.jobs[choice];
+      result.alternative = static_cast<int>(choice);
+      result.stop_reason = engine::StopReason::Error;
+      result.error = "The engine failed: " + why;
+      channel->finish(static_cast<int>(choice), std::move(result));
+    }
   }
   // Their on_done, when the generator gets to it, finds the channel already
   // finished; the count of jobs in flight waits for it.

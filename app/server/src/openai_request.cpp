@@ -235,12 +235,11 @@ std::map<std::int64_t, double> parse_logit_bias(const Fields& fields) {
   return biases;
 }
 
+int parse_choices(const Fields& fields) {
+  return static_cast<int>(fields.integer("n", 1, kMaxChoices).value_or(1));
+}
+
 void refuse_unsupported(const Fields& fields) {
-  if (const auto n = fields.integer("n", 1, kInt32Max); n && *n != 1) {
-    fail("n must be 1: this server returns one choice per request; send " + std::to_string(*n) +
-             " requests instead.",
-         "n");
-  }
   for (const char* name : {"tools", "functions"}) {
     const json* list = fields.find(name);
     if (list && !(list->is_array() && list->empty())) {
@@ -470,6 +469,7 @@ ChatCompletionRequest parse_chat_completion_request(std::string_view body) {
   const Fields fields(value);
   ChatCompletionRequest request;
   request.model = fields.string("model");
+  request.n = parse_choices(fields);
   refuse_unsupported(fields);
   if (fields.boolean("logprobs")) fail("logprobs are not supported by this server.", "logprobs");
   if (fields.find("top_logprobs")) {
@@ -486,14 +486,20 @@ CompletionRequest parse_completion_request(std::string_view body) {
   const Fields fields(value);
   CompletionRequest request;
   request.model = fields.string("model");
+  request.n = parse_choices(fields);
   refuse_unsupported(fields);
   if (fields.find("logprobs")) fail("logprobs are not supported by this server.", "logprobs");
   if (fields.boolean("echo")) fail("echo is not supported by this server.", "echo");
   if (!fields.string("suffix").empty()) {
     fail("suffix is not supported by this server.", "suffix");
   }
-  if (const auto best_of = fields.integer("best_of", 1, kInt32Max); best_of && *best_of != 1) {
-    fail("best_of must be 1: this server returns one choice per request.", "best_of");
+  // best_of equal to n returns every candidate, which is what n alone does;
+  // more would need a ranking by log probability, which the engine keeps none of.
+  if (const auto best_of = fields.integer("best_of", 1, kInt32Max);
+      best_of && *best_of != 1 && *best_of != request.n) {
+    fail("best_of must be 1 or equal to n (" + std::to_string(request.n) +
+             "): this server returns every completion it makes and picks none.",
+         "best_of");
   }
   parse_prompt(fields, request);
   parse_streaming(fields, request.stream, request.include_usage);

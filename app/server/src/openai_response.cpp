@@ -23,11 +23,11 @@ json envelope(const ResponseHeader& header, std::string_view object) {
       {"id", header.id}, {"object", object}, {"created", header.created}, {"model", header.model}};
 }
 
-std::string chat_chunk(const ResponseHeader& header, json delta, std::optional<FinishReason> finish,
-                       bool with_usage_field) {
+std::string chat_chunk(const ResponseHeader& header, int index, json delta,
+                       std::optional<FinishReason> finish, bool with_usage_field) {
   json chunk = envelope(header, "chat.completion.chunk");
   chunk["choices"] =
-      json::array({json{{"index", 0},
+      json::array({json{{"index", index},
                         {"delta", std::move(delta)},
                         {"logprobs", nullptr},
                         {"finish_reason", finish ? json(to_string(*finish)) : json(nullptr)}}});
@@ -41,31 +41,34 @@ std::string_view to_string(FinishReason reason) {
   return reason == FinishReason::Stop ? "stop" : "length";
 }
 
-std::string chat_completion_json(const ResponseHeader& header, std::string_view text,
-                                 FinishReason finish, const Usage& usage) {
+std::string chat_completion_json(const ResponseHeader& header, std::span<const Choice> choices,
+                                 const Usage& usage) {
   json response = envelope(header, "chat.completion");
-  response["choices"] = json::array(
-      {json{{"index", 0},
-            {"message", {{"role", "assistant"}, {"content", text}, {"refusal", nullptr}}},
-            {"logprobs", nullptr},
-            {"finish_reason", to_string(finish)}}});
+  json& list = response["choices"] = json::array();
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    list.push_back(json{
+        {"index", i},
+        {"message", {{"role", "assistant"}, {"content", choices[i].text}, {"refusal", nullptr}}},
+        {"logprobs", nullptr},
+        {"finish_reason", to_string(choices[i].finish)}});
+  }
   response["usage"] = usage_object(usage);
   return dump(response);
 }
 
-std::string chat_role_chunk(const ResponseHeader& header, bool with_usage_field) {
-  return chat_chunk(header, json{{"role", "assistant"}, {"content", ""}}, std::nullopt,
+std::string chat_role_chunk(const ResponseHeader& header, int index, bool with_usage_field) {
+  return chat_chunk(header, index, json{{"role", "assistant"}, {"content", ""}}, std::nullopt,
                     with_usage_field);
 }
 
-std::string chat_content_chunk(const ResponseHeader& header, std::string_view text,
+std::string chat_content_chunk(const ResponseHeader& header, int index, std::string_view text,
                                bool with_usage_field) {
-  return chat_chunk(header, json{{"content", text}}, std::nullopt, with_usage_field);
+  return chat_chunk(header, index, json{{"content", text}}, std::nullopt, with_usage_field);
 }
 
-std::string chat_finish_chunk(const ResponseHeader& header, FinishReason finish,
+std::string chat_finish_chunk(const ResponseHeader& header, int index, FinishReason finish,
                               bool with_usage_field) {
-  return chat_chunk(header, json::object(), finish, with_usage_field);
+  return chat_chunk(header, index, json::object(), finish, with_usage_field);
 }
 
 std::string chat_usage_chunk(const ResponseHeader& header, const Usage& usage) {
@@ -75,21 +78,26 @@ std::string chat_usage_chunk(const ResponseHeader& header, const Usage& usage) {
   return dump(chunk);
 }
 
-std::string completion_json(const ResponseHeader& header, std::string_view text,
-                            FinishReason finish, const Usage& usage) {
+std::string completion_json(const ResponseHeader& header, std::span<const Choice> choices,
+                            const Usage& usage) {
   json response = envelope(header, "text_completion");
-  response["choices"] = json::array({json{
-      {"text", text}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", to_string(finish)}}});
+  json& list = response["choices"] = json::array();
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    list.push_back(json{{"text", choices[i].text},
+                        {"index", i},
+                        {"logprobs", nullptr},
+                        {"finish_reason", to_string(choices[i].finish)}});
+  }
   response["usage"] = usage_object(usage);
   return dump(response);
 }
 
-std::string completion_chunk(const ResponseHeader& header, std::string_view text,
+std::string completion_chunk(const ResponseHeader& header, int index, std::string_view text,
                              std::optional<FinishReason> finish, bool with_usage_field) {
   json chunk = envelope(header, "text_completion");
   chunk["choices"] =
       json::array({json{{"text", text},
-                        {"index", 0},
+                        {"index", index},
                         {"logprobs", nullptr},
                         {"finish_reason", finish ? json(to_string(*finish)) : json(nullptr)}}});
   if (with_usage_field) chunk["usage"] = nullptr;

@@ -140,6 +140,17 @@ struct OpenAiServer::Impl {
     return true;
   }
 
+  // Each of n choices is a job: a request for more than the server ever
+  // holds at once would wait for room that never comes.
+  void check_choices(int choices) const {
+    if (static_cast<std::size_t>(choices) <= engine.max_jobs()) return;
+    throw ApiException(invalid_request(
+        "n is " + std::to_string(choices) + ", but this server runs and queues at most " +
+            std::to_string(engine.max_jobs()) +
+            " replies at once (quire-cli serve's --parallel plus --max-queue).",
+        "n"));
+  }
+
   void completion(const httplib::Request& request, httplib::Response& response,
                   detail::Endpoint endpoint) {
     if (!admit(request, response)) return;
@@ -153,6 +164,7 @@ struct OpenAiServer::Impl {
         const ChatCompletionRequest parsed = parse_chat_completion_request(request.body);
         check_model(parsed.model, model);
         job = prepare_chat_job(parsed, format, tokenizer, model);
+        context.choices = parsed.n;
         context.stream = parsed.stream;
         context.include_usage = parsed.include_usage;
         context.header.id = new_id("chatcmpl-");
@@ -160,18 +172,26 @@ struct OpenAiServer::Impl {
         const CompletionRequest parsed = parse_completion_request(request.body);
         check_model(parsed.model, model);
         job = prepare_completion_job(parsed, tokenizer, model);
+        context.choices = parsed.n;
         context.stream = parsed.stream;
         context.include_usage = parsed.include_usage;
         context.header.id = new_id("cmpl-");
       }
       job.request.label = context.header.id;
-      std::shared_ptr<ReplyChannel> channel = engine.submit(std::move(job.request));
+      check_choices(context.choices);
+      std::shared_ptr<ReplyChannel> channel =
+          engine.submit(std::move(job.request), context.choices);
       if (!channel) {
         response.set_header("Retry-After", "1");
-        send_error(response, {503,
-                              "The server is busy: as many requests as it queues are running "
-                              "or waiting. Try again shortly.",
-                              "server_error", "", "server_busy"});
+        send_error(response,
+                   {503,
+                    context.choices == 1
+                        ? "The server is busy: as many requests as it queues are "
+                          "running or waiting. Try again shortly."
+                        : "The server is busy: it cannot queue " + std::to_string(context.choices) +
+                              " more replies now (each choice of n is one). Try again "
+                              "shortly.",
+                    "server_error", "", "server_busy"});
         return;
       }
       detail::answer(response, engine, std::move(channel), std::move(context), current_note);
@@ -196,6 +216,7 @@ struct OpenAiServer::Impl {
                                     {"cached_pages", cache.cached_pages},
                                     {"shared_pages", cache.shared_pages},
                                     {"sequences", cache.sequences},
+                                    {"branches", cache.branches},
                                     {"prompt_tokens", cache.prompt_tokens},
                                     {"reused_tokens", cache.served_tokens()},
                                     {"computed_tokens", cache.computed_tokens},

@@ -2,7 +2,10 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+
 #include "quire/server/api_error.h"
+#include "quire/server/completion_job.h"
 
 namespace quire::server::detail {
 namespace {
@@ -19,25 +22,27 @@ ApiError engine_error(const engine::JobResult& result) {
                   "server_error", "", "engine_error"};
 }
 
-std::string content_chunk(const ReplyContext& context, std::string_view text) {
-  return context.endpoint == Endpoint::Chat
-             ? chat_content_chunk(context.header, text, context.include_usage)
-             : completion_chunk(context.header, text, std::nullopt, context.include_usage);
+bool failed(const engine::JobResult& result) {
+  return result.stop_reason == engine::StopReason::Error;
 }
 
-// The events that end a stream: the finish chunk, the usage chunk when asked
-// for, and [DONE]; or an error object when the job failed.
-std::string closing_events(const ReplyContext& context, const engine::JobResult& result) {
-  if (result.stop_reason == engine::StopReason::Error) {
-    return sse_event(error_body(engine_error(result))) + sse_done();
-  }
-  const FinishReason finish = finish_of(result.stop_reason);
-  std::string events =
-      sse_event(context.endpoint == Endpoint::Chat
-                    ? chat_finish_chunk(context.header, finish, context.include_usage)
-                    : completion_chunk(context.header, "", finish, context.include_usage));
+std::string content_chunk(const ReplyContext& context, int index, std::string_view text) {
+  return context.endpoint == Endpoint::Chat
+             ? chat_content_chunk(context.header, index, text, context.include_usage)
+             : completion_chunk(context.header, index, text, std::nullopt, context.include_usage);
+}
+
+std::string finish_chunk(const ReplyContext& context, int index, FinishReason finish) {
+  return context.endpoint == Endpoint::Chat
+             ? chat_finish_chunk(context.header, index, finish, context.include_usage)
+             : completion_chunk(context.header, index, "", finish, context.include_usage);
+}
+
+// The events that end a stream once every choice has finished: the usage
+// chunk when asked for, and [DONE].
+std::string closing_events(const ReplyContext& context, const Usage& usage) {
+  std::string events;
   if (context.include_usage) {
-    const Usage usage = usage_of(result);
     events += sse_event(context.endpoint == Endpoint::Chat
                             ? chat_usage_chunk(context.header, usage)
                             : completion_usage_chunk(context.header, usage));
@@ -47,20 +52,23 @@ std::string closing_events(const ReplyContext& context, const engine::JobResult&
 
 void answer_whole(httplib::Response& response, ReplyChannel& channel, const ReplyContext& context,
                   RequestNote& note) {
-  const engine::JobResult result = channel.wait_result();
-  if (result.stop_reason == engine::StopReason::Error) {
-    const ApiError error = engine_error(result);
+  const std::vector<engine::JobResult> results = channel.wait_results();
+  if (const auto bad = std::ranges::find_if(results, failed); bad != results.end()) {
+    const ApiError error = engine_error(*bad);
     response.status = error.status;
     response.set_content(error_body(error), "application/json");
     return;
   }
-  const Usage usage = usage_of(result);
+  const Usage usage = request_usage(results);
   note.has_usage = true;
   note.usage = usage;
-  const FinishReason finish = finish_of(result.stop_reason);
+  std::vector<Choice> choices;
+  for (const engine::JobResult& result : results) {
+    choices.push_back({result.text, finish_of(result.stop_reason)});
+  }
   response.set_content(context.endpoint == Endpoint::Chat
-                           ? chat_completion_json(context.header, result.text, finish, usage)
-                           : completion_json(context.header, result.text, finish, usage),
+                           ? chat_completion_json(context.header, choices, usage)
+                           : completion_json(context.header, choices, usage),
                        "application/json");
 }
 
@@ -72,6 +80,8 @@ struct StreamState {
   RequestNote* note = nullptr;
   bool started = false;
   bool finished = false;
+  // The finished choices' results, by choice; the usage waits for all.
+  std::vector<std::optional<engine::JobResult>> results;
 };
 
 bool provide(StreamState& state, httplib::DataSink& sink) {
@@ -80,40 +90,65 @@ bool provide(StreamState& state, httplib::DataSink& sink) {
     state.note->client_left = true;
     return false;
   };
+  const ReplyContext& context = state.context;
   if (!state.started) {
     state.started = true;
-    // The chat stream opens with the assistant's role; completions with text.
-    if (state.context.endpoint == Endpoint::Chat) {
-      return write(sse_event(chat_role_chunk(state.context.header, state.context.include_usage)));
+    state.results.resize(static_cast<std::size_t>(context.choices));
+    // The chat stream opens each choice with the assistant's role;
+    // completions start with text.
+    if (context.endpoint == Endpoint::Chat) {
+      std::string events;
+      for (int i = 0; i < context.choices; ++i) {
+        events += sse_event(chat_role_chunk(context.header, i, context.include_usage));
+      }
+      return write(events);
     }
     return true;
   }
   ReplyChannel::Update update = state.channel->wait(kHeartbeat);
-  if (!update.text.empty() && !write(sse_event(content_chunk(state.context, update.text)))) {
-    return false;
-  }
-  if (update.done) {
-    state.finished = true;
-    if (update.done->stop_reason != engine::StopReason::Error) {
-      state.note->has_usage = true;
-      state.note->usage = usage_of(*update.done);
+  bool anything = false;
+  for (std::size_t i = 0; i < update.text.size(); ++i) {
+    const int index = static_cast<int>(i);
+    if (!update.text[i].empty()) {
+      anything = true;
+      if (!write(sse_event(content_chunk(context, index, update.text[i])))) return false;
     }
-    if (!write(closing_events(state.context, *update.done))) return false;
+    if (!update.done[i]) continue;
+    anything = true;
+    if (failed(*update.done[i])) {
+      // One failed choice ends the stream with the error; the others stop.
+      state.finished = true;
+      state.engine->cancel(state.channel);
+      if (!write(sse_event(error_body(engine_error(*update.done[i]))) + sse_done())) {
+        return false;
+      }
+      sink.done();
+      return true;
+    }
+    if (!write(sse_event(finish_chunk(context, index, finish_of(update.done[i]->stop_reason))))) {
+      return false;
+    }
+    state.results[i] = std::move(update.done[i]);
+  }
+  if (std::ranges::all_of(state.results, [](const auto& result) { return result.has_value(); })) {
+    state.finished = true;
+    std::vector<engine::JobResult> results;
+    for (auto& result : state.results)
+      results.push_back(std::move(*result));
+    const Usage usage = request_usage(results);
+    state.note->has_usage = true;
+    state.note->usage = usage;
+    if (!write(closing_events(context, usage))) return false;
     sink.done();
     return true;
   }
-  // Nothing new for a while (the job waits for room): a comment line, which
+  // Nothing new for a while (the jobs wait for room): a comment line, which
   // clients ignore, finds out whether the client is still there.
-  if (update.text.empty()) return write(": waiting\n\n");
+  if (!anything) return write(": waiting\n\n");
   return true;
 }
 
 }  // namespace
-
-Usage usage_of(const engine::JobResult& result) {
-  return Usage{result.statistics.prompt_tokens, result.statistics.generated_tokens,
-               result.statistics.cached_tokens};
-}
 
 void answer(httplib::Response& response, EngineHost& engine, std::shared_ptr<ReplyChannel> channel,
             ReplyContext context, RequestNote& note) {
@@ -131,8 +166,8 @@ void answer(httplib::Response& response, EngineHost& engine, std::shared_ptr<Rep
       "text/event-stream",
       [state](std::size_t, httplib::DataSink& sink) { return provide(*state, sink); },
       [state](bool) {
-        // The client went away (or the write failed) before the end: the
-        // job stops and its pages go back to the cache.
+        // The client went away (or the write failed) before the end: every
+        // job of the request stops and its pages go back to the cache.
         if (!state->finished) state->engine->cancel(state->channel);
       });
 }

@@ -20,6 +20,7 @@ enum class Endpoint { Chat, Completion };
 struct ReplyContext {
   Endpoint endpoint = Endpoint::Chat;
   ResponseHeader header;
+  int choices = 1;  // the request's n; the channel holds as many
   bool stream = false;
   bool include_usage = false;
 };
@@ -37,8 +38,5 @@ struct RequestNote {
 // valid until the response is written (it lives on the handler's thread).
 void answer(httplib::Response& response, EngineHost& engine, std::shared_ptr<ReplyChannel> channel,
             ReplyContext context, RequestNote& note);
-
-// The usage of a finished job.
-Usage usage_of(const engine::JobResult& result);
 
 }  // namespace quire::server::detail

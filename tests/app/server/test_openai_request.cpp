@@ -79,6 +79,19 @@ class TestOpenAiRequest : public QObject {
     QVERIFY(request.turns.history.empty());
   }
 
+  // n: how many replies; absent or null is one.
+  void choices() {
+    QCOMPARE(parse_chat_completion_request(chat_with("")).n, 1);
+    QCOMPARE(parse_chat_completion_request(chat_with("\"n\": null")).n, 1);
+    QCOMPARE(parse_chat_completion_request(chat_with("\"n\": 3")).n, 3);
+    QCOMPARE(parse_chat_completion_request(chat_with("\"n\": 16")).n, 16);
+    QCOMPARE(parse_completion_request(R"({"prompt": "x"})").n, 1);
+    QCOMPARE(parse_completion_request(R"({"prompt": "x", "n": 2})").n, 2);
+    // best_of equal to n asks for what n alone gives.
+    QCOMPARE(parse_completion_request(R"({"prompt": "x", "n": 4, "best_of": 4})").n, 4);
+    QCOMPARE(parse_completion_request(R"({"prompt": "x", "n": 4, "best_of": 1})").n, 4);
+  }
+
   void completionPromptForms() {
     QCOMPARE(parse_completion_request(R"({"prompt": "Once"})").prompt, std::string("Once"));
     QCOMPARE(parse_completion_request(R"({"prompt": ["Once"]})").prompt, std::string("Once"));
@@ -173,13 +186,22 @@ class TestOpenAiRequest : public QObject {
         << "messages[1] is a system message after the conversation began; this server takes "
            "system messages only before the first user message."
         << "messages";
-    QTest::newRow("n = 2") << chat_with("\"n\": 2")
-                           << "n must be 1: this server returns one choice per request; send 2 "
-                              "requests instead."
+    QTest::newRow("n = 17") << chat_with("\"n\": 17")
+                            << "n must be an integer from 1 to 16; it is 17."
+                            << "n";
+    QTest::newRow("n = 0") << chat_with("\"n\": 0") << "n must be an integer from 1 to 16; it is 0."
                            << "n";
-    QTest::newRow("n = 0") << chat_with("\"n\": 0")
-                           << "n must be an integer from 1 to 2147483647; it is 0."
-                           << "n";
+    QTest::newRow("n = -1") << chat_with("\"n\": -1")
+                            << "n must be an integer from 1 to 16; it is -1."
+                            << "n";
+    QTest::newRow("n = 2.5") << chat_with("\"n\": 2.5")
+                             << "n must be an integer, not a number with a fraction."
+                             << "n";
+    QTest::newRow("n = \"2\"") << chat_with("\"n\": \"2\"") << "n must be an integer, not a string."
+                               << "n";
+    QTest::newRow("n huge") << chat_with("\"n\": 18446744073709551615")
+                            << "n must be an integer from 1 to 16; it is 18446744073709551615."
+                            << "n";
     QTest::newRow("model number") << chat_with("\"model\": 4")
                                   << "model must be a string, not an integer."
                                   << "model";
@@ -276,8 +298,17 @@ class TestOpenAiRequest : public QObject {
                           << "echo is not supported by this server."
                           << "echo";
     QTest::newRow("best_of") << std::string(R"({"prompt": "x", "best_of": 3})")
-                             << "best_of must be 1: this server returns one choice per request."
+                             << "best_of must be 1 or equal to n (1): this server returns every "
+                                "completion it makes and picks none."
                              << "best_of";
+    QTest::newRow("best_of above n")
+        << std::string(R"({"prompt": "x", "n": 2, "best_of": 3})")
+        << "best_of must be 1 or equal to n (2): this server returns every completion it makes "
+           "and picks none."
+        << "best_of";
+    QTest::newRow("n = 0") << std::string(R"({"prompt": "x", "n": 0})")
+                           << "n must be an integer from 1 to 16; it is 0."
+                           << "n";
     QTest::newRow("logprobs") << std::string(R"({"prompt": "x", "logprobs": 2})")
                               << "logprobs are not supported by this server."
                               << "logprobs";

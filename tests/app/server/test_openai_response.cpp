@@ -29,7 +29,8 @@ class TestOpenAiResponse : public QObject {
 
  private slots:
   void chatCompletion() {
-    const std::string text = chat_completion_json(kHeader, "Hello", FinishReason::Stop, kUsage);
+    const std::vector<Choice> one{{"Hello", FinishReason::Stop}};
+    const std::string text = chat_completion_json(kHeader, one, kUsage);
     QCOMPARE(
         text,
         std::string(R"({"id":"chatcmpl-abc","object":"chat.completion","created":1700000000,)"
@@ -40,16 +41,16 @@ class TestOpenAiResponse : public QObject {
   }
 
   void chatStreamChunks() {
-    QCOMPARE(chat_role_chunk(kHeader, false),
+    QCOMPARE(chat_role_chunk(kHeader, 0, false),
              std::string(R"({"id":"chatcmpl-abc","object":"chat.completion.chunk",)"
                          R"("created":1700000000,"model":"demo","choices":[{"index":0,)"
                          R"("delta":{"role":"assistant","content":""},"logprobs":null,)"
                          R"("finish_reason":null}]})"));
-    const json content = json::parse(chat_content_chunk(kHeader, "Hi \"there\"\n", true));
+    const json content = json::parse(chat_content_chunk(kHeader, 0, "Hi \"there\"\n", true));
     same(content["choices"][0]["delta"], json({{"content", "Hi \"there\"\n"}}));
     QVERIFY(content.contains("usage"));
     QVERIFY(content["usage"].is_null());
-    const json finish = json::parse(chat_finish_chunk(kHeader, FinishReason::Length, false));
+    const json finish = json::parse(chat_finish_chunk(kHeader, 0, FinishReason::Length, false));
     same(finish["choices"][0]["delta"], json::object());
     same(finish["choices"][0]["finish_reason"], json("length"));
     QVERIFY(!finish.contains("usage"));
@@ -60,13 +61,14 @@ class TestOpenAiResponse : public QObject {
   }
 
   void completion() {
-    const json whole =
-        json::parse(completion_json({"cmpl-x", 5, "m"}, "abc", FinishReason::Length, {3, 2, 0}));
+    const json whole = json::parse(completion_json(
+        {"cmpl-x", 5, "m"}, std::vector<Choice>{{"abc", FinishReason::Length}}, {3, 2, 0}));
     same(whole["object"], json("text_completion"));
     same(whole["choices"][0]["text"], json("abc"));
     same(whole["choices"][0]["finish_reason"], json("length"));
     same(whole["usage"]["completion_tokens"], json(2));
-    const json chunk = json::parse(completion_chunk({"cmpl-x", 5, "m"}, "d", std::nullopt, false));
+    const json chunk =
+        json::parse(completion_chunk({"cmpl-x", 5, "m"}, 0, "d", std::nullopt, false));
     same(chunk["choices"][0]["text"], json("d"));
     QVERIFY(chunk["choices"][0]["finish_reason"].is_null());
     same(json::parse(
@@ -74,8 +76,46 @@ class TestOpenAiResponse : public QObject {
          json(3));
   }
 
+  // n: every choice with its own index and finish_reason, one usage for all.
+  void severalChoices() {
+    const std::vector<Choice> choices{
+        {"One", FinishReason::Stop}, {"Two", FinishReason::Length}, {"", FinishReason::Stop}};
+    const Usage usage{11, 3 + 16 + 0, 8};
+    const json chat = json::parse(chat_completion_json(kHeader, choices, usage));
+    QCOMPARE(chat["choices"].size(), std::size_t(3));
+    for (std::size_t i = 0; i < 3; ++i) {
+      const json& choice = chat["choices"][i];
+      same(choice["index"], json(i));
+      same(choice["message"],
+           json({{"role", "assistant"}, {"content", choices[i].text}, {"refusal", nullptr}}));
+      same(choice["finish_reason"], json(to_string(choices[i].finish)));
+    }
+    same(chat["usage"], json({{"prompt_tokens", 11},
+                              {"completion_tokens", 19},
+                              {"total_tokens", 30},
+                              {"prompt_tokens_details", {{"cached_tokens", 8}}}}));
+    const json text = json::parse(completion_json({"cmpl-x", 5, "m"}, choices, usage));
+    QCOMPARE(text["choices"].size(), std::size_t(3));
+    same(text["choices"][1],
+         json({{"text", "Two"}, {"index", 1}, {"logprobs", nullptr}, {"finish_reason", "length"}}));
+    same(text["usage"]["completion_tokens"], json(19));
+
+    // Stream chunks name their choice.
+    same(json::parse(chat_role_chunk(kHeader, 2, false))["choices"][0]["index"], json(2));
+    const json content = json::parse(chat_content_chunk(kHeader, 1, "x", true));
+    QCOMPARE(content["choices"].size(), std::size_t(1));
+    same(content["choices"][0]["index"], json(1));
+    const json finish = json::parse(chat_finish_chunk(kHeader, 2, FinishReason::Stop, true));
+    same(finish["choices"][0]["index"], json(2));
+    same(finish["choices"][0]["finish_reason"], json("stop"));
+    const json piece =
+        json::parse(completion_chunk({"cmpl-x", 5, "m"}, 1, "y", FinishReason::Length, false));
+    same(piece["choices"][0]["index"], json(1));
+    same(piece["choices"][0]["finish_reason"], json("length"));
+  }
+
   void invalidUtf8IsReplacedNotThrown() {
-    const json chunk = json::parse(chat_content_chunk(kHeader,
+    const json chunk = json::parse(chat_content_chunk(kHeader, 0,
                                                       "a\xFF"
                                                       "b",
                                                       false));

@@ -5,12 +5,14 @@
 // and the checks that need the model (its name, the context, the vocabulary).
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/job.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 #include "quire/server/openai_request.h"
+#include "quire/server/openai_response.h"
 
 namespace quire::server {
 
@@ -47,5 +49,10 @@ PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine:
 // request's stop strings; EOS ends the reply.
 PreparedJob prepare_completion_job(const CompletionRequest& request,
                                    const engine::Tokenizer& tokenizer, const ServedModel& model);
+
+// The usage of a request from its finished jobs, one per choice: the prompt
+// once, with the cached tokens the first choice (which computed the prompt
+// for all) found; the completion tokens of every choice added up.
+Usage request_usage(std::span<const engine::JobResult> results);
 
 }  // namespace quire::server

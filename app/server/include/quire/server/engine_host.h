@@ -23,38 +23,49 @@
 
 namespace quire::server {
 
-// One job's answer, from the engine thread to the handler thread that waits
-// for it: text as it is decided, then the result.
+// One request's answer, from the engine thread to the handler thread that
+// waits for it: for each of its choices (one job each), text as it is
+// decided, then the result.
 class ReplyChannel {
  public:
+  explicit ReplyChannel(int choices = 1);
+
   struct Update {
-    std::string text;                       // new text since the last wait
-    std::optional<engine::JobResult> done;  // set once, with the last text
+    // Indexed by choice; both sized choices().
+    std::vector<std::string> text;                       // new text since the last wait
+    std::vector<std::optional<engine::JobResult>> done;  // set once, with the last text
   };
 
-  // Engine side.
-  void push_text(std::string_view text);
-  void finish(engine::JobResult result);
+  int choices() const { return static_cast<int>(slots_.size()); }
 
-  // Handler side: waits until text or the result arrives, or `timeout`
-  // passes (then the update is empty).
+  // Engine side.
+  void push_text(int choice, std::string_view text);
+  // A choice ends once; a second report is dropped.
+  void finish(int choice, engine::JobResult result);
+
+  // Handler side: waits until text or a result arrives, or `timeout` passes
+  // (then the update holds nothing).
   Update wait(std::chrono::milliseconds timeout);
-  // Waits for the result alone; the text it holds is everything streamed.
-  engine::JobResult wait_result();
+  // Waits for every choice's result, in the order of the choices; the text
+  // each holds is everything it streamed.
+  std::vector<engine::JobResult> wait_results();
 
  private:
+  struct Slot {
+    std::string text;
+    std::optional<engine::JobResult> done;
+    bool ended = false;
+  };
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::string text_;
-  std::optional<engine::JobResult> done_;
-  bool taken_ = false;
+  std::vector<Slot> slots_;
 };
 
 // What GET /v1/quire/stats reports, as the engine thread last published it.
 struct EngineStats {
   std::size_t running = 0;    // jobs in the batch
   std::size_t waiting = 0;    // jobs handed over and not running yet
-  std::int64_t requests = 0;  // jobs finished since the start
+  std::int64_t requests = 0;  // requests whose every job finished, since the start
   cache::CacheStats cache;
   std::int64_t sampled_tokens = 0;
 };
@@ -74,12 +85,18 @@ class EngineHost {
   EngineHost(const EngineHost&) = delete;
   EngineHost& operator=(const EngineHost&) = delete;
 
-  // Hands a job over; its on_text and on_done are replaced by the channel's.
-  // nullptr when max_jobs are already in flight.
-  std::shared_ptr<ReplyChannel> submit(engine::JobRequest request);
-  // Ends the job that answers through `channel` (the client went away);
-  // its pages are released at the next step. Harmless after it ended.
+  // Hands over `choices` replies to the request's prompt, `choices` jobs
+  // (Generator::submit_alternatives: the prompt is computed once); their
+  // on_text and on_done are replaced by the channel's. nullptr when they do
+  // not all fit under max_jobs: a request is taken whole or not at all.
+  std::shared_ptr<ReplyChannel> submit(engine::JobRequest request, int choices = 1);
+  // Ends every job that answers through `channel` (the client went away);
+  // their pages are released at the next step. Harmless after they ended.
   void cancel(const std::shared_ptr<ReplyChannel>& channel);
+
+  // Jobs that may be in flight at once: a request for more choices can never
+  // be taken.
+  std::size_t max_jobs() const { return config_.max_jobs; }
 
   EngineStats stats() const;
   // Ends every job (each channel gets StopReason::Cancelled) and the thread.
@@ -89,6 +106,11 @@ class EngineHost {
   struct Submission {
     engine::JobRequest request;
     std::shared_ptr<ReplyChannel> channel;
+  };
+  // The jobs of one channel, by choice, and how many have not ended.
+  struct HostedRequest {
+    std::vector<engine::JobId> jobs;
+    std::size_t unfinished = 0;
   };
   void run();
   void take_work(std::vector<Submission>& incoming,
@@ -108,7 +130,7 @@ class EngineHost {
   EngineStats stats_;
 
   // Engine thread only.
-  std::map<ReplyChannel*, engine::JobId> jobs_;
+  std::map<ReplyChannel*, HostedRequest> jobs_;
   std::thread thread_;
 };
 

@@ -51,9 +51,14 @@ struct ChatTurns {
   friend bool operator==(const ChatTurns&, const ChatTurns&) = default;
 };
 
+// Most replies one request may ask for (`n`): each is a job of its own, with
+// its own pages beyond the shared prompt and its own place in the batch.
+inline constexpr int kMaxChoices = 16;
+
 struct ChatCompletionRequest {
   std::string model;  // empty when the request names none
   ChatTurns turns;
+  int n = 1;  // replies to the same prompt, 1 to kMaxChoices
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   SamplingFields sampling;
@@ -65,6 +70,7 @@ struct CompletionRequest {
   // integers (ids are checked against the vocabulary by the server).
   std::string prompt;
   std::optional<std::vector<std::int64_t>> prompt_ids;
+  int n = 1;
   bool stream = false;
   bool include_usage = false;
   SamplingFields sampling;

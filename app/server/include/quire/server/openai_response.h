@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,8 @@ namespace quire::server {
 enum class FinishReason { Stop, Length };
 std::string_view to_string(FinishReason reason);  // "stop", "length"
 
+// With several choices the prompt counts once and the completions add up, as
+// in OpenAI's API.
 struct Usage {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
@@ -28,23 +31,32 @@ struct ResponseHeader {
   std::string model;
 };
 
-// POST /v1/chat/completions without streaming.
-std::string chat_completion_json(const ResponseHeader& header, std::string_view text,
-                                 FinishReason finish, const Usage& usage);
-// Chunks of a chat stream. `with_usage_field`: stream_options.include_usage
-// was set, so every chunk carries "usage": null until the last one.
-std::string chat_role_chunk(const ResponseHeader& header, bool with_usage_field);
-std::string chat_content_chunk(const ResponseHeader& header, std::string_view text,
+// One reply of a response; a request with `n` has n of them, at indices 0..n-1.
+struct Choice {
+  std::string text;
+  FinishReason finish = FinishReason::Stop;
+};
+
+// POST /v1/chat/completions without streaming: every choice, and the usage of
+// the whole request.
+std::string chat_completion_json(const ResponseHeader& header, std::span<const Choice> choices,
+                                 const Usage& usage);
+// Chunks of a chat stream, each about the choice at `index`.
+// `with_usage_field`: stream_options.include_usage was set, so every chunk
+// carries "usage": null until the last one.
+std::string chat_role_chunk(const ResponseHeader& header, int index, bool with_usage_field);
+std::string chat_content_chunk(const ResponseHeader& header, int index, std::string_view text,
                                bool with_usage_field);
-std::string chat_finish_chunk(const ResponseHeader& header, FinishReason finish,
+std::string chat_finish_chunk(const ResponseHeader& header, int index, FinishReason finish,
                               bool with_usage_field);
-// The last chunk with include_usage: no choices, the usage.
+// The last chunk with include_usage, once every choice has finished: no
+// choices, the usage of the whole request.
 std::string chat_usage_chunk(const ResponseHeader& header, const Usage& usage);
 
 // POST /v1/completions, whole and streamed.
-std::string completion_json(const ResponseHeader& header, std::string_view text,
-                            FinishReason finish, const Usage& usage);
-std::string completion_chunk(const ResponseHeader& header, std::string_view text,
+std::string completion_json(const ResponseHeader& header, std::span<const Choice> choices,
+                            const Usage& usage);
+std::string completion_chunk(const ResponseHeader& header, int index, std::string_view text,
                              std::optional<FinishReason> finish, bool with_usage_field);
 std::string completion_usage_chunk(const ResponseHeader& header, const Usage& usage);
 
