@@ -73,6 +73,7 @@ struct ChatSummary {
   // Last activity: the newest message written or edited (not a rename).
   QDateTime updated;
   ModelUse model;
+  // Messages in every branch, not only along the current path.
   int message_count = 0;
   // Set while the chat is soft-deleted (undo is still possible).
   std::optional<QDateTime> deleted;
