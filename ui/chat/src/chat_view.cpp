@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QEvent>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "branch_undo_bar.h"
 #include "chat_style.h"
 #include "message_widget.h"
 
@@ -33,6 +35,14 @@ ChatView::ChatView(QWidget* parent) : QWidget(parent) {
   setAccessibleName(tr("Conversation"));
   auto* root = new QVBoxLayout(this);
   root->setContentsMargins(0, 0, 0, 0);
+  root->setSpacing(0);
+  branchUndo_ = new BranchUndoBar(this);
+  connect(branchUndo_, &BranchUndoBar::undoRequested, this, &ChatView::undoDeleteBranchRequested);
+  // Hidden, the bar and its margins take no room.
+  auto* undoRow = new QHBoxLayout;
+  undoRow->setContentsMargins(kSidePadding, 8, kSidePadding, 0);
+  undoRow->addWidget(branchUndo_);
+  root->addLayout(undoRow);
   stack_ = new QStackedWidget(this);
   root->addWidget(stack_);
 
@@ -103,6 +113,22 @@ ChatView::~ChatView() {
 void ChatView::setEmptyStateText(const QString& title, const QString& hint) {
   emptyTitle_->setText(title);
   emptyHint_->setText(hint);
+}
+
+void ChatView::offerBranchUndo(qint64 id) {
+  branchUndo_->offer(id);
+}
+
+void ChatView::dismissBranchUndo() {
+  branchUndo_->dismiss();
+}
+
+bool ChatView::isBranchUndoVisible() const {
+  return !branchUndo_->isHidden();
+}
+
+void ChatView::setBranchUndoTimeout(int milliseconds) {
+  branchUndo_->setTimeout(milliseconds);
 }
 
 bool ChatView::isShowingEmptyState() const {
@@ -220,6 +246,10 @@ MessageWidget* ChatView::buildWidget(qsizetype index) {
   auto* widget = new MessageWidget(messages_[index], content_);
   connect(widget, &MessageWidget::editRequested, this, &ChatView::editRequested);
   connect(widget, &MessageWidget::regenerateRequested, this, &ChatView::regenerateRequested);
+  connect(widget, &MessageWidget::branchSwitchRequested, this, &ChatView::branchSwitchRequested);
+  connect(widget, &MessageWidget::branchFromHereRequested, this,
+          &ChatView::branchFromHereRequested);
+  connect(widget, &MessageWidget::deleteBranchRequested, this, &ChatView::deleteBranchRequested);
   widgets_[static_cast<std::size_t>(index)] = widget;
   ++renderCount_;
   return widget;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "branch_switcher.h"
 #include "chat_style.h"
 #include "code_block_widget.h"
 #include "document_view.h"
@@ -176,6 +177,10 @@ void MessageWidget::buildFrame() {
                                  : Qt::AlignLeft | Qt::AlignVCenter);
   // A user message has no statistics: the stretch keeps its buttons right.
   if (user) footer->addStretch(1);
+  switcher_ = new BranchSwitcher(this);
+  connect(switcher_, &BranchSwitcher::stepRequested, this,
+          [this](int step) { emit branchSwitchRequested(message_.id, step); });
+  footer->addWidget(switcher_);
   footer->addWidget(statsLabel_, 1);
   copyButton_ = addAction(QStringLiteral("copyMessageButton"), tr("Copy"), tr("Copy message"),
                           tr("Copy the message's text to the clipboard"));
@@ -194,6 +199,17 @@ void MessageWidget::buildFrame() {
             [this] { emit regenerateRequested(message_.id); });
     footer->addWidget(regenerateButton_);
   }
+  branchButton_ = addAction(QStringLiteral("branchButton"), tr("Branch"), tr("Branch from here"),
+                            tr("Start a new chat with the conversation up to this message"));
+  connect(branchButton_, &QToolButton::clicked, this,
+          [this] { emit branchFromHereRequested(message_.id); });
+  footer->addWidget(branchButton_);
+  deleteBranchButton_ =
+      addAction(QStringLiteral("deleteBranchButton"), tr("Delete"), tr("Delete this version"),
+                tr("Delete this version and everything that follows it"));
+  connect(deleteBranchButton_, &QToolButton::clicked, this,
+          [this] { emit deleteBranchRequested(message_.id); });
+  footer->addWidget(deleteBranchButton_);
   root->addLayout(footer);
 }
 
@@ -315,6 +331,13 @@ void MessageWidget::updateChrome() {
   copyButton_->setVisible(!message_.text.isEmpty() && !message_.streaming && !isEditing());
   if (editButton_) editButton_->setVisible(!isEditing());
   if (regenerateButton_) regenerateButton_->setVisible(regenerateAvailable_ && !message_.streaming);
+  switcher_->setPosition(message_.siblingIndex, message_.siblingCount);
+  // While a reply streams its chat stays on its branch.
+  switcher_->setEnabled(!message_.streaming);
+  branchButton_->setVisible(!message_.streaming && !isEditing());
+  // Only one of several versions can go: deleting the only one would cut the
+  // conversation short, which is not what a version switcher offers.
+  deleteBranchButton_->setVisible(message_.siblingCount > 1 && !message_.streaming && !isEditing());
 }
 
 void MessageWidget::resizeEvent(QResizeEvent* event) {

@@ -17,6 +17,7 @@ class QVBoxLayout;
 
 namespace quire::ui {
 
+class BranchSwitcher;
 class DocumentView;
 class TintedFrame;
 
@@ -54,6 +55,10 @@ class MessageWidget : public QWidget {
  signals:
   void editRequested(qint64 id, const QString& newText);
   void regenerateRequested(qint64 id);
+  // The switcher's arrows: -1 for the previous version, +1 for the next.
+  void branchSwitchRequested(qint64 id, int step);
+  void branchFromHereRequested(qint64 id);
+  void deleteBranchRequested(qint64 id);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -105,6 +110,9 @@ class MessageWidget : public QWidget {
   QToolButton* copyButton_ = nullptr;
   QToolButton* editButton_ = nullptr;
   QToolButton* regenerateButton_ = nullptr;
+  BranchSwitcher* switcher_ = nullptr;
+  QToolButton* branchButton_ = nullptr;
+  QToolButton* deleteBranchButton_ = nullptr;
 };
 
 }  // namespace quire::ui

@@ -19,11 +19,16 @@ class QVBoxLayout;
 
 namespace quire::ui {
 
+class BranchUndoBar;
 class MessageWidget;
 
 // The conversation of one chat: user messages as bubbles, replies as Markdown
 // blocks with a Copy button per code block, per-message actions (copy, edit and
 // resend, regenerate), streaming, errors, and an empty state for a new chat.
+// A chat is a tree of messages and the view shows one path through it: a
+// message with other versions carries a "‹ 2/3 ›" switcher, any message can
+// start a new chat ("Branch"), and a version can be deleted with an Undo bar
+// above the conversation.
 //
 // Design: a scroll area holding one widget per message, built lazily, rather
 // than a QListView with a painting delegate. Every message needs live content:
@@ -40,7 +45,8 @@ class MessageWidget;
 // (property "messageId"), "messageText", "codeBlock", "copyCodeButton",
 // "copyMessageButton", "editButton", "messageEditor", "sendEditButton",
 // "regenerateButton", "messageError", "messageStats", "emptyState",
-// "jumpToLatestButton".
+// "jumpToLatestButton", "branchSwitcher" (see branch_switcher.h),
+// "branchButton", "deleteBranchButton", "branchUndoBar", "branchUndoButton".
 class ChatView : public QWidget {
   Q_OBJECT
 
@@ -76,6 +82,12 @@ class ChatView : public QWidget {
   int renderCount() const { return renderCount_; }
   void setEmptyStateText(const QString& title, const QString& hint);
 
+  // The Undo bar for the branch starting at message `id`, just deleted.
+  void offerBranchUndo(qint64 id);
+  void dismissBranchUndo();
+  bool isBranchUndoVisible() const;
+  void setBranchUndoTimeout(int milliseconds);
+
  public slots:
   void scrollToBottom();
   // Renders streamed text that is waiting for the next render slot now.
@@ -86,6 +98,14 @@ class ChatView : public QWidget {
   void editRequested(qint64 id, const QString& newText);
   // The last reply should be generated again.
   void regenerateRequested(qint64 id);
+  // The switcher of message `id`: -1 shows its previous version, +1 its next.
+  void branchSwitchRequested(qint64 id, int step);
+  // A new chat with the conversation up to message `id`.
+  void branchFromHereRequested(qint64 id);
+  // Message `id` and everything below it go; the other versions stay.
+  void deleteBranchRequested(qint64 id);
+  // The Undo bar's button, for the branch offerBranchUndo() named.
+  void undoDeleteBranchRequested(qint64 id);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -134,6 +154,7 @@ class ChatView : public QWidget {
   QWidget* content_ = nullptr;
   QVBoxLayout* column_ = nullptr;
   QToolButton* jumpButton_ = nullptr;
+  BranchUndoBar* branchUndo_ = nullptr;
 };
 
 }  // namespace quire::ui

@@ -28,6 +28,11 @@ struct ChatMessageView {
   // message): false where generating it again cannot succeed or has nothing
   // to replace, such as a reply refused before it started.
   bool canRegenerate = true;
+  // Where the message stands among the versions of its turn (the edits of a
+  // question, the regenerated replies to it), oldest first; with more than
+  // one the message shows a "‹ 2/3 ›" switcher.
+  int siblingIndex = 0;
+  int siblingCount = 1;
 };
 
 }  // namespace quire::ui
