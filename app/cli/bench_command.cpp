@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_support.h"
 #include "conversation_runner.h"
@@ -355,8 +356,12 @@ int run_bench(const BenchOptions& options) {
            std::to_string(turns[9]["time_to_first_token_s"].get<double>()) + " s, cold " +
            std::to_string(cold_result.statistics.time_to_first_token) + " s");
 
+  // The named formats, and the one benchmarked when it is another pair.
   Json kv = Json::object();
-  for (const cache::CacheFormat each : cache::all_cache_formats()) {
+  std::vector<cache::CacheFormat> priced(cache::all_cache_formats().begin(),
+                                         cache::all_cache_formats().end());
+  priced.push_back(session.runtime->cache().config().format);
+  for (const cache::CacheFormat each : priced) {
     const cache::CacheFormatInfo& info = cache::format_info(each);
     kv[std::string(info.name)] = info.page_bytes(model.kv_shape(), 256).total() *
                                  static_cast<std::int64_t>(model.layers.size()) / 256.0;

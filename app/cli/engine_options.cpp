@@ -20,7 +20,11 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
                   "of 20 GiB); auto (CUDA when it can run and agrees with the CPU in its "
                   "self-check, else the CPU, said on stderr)")
       ->capture_default_str();
-  command.add_option("--cache", cache, "KV cache format: fp16, q8, q6, q4 or fp8")
+  command
+      .add_option("--cache", cache,
+                  "KV cache format: fp16, q8, q6, q4 or fp8, or keys and values coded apart "
+                  "as k<keys>v<values> with each of 16, f8, 8 or 4 (k8v4 is q6; kf8v4: FP8 "
+                  "keys, Q4 values)")
       ->capture_default_str();
   if (with_context) {
     command.add_option("--context", context, "Tokens of KV cache to plan for")
@@ -180,7 +184,11 @@ std::unique_ptr<kernels::Backend> EngineOptions::open_backend() const {
 engine::RuntimeOptions EngineOptions::runtime_options() const {
   engine::RuntimeOptions options;
   const std::optional<cache::CacheFormat> format = cache::parse_cache_format(this->cache);
-  if (!format) throw UsageError("--cache \"" + this->cache + "\" is not fp16, q8, q6, q4 or fp8");
+  if (!format) {
+    throw UsageError("--cache \"" + this->cache +
+                     "\" is not fp16, q8, q6, q4, fp8 or a pair such as k8v4 (keys and values "
+                     "each 16, f8, 8 or 4)");
+  }
   options.cache_format = *format;
   options.cache_tokens = context;
   options.max_chunk_tokens = chunk;

@@ -81,7 +81,7 @@ ModelInfo describe(const engine::ModelRuntime& runtime, const ui::EngineSettings
   for (const engine::DevicePlacement& device : runtime.plan().devices) {
     if (device.module_count > 0) info.devices << QString::fromStdString(device.name);
   }
-  info.cache_format = text_of(cache::format_info(runtime.options().cache_format).name).toUpper();
+  info.cache_format = text_of(cache::format_info(runtime.options().cache_format).title);
   info.cache_tokens = runtime.plan().context_tokens;
   // One conversation holds at most what the settings allow, what the cache
   // holds and what the model was trained for: past max_position_embeddings a

@@ -33,9 +33,8 @@ ui::CacheSummaryView cache_summary(const cache::CacheStats& stats,
   summary.hit_rate = stats.hit_rate();
   summary.reused_tokens = stats.served_tokens();
   summary.computed_tokens = stats.computed_tokens;
-  summary.format =
-      QString::fromUtf8(cache::format_info(format).name.data(),
-                        static_cast<qsizetype>(cache::format_info(format).name.size()));
+  const std::string_view title = cache::format_info(format).title;
+  summary.format = QString::fromUtf8(title.data(), static_cast<qsizetype>(title.size()));
   summary.evictions = stats.evictions;
   summary.preemptions = stats.preemptions;
   summary.host_saves = stats.host_saves;

@@ -1,4 +1,6 @@
 #include <QTest>
+#include <set>
+#include <string>
 
 #include "quire/cache/cache_format.h"
 #include "test_main.h"
@@ -31,6 +33,13 @@ class CacheFormatTest : public QObject {
                         << qint64(16384) << qint64(1152) << 4.5;
     QTest::newRow("fp8") << CacheFormat::FP8 << qint64(262144) << qint64(32) << qint64(262144)
                          << qint64(32) << qint64(2048) << 8.0;
+    // Keys and values coded apart: each half priced as its own coding.
+    QTest::newRow("kf8v4") << CacheFormat{ElementCoding::FP8, ElementCoding::Q4} << qint64(262144)
+                           << qint64(32) << qint64(131072) << qint64(16384) << qint64(1600) << 6.25;
+    QTest::newRow("k16v8") << CacheFormat{ElementCoding::FP16, ElementCoding::Q8} << qint64(524288)
+                           << qint64(0) << qint64(262144) << qint64(16384) << qint64(3136) << 12.25;
+    QTest::newRow("k4v16") << CacheFormat{ElementCoding::Q4, ElementCoding::FP16} << qint64(131072)
+                           << qint64(16384) << qint64(524288) << qint64(0) << qint64(2624) << 10.25;
   }
 
   void pageBytesAreExact() {
@@ -66,6 +75,53 @@ class CacheFormatTest : public QObject {
     QCOMPARE(parse_cache_format("FP8"), std::optional<CacheFormat>(CacheFormat::FP8));
     QCOMPARE(parse_cache_format("q5"), std::optional<CacheFormat>());
     QCOMPARE(all_cache_formats().size(), std::size_t(5));
+  }
+
+  void everyPairOfCodingsHasOneNameThatParsesBack() {
+    const auto pairs = all_cache_format_pairs();
+    QCOMPARE(pairs.size(), std::size_t(16));
+    std::set<std::string> names;
+    for (const CacheFormat format : pairs) {
+      const CacheFormatInfo& info = format_info(format);
+      QCOMPARE(info.format, format);
+      QCOMPARE(parse_cache_format(info.name), std::optional<CacheFormat>(format));
+      names.insert(std::string(info.name));
+    }
+    QCOMPARE(names.size(), std::size_t(16));
+    // The named formats come first, in their usual order.
+    for (std::size_t i = 0; i < all_cache_formats().size(); ++i)
+      QCOMPARE(pairs[i], all_cache_formats()[i]);
+    QCOMPARE(all_element_codings().size(), std::size_t(4));
+  }
+
+  void keyAndValueCodingsAreNamedApart() {
+    const CacheFormat fp8_keys{ElementCoding::FP8, ElementCoding::Q4};
+    QCOMPARE(std::string(format_info(fp8_keys).name), std::string("kf8v4"));
+    QCOMPARE(std::string(format_info(fp8_keys).title), std::string("K FP8, V Q4"));
+    QCOMPARE(std::string(format_info(CacheFormat::Q6).title), std::string("Q6"));
+    QCOMPARE(std::string(format_info(fp8_keys).label),
+             std::string("K FP8, V Q4 — FP8 keys, 4-bit values"));
+    QCOMPARE(format_info(fp8_keys).key.bits, 8);
+    QCOMPARE(format_info(fp8_keys).value.bits, 4);
+    // Today's names stay: q6 is k8v4, and each half may be spelt out.
+    QCOMPARE(parse_cache_format("k8v4"), std::optional<CacheFormat>(CacheFormat::Q6));
+    QCOMPARE(parse_cache_format("kq8vq4"), std::optional<CacheFormat>(CacheFormat::Q6));
+    QCOMPARE(parse_cache_format("K4V4"), std::optional<CacheFormat>(CacheFormat::Q4));
+    QCOMPARE(parse_cache_format("kfp16vq4"),
+             std::optional<CacheFormat>(CacheFormat{ElementCoding::FP16, ElementCoding::Q4}));
+    QCOMPARE(std::string(format_info(CacheFormat::Q6).name), std::string("q6"));
+    for (const char* wrong : {"k3v4", "kv", "kv4", "k8v", "k8", "v4k8", "k8v4x", "k 8v4", "q6v4"}) {
+      QVERIFY2(!parse_cache_format(wrong), wrong);
+    }
+  }
+
+  void aMixedCodingNeedsWholeGroupsOnlyInItsIntegerHalf() {
+    const CacheFormat fp16_keys{ElementCoding::FP16, ElementCoding::Q4};
+    const auto reason = format_info(fp16_keys).unsupported_reason(LayerShape{8, 80});
+    QVERIFY(reason.has_value());
+    QVERIFY(reason->find("the k16v4 cache quantizes groups of 32") != std::string::npos);
+    QVERIFY(!format_info(CacheFormat{ElementCoding::FP8, ElementCoding::FP16})
+                 .unsupported_reason(LayerShape{8, 80}));
   }
 
   void q6HasEightBitKeysAndFourBitValues() {

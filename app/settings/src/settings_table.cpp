@@ -58,6 +58,27 @@ SettingRow choice_row(const char* key, Field field, const QString& fallback,
           }};
 }
 
+// Any spelling of a pair of cache codings ("k8v4", "KQ8VQ4"), kept as the
+// engine names the pair ("q6").
+SettingRow cache_format_row() {
+  const QString fallback = QStringLiteral("fp16");
+  return {QStringLiteral("engine/cache_format"), fallback,
+          [=](AppSettings& s) { s.engine.cache_format = fallback; },
+          [](const AppSettings& s) { return QVariant(s.engine.cache_format); },
+          [](AppSettings& s, const QVariant& value) -> QString {
+            const std::optional<QString> text = stored::text(value);
+            const auto [keys, values] =
+                ui::cache_format_codings(text ? text->trimmed() : QString());
+            if (keys.isEmpty()) {
+              return QStringLiteral(
+                  "is not a cache format: fp16, q8, q6, q4, fp8, or k<keys>v<values> with "
+                  "each of 16, f8, 8 or 4");
+            }
+            s.engine.cache_format = ui::cache_format_id(keys, values);
+            return {};
+          }};
+}
+
 template <typename Field>
 SettingRow integer_row(const char* key, Field field, int fallback, IntRange range) {
   return {QString::fromLatin1(key), QString::number(fallback),
@@ -247,8 +268,7 @@ std::vector<SettingRow> make_rows() {
       // Context and cache. The cache holds two full contexts so a second chat
       // (or an edited turn) does not evict the first.
       integer_row("engine/max_context", QUIRE_FIELD(engine.max_context), 8192, limits::kMaxContext),
-      choice_row("engine/cache_format", QUIRE_FIELD(engine.cache_format), QStringLiteral("fp16"),
-                 ui::cache_format_ids()),
+      cache_format_row(),
       integer_row("engine/cache_tokens", QUIRE_FIELD(engine.cache_tokens), 16384,
                   limits::kCacheTokens),
       // Off here; load() gives a file without this key (the first run) a

@@ -13,16 +13,10 @@ constexpr std::array<cache::CacheFormat, 4> kShrinking = {
     cache::CacheFormat::Q4};
 
 const char* cost_of(cache::CacheFormat format) {
-  switch (format) {
-    case cache::CacheFormat::Q8:
-      return "about 1% less exact";
-    case cache::CacheFormat::Q6:
-      return "a little less exact than q8";
-    case cache::CacheFormat::Q4:
-      return "less exact, most at long context";
-    default:
-      return "";
-  }
+  if (format == cache::CacheFormat::Q8) return "about 1% less exact";
+  if (format == cache::CacheFormat::Q6) return "a little less exact than q8";
+  if (format == cache::CacheFormat::Q4) return "less exact, most at long context";
+  return "";
 }
 
 std::string name_of(cache::CacheFormat format) {
@@ -35,18 +29,17 @@ std::optional<FitSuggestion> suggest_fit(const ModelDescription& model,
                                          std::span<const kernels::DeviceInfo> devices,
                                          const RuntimeOptions& options) {
   const PlacementRequest request = placement_request(model, devices, options);
-  // FP8 holds as many bits as Q8, so what is smaller than it starts at Q6.
-  const cache::CacheFormat rank = options.cache_format == cache::CacheFormat::FP8
-                                      ? cache::CacheFormat::Q8
-                                      : options.cache_format;
-  const auto* position = std::find(kShrinking.begin(), kShrinking.end(), rank);
+  // Only codings that store fewer bits than the chosen one are offered: after
+  // FP8 (8 bits per element) Q6 and Q4, after FP8 keys with Q4 values (6.25)
+  // Q4 alone.
+  const double bits = cache::format_info(options.cache_format).bits_per_element();
   std::vector<CacheCoding> smaller;
-  for (const auto* it = position == kShrinking.end() ? position : position + 1;
-       it != kShrinking.end(); ++it) {
-    if (cache::format_info(*it).unsupported_reason(model.kv_shape())) continue;
-    CacheCoding coding{name_of(*it), cost_of(*it), {}};
+  for (const cache::CacheFormat format : kShrinking) {
+    const cache::CacheFormatInfo& info = cache::format_info(format);
+    if (info.bits_per_element() >= bits || info.unsupported_reason(model.kv_shape())) continue;
+    CacheCoding coding{name_of(format), cost_of(format), {}};
     for (const ModuleCost& module :
-         model.modules(*it, options.page_size, options.max_chunk_tokens)) {
+         model.modules(format, options.page_size, options.max_chunk_tokens)) {
       coding.cache_bytes_per_page.push_back(module.cache_bytes_per_page);
     }
     smaller.push_back(std::move(coding));

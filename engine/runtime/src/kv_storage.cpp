@@ -9,21 +9,26 @@
 
 namespace quire::engine {
 
-std::pair<kernels::KvCoding, kernels::KvCoding> kv_codings(cache::CacheFormat format) {
-  using kernels::KvCoding;
-  switch (format) {
-    case cache::CacheFormat::FP16:
-      return {KvCoding::Fp16, KvCoding::Fp16};
-    case cache::CacheFormat::Q8:
-      return {KvCoding::Int8, KvCoding::Int8};
-    case cache::CacheFormat::Q6:
-      return {KvCoding::Int8, KvCoding::Int4};
-    case cache::CacheFormat::Q4:
-      return {KvCoding::Int4, KvCoding::Int4};
-    case cache::CacheFormat::FP8:
-      return {KvCoding::Fp8, KvCoding::Fp8};
+namespace {
+
+kernels::KvCoding kernel_coding(cache::ElementCoding coding) {
+  switch (coding) {
+    case cache::ElementCoding::FP16:
+      return kernels::KvCoding::Fp16;
+    case cache::ElementCoding::FP8:
+      return kernels::KvCoding::Fp8;
+    case cache::ElementCoding::Q8:
+      return kernels::KvCoding::Int8;
+    case cache::ElementCoding::Q4:
+      return kernels::KvCoding::Int4;
   }
-  throw std::invalid_argument("unknown cache format");
+  throw std::invalid_argument("unknown cache coding");
+}
+
+}  // namespace
+
+std::pair<kernels::KvCoding, kernels::KvCoding> kv_codings(cache::CacheFormat format) {
+  return {kernel_coding(format.key), kernel_coding(format.value)};
 }
 
 KvStorage::KvStorage(kernels::Backend& backend, Config config,

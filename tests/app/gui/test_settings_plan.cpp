@@ -61,14 +61,19 @@ class SettingsPlanTest : public QObject {
     run.start();
     ui::SettingsPanel& panel = *run.app->window().settingsPanel();
     auto* plan = panel.findChild<ui::PlanWidget*>(QStringLiteral("plan"));
-    auto* format = panel.findChild<QComboBox*>(QStringLiteral("cacheFormat"));
+    auto* keys = panel.findChild<QComboBox*>(QStringLiteral("cacheKeys"));
+    auto* values = panel.findChild<QComboBox*>(QStringLiteral("cacheValues"));
+    const auto choose = [&](const char* key, const char* value) {
+      keys->setCurrentIndex(keys->findData(QString::fromLatin1(key)));
+      values->setCurrentIndex(values->findData(QString::fromLatin1(value)));
+    };
     auto* tokens = panel.findChild<QSpinBox*>(QStringLiteral("cacheTokens"));
     auto* split = panel.findChild<QComboBox*>(QStringLiteral("split"));
     auto* reserve = panel.findChild<QDoubleSpinBox*>(QStringLiteral("reserveMib"));
-    QVERIFY(plan && format && tokens && split && reserve);
+    QVERIFY(plan && keys && values && tokens && split && reserve);
     reserve->setValue(16);
 
-    format->setCurrentIndex(format->findData(QStringLiteral("fp16")));
+    choose("fp16", "fp16");
     tokens->setValue(8192);
     QTRY_VERIFY2(plan->plan().valid && cache_bytes(plan->plan()) > 0 && !plan->isStale(),
                  qPrintable(plan->plan().error + plan->plan().verdict));
@@ -79,10 +84,21 @@ class SettingsPlanTest : public QObject {
     // V x 2 bytes, per token.
     QCOMPARE(cache_bytes(fp16), qint64{8192} * 6 * 4 * 32 * 2 * 2);
 
-    format->setCurrentIndex(format->findData(QStringLiteral("q4")));
+    choose("q4", "q4");
     QTRY_VERIFY(plan->plan() != fp16 && !plan->isStale());
     QCOMPARE(plan->plan(), planner_says(panel.settings()));
     QVERIFY(cache_bytes(plan->plan()) < cache_bytes(fp16) / 3);
+
+    // Keys and values coded apart, each half priced as its own coding: Q8
+    // keys (128 bytes and four FP16 scales per token, layer and head group of
+    // 32) with FP16 values (256 bytes).
+    choose("q8", "fp16");
+    QCOMPARE(panel.settings().cache_format, QStringLiteral("k8v16"));
+    QTRY_VERIFY(cache_bytes(plan->plan()) != cache_bytes(fp16) && !plan->isStale());
+    QCOMPARE(plan->plan(), planner_says(panel.settings()));
+    QCOMPARE(cache_bytes(plan->plan()), qint64{8192} * 6 * (4 * 32 + 4 * 2 + 4 * 32 * 2));
+    choose("q4", "q4");
+    QTRY_VERIFY(!plan->isStale());
 
     // Balanced puts layers on both devices; filling in order keeps them on one.
     split->setCurrentIndex(split->findData(QStringLiteral("balanced")));
@@ -91,7 +107,7 @@ class SettingsPlanTest : public QObject {
     QVERIFY(plan->plan().devices.value(1).weights > 0);
 
     // A cache larger than both devices does not fit, and the plan says so.
-    format->setCurrentIndex(format->findData(QStringLiteral("fp16")));
+    choose("fp16", "fp16");
     tokens->setValue(65536);
     QTRY_VERIFY(!plan->plan().fits && !plan->isStale());
     QCOMPARE(plan->plan(), planner_says(panel.settings()));

@@ -176,6 +176,19 @@ class TestAppSettings : public QObject {
     }
   }
 
+  void cacheFormatsOfKeysAndValuesApartLoadByAnySpelling() {
+    for (const auto& [stored, loaded] : std::initializer_list<std::pair<const char*, const char*>>{
+             {"kf8v4", "kf8v4"}, {"K8V4", "q6"}, {"kq4vq4", "q4"}, {"k16vfp8", "k16vf8"}}) {
+      QFile file(path_);
+      QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      file.write(QByteArray("[engine]\ncache_format=") + stored + "\n");
+      file.close();
+      AppSettings read(path_);
+      QVERIFY2(read.load().isEmpty(), stored);
+      QCOMPARE(read.engine.cache_format, QString::fromLatin1(loaded));
+    }
+  }
+
   void saveReportsAFileItCannotWrite() {
     AppSettings s(dir_.path());  // a directory where the file should be
     QVERIFY(!s.save());

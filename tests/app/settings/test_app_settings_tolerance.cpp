@@ -59,7 +59,8 @@ class TestAppSettingsTolerance : public QObject {
                                    << "is not one of fill, balanced, manual";
     QTest::newRow("unknown cache format") << "engine"
                                           << "cache_format=q3"
-                                          << "is not one of fp16, q8, q6, q4, fp8";
+                                          << "is not a cache format: fp16, q8, q6, q4, fp8, or "
+                                             "k<keys>v<values> with each of 16, f8, 8 or 4";
     QTest::newRow("device not a number") << "engine"
                                          << "devices=0,x"
                                          << "is not a list of device numbers";

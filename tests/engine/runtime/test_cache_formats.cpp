@@ -3,6 +3,7 @@
 // so the errors measure the codings themselves.
 
 #include <QTest>
+#include <algorithm>
 
 #include "quire/cache/cache_format.h"
 #include "runtime_test_support.h"
@@ -46,17 +47,33 @@ class CacheFormatLogitsTest : public QObject {
     reference_ = run(cache::CacheFormat::FP16);
   }
 
+  // Largest logit difference allowed, relative to the largest FP16 logit,
+  // for a cache whose coarser half is this coding: about three times what
+  // the coding gives on this model in both halves (Q8 6e-4, FP8 3.4e-3, Q4
+  // 1.2e-2; Q6 gives 9.8e-3, close to Q4, because its 4-bit values dominate).
+  static double bound_of(cache::ElementCoding coding) {
+    switch (coding) {
+      case cache::ElementCoding::FP16:
+        return 0.0;
+      case cache::ElementCoding::Q8:
+        return 0.002;
+      case cache::ElementCoding::FP8:
+        return 0.012;
+      case cache::ElementCoding::Q4:
+        return 0.04;
+    }
+    return 0.0;
+  }
+
+  // Every pair of key and value codings but FP16 itself.
   void quantizedCachesStayCloseToFp16_data() {
     QTest::addColumn<cache::CacheFormat>("format");
     QTest::addColumn<double>("bound");
-    // Largest logit difference allowed, relative to the largest FP16 logit:
-    // about three times what these codings give on this model (Q8 6e-4,
-    // FP8 3.4e-3, Q6 9.8e-3, Q4 1.2e-2; Q6 is close to Q4 because 4-bit
-    // values dominate its error).
-    QTest::newRow("q8") << cache::CacheFormat::Q8 << 0.002;
-    QTest::newRow("fp8") << cache::CacheFormat::FP8 << 0.012;
-    QTest::newRow("q6") << cache::CacheFormat::Q6 << 0.03;
-    QTest::newRow("q4") << cache::CacheFormat::Q4 << 0.04;
+    for (const cache::CacheFormat format : cache::all_cache_format_pairs()) {
+      if (format == cache::CacheFormat::FP16) continue;
+      QTest::newRow(cache::format_info(format).name.data())
+          << format << std::max(bound_of(format.key), bound_of(format.value));
+    }
   }
 
   void quantizedCachesStayCloseToFp16() {
@@ -69,6 +86,22 @@ class CacheFormatLogitsTest : public QObject {
           cache::format_info(format).name.data(), difference);
     QVERIFY2(difference < bound, qPrintable(QString::number(difference)));
     QVERIFY(difference > 0.0);  // the format really changed something
+  }
+
+  // Coding only one half coarsely costs less than coding both: each half
+  // carries its own error, so the choice of the other one matters.
+  void eachHalfCarriesItsOwnError() {
+    const double q4 = test::max_abs_difference(run(cache::CacheFormat::Q4), reference_);
+    const cache::CacheFormat fp16_keys{cache::ElementCoding::FP16, cache::ElementCoding::Q4};
+    const cache::CacheFormat fp16_values{cache::ElementCoding::Q4, cache::ElementCoding::FP16};
+    const double only_values = test::max_abs_difference(run(fp16_keys), reference_);
+    const double only_keys = test::max_abs_difference(run(fp16_values), reference_);
+    QVERIFY2(only_values > 0.0 && only_values < q4,
+             qPrintable(QStringLiteral("%1 vs %2").arg(only_values).arg(q4)));
+    QVERIFY2(only_keys > 0.0 && only_keys < q4,
+             qPrintable(QStringLiteral("%1 vs %2").arg(only_keys).arg(q4)));
+    // "k8v4" is Q6 by another name: the very same cache.
+    QCOMPARE(run(*cache::parse_cache_format("k8v4")), run(cache::CacheFormat::Q6));
   }
 
   void coarserFormatsErrMore() {

@@ -149,7 +149,7 @@ class TestSettingsGuards : public QObject {
     auto* scroll = child<QScrollArea>(*panel_, "settingsFields");
     QVERIFY(scroll->verticalScrollBar()->maximum() > 0);
     auto* top_k = child<QSpinBox>(*panel_, "topK");
-    auto* format = child<QComboBox>(*panel_, "cacheFormat");
+    auto* format = child<QComboBox>(*panel_, "cacheKeys");
     QCOMPARE(top_k->value(), 30);
     const int format_index = format->currentIndex();
     child<QLineEdit>(*panel_, "modelDirectory")->setFocus();

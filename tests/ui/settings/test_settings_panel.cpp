@@ -31,7 +31,7 @@ struct FieldChange {
 
 // One row per field (and per kind of value a field can hold): each moves one
 // field away from the sample, so a field the panel dropped would show.
-const std::array<FieldChange, 33> kFieldChanges = {{
+const std::array<FieldChange, 35> kFieldChanges = {{
     {"model directory", [](EngineSettings& s) { s.model_directory = "/models/Other"; }},
     {"no model directory", [](EngineSettings& s) { s.model_directory.clear(); }},
     {"recent models",
@@ -68,6 +68,8 @@ const std::array<FieldChange, 33> kFieldChanges = {{
     {"cache q8", [](EngineSettings& s) { s.cache_format = "q8"; }},
     {"cache q6", [](EngineSettings& s) { s.cache_format = "q6"; }},
     {"cache fp8", [](EngineSettings& s) { s.cache_format = "fp8"; }},
+    {"cache kf8v4", [](EngineSettings& s) { s.cache_format = "kf8v4"; }},
+    {"cache k16v8", [](EngineSettings& s) { s.cache_format = "k16v8"; }},
     {"cache tokens", [](EngineSettings& s) { s.cache_tokens = 1 << 20; }},
     {"host cache off", [](EngineSettings& s) { s.host_cache_mib = 0; }},
     {"every page reserved", [](EngineSettings& s) { s.reserve_pages = "all"; }},
@@ -129,13 +131,15 @@ class TestSettingsPanel : public QObject {
   }
 
   void editsReachTheSettings() {
-    child<QComboBox>(*panel_, "cacheFormat")->setCurrentIndex(1);
+    auto* keys = child<QComboBox>(*panel_, "cacheKeys");
+    keys->setCurrentIndex(keys->findData(QStringLiteral("q8")));
     child<QSpinBox>(*panel_, "chunkSize")->setValue(1024);
     child<QDoubleSpinBox>(*panel_, "temperature")->setValue(1.25);
     child<QCheckBox>(*panel_, "device_0")->setChecked(true);
     child<QLineEdit>(*panel_, "manualGb_0")->setText(QStringLiteral("10.5"));
     const EngineSettings edited = panel_->settings();
-    QCOMPARE(edited.cache_format, QStringLiteral("q8"));
+    // Q8 keys with the sample's Q4 values: Q6.
+    QCOMPARE(edited.cache_format, QStringLiteral("q6"));
     QCOMPARE(edited.chunk_size, 1024);
     QCOMPARE(edited.sampling.temperature, 1.25);
     QCOMPARE(edited.devices, (QList<int>{0, 1}));
@@ -148,7 +152,8 @@ class TestSettingsPanel : public QObject {
     auto* context = child<QSpinBox>(*panel_, "maxContext");
     for (int value : {4096, 4097, 4098, 40960})
       context->setValue(value);
-    child<QComboBox>(*panel_, "cacheFormat")->setCurrentIndex(0);
+    child<QComboBox>(*panel_, "cacheKeys")->setCurrentIndex(0);
+    child<QComboBox>(*panel_, "cacheValues")->setCurrentIndex(0);
     // A burst of edits: nothing yet, then one announcement with the last state.
     QCOMPARE(spy.count(), 0);
     QTRY_COMPARE(spy.count(), 1);
@@ -274,8 +279,10 @@ class TestSettingsPanel : public QObject {
   void applyChangeThatReloads() {
     auto* apply = child<QPushButton>(*panel_, "applyButton");
     QSignalSpy spy(panel_.get(), &SettingsPanel::applyRequested);
-    auto* format = child<QComboBox>(*panel_, "cacheFormat");
-    format->setCurrentIndex(format->findData(QStringLiteral("fp8")));
+    for (const char* half : {"cacheKeys", "cacheValues"}) {
+      auto* coding = child<QComboBox>(*panel_, half);
+      coding->setCurrentIndex(coding->findData(QStringLiteral("fp8")));
+    }
     QCOMPARE(apply->text(), QStringLiteral("Apply and reload model"));
     auto* note = child<QLabel>(*panel_, "reloadNote");
     QVERIFY(!note->isHidden());
@@ -348,11 +355,30 @@ class TestSettingsPanel : public QObject {
     QCOMPARE(panel_->settings(), sample_);
   }
 
-  void cacheFormatsAreExplained() {
-    auto* formats = child<QComboBox>(*panel_, "cacheFormat");
-    QCOMPARE(formats->count(), 5);
-    QCOMPARE(formats->itemText(formats->findData(QStringLiteral("q4"))),
-             QStringLiteral("Q4 — 4-bit keys and values, 4.5 bits per value"));
+  void cacheCodingsAreChosenApartAndExplained() {
+    auto* keys = child<QComboBox>(*panel_, "cacheKeys");
+    auto* values = child<QComboBox>(*panel_, "cacheValues");
+    auto* summary = child<QLabel>(*panel_, "cacheFormatSummary");
+    QCOMPARE(keys->count(), 4);
+    QCOMPARE(values->count(), 4);
+    QCOMPARE(values->itemText(values->findData(QStringLiteral("q4"))),
+             QStringLiteral("Q4 — 4-bit integers, a scale per 32 values, 4.5 bits per value"));
+    // The sample's Q4 cache.
+    QCOMPARE(summary->text(), QStringLiteral("Q4 — Q4 keys and values, 4.5 bits per value"));
+    keys->setCurrentIndex(keys->findData(QStringLiteral("q8")));
+    QCOMPARE(summary->text(), QStringLiteral("Q6 — Q8 keys, Q4 values, 6.5 bits per value"));
+    keys->setCurrentIndex(keys->findData(QStringLiteral("fp8")));
+    QCOMPARE(summary->text(),
+             QStringLiteral("K FP8, V Q4 — FP8 keys, Q4 values, 6.25 bits per value"));
+    QCOMPARE(panel_->settings().cache_format, QStringLiteral("kf8v4"));
+    // A stored pair selects both halves.
+    EngineSettings stored = sample_;
+    stored.cache_format = QStringLiteral("k16v8");
+    panel_->setSettings(stored);
+    QCOMPARE(keys->currentData().toString(), QStringLiteral("fp16"));
+    QCOMPARE(values->currentData().toString(), QStringLiteral("q8"));
+    QCOMPARE(summary->text(),
+             QStringLiteral("K FP16, V Q8 — FP16 keys, Q8 values, 12.25 bits per value"));
   }
 
  private:

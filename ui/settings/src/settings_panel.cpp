@@ -20,6 +20,7 @@
 
 #include "device_selector.h"
 #include "quire/ui/plan_widget.h"
+#include "quire/ui/settings_limits.h"
 #include "settings_panel_fields.h"
 #include "wheel_guard.h"
 
@@ -118,7 +119,7 @@ EngineSettings SettingsPanel::settings() const {
   s.reserve_mib = reserve_->value();
   s.device_reserve_mib = devices_->reserveMib();
   s.max_context = max_context_->value();
-  s.cache_format = cache_format_->currentData().toString();
+  s.cache_format = cacheFormat();
   s.cache_tokens = cache_tokens_->value();
   s.host_cache_mib = host_cache_->value();
   s.reserve_pages = reserve_pages_->currentData().toString();
@@ -151,11 +152,23 @@ void SettingsPanel::setPlan(const PlanView& plan) {
   refreshState();
 }
 
+QString SettingsPanel::cacheFormat() const {
+  return cache_format_id(cache_keys_->currentData().toString(),
+                         cache_values_->currentData().toString());
+}
+
+void SettingsPanel::selectCacheFormat(const QString& id) {
+  const auto [keys, values] = cache_format_codings(id);
+  select_by_data(cache_keys_, keys);
+  select_by_data(cache_values_, values);
+  cache_summary_->setText(cache_format_summary(cacheFormat()));
+}
+
 void SettingsPanel::useFitSuggestion() {
   const PlanView& plan = plan_->plan();
   if (!plan.valid || plan.fits || plan.fit_label.isEmpty()) return;
   if (!plan.fit_cache_format.isEmpty()) {
-    select_by_data(cache_format_, plan.fit_cache_format);
+    selectCacheFormat(plan.fit_cache_format);
   } else if (plan.fit_cache_tokens > 0) {
     const int tokens = static_cast<int>(std::clamp<qint64>(
         plan.fit_cache_tokens, cache_tokens_->minimum(), cache_tokens_->maximum()));

@@ -155,14 +155,24 @@ QGroupBox* SettingsPanel::buildCacheGroup() {
   max_context_cap_->hide();
   form->addRow(QString(), max_context_cap_);
 
-  cache_format_ = new QComboBox(group);
-  cache_format_->setObjectName(QStringLiteral("cacheFormat"));
-  for (const CacheFormatInfo& format : cache_formats()) {
-    cache_format_->addItem(format.label(), format.id);
+  // Keys and values are coded apart: keys are the more sensitive half, so
+  // Q8 keys with Q4 values (Q6) keep most of Q8's accuracy at 6.5 bits.
+  cache_keys_ = new QComboBox(group);
+  cache_keys_->setObjectName(QStringLiteral("cacheKeys"));
+  cache_values_ = new QComboBox(group);
+  cache_values_->setObjectName(QStringLiteral("cacheValues"));
+  for (const CacheCodingInfo& coding : cache_codings()) {
+    cache_keys_->addItem(coding.label(), coding.id);
+    cache_values_->addItem(coding.label(), coding.id);
   }
-  form->addRow(tr("Cache format"), cache_format_);
+  form->addRow(tr("Cache keys"), cache_keys_);
+  form->addRow(tr("Cache values"), cache_values_);
+  cache_summary_ = hint(QString(), group);
+  cache_summary_->setObjectName(QStringLiteral("cacheFormatSummary"));
+  form->addRow(QString(), cache_summary_);
   form->addRow(QString(), hint(tr("Fewer bits hold more tokens in the same memory and read "
-                                  "faster at long context, at a small cost in accuracy."),
+                                  "faster at long context, at a small cost in accuracy; keys "
+                                  "lose more than values."),
                                group));
 
   cache_tokens_ =
@@ -290,7 +300,11 @@ void SettingsPanel::connectEdits() {
   connect(reserve_pages_, &QComboBox::currentIndexChanged, this, [this] {
     reserve_pages_hint_->setText(reservation_explanation(reserve_pages_->currentData().toString()));
   });
-  for (QComboBox* box : {cache_format_, prompt_format_, reserve_pages_}) {
+  for (QComboBox* box : {cache_keys_, cache_values_}) {
+    connect(box, &QComboBox::currentIndexChanged, this,
+            [this] { cache_summary_->setText(cache_format_summary(cacheFormat())); });
+  }
+  for (QComboBox* box : {cache_keys_, cache_values_, prompt_format_, reserve_pages_}) {
     connect(box, &QComboBox::currentIndexChanged, this, edited);
   }
   for (QSpinBox* box :
@@ -319,7 +333,7 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   devices_->setManualVisible(s.split == EngineSettings::Split::Manual);
   reserve_->setValue(s.reserve_mib);
   max_context_->setValue(s.max_context);
-  select_by_data(cache_format_, s.cache_format);
+  selectCacheFormat(s.cache_format);
   cache_tokens_->setValue(s.cache_tokens);
   host_cache_->setValue(s.host_cache_mib);
   select_by_data(reserve_pages_, s.reserve_pages);

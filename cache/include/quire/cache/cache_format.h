@@ -8,10 +8,33 @@
 
 namespace quire::cache {
 
-// Storage formats of the KV cache. Q6 follows exllamav2: 8-bit keys with 4-bit
-// values (keys are the more sensitive half). FP8 is E4M3 with a scale per page
-// and head, which exllamav2's paged mode does not offer.
-enum class CacheFormat : std::uint8_t { FP16, Q8, Q6, Q4, FP8 };
+// How one half (keys or values) of the cache is coded. Q8 and Q4 are
+// integers with an FP16 scale per group of 32 elements of a head; FP8 is E4M3
+// with an FP32 scale per page and head, which exllamav2's paged mode does not
+// offer.
+enum class ElementCoding : std::uint8_t { FP16, FP8, Q8, Q4 };
+
+// Storage format of the KV cache: keys and values coded apart, since keys are
+// the more sensitive half. The named formats are the usual pairs; Q6 follows
+// exllamav2 (8-bit keys with 4-bit values, "k8v4").
+struct CacheFormat {
+  ElementCoding key = ElementCoding::FP16;
+  ElementCoding value = ElementCoding::FP16;
+
+  static const CacheFormat FP16;
+  static const CacheFormat Q8;
+  static const CacheFormat Q6;
+  static const CacheFormat Q4;
+  static const CacheFormat FP8;
+
+  friend bool operator==(const CacheFormat&, const CacheFormat&) = default;
+};
+
+inline constexpr CacheFormat CacheFormat::FP16{ElementCoding::FP16, ElementCoding::FP16};
+inline constexpr CacheFormat CacheFormat::Q8{ElementCoding::Q8, ElementCoding::Q8};
+inline constexpr CacheFormat CacheFormat::Q6{ElementCoding::Q8, ElementCoding::Q4};
+inline constexpr CacheFormat CacheFormat::Q4{ElementCoding::Q4, ElementCoding::Q4};
+inline constexpr CacheFormat CacheFormat::FP8{ElementCoding::FP8, ElementCoding::FP8};
 
 enum class ScaleLayout : std::uint8_t {
   None,             // FP16: values stored as they are
@@ -47,7 +70,11 @@ struct PageBytes {
 
 struct CacheFormatInfo {
   CacheFormat format;
-  std::string_view name;   // short, lowercase: "fp16", "q8", "q6", "q4", "fp8"
+  // Short, lowercase: "fp16", "q8", "q6", "q4", "fp8" for the named pairs,
+  // "k<key>v<value>" for the others, each half as "16", "f8", "8" or "4"
+  // ("kf8v4": FP8 keys, Q4 values).
+  std::string_view name;
+  std::string_view title;  // for people, short: "Q4", "K FP8, V Q4"
   std::string_view label;  // for people: "Q4 — 4-bit keys and values"
   TensorCoding key;
   TensorCoding value;
@@ -69,10 +96,19 @@ struct CacheFormatInfo {
 
 const CacheFormatInfo& format_info(CacheFormat format);
 
-// All formats, in the order a settings list should offer them.
+// The named formats (FP16, Q8, Q6, Q4, FP8), in the order a list of them
+// should offer them.
 std::span<const CacheFormat> all_cache_formats();
 
-// Accepts the short names, case-insensitively ("Q4", "fp8", ...).
+// Every pair of key and value codings, the named ones first.
+std::span<const CacheFormat> all_cache_format_pairs();
+
+// The codings of one half, most exact first: FP16, FP8, Q8, Q4.
+std::span<const ElementCoding> all_element_codings();
+
+// Accepts the short names case-insensitively ("Q4", "fp8", "kf8v4"), and
+// for each half of "k…v…" also the coding's own name ("kq8vq4" = "k8v4" =
+// "q6", "kfp16vq4" = "k16v4").
 std::optional<CacheFormat> parse_cache_format(std::string_view text);
 
 }  // namespace quire::cache

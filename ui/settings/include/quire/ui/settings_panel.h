@@ -87,6 +87,9 @@ class SettingsPanel : public QWidget {
   QWidget* buildPlanSide();
   void connectEdits();
   void writeFields(const EngineSettings& settings);
+  // The format id of the two cache fields, and setting both from one.
+  QString cacheFormat() const;
+  void selectCacheFormat(const QString& id);
 
   void onFieldEdited();
   void announceEdit();
@@ -112,7 +115,9 @@ class SettingsPanel : public QWidget {
   QDoubleSpinBox* reserve_ = nullptr;
   QSpinBox* max_context_ = nullptr;
   QLabel* max_context_cap_ = nullptr;  // shown when the model reads fewer tokens
-  QComboBox* cache_format_ = nullptr;
+  QComboBox* cache_keys_ = nullptr;    // the coding of keys: "fp16", "fp8", "q8", "q4"
+  QComboBox* cache_values_ = nullptr;  // and of values
+  QLabel* cache_summary_ = nullptr;    // the pair's name and bits per value
   QSpinBox* cache_tokens_ = nullptr;
   QLabel* cache_issue_ = nullptr;
   QSpinBox* host_cache_ = nullptr;
