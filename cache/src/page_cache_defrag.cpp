@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <unordered_map>
 
 #include "page_cache_mutation.h"
@@ -147,6 +148,39 @@ std::optional<DefragPlan> PageCache::defragment() {
   counters_.pages_moved += moved;
   defrag_epoch_ = clock_->now();
   return plan;
+}
+
+std::vector<SequenceId> PageCache::forget_moved_pages(const DefragPlan& plan) {
+  ++generation_;
+  // A chain's source may have been overwritten before its own move ran, so
+  // every page of every chain is in doubt, not only the destinations.
+  std::set<PageIndex> touched;
+  for (const PageMoveChain& chain : plan.moves)
+    touched.insert(chain.pages.begin(), chain.pages.end());
+  for (const PageIndex index : touched) {
+    mutate(index, [&](PageRecord& page) {
+      if (page.indexed) {
+        index_.erase(page.identity.hash);
+        page.indexed = false;
+      }
+      page.saved.reset();
+      if (page.refs == 0) {
+        clear_identity(page);
+      } else {
+        // Its holder ends; on release the page is freed, not cached.
+        page.identity.valid = 0;
+        page.identity.hashed = false;
+      }
+    });
+  }
+  std::vector<SequenceId> affected;
+  for (const auto& [id, seq] : sequences_) {
+    if (std::any_of(seq.pages.begin(), seq.pages.end(),
+                    [&](PageIndex index) { return touched.contains(index); })) {
+      affected.push_back(id);
+    }
+  }
+  return affected;
 }
 
 }  // namespace quire::cache

@@ -104,6 +104,7 @@ class Workload {
   }
 
   const PageCache& cache() const { return cache_; }
+  int failed_defragmentations() const { return failed_defragmentations_; }
 
  private:
   int pick(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
@@ -315,6 +316,11 @@ class Workload {
     }
   }
 
+  // A job whose sequence the cache has ended: no conversation continues it.
+  void finish_without_release(std::size_t index) {
+    jobs_.erase(jobs_.begin() + static_cast<long>(index));
+  }
+
   void resume() {
     if (paused_.empty() || jobs_.size() >= 6) return;
     const Paused paused = paused_.front();
@@ -327,7 +333,31 @@ class Workload {
     const std::optional<DefragPlan> plan = cache_.defragment();
     if (!plan) return;
     ++defragmentations_;
-    engine_.apply(*plan);
+    if (pick(0, 3) > 0) {
+      engine_.apply(*plan);
+      verify_all();
+      return;
+    }
+    // The engine fails part way: only some chains moved. Every page of the
+    // plan forgets its content and the jobs holding one end; whatever stays
+    // cached must still hold exactly its tokens' K/V.
+    DefragPlan done;
+    const int moved_chains = pick(0, static_cast<int>(plan->moves.size()) - 1);
+    for (int chain = 0; chain < moved_chains; ++chain)
+      done.moves.push_back(plan->moves[static_cast<std::size_t>(chain)]);
+    engine_.apply(done);
+    for (const SequenceId sequence : cache_.forget_moved_pages(*plan)) {
+      std::size_t index = 0;
+      while (index < jobs_.size() && jobs_[index].sequence != sequence)
+        ++index;
+      if (index == jobs_.size()) {
+        fail("forget_moved_pages named a sequence no job holds");
+        return;
+      }
+      cache_.release_after_failure(sequence);
+      finish_without_release(index);
+    }
+    ++failed_defragmentations_;
     verify_all();
   }
 
@@ -349,6 +379,7 @@ class Workload {
   int page_size_;
   int step_ = 0;
   int defragmentations_ = 0;
+  int failed_defragmentations_ = 0;
   std::string failure_;
   std::vector<Job> jobs_;
   std::vector<Paused> paused_;
@@ -431,6 +462,7 @@ class PageCacheRandomizedTest : public QObject {
     QVERIFY(stats.evictions > 0);
     QVERIFY(stats.dedup_switches > 0);
     QVERIFY(stats.defragmentations > 0);
+    QVERIFY(workload.failed_defragmentations() > 0);
     if (expectPreemption) QVERIFY(stats.preemptions > 0);
     if (expectHostRestores) QVERIFY(stats.host_restores > 0);
   }

@@ -467,8 +467,21 @@ void Generator::maintain_when_idle() {
   if (maintained_ || !queue_.empty()) return;
   maintained_ = true;
   if (!config_.defragment_when_idle) return;
-  if (const std::optional<cache::DefragPlan> plan = runtime_.cache().defragment()) {
+  const std::optional<cache::DefragPlan> plan = runtime_.cache().defragment();
+  if (!plan) return;
+  try {
     runtime_.storage().apply_moves(*plan);
+  } catch (const std::exception& error) {
+    // Defragmenting only tidies: when a move fails (memory short for a copy,
+    // say), the pages it was moving forget their content and are computed
+    // again when next needed, and nothing else changes. Idle, no job holds a
+    // page; a sequence that does (a caller's own) cannot go on without it.
+    for (const cache::SequenceId sequence : runtime_.cache().forget_moved_pages(*plan)) {
+      runtime_.cache().release_after_failure(sequence);
+    }
+    ++memory_.failed_defragmentations;
+    memory_.last = std::string("Tidying the cache's pages failed (") + error.what() +
+                   "); the pages it was moving will be computed again when needed.";
   }
 }
 

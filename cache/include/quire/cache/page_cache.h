@@ -244,6 +244,12 @@ class PageCache {
   // fraction would move. Applies the new layout to the bookkeeping and returns
   // the moves the engine must execute before the next step.
   std::optional<DefragPlan> defragment();
+  // The engine could not carry out a defragmentation's moves (a copy failed
+  // part way), so every page they touch holds unknown bytes: each forgets its
+  // content, which is computed again when next needed. Returns the sequences
+  // that hold one of those pages; their K/V there is lost, so they must end
+  // (release_after_failure) before anything reads them.
+  std::vector<SequenceId> forget_moved_pages(const DefragPlan& plan);
 
   // Records where the autosplit placed an attention layer's storage.
   void place_layer(std::size_t layer, int device);

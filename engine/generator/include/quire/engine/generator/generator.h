@@ -66,6 +66,8 @@ struct MemoryRecoveries {
   std::int64_t preempted_jobs = 0;  // jobs sent back to the queue
   std::int64_t ended_jobs = 0;      // jobs ended because they did not fit alone
   bool cache_offloaded = false;     // the cache moved to host memory (it stays there)
+  // Defragmentations whose page moves failed; their pages forgot their content.
+  std::int64_t failed_defragmentations = 0;
   // The latest step that ran short: the most that had to be done, where, and
   // all of it in one line for people.
   Action last_action = Action::None;
