@@ -45,6 +45,11 @@ ChatController::ChatController(store::ChatStore& store, EngineHost& host, ui::Ch
   connect(&input_, &ui::InputBox::stopRequested, this, &ChatController::stop);
   connect(&view_, &ui::ChatView::regenerateRequested, this, &ChatController::regenerate);
   connect(&view_, &ui::ChatView::editRequested, this, &ChatController::editAndResend);
+  connect(&view_, &ui::ChatView::branchSwitchRequested, this, &ChatController::switchBranch);
+  connect(&view_, &ui::ChatView::branchFromHereRequested, this, &ChatController::branchFromHere);
+  connect(&view_, &ui::ChatView::deleteBranchRequested, this, &ChatController::deleteBranch);
+  connect(&view_, &ui::ChatView::undoDeleteBranchRequested, this,
+          &ChatController::undoDeleteBranch);
 }
 
 // Replies still running end with their writers, which commit what they have;
@@ -105,6 +110,8 @@ void ChatController::report(const QString& what) {
 }
 
 void ChatController::openChat(std::optional<store::ChatId> chat) {
+  // The undo of a deleted version belongs to the chat it was deleted from.
+  if (chat != current_) view_.dismissBranchUndo();
   current_ = chat;
   status_.clearLastReply();
   status_.setContextFill(0, 0);
@@ -113,19 +120,30 @@ void ChatController::openChat(std::optional<store::ChatId> chat) {
     refreshInput();
     return;
   }
-  QList<ui::ChatMessageView> views;
-  for (const store::Message& message : store_.messages(*chat)) {
-    ui::ChatMessageView view = viewOf(message);
-    // A reply still streaming shows what has arrived, not what was committed.
-    if (auto found = replies_.find(view.id); found != replies_.end()) {
-      view = streaming_reply(message.id, found->second.writer->text());
-    }
-    views.append(view);
-  }
-  view_.setMessages(views);
+  showPath(*chat);
   showLastReplyOf(*chat);
   refreshInput();
   input_.focusInput();
+}
+
+ui::ChatMessageView ChatController::pathViewOf(const store::Message& message) const {
+  ui::ChatMessageView view = viewOf(message);
+  // A reply still streaming shows what has arrived, not what was committed.
+  if (auto found = replies_.find(view.id); found != replies_.end()) {
+    view = streaming_reply(message.id, found->second.writer->text());
+  }
+  if (const std::optional<store::Siblings> siblings = store_.siblings(message.id)) {
+    view.siblingIndex = siblings->index;
+    view.siblingCount = static_cast<int>(siblings->ids.size());
+  }
+  return view;
+}
+
+void ChatController::showPath(store::ChatId chat) {
+  QList<ui::ChatMessageView> views;
+  for (const store::Message& message : store_.current_path(chat))
+    views.append(pathViewOf(message));
+  view_.setMessages(views);
 }
 
 void ChatController::showLastReplyOf(store::ChatId chat) {
@@ -187,26 +205,30 @@ void ChatController::regenerate(qint64 message_id) {
   if (!current_ || isGenerating(*current_)) return;
   const std::optional<store::Message> last = store_.message(store::MessageId{message_id});
   if (!last || last->chat != *current_ || last->role != store::Role::Assistant) return;
+  if (!last->parent) return;
   const QString model = host_.model() ? host_.model()->name : QString();
-  const std::optional<store::MessageId> reply = store_.replace_last_reply(*current_, model);
-  if (!reply) return report(tr("The reply could not be replaced"));
-  view_.removeMessage(message_id);
-  view_.appendMessage(streaming_reply(*reply));
-  startReply(*current_, *reply);
+  // The old reply stays, the new one's sibling: the switcher shows both.
+  const std::optional<store::MessageId> reply = store_.begin_reply_after(*last->parent, model);
+  if (!reply) return report(tr("The reply could not be started"));
+  const store::ChatId chat = *current_;
+  startReply(chat, *reply);
+  showPath(chat);
 }
 
 void ChatController::editAndResend(qint64 message_id, const QString& text) {
   if (!current_ || isGenerating(*current_) || text.trimmed().isEmpty()) return;
-  const store::MessageId edited{message_id};
-  if (!store_.edit_message(edited, text, store::ChatStore::Following::Drop)) {
-    return report(tr("The message could not be edited"));
+  const std::optional<store::Message> original = store_.message(store::MessageId{message_id});
+  if (!original || original->chat != *current_ || original->role != store::Role::User) return;
+  const store::ChatId chat = *current_;
+  // The edit is a new version beside the original, which keeps its replies.
+  if (!store_.add_message(chat, original->parent, store::Role::User, text)) {
+    return report(tr("The edited message could not be saved"));
   }
   const QString model = host_.model() ? host_.model()->name : QString();
-  const std::optional<store::MessageId> reply = store_.begin_reply(*current_, model);
+  const std::optional<store::MessageId> reply = store_.begin_reply(chat, model);
   if (!reply) return report(tr("The reply could not be started"));
-  const store::ChatId chat = *current_;
-  openChat(chat);
   startReply(chat, *reply);
+  showPath(chat);
 }
 
 ReplyRequest ChatController::requestFor(store::ChatId chat, store::MessageId reply) const {
@@ -290,13 +312,9 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
   const bool empty = writer->text().isEmpty();
   if (failed && empty) {
     // Nothing to keep: the question stays, unanswered, and can be sent again.
+    // Only this reply goes; other versions of it stay.
     writer.reset();
-    const QList<store::Message> messages = store_.messages(chat);
-    for (const store::Message& message : messages) {
-      if (store::raw(message.id) != outcome.reply_id || message.position == 0) continue;
-      store_.truncate_after(messages.at(message.position - 1).id);
-      break;
-    }
+    store_.delete_branch(store::MessageId{outcome.reply_id});
   } else {
     writer->set_tokens(std::move(reply_tokens));
     writer->finish(outcome.stats);
@@ -309,7 +327,7 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
     view.text = failed && empty ? QString() : outcome.text;
     if (const std::optional<store::Message> stored =
             store_.message(store::MessageId{outcome.reply_id})) {
-      view = viewOf(*stored);
+      view = pathViewOf(*stored);
     }
     if (failed) {
       view.error = outcome.error;

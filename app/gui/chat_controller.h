@@ -5,6 +5,13 @@
 // each reply streams into its ReplyWriter (committed at least every second)
 // and, when the chat is on show, into the chat view. Several chats may
 // generate at once; switching chats never stops a reply.
+//
+// A chat is a tree of messages and the view shows its current path: edit and
+// resend, and regenerate, add a version beside the old one instead of
+// replacing it; the switcher on a message selects another version; "Branch"
+// copies the path into a new chat; a deleted version can be brought back.
+// Whatever branch a turn continues, the engine gets that path's token ids, so
+// the history the branches share comes from the cache.
 
 #include <QObject>
 #include <QString>
@@ -64,17 +71,30 @@ class ChatController : public QObject {
   void send(const QString& text);
   // Stops the reply of the chat on show.
   void stop();
-  // Generates the last reply of the chat on show again.
+  // Generates a reply of the chat on show again, as a new version beside it.
   void regenerate(qint64 message_id);
-  // Replaces a user message and everything after it, then asks for a reply.
+  // Sends `text` as a new version of a user message (the original and what
+  // followed it stay, one switch away), then asks for a reply.
   void editAndResend(qint64 message_id, const QString& text);
+  // Shows the version `step` places (-1, +1) from message `message_id`
+  // among its siblings, with the branch below it selected last. Refused
+  // while the chat on show generates.
+  void switchBranch(qint64 message_id, int step);
+  // A new chat holding the path down to message `message_id`, shown and
+  // selected (chatCreated).
+  void branchFromHere(qint64 message_id);
+  // Removes message `message_id` and everything below it; the view offers
+  // to undo it. Refused while the chat on show generates.
+  void deleteBranch(qint64 message_id);
+  // Brings back a branch deleteBranch() removed.
+  void undoDeleteBranch(qint64 message_id);
   // The chat is being deleted: its reply stops and the engine forgets it.
   void chatRemoved(quire::store::ChatId chat);
   // The model changed: conversations are rendered again with the new one.
   void modelChanged();
 
  signals:
-  // A chat was created by send(); the window selects it.
+  // A chat was created by send() or branchFromHere(); the window selects it.
   void chatCreated(quire::store::ChatId chat);
   void replyStarted(quire::store::ChatId chat);
   void replyFinished(quire::store::ChatId chat, const quire::store::GenerationStats& stats);
@@ -97,6 +117,10 @@ class ChatController : public QObject {
   void startReply(store::ChatId chat, store::MessageId reply);
   ReplyRequest requestFor(store::ChatId chat, store::MessageId reply) const;
   void showLastReplyOf(store::ChatId chat);
+  // Renders the chat's current path into the view.
+  void showPath(store::ChatId chat);
+  // The view of a stored message with its place among its siblings.
+  ui::ChatMessageView pathViewOf(const store::Message& message) const;
   void refreshInput();
   std::optional<qint64> runningReplyOf(store::ChatId chat) const;
   void report(const QString& what);

@@ -151,7 +151,7 @@ class ConversationFlowTest : public QObject {
     QCOMPARE(run.app->chatList().rowCount(), 0);
   }
 
-  void regenerateReplacesTheLastReply() {
+  void regenerateShowsANewReplyAndKeepsTheOldOne() {
     AppRun run(demo_model());
     run.start();
     QVERIFY(run.waitForModel());
@@ -165,13 +165,15 @@ class ConversationFlowTest : public QObject {
     QCOMPARE(messages.size(), 2);
     QVERIFY(messages[1].id != old_reply);
     QVERIFY(!messages[1].text.isEmpty());
+    QCOMPARE(run.app->store().siblings(messages[1].id)->ids,
+             (QList<store::MessageId>{old_reply, messages[1].id}));
     QCOMPARE(run.app->window().chatView()->messageCount(), 2);
     // The prompt is the same as before: it all came from the cache.
     const auto stats = finished.first().at(1).value<store::GenerationStats>();
     QVERIFY(stats.cached_tokens >= stats.prompt_tokens - 1);
   }
 
-  void editAndResendDropsTheLaterTurns() {
+  void editAndResendShowsTheNewTurnAndKeepsTheOldOnes() {
     AppRun run(demo_model());
     run.start();
     QVERIFY(run.waitForModel());
@@ -186,6 +188,8 @@ class ConversationFlowTest : public QObject {
     QCOMPARE(messages.size(), 2);
     QCOMPARE(messages[0].text, QStringLiteral("Who are you?"));
     QCOMPARE(run.app->window().chatView()->messageCount(), 2);
+    // The first version of the chat is still there, all four messages of it.
+    QCOMPARE(run.app->store().message_tree(chat).size(), 6);
   }
 };
 
