@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts Quire under Xvfb with the demo model, holds a two-turn chat and saves
-# the main window, the memory panel and the settings with their plan into
+# the main window, the memory panel, the settings with their plan and the chat
+# with its last reply regenerated (its "‹ 2/2 ›" switcher) into
 # docs/screenshots/ (the pictures the README shows).
 #   scripts/screenshots.sh [build folder]   default: build/release
 set -euo pipefail

@@ -1,14 +1,18 @@
 // The window as people see it: the demo model in a two-turn conversation, the
-// settings with their plan, and the memory panel. Set QUIRE_SCREENSHOT_DIR to
+// settings with their plan, the memory panel, and a regenerated reply with
+// its "‹ 2/2 ›" switcher. Set QUIRE_SCREENSHOT_DIR to
 // keep the pictures; scripts/screenshots.sh runs this under Xvfb for the
 // README's docs/screenshots/.
 
 #include <QDialog>
 #include <QDir>
 #include <QDockWidget>
+#include <QLabel>
+#include <QSignalSpy>
 #include <QTest>
 
 #include "app_test_support.h"
+#include "chat_controller.h"
 #include "main_window.h"
 #include "quire/ui/chat_view.h"
 #include "quire/ui/memory_panel.h"
@@ -66,6 +70,28 @@ class ScreenshotTest : public QObject {
     QTest::qWait(200);
     keep(settings.grab().toImage(), "quire-settings.png");
     settings.close();
+
+    // The last reply generated again: both versions stay, one switch apart.
+    const store::ChatId chat = *run.app->chats().currentChat();
+    const store::MessageId last = run.app->store().messages(chat).last().id;
+    QSignalSpy finished(&run.app->chats(), &gui::ChatController::replyFinished);
+    run.app->chats().regenerate(store::raw(last));
+    QVERIFY(finished.wait(120'000));
+    const store::MessageId again = run.app->store().messages(chat).last().id;
+    QLabel* switcher = nullptr;
+    for (QLabel* label :
+         window.chatView()->findChildren<QLabel*>(QStringLiteral("branchPosition"))) {
+      if (label->isVisible() && label->parentWidget()->parentWidget()->property("messageId") ==
+                                    QVariant(store::raw(again))) {
+        switcher = label;
+      }
+    }
+    QVERIFY(switcher);
+    QCOMPARE(switcher->text(), QStringLiteral("2/2"));
+    // The conversation alone, as wide as the window lets it be.
+    window.memoryDock()->hide();
+    QTest::qWait(200);
+    keep(window.chatView()->grab().toImage(), "quire-branches.png");
     window.close();
   }
 };

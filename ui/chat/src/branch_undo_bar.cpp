@@ -6,16 +6,23 @@
 #include <QToolButton>
 #include <utility>
 
+#include "chat_style.h"
+
 namespace quire::ui {
 
-BranchUndoBar::BranchUndoBar(QWidget* parent) : TintedFrame(Tint::CodeHeader, parent) {
+BranchUndoBar::BranchUndoBar(QWidget* parent) : QWidget(parent) {
   setObjectName(QStringLiteral("branchUndoBar"));
-  setRadius(8);
-  auto* layout = new QHBoxLayout(this);
+  // The margins belong to the bar, so that hidden it takes no room at all.
+  auto* outer = new QHBoxLayout(this);
+  outer->setContentsMargins(20, 8, 20, 0);
+  auto* frame = new TintedFrame(Tint::CodeHeader, this);
+  frame->setRadius(8);
+  outer->addWidget(frame);
+  auto* layout = new QHBoxLayout(frame);
   layout->setContentsMargins(12, 4, 4, 4);
-  label_ = new QLabel(tr("Deleted a version of this conversation"), this);
+  label_ = new QLabel(tr("Deleted a version of this conversation"), frame);
   label_->setObjectName(QStringLiteral("branchUndoLabel"));
-  button_ = new QToolButton(this);
+  button_ = new QToolButton(frame);
   button_->setObjectName(QStringLiteral("branchUndoButton"));
   button_->setText(tr("Undo"));
   button_->setAccessibleName(tr("Undo delete"));

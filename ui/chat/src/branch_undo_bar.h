@@ -1,8 +1,7 @@
 #pragma once
 
+#include <QWidget>
 #include <optional>
-
-#include "chat_style.h"
 
 class QLabel;
 class QTimer;
@@ -16,7 +15,7 @@ namespace quire::ui {
 // for another one forgets the earlier one.
 //
 // Object names: "branchUndoBar", "branchUndoLabel", "branchUndoButton".
-class BranchUndoBar : public TintedFrame {
+class BranchUndoBar : public QWidget {
   Q_OBJECT
 
  public:

@@ -2,7 +2,6 @@
 
 #include <QApplication>
 #include <QEvent>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -38,11 +37,7 @@ ChatView::ChatView(QWidget* parent) : QWidget(parent) {
   root->setSpacing(0);
   branchUndo_ = new BranchUndoBar(this);
   connect(branchUndo_, &BranchUndoBar::undoRequested, this, &ChatView::undoDeleteBranchRequested);
-  // Hidden, the bar and its margins take no room.
-  auto* undoRow = new QHBoxLayout;
-  undoRow->setContentsMargins(kSidePadding, 8, kSidePadding, 0);
-  undoRow->addWidget(branchUndo_);
-  root->addLayout(undoRow);
+  root->addWidget(branchUndo_);
   stack_ = new QStackedWidget(this);
   root->addWidget(stack_);
 
