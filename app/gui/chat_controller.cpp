@@ -2,6 +2,7 @@
 
 #include <QJsonObject>
 
+#include "chat_overrides.h"
 #include "engine_host.h"
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
@@ -257,6 +258,9 @@ ReplyRequest ChatController::requestFor(store::ChatId chat, store::MessageId rep
   request.prompt_format = settings_.prompt_format;
   request.max_context = settings_.max_context;
   request.max_new_tokens = max_new_tokens_;
+  // What the chat sets itself replaces the global values, for every reply.
+  if (const std::optional<store::ChatSettings> own = store_.chat_settings(chat))
+    apply_chat_settings(*own, request);
   return request;
 }
 

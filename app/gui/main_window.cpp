@@ -144,6 +144,10 @@ void MainWindow::buildMenus() {
   QMenu* edit = menuBar()->addMenu(tr("&Chat"));
   edit->addAction(chat_list_->renameAction());
   edit->addAction(chat_list_->deleteAction());
+  edit->addSeparator();
+  chat_settings_ = edit->addAction(tr("Chat se&ttings…"));
+  chat_settings_->setObjectName(QStringLiteral("chatSettingsAction"));
+  chat_settings_->setToolTip(tr("System prompt, sampling and prompt format of this chat only"));
 
   QMenu* model = menuBar()->addMenu(tr("&Model"));
   settings_ = model->addAction(tr("&Settings…"));

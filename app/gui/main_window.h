@@ -55,6 +55,8 @@ class MainWindow : public QMainWindow {
   QAction* exportJsonAction() const { return export_json_; }
   QAction* exportMarkdownAction() const { return export_markdown_; }
   QAction* settingsAction() const { return settings_; }
+  // "Chat settings…": the chat on show's own settings.
+  QAction* chatSettingsAction() const { return chat_settings_; }
   QAction* demoAction() const { return demo_; }
   QAction* unloadAction() const { return unload_; }
   QAction* memoryAction() const { return memory_; }
@@ -121,6 +123,7 @@ class MainWindow : public QMainWindow {
   QAction* export_json_ = nullptr;
   QAction* export_markdown_ = nullptr;
   QAction* settings_ = nullptr;
+  QAction* chat_settings_ = nullptr;
   QAction* demo_ = nullptr;
   QAction* unload_ = nullptr;
   QAction* memory_ = nullptr;

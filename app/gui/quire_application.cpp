@@ -12,6 +12,8 @@
 
 #include "backend_choice.h"
 #include "chat_controller.h"
+#include "chat_overrides.h"
+#include "chat_settings_editor.h"
 #include "context_text.h"
 #include "demo_model_text.h"
 #include "engine_host.h"
@@ -91,6 +93,13 @@ QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
                                             *window_->statusLine());
   chats_->setCommitInterval(options_.commit_interval_ms);
   chats_->setMaxNewTokens(options_.max_new_tokens);
+  chat_settings_ = std::make_unique<ChatSettingsEditor>(store_, *chats_, *window_, [this] {
+    return chat_defaults(settings_.engine, options_.max_new_tokens);
+  });
+  connect(window_->chatSettingsAction(), &QAction::triggered, chat_settings_.get(),
+          &ChatSettingsEditor::open);
+  connect(chat_settings_.get(), &ChatSettingsEditor::problem, this,
+          [this](const QString& text) { window_->showNotice(text); });
   wireChatList();
   wireSettings();
   wireWelcome();
@@ -167,6 +176,7 @@ void QuireApplication::start() {
   ui::SettingsPanel& panel = *window_->settingsPanel();
   panel.setAvailableDevices(device_labels(settings_.engine, devices_));
   panel.setPromptFormats(prompt_format_names());
+  chat_settings_->setPromptFormats(prompt_format_names());
   panel.setSettings(settings_.engine);
   panel.setPlan(pricer_->price(settings_.engine));
   chats_->setEngineSettings(settings_.engine);
@@ -229,6 +239,7 @@ void QuireApplication::saveSettings() {
 
 void QuireApplication::selectChat(std::optional<store::ChatId> chat) {
   chats_->openChat(chat);
+  chat_settings_->chatShown();
   // The list's selection is the chat on show; a new chat is not listed yet.
   if (chat)
     window_->chatList()->setCurrentChat(store::raw(*chat));

@@ -22,6 +22,7 @@
 namespace quire::gui {
 
 class ChatController;
+class ChatSettingsEditor;
 class EngineHost;
 class MainWindow;
 class PlanPricer;
@@ -76,6 +77,7 @@ class QuireApplication : public QObject {
   store::ChatStore& store() { return store_; }
   store::ChatListModel& chatList() { return *chat_list_; }
   ChatController& chats() { return *chats_; }
+  ChatSettingsEditor& chatSettings() { return *chat_settings_; }
   EngineHost& engine() { return *host_; }
   app::AppSettings& settings() { return settings_; }
   const std::optional<ModelInfo>& model() const;
@@ -120,6 +122,7 @@ class QuireApplication : public QObject {
   std::unique_ptr<PlanPricer> pricer_;
   std::unique_ptr<MainWindow> window_;
   std::unique_ptr<ChatController> chats_;
+  std::unique_ptr<ChatSettingsEditor> chat_settings_;
   QTimer sample_timer_;
   QElapsedTimer clock_;
   bool started_ = false;

@@ -1,0 +1,50 @@
+#include "chat_overrides.h"
+
+namespace quire::gui {
+
+ui::ChatOverrides to_overrides(const store::ChatSettings& settings) {
+  ui::ChatOverrides overrides;
+  overrides.system_prompt = settings.system_prompt;
+  overrides.temperature = settings.temperature;
+  overrides.top_p = settings.top_p;
+  overrides.min_p = settings.min_p;
+  overrides.repetition_penalty = settings.repetition_penalty;
+  overrides.max_new_tokens = settings.max_new_tokens;
+  overrides.prompt_format = settings.prompt_format;
+  return overrides;
+}
+
+store::ChatSettings to_chat_settings(const ui::ChatOverrides& overrides) {
+  store::ChatSettings settings;
+  settings.system_prompt = overrides.system_prompt;
+  settings.temperature = overrides.temperature;
+  settings.top_p = overrides.top_p;
+  settings.min_p = overrides.min_p;
+  settings.repetition_penalty = overrides.repetition_penalty;
+  settings.max_new_tokens = overrides.max_new_tokens;
+  settings.prompt_format = overrides.prompt_format;
+  return settings;
+}
+
+ui::ChatDefaults chat_defaults(const ui::EngineSettings& settings, int max_new_tokens) {
+  ui::ChatDefaults defaults;
+  defaults.system_prompt = settings.system_prompt;
+  defaults.sampling = settings.sampling;
+  defaults.max_new_tokens = max_new_tokens;
+  defaults.prompt_format = settings.prompt_format;
+  return defaults;
+}
+
+void apply_chat_settings(const store::ChatSettings& settings, ReplyRequest& request) {
+  if (settings.system_prompt) request.system_prompt = *settings.system_prompt;
+  if (settings.prompt_format) request.prompt_format = *settings.prompt_format;
+  if (settings.temperature) request.sampling.temperature = *settings.temperature;
+  if (settings.top_p) request.sampling.top_p = *settings.top_p;
+  if (settings.min_p) request.sampling.min_p = *settings.min_p;
+  if (settings.repetition_penalty) {
+    request.sampling.repetition_penalty = *settings.repetition_penalty;
+  }
+  if (settings.max_new_tokens) request.max_new_tokens = *settings.max_new_tokens;
+}
+
+}  // namespace quire::gui

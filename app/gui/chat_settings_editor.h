@@ -1,0 +1,68 @@
+#pragma once
+
+// "Chat settings…": a dialog over the chat on show that edits what the chat
+// overrides of the global settings and saves it in the store, where every
+// later reply of that chat reads it (ChatController::requestFor). On the
+// empty page of a new chat the values wait for its first message, which
+// creates the chat. Object names: "chatSettingsDialog", "chatSettingsButtons".
+
+#include <QObject>
+#include <QStringList>
+#include <functional>
+#include <optional>
+
+#include "quire/app/store/chat_store.h"
+#include "quire/ui/chat_settings_panel.h"
+
+class QDialog;
+class QWidget;
+
+namespace quire::gui {
+
+class ChatController;
+
+class ChatSettingsEditor : public QObject {
+  Q_OBJECT
+
+ public:
+  // The global values a chat follows, read each time the dialog opens.
+  using Defaults = std::function<ui::ChatDefaults()>;
+
+  ChatSettingsEditor(store::ChatStore& store, ChatController& chats, QWidget& window,
+                     Defaults defaults, QObject* parent = nullptr);
+  ~ChatSettingsEditor() override;
+
+  // Prompt formats offered besides "auto", as the global settings offer them.
+  void setPromptFormats(const QStringList& names);
+  QDialog* dialog() const { return dialog_; }
+  ui::ChatSettingsPanel* panel() const { return panel_; }
+
+ public slots:
+  // Shows the dialog with the settings of the chat on show.
+  void open();
+  // Saves what the dialog shows for the chat it was opened over.
+  void save();
+  // Another chat (or a new, empty one) is on show: values kept for the new
+  // chat's first message are dropped.
+  void chatShown();
+
+ signals:
+  // The settings could not be saved (the store failed or refused them).
+  void problem(const QString& text);
+
+ private:
+  void onChatCreated(store::ChatId chat);
+
+  store::ChatStore& store_;
+  ChatController& chats_;
+  Defaults defaults_;
+  QDialog* dialog_ = nullptr;
+  ui::ChatSettingsPanel* panel_ = nullptr;
+  // The chat the dialog was opened over; nullopt: the new chat not created yet.
+  std::optional<store::ChatId> editing_;
+  // Saved on the empty page of a new chat: written when its first message
+  // creates it.
+  std::optional<store::ChatSettings> pending_;
+};
+
+}  // namespace quire::gui
