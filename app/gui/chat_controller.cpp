@@ -164,7 +164,9 @@ void ChatController::showLastReplyOf(store::ChatId chat) {
 }
 
 void ChatController::refreshInput() {
-  input_.setGenerating(current_ && isGenerating(*current_));
+  const bool generating = current_ && isGenerating(*current_);
+  input_.setGenerating(generating);
+  view_.setBranchSwitchingEnabled(!generating);
 }
 
 void ChatController::send(const QString& text) {

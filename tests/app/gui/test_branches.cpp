@@ -194,7 +194,15 @@ class BranchesTest : public QObject {
                                               QStringLiteral("messageEditor"));
     QVERIFY(editor);
     editor->setPlainText(QStringLiteral("Who are you?"));
-    QVERIFY(clickAndWait(*run.app, original[0].id, "sendEditButton"));
+    QSignalSpy finished(&run.app->chats(), &gui::ChatController::replyFinished);
+    QVERIFY(click(window, original[0].id, "sendEditButton"));
+    // While the reply streams into this path the chat stays on it.
+    const store::MessageId resent = store.current_path(chat).at(0).id;
+    auto* previous = shownChild<QToolButton>(messageWidget(window, resent),
+                                             QStringLiteral("previousBranchButton"));
+    QVERIFY(previous && !previous->isEnabled());
+    QVERIFY(finished.wait(120'000));
+    QVERIFY(previous->isEnabled());
 
     const QList<store::Message> edited = store.current_path(chat);
     QCOMPARE(edited.size(), 2);

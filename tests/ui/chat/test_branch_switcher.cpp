@@ -107,6 +107,30 @@ class BranchSwitcherTest : public QObject {
         !visibleChild<QToolButton>(messageWidget(view, 2), QStringLiteral("deleteBranchButton")));
   }
 
+  void switchingAndDeletingWaitWhileTheChatGenerates() {
+    ChatView view;
+    view.resize(700, 600);
+    view.show();
+    view.setMessages({withSiblings(userMessage(1, QStringLiteral("Hello!")), 1, 3),
+                      assistantMessage(2, QStringLiteral("Hi."))});
+    QVERIFY(view.isBranchSwitchingEnabled());
+    view.setBranchSwitchingEnabled(false);
+    QCOMPARE(positionOf(view, 1), QStringLiteral("2/3"));
+    QVERIFY(!arrow(view, 1, "previousBranchButton")->isEnabled());
+    QVERIFY(!arrow(view, 1, "nextBranchButton")->isEnabled());
+    QVERIFY(!arrow(view, 1, "deleteBranchButton"));
+    QVERIFY(arrow(view, 1, "branchButton"));
+    // Messages that arrive meanwhile follow the same rule.
+    view.appendMessage(withSiblings(userMessage(3, QStringLiteral("And?")), 0, 2));
+    QVERIFY(!arrow(view, 3, "nextBranchButton")->isEnabled());
+
+    view.setBranchSwitchingEnabled(true);
+    QVERIFY(arrow(view, 1, "previousBranchButton")->isEnabled());
+    QVERIFY(arrow(view, 1, "nextBranchButton")->isEnabled());
+    QVERIFY(arrow(view, 1, "deleteBranchButton"));
+    QVERIFY(arrow(view, 3, "nextBranchButton")->isEnabled());
+  }
+
   void branchAndDeleteAskForTheirMessage() {
     ChatView view;
     view.resize(700, 600);

@@ -126,6 +126,12 @@ void ChatView::setBranchUndoTimeout(int milliseconds) {
   branchUndo_->setTimeout(milliseconds);
 }
 
+void ChatView::setBranchSwitchingEnabled(bool enabled) {
+  if (branchSwitching_ == enabled) return;
+  branchSwitching_ = enabled;
+  refreshActions();
+}
+
 bool ChatView::isShowingEmptyState() const {
   return stack_->currentWidget() == emptyState_;
 }
@@ -239,6 +245,7 @@ void ChatView::discardWidgets() {
 
 MessageWidget* ChatView::buildWidget(qsizetype index) {
   auto* widget = new MessageWidget(messages_[index], content_);
+  widget->setBranchingAvailable(branchSwitching_);
   connect(widget, &MessageWidget::editRequested, this, &ChatView::editRequested);
   connect(widget, &MessageWidget::regenerateRequested, this, &ChatView::regenerateRequested);
   connect(widget, &MessageWidget::branchSwitchRequested, this, &ChatView::branchSwitchRequested);
@@ -317,8 +324,10 @@ void ChatView::refreshActions() {
                              messages_[last].role == ChatMessageView::Role::Assistant &&
                              !messages_[last].streaming && messages_[last].canRegenerate;
   for (qsizetype i = firstBuilt_; i < messages_.size(); ++i) {
-    if (MessageWidget* widget = widgets_[static_cast<std::size_t>(i)])
+    if (MessageWidget* widget = widgets_[static_cast<std::size_t>(i)]) {
       widget->setRegenerateAvailable(i == last && canRegenerate);
+      widget->setBranchingAvailable(branchSwitching_);
+    }
   }
 }
 

@@ -238,6 +238,11 @@ void MessageWidget::setMessage(const ChatMessageView& message) {
   updateChrome();
 }
 
+void MessageWidget::setBranchingAvailable(bool available) {
+  branchingAvailable_ = available;
+  updateChrome();
+}
+
 void MessageWidget::setRegenerateAvailable(bool available) {
   regenerateAvailable_ = available;
   updateChrome();
@@ -333,11 +338,12 @@ void MessageWidget::updateChrome() {
   if (regenerateButton_) regenerateButton_->setVisible(regenerateAvailable_ && !message_.streaming);
   switcher_->setPosition(message_.siblingIndex, message_.siblingCount);
   // While a reply streams its chat stays on its branch.
-  switcher_->setEnabled(!message_.streaming);
+  switcher_->setEnabled(!message_.streaming && branchingAvailable_);
   branchButton_->setVisible(!message_.streaming && !isEditing());
   // Only one of several versions can go: deleting the only one would cut the
   // conversation short, which is not what a version switcher offers.
-  deleteBranchButton_->setVisible(message_.siblingCount > 1 && !message_.streaming && !isEditing());
+  deleteBranchButton_->setVisible(message_.siblingCount > 1 && !message_.streaming &&
+                                  !isEditing() && branchingAvailable_);
 }
 
 void MessageWidget::resizeEvent(QResizeEvent* event) {

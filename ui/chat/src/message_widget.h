@@ -41,6 +41,9 @@ class MessageWidget : public QWidget {
   void setMessage(const ChatMessageView& message);
   // Regenerate is offered on the conversation's last reply only.
   void setRegenerateAvailable(bool available);
+  // Switching to another version and deleting one wait while the chat
+  // generates: the reply streams into the path on show.
+  void setBranchingAvailable(bool available);
   bool isEditing() const;
   // Whether the message is long enough to fold, and folded now.
   bool isFoldable() const { return foldable_; }
@@ -90,6 +93,7 @@ class MessageWidget : public QWidget {
   ChatMessageView message_;
   bool rendered_ = false;
   bool regenerateAvailable_ = false;
+  bool branchingAvailable_ = true;
   bool foldable_ = false;
   bool expanded_ = false;
 

@@ -87,6 +87,10 @@ class ChatView : public QWidget {
   void dismissBranchUndo();
   bool isBranchUndoVisible() const;
   void setBranchUndoTimeout(int milliseconds);
+  // Off while the chat generates: the switchers are disabled and Delete is
+  // not offered, since the reply streams into the path on show.
+  void setBranchSwitchingEnabled(bool enabled);
+  bool isBranchSwitchingEnabled() const { return branchSwitching_; }
 
  public slots:
   void scrollToBottom();
@@ -139,6 +143,7 @@ class ChatView : public QWidget {
   int renderCount_ = 0;
 
   bool pinned_ = true;
+  bool branchSwitching_ = true;
   bool adjustingScroll_ = false;
   bool buildOlderQueued_ = false;
   bool releaseQueued_ = false;
