@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   quire::cli::add_page_hashes_command(app, exit_code);
   quire::cli::add_inspect_command(app, exit_code);
   quire::cli::add_logits_command(app, exit_code);
+  quire::cli::add_perplexity_command(app, exit_code);
   quire::cli::add_tokenizer_commands(app, exit_code);
   quire::cli::add_tokenize_bench_command(app, exit_code);
   quire::cli::add_render_command(app, exit_code);

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Perplexity with each cache coding of keys and values (`quire-cli
+perplexity --cache ...`), against the FP16 cache, on one or more models:
+what each coding costs in quality, beside the bits it stores per element.
+Writes one JSON file and a Markdown table.
+
+  bench/perplexity_kv.py --cli build/me/app/cli/quire-cli --text FILE \
+      --model LABEL=DIR:WINDOW[:MAX_TOKENS] ... --json OUT.json --table OUT.md"""
+
+import argparse
+import datetime
+import json
+import subprocess
+
+from summarize_memory import cpu_name
+
+CODINGS = ["fp16", "fp8", "q8", "k16v8", "q6", "kf8v4", "k16v4", "k4v16", "q4"]
+
+
+def measure(cli, directory, text, window, max_tokens, cache):
+    command = [cli, "perplexity", directory, "--text", text, "--window", str(window),
+               "--cache", cache, "--json"]
+    if max_tokens:
+        command += ["--max-tokens", str(max_tokens)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"perplexity_kv: {' '.join(command)}: {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--text", required=True)
+    parser.add_argument("--model", action="append", required=True,
+                        help="LABEL=DIR:WINDOW[:MAX_TOKENS]")
+    parser.add_argument("--commit", default="")
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--table", required=True)
+    args = parser.parse_args()
+
+    models = []
+    for spec in args.model:
+        label, rest = spec.split("=", 1)
+        parts = rest.split(":")
+        directory, window = parts[0], int(parts[1])
+        max_tokens = int(parts[2]) if len(parts) > 2 else 0
+        runs = []
+        for cache in CODINGS:
+            result = measure(args.cli, directory, args.text, window, max_tokens, cache)
+            runs.append(result)
+            print(f"perplexity_kv: {label}, {cache}: {result['perplexity']:.4f}", flush=True)
+        models.append({"label": label, "model": directory, "window": window, "runs": runs})
+
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    with open(args.json, "w") as file:
+        json.dump({"date": date, "commit": args.commit, "machine": cpu_name(),
+                   "text": args.text, "models": models}, file, indent=2)
+        file.write("\n")
+    lines = [f"# Perplexity with each cache coding ({date}, commit {args.commit})", "",
+             f"Text: `{args.text}`. Each window's second half is scored "
+             "(`quire-cli perplexity`); the CPU backend.", ""]
+    for model in models:
+        fp16 = next(r["perplexity"] for r in model["runs"] if r["cache_format"] == "fp16")
+        scored = model["runs"][0]["scored_tokens"]
+        lines += [f"## {model['label']}", "",
+                  f"`{model['model']}`, windows of {model['window']} tokens, "
+                  f"{scored} tokens scored.", "",
+                  "| cache | bits per element | perplexity | against FP16 |",
+                  "|---|---|---|---|"]
+        for run in model["runs"]:
+            change = 100 * (run["perplexity"] / fp16 - 1)
+            lines.append(f"| {run['cache_format']} | {run['cache_bits_per_element']:g} | "
+                         f"{run['perplexity']:.4f} | {change:+.2f}% |")
+        lines.append("")
+    with open(args.table, "w") as file:
+        file.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+// quire-cli perplexity on a model made by make-model: the figure is the one
+// the logits command's rows give for the same tokens, the cache coding enters
+// it, and texts or windows it cannot score are refused by name.
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+#include <algorithm>
+#include <cmath>
+
+#include "cli_run.h"
+#include "test_main.h"
+
+namespace {
+
+using cli_test::Run;
+using cli_test::run_cli;
+
+constexpr int kWindow = 48;
+
+QString text_of_sentences() {
+  QString text;
+  const QStringList words = {QStringLiteral("river"),   QStringLiteral("stone"),
+                             QStringLiteral("lantern"), QStringLiteral("quiet"),
+                             QStringLiteral("morning"), QStringLiteral("window")};
+  for (int i = 0; i < 120; ++i) {
+    text += QStringLiteral("The %1 and the %2 wait by the %3. ")
+                .arg(words[i % 6], words[(i * 5 + 1) % 6], words[(i * 7 + 2) % 6]);
+  }
+  return text;
+}
+
+QJsonObject perplexity_json(const QStringList& arguments) {
+  const Run run = run_cli(arguments);
+  if (run.exit_code != 0) qWarning("%s", qPrintable(run.err));
+  return QJsonDocument::fromJson(run.out).object();
+}
+
+}  // namespace
+
+class PerplexityCommandTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir root_;
+  QString model_;
+  QString text_;
+
+  QStringList command(const QString& cache, int max_tokens) const {
+    return {QStringLiteral("perplexity"),   model_,
+            QStringLiteral("--text"),       text_,
+            QStringLiteral("--window"),     QString::number(kWindow),
+            QStringLiteral("--max-tokens"), QString::number(max_tokens),
+            QStringLiteral("--cache"),      cache,
+            QStringLiteral("--json")};
+  }
+
+ private slots:
+  void initTestCase() {
+    model_ = root_.filePath(QStringLiteral("model"));
+    QCOMPARE(run_cli({QStringLiteral("make-model"), model_, QStringLiteral("--format"),
+                      QStringLiteral("fp16"), QStringLiteral("--seed"), QStringLiteral("3")})
+                 .exit_code,
+             0);
+    text_ = root_.filePath(QStringLiteral("text.txt"));
+    QFile file(text_);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(text_of_sentences().toUtf8());
+  }
+
+  // The second half of the window is scored from the rows `logits --all`
+  // prints for the same tokens: -log softmax at the next token, averaged.
+  void scoresTheSecondHalfOfEachWindowFromTheModelsRows() {
+    const Run encoded = run_cli(
+        {QStringLiteral("tokenize"), model_, QStringLiteral("--text"), text_of_sentences()});
+    QCOMPARE(encoded.exit_code, 0);
+    const QJsonArray ids = QJsonDocument::fromJson(encoded.out).array();
+    QVERIFY(ids.size() >= 2 * kWindow);
+    QStringList window;
+    for (int i = 0; i < kWindow; ++i)
+      window << QString::number(ids[i].toInt());
+    const Run logits = run_cli({QStringLiteral("logits"), model_, QStringLiteral("--tokens"),
+                                window.join(u','), QStringLiteral("--all")});
+    QCOMPARE(logits.exit_code, 0);
+    const QJsonArray rows = QJsonDocument::fromJson(logits.out).object()[u"logits"].toArray();
+    QCOMPARE(rows.size(), kWindow);
+    double total = 0;
+    for (int i = kWindow / 2; i + 1 < kWindow; ++i) {
+      const QJsonArray row = rows[i].toArray();
+      double largest = row[0].toDouble();
+      for (const QJsonValue value : row)
+        largest = std::max(largest, value.toDouble());
+      double sum = 0;
+      for (const QJsonValue value : row)
+        sum += std::exp(value.toDouble() - largest);
+      total += std::log(sum) + largest - row[ids[i + 1].toInt()].toDouble();
+    }
+    const double expected = total / (kWindow - 1 - kWindow / 2);
+
+    const QJsonObject result = perplexity_json(command(QStringLiteral("fp16"), kWindow));
+    QCOMPARE(result[u"windows"].toInt(), 1);
+    QCOMPARE(result[u"scored_tokens"].toInt(), kWindow - 1 - kWindow / 2);
+    const double measured = result[u"mean_negative_log_likelihood"].toDouble();
+    // The logits command prints nine significant digits.
+    QVERIFY2(
+        std::abs(measured - expected) < 1e-6 * expected,
+        qPrintable(QStringLiteral("%1 vs %2").arg(measured, 0, 'g', 12).arg(expected, 0, 'g', 12)));
+    QCOMPARE(result[u"perplexity"].toDouble(), std::exp(measured));
+  }
+
+  // Two windows score twice the tokens; a coarser cache gives another figure
+  // and says which coding and how many bits it stores.
+  void theCacheCodingEntersTheFigure() {
+    const QJsonObject fp16 = perplexity_json(command(QStringLiteral("fp16"), 2 * kWindow));
+    const QJsonObject q4 = perplexity_json(command(QStringLiteral("kf8v4"), 2 * kWindow));
+    QCOMPARE(fp16[u"windows"].toInt(), 2);
+    QCOMPARE(fp16[u"scored_tokens"].toInt(), 2 * (kWindow - 1 - kWindow / 2));
+    QCOMPARE(fp16[u"window_perplexities"].toArray().size(), 2);
+    QCOMPARE(q4[u"cache_format"].toString(), QStringLiteral("kf8v4"));
+    QCOMPARE(q4[u"cache_bits_per_element"].toDouble(), 6.25);
+    QVERIFY(fp16[u"perplexity"].toDouble() > 1.0);
+    QVERIFY(q4[u"perplexity"].toDouble() != fp16[u"perplexity"].toDouble());
+  }
+
+  void refusesWhatItCannotScore() {
+    QStringList too_short = command(QStringLiteral("fp16"), kWindow - 1);
+    const Run short_text = run_cli(too_short);
+    QCOMPARE(short_text.exit_code, 2);
+    QVERIFY2(short_text.err.contains(QStringLiteral("fewer than one --window of 48")),
+             qPrintable(short_text.err));
+    const Run long_window = run_cli({QStringLiteral("perplexity"), model_, QStringLiteral("--text"),
+                                     text_, QStringLiteral("--window"), QStringLiteral("4096")});
+    QCOMPARE(long_window.exit_code, 2);
+    QVERIFY2(long_window.err.contains(QStringLiteral("longer than the 2048 positions")),
+             qPrintable(long_window.err));
+    const Run missing = run_cli({QStringLiteral("perplexity"), model_, QStringLiteral("--text"),
+                                 root_.filePath(QStringLiteral("absent.txt"))});
+    QCOMPARE(missing.exit_code, 2);
+    QVERIFY2(missing.err.contains(QStringLiteral("cannot be read")), qPrintable(missing.err));
+  }
+};
+
+QUIRE_TEST(PerplexityCommandTest)
+#include "test_perplexity_command.moc"
