@@ -26,8 +26,9 @@ struct EngineWorker::Loaded {
   std::shared_ptr<const engine::ModelDescription> model;
   std::unique_ptr<engine::Tokenizer> tokenizer;
   std::unique_ptr<engine::ModelRuntime> runtime;
-  std::unique_ptr<ConversationBook> book;
-  QString format_request;  // the prompt format setting the book was built for
+  // The book of each prompt format setting in use ("auto", "chatml", ...): a
+  // chat may set its own, and chats of different formats generate together.
+  std::map<QString, std::unique_ptr<ConversationBook>> books;
   std::unique_ptr<engine::Generator> generator;
   engine::GeneratorConfig generator_config;
   ModelInfo info;
@@ -159,16 +160,16 @@ void EngineWorker::complete(Loaded& loaded) {
       std::make_unique<engine::ModelRuntime>(loaded.model, *loaded.backend, options, load_options);
   const engine::FormatChoice format =
       choose_format(settings.model_directory, settings.prompt_format);
-  loaded.book = std::make_unique<ConversationBook>(*loaded.tokenizer, format.format,
-                                                   settings.model_directory);
-  loaded.format_request = settings.prompt_format;
+  loaded.books[settings.prompt_format] = std::make_unique<ConversationBook>(
+      *loaded.tokenizer, format.format, settings.model_directory);
   loaded.generator_config = generator_config(settings);
   loaded.generator = std::make_unique<engine::Generator>(*loaded.runtime, *loaded.tokenizer,
                                                          loaded.generator_config);
   loaded.info =
       describe(*loaded.runtime, settings, format, QString::fromStdString(loaded.backend->name()));
   loaded.info.backend_note = selection.fallback_reason;
-  loaded.info.render_key = loaded.book->render_key(settings.system_prompt);
+  loaded.info.render_key =
+      loaded.books.at(settings.prompt_format)->render_key(settings.system_prompt);
   // Cancelled after its last tensor is still cancelled: the model before is
   // loaded again rather than this one kept.
   if (request.cancel && request.cancel->load()) throw engine::LoadCancelled();
@@ -259,14 +260,18 @@ void EngineWorker::startReply(const ReplyRequest& request) {
     }
   }
   Loaded& loaded = *loaded_;
-  // The prompt format is a live setting: a new one renders every chat afresh.
-  if (request.prompt_format != loaded.format_request) {
+  // The prompt format is a live setting, and a chat may have its own: each
+  // format keeps its own book, and a chat that changes format is rendered
+  // afresh in the new one.
+  std::unique_ptr<ConversationBook>& slot = loaded.books[request.prompt_format];
+  if (!slot) {
     const engine::FormatChoice format = choose_format(loaded.info.directory, request.prompt_format);
-    loaded.format_request = request.prompt_format;
-    if (format.format.key() != loaded.book->format().key()) {
-      loaded.book = std::make_unique<ConversationBook>(*loaded.tokenizer, format.format,
-                                                       loaded.info.directory);
-    }
+    slot =
+        std::make_unique<ConversationBook>(*loaded.tokenizer, format.format, loaded.info.directory);
+  }
+  ConversationBook& book = *slot;
+  for (auto& [format, other] : loaded.books) {
+    if (other.get() != &book) other->forget(request.chat_id);
   }
 
   ConversationBook::Turn turn;
@@ -276,16 +281,16 @@ void EngineWorker::startReply(const ReplyRequest& request) {
     if (bounded.max_context <= 0 || bounded.max_context > loaded.info.context_tokens) {
       bounded.max_context = loaded.info.context_tokens;
     }
-    turn = loaded.book->begin(bounded, {loaded.runtime->plan().context_tokens,
-                                        loaded.runtime->model().config.max_position_embeddings});
+    turn = book.begin(bounded, {loaded.runtime->plan().context_tokens,
+                                loaded.runtime->model().config.max_position_embeddings});
   } catch (const engine::ContextOverflow& overflow) {
-    loaded.book->forget(request.chat_id);
+    book.forget(request.chat_id);
     failReply(request, EngineFailure{EngineFailure::Kind::Other,
                                      QStringLiteral("The message does not fit the context"),
                                      QString::fromStdString(overflow.what()), QString()});
     return;
   } catch (...) {
-    loaded.book->forget(request.chat_id);
+    book.forget(request.chat_id);
     failReply(request, failure_from(std::current_exception()));
     return;
   }
@@ -304,9 +309,10 @@ void EngineWorker::startReply(const ReplyRequest& request) {
   // Called inside Generator::step(); the result is settled after the step.
   job.on_done = [this](const engine::JobResult& result) { finished_.push_back(result); };
   const engine::JobId id = loaded.generator->submit(std::move(job));
-  active_[id] = Active{request.reply_id,         request.chat_id,
-                       turn.trimmed_turns,       turn.context_limit,
-                       std::move(turn.rendered), loaded.book->render_key(request.system_prompt)};
+  active_[id] =
+      Active{request.reply_id,     request.chat_id,          turn.trimmed_turns,
+             turn.context_limit,   std::move(turn.rendered), book.render_key(request.system_prompt),
+             request.prompt_format};
   setBusy(true);
   schedulePump();
 }
@@ -324,7 +330,8 @@ void EngineWorker::forgetChat(qint64 chat_id) {
   for (const auto& [job, active] : active_) {
     if (active.chat_id == chat_id) return;  // settled when its reply ends
   }
-  loaded_->book->forget(chat_id);
+  for (auto& [format, book] : loaded_->books)
+    book->forget(chat_id);
 }
 
 void EngineWorker::finishActive(const Active& active, const engine::JobResult& result) {
@@ -339,7 +346,7 @@ void EngineWorker::finishActive(const Active& active, const engine::JobResult& r
     outcome.error = QString::fromStdString(result.error);
   }
   const ConversationBook::Closed closed =
-      loaded_->book->end(active.chat_id, active.reply_id, result);
+      loaded_->books.at(active.format_request)->end(active.chat_id, active.reply_id, result);
   outcome.context_used = closed.context_used;
   if (result.stop_reason != engine::StopReason::Error) {
     outcome.rendered = active.rendered;
@@ -407,7 +414,7 @@ void EngineWorker::recoverFromStepFailure(const EngineFailure& failure) {
   for (const cache::SequenceId sequence : loaded.runtime->cache().sequences())
     loaded.runtime->cache().release_after_failure(sequence);
   for (const auto& [job, active] : failed) {
-    loaded.book->forget(active.chat_id);
+    loaded.books.at(active.format_request)->forget(active.chat_id);
     ReplyOutcome outcome;
     outcome.reply_id = active.reply_id;
     outcome.chat_id = active.chat_id;

@@ -75,6 +75,7 @@ class EngineWorker : public QObject {
     qint64 context_limit = 0;
     QList<RenderedMessage> rendered;
     QString render_key;
+    QString format_request;  // the book (prompt format setting) it was begun in
   };
 
   void schedulePump();

@@ -230,6 +230,42 @@ class ChatSettingsTest : public QObject {
     QVERIFY(app.store().chat_settings(*app.chats().currentChat())->is_empty());
   }
 
+  void chatsWithOtherPromptFormatsGenerateTogether() {
+    // Random weights rarely end a reply early, so both run for a while.
+    AppRun run(random_model(), 200);
+    run.start();
+    QVERIFY(run.waitForModel());
+    gui::QuireApplication& app = *run.app;
+    gui::ChatController& chats = app.chats();
+    QSignalSpy finished(&chats, &gui::ChatController::replyFinished);
+
+    const store::ChatId chatml = *app.store().create_chat(QStringLiteral("ChatML"));
+    store::ChatSettings own_format;
+    own_format.prompt_format = QStringLiteral("chatml");
+    QVERIFY(app.store().set_chat_settings(chatml, own_format));
+    emit app.window().chatList()->chatSelected(store::raw(chatml));
+    run.type(QStringLiteral("First chat"));
+    app.window().chatList()->newChatAction()->trigger();
+    run.type(QStringLiteral("Second chat"));
+    const store::ChatId plain = *chats.currentChat();
+    QCOMPARE(chats.runningReplies(), 2);
+    QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 2, 120'000);
+
+    // Each reply was rendered in its chat's format and keeps its token ids,
+    // so the next turn of either chat continues from the cache.
+    for (const store::ChatId chat : {chatml, plain}) {
+      const store::Message reply = app.store().current_path(chat).constLast();
+      QCOMPARE(reply.role, store::Role::Assistant);
+      QVERIFY2(!reply.tokens.empty(), qPrintable(app.store().chat(chat)->title));
+    }
+    const QString chatml_key =
+        app.store().chat(chatml)->model.settings.value(QLatin1String("render_key")).toString();
+    const QString plain_key =
+        app.store().chat(plain)->model.settings.value(QLatin1String("render_key")).toString();
+    QVERIFY2(chatml_key.section(u'|', -2, -2) != plain_key.section(u'|', -2, -2),
+             qPrintable(chatml_key + QStringLiteral(" vs ") + plain_key));
+  }
+
   void resetToDefaultsFollowsTheGlobalSettingsAgain() {
     AppRun run(demo_model(), kGlobalMaxNewTokens);
     run.start();
