@@ -94,9 +94,9 @@ class SettingsPlanTest : public QObject {
     // 32) with FP16 values (256 bytes).
     choose("q8", "fp16");
     QCOMPARE(panel.settings().cache_format, QStringLiteral("k8v16"));
-    QTRY_VERIFY(cache_bytes(plan->plan()) != cache_bytes(fp16) && !plan->isStale());
+    QTRY_COMPARE(cache_bytes(plan->plan()), qint64{8192} * 6 * (4 * 32 + 4 * 2 + 4 * 32 * 2));
+    QTRY_VERIFY(!plan->isStale());
     QCOMPARE(plan->plan(), planner_says(panel.settings()));
-    QCOMPARE(cache_bytes(plan->plan()), qint64{8192} * 6 * (4 * 32 + 4 * 2 + 4 * 32 * 2));
     choose("q4", "q4");
     QTRY_VERIFY(!plan->isStale());
 
