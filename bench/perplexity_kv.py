@@ -59,7 +59,11 @@ def main():
         file.write("\n")
     lines = [f"# Perplexity with each cache coding ({date}, commit {args.commit})", "",
              f"Text: `{args.text}`. Each window's second half is scored "
-             "(`quire-cli perplexity`); the CPU backend.", ""]
+             "(`quire-cli perplexity`); the CPU backend. The demo model is tiny and this "
+             "text is far from what it learned (fortunes and dictionary entries in chat "
+             "turns), so its perplexity is high; what matters is each coding's change "
+             "against the FP16 cache. With one text, differences of a few tenths of a "
+             "percent either way are not shown to be more than chance.", ""]
     for model in models:
         fp16 = next(r["perplexity"] for r in model["runs"] if r["cache_format"] == "fp16")
         scored = model["runs"][0]["scored_tokens"]
