@@ -303,12 +303,14 @@ async function checkAbort(server) {
   const after = await stats(server);
   assert.equal(after.cache.free_pages + after.cache.cached_pages, after.cache.total_pages);
 
-  // A client that leaves a stream of n replies ends all of them.
+  // A client that leaves a stream of n replies ends all of them. Greedy and
+  // with the prompt above, which is known to run long: sampled replies may
+  // stop early at one of the chat template's stops (which the banned end ids
+  // do not cover), before a client on a loaded machine has read both.
   const both = new AbortController();
   const pair = await openai.chat.completions.create(
     {
-      ...greedy('Tell me two long stories.'),
-      temperature: 1,
+      ...greedy('Tell me a long story.'),
       max_tokens: 200,
       n: 2,
       stream: true,
