@@ -364,18 +364,10 @@ bool Generator::step() {
         continue;
       }
     }
-    cache::TokenId token = 0;
-    try {
-      token = sample(job, result, i);
-    } catch (const std::invalid_argument& error) {
-      finish(job, StopReason::Error, std::string("sampling failed: ") + error.what());
-      continue;
-    } catch (const kernels::DeviceOutOfMemory& error) {
-      finish(job, StopReason::Error, row_fetch_failed(error));
-      continue;
-    }
+    const std::optional<cache::TokenId> token = sample_or_end(job, result, i);
+    if (!token) continue;
     if (!job.followers.empty()) branch_alternatives(job, result, i);
-    accept_token(job, token);
+    accept_token(job, *token);
   }
   std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
   return !idle();
@@ -456,6 +448,18 @@ cache::TokenId Generator::sample(Job& job, const ForwardPass::Result& result, st
   ++sampling_counters_.row_fetches;
   fetch_row(result, index);
   return job.sampler.sample(fetched_row_, job.tokens);
+}
+
+std::optional<cache::TokenId> Generator::sample_or_end(Job& job, const ForwardPass::Result& result,
+                                                       std::size_t index) {
+  try {
+    return sample(job, result, index);
+  } catch (const std::invalid_argument& error) {
+    finish(job, StopReason::Error, std::string("sampling failed: ") + error.what());
+  } catch (const kernels::DeviceOutOfMemory& error) {
+    finish(job, StopReason::Error, row_fetch_failed(error));
+  }
+  return std::nullopt;
 }
 
 void Generator::run_until_idle() {

@@ -81,17 +81,9 @@ void Generator::branch_alternatives(Job& leader, const ForwardPass::Result& resu
     // The leader's row was asked for with its sampler's wants, which differ
     // from this one's only in the seed.
     job.adjusted = leader.adjusted;
-    cache::TokenId token = 0;
-    try {
-      token = sample(job, result, index);
-    } catch (const std::invalid_argument& error) {
-      finish(job, StopReason::Error, std::string("sampling failed: ") + error.what());
-      continue;
-    } catch (const kernels::DeviceOutOfMemory& error) {
-      finish(job, StopReason::Error, row_fetch_failed(error));
-      continue;
+    if (const std::optional<cache::TokenId> token = sample_or_end(job, result, index)) {
+      accept_token(job, *token);
     }
-    accept_token(job, token);
   }
 }
 

@@ -158,6 +158,10 @@ class Generator {
   std::vector<Prefill> take_prefill_pages(std::vector<Job*>& decoding);
   // The token for a job whose row `index` of `result` was computed in this step.
   cache::TokenId sample(Job& job, const ForwardPass::Result& result, std::size_t index);
+  // sample(), or nothing when it failed: the job has then ended with the
+  // error, and the caller moves on to the next one.
+  std::optional<cache::TokenId> sample_or_end(Job& job, const ForwardPass::Result& result,
+                                              std::size_t index);
 
   // One step's forward pass: a sequence per member job, with the positions
   // it computes.
