@@ -8,11 +8,10 @@ Writes one JSON file and a Markdown table.
       --model LABEL=DIR:WINDOW[:MAX_TOKENS] ... --json OUT.json --table OUT.md"""
 
 import argparse
-import datetime
 import json
 import subprocess
 
-from summarize_memory import cpu_name
+import results_file
 
 CODINGS = ["fp16", "fp8", "q8", "k16v8", "q6", "kf8v4", "k16v4", "k4v16", "q4"]
 
@@ -34,9 +33,7 @@ def main():
     parser.add_argument("--text", required=True)
     parser.add_argument("--model", action="append", required=True,
                         help="LABEL=DIR:WINDOW[:MAX_TOKENS]")
-    parser.add_argument("--commit", default="")
-    parser.add_argument("--json", required=True)
-    parser.add_argument("--table", required=True)
+    results_file.add_arguments(parser, commit_required=False)
     args = parser.parse_args()
 
     models = []
@@ -52,22 +49,22 @@ def main():
             print(f"perplexity_kv: {label}, {cache}: {result['perplexity']:.4f}", flush=True)
         models.append({"label": label, "model": directory, "window": window, "runs": runs})
 
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    with open(args.json, "w") as file:
-        json.dump({"date": date, "commit": args.commit, "machine": cpu_name(),
-                   "text": args.text, "models": models}, file, indent=2)
-        file.write("\n")
-    lines = [f"# Perplexity with each cache coding ({date}, commit {args.commit})", "",
+    write_results(args, models)
+
+
+def write_results(args, models):
+    results = results_file.stamp(args.commit) | {"text": args.text, "models": models}
+    lines = [results_file.title("Perplexity with each cache coding", results), "",
              f"Text: `{args.text}`. Each window's second half is scored "
              "(`quire-cli perplexity`); the CPU backend. The demo model is tiny and this "
              "text is far from what it learned (fortunes and dictionary entries in chat "
              "turns), so its perplexity is high; what matters is each coding's change "
              "against the FP16 cache. With one text, differences of a few tenths of a "
-             "percent either way are not shown to be more than chance.", ""]
+             "percent either way are not shown to be more than chance."]
     for model in models:
         fp16 = next(r["perplexity"] for r in model["runs"] if r["cache_format"] == "fp16")
         scored = model["runs"][0]["scored_tokens"]
-        lines += [f"## {model['label']}", "",
+        lines += ["", f"## {model['label']}", "",
                   f"`{model['model']}`, windows of {model['window']} tokens, "
                   f"{scored} tokens scored.", "",
                   "| cache | bits per element | perplexity | against FP16 |",
@@ -76,9 +73,7 @@ def main():
             change = 100 * (run["perplexity"] / fp16 - 1)
             lines.append(f"| {run['cache_format']} | {run['cache_bits_per_element']:g} | "
                          f"{run['perplexity']:.4f} | {change:+.2f}% |")
-        lines.append("")
-    with open(args.table, "w") as file:
-        file.write("\n".join(lines))
+    results_file.write(args, results, lines)
 
 
 if __name__ == "__main__":

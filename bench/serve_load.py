@@ -12,7 +12,6 @@ Only the Python standard library: the point is the server, not a client
 stack."""
 
 import argparse
-import datetime
 import http.client
 import json
 import re
@@ -21,7 +20,7 @@ import subprocess
 import threading
 import time
 
-from summarize_memory import cpu_name
+import results_file
 
 QUESTIONS = [
     "Tell me about the sea.",
@@ -124,9 +123,7 @@ def main():
     parser.add_argument("--clients", default="1,4,16")
     parser.add_argument("--turns", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=32)
-    parser.add_argument("--commit", default="")
-    parser.add_argument("--json", required=True)
-    parser.add_argument("--table", required=True)
+    results_file.add_arguments(parser, commit_required=False)
     parser.add_argument("server_options", nargs="*", help="more options for quire-cli serve")
     args = parser.parse_args()
 
@@ -161,17 +158,15 @@ def main():
               f"{row['ttft_p50_s'] * 1000:.0f} ms p99 {row['ttft_p99_s'] * 1000:.0f} ms, "
               f"{100 * row['cached_share']:.0f}% of prompt tokens cached", flush=True)
 
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    with open("/proc/loadavg") as file:
-        load = " ".join(file.read().split()[:3])
-    results = {"date": date, "commit": args.commit, "machine": cpu_name(), "load_average": load,
-               "model": args.model, "turns": args.turns, "max_tokens": args.max_tokens,
-               "server_options": args.server_options, "runs": rows}
-    with open(args.json, "w") as file:
-        json.dump(results, file, indent=2)
-        file.write("\n")
-    lines = [f"# `quire-cli serve` under load ({date}, commit {args.commit})", "",
-             f"{cpu_name()}, load average {load}. Model `{args.model}`; each client holds a "
+    write_results(args, rows)
+
+
+def write_results(args, rows):
+    results = results_file.stamp(args.commit, results_file.load_average()) | {
+        "model": args.model, "turns": args.turns, "max_tokens": args.max_tokens,
+        "server_options": args.server_options, "runs": rows}
+    lines = [results_file.title("`quire-cli serve` under load", results), "",
+             results_file.machine_line(results) + f" Model `{args.model}`; each client holds a "
              f"{args.turns}-turn streamed chat, {args.max_tokens} new tokens a turn, the whole "
              "history sent every turn; `--parallel` equal to the clients.", "",
              "| clients | requests/s | generated tokens/s | first token p50 | p99 "
@@ -184,8 +179,7 @@ def main():
                      f"{row['generated_tokens_per_s']:.1f} | {row['ttft_p50_s'] * 1000:.0f} ms | "
                      f"{row['ttft_p99_s'] * 1000:.0f} ms | {later_text} | "
                      f"{100 * row['cached_share']:.0f}% |")
-    with open(args.table, "w") as file:
-        file.write("\n".join(lines) + "\n")
+    results_file.write(args, results, lines)
 
 
 if __name__ == "__main__":

@@ -4,45 +4,21 @@
 with the date, machine and commit."""
 
 import argparse
-import datetime
-import json
-import platform
 
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
+import results_file
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--commit", required=True)
-    parser.add_argument("--load", default="")
-    parser.add_argument("--json", required=True)
-    parser.add_argument("--table", required=True)
+    results_file.add_arguments(parser, load=True)
     parser.add_argument("runs", nargs="+", help="LABEL=FILE")
     args = parser.parse_args()
 
-    runs = []
-    for argument in args.runs:
-        label, path = argument.split("=", 1)
-        with open(path) as file:
-            runs.append({"label": label, "result": json.load(file)})
-    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    results = {"date": date, "commit": args.commit, "machine": cpu_name(),
-               "load_average": args.load, "runs": runs}
-    with open(args.json, "w") as file:
-        json.dump(results, file, indent=2)
-        file.write("\n")
+    runs = results_file.labelled_runs(args.runs, "label")
+    results = results_file.stamp(args.commit, args.load) | {"runs": runs}
 
-    lines = [f"# Cache memory choices on the CPU ({date}, commit {args.commit})", "",
-             f"{cpu_name()}, load average {args.load}.", "",
+    lines = [results_file.title("Cache memory choices on the CPU", results), "",
+             results_file.machine_line(results), "",
              "| run | decode at 4,096 tokens (tokens/s) | prefill 512 (tokens/s) |",
              "|---|---|---|"]
     for run in runs:
@@ -62,8 +38,7 @@ def main():
             lines.append(f"| {run['label']} | {batch['jobs']} | {batch['most_running']} | "
                          f"{batch['mean_first_token_s']:.2f} | {batch['preemptions']} | "
                          f"{batch['computed_tokens']} | {batch['tokens_per_s']:.1f} |")
-    with open(args.table, "w") as file:
-        file.write("\n".join(lines) + "\n")
+    results_file.write(args, results, lines)
 
 
 if __name__ == "__main__":
