@@ -168,6 +168,16 @@ void fp8_write_head(const Fp8HeadBlock& block, int first, int count, std::span<c
   }
 }
 
+void fp8_write_calibrated(std::span<const float> values, float scale, std::uint8_t* codes) {
+  if (!(scale > 0.0f) || !std::isfinite(scale)) {
+    throw std::invalid_argument("a calibrated FP8 scale must be positive and finite");
+  }
+  // A division, not a multiplication by 1 / scale: the scale is no power of
+  // two, and llm-compressor divides.
+  for (std::size_t i = 0; i < values.size(); ++i)
+    codes[i] = float_to_e4m3(values[i] / scale);
+}
+
 void fp8_read_head(const Fp8HeadBlock& block, int count, float scale, std::span<float> out) {
   check_size(out.size(), static_cast<std::size_t>(count) * block.head_dim, "output buffer");
   for (int t = 0; t < count; ++t) {

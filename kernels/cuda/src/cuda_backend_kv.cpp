@@ -67,10 +67,16 @@ KvPagesArgs pages_of(const KvLayerView& layer) {
   KvPagesArgs pages;
   pages.key = KvPlaneArgs{static_cast<std::uint8_t*>(layer.planes.key_data),
                           static_cast<std::uint8_t*>(layer.planes.key_scales),
-                          l.key_data_page_bytes, l.key_scale_page_bytes, l.key_coding};
+                          l.key_data_page_bytes,
+                          l.key_scale_page_bytes,
+                          l.key_coding,
+                          layer.calibrated.key};
   pages.value = KvPlaneArgs{static_cast<std::uint8_t*>(layer.planes.value_data),
                             static_cast<std::uint8_t*>(layer.planes.value_scales),
-                            l.value_data_page_bytes, l.value_scale_page_bytes, l.value_coding};
+                            l.value_data_page_bytes,
+                            l.value_scale_page_bytes,
+                            l.value_coding,
+                            layer.calibrated.value};
   pages.page_size = l.page_size;
   pages.kv_heads = l.kv_heads;
   pages.head_dim = l.head_dim;

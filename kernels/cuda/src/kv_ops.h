@@ -25,6 +25,9 @@ struct KvPlaneArgs {
   std::int64_t data_page_bytes = 0;
   std::int64_t scale_page_bytes = 0;
   KvCoding coding = KvCoding::Fp16;
+  // FP8 with calibrated scales: kv_heads FP32 values in device memory; null:
+  // each page's own (dynamic) scale.
+  const float* calibrated = nullptr;
 };
 
 struct KvPagesArgs {

@@ -10,6 +10,7 @@
 // shifts can round differently from one combined shift. So each (page, head)
 // is given to one warp that replays the CPU's steps for the batch's tokens of
 // that page in batch order; pages are independent and run side by side.
+// Calibrated FP8 scales are fixed, so their elements are independent too.
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -160,6 +161,27 @@ __global__ void __launch_bounds__(kThreads)
   if (lane == 0) *scale_at = scale;
 }
 
+// Calibrated FP8: one thread per element, value / scale[head] as E4M3 (the
+// division rounded as the CPU's); the thread of a head's first element also
+// stores the head's scale into the page, so attention reads it as any FP8
+// page. Every token of a page stores the same value there.
+__global__ void __launch_bounds__(kThreads)
+    write_fp8_calibrated_kernel(KvPlaneArgs plane, Geometry g, BatchArgs batch,
+                                const float* __restrict__ values) {
+  const std::int64_t row = std::int64_t{g.kv_heads} * g.head_dim;
+  const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  if (i >= batch.tokens * row) return;
+  const std::int64_t token = i / row;
+  const std::int64_t within = i % row;  // head * head_dim + element
+  const int head = static_cast<int>(within / g.head_dim);
+  const kv_device::Slot at = kv_device::slot_of_token(batch, g.page_size, g.num_pages, token);
+  if (at.page < 0) return;
+  const float scale = plane.calibrated[head];
+  if (within % g.head_dim == 0) *kv_device::page_scale(plane, at.page, head) = scale;
+  std::uint8_t* codes = plane.data + at.page * plane.data_page_bytes;
+  codes[at.slot * row + within] = cache_codec::encode_e4m3(__fdiv_rn(values[i], scale));
+}
+
 void write_plane(const KvPlaneArgs& plane, const Geometry& geometry, const BatchArgs& batch,
                  const float* values, cudaStream_t stream) {
   const std::int64_t elements = batch.tokens * geometry.kv_heads * geometry.head_dim;
@@ -177,6 +199,11 @@ void write_plane(const KvPlaneArgs& plane, const Geometry& geometry, const Batch
           <<<blocks_for(elements), kThreads, 0, stream>>>(plane, geometry, batch, values);
       break;
     case KvCoding::Fp8: {
+      if (plane.calibrated != nullptr) {
+        write_fp8_calibrated_kernel<<<blocks_for(elements), kThreads, 0, stream>>>(plane, geometry,
+                                                                                   batch, values);
+        break;
+      }
       const std::int64_t warps = batch.tokens * geometry.kv_heads;
       write_fp8_kernel<<<static_cast<unsigned>((warps + kWarpsPerBlock - 1) / kWarpsPerBlock),
                          kThreads, 0, stream>>>(plane, geometry, batch, values);

@@ -172,6 +172,55 @@ class CudaKvTest : public QObject {
     expect_same_pages(cpu_, cpu_layer, *gpu_, gpu_layer, "write_kv");
   }
 
+  // Calibrated FP8 scales (not powers of two, one per head) on either half:
+  // the GPU's codes and page scales are the CPU's, values beyond the scale's
+  // range saturating alike, and attention over them agrees.
+  void writeKvCalibrated_data() {
+    QTest::addColumn<bool>("keys");
+    QTest::addColumn<bool>("values");
+    QTest::addRow("both") << true << true;
+    QTest::addRow("keys only") << true << false;
+    QTest::addRow("values only") << false << true;
+  }
+
+  void writeKvCalibrated() {
+    QFETCH(bool, keys);
+    QFETCH(bool, values);
+    constexpr int kHeads = 3, kHeadDim = 64, kPage = 16;
+    const KvLayerLayout layout =
+        make_kv_layout(KvCoding::Fp8, KvCoding::Fp8, kPage, kHeads, kHeadDim, 8);
+    KvLayer cpu_layer = make_layer(cpu_, layout);
+    KvLayer gpu_layer = make_layer(*gpu_, layout);
+    fill_pages(cpu_layer, gpu_layer);
+    const std::vector<float> scales = {0.0031f, 0.0027f, 0.011f, 0.0042f, 0.0019f, 0.0077f};
+    DeviceBuffer gpu_scales = upload(scales);
+    const KvCalibratedScales cpu_calibrated{keys ? scales.data() : nullptr,
+                                            values ? scales.data() + kHeads : nullptr};
+    const KvCalibratedScales gpu_calibrated{keys ? gpu_scales.as<float>() : nullptr,
+                                            values ? gpu_scales.as<float>() + kHeads : nullptr};
+
+    HostBatch batch = make_tables({{3, 1, 6}, {5}});
+    add_tokens(batch, 0, 0, 2 * kPage + 5);
+    add_tokens(batch, 1, 7, 3);
+    const std::size_t count = std::size_t(batch.tokens()) * kHeads * kHeadDim;
+    const std::vector<float> key = uniform(count, -2.0f, 2.0f, rng_);
+    const std::vector<float> value = uniform(count, -4.0f, 4.0f, rng_);
+    KvLayerView cpu_view = cpu_layer.view();
+    cpu_view.calibrated = cpu_calibrated;
+    KvLayerView gpu_view = gpu_layer.view();
+    gpu_view.calibrated = gpu_calibrated;
+    cpu_.write_kv(kDevice, cpu_view, batch.view(), key.data(), value.data());
+    GpuBatch device = upload(batch);
+    DeviceBuffer key_gpu = upload(key), value_gpu = upload(value);
+    gpu_->write_kv(kDevice, gpu_view, device.view, key_gpu.as<float>(), value_gpu.as<float>());
+    gpu_->synchronize(kDevice);
+    expect_same_pages(cpu_, cpu_layer, *gpu_, gpu_layer, "calibrated write_kv");
+    AttentionParams params;
+    params.heads = 2 * kHeads;
+    params.scale = 0.125f;
+    attend_both(cpu_layer, gpu_layer, batch, params, "attention over calibrated pages");
+  }
+
   void pagedAttention_data() {
     QTest::addColumn<QByteArray>("coding");
     QTest::addColumn<int>("headDim");

@@ -2,7 +2,9 @@
 // partial copies, host-tier saves and restores.
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "kv_access.h"
 #include "quire/kernels/cpu/cache_quant.h"
@@ -42,6 +44,32 @@ void encode_head(const Plane& plane, int page, int slot, int head, const float* 
 void write_plane(ThreadPool& pool, const Plane& plane, const KvLayerLayout& layout,
                  const TokenBatch& batch, const float* values) {
   const std::int64_t row = std::int64_t{plane.kv_heads} * plane.head_dim;
+  if (plane.coding == KvCoding::Fp8 && plane.calibrated != nullptr) {
+    // Fixed scales: tokens are independent. Each page's scale slots get the
+    // calibrated values (first, on this thread: tokens of one page may be
+    // encoded on different threads), so attention reads the page as any FP8
+    // page.
+    for (int h = 0; h < plane.kv_heads; ++h) {
+      if (!(plane.calibrated[h] > 0.0f) || !std::isfinite(plane.calibrated[h])) {
+        throw std::invalid_argument("calibrated FP8 scales must be positive and finite");
+      }
+    }
+    for (std::int64_t t = 0; t < batch.tokens; ++t) {
+      const cpu_kv::Slot at = cpu_kv::slot_of(batch, layout.page_size, layout.num_pages, t);
+      std::copy_n(plane.calibrated, plane.kv_heads, plane.page_scale(at.page, 0));
+    }
+    pool.parallel_for(batch.tokens, 4, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t t = begin; t < end; ++t) {
+        const cpu_kv::Slot at = cpu_kv::slot_of(batch, layout.page_size, layout.num_pages, t);
+        for (int h = 0; h < plane.kv_heads; ++h) {
+          fp8_write_calibrated(std::span<const float>(values + t * row + h * plane.head_dim,
+                                                      static_cast<std::size_t>(plane.head_dim)),
+                               plane.calibrated[h], plane.head_data(at.page, at.slot, h));
+        }
+      }
+    });
+    return;
+  }
   if (plane.coding != KvCoding::Fp8) {
     pool.parallel_for(batch.tokens, 4, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t t = begin; t < end; ++t) {

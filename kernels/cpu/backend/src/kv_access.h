@@ -37,6 +37,7 @@ struct Plane {
   std::int64_t scale_page_bytes = 0;
   int kv_heads = 0;
   int head_dim = 0;
+  const float* calibrated = nullptr;  // FP8: kv_heads fixed scales; null: dynamic
 
   std::size_t head_bytes() const {
     return static_cast<std::size_t>(head_dim) * static_cast<std::size_t>(data_bits(coding)) / 8;
@@ -70,7 +71,8 @@ inline Plane key_plane(const KvLayerView& view) {
                l.key_data_page_bytes,
                l.key_scale_page_bytes,
                l.kv_heads,
-               l.head_dim};
+               l.head_dim,
+               view.calibrated.key};
 }
 
 inline Plane value_plane(const KvLayerView& view) {
@@ -81,7 +83,8 @@ inline Plane value_plane(const KvLayerView& view) {
                l.value_data_page_bytes,
                l.value_scale_page_bytes,
                l.kv_heads,
-               l.head_dim};
+               l.head_dim,
+               view.calibrated.value};
 }
 
 // The page and slot of token t of a batch.

@@ -11,7 +11,9 @@ namespace quire::kernels {
 //   Q8/Q4: levels packed as in cache_quant.h, one FP16 scale per 32 elements
 //          ([page_size][kv_heads][head_dim / 32]); Q6 is 8-bit K with 4-bit V.
 //   FP8:   E4M3 codes, one FP32 scale per head ([kv_heads]) per page; a page
-//          that has seen only zeros has scale 0.
+//          that has seen only zeros has scale 0. With calibrated scales
+//          (KvCalibratedScales) every page's scales are those, so reading a
+//          page is the same either way.
 enum class KvCoding : std::uint8_t { Fp16, Int8, Int4, Fp8 };
 
 struct KvPlanes {
@@ -34,9 +36,20 @@ struct KvLayerLayout {
   std::int64_t value_scale_page_bytes = 0;
 };
 
+// Calibrated FP8 scales (llm-compressor's static k_scale / v_scale): kv_heads
+// FP32 values per half, in the memory of the device that writes the layer's
+// pages. A half with them encodes value / scale[head] as E4M3 (saturating),
+// with no per-page absmax; null: the page's own scale (dynamic). Only FP8
+// halves read them.
+struct KvCalibratedScales {
+  const float* key = nullptr;
+  const float* value = nullptr;
+};
+
 struct KvLayerView {
   KvLayerLayout layout;
   KvPlanes planes;
+  KvCalibratedScales calibrated = {};
 };
 
 // Bytes of one page of one plane for a coding (data, or scales).

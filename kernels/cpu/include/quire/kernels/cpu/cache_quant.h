@@ -56,6 +56,10 @@ struct Fp8HeadBlock {
 void fp8_write_head(const Fp8HeadBlock& block, int first, int count, std::span<const float> values,
                     float& scale);
 
+// Calibrated FP8: codes[i] = E4M3(values[i] / scale), saturating at +-448;
+// `scale` (> 0) is fixed for the whole cache, so nothing is re-encoded.
+void fp8_write_calibrated(std::span<const float> values, float scale, std::uint8_t* codes);
+
 // Decodes tokens [0, count) into `out` (count * head_dim floats).
 void fp8_read_head(const Fp8HeadBlock& block, int count, float scale, std::span<float> out);
 
