@@ -46,6 +46,11 @@ class ConfigReader {
   std::string source_;
 };
 
+// quantization_config.kv_cache_scheme (kv_cache_scheme.cpp); nothing when the
+// file has none (or null). Throws ModelError naming the field when it is malformed.
+std::optional<KvCacheScheme> parse_kv_cache_scheme(const ConfigReader& reader,
+                                                   const Json& quantization);
+
 // rope_scaling (rope_scaling_config.cpp); RopeScaling::Type::None without one.
 RopeScaling parse_rope_scaling(const ConfigReader& reader);
 

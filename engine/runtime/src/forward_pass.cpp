@@ -411,6 +411,9 @@ void ForwardPass::attend(std::size_t index, std::int64_t count, const kernels::T
   }
   // A layer whose pages live in host memory attends over a staging slot.
   const kernels::KvLayerView& pages = storage_.attend(index);
+  if (kv_observer_) {
+    kv_observer_(index, cache_device, there.k.as<float>(), there.v.as<float>(), count);
+  }
   backend_.write_kv(cache_device, pages, there_batch, there.k.as<float>(), there.v.as<float>());
   kernels::AttentionParams attention{c.num_heads, static_cast<float>(c.attention_scale()),
                                      c.sliding_windows[index]};

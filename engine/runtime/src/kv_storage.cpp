@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "host_kv_pages.h"
 #include "kv_streamer.h"
@@ -99,10 +100,50 @@ void KvStorage::set_planes(std::size_t layer, Planes planes) {
                                            p.value_data.data(), p.value_scales.data()};
 }
 
+void KvStorage::use_calibrated_scales(std::vector<LayerKvScales> scales) {
+  for (std::size_t layer = 0; layer < layers(); ++layer) {
+    if (placed(layer)) throw std::logic_error("calibrated scales given after a layer was placed");
+  }
+  if (scales.size() != layers()) {
+    throw std::invalid_argument("calibrated K/V scales for " + std::to_string(scales.size()) +
+                                " layers, but the cache has " + std::to_string(layers()));
+  }
+  for (std::size_t layer = 0; layer < scales.size(); ++layer) {
+    const auto heads = static_cast<std::size_t>(shapes_[layer].kv_heads);
+    if (scales[layer].key.size() != heads || scales[layer].value.size() != heads) {
+      throw std::invalid_argument("calibrated K/V scales of layer " + std::to_string(layer) +
+                                  " are not one per KV head");
+    }
+  }
+  calibrated_scales_ = std::move(scales);
+}
+
+bool KvStorage::calibrated_keys() const {
+  return !calibrated_scales_.empty() && config_.format.key == cache::ElementCoding::FP8;
+}
+
+bool KvStorage::calibrated_values() const {
+  return !calibrated_scales_.empty() && config_.format.value == cache::ElementCoding::FP8;
+}
+
 void KvStorage::place_layer(std::size_t layer, int device, PageHome home) {
   if (placed(layer)) throw std::logic_error("cache layer placed twice");
   ++generation_;
   set_planes(layer, allocate_planes(layer, device, home));
+  if (calibrated_keys() || calibrated_values()) {
+    // A few bytes per layer, on the device whose kernels encode its pages
+    // (a host layer's staging device).
+    const LayerKvScales& scales = calibrated_scales_[layer];
+    std::vector<float> both(scales.key);
+    both.insert(both.end(), scales.value.begin(), scales.value.end());
+    kernels::DeviceBuffer buffer =
+        backend_.allocate(device, both.size() * sizeof(float), "calibrated KV scales");
+    backend_.copy(buffer.data(), device, both.data(), -1, both.size() * sizeof(float));
+    const float* key = buffer.as<float>();
+    views_[layer].calibrated = kernels::KvCalibratedScales{
+        calibrated_keys() ? key : nullptr, calibrated_values() ? key + scales.key.size() : nullptr};
+    calibrated_buffers_.push_back(std::move(buffer));
+  }
   if (home == PageHome::Host) streamer_->add_layer(layer, device, views_[layer]);
   devices_[layer] = device;
   homes_[layer] = home;
@@ -128,8 +169,10 @@ void KvStorage::move_to_host(std::size_t layer) {
   // reserve_staging()'s: the device planes go first, and a device that ran
   // short has their room for the ring.
   const kernels::KvLayerView host_view{
-      views_[layer].layout, kernels::KvPlanes{host.key_data.data(), host.key_scales.data(),
-                                              host.value_data.data(), host.value_scales.data()}};
+      views_[layer].layout,
+      kernels::KvPlanes{host.key_data.data(), host.key_scales.data(), host.value_data.data(),
+                        host.value_scales.data()},
+      views_[layer].calibrated};
   streamer_->add_layer(layer, device, host_view);
   ++generation_;
   set_planes(layer, std::move(host));

@@ -248,7 +248,10 @@ const kernels::KvLayerView& KvStreamer::attend(std::size_t layer) {
     fetch(ring, ring.fetched);
   Slot& slot = ring.slots[where.position % ring.slots.size()];
   backend_.wait_event(*slot.uploaded, ring.device, Queue::Compute);
-  return staged_[layer] = slot_view(slot, where.host.layout);
+  staged_[layer] = slot_view(slot, where.host.layout);
+  // Calibrated scales live on the layer's device, not among its pages.
+  staged_[layer].calibrated = where.host.calibrated;
+  return staged_[layer];
 }
 
 void KvStreamer::attended(std::size_t layer) {

@@ -160,6 +160,8 @@ ModelDescription ModelDescription::open(const std::filesystem::path& directory) 
     model.active_parameters += c.hidden_size * c.vocab_size;
   }
 
+  model.kv_scales = read_kv_scales(model);
+
   // What else the files hold: a multimodal download's vision tower.
   for (const std::string_view name : model.tensors.names()) {
     if (name.starts_with(model.text_prefix) || name.starts_with(model.head.key + ".")) continue;

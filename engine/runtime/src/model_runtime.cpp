@@ -128,6 +128,9 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
       KvStorage::Config{options.cache_format, options.page_size, config.num_pages,
                         options.host_pages, options.staging_slots},
       std::vector<cache::LayerShape>(model_->layers.size(), model_->kv_shape()));
+  if (options.calibrated_kv_scales && model_->kv_scales) {
+    storage_->use_calibrated_scales(model_->kv_scales->layers);
+  }
   // The device that holds every layer's pages, or -1: each layer's own.
   const int cache_device =
       plan_.cache_slot >= 0 ? plan_.devices[static_cast<std::size_t>(plan_.cache_slot)].index : -1;

@@ -61,9 +61,27 @@ struct MixtureOfExperts {
   }
 };
 
+// quantization_config.kv_cache_scheme, as llm-compressor (compressed-tensors)
+// writes it: how the checkpoint's author calibrated the K/V cache. Quire uses
+// static, symmetric 8-bit float scales per tensor ("tensor") or per KV head
+// ("attn_head"), read from each layer's self_attn.k_scale and v_scale.
+struct KvCacheScheme {
+  int num_bits = 8;
+  std::string type = "float";       // "float" or "int"
+  std::string strategy = "tensor";  // "tensor", "attn_head", or another of compressed-tensors'
+  std::string dynamic = "false";    // "false", "true", or compressed-tensors' "local"
+  bool symmetric = true;
+
+  bool per_head() const { return strategy == "attn_head"; }
+  // Why Quire's FP8 cache cannot use this scheme's scales (naming the field),
+  // or empty when it can.
+  std::string unsupported_reason() const;
+};
+
 struct QuantizationConfig {
-  std::string method;             // "exl2", "gptq", or empty
+  std::string method;             // "exl2", "gptq", "compressed-tensors", or empty
   std::string checkpoint_format;  // "gptq_v2" marks exact GPTQ zeros
+  std::optional<KvCacheScheme> kv_cache_scheme;
 };
 
 // The parts of config.json the engine uses. Multimodal configs keep these keys

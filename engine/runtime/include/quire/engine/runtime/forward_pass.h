@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -82,6 +83,14 @@ class ForwardPass {
 
   const Limits& limits() const { return limits_; }
 
+  // Called with each layer's keys and values [tokens, kv_heads, head_dim]
+  // (after RoPE, as the cache stores them) on `device`, just before they are
+  // written into the pages: what K/V calibration observes. Steps that are
+  // recorded and replayed (decode with step graphs) do not call it.
+  using KvObserver = std::function<void(std::size_t layer, int device, const float* key,
+                                        const float* value, std::int64_t tokens)>;
+  void set_kv_observer(KvObserver observer) { kv_observer_ = std::move(observer); }
+
   // Logits of ids from `first` on come out as -inf, so that no sampler can
   // choose them: the rows a model's embedding pads beyond its tokenizer
   // (Qwen2.5-7B has 152064 rows for 151665 tokens). `first` at or beyond
@@ -137,6 +146,7 @@ class ForwardPass {
   kernels::Backend& backend_;
   Limits limits_;
   std::map<int, Scratch> scratch_;
+  KvObserver kv_observer_;
   kernels::DeviceBuffer gathered_, normed_, logits_;  // on the head's device
   // The candidates' buffers on the head's device (sized for every row at
   // kMaxTopLogits, so no step allocates them), and the gathered ids' rows,

@@ -7,6 +7,7 @@
 
 #include "quire/cache/cache_format.h"
 #include "quire/cache/page_cache.h"
+#include "quire/engine/runtime/kv_scales.h"
 #include "quire/kernels/backend.h"
 
 namespace quire::engine {
@@ -48,6 +49,14 @@ class KvStorage {
   ~KvStorage();
   KvStorage(const KvStorage&) = delete;
   KvStorage& operator=(const KvStorage&) = delete;
+
+  // Calibrated FP8 scales, one entry per layer: the format's FP8 halves
+  // encode with them instead of per-page scales (KvCalibratedScales). Call
+  // before any layer is placed; other codings ignore them.
+  void use_calibrated_scales(std::vector<LayerKvScales> scales);
+  // Whether FP8 keys or values of this cache use calibrated scales.
+  bool calibrated_keys() const;
+  bool calibrated_values() const;
 
   // Allocates the layer's pages on `device`, or in host memory with a
   // staging ring on `device` (the ring is shared by the device's host
@@ -129,6 +138,10 @@ class KvStorage {
   std::vector<int> devices_;
   std::vector<PageHome> homes_;
   std::vector<Planes> planes_;
+  std::vector<LayerKvScales> calibrated_scales_;  // empty: dynamic FP8 scales
+  // Per placed layer with calibrated scales: key scales then value scales,
+  // on the device that writes its pages.
+  std::vector<kernels::DeviceBuffer> calibrated_buffers_;
   std::vector<kernels::KvLayerView> views_;
   std::uint64_t generation_ = 0;
   std::vector<std::int64_t> host_offsets_;  // per layer, within one host slot

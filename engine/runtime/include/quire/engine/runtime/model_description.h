@@ -13,6 +13,7 @@
 #include "quire/engine/model/architecture.h"
 #include "quire/engine/model/model_config.h"
 #include "quire/engine/planner/placement_request.h"
+#include "quire/engine/runtime/kv_scales.h"
 #include "quire/kernels/dtype.h"
 
 namespace quire::engine {
@@ -120,6 +121,9 @@ struct ModelDescription {
   // The output projection; with tied embeddings it is the embedding table.
   LinearDescription head;
   bool head_tied = false;
+  // Calibrated FP8 K/V scales (config.json's kv_cache_scheme), used by FP8
+  // cache halves in place of per-page scales; none without a scheme Quire runs.
+  std::optional<CalibratedKvScales> kv_scales;
   std::int64_t parameters = 0;
   // Of those, what one token runs through (a mixture of experts runs
   // experts_per_token of its experts).

@@ -45,6 +45,10 @@ struct RuntimeOptions {
   int staging_slots = 2;
   std::int64_t host_reserve_bytes = kGiB;
   double host_copy_bytes_per_second = 0;
+  // FP8 cache halves encode with the checkpoint's calibrated K/V scales
+  // (ModelDescription::kv_scales) where it has them; false: with per-page
+  // scales, as for any other model.
+  bool calibrated_kv_scales = true;
   // Every attention layer's pages on one device, a position among the
   // backend's devices (PlacementRequest::cache_device), wherever the layers'
   // weights go: a layer computed elsewhere sends its q, k and v there and
