@@ -19,6 +19,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "quire/app/cache_format_choices.h"
 #include "quire/ui/chat_list_widget.h"
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
@@ -53,7 +54,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   settings_dialog_ = new QDialog(this);
   settings_dialog_->setObjectName(QStringLiteral("settingsDialog"));
   settings_dialog_->setWindowTitle(tr("Model and cache settings"));
-  settings_panel_ = new ui::SettingsPanel(settings_dialog_);
+  settings_panel_ = new ui::SettingsPanel(app::cache_format_choices(), settings_dialog_);
   auto* dialog_layout = new QVBoxLayout(settings_dialog_);
   dialog_layout->setContentsMargins(0, 0, 0, 0);
   dialog_layout->addWidget(settings_panel_);

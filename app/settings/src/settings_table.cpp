@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "quire/app/app_settings.h"
+#include "quire/cache/cache_format.h"
 #include "quire/ui/settings_limits.h"
 #include "stored_values.h"
 
@@ -67,14 +68,16 @@ SettingRow cache_format_row() {
           [](const AppSettings& s) { return QVariant(s.engine.cache_format); },
           [](AppSettings& s, const QVariant& value) -> QString {
             const std::optional<QString> text = stored::text(value);
-            const auto [keys, values] =
-                ui::cache_format_codings(text ? text->trimmed() : QString());
-            if (keys.isEmpty()) {
+            const std::optional<cache::CacheFormat> format =
+                cache::parse_cache_format(text ? text->trimmed().toStdString() : std::string());
+            if (!format) {
               return QStringLiteral(
                   "is not a cache format: fp16, q8, q6, q4, fp8, or k<keys>v<values> with "
                   "each of 16, f8, 8 or 4");
             }
-            s.engine.cache_format = ui::cache_format_id(keys, values);
+            const std::string_view name = cache::format_info(*format).name;
+            s.engine.cache_format =
+                QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
             return {};
           }};
 }

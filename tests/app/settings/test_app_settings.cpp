@@ -177,8 +177,12 @@ class TestAppSettings : public QObject {
   }
 
   void cacheFormatsOfKeysAndValuesApartLoadByAnySpelling() {
-    for (const auto& [stored, loaded] : std::initializer_list<std::pair<const char*, const char*>>{
-             {"kf8v4", "kf8v4"}, {"K8V4", "q6"}, {"kq4vq4", "q4"}, {"k16vfp8", "k16vf8"}}) {
+    for (const auto& [stored, loaded] :
+         std::initializer_list<std::pair<const char*, const char*>>{{"kf8v4", "kf8v4"},
+                                                                    {"K8V4", "q6"},
+                                                                    {"kq8vq4", "q6"},
+                                                                    {"kq4vq4", "q4"},
+                                                                    {"k16vfp8", "k16vf8"}}) {
       QFile file(path_);
       QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
       file.write(QByteArray("[engine]\ncache_format=") + stored + "\n");

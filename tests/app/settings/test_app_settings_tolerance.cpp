@@ -61,6 +61,11 @@ class TestAppSettingsTolerance : public QObject {
                                           << "cache_format=q3"
                                           << "is not a cache format: fp16, q8, q6, q4, fp8, or "
                                              "k<keys>v<values> with each of 16, f8, 8 or 4";
+    for (const char* spelling : {"k3v4", "kv4"}) {
+      QTest::newRow(spelling) << "engine" << QStringLiteral("cache_format=%1").arg(spelling)
+                              << "is not a cache format: fp16, q8, q6, q4, fp8, or "
+                                 "k<keys>v<values> with each of 16, f8, 8 or 4";
+    }
     QTest::newRow("device not a number") << "engine"
                                          << "devices=0,x"
                                          << "is not a list of device numbers";

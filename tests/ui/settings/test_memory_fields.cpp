@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "quire/app/cache_format_choices.h"
 #include "quire/ui/settings_panel.h"
 #include "settings_fixtures.h"
 #include "test_main.h"
@@ -29,7 +30,7 @@ class MemoryFieldsTest : public QObject {
 
  private slots:
   void init() {
-    panel_ = std::make_unique<SettingsPanel>();
+    panel_ = std::make_unique<SettingsPanel>(quire::app::cache_format_choices());
     panel_->setAvailableDevices(quire::ui::test::two_gpus());
     sample_ = quire::ui::test::sample_settings(model_.path());
     sample_.reserve_mib = 320;

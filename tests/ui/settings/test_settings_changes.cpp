@@ -1,5 +1,5 @@
 // Which edits a running model takes live and which need it reloaded, plus the
-// small vocabularies (split ids, cache formats) the settings are written in.
+// small vocabularies (split ids) the settings are written in.
 
 #include <QTest>
 #include <array>
@@ -134,33 +134,6 @@ class TestSettingsChanges : public QObject {
     bool ok = true;
     QCOMPARE(quire::ui::parse_split(QStringLiteral("layer"), &ok), Split::Fill);
     QVERIFY(!ok);
-  }
-
-  void cacheFormatLabels() {
-    // The usual pairs first, then every other pair of codings.
-    QCOMPARE(quire::ui::cache_format_ids(),
-             (QStringList{"fp16", "q8", "q6", "q4", "fp8", "k16vf8", "k16v8", "k16v4", "kf8v16",
-                          "kf8v8", "kf8v4", "k8v16", "k8vf8", "k4v16", "k4vf8", "k4v8"}));
-    const auto& codings = quire::ui::cache_codings();
-    QCOMPARE(codings.size(), 4);
-    QCOMPARE(codings.at(3).label(),
-             QStringLiteral("Q4 — 4-bit integers, a scale per 32 values, 4.5 bits per value"));
-    QCOMPARE(codings.at(0).bits_per_value, 16.0);
-    for (const QString& id : quire::ui::cache_format_ids()) {
-      const auto [key, value] = quire::ui::cache_format_codings(id);
-      QVERIFY2(!key.isEmpty() && !value.isEmpty(), qPrintable(id));
-      QCOMPARE(quire::ui::cache_format_id(key, value), id);
-    }
-    using Pair = std::pair<QString, QString>;
-    QCOMPARE(quire::ui::cache_format_codings(QStringLiteral("k8v4")), Pair("q8", "q4"));
-    QCOMPARE(quire::ui::cache_format_codings(QStringLiteral("kq8vq4")), Pair("q8", "q4"));
-    QCOMPARE(quire::ui::cache_format_codings(QStringLiteral("k3v4")), Pair());
-    QCOMPARE(quire::ui::cache_format_codings(QStringLiteral("kv4")), Pair());
-    QCOMPARE(quire::ui::cache_format_id(QStringLiteral("q8"), QStringLiteral("q4")),
-             QStringLiteral("q6"));
-    QCOMPARE(quire::ui::cache_format_id(QStringLiteral("q5"), QStringLiteral("q4")), QString());
-    QCOMPARE(quire::ui::cache_format_summary(QStringLiteral("fp8")),
-             QStringLiteral("FP8 — FP8 keys and values, 8 bits per value"));
   }
 };
 

@@ -16,6 +16,7 @@
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
+#include "quire/app/cache_format_choices.h"
 #include "quire/ui/settings_panel.h"
 #include "settings_fixtures.h"
 #include "test_main.h"
@@ -62,7 +63,7 @@ class TestSettingsGuards : public QObject {
     QVERIFY(model_.isValid());
     QVERIFY(not_a_model_.isValid());
     dialog_ = std::make_unique<QDialog>();
-    panel_ = new SettingsPanel(dialog_.get());
+    panel_ = new SettingsPanel(quire::app::cache_format_choices(), dialog_.get());
     auto* layout = new QVBoxLayout(dialog_.get());
     layout->addWidget(panel_);
     panel_->setAvailableDevices(fixtures::two_gpus());

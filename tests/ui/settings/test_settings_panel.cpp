@@ -14,6 +14,7 @@
 #include <QTest>
 #include <array>
 
+#include "quire/app/cache_format_choices.h"
 #include "quire/ui/settings_panel.h"
 #include "settings_fixtures.h"
 #include "test_main.h"
@@ -97,7 +98,7 @@ class TestSettingsPanel : public QObject {
  private slots:
   void init() {
     QVERIFY(model_.isValid());
-    panel_ = std::make_unique<SettingsPanel>();
+    panel_ = std::make_unique<SettingsPanel>(quire::app::cache_format_choices());
     panel_->setAvailableDevices(quire::ui::test::two_gpus());
     panel_->setPromptFormats({QStringLiteral("chatml"), QStringLiteral("llama3")});
     sample_ = quire::ui::test::sample_settings(model_.path());

@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "quire/app/cache_format_choices.h"
 #include "quire/ui/plan_widget.h"
 #include "quire/ui/settings_panel.h"
 #include "settings_fixtures.h"
@@ -21,7 +22,7 @@ class TestSettingsPanelPlan : public QObject {
  private slots:
   void init() {
     QVERIFY(model_.isValid());
-    panel_ = std::make_unique<SettingsPanel>();
+    panel_ = std::make_unique<SettingsPanel>(quire::app::cache_format_choices());
     panel_->setAvailableDevices(fixtures::two_gpus());
     panel_->setSettings(fixtures::sample_settings(model_.path()));
   }

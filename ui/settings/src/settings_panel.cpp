@@ -38,7 +38,8 @@ void show_issues(QLabel* label, const QList<SettingsIssue>& issues, SettingsIssu
 
 }  // namespace
 
-SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
+SettingsPanel::SettingsPanel(CacheFormatChoices cache_formats, QWidget* parent)
+    : QWidget(parent), cache_formats_(std::move(cache_formats)) {
   auto* fields = new QWidget(this);
   auto* column = new QVBoxLayout(fields);
   column->addWidget(buildModelGroup());
@@ -153,15 +154,15 @@ void SettingsPanel::setPlan(const PlanView& plan) {
 }
 
 QString SettingsPanel::cacheFormat() const {
-  return cache_format_id(cache_keys_->currentData().toString(),
-                         cache_values_->currentData().toString());
+  return cache_formats_.id_of(cache_keys_->currentData().toString(),
+                              cache_values_->currentData().toString());
 }
 
 void SettingsPanel::selectCacheFormat(const QString& id) {
-  const auto [keys, values] = cache_format_codings(id);
-  select_by_data(cache_keys_, keys);
-  select_by_data(cache_values_, values);
-  cache_summary_->setText(cache_format_summary(cacheFormat()));
+  const CacheFormatChoice* format = cache_formats_.format(id);
+  select_by_data(cache_keys_, format ? format->key : QString());
+  select_by_data(cache_values_, format ? format->value : QString());
+  cache_summary_->setText(cache_formats_.summary(cacheFormat()));
 }
 
 void SettingsPanel::useFitSuggestion() {

@@ -161,7 +161,7 @@ QGroupBox* SettingsPanel::buildCacheGroup() {
   cache_keys_->setObjectName(QStringLiteral("cacheKeys"));
   cache_values_ = new QComboBox(group);
   cache_values_->setObjectName(QStringLiteral("cacheValues"));
-  for (const CacheCodingInfo& coding : cache_codings()) {
+  for (const CacheCodingChoice& coding : cache_formats_.codings) {
     cache_keys_->addItem(coding.label(), coding.id);
     cache_values_->addItem(coding.label(), coding.id);
   }
@@ -302,7 +302,7 @@ void SettingsPanel::connectEdits() {
   });
   for (QComboBox* box : {cache_keys_, cache_values_}) {
     connect(box, &QComboBox::currentIndexChanged, this,
-            [this] { cache_summary_->setText(cache_format_summary(cacheFormat())); });
+            [this] { cache_summary_->setText(cache_formats_.summary(cacheFormat())); });
   }
   for (QComboBox* box : {cache_keys_, cache_values_, prompt_format_, reserve_pages_}) {
     connect(box, &QComboBox::currentIndexChanged, this, edited);

@@ -12,6 +12,7 @@
 #include <QWidget>
 #include <functional>
 
+#include "quire/ui/cache_format_choices.h"
 #include "quire/ui/settings_data.h"
 #include "quire/ui/settings_validation.h"
 
@@ -40,7 +41,8 @@ class SettingsPanel : public QWidget {
   // Asked for a model folder when Browse… is pressed; returns "" on cancel.
   using DirectoryChooser = std::function<QString(QWidget* parent, const QString& start)>;
 
-  explicit SettingsPanel(QWidget* parent = nullptr);
+  // The cache fields offer `cache_formats`, the engine's own table.
+  explicit SettingsPanel(CacheFormatChoices cache_formats, QWidget* parent = nullptr);
   ~SettingsPanel() override;
 
   // The backend's devices by index ("cuda0: NVIDIA H100 80GB HBM3").
@@ -99,6 +101,7 @@ class SettingsPanel : public QWidget {
   bool planRejectsEdit() const;
   void refreshContextCap();
 
+  CacheFormatChoices cache_formats_;
   EngineSettings applied_;
   QStringList recent_models_;
   bool writing_ = false;  // fields are being filled from settings, not edited
