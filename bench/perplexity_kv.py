@@ -2,14 +2,18 @@
 """Perplexity with each cache coding of keys and values (`quire-cli
 perplexity --cache ...`), against the FP16 cache, on one or more models:
 what each coding costs in quality, beside the bits it stores per element.
-Writes one JSON file and a Markdown table.
+Writes one JSON file and a Markdown table. An FP8 cache with calibrated scales
+(`quire-cli calibrate-kv` on the same text, into a temporary copy) is
+measured too, unless --no-calibrated.
 
   bench/perplexity_kv.py --cli build/me/app/cli/quire-cli --text FILE \
       --model LABEL=DIR:WINDOW[:MAX_TOKENS] ... --json OUT.json --table OUT.md"""
 
 import argparse
 import json
+import os
 import subprocess
+import tempfile
 
 import results_file
 
@@ -27,12 +31,29 @@ def measure(cli, directory, text, window, max_tokens, cache):
     return json.loads(done.stdout)
 
 
+def calibrated_fp8(cli, directory, text, window, max_tokens):
+    """Perplexity with the FP8 cache under scales calibrated on `text` itself:
+    the best case for static scales, since nothing scored lies outside them."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "calibrated")
+        command = [cli, "calibrate-kv", directory, "--text", text, "--out", out,
+                   "--window", str(window)]
+        if max_tokens:
+            command += ["--max-tokens", str(max_tokens)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"perplexity_kv: {' '.join(command)}: {done.stderr.strip()}")
+        return measure(cli, out, text, window, max_tokens, "fp8")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cli", required=True)
     parser.add_argument("--text", required=True)
     parser.add_argument("--model", action="append", required=True,
                         help="LABEL=DIR:WINDOW[:MAX_TOKENS]")
+    parser.add_argument("--no-calibrated", action="store_true",
+                        help="leave out the FP8 cache with calibrated scales")
     results_file.add_arguments(parser, commit_required=False)
     args = parser.parse_args()
 
@@ -47,6 +68,11 @@ def main():
             result = measure(args.cli, directory, args.text, window, max_tokens, cache)
             runs.append(result)
             print(f"perplexity_kv: {label}, {cache}: {result['perplexity']:.4f}", flush=True)
+        if not args.no_calibrated:
+            result = calibrated_fp8(args.cli, directory, args.text, window, max_tokens)
+            runs.append(result)
+            print(f"perplexity_kv: {label}, fp8 calibrated: {result['perplexity']:.4f}",
+                  flush=True)
         models.append({"label": label, "model": directory, "window": window, "runs": runs})
 
     write_results(args, models)
@@ -71,7 +97,10 @@ def write_results(args, models):
                   "|---|---|---|---|"]
         for run in model["runs"]:
             change = 100 * (run["perplexity"] / fp16 - 1)
-            lines.append(f"| {run['cache_format']} | {run['cache_bits_per_element']:g} | "
+            name = run["cache_format"]
+            if run.get("fp8_scales") == "calibrated":
+                name += " (calibrated scales)"
+            lines.append(f"| {name} | {run['cache_bits_per_element']:g} | "
                          f"{run['perplexity']:.4f} | {change:+.2f}% |")
     results_file.write(args, results, lines)
 

@@ -69,6 +69,9 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
   command.add_flag("--no-step-graphs", no_step_graphs,
                    "Launch every decode step's kernels one by one instead of replaying CUDA "
                    "graphs (also QUIRE_STEP_GRAPHS=0)");
+  command.add_flag("--dynamic-fp8-scales", dynamic_fp8_scales,
+                   "FP8 cache halves compute a scale per page even where the model has "
+                   "calibrated K/V scales (kv_cache_scheme), for comparing the two");
 }
 
 namespace {
@@ -193,6 +196,7 @@ engine::RuntimeOptions EngineOptions::runtime_options() const {
   options.cache_tokens = context;
   options.max_chunk_tokens = chunk;
   options.step_graphs = !no_step_graphs;
+  options.calibrated_kv_scales = !dynamic_fp8_scales;
   if (reserve_pages == "all") {
     options.reservation = cache::ReservationPolicy::ReserveOnAdmission;
   } else if (reserve_pages == "on-demand") {

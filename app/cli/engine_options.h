@@ -23,6 +23,7 @@ struct EngineOptions {
   std::string reserve;
   int chunk = 256;
   bool no_step_graphs = false;
+  bool dynamic_fp8_scales = false;          // FP8 halves ignore a model's calibrated K/V scales
   std::string reserve_pages = "on-demand";  // "all" or "on-demand" (the app's default too)
   std::int64_t host_cache = 0;              // tokens of the host-memory tier; 0: none
   std::string cache_residence = "device";   // "device", "offloaded" or "offload-global"
@@ -33,7 +34,8 @@ struct EngineOptions {
   int cache_device = -1;
 
   // --devices, --cache, --context, --split, --reserve, --chunk,
-  // --no-step-graphs, --reserve-pages, --host-cache, --cache-residence, --fit,
+  // --no-step-graphs, --dynamic-fp8-scales, --reserve-pages, --host-cache, --cache-residence,
+  // --fit,
   // --cache-device.
   void add_to(CLI::App& command, bool with_context);
 

@@ -127,30 +127,34 @@ int run_inspect(const InspectOptions& options) {
                                       {"free_before", device.free_before},
                                       {"free_after", device.free_after}});
     }
-    Json out{{"directory", options.directory},
-             {"architecture", c.architecture},
-             {"layers", c.num_layers},
-             {"hidden_size", c.hidden_size},
-             {"attention_heads", c.num_heads},
-             {"kv_heads", c.num_kv_heads},
-             {"head_dim", c.head_dim},
-             {"intermediate_size", c.intermediate_size},
-             {"vocab_size", c.vocab_size},
-             {"parameters", model.parameters},
-             {"active_parameters", model.active_parameters},
-             {"experts", c.moe.experts > 0 ? Json{{"count", c.moe.experts},
-                                                  {"per_token", c.moe.experts_per_token},
-                                                  {"intermediate_size", c.moe.intermediate_size}}
-                                           : Json(nullptr)},
-             {"unused_tensors", {{"count", model.unused_tensors}, {"bytes", model.unused_bytes}}},
-             {"weight_bytes", weight_bytes},
-             {"embedding",
-              {{"dtype", std::string(kernels::dtype_name(model.embedding_dtype))},
-               {"bytes", model.embedding_bytes}}},
-             {"head", head},
-             {"layer_formats", layers},
-             {"kv_cache", kv},
-             {"plan", plan_json}};
+    Json out{
+        {"directory", options.directory},
+        {"architecture", c.architecture},
+        {"layers", c.num_layers},
+        {"hidden_size", c.hidden_size},
+        {"attention_heads", c.num_heads},
+        {"kv_heads", c.num_kv_heads},
+        {"head_dim", c.head_dim},
+        {"intermediate_size", c.intermediate_size},
+        {"vocab_size", c.vocab_size},
+        {"parameters", model.parameters},
+        {"active_parameters", model.active_parameters},
+        {"experts", c.moe.experts > 0 ? Json{{"count", c.moe.experts},
+                                             {"per_token", c.moe.experts_per_token},
+                                             {"intermediate_size", c.moe.intermediate_size}}
+                                      : Json(nullptr)},
+        {"unused_tensors", {{"count", model.unused_tensors}, {"bytes", model.unused_bytes}}},
+        {"weight_bytes", weight_bytes},
+        {"embedding",
+         {{"dtype", std::string(kernels::dtype_name(model.embedding_dtype))},
+          {"bytes", model.embedding_bytes}}},
+        {"head", head},
+        {"layer_formats", layers},
+        {"kv_cache", kv},
+        {"kv_scales", model.kv_scales ? Json(model.kv_scales->per_head ? "attn_head" : "tensor")
+                                      : Json(nullptr)},
+        {"kv_scales_note", engine::describe_kv_scales(model)},
+        {"plan", plan_json}};
     for (auto& [key, value] : text_side.json.items())
       out[key] = value;
     std::cout << out.dump(2) << '\n';
@@ -193,6 +197,9 @@ int run_inspect(const InspectOptions& options) {
     std::cout << (first ? " " : ", ") << name << ' '
               << human_bytes(static_cast<std::int64_t>(entry["bytes_per_token"].get<double>()));
     first = false;
+  }
+  if (const std::string scales = engine::describe_kv_scales(model); !scales.empty()) {
+    std::cout << "\n  K/V scales    " << scales;
   }
   std::cout << "\n\n" << engine::describe_plan(plan) << '\n';
   if (!text_side.problem.empty()) std::cerr << "quire-cli: " << text_side.problem << '\n';

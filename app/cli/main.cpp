@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   quire::cli::add_inspect_command(app, exit_code);
   quire::cli::add_logits_command(app, exit_code);
   quire::cli::add_perplexity_command(app, exit_code);
+  quire::cli::add_calibrate_kv_command(app, exit_code);
   quire::cli::add_tokenizer_commands(app, exit_code);
   quire::cli::add_tokenize_bench_command(app, exit_code);
   quire::cli::add_render_command(app, exit_code);

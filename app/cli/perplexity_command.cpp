@@ -106,11 +106,19 @@ int run_perplexity(const PerplexityOptions& options) {
   }
   const double perplexity = std::exp(total / static_cast<double>(scored));
   const cache::CacheFormatInfo& format = cache::format_info(runtime.cache_format);
+  // How the FP8 halves, if any, scale: with the checkpoint's calibrated
+  // scales, or per page.
+  const bool has_fp8 = runtime.cache_format.key == cache::ElementCoding::FP8 ||
+                       runtime.cache_format.value == cache::ElementCoding::FP8;
+  const bool calibrated =
+      model_runtime.storage().calibrated_keys() || model_runtime.storage().calibrated_values();
+  const std::string fp8_scales = !has_fp8 ? "" : calibrated ? "calibrated" : "per page";
   if (options.json) {
     nlohmann::json out = {{"model", options.directory},
                           {"text", options.text_file},
                           {"cache_format", std::string(format.name)},
                           {"cache_bits_per_element", format.bits_per_element()},
+                          {"fp8_scales", has_fp8 ? nlohmann::json(fp8_scales) : nlohmann::json()},
                           {"window", options.window},
                           {"windows", windows},
                           {"text_tokens", tokens.size()},
@@ -121,7 +129,8 @@ int run_perplexity(const PerplexityOptions& options) {
     std::cout << out.dump(1) << '\n';
   } else {
     std::cout << "perplexity " << perplexity << " over " << scored << " tokens (" << windows
-              << " windows of " << options.window << ", cache " << format.name << ", "
+              << " windows of " << options.window << ", cache " << format.name
+              << (has_fp8 ? " with " + fp8_scales + " FP8 scales" : std::string()) << ", "
               << format.bits_per_element() << " bits per element)\n";
   }
   return 0;
