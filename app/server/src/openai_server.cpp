@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 #include <httplib.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -95,6 +97,9 @@ struct OpenAiServer::Impl {
   EngineHost& engine;
   std::int64_t created = unix_seconds();
   httplib::Server http;
+  // The listening socket, from httplib's socket options; bind() lengthens its
+  // queue.
+  socket_t listening = INVALID_SOCKET;
   std::mutex ids_mutex;
   std::mt19937_64 ids{std::random_device{}()};
 
@@ -351,6 +356,10 @@ OpenAiServer::OpenAiServer(ServerOptions options, ServedModel model, engine::Cha
   http.set_keep_alive_timeout(o.keep_alive_seconds);
   const std::size_t threads = std::max<std::size_t>(o.threads, 4);
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.set_socket_options([impl = impl_.get()](socket_t socket) {
+    httplib::default_socket_options(socket);
+    impl->listening = socket;
+  });
   impl_->routes();
   impl_->hooks();
 }
@@ -365,6 +374,16 @@ int OpenAiServer::bind() {
     throw std::runtime_error("cannot listen on " + o.host + ":" + std::to_string(o.port) +
                              " (the port is taken, or the address is not this machine's); "
                              "choose another with --host or --port");
+  }
+  // Debian's cpp-httplib is a compiled library whose listen() asks for a
+  // queue of 5 connections (CPPHTTPLIB_LISTEN_BACKLOG, fixed when the library
+  // was built: defining it here would change nothing). Beyond that the kernel
+  // drops a burst of clients' connections, to be retried a second later or
+  // reset. Listening again on a listening socket sets its queue's length, up
+  // to the system's limit (net.core.somaxconn).
+  if (::listen(impl_->listening, SOMAXCONN) != 0) {
+    throw std::runtime_error("cannot listen on " + o.host + ":" + std::to_string(port) + ": " +
+                             std::strerror(errno));
   }
   return port;
 }

@@ -3,53 +3,21 @@
 // as n against the queue, is refused whole when it does not fit, computes
 // its prompt once, and is cancelled whole.
 
-#include <QTemporaryDir>
 #include <QTest>
-#include <filesystem>
 #include <map>
 #include <random>
 
-#include "quire/engine/generator/generator.h"
-#include "quire/engine/modelgen/random_model.h"
-#include "quire/engine/runtime/model_runtime.h"
-#include "quire/kernels/cpu/cpu_backend.h"
 #include "quire/server/completion_job.h"
-#include "quire/server/engine_host.h"
+#include "served_model.h"
 #include "test_main.h"
 
 using namespace quire;
 using namespace quire::engine;
-using quire::server::EngineHost;
 using quire::server::ReplyChannel;
+using quire::test::Model;
+using quire::test::Served;
 
 namespace {
-
-struct Model {
-  QTemporaryDir directory;
-  std::filesystem::path path;
-  std::shared_ptr<const ModelDescription> description;
-  std::unique_ptr<Tokenizer> tokenizer;
-
-  explicit Model(std::uint64_t seed) {
-    modelgen::RandomModelSpec spec;
-    spec.architecture = "qwen2";
-    spec.seed = seed;
-    path = std::filesystem::path(directory.path().toStdString()) / "model";
-    modelgen::write_random_model(spec, path);
-    description = std::make_shared<const ModelDescription>(ModelDescription::open(path));
-    tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(path));
-  }
-};
-
-RuntimeOptions small_options(int cache_tokens = 64 * 16) {
-  RuntimeOptions options;
-  options.cache_tokens = cache_tokens;
-  options.page_size = 16;
-  options.max_chunk_tokens = 64;
-  options.max_sequences = 17;
-  options.reserve_bytes = 0;
-  return options;
-}
 
 // The random model's logits are steep: a high temperature makes replies
 // that differ by seed.
@@ -67,19 +35,6 @@ JobRequest sampled_request(int new_tokens) {
   request.stop_at_eos = false;
   return request;
 }
-
-// A generator and the host that owns its thread, on a runtime of its own.
-struct Served {
-  kernels::CpuBackend backend;
-  ModelRuntime runtime;
-  Generator generator;
-  EngineHost host;
-
-  Served(const Model& model, std::size_t max_jobs, int cache_tokens = 64 * 16)
-      : runtime(model.description, backend, small_options(cache_tokens)),
-        generator(runtime, *model.tokenizer),
-        host(generator, {max_jobs}) {}
-};
 
 // Every choice's text as streamed, and the results, until all have ended.
 struct Collected {
