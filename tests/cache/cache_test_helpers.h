@@ -9,6 +9,17 @@
 
 namespace quire::test {
 
+// `pages` pages of 4 tokens: few enough tokens that a test's arithmetic of
+// pages and positions stays readable.
+inline cache::CacheConfig small_cache(int pages, cache::ReservationPolicy reservation =
+                                                     cache::ReservationPolicy::ReserveOnAdmission) {
+  cache::CacheConfig config;
+  config.page_size = 4;
+  config.num_pages = pages;
+  config.reservation = reservation;
+  return config;
+}
+
 // Token ids start, start + 1, ..., start + count - 1.
 inline std::vector<cache::TokenId> run_of(int count, int start) {
   std::vector<cache::TokenId> tokens(static_cast<std::size_t>(count));
@@ -26,6 +37,12 @@ inline std::vector<cache::PageIndex> table_of(const cache::PageCache& cache,
                                               cache::SequenceId sequence) {
   const auto table = cache.page_table(sequence);
   return {table.begin(), table.end()};
+}
+
+inline std::vector<cache::TokenId> tokens_of(const cache::PageCache& cache,
+                                             cache::SequenceId sequence) {
+  const auto tokens = cache.tokens(sequence);
+  return {tokens.begin(), tokens.end()};
 }
 
 inline std::string invariant_report(const cache::PageCache& cache) {

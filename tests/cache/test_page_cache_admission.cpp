@@ -13,18 +13,8 @@ using namespace quire::cache;
 using quire::test::joined;
 using quire::test::run_of;
 using quire::test::ShadowEngine;
+using quire::test::small_cache;
 using quire::test::table_of;
-
-namespace {
-
-CacheConfig small_cache(int pages) {
-  CacheConfig config;
-  config.page_size = 4;
-  config.num_pages = pages;
-  return config;
-}
-
-}  // namespace
 
 class PageCacheAdmissionTest : public QObject {
   Q_OBJECT

@@ -14,31 +14,16 @@ using namespace quire::cache;
 using quire::test::joined;
 using quire::test::run_of;
 using quire::test::ShadowEngine;
+using quire::test::small_cache;
 using quire::test::table_of;
-
-namespace {
-
-CacheConfig small_cache(int pages, ReservationPolicy reservation = ReservationPolicy::OnDemand) {
-  CacheConfig config;
-  config.page_size = 4;
-  config.num_pages = pages;
-  config.reservation = reservation;
-  return config;
-}
-
-std::vector<TokenId> tokens_of(const PageCache& cache, SequenceId sequence) {
-  const auto tokens = cache.tokens(sequence);
-  return {tokens.begin(), tokens.end()};
-}
-
-}  // namespace
+using quire::test::tokens_of;
 
 class PageCacheBranchTest : public QObject {
   Q_OBJECT
 
  private slots:
   void aBranchSharesFullPagesAndCopiesTheOpenOne() {
-    PageCache cache(small_cache(8));
+    PageCache cache(small_cache(8, ReservationPolicy::OnDemand));
     ShadowEngine engine(cache);
     const auto source = cache.admit({run_of(10, 100), 0});
     engine.prefill(*source);
@@ -104,7 +89,7 @@ class PageCacheBranchTest : public QObject {
   void aBranchOfNPagesCopiesAtMostOnePage() {
     QFETCH(int, length);
     QFETCH(int, copied);
-    PageCache cache(small_cache(16));
+    PageCache cache(small_cache(16, ReservationPolicy::OnDemand));
     ShadowEngine engine(cache);
     const auto source = cache.admit({run_of(length, 100), 0});
     engine.prefill(*source);
@@ -131,7 +116,7 @@ class PageCacheBranchTest : public QObject {
 
   void aBranchFromAnEarlierPointKeepsOnlyThatPrefix() {
     // Editing message 2 of a chat: the branch starts from the tokens before it.
-    PageCache cache(small_cache(8));
+    PageCache cache(small_cache(8, ReservationPolicy::OnDemand));
     ShadowEngine engine(cache);
     const auto source = cache.admit({run_of(10, 100), 0});
     engine.prefill(*source);
@@ -160,7 +145,7 @@ class PageCacheBranchTest : public QObject {
   }
 
   void whatTheSourceHasNotComputedIsLeftToCompute() {
-    PageCache cache(small_cache(8));
+    PageCache cache(small_cache(8, ReservationPolicy::OnDemand));
     ShadowEngine engine(cache);
     const auto source = cache.admit({run_of(10, 100), 0});
     engine.compute(source->sequence, {0, 5});
@@ -210,7 +195,7 @@ class PageCacheBranchTest : public QObject {
   }
 
   void aBranchThatDoesNotFitChangesNothing() {
-    PageCache cache(small_cache(3));
+    PageCache cache(small_cache(3, ReservationPolicy::OnDemand));
     ShadowEngine engine(cache);
     const auto source = cache.admit({run_of(10, 100), 0});
     engine.prefill(*source);
@@ -240,7 +225,7 @@ class PageCacheBranchTest : public QObject {
   void withASlidingWindowTheBranchHoldsOnlyItsWindow() {
     // Window 5: a query at 14 reads keys from 10 on, so pages 0 and 1 are not
     // the branch's; page 2 is shared, page 3's two tokens copied.
-    CacheConfig config = small_cache(12);
+    CacheConfig config = small_cache(12, ReservationPolicy::OnDemand);
     config.window = 5;
     config.max_step_tokens = 4;
     PageCache cache(config);
@@ -270,7 +255,7 @@ class PageCacheBranchTest : public QObject {
   }
 
   void badBranchesThrow() {
-    PageCache cache(small_cache(8));
+    PageCache cache(small_cache(8, ReservationPolicy::OnDemand));
     const auto source = cache.admit({run_of(10, 100), 0});
     QVERIFY_THROWS_EXCEPTION(std::out_of_range, cache.branch({source->sequence + 1}));
     QVERIFY_THROWS_EXCEPTION(std::out_of_range, cache.branch({source->sequence, 11, 0}));
@@ -282,7 +267,7 @@ class PageCacheBranchTest : public QObject {
   void aPageStillBeingComputedIsNotShared() {
     // Two chats with the same opening admitted in one step: the second must
     // not compute into the first's pages, which both would then hold.
-    PageCache cache(small_cache(8));
+    PageCache cache(small_cache(8, ReservationPolicy::OnDemand));
     ShadowEngine engine(cache);
     const auto first = cache.admit({run_of(10, 100), 0});
     const auto second = cache.admit({run_of(10, 100), 0});

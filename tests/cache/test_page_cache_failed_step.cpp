@@ -14,15 +14,9 @@
 using namespace quire::cache;
 using quire::test::joined;
 using quire::test::run_of;
+using quire::test::small_cache;
 
 namespace {
-
-CacheConfig small_cache(int pages) {
-  CacheConfig config;
-  config.page_size = 4;
-  config.num_pages = pages;
-  return config;
-}
 
 // A sequence of 8 tokens computed and released, then one of 12 that evicts
 // its two pages. Returns the second sequence.

@@ -11,6 +11,7 @@ using namespace quire::cache;
 using quire::test::joined;
 using quire::test::run_of;
 using quire::test::ShadowEngine;
+using quire::test::small_cache;
 using quire::test::table_of;
 
 namespace {
@@ -29,9 +30,7 @@ class PageCacheTiersTest : public QObject {
 
  private slots:
   void evictedPagesGoToTheHostTierAndComeBack() {
-    CacheConfig config;
-    config.page_size = 4;
-    config.num_pages = 3;
+    CacheConfig config = small_cache(3);
     config.host_pages = 4;
     PageCache cache(config);
     ShadowEngine engine(cache);
@@ -69,9 +68,7 @@ class PageCacheTiersTest : public QObject {
   }
 
   void fullHostTierDropsItsLeastRecentlyUsedPage() {
-    CacheConfig config;
-    config.page_size = 4;
-    config.num_pages = 1;
+    CacheConfig config = small_cache(1);
     config.host_pages = 1;
     PageCache cache(config);
     ShadowEngine engine(cache);
@@ -146,9 +143,7 @@ class PageCacheTiersTest : public QObject {
   }
 
   void statisticsCountBytesPerDevice() {
-    CacheConfig config;
-    config.page_size = 4;
-    config.num_pages = 8;
+    CacheConfig config = small_cache(8);
     config.layers.assign(4, CacheLayer{LayerShape{8, 128}, -1});
     PageCache cache(config);
     cache.place_layer(0, 0);

@@ -80,6 +80,25 @@ std::size_t tokensOf(const QList<store::Message>& messages) {
   return total;
 }
 
+// Checks that the window shows exactly `path`, each message with its text,
+// and that `path` is the current chat's path in the store. The caller returns
+// when QTest::currentTestFailed().
+void verifyShown(gui::QuireApplication& app, const QList<store::Message>& path) {
+  gui::MainWindow& window = app.window();
+  QCOMPARE(window.chatView()->messageCount(), path.size());
+  QCOMPARE(shownTexts(window, path), textsOf(path));
+  const std::optional<store::ChatId> chat = app.chats().currentChat();
+  QVERIFY(chat);
+  QCOMPARE(app.store().current_path(*chat), path);
+}
+
+// Clicks the switcher's `arrow` under message `id`, then verifyShown(path).
+void switchTo(gui::QuireApplication& app, store::MessageId id, const char* arrow,
+              const QList<store::Message>& path) {
+  QVERIFY(click(app.window(), id, arrow));
+  verifyShown(app, path);
+}
+
 // Clicks `name` on message `id` and waits for the reply it starts.
 std::optional<store::GenerationStats> clickAndWait(gui::QuireApplication& app, store::MessageId id,
                                                    const char* name) {
@@ -118,17 +137,16 @@ class BranchesTest : public QObject {
     QVERIFY(second_reply.id != first_reply.id);
     QCOMPARE(store.siblings(second_reply.id)->ids,
              (QList<store::MessageId>{first_reply.id, second_reply.id}));
-    QCOMPARE(window.chatView()->messageCount(), 2);
+    const QList<store::Message> regenerated_path = store.current_path(chat);
+    verifyShown(*run.app, regenerated_path);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(position(window, second_reply.id), QStringLiteral("2/2"));
-    QCOMPARE(window.chatView()->message(store::raw(second_reply.id))->text, second_reply.text);
 
     // The switcher shows the first reply again, in place of the second.
-    QVERIFY(click(window, second_reply.id, "previousBranchButton"));
-    QCOMPARE(window.chatView()->messageCount(), 2);
+    switchTo(*run.app, second_reply.id, "previousBranchButton", asked);
+    if (QTest::currentTestFailed()) return;
     QVERIFY(!window.chatView()->message(store::raw(second_reply.id)));
-    QCOMPARE(window.chatView()->message(store::raw(first_reply.id))->text, first_reply.text);
     QCOMPARE(position(window, first_reply.id), QStringLiteral("1/2"));
-    QCOMPARE(store.current_path(chat).at(1).id, first_reply.id);
 
     // Going on from the first reply: only the new question is computed.
     const auto on_first = run.send(QStringLiteral("Tell me a fortune."));
@@ -145,9 +163,8 @@ class BranchesTest : public QObject {
     QVERIFY(on_first->computed_tokens <= on_first->prompt_tokens - shared_first + kClosingTokens);
 
     // Over to the second reply, and on from it: its history is cached too.
-    QVERIFY(click(window, first_reply.id, "nextBranchButton"));
-    QCOMPARE(window.chatView()->messageCount(), 2);
-    QCOMPARE(window.chatView()->message(store::raw(second_reply.id))->text, second_reply.text);
+    switchTo(*run.app, first_reply.id, "nextBranchButton", regenerated_path);
+    if (QTest::currentTestFailed()) return;
     const auto on_second = run.send(QStringLiteral("Who are you?"));
     QVERIFY(on_second);
     const QList<store::Message> second_branch = store.current_path(chat);
@@ -165,15 +182,12 @@ class BranchesTest : public QObject {
 
     // A restart shows the branch used last, and the other is one click away.
     run.restart();
-    gui::MainWindow& reopened = run.app->window();
     QVERIFY(run.app->chats().currentChat() == chat);
-    QCOMPARE(reopened.chatView()->messageCount(), 4);
-    QCOMPARE(shownTexts(reopened, second_branch), textsOf(second_branch));
-    QCOMPARE(position(reopened, second_reply.id), QStringLiteral("2/2"));
-    QVERIFY(click(reopened, second_reply.id, "previousBranchButton"));
-    QCOMPARE(reopened.chatView()->messageCount(), 4);
-    QCOMPARE(shownTexts(reopened, first_branch), textsOf(first_branch));
-    QCOMPARE(run.app->store().current_path(chat), first_branch);
+    verifyShown(*run.app, second_branch);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(position(run.app->window(), second_reply.id), QStringLiteral("2/2"));
+    switchTo(*run.app, second_reply.id, "previousBranchButton", first_branch);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(first_branch[0].id, question.id);
   }
 
@@ -209,14 +223,13 @@ class BranchesTest : public QObject {
     QCOMPARE(edited[0].text, QStringLiteral("Who are you?"));
     QCOMPARE(store.siblings(edited[0].id)->ids,
              (QList<store::MessageId>{original[0].id, edited[0].id}));
-    QCOMPARE(window.chatView()->messageCount(), 2);
+    verifyShown(*run.app, edited);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(position(window, edited[0].id), QStringLiteral("2/2"));
 
     // The original and everything after it are one click away, unchanged.
-    QVERIFY(click(window, edited[0].id, "previousBranchButton"));
-    QCOMPARE(store.current_path(chat), original);
-    QCOMPARE(window.chatView()->messageCount(), 4);
-    QCOMPARE(shownTexts(window, original), textsOf(original));
+    switchTo(*run.app, edited[0].id, "previousBranchButton", original);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(position(window, original[0].id), QStringLiteral("1/2"));
   }
 
@@ -239,8 +252,8 @@ class BranchesTest : public QObject {
     QCOMPARE(store.chat(*branch)->title, QStringLiteral("Hello! (branch)"));
     const QList<store::Message> copied = store.current_path(*branch);
     QCOMPARE(textsOf(copied), textsOf(path.mid(0, 2)));
-    QCOMPARE(window.chatView()->messageCount(), 2);
-    QCOMPARE(shownTexts(window, copied), textsOf(copied));
+    verifyShown(*run.app, copied);
+    if (QTest::currentTestFailed()) return;
     // The source keeps its whole conversation.
     QCOMPARE(store.current_path(source), path);
 
@@ -275,7 +288,8 @@ class BranchesTest : public QObject {
     QVERIFY(click(window, second_reply.id, "deleteBranchButton"));
     QCOMPARE(store.current_path(chat).at(1).id, first_reply.id);
     QCOMPARE(store.message_tree(chat).size(), 2);
-    QCOMPARE(window.chatView()->messageCount(), 2);
+    verifyShown(*run.app, store.current_path(chat));
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(window.chatView()->message(store::raw(first_reply.id))->text, first_reply.text);
     QCOMPARE(position(window, first_reply.id), QString());
     QVERIFY(window.chatView()->isBranchUndoVisible());
@@ -284,9 +298,9 @@ class BranchesTest : public QObject {
     QVERIFY(undo && undo->isVisibleTo(window.chatView()));
     QTest::mouseClick(undo, Qt::LeftButton);
     QVERIFY(!window.chatView()->isBranchUndoVisible());
-    QCOMPARE(store.current_path(chat), second_path);
+    verifyShown(*run.app, second_path);
+    if (QTest::currentTestFailed()) return;
     QCOMPARE(store.message_tree(chat).size(), 3);
-    QCOMPARE(window.chatView()->message(store::raw(second_reply.id))->text, second_reply.text);
     QCOMPARE(position(window, second_reply.id), QStringLiteral("2/2"));
   }
 };
