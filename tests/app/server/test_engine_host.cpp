@@ -5,7 +5,6 @@
 
 #include <QTest>
 #include <map>
-#include <random>
 
 #include "quire/server/completion_job.h"
 #include "served_model.h"
@@ -23,10 +22,7 @@ namespace {
 // that differ by seed.
 JobRequest sampled_request(int new_tokens) {
   JobRequest request;
-  std::mt19937 rng(21);
-  request.prompt.push_back(1);
-  for (int i = 1; i < 45; ++i)
-    request.prompt.push_back(static_cast<cache::TokenId>(3 + rng() % 500));
+  request.prompt = quire::test::prompt_of(45, 21);
   request.sampling.temperature = 40.0f;
   request.sampling.top_k = 0;
   request.sampling.top_p = 1.0f;
@@ -114,7 +110,7 @@ class TestEngineHost : public QObject {
 
   void choicesCountAgainstTheQueue() {
     const Model model(52);
-    Served served(model, 4, 256 * 16);
+    Served served(model, 4, 256);
     // 3 of 4 places taken for as long as the replies run (thousands of steps,
     // far longer than the submissions below take).
     const std::shared_ptr<ReplyChannel> three = served.host.submit(sampled_request(1300), 3);
@@ -144,7 +140,7 @@ class TestEngineHost : public QObject {
     // Room for two long replies: they run for thousands of steps, and the
     // client leaves after the first text.
     constexpr int kLong = 1900;
-    Served served(model, 8, 256 * 16);
+    Served served(model, 8, 256);
     const std::shared_ptr<ReplyChannel> channel = served.host.submit(sampled_request(kLong), 2);
     QVERIFY(channel);
     ReplyChannel::Update update;

@@ -3,58 +3,26 @@
 // several replies to one prompt compute the prompt once, each equal to a lone
 // job with its seed.
 
-#include <QTemporaryDir>
 #include <QTest>
 #include <map>
 #include <random>
 
 #include "quire/engine/generator/generator.h"
-#include "quire/engine/modelgen/random_model.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/kernels/cpu/cpu_backend.h"
+#include "small_model.h"
 #include "test_main.h"
 
 using namespace quire;
 using namespace quire::engine;
+using quire::test::prompt_of;
+using quire::test::qwen2_spec;
+using quire::test::small_options;
+using quire::test::SmallModel;
 
 Q_DECLARE_METATYPE(GeneratorConfig::Logits)
 
 namespace {
-
-struct Model {
-  QTemporaryDir directory;
-  std::filesystem::path path;
-  std::shared_ptr<const ModelDescription> description;
-  std::unique_ptr<Tokenizer> tokenizer;
-
-  explicit Model(std::uint64_t seed) {
-    modelgen::RandomModelSpec spec;
-    spec.architecture = "qwen2";
-    spec.seed = seed;
-    path = std::filesystem::path(directory.path().toStdString()) / "model";
-    modelgen::write_random_model(spec, path);
-    description = std::make_shared<const ModelDescription>(ModelDescription::open(path));
-    tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(path));
-  }
-};
-
-RuntimeOptions small_options() {
-  RuntimeOptions options;
-  options.cache_tokens = 64 * 16;
-  options.page_size = 16;
-  options.max_chunk_tokens = 64;
-  options.max_sequences = 17;
-  options.reserve_bytes = 0;
-  return options;
-}
-
-std::vector<cache::TokenId> prompt_of(int count, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<cache::TokenId> tokens{1};
-  for (int i = 1; i < count; ++i)
-    tokens.push_back(static_cast<cache::TokenId>(3 + rng() % 500));
-  return tokens;
-}
 
 std::vector<float> row_of(const ForwardPass::Result& result, std::size_t sequence) {
   const std::span<const float> row = result.row(sequence);
@@ -111,7 +79,7 @@ std::vector<std::vector<float>> decode(ModelRuntime& runtime, std::span<Lane* co
 
 // A fresh run of `tokens` on a runtime of its own: the first `prompt` tokens
 // in one chunk, then one token per step. The rows of those steps.
-std::vector<std::vector<float>> fresh_rows(const Model& model,
+std::vector<std::vector<float>> fresh_rows(const SmallModel& model,
                                            std::span<const cache::TokenId> tokens,
                                            std::size_t prompt) {
   kernels::CpuBackend backend;
@@ -146,7 +114,7 @@ class BranchingTest : public QObject {
 
  private slots:
   void branchesDecodeToTheLogitsOfFreshRuns() {
-    const Model model(51);
+    const SmallModel model(qwen2_spec(51));
     kernels::CpuBackend backend;
     ModelRuntime runtime(model.description, backend, small_options());
     cache::PageCache& cache = runtime.cache();
@@ -238,7 +206,7 @@ class BranchingTest : public QObject {
   void alternativesComputeThePromptOnce() {
     QFETCH(GeneratorConfig::Logits, logits);
     QFETCH(int, batch);
-    const Model model(52);
+    const SmallModel model(qwen2_spec(52));
     kernels::CpuBackend backend;
     GeneratorConfig config;
     config.logits = logits;
@@ -308,7 +276,7 @@ class BranchingTest : public QObject {
   }
 
   void cancellingTheFirstReplyLeavesTheOthers() {
-    const Model model(53);
+    const SmallModel model(qwen2_spec(53));
     kernels::CpuBackend backend;
     ModelRuntime runtime(model.description, backend, small_options());
     Generator generator(runtime, *model.tokenizer);
@@ -340,7 +308,7 @@ class BranchingTest : public QObject {
   // and nothing stays referenced.
   void manyAlternativesUnderPressureLeaveNoPageBehind() {
     QFETCH(int, policy);
-    const Model model(54);
+    const SmallModel model(qwen2_spec(54));
     kernels::CpuBackend backend;
     RuntimeOptions options = small_options();
     options.cache_tokens = 24 * 8;

@@ -2,58 +2,27 @@
 // logits, batching, multi-turn reuse, stopping, cancelling, and the cache's
 // pages through thousands of random jobs.
 
-#include <QTemporaryDir>
 #include <QTest>
 #include <random>
 
 #include "quire/engine/generator/conversation.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/generator/prompt_format.h"
-#include "quire/engine/modelgen/random_model.h"
+#include "quire/engine/modelgen/random_model_spec.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/kernels/cpu/cpu_backend.h"
+#include "small_model.h"
 #include "test_main.h"
 
 using namespace quire;
 using namespace quire::engine;
+using quire::test::prompt_of;
+using quire::test::small_options;
+using quire::test::SmallModel;
 
 Q_DECLARE_METATYPE(cache::CacheFormat)
 
 namespace {
-
-struct Model {
-  QTemporaryDir directory;
-  std::filesystem::path path;
-  std::shared_ptr<const ModelDescription> description;
-  std::unique_ptr<Tokenizer> tokenizer;
-
-  explicit Model(const modelgen::RandomModelSpec& spec) {
-    path = std::filesystem::path(directory.path().toStdString()) / "model";
-    modelgen::write_random_model(spec, path);
-    description = std::make_shared<const ModelDescription>(ModelDescription::open(path));
-    tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(path));
-  }
-};
-
-RuntimeOptions small_options(cache::CacheFormat format = cache::CacheFormat::FP16, int pages = 64,
-                             int page_size = 16) {
-  RuntimeOptions options;
-  options.cache_format = format;
-  options.cache_tokens = std::int64_t{pages} * page_size;
-  options.page_size = page_size;
-  options.max_chunk_tokens = 64;
-  options.max_sequences = 17;
-  options.reserve_bytes = 0;
-  return options;
-}
-
-std::vector<cache::TokenId> prompt_of(int count, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<cache::TokenId> tokens{1};
-  for (int i = 1; i < count; ++i)
-    tokens.push_back(static_cast<cache::TokenId>(3 + rng() % 500));
-  return tokens;
-}
 
 JobRequest greedy_request(std::vector<cache::TokenId> prompt, int max_new) {
   JobRequest request;
@@ -111,7 +80,7 @@ class GeneratorTest : public QObject {
     modelgen::RandomModelSpec spec;
     spec.format = modelgen::parse_format(format.toStdString());
     spec.seed = 41;
-    Model model(spec);
+    SmallModel model(spec);
     kernels::CpuBackend backend;
 
     ModelRuntime runtime(model.description, backend, small_options());
@@ -135,7 +104,7 @@ class GeneratorTest : public QObject {
     modelgen::RandomModelSpec spec;
     spec.architecture = "qwen2";
     spec.seed = 42;
-    Model model(spec);
+    SmallModel model(spec);
     kernels::CpuBackend backend;
 
     std::vector<std::vector<cache::TokenId>> alone;
@@ -169,7 +138,7 @@ class GeneratorTest : public QObject {
     QFETCH(cache::CacheFormat, format);
     modelgen::RandomModelSpec spec;
     spec.seed = 43;
-    Model model(spec);
+    SmallModel model(spec);
     kernels::CpuBackend backend;
     ModelRuntime runtime(model.description, backend, small_options(format, 160));
     Generator generator(runtime, *model.tokenizer);
@@ -198,7 +167,7 @@ class GeneratorTest : public QObject {
   void stopStringsAcrossTokensAndMaxNewTokens() {
     modelgen::RandomModelSpec spec;
     spec.seed = 44;
-    Model model(spec);
+    SmallModel model(spec);
     kernels::CpuBackend backend;
     ModelRuntime runtime(model.description, backend, small_options());
     Generator generator(runtime, *model.tokenizer);
@@ -235,7 +204,7 @@ class GeneratorTest : public QObject {
   void cancelEndsAJobMidStream() {
     modelgen::RandomModelSpec spec;
     spec.seed = 45;
-    Model model(spec);
+    SmallModel model(spec);
     kernels::CpuBackend backend;
     ModelRuntime runtime(model.description, backend, small_options());
     Generator generator(runtime, *model.tokenizer);
@@ -256,7 +225,7 @@ class GeneratorTest : public QObject {
   void jobsThatNeverFitAreRefusedAndOthersWait() {
     modelgen::RandomModelSpec spec;
     spec.seed = 46;
-    Model model(spec);
+    SmallModel model(spec);
     kernels::CpuBackend backend;
     ModelRuntime runtime(model.description, backend, small_options(cache::CacheFormat::FP16, 8));
     Generator generator(runtime, *model.tokenizer);  // 8 pages of 16 tokens
@@ -288,7 +257,7 @@ class GeneratorTest : public QObject {
   void candidatesGiveWhatWholeRowsGive() {
     modelgen::RandomModelSpec spec;
     spec.seed = 48;
-    Model model(spec);
+    SmallModel model(spec);
     kernels::CpuBackend backend;
     std::vector<SamplingSettings> settings(6);
     settings[0] = SamplingSettings::greedy_settings();
@@ -347,7 +316,7 @@ class GeneratorTest : public QObject {
     spec.kv_heads = 1;
     spec.intermediate = 64;
     spec.seed = 47;
-    Model model(spec);
+    SmallModel model(spec);
     kernels::CpuBackend backend;
     RuntimeOptions options = small_options(cache::CacheFormat::Q4, 24, 8);
     options.reservation = static_cast<cache::ReservationPolicy>(policy);

@@ -3,15 +3,15 @@
 // without faults and the cache without a page astray; a shortage that lasts
 // ends only the reply that cannot fit even alone.
 
-#include <QTemporaryDir>
 #include <QTest>
 #include <random>
 
 #include "quire/engine/generator/generator.h"
-#include "quire/engine/modelgen/random_model.h"
+#include "quire/engine/modelgen/random_model_spec.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "quire/kernels/fault_injecting_backend.h"
+#include "small_model.h"
 #include "test_main.h"
 
 using namespace quire;
@@ -19,6 +19,7 @@ using namespace quire::engine;
 using kernels::BackendCall;
 using kernels::FaultPlan;
 using kernels::FaultRule;
+using quire::test::SmallModel;
 
 Q_DECLARE_METATYPE(cache::CacheFormat)
 Q_DECLARE_METATYPE(kernels::BackendCall)
@@ -26,36 +27,27 @@ Q_DECLARE_METATYPE(quire::engine::GeneratorConfig::Logits)
 
 namespace {
 
-struct Model {
-  QTemporaryDir directory;
-  std::shared_ptr<const ModelDescription> description;
-  std::unique_ptr<Tokenizer> tokenizer;
+// The suite's narrow model (64 wide, one KV head) with `layers` layers.
+modelgen::RandomModelSpec recovery_spec(int layers) {
+  modelgen::RandomModelSpec spec;
+  spec.layers = layers;
+  spec.hidden = 64;
+  spec.heads = 2;
+  spec.kv_heads = 1;
+  spec.intermediate = 96;
+  spec.seed = 61;
+  return spec;
+}
 
-  explicit Model(int layers = 2) {
-    modelgen::RandomModelSpec spec;
-    spec.layers = layers;
-    spec.hidden = 64;
-    spec.heads = 2;
-    spec.kv_heads = 1;
-    spec.intermediate = 96;
-    spec.seed = 61;
-    const std::filesystem::path path =
-        std::filesystem::path(directory.path().toStdString()) / "model";
-    modelgen::write_random_model(spec, path);
-    description = std::make_shared<const ModelDescription>(ModelDescription::open(path));
-    tokenizer = std::make_unique<Tokenizer>(Tokenizer::load(path));
-  }
-};
-
-const Model& model() {
-  static const Model shared;
+const SmallModel& model() {
+  static const SmallModel shared(recovery_spec(2));
   return shared;
 }
 
 // Layers enough that moving the cache to host memory frees more of the
 // device than its staging ring (two layers' pages) takes.
-const Model& deep_model() {
-  static const Model shared(6);
+const SmallModel& deep_model() {
+  static const SmallModel shared(recovery_spec(6));
   return shared;
 }
 
@@ -98,7 +90,7 @@ struct Setup {
   cache::CacheFormat format = cache::CacheFormat::FP16;
   int pages = 40;
   int max_batch = 4;
-  const Model* model = nullptr;  // model() unless set
+  const SmallModel* model = nullptr;  // model() unless set
   // From this step on, another program holds all but `leave_free` bytes of
   // the device (a budgeted one, so that freeing memory gives it back).
   int shrink_at_step = -1;
@@ -113,7 +105,7 @@ struct Setup {
 
 Outcome run_jobs(const std::vector<JobSpec>& jobs, const FaultPlan& plan, BackendCall counted,
                  const Setup& setup = {}) {
-  const Model& used = setup.model != nullptr ? *setup.model : model();
+  const SmallModel& used = setup.model != nullptr ? *setup.model : model();
   std::vector<kernels::CpuBackend::Device> devices;
   if (setup.shrink_at_step >= 0) devices.push_back({"budgeted", std::int64_t{256} << 20});
   kernels::FaultInjectingBackend backend(std::make_unique<kernels::CpuBackend>(devices));
