@@ -24,10 +24,8 @@ for format in fp16 exl2:4.0; do
   runs+=("$out")
 done
 
-stamp=$(date -u +%Y-%m-%d)
-base="bench/results/${stamp}-cpu-100m"
-# A second run on the same day keeps the first: the time of day goes in the name.
-[[ -e "$base.json" ]] && base="bench/results/${stamp}-$(date -u +%H%M)-cpu-100m"
+source bench/results_base.sh
+base=$(results_base cpu-100m)
 python3 bench/summarize.py --commit "$(git rev-parse --short HEAD)" \
   --load "$(cut -d' ' -f1-3 /proc/loadavg)" --json "$base.json" --table "$base.md" "${runs[@]}"
 rm -f "${runs[@]}"

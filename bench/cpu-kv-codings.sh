@@ -28,9 +28,8 @@ for pair in ${QUIRE_BENCH_PAIRS:-fp16 q8 fp8 q6 q4 k16v8 k16v4 kf8v4 k4v16}; do
   runs+=("$pair=$work/$pair.json")
 done
 
-stamp=$(date -u +%Y-%m-%d)
-base="bench/results/${stamp}-cpu-kv-codings"
-[[ -e "$base.json" ]] && base="bench/results/${stamp}-$(date -u +%H%M)-cpu-kv-codings"
+source bench/results_base.sh
+base=$(results_base cpu-kv-codings)
 python3 bench/summarize_kv_codings.py --commit "$(git rev-parse --short HEAD)" \
   --load "$(cut -d' ' -f1-3 /proc/loadavg)" --json "$base.json" --table "$base.md" "${runs[@]}"
 echo "bench: wrote $base.json and $base.md" >&2

@@ -46,9 +46,8 @@ chats=(--context 1024 --batches 8 --decode-tokens 256 --decode-contexts 64 --pre
 run "llama, 8 chats, every page reserved" "$llama" "${chats[@]}" --reserve-pages all
 run "llama, 8 chats, pages on demand" "$llama" "${chats[@]}" --reserve-pages on-demand
 
-stamp=$(date -u +%Y-%m-%d)
-base="bench/results/${stamp}-cpu-memory"
-[[ -e "$base.json" ]] && base="bench/results/${stamp}-$(date -u +%H%M)-cpu-memory"
+source bench/results_base.sh
+base=$(results_base cpu-memory)
 python3 bench/summarize_memory.py --commit "$(git rev-parse --short HEAD)" \
   --load "$(cut -d' ' -f1-3 /proc/loadavg)" --json "$base.json" --table "$base.md" "${runs[@]}"
 echo "bench: wrote $base.json and $base.md" >&2

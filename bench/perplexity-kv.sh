@@ -13,9 +13,8 @@ text=${2:-/usr/share/common-licenses/GPL-2}
 [[ -x "$cli" ]] || { echo "bench: $cli is not built (ninja -C build/release quire-cli)" >&2; exit 2; }
 mkdir -p bench/results
 
-stamp=$(date -u +%Y-%m-%d)
-base="bench/results/${stamp}-perplexity-kv"
-[[ -e "$base.json" ]] && base="bench/results/${stamp}-$(date -u +%H%M)-perplexity-kv"
+source bench/results_base.sh
+base=$(results_base perplexity-kv)
 python3 bench/perplexity_kv.py --cli "$cli" --text "$text" --commit "$(git rev-parse --short HEAD)" \
   --model "demo model, FP16 weights=resources/demo-model/fp16:256" \
   --model "demo model, EXL2 4.0 weights=resources/demo-model/exl2-4.0:256" \

@@ -2,16 +2,16 @@
 is written: the date, the commit and the machine open the JSON file, the
 Markdown table beside it says the same in its heading, and both go where
 --json and --table name (bench/results/<date>-<name>.json and .md, as the
-shell scripts choose).
+shell scripts choose with bench/results_base.sh). A script that runs its
+benchmark itself calls add_arguments() and stamp() instead of
+summarize_runs().
 
-  parser = argparse.ArgumentParser()
-  results_file.add_arguments(parser, load=True)
-  ...
-  results = results_file.stamp(args.commit, args.load) | {"runs": runs}
+  args, results = results_file.summarize_runs("label", "LABEL")
   lines = [results_file.title("What was measured", results), "",
            results_file.machine_line(results) + " More about the runs.", ...]
   results_file.write(args, results, lines)"""
 
+import argparse
 import datetime
 import json
 import platform
@@ -37,6 +37,18 @@ def labelled_runs(arguments, key):
         with open(path) as file:
             runs.append({key: label, "result": json.load(file)})
     return runs
+
+
+def summarize_runs(key, metavar):
+    """The command line of a script that collects `quire-cli bench --json`
+    runs (--commit, --load, --json, --table and METAVAR=FILE arguments):
+    the arguments, and the results stamped now with the runs under "runs",
+    each labelled under `key`."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, load=True)
+    parser.add_argument("runs", nargs="+", help=f"{metavar}=FILE")
+    args = parser.parse_args()
+    return args, stamp(args.commit, args.load) | {"runs": labelled_runs(args.runs, key)}
 
 
 def cpu_name():

@@ -18,9 +18,8 @@ mkdir -p "$models" bench/results
   --hidden 768 --layers 12 --heads 12 --kv-heads 4 --intermediate 2560 \
   --max-position-embeddings 8192 --seed 1 --format fp16
 
-stamp=$(date -u +%Y-%m-%d)
-base="bench/results/${stamp}-serve-load"
-[[ -e "$base.json" ]] && base="bench/results/${stamp}-$(date -u +%H%M)-serve-load"
+source bench/results_base.sh
+base=$(results_base serve-load)
 python3 bench/serve_load.py --cli "$cli" --model "$model" --clients "${QUIRE_BENCH_CLIENTS:-1,4,16}" \
   --turns 4 --max-tokens 32 --commit "$(git rev-parse --short HEAD)" \
   --json "$base.json" --table "$base.md" -- --context 16384

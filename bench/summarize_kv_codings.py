@@ -4,8 +4,6 @@
 a Markdown table: bits per value, cache bytes per token, decode at 4,096
 tokens of context against the FP16 cache."""
 
-import argparse
-
 import results_file
 
 
@@ -15,13 +13,8 @@ def decode_at_4096(result):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    results_file.add_arguments(parser, load=True)
-    parser.add_argument("runs", nargs="+", help="PAIR=FILE")
-    args = parser.parse_args()
-
-    runs = results_file.labelled_runs(args.runs, "cache")
-    results = results_file.stamp(args.commit, args.load) | {"runs": runs}
+    args, results = results_file.summarize_runs("cache", "PAIR")
+    runs = results["runs"]
 
     fp16 = next((decode_at_4096(run["result"]) for run in runs if run["cache"] == "fp16"), None)
     lines = [results_file.title("Cache codings of keys and values on the CPU", results), "",

@@ -3,19 +3,12 @@
 `quire-cli bench --json` output) into one results file and a Markdown table
 with the date, machine and commit."""
 
-import argparse
-
 import results_file
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    results_file.add_arguments(parser, load=True)
-    parser.add_argument("runs", nargs="+", help="LABEL=FILE")
-    args = parser.parse_args()
-
-    runs = results_file.labelled_runs(args.runs, "label")
-    results = results_file.stamp(args.commit, args.load) | {"runs": runs}
+    args, results = results_file.summarize_runs("label", "LABEL")
+    runs = results["runs"]
 
     lines = [results_file.title("Cache memory choices on the CPU", results), "",
              results_file.machine_line(results), "",

@@ -95,10 +95,8 @@ for ((round = 1; round <= rounds; ++round)); do
   done
 done
 
-stamp=$(date -u +%Y-%m-%d)
-base="bench/results/${stamp}-tokenizer"
-# A second run on the same day keeps the first: the time of day goes in the name.
-[[ -e "$base.json" ]] && base="bench/results/${stamp}-$(date -u +%H%M)-tokenizer"
+source bench/results_base.sh
+base=$(results_base tokenizer)
 mkdir -p bench/results
 python3 bench/summarize_tokenizer.py --commit "$(git rev-parse --short HEAD)" \
   --load "$(cut -d' ' -f1-3 /proc/loadavg)" --text-bytes "$(stat -c %s "$text")" \
