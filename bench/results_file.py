@@ -59,7 +59,7 @@ def cpu_name():
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor()
+    return platform.processor() or "unknown"
 
 
 def load_average():
@@ -89,8 +89,8 @@ def machine_line(results):
 def write(args, results, lines):
     """The results as indented JSON to --json, the lines to --table; each file
     ends with a newline."""
-    with open(args.json, "w") as file:
+    with open(args.json, "w", encoding="utf-8") as file:
         json.dump(results, file, indent=2)
         file.write("\n")
-    with open(args.table, "w") as file:
+    with open(args.table, "w", encoding="utf-8") as file:
         file.write("\n".join(lines) + "\n")

@@ -9,6 +9,8 @@ import datetime
 import json
 import platform
 
+import results_file
+
 
 def target_checks(run):
     conversation = run["conversation"]
@@ -75,8 +77,7 @@ def table(results):
         [f"{r['targets']['turn_10_warm_over_turn_1_ttft']:.2f}" for r in runs])
     row("decode / bandwidth bound (target >= 0.5)",
         [f"{r['targets']['decode_fraction_of_bandwidth_bound']:.2f}" for r in runs])
-    lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def main():
@@ -105,11 +106,7 @@ def main():
         },
         "runs": runs,
     }
-    with open(args.json, "w", encoding="utf-8") as handle:
-        json.dump(results, handle, indent=2)
-        handle.write("\n")
-    with open(args.table, "w", encoding="utf-8") as handle:
-        handle.write(table(results))
+    results_file.write(args, results, table(results))
 
 
 if __name__ == "__main__":

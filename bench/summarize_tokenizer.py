@@ -15,16 +15,7 @@ import os
 import platform
 import statistics
 
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as file:
-            for line in file:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+import results_file
 
 
 def summarize(runs):
@@ -92,9 +83,8 @@ def table(results):
         "",
         "References: `@huggingface/tokenizers` (JavaScript, Node.js) for tokenizer.json files; "
         "SentencePiece (Debian's python3-sentencepiece, C++ under Python) for tokenizer.model files.",
-        "",
     ]
-    return "\n".join(lines)
+    return lines
 
 
 def main():
@@ -119,7 +109,7 @@ def main():
         "commit": args.commit,
         "load": args.load,
         "machine": {
-            "cpu": cpu_name(),
+            "cpu": results_file.cpu_name(),
             "hardware_threads": os.cpu_count(),
             "system": f"{platform.system()} {platform.release()}",
         },
@@ -127,11 +117,7 @@ def main():
         "rounds": rounds,
         "tokenizers": summarize(runs),
     }
-    with open(args.json, "w", encoding="utf-8") as file:
-        json.dump(results, file, indent=2)
-        file.write("\n")
-    with open(args.table, "w", encoding="utf-8") as file:
-        file.write(table(results))
+    results_file.write(args, results, table(results))
 
 
 if __name__ == "__main__":
