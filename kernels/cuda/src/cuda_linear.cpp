@@ -81,14 +81,29 @@ void* LinearRunner::scratch(DeviceBuffer& buffer, std::size_t bytes) {
 }
 
 void LinearRunner::release_scratch() {
-  if (!inputs_ && !weights_ && !partials_ && !row_scales_) return;
+  if (!inputs_ && !weights_ && !partials_ && !row_scales_ && !tile_counters_) return;
   refuse_while_capturing("linear: freeing its scratch");
   // Freeing waits for the queued work that may still use the buffers.
   inputs_.reset();
   weights_.reset();
   partials_.reset();
   row_scales_.reset();
+  tile_counters_.reset();
   ++workspace_generation_;
+}
+
+unsigned* LinearRunner::tile_counters() {
+  if (!tile_counters_) {
+    refuse_while_capturing("linear: allocating its tile counters");
+    const auto bytes =
+        static_cast<std::size_t>(matvec_counter_capacity(sm_count_)) * sizeof(unsigned);
+    tile_counters_ = backend_.allocate(device_, bytes, "linear layer tile counters");
+    // Zero once: every split product leaves them at zero again.
+    check(cudaMemsetAsync(tile_counters_.data(), 0, bytes, static_cast<cudaStream_t>(stream_)),
+          "linear: clear tile counters");
+    ++workspace_generation_;
+  }
+  return static_cast<unsigned*>(tile_counters_.data());
 }
 
 void LinearRunner::validate_group_indices(const LinearWeight& weight, const GptqWeight& gptq) {
@@ -126,6 +141,7 @@ const void* LinearRunner::exl2_table(const Exl2Weight& exl2) {
 
 Exl2DeviceWeight LinearRunner::exl2_weight(const LinearWeight& weight, const Exl2Weight& exl2) {
   Exl2DeviceWeight device;
+  device.perm = exl2.perm;
   device.q_weight = exl2.q_weight;
   device.q_scale = exl2.q_scale;
   device.q_scale_max = exl2.q_scale_max;
@@ -181,10 +197,12 @@ void LinearRunner::fused_product(const float* x, std::int64_t rows, const Linear
   call.partial_capacity = matvec_partial_capacity(sm_count_);
   call.partials = static_cast<float*>(
       scratch(partials_, static_cast<std::size_t>(call.partial_capacity) * sizeof(float)));
+  call.tile_counters = tile_counters();
 
-  // The kernels read four inputs per 16-byte load. EXL2 needs its inputs in
-  // quantized order anyway; others are copied only when x is not aligned.
-  const bool gather = exl2 != nullptr || !aligned16(x) || in % 4 != 0;
+  // The dense and GPTQ kernels read four inputs per 16-byte load, so their
+  // inputs are copied when x is not aligned. The EXL2 kernel reads each input
+  // through the permutation on its own.
+  const bool gather = exl2 == nullptr && (!aligned16(x) || in % 4 != 0);
   const std::int64_t stride = gather ? round_up(in, 8) : in;
   float* gathered = nullptr;
   if (gather) {
@@ -196,8 +214,7 @@ void LinearRunner::fused_product(const float* x, std::int64_t rows, const Linear
     call.rows = static_cast<int>(std::min<std::int64_t>(kMatvecMaxRows, rows - r0));
     call.out = out + r0 * out_features;
     if (gather) {
-      launch_gather_inputs(x + r0 * in, call.rows, in, exl2 ? exl2->perm : nullptr, gathered,
-                           stride, stream_);
+      launch_gather_inputs(x + r0 * in, call.rows, in, gathered, stride, stream_);
       call.x = gathered;
       call.x_stride = stride;
     } else {

@@ -49,6 +49,7 @@ class LinearRunner {
   };
 
   void* scratch(DeviceBuffer& buffer, std::size_t bytes);
+  unsigned* tile_counters();  // allocated and zeroed on first use
   void validate_group_indices(const LinearWeight& weight, const GptqWeight& gptq);
   const void* exl2_table(const Exl2Weight& exl2);
   Exl2DeviceWeight exl2_weight(const LinearWeight& weight, const Exl2Weight& exl2);
@@ -71,10 +72,11 @@ class LinearRunner {
   std::atomic<std::uint64_t>& workspace_generation_;
   int sm_count_ = 1;
 
-  DeviceBuffer inputs_;      // gathered or converted inputs
-  DeviceBuffer weights_;     // FP16 columns of a quantized weight for cuBLAS
-  DeviceBuffer partials_;    // split products' partial sums
-  DeviceBuffer row_scales_;  // the factors of converted input rows
+  DeviceBuffer inputs_;         // gathered or converted inputs
+  DeviceBuffer weights_;        // FP16 columns of a quantized weight for cuBLAS
+  DeviceBuffer partials_;       // split products' partial sums
+  DeviceBuffer row_scales_;     // the factors of converted input rows
+  DeviceBuffer tile_counters_;  // split products' per-tile block counts
 
   // Keyed by q_weight: the groups are host data, uploaded once per weight;
   // an entry whose groups differ from the call's (a new weight at a freed

@@ -86,49 +86,104 @@ __device__ double block_sum(double value) {
   return total;
 }
 
+// RMSNorm: one block of kNormThreads per row, each thread's loads issued
+// kNormUnroll at a time before any is used. A decode step normalizes one row
+// on one multiprocessor, so what it waits on is the number of round trips to
+// memory per thread: for 4096 columns one per pass, where a 256-thread loop
+// made sixteen.
+constexpr int kNormThreads = 1024;
+constexpr int kNormUnroll = 4;
+
 template <DType Type>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kNormThreads)
     rms_norm_kernel(const float* x, const void* __restrict__ weight, float eps, std::int64_t rows,
                     std::int64_t cols, float* out) {
+  const std::int64_t step = blockDim.x;
   for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float* row = x + r * cols;
     double sum = 0.0;
-    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      const double value = row[c];
-      sum += value * value;  // exact: a float's square fits in a double
+    for (std::int64_t c0 = threadIdx.x; c0 < cols; c0 += kNormUnroll * step) {
+      float values[kNormUnroll];
+#pragma unroll
+      for (int u = 0; u < kNormUnroll; ++u) {
+        const std::int64_t c = c0 + u * step;
+        values[u] = c < cols ? row[c] : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < kNormUnroll; ++u) {
+        const double value = values[u];
+        sum += value * value;  // exact: a float's square fits in a double
+      }
     }
     sum = block_sum(sum);
     // As the CPU (and Hugging Face): mean in double, normalize in FP32.
     const float mean = __double2float_rn(sum / static_cast<double>(cols));
     const float inverse = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(mean, eps)));
-    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      out[r * cols + c] = __fmul_rn(widen<Type>(weight, c), __fmul_rn(row[c], inverse));
+    for (std::int64_t c0 = threadIdx.x; c0 < cols; c0 += kNormUnroll * step) {
+      float values[kNormUnroll], weights[kNormUnroll];
+#pragma unroll
+      for (int u = 0; u < kNormUnroll; ++u) {
+        const std::int64_t c = c0 + u * step;
+        values[u] = c < cols ? row[c] : 0.0f;
+        weights[u] = c < cols ? widen<Type>(weight, c) : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < kNormUnroll; ++u) {
+        const std::int64_t c = c0 + u * step;
+        if (c < cols) out[r * cols + c] = __fmul_rn(weights[u], __fmul_rn(values[u], inverse));
+      }
     }
   }
 }
 
-// One block per token; each thread rotates pairs (i, i + half) of some heads.
-// Angles are rounded to FP32 first and their cosine and sine taken in double,
-// as the CPU does.
-__global__ void __launch_bounds__(kThreads)
+// RoPE: one block per token. The angles depend on the token and the pair
+// index only, so the block computes each pair's cosine and sine once into
+// shared memory (up to kMaxRopeTable pairs; wider heads compute them per
+// item), and its threads then rotate every head's pairs with two loads and
+// four products each. Angles are rounded to FP32 first and their cosine and
+// sine taken in double, as the CPU does.
+constexpr int kRopeThreads = 1024;
+constexpr int kMaxRopeTable = 256;
+
+__device__ __forceinline__ void rope_factors(float position, const float* inv_freq, int i,
+                                             float factor, float& c, float& s) {
+  const float angle = __fmul_rn(position, inv_freq[i]);
+  double sine = 0.0, cosine = 0.0;
+  sincos(static_cast<double>(angle), &sine, &cosine);
+  c = __fmul_rn(__double2float_rn(cosine), factor);
+  s = __fmul_rn(__double2float_rn(sine), factor);
+}
+
+__global__ void __launch_bounds__(kRopeThreads)
     rope_kernel(float* __restrict__ x, std::int64_t tokens, int heads, int head_dim,
                 const std::int32_t* __restrict__ positions, const float* __restrict__ inv_freq,
                 int half, float factor) {
+  __shared__ float cosines[kMaxRopeTable], sines[kMaxRopeTable];
+  const bool tabled = half <= kMaxRopeTable;
   for (std::int64_t t = blockIdx.x; t < tokens; t += gridDim.x) {
     const float position = static_cast<float>(positions[t]);
+    if (tabled) {
+      for (int i = static_cast<int>(threadIdx.x); i < half; i += static_cast<int>(blockDim.x))
+        rope_factors(position, inv_freq, i, factor, cosines[i], sines[i]);
+      __syncthreads();
+    }
     for (int item = static_cast<int>(threadIdx.x); item < heads * half;
          item += static_cast<int>(blockDim.x)) {
       const int h = item / half, i = item % half;
-      const float angle = __fmul_rn(position, inv_freq[i]);
-      double sine = 0.0, cosine = 0.0;
-      sincos(static_cast<double>(angle), &sine, &cosine);
-      const float c = __fmul_rn(__double2float_rn(cosine), factor);
-      const float s = __fmul_rn(__double2float_rn(sine), factor);
+      float c = 0.0f, s = 0.0f;
+      if (tabled) {
+        c = cosines[i];
+        s = sines[i];
+      } else {
+        rope_factors(position, inv_freq, i, factor, c, s);
+      }
       float* v = x + (t * heads + h) * head_dim;
       const float a = v[i], b = v[i + half];
       v[i] = __fsub_rn(__fmul_rn(a, c), __fmul_rn(b, s));
       v[i + half] = __fadd_rn(__fmul_rn(b, c), __fmul_rn(a, s));
     }
+    // The next token's factors overwrite the table.
+    if (tabled) __syncthreads();
   }
 }
 
@@ -225,15 +280,15 @@ void launch_rms_norm(const float* x, const void* weight, DType dtype, float eps,
   switch (dtype) {
     case DType::F32:
       rms_norm_kernel<DType::F32>
-          <<<blocks, kThreads, 0, as_stream(stream)>>>(x, weight, eps, rows, cols, out);
+          <<<blocks, kNormThreads, 0, as_stream(stream)>>>(x, weight, eps, rows, cols, out);
       break;
     case DType::F16:
       rms_norm_kernel<DType::F16>
-          <<<blocks, kThreads, 0, as_stream(stream)>>>(x, weight, eps, rows, cols, out);
+          <<<blocks, kNormThreads, 0, as_stream(stream)>>>(x, weight, eps, rows, cols, out);
       break;
     default:
       rms_norm_kernel<DType::BF16>
-          <<<blocks, kThreads, 0, as_stream(stream)>>>(x, weight, eps, rows, cols, out);
+          <<<blocks, kNormThreads, 0, as_stream(stream)>>>(x, weight, eps, rows, cols, out);
       break;
   }
   check(cudaGetLastError(), "rms_norm");
@@ -243,7 +298,7 @@ void launch_rope(float* x, std::int64_t tokens, int heads, int head_dim,
                  const std::int32_t* positions, const float* inv_freq, int rotary_dim,
                  float attention_factor, Stream stream) {
   if (tokens == 0 || heads == 0) return;
-  rope_kernel<<<row_blocks(tokens), kThreads, 0, as_stream(stream)>>>(
+  rope_kernel<<<row_blocks(tokens), kRopeThreads, 0, as_stream(stream)>>>(
       x, tokens, heads, head_dim, positions, inv_freq, rotary_dim / 2, attention_factor);
   check(cudaGetLastError(), "rope");
 }

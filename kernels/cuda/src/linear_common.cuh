@@ -25,10 +25,12 @@ inline constexpr int kBlocksPerSm = 8;
 inline constexpr int kMaxBlockColumns = 32;
 
 // Where a kernel's sums go. With one split they are final: bias added, into
-// out. Otherwise they are partial sums of split `split`, reduced later.
+// out. Otherwise they are partial sums of split `split`, which the last block
+// of the column tile to finish adds up (finish_split_tile).
 struct Epilogue {
   float* out = nullptr;
   float* partials = nullptr;
+  unsigned* tile_counters = nullptr;
   std::int64_t out_features = 0;
   const void* bias = nullptr;
   DType bias_dtype = DType::F32;
@@ -37,16 +39,15 @@ struct Epilogue {
 };
 
 inline Epilogue make_epilogue(const MatvecCall& call, int splits) {
-  return Epilogue{call.out,  call.partials, call.out_features, call.bias, call.bias_dtype,
-                  call.rows, splits};
+  return Epilogue{call.out,  call.partials,   call.tile_counters, call.out_features,
+                  call.bias, call.bias_dtype, call.rows,          splits};
 }
 
 // How many parts the input dimension is split into: enough blocks for the
 // GPU when `tiles` column tiles are too few, at most one per `units` of work
-// (so that every warp has some), and within the partial-sum capacity.
+// (so that every warp has some), and within the partial-sum and counter
+// capacities.
 int matvec_splits(const MatvecCall& call, std::int64_t tiles, std::int64_t units);
-// out = sum of the splits' partial sums in split order, plus bias.
-void launch_reduce_partials(const MatvecCall& call, int splits, cudaStream_t stream);
 
 // Element i of an FP16, BF16 or F32 vector, widened exactly.
 __device__ __forceinline__ float widen(const void* data, DType type, std::int64_t i) {
@@ -84,9 +85,47 @@ __device__ __forceinline__ void load4(const float* source, float* values) {
   values[3] = v.w;
 }
 
+// Called by every thread of a block after its stores, with the block's
+// column tile [n0, n0 + columns). With several splits, the tile's blocks
+// count themselves, and the last to finish adds the tile's partial sums in
+// split order (bias last, as store does): the same bits a separate reduction
+// launch gave, without the launch. It resets the counter for the next
+// product, which the stream runs after this one.
+__device__ __forceinline__ void finish_split_tile(const Epilogue& e, std::int64_t n0, int columns) {
+  if (e.splits == 1) return;
+  __shared__ bool last;
+  // This thread's partial sums reach the device's memory before the block
+  // is counted, so the last block reads them all.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(e.tile_counters + blockIdx.x, 1u) == static_cast<unsigned>(e.splits - 1);
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const std::int64_t split_stride = std::int64_t{e.rows} * e.out_features;
+  for (int i = static_cast<int>(threadIdx.x); i < e.rows * columns;
+       i += static_cast<int>(blockDim.x)) {
+    const int r = i / columns;
+    const std::int64_t n = n0 + i % columns;
+    if (n >= e.out_features) continue;
+    const std::int64_t at = r * e.out_features + n;
+    // __ldcg reads through L2, past this multiprocessor's L1, which may hold
+    // nothing of other blocks' stores but is not kept coherent with them.
+    float sum = __ldcg(e.partials + at);
+#pragma unroll 4
+    for (int s = 1; s < e.splits; ++s)
+      sum = __fadd_rn(sum, __ldcg(e.partials + s * split_stride + at));
+    if (e.bias != nullptr) sum = __fadd_rn(sum, widen(e.bias, e.bias_dtype, n));
+    e.out[at] = sum;
+  }
+  if (threadIdx.x == 0) e.tile_counters[blockIdx.x] = 0;
+}
+
 // The per-lane sums of a block's warps, added in warp order and stored for
-// column n (lanes with active == false only take part in the barrier). Warp
-// w stores rows w, w + kWarps, ...
+// column n (lanes with active == false only take part in the barriers). Warp
+// w stores rows w, w + kWarps, ... The block's tile is its 32 columns.
 template <int Rows>
 __device__ __forceinline__ void reduce_warps_and_store(const float (&sums)[Rows], const Epilogue& e,
                                                        int split, std::int64_t n, bool active) {
@@ -97,14 +136,16 @@ __device__ __forceinline__ void reduce_warps_and_store(const float (&sums)[Rows]
   for (int r = 0; r < Rows; ++r)
     shared[warp][r][lane] = sums[r];
   __syncthreads();
-  if (!active) return;
-  for (int r = warp; r < Rows; r += kWarps) {
-    float total = shared[0][r][lane];
+  if (active) {
+    for (int r = warp; r < Rows; r += kWarps) {
+      float total = shared[0][r][lane];
 #pragma unroll
-    for (int w = 1; w < kWarps; ++w)
-      total = __fadd_rn(total, shared[w][r][lane]);
-    store(e, split, r, n, total);
+      for (int w = 1; w < kWarps; ++w)
+        total = __fadd_rn(total, shared[w][r][lane]);
+      store(e, split, r, n, total);
+    }
   }
+  finish_split_tile(e, n - lane, 32);
 }
 
 inline unsigned ceil_div(std::int64_t a, std::int64_t b) {

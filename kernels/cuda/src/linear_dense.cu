@@ -133,6 +133,7 @@ __global__ void __launch_bounds__(kThreads)
       if (lane == o * Rows + r && present[o]) store(e, split, r, n0 + o, acc[o][r]);
     }
   }
+  finish_split_tile(e, std::int64_t{blockIdx.x} * kBlockOutputs, kBlockOutputs);
 }
 
 template <DType Type, int V, int Rows>
@@ -143,7 +144,6 @@ void launch_shape(const MatvecCall& call, const void* weight, cudaStream_t strea
   dense_matvec_kernel<Type, V, Rows><<<grid, kThreads, 0, stream>>>(
       weight, call.in_features, call.x, call.x_stride, make_epilogue(call, splits));
   check(cudaGetLastError(), "linear: dense product");
-  if (splits > 1) launch_reduce_partials(call, splits, stream);
 }
 
 template <DType Type, int V>

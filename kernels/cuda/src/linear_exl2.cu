@@ -3,9 +3,11 @@
 //
 // q_weight is read once, in storage order: group after group, each 32-row
 // block of a group as `bits` consecutive word rows. Each lane owns one output
-// column, so a warp's load of a word row is 32 consecutive 32-bit words. The
-// inputs arrive gathered into quantized order (x[perm[k]] at k), so the
-// permutation costs nothing here. Scales follow exl2_scale.h (CPU) to the bit:
+// column, so a warp's load of a word row is 32 consecutive 32-bit words. For
+// each block the warp's lanes fetch its 32 inputs through the permutation
+// (x[perm[k]] for quantized row k) into the warp's slice of shared memory,
+// where every lane then reads them four at a time: no separate gather launch
+// and no gathered copy of x. Scales follow exl2_scale.h (CPU) to the bit:
 // fp16(qs^2 * fp16(q_scale_max / 256)).
 
 #include <cuda_fp16.h>
@@ -71,23 +73,54 @@ __device__ __forceinline__ void load_block(const std::uint32_t* words_at, std::i
     words[i] = (active && i < present) ? __ldg(words_at + i * columns) : 0u;
 }
 
-// acc[r] += sum_j x[r][j] * (q_j - 2^(Bits-1)) over the `count` values of one
-// block (count is a multiple of 4: check_linear_weight allows no group whose
-// rows are not). x points at the block's first input of row 0.
+// Where a warp's lane finds the product's inputs and stages a block's worth.
+struct InputStage {
+  const std::int32_t* perm;  // null: the identity
+  const float* x;
+  std::int64_t x_stride;
+  float* staged;  // the warp's [Rows][32] floats of shared memory
+  int lane;
+};
+
+// Lane j of the warp fetches input row k0 + j of each row r through the
+// permutation into staged[r * 32 + j] (lanes past `count` fetch nothing).
+template <int Rows>
+__device__ __forceinline__ void stage_inputs(const InputStage& in, int k0, int count) {
+  if (in.lane < count) {
+    const int k = k0 + in.lane;
+    const std::int64_t source = in.perm != nullptr ? __ldg(in.perm + k) : k;
+#pragma unroll
+    for (int r = 0; r < Rows; ++r)
+      in.staged[r * 32 + in.lane] = __ldg(in.x + r * in.x_stride + source);
+  }
+  __syncwarp();
+}
+
+// acc[r] += sum_j x[r][k0 + j] * (q_j - 2^(Bits-1)) over the `count` values
+// of one block (count is a multiple of 4: check_linear_weight allows no group
+// whose rows are not). The block's weight words are requested first, so that
+// staging its inputs (two dependent loads, mostly cache hits) overlaps the
+// wait for memory.
 template <int Bits, int Rows>
 __device__ __forceinline__ void multiply_block(const std::uint32_t* words_at, std::int64_t columns,
-                                               int count, bool active, const float* x,
-                                               std::int64_t x_stride, float (&acc)[Rows]) {
+                                               int count, bool active, const InputStage& in, int k0,
+                                               float (&acc)[Rows]) {
   std::uint32_t words[Bits];
   load_block<Bits>(words_at, columns, count, active, words);
+  stage_inputs<Rows>(in, k0, count);
   constexpr float kOffset = kMagic + static_cast<float>(1 << (Bits - 1));
 #pragma unroll
   for (int j4 = 0; j4 < 32; j4 += 4) {
     if (j4 >= count) break;
     float inputs[Rows][4];
 #pragma unroll
-    for (int r = 0; r < Rows; ++r)
-      load4(x + r * x_stride + j4, inputs[r]);
+    for (int r = 0; r < Rows; ++r) {
+      const float4 v = *reinterpret_cast<const float4*>(in.staged + r * 32 + j4);
+      inputs[r][0] = v.x;
+      inputs[r][1] = v.y;
+      inputs[r][2] = v.z;
+      inputs[r][3] = v.w;
+    }
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
       const float q = centered(value_at<Bits>(words, j4 + t), kOffset);
@@ -96,6 +129,8 @@ __device__ __forceinline__ void multiply_block(const std::uint32_t* words_at, st
         acc[r] = __fmaf_rn(inputs[r][t], q, acc[r]);
     }
   }
+  // Every lane has read the block's inputs before the next are staged.
+  __syncwarp();
 }
 
 // Grid (column tiles of 32, splits); four warps per block. Split s takes an
@@ -105,8 +140,10 @@ template <int Rows>
 __global__ void __launch_bounds__(kThreads)
     exl2_matvec_kernel(Exl2DeviceWeight w, const float* __restrict__ x, std::int64_t x_stride,
                        Epilogue e) {
+  __shared__ __align__(16) float staged_inputs[kWarps][Rows * 32];
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const int warp = static_cast<int>(threadIdx.x >> 5);
+  const InputStage in{w.perm, x, x_stride, staged_inputs[warp], lane};
   const std::int64_t n = std::int64_t{blockIdx.x} * 32 + lane;
   const bool active = n < e.out_features;
   const int split = static_cast<int>(blockIdx.y);
@@ -122,25 +159,25 @@ __global__ void __launch_bounds__(kThreads)
       const int count = min(32, group.rows - j0);
       const std::uint32_t* words =
           w.q_weight + (std::int64_t{group.q_row} + (j0 / 32) * group.bits) * w.columns + n;
-      const float* inputs = x + group.first_row + j0;
+      const int k0 = group.first_row + j0;
       switch (group.bits) {
         case 2:
-          multiply_block<2, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          multiply_block<2, Rows>(words, w.columns, count, active, in, k0, acc);
           break;
         case 3:
-          multiply_block<3, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          multiply_block<3, Rows>(words, w.columns, count, active, in, k0, acc);
           break;
         case 4:
-          multiply_block<4, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          multiply_block<4, Rows>(words, w.columns, count, active, in, k0, acc);
           break;
         case 5:
-          multiply_block<5, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          multiply_block<5, Rows>(words, w.columns, count, active, in, k0, acc);
           break;
         case 6:
-          multiply_block<6, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          multiply_block<6, Rows>(words, w.columns, count, active, in, k0, acc);
           break;
         default:
-          multiply_block<8, Rows>(words, w.columns, count, active, inputs, x_stride, acc);
+          multiply_block<8, Rows>(words, w.columns, count, active, in, k0, acc);
           break;
       }
     }
@@ -212,7 +249,6 @@ void launch_rows(const MatvecCall& call, const Exl2DeviceWeight& weight, cudaStr
   exl2_matvec_kernel<Rows>
       <<<grid, kThreads, 0, stream>>>(weight, call.x, call.x_stride, make_epilogue(call, splits));
   check(cudaGetLastError(), "linear: EXL2 product");
-  if (splits > 1) launch_reduce_partials(call, splits, stream);
 }
 
 }  // namespace

@@ -137,7 +137,6 @@ void launch_rows(const MatvecCall& call, const GptqWeight& weight, cudaStream_t 
         <<<grid, kThreads, 0, stream>>>(weight, in, call.x, call.x_stride, epilogue);
   }
   check(cudaGetLastError(), "linear: GPTQ product");
-  if (splits > 1) launch_reduce_partials(call, splits, stream);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The steps around the linear products: inputs gathered into quantized order
-// or converted for cuBLAS, partial sums of split products added up, and the
-// bias and row scales applied to cuBLAS's outputs.
+// The steps around the linear products: inputs gathered into aligned rows or
+// converted for cuBLAS, how a product is split, and the bias and row scales
+// applied to cuBLAS's outputs.
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -25,32 +25,15 @@ unsigned element_blocks(std::int64_t count) {
       std::min<std::int64_t>((count + kElementThreads - 1) / kElementThreads, kMaxElementBlocks));
 }
 
-// Grid-stride over rows * N: out = partial sums in split order (+ bias).
-__global__ void __launch_bounds__(kElementThreads)
-    reduce_partials_kernel(const float* __restrict__ partials, int splits, std::int64_t count,
-                           float* __restrict__ out, std::int64_t out_features,
-                           const void* __restrict__ bias, DType bias_dtype) {
-  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
-  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
-    float sum = partials[i];
-    for (int s = 1; s < splits; ++s)
-      sum = __fadd_rn(sum, partials[s * count + i]);
-    if (bias != nullptr) sum = __fadd_rn(sum, widen(bias, bias_dtype, i % out_features));
-    out[i] = sum;
-  }
-}
-
 __global__ void __launch_bounds__(kElementThreads)
     gather_kernel(const float* __restrict__ x, std::int64_t rows, std::int64_t in,
-                  const std::int32_t* __restrict__ perm, float* __restrict__ out,
-                  std::int64_t stride) {
+                  float* __restrict__ out, std::int64_t stride) {
   const std::int64_t count = rows * stride;
   const std::int64_t step = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += step) {
     const std::int64_t r = i / stride, k = i % stride;
     float value = 0.0f;
-    if (k < in) value = x[r * in + (perm != nullptr ? std::int64_t{perm[k]} : k)];
+    if (k < in) value = x[r * in + k];
     out[i] = value;
   }
 }
@@ -125,7 +108,9 @@ __global__ void __launch_bounds__(kElementThreads)
 
 int matvec_splits(const MatvecCall& call, std::int64_t tiles, std::int64_t units) {
   const std::int64_t target = std::int64_t{call.sm_count} * kBlocksPerSm;
-  if (tiles >= target || units <= 1) return 1;
+  // A split product counts its tiles' blocks in matvec_counter_capacity
+  // counters, one per tile: so there must be fewer tiles than that.
+  if (tiles >= target || units <= 1 || call.tile_counters == nullptr) return 1;
   std::int64_t splits = std::min((target + tiles - 1) / tiles, units);
   // With tiles < target, splits * N < 2 * target * kMaxBlockColumns, which is
   // what matvec_partial_capacity provides; the bound is kept here regardless.
@@ -134,27 +119,23 @@ int matvec_splits(const MatvecCall& call, std::int64_t tiles, std::int64_t units
   return static_cast<int>(std::max<std::int64_t>(splits, 1));
 }
 
-void launch_reduce_partials(const MatvecCall& call, int splits, cudaStream_t stream) {
-  const std::int64_t count = std::int64_t{call.rows} * call.out_features;
-  reduce_partials_kernel<<<element_blocks(count), kElementThreads, 0, stream>>>(
-      call.partials, splits, count, call.out, call.out_features, call.bias, call.bias_dtype);
-  check(cudaGetLastError(), "linear: add partial sums");
-}
-
 }  // namespace linear_detail
 
 using namespace linear_detail;
+
+std::int64_t matvec_counter_capacity(int sm_count) {
+  return std::int64_t{sm_count} * kBlocksPerSm;
+}
 
 std::int64_t matvec_partial_capacity(int sm_count) {
   return 2 * std::int64_t{sm_count} * kBlocksPerSm * kMaxBlockColumns * kMatvecMaxRows;
 }
 
-void launch_gather_inputs(const float* x, std::int64_t rows, std::int64_t in_features,
-                          const std::int32_t* perm, float* out, std::int64_t stride,
-                          Stream stream) {
+void launch_gather_inputs(const float* x, std::int64_t rows, std::int64_t in_features, float* out,
+                          std::int64_t stride, Stream stream) {
   if (rows == 0 || stride == 0) return;
   gather_kernel<<<element_blocks(rows * stride), kElementThreads, 0,
-                  static_cast<cudaStream_t>(stream)>>>(x, rows, in_features, perm, out, stride);
+                  static_cast<cudaStream_t>(stream)>>>(x, rows, in_features, out, stride);
   check(cudaGetLastError(), "linear: gather inputs");
 }
 

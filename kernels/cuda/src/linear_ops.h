@@ -33,20 +33,28 @@ struct MatvecCall {
   DType bias_dtype = DType::F32;
   // When there are too few output columns to occupy the GPU, the input
   // dimension is split too: each split writes its partial sums here
-  // ([splits, rows, N]) and a second kernel adds them in a fixed order, so
-  // results do not change from run to run as atomic additions would.
+  // ([splits, rows, N]) and the last block of each column tile to finish
+  // adds them in split order, so results do not change from run to run as
+  // atomic additions would. The blocks of a tile count themselves in
+  // tile_counters[tile], which is zero before and after every product.
   float* partials = nullptr;
   std::int64_t partial_capacity = 0;  // floats
+  unsigned* tile_counters = nullptr;  // matvec_counter_capacity entries
   int sm_count = 1;
 };
 
 // Floats of partial sums that any product may need on a GPU of `sm_count`
 // multiprocessors (see matvec_splits in linear_inputs.cu).
 std::int64_t matvec_partial_capacity(int sm_count);
+// Tile counters that any split product may need (split products have fewer
+// column tiles than this).
+std::int64_t matvec_counter_capacity(int sm_count);
 
 // An EXL2 weight as the kernels read it: the host's group list uploaded as
-// int4 {bits, rows, first_row, q_row} per group.
+// int4 {bits, rows, first_row, q_row} per group, and the permutation whose
+// entry k names the input row that quantized row k multiplies.
 struct Exl2DeviceWeight {
+  const std::int32_t* perm = nullptr;  // none: the identity
   const std::uint32_t* q_weight = nullptr;
   const std::uint32_t* q_scale = nullptr;
   const std::uint16_t* q_scale_max = nullptr;
@@ -55,8 +63,9 @@ struct Exl2DeviceWeight {
   std::int64_t columns = 0;  // row length of q_weight (N or the padded N)
 };
 
-// The fused products for at most kMatvecMaxRows rows. EXL2 inputs must
-// already be in quantized order (launch_gather_inputs with perm).
+// The fused products for at most kMatvecMaxRows rows. The EXL2 kernel reads
+// its inputs through the weight's permutation itself, so for EXL2 `x` need
+// not be aligned.
 void launch_dense_matvec(const MatvecCall& call, const DenseWeight& weight, Stream stream);
 void launch_exl2_matvec(const MatvecCall& call, const Exl2DeviceWeight& weight, Stream stream);
 void launch_gptq_matvec(const MatvecCall& call, const GptqWeight& weight, Stream stream);
@@ -70,11 +79,12 @@ void launch_gptq_dequantize(const GptqWeight& weight, std::int64_t in_features,
                             std::int64_t out_features, std::int64_t n0, std::int64_t n1, void* w,
                             std::int64_t ld, Stream stream);
 
+// out[r * stride + k] = x[r * K + k] for k < K, and zero for k in [K, stride):
+// rows aligned for the dense and GPTQ kernels' vector loads.
+void launch_gather_inputs(const float* x, std::int64_t rows, std::int64_t in_features, float* out,
+                          std::int64_t stride, Stream stream);
 // out[r * stride + k] = x[r * K + perm[k]] (x[r * K + k] without perm) for
-// k < K, and zero for k in [K, stride).
-void launch_gather_inputs(const float* x, std::int64_t rows, std::int64_t in_features,
-                          const std::int32_t* perm, float* out, std::int64_t stride, Stream stream);
-// As launch_gather_inputs, in `type` (F16 or BF16), each row multiplied by a
+// k < K and zero for k in [K, stride), in `type` (F16 or BF16), each row multiplied by a
 // power of two that brings its largest magnitude into [2^14, 2^15): no input
 // overflows FP16, and the scaling itself is exact. row_scales[r] receives the
 // inverse factor, which launch_finish_outputs applies to the products.
