@@ -17,6 +17,10 @@ if (( make_only )); then models=${1:?model folder}; out=""; else
 fi
 mkdir -p "$models"
 # QUIRE_BENCH_LAYERS and QUIRE_BENCH_DEVICES shrink or move a trial run.
+# QUIRE_BENCH_BASE_KIT names another unpacked kit (an earlier commit's): each
+# pair then runs with it too, right after this kit's run on the same warm
+# GPU, its results named *-base.json, so a change is measured against its
+# baseline on one machine.
 shape=(--arch llama --hidden 4096 --layers "${QUIRE_BENCH_LAYERS:-32}" --heads 32 --kv-heads 8 --intermediate 14336
        --vocab 4096 --max-position-embeddings 40960 --no-tie --seed 1)
 # gpu-check.sh makes the models in the background: wait for the one needed.
@@ -53,11 +57,18 @@ for pair in $pairs; do
   dir="$models/llama-8b-${format/:/-}"
   wait_for_model "$dir"
   make_model "$format" || { echo "make-model $format failed"; continue; }
-  name="$(basename "$dir")-$cache"
-  start=$SECONDS
-  timeout "$(step_budget 90)" quire-cli bench "$dir" --devices "${QUIRE_BENCH_DEVICES:-cuda}" --cache "$cache" \
-    --context 40960 --prefill 2048 --decode-contexts 512,4096,32768 --decode-tokens 64 \
-    --repeat 2 --batches 4,16,64 --turn-reply 32 --json >"$out/$name.json" 2>"$out/$name.log"
-  echo "bench $name: exit $?, $((SECONDS - start)) s"
-  grep "^bench:" "$out/$name.log" | sed 's/^/  /'
+  for base in "" ${QUIRE_BENCH_BASE_KIT:+"$QUIRE_BENCH_BASE_KIT"}; do
+    name="$(basename "$dir")-$cache${base:+-base}"
+    runner=(quire-cli)
+    if [[ -n "$base" ]]; then
+      runner=(env "LD_LIBRARY_PATH=$base/lib:$LD_LIBRARY_PATH"
+              "QUIRE_CUDA_LIBRARY=$base/lib/quire/libquire_cuda.so" "$base/bin/quire-cli")
+    fi
+    start=$SECONDS
+    timeout "$(step_budget 90)" "${runner[@]}" bench "$dir" --devices "${QUIRE_BENCH_DEVICES:-cuda}" --cache "$cache" \
+      --context 40960 --prefill 2048 --decode-contexts 512,4096,32768 --decode-tokens 64 \
+      --repeat 2 --batches 4,16,64 --turn-reply 32 --json >"$out/$name.json" 2>"$out/$name.log"
+    echo "bench $name: exit $?, $((SECONDS - start)) s"
+    grep "^bench:" "$out/$name.log" | sed 's/^/  /'
+  done
 done
