@@ -252,6 +252,28 @@ SettingRow split_row() {
           }};
 }
 
+// A device index, or -1 for each layer's pages on its own device. Kept when
+// the device is absent: the panel says so and the file may move to a machine
+// that has it.
+SettingRow cache_device_row() {
+  auto field = QUIRE_FIELD(engine.cache_device);
+  return {QStringLiteral("engine/cache_device"), QStringLiteral("-1"),
+          [=](AppSettings& s) { field(s) = -1; },
+          [=](const AppSettings& s) { return QVariant(QString::number(field(s))); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            const std::optional<int> device = stored::integer(value);
+            if (!device || !limits::kCacheDevice.contains(*device)) {
+              return QStringLiteral(
+                         "is not a device number from %1 to %2, or -1 for the device "
+                         "of each layer")
+                  .arg(limits::kDeviceIndex.min)
+                  .arg(limits::kDeviceIndex.max);
+            }
+            field(s) = *device;
+            return {};
+          }};
+}
+
 std::vector<SettingRow> make_rows() {
   return {
       // The model and where it goes.
@@ -284,6 +306,11 @@ std::vector<SettingRow> make_rows() {
       // for 4 paused replies; the CLI's --reserve-pages has the same default.
       choice_row("engine/reserve_pages", QUIRE_FIELD(engine.reserve_pages),
                  QStringLiteral("on-demand"), ui::reservation_ids()),
+      // Every page on the devices, each layer's beside it: the engine's and
+      // the CLI's defaults (--cache-residence, --cache-device).
+      choice_row("engine/cache_residence", QUIRE_FIELD(engine.cache_residence),
+                 QStringLiteral("device"), ui::cache_residence_ids()),
+      cache_device_row(),
       // The engine runtime's own defaults.
       integer_row("engine/max_batch", QUIRE_FIELD(engine.max_batch), 16, limits::kMaxBatch),
       integer_row("engine/chunk_size", QUIRE_FIELD(engine.chunk_size), 256, limits::kChunkSize),

@@ -33,6 +33,8 @@ AppSettings every_value_changed(const QString& path) {
   e.cache_format = QStringLiteral("q6");
   e.cache_tokens = 131072;
   e.host_cache_mib = 8192;
+  e.cache_residence = QStringLiteral("offload-global");
+  e.cache_device = 2;
   e.max_batch = 4;
   e.chunk_size = 1024;
   e.sampling = {0.65, 0.85, 0.02, 1.12, 64};
@@ -77,6 +79,8 @@ class TestAppSettings : public QObject {
     QCOMPARE(e.cache_format, QStringLiteral("fp16"));
     QCOMPARE(e.cache_tokens, 16384);
     QCOMPARE(e.host_cache_mib, 0);
+    QCOMPARE(e.cache_residence, QStringLiteral("device"));
+    QCOMPARE(e.cache_device, -1);
     QCOMPARE(e.max_batch, 16);
     QCOMPARE(e.chunk_size, 256);
     QCOMPARE(e.sampling.temperature, 0.8);
@@ -102,7 +106,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 30);
+    QCOMPARE(keys.size(), 32);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);

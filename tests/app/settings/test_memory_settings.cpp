@@ -1,5 +1,5 @@
-// The memory choices among the stored settings: reserves per device, and how
-// a file written before them reads.
+// The memory choices among the stored settings: reserves per device, where
+// the cache lives, and how a file written before them reads.
 
 #include <QFile>
 #include <QSettings>
@@ -93,6 +93,62 @@ class MemorySettingsTest : public QObject {
     QCOMPARE(problems.at(0).key, QStringLiteral("engine/device_reserve_mib"));
     QCOMPARE(problems.at(0).reason, QStringLiteral("holds a value that is outside 0 to 65536"));
     QCOMPARE(read.engine.device_reserve_mib, QList<double>());
+  }
+
+  void whereTheCacheLivesRoundTrips() {
+    AppSettings written(path_);
+    written.engine.cache_residence = QStringLiteral("offloaded");
+    written.engine.cache_device = 1;
+    QVERIFY(written.save());
+    QFile file(path_);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray text = file.readAll();
+    QVERIFY2(text.contains("cache_residence=offloaded\n"), text.constData());
+    QVERIFY2(text.contains("cache_device=1\n"), text.constData());
+    AppSettings read(path_);
+    QCOMPARE(read.load(), QList<SettingsProblem>());
+    QCOMPARE(read.engine.cache_residence, QStringLiteral("offloaded"));
+    QCOMPARE(read.engine.cache_device, 1);
+    QVERIFY(read == written);
+  }
+
+  void aFileFromBeforeKeepsTheCacheOnTheLayersDevices() {
+    write(QStringLiteral("engine/reserve_pages"), QStringLiteral("all"));
+    AppSettings read(path_);
+    QCOMPARE(read.load(), QList<SettingsProblem>());
+    QCOMPARE(read.engine.cache_residence, QStringLiteral("device"));
+    QCOMPARE(read.engine.cache_device, -1);
+  }
+
+  void aResidenceThatIsNoneOfTheChoicesIsRefused() {
+    write(QStringLiteral("engine/cache_residence"), QStringLiteral("swap"));
+    AppSettings read(path_);
+    const QList<SettingsProblem> problems = read.load();
+    QCOMPARE(problems.size(), 1);
+    QCOMPARE(problems.at(0).text(),
+             QStringLiteral("engine/cache_residence: \"swap\" is not one of device, offloaded, "
+                            "offload-global; using the default"));
+    QCOMPARE(read.engine.cache_residence, QStringLiteral("device"));
+  }
+
+  void aCacheDeviceThatIsNoDeviceIsRefused_data() {
+    QTest::addColumn<QString>("stored");
+    QTest::newRow("text") << QStringLiteral("gpu1");
+    QTest::newRow("below -1") << QStringLiteral("-2");
+    QTest::newRow("past the last index") << QStringLiteral("64");
+  }
+
+  void aCacheDeviceThatIsNoDeviceIsRefused() {
+    QFETCH(QString, stored);
+    write(QStringLiteral("engine/cache_device"), stored);
+    AppSettings read(path_);
+    const QList<SettingsProblem> problems = read.load();
+    QCOMPARE(problems.size(), 1);
+    QCOMPARE(problems.at(0).text(),
+             QStringLiteral("engine/cache_device: \"%1\" is not a device number from 0 to 63, "
+                            "or -1 for the device of each layer; using the default")
+                 .arg(stored));
+    QCOMPARE(read.engine.cache_device, -1);
   }
 };
 

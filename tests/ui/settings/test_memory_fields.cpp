@@ -1,10 +1,12 @@
 // The settings panel's memory choices: a reserve per device, how pages are
-// reserved, the host-memory tier, and the nearest settings that fit.
+// reserved, where the cache lives and on which device, the host-memory tier,
+// and the nearest settings that fit.
 
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -74,6 +76,112 @@ class MemoryFieldsTest : public QObject {
     choice->setCurrentIndex(choice->findData(QStringLiteral("all")));
     QCOMPARE(quire::ui::reload_reasons(sample_, panel_->settings()),
              QStringList{QStringLiteral("page reservation")});
+  }
+
+  void whereTheCacheLivesIsAChoiceWithItsExplanation() {
+    auto* choice = panel_->findChild<QComboBox*>(QStringLiteral("cacheResidence"));
+    auto* hint = panel_->findChild<QLabel*>(QStringLiteral("cacheResidenceHint"));
+    QVERIFY(choice && hint);
+    QCOMPARE(choice->count(), 3);
+    QCOMPARE(choice->currentData().toString(), QStringLiteral("device"));
+    QCOMPARE(hint->text(), QStringLiteral("Pages stay in device memory beside their layers: the "
+                                          "fastest decoding, as long as the cache fits there"));
+    choice->setCurrentIndex(choice->findData(QStringLiteral("offloaded")));
+    QCOMPARE(panel_->settings().cache_residence, QStringLiteral("offloaded"));
+    QCOMPARE(hint->text(), QStringLiteral("Pages stay in host memory and stream to the GPU layer "
+                                          "by layer: fits long chats in little VRAM, decodes "
+                                          "slower"));
+    QCOMPARE(quire::ui::reload_reasons(sample_, panel_->settings()),
+             QStringList{QStringLiteral("cache residence")});
+    choice->setCurrentIndex(choice->findData(QStringLiteral("offload-global")));
+    QCOMPARE(panel_->settings().cache_residence, QStringLiteral("offload-global"));
+    QCOMPARE(hint->text(),
+             QStringLiteral("Only the global-attention layers of sliding-window models keep their "
+                            "pages in host memory; windowed layers keep theirs on the device "
+                            "(other models offload every layer)"));
+  }
+
+  void theCacheDeviceListsTheDevicesTheAppKnows() {
+    auto* choice = panel_->findChild<QComboBox*>(QStringLiteral("cacheDevice"));
+    QVERIFY(choice);
+    QStringList items;
+    for (int i = 0; i < choice->count(); ++i)
+      items << choice->itemText(i);
+    QCOMPARE(items, QStringList({QStringLiteral("With its layers"),
+                                 QStringLiteral("cuda0: NVIDIA GeForce RTX 4090"),
+                                 QStringLiteral("cuda1: NVIDIA GeForce RTX 3090")}));
+    QCOMPARE(choice->currentIndex(), 0);
+    QCOMPARE(panel_->settings().cache_device, -1);
+    // The sample uses device 1 alone.
+    choice->setCurrentIndex(2);
+    QCOMPARE(panel_->settings().cache_device, 1);
+    QCOMPARE(quire::ui::reload_reasons(sample_, panel_->settings()),
+             QStringList{QStringLiteral("cache device")});
+    QVERIFY(panel_->issues().isEmpty());
+  }
+
+  void aCacheDeviceOutsideTheChosenDevicesIsNotApplied() {
+    auto* choice = panel_->findChild<QComboBox*>(QStringLiteral("cacheDevice"));
+    auto* issue = panel_->findChild<QLabel*>(QStringLiteral("cacheDeviceIssue"));
+    auto* apply = panel_->findChild<QPushButton*>(QStringLiteral("applyButton"));
+    QVERIFY(choice && issue && apply);
+    choice->setCurrentIndex(1);  // device 0, which the sample leaves out
+    QCOMPARE(issue->text(),
+             QStringLiteral("The cache device, cuda0: NVIDIA GeForce RTX 4090, is not among the "
+                            "chosen devices: choose it too, or keep the cache with its layers."));
+    QVERIFY(!issue->isHidden());
+    QVERIFY(!apply->isEnabled());
+    choice->setCurrentIndex(0);
+    QVERIFY(issue->isHidden());
+    QVERIFY(!apply->isEnabled());  // nothing changed
+  }
+
+  void bothAreAppliedWithAReload() {
+    auto* residence = panel_->findChild<QComboBox*>(QStringLiteral("cacheResidence"));
+    auto* device = panel_->findChild<QComboBox*>(QStringLiteral("cacheDevice"));
+    auto* apply = panel_->findChild<QPushButton*>(QStringLiteral("applyButton"));
+    residence->setCurrentIndex(residence->findData(QStringLiteral("offloaded")));
+    device->setCurrentIndex(device->findData(1));
+    QCOMPARE(apply->text(), QStringLiteral("Apply and reload model"));
+    QSignalSpy applied(panel_.get(), &SettingsPanel::applyRequested);
+    apply->click();
+    QCOMPARE(applied.size(), 1);
+    const auto settings = applied.first().at(0).value<EngineSettings>();
+    QCOMPARE(settings.cache_residence, QStringLiteral("offloaded"));
+    QCOMPARE(settings.cache_device, 1);
+    QCOMPARE(applied.first().at(1).toBool(), true);
+    QCOMPARE(panel_->appliedSettings(), settings);
+  }
+
+  void aCacheDeviceShownBeforeTheDevicesAreKnownIsKept() {
+    SettingsPanel fresh(quire::app::cache_format_choices());
+    EngineSettings stored = sample_;
+    stored.cache_device = 3;
+    fresh.setSettings(stored);
+    QCOMPARE(fresh.settings().cache_device, 3);
+    QVERIFY(!fresh.hasUnappliedChanges());
+    fresh.setAvailableDevices(quire::ui::test::two_gpus());
+    QCOMPARE(fresh.settings().cache_device, 3);
+    QVERIFY(!fresh.hasUnappliedChanges());
+    stored.cache_device = 1;
+    stored.devices = {};
+    fresh.setSettings(stored);
+    fresh.setAvailableDevices(quire::ui::test::two_gpus());
+    auto* choice = fresh.findChild<QComboBox*>(QStringLiteral("cacheDevice"));
+    QCOMPARE(choice->currentText(), QStringLiteral("cuda1: NVIDIA GeForce RTX 3090"));
+  }
+
+  void thePlanShowsPagesKeptInHostMemory() {
+    auto* host = panel_->findChild<QLabel*>(QStringLiteral("planHostCache"));
+    QVERIFY(host);
+    panel_->setPlan(quire::ui::test::fitting_plan());
+    QVERIFY(host->isHidden());
+    quire::ui::PlanView offloaded = quire::ui::test::fitting_plan();
+    offloaded.host_cache = 96 * quire::ui::test::kMiB;
+    offloaded.host_usable = 30 * quire::ui::test::kGiB;
+    panel_->setPlan(offloaded);
+    QVERIFY(!host->isHidden());
+    QCOMPARE(host->text(), QStringLiteral("Host memory: cache 96.0 MiB of 30.0 GiB free"));
   }
 
   void aSmallerFormatThatFitsIsOneClickAway() {

@@ -23,7 +23,7 @@ struct ChangeCase {
 
 using Split = EngineSettings::Split;
 
-const std::array<ChangeCase, 23> kCases = {{
+const std::array<ChangeCase, 25> kCases = {{
     {"nothing", [](EngineSettings&, EngineSettings&) {}, ApplyEffect::None, ""},
     {"model", [](EngineSettings&, EngineSettings& e) { e.model_directory = "/models/b"; },
      ApplyEffect::Reload, "model"},
@@ -61,6 +61,10 @@ const std::array<ChangeCase, 23> kCases = {{
      ApplyEffect::Reload, "cache size"},
     {"host cache", [](EngineSettings&, EngineSettings& e) { e.host_cache_mib = 0; },
      ApplyEffect::Reload, "host cache"},
+    {"cache residence", [](EngineSettings&, EngineSettings& e) { e.cache_residence = "offloaded"; },
+     ApplyEffect::Reload, "cache residence"},
+    {"cache device", [](EngineSettings&, EngineSettings& e) { e.cache_device = 0; },
+     ApplyEffect::Reload, "cache device"},
     {"max batch", [](EngineSettings&, EngineSettings& e) { e.max_batch = 4; }, ApplyEffect::Reload,
      "batch size"},
     {"chunk size", [](EngineSettings&, EngineSettings& e) { e.chunk_size = 2048; },

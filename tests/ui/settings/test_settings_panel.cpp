@@ -32,7 +32,7 @@ struct FieldChange {
 
 // One row per field (and per kind of value a field can hold): each moves one
 // field away from the sample, so a field the panel dropped would show.
-const std::array<FieldChange, 35> kFieldChanges = {{
+const std::array<FieldChange, 39> kFieldChanges = {{
     {"model directory", [](EngineSettings& s) { s.model_directory = "/models/Other"; }},
     {"no model directory", [](EngineSettings& s) { s.model_directory.clear(); }},
     {"recent models",
@@ -74,6 +74,10 @@ const std::array<FieldChange, 35> kFieldChanges = {{
     {"cache tokens", [](EngineSettings& s) { s.cache_tokens = 1 << 20; }},
     {"host cache off", [](EngineSettings& s) { s.host_cache_mib = 0; }},
     {"every page reserved", [](EngineSettings& s) { s.reserve_pages = "all"; }},
+    {"cache offloaded", [](EngineSettings& s) { s.cache_residence = "offloaded"; }},
+    {"global layers offloaded", [](EngineSettings& s) { s.cache_residence = "offload-global"; }},
+    {"cache on device 1", [](EngineSettings& s) { s.cache_device = 1; }},
+    {"cache on an unknown device", [](EngineSettings& s) { s.cache_device = 5; }},
     {"max batch", [](EngineSettings& s) { s.max_batch = 1; }},
     {"chunk size", [](EngineSettings& s) { s.chunk_size = 4096; }},
     {"temperature", [](EngineSettings& s) { s.sampling.temperature = 0; }},

@@ -47,6 +47,32 @@ class TestSettingsValidation : public QObject {
                             "leave the device out."));
   }
 
+  void theCacheDeviceMustBeAChosenDevice() {
+    settings_.cache_device = 1;  // the sample's one device
+    QVERIFY(validate_settings(settings_, names()).isEmpty());
+    settings_.cache_device = 0;
+    const QList<SettingsIssue> issues = validate_settings(settings_, names());
+    QCOMPARE(issues.size(), 1);
+    QCOMPARE(issues.at(0).field, Field::CacheDevice);
+    QCOMPARE(issues.at(0).device, 0);
+    QCOMPARE(issues.at(0).message,
+             QStringLiteral("The cache device, cuda0: NVIDIA GeForce RTX 4090, is not among the "
+                            "chosen devices: choose it too, or keep the cache with its layers."));
+  }
+
+  void theCacheDeviceMustBePresentWhenAllAreUsed() {
+    settings_.devices.clear();
+    settings_.split = EngineSettings::Split::Fill;
+    settings_.cache_device = 2;
+    const QList<SettingsIssue> issues = validate_settings(settings_, names());
+    QCOMPARE(issues.size(), 1);
+    QCOMPARE(issues.at(0).field, Field::CacheDevice);
+    QCOMPARE(issues.at(0).message,
+             QStringLiteral("The cache device, device 2, is not present on this computer."));
+    // Devices not known yet: nothing to check against.
+    QVERIFY(validate_settings(settings_, QStringList()).isEmpty());
+  }
+
   void manualGbForEveryDeviceWhenAllAreUsed() {
     settings_.devices.clear();
     settings_.manual_gb = {22};

@@ -46,6 +46,10 @@ QString device_numbers(const PlanDeviceView& device) {
   return parts.join(QStringLiteral(" · "));
 }
 
+QString host_cache(qint64 cache, qint64 usable) {
+  return QStringLiteral("Host memory: cache %1 of %2 free").arg(bytes(cache), bytes(usable));
+}
+
 QString largest_context(qint64 count, bool model_limit) {
   if (count <= 0) {
     return QStringLiteral("Largest context that fits: none — the weights alone do not fit");

@@ -25,6 +25,9 @@ QString device_numbers(const PlanDeviceView& device);
 // Bytes missing on the device to keep its reserve free; 0 when it fits.
 qint64 device_shortfall(const PlanDeviceView& device);
 
+// "Host memory: cache 1.2 GiB of 30.0 GiB free", for pages kept offloaded.
+QString host_cache(qint64 cache, qint64 usable);
+
 // "Largest context that fits: 253,696 tokens", or that not even the weights
 // fit; "...: 256 tokens: the model's limit" when the model, not memory, caps it.
 QString largest_context(qint64 tokens, bool model_limit = false);

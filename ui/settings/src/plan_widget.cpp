@@ -45,6 +45,9 @@ PlanWidget::PlanWidget(QWidget* parent) : QWidget(parent) {
   devices_slot_ = new QVBoxLayout;
   layout->addLayout(devices_slot_);
 
+  host_ = make_label(QStringLiteral("planHostCache"), this);
+  layout->addWidget(host_);
+
   largest_ = make_label(QStringLiteral("planLargestContext"), this);
   layout->addWidget(largest_);
 
@@ -73,6 +76,8 @@ void PlanWidget::setPlan(const PlanView& plan) {
     verdict_->setText(plan.verdict);
     verdict_->setStyleSheet(plan.fits ? kGreen : kRed);
   }
+  host_->setText(plan_text::host_cache(plan.host_cache, plan.host_usable));
+  host_->setVisible(plan.valid && plan.host_cache > 0);
   largest_->setText(
       plan_text::largest_context(plan.largest_context_tokens, plan.largest_context_is_model_limit));
   largest_->setVisible(plan.valid);
@@ -85,8 +90,8 @@ void PlanWidget::setStale(bool stale) {
   stale_ = stale;
   pending_->setVisible(stale);
   // Dimmed, not hidden: the layout keeps still while the user types.
-  for (QWidget* widget :
-       {static_cast<QWidget*>(verdict_), devices_, static_cast<QWidget*>(largest_)}) {
+  for (QWidget* widget : {static_cast<QWidget*>(verdict_), devices_, static_cast<QWidget*>(host_),
+                          static_cast<QWidget*>(largest_)}) {
     if (widget != nullptr) widget->setEnabled(!stale);
   }
 }

@@ -10,6 +10,7 @@ bool operator==(const EngineSettings& a, const EngineSettings& b) {
          same_list(a.device_reserve_mib, b.device_reserve_mib) && a.max_context == b.max_context &&
          a.cache_format == b.cache_format && a.cache_tokens == b.cache_tokens &&
          a.host_cache_mib == b.host_cache_mib && a.reserve_pages == b.reserve_pages &&
+         a.cache_residence == b.cache_residence && a.cache_device == b.cache_device &&
          a.max_batch == b.max_batch && a.chunk_size == b.chunk_size && a.sampling == b.sampling &&
          a.system_prompt == b.system_prompt && a.prompt_format == b.prompt_format;
 }
@@ -34,6 +35,9 @@ QStringList reload_reasons(const EngineSettings& applied, const EngineSettings& 
   if (applied.cache_tokens != edited.cache_tokens) reasons << QStringLiteral("cache size");
   if (applied.host_cache_mib != edited.host_cache_mib) reasons << QStringLiteral("host cache");
   if (applied.reserve_pages != edited.reserve_pages) reasons << QStringLiteral("page reservation");
+  if (applied.cache_residence != edited.cache_residence)
+    reasons << QStringLiteral("cache residence");
+  if (applied.cache_device != edited.cache_device) reasons << QStringLiteral("cache device");
   // The batch sizes the per-sequence tables and the chunk the scratch the
   // planner reserves on every device.
   if (applied.max_batch != edited.max_batch) reasons << QStringLiteral("batch size");

@@ -24,4 +24,27 @@ QString reservation_explanation(const QString& id) {
   return {};
 }
 
+QStringList cache_residence_ids() {
+  return {QStringLiteral("device"), QStringLiteral("offloaded"), QStringLiteral("offload-global")};
+}
+
+QString cache_residence_explanation(const QString& id) {
+  if (id == QLatin1String("device")) {
+    return QStringLiteral(
+        "Pages stay in device memory beside their layers: the fastest decoding, as long as "
+        "the cache fits there");
+  }
+  if (id == QLatin1String("offloaded")) {
+    return QStringLiteral(
+        "Pages stay in host memory and stream to the GPU layer by layer: fits long chats in "
+        "little VRAM, decodes slower");
+  }
+  if (id == QLatin1String("offload-global")) {
+    return QStringLiteral(
+        "Only the global-attention layers of sliding-window models keep their pages in host "
+        "memory; windowed layers keep theirs on the device (other models offload every layer)");
+  }
+  return {};
+}
+
 }  // namespace quire::ui

@@ -79,7 +79,11 @@ SettingsPanel::SettingsPanel(CacheFormatChoices cache_formats, QWidget* parent)
 SettingsPanel::~SettingsPanel() = default;
 
 void SettingsPanel::setAvailableDevices(const QStringList& names) {
+  const int cache_device = settings().cache_device;
   devices_->setDeviceNames(names);
+  writing_ = true;
+  fillCacheDevices(cache_device);
+  writing_ = false;
   refreshState();
 }
 
@@ -124,6 +128,8 @@ EngineSettings SettingsPanel::settings() const {
   s.cache_tokens = cache_tokens_->value();
   s.host_cache_mib = host_cache_->value();
   s.reserve_pages = reserve_pages_->currentData().toString();
+  s.cache_residence = cache_residence_->currentData().toString();
+  s.cache_device = cache_device_->currentIndex() < 0 ? -1 : cache_device_->currentData().toInt();
   s.max_batch = max_batch_->value();
   s.chunk_size = chunk_size_->value();
   s.sampling.temperature = temperature_->value();
@@ -248,6 +254,7 @@ void SettingsPanel::refreshState() {
   const QList<SettingsIssue> found = issues();
   show_issues(model_issue_, found, SettingsIssue::Field::ModelDirectory);
   show_issues(cache_issue_, found, SettingsIssue::Field::CacheTokens);
+  show_issues(cache_device_issue_, found, SettingsIssue::Field::CacheDevice);
   devices_->showIssues(found);
   refreshContextCap();
 

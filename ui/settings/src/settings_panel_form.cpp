@@ -12,6 +12,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "device_selector.h"
 #include "quire/ui/plan_widget.h"
@@ -201,7 +202,38 @@ QGroupBox* SettingsPanel::buildCacheGroup() {
   reserve_pages_hint_ = hint(QString(), group);
   reserve_pages_hint_->setObjectName(QStringLiteral("reservePagesHint"));
   form->addRow(QString(), reserve_pages_hint_);
+
+  cache_residence_ = new QComboBox(group);
+  cache_residence_->setObjectName(QStringLiteral("cacheResidence"));
+  cache_residence_->addItem(tr("On the devices"), QStringLiteral("device"));
+  cache_residence_->addItem(tr("In host memory, streamed to the devices"),
+                            QStringLiteral("offloaded"));
+  cache_residence_->addItem(tr("Global-attention layers in host memory"),
+                            QStringLiteral("offload-global"));
+  form->addRow(tr("Cache lives"), cache_residence_);
+  cache_residence_hint_ = hint(QString(), group);
+  cache_residence_hint_->setObjectName(QStringLiteral("cacheResidenceHint"));
+  form->addRow(QString(), cache_residence_hint_);
+
+  cache_device_ = new QComboBox(group);
+  cache_device_->setObjectName(QStringLiteral("cacheDevice"));
+  cache_device_->setToolTip(
+      tr("Keep every layer's pages on one device while the layers spread over all of them; "
+         "layers elsewhere send their attention there."));
+  form->addRow(tr("Cache device"), cache_device_);
+  cache_device_issue_ = issue_label(QStringLiteral("cacheDeviceIssue"), group);
+  form->addRow(QString(), cache_device_issue_);
   return group;
+}
+
+void SettingsPanel::fillCacheDevices(int device) {
+  const QStringList names = devices_->deviceNames();
+  cache_device_->clear();
+  cache_device_->addItem(tr("With its layers"), -1);
+  for (int index = 0; index < names.size(); ++index)
+    cache_device_->addItem(names.at(index), index);
+  if (device >= names.size()) cache_device_->addItem(tr("device %1").arg(device), device);
+  cache_device_->setCurrentIndex(std::max(0, cache_device_->findData(device)));
 }
 
 QGroupBox* SettingsPanel::buildGenerationGroup() {
@@ -304,7 +336,12 @@ void SettingsPanel::connectEdits() {
     connect(box, &QComboBox::currentIndexChanged, this,
             [this] { cache_summary_->setText(cache_formats_.summary(cacheFormat())); });
   }
-  for (QComboBox* box : {cache_keys_, cache_values_, prompt_format_, reserve_pages_}) {
+  connect(cache_residence_, &QComboBox::currentIndexChanged, this, [this] {
+    cache_residence_hint_->setText(
+        cache_residence_explanation(cache_residence_->currentData().toString()));
+  });
+  for (QComboBox* box : {cache_keys_, cache_values_, prompt_format_, reserve_pages_,
+                         cache_residence_, cache_device_}) {
     connect(box, &QComboBox::currentIndexChanged, this, edited);
   }
   for (QSpinBox* box :
@@ -338,6 +375,9 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   host_cache_->setValue(s.host_cache_mib);
   select_by_data(reserve_pages_, s.reserve_pages);
   reserve_pages_hint_->setText(reservation_explanation(s.reserve_pages));
+  select_by_data(cache_residence_, s.cache_residence);
+  cache_residence_hint_->setText(cache_residence_explanation(s.cache_residence));
+  fillCacheDevices(s.cache_device);
   max_batch_->setValue(s.max_batch);
   chunk_size_->setValue(s.chunk_size);
   temperature_->setValue(s.sampling.temperature);

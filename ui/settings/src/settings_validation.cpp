@@ -42,6 +42,23 @@ void check_manual_split(const EngineSettings& settings, const QStringList& names
   }
 }
 
+// The device that holds every layer's pages must be one the plan uses.
+void check_cache_device(const EngineSettings& settings, const QStringList& names,
+                        QList<SettingsIssue>& issues) {
+  const int device = settings.cache_device;
+  if (device < 0) return;
+  if (!settings.devices.isEmpty() && !settings.devices.contains(device)) {
+    issues.append({SettingsIssue::Field::CacheDevice, device,
+                   QStringLiteral("The cache device, %1, is not among the chosen devices: choose "
+                                  "it too, or keep the cache with its layers.")
+                       .arg(device_label(names, device))});
+  } else if (!names.isEmpty() && device >= names.size()) {
+    issues.append({SettingsIssue::Field::CacheDevice, device,
+                   QStringLiteral("The cache device, device %1, is not present on this computer.")
+                       .arg(device)});
+  }
+}
+
 }  // namespace
 
 QList<SettingsIssue> validate_settings(const EngineSettings& settings,
@@ -59,6 +76,7 @@ QList<SettingsIssue> validate_settings(const EngineSettings& settings,
     }
   }
   check_manual_split(settings, device_names, issues);
+  check_cache_device(settings, device_names, issues);
   if (settings.cache_tokens < settings.max_context) {
     issues.append({SettingsIssue::Field::CacheTokens, -1,
                    QStringLiteral("The cache holds %1 tokens, fewer than one full context of %2.")

@@ -36,6 +36,7 @@ class PlanWidget : public QWidget {
   QLabel* pending_ = nullptr;
   QWidget* devices_ = nullptr;
   QVBoxLayout* devices_slot_ = nullptr;
+  QLabel* host_ = nullptr;  // offloaded pages in host memory
   QLabel* largest_ = nullptr;
   QLabel* legend_ = nullptr;
 };

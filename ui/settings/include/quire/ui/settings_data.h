@@ -49,6 +49,14 @@ struct EngineSettings {
   // "all": a reply's every page is reserved when it starts; "on-demand":
   // pages are taken as it grows (reservation_ids()).
   QString reserve_pages;
+  // Where the cache's pages live (cache_residence_ids()): "device",
+  // "offloaded" (host memory, streamed to the devices layer by layer) or
+  // "offload-global" (host memory for the layers without a sliding window).
+  QString cache_residence;
+  // The device index (not the i-th selected device) that holds every layer's
+  // pages while the layers spread over the devices; -1: each layer's pages
+  // on its own device. -1 here, not 0, because 0 names a device.
+  int cache_device = -1;
   int max_batch = 0;   // sequences decoded together
   int chunk_size = 0;  // prefill tokens per step
   SamplingDefaults sampling;
@@ -106,6 +114,10 @@ struct PlanView {
   QString fit_change;           // "cache stored as q8 instead of fp16 (about 1% less exact)"
   QString fit_cache_format;     // the format to use; empty: the format stays
   qint64 fit_cache_tokens = 0;  // the cache's tokens with the suggestion
+  // Offloaded pages in host memory, and what the host has free for them
+  // beyond its reserve; both 0 when the cache lives on the devices.
+  qint64 host_cache = 0;
+  qint64 host_usable = 0;
 
   friend bool operator==(const PlanView&, const PlanView&) = default;
 };

@@ -26,6 +26,8 @@ namespace limits {
 
 inline constexpr int kMaxRecentModels = 10;
 inline constexpr IntRange kDeviceIndex{0, 63};
+// A device index, or -1: each layer's pages on its own device.
+inline constexpr IntRange kCacheDevice{-1, kDeviceIndex.max};
 inline constexpr RealRange kManualGb{0, 4096, 2};
 inline constexpr RealRange kReserveMib{0, 65536, 0};
 inline constexpr IntRange kMaxContext{256, 1 << 20};
@@ -48,5 +50,10 @@ QStringList backend_ids();
 QStringList reservation_ids();
 // The one-line explanation the settings show under the choice.
 QString reservation_explanation(const QString& id);
+
+// Where the cache's pages live: "device", "offloaded", "offload-global".
+QStringList cache_residence_ids();
+// The one-line explanation the settings show under the choice.
+QString cache_residence_explanation(const QString& id);
 
 }  // namespace quire::ui

@@ -92,6 +92,10 @@ class SettingsPanel : public QWidget {
   // The format id of the two cache fields, and setting both from one.
   QString cacheFormat() const;
   void selectCacheFormat(const QString& id);
+  // Lists "With its layers" and every known device, and selects `device`
+  // (a device index, or -1); an index beyond the known devices gets an item
+  // of its own, so showing settings and reading them back keeps it.
+  void fillCacheDevices(int device);
 
   void onFieldEdited();
   void announceEdit();
@@ -126,6 +130,10 @@ class SettingsPanel : public QWidget {
   QSpinBox* host_cache_ = nullptr;
   QComboBox* reserve_pages_ = nullptr;
   QLabel* reserve_pages_hint_ = nullptr;
+  QComboBox* cache_residence_ = nullptr;
+  QLabel* cache_residence_hint_ = nullptr;
+  QComboBox* cache_device_ = nullptr;
+  QLabel* cache_device_issue_ = nullptr;
   QSpinBox* max_batch_ = nullptr;
   QSpinBox* chunk_size_ = nullptr;
   QDoubleSpinBox* temperature_ = nullptr;

@@ -13,10 +13,10 @@
 namespace quire::ui {
 
 struct SettingsIssue {
-  enum class Field { ModelDirectory, Devices, ManualGb, CacheTokens };
+  enum class Field { ModelDirectory, Devices, ManualGb, CacheTokens, CacheDevice };
 
   Field field = Field::ModelDirectory;
-  int device = -1;  // Devices and ManualGb: the device index concerned, if one
+  int device = -1;  // Devices, ManualGb, CacheDevice: the device index concerned, if one
   QString message;  // a sentence a user can act on
 
   friend bool operator==(const SettingsIssue&, const SettingsIssue&) = default;
