@@ -21,13 +21,20 @@ ui::PlanView to_plan_view(const engine::PlacementPlan& plan) {
     ui::PlanDeviceView row;
     row.name = QString::fromStdString(device.name);
     row.weights = device.weights;
-    row.cache = device.cache;
+    // An offloaded layer's device holds its staging ring, not its pages; the
+    // ring is cache memory all the same.
+    row.cache = device.cache + device.staging;
     row.scratch = device.scratch;
     row.reserve = device.reserve;
     row.free_before = device.free_before;
     row.free_after = device.free_after;
-    row.used = device.module_count > 0;
+    // The device that holds every layer's cache is used without a layer.
+    row.used = device.used();
     view.devices.append(row);
+  }
+  if (plan.host_cache) {
+    view.host_cache = plan.host_cache->bytes;
+    view.host_usable = plan.host_cache->usable;
   }
   view.largest_context_tokens = plan.largest_context ? plan.largest_context->tokens : 0;
   view.largest_context_is_model_limit = plan.largest_context && plan.largest_context->model_limit;

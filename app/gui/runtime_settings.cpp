@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 namespace quire::gui {
 namespace {
@@ -49,6 +51,27 @@ engine::DeviceReserves reserves(const ui::EngineSettings& settings,
   return engine::DeviceReserves(std::move(bytes));
 }
 
+engine::CacheResidence cache_residence(const QString& id) {
+  if (id == QLatin1String("device")) return engine::CacheResidence::Device;
+  if (id == QLatin1String("offloaded")) return engine::CacheResidence::Offloaded;
+  if (id == QLatin1String("offload-global")) return engine::CacheResidence::OffloadGlobalLayers;
+  throw std::invalid_argument("the cache residence \"" + id.toStdString() +
+                              "\" is not device, offloaded or offload-global");
+}
+
+// The settings name the cache device by index; the engine wants its position
+// among the selected devices.
+std::optional<int> cache_device_position(int device, const std::vector<int>& selected) {
+  if (device < 0) return std::nullopt;
+  const auto found = std::find(selected.begin(), selected.end(), device);
+  if (found == selected.end()) {
+    throw std::invalid_argument("the cache device " + std::to_string(device) +
+                                " is not among the chosen devices; choose it too, or keep the "
+                                "cache with its layers");
+  }
+  return static_cast<int>(found - selected.begin());
+}
+
 }  // namespace
 
 engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
@@ -75,6 +98,8 @@ engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
   } else if (settings.reserve_pages == QLatin1String("on-demand")) {
     options.reservation = cache::ReservationPolicy::OnDemand;
   }
+  options.cache_residence = cache_residence(settings.cache_residence);
+  options.cache_device = cache_device_position(settings.cache_device, selected);
   options.placement.mode = placement_mode(settings.split);
   if (settings.split == ui::EngineSettings::Split::Manual) {
     // The settings keep GB by device index; the planner wants them by the

@@ -1,7 +1,9 @@
 // The settings a user edits as the engine's options: what the memory
-// choices become.
+// choices become, and how the plan prices them.
 
 #include <QTest>
+#include <optional>
+#include <stdexcept>
 
 #include "app_test_support.h"
 #include "backend_choice.h"
@@ -13,6 +15,8 @@
 #include "test_main.h"
 
 using namespace quire;
+
+Q_DECLARE_METATYPE(quire::engine::CacheResidence)
 
 namespace {
 
@@ -59,6 +63,89 @@ class RuntimeSettingsTest : public QObject {
     settings.reserve_pages = QStringLiteral("on-demand");
     QCOMPARE(gui::runtime_options(settings, *model_, {0}).reservation,
              cache::ReservationPolicy::OnDemand);
+  }
+
+  void whereTheCacheLivesIsPassedOn_data() {
+    QTest::addColumn<QString>("id");
+    QTest::addColumn<engine::CacheResidence>("residence");
+    QTest::newRow("device") << QStringLiteral("device") << engine::CacheResidence::Device;
+    QTest::newRow("offloaded") << QStringLiteral("offloaded") << engine::CacheResidence::Offloaded;
+    QTest::newRow("offload-global")
+        << QStringLiteral("offload-global") << engine::CacheResidence::OffloadGlobalLayers;
+  }
+
+  void whereTheCacheLivesIsPassedOn() {
+    QFETCH(QString, id);
+    QFETCH(engine::CacheResidence, residence);
+    ui::EngineSettings settings = defaults();
+    settings.cache_residence = id;
+    QCOMPARE(gui::runtime_options(settings, *model_, {0}).cache_residence, residence);
+  }
+
+  void anUnknownResidenceIsRefusedByName() {
+    ui::EngineSettings settings = defaults();
+    settings.cache_residence = QStringLiteral("swap");
+    try {
+      gui::runtime_options(settings, *model_, {0});
+      QFAIL("no exception");
+    } catch (const std::invalid_argument& error) {
+      QCOMPARE(QString::fromUtf8(error.what()),
+               QStringLiteral("the cache residence \"swap\" is not device, offloaded or "
+                              "offload-global"));
+    }
+  }
+
+  void theCacheDeviceGoesByItsPositionAmongTheSelected() {
+    ui::EngineSettings settings = defaults();
+    QCOMPARE(gui::runtime_options(settings, *model_, {1, 3}).cache_device, std::nullopt);
+    // Devices 1 and 3 are chosen; device 3 is the second of them.
+    settings.cache_device = 3;
+    QCOMPARE(gui::runtime_options(settings, *model_, {1, 3}).cache_device, std::optional<int>(1));
+    settings.cache_device = 2;
+    try {
+      gui::runtime_options(settings, *model_, {1, 3});
+      QFAIL("no exception");
+    } catch (const std::invalid_argument& error) {
+      QCOMPARE(QString::fromUtf8(error.what()),
+               QStringLiteral("the cache device 2 is not among the chosen devices; choose it "
+                              "too, or keep the cache with its layers"));
+    }
+  }
+
+  void thePlanPricesTheCacheWhereItLives() {
+    // Two logical devices of 64 MiB: the demo model's layers all fit on the first.
+    const gui::DeviceLists lists{QStringLiteral("cpu:2x64MiB"), QStringLiteral("cuda")};
+    ui::EngineSettings settings = defaults();
+    settings.model_directory = test::demo_model();
+    settings.backend = QStringLiteral("cpu");
+    settings.reserve_mib = 0;
+    settings.cache_tokens = 4096;
+    gui::PlanPricer pricer(lists);
+    const ui::PlanView on_devices = pricer.price(settings);
+    QVERIFY2(on_devices.fits, qPrintable(on_devices.verdict + on_devices.error));
+    QCOMPARE(on_devices.host_cache, 0);
+    QVERIFY(on_devices.devices.at(0).cache > 0);
+    QCOMPARE(on_devices.devices.at(1).cache, 0);
+    QVERIFY(!on_devices.devices.at(1).used);
+
+    // The whole cache on the second device, the layers where they were.
+    settings.cache_device = 1;
+    const ui::PlanView moved = pricer.price(settings);
+    QVERIFY2(moved.fits, qPrintable(moved.verdict + moved.error));
+    QCOMPARE(moved.devices.at(0).cache, 0);
+    QCOMPARE(moved.devices.at(1).cache, on_devices.devices.at(0).cache);
+    QVERIFY(moved.devices.at(1).used);
+
+    // Offloaded, the pages are priced in host memory and the device keeps
+    // only the staging ring the layers stream through.
+    settings.cache_device = -1;
+    settings.cache_residence = QStringLiteral("offloaded");
+    const ui::PlanView offloaded = pricer.price(settings);
+    QVERIFY2(offloaded.fits, qPrintable(offloaded.verdict + offloaded.error));
+    QCOMPARE(offloaded.host_cache, on_devices.devices.at(0).cache);
+    QVERIFY(offloaded.host_usable > 0);
+    QVERIFY(offloaded.devices.at(0).cache > 0);
+    QVERIFY(offloaded.devices.at(0).cache < on_devices.devices.at(0).cache);
   }
 
   void aPlanThatDoesNotFitCarriesTheNearestThatDoes() {
