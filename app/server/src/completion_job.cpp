@@ -66,17 +66,22 @@ engine::SamplingSettings openai_sampling(const SamplingFields& fields, const Ser
 }
 
 PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine::ChatFormat& format,
-                             const engine::Tokenizer& tokenizer, const ServedModel& model) {
+                             const engine::Tokenizer& tokenizer, const ServedModel& model,
+                             ReplyMemory* replies) {
   PreparedJob prepared;
   engine::JobRequest& job = prepared.request;
   job.sampling = openai_sampling(request.sampling, model);
   try {
-    // Earlier replies are tokenized from their text; each turn's prompt then
+    // Earlier replies take the ids they were generated as where the server
+    // remembers them, else their text's tokens; each turn's prompt then
     // extends the previous one, so the cache finds the earlier turns' pages.
     engine::Conversation conversation(format, tokenizer, request.turns.system);
     for (const ChatExchange& exchange : request.turns.history) {
       conversation.begin_turn(exchange.user);
-      conversation.end_turn(tokenizer.encode(exchange.assistant, false), false, exchange.assistant);
+      std::optional<std::vector<std::int32_t>> ids;
+      if (replies != nullptr) ids = replies->recall(exchange.assistant);
+      if (!ids) ids = tokenizer.encode(exchange.assistant, false);
+      conversation.end_turn(*ids, false, exchange.assistant);
     }
     job.prompt = conversation.begin_turn(request.turns.user);
     job.stop_tokens = conversation.stops().tokens;

@@ -102,6 +102,9 @@ struct OpenAiServer::Impl {
   socket_t listening = INVALID_SOCKET;
   std::mutex ids_mutex;
   std::mt19937_64 ids{std::random_device{}()};
+  // The generated ids of the replies sent, for the requests that send them
+  // back as text.
+  ReplyMemory replies;
 
   Impl(ServerOptions options_in, ServedModel model_in, engine::ChatFormat format_in,
        const engine::Tokenizer& tokenizer_in, EngineHost& engine_in)
@@ -168,7 +171,10 @@ struct OpenAiServer::Impl {
       if (endpoint == detail::Endpoint::Chat) {
         const ChatCompletionRequest parsed = parse_chat_completion_request(request.body);
         check_model(parsed.model, model);
-        job = prepare_chat_job(parsed, format, tokenizer, model);
+        job = prepare_chat_job(parsed, format, tokenizer, model, &replies);
+        context.on_result = [this](const engine::JobResult& result) {
+          replies.remember(result.text, result.tokens, tokenizer);
+        };
         context.choices = parsed.n;
         context.stream = parsed.stream;
         context.include_usage = parsed.include_usage;

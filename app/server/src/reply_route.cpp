@@ -64,6 +64,7 @@ void answer_whole(httplib::Response& response, ReplyChannel& channel, const Repl
   note.usage = usage;
   std::vector<Choice> choices;
   for (const engine::JobResult& result : results) {
+    if (context.on_result) context.on_result(result);
     choices.push_back({result.text, finish_of(result.stop_reason)});
   }
   response.set_content(context.endpoint == Endpoint::Chat
@@ -125,6 +126,7 @@ bool provide(StreamState& state, httplib::DataSink& sink) {
       sink.done();
       return true;
     }
+    if (context.on_result) context.on_result(*update.done[i]);
     if (!write(sse_event(finish_chunk(context, index, finish_of(update.done[i]->stop_reason))))) {
       return false;
     }

@@ -4,6 +4,7 @@
 // whole, or streamed as server-sent events while the job runs.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 
 #include "quire/server/engine_host.h"
@@ -23,6 +24,9 @@ struct ReplyContext {
   int choices = 1;  // the request's n; the channel holds as many
   bool stream = false;
   bool include_usage = false;
+  // Called with each choice that ends without an error, on the handler's
+  // thread, before its end is sent.
+  std::function<void(const engine::JobResult&)> on_result;
 };
 
 // What the log line of a request says beyond its method, path and status.

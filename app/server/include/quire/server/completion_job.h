@@ -13,6 +13,7 @@
 #include "quire/engine/tokenizer/tokenizer.h"
 #include "quire/server/openai_request.h"
 #include "quire/server/openai_response.h"
+#include "quire/server/reply_memory.h"
 
 namespace quire::server {
 
@@ -39,11 +40,14 @@ struct PreparedJob {
 };
 
 // The conversation rendered with `format` (a chat template, or a built-in
-// format), the format's stop markers and the request's stop strings.
+// format), the format's stop markers and the request's stop strings. Earlier
+// replies that `replies` knows take the ids they were generated as; others
+// are tokenized from their text.
 // Throws ApiException: 400 when the template refuses the messages or the
 // prompt and the reply do not fit the context (naming the numbers).
 PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine::ChatFormat& format,
-                             const engine::Tokenizer& tokenizer, const ServedModel& model);
+                             const engine::Tokenizer& tokenizer, const ServedModel& model,
+                             ReplyMemory* replies = nullptr);
 
 // The prompt as given (text with the tokenizer's BOS, or token ids) and the
 // request's stop strings; EOS ends the reply.
