@@ -40,19 +40,35 @@ struct Geometry {
   int num_pages;
 };
 
+// The element of the batch's rows that a thread of a one-thread-per-element
+// kernel writes, and where in the pages it goes.
+struct ElementAt {
+  std::int64_t index;   // in values
+  std::int64_t row;     // elements per token: kv_heads * head_dim
+  std::int64_t within;  // head * head_dim + element
+  kv_device::Slot at;
+};
+
+// False for a thread past the batch's elements or one whose token has no page
+// (a position the cache does not keep): that thread writes nothing.
+__device__ bool element_of_thread(const Geometry& g, const BatchArgs& batch, ElementAt& element) {
+  element.row = std::int64_t{g.kv_heads} * g.head_dim;
+  element.index = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
+  if (element.index >= batch.tokens * element.row) return false;
+  element.within = element.index % element.row;
+  element.at =
+      kv_device::slot_of_token(batch, g.page_size, g.num_pages, element.index / element.row);
+  return element.at.page >= 0;
+}
+
 // One thread per element.
 __global__ void __launch_bounds__(kThreads)
     write_fp16_kernel(KvPlaneArgs plane, Geometry g, BatchArgs batch,
                       const float* __restrict__ values) {
-  const std::int64_t row = std::int64_t{g.kv_heads} * g.head_dim;
-  const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
-  if (i >= batch.tokens * row) return;
-  const std::int64_t token = i / row;
-  const std::int64_t within = i % row;  // head * head_dim + element
-  const kv_device::Slot at = kv_device::slot_of_token(batch, g.page_size, g.num_pages, token);
-  if (at.page < 0) return;
-  auto* target = reinterpret_cast<std::uint16_t*>(plane.data + at.page * plane.data_page_bytes);
-  target[at.slot * row + within] = __half_as_ushort(__float2half_rn(values[i]));
+  ElementAt e;
+  if (!element_of_thread(g, batch, e)) return;
+  auto* target = reinterpret_cast<std::uint16_t*>(plane.data + e.at.page * plane.data_page_bytes);
+  target[e.at.slot * e.row + e.within] = __half_as_ushort(__float2half_rn(values[e.index]));
 }
 
 // One warp per 32-element group of a token's row; a head's groups are
@@ -168,18 +184,13 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     write_fp8_calibrated_kernel(KvPlaneArgs plane, Geometry g, BatchArgs batch,
                                 const float* __restrict__ values) {
-  const std::int64_t row = std::int64_t{g.kv_heads} * g.head_dim;
-  const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
-  if (i >= batch.tokens * row) return;
-  const std::int64_t token = i / row;
-  const std::int64_t within = i % row;  // head * head_dim + element
-  const int head = static_cast<int>(within / g.head_dim);
-  const kv_device::Slot at = kv_device::slot_of_token(batch, g.page_size, g.num_pages, token);
-  if (at.page < 0) return;
+  ElementAt e;
+  if (!element_of_thread(g, batch, e)) return;
+  const int head = static_cast<int>(e.within / g.head_dim);
   const float scale = plane.calibrated[head];
-  if (within % g.head_dim == 0) *kv_device::page_scale(plane, at.page, head) = scale;
-  std::uint8_t* codes = plane.data + at.page * plane.data_page_bytes;
-  codes[at.slot * row + within] = cache_codec::encode_e4m3(__fdiv_rn(values[i], scale));
+  if (e.within % g.head_dim == 0) *kv_device::page_scale(plane, e.at.page, head) = scale;
+  std::uint8_t* codes = plane.data + e.at.page * plane.data_page_bytes;
+  codes[e.at.slot * e.row + e.within] = cache_codec::encode_e4m3(__fdiv_rn(values[e.index], scale));
 }
 
 void write_plane(const KvPlaneArgs& plane, const Geometry& geometry, const BatchArgs& batch,
