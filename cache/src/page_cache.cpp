@@ -46,6 +46,7 @@ PageCache::PageCache(CacheConfig config, std::unique_ptr<EvictionPolicy> policy,
     free_.insert(free_.end(), index);
   }
   counts_.free = config_.num_pages;
+  if (config_.has_window_pool()) window_pool_ = std::make_unique<PageCache>(config_.window_pool());
 }
 
 PageCache::~PageCache() = default;
@@ -108,7 +109,7 @@ void PageCache::clear_identity(PageRecord& page) {
   page.indexed = false;
 }
 
-void PageCache::mark_computed(SequenceId id, std::int32_t end) {
+void PageCache::mark_computed_here(SequenceId id, std::int32_t end) {
   Sequence& seq = sequence(id);
   if (end < 0 || static_cast<std::size_t>(end) > seq.tokens.size()) {
     throw std::out_of_range("mark_computed past the sequence's " +
@@ -142,7 +143,7 @@ void PageCache::mark_computed(SequenceId id, std::int32_t end) {
   drop_out_of_window(seq);
 }
 
-void PageCache::mark_overwritten(SequenceId id, std::int32_t begin, std::int32_t end) {
+void PageCache::mark_overwritten_here(SequenceId id, std::int32_t begin, std::int32_t end) {
   const Sequence& seq = sequence(id);
   const std::int32_t size = config_.page_size;
   const auto first = static_cast<std::size_t>(std::max(begin, 0) / size);
@@ -254,7 +255,7 @@ void PageCache::settle_unreferenced(PageIndex index) {
   });
 }
 
-void PageCache::release(SequenceId id) {
+void PageCache::release_here(SequenceId id) {
   auto found = sequences_.find(id);
   if (found == sequences_.end()) {
     throw std::out_of_range("no sequence " + std::to_string(id) + " in the cache");
@@ -276,7 +277,7 @@ void PageCache::release(SequenceId id) {
   }
 }
 
-void PageCache::abandon(SequenceId id, const CacheInstructions& instructions) {
+void PageCache::abandon_here(SequenceId id, const CacheInstructions& instructions) {
   (void)sequence(id);  // throws for an unknown sequence before anything changes
   ++generation_;
   drop_host_saves(instructions.saves);
@@ -292,7 +293,7 @@ void PageCache::abandon(SequenceId id, const CacheInstructions& instructions) {
     forget_content(restore.page);
   for (const PageCopy& copy : instructions.copies)
     forget_content(copy.destination);
-  release(id);
+  release_here(id);
 }
 
 void PageCache::drop_host_saves(std::span<const HostSave> saves) {
@@ -302,21 +303,21 @@ void PageCache::drop_host_saves(std::span<const HostSave> saves) {
     host_.forget(save.slot);
 }
 
-void PageCache::release_after_failure(SequenceId id) {
+void PageCache::release_after_failure_here(SequenceId id) {
   const Sequence& seq = sequence(id);
   // The whole table, pages reserved for decode included: what failed is not
   // known, and a page forgotten only costs its content being computed again.
   const auto end = static_cast<std::int32_t>(seq.pages.size()) * config_.page_size;
-  mark_overwritten(id, seq.computed, end);
-  release(id);
+  mark_overwritten_here(id, seq.computed, end);
+  release_here(id);
 }
 
 void PageCache::preempt(SequenceId id) {
-  release(id);
+  release_here(id);
   ++counters_.preemptions;
 }
 
-AppendResult PageCache::append(SequenceId id, std::span<const TokenId> new_tokens) {
+AppendResult PageCache::append_here(SequenceId id, std::span<const TokenId> new_tokens) {
   if (new_tokens.empty()) return {};
   const std::size_t size = static_cast<std::size_t>(config_.page_size);
   const std::size_t total = sequence(id).tokens.size() + new_tokens.size();
@@ -339,7 +340,9 @@ AppendResult PageCache::append(SequenceId id, std::span<const TokenId> new_token
 }
 
 void PageCache::place_layer(std::size_t layer, int device) {
-  config_.layers.at(layer).device = device;
+  CacheLayer& placed = config_.layers.at(layer);
+  placed.device = device;
+  if (window_pool_ && placed.windowed) window_pool_->place_layer(layer, device);
 }
 
 CacheStats PageCache::stats() const {
@@ -372,7 +375,8 @@ CacheStats PageCache::stats() const {
   const CacheFormatInfo& format = format_info(config_.format);
   const std::int64_t content_pages = counts_.referenced + counts_.cached;
   for (const CacheLayer& layer : config_.layers) {
-    if (layer.device < 0) continue;
+    // The window pool counts its own layers.
+    if (layer.device < 0 || (window_pool_ && layer.windowed)) continue;
     auto device = std::find_if(stats.devices.begin(), stats.devices.end(),
                                [&](const DeviceCacheBytes& d) { return d.device == layer.device; });
     if (device == stats.devices.end()) {

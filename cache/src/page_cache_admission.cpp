@@ -138,7 +138,7 @@ std::pair<PageIndex, std::int32_t> PageCache::best_copy_source(ChainLink link,
   return {best, best_tokens};
 }
 
-AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
+AdmissionPlan PageCache::prepare_here(AdmissionRequest request) const {
   AdmissionPlan plan;
   plan.generation_ = generation_;
   const std::int64_t size = config_.page_size;
@@ -179,6 +179,7 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
   std::set<PageIndex> copy_sources;  // pinned only to be copied from
   std::set<PageIndex> shared_pins;   // pinned because the request takes them
   for (std::size_t i = 0; i < plan.hashes_.size(); ++i) {
+    if (request.reuse_limit >= 0 && std::int64_t(i + 1) * size > request.reuse_limit) break;
     AdmissionPlan::Slot& slot = plan.slots_[i];
     // A page another sequence is still computing is not shared: the rest of
     // it would be computed into a page two sequences hold. This one computes
@@ -241,7 +242,10 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
     const std::size_t begin = i * static_cast<std::size_t>(size);
     const std::size_t count = std::min<std::size_t>(size, request.tokens.size() - begin);
     const bool holds_last = i + 1 == static_cast<std::size_t>(prompt_pages);
-    const std::int32_t limit = static_cast<std::int32_t>(count) - (holds_last ? 1 : 0);
+    std::int32_t limit = static_cast<std::int32_t>(count) - (holds_last ? 1 : 0);
+    if (request.reuse_limit >= 0) {
+      limit = std::min<std::int32_t>(limit, request.reuse_limit - static_cast<std::int32_t>(begin));
+    }
     if (limit < config_.min_copy_tokens) continue;
     const ChainLink link = i == 0 ? ChainLink::Root : ChainLink::Known;
     const PageHash* previous = i == 0 ? nullptr : &plan.hashes_[i - 1];
@@ -363,7 +367,7 @@ AdmissionPlan PageCache::prepare(AdmissionRequest request) const {
   return plan;
 }
 
-Admission PageCache::commit(AdmissionPlan plan) {
+Admission PageCache::commit_here(AdmissionPlan plan) {
   if (!plan.fits()) throw std::logic_error("commit of an admission plan that does not fit");
   if (plan.generation_ != generation_) {
     throw std::logic_error("stale admission plan: the cache changed after it was prepared");

@@ -23,7 +23,8 @@ enum class Take : std::uint8_t {
 
 }  // namespace
 
-std::optional<Admission> PageCache::branch(const BranchRequest& request, AdmissionPlan* refused) {
+std::optional<Admission> PageCache::branch_here(const BranchRequest& request,
+                                                AdmissionPlan* refused) {
   const Sequence& source = sequence(request.source);
   const auto source_length = static_cast<std::int32_t>(source.tokens.size());
   const std::int32_t length = request.length < 0 ? source_length : request.length;

@@ -202,6 +202,31 @@ std::vector<std::string> PageCache::check_invariants() const {
 
   for (std::string& problem : host_.check_invariants())
     problems.push_back(std::move(problem));
+
+  if (window_pool_) {
+    // Both pools hold the same sequences with the same tokens and progress.
+    if (window_sequences_.size() != sequences_.size()) {
+      fail(std::to_string(sequences_.size()) + " sequences but " +
+           std::to_string(window_sequences_.size()) + " in the window pool");
+    }
+    for (const auto& [id, windowed] : window_sequences_) {
+      if (!sequences_.contains(id) || !window_pool_->contains(windowed)) {
+        fail("sequence " + std::to_string(id) + " is missing from one of the pools");
+        continue;
+      }
+      const std::span<const TokenId> here = tokens(id);
+      const std::span<const TokenId> there = window_pool_->tokens(windowed);
+      if (!std::equal(here.begin(), here.end(), there.begin(), there.end()) ||
+          computed(id) != window_pool_->computed(windowed)) {
+        fail("sequence " + std::to_string(id) + " differs between the pools");
+      }
+    }
+    if (window_pool_->sequences().size() != window_sequences_.size()) {
+      fail("the window pool holds sequences this cache does not");
+    }
+    for (std::string& problem : window_pool_->check_invariants())
+      problems.push_back("window pool: " + std::move(problem));
+  }
   return problems;
 }
 

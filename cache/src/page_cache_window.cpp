@@ -147,7 +147,7 @@ AppendResult PageCache::take_slots(SequenceId id, std::size_t end_slot) {
   return result;
 }
 
-AppendResult PageCache::ensure_pages(SequenceId id, std::int32_t end) {
+AppendResult PageCache::ensure_pages_here(SequenceId id, std::int32_t end) {
   const Sequence& seq = sequence(id);
   if (end < 0 || static_cast<std::size_t>(end) > seq.tokens.size()) {
     throw std::out_of_range("ensure_pages past the sequence's " +

@@ -21,16 +21,19 @@ ShadowEngine::ShadowEngine(PageCache& cache)
       page_size_(cache.page_size()),
       device_(static_cast<std::size_t>(cache.num_pages())),
       host_(static_cast<std::size_t>(cache.config().host_pages)) {
-  for (auto& page : device_) {
+  device_ = junk_pages(cache.num_pages());
+  host_ = junk_pages(cache.config().host_pages);
+  if (cache.window_pool()) window_device_ = junk_pages(cache.window_pool()->num_pages());
+}
+
+ShadowEngine::Pages ShadowEngine::junk_pages(int count) {
+  Pages pages(static_cast<std::size_t>(count));
+  for (auto& page : pages) {
     page.resize(static_cast<std::size_t>(page_size_));
     for (auto& value : page)
       value = junk();
   }
-  for (auto& slot : host_) {
-    slot.resize(static_cast<std::size_t>(page_size_));
-    for (auto& value : slot)
-      value = junk();
-  }
+  return pages;
 }
 
 std::uint64_t ShadowEngine::junk() {
@@ -64,13 +67,19 @@ void ShadowEngine::execute(const CacheInstructions& instructions) {
     auto& target = device_[static_cast<std::size_t>(copy.destination)];
     std::copy_n(source.begin(), copy.tokens, target.begin());
   }
+  for (const PageCopy& copy : instructions.window_copies) {
+    const auto& source = window_device_[static_cast<std::size_t>(copy.source)];
+    auto& target = window_device_[static_cast<std::size_t>(copy.destination)];
+    std::copy_n(source.begin(), copy.tokens, target.begin());
+  }
 }
 
 AppendResult ShadowEngine::compute(SequenceId sequence, TokenRange range) {
   // With a window, a step computes at most the configured positions, as the
   // generator's prefill chunks do.
   const CacheConfig& config = cache_.config();
-  const std::int32_t step = config.window == 0           ? range.end - range.begin
+  const bool windowed = config.window > 0 || config.has_window_pool();
+  const std::int32_t step = !windowed                    ? range.end - range.begin
                             : config.max_step_tokens > 0 ? config.max_step_tokens
                                                          : config.page_size;
   AppendResult result;
@@ -85,11 +94,15 @@ AppendResult ShadowEngine::compute(SequenceId sequence, TokenRange range) {
     }
     const std::span<const PageIndex> table = cache_.page_table(sequence);
     const std::vector<std::uint64_t> expected = fingerprints(cache_.tokens(sequence));
-    for (std::int32_t position = begin; position < end; ++position) {
-      const PageIndex page = table[static_cast<std::size_t>(position / page_size_)];
-      device_[static_cast<std::size_t>(page)][static_cast<std::size_t>(position % page_size_)] =
-          expected[static_cast<std::size_t>(position)];
-    }
+    const auto write = [&](Pages& pages, std::span<const PageIndex> pool_table) {
+      for (std::int32_t position = begin; position < end; ++position) {
+        const PageIndex page = pool_table[static_cast<std::size_t>(position / page_size_)];
+        pages[static_cast<std::size_t>(page)][static_cast<std::size_t>(position % page_size_)] =
+            expected[static_cast<std::size_t>(position)];
+      }
+    };
+    write(device_, table);
+    if (cache_.window_pool()) write(window_device_, cache_.window_page_table(sequence));
     cache_.mark_computed(sequence, end);
   }
   return result;
@@ -124,12 +137,12 @@ void ShadowEngine::apply(const DefragPlan& plan) {
   execute_page_moves(plan.moves, ops);
 }
 
-std::string ShadowEngine::verify_sequence(SequenceId sequence) {
-  const std::span<const PageIndex> table = cache_.page_table(sequence);
+std::string ShadowEngine::verify_table(const PageCache& pool, const Pages& pages,
+                                       std::span<const PageIndex> table, SequenceId sequence,
+                                       std::int32_t window, ByHash& by_hash) {
   const std::vector<std::uint64_t> expected = fingerprints(cache_.tokens(sequence));
   const std::int32_t computed = cache_.computed(sequence);
   // With a window, only the pages the next query reads are held.
-  const std::int32_t window = cache_.config().window;
   const std::int32_t first_key = window == 0 ? 0 : std::max(0, computed - window + 1);
   for (std::int32_t position = first_key / page_size_ * page_size_; position < computed;
        ++position) {
@@ -138,7 +151,8 @@ std::string ShadowEngine::verify_sequence(SequenceId sequence) {
       return "sequence " + std::to_string(sequence) + " has no page for position " +
              std::to_string(position) + ", within its window";
     }
-    if (slot(page, position % page_size_) != expected[static_cast<std::size_t>(position)]) {
+    if (pages[static_cast<std::size_t>(page)][static_cast<std::size_t>(position % page_size_)] !=
+        expected[static_cast<std::size_t>(position)]) {
       return "sequence " + std::to_string(sequence) + " reads wrong K/V at position " +
              std::to_string(position) + " (page " + std::to_string(page) + ")";
     }
@@ -146,10 +160,10 @@ std::string ShadowEngine::verify_sequence(SequenceId sequence) {
   // Remember the content of every full hashed page, to check cached pages later.
   for (std::size_t i = 0; i < table.size(); ++i) {
     if (table[i] == kNoPage) continue;
-    const PageRecord& record = cache_.page(table[i]);
+    const PageRecord& record = pool.page(table[i]);
     if (!record.identity.hashed || record.identity.valid != page_size_) continue;
-    const auto& content = device_[static_cast<std::size_t>(table[i])];
-    auto [where, inserted] = by_hash_.emplace(record.identity.hash, content);
+    const auto& content = pages[static_cast<std::size_t>(table[i])];
+    auto [where, inserted] = by_hash.emplace(record.identity.hash, content);
     if (!inserted && where->second != content) {
       return "page " + std::to_string(table[i]) + " holds other content than its hash had before";
     }
@@ -157,16 +171,38 @@ std::string ShadowEngine::verify_sequence(SequenceId sequence) {
   return {};
 }
 
-std::string ShadowEngine::verify_cached_pages() const {
-  for (PageIndex page = 0; page < cache_.num_pages(); ++page) {
-    const PageRecord& record = cache_.page(page);
+std::string ShadowEngine::verify_sequence(SequenceId sequence) {
+  std::string problem = verify_table(cache_, device_, cache_.page_table(sequence), sequence,
+                                     cache_.config().window, by_hash_);
+  if (problem.empty() && cache_.window_pool()) {
+    problem =
+        verify_table(*cache_.window_pool(), window_device_, cache_.window_page_table(sequence),
+                     sequence, cache_.config().layer_window, window_by_hash_);
+    if (!problem.empty()) problem = "window pool: " + problem;
+  }
+  return problem;
+}
+
+std::string ShadowEngine::verify_pool(const PageCache& pool, const Pages& pages,
+                                      const ByHash& by_hash) {
+  for (PageIndex page = 0; page < pool.num_pages(); ++page) {
+    const PageRecord& record = pool.page(page);
     if (record.state() != PageState::Cached || !record.identity.hashed) continue;
-    auto known = by_hash_.find(record.identity.hash);
-    if (known != by_hash_.end() && known->second != device_[static_cast<std::size_t>(page)]) {
+    auto known = by_hash.find(record.identity.hash);
+    if (known != by_hash.end() && known->second != pages[static_cast<std::size_t>(page)]) {
       return "cached page " + std::to_string(page) + " does not hold the content of its hash";
     }
   }
   return {};
+}
+
+std::string ShadowEngine::verify_cached_pages() const {
+  std::string problem = verify_pool(cache_, device_, by_hash_);
+  if (problem.empty() && cache_.window_pool()) {
+    problem = verify_pool(*cache_.window_pool(), window_device_, window_by_hash_);
+    if (!problem.empty()) problem = "window pool: " + problem;
+  }
+  return problem;
 }
 
 }  // namespace quire::test

@@ -14,6 +14,8 @@ namespace quire::test {
 // fingerprint of the whole token prefix that produced it (as a real K/V vector
 // depends on every earlier token), so reading a slot tells exactly whether the
 // cache's bookkeeping put the right content there. Unwritten slots hold junk.
+// A cache with a window pool has a second set of pages for it: each computed
+// position is written in both, as the engine's windowed and global layers do.
 class ShadowEngine {
  public:
   explicit ShadowEngine(cache::PageCache& cache);
@@ -43,10 +45,23 @@ class ShadowEngine {
   }
 
  private:
+  using Pages = std::vector<std::vector<std::uint64_t>>;
+  using ByHash =
+      std::unordered_map<cache::PageHash, std::vector<std::uint64_t>, cache::PageHashHasher>;
+
   std::uint64_t junk();
+  Pages junk_pages(int count);
+  // One pool's side of verify_sequence and verify_cached_pages.
+  std::string verify_table(const cache::PageCache& pool, const Pages& pages,
+                           std::span<const cache::PageIndex> table, cache::SequenceId sequence,
+                           std::int32_t window, ByHash& by_hash);
+  static std::string verify_pool(const cache::PageCache& pool, const Pages& pages,
+                                 const ByHash& by_hash);
 
   cache::PageCache& cache_;
   int page_size_;
+  Pages window_device_;  // the window pool's pages
+  ByHash window_by_hash_;
   std::vector<std::vector<std::uint64_t>> device_;
   std::vector<std::vector<std::uint64_t>> host_;
   std::vector<std::uint64_t> buffer_;

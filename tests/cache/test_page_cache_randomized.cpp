@@ -402,6 +402,18 @@ CacheConfig config(int page_size, int pages, ReservationPolicy policy, int host_
   return c;
 }
 
+// A mixed model's cache: windowed layers over `layer_window` positions in a
+// pool of `window_pages` pages of their own, the others in the main pool.
+CacheConfig pooled(int page_size, int pages, ReservationPolicy policy, int host_pages,
+                   int layer_window, int window_pages) {
+  CacheConfig c = config(page_size, pages, policy, host_pages);
+  c.layer_window = layer_window;
+  c.window_pages = window_pages;
+  c.max_step_tokens = 3 * page_size;
+  c.layers = {CacheLayer{{2, 8}, -1, true}, CacheLayer{{2, 8}, -1, false}};
+  return c;
+}
+
 }  // namespace
 
 Q_DECLARE_METATYPE(Scenario)
@@ -436,6 +448,22 @@ class PageCacheRandomizedTest : public QObject {
           << Scenario{config(8, 16, OnDemand, 4, 1, 21), true, 1, seed, 3000} << true << true;
       QTest::addRow("window 32, reserve, lru, seed %llu", static_cast<unsigned long long>(seed))
           << Scenario{config(16, 20, ReserveOnAdmission, 0, 1, 32), false, 1, seed, 3000} << false
+          << false;
+      // Two pools: windows shorter than a page and not a multiple of one;
+      // window pools barely above a sequence's bound, so that they evict
+      // (and, on demand, preempt) on their own. The host tier keeps only
+      // main-pool pages, which a turn restores only while the window pool
+      // still holds the prefix's window: not expected here.
+      QTest::addRow("two pools, window 5, reserve, seed %llu",
+                    static_cast<unsigned long long>(seed))
+          << Scenario{pooled(8, 32, ReserveOnAdmission, 6, 5, 16), true, 1, seed, 3000} << false
+          << false;
+      QTest::addRow("two pools, window 13, on demand, seed %llu",
+                    static_cast<unsigned long long>(seed))
+          << Scenario{pooled(8, 24, OnDemand, 4, 13, 8), true, 1, seed, 3000} << true << false;
+      QTest::addRow("two pools, window 21, reserve, lru, seed %llu",
+                    static_cast<unsigned long long>(seed))
+          << Scenario{pooled(16, 24, ReserveOnAdmission, 0, 21, 12), false, 1, seed, 3000} << false
           << false;
     }
   }

@@ -23,6 +23,9 @@ enum class ReservationPolicy : std::uint8_t {
 struct CacheLayer {
   LayerShape shape;
   int device = -1;
+  // The layer slides over CacheConfig::layer_window positions and takes its
+  // pages from the window pool.
+  bool windowed = false;
 };
 
 struct CacheConfig {
@@ -47,10 +50,24 @@ struct CacheConfig {
   // chunk); with a window it bounds the pages a sequence holds at once.
   // 0: one page.
   int max_step_tokens = 0;
+  // Mixed models (Gemma 2, Gemma 3): the layers marked CacheLayer::windowed
+  // attend to at most this many positions, the others to all. Their pages
+  // come from a pool of their own of `window_pages` pages, with a page table
+  // per sequence bounded by this window as `window` bounds every layer's,
+  // while the other layers keep every page (page_cache_pools.cpp). 0: one
+  // pool for every layer. Needs `window` 0.
+  int layer_window = 0;
+  int window_pages = 0;
 
   // Pages a sequence of `tokens` positions holds at most at once: all of them
   // without a window, else those spanning its window and one step.
   std::int64_t pages_held_at_most(std::int64_t tokens) const;
+
+  bool has_window_pool() const { return layer_window > 0; }
+  // The configuration of the window pool: this one's settings with the
+  // layer window as its window, `window_pages` pages and no host tier; its
+  // layers are this one's, those outside the pool never placed.
+  CacheConfig window_pool() const;
 
   // Throws std::invalid_argument naming the first setting that is out of range.
   void validate() const;

@@ -53,13 +53,18 @@ struct TokenRange {
 };
 
 // Byte work the engine must execute before it computes anything for the
-// sequence, in this order: saves, then restores, then copies.
+// sequence, in this order: saves, then restores, then copies. Saves, restores
+// and copies concern the layers of the main pool; window_copies, the layers
+// whose pages come from the window pool (CacheConfig::layer_window).
 struct CacheInstructions {
   std::vector<HostSave> saves;
   std::vector<HostRestore> restores;
   std::vector<PageCopy> copies;
+  std::vector<PageCopy> window_copies;
 
-  bool empty() const { return saves.empty() && restores.empty() && copies.empty(); }
+  bool empty() const {
+    return saves.empty() && restores.empty() && copies.empty() && window_copies.empty();
+  }
 };
 
 struct AdmissionRequest {
@@ -68,6 +73,10 @@ struct AdmissionRequest {
   // Give every prompt position a page even where a sliding window makes its
   // K/V unnecessary: for recomputing the whole prompt.
   bool every_page = false;
+  // Positions from here on are computed even where the cache holds their
+  // K/V; -1: no limit. A cache with a window pool sets it so that both of
+  // its pools start computing at the same position.
+  std::int32_t reuse_limit = -1;
 };
 
 enum class AdmissionStatus : std::uint8_t {
@@ -119,6 +128,8 @@ class AdmissionPlan {
   std::vector<HostSave> saves_;
   int reservation_ = 0;  // pages promised for Later slots
   int bound_ = 0;        // pages the sequence may hold at once
+  // The same request's plan in the window pool, when the cache has one.
+  std::shared_ptr<const AdmissionPlan> window_plan_;
 };
 
 // A new sequence that continues the first `length` tokens of a live one
@@ -236,6 +247,13 @@ class PageCache {
   // One entry per page of the sequence; kNoPage where a sliding window has
   // handed the page back (or not yet taken it).
   std::span<const PageIndex> page_table(SequenceId sequence) const;
+  // The sequence's table in the window pool, which the windowed layers read
+  // and write; page_table() where the cache has no window pool.
+  std::span<const PageIndex> window_page_table(SequenceId sequence) const;
+  // The pool of the windowed layers' pages (CacheConfig::layer_window), or
+  // nothing: its statistics, pages and configuration. Every sequence of this
+  // cache has one there; the pool is changed only through this cache.
+  const PageCache* window_pool() const { return window_pool_.get(); }
   std::span<const TokenId> tokens(SequenceId sequence) const;
   std::int32_t computed(SequenceId sequence) const;
 
@@ -264,6 +282,28 @@ class PageCache {
   std::vector<std::string> check_invariants() const;
 
  private:
+  // This pool's own share of the public operations of the same name; those
+  // apply them to the window pool too, when there is one (page_cache_pools.cpp).
+  AdmissionPlan prepare_here(AdmissionRequest request) const;
+  Admission commit_here(AdmissionPlan plan);
+  std::optional<Admission> branch_here(const BranchRequest& request, AdmissionPlan* refused);
+  AppendResult append_here(SequenceId sequence, std::span<const TokenId> tokens);
+  AppendResult ensure_pages_here(SequenceId sequence, std::int32_t end);
+  void mark_computed_here(SequenceId sequence, std::int32_t end);
+  void mark_overwritten_here(SequenceId sequence, std::int32_t begin, std::int32_t end);
+  void release_here(SequenceId sequence);
+  void abandon_here(SequenceId sequence, const CacheInstructions& instructions);
+  void release_after_failure_here(SequenceId sequence);
+
+  // Two pools (page_cache_pools.cpp).
+  // Plans the request in both pools, each reusing no more than the other.
+  AdmissionPlan prepare_pooled(AdmissionRequest request) const;
+  // Positions [0, n) of the planned prompt that need no computing.
+  std::int32_t covered_prefix(const AdmissionPlan& plan) const;
+  SequenceId window_sequence(SequenceId sequence) const;
+  // Ends in the other pool the sequences one pool preempted.
+  void settle_preemptions(AppendResult& main, AppendResult& window);
+
   struct Sequence {
     std::vector<PageIndex> pages;
     std::vector<TokenId> tokens;
@@ -338,6 +378,9 @@ class PageCache {
   int obtainable_pages(const std::set<PageIndex>& pinned) const;
 
   CacheConfig config_;
+  // The windowed layers' pool, and each sequence's id there.
+  std::unique_ptr<PageCache> window_pool_;
+  std::map<SequenceId, SequenceId> window_sequences_;
   std::unique_ptr<EvictionPolicy> policy_;
   std::unique_ptr<Clock> clock_;
   PlaceholderSource placeholders_;
