@@ -307,6 +307,62 @@ class RealConfigsTest : public QObject {
              static_cast<float>(std::sqrt(1.0 + std::log(32.0) / std::log(4096.0))));
     QCOMPARE(c.sliding_windows, windows(32, 262144));
   }
+
+  // Phi-4-mini: 24 query heads of 128 over 8 key/value heads, RoPE on the
+  // first 96 dimensions of each (partial_rotary_factor 0.75) with 48 longrope
+  // factors each, a tied head, and the keys of its remote code that Quire
+  // does not read (full_attn_mod, interpolate_factor, lm_head_bias, auto_map).
+  void phi4MiniRotatesThreeQuartersOfEachHead() {
+    const ModelConfig c = load("phi-4-mini-instruct.json");
+    QCOMPARE(c.architecture, std::string("Phi3ForCausalLM"));
+    QCOMPARE(c.model_type, std::string("phi3"));
+    QCOMPARE(c.hidden_size, std::int64_t(3072));
+    QCOMPARE(c.num_layers, 32);
+    QCOMPARE(c.num_heads, 24);
+    QCOMPARE(c.num_kv_heads, 8);
+    QCOMPARE(c.head_dim, 128);  // hidden / heads: Phi3Config reads no head_dim
+    QCOMPARE(c.partial_rotary_factor, 0.75);
+    QCOMPARE(c.rotary_dim(), 96);
+    QCOMPARE(c.intermediate_size, std::int64_t(8192));
+    QCOMPARE(c.vocab_size, std::int64_t(200064));
+    QCOMPARE(c.rms_norm_eps, 1e-5);
+    QCOMPARE(c.rope_theta, 10000.0);
+    QCOMPARE(c.max_position_embeddings, std::int64_t(131072));
+    QCOMPARE(c.attention_scale(), 1.0 / std::sqrt(128.0));
+    QCOMPARE(c.activation, Activation::Silu);
+    QVERIFY(c.tie_word_embeddings);
+    QVERIFY(!c.attention_bias);
+    QVERIFY(!c.attention_output_bias);
+    QVERIFY(!c.mlp_bias);
+    QVERIFY(!c.qk_norm);
+    QCOMPARE(c.torch_dtype, std::string("bfloat16"));
+
+    const RopeScaling& s = c.rope_scaling;
+    QCOMPARE(s.type, RopeScaling::Type::LongRope);
+    QCOMPARE(s.short_factor, std::vector<double>(48, 1.0));
+    QCOMPARE(s.long_factor.size(), std::size_t(48));
+    QCOMPARE(s.long_factor.front(), 1.0);
+    QCOMPARE(s.long_factor[1], 1.118320672);
+    QCOMPARE(s.long_factor.back(), 47.77);
+    QCOMPARE(s.original_max_position_embeddings, std::int64_t(4096));
+    QCOMPARE(s.factor, 32.0);  // 131072 / 4096
+    QVERIFY(!s.attention_factor);
+    QVERIFY(rope_depends_on_length(c));
+    const RopeFrequencies short_rope = rope_frequencies(c, 4096);
+    const RopeFrequencies long_rope = rope_frequencies(c, 4097);
+    QCOMPARE(short_rope.inv_freq.size(), std::size_t(48));
+    QCOMPARE(short_rope.inv_freq.front(), 1.0f);
+    QCOMPARE(long_rope.inv_freq.back(),
+             static_cast<float>(1.0 / 47.77 / std::pow(10000.0, 94.0 / 96.0)));
+    // sqrt(1 + ln 32 / ln 4096) = sqrt(1 + 5 / 12), long and short alike.
+    const float attention = static_cast<float>(std::sqrt(1.0 + 5.0 / 12.0));
+    QCOMPARE(short_rope.attention_factor, attention);
+    QCOMPARE(long_rope.attention_factor, attention);
+
+    // Every layer slides over 262144 positions, as written.
+    QCOMPARE(c.sliding_window, std::optional<std::int64_t>(262144));
+    QCOMPARE(c.sliding_windows, windows(32, 262144));
+  }
 };
 
 QUIRE_TEST(RealConfigsTest)

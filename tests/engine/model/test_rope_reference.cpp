@@ -1,7 +1,8 @@
 // Rotary tables of published configs against transformers' computation:
 // tests/tools/reference_forward.py --rope (PyTorch, float32 as transformers
 // computes them) gave the values below for tests/data/configs/*.json
-// (--rope 4096 and 4097 for Phi-3.5; Gemma 3 prints its local layers too).
+// (--rope 4096 and 4097 for Phi-3.5 and Phi-4-mini; Gemma 3 prints its local
+// layers too).
 // Regenerate with:
 //   mkdir m && cp tests/data/configs/NAME.json m/config.json &&
 //   tests/tools/reference_forward.py m --rope 10
@@ -129,6 +130,32 @@ const std::vector<float> kPhi35Long = {
     0x1.e62c98p-18f, 0x1.913a3ap-18f, 0x1.4af7ep-18f,  0x1.0ff3e2p-18f, 0x1.c07446p-19f,
     0x1.71fbe2p-19f, 0x1.314aacp-19f, 0x1.f59182p-20f};
 
+// Phi-4-mini-instruct: longrope over the first 96 of 128 dimensions of each
+// head (partial_rotary_factor 0.75), 48 factors each; the short ones are all
+// 1 (the plain frequencies), the long ones from 4097 tokens.
+const std::vector<float> kPhi4MiniShort = {
+    0x1p+0f,         0x1.a69b6p-1f,   0x1.5cd25p-1f,   0x1.1feb34p-1f,  0x1.db4c78p-2f,
+    0x1.885044p-2f,  0x1.43d136p-2f,  0x1.0b47b4p-2f,  0x1.b93a6ap-3f,  0x1.6c310ep-3f,
+    0x1.2c9af4p-3f,  0x1.f03ddep-4f,  0x1.99999ap-4f,  0x1.5215e6p-4f,  0x1.170ea8p-4f,
+    0x1.ccab84p-5f,  0x1.7c3d2ap-5f,  0x1.39d9d2p-5f,  0x1.030dc6p-5f,  0x1.aba5ecp-6f,
+    0x1.60fb8ep-6f,  0x1.235a72p-6f,  0x1.e0f7ecp-7f,  0x1.8cfe5p-7f,   0x1.47ae14p-7f,
+    0x1.0e77fp-7f,   0x1.be7dd2p-8f,  0x1.708938p-8f,  0x1.3030f4p-8f,  0x1.f62946p-9f,
+    0x1.9e7c7p-9f,   0x1.561e5cp-9f,  0x1.1a62d2p-9f,  0x1.d22a5p-10f,  0x1.80c65cp-10f,
+    0x1.3d983ap-10f, 0x1.0624dep-10f, 0x1.b0bfe4p-11f, 0x1.653174p-11f, 0x1.26d42cp-11f,
+    0x1.e6b4b8p-12f, 0x1.91ba9ep-12f, 0x1.4b96cp-12f,  0x1.11b1e4p-12f, 0x1.c3d14ep-13f,
+    0x1.74eea6p-13f, 0x1.33d1e4p-13f, 0x1.fc26c6p-14f};
+const std::vector<float> kPhi4MiniLong = {
+    0x1p+0f,         0x1.79e4ecp-1f,  0x1.16ea08p-1f,  0x1.9bb81p-2f,   0x1.2fe11ep-2f,
+    0x1.c09242p-3f,  0x1.4b1444p-3f,  0x1.e8b8e8p-4f,  0x1.68b6a8p-4f,  0x1.0a3bcap-4f,
+    0x1.89002p-5f,   0x1.22104cp-5f,  0x1.ac2d66p-6f,  0x1.3c06ep-6f,   0x1.d280c2p-7f,
+    0x1.58505ep-7f,  0x1.fc424p-8f,   0x1.77220ep-8f,  0x1.14e04cp-8f,  0x1.98b5e8p-9f,
+    0x1.2da8b2p-9f,  0x1.bd4b3p-10f,  0x1.48a8f4p-10f, 0x1.e526b8p-11f, 0x1.6613eep-11f,
+    0x1.0849ccp-11f, 0x1.8620f8p-12f, 0x1.1ff1bap-12f, 0x1.a90c7cp-13f, 0x1.39b7b6p-13f,
+    0x1.cf181ep-14f, 0x1.55cc54p-14f, 0x1.19819ep-14f, 0x1.d04776p-15f, 0x1.7e076ep-15f,
+    0x1.37bfd6p-15f, 0x1.013d88p-15f, 0x1.a843aap-16f, 0x1.5df998p-16f, 0x1.20847ap-16f,
+    0x1.dc243ep-17f, 0x1.86622ap-17f, 0x1.41d552p-17f, 0x1.072b0cp-17f, 0x1.afb73ep-18f,
+    0x1.643bd8p-18f, 0x1.be1da2p-19f, 0x1.546612p-19f};
+
 // gemma-3-4b-it: global layers at theta 1e6 with linear scaling by 8, local
 // layers at rope_local_base_freq 10000 unscaled.
 const std::vector<float> kGemma3Global = {
@@ -208,6 +235,14 @@ class RopeReferenceTest : public QObject {
     const ModelConfig config = load("phi-3.5-mini-instruct.json");
     compare(rope_frequencies(config, 4096), kPhi35Short, 0x1.30b372p+0f);
     compare(rope_frequencies(config, 4097), kPhi35Long, 0x1.30b372p+0f);
+  }
+
+  // The attention factor as Phi-3.5's: sqrt(1 + ln 32 / ln 4096), the same
+  // 131072 positions over an original 4096.
+  void longropeOfPhi4MiniRotatesThreeQuartersOfEachHead() {
+    const ModelConfig config = load("phi-4-mini-instruct.json");
+    compare(rope_frequencies(config, 4096), kPhi4MiniShort, 0x1.30b372p+0f);
+    compare(rope_frequencies(config, 4097), kPhi4MiniLong, 0x1.30b372p+0f);
   }
 
   void gemma3RotatesLocalAndGlobalLayersApart() {

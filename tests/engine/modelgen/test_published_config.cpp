@@ -176,8 +176,9 @@ class PublishedConfigTest : public QObject {
   // Heads in the published grouping, head_dim written where the file writes
   // it, the MLP in its ratio, experts enough for their top-k.
   void scalesInThePublishedProportions() {
-    for (const char* name : {"gemma-2-9b-it", "mistral-nemo-instruct-2407", "qwen3-30b-a3b",
-                             "phi-3.5-mini-instruct", "llama-3.1-8b-instruct"}) {
+    for (const char* name :
+         {"gemma-2-9b-it", "mistral-nemo-instruct-2407", "qwen3-30b-a3b", "phi-3.5-mini-instruct",
+          "phi-4-mini-instruct", "llama-3.1-8b-instruct"}) {
       const Json real = json_file(kConfigs / (std::string(name) + ".json"));
       const RandomModelSpec spec =
           modelgen::spec_from_published_config(kConfigs / (std::string(name) + ".json"));
@@ -209,10 +210,59 @@ class PublishedConfigTest : public QObject {
     QCOMPARE(int(phi.rope_scaling.type), int(modelgen::RopeScalingSpec::Type::LongRope));
     QCOMPARE(phi.rope_scaling.original_max_position_embeddings, std::int64_t{4096});
     QVERIFY(!phi.resolved_tie());
+    // Phi-4-mini: 24 / 8 heads of 128 become 3 / 1 of 64 (hidden 192, so that
+    // hidden / heads gives them), three quarters of each rotating.
+    const RandomModelSpec phi4 =
+        modelgen::spec_from_published_config(kConfigs / "phi-4-mini-instruct.json");
+    QCOMPARE(phi4.heads, 3);
+    QCOMPARE(phi4.kv_heads, 1);
+    QCOMPARE(phi4.head_dim, 0);
+    QCOMPARE(phi4.hidden, 192);
+    QCOMPARE(phi4.resolved_head_dim(), 64);
+    QCOMPARE(phi4.partial_rotary_factor, 0.75);
+    QCOMPARE(phi4.rotary_dim(), 48);
+    QCOMPARE(int(phi4.rope_scaling.type), int(modelgen::RopeScalingSpec::Type::LongRope));
+    QCOMPARE(phi4.rope_scaling.original_max_position_embeddings, std::int64_t{4096});
+    QCOMPARE(phi4.max_position_embeddings, std::int64_t{131072});
+    QCOMPARE(phi4.sliding_window, std::optional<int>(262144));
+    QVERIFY(phi4.resolved_tie());
+    QCOMPARE(phi4.eos_ids, (std::vector<int>{2}));  // 199999 is beyond any trained tokenizer
     const RandomModelSpec exl2 =
         modelgen::spec_from_published_config(kConfigs / "llama-3.1-8b-instruct-exl2.json");
     QCOMPARE(int(exl2.format.kind), int(modelgen::WeightFormat::EXL2));
     QCOMPARE(exl2.format.exl2_bits, 4.0);
+  }
+
+  // Phi-4-mini's small model: the first 24 of its 48 factors for the 48
+  // rotating dimensions of heads of 64, its remote-code keys as written, and
+  // no lm_head in FP16 or EXL2, whose config.json gains only the quantization.
+  void phi4MiniKeepsItsLayoutInEveryFormat() {
+    const fs::path source = kConfigs / "phi-4-mini-instruct.json";
+    const Json real = json_file(source);
+    RandomModelSpec spec = modelgen::spec_from_published_config(source);
+    for (const char* format : {"fp16", "exl2:4.0"}) {
+      spec.format = modelgen::parse_format(format);
+      const fs::path dir = write(spec, std::string("phi-4-mini-") + format);
+      const Json made = json_file(dir / "config.json");
+      const Json& long_factor = made.at("rope_scaling").at("long_factor");
+      QCOMPARE(long_factor.size(), std::size_t(24));
+      QVERIFY(std::equal(long_factor.begin(), long_factor.end(),
+                         real.at("rope_scaling").at("long_factor").begin()));
+      QCOMPARE_JSON(made.at("rope_scaling").at("short_factor"), Json(std::vector<double>(24, 1.0)));
+      QCOMPARE_JSON(made.at("rope_scaling").at("type"), Json("longrope"));
+      QCOMPARE_JSON(made.at("partial_rotary_factor"), Json(0.75));
+      QCOMPARE_JSON(made.at("original_max_position_embeddings"), Json(4096));
+      QCOMPARE_JSON(made.at("sliding_window"), Json(262144));
+      QCOMPARE_JSON(made.at("tie_word_embeddings"), Json(true));
+      for (const char* key : {"full_attn_mod", "interpolate_factor", "lm_head_bias", "auto_map"})
+        QCOMPARE_JSON(made.at(key), real.at(key));
+      QCOMPARE(made.contains("quantization_config"), std::string(format) != "fp16");
+
+      const io::ModelTensors tensors = io::ModelTensors::open(dir);
+      QVERIFY(tensors.contains("model.embed_tokens.weight"));
+      for (const char* suffix : {".weight", ".q_weight", ".qweight"})
+        QVERIFY2(!tensors.contains(std::string("lm_head") + suffix), format);
+    }
   }
 
   // A setting changed after reading rewrites its own keys and no others.
