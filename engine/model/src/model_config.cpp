@@ -26,11 +26,16 @@ double ModelConfig::attention_scale() const {
   return 1.0 / std::sqrt(query_pre_attn_scalar.value_or(static_cast<double>(head_dim)));
 }
 
+int ModelConfig::binding_window(std::size_t layer) const {
+  const int window = sliding_windows.at(layer);
+  return max_position_embeddings > 0 && window >= max_position_embeddings ? 0 : window;
+}
+
 int ModelConfig::uniform_sliding_window() const {
   if (sliding_windows.empty()) return 0;
-  const int first = sliding_windows.front();
-  for (const int window : sliding_windows) {
-    if (window != first) return 0;
+  const int first = binding_window(0);
+  for (std::size_t layer = 1; layer < sliding_windows.size(); ++layer) {
+    if (binding_window(layer) != first) return 0;
   }
   return first;
 }

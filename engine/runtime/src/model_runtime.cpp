@@ -53,7 +53,7 @@ bool cache_layer_offloaded(const ModelDescription& model, std::size_t layer,
     case CacheResidence::Offloaded:
       return true;
     case CacheResidence::OffloadGlobalLayers:
-      return model.config.sliding_windows.at(layer) == 0;
+      return model.config.binding_window(layer) == 0;
   }
   return false;
 }
@@ -83,7 +83,7 @@ PlacementRequest placement_request(const ModelDescription& model,
   for (ModuleCost& module : request.modules) {
     if (module.kind != ModuleKind::Layer) continue;
     module.cache_in_host_memory = cache_layer_offloaded(model, layer, options.cache_residence);
-    module.sliding_window = model.config.sliding_windows.at(layer);
+    module.sliding_window = model.config.binding_window(layer);
     ++layer;
   }
   request.cache_residence = options.cache_residence;

@@ -306,6 +306,9 @@ class RealConfigsTest : public QObject {
     QCOMPARE(long_rope.attention_factor,
              static_cast<float>(std::sqrt(1.0 + std::log(32.0) / std::log(4096.0))));
     QCOMPARE(c.sliding_windows, windows(32, 262144));
+    // A window wider than the 131072 positions hides nothing.
+    QCOMPARE(c.binding_window(0), 0);
+    QCOMPARE(c.uniform_sliding_window(), 0);
   }
 
   // Phi-4-mini: 24 query heads of 128 over 8 key/value heads, RoPE on the
@@ -359,9 +362,28 @@ class RealConfigsTest : public QObject {
     QCOMPARE(short_rope.attention_factor, attention);
     QCOMPARE(long_rope.attention_factor, attention);
 
-    // Every layer slides over 262144 positions, as written.
+    // Every layer slides over 262144 positions as written, more than the
+    // model reads: no window binds.
     QCOMPARE(c.sliding_window, std::optional<std::int64_t>(262144));
     QCOMPARE(c.sliding_windows, windows(32, 262144));
+    for (std::size_t layer = 0; layer < 32; ++layer)
+      QCOMPARE(c.binding_window(layer), 0);
+    QCOMPARE(c.uniform_sliding_window(), 0);
+  }
+
+  // A window binds once it is shorter than the context: over 4096 positions
+  // a window of 4096 lets the last query see every key, one of 4095 hides
+  // the first.
+  void aWindowBindsOnlyInsideTheContext() {
+    ModelConfig c = load("phi-4-mini-instruct.json");
+    c.max_position_embeddings = 4096;
+    c.sliding_windows.assign(32, 4096);
+    QCOMPARE(c.binding_window(0), 0);
+    c.sliding_windows.assign(32, 4095);
+    QCOMPARE(c.binding_window(0), 4095);
+    QCOMPARE(c.uniform_sliding_window(), 4095);
+    c.sliding_windows[3] = 0;
+    QCOMPARE(c.uniform_sliding_window(), 0);
   }
 };
 

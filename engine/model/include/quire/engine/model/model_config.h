@@ -108,7 +108,12 @@ struct ModelConfig {
   std::vector<std::string> layer_types;  // "full_attention" / "sliding_attention"
   // Per layer: attention window in tokens, 0 for full attention.
   std::vector<int> sliding_windows;
-  // The window when every layer slides over the same one, else 0.
+  // Layer `layer`'s window where it hides keys from a sequence of at most
+  // max_position_embeddings tokens, else 0. A query sees the keys less than
+  // a window behind it, so a window of max_position_embeddings or more hides
+  // none: Phi-3.5-mini and Phi-4-mini name 262144 over 131072 positions.
+  int binding_window(std::size_t layer) const;
+  // The binding window when every layer has the same one, else 0.
   int uniform_sliding_window() const;
   bool tie_word_embeddings = false;
   bool attention_bias = false;  // bias on q, k, v (and o for Llama's attention_bias)

@@ -12,7 +12,8 @@ enum class CacheResidence : std::uint8_t {
   Device,     // every attention layer's pages on its device
   Offloaded,  // every attention layer's pages in host memory
   // Only layers without a sliding window go to host memory: a window's pages
-  // are few, and copying them each step would cost more than they take.
+  // are few, and copying them each step would cost more than they take. A
+  // window that no sequence of the model reaches is none (Phi-4-mini's).
   OffloadGlobalLayers,
 };
 
