@@ -85,6 +85,11 @@ cases=(
   "published-gemma-2-9b-it|--config-from @CONFIGS@/gemma-2-9b-it.json --seed 103"
   "published-gemma-3-4b-it|--config-from @CONFIGS@/gemma-3-4b-it.json --seed 104"
   "published-phi-3.5-mini-instruct|--config-from @CONFIGS@/phi-3.5-mini-instruct.json --seed 105"
+  # Phi-4-mini: grouped heads, RoPE on three quarters of each, a tied head;
+  # BF16 as published, FP16, and EXL2 (no lm_head: the head is the embedding).
+  "published-phi-4-mini-instruct|--config-from @CONFIGS@/phi-4-mini-instruct.json --seed 107"
+  "published-phi-4-mini-instruct-fp16|--config-from @CONFIGS@/phi-4-mini-instruct.json --format fp16 --seed 108"
+  "published-phi-4-mini-instruct-exl2|--config-from @CONFIGS@/phi-4-mini-instruct.json --format exl2:4.0 --seed 109"
   "published-mixtral-8x7b-instruct|--config-from @CONFIGS@/mixtral-8x7b-instruct-v0.1.json --seed 106"
 )
 
