@@ -10,50 +10,24 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli_support.h"
-#include "engine_options.h"
 #include "model_commands.h"
-#include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/runtime/kv_calibration.h"
 #include "quire/engine/runtime/model_runtime.h"
-#include "quire/engine/tokenizer/tokenizer.h"
+#include "text_run.h"
 
 namespace quire::cli {
 namespace {
 
-struct CalibrateOptions {
-  std::string directory;
-  std::string text_file;
+struct CalibrateOptions : TextRunOptions {
   std::string strategy = "tensor";
   std::string out;
-  int window = 512;
-  std::int64_t max_tokens = 0;  // 0: the whole text
-  EngineOptions engine;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw UsageError("--text " + path + ": cannot be read");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 int run_calibrate(const CalibrateOptions& options) {
-  if (options.window < 2) throw UsageError("--window must be at least 2 tokens");
-  auto model = std::make_shared<const engine::ModelDescription>(
-      engine::ModelDescription::open(options.directory));
-  const engine::Tokenizer tokenizer = engine::Tokenizer::load(options.directory);
-  engine::check_tokenizer_fits_model(tokenizer, *model);
-  std::vector<cache::TokenId> tokens =
-      tokenizer.encode(read_text(options.text_file), tokenizer.adds_bos());
-  if (options.max_tokens > 0 && static_cast<std::int64_t>(tokens.size()) > options.max_tokens) {
-    tokens.resize(static_cast<std::size_t>(options.max_tokens));
-  }
+  const auto [model, tokens] = open_text_run(options);
   if (tokens.size() < 2) throw UsageError("--text " + options.text_file + " holds too little text");
   std::int64_t window = options.window;
   if (model->config.max_position_embeddings > 0) {
@@ -110,9 +84,8 @@ void add_calibrate_kv_command(CLI::App& app, int& exit_code) {
       "calibrate-kv",
       "Calibrated FP8 K/V cache scales from a text, written into a copy of the model in "
       "llm-compressor's layout");
-  command->add_option("directory", options->directory, "Model directory")->required();
-  command->add_option("--text", options->text_file, "A UTF-8 text file to calibrate on")
-      ->required();
+  add_text_run_options(*command, *options, "A UTF-8 text file to calibrate on",
+                       "Tokens run as one sequence (default 512, at most the model's positions)");
   command
       ->add_option("--out", options->out,
                    "The calibrated copy: a new or empty directory (other files are hard-linked "
@@ -122,11 +95,6 @@ void add_calibrate_kv_command(CLI::App& app, int& exit_code) {
       ->add_option("--strategy", options->strategy,
                    "One scale per layer (tensor, the default) or per KV head (head)")
       ->check(CLI::IsMember({"tensor", "head"}));
-  command->add_option("--window", options->window,
-                      "Tokens run as one sequence (default 512, at most the model's positions)");
-  command->add_option("--max-tokens", options->max_tokens,
-                      "Use only the text's first N tokens (default all)");
-  options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_calibrate(*options); });
 }
 

@@ -11,39 +11,21 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cli_support.h"
-#include "engine_options.h"
 #include "model_commands.h"
 #include "quire/cache/cache_format.h"
-#include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/runtime/model_runtime.h"
-#include "quire/engine/tokenizer/tokenizer.h"
+#include "text_run.h"
 
 namespace quire::cli {
 namespace {
 
-struct PerplexityOptions {
-  std::string directory;
-  std::string text_file;
-  int window = 512;
-  std::int64_t max_tokens = 0;  // 0: the whole text
+struct PerplexityOptions : TextRunOptions {
   bool json = false;
-  EngineOptions engine;
 };
-
-std::string read_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw UsageError("--text " + path + ": cannot be read");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 // -log p(token | row) from a row of logits, in double: a softmax over the row.
 double negative_log_likelihood(const std::vector<float>& row, cache::TokenId token) {
@@ -55,21 +37,12 @@ double negative_log_likelihood(const std::vector<float>& row, cache::TokenId tok
 }
 
 int run_perplexity(const PerplexityOptions& options) {
-  if (options.window < 2) throw UsageError("--window must be at least 2 tokens");
-  auto model = std::make_shared<const engine::ModelDescription>(
-      engine::ModelDescription::open(options.directory));
+  const auto [model, tokens] = open_text_run(options);
   if (model->config.max_position_embeddings > 0 &&
       options.window > model->config.max_position_embeddings) {
     throw UsageError("--window " + std::to_string(options.window) + " is longer than the " +
                      std::to_string(model->config.max_position_embeddings) +
                      " positions the model was trained for");
-  }
-  const engine::Tokenizer tokenizer = engine::Tokenizer::load(options.directory);
-  engine::check_tokenizer_fits_model(tokenizer, *model);
-  std::vector<cache::TokenId> tokens =
-      tokenizer.encode(read_text(options.text_file), tokenizer.adds_bos());
-  if (options.max_tokens > 0 && static_cast<std::int64_t>(tokens.size()) > options.max_tokens) {
-    tokens.resize(static_cast<std::size_t>(options.max_tokens));
   }
   const auto window = static_cast<std::size_t>(options.window);
   if (tokens.size() < window) {
@@ -142,14 +115,9 @@ void add_perplexity_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<PerplexityOptions>();
   CLI::App* command = app.add_subcommand(
       "perplexity", "How well the model predicts a text, through the paged cache (--cache)");
-  command->add_option("directory", options->directory, "Model directory")->required();
-  command->add_option("--text", options->text_file, "A UTF-8 text file")->required();
-  command->add_option("--window", options->window,
-                      "Tokens per window; the second half of each is scored (default 512)");
-  command->add_option("--max-tokens", options->max_tokens,
-                      "Use only the text's first N tokens (default all)");
+  add_text_run_options(*command, *options, "A UTF-8 text file",
+                       "Tokens per window; the second half of each is scored (default 512)");
   command->add_flag("--json", options->json, "Print the result as JSON");
-  options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_perplexity(*options); });
 }
 
