@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "quire/engine/modelgen/random_model.h"
@@ -43,6 +44,29 @@ inline float max_abs_difference(const std::vector<float>& a, const std::vector<f
   for (std::size_t i = 0; i < a.size(); ++i)
     worst = std::max(worst, std::fabs(a[i] - b[i]));
   return worst;
+}
+
+// The small cache the logit comparisons run in: 512 tokens in pages of 32,
+// prompts taken 64 tokens at a time, so a 200-token prompt spans several
+// pages and chunks.
+inline engine::RuntimeOptions small_cache_options(
+    cache::CacheFormat format = cache::CacheFormat::FP16) {
+  engine::RuntimeOptions options;
+  options.cache_format = format;
+  options.cache_tokens = 512;
+  options.page_size = 32;
+  options.max_chunk_tokens = 64;
+  return options;
+}
+
+// The logits after the last token of a prompt prefilled into a new runtime on
+// the CPU backend.
+inline std::vector<float> last_prefill_logits(std::shared_ptr<const engine::ModelDescription> model,
+                                              const engine::RuntimeOptions& options,
+                                              std::span<const cache::TokenId> tokens) {
+  kernels::CpuBackend backend;
+  engine::ModelRuntime runtime(std::move(model), backend, options);
+  return runtime.prefill(tokens, false).back();
 }
 
 inline float max_abs(const std::vector<float>& a) {

@@ -22,14 +22,8 @@ class CacheFormatLogitsTest : public QObject {
   std::vector<cache::TokenId> tokens_;
 
   std::vector<float> run(cache::CacheFormat format) {
-    kernels::CpuBackend backend;
-    engine::RuntimeOptions options;
-    options.cache_format = format;
-    options.cache_tokens = 512;
-    options.page_size = 32;
-    options.max_chunk_tokens = 64;
-    engine::ModelRuntime runtime(model_->description(), backend, options);
-    return runtime.prefill(tokens_, false).back();
+    return test::last_prefill_logits(model_->description(), test::small_cache_options(format),
+                                     tokens_);
   }
 
  private slots:

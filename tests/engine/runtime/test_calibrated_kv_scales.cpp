@@ -76,28 +76,18 @@ class CalibratedKvScalesTest : public QObject {
 
   std::vector<float> run(const fs::path& dir, cache::CacheFormat format, bool calibrated,
                          std::span<const cache::TokenId> tokens) {
-    auto model =
-        std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(dir));
-    kernels::CpuBackend backend;
-    engine::RuntimeOptions options;
-    options.cache_format = format;
-    options.cache_tokens = 512;
-    options.page_size = 32;
-    options.max_chunk_tokens = 64;
+    engine::RuntimeOptions options = test::small_cache_options(format);
     options.calibrated_kv_scales = calibrated;
-    engine::ModelRuntime runtime(model, backend, options);
-    return runtime.prefill(tokens, false).back();
+    return test::last_prefill_logits(
+        std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(dir)),
+        options, tokens);
   }
 
   engine::CalibratedKvScales calibrate(const fs::path& dir, bool per_head) {
     auto model =
         std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(dir));
     kernels::CpuBackend backend;
-    engine::RuntimeOptions options;
-    options.cache_tokens = 512;
-    options.page_size = 32;
-    options.max_chunk_tokens = 64;
-    engine::ModelRuntime runtime(model, backend, options);
+    engine::ModelRuntime runtime(model, backend, test::small_cache_options());
     engine::KvCalibration calibration(runtime);
     calibration.observe(tokens_);
     if (calibration.tokens_observed() != static_cast<std::int64_t>(tokens_.size())) {
