@@ -58,9 +58,10 @@ QList<ui::DeviceMemoryView> device_views(engine::ModelRuntime& runtime,
     for (const cache::DeviceCacheBytes& bytes : stats.devices) {
       if (bytes.device == device.index) view.cache = bytes.allocated_bytes;
     }
-    // The planner's scratch: what the forward pass allocates per device.
+    // The planner's scratch: what the forward pass allocates per device,
+    // including one that holds no layer but the cache of all of them.
     for (const engine::DevicePlacement& placed : plan.devices) {
-      if (placed.index == device.index && placed.module_count > 0) view.scratch = placed.scratch;
+      if (placed.index == device.index && placed.used()) view.scratch = placed.scratch;
     }
     const qint64 ours = view.weights + view.cache + view.scratch;
     view.other = std::max<qint64>(0, view.total - view.free - ours);

@@ -22,8 +22,9 @@ namespace {
 const QString kTwoDevices = QStringLiteral("cpu:2x512MiB");
 
 struct Outcome {
-  QString reply;               // empty when something failed (and said so)
-  QList<qint64> device_cache;  // cache bytes on each device, from the memory view
+  QString reply;                 // empty when something failed (and said so)
+  QList<qint64> device_cache;    // cache bytes on each device, from the memory view
+  QList<qint64> device_scratch;  // the forward pass's scratch on each device, likewise
 };
 
 Outcome reply_with(const QString& residence, int cache_device) {
@@ -53,8 +54,10 @@ Outcome reply_with(const QString& residence, int cache_device) {
   run.app->engine().requestSnapshot();
   if (!snapshots.wait(10'000)) return outcome;
   const auto snapshot = snapshots.last().first().value<ui::MemorySnapshotView>();
-  for (const ui::DeviceMemoryView& device : snapshot.devices)
+  for (const ui::DeviceMemoryView& device : snapshot.devices) {
     outcome.device_cache.append(device.cache);
+    outcome.device_scratch.append(device.scratch);
+  }
   const store::ChatId chat = *run.app->chats().currentChat();
   outcome.reply = run.app->store().messages(chat).last().text;
   return outcome;
@@ -74,6 +77,8 @@ class CacheResidenceTest : public QObject {
     QCOMPARE(on_devices_.device_cache.size(), 2);
     QVERIFY(on_devices_.device_cache.at(0) > 0);
     QCOMPARE(on_devices_.device_cache.at(1), 0);
+    QVERIFY(on_devices_.device_scratch.at(0) > 0);
+    QCOMPARE(on_devices_.device_scratch.at(1), 0);
   }
 
   void anOffloadedCacheGivesTheSameReply() {
@@ -88,6 +93,10 @@ class CacheResidenceTest : public QObject {
     QCOMPARE(moved.reply, on_devices_.reply);
     // Every page went to the device the settings named.
     QCOMPARE(moved.device_cache, (QList<qint64>{0, on_devices_.device_cache.at(0)}));
+    // The device that holds only the cache still runs attention over it, and
+    // the memory view counts the scratch the plan gave it.
+    QVERIFY(moved.device_scratch.at(0) > 0);
+    QVERIFY(moved.device_scratch.at(1) > 0);
   }
 };
 
