@@ -1,6 +1,7 @@
 #include "conversation_book.h"
 
 #include <QCryptographicHash>
+#include <QLocale>
 #include <algorithm>
 #include <stdexcept>
 
@@ -26,15 +27,20 @@ std::int64_t context_limit(const ReplyRequest& request, const Limits& limits) {
   return request.max_context > 0 ? std::min<std::int64_t>(most, request.max_context) : most;
 }
 
+// A count as the rest of the window writes it ("48,015" where the locale
+// groups digits).
+std::string count_text(std::int64_t count) {
+  return QLocale().toString(static_cast<qint64>(count)).toStdString();
+}
+
 // Names what caps the context and offers only a way out that can work: no
 // setting makes a model read past its max_position_embeddings.
 std::string overflow_text(const ReplyRequest& request, const Limits& limits, std::int64_t estimate,
                           std::int64_t reserve) {
   const std::int64_t limit = context_limit(request, limits);
-  const std::string needs = "the message takes about " + std::to_string(estimate) +
-                            " tokens; with " + std::to_string(reserve) +
-                            " kept for the reply that exceeds ";
-  const std::string tokens = std::to_string(limit) + " tokens";
+  const std::string needs = "the message takes about " + count_text(estimate) + " tokens and " +
+                            count_text(reserve) + " are kept for the reply: more than ";
+  const std::string tokens = count_text(limit) + " tokens";
   if (limits.model_tokens > 0 && limits.model_tokens <= limit) {
     return needs + "the model's " + tokens + " (the most it reads at once). Shorten the message.";
   }
@@ -44,8 +50,8 @@ std::string overflow_text(const ReplyRequest& request, const Limits& limits, std
   }
   const std::int64_t most = model_or_cache(limits);
   const std::string room = limits.model_tokens == most
-                               ? "this model reads up to " + std::to_string(most) + " tokens"
-                               : "the cache holds " + std::to_string(most) + " tokens";
+                               ? "this model reads up to " + count_text(most) + " tokens"
+                               : "the cache holds " + count_text(most) + " tokens";
   return needs + "the context of " + tokens +
          " set in Settings. Shorten the message, or allow a longer context in Settings (" + room +
          ").";

@@ -71,7 +71,9 @@ class ContextLimitsTest : public QObject {
 
     // The model's own limit is the cap: a longer context setting cannot help.
     const QString error = window.chatView()->message(outcome->reply_id)->error;
-    QVERIFY2(error.contains(QStringLiteral("the model's 256 tokens")), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral(" are kept for the reply: more than the model's 256 "
+                                           "tokens (the most it reads at once)")),
+             qPrintable(error));
     QVERIFY2(!error.contains(QStringLiteral("longer context")), qPrintable(error));
     QVERIFY2(error.endsWith(QStringLiteral("Shorten the message.")), qPrintable(error));
 
