@@ -83,6 +83,25 @@ class TestSettingsGuards : public QObject {
     dialog_.reset();
   }
 
+  // The demo model reads 256 positions: its 8,192-token context setting is
+  // capped there, and a 4,096-token cache holds that whole. The panel showed
+  // "fewer than one full context of 8192" beside "Capped at 256 tokens".
+  void aCacheThatHoldsTheCappedContextIsNoIssue() {
+    EngineSettings settings = fixtures::sample_settings(model_.path());
+    settings.max_context = 8192;
+    settings.cache_tokens = 4096;
+    panel_->setSettings(settings);
+    PlanView capped = fixtures::fitting_plan();
+    capped.model_context_tokens = 256;
+    panel_->setPlan(capped);
+    QVERIFY(panel_->issues().isEmpty());
+    // A model that reads 32,768 positions needs the cache to hold all 8,192.
+    capped.model_context_tokens = 32768;
+    panel_->setPlan(capped);
+    QCOMPARE(panel_->issues().size(), 1);
+    QCOMPARE(panel_->issues().at(0).field, quire::ui::SettingsIssue::Field::CacheTokens);
+  }
+
   void aFolderThePlanRejectsCannotBeApplied() {
     QSignalSpy applied(panel_, &SettingsPanel::applyRequested);
     auto* apply = child<QPushButton>(*panel_, "applyButton");

@@ -7,6 +7,7 @@
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -258,7 +259,8 @@ class TestSettingsPanel : public QObject {
     auto* issue = child<QLabel>(*panel_, "cacheTokensIssue");
     QVERIFY(!issue->isHidden());
     QCOMPARE(issue->text(),
-             QStringLiteral("The cache holds 8192 tokens, fewer than one full context of 16384."));
+             QStringLiteral("The cache holds %1 tokens, fewer than one full context of %2.")
+                 .arg(QLocale().toString(8192), QLocale().toString(16384)));
     QVERIFY(!child<QPushButton>(*panel_, "applyButton")->isEnabled());
   }
 

@@ -1,5 +1,6 @@
 // The rules that keep the panel from applying settings the engine cannot use.
 
+#include <QLocale>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -118,7 +119,23 @@ class TestSettingsValidation : public QObject {
     QCOMPARE(issues.size(), 1);
     QCOMPARE(issues.at(0).field, Field::CacheTokens);
     QCOMPARE(issues.at(0).message,
-             QStringLiteral("The cache holds 8192 tokens, fewer than one full context of 16384."));
+             QStringLiteral("The cache holds %1 tokens, fewer than one full context of %2.")
+                 .arg(QLocale().toString(8192), QLocale().toString(16384)));
+  }
+
+  // A model that reads 4,096 positions caps the 16,384-token setting there:
+  // a cache of 8,192 holds the whole capped context, and the panel must not
+  // say otherwise (the demo model's 256 positions against its 4,096-token
+  // cache were reported as "fewer than one full context of 8192").
+  void theModelsLimitCapsTheContextTheCacheMustHold() {
+    settings_.cache_tokens = 8192;
+    QVERIFY(validate_settings(settings_, names(), 4096).isEmpty());
+    QVERIFY(validate_settings(settings_, names(), 8192).isEmpty());
+    const QList<SettingsIssue> issues = validate_settings(settings_, names(), 12288);
+    QCOMPARE(issues.size(), 1);
+    QCOMPARE(issues.at(0).message,
+             QStringLiteral("The cache holds %1 tokens, fewer than one full context of %2.")
+                 .arg(QLocale().toString(8192), QLocale().toString(12288)));
   }
 
  private:

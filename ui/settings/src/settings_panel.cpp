@@ -147,7 +147,11 @@ bool SettingsPanel::hasUnappliedChanges() const {
 }
 
 QList<SettingsIssue> SettingsPanel::issues() const {
-  QList<SettingsIssue> found = validate_settings(settings(), devices_->deviceNames());
+  // The plan of these settings knows the model's limit; one not priced yet
+  // may be another folder's, so it is left out until it is.
+  const PlanView& plan = plan_->plan();
+  const qint64 model_limit = plan.valid && !plan_->isStale() ? plan.model_context_tokens : 0;
+  QList<SettingsIssue> found = validate_settings(settings(), devices_->deviceNames(), model_limit);
   const QString selection = devices_->selectionProblem();
   if (!selection.isEmpty()) found.prepend({SettingsIssue::Field::Devices, -1, selection});
   return found;

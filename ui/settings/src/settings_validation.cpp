@@ -1,6 +1,8 @@
 #include "quire/ui/settings_validation.h"
 
 #include <QFileInfo>
+#include <QLocale>
+#include <algorithm>
 
 namespace quire::ui {
 namespace {
@@ -62,7 +64,8 @@ void check_cache_device(const EngineSettings& settings, const QStringList& names
 }  // namespace
 
 QList<SettingsIssue> validate_settings(const EngineSettings& settings,
-                                       const QStringList& device_names) {
+                                       const QStringList& device_names,
+                                       qint64 model_context_tokens) {
   QList<SettingsIssue> issues;
   if (!settings.model_directory.isEmpty() && !QFileInfo(settings.model_directory).isDir()) {
     issues.append({SettingsIssue::Field::ModelDirectory, -1,
@@ -77,11 +80,14 @@ QList<SettingsIssue> validate_settings(const EngineSettings& settings,
   }
   check_manual_split(settings, device_names, issues);
   check_cache_device(settings, device_names, issues);
-  if (settings.cache_tokens < settings.max_context) {
+  const qint64 context = model_context_tokens > 0
+                             ? std::min<qint64>(settings.max_context, model_context_tokens)
+                             : settings.max_context;
+  if (settings.cache_tokens < context) {
+    const QLocale locale;
     issues.append({SettingsIssue::Field::CacheTokens, -1,
                    QStringLiteral("The cache holds %1 tokens, fewer than one full context of %2.")
-                       .arg(settings.cache_tokens)
-                       .arg(settings.max_context)});
+                       .arg(locale.toString(settings.cache_tokens), locale.toString(context))});
   }
   return issues;
 }

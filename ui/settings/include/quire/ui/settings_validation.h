@@ -24,7 +24,11 @@ struct SettingsIssue {
 
 // `device_names` are the devices the backend offers, by index; when it is
 // empty (not known yet) the checks that need them are skipped.
+// `model_context_tokens` is the most the chosen model reads (its plan says
+// it; 0 when not known): a context setting above it is capped there, so the
+// cache need only hold the capped context.
 QList<SettingsIssue> validate_settings(const EngineSettings& settings,
-                                       const QStringList& device_names);
+                                       const QStringList& device_names,
+                                       qint64 model_context_tokens = 0);
 
 }  // namespace quire::ui
