@@ -329,6 +329,7 @@ bool Generator::step() {
     batch.push_back({cache.page_table(*job->sequence),
                      std::span<const cache::TokenId>(job->tokens).subspan(std::size_t(position), 1),
                      position, false, request(*job, true)});
+    batch.back().window_pages = cache.window_page_table(*job->sequence);
     members.push_back(job);
     chunks.push_back({position, position + 1});
   }
@@ -339,6 +340,7 @@ bool Generator::step() {
                      std::span<const cache::TokenId>(job->tokens)
                          .subspan(std::size_t(chunk.begin), std::size_t(chunk.end - chunk.begin)),
                      chunk.begin, false, request(*job, ends_prompt)});
+    batch.back().window_pages = cache.window_page_table(*job->sequence);
     members.push_back(job);
     chunks.push_back(chunk);
   }

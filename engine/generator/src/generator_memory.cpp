@@ -113,8 +113,11 @@ void Generator::run_fewer(StepBatch& step, std::size_t keep) {
     ++memory_.preempted_jobs;
   }
   // Page tables of the jobs left are the same, but their spans are read anew.
-  for (std::size_t i = 0; i < step.members.size(); ++i)
-    step.sequences[i].pages = runtime_.cache().page_table(*step.members[i]->sequence);
+  for (std::size_t i = 0; i < step.members.size(); ++i) {
+    const cache::SequenceId sequence = *step.members[i]->sequence;
+    step.sequences[i].pages = runtime_.cache().page_table(sequence);
+    step.sequences[i].window_pages = runtime_.cache().window_page_table(sequence);
+  }
   memory_batch_limit_ = std::max(1, static_cast<int>(running_.size()));
   calm_steps_ = 0;
 }

@@ -7,8 +7,14 @@
 
 namespace quire::engine::detail {
 
+std::int64_t module_pages(const ModuleCost& module, std::int64_t pages,
+                          std::int64_t window_pool_pages) {
+  if (!module.in_window_pool || window_pool_pages == 0) return pages;
+  return std::min(pages, window_pool_pages);
+}
+
 std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std::int64_t pages,
-                                     int staging_slots) {
+                                     int staging_slots, std::int64_t window_pool_pages) {
   // One ring per device, each slot as large as the largest offloaded layer.
   std::int64_t slot_bytes = 0;
   for (const ModuleCost& module : modules) {
@@ -25,7 +31,8 @@ std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std
       need.host_cache = mul_sat(module.cache_bytes_per_page, pages);
       need.staging = ring;
     } else {
-      need.cache = mul_sat(module.cache_bytes_per_page, pages);
+      need.cache =
+          mul_sat(module.cache_bytes_per_page, module_pages(module, pages, window_pool_pages));
     }
     need.extra_scratch = module.extra_scratch_bytes;
     need.total = add_sat(add_sat(need.weights, need.cache), need.extra_scratch);

@@ -23,9 +23,13 @@ struct ModuleNeed {
   std::int64_t staging = 0;
 };
 
+// Pages the module's cache holds when the main pool holds `pages`: fewer for
+// a window pool's layer (PlacementRequest::window_pool_pages).
+std::int64_t module_pages(const ModuleCost& module, std::int64_t pages,
+                          std::int64_t window_pool_pages);
 // `staging_slots`: slots of the ring on each device holding offloaded layers.
 std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std::int64_t pages,
-                                     int staging_slots);
+                                     int staging_slots, std::int64_t window_pool_pages);
 // The host memory every offloaded layer's pages take together.
 std::int64_t host_cache_bytes(const std::vector<ModuleNeed>& needs);
 

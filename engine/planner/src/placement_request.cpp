@@ -32,6 +32,9 @@ void PlacementRequest::validate() const {
   if (page_size <= 0) throw std::invalid_argument("cache page size must be positive");
   if (context_tokens < 0) throw std::invalid_argument("context size must not be negative");
   if (window_pages < 0) throw std::invalid_argument("window pages must not be negative");
+  if (window_pool_pages < 0) {
+    throw std::invalid_argument("window pool pages must not be negative");
+  }
   if (model_context_tokens < 0) {
     throw std::invalid_argument("the model's context limit must not be negative");
   }

@@ -76,8 +76,8 @@ std::vector<std::int64_t> capacities(const std::vector<DevicePlacement>& devices
 // and onto the fixed cache device when the request names one.
 std::vector<ModuleNeed> needs_at(const PlacementRequest& request, std::int64_t pages,
                                  Prepaid& prepaid) {
-  std::vector<ModuleNeed> needs =
-      detail::module_needs(request.modules, pages, request.staging_slots);
+  std::vector<ModuleNeed> needs = detail::module_needs(
+      request.modules, pages, request.staging_slots, request.window_pool_pages);
   prepaid =
       detail::fix_cache(needs, request.cache_device.value_or(-1), request.device_scratch_bytes);
   return needs;
@@ -114,6 +114,9 @@ std::optional<ContextLimit> find_largest_context(const PlacementRequest& request
   // least it costs) and in host memory.
   std::int64_t per_page = 0, host_per_page = 0, slot_per_page = 0;
   for (const ModuleCost& module : request.modules) {
+    // A window pool's layers stop growing at its size: not counted here,
+    // which keeps the bound an upper one.
+    if (module.in_window_pool && request.window_pool_pages > 0) continue;
     if (module.cache_in_host_memory) {
       host_per_page = add_sat(host_per_page, module.cache_bytes_per_page);
       slot_per_page = std::max(slot_per_page, module.cache_bytes_per_page);
@@ -231,7 +234,9 @@ void apply_packing(const PlacementRequest& request, const Packing& packing,
     module.name = request.modules[i].name;
     module.kind = request.modules[i].kind;
     module.weight_bytes = needs[i].weights;
-    module.cache_bytes = detail::mul_sat(request.modules[i].cache_bytes_per_page, plan.pages);
+    module.cache_bytes = detail::mul_sat(
+        request.modules[i].cache_bytes_per_page,
+        detail::module_pages(request.modules[i], plan.pages, request.window_pool_pages));
     module.cache_in_host_memory = request.modules[i].cache_in_host_memory;
     if (slot < 0) continue;
     DevicePlacement& device = plan.devices[static_cast<std::size_t>(slot)];
@@ -315,6 +320,9 @@ PlacementPlan plan_placement(const PlacementRequest& request) {
   plan.pages = pages_for_tokens(request.context_tokens, request.page_size);
   plan.context_tokens = plan.pages * request.page_size;
   plan.model_context_tokens = request.model_context_tokens;
+  if (request.window_pool_pages > 0) {
+    plan.window_pool_pages = std::min(plan.pages, request.window_pool_pages);
+  }
   plan.devices = budget_devices(request, plan.notes);
 
   const std::vector<std::int64_t> caps = capacities(plan.devices);

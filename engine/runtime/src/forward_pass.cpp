@@ -199,12 +199,15 @@ std::optional<StepShape> ForwardPass::step_shape(std::span<const Sequence> seque
   }
   StepShape shape;
   std::size_t pages = 1;
+  std::size_t window_pages = 1;
   for (const Sequence& seq : sequences) {
     if (seq.all_logits || seq.tokens.size() > kRecordedTokensPerSequence) return std::nullopt;
     shape.tokens.push_back(static_cast<int>(seq.tokens.size()));
     pages = std::max(pages, seq.pages.size());
+    window_pages = std::max(window_pages, seq.window_pages.size());
   }
   shape.max_pages = page_bucket(static_cast<int>(pages));
+  if (storage_.has_window_pool()) shape.max_window_pages = page_bucket(int(window_pages));
   return shape;
 }
 
@@ -218,15 +221,25 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
                                 " sequences");
   }
 
-  // Flatten the batch: one entry per token, and one page-table row per sequence.
+  // Flatten the batch: one entry per token, and one page-table row per
+  // sequence; with a window pool, its tables follow the main pool's.
   std::vector<std::int32_t> tokens, positions, sequence_ids, block_tables;
+  const bool pooled = storage_.has_window_pool();
   std::size_t max_pages = 1;
-  for (const Sequence& seq : sequences)
+  std::size_t max_window_pages = 0;
+  for (const Sequence& seq : sequences) {
     max_pages = std::max(max_pages, seq.pages.size());
+    if (pooled)
+      max_window_pages = std::max({max_window_pages, seq.window_pages.size(), std::size_t{1}});
+  }
   // A recorded step's page tables are padded with -1 to its shape's width.
   const std::optional<StepShape> shape = step_shape(sequences);
-  if (shape) max_pages = static_cast<std::size_t>(shape->max_pages);
-  block_tables.assign(sequences.size() * max_pages, -1);
+  if (shape) {
+    max_pages = static_cast<std::size_t>(shape->max_pages);
+    max_window_pages = static_cast<std::size_t>(shape->max_window_pages);
+  }
+  const std::size_t window_tables = sequences.size() * max_pages;
+  block_tables.assign(window_tables + sequences.size() * max_window_pages, -1);
   int rows = 0;
   std::int32_t longest = 0;
   for (std::size_t s = 0; s < sequences.size(); ++s) {
@@ -238,8 +251,16 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
         end > static_cast<std::int64_t>(seq.pages.size()) * storage_.config().page_size) {
       throw std::invalid_argument("a sequence's tokens run past its pages");
     }
+    if (pooled &&
+        end > static_cast<std::int64_t>(seq.window_pages.size()) * storage_.config().page_size) {
+      throw std::invalid_argument("a sequence's tokens run past its window pool pages");
+    }
     std::copy(seq.pages.begin(), seq.pages.end(),
               block_tables.begin() + std::ptrdiff_t(s * max_pages));
+    if (pooled) {
+      std::copy(seq.window_pages.begin(), seq.window_pages.end(),
+                block_tables.begin() + std::ptrdiff_t(window_tables + s * max_window_pages));
+    }
     for (std::size_t i = 0; i < seq.tokens.size(); ++i) {
       tokens.push_back(seq.tokens[i]);
       positions.push_back(seq.first_position + static_cast<std::int32_t>(i));
@@ -296,9 +317,11 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
         current = d;
         x = s.x.as<float>();
       }
+      const bool windowed = storage_.windowed(i);
       const kernels::TokenBatch batch{
           s.sequence_ids.as<std::int32_t>(), s.positions.as<std::int32_t>(),
-          s.block_tables.as<std::int32_t>(), count, static_cast<int>(max_pages)};
+          s.block_tables.as<std::int32_t>() + (windowed ? window_tables : 0), count,
+          static_cast<int>(windowed ? max_window_pages : max_pages)};
       attention_block(i, count, batch, x);
       mlp_block(i, count, x);
     }
@@ -407,7 +430,9 @@ void ForwardPass::attend(std::size_t index, std::int64_t count, const kernels::T
     send(there.v, s.v, std::int64_t{c.num_kv_heads} * c.head_dim);
     there_batch.token_sequence = there.sequence_ids.as<std::int32_t>();
     there_batch.positions = there.positions.as<std::int32_t>();
-    there_batch.block_tables = there.block_tables.as<std::int32_t>();
+    // The same table (a window pool's follows the main pool's) over there.
+    there_batch.block_tables = there.block_tables.as<std::int32_t>() +
+                               (batch.block_tables - s.block_tables.as<std::int32_t>());
   }
   // A layer whose pages live in host memory attends over a staging slot.
   const kernels::KvLayerView& pages = storage_.attend(index);

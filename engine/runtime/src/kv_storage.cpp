@@ -42,12 +42,19 @@ KvStorage::KvStorage(kernels::Backend& backend, Config config,
       planes_(shapes_.size()),
       views_(shapes_.size()),
       streamer_(std::make_unique<KvStreamer>(backend, config.page_size, config.staging_slots)) {
+  if (!config_.windowed_layers.empty() && config_.windowed_layers.size() != shapes_.size()) {
+    throw std::invalid_argument("window pool membership for " +
+                                std::to_string(config_.windowed_layers.size()) +
+                                " layers, but the cache has " + std::to_string(shapes_.size()));
+  }
   const auto [key, value] = kv_codings(config_.format);
   for (std::size_t i = 0; i < shapes_.size(); ++i) {
-    views_[i].layout = kernels::make_kv_layout(key, value, config_.page_size, shapes_[i].kv_heads,
-                                               shapes_[i].head_dim, config_.num_pages);
+    views_[i].layout = kernels::make_kv_layout(
+        key, value, config_.page_size, shapes_[i].kv_heads, shapes_[i].head_dim,
+        windowed(i) ? config_.window_pages : config_.num_pages);
+    // The host tier keeps the main pool's pages only.
     host_offsets_.push_back(host_slot_bytes_);
-    host_slot_bytes_ += page_bytes(i);
+    if (!windowed(i)) host_slot_bytes_ += page_bytes(i);
   }
   if (config_.host_pages > 0) {
     // Left uninitialized, so the system provides its memory page by page as
@@ -65,6 +72,10 @@ std::int64_t KvStorage::page_bytes(std::size_t layer) const {
 }
 
 KvStorage::~KvStorage() = default;
+
+bool KvStorage::windowed(std::size_t layer) const {
+  return !config_.windowed_layers.empty() && config_.windowed_layers.at(layer);
+}
 
 bool KvStorage::any_on_host() const {
   return std::find(homes_.begin(), homes_.end(), PageHome::Host) != homes_.end();
@@ -128,6 +139,9 @@ bool KvStorage::calibrated_values() const {
 
 void KvStorage::place_layer(std::size_t layer, int device, PageHome home) {
   if (placed(layer)) throw std::logic_error("cache layer placed twice");
+  if (home == PageHome::Host && windowed(layer)) {
+    throw std::invalid_argument("the window pool's pages stay on their device");
+  }
   ++generation_;
   set_planes(layer, allocate_planes(layer, device, home));
   if (calibrated_keys() || calibrated_values()) {
@@ -153,6 +167,7 @@ void KvStorage::place_layer(std::size_t layer, int device, PageHome home) {
 void KvStorage::move_to_host(std::size_t layer) {
   if (!placed(layer)) throw std::logic_error("an unplaced cache layer cannot move to host memory");
   if (homes_[layer] == PageHome::Host) return;
+  if (windowed(layer)) throw std::invalid_argument("the window pool's pages stay on their device");
   const int device = devices_[layer];
   Planes host = allocate_planes(layer, device, PageHome::Host);
   const Planes& old = planes_[layer];
@@ -192,7 +207,7 @@ std::int64_t KvStorage::offload_gain(int device) const {
   std::int64_t planes = 0;
   std::vector<kernels::KvLayerLayout> moving;
   for (std::size_t layer = 0; layer < layers(); ++layer) {
-    if (devices_[layer] != device || homes_[layer] != PageHome::Device) continue;
+    if (devices_[layer] != device || homes_[layer] != PageHome::Device || windowed(layer)) continue;
     planes += page_bytes(layer) * config_.num_pages;
     moving.push_back(views_[layer].layout);
   }
@@ -268,7 +283,7 @@ void KvStorage::save_to_host(std::span<const cache::HostSave> saves) {
   settle();
   for (const cache::HostSave& save : saves) {
     for (std::size_t layer = 0; layer < layers(); ++layer) {
-      if (!placed(layer)) continue;
+      if (!placed(layer) || windowed(layer)) continue;
       save_page(layer, save.page, host_slot(save.slot, layer));
     }
   }
@@ -276,16 +291,24 @@ void KvStorage::save_to_host(std::span<const cache::HostSave> saves) {
 
 void KvStorage::execute(const cache::CacheInstructions& instructions) {
   save_to_host(instructions.saves);
-  if (!instructions.restores.empty() || !instructions.copies.empty()) settle();
+  if (!instructions.restores.empty() || !instructions.copies.empty() ||
+      !instructions.window_copies.empty())
+    settle();
   for (const cache::HostRestore& restore : instructions.restores) {
     for (std::size_t layer = 0; layer < layers(); ++layer) {
-      if (!placed(layer)) continue;
+      if (!placed(layer) || windowed(layer)) continue;
       restore_page(layer, restore.page, host_slot(restore.slot, layer));
     }
   }
   for (const cache::PageCopy& copy : instructions.copies) {
     for (std::size_t layer = 0; layer < layers(); ++layer) {
-      if (!placed(layer)) continue;
+      if (!placed(layer) || windowed(layer)) continue;
+      copy_page_tokens(layer, copy.source, copy.destination, copy.tokens);
+    }
+  }
+  for (const cache::PageCopy& copy : instructions.window_copies) {
+    for (std::size_t layer = 0; layer < layers(); ++layer) {
+      if (!placed(layer) || !windowed(layer)) continue;
       copy_page_tokens(layer, copy.source, copy.destination, copy.tokens);
     }
   }
@@ -296,7 +319,7 @@ void KvStorage::apply_moves(const cache::DefragPlan& plan) {
   settle();
   std::vector<std::uint8_t> buffer;
   for (std::size_t layer = 0; layer < layers(); ++layer) {
-    if (!placed(layer)) continue;
+    if (!placed(layer) || windowed(layer)) continue;  // the main pool's moves
     buffer.resize(static_cast<std::size_t>(page_bytes(layer)));
     cache::PageMoveOps ops;
     ops.copy = [&](cache::PageIndex from, cache::PageIndex to) {

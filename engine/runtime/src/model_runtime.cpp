@@ -8,6 +8,7 @@
 
 #include "quire/engine/model_error.h"
 #include "quire/engine/runtime/host_copy_speed.h"
+#include "quire/engine/runtime/window_pool.h"
 
 namespace quire::engine {
 namespace {
@@ -51,7 +52,8 @@ bool cache_layer_offloaded(const ModelDescription& model, std::size_t layer,
     case CacheResidence::Device:
       return false;
     case CacheResidence::Offloaded:
-      return true;
+      // A window pool's pages are few and read every step: they stay.
+      return !layer_in_window_pool(model.config, layer);
     case CacheResidence::OffloadGlobalLayers:
       return model.config.binding_window(layer) == 0;
   }
@@ -74,6 +76,8 @@ PlacementRequest placement_request(const ModelDescription& model,
     bound.max_step_tokens = options.max_chunk_tokens;
     request.window_pages = bound.pages_held_at_most(std::numeric_limits<std::int32_t>::max());
   }
+  request.window_pool_pages = window_pool_page_cap(model.config, options.page_size,
+                                                   options.max_chunk_tokens, options.max_sequences);
   request.page_size = options.page_size;
   for (const kernels::DeviceInfo& device : devices) {
     request.devices.push_back(
@@ -83,6 +87,7 @@ PlacementRequest placement_request(const ModelDescription& model,
   for (ModuleCost& module : request.modules) {
     if (module.kind != ModuleKind::Layer) continue;
     module.cache_in_host_memory = cache_layer_offloaded(model, layer, options.cache_residence);
+    module.in_window_pool = layer_in_window_pool(model.config, layer);
     module.sliding_window = model.config.binding_window(layer);
     ++layer;
   }
@@ -117,17 +122,34 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
   config.host_pages = options.host_pages;
   config.format = options.cache_format;
   // When every layer slides, a sequence's pages behind its window go back to
-  // the cache; a mixed model keeps every page for its global layers.
+  // the cache; a mixed model's sliding layers do the same in a window pool of
+  // their own, and its global layers keep every page.
   config.window = model_->config.uniform_sliding_window();
   config.max_step_tokens = options.max_chunk_tokens;
-  config.layers.assign(model_->layers.size(), cache::CacheLayer{model_->kv_shape(), -1});
+  config.layer_window = window_pool_layer_window(model_->config);
+  std::vector<bool> windowed(model_->layers.size(), false);
+  for (std::size_t layer = 0; layer < windowed.size(); ++layer) {
+    windowed[layer] = layer_in_window_pool(model_->config, layer);
+    config.layers.push_back(cache::CacheLayer{model_->kv_shape(), -1, windowed[layer]});
+  }
+  if (config.layer_window > 0) {
+    config.window_pages =
+        static_cast<int>(std::min<std::int64_t>(config.num_pages, plan_.window_pool_pages));
+  }
   cache_ = std::make_unique<cache::PageCache>(config);
 
+  KvStorage::Config storage;
+  storage.format = options.cache_format;
+  storage.page_size = options.page_size;
+  storage.num_pages = config.num_pages;
+  storage.host_pages = options.host_pages;
+  storage.staging_slots = options.staging_slots;
+  if (config.layer_window > 0) {
+    storage.windowed_layers = windowed;
+    storage.window_pages = config.window_pages;
+  }
   storage_ = std::make_unique<KvStorage>(
-      backend,
-      KvStorage::Config{options.cache_format, options.page_size, config.num_pages,
-                        options.host_pages, options.staging_slots},
-      std::vector<cache::LayerShape>(model_->layers.size(), model_->kv_shape()));
+      backend, storage, std::vector<cache::LayerShape>(model_->layers.size(), model_->kv_shape()));
   if (options.calibrated_kv_scales && model_->kv_scales) {
     storage_->use_calibrated_scales(model_->kv_scales->layers);
   }
@@ -151,7 +173,9 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
 void ModelRuntime::offload_cache() {
   std::vector<std::size_t> moving;
   for (std::size_t i = 0; i < storage_->layers(); ++i) {
-    if (storage_->placed(i) && storage_->home(i) == PageHome::Device) moving.push_back(i);
+    // The window pool's pages stay (KvStorage::windowed).
+    if (storage_->placed(i) && storage_->home(i) == PageHome::Device && !storage_->windowed(i))
+      moving.push_back(i);
   }
   // The staging rings first, while the pages are still on their devices: a
   // device too short for its ring then keeps its cache whole. Failing that,
@@ -209,11 +233,12 @@ std::vector<std::vector<float>> ModelRuntime::prefill(std::span<const cache::Tok
                            std::to_string(chunk.begin) + ".." + std::to_string(chunk.end));
         }
         const std::span<const cache::PageIndex> pages = cache_->page_table(sequence);
-        const ForwardPass::Sequence step{
+        ForwardPass::Sequence step{
             pages,
             tokens.subspan(static_cast<std::size_t>(chunk.begin),
                            static_cast<std::size_t>(chunk.end - chunk.begin)),
             chunk.begin, all};
+        step.window_pages = cache_->window_page_table(sequence);
         const ForwardPass::Result result = forward_->run(std::span(&step, 1));
         cache_->mark_computed(sequence, chunk.end);
         if (all) {

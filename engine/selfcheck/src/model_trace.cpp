@@ -41,16 +41,24 @@ ModelTrace run_trace(const std::shared_ptr<const ModelDescription>& model,
   std::vector<cache::PageIndex> pages;
   for (int page = 0; page * kCheckPageSize < total; ++page)
     pages.push_back(static_cast<cache::PageIndex>(page));
+  // A mixed model's sliding layers use the window pool's pages as a ring:
+  // the pool holds what one sequence reads and writes in a step
+  // (cache::CacheConfig::pages_held_at_most), so no live page is reused.
+  std::vector<cache::PageIndex> window_pages = pages;
+  if (const cache::PageCache* pool = runtime.cache().window_pool()) {
+    for (std::size_t page = 0; page < window_pages.size(); ++page)
+      window_pages[page] = static_cast<cache::PageIndex>(page % std::size_t(pool->num_pages()));
+  }
 
   ModelTrace trace;
   for (const cache::TokenRange& chunk :
        page_aligned_chunks(cache::TokenRange{0, static_cast<std::int32_t>(prompt_length)},
                            kCheckPageSize, kCheckPageSize)) {
-    const ForwardPass::Sequence step{
-        pages,
-        prompt.subspan(static_cast<std::size_t>(chunk.begin),
-                       static_cast<std::size_t>(chunk.end - chunk.begin)),
-        chunk.begin, true};
+    ForwardPass::Sequence step{pages,
+                               prompt.subspan(static_cast<std::size_t>(chunk.begin),
+                                              static_cast<std::size_t>(chunk.end - chunk.begin)),
+                               chunk.begin, true};
+    step.window_pages = window_pages;
     const ForwardPass::Result result = runtime.forward().run(std::span(&step, 1));
     for (int row = 0; row < result.rows[0]; ++row) {
       const std::span<const float> values = result.row(0, row);
@@ -61,7 +69,8 @@ ModelTrace run_trace(const std::shared_ptr<const ModelDescription>& model,
   trace.best.push_back(best_token(trace.decision_rows.back()));
   for (int i = 1; i < generated; ++i) {
     const cache::TokenId token = fed ? (*fed)[static_cast<std::size_t>(i - 1)] : trace.best.back();
-    const ForwardPass::Sequence step{pages, std::span(&token, 1), prompt_length + i - 1, false};
+    ForwardPass::Sequence step{pages, std::span(&token, 1), prompt_length + i - 1, false};
+    step.window_pages = window_pages;
     const ForwardPass::Result result = runtime.forward().run(std::span(&step, 1));
     const std::span<const float> values = result.row(0);
     trace.decision_rows.emplace_back(values.begin(), values.end());

@@ -96,6 +96,44 @@ class LargestContextTest : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, plan_placement(request));
   }
 
+  // A mixed model (Gemma 2's alternation) on one device: model A's layers 0
+  // and 2 slide, and their window pool holds at most 6 pages. Usable 1564
+  // MiB less 1164 MiB of weights and scratch leaves 400 MiB of cache. One
+  // pool: 4 layers x 10 MiB = 40 MiB a page, 10 pages. Two pools: from 6
+  // pages on, 20 MiB a page plus 2 x 10 MiB x 6 = 120 MiB, so 14 pages.
+  void aWindowPoolIsPricedAtItsSize() {
+    PlacementRequest request = model_a(4 * 256);
+    request.devices = {device(0, "A", 1600 * MiB, 2048 * MiB)};
+    const PlacementPlan one_pool = plan_placement(request);
+    QCOMPARE(one_pool.largest_context->pages, std::int64_t(10));
+    QCOMPARE(one_pool.window_pool_pages, std::int64_t(0));
+
+    request.modules[1].in_window_pool = true;
+    request.modules[3].in_window_pool = true;
+    request.window_pool_pages = 6;
+    const PlacementPlan short_context = plan_placement(request);
+    QVERIFY(short_context.fits);
+    // Fewer pages than the pool's size: the pool holds as many as the context.
+    QCOMPARE(short_context.window_pool_pages, std::int64_t(4));
+    QCOMPARE(short_context.modules[1].cache_bytes, 40 * MiB);
+    QCOMPARE(short_context.modules[2].cache_bytes, 40 * MiB);
+    QCOMPARE(short_context.largest_context->pages, std::int64_t(14));
+    QCOMPARE(short_context.largest_context->tokens, std::int64_t(14 * 256));
+
+    request.context_tokens = 14 * 256;
+    const PlacementPlan largest = plan_placement(request);
+    QVERIFY(largest.fits);
+    QCOMPARE(largest.window_pool_pages, std::int64_t(6));
+    QCOMPARE(largest.modules[1].cache_bytes, 60 * MiB);
+    QCOMPARE(largest.modules[2].cache_bytes, 140 * MiB);
+    QCOMPARE(largest.devices[0].cache, 400 * MiB);
+    request.context_tokens = 15 * 256;
+    QVERIFY(!plan_placement(request).fits);
+
+    request.window_pool_pages = -1;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, plan_placement(request));
+  }
+
   // Hand arithmetic. Usable: C0 = 24 GiB - 512 MiB - 256 MiB = 24,964,497,408
   // and C1 = 12 GiB - 256 MiB - 256 MiB = 12,348,030,976. With n layers on
   // device 0 and P pages, a layer costs L + P MiB (L = 109,068,288) and

@@ -42,11 +42,12 @@ std::vector<cache::TokenId> converse_turn(engine::ModelRuntime& runtime,
     for (const cache::TokenRange& chunk :
          engine::page_aligned_chunks(range, runtime.options().max_chunk_tokens, page_size)) {
       storage.save_to_host(cache.ensure_pages(sequence, chunk.end).saves);
-      const engine::ForwardPass::Sequence step{
+      engine::ForwardPass::Sequence step{
           cache.page_table(sequence),
           std::span(tokens).subspan(static_cast<std::size_t>(chunk.begin),
                                     static_cast<std::size_t>(chunk.end - chunk.begin)),
           chunk.begin, false};
+      step.window_pages = cache.window_page_table(sequence);
       const engine::ForwardPass::Result result = pass(sequence, step);
       cache.mark_computed(sequence, chunk.end);
       last.assign(result.row(0).begin(), result.row(0).end());
@@ -60,8 +61,9 @@ std::vector<cache::TokenId> converse_turn(engine::ModelRuntime& runtime,
     storage.save_to_host(appended.saves);
     tokens.push_back(next);
     const auto position = static_cast<std::int32_t>(tokens.size() - 1);
-    const engine::ForwardPass::Sequence step{
+    engine::ForwardPass::Sequence step{
         cache.page_table(sequence), std::span(tokens).subspan(tokens.size() - 1), position, false};
+    step.window_pages = cache.window_page_table(sequence);
     const engine::ForwardPass::Result result = pass(sequence, step);
     cache.mark_computed(sequence, position + 1);
     last.assign(result.row(0).begin(), result.row(0).end());

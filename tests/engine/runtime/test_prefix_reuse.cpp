@@ -148,6 +148,96 @@ class PrefixReuseTest : public QObject {
     const float difference = test::max_abs_difference(bounded, full);
     QVERIFY2(difference <= 1e-4f * test::max_abs(full), qPrintable(QString::number(difference)));
   }
+
+  // Gemma 2 and 3 shapes, windows of 7 and 11 (less than a page of 16, not
+  // dividing it): the sliding layers' pages come from a window pool that one
+  // sequence of steps of 16 fills (6 + 16 or 10 + 16 positions: 3 pages), so
+  // a 150-token prompt runs with 3 pages for them instead of 11, and its
+  // logits are those of a roomy cache, where the pool is as large as the
+  // main one. A second turn then reuses its prefix from both pools (the
+  // eleventh main page takes the copy of the partial tenth).
+  void mixedModelsKeepOnlyTheWindowForTheirSlidingLayers_data() {
+    QTest::addColumn<QString>("family");
+    QTest::newRow("gemma2") << QStringLiteral("gemma2 window 7");
+    QTest::newRow("gemma3") << QStringLiteral("gemma3 window 11");
+  }
+
+  void mixedModelsKeepOnlyTheWindowForTheirSlidingLayers() {
+    QFETCH(QString, family);
+    const auto gemma = model(family.toStdString());
+    const std::vector<cache::TokenId> prompt = test::random_tokens(150, 512, 5);
+    kernels::CpuBackend backend;
+    engine::RuntimeOptions tight = options(cache::CacheFormat::FP16);
+    tight.cache_tokens = 176;
+    tight.max_chunk_tokens = 16;
+    tight.max_sequences = 1;
+    engine::ModelRuntime runtime(gemma, backend, tight);
+    QCOMPARE(runtime.cache().num_pages(), 11);
+    QVERIFY(runtime.cache().window_pool());
+    QCOMPARE(runtime.cache().window_pool()->num_pages(), 3);
+    QCOMPARE(runtime.plan().window_pool_pages, std::int64_t(3));
+    const std::vector<int>& windows = gemma->config.sliding_windows;
+    for (std::size_t layer = 0; layer < windows.size(); ++layer) {
+      QCOMPARE(runtime.storage().windowed(layer), windows[layer] > 0);
+      QCOMPARE(runtime.storage().view(layer).layout.num_pages, windows[layer] > 0 ? 3 : 11);
+      QCOMPARE(runtime.plan().modules[layer + 1].cache_bytes,
+               runtime.storage().page_bytes(layer) * (windows[layer] > 0 ? 3 : 11));
+    }
+    const std::vector<float> bounded = runtime.prefill(prompt, false).back();
+    QVERIFY(runtime.cache().check_invariants().empty());
+
+    engine::ModelRuntime roomy(gemma, backend, options(cache::CacheFormat::FP16));
+    QCOMPARE(roomy.cache().window_pool()->num_pages(), roomy.cache().num_pages());
+    const std::vector<float> full = roomy.prefill(prompt, false).back();
+    const float difference = test::max_abs_difference(bounded, full);
+    QVERIFY2(difference <= 1e-4f * test::max_abs(full), qPrintable(QString::number(difference)));
+
+    // The next turn: 144 tokens (9 pages) found in both pools, 6 more copied
+    // from the partial page, 4 new ones computed.
+    std::vector<cache::TokenId> next = prompt;
+    for (const cache::TokenId token : test::random_tokens(4, 512, 6))
+      next.push_back(token);
+    const cache::CacheStats before = runtime.cache().stats();
+    const std::vector<float> reused = runtime.prefill(next, false).back();
+    const cache::CacheStats after = runtime.cache().stats();
+    QCOMPARE(after.computed_tokens - before.computed_tokens, std::int64_t(4));
+    QCOMPARE(after.copied_tokens - before.copied_tokens, std::int64_t(6));
+    engine::ModelRuntime fresh(gemma, backend, options(cache::CacheFormat::FP16));
+    const std::vector<float> computed = fresh.prefill(next, false).back();
+    const float reuse_difference = test::max_abs_difference(reused, computed);
+    QVERIFY2(reuse_difference <= 1e-4f * test::max_abs(computed),
+             qPrintable(QString::number(reuse_difference)));
+  }
+
+  // A turn whose window pages another conversation evicted from the window
+  // pool computes its prefix again, although the main pool still holds it,
+  // and gets a fresh run's logits.
+  void aMixedPrefixWithoutItsWindowIsComputedAgain() {
+    const auto gemma = model("gemma2 window 7");
+    const std::vector<cache::TokenId> first = test::random_tokens(150, 512, 5);
+    kernels::CpuBackend backend;
+    engine::RuntimeOptions tight = options(cache::CacheFormat::FP16);
+    tight.cache_tokens = 320;
+    tight.max_chunk_tokens = 16;
+    tight.max_sequences = 1;
+    engine::ModelRuntime runtime(gemma, backend, tight);
+    QCOMPARE(runtime.cache().window_pool()->num_pages(), 3);
+    runtime.prefill(first, false);
+    runtime.prefill(test::random_tokens(128, 512, 9), false);
+    std::vector<cache::TokenId> next = first;
+    for (const cache::TokenId token : test::random_tokens(4, 512, 6))
+      next.push_back(token);
+    const cache::CacheStats before = runtime.cache().stats();
+    const std::vector<float> recomputed = runtime.prefill(next, false).back();
+    const cache::CacheStats after = runtime.cache().stats();
+    QCOMPARE(after.computed_tokens - before.computed_tokens, std::int64_t(154));
+    QVERIFY(runtime.cache().check_invariants().empty());
+    engine::ModelRuntime fresh(gemma, backend, options(cache::CacheFormat::FP16));
+    const std::vector<float> computed = fresh.prefill(next, false).back();
+    const float difference = test::max_abs_difference(recomputed, computed);
+    QVERIFY2(difference <= 1e-4f * test::max_abs(computed),
+             qPrintable(QString::number(difference)));
+  }
 };
 
 QUIRE_TEST(PrefixReuseTest)

@@ -115,6 +115,9 @@ struct PlacementPlan {
   std::int64_t pages = 0;
   std::int64_t context_tokens = 0;        // pages * page_size: the request rounded up
   std::int64_t model_context_tokens = 0;  // the request's, copied: 0 when it gave none
+  // Pages of the window pool of a mixed model's sliding layers: the
+  // request's window_pool_pages, or `pages` where that is fewer; 0: no pool.
+  std::int64_t window_pool_pages = 0;
 
   // One per requested device, in the request's order, used or not. When the
   // plan does not fit these show the overflow: earlier devices filled in order

@@ -34,6 +34,10 @@ struct ModuleCost {
   // The layer's sliding window in tokens (0: none), which bounds the pages a
   // step of an offloaded layer copies.
   std::int64_t sliding_window = 0;
+  // A mixed model's sliding layer, whose pages come from the window pool:
+  // priced at PlacementRequest::window_pool_pages pages however long the
+  // context (fewer when the context has fewer). Never in host memory.
+  bool in_window_pool = false;
 };
 
 // Host memory for offloaded cache pages.
@@ -97,6 +101,9 @@ struct PlacementRequest {
   // however long it grows (its window and one prefill step, as the page cache
   // counts them: cache::CacheConfig::pages_held_at_most); 0: no window.
   std::int64_t window_pages = 0;
+  // A mixed model's window pool (ModuleCost::in_window_pool): the most pages
+  // it holds, as the runtime sizes it (window_pool_page_cap); 0: no pool.
+  std::int64_t window_pool_pages = 0;
   // In the order the hidden state flows through them.
   std::vector<PlanDevice> devices;
   PlacementPolicy policy;

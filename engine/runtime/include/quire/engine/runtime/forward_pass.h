@@ -51,6 +51,9 @@ class ForwardPass {
     std::int32_t first_position = 0;          // position of tokens[0]
     bool all_logits = false;                  // else only the last token's
     CandidateRequest candidates = {};         // only without all_logits
+    // Its table in the window pool (cache::PageCache::window_page_table),
+    // which the window pool's layers read and write; unused without one.
+    std::span<const cache::PageIndex> window_pages = {};
   };
 
   struct RowCandidates {

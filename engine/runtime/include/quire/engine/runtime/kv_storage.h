@@ -43,6 +43,13 @@ class KvStorage {
     // while one slot's layer computes, the next layer's pages arrive in
     // another. At least 2.
     int staging_slots = 2;
+    // Mixed models (cache::CacheConfig::layer_window): per layer, whether it
+    // takes its pages from the window pool, which has `window_pages` pages.
+    // Such layers read the sequences' window page tables, take part in no
+    // host save, restore or defragmentation, and never live in host memory.
+    // Empty: every layer in the one pool.
+    std::vector<bool> windowed_layers;
+    int window_pages = 0;
   };
 
   KvStorage(kernels::Backend& backend, Config config, std::vector<cache::LayerShape> layers);
@@ -58,9 +65,13 @@ class KvStorage {
   bool calibrated_keys() const;
   bool calibrated_values() const;
 
+  // Whether the layer's pages are the window pool's (Config::windowed_layers).
+  bool windowed(std::size_t layer) const;
+  bool has_window_pool() const { return config_.window_pages > 0; }
   // Allocates the layer's pages on `device`, or in host memory with a
   // staging ring on `device` (the ring is shared by the device's host
-  // layers). Throws DeviceOutOfMemory.
+  // layers). Throws DeviceOutOfMemory; std::invalid_argument for a window
+  // pool's layer in host memory.
   void place_layer(std::size_t layer, int device, PageHome home = PageHome::Device);
   // Moves a placed layer's pages into host memory, contents kept, and frees
   // its device planes: the way out when the device runs short. Nothing
@@ -91,7 +102,8 @@ class KvStorage {
   std::size_t layers() const { return views_.size(); }
   const Config& config() const { return config_; }
 
-  // In the order the cache requires: saves, restores, copies.
+  // In the order the cache requires: saves, restores, copies (the window
+  // pool's layers take only the window copies).
   void execute(const cache::CacheInstructions& instructions);
   void save_to_host(std::span<const cache::HostSave> saves);
   void apply_moves(const cache::DefragPlan& plan);

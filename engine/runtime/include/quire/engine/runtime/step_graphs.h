@@ -16,8 +16,9 @@ namespace quire::engine {
 // the tokens of each sequence (they fix the launch sizes and which rows give
 // logits) and the page-table width.
 struct StepShape {
-  std::vector<int> tokens;  // per sequence
-  int max_pages = 0;        // page_bucket() of the longest page table
+  std::vector<int> tokens;   // per sequence
+  int max_pages = 0;         // page_bucket() of the longest page table
+  int max_window_pages = 0;  // the same of the window pool's tables (0: none)
   auto operator<=>(const StepShape&) const = default;
 };
 
