@@ -60,10 +60,14 @@ std::string describe_modules(const PlacementPlan& plan, int slot) {
 }
 
 std::string verdict(const PlacementPlan& plan) {
-  std::string line = std::string(to_string(plan.mode)) + ", " +
-                     std::to_string(plan.context_tokens) + "-token context (" +
-                     std::to_string(plan.pages) + " pages of " + std::to_string(plan.page_size) +
-                     "): ";
+  std::string line =
+      std::string(to_string(plan.mode)) + ", " + std::to_string(plan.context_tokens) +
+      "-token context (" + std::to_string(plan.pages) + " pages of " +
+      std::to_string(plan.page_size) +
+      (plan.window_pool_pages > 0 ? "; the sliding layers' window pool " +
+                                        std::to_string(plan.window_pool_pages) + " pages"
+                                  : std::string()) +
+      "): ";
   if (!plan.fits) return line + plan.problem;
   line += "fits";
   if (plan.largest_context) {

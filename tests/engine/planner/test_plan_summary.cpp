@@ -27,6 +27,23 @@ class PlanSummaryTest : public QObject {
                  "used\n"));
   }
 
+  // A mixed model: layers 0 and 2 slide, their window pool holds at most 2
+  // pages, so with 4 pages in the main pool their caches are 20 MiB (layers
+  // 0-2: 20 + 40 + 20). At 28 pages device 0 holds the embedding and layers
+  // 0 and 1 (810 of its 900 MiB after scratch) and device 1 layers 2 and 3
+  // and the head (220 + 480 + 200 + 64 = 964 MiB); at 29, 974 MiB.
+  void aWindowPoolIsNamedWithItsPages() {
+    PlacementRequest request = model_a(1024);
+    request.modules[1].in_window_pool = true;
+    request.modules[3].in_window_pool = true;
+    request.window_pool_pages = 2;
+    const std::string text = describe_plan(plan_placement(request));
+    QCOMPARE(text.substr(0, text.find('\n')),
+             std::string("fill in order, 1024-token context (4 pages of 256; the sliding layers' "
+                         "window pool 2 pages): fits; largest context 7168 tokens"));
+    QVERIFY(text.find("layers 0-2 — weights 700 MiB, cache 80 MiB") != std::string::npos);
+  }
+
   void failingPlanShowsTheOverflow() {
     QCOMPARE(
         describe_plan(plan_placement(model_a(8192))),
