@@ -287,7 +287,8 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
                    "Shape of a published model, scaled down: llama-3.1-8b-instruct, "
                    "llama-3.2-3b-instruct, qwen2.5-7b-instruct, qwen2.5-1.5b-instruct, "
                    "mistral-7b-instruct-v0.3, mistral-nemo-instruct-2407, gemma-2-9b-it, "
-                   "gemma-3-4b-it, phi-3.5-mini-instruct, mixtral-8x7b-instruct-v0.1 or "
+                   "gemma-3-4b-it, phi-3.5-mini-instruct, phi-4-mini-instruct, "
+                   "mixtral-8x7b-instruct-v0.1 or "
                    "qwen3-30b-a3b; the other options override it")
       ->type_name("MODEL");
   command

@@ -165,8 +165,9 @@ class MakeModelFamiliesTest : public QObject {
   // no key the published file lacks.
   void likeWritesThePublishedSettings_data() {
     QTest::addColumn<QString>("name");
-    for (const char* name : {"gemma-2-9b-it", "gemma-3-4b-it", "phi-3.5-mini-instruct",
-                             "mixtral-8x7b-instruct-v0.1", "qwen3-30b-a3b"}) {
+    for (const char* name :
+         {"gemma-2-9b-it", "gemma-3-4b-it", "phi-3.5-mini-instruct", "phi-4-mini-instruct",
+          "mixtral-8x7b-instruct-v0.1", "qwen3-30b-a3b"}) {
       QTest::newRow(name) << name;
     }
   }
@@ -184,7 +185,8 @@ class MakeModelFamiliesTest : public QObject {
     for (const char* key :
          {"model_type", "rope_theta", "max_position_embeddings", "rms_norm_eps", "sliding_window",
           "attn_logit_softcapping", "final_logit_softcapping", "num_experts_per_tok",
-          "norm_topk_prob", "original_max_position_embeddings", "cache_implementation"}) {
+          "norm_topk_prob", "original_max_position_embeddings", "partial_rotary_factor",
+          "cache_implementation"}) {
       QVERIFY2(text.value(key) == real_text.value(key), key);
     }
     const QJsonObject scaling = text["rope_scaling"].toObject();

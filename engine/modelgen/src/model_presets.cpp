@@ -7,7 +7,7 @@
 namespace quire::engine::modelgen {
 namespace {
 
-constexpr std::array<std::string_view, 11> kNames = {"llama-3.1-8b-instruct",
+constexpr std::array<std::string_view, 12> kNames = {"llama-3.1-8b-instruct",
                                                      "llama-3.2-3b-instruct",
                                                      "qwen2.5-7b-instruct",
                                                      "qwen2.5-1.5b-instruct",
@@ -16,6 +16,7 @@ constexpr std::array<std::string_view, 11> kNames = {"llama-3.1-8b-instruct",
                                                      "gemma-2-9b-it",
                                                      "gemma-3-4b-it",
                                                      "phi-3.5-mini-instruct",
+                                                     "phi-4-mini-instruct",
                                                      "mixtral-8x7b-instruct-v0.1",
                                                      "qwen3-30b-a3b"};
 
@@ -171,6 +172,21 @@ RandomModelSpec preset_spec(std::string_view name) {
     spec.rope_scaling = {RopeScalingSpec::Type::LongRope, 1.0, 4096};
     spec.max_position_embeddings = 131072;
     spec.tie_embeddings = false;
+    spec.bos_id = 1;
+    spec.eos_ids = {2};
+  } else if (name == "phi-4-mini-instruct") {
+    // 3072 hidden, 24 / 8 heads of 128 with RoPE on three quarters of each,
+    // MLP 8192, longrope over 4096 original positions to 131072, a window
+    // wider than that: tied.
+    spec = base("phi3");
+    spec.hidden = 192;
+    spec.heads = 3;
+    spec.kv_heads = 1;
+    spec.intermediate = 512;
+    spec.partial_rotary_factor = 0.75;
+    spec.rope_scaling = {RopeScalingSpec::Type::LongRope, 1.0, 4096};
+    spec.max_position_embeddings = 131072;
+    spec.tie_embeddings = true;
     spec.bos_id = 1;
     spec.eos_ids = {2};
   } else if (name == "mixtral-8x7b-instruct-v0.1") {

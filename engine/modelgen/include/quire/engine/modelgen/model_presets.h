@@ -21,9 +21,9 @@ namespace quire::engine::modelgen {
 // llama-3.1-8b-instruct, llama-3.2-3b-instruct, qwen2.5-7b-instruct,
 // qwen2.5-1.5b-instruct, mistral-7b-instruct-v0.3, mistral-nemo-instruct-2407,
 // gemma-2-9b-it, gemma-3-4b-it (with its vision tower), phi-3.5-mini-instruct,
-// mixtral-8x7b-instruct-v0.1 and qwen3-30b-a3b (fewer experts than
-// published). For any other published model, spec_from_published_config()
-// reads its config.json.
+// phi-4-mini-instruct, mixtral-8x7b-instruct-v0.1 and qwen3-30b-a3b (fewer
+// experts than published). For any other published model,
+// spec_from_published_config() reads its config.json.
 std::span<const std::string_view> preset_names();
 
 // Throws std::invalid_argument naming "like" and the known names.
