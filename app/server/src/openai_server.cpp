@@ -94,7 +94,7 @@ struct OpenAiServer::Impl {
   ServedModel model;
   engine::ChatFormat format;
   const engine::Tokenizer& tokenizer;
-  EngineHost& engine;
+  JobHost& engine;
   std::int64_t created = unix_seconds();
   httplib::Server http;
   // The listening socket, from httplib's socket options; bind() lengthens its
@@ -107,7 +107,7 @@ struct OpenAiServer::Impl {
   ReplyMemory replies;
 
   Impl(ServerOptions options_in, ServedModel model_in, engine::ChatFormat format_in,
-       const engine::Tokenizer& tokenizer_in, EngineHost& engine_in)
+       const engine::Tokenizer& tokenizer_in, JobHost& engine_in)
       : options(std::move(options_in)),
         model(std::move(model_in)),
         format(std::move(format_in)),
@@ -351,7 +351,7 @@ struct OpenAiServer::Impl {
 };
 
 OpenAiServer::OpenAiServer(ServerOptions options, ServedModel model, engine::ChatFormat format,
-                           const engine::Tokenizer& tokenizer, EngineHost& engine)
+                           const engine::Tokenizer& tokenizer, JobHost& engine)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(model), std::move(format),
                                    tokenizer, engine)) {
   httplib::Server& http = impl_->http;
@@ -396,6 +396,10 @@ int OpenAiServer::bind() {
 
 void OpenAiServer::run() {
   impl_->http.listen_after_bind();
+}
+
+bool OpenAiServer::running() const {
+  return impl_->http.is_running();
 }
 
 void OpenAiServer::stop() {

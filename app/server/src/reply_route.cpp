@@ -75,7 +75,7 @@ void answer_whole(httplib::Response& response, ReplyChannel& channel, const Repl
 
 // State shared by the stream's provider calls and its releaser.
 struct StreamState {
-  EngineHost* engine = nullptr;
+  JobHost* engine = nullptr;
   std::shared_ptr<ReplyChannel> channel;
   ReplyContext context;
   RequestNote* note = nullptr;
@@ -152,7 +152,7 @@ bool provide(StreamState& state, httplib::DataSink& sink) {
 
 }  // namespace
 
-void answer(httplib::Response& response, EngineHost& engine, std::shared_ptr<ReplyChannel> channel,
+void answer(httplib::Response& response, JobHost& engine, std::shared_ptr<ReplyChannel> channel,
             ReplyContext context, RequestNote& note) {
   if (!context.stream) {
     answer_whole(response, *channel, context, note);

@@ -7,7 +7,7 @@
 #include <functional>
 #include <memory>
 
-#include "quire/server/engine_host.h"
+#include "quire/server/job_host.h"
 #include "quire/server/openai_response.h"
 
 namespace httplib {
@@ -40,7 +40,7 @@ struct RequestNote {
 // Fills `response` with the reply. Streaming: the provider writes as text
 // arrives and cancels the job when the client goes away. `note` must stay
 // valid until the response is written (it lives on the handler's thread).
-void answer(httplib::Response& response, EngineHost& engine, std::shared_ptr<ReplyChannel> channel,
+void answer(httplib::Response& response, JobHost& engine, std::shared_ptr<ReplyChannel> channel,
             ReplyContext context, RequestNote& note);
 
 }  // namespace quire::server::detail

@@ -19,7 +19,7 @@
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 #include "quire/server/completion_job.h"
-#include "quire/server/engine_host.h"
+#include "quire/server/job_host.h"
 
 namespace quire::server {
 
@@ -51,7 +51,7 @@ class OpenAiServer {
  public:
   // The tokenizer and the engine must outlive the server.
   OpenAiServer(ServerOptions options, ServedModel model, engine::ChatFormat format,
-               const engine::Tokenizer& tokenizer, EngineHost& engine);
+               const engine::Tokenizer& tokenizer, JobHost& engine);
   ~OpenAiServer();
   OpenAiServer(const OpenAiServer&) = delete;
   OpenAiServer& operator=(const OpenAiServer&) = delete;
@@ -61,6 +61,9 @@ class OpenAiServer {
   int bind();
   // Serves until stop(); then the connections close.
   void run();
+  // Whether run() serves yet: a stop() that comes before has nothing to stop,
+  // so a caller that may stop soon after starting waits for this first.
+  bool running() const;
   // From any thread.
   void stop();
 

@@ -114,6 +114,9 @@ class Generator {
   bool idle() const { return queue_.empty() && running_.empty(); }
   std::size_t queued() const { return queue_.size(); }
   std::size_t running() const { return running_.size(); }
+  // Whether job `id` is in the batch now: admitted, not waiting in the queue
+  // nor ended (a cancelled job is until the next step).
+  bool is_running(JobId id) const;
   // Tokens sampled since the generator was made, over all jobs: the memory
   // panel's tokens-per-second chart differentiates it between snapshots.
   std::int64_t sampled_tokens() const { return sampled_tokens_; }

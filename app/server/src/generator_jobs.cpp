@@ -1,0 +1,156 @@
+#include "quire/server/generator_jobs.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace quire::server {
+
+GeneratorJobs::GeneratorJobs(std::size_t max_jobs, std::function<void()> wake)
+    : max_jobs_(max_jobs), wake_(std::move(wake)) {}
+
+GeneratorJobs::~GeneratorJobs() = default;
+
+std::shared_ptr<ReplyChannel> GeneratorJobs::submit(engine::JobRequest request, int choices) {
+  if (choices < 1) return nullptr;
+  auto channel = std::make_shared<ReplyChannel>(choices);
+  const auto jobs = static_cast<std::size_t>(choices);
+  {
+    const std::lock_guard lock(mutex_);
+    if (closed_ || in_flight_ + jobs > max_jobs_) return nullptr;
+    in_flight_ += jobs;
+    stats_.waiting += jobs;
+    incoming_.push_back({std::move(request), channel});
+  }
+  if (wake_) wake_();
+  return channel;
+}
+
+void GeneratorJobs::cancel(const std::shared_ptr<ReplyChannel>& channel) {
+  {
+    const std::lock_guard lock(mutex_);
+    cancels_.push_back(channel);
+  }
+  if (wake_) wake_();
+}
+
+EngineStats GeneratorJobs::stats() const {
+  const std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void GeneratorJobs::close() {
+  const std::lock_guard lock(mutex_);
+  closed_ = true;
+}
+
+bool GeneratorJobs::pending() const {
+  const std::lock_guard lock(mutex_);
+  return !incoming_.empty() || !cancels_.empty();
+}
+
+void GeneratorJobs::take(engine::Generator& generator) {
+  std::vector<Submission> incoming;
+  std::vector<std::shared_ptr<ReplyChannel>> cancels;
+  {
+    const std::lock_guard lock(mutex_);
+    incoming.swap(incoming_);
+    cancels.swap(cancels_);
+  }
+  for (Submission& submission : incoming)
+    start(std::move(submission), generator);
+  for (const std::shared_ptr<ReplyChannel>& channel : cancels) {
+    if (const auto hosted = jobs_.find(channel.get()); hosted != jobs_.end()) {
+      for (const engine::JobId id : hosted->second.jobs)
+        generator.cancel(id);
+    }
+  }
+}
+
+void GeneratorJobs::start(Submission submission, engine::Generator& generator) {
+  ReplyChannel* channel = submission.channel.get();
+  engine::JobRequest& request = submission.request;
+  // The callbacks run on the owning thread, after the jobs are recorded below.
+  request.on_text = [this, channel](engine::JobId id, std::string_view text) {
+    const auto hosted = jobs_.find(channel);
+    if (hosted == jobs_.end()) return;
+    const std::vector<engine::JobId>& jobs = hosted->second.jobs;
+    if (const auto job = std::ranges::find(jobs, id); job != jobs.end()) {
+      channel->push_text(static_cast<int>(job - jobs.begin()), text);
+    }
+  };
+  // The channel stays alive while the generator holds a job of it.
+  request.on_done = [this, keep = submission.channel](const engine::JobResult& result) {
+    keep->finish(result.alternative, result);
+    const auto hosted = jobs_.find(keep.get());
+    // Abandoned: counted out already.
+    if (hosted == jobs_.end()) return;
+    bool request_ended = false;
+    if (--hosted->second.unfinished == 0) {
+      jobs_.erase(hosted);
+      request_ended = true;
+    }
+    const std::lock_guard lock(mutex_);
+    --in_flight_;
+    if (request_ended) ++stats_.requests;
+  };
+  const int choices = channel->choices();
+  HostedRequest& hosted = jobs_[channel];
+  hosted.unfinished = static_cast<std::size_t>(choices);
+  if (choices == 1) {
+    hosted.jobs = {generator.submit(std::move(request))};
+  } else {
+    hosted.jobs = generator.submit_alternatives(std::move(request), choices);
+  }
+}
+
+void GeneratorJobs::cancel_all(engine::Generator& generator) {
+  for (const auto& [channel, hosted] : jobs_) {
+    for (const engine::JobId id : hosted.jobs)
+      generator.cancel(id);
+  }
+}
+
+void GeneratorJobs::end_with_error(const std::string& why) {
+  for (const auto& [channel, hosted] : jobs_) {
+    for (std::size_t choice = 0; choice < hosted.jobs.size(); ++choice) {
+      engine::JobResult result;
+      result.id = hosted.jobs[choice];
+      result.alternative = static_cast<int>(choice);
+      result.stop_reason = engine::StopReason::Error;
+      result.error = why;
+      channel->finish(static_cast<int>(choice), std::move(result));
+    }
+  }
+}
+
+void GeneratorJobs::fail_all(engine::Generator& generator, const std::string& why) {
+  cancel_all(generator);
+  end_with_error(why);
+  // The count of jobs in flight waits for their on_done.
+}
+
+void GeneratorJobs::abandon(const std::string& why) {
+  end_with_error(why);
+  std::size_t unfinished = 0;
+  for (const auto& [channel, hosted] : jobs_)
+    unfinished += hosted.unfinished;
+  jobs_.clear();
+  const std::lock_guard lock(mutex_);
+  in_flight_ -= std::min(unfinished, in_flight_);
+}
+
+void GeneratorJobs::publish(engine::Generator& generator) {
+  EngineStats stats;
+  for (const auto& [channel, hosted] : jobs_) {
+    stats.running += static_cast<std::size_t>(std::ranges::count_if(
+        hosted.jobs, [&](engine::JobId id) { return generator.is_running(id); }));
+  }
+  stats.cache = generator.runtime().cache().stats();
+  stats.sampled_tokens = generator.sampled_tokens();
+  const std::lock_guard lock(mutex_);
+  stats.waiting = in_flight_ >= stats.running ? in_flight_ - stats.running : 0;
+  stats.requests = stats_.requests;
+  stats_ = std::move(stats);
+}
+
+}  // namespace quire::server
