@@ -114,6 +114,11 @@ QList<SettingsProblem> AppSettings::setEngineSettings(const ui::EngineSettings& 
   return normalize();
 }
 
+QList<SettingsProblem> AppSettings::setServerSettings(const ui::ServerSettings& settings) {
+  server = settings;
+  return normalize();
+}
+
 void AppSettings::rememberModel(const QString& directory) {
   if (directory.isEmpty()) return;
   engine.recent_models.removeAll(directory);

@@ -326,6 +326,11 @@ std::vector<SettingRow> make_rows() {
       text_row("chat/system_prompt", QUIRE_FIELD(engine.system_prompt), QString()),
       text_row("chat/prompt_format", QUIRE_FIELD(engine.prompt_format), QStringLiteral("auto"),
                Empty::Refused),
+      // The OpenAI-compatible server inside the application: off unless
+      // asked for, on quire-cli serve's port.
+      boolean_row("server/enabled", QUIRE_FIELD(server.enabled), false),
+      integer_row("server/port", QUIRE_FIELD(server.port), limits::kDefaultServerPort,
+                  limits::kServerPort),
       // Window.
       bytes_row("window/geometry", QUIRE_FIELD(window.geometry)),
       bytes_row("window/state", QUIRE_FIELD(window.state)),

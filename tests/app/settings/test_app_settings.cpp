@@ -41,6 +41,7 @@ AppSettings every_value_changed(const QString& path) {
   e.system_prompt =
       QStringLiteral("Line one; \"quoted\"\n\tLine two = two, [three]\n# not a comment");
   e.prompt_format = QStringLiteral("llama3");
+  s.server = {true, 18642};
   s.window.geometry = QByteArray("\x01\xd9\xd0\xcb\x00\x03", 6);
   s.window.state = QByteArray(64, '\0');
   s.window.splitter = QByteArrayLiteral("splitter=state, with comma");
@@ -96,6 +97,8 @@ class TestAppSettings : public QObject {
     QVERIFY(s.preferences.show_memory_panel);
     QVERIFY(s.preferences.send_with_enter);
     QCOMPARE(s.preferences.last_chat, QString());
+    QVERIFY(!s.server.enabled);
+    QCOMPARE(s.server.port, 8642);
     QCOMPARE(s, AppSettings());
   }
 
@@ -106,7 +109,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 32);
+    QCOMPARE(keys.size(), 34);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);
@@ -144,6 +147,7 @@ class TestAppSettings : public QObject {
     QCOMPARE(read.engine.sampling, written.engine.sampling);
     QCOMPARE(read.window, written.window);
     QCOMPARE(read.preferences, written.preferences);
+    QCOMPARE(read.server, written.server);
     QVERIFY(read == written);
   }
 
@@ -174,8 +178,9 @@ class TestAppSettings : public QObject {
     QFile file(path_);
     QVERIFY(file.open(QIODevice::ReadOnly));
     const QByteArray text = file.readAll();
-    for (const char* line : {"cache_format=q6", "reserve_mib=384.5", "split=manual",
-                             "format_version=1", "temperature=0.65"}) {
+    for (const char* line :
+         {"cache_format=q6", "reserve_mib=384.5", "split=manual", "format_version=1",
+          "temperature=0.65", "[server]\nenabled=true\nport=18642\n"}) {
       QVERIFY2(text.contains(line), line);
     }
   }
@@ -229,6 +234,40 @@ class TestAppSettings : public QObject {
     QCOMPARE(s.engine.max_context, 8192);
     QCOMPARE(s.engine.backend, QStringLiteral("auto"));
     QCOMPARE(s.engine.devices, (QList<int>{0, 2}));  // tidied, not refused
+  }
+
+  void serverPortsOutsideTheRangeAreReplaced_data() {
+    QTest::addColumn<QString>("stored");
+    QTest::addColumn<QString>("reason");
+    QTest::newRow("privileged") << QStringLiteral("80")
+                                << QStringLiteral("is outside 1024 to 65535");
+    QTest::newRow("beyond") << QStringLiteral("70000")
+                            << QStringLiteral("is outside 1024 to 65535");
+    QTest::newRow("text") << QStringLiteral("http") << QStringLiteral("is not a whole number");
+  }
+
+  void serverPortsOutsideTheRangeAreReplaced() {
+    QFETCH(QString, stored);
+    QFETCH(QString, reason);
+    QFile file(path_);
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    file.write("[server]\nenabled=true\nport=" + stored.toUtf8() + "\n");
+    file.close();
+    AppSettings read(path_);
+    const QList<SettingsProblem> problems = read.load();
+    QCOMPARE(problems.size(), 1);
+    QCOMPARE(problems.at(0).key, QStringLiteral("server/port"));
+    QCOMPARE(problems.at(0).reason, reason);
+    QVERIFY(read.server.enabled);
+    QCOMPARE(read.server.port, 8642);
+
+    AppSettings set(path_);
+    const QList<SettingsProblem> refused = set.setServerSettings({true, 1023});
+    QCOMPARE(refused.size(), 1);
+    QCOMPARE(refused.at(0).key, QStringLiteral("server/port"));
+    QCOMPARE(set.server, (quire::ui::ServerSettings{true, 8642}));
+    QVERIFY(set.setServerSettings({true, 1024}).isEmpty());
+    QCOMPARE(set.server.port, 1024);
   }
 
   void rememberModel() {

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "quire/app/host_cache_default.h"
+#include "quire/ui/server_settings.h"
 #include "quire/ui/settings_data.h"
 
 namespace quire::app {
@@ -66,6 +67,7 @@ class AppSettings {
   explicit AppSettings(QString file_path);
 
   ui::EngineSettings engine;
+  ui::ServerSettings server;
   WindowState window;
   UiPreferences preferences;
 
@@ -93,12 +95,17 @@ class AppSettings {
   ui::EngineSettings engineSettings() const { return engine; }
   QList<SettingsProblem> setEngineSettings(const ui::EngineSettings& settings);
 
+  // The server settings, checked as when loading (a port outside
+  // limits::kServerPort becomes the default, reported).
+  QList<SettingsProblem> setServerSettings(const ui::ServerSettings& settings);
+
   // Puts `directory` first in the recent models, once, keeping the list short.
   void rememberModel(const QString& directory);
 
   // Values only: where they are stored does not count.
   friend bool operator==(const AppSettings& a, const AppSettings& b) {
-    return a.engine == b.engine && a.window == b.window && a.preferences == b.preferences;
+    return a.engine == b.engine && a.server == b.server && a.window == b.window &&
+           a.preferences == b.preferences;
   }
 
  private:

@@ -40,6 +40,9 @@ inline constexpr RealRange kTopP{0, 1, 2};
 inline constexpr RealRange kMinP{0, 1, 2};
 inline constexpr RealRange kRepetitionPenalty{1, 3, 2};
 inline constexpr IntRange kTopK{0, 1000};
+// The application's server: ports below 1024 need privileges it should not have.
+inline constexpr IntRange kServerPort{1024, 65535};
+inline constexpr int kDefaultServerPort = 8642;  // quire-cli serve's default too
 
 }  // namespace limits
 
