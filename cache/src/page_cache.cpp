@@ -388,6 +388,22 @@ CacheStats PageCache::stats() const {
     device->allocated_bytes += page_bytes * config_.num_pages;
     device->content_bytes += page_bytes * content_pages;
   }
+  // The bytes on each device are the whole cache's: the window pool's
+  // layers are there too.
+  if (window_pool_) {
+    for (const DeviceCacheBytes& pooled : window_pool_->stats().devices) {
+      auto device =
+          std::find_if(stats.devices.begin(), stats.devices.end(),
+                       [&](const DeviceCacheBytes& d) { return d.device == pooled.device; });
+      if (device == stats.devices.end()) {
+        stats.devices.push_back(pooled);
+        continue;
+      }
+      device->layers += pooled.layers;
+      device->allocated_bytes += pooled.allocated_bytes;
+      device->content_bytes += pooled.content_bytes;
+    }
+  }
   std::sort(
       stats.devices.begin(), stats.devices.end(),
       [](const DeviceCacheBytes& a, const DeviceCacheBytes& b) { return a.device < b.device; });

@@ -24,9 +24,10 @@
 //
 // The window pool has no host tier (its pages are few and short-lived) and
 // is never defragmented; host saves, restores, defragmentation and the
-// statistics of this cache concern the global layers only (the window pool's
-// own statistics are window_pool()->stats()). A model that is not mixed has
-// no window pool and takes none of these paths.
+// page and token counts of this cache's statistics concern the global
+// layers only (the window pool's own are window_pool()->stats()), while
+// CacheStats::devices counts the bytes of both pools on each device. A model
+// that is not mixed has no window pool and takes none of these paths.
 
 #include <stdexcept>
 

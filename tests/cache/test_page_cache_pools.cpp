@@ -180,20 +180,27 @@ class PageCachePoolsTest : public QObject {
     QUIRE_VERIFY_INVARIANTS(cache);
   }
 
+  // Each pool counts its own layers' bytes; the cache's statistics count
+  // both on each device (what the memory panel shows per device).
   void eachPoolCountsTheBytesOfItsOwnLayers() {
     PageCache cache(mixed(10, 3));
     cache.place_layer(0, 0);
     cache.place_layer(1, 0);
     cache.place_layer(2, 1);
-    const CacheStats main = cache.stats();
-    QCOMPARE(main.devices.size(), std::size_t(1));
-    QCOMPARE(main.devices[0].layers, 1);
     const std::int64_t page = format_info(CacheFormat::FP16).page_bytes({2, 8}, 8).total();
-    QCOMPARE(main.devices[0].allocated_bytes, 10 * page);
     const CacheStats window = cache.window_pool()->stats();
     QCOMPARE(window.devices.size(), std::size_t(2));
     QCOMPARE(window.devices[0].allocated_bytes, 3 * page);
     QCOMPARE(window.devices[1].allocated_bytes, 3 * page);
+    QCOMPARE(window.total_pages, 3);
+    const CacheStats all = cache.stats();
+    QCOMPARE(all.total_pages, 10);
+    QCOMPARE(all.devices,
+             (std::vector<DeviceCacheBytes>{{0, 2, 13 * page, 0}, {1, 1, 3 * page, 0}}));
+    ShadowEngine engine(cache);
+    run_turn(cache, engine, run_of(20, 1));  // 3 main pages, 3 window pages
+    QCOMPARE(cache.stats().devices, (std::vector<DeviceCacheBytes>{{0, 2, 13 * page, 6 * page},
+                                                                   {1, 1, 3 * page, 3 * page}}));
   }
 
   void settingsOutOfRangeAreRefused() {
