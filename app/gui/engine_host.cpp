@@ -17,6 +17,7 @@ EngineHost::EngineHost(QObject* parent) : QObject(parent) {
   connect(this, &EngineHost::stopRequested, worker_, &EngineWorker::stopReply);
   connect(this, &EngineHost::forgetRequested, worker_, &EngineWorker::forgetChat);
   connect(this, &EngineHost::snapshotRequested, worker_, &EngineWorker::publishSnapshot);
+  connect(this, &EngineHost::serverRequested, worker_, &EngineWorker::setServer);
 
   connect(worker_, &EngineWorker::loadProgress, this, &EngineHost::onLoadProgress);
   connect(worker_, &EngineWorker::modelLoaded, this, &EngineHost::onModelLoaded);
@@ -28,6 +29,10 @@ EngineHost::EngineHost(QObject* parent) : QObject(parent) {
   connect(worker_, &EngineWorker::snapshotReady, this, &EngineHost::snapshotReady);
   connect(worker_, &EngineWorker::busyChanged, this, &EngineHost::onBusyChanged);
   connect(worker_, &EngineWorker::memoryRecovered, this, &EngineHost::memoryRecovered);
+  connect(worker_, &EngineWorker::serverStatus, this, [this](const ui::ServerStatusView& status) {
+    server_ = status;
+    emit serverStatus(status);
+  });
   thread_.start();
 }
 
@@ -80,6 +85,10 @@ void EngineHost::forgetChat(qint64 chat_id) {
 
 void EngineHost::requestSnapshot() {
   emit snapshotRequested();
+}
+
+void EngineHost::configureServer(const ui::ServerSettings& settings) {
+  emit serverRequested(settings);
 }
 
 void EngineHost::onLoadProgress(quint64 id, qint64 done, qint64 total) {

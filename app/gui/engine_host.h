@@ -43,6 +43,9 @@ class EngineHost : public QObject {
   void stopReply(qint64 reply_id);
   void forgetChat(qint64 chat_id);
   void requestSnapshot();
+  // Settings → Server; serverStatus answers.
+  void configureServer(const ui::ServerSettings& settings);
+  const ui::ServerStatusView& serverState() const { return server_; }
 
  signals:
   void loadStarted(const QString& directory);
@@ -59,6 +62,9 @@ class EngineHost : public QObject {
   void busyChanged(bool busy);
   // Memory ran short in a step and replies went on (EngineWorker::memoryRecovered).
   void memoryRecovered(const QString& text);
+  // The server inside the application started, stopped, could not start, or
+  // its requests in flight changed.
+  void serverStatus(const quire::ui::ServerStatusView& status);
 
   // To the worker (queued: it lives on the engine thread).
   void loadRequested(const quire::gui::LoadRequest& request);
@@ -67,6 +73,7 @@ class EngineHost : public QObject {
   void stopRequested(qint64 reply_id);
   void forgetRequested(qint64 chat_id);
   void snapshotRequested();
+  void serverRequested(const quire::ui::ServerSettings& settings);
 
  private:
   struct PendingLoad {
@@ -87,6 +94,7 @@ class EngineHost : public QObject {
   std::optional<PendingLoad> loading_;
   std::optional<ModelInfo> model_;
   bool busy_ = false;
+  ui::ServerStatusView server_;
 };
 
 }  // namespace quire::gui

@@ -33,6 +33,8 @@ void register_engine_message_types() {
   qRegisterMetaType<EngineFailure>("quire::gui::EngineFailure");
   qRegisterMetaType<ReplyRequest>("quire::gui::ReplyRequest");
   qRegisterMetaType<ReplyOutcome>("quire::gui::ReplyOutcome");
+  qRegisterMetaType<ui::ServerSettings>("quire::ui::ServerSettings");
+  qRegisterMetaType<ui::ServerStatusView>("quire::ui::ServerStatusView");
   ui::registerMemoryViewMetaTypes();
 }
 

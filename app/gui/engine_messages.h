@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "quire/app/store/chat_types.h"
+#include "quire/ui/server_settings.h"
 #include "quire/ui/settings_data.h"
 
 namespace quire::gui {

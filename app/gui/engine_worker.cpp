@@ -3,10 +3,12 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "app_server.h"
 #include "backend_choice.h"
 #include "conversation_book.h"
 #include "demo_model_text.h"
 #include "engine_failure.h"
+#include "engine_worker_loaded.h"
 #include "memory_snapshot.h"
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/vocabulary_check.h"
@@ -18,24 +20,6 @@
 #include "runtime_settings.h"
 
 namespace quire::gui {
-
-// Declared in the order they are built; destroyed in reverse, so the
-// generator goes before the runtime it steps and the backend goes last.
-struct EngineWorker::Loaded {
-  std::unique_ptr<kernels::Backend> backend;
-  std::shared_ptr<const engine::ModelDescription> model;
-  std::unique_ptr<engine::Tokenizer> tokenizer;
-  std::unique_ptr<engine::ModelRuntime> runtime;
-  // The book of each prompt format setting in use ("auto", "chatml", ...): a
-  // chat may set its own, and chats of different formats generate together.
-  std::map<QString, std::unique_ptr<ConversationBook>> books;
-  std::unique_ptr<engine::Generator> generator;
-  engine::GeneratorConfig generator_config;
-  ModelInfo info;
-  // What it was loaded with: a switch to another model that fails loads it
-  // again from this.
-  LoadRequest request;
-};
 
 namespace {
 
@@ -109,7 +93,9 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
   since_snapshot_.start();
 }
 
-EngineWorker::~EngineWorker() = default;
+EngineWorker::~EngineWorker() {
+  stopServer();
+}
 
 // ---- loading ----
 
@@ -203,6 +189,7 @@ void EngineWorker::loadModel(const LoadRequest& request) {
   memory_reported_ = engine::MemoryRecoveries::Action::None;
   emit modelLoaded(request.id, loaded_->info);
   publishSnapshot();
+  startServer();
 }
 
 void EngineWorker::restore(LoadRequest previous, EngineFailure& failure) {
@@ -223,10 +210,12 @@ void EngineWorker::restore(LoadRequest previous, EngineFailure& failure) {
       QStringLiteral("Quire loaded %1 again with its earlier settings.").arg(loaded_->info.name));
   emit modelRestored(loaded_->info);
   publishSnapshot();
+  startServer();
 }
 
 void EngineWorker::unloadModel() {
   if (!loaded_) return;
+  stopServer();
   endAllReplies();
   loaded_.reset();
   emit modelUnloaded();
@@ -380,6 +369,7 @@ void EngineWorker::schedulePump() {
 void EngineWorker::pump() {
   pump_queued_ = false;
   if (!loaded_) return;
+  takeServerJobs();
   bool more = false;
   try {
     more = loaded_->generator->step();
@@ -392,6 +382,7 @@ void EngineWorker::pump() {
     recoverFromStepFailure(failure_from(std::current_exception()));
     more = false;
   }
+  publishServerStatus();
   if (more) {
     if (since_snapshot_.elapsed() >= kSnapshotIntervalMs) publishSnapshot();
     schedulePump();
@@ -410,6 +401,8 @@ void EngineWorker::recoverFromStepFailure(const EngineFailure& failure) {
   Loaded& loaded = *loaded_;
   const std::map<engine::JobId, Active> failed = std::move(active_);
   active_.clear();
+  // API requests end with the failure too; their jobs go with the generator.
+  if (server_) server_->jobs().abandon(failure.text().toStdString());
   loaded.generator.reset();
   for (const cache::SequenceId sequence : loaded.runtime->cache().sequences())
     loaded.runtime->cache().release_after_failure(sequence);

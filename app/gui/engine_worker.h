@@ -10,6 +10,12 @@
 // event loop, one step per event, so requests and stops that arrive meanwhile
 // are seen between two steps. While it is busy it publishes a memory snapshot
 // a few times a second.
+//
+// When Settings → Server is on, the worker also runs the OpenAI-compatible
+// server for the loaded model (AppServer): API requests become jobs of the
+// same generator, taken between two steps, so they share the chats' batches
+// and prefix cache. The server starts after a model loads and stops (its
+// requests ended) before the model is unloaded or replaced.
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -23,6 +29,7 @@
 
 namespace quire::gui {
 
+class AppServer;
 class ConversationBook;
 
 class EngineWorker : public QObject {
@@ -49,6 +56,9 @@ class EngineWorker : public QObject {
   // The chat was deleted or edited: its conversation is built again next time.
   void forgetChat(qint64 chat_id);
   void publishSnapshot();
+  // Settings → Server. Starts, stops or moves the server as they say; it
+  // serves only while a model is loaded.
+  void setServer(const quire::ui::ServerSettings& settings);
 
  signals:
   void loadProgress(quint64 load_id, qint64 done, qint64 total);
@@ -65,6 +75,9 @@ class EngineWorker : public QObject {
   // in a sentence for the status bar. Sent once per model for each kind of
   // measure (running again, running fewer at once, ending a reply).
   void memoryRecovered(const QString& text);
+  // The server started, stopped, failed to start, or its requests in flight
+  // changed.
+  void serverStatus(const quire::ui::ServerStatusView& status);
 
  private:
   struct Loaded;
@@ -90,6 +103,13 @@ class EngineWorker : public QObject {
   std::unique_ptr<Loaded> prepare(const LoadRequest& request);
   void complete(Loaded& loaded);
   void restore(LoadRequest previous, EngineFailure& failure);
+  // The server (engine_worker_server.cpp).
+  void startServer();
+  // Refuses new requests, ends those in flight (cancelled) and closes the port.
+  void stopServer();
+  // Requests and cancellations that came in since the last step.
+  void takeServerJobs();
+  void publishServerStatus();
 
   std::unique_ptr<Loaded> loaded_;
   std::map<engine::JobId, Active> active_;
@@ -100,6 +120,10 @@ class EngineWorker : public QObject {
   // The most the generator has had to do about memory that the user was told.
   engine::MemoryRecoveries::Action memory_reported_ = engine::MemoryRecoveries::Action::None;
   QElapsedTimer since_snapshot_;
+  ui::ServerSettings server_settings_;
+  std::unique_ptr<AppServer> server_;
+  QString server_failure_;  // why the server could not start
+  ui::ServerStatusView server_status_;
 };
 
 }  // namespace quire::gui

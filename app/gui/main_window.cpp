@@ -24,6 +24,7 @@
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
 #include "quire/ui/memory_panel.h"
+#include "quire/ui/server_panel.h"
 #include "quire/ui/settings_panel.h"
 #include "quire/ui/status_line.h"
 #include "quire/ui/welcome_view.h"
@@ -57,7 +58,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   settings_panel_ = new ui::SettingsPanel(app::cache_format_choices(), settings_dialog_);
   auto* dialog_layout = new QVBoxLayout(settings_dialog_);
   dialog_layout->setContentsMargins(0, 0, 0, 0);
-  dialog_layout->addWidget(settings_panel_);
+  dialog_layout->addWidget(settings_panel_, 1);
+  server_panel_ = new ui::ServerPanel(settings_dialog_);
+  dialog_layout->addWidget(server_panel_);
   settings_dialog_->resize(settings_panel_->sizeHint().expandedTo(QSize(1180, 800)));
 
   buildMenus();

@@ -27,6 +27,7 @@ class ChatListWidget;
 class ChatView;
 class InputBox;
 class MemoryPanel;
+class ServerPanel;
 class SettingsPanel;
 class StatusLine;
 class WelcomeView;
@@ -47,6 +48,8 @@ class MainWindow : public QMainWindow {
   ui::WelcomeView* welcome() const { return welcome_; }
   ui::MemoryPanel* memoryPanel() const { return memory_panel_; }
   ui::SettingsPanel* settingsPanel() const { return settings_panel_; }
+  // Settings → Server, below the engine settings in the same dialog.
+  ui::ServerPanel* serverPanel() const { return server_panel_; }
   QDialog* settingsDialog() const { return settings_dialog_; }
   QDockWidget* memoryDock() const { return memory_dock_; }
   QSplitter* splitter() const { return splitter_; }
@@ -106,6 +109,7 @@ class MainWindow : public QMainWindow {
   ui::WelcomeView* welcome_ = nullptr;
   ui::MemoryPanel* memory_panel_ = nullptr;
   ui::SettingsPanel* settings_panel_ = nullptr;
+  ui::ServerPanel* server_panel_ = nullptr;
   QDialog* settings_dialog_ = nullptr;
   QDockWidget* memory_dock_ = nullptr;
   QSplitter* splitter_ = nullptr;

@@ -26,6 +26,7 @@
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
 #include "quire/ui/memory_panel.h"
+#include "quire/ui/server_panel.h"
 #include "quire/ui/settings_panel.h"
 #include "quire/ui/status_line.h"
 #include "quire/ui/welcome_view.h"
@@ -104,6 +105,7 @@ QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
   wireSettings();
   wireWelcome();
   wireEngine();
+  wireServer();
   wireFiles();
   fill_help_menu(*window_->helpMenu(), *window_, [this] { return aboutFacts(); });
   connect(&sample_timer_, &QTimer::timeout, this, &QuireApplication::takeSample);
@@ -180,6 +182,9 @@ void QuireApplication::start() {
   panel.setSettings(settings_.engine);
   panel.setPlan(pricer_->price(settings_.engine));
   chats_->setEngineSettings(settings_.engine);
+  // Before any load: the worker starts the server once the model is in.
+  window_->serverPanel()->setSettings(settings_.server);
+  host_->configureServer(settings_.server);
   window_->welcome()->setDemoAvailable(!options_.demo_model.isEmpty());
   window_->demoAction()->setEnabled(!options_.demo_model.isEmpty());
 
@@ -398,6 +403,33 @@ void QuireApplication::wireEngine() {
   // state is, for long enough to be read.
   connect(&host, &EngineHost::memoryRecovered, this, [this](const QString& text) {
     window_->statusBar()->showMessage(text, kMemoryMessageMs);
+  });
+}
+
+// ---- the server inside the application ----
+
+void QuireApplication::wireServer() {
+  connect(window_->serverPanel(), &ui::ServerPanel::settingsChanged, this,
+          [this](const ui::ServerSettings& edited) {
+            for (const app::SettingsProblem& problem : settings_.setServerSettings(edited))
+              window_->showNotice(tr("A setting could not be used: %1").arg(problem.text()));
+            saveSettings();
+            window_->serverPanel()->setSettings(settings_.server);
+            host_->configureServer(settings_.server);
+          });
+  connect(host_.get(), &EngineHost::serverStatus, this, [this](const ui::ServerStatusView& status) {
+    using State = ui::ServerStatusView::State;
+    window_->serverPanel()->setStatus(status);
+    // Said when it changes, not for each request that comes and goes.
+    if (status.state == server_state_) return;
+    server_state_ = status.state;
+    if (status.state == State::Failed) {
+      window_->showNotice(status.message);
+      window_->statusBar()->showMessage(status.message, kMemoryMessageMs);
+    } else if (status.state == State::Serving) {
+      window_->statusBar()->showMessage(tr("The API server is on at %1").arg(status.url),
+                                        kStatusMessageMs);
+    }
   });
 }
 

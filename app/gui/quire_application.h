@@ -96,6 +96,7 @@ class QuireApplication : public QObject {
   void wireSettings();
   void wireWelcome();
   void wireEngine();
+  void wireServer();
   void wireFiles();
   void onModelLoaded(const ModelInfo& info);
   void onLoadFailed(const EngineFailure& failure);
@@ -129,6 +130,8 @@ class QuireApplication : public QObject {
   // The settings the model that serves was loaded with; a load that fails
   // while it serves leaves them the applied settings.
   std::optional<ui::EngineSettings> serving_settings_;
+  // The server's state last shown, so that the status line speaks of changes.
+  ui::ServerStatusView::State server_state_ = ui::ServerStatusView::State::Off;
 };
 
 // The bundled demo model: $QUIRE_DEMO_MODEL, else <exe>/../share/quire/demo-model
