@@ -48,6 +48,7 @@ int run_serve(ServeOptions options) {
   // A connection per request running or waiting, and some for the rest
   // (model lists, statistics, requests refused at once).
   options.server.threads = static_cast<std::size_t>(options.parallel + options.max_queue + 8);
+  options.server.capacity_advice = "quire-cli serve's --parallel plus --max-queue";
   try {
     server::check_exposure(options.server);
   } catch (const std::invalid_argument& error) {

@@ -152,10 +152,11 @@ struct OpenAiServer::Impl {
   // holds at once would wait for room that never comes.
   void check_choices(int choices) const {
     if (static_cast<std::size_t>(choices) <= engine.max_jobs()) return;
+    const std::string& advice = options.capacity_advice;
     throw ApiException(invalid_request(
         "n is " + std::to_string(choices) + ", but this server runs and queues at most " +
-            std::to_string(engine.max_jobs()) +
-            " replies at once (quire-cli serve's --parallel plus --max-queue).",
+            std::to_string(engine.max_jobs()) + " replies at once" +
+            (advice.empty() ? std::string(".") : " (" + advice + ")."),
         "n"));
   }
 

@@ -162,6 +162,47 @@ class TestServerConnections : public QObject {
     serving.join();
     QVERIFY2(answered == kClients, (std::to_string(answered) + " answered; " + failures).c_str());
   }
+
+  // More choices than the server ever holds: the 400 says what raises the
+  // limit where there is something to raise it with (quire-cli serve's
+  // options), and nothing of another program's options elsewhere (the
+  // desktop application's server).
+  void tooManyChoicesSayWhatRaisesTheLimit_data() {
+    QTest::addColumn<QString>("advice");
+    QTest::addColumn<QString>("ending");
+    QTest::newRow("command line") << QStringLiteral("raise --jobs")
+                                  << QStringLiteral("at most 2 replies at once (raise --jobs).");
+    QTest::newRow("no advice") << QString() << QStringLiteral("at most 2 replies at once.");
+  }
+  void tooManyChoicesSayWhatRaisesTheLimit() {
+    QFETCH(QString, advice);
+    QFETCH(QString, ending);
+    const test::Model model(7);
+    test::Served served(model, 2);
+    server::ServerOptions options;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    options.capacity_advice = advice.toStdString();
+    server::OpenAiServer http(options, {"choices", 256, 512}, engine::PromptFormatId::Plain,
+                              *model.tokenizer, served.host);
+    const int port = http.bind();
+    std::thread serving([&http] { http.run(); });
+    Connection client(port);
+    QVERIFY(client.established(std::chrono::seconds(5)));
+    const std::string body = R"({"model":"choices","prompt":"Hi","max_tokens":2,"n":3})";
+    QVERIFY2(client.send_all("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                             "Content-Type: application/json\r\nConnection: close\r\n"
+                             "Content-Length: " +
+                             std::to_string(body.size()) + "\r\n\r\n" + body),
+             client.error().c_str());
+    const std::string reply = client.read_all(std::chrono::seconds(20));
+    http.stop();
+    serving.join();
+    QVERIFY2(reply.starts_with("HTTP/1.1 400"), reply.c_str());
+    const std::string expected =
+        "\"n is 3, but this server runs and queues " + ending.toStdString() + "\"";
+    QVERIFY2(reply.find(expected) != std::string::npos, reply.c_str());
+  }
 };
 
 QUIRE_TEST(TestServerConnections)

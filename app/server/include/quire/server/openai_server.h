@@ -34,6 +34,9 @@ struct ServerOptions {
   int write_timeout_seconds = 30;
   // Connections served at once; each streaming reply holds one.
   std::size_t threads = 72;
+  // What raises the number of replies the server holds at once, said when a
+  // request asks for more choices than that (empty: nothing to say).
+  std::string capacity_advice;
 };
 
 // 127.0.0.0/8, ::1 and "localhost".
