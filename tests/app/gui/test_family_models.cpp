@@ -2,8 +2,8 @@
 // newer families: the published config.json of Gemma 3 4B (multimodal, its
 // language model nested beside a vision tower) and of Qwen3-30B-A3B (a
 // mixture of experts), shapes scaled down, with each model's real tokenizer
-// and chat template; and of Qwen3-8B, Gemma 2 9B, Phi-3.5-mini and Mixtral
-// 8x7B. Each loads, chats, and a second turn comes from the cache.
+// and chat template; and of Qwen3-8B, Gemma 2 9B, Phi-3.5-mini, Phi-4-mini
+// and Mixtral 8x7B. Each loads, chats, and a second turn comes from the cache.
 
 #include <QLabel>
 #include <QTemporaryDir>
@@ -90,7 +90,7 @@ class FamilyModelsAppTest : public QObject {
   void everyPublishedFamilyLoads_data() {
     QTest::addColumn<QString>("config");
     for (const char* config : {"qwen3-8b.json", "gemma-2-9b-it.json", "phi-3.5-mini-instruct.json",
-                               "mixtral-8x7b-instruct-v0.1.json"}) {
+                               "phi-4-mini-instruct.json", "mixtral-8x7b-instruct-v0.1.json"}) {
       QTest::newRow(config) << QString::fromLatin1(config);
     }
   }
