@@ -148,6 +148,14 @@ bool wait_for_state(gui::EngineHost& engine, State state, int timeout_ms = 120'0
   return QTest::qWaitFor([&] { return engine.serverState().state == state; }, timeout_ms);
 }
 
+// Starts the application with its server on `port` and waits until the model
+// has loaded and the server answers there.
+bool start_serving(AppRun& run, int port) {
+  set_server(run, true, port);
+  run.start();
+  return run.waitForModel() && wait_for_state(run.app->engine(), State::Serving);
+}
+
 }  // namespace
 
 class AppServerTest : public QObject {
@@ -168,11 +176,8 @@ class AppServerTest : public QObject {
   void servesChatCompletionsFromTheChatsGenerator() {
     AppRun run(random_model(), 24);
     const int port = free_port();
-    set_server(run, true, port);
-    run.start();
-    QVERIFY(run.waitForModel());
+    QVERIFY(start_serving(run, port));
     gui::EngineHost& engine = run.app->engine();
-    QVERIFY(wait_for_state(engine, State::Serving));
     const QString url = QStringLiteral("http://127.0.0.1:%1/v1").arg(port);
     QCOMPARE(engine.serverState().url, url);
     ui::ServerPanel& panel = *run.app->window().serverPanel();
@@ -230,11 +235,8 @@ class AppServerTest : public QObject {
   void anApiRequestRunsBesideAChat() {
     AppRun run(random_model(), 1500);
     const int port = free_port();
-    set_server(run, true, port);
-    run.start();
-    QVERIFY(run.waitForModel());
+    QVERIFY(start_serving(run, port));
     gui::EngineHost& engine = run.app->engine();
-    QVERIFY(wait_for_state(engine, State::Serving));
     QSignalSpy statuses(&engine, &gui::EngineHost::serverStatus);
 
     run.type(QStringLiteral("A long story, please"));
@@ -289,10 +291,7 @@ class AppServerTest : public QObject {
   void turningItOffClosesThePort() {
     AppRun run(random_model());
     const int port = free_port();
-    set_server(run, true, port);
-    run.start();
-    QVERIFY(run.waitForModel());
-    QVERIFY(wait_for_state(run.app->engine(), State::Serving));
+    QVERIFY(start_serving(run, port));
     QCOMPARE(http(port, "GET", "/health").status, 200);
 
     auto* enabled =
@@ -313,11 +312,8 @@ class AppServerTest : public QObject {
   void aModelSwitchStopsAndRestartsIt() {
     AppRun run(random_model());
     const int port = free_port();
-    set_server(run, true, port);
-    run.start();
-    QVERIFY(run.waitForModel());
+    QVERIFY(start_serving(run, port));
     gui::EngineHost& engine = run.app->engine();
-    QVERIFY(wait_for_state(engine, State::Serving));
     QSignalSpy statuses(&engine, &gui::EngineHost::serverStatus);
     QSignalSpy loaded(run.app.get(), &gui::QuireApplication::modelLoaded);
 
