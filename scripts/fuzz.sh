@@ -28,6 +28,7 @@ build_dir=build/fuzz
 mkdir -p "$build_dir"
 CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DQUIRE_FUZZ=ON -DQUIRE_CUDA=OFF -DQUIRE_BUILD_TESTS=OFF -DQUIRE_WARNINGS_AS_ERRORS=OFF \
+  -DCMAKE_UNITY_BUILD=ON \
   >"$build_dir/configure.log" 2>&1 || { cat "$build_dir/configure.log" >&2; exit 1; }
 cmake --build "$build_dir" --target quire_fuzzers --parallel "$(nproc)"
 

@@ -35,7 +35,7 @@ check() { passed+=("$*"); }
 # the NVIDIA driver.
 step "building in $build"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
-  -DQUIRE_SANITIZE=OFF -DQUIRE_BUILD_TESTS=OFF -DQUIRE_WARNINGS_AS_ERRORS=OFF >/dev/null
+  -DQUIRE_SANITIZE=OFF -DQUIRE_BUILD_TESTS=OFF -DQUIRE_WARNINGS_AS_ERRORS=OFF -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build "$build" --parallel "$(nproc)"
 rm -f "$build"/*.deb "$build"/*.tar.gz
 (cd "$build" && cpack -G DEB >/dev/null && cpack -G TGZ >/dev/null)
