@@ -12,10 +12,6 @@ if(QUIRE_SANITIZE)
   # minutes each), while -O1 still inlines, and line tables are all a
   # sanitizer's stack trace needs.
   list(APPEND QUIRE_SANITIZER_FLAGS -O1 -g1)
-  # GCC 12 at -O1 with the sanitizers reports its own AVX-512 headers'
-  # _mm512_undefined_* as maybe uninitialized; the unsanitized builds keep
-  # the warning.
-  list(APPEND QUIRE_SANITIZER_FLAGS -Wno-maybe-uninitialized)
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${QUIRE_SANITIZER_FLAGS}>")
   add_link_options(-fsanitize=address,undefined)
 endif()

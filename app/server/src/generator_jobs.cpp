@@ -79,19 +79,29 @@ void GeneratorJobs::start(Submission submission, engine::Generator& generator) {
     }
   };
   // The channel stays alive while the generator holds a job of it.
+  // The statistics leave the job out before its reader hears the end: a client
+  // that asks right after its reply ends must not see it still running.
   request.on_done = [this, keep = submission.channel](const engine::JobResult& result) {
-    keep->finish(result.alternative, result);
     const auto hosted = jobs_.find(keep.get());
     // Abandoned: counted out already.
-    if (hosted == jobs_.end()) return;
-    bool request_ended = false;
-    if (--hosted->second.unfinished == 0) {
-      jobs_.erase(hosted);
-      request_ended = true;
+    if (hosted != jobs_.end()) {
+      bool request_ended = false;
+      if (--hosted->second.unfinished == 0) {
+        jobs_.erase(hosted);
+        request_ended = true;
+      }
+      const std::lock_guard lock(mutex_);
+      --in_flight_;
+      if (request_ended) ++stats_.requests;
+      // The last snapshot counted the job as running, or as waiting when it
+      // was cancelled before it started.
+      if (stats_.running > 0) {
+        --stats_.running;
+      } else if (stats_.waiting > 0) {
+        --stats_.waiting;
+      }
     }
-    const std::lock_guard lock(mutex_);
-    --in_flight_;
-    if (request_ended) ++stats_.requests;
+    keep->finish(result.alternative, result);
   };
   const int choices = channel->choices();
   HostedRequest& hosted = jobs_[channel];

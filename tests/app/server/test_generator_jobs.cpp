@@ -84,14 +84,18 @@ class TestGeneratorJobs : public QObject {
 
     while (jobs.holding())
       owned.generator.step();
-    jobs.publish(owned.generator);
     const std::vector<JobResult> results = channel->wait_results();
     QCOMPARE(results.size(), std::size_t{2});
     for (const JobResult& result : results) {
       QCOMPARE(result.stop_reason, StopReason::MaxNewTokens);
       QCOMPARE(result.tokens.size(), std::size_t{6});
     }
+    // Counted out when they ended, before the owner publishes again: a client
+    // that asks as soon as its reply is whole never sees it still running.
     QCOMPARE(jobs.stats().requests, std::int64_t{1});
+    QCOMPARE(jobs.stats().running, std::size_t{0});
+    QCOMPARE(jobs.stats().waiting, std::size_t{0});
+    jobs.publish(owned.generator);
     QCOMPARE(jobs.stats().running, std::size_t{0});
     QCOMPARE(jobs.stats().waiting, std::size_t{0});
     QVERIFY(!own_done);  // the owner's longer job still runs
