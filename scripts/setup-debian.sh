@@ -14,6 +14,8 @@ packages=(
   libb2-dev libsentencepiece-dev nlohmann-json3-dev libcli11-dev libpcre2-dev
   # the HTTP server of `quire-cli serve` (app/server)
   libcpp-httplib-dev
+  # remote engines: API keys in the desktop keyring (app/remote)
+  qtkeychain-qt6-dev
   qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins
   # packaging and its checks
   dpkg-dev file desktop-file-utils appstream

@@ -1,0 +1,34 @@
+#pragma once
+
+// The body of a streamed chat completion request as OpenAI-compatible engines
+// take it. Sampling fields are sent only where they change something, so an
+// engine that lacks one (OpenAI's own API has no top_k) is asked for nothing
+// it must refuse when the user never set it. No Qt.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace quire::remote {
+
+struct ChatMessage {
+  std::string role;  // "system", "user" or "assistant"
+  std::string content;
+};
+
+struct ChatSampling {
+  double temperature = 1.0;
+  double top_p = 0;               // 0 or 1: off
+  int top_k = 0;                  // 0: off
+  double min_p = 0;               // 0: off
+  double repetition_penalty = 0;  // 0 or 1: off (vLLM, SGLang, TabbyAPI read it)
+  std::optional<std::int64_t> seed;
+};
+
+// {"model", "messages", "stream": true, "stream_options": {"include_usage":
+// true}, "max_tokens", "temperature", ...} as compact JSON.
+std::string chat_request_body(const std::string& model, const std::vector<ChatMessage>& messages,
+                              const ChatSampling& sampling, int max_tokens);
+
+}  // namespace quire::remote
