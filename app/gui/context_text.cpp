@@ -6,6 +6,9 @@
 namespace quire::gui {
 
 QString context_summary(const ModelInfo& info) {
+  // A remote engine that does not state its context (Ollama, llama.cpp).
+  if (info.context_tokens <= 0)
+    return QCoreApplication::translate("quire", "context set by the engine");
   const QString figure = QCoreApplication::translate("quire", "%1-token context")
                              .arg(QLocale().toString(info.context_tokens));
   if (!info.context_is_model_limit) return figure;
@@ -13,6 +16,10 @@ QString context_summary(const ModelInfo& info) {
 }
 
 QString ready_text(const ModelInfo& info) {
+  if (info.backend == QLatin1String("remote")) {
+    return QCoreApplication::translate("quire", "Ready · %1 on the remote engine at %2 · %3")
+        .arg(info.name, info.devices.join(QStringLiteral(", ")), context_summary(info));
+  }
   return QCoreApplication::translate("quire", "Ready · %1 · %2 · prompt: %3")
       .arg(info.name, context_summary(info), info.prompt_format_title);
 }

@@ -1,10 +1,12 @@
 #include "engine_host.h"
 
 #include "engine_worker.h"
+#include "remote_engine.h"
 
 namespace quire::gui {
 
-EngineHost::EngineHost(QObject* parent) : QObject(parent) {
+EngineHost::EngineHost(remote::ApiKeyStore& keys, QObject* parent)
+    : QObject(parent), remote_(std::make_unique<RemoteEngine>(keys)) {
   register_engine_message_types();
   thread_.setObjectName(QStringLiteral("quire-engine"));
   worker_ = new EngineWorker;
@@ -33,6 +35,12 @@ EngineHost::EngineHost(QObject* parent) : QObject(parent) {
     server_ = status;
     emit serverStatus(status);
   });
+  RemoteEngine* remote = remote_.get();
+  connect(remote, &RemoteEngine::connected, this, &EngineHost::onRemoteConnected);
+  connect(remote, &RemoteEngine::connectFailed, this, &EngineHost::onLoadFailed);
+  connect(remote, &RemoteEngine::replyText, this, &EngineHost::replyText);
+  connect(remote, &RemoteEngine::replyFinished, this, &EngineHost::replyFinished);
+  connect(remote, &RemoteEngine::busyChanged, this, &EngineHost::onBusyChanged);
   thread_.start();
 }
 
@@ -52,6 +60,11 @@ quint64 EngineHost::load(const ui::EngineSettings& settings, const DeviceLists& 
   request.devices = devices;
   request.cancel = std::make_shared<std::atomic<bool>>(false);
   loading_ = PendingLoad{request.id, request.cancel};
+  if (ui::is_remote(settings)) {
+    emit loadStarted(settings.remote_url);
+    remote_->connectTo(request.id, settings);
+    return request.id;
+  }
   emit loadStarted(settings.model_directory);
   emit loadRequested(request);
   return request.id;
@@ -60,6 +73,7 @@ quint64 EngineHost::load(const ui::EngineSettings& settings, const DeviceLists& 
 void EngineHost::cancelLoad() {
   if (!loading_) return;
   loading_->cancel->store(true);
+  remote_->cancelConnect();
   // The worker still answers for the cancelled load; the handlers drop it.
   loading_.reset();
   emit loadFailed(EngineFailure{EngineFailure::Kind::Cancelled,
@@ -68,14 +82,29 @@ void EngineHost::cancelLoad() {
 
 void EngineHost::unload() {
   cancelLoad();
+  if (remote_active_) {
+    remote_active_ = false;
+    remote_->disconnectEndpoint();
+    model_.reset();
+    emit modelUnloaded();
+    return;
+  }
   emit unloadRequested();
 }
 
 void EngineHost::startReply(const ReplyRequest& request) {
+  if (remote_active_) {
+    remote_->startReply(request);
+    return;
+  }
   emit replyRequested(request);
 }
 
 void EngineHost::stopReply(qint64 reply_id) {
+  if (remote_->isRunning(reply_id)) {
+    remote_->stopReply(reply_id);
+    return;
+  }
   emit stopRequested(reply_id);
 }
 
@@ -84,6 +113,11 @@ void EngineHost::forgetChat(qint64 chat_id) {
 }
 
 void EngineHost::requestSnapshot() {
+  // A remote engine's memory is on its own machine: nothing here to draw.
+  if (remote_active_) {
+    emit snapshotReady(ui::MemorySnapshotView{});
+    return;
+  }
   emit snapshotRequested();
 }
 
@@ -100,12 +134,32 @@ void EngineHost::onModelLoaded(quint64 id, const ModelInfo& info) {
     // Cancelled too late to stop it: the worker serves it now. Unless a
     // newer load replaces it, it must not stay loaded behind the window's
     // back.
+    if (remote_active_ || !loading_) {
+      emit unloadRequested();
+      if (remote_active_) return;
+    }
     model_ = info;
-    if (!loading_) emit unloadRequested();
     return;
   }
   loading_.reset();
+  if (remote_active_) {
+    // A model run here replaces the remote one.
+    remote_active_ = false;
+    remote_->disconnectEndpoint();
+  }
   model_ = info;
+  emit modelLoaded(info);
+}
+
+void EngineHost::onRemoteConnected(quint64 id, const ModelInfo& info) {
+  if (!loading_ || loading_->id != id) return;
+  loading_.reset();
+  const bool local_loaded = model_.has_value() && !remote_active_;
+  remote_active_ = true;
+  model_ = info;
+  // The model run here gives its memory back; its unloading is not the
+  // remote model's.
+  if (local_loaded) emit unloadRequested();
   emit modelLoaded(info);
 }
 
@@ -116,12 +170,13 @@ void EngineHost::onLoadFailed(quint64 id, const EngineFailure& failure) {
 }
 
 void EngineHost::onModelUnloaded() {
-  if (!model_) return;
+  if (!model_ || remote_active_) return;
   model_.reset();
   emit modelUnloaded();
 }
 
 void EngineHost::onModelRestored(const ModelInfo& info) {
+  if (remote_active_) return;
   model_ = info;
   emit modelRestored(info);
 }

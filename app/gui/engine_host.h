@@ -13,15 +13,22 @@
 #include "engine_messages.h"
 #include "quire/ui/memory_view_data.h"
 
+namespace quire::remote {
+class ApiKeyStore;
+}
+
 namespace quire::gui {
 
 class EngineWorker;
+class RemoteEngine;
 
 class EngineHost : public QObject {
   Q_OBJECT
 
  public:
-  explicit EngineHost(QObject* parent = nullptr);
+  // `keys` holds the API keys of remote engines (settings' remote_url); it
+  // outlives the host.
+  explicit EngineHost(remote::ApiKeyStore& keys, QObject* parent = nullptr);
   // Stops the thread: a load in flight is cancelled, replies end unsaved.
   ~EngineHost() override;
 
@@ -30,6 +37,9 @@ class EngineHost : public QObject {
   // loaded before serves until the worker unloads it, which it does only
   // once the new folder has been read and checked; if the new model then
   // fails to load, the worker loads the old one again (modelRestored).
+  // Settings with a remote_url connect to that engine instead (RemoteEngine):
+  // the same answers follow, and the model run here is unloaded once the
+  // remote one is connected.
   quint64 load(const ui::EngineSettings& settings, const DeviceLists& devices);
   void cancelLoad();
   void unload();
@@ -38,6 +48,9 @@ class EngineHost : public QObject {
   // model before it, until the worker unloads that one).
   const std::optional<ModelInfo>& model() const { return model_; }
   bool isBusy() const { return busy_; }
+  // The model is served by a remote engine.
+  bool isRemote() const { return remote_active_; }
+  RemoteEngine& remoteEngine() { return *remote_; }
 
   void startReply(const ReplyRequest& request);
   void stopReply(qint64 reply_id);
@@ -87,6 +100,7 @@ class EngineHost : public QObject {
   void onModelUnloaded();
   void onModelRestored(const ModelInfo& info);
   void onBusyChanged(bool busy);
+  void onRemoteConnected(quint64 id, const ModelInfo& info);
 
   QThread thread_;
   EngineWorker* worker_ = nullptr;
@@ -95,6 +109,8 @@ class EngineHost : public QObject {
   std::optional<ModelInfo> model_;
   bool busy_ = false;
   ui::ServerStatusView server_;
+  std::unique_ptr<RemoteEngine> remote_;
+  bool remote_active_ = false;
 };
 
 }  // namespace quire::gui

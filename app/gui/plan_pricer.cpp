@@ -96,6 +96,18 @@ std::optional<engine::PlacementPlan> PlanPricer::plan(const ui::EngineSettings& 
 }
 
 ui::PlanView PlanPricer::price(const ui::EngineSettings& settings) {
+  if (ui::is_remote(settings)) {
+    // The weights and the cache live on the engine's machine.
+    ui::PlanView view;
+    view.valid = true;
+    view.fits = true;
+    view.remote = true;
+    view.verdict = QStringLiteral(
+                       "runs on the remote engine at %1: no memory of this computer "
+                       "holds its weights or cache")
+                       .arg(settings.remote_url.trimmed());
+    return view;
+  }
   QString error;
   std::optional<engine::FitSuggestion> fit;
   const std::optional<engine::PlacementPlan> planned = plan(settings, &error, &fit);

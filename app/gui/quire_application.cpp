@@ -22,6 +22,7 @@
 #include "plan_pricer.h"
 #include "quire/app/store/chat_export.h"
 #include "quire/engine/generator/prompt_format.h"
+#include "quire/remote/api_key_store.h"
 #include "quire/ui/chat_list_widget.h"
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
@@ -30,6 +31,7 @@
 #include "quire/ui/settings_panel.h"
 #include "quire/ui/status_line.h"
 #include "quire/ui/welcome_view.h"
+#include "remote_settings_link.h"
 
 #ifndef QUIRE_SOURCE_DEMO_MODEL
 #define QUIRE_SOURCE_DEMO_MODEL ""
@@ -56,6 +58,12 @@ QString devices_text(const ModelInfo& info) {
   return QStringLiteral("%1 × %2 (%3)")
       .arg(info.devices.size())
       .arg(info.backend.toUpper(), info.devices.join(QStringLiteral(", ")));
+}
+
+// What a load names while it runs: the folder, or the remote engine's address.
+QString loading_name(const ui::EngineSettings& engine) {
+  if (ui::is_remote(engine)) return engine.remote_url.trimmed();
+  return QFileInfo(QDir::cleanPath(engine.model_directory)).fileName();
 }
 
 QStringList prompt_format_names() {
@@ -87,7 +95,8 @@ QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
   devices_.cpu = options_.cpu_devices.isEmpty() ? default_cpu_devices() : options_.cpu_devices;
   devices_.cuda = options_.cuda_devices.isEmpty() ? default_cuda_devices() : options_.cuda_devices;
   chat_list_ = std::make_unique<store::ChatListModel>(&store_);
-  host_ = std::make_unique<EngineHost>();
+  keys_ = options_.api_keys ? options_.api_keys : std::make_shared<remote::KeyringStore>();
+  host_ = std::make_unique<EngineHost>(*keys_);
   pricer_ = std::make_unique<PlanPricer>(devices_);
   window_ = std::make_unique<MainWindow>();
   chats_ = std::make_unique<ChatController>(store_, *host_, *window_->chatView(), *window_->input(),
@@ -181,6 +190,7 @@ void QuireApplication::start() {
   chat_settings_->setPromptFormats(prompt_format_names());
   panel.setSettings(settings_.engine);
   panel.setPlan(pricer_->price(settings_.engine));
+  link_remote_settings(panel, host_->remoteEngine(), *keys_, *window_);
   chats_->setEngineSettings(settings_.engine);
   // Before any load: the worker starts the server once the model is in.
   window_->serverPanel()->setSettings(settings_.server);
@@ -205,12 +215,13 @@ void QuireApplication::start() {
   ui::EngineSettings engine = settings_.engine;
   if (!options_.model_override.isEmpty()) {
     engine.model_directory = options_.model_override;
-  } else if (engine.model_directory.isEmpty() && options_.demo_when_unconfigured &&
+    engine.remote_url.clear();
+  } else if (!ui::has_model(engine) && options_.demo_when_unconfigured &&
              !options_.demo_model.isEmpty()) {
     engine.model_directory = options_.demo_model;
   }
-  if (!engine.model_directory.isEmpty()) {
-    window_->setEngineState(tr("Loading %1…").arg(QFileInfo(engine.model_directory).fileName()));
+  if (ui::has_model(engine)) {
+    window_->setEngineState(tr("Loading %1…").arg(loading_name(engine)));
     host_->load(engine, devices_);
   } else if (!options_.demo_model.isEmpty()) {
     // First run: the demo model is offered with its plan, one click from loading.
@@ -321,7 +332,7 @@ void QuireApplication::onSettingsApplied(const ui::EngineSettings& applied, bool
   // Another backend has other devices to choose from.
   window_->settingsPanel()->setAvailableDevices(device_labels(settings_.engine, devices_));
   const bool loaded = host_->model().has_value() || host_->isLoading();
-  if (needs_reload || (!loaded && !settings_.engine.model_directory.isEmpty())) {
+  if (needs_reload || (!loaded && ui::has_model(settings_.engine))) {
     loadModel(settings_.engine);
   }
 }
@@ -333,8 +344,7 @@ void QuireApplication::loadModel(const ui::EngineSettings& engine) {
   window_->settingsPanel()->setPlan(pricer_->price(settings_.engine));
   chats_->setEngineSettings(settings_.engine);
   window_->clearNotice();
-  window_->setEngineState(
-      tr("Loading %1…").arg(QFileInfo(QDir::cleanPath(engine.model_directory)).fileName()));
+  window_->setEngineState(tr("Loading %1…").arg(loading_name(engine)));
   host_->load(settings_.engine, devices_);
   refreshCentral();
 }
@@ -346,6 +356,7 @@ void QuireApplication::priceWelcome(const QString& directory) {
   welcome.setModelDirectory(directory);
   ui::EngineSettings engine = settings_.engine;
   engine.model_directory = directory;
+  engine.remote_url.clear();
   welcome.setPlan(pricer_->price(engine));
 }
 
@@ -363,6 +374,7 @@ void QuireApplication::wireWelcome() {
   connect(&welcome, &ui::WelcomeView::loadRequested, this, [this] {
     ui::EngineSettings engine = settings_.engine;
     engine.model_directory = window_->welcome()->modelDirectory();
+    engine.remote_url.clear();
     loadModel(engine);
   });
 }
@@ -386,6 +398,7 @@ void QuireApplication::wireEngine() {
     window_->statusLine()->clearLastReply();
     showServingModel();
     window_->memoryPanel()->clear();
+    window_->memoryPanel()->setRemoteEndpoint(QString());
     chats_->modelChanged();
     refreshCentral();
   });
@@ -453,9 +466,15 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
   if (!info.format_notice.isEmpty())
     window_->showNotice(info.format_notice, MainWindow::Notice::Info);
   window_->setWindowTitle(QStringLiteral("%1 — Quire").arg(info.name));
-  settings_.rememberModel(info.directory);
   serving_settings_ = settings_.engine;
-  serving_settings_->model_directory = info.directory;
+  // A remote model's address is not a folder for the recent list.
+  if (info.backend != QLatin1String("remote")) {
+    settings_.rememberModel(info.directory);
+    serving_settings_->model_directory = info.directory;
+  }
+  window_->memoryPanel()->setRemoteEndpoint(info.backend == QLatin1String("remote")
+                                                ? info.devices.join(QStringLiteral(", "))
+                                                : QString());
   window_->settingsPanel()->setSettings(settings_.engine);
   saveSettings();
   chats_->modelChanged();
@@ -512,6 +531,7 @@ void QuireApplication::showServingModel() {
 void QuireApplication::loadDemoModel() {
   ui::EngineSettings engine = settings_.engine;
   engine.model_directory = options_.demo_model;
+  engine.remote_url.clear();
   loadModel(engine);
 }
 

@@ -19,6 +19,10 @@
 #include "quire/app/store/chat_list_model.h"
 #include "quire/app/store/chat_store.h"
 
+namespace quire::remote {
+class ApiKeyStore;
+}
+
 namespace quire::gui {
 
 class ChatController;
@@ -57,6 +61,8 @@ struct ApplicationOptions {
   // How often the memory chart takes a sample (and an idle engine is asked
   // for a fresh snapshot).
   int sample_interval_ms = 1000;
+  // Where the API keys of remote engines are kept; null: the desktop keyring.
+  std::shared_ptr<remote::ApiKeyStore> api_keys;
 };
 
 class QuireApplication : public QObject {
@@ -119,6 +125,7 @@ class QuireApplication : public QObject {
   app::AppSettings settings_;
   store::ChatStore store_;
   std::unique_ptr<store::ChatListModel> chat_list_;
+  std::shared_ptr<remote::ApiKeyStore> keys_;
   std::unique_ptr<EngineHost> host_;
   std::unique_ptr<PlanPricer> pricer_;
   std::unique_ptr<MainWindow> window_;

@@ -59,11 +59,15 @@ QString stats_text(const store::GenerationStats& stats) {
     parts << QStringLiteral("%1 tok/s").arg(stats.tokens_per_second, 0, 'f', 1);
   }
   if (stats.time_to_first_token_ms > 0) parts << first_token_text(stats.time_to_first_token_ms);
-  if (stats.prompt_tokens > 0) {
+  if (stats.prompt_tokens > 0 && stats.cached_tokens >= 0) {
     parts << QStringLiteral("%1 of %2 prompt tokens from the cache")
                  .arg(stats.cached_tokens)
                  .arg(stats.prompt_tokens);
+  } else if (stats.prompt_tokens > 0) {
+    // A remote engine that does not report its cache.
+    parts << QStringLiteral("%1 prompt tokens").arg(stats.prompt_tokens);
   }
+  if (!stats.endpoint.isEmpty()) parts << QStringLiteral("from %1").arg(stats.endpoint);
   if (stats.stop_reason == QLatin1String("cancelled")) parts << QStringLiteral("stopped");
   if (stats.stop_reason == QLatin1String("max_tokens")) parts << QStringLiteral("length limit");
   return parts.join(QStringLiteral(" · "));

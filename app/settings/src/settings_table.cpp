@@ -279,6 +279,9 @@ std::vector<SettingRow> make_rows() {
       // The model and where it goes.
       text_row("engine/model_directory", QUIRE_FIELD(engine.model_directory), QString()),
       recent_models_row(),
+      // A remote engine instead of the folder; its key is in the keyring.
+      text_row("engine/remote_url", QUIRE_FIELD(engine.remote_url), QString()),
+      text_row("engine/remote_model", QUIRE_FIELD(engine.remote_model), QString()),
       choice_row("engine/backend", QUIRE_FIELD(engine.backend), QStringLiteral("auto"),
                  ui::backend_ids()),
       devices_row(),

@@ -26,7 +26,7 @@ std::optional<Role> role_from_name(const QString& name) {
 }
 
 QJsonObject GenerationStats::to_json() const {
-  return QJsonObject{
+  QJsonObject object{
       {QStringLiteral("prompt_tokens"), prompt_tokens},
       {QStringLiteral("cached_tokens"), cached_tokens},
       {QStringLiteral("computed_tokens"), computed_tokens},
@@ -36,6 +36,8 @@ QJsonObject GenerationStats::to_json() const {
       {QStringLiteral("stop_reason"), stop_reason},
       {QStringLiteral("model"), model},
   };
+  if (!endpoint.isEmpty()) object.insert(QStringLiteral("endpoint"), endpoint);
+  return object;
 }
 
 GenerationStats GenerationStats::from_json(const QJsonObject& object) {
@@ -48,6 +50,7 @@ GenerationStats GenerationStats::from_json(const QJsonObject& object) {
   stats.tokens_per_second = object.value(QStringLiteral("tokens_per_second")).toDouble();
   stats.stop_reason = object.value(QStringLiteral("stop_reason")).toString();
   stats.model = object.value(QStringLiteral("model")).toString();
+  stats.endpoint = object.value(QStringLiteral("endpoint")).toString();
   return stats;
 }
 

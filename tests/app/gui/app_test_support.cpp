@@ -45,6 +45,7 @@ void AppRun::make(int max_new_tokens) {
   options.data_dir = data.path();
   options.demo_model = demo_model();
   options.cpu_devices = cpu_devices_;
+  options.api_keys = keys;
   options.max_new_tokens = max_new_tokens;
   // Commits by the timer, not by chance: tests look at the store mid-reply.
   options.commit_interval_ms = 100;

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "quire/app/store/chat_types.h"
+#include "quire/remote/api_key_store.h"
 #include "quire_application.h"
 
 namespace quire::test {
@@ -21,6 +22,8 @@ QString random_model();
 
 struct AppRun {
   QTemporaryDir data;
+  // The keyring of remote engines' keys: in memory, kept across restart().
+  std::shared_ptr<remote::MemoryKeyStore> keys = std::make_shared<remote::MemoryKeyStore>();
   std::unique_ptr<gui::QuireApplication> app;
   // Answers the application's file dialogs (see ApplicationOptions::choose_file);
   // unset, every dialog is cancelled.

@@ -78,6 +78,26 @@ class ReportedNumbersTest : public QObject {
     QCOMPARE(gui::first_token_text(1250), QStringLiteral("1.25 s to first token"));
   }
 
+  // A remote engine's reply names the engine, and one that does not report
+  // its cache (-1) gets no cache figure rather than a wrong 0.
+  void aRemoteReplyNamesItsEngineAndNoCacheItDidNotReport() {
+    store::GenerationStats stats;
+    stats.generated_tokens = 12;
+    stats.tokens_per_second = 41.24;
+    stats.time_to_first_token_ms = 230;
+    stats.prompt_tokens = 30;
+    stats.cached_tokens = -1;
+    stats.endpoint = QStringLiteral("gpu-box:8000");
+    QCOMPARE(gui::stats_text(stats), QStringLiteral("12 tokens · 41.2 tok/s · 230 ms to first "
+                                                    "token · 30 prompt tokens · from "
+                                                    "gpu-box:8000"));
+    stats.cached_tokens = 16;
+    QCOMPARE(gui::stats_text(stats), QStringLiteral("12 tokens · 41.2 tok/s · 230 ms to first "
+                                                    "token · 16 of 30 prompt tokens from the "
+                                                    "cache · from gpu-box:8000"));
+    QCOMPARE(store::GenerationStats::from_json(stats.to_json()), stats);
+  }
+
   // Esc after the first token: one token in the time it decoded, not 0.
   void aStoppedReplyReportsTheRateOfWhatItGenerated() {
     engine::JobResult result;

@@ -62,12 +62,13 @@ QWidget* MemoryPanel::buildEmptyState() {
   auto* layout = new QVBoxLayout(page);
   layout->setContentsMargins(kMargin * 2, kMargin, kMargin * 2, kMargin);
   layout->setSpacing(kItemGap);
-  auto* title = sectionTitle(tr("No model loaded"), page);
+  auto* title = sectionTitle(QString(), page);
   title->setAlignment(Qt::AlignHCenter);
+  title->setObjectName(QStringLiteral("memoryEmptyTitle"));
   auto* text = secondaryLabel(page);
-  text->setText(
-      tr("Load a model to see how its weights and KV cache fill each device's memory, "
-         "and how cache pages are kept and shared between chats."));
+  empty_title_ = title;
+  empty_text_ = text;
+  setRemoteEndpoint(QString());
   text->setWordWrap(true);
   text->setAlignment(Qt::AlignHCenter);
   text->setObjectName(QStringLiteral("memoryEmptyText"));
@@ -190,6 +191,21 @@ void MemoryPanel::recordSample(qint64 time_ms) {
   if (snapshot_.isEmpty()) return;
   history_.add(snapshot_, time_ms);
   chart_->setHistory(history_);
+}
+
+void MemoryPanel::setRemoteEndpoint(const QString& endpoint) {
+  if (endpoint.isEmpty()) {
+    empty_title_->setText(tr("No model loaded"));
+    empty_text_->setText(
+        tr("Load a model to see how its weights and KV cache fill each device's memory, "
+           "and how cache pages are kept and shared between chats."));
+    return;
+  }
+  empty_title_->setText(tr("The model runs on %1").arg(endpoint));
+  empty_text_->setText(
+      tr("Its weights and KV cache are in the memory of that machine, not this "
+         "one. The replies' statistics show the engine's cached tokens when it "
+         "reports them."));
 }
 
 void MemoryPanel::clear() {

@@ -80,7 +80,7 @@ void PlanWidget::setPlan(const PlanView& plan) {
   host_->setVisible(plan.valid && plan.host_cache > 0);
   largest_->setText(
       plan_text::largest_context(plan.largest_context_tokens, plan.largest_context_is_model_limit));
-  largest_->setVisible(plan.valid);
+  largest_->setVisible(plan.valid && !plan.remote);
   legend_->setVisible(plan.valid && !plan.devices.isEmpty());
   rebuildDevices();
   setStale(false);

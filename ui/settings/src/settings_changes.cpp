@@ -5,6 +5,7 @@ namespace quire::ui {
 
 bool operator==(const EngineSettings& a, const EngineSettings& b) {
   return a.model_directory == b.model_directory && a.recent_models == b.recent_models &&
+         a.remote_url == b.remote_url && a.remote_model == b.remote_model &&
          a.backend == b.backend && same_list(a.devices, b.devices) && a.split == b.split &&
          same_list(a.manual_gb, b.manual_gb) && a.reserve_mib == b.reserve_mib &&
          same_list(a.device_reserve_mib, b.device_reserve_mib) && a.max_context == b.max_context &&
@@ -20,6 +21,8 @@ QStringList reload_reasons(const EngineSettings& applied, const EngineSettings& 
   // is fixed when the model loads; the rest is read per request.
   QStringList reasons;
   if (applied.model_directory != edited.model_directory) reasons << QStringLiteral("model");
+  if (applied.remote_url != edited.remote_url) reasons << QStringLiteral("remote endpoint");
+  if (applied.remote_model != edited.remote_model) reasons << QStringLiteral("remote model");
   if (applied.backend != edited.backend) reasons << QStringLiteral("backend");
   if (!same_list(applied.devices, edited.devices)) reasons << QStringLiteral("devices");
   // Manual limits mean nothing in the other modes, so editing them there is

@@ -20,6 +20,7 @@
 
 #include "device_selector.h"
 #include "quire/ui/plan_widget.h"
+#include "quire/ui/remote_endpoint_fields.h"
 #include "quire/ui/settings_limits.h"
 #include "settings_panel_fields.h"
 #include "wheel_guard.h"
@@ -42,9 +43,16 @@ SettingsPanel::SettingsPanel(CacheFormatChoices cache_formats, QWidget* parent)
     : QWidget(parent), cache_formats_(std::move(cache_formats)) {
   auto* fields = new QWidget(this);
   auto* column = new QVBoxLayout(fields);
-  column->addWidget(buildModelGroup());
-  column->addWidget(buildPlacementGroup());
-  column->addWidget(buildCacheGroup());
+  QGroupBox* model_group = buildModelGroup();
+  column->addWidget(model_group);
+  remote_ = new RemoteEndpointFields(fields);
+  remote_->setObjectName(QStringLiteral("remoteEngine"));
+  column->addWidget(remote_);
+  QGroupBox* placement_group = buildPlacementGroup();
+  column->addWidget(placement_group);
+  QGroupBox* cache_group = buildCacheGroup();
+  column->addWidget(cache_group);
+  local_only_ = {model_group, placement_group, cache_group};
   column->addWidget(buildGenerationGroup());
   column->addWidget(buildChatGroup());
   column->addStretch(1);
@@ -116,6 +124,8 @@ void SettingsPanel::setSettings(const EngineSettings& settings) {
 EngineSettings SettingsPanel::settings() const {
   EngineSettings s;
   s.model_directory = model_directory_->text();
+  s.remote_url = remote_->url();
+  s.remote_model = remote_->model();
   s.recent_models = recent_models_;
   s.backend = backend_->currentData().toString();
   s.devices = devices_->devices();
@@ -143,7 +153,20 @@ EngineSettings SettingsPanel::settings() const {
 }
 
 bool SettingsPanel::hasUnappliedChanges() const {
-  return settings() != applied_;
+  return settings() != applied_ || remote_->keyEdited();
+}
+
+void SettingsPanel::setApiKey(const QString& key) {
+  remote_->setKey(key);
+  refreshState();
+}
+
+bool SettingsPanel::apiKeyEdited() const {
+  return remote_->keyEdited();
+}
+
+void SettingsPanel::setRemoteModels(const QStringList& models, const QString& problem) {
+  remote_->setModels(models, problem);
 }
 
 QList<SettingsIssue> SettingsPanel::issues() const {
@@ -220,8 +243,14 @@ void SettingsPanel::apply() {
   }
   if (!hasUnappliedChanges() || !issues().isEmpty() || planRejectsEdit()) return;
   const EngineSettings edited = settings();
-  const bool reload = needs_reload(applied_, edited);
+  // A new key reconnects the remote engine with it.
+  const bool key_changed = remote_->keyEdited();
+  const bool reload = needs_reload(applied_, edited) || (key_changed && is_remote(edited));
   applied_ = edited;
+  if (key_changed) {
+    remote_->markKeyApplied();
+    emit apiKeyApplied(edited.remote_url, remote_->key());
+  }
   refreshState();
   emit applyRequested(edited, reload);
 }
@@ -257,12 +286,20 @@ void SettingsPanel::refreshState() {
   const EngineSettings edited = settings();
   const QList<SettingsIssue> found = issues();
   show_issues(model_issue_, found, SettingsIssue::Field::ModelDirectory);
+  QStringList remote_issues;
+  for (const SettingsIssue& issue : found) {
+    if (issue.field == SettingsIssue::Field::RemoteUrl) remote_issues << issue.message;
+  }
+  remote_->setIssue(remote_issues.join(QLatin1Char('\n')));
+  // A remote engine places and caches on its own machine.
+  for (QWidget* group : std::as_const(local_only_))
+    group->setEnabled(!is_remote(edited));
   show_issues(cache_issue_, found, SettingsIssue::Field::CacheTokens);
   show_issues(cache_device_issue_, found, SettingsIssue::Field::CacheDevice);
   devices_->showIssues(found);
   refreshContextCap();
 
-  const bool dirty = edited != applied_;
+  const bool dirty = hasUnappliedChanges();
   const QStringList reasons = dirty ? reload_reasons(applied_, edited) : QStringList();
   apply_button_->setText(reasons.isEmpty() ? tr("Apply") : tr("Apply and reload model"));
   apply_button_->setEnabled(dirty && found.isEmpty() && !planRejectsEdit());

@@ -16,6 +16,7 @@
 
 #include "device_selector.h"
 #include "quire/ui/plan_widget.h"
+#include "quire/ui/remote_endpoint_fields.h"
 #include "quire/ui/settings_limits.h"
 #include "quire/ui/settings_panel.h"
 #include "settings_panel_fields.h"
@@ -323,6 +324,9 @@ QWidget* SettingsPanel::buildPlanSide() {
 void SettingsPanel::connectEdits() {
   auto edited = [this] { onFieldEdited(); };
   connect(model_directory_, &QLineEdit::textChanged, this, edited);
+  connect(remote_, &RemoteEndpointFields::edited, this, edited);
+  connect(remote_, &RemoteEndpointFields::listModelsRequested, this,
+          &SettingsPanel::remoteModelsRequested);
   connect(backend_, &QComboBox::currentIndexChanged, this, edited);
   connect(devices_, &DeviceSelector::edited, this, edited);
   connect(split_, &QComboBox::currentIndexChanged, this, [this] {
@@ -358,6 +362,7 @@ void SettingsPanel::connectEdits() {
 void SettingsPanel::writeFields(const EngineSettings& s) {
   writing_ = true;
   model_directory_->setText(s.model_directory);
+  remote_->setValues(s.remote_url, s.remote_model);
   recent_models_ = s.recent_models;
   recent_->clear();
   for (const QString& path : s.recent_models)

@@ -2,6 +2,7 @@
 
 #include <QFileInfo>
 #include <QLocale>
+#include <QUrl>
 #include <algorithm>
 
 namespace quire::ui {
@@ -67,6 +68,19 @@ QList<SettingsIssue> validate_settings(const EngineSettings& settings,
                                        const QStringList& device_names,
                                        qint64 model_context_tokens) {
   QList<SettingsIssue> issues;
+  if (is_remote(settings)) {
+    // Nothing runs here: only the address can be wrong before connecting.
+    QString typed = settings.remote_url.trimmed();
+    if (!typed.contains(QStringLiteral("://"))) typed.prepend(QStringLiteral("http://"));
+    const QUrl url(typed, QUrl::StrictMode);
+    if (!url.isValid() || url.host().isEmpty() ||
+        (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https"))) {
+      issues.append({SettingsIssue::Field::RemoteUrl, -1,
+                     QStringLiteral("This is not an http or https address such as "
+                                    "http://gpu-box:8000/v1.")});
+    }
+    return issues;
+  }
   if (!settings.model_directory.isEmpty() && !QFileInfo(settings.model_directory).isDir()) {
     issues.append({SettingsIssue::Field::ModelDirectory, -1,
                    QStringLiteral("There is no folder at this path.")});

@@ -54,6 +54,9 @@ class MemoryPanel : public QWidget {
   void recordSample(qint64 time_ms);
   // Back to the empty state, as when the model is unloaded; the history ends.
   void clear();
+  // The model runs on the remote engine at `endpoint` ("gpu-box:8000"): the
+  // panel says its memory is on that machine. "" goes back to the model run here.
+  void setRemoteEndpoint(const QString& endpoint);
 
  private:
   QWidget* buildEmptyState();
@@ -64,6 +67,8 @@ class MemoryPanel : public QWidget {
   MemoryHistory history_;
   QStackedLayout* stack_ = nullptr;
   QWidget* empty_state_ = nullptr;
+  QLabel* empty_title_ = nullptr;
+  QLabel* empty_text_ = nullptr;
   QWidget* content_ = nullptr;
   QVBoxLayout* devices_layout_ = nullptr;
   QList<DeviceMemoryBar*> bars_;

@@ -32,8 +32,14 @@ struct EngineSettings {
 
   QString model_directory;
   QStringList recent_models;  // most recent first
-  QString backend;            // "auto", "cpu" or "cuda"
-  QList<int> devices;         // backend device indices, ascending; empty: all
+  // A remote OpenAI-compatible engine to chat through instead of a model
+  // folder run here: its address as typed ("http://gpu-box:8000/v1"), empty
+  // for a local model, and the model it serves (empty: its first). Its API
+  // key is kept in the desktop keyring, never here.
+  QString remote_url;
+  QString remote_model;
+  QString backend;     // "auto", "cpu" or "cuda"
+  QList<int> devices;  // backend device indices, ascending; empty: all
   Split split = Split::Fill;
   // Manual split: GB the plan may use on device index i (not on the i-th
   // selected device); 0 or missing: not used. Trailing zeros are dropped.
@@ -67,6 +73,15 @@ struct EngineSettings {
   // memcmp even when one empty list has no buffer, which UBSan rejects.
   friend bool operator==(const EngineSettings& a, const EngineSettings& b);
 };
+
+// The settings chat through a remote engine rather than a model run here.
+inline bool is_remote(const EngineSettings& settings) {
+  return !settings.remote_url.trimmed().isEmpty();
+}
+// A model is chosen, here or remote.
+inline bool has_model(const EngineSettings& settings) {
+  return is_remote(settings) || !settings.model_directory.isEmpty();
+}
 
 // What applying `edited` over `applied` takes: nothing, a live update of the
 // running model (sampling, system prompt, prompt format, context limit, the
@@ -102,6 +117,8 @@ struct PlanDeviceView {
 struct PlanView {
   bool valid = false;  // a model is chosen and its headers could be read
   bool fits = false;
+  // The model runs on a remote engine: nothing is planned here.
+  bool remote = false;
   QString verdict;  // "fits", or the planner's "does not fit: ..." message
   QList<PlanDeviceView> devices;
   qint64 largest_context_tokens = 0;  // 0: not even the weights fit

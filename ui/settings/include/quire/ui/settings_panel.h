@@ -30,6 +30,7 @@ namespace quire::ui {
 
 class DeviceSelector;
 class PlanWidget;
+class RemoteEndpointFields;
 
 class SettingsPanel : public QWidget {
   Q_OBJECT
@@ -66,6 +67,13 @@ class SettingsPanel : public QWidget {
 
   // The plan for the settings last announced through settingsEdited.
   void setPlan(const PlanView& plan);
+  // The API key stored for the remote engine on show, for its field.
+  void setApiKey(const QString& key);
+  // The remote engine's answer to remoteModelsRequested.
+  void setRemoteModels(const QStringList& models, const QString& problem);
+  // The key field was typed in and not applied yet.
+  bool apiKeyEdited() const;
+
   // Writes the plan's nearest fitting settings ("Use q8 cache") into the
   // fields, to be priced and applied like any edit. Nothing without one.
   void useFitSuggestion();
@@ -78,6 +86,10 @@ class SettingsPanel : public QWidget {
  signals:
   void settingsEdited(const quire::ui::EngineSettings& settings);
   void applyRequested(const quire::ui::EngineSettings& settings, bool needs_reload);
+  // The remote engine's key was changed and applied: keep it for `url`.
+  // Emitted before applyRequested, which reconnects with it.
+  void apiKeyApplied(const QString& url, const QString& key);
+  void remoteModelsRequested(const QString& url, const QString& key);
 
  private:
   // Building the form (settings_panel_form.cpp).
@@ -117,6 +129,8 @@ class SettingsPanel : public QWidget {
   QComboBox* recent_ = nullptr;
   QLabel* model_issue_ = nullptr;
   QComboBox* backend_ = nullptr;
+  RemoteEndpointFields* remote_ = nullptr;
+  QList<QWidget*> local_only_;  // the groups that mean nothing for a remote engine
   DeviceSelector* devices_ = nullptr;
   QComboBox* split_ = nullptr;
   QDoubleSpinBox* reserve_ = nullptr;

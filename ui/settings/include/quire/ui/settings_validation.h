@@ -13,7 +13,7 @@
 namespace quire::ui {
 
 struct SettingsIssue {
-  enum class Field { ModelDirectory, Devices, ManualGb, CacheTokens, CacheDevice };
+  enum class Field { ModelDirectory, Devices, ManualGb, CacheTokens, CacheDevice, RemoteUrl };
 
   Field field = Field::ModelDirectory;
   int device = -1;  // Devices, ManualGb, CacheDevice: the device index concerned, if one

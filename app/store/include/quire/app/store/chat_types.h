@@ -37,9 +37,11 @@ std::optional<Role> role_from_name(const QString& name);
 // without a schema change; unknown fields are ignored when read.
 struct GenerationStats {
   int prompt_tokens = 0;
-  // Prompt tokens found in the prefix cache and not computed again.
+  // Prompt tokens found in the prefix cache and not computed again; -1 when
+  // a remote engine did not say.
   int cached_tokens = 0;
-  // Prompt tokens that were computed (prompt_tokens - cached_tokens, as measured).
+  // Prompt tokens that were computed (prompt_tokens - cached_tokens, as
+  // measured); -1 when a remote engine did not say.
   int computed_tokens = 0;
   int generated_tokens = 0;
   double time_to_first_token_ms = 0;
@@ -47,6 +49,8 @@ struct GenerationStats {
   // "eos", "stop_string", "max_tokens", "cancelled", "error", or kStopInterrupted.
   QString stop_reason;
   QString model;
+  // The remote engine that answered ("gpu-box:8000"); empty: this computer.
+  QString endpoint;
 
   QJsonObject to_json() const;
   static GenerationStats from_json(const QJsonObject& object);
