@@ -111,14 +111,18 @@ std::string completion_usage_chunk(const ResponseHeader& header, const Usage& us
   return dump(chunk);
 }
 
-std::string model_json(const std::string& model, std::int64_t created) {
-  return dump(
-      json{{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "quire"}});
+std::string model_json(const std::string& model, std::int64_t created,
+                       std::int64_t context_tokens) {
+  json entry{{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "quire"}};
+  if (context_tokens > 0) entry["max_model_len"] = context_tokens;
+  return dump(entry);
 }
 
-std::string models_json(const std::string& model, std::int64_t created) {
+std::string models_json(const std::string& model, std::int64_t created,
+                        std::int64_t context_tokens) {
   return dump(
-      json{{"object", "list"}, {"data", json::array({json::parse(model_json(model, created))})}});
+      json{{"object", "list"},
+           {"data", json::array({json::parse(model_json(model, created, context_tokens))})}});
 }
 
 std::string sse_event(std::string_view json_text) {

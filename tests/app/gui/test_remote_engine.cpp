@@ -108,6 +108,8 @@ class RemoteEngineTest : public QObject {
     const std::optional<gui::ModelInfo>& model = run.app->model();
     QCOMPARE(model->backend, QStringLiteral("remote"));
     QCOMPARE(model->devices, QStringList{serve.name()});
+    // quire-cli serve states the demo model's 256 positions (max_model_len).
+    QCOMPARE(model->context_tokens, qint64{256});
     QVERIFY(run.app->engine().isRemote());
     gui::MainWindow& window = run.app->window();
     QCOMPARE(window.windowTitle(), model->name + QStringLiteral(" — Quire"));

@@ -127,6 +127,9 @@ class TestOpenAiResponse : public QObject {
     QCOMPARE(models_json("demo", 42),
              std::string(R"({"object":"list","data":[{"id":"demo","object":"model",)"
                          R"("created":42,"owned_by":"quire"}]})"));
+    QCOMPARE(model_json("demo", 42, 256),
+             std::string(R"({"id":"demo","object":"model","created":42,"owned_by":"quire",)"
+                         R"("max_model_len":256})"));
   }
 
   void sseFraming() {

@@ -60,9 +60,13 @@ std::string completion_chunk(const ResponseHeader& header, int index, std::strin
                              std::optional<FinishReason> finish, bool with_usage_field);
 std::string completion_usage_chunk(const ResponseHeader& header, const Usage& usage);
 
-// GET /v1/models: the one model this server runs.
-std::string models_json(const std::string& model, std::int64_t created);
-std::string model_json(const std::string& model, std::int64_t created);
+// GET /v1/models: the one model this server runs, with the tokens one
+// request may hold as vLLM writes them (max_model_len), which clients such as
+// Quire's remote engine read; 0 leaves the field out.
+std::string models_json(const std::string& model, std::int64_t created,
+                        std::int64_t context_tokens = 0);
+std::string model_json(const std::string& model, std::int64_t created,
+                       std::int64_t context_tokens = 0);
 
 // "data: <json>\n\n", and the stream's end, "data: [DONE]\n\n".
 std::string sse_event(std::string_view json);
