@@ -33,6 +33,17 @@ QByteArray hello_body() {
   return QByteArray::fromStdString(chat_request_body("m", {{"user", "Hi"}}, ChatSampling{}, 32));
 }
 
+// vLLM's stream through its second chunk ("Hello"); then the connection
+// closes, or with `hold_open` stays open and silent.
+FakeAnswer vllm_stream_through_hello(bool hold_open) {
+  FakeAnswer answer;
+  answer.body = quire::test::remote_fixture("vllm_chat.sse");
+  answer.cut_after =
+      static_cast<int>(answer.body.indexOf("\n\n", answer.body.indexOf("Hello"))) + 2;
+  answer.hold_open = hold_open;
+  return answer;
+}
+
 struct Finished {
   QString streamed;
   RemoteChatResult result;
@@ -247,12 +258,7 @@ class RemoteClientTest : public QObject {
 
   void aStreamCutOffKeepsWhatArrived() {
     FakeEngine engine;
-    FakeAnswer answer;
-    answer.body = quire::test::remote_fixture("vllm_chat.sse");
-    // Through the second chunk's text ("Hello"), then the connection closes.
-    answer.cut_after =
-        static_cast<int>(answer.body.indexOf("\n\n", answer.body.indexOf("Hello"))) + 2;
-    engine.enqueue(answer);
+    engine.enqueue(vllm_stream_through_hello(false));
     RemoteClient client;
     const Finished finished = run_chat(client, endpoint_at(engine.url()));
     QCOMPARE(finished.result.text, QStringLiteral("Hello"));
@@ -265,12 +271,7 @@ class RemoteClientTest : public QObject {
 
   void anEngineThatFallsSilentTimesOut() {
     FakeEngine engine;
-    FakeAnswer answer;
-    answer.body = quire::test::remote_fixture("vllm_chat.sse");
-    answer.cut_after =
-        static_cast<int>(answer.body.indexOf("\n\n", answer.body.indexOf("Hello"))) + 2;
-    answer.hold_open = true;
-    engine.enqueue(answer);
+    engine.enqueue(vllm_stream_through_hello(true));
     RemoteClient client;
     client.setTransferTimeout(400);
     const Finished finished = run_chat(client, endpoint_at(engine.url()));
@@ -284,12 +285,7 @@ class RemoteClientTest : public QObject {
 
   void aStopAbortsTheRequestAndKeepsTheText() {
     FakeEngine engine;
-    FakeAnswer answer;
-    answer.body = quire::test::remote_fixture("vllm_chat.sse");
-    answer.cut_after =
-        static_cast<int>(answer.body.indexOf("\n\n", answer.body.indexOf("Hello"))) + 2;
-    answer.hold_open = true;
-    engine.enqueue(answer);
+    engine.enqueue(vllm_stream_through_hello(true));
     RemoteClient client;
     const Finished finished =
         run_chat(client, endpoint_at(engine.url()), [&client] { client.stop(1); });
