@@ -26,7 +26,10 @@
 using namespace quire;
 using namespace quire::test;
 
-namespace {
+// A named namespace, not an anonymous one: the unity build includes this file
+// in another, where a lambda of the test class capturing a type with internal
+// linkage is refused (-Wsubobject-linkage).
+namespace quire::test::remote_app {
 
 // `quire-cli serve MODEL --port 0 --api-key KEY` until destroyed.
 class ServeProcess {
@@ -93,7 +96,9 @@ std::optional<store::GenerationStats> send_then(AppRun& run, const QString& text
   return finished.takeFirst().at(1).value<store::GenerationStats>();
 }
 
-}  // namespace
+}  // namespace quire::test::remote_app
+
+using namespace quire::test::remote_app;
 
 class RemoteEngineTest : public QObject {
   Q_OBJECT
