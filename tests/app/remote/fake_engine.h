@@ -57,6 +57,14 @@ class FakeEngine : public QObject {
       });
       connect(socket, &QTcpSocket::readyRead, socket, [this, socket, buffer] {
         buffer->append(socket->readAll());
+        // Bytes that are no HTTP request (a TLS handshake sent to a plain
+        // HTTP port): answered with 400 and closed, as an HTTP server does.
+        if (!buffer->isEmpty() && !(buffer->at(0) >= 'A' && buffer->at(0) <= 'Z')) {
+          socket->setProperty("answered_all", true);
+          socket->write("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+          socket->disconnectFromHost();
+          return;
+        }
         const qsizetype head_end = buffer->indexOf("\r\n\r\n");
         if (head_end < 0 || socket->property("started").toBool()) return;
         const QByteArray head = buffer->left(head_end);

@@ -163,6 +163,21 @@ class RemoteClientTest : public QObject {
                  .arg(port));
   }
 
+  // https:// typed for an engine that serves plain HTTP.
+  void aTlsFailureIsSaidSo() {
+    FakeEngine engine;
+    RemoteClient client;
+    const QString name = engine.url().mid(7);
+    const Finished finished = run_chat(client, endpoint_at(QStringLiteral("https://") + name));
+    QCOMPARE(finished.result.finish_reason, QStringLiteral("error"));
+    QVERIFY2(finished.result.error.startsWith(
+                 QStringLiteral("The TLS connection to %1 failed: ").arg(name)),
+             qPrintable(finished.result.error));
+    QVERIFY(finished.result.error.endsWith(
+        QStringLiteral("Check that the address uses the scheme the engine serves (http or "
+                       "https) and that its certificate is trusted.")));
+  }
+
   void everyEngineStreamArrivesWhole_data() {
     QTest::addColumn<QString>("fixture");
     QTest::addColumn<QString>("text");
