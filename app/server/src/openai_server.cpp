@@ -266,14 +266,16 @@ struct OpenAiServer::Impl {
     });
     get_only("/v1/models", [this](const httplib::Request& request, httplib::Response& response) {
       if (!admit(request, response)) return;
-      response.set_content(models_json(model.id, created, model.context_tokens), "application/json");
+      response.set_content(models_json(model.id, created, model.context_tokens),
+                           "application/json");
     });
     get_only(R"(/v1/models/(.+))",
              [this](const httplib::Request& request, httplib::Response& response) {
                if (!admit(request, response)) return;
                try {
                  check_model(request.matches[1].str(), model);
-                 response.set_content(model_json(model.id, created, model.context_tokens), "application/json");
+                 response.set_content(model_json(model.id, created, model.context_tokens),
+                                      "application/json");
                } catch (const ApiException& error) {
                  send_error(response, error.error());
                }
