@@ -80,10 +80,13 @@ void EngineHost::cancelLoad() {
                                 QStringLiteral("Loading was cancelled"), QString(), QString()});
 }
 
+bool EngineHost::isRemote() const {
+  return remote_->isConnected();
+}
+
 void EngineHost::unload() {
   cancelLoad();
-  if (remote_active_) {
-    remote_active_ = false;
+  if (isRemote()) {
     remote_->disconnectEndpoint();
     model_.reset();
     emit modelUnloaded();
@@ -93,7 +96,7 @@ void EngineHost::unload() {
 }
 
 void EngineHost::startReply(const ReplyRequest& request) {
-  if (remote_active_) {
+  if (isRemote()) {
     remote_->startReply(request);
     return;
   }
@@ -114,7 +117,7 @@ void EngineHost::forgetChat(qint64 chat_id) {
 
 void EngineHost::requestSnapshot() {
   // A remote engine's memory is on its own machine: nothing here to draw.
-  if (remote_active_) {
+  if (isRemote()) {
     emit snapshotReady(ui::MemorySnapshotView{});
     return;
   }
@@ -134,19 +137,16 @@ void EngineHost::onModelLoaded(quint64 id, const ModelInfo& info) {
     // Cancelled too late to stop it: the worker serves it now. Unless a
     // newer load replaces it, it must not stay loaded behind the window's
     // back.
-    if (remote_active_ || !loading_) {
+    if (isRemote() || !loading_) {
       emit unloadRequested();
-      if (remote_active_) return;
+      if (isRemote()) return;
     }
     model_ = info;
     return;
   }
   loading_.reset();
-  if (remote_active_) {
-    // A model run here replaces the remote one.
-    remote_active_ = false;
-    remote_->disconnectEndpoint();
-  }
+  // A model run here replaces the remote one.
+  if (isRemote()) remote_->disconnectEndpoint();
   model_ = info;
   emit modelLoaded(info);
 }
@@ -154,8 +154,8 @@ void EngineHost::onModelLoaded(quint64 id, const ModelInfo& info) {
 void EngineHost::onRemoteConnected(quint64 id, const ModelInfo& info) {
   if (!loading_ || loading_->id != id) return;
   loading_.reset();
-  const bool local_loaded = model_.has_value() && !remote_active_;
-  remote_active_ = true;
+  // The engine is connected now; the model before it may have run here.
+  const bool local_loaded = model_.has_value() && model_->backend != QLatin1String("remote");
   model_ = info;
   // The model run here gives its memory back; its unloading is not the
   // remote model's.
@@ -170,13 +170,13 @@ void EngineHost::onLoadFailed(quint64 id, const EngineFailure& failure) {
 }
 
 void EngineHost::onModelUnloaded() {
-  if (!model_ || remote_active_) return;
+  if (!model_ || isRemote()) return;
   model_.reset();
   emit modelUnloaded();
 }
 
 void EngineHost::onModelRestored(const ModelInfo& info) {
-  if (remote_active_) return;
+  if (isRemote()) return;
   model_ = info;
   emit modelRestored(info);
 }

@@ -49,7 +49,7 @@ class EngineHost : public QObject {
   const std::optional<ModelInfo>& model() const { return model_; }
   bool isBusy() const { return busy_; }
   // The model is served by a remote engine.
-  bool isRemote() const { return remote_active_; }
+  bool isRemote() const;
   RemoteEngine& remoteEngine() { return *remote_; }
 
   void startReply(const ReplyRequest& request);
@@ -110,7 +110,6 @@ class EngineHost : public QObject {
   bool busy_ = false;
   ui::ServerStatusView server_;
   std::unique_ptr<RemoteEngine> remote_;
-  bool remote_active_ = false;
 };
 
 }  // namespace quire::gui

@@ -39,6 +39,18 @@ RemoteEngine::RemoteEngine(remote::ApiKeyStore& keys, QObject* parent)
   connect(&client_, &remote::RemoteClient::listFailed, this, &RemoteEngine::onListFailed);
   connect(&client_, &remote::RemoteClient::chatText, this, &RemoteEngine::replyText);
   connect(&client_, &remote::RemoteClient::chatFinished, this, &RemoteEngine::onFinished);
+  connect(&lister_, &remote::RemoteClient::modelsListed, this,
+          [this](quint64 id, const QList<remote::RemoteModel>& models) {
+            if (id != listing_) return;
+            QStringList names;
+            for (const remote::RemoteModel& model : models)
+              names << QString::fromStdString(model.id);
+            emit modelsListedFor(names, QString());
+          });
+  connect(&lister_, &remote::RemoteClient::listFailed, this,
+          [this](quint64 id, const QString& message) {
+            if (id == listing_) emit modelsListedFor({}, message);
+          });
 }
 
 RemoteEngine::~RemoteEngine() = default;
@@ -69,17 +81,10 @@ void RemoteEngine::listModelsAt(const QString& url, const QString& key) {
     emit modelsListedFor({}, problem);
     return;
   }
-  client_.listModels(++next_listing_, remote::RemoteEndpoint{*base, key});
+  lister_.listModels(++listing_, remote::RemoteEndpoint{*base, key});
 }
 
 void RemoteEngine::onListed(quint64 id, const QList<remote::RemoteModel>& models) {
-  if (id > (1ULL << 62)) {
-    QStringList names;
-    for (const remote::RemoteModel& model : models)
-      names << QString::fromStdString(model.id);
-    emit modelsListedFor(names, QString());
-    return;
-  }
   if (pending_ != id) return;
   pending_ = 0;
   const remote::RemoteEndpoint& endpoint = pending_endpoint_;
@@ -120,10 +125,6 @@ void RemoteEngine::onListed(quint64 id, const QList<remote::RemoteModel>& models
 }
 
 void RemoteEngine::onListFailed(quint64 id, const QString& message) {
-  if (id > (1ULL << 62)) {
-    emit modelsListedFor({}, message);
-    return;
-  }
   if (pending_ != id) return;
   pending_ = 0;
   emit connectFailed(id, connect_failure(message));

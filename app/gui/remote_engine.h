@@ -72,8 +72,9 @@ class RemoteEngine : public QObject {
 
   remote::ApiKeyStore& keys_;
   remote::RemoteClient client_;
-  quint64 pending_ = 0;                // the connection in flight, 0: none
-  quint64 next_listing_ = 1ULL << 62;  // listModelsAt's requests, apart from connections
+  remote::RemoteClient lister_;  // listModelsAt's, apart from the connections' lists
+  quint64 pending_ = 0;          // the connection in flight, 0: none
+  quint64 listing_ = 0;          // the latest listModelsAt; earlier answers are dropped
   ui::EngineSettings pending_settings_;
   remote::RemoteEndpoint pending_endpoint_;
   std::optional<Model> model_;

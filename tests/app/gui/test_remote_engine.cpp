@@ -5,9 +5,11 @@
 // cancels the job; an engine killed mid-reply leaves a clear message and the
 // partial reply; a wrong key is refused by name and the model run here stays.
 
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTest>
@@ -121,6 +123,17 @@ class RemoteEngineTest : public QObject {
     // The memory panel says where the memory is.
     auto* title = window.memoryPanel()->findChild<QLabel*>(QStringLiteral("memoryEmptyTitle"));
     QCOMPARE(title->text(), QStringLiteral("The model runs on %1").arg(serve.name()));
+
+    // Settings show the stored key, and List models asks the engine with it.
+    ui::SettingsPanel& panel = *window.settingsPanel();
+    QCOMPARE(panel.findChild<QLineEdit*>(QStringLiteral("remoteKey"))->text(),
+             QStringLiteral("secret"));
+    QTest::mouseClick(panel.findChild<QPushButton*>(QStringLiteral("listRemoteModels")),
+                      Qt::LeftButton);
+    auto* listed = panel.findChild<QLabel*>(QStringLiteral("remoteStatus"));
+    QTRY_COMPARE_WITH_TIMEOUT(listed->text(), QStringLiteral("The engine serves 1 model."), 20000);
+    QCOMPARE(panel.findChild<QComboBox*>(QStringLiteral("remoteModel"))->currentText(),
+             model->name);
 
     QSignalSpy deltas(&run.app->engine(), &gui::EngineHost::replyText);
     const std::optional<store::GenerationStats> first = run.send(QStringLiteral("Hello!"));
