@@ -19,6 +19,7 @@
 #include "cli_support.h"
 #include "conversation_runner.h"
 #include "generation_commands.h"
+#include "quire/kernels/cpu/cpu_backend.h"
 
 namespace quire::cli {
 namespace {
@@ -187,6 +188,8 @@ int run_bench(const BenchOptions& options) {
   out["devices"] = engine.devices;
   out["cpu"] = cpu_name();
   out["hardware_threads"] = std::thread::hardware_concurrency();
+  if (const auto* cpu = dynamic_cast<const kernels::CpuBackend*>(session.backend.get()))
+    out["threads"] = cpu->threads();
   // Decode reads the weights from the memory of the devices they sit on: the
   // host's for the CPU backend, the GPU's otherwise.
   const bool on_cpu = session.backend->name() == "cpu";

@@ -37,6 +37,11 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
   command.add_option("--reserve", reserve,
                      "MiB kept free: 512 on every device, or 512,1024 per selected device in "
                      "order (default: what the backend recommends for each device)");
+  command
+      .add_option("--threads", threads,
+                  "CPU threads for the products and attention, the calling thread included "
+                  "(default: one per hardware thread)")
+      ->check(CLI::Range(1, 1024));
   command.add_option("--chunk", chunk, "Tokens per prefill step")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
@@ -85,9 +90,10 @@ std::string device_names(const kernels::Backend& backend) {
   return text;
 }
 
-std::unique_ptr<kernels::Backend> cpu_backend(const std::string& devices) {
+std::unique_ptr<kernels::Backend> cpu_backend(const std::string& devices, int threads) {
   try {
-    return std::make_unique<kernels::CpuBackend>(kernels::CpuBackend::parse_devices(devices));
+    return std::make_unique<kernels::CpuBackend>(kernels::CpuBackend::parse_devices(devices),
+                                                 threads);
   } catch (const std::invalid_argument& error) {
     throw UsageError(std::string("--devices: ") + error.what());
   }
@@ -156,7 +162,7 @@ std::unique_ptr<kernels::Backend> EngineOptions::open_backend() const {
       // silently: the CPU runs instead, and the line says why.
       if (const std::optional<std::string> problem = cuda_self_check_problem(cuda)) {
         std::cerr << "quire-cli: running on the CPU backend; " << *problem << '\n';
-        return cpu_backend("cpu");
+        return cpu_backend("cpu", threads);
       }
       std::cerr << "quire-cli: running on the CUDA backend (" << device_names(*cuda.backend)
                 << ")\n";
@@ -164,7 +170,7 @@ std::unique_ptr<kernels::Backend> EngineOptions::open_backend() const {
     }
     std::cerr << "quire-cli: running on the CPU backend; the CUDA backend cannot run: "
               << cuda.why_not << '\n';
-    return cpu_backend("cpu");
+    return cpu_backend("cpu", threads);
   }
   if (devices == "cuda" || devices.starts_with("cuda:")) {
     kernels::LoadedBackend cuda = load_cuda(devices);
@@ -178,7 +184,7 @@ std::unique_ptr<kernels::Backend> EngineOptions::open_backend() const {
     }
     return std::move(cuda.backend);
   }
-  if (devices == "cpu" || devices.starts_with("cpu:")) return cpu_backend(devices);
+  if (devices == "cpu" || devices.starts_with("cpu:")) return cpu_backend(devices, threads);
   throw UsageError("--devices \"" + devices +
                    "\" is not understood; write cpu, cpu:2x512MiB, cuda, cuda:0,2, "
                    "cuda:0:2x20GiB or auto");

@@ -22,6 +22,7 @@ struct EngineOptions {
   // order; empty: what the backend recommends per device.
   std::string reserve;
   int chunk = 256;
+  int threads = 0;  // CPU threads; 0: one per hardware thread
   bool no_step_graphs = false;
   bool dynamic_fp8_scales = false;          // FP8 halves ignore a model's calibrated K/V scales
   std::string reserve_pages = "on-demand";  // "all" or "on-demand" (the app's default too)
@@ -33,7 +34,7 @@ struct EngineOptions {
   // each layer's cache on its own device.
   int cache_device = -1;
 
-  // --devices, --cache, --context, --split, --reserve, --chunk,
+  // --devices, --cache, --context, --split, --reserve, --threads, --chunk,
   // --no-step-graphs, --dynamic-fp8-scales, --reserve-pages, --host-cache, --cache-residence,
   // --fit,
   // --cache-device.

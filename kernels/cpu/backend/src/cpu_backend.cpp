@@ -52,6 +52,14 @@ CpuBackend::CpuBackend(std::vector<Device> devices, ThreadPool* pool)
   used_.assign(devices_.size(), 0);
 }
 
+CpuBackend::CpuBackend(std::vector<Device> devices, int threads)
+    : devices_(std::move(devices)),
+      owned_pool_(threads > 0 ? std::make_unique<ThreadPool>(threads) : nullptr),
+      pool_(owned_pool_ ? *owned_pool_ : default_thread_pool()) {
+  if (devices_.empty()) devices_.push_back(Device{"cpu", 0});
+  used_.assign(devices_.size(), 0);
+}
+
 CpuBackend::~CpuBackend() = default;
 
 std::vector<CpuBackend::Device> CpuBackend::parse_devices(std::string_view spec) {

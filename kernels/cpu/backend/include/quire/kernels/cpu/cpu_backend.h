@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -21,8 +22,13 @@ class CpuBackend final : public Backend {
     std::int64_t budget_bytes = 0;  // 0: the machine's memory, live
   };
 
-  // No devices: one device over the machine's memory.
+  // No devices: one device over the machine's memory. No pool: the process's
+  // shared pool, one thread per hardware thread.
   explicit CpuBackend(std::vector<Device> devices = {}, ThreadPool* pool = nullptr);
+  // A pool of its own with `threads` threads (the caller's included), so that
+  // a run can be pinned to a thread count (quire-cli --threads); threads <= 0
+  // takes the shared pool.
+  CpuBackend(std::vector<Device> devices, int threads);
   ~CpuBackend() override;
 
   // "cpu" (one device, the machine's memory), "cpu:2x512MiB" (two devices of
@@ -31,6 +37,8 @@ class CpuBackend final : public Backend {
   static std::vector<Device> parse_devices(std::string_view spec);
 
   std::string name() const override { return "cpu"; }
+  // The threads that run each product and attention (the caller's included).
+  int threads() const { return pool_.size(); }
   std::vector<DeviceInfo> devices() const override;
   DeviceBuffer allocate(int device, std::size_t bytes, std::string_view purpose) override;
   void copy(void* destination, int destination_device, const void* source, int source_device,
@@ -88,6 +96,7 @@ class CpuBackend final : public Backend {
   void check_device(int device) const;
 
   std::vector<Device> devices_;
+  std::unique_ptr<ThreadPool> owned_pool_;  // with a thread count of its own
   ThreadPool& pool_;
   mutable std::mutex mutex_;
   std::vector<std::int64_t> used_;
