@@ -188,8 +188,8 @@ int run_bench(const BenchOptions& options) {
   out["devices"] = engine.devices;
   out["cpu"] = cpu_name();
   out["hardware_threads"] = std::thread::hardware_concurrency();
-  if (const auto* cpu = dynamic_cast<const kernels::CpuBackend*>(session.backend.get()))
-    out["threads"] = cpu->threads();
+  if (const auto* cpu_backend = dynamic_cast<const kernels::CpuBackend*>(session.backend.get()))
+    out["threads"] = cpu_backend->threads();
   // Decode reads the weights from the memory of the devices they sit on: the
   // host's for the CPU backend, the GPU's otherwise.
   const bool on_cpu = session.backend->name() == "cpu";
@@ -233,9 +233,22 @@ int run_bench(const BenchOptions& options) {
                    {"in", hidden},
                    {"out", model.config.intermediate_size},
                    {"multiply_adds_per_s", product_rate}};
+  // On the CPU also against the machine's measured multiply-add peak, and
+  // with the instruction-set path each kernel took.
+  const auto* cpu = dynamic_cast<const kernels::CpuBackend*>(session.backend.get());
+  kernels::MultiplyAddPeak peak;
+  if (cpu != nullptr) {
+    peak = cpu->multiply_add_peak();
+    out["multiply_add_peak"] = {{"per_s", peak.per_second}, {"instructions", peak.instructions}};
+    Json paths = Json::object();
+    for (const auto& [kernel, path] : kernels::CpuBackend::kernel_paths())
+      paths[kernel] = path;
+    out["kernel_paths"] = paths;
+  }
   for (Json& p : prefill) {
-    p["fraction_of_matmul_rate"] =
-        p["tokens_per_s"].get<double>() * multiply_adds_per_token / product_rate;
+    const double rate = p["tokens_per_s"].get<double>() * multiply_adds_per_token;
+    p["fraction_of_matmul_rate"] = rate / product_rate;
+    if (cpu != nullptr) p["fraction_of_peak"] = rate / peak.per_second;
   }
   out["prefill"] = prefill;
 
@@ -402,10 +415,19 @@ int run_bench(const BenchOptions& options) {
   std::printf("memory copy bandwidth     %8.1f GB/s\n", bandwidth / 1e9);
   std::printf("dense FP16 product        %8.1f G multiply-adds/s (%lld rows)\n", product_rate / 1e9,
               static_cast<long long>(matmul_rows));
+  if (out.contains("multiply_add_peak")) {
+    std::printf("multiply-add peak         %8.1f G/s (%s, %d threads)\n", peak.per_second / 1e9,
+                peak.instructions.c_str(), out["threads"].get<int>());
+    for (const auto& [kernel, path] : out["kernel_paths"].items())
+      std::printf("  %s: %s\n", kernel.c_str(), path.get<std::string>().c_str());
+  }
   for (const Json& p : prefill) {
-    std::printf("prefill %5d tokens      %8.1f tokens/s  (%.0f%% of the product rate)\n",
+    std::printf("prefill %5d tokens      %8.1f tokens/s  (%.0f%% of the product rate",
                 p["tokens"].get<int>(), p["tokens_per_s"].get<double>(),
                 100.0 * p["fraction_of_matmul_rate"].get<double>());
+    if (p.contains("fraction_of_peak"))
+      std::printf(", %.0f%% of the peak", 100.0 * p["fraction_of_peak"].get<double>());
+    std::printf(")\n");
   }
   for (const Json& d : decode) {
     std::printf("decode at %5d context   %8.1f tokens/s  (%.0f%% of the bandwidth bound)\n",

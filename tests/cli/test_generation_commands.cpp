@@ -237,17 +237,41 @@ class GenerationCommandsTest : public QObject {
 
   void benchReportsEveryMeasurement() {
     // Small lengths keep this quick; the defaults are the full benchmark.
-    const Run run = run_cli(
-        {QStringLiteral("bench"), model_, QStringLiteral("--json"), QStringLiteral("--context"),
-         QStringLiteral("2048"), QStringLiteral("--decode-tokens"), QStringLiteral("4"),
-         QStringLiteral("--prefill"), QStringLiteral("128,512,4096"),
-         QStringLiteral("--decode-contexts"), QStringLiteral("64,300,2046"),
-         QStringLiteral("--repeat"), QStringLiteral("2"), QStringLiteral("--batches"),
-         QStringLiteral("1,3,20"), QStringLiteral("--turn-words"), QStringLiteral("6"),
-         QStringLiteral("--turn-reply"), QStringLiteral("8")});
+    const Run run = run_cli({QStringLiteral("bench"),
+                             model_,
+                             QStringLiteral("--json"),
+                             QStringLiteral("--context"),
+                             QStringLiteral("2048"),
+                             QStringLiteral("--decode-tokens"),
+                             QStringLiteral("4"),
+                             QStringLiteral("--prefill"),
+                             QStringLiteral("128,512,4096"),
+                             QStringLiteral("--decode-contexts"),
+                             QStringLiteral("64,300,2046"),
+                             QStringLiteral("--repeat"),
+                             QStringLiteral("2"),
+                             QStringLiteral("--batches"),
+                             QStringLiteral("1,3,20"),
+                             QStringLiteral("--turn-words"),
+                             QStringLiteral("6"),
+                             QStringLiteral("--turn-reply"),
+                             QStringLiteral("8"),
+                             QStringLiteral("--threads"),
+                             QStringLiteral("1")});
     QCOMPARE(run.exit_code, 0);
     const QJsonObject out = json_of(run);
     QCOMPARE(out[u"cache_tokens"].toInt(), 2048);
+    // Pinned to one thread; the peak is measured on that thread, and every
+    // kernel names the path it took here.
+    QCOMPARE(out[u"threads"].toInt(), 1);
+    const QJsonObject peak = out[u"multiply_add_peak"].toObject();
+    QVERIFY(peak[u"per_s"].toDouble() > 0);
+    QVERIFY(QStringList({QStringLiteral("AVX-512 FMA"), QStringLiteral("AVX2 FMA"),
+                         QStringLiteral("SSE multiply and add")})
+                .contains(peak[u"instructions"].toString()));
+    const QJsonObject paths = out[u"kernel_paths"].toObject();
+    for (const char* kernel : {"batched (prefill) products", "attention"})
+      QVERIFY2(!paths[QLatin1String(kernel)].toString().isEmpty(), kernel);
     // The dense product rate is measured on the model's MLP shape.
     const QJsonObject matmul = out[u"matmul"].toObject();
     QCOMPARE(matmul[u"rows"].toInt(), 256);
@@ -263,6 +287,7 @@ class GenerationCommandsTest : public QObject {
       prefill_lengths.append(p[u"tokens"].toInt());
       QVERIFY(p[u"tokens_per_s"].toDouble() > 0);
       QVERIFY(p[u"fraction_of_matmul_rate"].toDouble() > 0);
+      QVERIFY(p[u"fraction_of_peak"].toDouble() > 0);
     }
     QCOMPARE(prefill_lengths, (QList<int>{128, 512}));
     for (const QJsonValue& d : out[u"decode"].toArray()) {

@@ -284,6 +284,66 @@ class LinearProductTest : public QObject {
 
   // One thread and many threads compute the same outputs bit for bit: the
   // split changes who computes a tile, not how.
+  // The register-blocked tile kernel (AVX2 and FMA, where present) forms
+  // each sum in the portable loop's order with the same fused operations:
+  // every row count around its blocks of 6 and 12 rows, short tiles and
+  // sums that already hold values give the portable loop's bits.
+  void tileKernelGivesThePortableLoopsBits() {
+    std::mt19937 rng(31);
+    const std::int64_t stride = 45;  // rows of x further apart than a tile
+    for (const int rows : {1, 2, 5, 6, 7, 11, 12, 13, 25, 128}) {
+      for (const int count : {32, 17, 1}) {
+        const std::vector<float> x = random_inputs(rng, std::size_t(rows * stride));
+        const std::vector<float> tile = random_inputs(rng, std::size_t(32 * 32));
+        const std::vector<float> start = random_inputs(rng, std::size_t(rows * 32));
+        std::vector<float> wide = start, wide_portable = start;
+        linear_detail::apply_tile<linear_detail::kWideTile>(x.data(), stride, rows, tile.data(),
+                                                            count, wide.data());
+        linear_detail::apply_tile_portable<linear_detail::kWideTile>(
+            x.data(), stride, rows, tile.data(), count, wide_portable.data());
+        QVERIFY2(wide == wide_portable,
+                 qPrintable(QStringLiteral("32 wide, %1 rows, %2 deep").arg(rows).arg(count)));
+        QVERIFY(wide != start);
+        std::vector<float> narrow(start.begin(), start.begin() + rows * 8);
+        std::vector<float> narrow_portable = narrow;
+        linear_detail::apply_tile<linear_detail::kNarrowTile>(x.data(), stride, rows, tile.data(),
+                                                              count, narrow.data());
+        linear_detail::apply_tile_portable<linear_detail::kNarrowTile>(
+            x.data(), stride, rows, tile.data(), count, narrow_portable.data());
+        QVERIFY2(narrow == narrow_portable,
+                 qPrintable(QStringLiteral("8 wide, %1 rows, %2 deep").arg(rows).arg(count)));
+      }
+    }
+  }
+
+  // A decode step of several jobs with FP16 weights gives each job the bits
+  // it gets alone (where the processor has F16C and FMA: both then take the
+  // fused dot products), for every row count up to the few-row limit and one
+  // above it, with 37 outputs (an odd weight row left) and 300 inputs (a tail
+  // after the blocks of 16).
+  void f16RowsOfAFewJobsGiveTheBitsOfOneJob() {
+    if (!linear_detail::f16_dots_available()) QSKIP("no AVX2, FMA and F16C here");
+    std::mt19937 rng(23);
+    const std::unique_ptr<Layer> layer = make_layer("dense-f16", rng);
+    const std::int64_t in = layer->weight.in_features;
+    const std::int64_t out = layer->weight.out_features;
+    for (std::int64_t rows = 2; rows <= linear_detail::kF16FewRows + 1; ++rows) {
+      const std::vector<float> x = random_inputs(rng, std::size_t(rows * in));
+      std::vector<float> together(std::size_t(rows * out), std::nanf(""));
+      linear(pool_, x.data(), rows, layer->weight, together.data());
+      for (std::int64_t r = 0; r < rows; ++r) {
+        std::vector<float> alone(std::size_t(out), std::nanf(""));
+        linear(pool_, x.data() + r * in, 1, layer->weight, alone.data());
+        const std::vector<float> row(together.begin() + r * out, together.begin() + (r + 1) * out);
+        if (rows <= linear_detail::kF16FewRows) {
+          QVERIFY2(row == alone, qPrintable(QStringLiteral("%1 rows, row %2").arg(rows).arg(r)));
+        } else {
+          QVERIFY(row != alone);  // the tiled product sums in another order
+        }
+      }
+    }
+  }
+
   void threadCountDoesNotChangeResults() {
     std::mt19937 rng(5);
     for (const QByteArray& format : kFormats) {

@@ -293,18 +293,18 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
   }
 }
 
-bool processor_supports() {
+}  // namespace
+
+bool fp16_decode_supported() {
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
                                 __builtin_cpu_supports("f16c");
   return supported;
 }
 
-}  // namespace
-
 bool attend_fp16_decode(const AttentionCall& call, const AttentionItem& item,
                         AttentionScratch& scratch) {
   if (call.keys.coding != KvCoding::Fp16 || call.values.coding != KvCoding::Fp16) return false;
-  if (call.group > kMaxDecodeRows || call.dim % 8 != 0 || !processor_supports()) return false;
+  if (call.group > kMaxDecodeRows || call.dim % 8 != 0 || !fp16_decode_supported()) return false;
   const AttentionPlan& plan = *call.plan;
   const QueryBlock& block = plan.blocks[std::size_t(item.block)];
   if (block.end - block.begin != 1) return false;

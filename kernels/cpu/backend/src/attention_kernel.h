@@ -69,6 +69,8 @@ void cap_scores(float* scores, int count, float cap);
 // The item of a decode step (one token) over FP16 keys and values, with AVX2,
 // FMA and F16C (attention_decode_f16.cpp); false, with nothing done, where the
 // item or the processor does not fit it. attend() tries it first.
+// Whether attend_fp16_decode can run on this processor (AVX2, FMA, F16C).
+bool fp16_decode_supported();
 bool attend_fp16_decode(const AttentionCall& call, const AttentionItem& item,
                         AttentionScratch& scratch);
 

@@ -1,11 +1,99 @@
+// The inner loop of every batched product: a tile of decoded weights applied
+// to a block of input rows. Prefill spends nearly all its time here.
+//
+// A loop over one input row keeps only T / 8 sums in registers, and every
+// multiply-add waits on the load of its weights: on AVX2 machines that ran at
+// about a third of the processor's multiply-add rate. With AVX2 and FMA the
+// tile is applied instead by a register-blocked kernel that holds the sums of
+// several rows at once (6 rows x 16 columns, or 12 x 8 for narrow tiles: 12
+// accumulators, as many as two FMA units with a four-cycle latency need), so
+// each weight vector loaded serves 6 or 12 rows and each broadcast input 2
+// vectors. Every sum is still formed in the order j = 0, 1, ... with one fused
+// multiply-add per term, as the x86-64-v3 clone of the portable loop forms it,
+// so the results are the same bits on either path.
+
 #include "linear_internal.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QUIRE_HAVE_AVX2_TILE 1
+#endif
+
 namespace quire::kernels::linear_detail {
+namespace {
+
+#ifdef QUIRE_HAVE_AVX2_TILE
+#define QUIRE_AVX2_FMA __attribute__((target("avx2,fma"), always_inline)) inline
+
+// acc[r][c0 + v * 8 ...] for Rows rows (Rows <= MaxRows) and Vectors vectors
+// of 8 columns starting at column c0 of a tile T wide.
+template <int T, int Vectors, int Rows>
+QUIRE_AVX2_FMA void block(const float* x, std::int64_t x_stride, const float* tile, int c0,
+                          int count, float* acc) {
+  __m256 sum[Rows][Vectors];
+  for (int r = 0; r < Rows; ++r) {
+    for (int v = 0; v < Vectors; ++v)
+      sum[r][v] = _mm256_loadu_ps(acc + r * T + c0 + v * 8);
+  }
+  for (int j = 0; j < count; ++j) {
+    __m256 weights[Vectors];
+    for (int v = 0; v < Vectors; ++v)
+      weights[v] = _mm256_loadu_ps(tile + j * T + c0 + v * 8);
+    for (int r = 0; r < Rows; ++r) {
+      const __m256 input = _mm256_broadcast_ss(x + r * x_stride + j);
+      for (int v = 0; v < Vectors; ++v)
+        sum[r][v] = _mm256_fmadd_ps(input, weights[v], sum[r][v]);
+    }
+  }
+  for (int r = 0; r < Rows; ++r) {
+    for (int v = 0; v < Vectors; ++v)
+      _mm256_storeu_ps(acc + r * T + c0 + v * 8, sum[r][v]);
+  }
+}
+
+// The rows left after the full blocks, fewer than MaxRows of them.
+template <int T, int Vectors, int MaxRows>
+QUIRE_AVX2_FMA void remainder(const float* x, std::int64_t x_stride, const float* tile, int c0,
+                              int count, float* acc, int rows) {
+  if constexpr (MaxRows > 1) {
+    if (rows == MaxRows - 1) {
+      block<T, Vectors, MaxRows - 1>(x, x_stride, tile, c0, count, acc);
+    } else {
+      remainder<T, Vectors, MaxRows - 1>(x, x_stride, tile, c0, count, acc, rows);
+    }
+  }
+}
 
 template <int T>
-QUIRE_LINEAR_CLONES void apply_tile(const float* __restrict x, std::int64_t x_stride,
-                                    std::int64_t rows, const float* __restrict tile, int count,
-                                    float* __restrict acc) {
+__attribute__((target("avx2,fma"))) void apply_tile_avx2(const float* x, std::int64_t x_stride,
+                                                         std::int64_t rows, const float* tile,
+                                                         int count, float* acc) {
+  // Wide tiles: two vectors of columns by 6 rows; narrow tiles: one by 12.
+  constexpr int kVectors = T >= 16 ? 2 : 1;
+  constexpr int kRows = T >= 16 ? 6 : 12;
+  for (int c0 = 0; c0 < T; c0 += kVectors * 8) {
+    std::int64_t r = 0;
+    for (; r + kRows <= rows; r += kRows)
+      block<T, kVectors, kRows>(x + r * x_stride, x_stride, tile, c0, count, acc + r * T);
+    if (r < rows) {
+      remainder<T, kVectors, kRows>(x + r * x_stride, x_stride, tile, c0, count, acc + r * T,
+                                    static_cast<int>(rows - r));
+    }
+  }
+}
+
+bool processor_has_avx2_fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
+}  // namespace
+
+template <int T>
+QUIRE_LINEAR_CLONES void apply_tile_portable(const float* __restrict x, std::int64_t x_stride,
+                                             std::int64_t rows, const float* __restrict tile,
+                                             int count, float* __restrict acc) {
   for (std::int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * x_stride;
     // A local copy of the row's sums and a fully unrolled update let the
@@ -26,9 +114,34 @@ QUIRE_LINEAR_CLONES void apply_tile(const float* __restrict x, std::int64_t x_st
   }
 }
 
+bool apply_tile_blocked() {
+#ifdef QUIRE_HAVE_AVX2_TILE
+  static const bool avx2 = processor_has_avx2_fma();
+  return avx2;
+#else
+  return false;
+#endif
+}
+
+template <int T>
+void apply_tile(const float* __restrict x, std::int64_t x_stride, std::int64_t rows,
+                const float* __restrict tile, int count, float* __restrict acc) {
+#ifdef QUIRE_HAVE_AVX2_TILE
+  if (apply_tile_blocked()) {
+    apply_tile_avx2<T>(x, x_stride, rows, tile, count, acc);
+    return;
+  }
+#endif
+  apply_tile_portable<T>(x, x_stride, rows, tile, count, acc);
+}
+
 template void apply_tile<kWideTile>(const float*, std::int64_t, std::int64_t, const float*, int,
                                     float*);
 template void apply_tile<kNarrowTile>(const float*, std::int64_t, std::int64_t, const float*, int,
                                       float*);
+template void apply_tile_portable<kWideTile>(const float*, std::int64_t, std::int64_t, const float*,
+                                             int, float*);
+template void apply_tile_portable<kNarrowTile>(const float*, std::int64_t, std::int64_t,
+                                               const float*, int, float*);
 
 }  // namespace quire::kernels::linear_detail

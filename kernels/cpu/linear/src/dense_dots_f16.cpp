@@ -5,6 +5,9 @@
 // is loaded once for the four rows. This removes the round trip through a
 // widened buffer of the portable path.
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "linear_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -78,6 +81,49 @@ __attribute__((target("avx2,fma,f16c"))) void one_dot(const float* x, const std:
   *out = sum;
 }
 
+// out[r][n] for two input rows (x and x + x_stride) and two weight rows (w
+// and w + k_count): each of the four sums formed exactly as one_dot forms it
+// (even and odd blocks of 8 apart, added at the end), so a job's outputs are
+// the same bits whether its decode step ran alone or beside others. Each
+// weight block is widened once for both inputs.
+__attribute__((target("avx2,fma,f16c"))) void two_by_two_dots(const float* x, std::int64_t x_stride,
+                                                              const std::uint16_t* w,
+                                                              std::int64_t k_count, int inputs,
+                                                              int weights, float out[2][2]) {
+  __m256 a[2][2], b[2][2];
+  for (int r = 0; r < 2; ++r) {
+    for (int n = 0; n < 2; ++n)
+      a[r][n] = b[r][n] = _mm256_setzero_ps();
+  }
+  const std::uint16_t* w1 = weights > 1 ? w + k_count : w;
+  const float* x1 = inputs > 1 ? x + x_stride : x;
+  std::int64_t k = 0;
+  for (; k + 16 <= k_count; k += 16) {
+    const __m256 w0_lo = widen8(w + k), w0_hi = widen8(w + k + 8);
+    const __m256 w1_lo = widen8(w1 + k), w1_hi = widen8(w1 + k + 8);
+    const __m256 x0_lo = _mm256_loadu_ps(x + k), x0_hi = _mm256_loadu_ps(x + k + 8);
+    const __m256 x1_lo = _mm256_loadu_ps(x1 + k), x1_hi = _mm256_loadu_ps(x1 + k + 8);
+    a[0][0] = _mm256_fmadd_ps(w0_lo, x0_lo, a[0][0]);
+    b[0][0] = _mm256_fmadd_ps(w0_hi, x0_hi, b[0][0]);
+    a[0][1] = _mm256_fmadd_ps(w1_lo, x0_lo, a[0][1]);
+    b[0][1] = _mm256_fmadd_ps(w1_hi, x0_hi, b[0][1]);
+    a[1][0] = _mm256_fmadd_ps(w0_lo, x1_lo, a[1][0]);
+    b[1][0] = _mm256_fmadd_ps(w0_hi, x1_hi, b[1][0]);
+    a[1][1] = _mm256_fmadd_ps(w1_lo, x1_lo, a[1][1]);
+    b[1][1] = _mm256_fmadd_ps(w1_hi, x1_hi, b[1][1]);
+  }
+  for (int r = 0; r < inputs; ++r) {
+    const float* xr = r == 0 ? x : x1;
+    for (int n = 0; n < weights; ++n) {
+      const std::uint16_t* wn = n == 0 ? w : w1;
+      float sum = horizontal_sum(_mm256_add_ps(a[r][n], b[r][n]));
+      for (std::int64_t j = k; j < k_count; ++j)
+        sum += xr[j] * _cvtsh_ss(wn[j]);
+      out[r][n] = sum;
+    }
+  }
+}
+
 bool processor_has_path() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
@@ -103,6 +149,38 @@ bool f16_dots(const float* x, const std::uint16_t* w, std::int64_t k_count, std:
 #else
   (void)x, (void)w, (void)k_count, (void)begin, (void)end, (void)out;
   return false;
+#endif
+}
+
+bool f16_dots_available() {
+#ifdef QUIRE_HAVE_FMA_F16C_PATH
+  static const bool available = processor_has_path();
+  return available;
+#else
+  return false;
+#endif
+}
+
+void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std::int64_t k_count,
+                  std::int64_t begin, std::int64_t end, float* out) {
+#ifdef QUIRE_HAVE_FMA_F16C_PATH
+  if (!f16_dots_available()) throw std::logic_error("f16_row_dots: no AVX2, FMA and F16C");
+  const std::int64_t width = end - begin;
+  for (std::int64_t n = begin; n < end; n += 2) {
+    const int weights = static_cast<int>(std::min<std::int64_t>(2, end - n));
+    for (std::int64_t r = 0; r < rows; r += 2) {
+      const int inputs = static_cast<int>(std::min<std::int64_t>(2, rows - r));
+      float sums[2][2];
+      two_by_two_dots(x + r * k_count, k_count, w + n * k_count, k_count, inputs, weights, sums);
+      for (int i = 0; i < inputs; ++i) {
+        for (int j = 0; j < weights; ++j)
+          out[(r + i) * width + (n - begin) + j] = sums[i][j];
+      }
+    }
+  }
+#else
+  (void)x, (void)rows, (void)w, (void)k_count, (void)begin, (void)end, (void)out;
+  throw std::logic_error("f16_row_dots: no AVX2, FMA and F16C");
 #endif
 }
 

@@ -156,4 +156,25 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
     item.work->finish();
 }
 
+std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
+  using namespace linear_detail;
+  // The portable loops are compiled for x86-64-v3 too (QUIRE_CPU_CLONES).
+  const std::string portable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                                   ? "vectorized loops (x86-64-v3 clone)"
+                                   : "vectorized loops (baseline)";
+  std::vector<std::pair<std::string, std::string>> paths;
+  paths.emplace_back("batched (prefill) products",
+                     apply_tile_blocked() ? "AVX2+FMA, 6x16 register blocks" : portable);
+  paths.emplace_back("FP16 decode products, 1 to " + std::to_string(kF16FewRows) + " rows",
+                     f16_dots_available() ? "AVX2+FMA+F16C dot products" : portable);
+  std::string exl2 = portable;
+  if (exl2_integer_wide_supported()) {
+    exl2 = "integers: 8-bit inputs in AVX-512BW (2- and 4-bit groups), 16-bit in AVX2";
+  } else if (exl2_integer_supported()) {
+    exl2 = "integers: 8-bit inputs (2- and 4-bit groups) and 16-bit, AVX2";
+  }
+  paths.emplace_back("EXL2 decode products, 1 to " + std::to_string(kExl2FewRows) + " rows", exl2);
+  return paths;
+}
+
 }  // namespace quire::kernels

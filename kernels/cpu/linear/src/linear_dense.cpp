@@ -149,6 +149,23 @@ void f16_outputs(const std::uint16_t* weight, const Product& product, std::int64
   }
 }
 
+// A few input rows of FP16 weights (a decode step of several jobs): every
+// weight row is widened once for all of them, where the processor has F16C
+// (writing a widened tile for a few rows cost several times the products).
+void f16_few_rows(ThreadPool& pool, const std::uint16_t* weight, const Product& product) {
+  constexpr std::int64_t kBatch = 64;
+  pool.parallel_for(product.out_features, 16, [&](std::int64_t begin, std::int64_t end) {
+    float values[kF16FewRows * kBatch];
+    for (std::int64_t n = begin; n < end; n += kBatch) {
+      const std::int64_t last = std::min(end, n + kBatch);
+      const int width = static_cast<int>(last - n);
+      f16_row_dots(product.x, product.rows, weight, product.in_features, n, last, values);
+      for (std::int64_t r = 0; r < product.rows; ++r)
+        store_outputs(product, r, n, width, values + r * width);
+    }
+  });
+}
+
 template <typename Widen, typename Element>
 void run(ThreadPool& pool, const Product& product, const Element* weight) {
   if constexpr (std::is_same_v<Widen, WidenF16>) {
@@ -156,6 +173,10 @@ void run(ThreadPool& pool, const Product& product, const Element* weight) {
       pool.parallel_for(product.out_features, 16, [&](std::int64_t begin, std::int64_t end) {
         f16_outputs(weight, product, begin, end);
       });
+      return;
+    }
+    if (product.rows <= kF16FewRows && f16_dots_available()) {
+      f16_few_rows(pool, weight, product);
       return;
     }
   }

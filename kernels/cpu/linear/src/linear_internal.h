@@ -92,6 +92,15 @@ void gptq_product(ThreadPool& pool, const Product& product, const GptqWeight& we
 // them (dense_dots_f16.cpp).
 bool f16_dots(const float* x, const std::uint16_t* w, std::int64_t k_count, std::int64_t begin,
               std::int64_t end, float* out);
+// The same for the `rows` inputs of a decode step of a few jobs (x rows
+// k_count apart): out[r * (end - begin) + n - begin], each sum in f16_dots'
+// order, so it does not depend on how many jobs ran together. Each weight is
+// read from memory once for all rows, and no widened tile is written. Only
+// where f16_dots_available().
+inline constexpr std::int64_t kF16FewRows = 8;
+bool f16_dots_available();
+void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std::int64_t k_count,
+                  std::int64_t begin, std::int64_t end, float* out);
 // EXL2 products of at most kExl2FewRows input rows (decode steps of a few
 // jobs), `xp` already in quantized order and `columns` the row length of
 // q_weight: each weight is unpacked once for all rows (linear_exl2_row.cpp).
@@ -190,6 +199,15 @@ class Exl2FewRows {
 template <int T>
 void apply_tile(const float* x, std::int64_t x_stride, std::int64_t rows, const float* tile,
                 int count, float* acc);
+// The same sums one input row at a time, without the register-blocked AVX2
+// kernel apply_tile takes where the processor has AVX2 and FMA; the x86-64-v3
+// clone of this loop fuses every multiply-add too, so on such processors both
+// give the same bits (tested).
+// Whether apply_tile takes the register-blocked AVX2 kernel here.
+bool apply_tile_blocked();
+template <int T>
+void apply_tile_portable(const float* x, std::int64_t x_stride, std::int64_t rows,
+                         const float* tile, int count, float* acc);
 
 // Throws std::invalid_argument when the descriptor cannot describe a valid
 // weight; shared by linear() and dequantize().

@@ -5,9 +5,11 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "quire/kernels/backend.h"
+#include "quire/kernels/cpu/multiply_add_peak.h"
 #include "quire/kernels/cpu/thread_pool.h"
 
 namespace quire::kernels {
@@ -39,6 +41,11 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   // The threads that run each product and attention (the caller's included).
   int threads() const { return pool_.size(); }
+  // Which instruction-set path each kind of kernel takes on this processor,
+  // (kernel, path) pairs, for a benchmark's report.
+  static std::vector<std::pair<std::string, std::string>> kernel_paths();
+  // The multiply-add peak of this backend's threads (multiply_add_peak.h).
+  MultiplyAddPeak multiply_add_peak() const { return measure_multiply_add_peak(pool_); }
   std::vector<DeviceInfo> devices() const override;
   DeviceBuffer allocate(int device, std::size_t bytes, std::string_view purpose) override;
   void copy(void* destination, int destination_device, const void* source, int source_device,

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "quire/kernels/cpu/thread_pool.h"
@@ -31,5 +33,10 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
 // the reference the products are tested against, and a debugging aid. Checks
 // the descriptor like linear().
 std::vector<float> dequantize(const LinearWeight& weight);
+
+// Which instruction-set path each kind of product takes on this processor:
+// (product, path) pairs such as ("batched (prefill) products", "AVX2+FMA,
+// 6x16 register blocks"), so that a benchmark says what it measured.
+std::vector<std::pair<std::string, std::string>> linear_kernel_paths();
 
 }  // namespace quire::kernels
