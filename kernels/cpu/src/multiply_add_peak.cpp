@@ -30,6 +30,7 @@ __attribute__((target("avx2,fma"))) std::int64_t avx2_rounds(float seed, float& 
     acc[i] = _mm256_set1_ps(seed + float(i));
   const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
   for (std::int64_t round = 0; round < kRounds; ++round) {
+#pragma GCC unroll 16
     for (int i = 0; i < kAccumulators; ++i)
       acc[i] = _mm256_fmadd_ps(acc[i], a, b);
   }
@@ -47,6 +48,7 @@ __attribute__((target("avx512f"))) std::int64_t avx512_rounds(float seed, float&
     acc[i] = _mm512_set1_ps(seed + float(i));
   const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
   for (std::int64_t round = 0; round < kRounds; ++round) {
+#pragma GCC unroll 16
     for (int i = 0; i < kAccumulators; ++i)
       acc[i] = _mm512_fmadd_ps(acc[i], a, b);
   }
@@ -71,7 +73,9 @@ std::int64_t sse_rounds(float seed, float& sink) {
       lane = seed + float(i);
   }
   for (std::int64_t round = 0; round < kRounds; ++round) {
+#pragma GCC unroll 12
     for (auto& accumulator : acc) {
+#pragma GCC unroll 4
       for (float& lane : accumulator)
         lane = lane * 0.999f + 1e-3f;
     }

@@ -173,7 +173,7 @@ class LinearProductTest : public QObject {
     QTest::addColumn<int>("rows");
     for (const QByteArray& format : kFormats) {
       for (const char* bias : {"none", "f16", "bf16", "f32"}) {
-        for (const int rows : {1, 2, 3, 4, 7}) {
+        for (const int rows : {1, 2, 3, 4, 7, 9, 13}) {
           QTest::addRow("%s, bias %s, %d rows", format.constData(), bias, rows)
               << format << QByteArray(bias) << rows;
         }

@@ -12,6 +12,8 @@
 // multiply-add per term, as the x86-64-v3 clone of the portable loop forms it,
 // so the results are the same bits on either path.
 
+#include <cstdlib>
+
 #include "linear_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -25,27 +27,36 @@ namespace {
 #ifdef QUIRE_HAVE_AVX2_TILE
 #define QUIRE_AVX2_FMA __attribute__((target("avx2,fma"), always_inline)) inline
 
+// The loops over rows and vectors are unrolled completely, so that the sums
+// live in registers (GCC at -O2 left them in memory otherwise).
 // acc[r][c0 + v * 8 ...] for Rows rows (Rows <= MaxRows) and Vectors vectors
 // of 8 columns starting at column c0 of a tile T wide.
 template <int T, int Vectors, int Rows>
 QUIRE_AVX2_FMA void block(const float* x, std::int64_t x_stride, const float* tile, int c0,
                           int count, float* acc) {
   __m256 sum[Rows][Vectors];
+#pragma GCC unroll 12
   for (int r = 0; r < Rows; ++r) {
+#pragma GCC unroll 2
     for (int v = 0; v < Vectors; ++v)
       sum[r][v] = _mm256_loadu_ps(acc + r * T + c0 + v * 8);
   }
   for (int j = 0; j < count; ++j) {
     __m256 weights[Vectors];
+#pragma GCC unroll 2
     for (int v = 0; v < Vectors; ++v)
       weights[v] = _mm256_loadu_ps(tile + j * T + c0 + v * 8);
+#pragma GCC unroll 12
     for (int r = 0; r < Rows; ++r) {
       const __m256 input = _mm256_broadcast_ss(x + r * x_stride + j);
+#pragma GCC unroll 2
       for (int v = 0; v < Vectors; ++v)
         sum[r][v] = _mm256_fmadd_ps(input, weights[v], sum[r][v]);
     }
   }
+#pragma GCC unroll 12
   for (int r = 0; r < Rows; ++r) {
+#pragma GCC unroll 2
     for (int v = 0; v < Vectors; ++v)
       _mm256_storeu_ps(acc + r * T + c0 + v * 8, sum[r][v]);
   }
@@ -116,7 +127,7 @@ QUIRE_LINEAR_CLONES void apply_tile_portable(const float* __restrict x, std::int
 
 bool apply_tile_blocked() {
 #ifdef QUIRE_HAVE_AVX2_TILE
-  static const bool avx2 = processor_has_avx2_fma();
+  static const bool avx2 = processor_has_avx2_fma() && !std::getenv("QUIRE_TILE_PORTABLE");
   return avx2;
 #else
   return false;

@@ -124,6 +124,43 @@ __attribute__((target("avx2,fma,f16c"))) void two_by_two_dots(const float* x, st
   }
 }
 
+// Eight rows of eight floats transposed in registers: r[i] holds row i
+// before, column i after.
+__attribute__((target("avx2,fma,f16c"))) inline void transpose8(__m256* r) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+__attribute__((target("avx2,fma,f16c"))) void widen_tile_transposed(const std::uint16_t* w,
+                                                                    std::int64_t k_count,
+                                                                    int outputs, int depth,
+                                                                    int width, float* tile) {
+  for (int i0 = 0; i0 < outputs; i0 += 8) {
+    for (int j0 = 0; j0 < depth; j0 += 8) {
+      __m256 block[8];
+      for (int i = 0; i < 8; ++i)
+        block[i] = widen8(w + (i0 + i) * k_count + j0);
+      transpose8(block);
+      for (int j = 0; j < 8; ++j)
+        _mm256_storeu_ps(tile + (j0 + j) * width + i0, block[j]);
+    }
+  }
+}
+
 bool processor_has_path() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
@@ -150,6 +187,22 @@ bool f16_dots(const float* x, const std::uint16_t* w, std::int64_t k_count, std:
   (void)x, (void)w, (void)k_count, (void)begin, (void)end, (void)out;
   return false;
 #endif
+}
+
+void f16_widen_tile(const std::uint16_t* w, std::int64_t k_count, int outputs, int depth, int width,
+                    float* tile) {
+#ifdef QUIRE_HAVE_FMA_F16C_PATH
+  if (f16_dots_available() && outputs % 8 == 0 && depth % 8 == 0) {
+    widen_tile_transposed(w, k_count, outputs, depth, width, tile);
+    return;
+  }
+#endif
+  float halves[32];
+  for (int i = 0; i < outputs; ++i) {
+    widen_halves(w + i * k_count, depth, halves);
+    for (int j = 0; j < depth; ++j)
+      tile[j * width + i] = halves[j];
+  }
 }
 
 bool f16_dots_available() {

@@ -83,17 +83,20 @@ QUIRE_LINEAR_INLINE void widen_tile(const Element* weight, const Product& produc
   const Widen widen;
   const std::int64_t in = product.in_features;
   const std::int64_t outputs = std::min<std::int64_t>(T, product.out_features - begin);
-  for (std::int64_t i = 0; i < outputs; ++i) {
-    const Element* row = weight + (begin + i) * in + k0;
-    if constexpr (std::is_same_v<Widen, WidenF16>) {
-      // The stores into the tile are strided, so widen_half would run one
-      // value at a time here; F16C converts the row 8 values at a time (the
-      // widening took longer than the products before).
-      float halves[32];
-      widen_halves(row, count, halves);
+  if constexpr (std::is_same_v<Widen, WidenF16>) {
+    // F16C widens and transposes the rows eight at a time: the strided
+    // stores of one value at a time took a sixth of FP16 prefill time (1B
+    // shape) before.
+    const int whole = static_cast<int>(outputs) / 8 * 8;
+    f16_widen_tile(weight + begin * in + k0, in, whole, count, T, tile);
+    for (std::int64_t i = whole; i < outputs; ++i) {
+      const Element* row = weight + (begin + i) * in + k0;
       for (int j = 0; j < count; ++j)
-        tile[j * T + i] = halves[j];
-    } else {
+        tile[j * T + i] = widen(row[j]);
+    }
+  } else {
+    for (std::int64_t i = 0; i < outputs; ++i) {
+      const Element* row = weight + (begin + i) * in + k0;
       for (int j = 0; j < count; ++j)
         tile[j * T + i] = widen(row[j]);
     }

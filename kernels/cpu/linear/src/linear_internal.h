@@ -99,6 +99,13 @@ bool f16_dots(const float* x, const std::uint16_t* w, std::int64_t k_count, std:
 // where f16_dots_available().
 inline constexpr std::int64_t kF16FewRows = 8;
 bool f16_dots_available();
+// tile[j * width + i] = w[i * k_count + j] widened, for i < outputs and j <
+// depth (at most 32): a block of FP16 weight rows laid out for apply_tile.
+// Where f16_dots_available() and both counts are multiples of 8, eight rows
+// at a time are widened and transposed in registers; one row at a time
+// otherwise. Exact either way.
+void f16_widen_tile(const std::uint16_t* w, std::int64_t k_count, int outputs, int depth, int width,
+                    float* tile);
 void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std::int64_t k_count,
                   std::int64_t begin, std::int64_t end, float* out);
 // EXL2 products of at most kExl2FewRows input rows (decode steps of a few
