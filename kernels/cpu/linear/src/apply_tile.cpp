@@ -12,8 +12,6 @@
 // multiply-add per term, as the x86-64-v3 clone of the portable loop forms it,
 // so the results are the same bits on either path.
 
-#include <cstdlib>
-
 #include "linear_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -127,7 +125,7 @@ QUIRE_LINEAR_CLONES void apply_tile_portable(const float* __restrict x, std::int
 
 bool apply_tile_blocked() {
 #ifdef QUIRE_HAVE_AVX2_TILE
-  static const bool avx2 = processor_has_avx2_fma() && !std::getenv("QUIRE_TILE_PORTABLE");
+  static const bool avx2 = processor_has_avx2_fma();
   return avx2;
 #else
   return false;
