@@ -49,7 +49,7 @@ bundle=$npm_dir/node_modules/node-llama-cpp/llama/gitRelease.bundle
 if [[ ! -f "$source_dir/include/llama.h" ]]; then
   [[ -f "$bundle" ]] || { echo "peer: no llama.cpp source bundle at $bundle" >&2; exit 1; }
   rm -rf "$source_dir"
-  git clone --quiet "$bundle" "$source_dir" 2>/dev/null
+  git -c advice.detachedHead=false clone --quiet "$bundle" "$source_dir"
 fi
 stamp=$(cat "$here/tools.sh" "$here/llama_logits.cpp" "$here/package-lock.json" | sha256sum | cut -c1-16)
 if [[ ! -f "$bin/.built-$stamp" ]]; then
@@ -62,8 +62,12 @@ if [[ ! -f "$bin/.built-$stamp" ]]; then
   done
   includes=(-I "$source_dir/include" -I "$source_dir/ggml/include" -I "$source_dir/common"
             -I "$source_dir/vendor")
+  # The linker, not the shell, expands $ORIGIN: the tools find the libraries
+  # beside them wherever the cache is.
+  # shellcheck disable=SC2016
+  rpath='-Wl,-rpath,$ORIGIN'
   libraries=("$bin/libllama-common.so" "$bin"/libllama.v*.so "$bin"/libggml.v*.so
-             "$bin/libggml-base.so" -pthread -Wl,-rpath,'$ORIGIN')
+             "$bin/libggml-base.so" -pthread "$rpath")
   compile() {  # OUTPUT SOURCES...
     local output=$1
     shift
