@@ -186,8 +186,10 @@ def table(results):
     lines += ["", "Models: " + "; ".join(f"{k}: {SHAPES[k]}" for k in SHAPES
                                           if any(r["shape"] == k for r in results["rows"]))
               + ". llama.cpp's models are Quire's FP16 one converted to GGUF "
-              "(bench/peer/gguf_from_quire.py) and quantized by llama-quantize; Quire's EXL2 "
-              "models are made by quire-cli make-model with the same seed."]
+              "(bench/peer/gguf_from_quire.py) and quantized by llama-quantize with its "
+              "defaults (Q4_0 stores the embedding, which is also the head, as Q6_K); Quire's "
+              "EXL2 models are made by quire-cli make-model with the same seed and have a head "
+              "of their own in 6 bits. Sizes are those each engine reports for its weights."]
     return lines
 
 
