@@ -66,6 +66,13 @@ def llama_rates(tests):
     return rates
 
 
+def prefill_runs_text(runs):
+    if runs == 1:
+        return "Quire's prompt processing is one run (quire-cli bench timed it once)."
+    return (f"Quire's prompt processing is the median of {runs} runs, each of a prompt "
+            "of its own (no warm-up run).")
+
+
 def quire_rates(run, prompt, gen, depth):
     """The same measurements from one `quire-cli bench --json` run; context 1
     stands for llama-bench's empty one."""
@@ -160,9 +167,16 @@ def table(results):
              f"CPU backend {llama['cpu_backend']}. {results['threads']} threads each; KV "
              f"cache {results['quire_cache_format']} (Quire) and {llama['kv_type']} (llama.cpp). "
              f"{rounds_text(results['rounds'])}, each engine's own figure per round being the "
-             f"mean (llama-bench) or median (Quire) of {results['reps']} runs; Quire's prompt "
-             "processing is one run (quire-cli bench times it once) and its generation on an "
-             "empty context follows a one-token prompt.", ""]
+             f"mean (llama-bench) or median (Quire) of {results['reps']} runs; "
+             f"{prefill_runs_text(results.get('quire_prefill_runs', 1))} Quire's generation "
+             "on an empty context follows a one-token prompt.", ""]
+    paths = results.get("quire_kernel_paths") or {}
+    if paths:
+        peak = results.get("quire_multiply_add_peak") or {}
+        lines += ["Quire's kernels on this processor: " +
+                  "; ".join(f"{kernel}: {path}" for kernel, path in paths.items()) +
+                  (f". Measured multiply-add peak {peak['per_s'] / 1e9:.1f} G/s "
+                   f"({peak['instructions']})." if peak else "."), ""]
     for shape, check in results["logits_checks"].items():
         lines.append(f"Logits, {shape}, Quire FP16 against llama.cpp F16 on the converted "
                      f"model: largest difference {check['max_abs_difference']:.3g} over "
@@ -217,6 +231,11 @@ def main():
                           "flags": cpu_flags()}
     results.update({"threads": args.threads, "rounds": args.rounds, "reps": args.reps,
                     "quire_cache_format": first_quire["cache_format"],
+                    # Older builds timed the prefill once, without these.
+                    "quire_prefill_runs": len(first_quire["prefill"][0].get("runs_tokens_per_s",
+                                                                            [None])),
+                    "quire_kernel_paths": first_quire.get("kernel_paths", {}),
+                    "quire_multiply_add_peak": first_quire.get("multiply_add_peak"),
                     "llama_cpp": {"version": json.loads(args.llama_version),
                                   "package": pinned_packages(),
                                   "cpu_backend": args.llama_cpu_backend,
