@@ -18,6 +18,15 @@ namespace {
 using cli_test::Run;
 using cli_test::run_cli;
 
+// The runs of one measurement (the array under `key`), sorted.
+QList<double> sorted_runs(const QJsonValue& measurement, QLatin1String key) {
+  QList<double> runs;
+  for (const QJsonValue& r : measurement[key].toArray())
+    runs.append(r.toDouble());
+  std::sort(runs.begin(), runs.end());
+  return runs;
+}
+
 QJsonObject json_of(const Run& run) {
   QJsonParseError error{};
   const QJsonDocument document = QJsonDocument::fromJson(run.out, &error);
@@ -290,11 +299,8 @@ class GenerationCommandsTest : public QObject {
       QVERIFY(p[u"fraction_of_peak"].toDouble() > 0);
       // Each of the --repeat runs prefills a prompt of its own (one taken
       // from the cache would be far faster); the median is reported.
-      QList<double> runs;
-      for (const QJsonValue& r : p[u"runs_tokens_per_s"].toArray())
-        runs.append(r.toDouble());
+      const QList<double> runs = sorted_runs(p, QLatin1String("runs_tokens_per_s"));
       QCOMPARE(runs.size(), 2);
-      std::sort(runs.begin(), runs.end());
       QCOMPARE(p[u"tokens_per_s"].toDouble(), runs[1]);
     }
     QCOMPARE(prefill_lengths, (QList<int>{128, 512}));
@@ -303,11 +309,8 @@ class GenerationCommandsTest : public QObject {
       QVERIFY(d[u"tokens_per_s"].toDouble() > 0);
       QVERIFY(d[u"fraction_of_bandwidth_bound"].toDouble() > 0);
       // The reported rate is the median of the runs.
-      QList<double> runs;
-      for (const QJsonValue& r : d[u"runs_tokens_per_s"].toArray())
-        runs.append(r.toDouble());
+      const QList<double> runs = sorted_runs(d, QLatin1String("runs_tokens_per_s"));
       QCOMPARE(runs.size(), 2);
-      std::sort(runs.begin(), runs.end());
       QCOMPARE(d[u"tokens_per_s"].toDouble(), runs[1]);
     }
     QCOMPARE(decode_contexts, (QList<int>{64, 300}));
@@ -329,11 +332,8 @@ class GenerationCommandsTest : public QObject {
     }
     // The conversation ran --repeat times; each turn reports the median.
     for (const QJsonValue& turn : turns) {
-      QList<double> runs;
-      for (const QJsonValue& r : turn[u"runs_time_to_first_token_s"].toArray())
-        runs.append(r.toDouble());
+      const QList<double> runs = sorted_runs(turn, QLatin1String("runs_time_to_first_token_s"));
       QCOMPARE(runs.size(), 2);
-      std::sort(runs.begin(), runs.end());
       QCOMPARE(turn[u"time_to_first_token_s"].toDouble(), runs[1]);
     }
     QCOMPARE(conversation[u"turn_1_ttft_s"].toDouble(),
