@@ -9,8 +9,9 @@
 // accumulators, as many as two FMA units with a four-cycle latency need), so
 // each weight vector loaded serves 6 or 12 rows and each broadcast input 2
 // vectors. Every sum is still formed in the order j = 0, 1, ... with one fused
-// multiply-add per term, as the x86-64-v3 clone of the portable loop forms it,
-// so the results are the same bits on either path.
+// multiply-add per term, as the x86-64-v3 clone of the portable loop forms it
+// wherever the compiler fuses its multiply-adds (at -O2 and above), so the
+// results are then the same bits on either path.
 
 #include "linear_internal.h"
 

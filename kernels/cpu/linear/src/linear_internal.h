@@ -208,8 +208,8 @@ void apply_tile(const float* x, std::int64_t x_stride, std::int64_t rows, const 
                 int count, float* acc);
 // The same sums one input row at a time, without the register-blocked AVX2
 // kernel apply_tile takes where the processor has AVX2 and FMA; the x86-64-v3
-// clone of this loop fuses every multiply-add too, so on such processors both
-// give the same bits (tested).
+// clone of this loop fuses every multiply-add too where the compiler
+// contracts them (-O2 and above), and both then give the same bits.
 // Whether apply_tile takes the register-blocked AVX2 kernel here.
 bool apply_tile_blocked();
 template <int T>
