@@ -82,6 +82,15 @@ Round choose_round() {
 
 }  // namespace
 
+const char* vectorized_clone_name() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return "vectorized loops (x86-64-v3 clone)";
+#endif
+  return "vectorized loops (baseline)";
+}
+
 bool wide_vectors_allowed() {
   static const bool allowed = [] {
     if (const char* cap = std::getenv("QUIRE_CPU_VECTOR_BITS"); cap && *cap) {

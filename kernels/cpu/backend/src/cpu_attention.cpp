@@ -93,16 +93,10 @@ void CpuBackend::paged_attention(int device, const KvLayerView& layer, const Tok
     std::fill(out + t * params.heads * dim, out + (t + 1) * params.heads * dim, 0.0f);
 }
 
-}  // namespace quire::kernels
-
-namespace quire::kernels {
-
 std::vector<std::pair<std::string, std::string>> CpuBackend::kernel_paths() {
   std::vector<std::pair<std::string, std::string>> paths = linear_kernel_paths();
-  const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  paths.emplace_back("attention", wide_vectors_allowed() ? "AVX-512 scores and sums"
-                                  : v3                   ? "vectorized loops (x86-64-v3 clone)"
-                                                         : "vectorized loops (baseline)");
+  paths.emplace_back("attention",
+                     wide_vectors_allowed() ? "AVX-512 scores and sums" : vectorized_clone_name());
   paths.emplace_back("attention decode over an FP16 cache", cpu_attention::fp16_decode_supported()
                                                                 ? "AVX2+FMA+F16C"
                                                                 : "the general attention kernel");

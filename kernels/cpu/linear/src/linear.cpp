@@ -158,10 +158,7 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
 
 std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
   using namespace linear_detail;
-  // The portable loops are compiled for x86-64-v3 too (QUIRE_CPU_CLONES).
-  const std::string portable = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                                   ? "vectorized loops (x86-64-v3 clone)"
-                                   : "vectorized loops (baseline)";
+  const std::string portable = vectorized_clone_name();
   std::vector<std::pair<std::string, std::string>> paths;
   paths.emplace_back("batched (prefill) products",
                      apply_tile_blocked() ? "AVX2+FMA, 6x16 register blocks" : portable);

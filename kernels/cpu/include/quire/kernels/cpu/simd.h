@@ -56,6 +56,10 @@ QUIRE_CPU_INLINE float widen_bf16(std::uint16_t b) {
 // their clock in 512-bit code) does not cap the width below 512.
 bool wide_vectors_allowed();
 
+// Which clone of the QUIRE_CPU_CLONES functions the loader picked here, for a
+// benchmark's report: "vectorized loops (x86-64-v3 clone)" or "(baseline)".
+const char* vectorized_clone_name();
+
 // out[i] = widen_half(in[i]) for i < count, with the processor's F16C
 // conversion (8 values an instruction) where it has one. Exact like
 // half_to_float; NaNs stay NaNs (F16C sets their quiet bit).
