@@ -1,6 +1,8 @@
 #include "memory_snapshot.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 namespace quire::gui {
 namespace {
@@ -70,6 +72,62 @@ QList<ui::DeviceMemoryView> device_views(engine::ModelRuntime& runtime,
   return views;
 }
 
+// Every page of `pool` in page order; `label_of` names the chat of one of
+// the pool's sequences.
+template <typename LabelOf>
+QList<ui::PageCellView> page_cells(const cache::PageCache& pool, const LabelOf& label_of) {
+  QList<ui::PageCellView> cells;
+  for (const cache::PageInfo& page : pool.pages()) {
+    ui::PageCellView cell;
+    cell.index = page.index;
+    cell.state = page_cell_state(page);
+    cell.refs = page.refs;
+    cell.tokens = page.valid_tokens;
+    cell.page_size = pool.page_size();
+    if (page.hashed) {
+      cell.hash_prefix = QString::fromStdString(page.hash.hex()).left(kHashPrefixDigits);
+    }
+    for (const cache::SequenceId holder : page.holders) {
+      const QString label = QString::fromStdString(label_of(holder));
+      if (!label.isEmpty() && !cell.holders.contains(label)) cell.holders.append(label);
+    }
+    cells.append(cell);
+  }
+  std::sort(cells.begin(), cells.end(),
+            [](const ui::PageCellView& a, const ui::PageCellView& b) { return a.index < b.index; });
+  return cells;
+}
+
+// The sliding layers' pool of a mixed model. Its pages name their holders by
+// the pool's own sequence ids, so the chats are found through the main ones.
+ui::WindowPoolView window_pool_view(const cache::PageCache& cache,
+                                    const engine::Generator& generator, cache::CacheFormat format) {
+  const cache::PageCache& pool = *cache.window_pool();
+  std::map<cache::SequenceId, cache::SequenceId> owners;
+  for (const cache::SequenceId sequence : cache.sequences()) {
+    owners.emplace(cache.window_sequence(sequence), sequence);
+  }
+  ui::WindowPoolView view;
+  view.window_tokens = cache.config().layer_window;
+  for (const cache::CacheLayer& layer : cache.config().layers) {
+    view.sliding_layers += layer.windowed ? 1 : 0;
+  }
+  view.layers = static_cast<int>(cache.config().layers.size());
+  view.pages = page_cells(pool, [&](cache::SequenceId holder) {
+    const auto owner = owners.find(holder);
+    return owner == owners.end() ? std::string() : generator.label_of(owner->second);
+  });
+  const cache::CacheStats pool_stats = pool.stats();
+  view.cache = cache_summary(pool_stats, view.pages, format);
+  // The main pool's bytes per device include the window pool's.
+  for (const cache::DeviceCacheBytes& device : pool_stats.devices)
+    view.bytes += device.allocated_bytes;
+  for (const cache::DeviceCacheBytes& device : cache.stats().devices)
+    view.global_bytes += device.allocated_bytes;
+  view.global_bytes -= view.bytes;
+  return view;
+}
+
 }  // namespace
 
 ui::PageCellState page_cell_state(const cache::PageInfo& page) {
@@ -83,26 +141,14 @@ ui::MemorySnapshotView memory_snapshot(engine::ModelRuntime& runtime,
                                        const engine::Generator& generator) {
   const cache::PageCache& cache = runtime.cache();
   const cache::CacheStats stats = cache.stats();
+  const cache::CacheFormat format = runtime.options().cache_format;
   ui::MemorySnapshotView snapshot;
-  for (const cache::PageInfo& page : cache.pages()) {
-    ui::PageCellView cell;
-    cell.index = page.index;
-    cell.state = page_cell_state(page);
-    cell.refs = page.refs;
-    cell.tokens = page.valid_tokens;
-    cell.page_size = cache.page_size();
-    if (page.hashed) {
-      cell.hash_prefix = QString::fromStdString(page.hash.hex()).left(kHashPrefixDigits);
-    }
-    for (const cache::SequenceId holder : page.holders) {
-      const QString label = QString::fromStdString(generator.label_of(holder));
-      if (!label.isEmpty() && !cell.holders.contains(label)) cell.holders.append(label);
-    }
-    snapshot.pages.append(cell);
+  snapshot.pages =
+      page_cells(cache, [&](cache::SequenceId holder) { return generator.label_of(holder); });
+  snapshot.cache = cache_summary(stats, snapshot.pages, format);
+  if (cache.window_pool() != nullptr) {
+    snapshot.window_pool = window_pool_view(cache, generator, format);
   }
-  std::sort(snapshot.pages.begin(), snapshot.pages.end(),
-            [](const ui::PageCellView& a, const ui::PageCellView& b) { return a.index < b.index; });
-  snapshot.cache = cache_summary(stats, snapshot.pages, runtime.options().cache_format);
   snapshot.devices = device_views(runtime, stats);
   snapshot.sampled_tokens = generator.sampled_tokens();
   snapshot.generating_seconds = generator.generating_seconds();

@@ -2,7 +2,8 @@
 
 // The memory panel's view of a running engine: each device's memory by
 // purpose, every cache page with its state and holders, and the cache's
-// counters. Built on the engine thread, sent to the GUI as plain data.
+// counters (a mixed model's window pool beside the main one). Built on the engine thread, sent to
+// the GUI as plain data.
 
 #include "quire/cache/cache_stats.h"
 #include "quire/engine/generator/generator.h"

@@ -8,12 +8,15 @@
 #include <QLabel>
 #include <QTemporaryDir>
 #include <QTest>
+#include <functional>
 #include <mutex>
 
 #include "app_test_support.h"
 #include "main_window.h"
 #include "quire/engine/modelgen/published_config.h"
 #include "quire/engine/modelgen/random_model.h"
+#include "quire/ui/memory_panel.h"
+#include "quire/ui/memory_text.h"
 #include "test_main.h"
 
 #ifndef QUIRE_REFERENCE_DIR
@@ -43,7 +46,9 @@ QString family_model(const QString& name, const char* config, const char* packag
   return path;
 }
 
-void chat_twice(const QString& model, bool own_template) {
+// Runs `after` on the application once both turns are done.
+void chat_twice(const QString& model, bool own_template,
+                const std::function<void(AppRun&)>& after = {}) {
   AppRun run(model, 8);
   run.start();
   QVERIFY(run.waitForModel());
@@ -65,6 +70,30 @@ void chat_twice(const QString& model, bool own_template) {
            qPrintable(QStringLiteral("%1 cached, first prompt %2")
                           .arg(second->cached_tokens)
                           .arg(first->prompt_tokens)));
+  if (after) after(run);
+}
+
+// The memory panel maps a mixed model's sliding layers apart: `sliding` of
+// `layers` keep the last `window` tokens of each chat in a pool of their own,
+// holding the chat's latest pages.
+void expect_window_pool(AppRun& run, int sliding, int layers, int window) {
+  ui::MemoryPanel& memory = *run.app->window().memoryPanel();
+  QTRY_VERIFY(memory.isShowingWindowPool());
+  const ui::WindowPoolView& pool = memory.snapshot().window_pool;
+  QCOMPARE(pool.sliding_layers, sliding);
+  QCOMPARE(pool.layers, layers);
+  QCOMPARE(pool.window_tokens, window);
+  QVERIFY(pool.cache.cached_pages + pool.cache.active_pages + pool.cache.shared_pages > 0);
+  QVERIFY(pool.bytes > 0 && pool.global_bytes > 0);
+  qint64 device_cache = 0;
+  for (const ui::DeviceMemoryView& device : memory.snapshot().devices)
+    device_cache += device.cache;
+  QCOMPARE(pool.bytes + pool.global_bytes, device_cache);
+  QCOMPARE(memory.slidingLayersCaptionText(),
+           QStringLiteral("Sliding layers (%1 of %2): the last %3 tokens of each chat · %4")
+               .arg(sliding)
+               .arg(layers)
+               .arg(ui::groupDigits(window), ui::formatBytes(pool.bytes)));
 }
 
 }  // namespace
@@ -76,7 +105,10 @@ class FamilyModelsAppTest : public QObject {
   void gemma3MultimodalChatsWithItsLanguageModel() {
     chat_twice(
         family_model(QStringLiteral("gemma-3-4b-it"), "gemma-3-4b-it.json", "tokenizer-gemma3"),
-        true);
+        true, [](AppRun& run) {
+          // Scaled to one period of its pattern: five sliding layers, one global.
+          expect_window_pool(run, 5, 6, 1024);
+        });
   }
 
   void qwen3MoeChatsThroughItsExperts() {
@@ -98,7 +130,16 @@ class FamilyModelsAppTest : public QObject {
   void everyPublishedFamilyLoads() {
     QFETCH(QString, config);
     const QByteArray file = config.toLatin1();
-    chat_twice(family_model(config.chopped(5), file.constData(), nullptr), false);
+    chat_twice(family_model(config.chopped(5), file.constData(), nullptr), false, [&](AppRun& run) {
+      if (config == QStringLiteral("gemma-2-9b-it.json")) {
+        // Every other layer slides over 4,096 of its 8,192 positions.
+        expect_window_pool(run, 1, 2, 4096);
+      } else {
+        // No window, or (Phi) one no shorter than the model's positions.
+        QTRY_VERIFY(!run.app->window().memoryPanel()->snapshot().isEmpty());
+        QVERIFY(!run.app->window().memoryPanel()->isShowingWindowPool());
+      }
+    });
   }
 };
 

@@ -119,6 +119,37 @@ MemorySnapshotView realisticSnapshot() {
   return snapshot;
 }
 
+MemorySnapshotView windowPoolSnapshot() {
+  MemorySnapshotView snapshot = realisticSnapshot();
+  WindowPoolView& pool = snapshot.window_pool;
+  pool.window_tokens = 1024;
+  pool.sliding_layers = 29;
+  pool.layers = 34;
+  pool.pages = uniformPages(48, PageCellState::Free);
+  auto set = [&](int first, int count, PageCellState state, int refs, const QString& holder) {
+    for (int i = first; i < first + count; ++i) {
+      PageCellView& page = pool.pages[i];
+      page.state = state;
+      page.refs = refs;
+      page.tokens = 256;
+      if (!holder.isEmpty()) page.holders = {holder};
+    }
+  };
+  set(0, 1, PageCellState::Shared, 2, QStringLiteral("Trip to Lisbon"));
+  set(1, 4, PageCellState::Active, 1, QStringLiteral("Refactor the parser"));
+  set(5, 18, PageCellState::Cached, 0, QString());
+  pool.cache = snapshot.cache;
+  pool.cache.total_pages = 48;
+  pool.cache.active_pages = 4;
+  pool.cache.shared_pages = 1;
+  pool.cache.cached_pages = 18;
+  pool.cache.free_pages = 25;
+  // Of the two devices' 15 GiB of cache.
+  pool.bytes = 1260 * kMiB;
+  pool.global_bytes = 15 * kGiB - pool.bytes;
+  return snapshot;
+}
+
 QImage render(QWidget& widget) {
   QImage image(widget.size(), QImage::Format_ARGB32_Premultiplied);
   image.fill(Qt::transparent);

@@ -26,6 +26,11 @@ QList<PageCellView> uniformPages(int count, PageCellState state, int page_size =
 // rest free. 600 pages of 256 tokens.
 MemorySnapshotView realisticSnapshot();
 
+// realisticSnapshot() as a Gemma 3 model shows it: its 600 pages hold the
+// 5 global layers of 34, and a window pool of 48 pages the 29 sliding layers'
+// last 1,024 tokens of each chat (4 in use, 1 shared, 18 cached, 25 free).
+MemorySnapshotView windowPoolSnapshot();
+
 // The widget as it looks now, rendered into an image (no window needed).
 QImage render(QWidget& widget);
 

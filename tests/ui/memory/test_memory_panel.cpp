@@ -118,6 +118,50 @@ class MemoryPanelTest : public QObject {
     QCOMPARE(panel.cacheShapeText(), QStringLiteral("10 pages of 0 tokens"));
   }
 
+  void aMixedModelsWindowPoolHasAMapOfItsOwn() {
+    MemoryPanel panel;
+    panel.resize(800, 760);
+    panel.setSnapshot(realisticSnapshot());
+    QVERIFY(!panel.isShowingWindowPool());
+    QCOMPARE(panel.globalLayersCaptionText(), QString());
+
+    const MemorySnapshotView snapshot = windowPoolSnapshot();
+    panel.setSnapshot(snapshot);
+    QVERIFY(panel.isShowingWindowPool());
+    QCOMPARE(panel.pageMap()->pages(), snapshot.pages);
+    QCOMPARE(panel.windowPageMap()->pages(), snapshot.window_pool.pages);
+    QCOMPARE(panel.legend()->count(PageCellState::Active), snapshot.cache.active_pages);
+    QCOMPARE(panel.windowLegend()->count(PageCellState::Active), 4);
+    QCOMPARE(panel.windowLegend()->count(PageCellState::Shared), 1);
+    QCOMPARE(panel.windowLegend()->count(PageCellState::Cached), 18);
+    QCOMPARE(panel.windowLegend()->count(PageCellState::Free), 25);
+    QCOMPARE(panel.globalLayersCaptionText(),
+             QStringLiteral("Global layers (5 of 34): every token of each chat · 13.8 GiB"));
+    QCOMPARE(panel.slidingLayersCaptionText(),
+             QStringLiteral("Sliding layers (29 of 34): the last 1,024 tokens of each chat · "
+                            "1.23 GiB"));
+    QCOMPARE(panel.windowShapeText(), QStringLiteral("48 pages of 256 tokens · Q6"));
+    QCOMPARE(panel.cacheShapeText(), QStringLiteral("600 pages of 256 tokens · Q6"));
+    QCOMPARE(panel.windowPageMap()->toolTipForPage(1),
+             QStringLiteral("Page 1 · in use\n256 / 256 tokens\n1 reference\nNot hashed yet\n"
+                            "Held by Refactor the parser"));
+
+    // Both maps get room on screen, the pool's below the main one.
+    QVERIFY(showAndSettle(panel));
+    const int main_top = panel.pageMap()->mapTo(&panel, QPoint()).y();
+    const int pool_top = panel.windowPageMap()->mapTo(&panel, QPoint()).y();
+    QVERIFY(pool_top >= main_top + panel.pageMap()->height());
+    QVERIFY(panel.pageMap()->cellLayout().cell > 0);
+    QCOMPARE(panel.windowPageMap()->cellLayout().cells, 48);
+    QVERIFY(panel.windowPageMap()->cellLayout().cell > 0);
+
+    // The next model has no pool: the second map goes, and its pages with it.
+    panel.setSnapshot(realisticSnapshot());
+    QVERIFY(!panel.isShowingWindowPool());
+    QVERIFY(panel.windowPageMap()->pages().isEmpty());
+    QCOMPARE(panel.slidingLayersCaptionText(), QString());
+  }
+
   void devicesComeAndGo() {
     MemoryPanel panel;
     MemorySnapshotView snapshot = realisticSnapshot();
@@ -229,6 +273,12 @@ class MemoryPanelTest : public QObject {
       const QString name = QString::fromLatin1(shot.name);
       QVERIFY(panel.grab().save(QDir(dir).filePath(name)));
     }
+    MemoryPanel mixed;
+    mixed.setAutoFillBackground(true);
+    mixed.resize(860, 760);
+    mixed.setSnapshot(windowPoolSnapshot());
+    QVERIFY(showAndSettle(mixed));
+    QVERIFY(mixed.grab().save(QDir(dir).filePath(QStringLiteral("memory_panel_window_pool.png"))));
     MemoryPanel empty;
     empty.setAutoFillBackground(true);
     empty.resize(520, 320);

@@ -138,6 +138,27 @@ class MemoryTextTest : public QObject {
     QCOMPARE(hitRateText(CacheSummaryView{}), QStringLiteral("—"));
   }
 
+  void theTwoPoolsOfAMixedModelSayWhichLayersTheyHold() {
+    WindowPoolView pool;
+    pool.layers = 2;
+    pool.sliding_layers = 1;
+    pool.window_tokens = 1;
+    QCOMPARE(globalLayersCaptionText(pool),
+             QStringLiteral("Global layers (1 of 2): every token of each chat"));
+    QCOMPARE(slidingLayersCaptionText(pool),
+             QStringLiteral("Sliding layers (1 of 2): the last 1 token of each chat"));
+    pool.layers = 34;
+    pool.sliding_layers = 29;
+    pool.window_tokens = 1024;
+    pool.bytes = 1536 * (qint64{1} << 20);
+    pool.global_bytes = 2 * (qint64{1} << 30) + (qint64{1} << 29);
+    QCOMPARE(globalLayersCaptionText(pool),
+             QStringLiteral("Global layers (5 of 34): every token of each chat · 2.50 GiB"));
+    QCOMPARE(slidingLayersCaptionText(pool),
+             QStringLiteral("Sliding layers (29 of 34): the last 1,024 tokens of each chat · "
+                            "1.50 GiB"));
+  }
+
   void summaryCountsRepliesPausedForPages() {
     CacheSummaryView cache;
     cache.reused_tokens = 512;

@@ -38,6 +38,16 @@ QLabel* secondaryLabel(QWidget* parent) {
   return label;
 }
 
+// The caption over one of a mixed model's two maps: which layers it holds.
+QLabel* captionLabel(QWidget* parent) {
+  auto* label = new QLabel(parent);
+  QFont font = label->font();
+  font.setBold(true);
+  label->setFont(font);
+  label->setWordWrap(true);
+  return label;
+}
+
 void setTextIfChanged(QLabel* label, const QString& text) {
   if (label->text() != text) label->setText(text);
 }
@@ -127,12 +137,18 @@ QWidget* MemoryPanel::buildContent() {
   layout->addLayout(stats);
   layout->addSpacing(kItemGap / 2);
 
+  global_caption_ = captionLabel(page);
+  global_caption_->setObjectName(QStringLiteral("globalLayersCaption"));
+  global_caption_->hide();
+  layout->addWidget(global_caption_);
   legend_ = new PageMapLegend(page);
   legend_->setObjectName(QStringLiteral("pageMapLegend"));
   layout->addWidget(legend_);
   page_map_ = new PageMapWidget(page);
   page_map_->setObjectName(QStringLiteral("pageMap"));
   layout->addWidget(page_map_, 1);
+  window_section_ = buildWindowPoolSection(page);
+  layout->addWidget(window_section_, 1);
   layout->addSpacing(kSectionGap - kItemGap);
 
   layout->addWidget(sectionTitle(tr("Last minutes"), page));
@@ -140,6 +156,46 @@ QWidget* MemoryPanel::buildContent() {
   chart_->setMinimumHeight(220);
   layout->addWidget(chart_);
   return page;
+}
+
+QWidget* MemoryPanel::buildWindowPoolSection(QWidget* parent) {
+  auto* section = new QWidget(parent);
+  section->setObjectName(QStringLiteral("windowPoolSection"));
+  auto* layout = new QVBoxLayout(section);
+  layout->setContentsMargins(0, kItemGap, 0, 0);
+  layout->setSpacing(kItemGap);
+  auto* header = new QHBoxLayout;
+  window_caption_ = captionLabel(section);
+  window_caption_->setObjectName(QStringLiteral("slidingLayersCaption"));
+  header->addWidget(window_caption_, 1);
+  window_shape_ = secondaryLabel(section);
+  window_shape_->setObjectName(QStringLiteral("windowPoolShape"));
+  header->addWidget(window_shape_);
+  layout->addLayout(header);
+  window_legend_ = new PageMapLegend(section);
+  window_legend_->setObjectName(QStringLiteral("windowPageMapLegend"));
+  layout->addWidget(window_legend_);
+  window_map_ = new PageMapWidget(section);
+  window_map_->setObjectName(QStringLiteral("windowPageMap"));
+  layout->addWidget(window_map_, 1);
+  section->hide();
+  return section;
+}
+
+bool MemoryPanel::isShowingWindowPool() const {
+  return !window_section_->isHidden();
+}
+
+QString MemoryPanel::globalLayersCaptionText() const {
+  return isShowingWindowPool() ? global_caption_->text() : QString();
+}
+
+QString MemoryPanel::slidingLayersCaptionText() const {
+  return isShowingWindowPool() ? window_caption_->text() : QString();
+}
+
+QString MemoryPanel::windowShapeText() const {
+  return isShowingWindowPool() ? window_shape_->text() : QString();
 }
 
 bool MemoryPanel::isShowingEmptyState() const {
@@ -184,6 +240,7 @@ void MemoryPanel::setSnapshot(const MemorySnapshotView& snapshot) {
   setTextIfChanged(shape_label_, quire::ui::cacheShapeText(shape));
   setTextIfChanged(hit_rate_label_, quire::ui::hitRateText(snapshot_.cache));
   setTextIfChanged(summary_label_, cacheSummaryText(snapshot_.cache));
+  syncWindowPool();
   if (was_empty) stack_->setCurrentWidget(content_);
 }
 
@@ -212,6 +269,26 @@ void MemoryPanel::clear() {
   setSnapshot(MemorySnapshotView{});
   history_.clear();
   chart_->setHistory(history_);
+}
+
+void MemoryPanel::syncWindowPool() {
+  const WindowPoolView& pool = snapshot_.window_pool;
+  const bool shown = !pool.isEmpty();
+  global_caption_->setVisible(shown);
+  window_section_->setVisible(shown);
+  if (!shown) {
+    window_map_->setPages({});
+    return;
+  }
+  setTextIfChanged(global_caption_, quire::ui::globalLayersCaptionText(pool));
+  setTextIfChanged(window_caption_, quire::ui::slidingLayersCaptionText(pool));
+  CacheSummaryView shape = pool.cache;
+  if (shape.total_pages == 0) shape.total_pages = static_cast<int>(pool.pages.size());
+  setTextIfChanged(window_shape_, quire::ui::cacheShapeText(shape));
+  PageStateCounts counts = PageStateCounts::fromSummary(pool.cache);
+  if (counts.total() == 0) counts = PageStateCounts::fromPages(pool.pages);
+  window_legend_->setCounts(counts);
+  window_map_->setPages(pool.pages);
 }
 
 void MemoryPanel::syncDeviceBars() {

@@ -160,4 +160,28 @@ QString cacheShapeText(const CacheSummaryView& cache) {
   return text;
 }
 
+namespace {
+
+QString withBytes(const QString& text, qint64 bytes) {
+  return bytes > 0 ? text + kSeparator + formatBytes(bytes) : text;
+}
+
+}  // namespace
+
+QString globalLayersCaptionText(const WindowPoolView& pool) {
+  return withBytes(QStringLiteral("Global layers (%1 of %2): every token of each chat")
+                       .arg(pool.layers - pool.sliding_layers)
+                       .arg(pool.layers),
+                   pool.global_bytes);
+}
+
+QString slidingLayersCaptionText(const WindowPoolView& pool) {
+  return withBytes(
+      QStringLiteral("Sliding layers (%1 of %2): the last %3 of each chat")
+          .arg(pool.sliding_layers)
+          .arg(pool.layers)
+          .arg(countNoun(pool.window_tokens, QStringLiteral("token"), QStringLiteral("tokens"))),
+      pool.bytes);
+}
+
 }  // namespace quire::ui

@@ -7,6 +7,7 @@ void registerMemoryViewMetaTypes() {
   qRegisterMetaType<PageCellState>("quire::ui::PageCellState");
   qRegisterMetaType<PageCellView>("quire::ui::PageCellView");
   qRegisterMetaType<CacheSummaryView>("quire::ui::CacheSummaryView");
+  qRegisterMetaType<WindowPoolView>("quire::ui::WindowPoolView");
   qRegisterMetaType<MemorySnapshotView>("quire::ui::MemorySnapshotView");
 }
 

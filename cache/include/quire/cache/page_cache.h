@@ -254,6 +254,10 @@ class PageCache {
   // nothing: its statistics, pages and configuration. Every sequence of this
   // cache has one there; the pool is changed only through this cache.
   const PageCache* window_pool() const { return window_pool_.get(); }
+  // The sequence's id in the window pool (whose pages name their holders by
+  // those ids); throws std::out_of_range for a sequence this cache lacks.
+  // Needs a window pool.
+  SequenceId window_sequence(SequenceId sequence) const;
   std::span<const TokenId> tokens(SequenceId sequence) const;
   std::int32_t computed(SequenceId sequence) const;
 
@@ -300,7 +304,6 @@ class PageCache {
   AdmissionPlan prepare_pooled(AdmissionRequest request) const;
   // Positions [0, n) of the planned prompt that need no computing.
   std::int32_t covered_prefix(const AdmissionPlan& plan) const;
-  SequenceId window_sequence(SequenceId sequence) const;
   // Ends in the other pool the sequences one pool preempted.
   void settle_preemptions(AppendResult& main, AppendResult& window);
 

@@ -2,7 +2,9 @@
 
 // The memory panel: how each device's memory is split between weights, KV
 // cache, scratch and other processes; the live map of cache pages with its
-// legend; and the prefix cache's record (hit rate, tokens reused and computed,
+// legend (two maps for a model whose sliding layers keep their pages apart,
+// Gemma 2 and 3: the global layers' and the window pool's); and the prefix
+// cache's record (hit rate, tokens reused and computed,
 // evictions, host tier, defragmentations); and a chart of the last minutes of
 // memory use and tokens per second. Without a model it explains what it
 // will show instead of drawing empty widgets.
@@ -36,12 +38,21 @@ class MemoryPanel : public QWidget {
   QList<DeviceMemoryBar*> deviceBars() const { return bars_; }
   PageMapWidget* pageMap() const { return page_map_; }
   PageMapLegend* legend() const { return legend_; }
+  // The window pool's map and legend (MemorySnapshotView::window_pool),
+  // shown only while the model has one.
+  bool isShowingWindowPool() const;
+  PageMapWidget* windowPageMap() const { return window_map_; }
+  PageMapLegend* windowLegend() const { return window_legend_; }
   MemoryHistoryChart* historyChart() const { return chart_; }
   const MemoryHistory& history() const { return history_; }
   // The texts on show, for tests and accessibility tools.
   QString hitRateText() const;
   QString summaryText() const;
   QString cacheShapeText() const;
+  // The captions over the two maps and the pool's shape; empty without a pool.
+  QString globalLayersCaptionText() const;
+  QString slidingLayersCaptionText() const;
+  QString windowShapeText() const;
 
   QSize sizeHint() const override;
 
@@ -61,7 +72,9 @@ class MemoryPanel : public QWidget {
  private:
   QWidget* buildEmptyState();
   QWidget* buildContent();
+  QWidget* buildWindowPoolSection(QWidget* parent);
   void syncDeviceBars();
+  void syncWindowPool();
 
   MemorySnapshotView snapshot_;
   MemoryHistory history_;
@@ -75,6 +88,12 @@ class MemoryPanel : public QWidget {
   PageMapWidget* page_map_ = nullptr;
   PageMapLegend* legend_ = nullptr;
   QLabel* shape_label_ = nullptr;
+  QLabel* global_caption_ = nullptr;
+  QWidget* window_section_ = nullptr;
+  QLabel* window_caption_ = nullptr;
+  QLabel* window_shape_ = nullptr;
+  PageMapLegend* window_legend_ = nullptr;
+  PageMapWidget* window_map_ = nullptr;
   QLabel* hit_rate_label_ = nullptr;
   QLabel* summary_label_ = nullptr;
   MemoryHistoryChart* chart_ = nullptr;

@@ -42,4 +42,11 @@ QString cacheSummaryText(const CacheSummaryView& cache);
 // "600 pages of 256 tokens · Q4"
 QString cacheShapeText(const CacheSummaryView& cache);
 
+// The captions of the two maps of a model whose sliding layers have a pool of
+// their own (WindowPoolView): "Global layers (5 of 34): every token of each
+// chat · 2.50 GiB" over the main map, "Sliding layers (29 of 34): the last
+// 1,024 tokens of each chat · 1.41 GiB" over the pool's (no size when 0).
+QString globalLayersCaptionText(const WindowPoolView& pool);
+QString slidingLayersCaptionText(const WindowPoolView& pool);
+
 }  // namespace quire::ui

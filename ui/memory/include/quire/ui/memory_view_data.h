@@ -71,12 +71,35 @@ struct CacheSummaryView {
   friend bool operator==(const CacheSummaryView&, const CacheSummaryView&) = default;
 };
 
+// The sliding layers of a model that mixes them with global ones (Gemma 2,
+// Gemma 3) keep their pages in a pool of their own: a chat holds there only
+// the pages of its window, while the main pool holds every page of the global
+// layers. Empty for every other model.
+struct WindowPoolView {
+  int window_tokens = 0;   // positions each sliding layer attends to
+  int sliding_layers = 0;  // layers whose pages are here
+  int layers = 0;          // the model's attention layers, both kinds
+  CacheSummaryView cache;  // the pool's page counts, size and format
+  // Cache memory of the sliding layers (this pool) and of the global ones,
+  // over every device: the two add up to the devices' cache.
+  qint64 bytes = 0;
+  qint64 global_bytes = 0;
+  QList<PageCellView> pages;
+
+  bool isEmpty() const { return pages.isEmpty() && cache.total_pages == 0; }
+
+  friend bool operator==(const WindowPoolView&, const WindowPoolView&) = default;
+};
+
 // Everything the memory panel shows at one moment. The pages are listed in
 // page order, so a page's position in `pages` is its index.
 struct MemorySnapshotView {
   QList<DeviceMemoryView> devices;
   QList<PageCellView> pages;
   CacheSummaryView cache;
+  // A mixed model's sliding layers' pages; then `pages` and `cache` are the
+  // global layers'.
+  WindowPoolView window_pool;
   // Tokens the engine has sampled since the model was loaded, over all chats;
   // the chart turns the difference between two snapshots into tokens/s.
   qint64 sampled_tokens = 0;
@@ -100,4 +123,5 @@ Q_DECLARE_METATYPE(quire::ui::DeviceMemoryView)
 Q_DECLARE_METATYPE(quire::ui::PageCellState)
 Q_DECLARE_METATYPE(quire::ui::PageCellView)
 Q_DECLARE_METATYPE(quire::ui::CacheSummaryView)
+Q_DECLARE_METATYPE(quire::ui::WindowPoolView)
 Q_DECLARE_METATYPE(quire::ui::MemorySnapshotView)
