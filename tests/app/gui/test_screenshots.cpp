@@ -1,13 +1,16 @@
 // The window as people see it: the demo model in a two-turn conversation, the
-// settings with their plan, the memory panel, and a regenerated reply with
-// its "‹ 2/2 ›" switcher. Set QUIRE_SCREENSHOT_DIR to
+// settings with their plan (and where the cache lives), the memory panel, a
+// regenerated reply with its "‹ 2/2 ›" switcher, and the memory panel of a
+// Gemma 3 download with its window pool. Set QUIRE_SCREENSHOT_DIR to
 // keep the pictures; scripts/screenshots.sh runs this under Xvfb for the
 // README's docs/screenshots/.
 
+#include <QComboBox>
 #include <QDialog>
 #include <QDir>
 #include <QDockWidget>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -69,6 +72,22 @@ class ScreenshotTest : public QObject {
     QVERIFY(plan && plan->plan().valid && plan->plan().fits);
     QTest::qWait(200);
     keep(settings.grab().toImage(), "quire-settings.png");
+    // Where the cache lives: the fields scrolled into view and "offloaded"
+    // chosen, so the plan beside them counts the pages in host memory. Not
+    // applied: the choice goes back before the dialog closes.
+    auto* fields =
+        window.settingsPanel()->findChild<QScrollArea*>(QStringLiteral("settingsFields"));
+    auto* residence =
+        window.settingsPanel()->findChild<QComboBox*>(QStringLiteral("cacheResidence"));
+    QVERIFY(fields && residence);
+    fields->ensureWidgetVisible(
+        window.settingsPanel()->findChild<QComboBox*>(QStringLiteral("cacheDevice")));
+    residence->setCurrentIndex(residence->findData(QStringLiteral("offloaded")));
+    QTRY_VERIFY(plan->plan().host_cache > 0);
+    QTest::qWait(200);
+    keep(settings.grab().toImage(), "quire-settings-cache.png");
+    residence->setCurrentIndex(residence->findData(QStringLiteral("device")));
+    QTRY_COMPARE(plan->plan().host_cache, qint64(0));
     settings.close();
 
     // The last reply generated again: both versions stay, one switch apart.
@@ -92,6 +111,34 @@ class ScreenshotTest : public QObject {
     window.memoryDock()->hide();
     QTest::qWait(200);
     keep(window.chatView()->grab().toImage(), "quire-branches.png");
+    window.close();
+  }
+
+  // Gemma 3 as downloaded (its published config, shapes scaled down, its real
+  // tokenizer and template): the memory panel maps the global layers' pages
+  // and the sliding layers' window pool apart, each with its size.
+  void theTwoPoolsOfAMixedModel() {
+    AppRun run(published_family_model(QStringLiteral("gemma-3-4b-it"), "gemma-3-4b-it.json",
+                                      "tokenizer-gemma3"),
+               40);
+    // A cache of 128 pages, of which the sliding layers need only the few of
+    // each chat's window.
+    app::AppSettings settings(run.data.filePath(QStringLiteral("quire.conf")));
+    settings.load();
+    settings.engine.cache_tokens = 32768;
+    QVERIFY(settings.save());
+    run.start();
+    gui::MainWindow& window = run.app->window();
+    window.resize(1440, 900);
+    window.memoryDock()->show();
+    run.app->show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(run.waitForModel());
+    for (const char* message : {"Hello!", "Tell me a fortune."})
+      QVERIFY(run.send(QString::fromLatin1(message)));
+    QTRY_VERIFY(window.memoryPanel()->isShowingWindowPool());
+    QTest::qWait(1500);
+    keep(window.memoryPanel()->grab().toImage(), "quire-memory-window-pool.png");
     window.close();
   }
 };
