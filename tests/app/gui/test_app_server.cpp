@@ -1,7 +1,7 @@
 // Settings → Server: the OpenAI-compatible server inside the application,
-// over HTTP. It serves from the generator the chats use (their prefix cache
-// and batches), closes its port when turned off, follows a model switch,
-// and says so when its port is taken.
+// over HTTP and through OpenAI's official client. It serves from the
+// generator the chats use (their prefix cache and batches), closes its port
+// when turned off, follows a model switch, and says so when its port is taken.
 
 #include <arpa/inet.h>
 #include <httplib.h>
@@ -12,6 +12,7 @@
 #include <QCheckBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -230,6 +231,51 @@ class AppServerTest : public QObject {
     // Whole pages only are shared, and the same prompt ends in the same
     // partial page: it finds what the first request found.
     QCOMPARE(cached_tokens(streamed.usage), from_chat);
+  }
+
+  // The official OpenAI client (Node, pinned in tests/reference) pointed at
+  // the app's URL chats two streamed turns, the second finding the first's
+  // prompt and reply in the cache the chats use (the memory panel counts
+  // them), and gets the same reply whole.
+  void theOfficialOpenAiClientChatsWithTheApp() {
+    const QString node = QStringLiteral(QUIRE_NODE);
+    if (node.isEmpty()) QFAIL("Node.js is missing; scripts/setup-debian.sh installs it");
+    AppRun run(random_model());
+    const int port = free_port();
+    QVERIFY(start_serving(run, port));
+    gui::EngineHost& engine = run.app->engine();
+    ui::MemoryPanel& memory = *run.app->window().memoryPanel();
+    QSignalSpy snapshots(&engine, &gui::EngineHost::snapshotReady);
+    engine.requestSnapshot();
+    QVERIFY(snapshots.wait(10'000));
+    const qint64 reused_before = memory.snapshot().cache.reused_tokens;
+
+    QProcess client;
+    client.setProgram(node);
+    client.setArguments({QStringLiteral(QUIRE_REFERENCE_DIR "/openai_app_check.mjs"),
+                         engine.serverState().url, QStringLiteral("random-llama")});
+    client.start();
+    QVERIFY(client.waitForStarted(10'000));
+    // The app answers through this thread's event loop: wait while it runs.
+    QVERIFY(QTest::qWaitFor([&] { return client.state() == QProcess::NotRunning; }, 300'000));
+    const QByteArray errors = client.readAllStandardError();
+    QVERIFY2(client.exitStatus() == QProcess::NormalExit && client.exitCode() == 0,
+             errors.constData());
+    const json figures = json::parse(client.readAllStandardOutput().trimmed().toStdString());
+    // The reply is found token for token as it was generated: all of turn
+    // one but its last token (sampled, never computed into the cache).
+    const std::int64_t turn1 = figures["turn1_prompt_tokens"].get<std::int64_t>() +
+                               figures["turn1_completion_tokens"].get<std::int64_t>();
+    const std::int64_t turn2_cached = figures["turn2_cached_tokens"].get<std::int64_t>();
+    QVERIFY2(turn2_cached >= turn1 - 1, figures.dump().c_str());
+    const std::int64_t whole_cached = figures["whole_cached_tokens"].get<std::int64_t>();
+    QVERIFY2(whole_cached >= turn2_cached, figures.dump().c_str());
+
+    snapshots.clear();
+    engine.requestSnapshot();
+    QVERIFY(snapshots.wait(10'000));
+    QVERIFY(memory.snapshot().cache.reused_tokens - reused_before >= turn2_cached + whole_cached);
+    QTRY_COMPARE(engine.serverState().running + engine.serverState().waiting, 0);
   }
 
   void anApiRequestRunsBesideAChat() {

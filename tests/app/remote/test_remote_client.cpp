@@ -6,6 +6,10 @@
 
 #include <QEventLoop>
 #include <QSignalSpy>
+#include <QSslCertificate>
+#include <QSslConfiguration>
+#include <QSslKey>
+#include <QSslServer>
 #include <QTcpServer>
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -176,6 +180,43 @@ class RemoteClientTest : public QObject {
     QVERIFY(finished.result.error.endsWith(
         QStringLiteral("Check that the address uses the scheme the engine serves (http or "
                        "https) and that its certificate is trusted.")));
+  }
+
+  // An engine behind a self-signed certificate (fixtures/SOURCES.md): the
+  // handshake is refused, and the message says why and what to check.
+  void anUntrustedCertificateIsSaidSo() {
+    QSslServer server;
+    QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+    const QList<QSslCertificate> certificates = QSslCertificate::fromData(
+        quire::test::remote_fixture("untrusted_localhost.crt"), QSsl::Pem);
+    QCOMPARE(certificates.size(), 1);
+    tls.setLocalCertificate(certificates.first());
+    tls.setPrivateKey(
+        QSslKey(quire::test::remote_fixture("untrusted_localhost.key"), QSsl::Rsa, QSsl::Pem));
+    tls.setPeerVerifyMode(QSslSocket::VerifyNone);
+    server.setSslConfiguration(tls);
+    QVERIFY(server.listen(QHostAddress::LocalHost, 0));
+    RemoteClient client;
+    const QString name = QStringLiteral("127.0.0.1:%1").arg(server.serverPort());
+    const Finished finished = run_chat(client, endpoint_at(QStringLiteral("https://") + name));
+    QCOMPARE(finished.result.finish_reason, QStringLiteral("error"));
+    QVERIFY2(finished.result.error.startsWith(
+                 QStringLiteral("The TLS connection to %1 failed: ").arg(name)),
+             qPrintable(finished.result.error));
+    QVERIFY2(finished.result.error.contains(QStringLiteral("self-signed")),
+             qPrintable(finished.result.error));
+    QVERIFY(finished.result.error.endsWith(QStringLiteral("that its certificate is trusted.")));
+  }
+
+  // A name no resolver knows (.invalid never resolves, RFC 6761).
+  void anUnknownHostIsSaidSo() {
+    RemoteClient client;
+    const Finished finished =
+        run_chat(client, endpoint_at(QStringLiteral("http://no-such-engine.invalid:8000/v1")));
+    QCOMPARE(finished.result.finish_reason, QStringLiteral("error"));
+    QCOMPARE(finished.result.error,
+             QStringLiteral("The host of no-such-engine.invalid:8000 was not found. Check the "
+                            "address in Settings."));
   }
 
   void everyEngineStreamArrivesWhole_data() {
