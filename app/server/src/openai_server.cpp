@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "client_connection.h"
 #include "quire/server/api_error.h"
 #include "quire/server/openai_request.h"
 #include "reply_route.h"
@@ -190,6 +191,9 @@ struct OpenAiServer::Impl {
         context.header.id = new_id("cmpl-");
       }
       job.request.label = context.header.id;
+      context.client_gone = [connection = std::make_shared<detail::ClientConnection>(
+                                 request.local_addr, request.local_port, request.remote_addr,
+                                 request.remote_port)] { return connection->closed(); };
       check_choices(context.choices);
       std::shared_ptr<ReplyChannel> channel =
           engine.submit(std::move(job.request), context.choices);

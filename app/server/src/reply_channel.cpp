@@ -42,6 +42,12 @@ ReplyChannel::Update ReplyChannel::wait(std::chrono::milliseconds timeout) {
   return update;
 }
 
+bool ReplyChannel::wait_ended(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return changed_.wait_for(lock, timeout,
+                           [&] { return std::ranges::all_of(slots_, &Slot::ended); });
+}
+
 std::vector<engine::JobResult> ReplyChannel::wait_results() {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return std::ranges::all_of(slots_, &Slot::ended); });

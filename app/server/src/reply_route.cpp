@@ -11,6 +11,8 @@ namespace quire::server::detail {
 namespace {
 
 constexpr auto kHeartbeat = std::chrono::milliseconds(1000);
+// How often a whole reply's wait asks whether its client is still there.
+constexpr auto kClientCheck = std::chrono::milliseconds(100);
 
 FinishReason finish_of(engine::StopReason reason) {
   return reason == engine::StopReason::MaxNewTokens ? FinishReason::Length : FinishReason::Stop;
@@ -50,9 +52,19 @@ std::string closing_events(const ReplyContext& context, const Usage& usage) {
   return events + sse_done();
 }
 
-void answer_whole(httplib::Response& response, ReplyChannel& channel, const ReplyContext& context,
+void answer_whole(httplib::Response& response, JobHost& engine,
+                  const std::shared_ptr<ReplyChannel>& channel, const ReplyContext& context,
                   RequestNote& note) {
-  const std::vector<engine::JobResult> results = channel.wait_results();
+  // A client that leaves while it waits stops its jobs, as a stream's does;
+  // the reply that follows is written to nobody.
+  while (!channel->wait_ended(kClientCheck)) {
+    if (context.client_gone && context.client_gone()) {
+      note.client_left = true;
+      engine.cancel(channel);
+      break;
+    }
+  }
+  const std::vector<engine::JobResult> results = channel->wait_results();
   if (const auto bad = std::ranges::find_if(results, failed); bad != results.end()) {
     const ApiError error = engine_error(*bad);
     response.status = error.status;
@@ -155,7 +167,7 @@ bool provide(StreamState& state, httplib::DataSink& sink) {
 void answer(httplib::Response& response, JobHost& engine, std::shared_ptr<ReplyChannel> channel,
             ReplyContext context, RequestNote& note) {
   if (!context.stream) {
-    answer_whole(response, *channel, context, note);
+    answer_whole(response, engine, channel, context, note);
     return;
   }
   auto state = std::make_shared<StreamState>();

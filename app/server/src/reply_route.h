@@ -27,6 +27,9 @@ struct ReplyContext {
   // Called with each choice that ends without an error, on the handler's
   // thread, before its end is sent.
   std::function<void(const engine::JobResult&)> on_result;
+  // Whether the client has gone away, asked while a whole reply is awaited
+  // (a stream learns it from its writes); unset: never asked.
+  std::function<bool()> client_gone;
 };
 
 // What the log line of a request says beyond its method, path and status.
@@ -37,8 +40,9 @@ struct RequestNote {
   bool client_left = false;
 };
 
-// Fills `response` with the reply. Streaming: the provider writes as text
-// arrives and cancels the job when the client goes away. `note` must stay
+// Fills `response` with the reply. Either way the jobs are cancelled when
+// the client goes away: streaming, the provider writes as text arrives and
+// finds out from a write; whole, the wait asks context.client_gone. `note` must stay
 // valid until the response is written (it lives on the handler's thread).
 void answer(httplib::Response& response, JobHost& engine, std::shared_ptr<ReplyChannel> channel,
             ReplyContext context, RequestNote& note);

@@ -1,7 +1,8 @@
-// The HTTP server's queue of connections not yet accepted: many clients that
-// connect at once all get in and are all answered. With cpp-httplib's queue of
-// 5 the kernel dropped the rest of a burst: their clients waited for retries a
-// second or more later, and one to three of 64 had no answer in 20 seconds.
+// The HTTP server's connections: many clients that connect at once all get
+// in and are all answered (with cpp-httplib's queue of 5 the kernel dropped
+// the rest of a burst: their clients waited for retries a second or more
+// later, and one to three of 64 had no answer in 20 seconds); and a client
+// that leaves while it waits for a whole reply is noticed, its job stopped.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -16,10 +17,12 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "client_connection.h"
 #include "quire/server/openai_server.h"
 #include "served_model.h"
 #include "test_main.h"
@@ -105,6 +108,29 @@ class Connection {
   std::string error_;
 };
 
+// The address of a socket's end, as text and port.
+std::pair<std::string, int> local_end(int fd) {
+  sockaddr_in address{};
+  socklen_t size = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  char host[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &address.sin_addr, host, sizeof host);
+  return {host, ntohs(address.sin_port)};
+}
+
+// The server's statistics (GET /v1/quire/stats) on a connection of their own.
+nlohmann::json server_stats(int port) {
+  Connection connection(port);
+  if (!connection.established(std::chrono::seconds(5)) ||
+      !connection.send_all("GET /v1/quire/stats HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           "Connection: close\r\n\r\n")) {
+    return nullptr;
+  }
+  const std::string reply = connection.read_all(std::chrono::seconds(20));
+  const std::size_t body = reply.find("\r\n\r\n");
+  return body == std::string::npos ? nullptr : nlohmann::json::parse(reply.substr(body + 4));
+}
+
 }  // namespace
 
 class TestServerConnections : public QObject {
@@ -161,6 +187,101 @@ class TestServerConnections : public QObject {
     http.stop();
     serving.join();
     QVERIFY2(answered == kClients, (std::to_string(answered) + " answered; " + failures).c_str());
+  }
+
+  // The probe finds a connection by its two addresses among the process's
+  // sockets and says when its client closes it, or resets it.
+  void theProbeSeesTheClientLeave_data() {
+    QTest::addColumn<bool>("reset");
+    QTest::newRow("closed") << false;
+    QTest::newRow("reset") << true;
+  }
+  void theProbeSeesTheClientLeave() {
+    QFETCH(bool, reset);
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    QCOMPARE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    QCOMPARE(::listen(listener, 4), 0);
+    auto client = std::make_unique<Connection>(local_end(listener).second);
+    QVERIFY(client->established(std::chrono::seconds(5)));
+    const int served = ::accept(listener, nullptr, nullptr);
+    QVERIFY(served >= 0);
+    const auto [server_host, server_port] = local_end(served);
+    const auto [client_host, client_port] = local_end(client->fd());
+
+    server::detail::ClientConnection probe(server_host, server_port, client_host, client_port);
+    QCOMPARE(probe.find_socket(), served);
+    QVERIFY(!probe.closed());
+    QVERIFY(client->send_all("more"));  // unread data is no sign of leaving
+    QVERIFY(!probe.closed());
+    // The ends swapped name the client's own socket's view: not the server's.
+    QCOMPARE(server::detail::ClientConnection(client_host, client_port, server_host, server_port)
+                 .find_socket(),
+             client->fd());
+    QCOMPARE(
+        server::detail::ClientConnection(server_host, server_port, client_host, 1).find_socket(),
+        -1);
+
+    if (reset) {
+      const linger abort_at_close{1, 0};
+      ::setsockopt(client->fd(), SOL_SOCKET, SO_LINGER, &abort_at_close, sizeof abort_at_close);
+    }
+    client.reset();
+    QTRY_VERIFY(probe.closed());
+    ::close(served);
+    ::close(listener);
+  }
+
+  // A whole (non-streamed) reply of 4,000 tokens whose client leaves once
+  // its job runs: the job stops within a few steps and its pages go back,
+  // as a stream's do when its client leaves.
+  void aClientLeavingAWholeReplyStopsItsJob() {
+    const test::Model model(7);
+    test::Served served(model, 2, 300);
+    server::ServerOptions options;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    server::OpenAiServer http(options, {"left", 4800, 512}, engine::PromptFormatId::Plain,
+                              *model.tokenizer, served.host);
+    const int port = http.bind();
+    std::thread serving([&http] { http.run(); });
+    // Stops the server however the test ends.
+    struct Stop {
+      server::OpenAiServer& http;
+      std::thread& serving;
+      ~Stop() {
+        http.stop();
+        serving.join();
+      }
+    } stop{http, serving};
+    auto client = std::make_unique<Connection>(port);
+    QVERIFY(client->established(std::chrono::seconds(5)));
+    // End-of-text is never chosen, so only the client's leaving ends it early.
+    nlohmann::json bias = nlohmann::json::object();
+    for (const std::int32_t eos : model.tokenizer->eos())
+      bias[std::to_string(eos)] = -100;
+    const std::string body = nlohmann::json{
+        {"model", "left"},
+        {"prompt", "Once upon a time"},
+        {"max_tokens", 4000},
+        {"temperature", 0},
+        {"logit_bias", bias}}.dump();
+    QVERIFY(
+        client->send_all("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         "Content-Type: application/json\r\nContent-Length: " +
+                         std::to_string(body.size()) + "\r\n\r\n" + body));
+    // Running, and its reply not yet sent.
+    QTRY_COMPARE_WITH_TIMEOUT(server_stats(port).value("running", 0), 1, 20000);
+    pollfd answer{client->fd(), POLLIN, 0};
+    QCOMPARE(::poll(&answer, 1, 0), 0);
+    client.reset();
+    QTRY_COMPARE_WITH_TIMEOUT(server_stats(port).value("running", -1), 0, 20000);
+    const nlohmann::json stats = server_stats(port);
+    QVERIFY2(stats["sampled_tokens"].get<int>() < 3000, stats.dump().c_str());
+    QCOMPARE(stats["cache"]["sequences"].get<int>(), 0);
+    QVERIFY(served.runtime.cache().check_invariants().empty());
   }
 
   // More choices than the server ever holds: the 400 says what raises the

@@ -46,6 +46,8 @@ class ReplyChannel {
   // Waits for every choice's result, in the order of the choices; the text
   // each holds is everything it streamed.
   std::vector<engine::JobResult> wait_results();
+  // Whether every choice has ended, waiting at most `timeout` for it.
+  bool wait_ended(std::chrono::milliseconds timeout);
 
  private:
   struct Slot {
