@@ -103,12 +103,13 @@ void write_scales(const ModelDescription& model, const CalibratedKvScales& scale
 void check_no_scales_in_shards(const ModelDescription& model) {
   for (int layer = 0; layer < model.config.num_layers; ++layer) {
     for (const bool key : {true, false}) {
-      const std::string name = kv_scale_tensor_name(model, layer, key);
-      const auto located = model.tensors.find(name);
-      if (located && located->file->path().filename() != kScalesFile) {
-        throw ModelError(model.directory.string() + " already holds calibrated K/V scales (" +
-                         name + " in " + located->file->path().filename().string() +
-                         "); calibrate the model they were made for, without them");
+      for (const std::string& name : kv_scale_tensor_names(model, layer, key)) {
+        const auto located = model.tensors.find(name);
+        if (located && located->file->path().filename() != kScalesFile) {
+          throw ModelError(model.directory.string() + " already holds calibrated K/V scales (" +
+                           name + " in " + located->file->path().filename().string() +
+                           "); calibrate the model they were made for, without them");
+        }
       }
     }
   }

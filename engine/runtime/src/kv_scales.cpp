@@ -29,13 +29,19 @@ bool shape_fits(const std::vector<std::int64_t>& shape, std::int64_t heads) {
   return !shape.empty() || heads == 1;
 }
 
-std::vector<float> read_scale(const ModelDescription& model, const std::string& name,
+std::vector<float> read_scale(const ModelDescription& model, int layer, bool key,
                               const KvCacheScheme& scheme) {
+  const std::vector<std::string> names = kv_scale_tensor_names(model, layer, key);
+  std::string name = names.front();
+  auto located = model.tensors.find(name);
+  for (std::size_t i = 1; !located && i < names.size(); ++i) {
+    located = model.tensors.find(names[i]);
+    if (located) name = names[i];
+  }
   const std::string where = model.directory.string() + ": " + name;
-  const auto located = model.tensors.find(name);
   if (!located) {
-    throw ModelError(where +
-                     " is missing, though config.json's quantization_config.kv_cache_scheme "
+    throw ModelError(where + " (or " + names.back() +
+                     ") is missing, though config.json's quantization_config.kv_cache_scheme "
                      "promises calibrated K/V scales for every layer. The files are incomplete: "
                      "download them again, or remove kv_cache_scheme from config.json to use "
                      "Quire's dynamic FP8 scales");
@@ -85,15 +91,20 @@ std::string kv_scale_tensor_name(const ModelDescription& model, int layer, bool 
   return k_proj.substr(0, k_proj.rfind('.') + 1) + (key ? "k_scale" : "v_scale");
 }
 
+std::vector<std::string> kv_scale_tensor_names(const ModelDescription& model, int layer, bool key) {
+  const LayerTensorNames names = model.architecture->layer(model.text_prefix, layer);
+  return {kv_scale_tensor_name(model, layer, key),
+          (key ? names.k_proj : names.v_proj) + ".output_scale"};
+}
+
 std::optional<CalibratedKvScales> read_kv_scales(const ModelDescription& model) {
   const std::optional<KvCacheScheme>& scheme = model.config.quantization.kv_cache_scheme;
   if (!scheme || !scheme->unsupported_reason().empty()) return std::nullopt;
   CalibratedKvScales scales;
   scales.per_head = scheme->per_head();
   for (int layer = 0; layer < model.config.num_layers; ++layer) {
-    scales.layers.push_back(
-        LayerKvScales{read_scale(model, kv_scale_tensor_name(model, layer, true), *scheme),
-                      read_scale(model, kv_scale_tensor_name(model, layer, false), *scheme)});
+    scales.layers.push_back(LayerKvScales{read_scale(model, layer, true, *scheme),
+                                          read_scale(model, layer, false, *scheme)});
   }
   return scales;
 }

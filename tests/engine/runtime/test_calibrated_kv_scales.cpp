@@ -46,10 +46,12 @@ class CalibratedKvScalesTest : public QObject {
   }
 
   // llm-compressor's layout: scales inside model.safetensors (`dtype`,
-  // `shape`), the scheme in config.json.
+  // `shape`), the scheme in config.json. With `output_scale`, named as older
+  // compressed-tensors checkpoints name them (self_attn.k_proj.output_scale).
   fs::path with_scales(const QString& strategy, kernels::DType dtype,
                        const std::vector<std::int64_t>& shape,
-                       const std::function<float(int layer, bool key, int head)>& value) {
+                       const std::function<float(int layer, bool key, int head)>& value,
+                       bool output_scale = false) {
     const fs::path dir = copy();
     test::StoredTensors tensors = test::read_model_tensors(dir);
     std::int64_t count = 1;
@@ -60,8 +62,11 @@ class CalibratedKvScalesTest : public QObject {
         std::vector<float> values;
         for (int h = 0; h < count; ++h)
           values.push_back(value(layer, key, h));
-        tensors["model.layers." + std::to_string(layer) + ".self_attn." +
-                (key ? "k_scale" : "v_scale")] = test::scale_tensor(dtype, shape, values);
+        const std::string name = output_scale
+                                     ? (key ? "k_proj.output_scale" : "v_proj.output_scale")
+                                     : (key ? "k_scale" : "v_scale");
+        tensors["model.layers." + std::to_string(layer) + ".self_attn." + name] =
+            test::scale_tensor(dtype, shape, values);
       }
     }
     test::write_model_tensors(dir, tensors);
@@ -109,21 +114,29 @@ class CalibratedKvScalesTest : public QObject {
     QTest::addColumn<QString>("strategy");
     QTest::addColumn<int>("dtype");
     QTest::addColumn<QList<qint64>>("shape");
-    QTest::addRow("tensor BF16 [1]") << "tensor" << int(kernels::DType::BF16) << QList<qint64>{1};
-    QTest::addRow("tensor F32 scalar") << "tensor" << int(kernels::DType::F32) << QList<qint64>{};
+    QTest::addColumn<bool>("output_scale");
+    QTest::addRow("tensor BF16 [1]")
+        << "tensor" << int(kernels::DType::BF16) << QList<qint64>{1} << false;
+    QTest::addRow("tensor F32 scalar")
+        << "tensor" << int(kernels::DType::F32) << QList<qint64>{} << false;
     QTest::addRow("attn_head F16 [2,1,1]")
-        << "attn_head" << int(kernels::DType::F16) << QList<qint64>{2, 1, 1};
+        << "attn_head" << int(kernels::DType::F16) << QList<qint64>{2, 1, 1} << false;
     QTest::addRow("attn_head F32 [2]")
-        << "attn_head" << int(kernels::DType::F32) << QList<qint64>{2};
+        << "attn_head" << int(kernels::DType::F32) << QList<qint64>{2} << false;
+    QTest::addRow("tensor F32 [1] as k_proj.output_scale")
+        << "tensor" << int(kernels::DType::F32) << QList<qint64>{1} << true;
+    QTest::addRow("attn_head BF16 [2,1,1] as k_proj.output_scale")
+        << "attn_head" << int(kernels::DType::BF16) << QList<qint64>{2, 1, 1} << true;
   }
 
   void llmCompressorLayoutLoads() {
     QFETCH(QString, strategy);
     QFETCH(int, dtype);
     QFETCH(QList<qint64>, shape);
+    QFETCH(bool, output_scale);
     const auto type = static_cast<kernels::DType>(dtype);
     const fs::path dir = with_scales(strategy, type, {shape.begin(), shape.end()},
-                                     &CalibratedKvScalesTest::layer_scale);
+                                     &CalibratedKvScalesTest::layer_scale, output_scale);
     const engine::ModelDescription model = engine::ModelDescription::open(dir);
     QVERIFY(model.kv_scales.has_value());
     QCOMPARE(model.kv_scales->per_head, strategy == "attn_head");
@@ -256,16 +269,26 @@ class CalibratedKvScalesTest : public QObject {
                              engine::write_calibrated_model(loaded, scales, again));
   }
 
-  // Scales llm-compressor put among the weights cannot be replaced by a file beside them.
+  // Scales llm-compressor put among the weights (under either name) cannot
+  // be replaced by a file beside them.
+  void scalesInTheShardsAreNotCalibratedAgain_data() {
+    QTest::addColumn<bool>("output_scale");
+    QTest::addColumn<QString>("name");
+    QTest::newRow("k_scale") << false << "model.layers.0.self_attn.k_scale";
+    QTest::newRow("k_proj.output_scale") << true << "model.layers.0.self_attn.k_proj.output_scale";
+  }
   void scalesInTheShardsAreNotCalibratedAgain() {
-    const fs::path dir =
-        with_scales("tensor", kernels::DType::BF16, {1}, &CalibratedKvScalesTest::layer_scale);
+    QFETCH(bool, output_scale);
+    QFETCH(QString, name);
+    const fs::path dir = with_scales("tensor", kernels::DType::BF16, {1},
+                                     &CalibratedKvScalesTest::layer_scale, output_scale);
     const engine::ModelDescription model = engine::ModelDescription::open(dir);
     try {
       engine::write_calibrated_model(model, *model.kv_scales, dir.string() + "-out");
       QFAIL("no error");
     } catch (const engine::ModelError& error) {
-      QVERIFY2(QString(error.what()).contains("already holds calibrated K/V scales"), error.what());
+      QVERIFY2(QString(error.what()).contains("already holds calibrated K/V scales (" + name),
+               error.what());
     }
   }
 
@@ -273,7 +296,8 @@ class CalibratedKvScalesTest : public QObject {
     QTest::addColumn<QString>("damage");
     QTest::addColumn<QString>("message");
     QTest::addRow("missing") << "missing"
-                             << "model.layers.1.self_attn.v_scale is missing";
+                             << "model.layers.1.self_attn.v_scale (or "
+                                "model.layers.1.self_attn.v_proj.output_scale) is missing";
     QTest::addRow("per-head shape for tensor") << "shape"
                                                << "has shape [2]";
     QTest::addRow("zero") << "zero"

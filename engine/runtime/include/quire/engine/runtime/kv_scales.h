@@ -26,6 +26,10 @@ struct CalibratedKvScales {
 // Where a layer's scales are stored: its attention module's "k_scale" and
 // "v_scale" ("model.layers.3.self_attn.k_scale"), as llm-compressor names them.
 std::string kv_scale_tensor_name(const ModelDescription& model, int layer, bool key);
+// Every name a checkpoint may store them under, the one above first: older
+// compressed-tensors checkpoints name them after the projection's output
+// ("model.layers.3.self_attn.k_proj.output_scale", as vLLM still reads).
+std::vector<std::string> kv_scale_tensor_names(const ModelDescription& model, int layer, bool key);
 
 // The scales config.json's quantization_config.kv_cache_scheme promises,
 // read from the tensors and checked: F32, F16 or BF16; shape [] or [1] for
