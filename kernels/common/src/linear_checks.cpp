@@ -85,6 +85,9 @@ void check_linear_descriptor(const LinearWeight& weight) {
   if (const auto* dense = std::get_if<DenseWeight>(&weight.format)) check_dense(*dense);
   if (const auto* exl2 = std::get_if<Exl2Weight>(&weight.format)) check_exl2(weight, *exl2);
   if (const auto* gptq = std::get_if<GptqWeight>(&weight.format)) check_gptq(weight, *gptq);
+  if (const auto* fp8 = std::get_if<Fp8Weight>(&weight.format)) {
+    if (fp8->data == nullptr || fp8->scales == nullptr) reject("FP8 weight with a missing tensor");
+  }
 }
 
 void check_gptq_group_indices(const std::int32_t* g_idx, std::int64_t count, int groups) {

@@ -64,6 +64,8 @@ struct Layer {
   std::vector<float> floats;
   std::optional<Exl2Fixture> exl2;
   std::optional<GptqFixture> gptq;
+  std::vector<std::uint8_t> fp8;  // E4M3 codes, [N, K]
+  std::vector<float> fp8_scales;  // [N]
   std::vector<std::uint16_t> bias16;
   std::vector<float> bias32;
   std::vector<float> bias;  // the bias as the reference adds it

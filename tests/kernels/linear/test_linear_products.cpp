@@ -1,4 +1,5 @@
 #include <QTest>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "linear_test_support.h"
 #include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/linear.h"
+#include "quire/kernels/fp8.h"
 #include "test_main.h"
 
 using namespace quire::kernels;
@@ -22,7 +24,7 @@ namespace {
 // lanes). EXL2: 104 outputs (three 32-column tiles and one of 8) over 320
 // inputs in groups of every width; "padded" stores 100 outputs in 128 columns.
 // GPTQ: 104 outputs over 256 inputs, or 320 inputs in groups of 128 (the last
-// one partial).
+// one partial). FP8: 104 outputs over 300 inputs, a scale per row or one for all.
 std::unique_ptr<Layer> make_layer(const QByteArray& format, std::mt19937& rng) {
   auto layer = std::make_unique<Layer>();
   const std::vector<std::pair<int, int>> mixed = {{8, 32},  {6, 64}, {6, 16}, {5, 32},
@@ -61,15 +63,41 @@ std::unique_ptr<Layer> make_layer(const QByteArray& format, std::mt19937& rng) {
     layer->gptq = random_gptq(rng, 256, 104, 32, true, false);
   } else if (format == "gptq-partial-group") {
     layer->gptq = random_gptq(rng, 320, 104, 128, true, true);
+  } else if (format.startsWith("fp8")) {
+    // FP8 as llm-compressor makes it: each row (or the whole tensor) scaled
+    // so that its largest magnitude is E4M3's largest value.
+    const std::int64_t out = 104;
+    const std::int64_t in = 300;
+    const std::vector<float> values = random_inputs(rng, std::size_t(out * in));
+    const bool per_row = format == "fp8-channel";
+    layer->fp8_scales.assign(std::size_t(out), 1.0f / kE4m3Max);
+    for (std::int64_t n = 0; n < out && per_row; ++n) {
+      float largest = 0.0f;
+      for (std::int64_t k = 0; k < in; ++k)
+        largest = std::max(largest, std::fabs(values[std::size_t(n * in + k)]) * float(n + 1));
+      layer->fp8_scales[std::size_t(n)] = largest / kE4m3Max;
+    }
+    for (std::int64_t n = 0; n < out; ++n) {
+      // Rows of growing size, so that their scales differ.
+      const float row_size = per_row ? float(n + 1) : 1.0f;
+      for (std::int64_t k = 0; k < in; ++k) {
+        layer->fp8.push_back(float_to_e4m3(values[std::size_t(n * in + k)] * row_size /
+                                           layer->fp8_scales[std::size_t(n)]));
+      }
+    }
+    layer->weight.in_features = in;
+    layer->weight.out_features = out;
+    layer->weight.format = Fp8Weight{layer->fp8.data(), layer->fp8_scales.data()};
   }
   if (layer->exl2) layer->weight = layer->exl2->weight();
   if (layer->gptq) layer->weight = layer->gptq->weight();
   return layer;
 }
 
-const QByteArrayList kFormats = {"dense-f16",      "dense-bf16",        "dense-f32", "exl2-mixed",
-                                 "exl2-permuted",  "exl2-padded",       "gptq-v1",   "gptq-v2",
-                                 "gptq-act-order", "gptq-partial-group"};
+const QByteArrayList kFormats = {
+    "dense-f16",      "dense-bf16",         "dense-f32",   "exl2-mixed",
+    "exl2-permuted",  "exl2-padded",        "gptq-v1",     "gptq-v2",
+    "gptq-act-order", "gptq-partial-group", "fp8-channel", "fp8-tensor"};
 
 using linear_detail::Exl2RowPath;
 

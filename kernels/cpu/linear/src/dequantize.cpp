@@ -8,6 +8,7 @@
 #include "quire/kernels/cpu/exl2_scale.h"
 #include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/linear.h"
+#include "quire/kernels/fp8.h"
 
 namespace quire::kernels {
 namespace {
@@ -65,6 +66,15 @@ void dequantize_exl2(const LinearWeight& weight, const Exl2Weight& exl2, float* 
   }
 }
 
+void dequantize_fp8(const LinearWeight& weight, const Fp8Weight& fp8, float* out) {
+  for (std::int64_t n = 0; n < weight.out_features; ++n) {
+    for (std::int64_t k = 0; k < weight.in_features; ++k) {
+      const std::int64_t i = n * weight.in_features + k;
+      out[i] = e4m3_to_float(fp8.data[i]) * fp8.scales[n];
+    }
+  }
+}
+
 void dequantize_gptq(const LinearWeight& weight, const GptqWeight& gptq, float* out) {
   const std::int64_t in = weight.in_features;
   const std::int64_t columns = weight.out_features;
@@ -92,8 +102,10 @@ std::vector<float> dequantize(const LinearWeight& weight) {
           dequantize_dense(weight, format, out.data());
         } else if constexpr (std::is_same_v<Format, Exl2Weight>) {
           dequantize_exl2(weight, format, out.data());
-        } else {
+        } else if constexpr (std::is_same_v<Format, GptqWeight>) {
           dequantize_gptq(weight, format, out.data());
+        } else {
+          dequantize_fp8(weight, format, out.data());
         }
       },
       weight.format);

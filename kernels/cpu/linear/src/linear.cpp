@@ -60,7 +60,12 @@ void store_outputs(const Product& product, std::int64_t row, std::int64_t begin,
                    const float* values) {
   const std::int64_t count = std::min<std::int64_t>(width, product.out_features - begin);
   float* target = product.out + row * product.out_features + begin;
-  if (product.bias != nullptr) {
+  if (product.scales != nullptr) {
+    const float* scales = product.scales + begin;
+    const float* bias = product.bias != nullptr ? product.bias + begin : nullptr;
+    for (std::int64_t i = 0; i < count; ++i)
+      target[i] = values[i] * scales[i] + (bias != nullptr ? bias[i] : 0.0f);
+  } else if (product.bias != nullptr) {
     for (std::int64_t i = 0; i < count; ++i)
       target[i] = values[i] + product.bias[begin + i];
   } else {
@@ -96,8 +101,10 @@ void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWei
           linear_detail::dense_product(pool, product, format);
         } else if constexpr (std::is_same_v<Format, Exl2Weight>) {
           linear_detail::exl2_product(pool, product, format);
-        } else {
+        } else if constexpr (std::is_same_v<Format, GptqWeight>) {
           linear_detail::gptq_product(pool, product, format);
+        } else {
+          linear_detail::fp8_product(pool, product, format);
         }
       },
       weight.format);

@@ -1,11 +1,13 @@
-// Products with FP16, BF16 and F32 weights stored [N, K]: every output is a
-// dot product along K, where both operands are contiguous.
+// Products with FP16, BF16, F32 and FP8 weights stored [N, K]: every output
+// is a dot product along K, where both operands are contiguous.
 
 #include <algorithm>
+#include <array>
 #include <type_traits>
 #include <vector>
 
 #include "linear_internal.h"
+#include "quire/kernels/fp8.h"
 
 namespace quire::kernels::linear_detail {
 namespace {
@@ -18,6 +20,12 @@ struct WidenF16 {
 };
 struct WidenBf16 {
   float operator()(std::uint16_t value) const { return widen_bf16(value); }
+};
+// FP8 (E4M3) through a table of its 256 values; the row's scale is applied
+// to the finished sums (Product::scales).
+struct WidenFp8 {
+  const float* table = fp8_values();
+  float operator()(std::uint8_t value) const { return table[value]; }
 };
 
 // FP32 sums over 16 independent lanes, so that the loop vectorizes without
@@ -206,6 +214,22 @@ void run(ThreadPool& pool, const Product& product, const Element* weight) {
 }
 
 }  // namespace
+
+const float* fp8_values() {
+  static const std::array<float, 256> values = [] {
+    std::array<float, 256> table{};
+    for (int code = 0; code < 256; ++code)
+      table[std::size_t(code)] = e4m3_to_float(static_cast<std::uint8_t>(code));
+    return table;
+  }();
+  return values.data();
+}
+
+void fp8_product(ThreadPool& pool, const Product& product, const Fp8Weight& weight) {
+  Product scaled = product;
+  scaled.scales = weight.scales;
+  run<WidenFp8>(pool, scaled, weight.data);
+}
 
 void dense_product(ThreadPool& pool, const Product& product, const DenseWeight& weight) {
   switch (weight.dtype) {

@@ -37,6 +37,9 @@ struct Product {
   std::int64_t out_features = 0;  // N
   const float* bias = nullptr;    // [N] widened to FP32, or nullptr
   float* out = nullptr;
+  // [N]: each output is multiplied by its scale before the bias is added
+  // (FP8 weights' per-row scales); nullptr: none.
+  const float* scales = nullptr;
 };
 
 // Quantized products work on tiles of 32 output columns, a width the inner
@@ -87,6 +90,9 @@ void exl2_permute_inputs(ThreadPool& pool, const Product& product, const Exl2Wei
                          std::vector<float>& xp);
 std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight);
 void gptq_product(ThreadPool& pool, const Product& product, const GptqWeight& weight);
+void fp8_product(ThreadPool& pool, const Product& product, const Fp8Weight& weight);
+// The value of each of the 256 E4M3 codes.
+const float* fp8_values();
 // out[n - begin] = x . w[n] for FP16 rows n in [begin, end) of length k_count,
 // with AVX2, FMA and F16C; false (nothing written) where the processor lacks
 // them (dense_dots_f16.cpp).

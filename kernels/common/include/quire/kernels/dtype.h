@@ -7,8 +7,11 @@
 
 namespace quire::kernels {
 
-// Element types of tensors in model files and device buffers.
-enum class DType : std::uint8_t { F32, F16, BF16, I32, I16, U8 };
+// Element types of tensors in model files and device buffers. F8_E4M3 is
+// the OCP 8-bit float with 4 exponent and 3 mantissa bits that FP8
+// checkpoints store (PyTorch's float8_e4m3fn: no infinities, S.1111.111 is
+// NaN, largest 448).
+enum class DType : std::uint8_t { F32, F16, BF16, I32, I16, U8, F8_E4M3 };
 
 constexpr std::size_t dtype_size(DType type) {
   switch (type) {
@@ -20,12 +23,13 @@ constexpr std::size_t dtype_size(DType type) {
     case DType::I16:
       return 2;
     case DType::U8:
+    case DType::F8_E4M3:
       return 1;
   }
   return 0;
 }
 
-// safetensors spelling: "F32", "F16", "BF16", "I32", "I16", "U8".
+// safetensors spelling: "F32", "F16", "BF16", "I32", "I16", "U8", "F8_E4M3".
 constexpr std::string_view dtype_name(DType type) {
   switch (type) {
     case DType::F32:
@@ -40,12 +44,15 @@ constexpr std::string_view dtype_name(DType type) {
       return "I16";
     case DType::U8:
       return "U8";
+    case DType::F8_E4M3:
+      return "F8_E4M3";
   }
   return "?";
 }
 
 constexpr std::optional<DType> parse_dtype(std::string_view name) {
-  for (DType type : {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I16, DType::U8}) {
+  for (DType type :
+       {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I16, DType::U8, DType::F8_E4M3}) {
     if (dtype_name(type) == name) return type;
   }
   return std::nullopt;

@@ -57,10 +57,19 @@ struct GptqWeight {
   bool exact_zeros = false;
 };
 
+// FP8 as compressed-tensors' float-quantized checkpoints store it
+// (llm-compressor's FP8 schemes): [N, K] row-major F8_E4M3 values and a
+// scale per output row. Dequantized: W[n, k] = e4m3(data[n, k]) * scales[n];
+// a checkpoint's one per-tensor scale is repeated for every row.
+struct Fp8Weight {
+  const std::uint8_t* data = nullptr;  // [N, K]
+  const float* scales = nullptr;       // F32 [N]
+};
+
 struct LinearWeight {
   std::int64_t in_features = 0;
   std::int64_t out_features = 0;
-  std::variant<DenseWeight, Exl2Weight, GptqWeight> format;
+  std::variant<DenseWeight, Exl2Weight, GptqWeight, Fp8Weight> format;
   const void* bias = nullptr;  // [N] or nullptr
   DType bias_dtype = DType::F16;
 };
