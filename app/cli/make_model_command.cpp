@@ -303,7 +303,8 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
       ->type_name("NAME");
   command
       ->add_option("--format", a->format,
-                   "fp16, bf16, exl2:BITS (2.0 to 8.0) or gptq (default fp16)")
+                   "fp16, bf16, exl2:BITS (2.0 to 8.0), gptq, fp8 (a scale per row) or "
+                   "fp8-tensor (one scale) (default fp16)")
       ->type_name("FORMAT");
   const auto value = [&](const char* name, std::optional<std::string>& target, const char* help,
                          const char* type = "N") {

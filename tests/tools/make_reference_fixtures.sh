@@ -78,6 +78,12 @@ cases=(
   "qwen3moe-bf16|--arch qwen3_moe --format bf16 --seed 91 --layers 3 --mlp-only-layers 1 --experts 8 --experts-per-token 3"
   "qwen3moe-exl2|--arch qwen3_moe --format exl2:4.0 --seed 92 --no-norm-topk-prob"
   "qwen3moe-gptq|--arch qwen3_moe --format gptq --seed 93"
+  # FP8 weights as llm-compressor writes them: a scale per output row
+  # (FP8_DYNAMIC) or per tensor, lm_head and embeddings in BF16; Mixtral's
+  # experts in FP8 too.
+  "llama-fp8|--arch llama --format fp8 --seed 18"
+  "qwen3-fp8-tensor|--arch qwen3 --format fp8-tensor --seed 55"
+  "mixtral-fp8|--arch mixtral --format fp8 --seed 84"
   # The published config.json files of tests/data/configs, shapes scaled
   # down, every other key as released.
   "published-qwen3-8b|--config-from @CONFIGS@/qwen3-8b.json --seed 111"

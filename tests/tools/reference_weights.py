@@ -1,6 +1,7 @@
 """Model weights for the reference forward pass: safetensors files read
-directly, and EXL2 and GPTQ projections dequantized from their tensors,
-following the formats as exllamav2 defines them."""
+directly, EXL2 and GPTQ projections dequantized from their tensors,
+following the formats as exllamav2 defines them, and FP8 projections
+(compressed-tensors' float-quantized) from the E4M3 bits."""
 import json
 import os
 import struct
@@ -9,7 +10,7 @@ import numpy as np
 import torch
 
 DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I32": np.int32,
-          "I16": np.int16, "U8": np.uint8}
+          "I16": np.int16, "U8": np.uint8, "F8_E4M3": np.uint8}
 
 
 class Tensors(dict):
@@ -112,8 +113,38 @@ def dequant_gptq(t, key, exact_zeros):
     return weight.T
 
 
+def e4m3_values(codes):
+    """The OCP 8-bit float E4M3 (PyTorch's float8_e4m3fn) from its bits: bias
+    7, subnormals at exponent 0, S.1111.111 NaN. Where PyTorch has the type,
+    its own conversion must agree."""
+    codes = np.asarray(codes, dtype=np.int64)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exponent = (codes >> 3) & 15
+    mantissa = (codes & 7).astype(np.float64)
+    values = np.where(exponent == 0, mantissa / 8.0 * 2.0 ** -6,
+                      (1.0 + mantissa / 8.0) * 2.0 ** (exponent - 7))
+    values = sign * np.where((exponent == 15) & (codes & 7 == 7), np.nan, values)
+    if hasattr(torch, "float8_e4m3fn"):
+        bits = torch.from_numpy(np.ascontiguousarray(codes.astype(np.uint8)))
+        theirs = bits.view(torch.float8_e4m3fn).to(torch.float64).numpy()
+        assert np.array_equal(values, theirs, equal_nan=True), "E4M3 decoding disagrees"
+    return values
+
+
+def dequant_fp8(t, key):
+    """W [N, K] = e4m3(weight) * weight_scale, the scale per output row
+    ([N, 1]) or one for the tensor."""
+    values = e4m3_values(t[key + ".weight"])
+    scale = np.asarray(t[key + ".weight_scale"], dtype=np.float64)
+    if scale.size == 1:
+        return values * scale.reshape(())
+    return values * scale.reshape(-1, 1)
+
+
 def linear(t, key, config):
-    if key + ".q_weight" in t:
+    if t.dtypes.get(key + ".weight") == "F8_E4M3":
+        weight = dequant_fp8(t, key)
+    elif key + ".q_weight" in t:
         weight = dequant_exl2(t, key)
     elif key + ".qweight" in t:
         weight = dequant_gptq(t, key, config["checkpoint_format"] == "gptq_v2")

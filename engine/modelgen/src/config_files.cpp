@@ -68,6 +68,28 @@ Json quantization_json(const RandomModelSpec& spec) {
                   {"desc_act", spec.gptq_act_order},
                   {"sym", false},
                   {"checkpoint_format", spec.gptq_v2 ? "gptq_v2" : "gptq"}};
+    case WeightFormat::FP8:
+    case WeightFormat::FP8_TENSOR: {
+      // llm-compressor's FP8 schemes (FP8_DYNAMIC per row, FP8 per tensor):
+      // weights quantized, activations to be quantized per token as they
+      // come (engines may keep them in 16 bits), lm_head left alone.
+      const bool per_row = spec.format.kind == WeightFormat::FP8;
+      const Json weights{
+          {"num_bits", 8},       {"type", "float"},   {"strategy", per_row ? "channel" : "tensor"},
+          {"dynamic", false},    {"symmetric", true}, {"group_size", nullptr},
+          {"observer", "minmax"}};
+      const Json activations{{"num_bits", 8},   {"type", "float"},   {"strategy", "token"},
+                             {"dynamic", true}, {"symmetric", true}, {"observer", nullptr}};
+      return Json{
+          {"quant_method", "compressed-tensors"},
+          {"format", "float-quantized"},
+          {"quantization_status", "compressed"},
+          {"config_groups",
+           {{"group_0",
+             {{"targets", {"Linear"}}, {"weights", weights}, {"input_activations", activations}}}}},
+          {"ignore", {"lm_head"}},
+          {"kv_cache_scheme", nullptr}};
+    }
     case WeightFormat::FP16:
     case WeightFormat::BF16:
       break;
@@ -90,7 +112,10 @@ Json bos_json(const SpecialIds& ids) {
 
 std::string torch_dtype_of(const RandomModelSpec& spec) {
   if (!spec.torch_dtype.empty()) return spec.torch_dtype;
-  return spec.format.kind == WeightFormat::BF16 ? "bfloat16" : "float16";
+  const WeightFormat kind = spec.format.kind;
+  return kind == WeightFormat::BF16 || kind == WeightFormat::FP8 || kind == WeightFormat::FP8_TENSOR
+             ? "bfloat16"
+             : "float16";
 }
 
 LongRopeFactors longrope_factors(const RandomModelSpec& spec) {

@@ -49,13 +49,16 @@ FormatSpec parse_format(std::string_view text) {
   if (text == "fp16") return {WeightFormat::FP16, 4.0};
   if (text == "bf16") return {WeightFormat::BF16, 4.0};
   if (text == "gptq") return {WeightFormat::GPTQ, 4.0};
+  if (text == "fp8") return {WeightFormat::FP8, 4.0};
+  if (text == "fp8-tensor") return {WeightFormat::FP8_TENSOR, 4.0};
   constexpr std::string_view kExl2 = "exl2:";
   if (text.starts_with(kExl2)) {
     const std::optional<double> bits = parse_number(text.substr(kExl2.size()));
     if (bits && *bits >= 2.0 && *bits <= 8.0) return {WeightFormat::EXL2, *bits};
   }
   reject("format", "\"" + std::string(text) +
-                       "\" is not fp16, bf16, gptq or exl2:BITS with BITS from 2.0 to 8.0");
+                       "\" is not fp16, bf16, gptq, fp8, fp8-tensor or exl2:BITS with BITS "
+                       "from 2.0 to 8.0");
 }
 
 std::string to_string(const FormatSpec& format) {
@@ -66,6 +69,10 @@ std::string to_string(const FormatSpec& format) {
       return "bf16";
     case WeightFormat::GPTQ:
       return "gptq";
+    case WeightFormat::FP8:
+      return "fp8";
+    case WeightFormat::FP8_TENSOR:
+      return "fp8-tensor";
     case WeightFormat::EXL2:
       return "exl2:" + decimal(format.exl2_bits);
   }

@@ -12,6 +12,7 @@
 #include "quire/engine/formats/gptq_writer.h"
 #include "quire/engine/modelgen/random_stream.h"
 #include "quire/kernels/cpu/half.h"
+#include "quire/kernels/fp8.h"
 
 namespace quire::engine::modelgen::detail {
 namespace {
@@ -48,8 +49,13 @@ void run_in_parallel(const std::vector<std::function<void()>>& tasks) {
   if (failure) std::rethrow_exception(failure);
 }
 
+// FP8 checkpoints keep every tensor they do not quantize in the model's
+// BF16.
 DType dense_dtype(const RandomModelSpec& spec) {
-  return spec.format.kind == WeightFormat::BF16 ? DType::BF16 : DType::F16;
+  const WeightFormat kind = spec.format.kind;
+  return kind == WeightFormat::BF16 || kind == WeightFormat::FP8 || kind == WeightFormat::FP8_TENSOR
+             ? DType::BF16
+             : DType::F16;
 }
 
 std::vector<float> draw(const RandomModelSpec& spec, const std::string& label, std::int64_t count,
@@ -61,8 +67,15 @@ std::vector<float> draw(const RandomModelSpec& spec, const std::string& label, s
   return values;
 }
 
+// Values in F16, BF16 or F32.
 void add_values(Tensors& out, const std::string& name, std::vector<std::int64_t> shape,
                 const std::vector<float>& values, DType dtype) {
+  if (dtype == DType::F32) {
+    std::vector<std::byte> bytes(values.size() * 4);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    out.push_back({name, dtype, std::move(shape), std::move(bytes)});
+    return;
+  }
   std::vector<std::byte> bytes(values.size() * 2);
   for (std::size_t i = 0; i < values.size(); ++i) {
     const std::uint16_t bits = dtype == DType::BF16 ? kernels::float_to_bf16(values[i])
@@ -104,6 +117,38 @@ void add_exl2(const RandomModelSpec& spec, Tensors& out, const std::string& key,
   add_encoded(out, key, formats::quantize_exl2(weight, rows, in, options).tensors());
 }
 
+// FP8 as llm-compressor quantizes it: the scale maps the largest magnitude
+// of a row (or of the tensor) to E4M3's largest value; stored in BF16 per
+// row ([out, 1]) or F32 for the tensor ([1]), and the codes are computed
+// with the scale as stored, so that code * stored scale is the weight.
+void add_fp8(Tensors& out, const std::string& key, const std::vector<float>& weight,
+             std::int64_t rows, std::int64_t in, bool per_row) {
+  std::vector<float> scales(static_cast<std::size_t>(per_row ? rows : 1), 0.0f);
+  for (std::int64_t n = 0; n < rows; ++n) {
+    float& scale = scales[static_cast<std::size_t>(per_row ? n : 0)];
+    for (std::int64_t k = 0; k < in; ++k)
+      scale = std::max(scale, std::fabs(weight[static_cast<std::size_t>(n * in + k)]));
+  }
+  for (float& scale : scales) {
+    scale = std::max(scale, 1e-12f) / kernels::kE4m3Max;
+    if (per_row) scale = kernels::bf16_to_float(kernels::float_to_bf16(scale));
+  }
+  std::vector<std::byte> codes(static_cast<std::size_t>(rows * in));
+  for (std::int64_t n = 0; n < rows; ++n) {
+    const float scale = scales[static_cast<std::size_t>(per_row ? n : 0)];
+    for (std::int64_t k = 0; k < in; ++k) {
+      const auto i = static_cast<std::size_t>(n * in + k);
+      codes[i] = static_cast<std::byte>(kernels::float_to_e4m3(weight[i] / scale));
+    }
+  }
+  out.push_back({key + ".weight", DType::F8_E4M3, {rows, in}, std::move(codes)});
+  if (per_row) {
+    add_values(out, key + ".weight_scale", {rows, 1}, scales, DType::BF16);
+  } else {
+    add_values(out, key + ".weight_scale", {1}, scales, DType::F32);
+  }
+}
+
 void add_linear(const RandomModelSpec& spec, Tensors& tensors, const std::string& key,
                 const std::string& label, std::int64_t in, std::int64_t out, Bias bias) {
   const std::vector<float> weight =
@@ -128,6 +173,10 @@ void add_linear(const RandomModelSpec& spec, Tensors& tensors, const std::string
       if (bias == Bias::None) bias = Bias::Zero;
       break;
     }
+    case WeightFormat::FP8:
+    case WeightFormat::FP8_TENSOR:
+      add_fp8(tensors, key, weight, out, in, spec.format.kind == WeightFormat::FP8);
+      break;
   }
   add_bias(spec, tensors, key, label, out, bias);
 }

@@ -73,6 +73,52 @@ ExpertDescription describe_expert(const ModelDescription& model, const LayerTens
   return description;
 }
 
+// FP8 weights as compressed-tensors writes them: `weight` [out, in] in
+// F8_E4M3 beside `weight_scale`, [out, 1] or [out] for a scale per output
+// row (strategy "channel"), [1] or [] for one scale (strategy "tensor").
+void describe_fp8(const ModelDescription& model, const std::string& key,
+                  LinearDescription& linear) {
+  const io::ModelTensors& tensors = model.tensors;
+  const std::int64_t in = linear.in_features;
+  const std::int64_t out = linear.out_features;
+  const io::ModelTensors::Located weight =
+      tensors.require(key + ".weight", {DType::F8_E4M3}, {out, in});
+  const std::string scale_name = key + ".weight_scale";
+  if (!tensors.contains(scale_name)) {
+    throw ModelError(model.directory.string() + ": " + key +
+                     ".weight holds FP8 (F8_E4M3) values but there is no " + scale_name +
+                     " to scale them; the files are incomplete or not a compressed-tensors "
+                     "FP8 checkpoint");
+  }
+  const io::ModelTensors::Located scale = tensors.get(scale_name);
+  const DType scale_dtype = scale.info->dtype;
+  if (scale_dtype != DType::F32 && scale_dtype != DType::BF16 && scale_dtype != DType::F16) {
+    throw ModelError(model.directory.string() + ": " + scale_name + " is " +
+                     std::string(kernels::dtype_name(scale_dtype)) +
+                     "; FP8 weight scales must be F32, BF16 or F16");
+  }
+  const std::vector<std::int64_t>& shape = scale.info->shape;
+  const bool per_row = (shape.size() == 2 && shape[0] == out && shape[1] == 1) ||
+                       (shape.size() == 1 && shape[0] == out && out != 1);
+  const bool per_tensor = shape.empty() || (shape.size() == 1 && shape[0] == 1) ||
+                          (shape.size() == 2 && shape[0] == 1 && shape[1] == 1);
+  if (!per_row && !per_tensor) {
+    std::string text;
+    for (const std::int64_t d : shape)
+      text += (text.empty() ? "" : ", ") + std::to_string(d);
+    throw ModelError(model.directory.string() + ": " + scale_name + " has shape [" + text +
+                     "]; FP8 weights take one scale per output row ([" + std::to_string(out) +
+                     ", 1]) or one for the tensor ([1]). Scales per group of inputs are not "
+                     "supported");
+  }
+  linear.format = LinearFormat::Fp8;
+  linear.scale_dtype = scale_dtype;
+  linear.scale_per_row = per_row;
+  // On a device: the codes, and the scales widened to F32, one per row.
+  linear.device_bytes = static_cast<std::int64_t>(weight.info->bytes) + 4 * out;
+  linear.bits_per_weight = 8.0 + 32.0 / double(in);
+}
+
 }  // namespace
 
 LinearDescription describe_linear(const ModelDescription& model, const std::string& key,
@@ -122,11 +168,25 @@ LinearDescription describe_linear(const ModelDescription& model, const std::stri
     linear.bits_per_weight = double(linear.device_bytes - bias_bytes) * 8.0 / double(in * out);
     return linear;
   }
+  const QuantizationConfig& quantization = model.config.quantization;
+  if (!tensors.contains(key + ".weight") && quantization.method == "compressed-tensors" &&
+      quantization.format != "float-quantized") {
+    throw ModelError(model.directory.string() + ": no tensor " + key +
+                     ".weight; config.json's quantization_config is compressed-tensors in the \"" +
+                     quantization.format +
+                     "\" format, which Quire does not run (it runs \"float-quantized\" FP8 "
+                     "checkpoints, EXL2, GPTQ and 16-bit weights)");
+  }
   if (!tensors.contains(key + ".weight")) {
     throw ModelError(model.directory.string() + ": no tensor " + key + ".weight (nor " + key +
                      ".q_weight for EXL2 or " + key +
                      ".qweight for GPTQ); the model files are incomplete or do not match "
                      "config.json");
+  }
+  if (tensors.get(key + ".weight").info->dtype == DType::F8_E4M3) {
+    describe_fp8(model, key, linear);
+    linear.device_bytes += bias_bytes;
+    return linear;
   }
   const io::ModelTensors::Located weight =
       tensors.require(key + ".weight", {DType::F16, DType::BF16, DType::F32}, {out, in});

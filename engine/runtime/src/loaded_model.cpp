@@ -9,6 +9,23 @@
 namespace quire::engine {
 namespace {
 
+// Element i of F32, BF16 or F16 values.
+float read_float(std::span<const std::byte> data, std::size_t i, kernels::DType dtype) {
+  float value = 0.0f;
+  std::uint16_t bits = 0;
+  switch (dtype) {
+    case kernels::DType::F32:
+      std::memcpy(&value, data.data() + 4 * i, 4);
+      return value;
+    case kernels::DType::BF16:
+      std::memcpy(&bits, data.data() + 2 * i, 2);
+      return kernels::bf16_to_float(bits);
+    default:
+      std::memcpy(&bits, data.data() + 2 * i, 2);
+      return kernels::half_to_float(bits);
+  }
+}
+
 // Copies tensors from the mapped files to devices, counting progress.
 class Uploader {
  public:
@@ -75,25 +92,21 @@ class Uploader {
     const io::ModelTensors::Located located = model_.tensors.get(name);
     const std::span<const std::byte> data = model_.tensors.data(name);
     std::vector<float> widened(data.size() / kernels::dtype_size(located.info->dtype));
-    for (std::size_t i = 0; i < widened.size(); ++i) {
-      float value = 0.0f;
-      std::uint16_t bits = 0;
-      switch (located.info->dtype) {
-        case kernels::DType::F32:
-          std::memcpy(&value, data.data() + 4 * i, 4);
-          break;
-        case kernels::DType::BF16:
-          std::memcpy(&bits, data.data() + 2 * i, 2);
-          value = kernels::bf16_to_float(bits);
-          break;
-        default:
-          std::memcpy(&bits, data.data() + 2 * i, 2);
-          value = kernels::half_to_float(bits);
-          break;
-      }
-      widened[i] = static_cast<float>(offset) + value;
-    }
+    for (std::size_t i = 0; i < widened.size(); ++i)
+      widened[i] = static_cast<float>(offset) + read_float(data, i, located.info->dtype);
     return kernels::DenseWeight{values(device, widened), kernels::DType::F32};
+  }
+
+  // An FP8 weight's scales in F32, one per output row (a tensor's one scale
+  // repeated).
+  std::vector<float> fp8_row_scales(const LinearDescription& description) {
+    const std::span<const std::byte> data = model_.tensors.data(description.key + ".weight_scale");
+    std::vector<float> scales(static_cast<std::size_t>(description.out_features));
+    for (std::size_t n = 0; n < scales.size(); ++n) {
+      const std::size_t i = description.scale_per_row ? n : 0;
+      scales[n] = read_float(data, i, description.scale_dtype);
+    }
+    return scales;
   }
 
   template <typename T>
@@ -134,6 +147,13 @@ class Uploader {
         gptq.group_size = layout.group_size;
         gptq.exact_zeros = layout.exact_zeros;
         weight.format = gptq;
+        break;
+      }
+      case LinearFormat::Fp8: {
+        kernels::Fp8Weight fp8;
+        fp8.data = static_cast<const std::uint8_t*>(tensor(device, key + ".weight"));
+        fp8.scales = values(device, fp8_row_scales(description));
+        weight.format = fp8;
         break;
       }
     }

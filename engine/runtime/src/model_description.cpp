@@ -56,6 +56,8 @@ const char* to_string(LinearFormat format) {
       return "exl2";
     case LinearFormat::Gptq:
       return "gptq";
+    case LinearFormat::Fp8:
+      return "fp8";
   }
   return "?";
 }

@@ -10,6 +10,7 @@
 
 #include "bad_model_support.h"
 #include "quire/engine/modelgen/random_model.h"
+#include "quire/engine/modelgen/random_model_spec.h"
 #include "test_main.h"
 
 using namespace quire;
@@ -23,6 +24,10 @@ engine::modelgen::RandomModelSpec spec_of(const QString& family) {
   engine::modelgen::RandomModelSpec spec;
   spec.seed = 4;
   spec.architecture = family.toStdString();
+  if (family == "llama-fp8") {
+    spec.architecture = "llama";
+    spec.format = engine::modelgen::parse_format("fp8");
+  }
   if (family == "qwen3") spec.head_dim = 64;
   if (family == "gemma3") spec.multimodal = true;
   if (family == "gemma3" || family == "gemma2") spec.sliding_window = 8;
@@ -81,6 +86,35 @@ class BadFamilyModelsTest : public QObject {
                  });
            })
         << "model.layers.0.mlp.gate_up_proj.weight has shape [384, 128] where [512, 128] is needed";
+    QTest::newRow("FP8 weights without their scale")
+        << "llama-fp8" << Damage([](const QString& d) {
+             rewrite_tensors(d, [](const engine::io::TensorInfo& info, std::vector<std::int64_t>&) {
+               return info.name != "model.layers.1.mlp.up_proj.weight_scale";
+             });
+           })
+        << "model.layers.1.mlp.up_proj.weight holds FP8 (F8_E4M3) values but there is no "
+           "model.layers.1.mlp.up_proj.weight_scale to scale them";
+    QTest::newRow("compressed-tensors in a format other than FP8")
+        << "llama-fp8" << Damage([](const QString& d) {
+             write(d + "/config.json",
+                   read(d + "/config.json").replace("float-quantized", "pack-quantized"));
+             rewrite_tensors(d, [](const engine::io::TensorInfo& info, std::vector<std::int64_t>&) {
+               return !info.name.starts_with("model.layers.0.self_attn.q_proj.weight");
+             });
+           })
+        << "no tensor model.layers.0.self_attn.q_proj.weight; config.json's quantization_config "
+           "is compressed-tensors in the \"pack-quantized\" format, which Quire does not run";
+    QTest::newRow("FP8 scales per group of inputs")
+        << "llama-fp8" << Damage([](const QString& d) {
+             rewrite_tensors(
+                 d, [](const engine::io::TensorInfo& info, std::vector<std::int64_t>& shape) {
+                   if (info.name == "model.layers.0.self_attn.q_proj.weight_scale") shape = {64, 2};
+                   return true;
+                 });
+           })
+        << "model.layers.0.self_attn.q_proj.weight_scale has shape [64, 2]; FP8 weights take one "
+           "scale per output row ([128, 1]) or one for the tensor ([1]). Scales per group of "
+           "inputs are not supported";
   }
 
   void eachProblemNamesItsField() {

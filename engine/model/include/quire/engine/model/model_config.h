@@ -81,6 +81,9 @@ struct KvCacheScheme {
 struct QuantizationConfig {
   std::string method;             // "exl2", "gptq", "compressed-tensors", or empty
   std::string checkpoint_format;  // "gptq_v2" marks exact GPTQ zeros
+  // compressed-tensors' "format": "float-quantized" (FP8, which Quire runs),
+  // "pack-quantized", "int-quantized", ...
+  std::string format;
   std::optional<KvCacheScheme> kv_cache_scheme;
 };
 

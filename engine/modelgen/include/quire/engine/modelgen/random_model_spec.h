@@ -12,7 +12,11 @@
 namespace quire::engine::modelgen {
 
 // How the linear layers are stored.
-enum class WeightFormat : std::uint8_t { FP16, BF16, EXL2, GPTQ };
+// FP8: compressed-tensors' float-quantized checkpoint as llm-compressor
+// writes it (F8_E4M3 projections with weight_scale, every other tensor in
+// BF16, lm_head left out); FP8_TENSOR with one scale per tensor, FP8 with
+// one per output row.
+enum class WeightFormat : std::uint8_t { FP16, BF16, EXL2, GPTQ, FP8, FP8_TENSOR };
 
 struct FormatSpec {
   WeightFormat kind = WeightFormat::FP16;
@@ -191,7 +195,7 @@ RandomModelSpec default_spec(std::string_view architecture);
 // option's name ("kv_heads: ...") and says what is allowed.
 void validate(const RandomModelSpec& spec);
 
-// "fp16", "bf16", "gptq" or "exl2:BITS" (BITS 2.0 to 8.0). Throws
+// "fp16", "bf16", "gptq", "fp8", "fp8-tensor" or "exl2:BITS" (BITS 2.0 to 8.0). Throws
 // std::invalid_argument naming "format".
 FormatSpec parse_format(std::string_view text);
 std::string to_string(const FormatSpec& format);  // "exl2:4.0"

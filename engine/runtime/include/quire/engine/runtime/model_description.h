@@ -18,7 +18,9 @@
 
 namespace quire::engine {
 
-enum class LinearFormat : std::uint8_t { Dense, Exl2, Gptq };
+// Fp8: compressed-tensors' float-quantized weights (F8_E4M3 `weight` and
+// its `weight_scale`, per output row or per tensor).
+enum class LinearFormat : std::uint8_t { Dense, Exl2, Gptq, Fp8 };
 
 const char* to_string(LinearFormat format);
 
@@ -36,6 +38,10 @@ struct LinearDescription {
   std::int64_t device_bytes = 0;
   std::optional<formats::Exl2Layout> exl2;
   std::optional<formats::GptqLayout> gptq;
+  // Fp8: the dtype of `weight_scale`, and whether it holds one scale per
+  // output row (else one for the whole tensor).
+  kernels::DType scale_dtype = kernels::DType::F32;
+  bool scale_per_row = false;
 };
 
 // One RMSNorm weight as the files hold it.
