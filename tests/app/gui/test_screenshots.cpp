@@ -35,6 +35,21 @@ void keep(const QImage& shot, const char* name) {
   QVERIFY(shot.save(QDir(dir).filePath(QString::fromLatin1(name))));
 }
 
+// Starts the application in a desktop-sized window with the memory dock
+// open, and holds a two-turn chat; false when the model or a reply fails.
+bool start_and_chat(AppRun& run) {
+  run.start();
+  gui::MainWindow& window = run.app->window();
+  window.resize(1440, 900);
+  window.memoryDock()->show();
+  run.app->show();
+  if (!QTest::qWaitForWindowExposed(&window) || !run.waitForModel()) return false;
+  for (const char* message : {"Hello!", "Tell me a fortune."}) {
+    if (!run.send(QString::fromLatin1(message))) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 class ScreenshotTest : public QObject {
@@ -43,16 +58,8 @@ class ScreenshotTest : public QObject {
  private slots:
   void theWindowTheSettingsAndTheMemoryPanel() {
     AppRun run(demo_model(), 60);
-    run.start();
+    QVERIFY(start_and_chat(run));
     gui::MainWindow& window = run.app->window();
-    window.resize(1440, 900);
-    window.memoryDock()->show();
-    run.app->show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    QVERIFY(run.waitForModel());
-    for (const char* message : {"Hello!", "Tell me a fortune."}) {
-      QVERIFY(run.send(QString::fromLatin1(message)));
-    }
     QCOMPARE(window.chatView()->messageCount(), 4);
     // Let the memory panel catch the last snapshot and the chart a few samples.
     QTest::qWait(1500);
@@ -127,15 +134,8 @@ class ScreenshotTest : public QObject {
     settings.load();
     settings.engine.cache_tokens = 32768;
     QVERIFY(settings.save());
-    run.start();
+    QVERIFY(start_and_chat(run));
     gui::MainWindow& window = run.app->window();
-    window.resize(1440, 900);
-    window.memoryDock()->show();
-    run.app->show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    QVERIFY(run.waitForModel());
-    for (const char* message : {"Hello!", "Tell me a fortune."})
-      QVERIFY(run.send(QString::fromLatin1(message)));
     QTRY_VERIFY(window.memoryPanel()->isShowingWindowPool());
     QTest::qWait(1500);
     keep(window.memoryPanel()->grab().toImage(), "quire-memory-window-pool.png");
