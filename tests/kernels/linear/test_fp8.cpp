@@ -52,7 +52,8 @@ class Fp8CodecTest : public QObject {
     QCOMPARE(float_to_e4m3(1e-6f), std::uint8_t(0x00));
     QCOMPARE(float_to_e4m3(-1e-6f), std::uint8_t(0x80));
     QCOMPARE(float_to_e4m3(447.0f), std::uint8_t(0x7E));
-    QCOMPARE(float_to_e4m3(420.0f), std::uint8_t(0x7E));   // nearer 448 than 416
+    QCOMPARE(float_to_e4m3(420.0f), std::uint8_t(0x7D));   // nearer 416 than 448
+    QCOMPARE(float_to_e4m3(440.0f), std::uint8_t(0x7E));   // nearer 448 than 416
     QCOMPARE(float_to_e4m3(1000.0f), std::uint8_t(0x7E));  // saturates
     QCOMPARE(float_to_e4m3(-INFINITY), std::uint8_t(0xFE));
     QCOMPARE(float_to_e4m3(NAN), std::uint8_t(0x7F));
