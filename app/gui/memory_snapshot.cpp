@@ -100,7 +100,7 @@ QList<ui::PageCellView> page_cells(const cache::PageCache& pool, const LabelOf& 
 
 // The sliding layers' pool of a mixed model. Its pages name their holders by
 // the pool's own sequence ids, so the chats are found through the main ones.
-ui::WindowPoolView window_pool_view(const cache::PageCache& cache,
+ui::WindowPoolView window_pool_view(const cache::PageCache& cache, const cache::CacheStats& stats,
                                     const engine::Generator& generator, cache::CacheFormat format) {
   const cache::PageCache& pool = *cache.window_pool();
   std::map<cache::SequenceId, cache::SequenceId> owners;
@@ -122,7 +122,7 @@ ui::WindowPoolView window_pool_view(const cache::PageCache& cache,
   // The main pool's bytes per device include the window pool's.
   for (const cache::DeviceCacheBytes& device : pool_stats.devices)
     view.bytes += device.allocated_bytes;
-  for (const cache::DeviceCacheBytes& device : cache.stats().devices)
+  for (const cache::DeviceCacheBytes& device : stats.devices)
     view.global_bytes += device.allocated_bytes;
   view.global_bytes -= view.bytes;
   return view;
@@ -147,7 +147,7 @@ ui::MemorySnapshotView memory_snapshot(engine::ModelRuntime& runtime,
       page_cells(cache, [&](cache::SequenceId holder) { return generator.label_of(holder); });
   snapshot.cache = cache_summary(stats, snapshot.pages, format);
   if (cache.window_pool() != nullptr) {
-    snapshot.window_pool = window_pool_view(cache, generator, format);
+    snapshot.window_pool = window_pool_view(cache, stats, generator, format);
   }
   snapshot.devices = device_views(runtime, stats);
   snapshot.sampled_tokens = generator.sampled_tokens();

@@ -21,6 +21,17 @@ struct WidenF16 {
 struct WidenBf16 {
   float operator()(std::uint16_t value) const { return widen_bf16(value); }
 };
+// The value of each of the 256 E4M3 codes.
+const float* fp8_values() {
+  static const std::array<float, 256> values = [] {
+    std::array<float, 256> table{};
+    for (int code = 0; code < 256; ++code)
+      table[std::size_t(code)] = e4m3_to_float(static_cast<std::uint8_t>(code));
+    return table;
+  }();
+  return values.data();
+}
+
 // FP8 (E4M3) through a table of its 256 values; the row's scale is applied
 // to the finished sums (Product::scales).
 struct WidenFp8 {
@@ -214,16 +225,6 @@ void run(ThreadPool& pool, const Product& product, const Element* weight) {
 }
 
 }  // namespace
-
-const float* fp8_values() {
-  static const std::array<float, 256> values = [] {
-    std::array<float, 256> table{};
-    for (int code = 0; code < 256; ++code)
-      table[std::size_t(code)] = e4m3_to_float(static_cast<std::uint8_t>(code));
-    return table;
-  }();
-  return values.data();
-}
 
 void fp8_product(ThreadPool& pool, const Product& product, const Fp8Weight& weight) {
   Product scaled = product;

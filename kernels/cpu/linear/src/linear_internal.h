@@ -91,8 +91,6 @@ void exl2_permute_inputs(ThreadPool& pool, const Product& product, const Exl2Wei
 std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight);
 void gptq_product(ThreadPool& pool, const Product& product, const GptqWeight& weight);
 void fp8_product(ThreadPool& pool, const Product& product, const Fp8Weight& weight);
-// The value of each of the 256 E4M3 codes.
-const float* fp8_values();
 // out[n - begin] = x . w[n] for FP16 rows n in [begin, end) of length k_count,
 // with AVX2, FMA and F16C; false (nothing written) where the processor lacks
 // them (dense_dots_f16.cpp).
