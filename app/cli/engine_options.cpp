@@ -74,6 +74,13 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
   command.add_flag("--no-step-graphs", no_step_graphs,
                    "Launch every decode step's kernels one by one instead of replaying CUDA "
                    "graphs (also QUIRE_STEP_GRAPHS=0)");
+  command
+      .add_option("--residual-window", residual_window,
+                  "Running chats (at most) whose newest tokens, their open cache page, are kept "
+                  "in FP16 beside the coded cache, so that the most attended tokens are exact "
+                  "(one FP16 page per layer each; 0: off; an FP16 cache has none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   command.add_flag("--dynamic-fp8-scales", dynamic_fp8_scales,
                    "FP8 cache halves compute a scale per page even where the model has "
                    "calibrated K/V scales (kv_cache_scheme), for comparing the two");
@@ -203,6 +210,7 @@ engine::RuntimeOptions EngineOptions::runtime_options() const {
   options.max_chunk_tokens = chunk;
   options.step_graphs = !no_step_graphs;
   options.calibrated_kv_scales = !dynamic_fp8_scales;
+  options.residual_window = residual_window;
   if (reserve_pages == "all") {
     options.reservation = cache::ReservationPolicy::ReserveOnAdmission;
   } else if (reserve_pages == "on-demand") {

@@ -24,7 +24,8 @@ struct EngineOptions {
   int chunk = 256;
   int threads = 0;  // CPU threads; 0: one per hardware thread
   bool no_step_graphs = false;
-  bool dynamic_fp8_scales = false;          // FP8 halves ignore a model's calibrated K/V scales
+  bool dynamic_fp8_scales = false;  // FP8 halves ignore a model's calibrated K/V scales
+  int residual_window = engine::kDefaultResidualWindow;  // FP16 mirror slots; 0: off
   std::string reserve_pages = "on-demand";  // "all" or "on-demand" (the app's default too)
   std::int64_t host_cache = 0;              // tokens of the host-memory tier; 0: none
   std::string cache_residence = "device";   // "device", "offloaded" or "offload-global"

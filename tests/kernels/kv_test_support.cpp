@@ -64,4 +64,30 @@ std::vector<float> decode_stored(const KvStorage& storage, bool key, int page, i
   return out;
 }
 
+std::vector<float> decode_stored_domain(const KvStorage& storage, bool key, int page, int slot,
+                                        int head) {
+  const KvLayerLayout& layout = storage.view.layout;
+  const KvCoding coding = key ? layout.key_coding : layout.value_coding;
+  if (coding != KvCoding::Int8 && coding != KvCoding::Int4)
+    return decode_stored(storage, key, page, slot, head);
+  const int bits = coding == KvCoding::Int8 ? 8 : 4;
+  const std::vector<std::uint8_t>& data = key ? storage.key_data : storage.value_data;
+  const std::vector<std::uint8_t>& scales = key ? storage.key_scales : storage.value_scales;
+  const std::int64_t data_page = key ? layout.key_data_page_bytes : layout.value_data_page_bytes;
+  const std::int64_t scale_page = key ? layout.key_scale_page_bytes : layout.value_scale_page_bytes;
+  const int dim = layout.head_dim;
+  const std::size_t index = std::size_t(slot) * std::size_t(layout.kv_heads) + std::size_t(head);
+  const std::uint8_t* bytes = data.data() + page * data_page + index * std::size_t(dim * bits / 8);
+  const auto* group_scales =
+      reinterpret_cast<const std::uint16_t*>(scales.data() + page * scale_page) +
+      index * std::size_t(dim / 32);
+  std::vector<float> out(static_cast<std::size_t>(dim));
+  for (int i = 0; i < dim; ++i) {
+    const int level = bits == 8 ? bytes[i] : (i % 2 == 0 ? bytes[i / 2] & 0xf : bytes[i / 2] >> 4);
+    const float step = half_to_float(group_scales[i / 32]) / float(1 << (bits - 1));
+    out[std::size_t(i)] = float(level - (1 << (bits - 1))) * step;
+  }
+  return out;
+}
+
 }  // namespace quire::test

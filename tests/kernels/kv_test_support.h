@@ -21,4 +21,9 @@ struct KvStorage {
 // One stored head vector of K (key) or V, decoded without the backend.
 std::vector<float> decode_stored(const KvStorage& storage, bool key, int page, int slot, int head);
 
+// The same in the stored domain: integer codings' groups as their levels
+// times their step, not rotated back; other codings as decode_stored.
+std::vector<float> decode_stored_domain(const KvStorage& storage, bool key, int page, int slot,
+                                        int head);
+
 }  // namespace quire::test

@@ -99,6 +99,7 @@ class DefaultOpsBackend final : public Backend {
   void paged_attention(int, const KvLayerView&, const TokenBatch&, const float*,
                        const AttentionParams&, float*) override {}
   void copy_page_tokens(int, const KvLayerView&, int, int, int) override {}
+  void fill_mirror(int, const KvLayerView&, int, int, int) override {}
   void save_page(int, const KvLayerView&, int, void*) override {}
   void restore_page(int, const KvLayerView&, int, const void*) override {}
 

@@ -117,6 +117,12 @@ void ForwardingBackend::copy_page_tokens(int device, const KvLayerView& layer, i
           [=, this] { inner_.copy_page_tokens(device, layer, source, destination, tokens); });
 }
 
+void ForwardingBackend::fill_mirror(int device, const KvLayerView& layer, int page, int slot,
+                                    int tokens) {
+  forward(device, "fill_mirror",
+          [=, this] { inner_.fill_mirror(device, layer, page, slot, tokens); });
+}
+
 void ForwardingBackend::save_page(int device, const KvLayerView& layer, int page, void* host) {
   forward(device, "save_page", [=, this] { inner_.save_page(device, layer, page, host); });
 }

@@ -58,6 +58,8 @@ class ForwardingBackend : public kernels::Backend {
                        const kernels::AttentionParams& params, float* out) override;
   void copy_page_tokens(int device, const kernels::KvLayerView& layer, int source, int destination,
                         int tokens) override;
+  void fill_mirror(int device, const kernels::KvLayerView& layer, int page, int slot,
+                   int tokens) override;
   void save_page(int device, const kernels::KvLayerView& layer, int page, void* host) override;
   void restore_page(int device, const kernels::KvLayerView& layer, int page,
                     const void* host) override;

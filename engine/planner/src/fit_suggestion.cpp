@@ -27,9 +27,18 @@ std::optional<FitSuggestion> suggest_fit(const PlacementRequest& request,
                                   std::to_string(coding.cache_bytes_per_page.size()) +
                                   " modules of " + std::to_string(request.modules.size()));
     }
+    if (!coding.cache_fixed_bytes.empty() &&
+        coding.cache_fixed_bytes.size() != request.modules.size()) {
+      throw std::invalid_argument("cache coding " + coding.name + " prices the fixed bytes of " +
+                                  std::to_string(coding.cache_fixed_bytes.size()) + " modules of " +
+                                  std::to_string(request.modules.size()));
+    }
     PlacementRequest recoded = request;
-    for (std::size_t i = 0; i < recoded.modules.size(); ++i)
+    for (std::size_t i = 0; i < recoded.modules.size(); ++i) {
       recoded.modules[i].cache_bytes_per_page = coding.cache_bytes_per_page[i];
+      if (!coding.cache_fixed_bytes.empty())
+        recoded.modules[i].cache_fixed_bytes = coding.cache_fixed_bytes[i];
+    }
     if (!plan_placement(recoded).fits) continue;
     FitSuggestion suggestion;
     suggestion.kind = FitSuggestion::Kind::SmallerCoding;

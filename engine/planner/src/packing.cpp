@@ -31,8 +31,9 @@ std::vector<ModuleNeed> module_needs(const std::vector<ModuleCost>& modules, std
       need.host_cache = mul_sat(module.cache_bytes_per_page, pages);
       need.staging = ring;
     } else {
-      need.cache =
-          mul_sat(module.cache_bytes_per_page, module_pages(module, pages, window_pool_pages));
+      need.cache = add_sat(
+          mul_sat(module.cache_bytes_per_page, module_pages(module, pages, window_pool_pages)),
+          module.cache_fixed_bytes);
     }
     need.extra_scratch = module.extra_scratch_bytes;
     need.total = add_sat(add_sat(need.weights, need.cache), need.extra_scratch);

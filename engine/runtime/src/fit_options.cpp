@@ -37,10 +37,14 @@ std::optional<FitSuggestion> suggest_fit(const ModelDescription& model,
   for (const cache::CacheFormat format : kShrinking) {
     const cache::CacheFormatInfo& info = cache::format_info(format);
     if (info.bits_per_element() >= bits || info.unsupported_reason(model.kv_shape())) continue;
-    CacheCoding coding{name_of(format), cost_of(format), {}};
-    for (const ModuleCost& module :
-         model.modules(format, options.page_size, options.max_chunk_tokens)) {
+    CacheCoding coding{name_of(format), cost_of(format), {}, {}};
+    // Priced as a request in that coding would be: its pages, and the
+    // residual window a coded cache adds.
+    RuntimeOptions recoded = options;
+    recoded.cache_format = format;
+    for (const ModuleCost& module : placement_request(model, devices, recoded).modules) {
       coding.cache_bytes_per_page.push_back(module.cache_bytes_per_page);
+      coding.cache_fixed_bytes.push_back(module.cache_fixed_bytes);
     }
     smaller.push_back(std::move(coding));
   }

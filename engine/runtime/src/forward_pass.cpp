@@ -118,6 +118,7 @@ ForwardPass::Scratch& ForwardPass::scratch(int device) {
   s.tokens = floats(backend_, device, t);
   s.positions = floats(backend_, device, t);
   s.sequence_ids = floats(backend_, device, t);
+  s.mirrored = floats(backend_, device, 2 * t);
   s.inv_freq = floats(backend_, device, c.rotary_dim() / 2);
   if (c.rope_local_theta) {
     s.inv_freq_local = floats(backend_, device, c.rotary_dim() / 2);
@@ -157,7 +158,8 @@ void ForwardPass::prepare_rope(std::int64_t sequence_length) {
 void ForwardPass::upload_metadata(int device, std::span<const std::int32_t> tokens,
                                   std::span<const std::int32_t> positions,
                                   std::span<const std::int32_t> sequence_ids,
-                                  std::span<const std::int32_t> block_tables) {
+                                  std::span<const std::int32_t> block_tables,
+                                  std::span<const std::int32_t> mirrored) {
   Scratch& s = scratch(device);
   if (block_tables.size() > s.block_table_entries) {
     graphs_.invalidate();  // they read the old buffer
@@ -178,6 +180,30 @@ void ForwardPass::upload_metadata(int device, std::span<const std::int32_t> toke
   backend_.copy(s.positions.data(), device, positions.data(), -1, positions.size_bytes());
   backend_.copy(s.sequence_ids.data(), device, sequence_ids.data(), -1, sequence_ids.size_bytes());
   backend_.copy(s.block_tables.data(), device, block_tables.data(), -1, block_tables.size_bytes());
+  if (!mirrored.empty())
+    backend_.copy(s.mirrored.data(), device, mirrored.data(), -1, mirrored.size_bytes());
+}
+
+std::vector<std::int32_t> ForwardPass::assign_mirrors(std::span<const Sequence> sequences) {
+  if (storage_.mirror_slots() == 0) return {};
+  const int page_size = storage_.config().page_size;
+  std::vector<MirrorSlots::Want> wants;
+  for (const Sequence& seq : sequences) {
+    // The page of the step's last position: the one open after it.
+    const std::int32_t end = seq.first_position + static_cast<std::int32_t>(seq.tokens.size());
+    const int index = (end - 1) / page_size;
+    const std::int32_t start = index * page_size;
+    wants.push_back(MirrorSlots::Want{index, seq.pages[static_cast<std::size_t>(index)],
+                                      std::max(seq.first_position - start, 0), end - start});
+  }
+  const std::vector<MirrorSlots::Assignment> slots = storage_.mirrors().assign(wants, page_size);
+  std::vector<std::int32_t> mirrored;
+  for (std::size_t s = 0; s < wants.size(); ++s) {
+    if (slots[s].slot >= 0) storage_.fill_mirror(slots[s].slot, wants[s].page, slots[s].fill);
+    mirrored.push_back(slots[s].slot >= 0 ? wants[s].index : -1);
+    mirrored.push_back(slots[s].slot);
+  }
+  return mirrored;
 }
 
 std::optional<StepShape> ForwardPass::step_shape(std::span<const Sequence> sequences) const {
@@ -201,6 +227,17 @@ std::optional<StepShape> ForwardPass::step_shape(std::span<const Sequence> seque
 }
 
 ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
+  try {
+    return run_step(sequences);
+  } catch (...) {
+    // The step may have stopped between layers: what the mirrors hold is
+    // no longer known. The coded pages are written as ever.
+    storage_.mirrors().forget_all();
+    throw;
+  }
+}
+
+ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
   const ModelConfig& c = model_.config;
   Result result;
   result.vocab = static_cast<int>(c.vocab_size);
@@ -274,8 +311,9 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
     storage_generation_ = storage_.generation();
   }
   prepare_rope(longest);
+  const std::vector<std::int32_t> mirrored = assign_mirrors(sequences);
   for (int device : devices_)
-    upload_metadata(device, tokens, positions, sequence_ids, block_tables);
+    upload_metadata(device, tokens, positions, sequence_ids, block_tables, mirrored);
   if (storage_.any_on_host()) {
     std::vector<StepPages> step_pages;
     for (const Sequence& seq : sequences) {
@@ -307,10 +345,11 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
         x = s.x.as<float>();
       }
       const bool windowed = storage_.windowed(i);
-      const kernels::TokenBatch batch{
-          s.sequence_ids.as<std::int32_t>(), s.positions.as<std::int32_t>(),
-          s.block_tables.as<std::int32_t>() + (windowed ? window_tables : 0), count,
-          static_cast<int>(windowed ? max_window_pages : max_pages)};
+      kernels::TokenBatch batch{s.sequence_ids.as<std::int32_t>(), s.positions.as<std::int32_t>(),
+                                s.block_tables.as<std::int32_t>() + (windowed ? window_tables : 0),
+                                count, static_cast<int>(windowed ? max_window_pages : max_pages)};
+      // The window pool's tables are other pages; it has no mirrors.
+      if (!mirrored.empty() && !windowed) batch.mirrored = s.mirrored.as<std::int32_t>();
       attention_block(i, count, batch, x);
       mlp_block(i, count, x);
     }
@@ -422,6 +461,7 @@ void ForwardPass::attend(std::size_t index, std::int64_t count, const kernels::T
     // The same table (a window pool's follows the main pool's) over there.
     there_batch.block_tables = there.block_tables.as<std::int32_t>() +
                                (batch.block_tables - s.block_tables.as<std::int32_t>());
+    if (batch.mirrored != nullptr) there_batch.mirrored = there.mirrored.as<std::int32_t>();
   }
   // A layer whose pages live in host memory attends over a staging slot.
   const kernels::KvLayerView& pages = storage_.attend(index);

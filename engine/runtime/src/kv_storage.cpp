@@ -41,7 +41,8 @@ KvStorage::KvStorage(kernels::Backend& backend, Config config,
       homes_(shapes_.size(), PageHome::Device),
       planes_(shapes_.size()),
       views_(shapes_.size()),
-      streamer_(std::make_unique<KvStreamer>(backend, config.page_size, config.staging_slots)) {
+      streamer_(std::make_unique<KvStreamer>(backend, config.page_size, config.staging_slots)),
+      mirrors_(config.format == cache::CacheFormat::FP16 ? 0 : std::max(config.mirror_slots, 0)) {
   if (!config_.windowed_layers.empty() && config_.windowed_layers.size() != shapes_.size()) {
     throw std::invalid_argument("window pool membership for " +
                                 std::to_string(config_.windowed_layers.size()) +
@@ -101,7 +102,32 @@ KvStorage::Planes KvStorage::allocate_planes(std::size_t layer, int device, Page
   planes.key_scales = allocate(layout.key_scale_page_bytes);
   planes.value_data = allocate(layout.value_data_page_bytes);
   planes.value_scales = allocate(layout.value_scale_page_bytes);
+  if (home == PageHome::Device && !windowed(layer) && mirrors_.count() > 0) {
+    const auto bytes = static_cast<std::size_t>(
+        kernels::kv_mirror_page_bytes(layout.page_size, layout.kv_heads, layout.head_dim) *
+        mirrors_.count());
+    planes.key_mirror = backend_.allocate(device, bytes, "KV cache residual window");
+    planes.value_mirror = backend_.allocate(device, bytes, "KV cache residual window");
+  }
   return planes;
+}
+
+bool KvStorage::mirrored(std::size_t layer) const {
+  return static_cast<bool>(planes_.at(layer).key_mirror);
+}
+
+void KvStorage::fill_mirror(int slot, cache::PageIndex page, int tokens) {
+  if (tokens <= 0) return;
+  for (std::size_t layer = 0; layer < layers(); ++layer) {
+    if (mirrored(layer)) backend_.fill_mirror(devices_[layer], views_[layer], page, slot, tokens);
+  }
+}
+
+std::int64_t KvStorage::mirror_bytes() const {
+  std::int64_t bytes = 0;
+  for (const Planes& planes : planes_)
+    bytes += static_cast<std::int64_t>(planes.key_mirror.bytes() + planes.value_mirror.bytes());
+  return bytes;
 }
 
 void KvStorage::set_planes(std::size_t layer, Planes planes) {
@@ -109,6 +135,9 @@ void KvStorage::set_planes(std::size_t layer, Planes planes) {
   const Planes& p = planes_[layer];
   views_[layer].planes = kernels::KvPlanes{p.key_data.data(), p.key_scales.data(),
                                            p.value_data.data(), p.value_scales.data()};
+  views_[layer].mirrors = p.key_mirror ? kernels::KvMirrors{p.key_mirror.data(),
+                                                            p.value_mirror.data(), mirrors_.count()}
+                                       : kernels::KvMirrors{};
 }
 
 void KvStorage::use_calibrated_scales(std::vector<LayerKvScales> scales) {
@@ -294,6 +323,11 @@ void KvStorage::execute(const cache::CacheInstructions& instructions) {
   if (!instructions.restores.empty() || !instructions.copies.empty() ||
       !instructions.window_copies.empty())
     settle();
+  // Pages written here, not by write_kv: their mirrors would be stale.
+  for (const cache::HostRestore& restore : instructions.restores)
+    mirrors_.forget(restore.page);
+  for (const cache::PageCopy& copy : instructions.copies)
+    mirrors_.forget(copy.destination);
   for (const cache::HostRestore& restore : instructions.restores) {
     for (std::size_t layer = 0; layer < layers(); ++layer) {
       if (!placed(layer) || windowed(layer)) continue;
@@ -317,6 +351,7 @@ void KvStorage::execute(const cache::CacheInstructions& instructions) {
 void KvStorage::apply_moves(const cache::DefragPlan& plan) {
   if (plan.moves.empty()) return;
   settle();
+  mirrors_.forget_all();
   std::vector<std::uint8_t> buffer;
   for (std::size_t layer = 0; layer < layers(); ++layer) {
     if (!placed(layer) || windowed(layer)) continue;  // the main pool's moves

@@ -197,14 +197,15 @@ std::int64_t ModelDescription::scratch_bytes(std::int64_t tokens) const {
   const std::int64_t kv = std::int64_t{c.num_kv_heads} * c.head_dim;
   const std::int64_t inner = std::max(c.intermediate_size, c.moe.intermediate_size);
   // x, h and a projection's output (hidden each), q and the attention output,
-  // k and v, gate and up; plus token ids, positions and sequence numbers.
+  // k and v, gate and up; plus token ids, positions and sequence numbers,
+  // and the residual window's two entries per sequence (at most one per token).
   std::int64_t floats = 3 * c.hidden_size + 2 * q + 2 * kv + 2 * inner;
   // A fused projection's output before it is split.
   floats += fused_width();
   // Mixtures of experts: the router's scores, the rows routed to one expert
   // and its output, the routed rows' indices and weights.
   if (c.moe.experts > 0) floats += c.moe.experts + 2 * c.hidden_size + 2 * c.moe.experts_per_token;
-  return tokens * (floats * 4 + 3 * 4) + static_cast<std::int64_t>(c.rotary_dim() / 2) * 4;
+  return tokens * (floats * 4 + 5 * 4) + static_cast<std::int64_t>(c.rotary_dim() / 2) * 4;
 }
 
 std::int64_t ModelDescription::fused_width() const {

@@ -60,6 +60,11 @@ bool cache_layer_offloaded(const ModelDescription& model, std::size_t layer,
   return false;
 }
 
+int residual_window_slots(const RuntimeOptions& options) {
+  if (options.cache_format == cache::CacheFormat::FP16) return 0;
+  return std::max(options.residual_window, 0);
+}
+
 PlacementRequest placement_request(const ModelDescription& model,
                                    std::span<const kernels::DeviceInfo> devices,
                                    const RuntimeOptions& options) {
@@ -83,11 +88,19 @@ PlacementRequest placement_request(const ModelDescription& model,
     request.devices.push_back(
         PlanDevice{device.index, device.name, device.total_bytes, device.free_bytes});
   }
+  // The residual window's FP16 mirrors, on the devices of the main pool's
+  // device layers.
+  const cache::LayerShape shape = model.kv_shape();
+  const std::int64_t mirror_bytes =
+      2 * std::int64_t{residual_window_slots(options)} *
+      kernels::kv_mirror_page_bytes(options.page_size, shape.kv_heads, shape.head_dim);
   std::size_t layer = 0;
   for (ModuleCost& module : request.modules) {
     if (module.kind != ModuleKind::Layer) continue;
     module.cache_in_host_memory = cache_layer_offloaded(model, layer, options.cache_residence);
     module.in_window_pool = layer_in_window_pool(model.config, layer);
+    if (!module.cache_in_host_memory && !module.in_window_pool)
+      module.cache_fixed_bytes = mirror_bytes;
     module.sliding_window = model.config.binding_window(layer);
     ++layer;
   }
@@ -144,6 +157,7 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
   storage.num_pages = config.num_pages;
   storage.host_pages = options.host_pages;
   storage.staging_slots = options.staging_slots;
+  storage.mirror_slots = residual_window_slots(options);
   if (config.layer_window > 0) {
     storage.windowed_layers = windowed;
     storage.window_pages = config.window_pages;

@@ -16,8 +16,9 @@ constexpr std::array<std::string_view, kBackendCallCount> kCallNames = {
     "soft_cap",         "scale",        "copy_columns",     "gather_rows",
     "scatter_add_rows", "write_kv",     "paged_attention",  "copy_page_tokens",
     "save_page",        "restore_page", "top_logits",       "gather_logits",
+    "fill_mirror",
 };
-static_assert(static_cast<std::size_t>(BackendCall::GatherLogits) + 1 == kBackendCallCount);
+static_assert(static_cast<std::size_t>(BackendCall::FillMirror) + 1 == kBackendCallCount);
 
 // What an injected op failure claims the op wanted: a workspace of a size a
 // real one reaches in prefill.
@@ -280,6 +281,12 @@ void FaultInjectingBackend::copy_page_tokens(int device, const KvLayerView& laye
                                              int destination, int tokens) {
   enter(BackendCall::CopyPageTokens, device);
   inner_->copy_page_tokens(device, layer, source, destination, tokens);
+}
+
+void FaultInjectingBackend::fill_mirror(int device, const KvLayerView& layer, int page, int slot,
+                                        int tokens) {
+  enter(BackendCall::FillMirror, device);
+  inner_->fill_mirror(device, layer, page, slot, tokens);
 }
 
 void FaultInjectingBackend::save_page(int device, const KvLayerView& layer, int page, void* host) {

@@ -127,10 +127,11 @@ __device__ inline void decode_chunk(const KvPlaneArgs& plane, int kv_heads, int 
 
 // The tile's 32 head vectors of one plane into tile[key * stride + element];
 // keys without a page (past the range, or a bad page-table entry) read as 0.
+// Pages from num_pages on are the plane's FP16 mirrors (kv_device::read_slot_at).
 template <KvCoding Coding, int D>
 __device__ inline void load_plane_as(const KvPlaneArgs& plane, int kv_heads, int kv_head,
-                                     const int* key_page, const int* key_slot, float* tile,
-                                     int stride) {
+                                     int num_pages, const int* key_page, const int* key_slot,
+                                     float* tile, int stride) {
   constexpr int kElements = chunk_elements<Coding>();
   constexpr int kPerKey = D / kElements;
   constexpr int kChunks = kTileKeys * kPerKey;
@@ -140,7 +141,14 @@ __device__ inline void load_plane_as(const KvPlaneArgs& plane, int kv_heads, int
     const int first = (c % kPerKey) * kElements;
     float values[kElements];
     const int page = key_page[key];
-    if (page >= 0) {
+    if (page >= num_pages) {
+      const KvPlaneArgs mirror = kv_device::mirror_plane(plane);
+#pragma unroll
+      for (int part = 0; part < kElements; part += 8) {
+        decode_chunk<KvCoding::Fp16, D>(mirror, kv_heads, kv_head, page - num_pages, key_slot[key],
+                                        first + part, values + part);
+      }
+    } else if (page >= 0) {
       decode_chunk<Coding, D>(plane, kv_heads, kv_head, page, key_slot[key], first, values);
     } else {
 #pragma unroll
@@ -158,25 +166,27 @@ __device__ inline void load_plane_as(const KvPlaneArgs& plane, int kv_heads, int
 
 template <int D>
 __device__ inline void load_plane(const KvPlaneArgs& plane, int kv_heads, int kv_head,
-                                  const int* key_page, const int* key_slot, float* tile,
-                                  int stride) {
+                                  int num_pages, const int* key_page, const int* key_slot,
+                                  float* tile, int stride) {
   switch (plane.coding) {  // the same for the whole launch: no divergence
     case KvCoding::Fp16:
-      load_plane_as<KvCoding::Fp16, D>(plane, kv_heads, kv_head, key_page, key_slot, tile, stride);
+      load_plane_as<KvCoding::Fp16, D>(plane, kv_heads, kv_head, num_pages, key_page, key_slot,
+                                       tile, stride);
       return;
     case KvCoding::Fp8:
-      load_plane_as<KvCoding::Fp8, D>(plane, kv_heads, kv_head, key_page, key_slot, tile, stride);
+      load_plane_as<KvCoding::Fp8, D>(plane, kv_heads, kv_head, num_pages, key_page, key_slot, tile,
+                                      stride);
       return;
     case KvCoding::Int8:
     case KvCoding::Int4:
       // Integer pages need head_dim % 32 == 0 (checked on the host).
       if constexpr (D % 32 == 0) {
         if (plane.coding == KvCoding::Int8) {
-          load_plane_as<KvCoding::Int8, D>(plane, kv_heads, kv_head, key_page, key_slot, tile,
-                                           stride);
+          load_plane_as<KvCoding::Int8, D>(plane, kv_heads, kv_head, num_pages, key_page, key_slot,
+                                           tile, stride);
         } else {
-          load_plane_as<KvCoding::Int4, D>(plane, kv_heads, kv_head, key_page, key_slot, tile,
-                                           stride);
+          load_plane_as<KvCoding::Int4, D>(plane, kv_heads, kv_head, num_pages, key_page, key_slot,
+                                           tile, stride);
         }
       }
       return;
@@ -288,15 +298,18 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(const AttentionCall
         const std::int64_t position = start + threadIdx.x;
         kv_device::Slot at;
         if (position <= high) {
-          at = kv_device::slot_at(call.batch, pages.page_size, pages.num_pages, sequence,
-                                  static_cast<std::int32_t>(position));
+          at = kv_device::read_slot_at(call.batch, pages.page_size, pages.num_pages,
+                                       pages.mirror_slots, sequence,
+                                       static_cast<std::int32_t>(position));
         }
         key_page[threadIdx.x] = at.page;
         key_slot[threadIdx.x] = at.slot;
       }
       __syncthreads();
-      load_plane<D>(pages.key, pages.kv_heads, kv_head, key_page, key_slot, keys, T::kKeyStride);
-      load_plane<D>(pages.value, pages.kv_heads, kv_head, key_page, key_slot, values, D);
+      load_plane<D>(pages.key, pages.kv_heads, kv_head, pages.num_pages, key_page, key_slot, keys,
+                    T::kKeyStride);
+      load_plane<D>(pages.value, pages.kv_heads, kv_head, pages.num_pages, key_page, key_slot,
+                    values, D);
       __syncthreads();
 
       // Scores: lane = key, for each of the warp's rows.

@@ -100,6 +100,7 @@ class CudaBackend final : public Backend {
                 const float* value) override;
   void paged_attention(int device, const KvLayerView& layer, const TokenBatch& batch,
                        const float* query, const AttentionParams& params, float* out) override;
+  void fill_mirror(int device, const KvLayerView& layer, int page, int slot, int tokens) override;
   void copy_page_tokens(int device, const KvLayerView& layer, int source, int destination,
                         int tokens) override;
   void save_page(int device, const KvLayerView& layer, int page, void* host) override;

@@ -81,12 +81,21 @@ KvPagesArgs pages_of(const KvLayerView& layer) {
   pages.kv_heads = l.kv_heads;
   pages.head_dim = l.head_dim;
   pages.num_pages = l.num_pages;
+  if (layer.mirrors.slot_count > 0 && layer.mirrors.key != nullptr &&
+      layer.mirrors.value != nullptr) {
+    const std::int64_t mirror_bytes = kv_mirror_page_bytes(l.page_size, l.kv_heads, l.head_dim);
+    pages.key.mirror = static_cast<std::uint8_t*>(layer.mirrors.key);
+    pages.value.mirror = static_cast<std::uint8_t*>(layer.mirrors.value);
+    pages.key.mirror_page_bytes = mirror_bytes;
+    pages.value.mirror_page_bytes = mirror_bytes;
+    pages.mirror_slots = layer.mirrors.slot_count;
+  }
   return pages;
 }
 
 BatchArgs batch_of(const TokenBatch& batch) {
-  return BatchArgs{batch.token_sequence, batch.positions, batch.block_tables, batch.tokens,
-                   batch.max_pages};
+  return BatchArgs{batch.token_sequence, batch.positions, batch.block_tables,
+                   batch.tokens,         batch.max_pages, batch.mirrored};
 }
 
 // The attention kernels read head vectors 16 bytes at a time.
@@ -139,7 +148,26 @@ void CudaBackend::write_kv(int device, const KvLayerView& layer, const TokenBatc
   activate(device);
   check_kv_layout(layer.layout);
   if (batch.tokens <= 0) return;
-  launch_write_kv(pages_of(layer), batch_of(batch), key, value, stream(device));
+  const KvPagesArgs pages = pages_of(layer);
+  launch_write_kv(pages, batch_of(batch), key, value, stream(device));
+  launch_write_mirrors(pages, batch_of(batch), key, value, stream(device));
+}
+
+void CudaBackend::fill_mirror(int device, const KvLayerView& layer, int page, int slot,
+                              int tokens) {
+  activate(device);
+  check_kv_layout(layer.layout);
+  const KvPagesArgs pages = pages_of(layer);
+  if (pages.mirror_slots <= 0) {
+    throw std::invalid_argument("fill_mirror: this cache layer has no FP16 mirrors");
+  }
+  check_page(layer.layout, page, "mirrored");
+  if (slot < 0 || slot >= pages.mirror_slots) {
+    throw std::invalid_argument("fill_mirror: mirror slot " + std::to_string(slot) +
+                                " is out of range");
+  }
+  launch_fill_mirror(pages, page, slot, std::clamp(tokens, 0, layer.layout.page_size),
+                     stream(device));
 }
 
 void CudaBackend::paged_attention(int device, const KvLayerView& layer, const TokenBatch& batch,

@@ -27,6 +27,30 @@ __device__ inline Slot slot_at(const BatchArgs& batch, int page_size, int num_pa
   return Slot{page, position % page_size};
 }
 
+// Where attention reads a position: its page, or, for the page a sequence
+// has mirrored (BatchArgs::mirrored), page num_pages + its mirror slot.
+__device__ inline Slot read_slot_at(const BatchArgs& batch, int page_size, int num_pages,
+                                    int mirror_slots, std::int32_t sequence,
+                                    std::int32_t position) {
+  Slot at = slot_at(batch, page_size, num_pages, sequence, position);
+  if (at.page < 0 || batch.mirrored == nullptr || mirror_slots <= 0) return at;
+  const std::int32_t index = batch.mirrored[static_cast<std::int64_t>(sequence) * 2];
+  const std::int32_t slot = batch.mirrored[static_cast<std::int64_t>(sequence) * 2 + 1];
+  if (index == position / page_size && slot >= 0 && slot < mirror_slots) {
+    at.page = num_pages + slot;
+  }
+  return at;
+}
+
+// A plane's mirrors as a plane of FP16 pages, for the same addressing.
+__device__ inline KvPlaneArgs mirror_plane(const KvPlaneArgs& plane) {
+  KvPlaneArgs mirror;
+  mirror.data = plane.mirror;
+  mirror.data_page_bytes = plane.mirror_page_bytes;
+  mirror.coding = KvCoding::Fp16;
+  return mirror;
+}
+
 __device__ inline Slot slot_of_token(const BatchArgs& batch, int page_size, int num_pages,
                                      std::int64_t token) {
   return slot_at(batch, page_size, num_pages, batch.token_sequence[token], batch.positions[token]);

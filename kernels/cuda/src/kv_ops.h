@@ -28,6 +28,10 @@ struct KvPlaneArgs {
   // FP8 with calibrated scales: kv_heads FP32 values in device memory; null:
   // each page's own (dynamic) scale.
   const float* calibrated = nullptr;
+  // KvMirrors: FP16 mirror pages of the residual window, page p at mirror + p
+  // * mirror_page_bytes, in the coding's stored domain; null: none.
+  std::uint8_t* mirror = nullptr;
+  std::int64_t mirror_page_bytes = 0;
 };
 
 struct KvPagesArgs {
@@ -37,6 +41,7 @@ struct KvPagesArgs {
   int kv_heads = 0;
   int head_dim = 0;
   int num_pages = 0;
+  int mirror_slots = 0;  // KvMirrors::slot_count
 };
 
 // TokenBatch (backend.h), which device code cannot include (it needs C++20).
@@ -46,6 +51,7 @@ struct BatchArgs {
   const std::int32_t* block_tables = nullptr;
   std::int64_t tokens = 0;
   int max_pages = 0;
+  const std::int32_t* mirrored = nullptr;  // [sequences][2]: page-table index, slot
 };
 
 // Encodes key and value [tokens, kv_heads, head_dim] into their pages. A token
@@ -53,6 +59,13 @@ struct BatchArgs {
 // backend throws for it; a kernel cannot).
 void launch_write_kv(const KvPagesArgs& pages, const BatchArgs& batch, const float* key,
                      const float* value, Stream stream);
+
+// The residual window's FP16 mirrors (kv_mirror.cu): write_kv's second half,
+// the batch's mirrored tokens written into their sequences' mirror slots; and
+// fill_mirror, the first `tokens` tokens of `page` decoded into mirror `slot`.
+void launch_write_mirrors(const KvPagesArgs& pages, const BatchArgs& batch, const float* key,
+                          const float* value, Stream stream);
+void launch_fill_mirror(const KvPagesArgs& pages, int page, int slot, int tokens, Stream stream);
 
 // Head dimensions the attention kernels are compiled for: multiples of 16
 // (K/V rows are read 16 bytes at a time) up to 256. Integer pages further

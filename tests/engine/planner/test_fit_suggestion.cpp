@@ -26,9 +26,9 @@ PlacementRequest two_layers(std::int64_t pages) {
 
 // Per page and layer: Q8 4.25 MiB, Q6 3.5 MiB, Q4 2.25 MiB.
 std::vector<CacheCoding> codings() {
-  return {{"q8", "about 1% less exact", {17 * MiB / 4, 17 * MiB / 4}},
-          {"q6", "a little less exact than q8", {7 * MiB / 2, 7 * MiB / 2}},
-          {"q4", "less exact", {9 * MiB / 4, 9 * MiB / 4}}};
+  return {{"q8", "about 1% less exact", {17 * MiB / 4, 17 * MiB / 4}, {}},
+          {"q6", "a little less exact than q8", {7 * MiB / 2, 7 * MiB / 2}, {}},
+          {"q4", "less exact", {9 * MiB / 4, 9 * MiB / 4}, {}}};
 }
 
 }  // namespace
@@ -88,7 +88,7 @@ class FitSuggestionTest : public QObject {
 
   void aCodingMustPriceEveryModule() {
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                             suggest_fit(two_layers(56), "fp16", {{"q8", "", {MiB}}}));
+                             suggest_fit(two_layers(56), "fp16", {{"q8", "", {MiB}, {}}}));
   }
 
   void thousandsAreGrouped() {

@@ -98,8 +98,7 @@ QUIRE_CPU_INLINE void decode_range(const Plane& plane, const std::int32_t* table
   }
 }
 
-// Head vectors of positions [first, first + count) into out[count][dim].
-QUIRE_CPU_CLONES void decode_block(const Plane& plane, const std::int32_t* table, int page_size,
+QUIRE_CPU_INLINE void decode_coded(const Plane& plane, const std::int32_t* table, int page_size,
                                    int num_pages, int head, std::int32_t first, int count,
                                    float* out) {
   switch (plane.coding) {
@@ -115,6 +114,33 @@ QUIRE_CPU_CLONES void decode_block(const Plane& plane, const std::int32_t* table
     case KvCoding::Int4:
       decode_range<KvCoding::Int4>(plane, table, page_size, num_pages, head, first, count, out);
       return;
+  }
+}
+
+// Head vectors of positions [first, first + count) into out[count][dim]; the
+// positions of the sequence's mirrored page come from its FP16 mirror.
+QUIRE_CPU_CLONES void decode_block(const Plane& plane, cpu_kv::Mirrored mirror,
+                                   const std::int32_t* table, int page_size, int num_pages,
+                                   int head, std::int32_t first, int count, float* out) {
+  if (mirror.index < 0) {
+    decode_coded(plane, table, page_size, num_pages, head, first, count, out);
+    return;
+  }
+  int done = 0;
+  while (done < count) {
+    const std::int32_t position = first + done;
+    const int index = position / page_size;
+    const int run = std::min(count - done, (index + 1) * page_size - position);
+    float* target = out + std::ptrdiff_t{done} * plane.head_dim;
+    if (index == mirror.index) {
+      for (int j = 0; j < run; ++j) {
+        widen_halves(plane.mirror_head(mirror.slot, position % page_size + j, head), plane.head_dim,
+                     target + std::ptrdiff_t{j} * plane.head_dim);
+      }
+    } else {
+      decode_coded(plane, table, page_size, num_pages, head, position, run, target);
+    }
+    done += run;
   }
 }
 
@@ -355,15 +381,17 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
   std::fill(s.sums.begin(), s.sums.begin() + std::ptrdiff_t(size(rows, dim)), 0.0f);
 
   const std::int32_t* table = batch.block_tables + std::int64_t{block.sequence} * batch.max_pages;
+  const cpu_kv::Mirrored mirror =
+      cpu_kv::mirrored_of(batch, call.keys.mirror_slots, block.sequence);
   for (std::int32_t start = item.first_key - item.first_key % kKeyBlock; start <= item.last_key;
        start += kKeyBlock) {
     const std::int32_t first = std::max(start, item.first_key);
     const std::int32_t last = std::min(start + kKeyBlock - 1, item.last_key);
     const int count = last - first + 1;
-    decode_block(call.keys, table, call.page_size, call.num_pages, item.kv_head, first, count,
-                 s.keys.data());
-    decode_block(call.values, table, call.page_size, call.num_pages, item.kv_head, first, count,
-                 s.values.data());
+    decode_block(call.keys, mirror, table, call.page_size, call.num_pages, item.kv_head, first,
+                 count, s.keys.data());
+    decode_block(call.values, mirror, table, call.page_size, call.num_pages, item.kv_head, first,
+                 count, s.values.data());
     // The keys of this block that some row of lane group g attends to; empty
     // when begin > end.
     const auto key_range = [&](int g) {
@@ -463,6 +491,23 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
     const std::int64_t token = plan.order[std::size_t(block.begin + r / call.group)];
     finish(call, token, item.kv_head * call.group + r % call.group, sums, s.total[std::size_t(r)],
            s.row);
+  }
+}
+
+void decode_stored(const Plane& plane, int page, int slot, int head, float* out) {
+  switch (plane.coding) {
+    case KvCoding::Fp16:
+      decode_head<KvCoding::Fp16>(plane, page, slot, head, out);
+      return;
+    case KvCoding::Fp8:
+      decode_head<KvCoding::Fp8>(plane, page, slot, head, out);
+      return;
+    case KvCoding::Int8:
+      decode_head<KvCoding::Int8>(plane, page, slot, head, out);
+      return;
+    case KvCoding::Int4:
+      decode_head<KvCoding::Int4>(plane, page, slot, head, out);
+      return;
   }
 }
 

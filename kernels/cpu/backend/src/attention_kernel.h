@@ -62,6 +62,10 @@ struct AttentionScratch {
 
 void attend(const AttentionCall& call, const AttentionItem& item, AttentionScratch& scratch);
 
+// A token's head vector of a page in its stored domain (integer codings:
+// rotated), as attention reads it: what fill_mirror copies into a mirror.
+void decode_stored(const cpu_kv::Plane& plane, int page, int slot, int head, float* out);
+
 // scores[i] = soft_cap_score(scores[i], cap) for i < count (attention_math.h):
 // between scoring and the softmax in both kernels, when the call caps.
 void cap_scores(float* scores, int count, float cap);

@@ -38,6 +38,7 @@ void CpuBackend::paged_attention(int device, const KvLayerView& layer, const Tok
                               " lies outside the sequence's page table");
     }
   }
+  cpu_kv::check_mirrored(batch, layer.mirrors.slot_count);
   const int dim = layout.head_dim;
   const int group = params.heads / layout.kv_heads;
   const cpu_attention::AttentionPlan plan = cpu_attention::plan_attention(

@@ -5,10 +5,14 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "attention_kernel.h"
 #include "kv_access.h"
 #include "quire/kernels/cpu/cache_quant.h"
 #include "quire/kernels/cpu/cpu_backend.h"
+#include "quire/kernels/cpu/hadamard.h"
 #include "quire/kernels/cpu/half.h"
 
 namespace quire::kernels {
@@ -101,14 +105,72 @@ void write_plane(ThreadPool& pool, const Plane& plane, const KvLayerLayout& layo
   });
 }
 
+// The mirrored tokens' head vectors into their mirror slots, in FP16 and the
+// plane's stored domain: integer codings' pages hold Hadamard-rotated groups,
+// and attention reads a mirror exactly as it reads the pages.
+void write_mirror(ThreadPool& pool, const Plane& plane, const KvLayerView& layer,
+                  const TokenBatch& batch, const float* values) {
+  const int page_size = layer.layout.page_size;
+  const std::int64_t row = std::int64_t{plane.kv_heads} * plane.head_dim;
+  pool.parallel_for(batch.tokens, 8, [&](std::int64_t begin, std::int64_t end) {
+    std::vector<float> head(static_cast<std::size_t>(plane.head_dim));
+    for (std::int64_t t = begin; t < end; ++t) {
+      const std::int32_t position = batch.positions[t];
+      const cpu_kv::Mirrored mirror =
+          cpu_kv::mirrored_of(batch, plane.mirror_slots, batch.token_sequence[t]);
+      if (mirror.index < 0 || position < 0 || position / page_size != mirror.index) continue;
+      for (int h = 0; h < plane.kv_heads; ++h) {
+        std::copy_n(values + t * row + h * plane.head_dim, plane.head_dim, head.data());
+        if (cpu_kv::is_integer(plane.coding)) {
+          for (int g = 0; g < plane.head_dim; g += 32)
+            hadamard32(head.data() + g);
+        }
+        std::uint16_t* target = plane.mirror_head(mirror.slot, position % page_size, h);
+        for (int i = 0; i < plane.head_dim; ++i)
+          target[i] = float_to_half(head[std::size_t(i)]);
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void CpuBackend::write_kv(int device, const KvLayerView& layer, const TokenBatch& batch,
                           const float* key, const float* value) {
   check_device(device);
   check_kv_layout(layer.layout);
+  cpu_kv::check_mirrored(batch, layer.mirrors.slot_count);
   write_plane(pool_, cpu_kv::key_plane(layer), layer.layout, batch, key);
   write_plane(pool_, cpu_kv::value_plane(layer), layer.layout, batch, value);
+  if (batch.mirrored != nullptr && layer.mirrors.slot_count > 0) {
+    write_mirror(pool_, cpu_kv::key_plane(layer), layer, batch, key);
+    write_mirror(pool_, cpu_kv::value_plane(layer), layer, batch, value);
+  }
+}
+
+void CpuBackend::fill_mirror(int device, const KvLayerView& layer, int page, int slot, int tokens) {
+  check_device(device);
+  check_kv_layout(layer.layout);
+  if (layer.mirrors.slot_count <= 0 || layer.mirrors.key == nullptr ||
+      layer.mirrors.value == nullptr) {
+    throw std::invalid_argument("fill_mirror: this cache layer has no FP16 mirrors");
+  }
+  if (slot < 0 || slot >= layer.mirrors.slot_count || page < 0 || page >= layer.layout.num_pages) {
+    throw std::invalid_argument("fill_mirror: page " + std::to_string(page) + " or mirror slot " +
+                                std::to_string(slot) + " is out of range");
+  }
+  tokens = std::clamp(tokens, 0, layer.layout.page_size);
+  for (const Plane& plane : {cpu_kv::key_plane(layer), cpu_kv::value_plane(layer)}) {
+    std::vector<float> head(static_cast<std::size_t>(plane.head_dim));
+    for (int t = 0; t < tokens; ++t) {
+      for (int h = 0; h < plane.kv_heads; ++h) {
+        cpu_attention::decode_stored(plane, page, t, h, head.data());
+        std::uint16_t* target = plane.mirror_head(slot, t, h);
+        for (int i = 0; i < plane.head_dim; ++i)
+          target[i] = float_to_half(head[std::size_t(i)]);
+      }
+    }
+  }
 }
 
 void CpuBackend::copy_page_tokens(int device, const KvLayerView& layer, int source, int destination,

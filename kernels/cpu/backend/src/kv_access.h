@@ -38,6 +38,10 @@ struct Plane {
   int kv_heads = 0;
   int head_dim = 0;
   const float* calibrated = nullptr;  // FP8: kv_heads fixed scales; null: dynamic
+  // KvMirrors: FP16 pages of the residual window, in the stored domain.
+  std::uint8_t* mirror = nullptr;
+  std::int64_t mirror_page_bytes = 0;
+  int mirror_slots = 0;
 
   std::size_t head_bytes() const {
     return static_cast<std::size_t>(head_dim) * static_cast<std::size_t>(data_bits(coding)) / 8;
@@ -57,6 +61,12 @@ struct Plane {
         (static_cast<std::size_t>(slot) * kv_heads + static_cast<std::size_t>(head)) *
             head_scale_bytes());
   }
+  // A token's FP16 head vector in a mirror slot.
+  std::uint16_t* mirror_head(int slot, int token, int head) const {
+    return reinterpret_cast<std::uint16_t*>(mirror + slot * mirror_page_bytes) +
+           (static_cast<std::size_t>(token) * kv_heads + static_cast<std::size_t>(head)) *
+               static_cast<std::size_t>(head_dim);
+  }
   // FP8: one FP32 scale per head and page.
   float* page_scale(int page, int head) const {
     return reinterpret_cast<float*>(scales + page * scale_page_bytes) + head;
@@ -72,7 +82,10 @@ inline Plane key_plane(const KvLayerView& view) {
                l.key_scale_page_bytes,
                l.kv_heads,
                l.head_dim,
-               view.calibrated.key};
+               view.calibrated.key,
+               static_cast<std::uint8_t*>(view.mirrors.key),
+               kv_mirror_page_bytes(l.page_size, l.kv_heads, l.head_dim),
+               view.mirrors.slot_count};
 }
 
 inline Plane value_plane(const KvLayerView& view) {
@@ -84,7 +97,10 @@ inline Plane value_plane(const KvLayerView& view) {
                l.value_scale_page_bytes,
                l.kv_heads,
                l.head_dim,
-               view.calibrated.value};
+               view.calibrated.value,
+               static_cast<std::uint8_t*>(view.mirrors.value),
+               kv_mirror_page_bytes(l.page_size, l.kv_heads, l.head_dim),
+               view.mirrors.slot_count};
 }
 
 // The page and slot of token t of a batch.
@@ -107,6 +123,35 @@ inline Slot slot_of(const TokenBatch& batch, int page_size, int num_pages, std::
     throw std::out_of_range("page table entry " + std::to_string(page) + " is not a page");
   }
   return Slot{page, position % page_size};
+}
+
+// A sequence's mirrored page (TokenBatch::mirrored): its index in the page
+// table and its mirror slot; index -1 for none, or where the view has no
+// mirrors.
+struct Mirrored {
+  int index = -1;
+  int slot = 0;
+};
+
+// `slots`: the view's mirror slots (KvMirrors::slot_count, Plane::mirror_slots).
+inline Mirrored mirrored_of(const TokenBatch& batch, int slots, std::int32_t sequence) {
+  if (batch.mirrored == nullptr || slots <= 0) return Mirrored{};
+  const std::int32_t index = batch.mirrored[std::int64_t{sequence} * 2];
+  const std::int32_t slot = batch.mirrored[std::int64_t{sequence} * 2 + 1];
+  if (index < 0) return Mirrored{};
+  if (index >= batch.max_pages || slot < 0 || slot >= slots) {
+    throw std::out_of_range("mirror (page " + std::to_string(index) + ", slot " +
+                            std::to_string(slot) + ") lies outside the page table or the mirrors");
+  }
+  return Mirrored{index, slot};
+}
+
+// Throws std::out_of_range, before any work, when a token's sequence names a
+// mirror outside the page table or the view's slots.
+inline void check_mirrored(const TokenBatch& batch, int slots) {
+  if (batch.mirrored == nullptr || slots <= 0) return;
+  for (std::int64_t t = 0; t < batch.tokens; ++t)
+    mirrored_of(batch, slots, batch.token_sequence[t]);
 }
 
 }  // namespace quire::kernels::cpu_kv

@@ -113,6 +113,11 @@ struct TokenBatch {
   const std::int32_t* block_tables = nullptr;    // [sequences, max_pages]
   std::int64_t tokens = 0;
   int max_pages = 0;
+  // Per sequence, the page whose FP16 mirror (KvMirrors) this step writes
+  // and reads: [sequences][2] = (index into its page-table row, mirror
+  // slot); -1 for none. Null: no sequence has one. Ignored by a layer view
+  // without mirrors.
+  const std::int32_t* mirrored = nullptr;
 };
 
 struct AttentionParams {
@@ -287,6 +292,13 @@ class Backend {
   // `destination`, every plane (FP8 scales included).
   virtual void copy_page_tokens(int device, const KvLayerView& layer, int source, int destination,
                                 int tokens) = 0;
+  // Fills mirror slot `slot` (KvMirrors) with the first `tokens` tokens of
+  // `page`, decoded from their coding: the mirror of a page whose earlier
+  // tokens were written without one (a chat resumed after its mirror went to
+  // another). Throws std::invalid_argument for a view without mirrors or a
+  // slot outside them.
+  virtual void fill_mirror(int device, const KvLayerView& layer, int page, int slot,
+                           int tokens) = 0;
   // Whole pages between device storage and a host buffer of the same layout
   // (page bytes of every plane, one after another).
   virtual void save_page(int device, const KvLayerView& layer, int page, void* host) = 0;

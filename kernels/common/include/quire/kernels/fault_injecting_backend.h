@@ -41,8 +41,9 @@ enum class BackendCall : std::uint8_t {
   RestorePage,
   TopLogits,
   GatherLogits,
+  FillMirror,
 };
-inline constexpr std::size_t kBackendCallCount = 24;
+inline constexpr std::size_t kBackendCallCount = 25;
 
 // The call's name as the Backend method spells it ("paged_attention").
 std::string_view backend_call_name(BackendCall call);
@@ -167,6 +168,7 @@ class FaultInjectingBackend final : public Backend {
                        const float* query, const AttentionParams& params, float* out) override;
   void copy_page_tokens(int device, const KvLayerView& layer, int source, int destination,
                         int tokens) override;
+  void fill_mirror(int device, const KvLayerView& layer, int page, int slot, int tokens) override;
   void save_page(int device, const KvLayerView& layer, int page, void* host) override;
   void restore_page(int device, const KvLayerView& layer, int page, const void* host) override;
   void top_logits(int device, const float* logits, std::int64_t rows, std::int64_t vocab, int k,

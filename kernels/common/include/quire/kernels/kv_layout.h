@@ -46,10 +46,31 @@ struct KvCalibratedScales {
   const float* value = nullptr;
 };
 
+// The residual window (the FP16 tail of transformers' QuantizedCache): a
+// running sequence's open page is kept in FP16 beside its coded page, in one
+// of `slot_count` mirror pages per half, [slot_count][page_size][kv_heads][head_dim],
+// in the half's stored domain (integer codings: their Hadamard-rotated
+// groups, so attention's arithmetic is the same for both). write_kv writes
+// the coded page always and, for the tokens of the page a TokenBatch names
+// as mirrored, the mirror too; attention reads a mirrored page from its
+// mirror. So the newest tokens, the most attended, are exact, while the
+// pages themselves stay coded, shared and hashed as before. Null / 0: none.
+struct KvMirrors {
+  void* key = nullptr;
+  void* value = nullptr;
+  int slot_count = 0;
+};
+
+// Bytes of one mirror page of one half.
+constexpr std::int64_t kv_mirror_page_bytes(int page_size, int kv_heads, int head_dim) {
+  return std::int64_t{page_size} * kv_heads * head_dim * 2;
+}
+
 struct KvLayerView {
   KvLayerLayout layout;
   KvPlanes planes;
   KvCalibratedScales calibrated = {};
+  KvMirrors mirrors = {};
 };
 
 // Bytes of one page of one plane for a coding (data, or scales).

@@ -17,6 +17,9 @@ struct CacheCoding {
   std::string cost;  // what is given up, for people: "about 1% less exact"
   // One per request module, in the request's order (ModuleCost::cache_bytes_per_page).
   std::vector<std::int64_t> cache_bytes_per_page;
+  // The same for ModuleCost::cache_fixed_bytes (a coded cache's residual
+  // window); empty: the request's own.
+  std::vector<std::int64_t> cache_fixed_bytes;
 };
 
 // The nearest setting that fits when a plan does not.

@@ -38,6 +38,10 @@ struct ModuleCost {
   // priced at PlacementRequest::window_pool_pages pages however long the
   // context (fewer when the context has fewer). Never in host memory.
   bool in_window_pool = false;
+  // Cache bytes of the layer that do not grow with the pages: the residual
+  // window's FP16 mirror slots. Where its pages go, with them; none for a
+  // layer whose pages live in host memory.
+  std::int64_t cache_fixed_bytes = 0;
 };
 
 // Host memory for offloaded cache pages.

@@ -111,6 +111,7 @@ class ForwardPass {
   struct Scratch {
     kernels::DeviceBuffer x, h, projection, q, attention, k, v, gate, up;
     kernels::DeviceBuffer tokens, positions, sequence_ids, block_tables, inv_freq;
+    kernels::DeviceBuffer mirrored;        // TokenBatch::mirrored
     kernels::DeviceBuffer inv_freq_local;  // Gemma 3's sliding-window layers
     kernels::DeviceBuffer fused;           // a fused projection's output
     // Mixtures of experts: router scores, the rows one expert takes and its
@@ -134,7 +135,13 @@ class ForwardPass {
   void upload_metadata(int device, std::span<const std::int32_t> tokens,
                        std::span<const std::int32_t> positions,
                        std::span<const std::int32_t> sequence_ids,
-                       std::span<const std::int32_t> block_tables);
+                       std::span<const std::int32_t> block_tables,
+                       std::span<const std::int32_t> mirrored);
+  // The residual window: each sequence's open page gets a mirror slot where
+  // one is free (filled first if the slot is new to it). Returns
+  // TokenBatch::mirrored's entries; empty without mirrors.
+  std::vector<std::int32_t> assign_mirrors(std::span<const Sequence> sequences);
+  Result run_step(std::span<const Sequence> sequences);
   void prepare_rope(std::int64_t sequence_length);
   // The shape under which a step of these sequences is recorded, or nothing
   // when it runs directly.

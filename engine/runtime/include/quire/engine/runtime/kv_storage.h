@@ -8,6 +8,7 @@
 #include "quire/cache/cache_format.h"
 #include "quire/cache/page_cache.h"
 #include "quire/engine/runtime/kv_scales.h"
+#include "quire/engine/runtime/mirror_slots.h"
 #include "quire/kernels/backend.h"
 
 namespace quire::engine {
@@ -50,6 +51,11 @@ class KvStorage {
     // Empty: every layer in the one pool.
     std::vector<bool> windowed_layers;
     int window_pages = 0;
+    // The residual window: FP16 mirror slots (kernels::KvMirrors) per layer
+    // whose pages live on its device, outside the window pool, for a coded
+    // format; each running sequence's open page is read from one
+    // (MirrorSlots). 0: none, and an FP16 cache never has them.
+    int mirror_slots = 0;
   };
 
   KvStorage(kernels::Backend& backend, Config config, std::vector<cache::LayerShape> layers);
@@ -67,6 +73,18 @@ class KvStorage {
 
   // Whether the layer's pages are the window pool's (Config::windowed_layers).
   bool windowed(std::size_t layer) const;
+  // The residual window's slots (Config::mirror_slots): 0 when the format is
+  // FP16 or the window is off.
+  int mirror_slots() const { return mirrors_.count(); }
+  // Whether the layer has its mirrors now (a device layer of the main pool).
+  bool mirrored(std::size_t layer) const;
+  MirrorSlots& mirrors() { return mirrors_; }
+  const MirrorSlots& mirrors() const { return mirrors_; }
+  // Decodes the page's first `tokens` tokens into mirror `slot` of every
+  // mirrored layer.
+  void fill_mirror(int slot, cache::PageIndex page, int tokens);
+  // Device bytes of every layer's mirrors.
+  std::int64_t mirror_bytes() const;
   bool has_window_pool() const { return config_.window_pages > 0; }
   // Allocates the layer's pages on `device`, or in host memory with a
   // staging ring on `device` (the ring is shared by the device's host
@@ -134,6 +152,7 @@ class KvStorage {
  private:
   struct Planes {
     kernels::DeviceBuffer key_data, key_scales, value_data, value_scales;
+    kernels::DeviceBuffer key_mirror, value_mirror;  // residual window; none on the host
   };
   std::uint8_t* host_slot(cache::HostSlot slot, std::size_t layer);
   Planes allocate_planes(std::size_t layer, int device, PageHome home);
@@ -160,6 +179,7 @@ class KvStorage {
   std::int64_t host_slot_bytes_ = 0;
   std::unique_ptr<std::uint8_t[]> host_;  // host_pages slots
   std::unique_ptr<KvStreamer> streamer_;
+  MirrorSlots mirrors_;
 };
 
 // The page codings of a cache format.

@@ -84,6 +84,7 @@ class CpuBackend final : public Backend {
                        const float* query, const AttentionParams& params, float* out) override;
   void copy_page_tokens(int device, const KvLayerView& layer, int source, int destination,
                         int tokens) override;
+  void fill_mirror(int device, const KvLayerView& layer, int page, int slot, int tokens) override;
   void save_page(int device, const KvLayerView& layer, int page, void* host) override;
   void restore_page(int device, const KvLayerView& layer, int page, const void* host) override;
 
