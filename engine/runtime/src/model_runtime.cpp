@@ -60,6 +60,27 @@ bool cache_layer_offloaded(const ModelDescription& model, std::size_t layer,
   return false;
 }
 
+namespace {
+
+// The model, or a refusal before anything is planned or loaded when the
+// backend cannot run its weights.
+std::shared_ptr<const ModelDescription> runnable_on(std::shared_ptr<const ModelDescription> model,
+                                                    const kernels::Backend& backend) {
+  if (backend.runs_fp8_weights()) return model;
+  bool fp8 = model->head.format == LinearFormat::Fp8;
+  for (const LayerDescription& layer : model->layers) {
+    layer.for_each_linear(
+        [&](const LinearDescription& linear) { fp8 = fp8 || linear.format == LinearFormat::Fp8; });
+  }
+  if (!fp8) return model;
+  throw ModelError(model->directory.string() + ": its FP8 weights (compressed-tensors " +
+                   "float-quantized) run on the CPU backend only so far, not on " + backend.name() +
+                   "; choose the CPU backend (--devices cpu, or Settings → " +
+                   "Backend) for this model");
+}
+
+}  // namespace
+
 int residual_window_slots(const RuntimeOptions& options) {
   if (options.cache_format == cache::CacheFormat::FP16) return 0;
   return std::max(options.residual_window, 0);
@@ -118,7 +139,7 @@ PlacementRequest placement_request(const ModelDescription& model,
 
 ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernels::Backend& backend,
                            const RuntimeOptions& options, const LoadOptions& load)
-    : model_(std::move(model)),
+    : model_(runnable_on(std::move(model), backend)),
       backend_(backend),
       options_(options),
       plan_(plan_placement(

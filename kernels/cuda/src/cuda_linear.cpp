@@ -170,7 +170,7 @@ void LinearRunner::run(const float* x, std::int64_t rows, const LinearWeight& we
   if (std::holds_alternative<Fp8Weight>(weight.format)) {
     throw std::invalid_argument(
         "linear: FP8 weights run on the CPU backend only so far; choose the CPU backend "
-        "(--backend cpu, or Settings → Backend) for this model");
+        "(--devices cpu, or Settings → Backend) for this model");
   }
   if (const auto* gptq = std::get_if<GptqWeight>(&weight.format); gptq && gptq->g_idx) {
     validate_group_indices(weight, *gptq);

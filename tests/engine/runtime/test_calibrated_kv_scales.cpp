@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "forwarding_backend.h"
 #include "kv_scales_support.h"
 #include "quire/engine/model_error.h"
 #include "quire/engine/runtime/kv_calibration.h"
@@ -269,6 +270,70 @@ class CalibratedKvScalesTest : public QObject {
     QVERIFY(engine::ModelDescription::open(again).kv_scales.has_value());
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                              engine::write_calibrated_model(loaded, scales, again));
+  }
+
+  // What llm-compressor usually makes: FP8 weights (float-quantized, a scale
+  // per output channel) and calibrated FP8 K/V scales in one checkpoint.
+  // calibrate-kv's writer adds the scheme to the weights' quantization
+  // config; the result loads with both, its FP8 cache encodes with the
+  // scales, and its logits stay near the same weights' FP16 cache.
+  void fp8WeightsAndCalibratedScalesTogether() {
+    engine::modelgen::RandomModelSpec fp8_spec = spec();
+    fp8_spec.format.kind = engine::modelgen::WeightFormat::FP8;
+    const fs::path weights = fs::path(scratch_.path().toStdString()) / "fp8-weights";
+    engine::modelgen::write_random_model(fp8_spec, weights);
+    const fs::path out = fs::path(scratch_.path().toStdString()) / "fp8-weights-calibrated";
+    engine::write_calibrated_model(engine::ModelDescription::open(weights),
+                                   calibrate(weights, false), out);
+
+    const auto model =
+        std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(out));
+    QVERIFY(model->kv_scales.has_value());
+    int fp8_linears = 0;
+    for (const engine::LayerDescription& layer : model->layers) {
+      layer.for_each_linear([&](const engine::LinearDescription& linear) {
+        fp8_linears += linear.format == engine::LinearFormat::Fp8;
+      });
+    }
+    QCOMPARE(fp8_linears, 2 * 7);  // q, k, v, o, gate, up, down in both layers
+    kernels::CpuBackend backend;
+    engine::RuntimeOptions options = test::small_cache_options(cache::CacheFormat::FP8);
+    options.residual_window = 0;
+    engine::ModelRuntime runtime(model, backend, options);
+    QVERIFY(runtime.storage().calibrated_keys() && runtime.storage().calibrated_values());
+
+    const std::vector<float> reference = run(out, cache::CacheFormat::FP16, true, tokens_);
+    const double difference =
+        test::max_abs_difference(run(out, cache::CacheFormat::FP8, true, tokens_), reference) /
+        test::max_abs(reference);
+    qInfo("FP8 weights, calibrated FP8 cache against FP16: %.5f of the largest logit", difference);
+    QVERIFY(difference > 0.0 && difference < 0.03);
+  }
+
+  // A backend without FP8 products refuses such a model before planning or
+  // loading anything, naming what to do.
+  void fp8WeightsOnABackendWithoutThemAreRefused() {
+    engine::modelgen::RandomModelSpec fp8_spec = spec();
+    fp8_spec.format.kind = engine::modelgen::WeightFormat::FP8;
+    const fs::path weights = fs::path(scratch_.path().toStdString()) / "fp8-refused";
+    engine::modelgen::write_random_model(fp8_spec, weights);
+    struct WithoutFp8 : test::ForwardingBackend {
+      using ForwardingBackend::ForwardingBackend;
+      std::string name() const override { return "a test backend"; }
+      bool runs_fp8_weights() const override { return false; }
+    };
+    kernels::CpuBackend cpu;
+    WithoutFp8 backend(cpu);
+    try {
+      engine::ModelRuntime runtime(
+          std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(weights)),
+          backend, test::small_cache_options());
+      QFAIL("an FP8 model was accepted by a backend without FP8 products");
+    } catch (const engine::ModelError& error) {
+      const QString message = QString::fromUtf8(error.what());
+      QVERIFY2(message.contains("FP8 weights") && message.contains("--devices cpu"),
+               qPrintable(message));
+    }
   }
 
   // Scales llm-compressor put among the weights (under either name) cannot

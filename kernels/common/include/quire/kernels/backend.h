@@ -320,6 +320,9 @@ class Backend {
   // Whether the host reads device memory directly (the CPU backend), so that
   // a whole row of logits costs no transfer.
   virtual bool shares_host_memory() const { return false; }
+  // Whether linear() takes FP8 weights (Fp8Weight). A model that has them is
+  // refused before loading on a backend that does not.
+  virtual bool runs_fp8_weights() const { return true; }
 
  protected:
   friend class DeviceBuffer;

@@ -178,6 +178,7 @@ class FaultInjectingBackend final : public Backend {
                      const std::int32_t* rows, const std::int32_t* ids, std::int64_t count,
                      float* out) override;
   bool shares_host_memory() const override { return inner_->shares_host_memory(); }
+  bool runs_fp8_weights() const override { return inner_->runs_fp8_weights(); }
 
  protected:
   // Never called: every buffer belongs to the inner backend, which frees it.
