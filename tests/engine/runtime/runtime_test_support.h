@@ -31,6 +31,20 @@ class TestModel {
   std::shared_ptr<const engine::ModelDescription> description_;
 };
 
+// The small Llama the cache-coding comparisons run: 3 layers, 2 K/V heads
+// of 64, 512 tokens of vocabulary.
+inline engine::modelgen::RandomModelSpec small_llama_spec() {
+  engine::modelgen::RandomModelSpec spec;
+  spec.architecture = "llama";
+  spec.layers = 3;
+  spec.hidden = 256;
+  spec.heads = 4;
+  spec.kv_heads = 2;
+  spec.intermediate = 512;
+  spec.seed = 5;
+  return spec;
+}
+
 inline std::vector<cache::TokenId> random_tokens(int count, int vocab, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<cache::TokenId> tokens(static_cast<std::size_t>(count));

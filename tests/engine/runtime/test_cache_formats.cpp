@@ -28,15 +28,7 @@ class CacheFormatLogitsTest : public QObject {
 
  private slots:
   void initTestCase() {
-    engine::modelgen::RandomModelSpec spec;
-    spec.architecture = "llama";
-    spec.layers = 3;
-    spec.hidden = 256;
-    spec.heads = 4;
-    spec.kv_heads = 2;
-    spec.intermediate = 512;
-    spec.seed = 5;
-    model_ = std::make_unique<TestModel>(spec);
+    model_ = std::make_unique<TestModel>(test::small_llama_spec());
     tokens_ = test::random_tokens(200, 512, 9);
     reference_ = run(cache::CacheFormat::FP16);
   }

@@ -106,15 +106,7 @@ class ResidualWindowTest : public QObject {
 
  private slots:
   void initTestCase() {
-    engine::modelgen::RandomModelSpec spec;
-    spec.architecture = "llama";
-    spec.layers = 3;
-    spec.hidden = 256;
-    spec.heads = 4;
-    spec.kv_heads = 2;
-    spec.intermediate = 512;
-    spec.seed = 5;
-    model_ = std::make_unique<TestModel>(spec);
+    model_ = std::make_unique<TestModel>(test::small_llama_spec());
     // 70 prompt tokens (two full pages and 6 of the third), then 60 decode
     // steps across two more page boundaries.
     plan_.prompt = 70;
