@@ -112,7 +112,7 @@ void write_mirror(ThreadPool& pool, const Plane& plane, const KvLayerView& layer
                   const TokenBatch& batch, const float* values) {
   const int page_size = layer.layout.page_size;
   const std::int64_t row = std::int64_t{plane.kv_heads} * plane.head_dim;
-  pool.parallel_for(batch.tokens, 8, [&](std::int64_t begin, std::int64_t end) {
+  const auto write_tokens = [&](std::int64_t begin, std::int64_t end) {
     std::vector<float> head(static_cast<std::size_t>(plane.head_dim));
     for (std::int64_t t = begin; t < end; ++t) {
       const std::int32_t position = batch.positions[t];
@@ -130,7 +130,13 @@ void write_mirror(ThreadPool& pool, const Plane& plane, const KvLayerView& layer
           target[i] = float_to_half(head[std::size_t(i)]);
       }
     }
-  });
+  };
+  // A decode step's few tokens cost less than waking the pool's threads.
+  if (batch.tokens < 32) {
+    write_tokens(0, batch.tokens);
+  } else {
+    pool.parallel_for(batch.tokens, 8, write_tokens);
+  }
 }
 
 }  // namespace
