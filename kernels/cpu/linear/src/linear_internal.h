@@ -101,7 +101,7 @@ bool f16_dots(const float* x, const std::uint16_t* w, std::int64_t k_count, std:
 // order, so it does not depend on how many jobs ran together. Each weight is
 // read from memory once for all rows, and no widened tile is written. Only
 // where f16_dots_available().
-inline constexpr std::int64_t kF16FewRows = 8;
+inline constexpr std::int64_t kF16FewRows = 16;
 bool f16_dots_available();
 // tile[j * width + i] = w[i * k_count + j] widened, for i < outputs and j <
 // depth (at most 32): a block of FP16 weight rows laid out for apply_tile.
