@@ -399,6 +399,38 @@ class LinearProductTest : public QObject {
     }
   }
 
+  // The same for EXL2 weights on the integer path: rows go through its
+  // kernels four at a time, and a row's integer sums and their scaling do
+  // not depend on the rows beside it, up to the few-row limit (above it the
+  // float tiles of the batched product take over).
+  void exl2RowsOfAFewJobsGiveTheBitsOfOneJob() {
+    if (!linear_detail::exl2_integer_supported()) QSKIP("no AVX2 here");
+    std::mt19937 rng(29);
+    for (const char* format : {"exl2-mixed", "exl2-permuted"}) {
+      const std::unique_ptr<Layer> layer = make_layer(format, rng);
+      const std::int64_t in = layer->weight.in_features;
+      const std::int64_t out = layer->weight.out_features;
+      for (std::int64_t rows = 2; rows <= linear_detail::kExl2FewRows + 1; ++rows) {
+        const std::vector<float> x = random_inputs(rng, std::size_t(rows * in));
+        std::vector<float> together(std::size_t(rows * out), std::nanf(""));
+        linear(pool_, x.data(), rows, layer->weight, together.data());
+        for (std::int64_t r = 0; r < rows; ++r) {
+          std::vector<float> alone(std::size_t(out), std::nanf(""));
+          linear(pool_, x.data() + r * in, 1, layer->weight, alone.data());
+          const std::vector<float> row(together.begin() + r * out,
+                                       together.begin() + (r + 1) * out);
+          const QString where =
+              QStringLiteral("%1, %2 rows, row %3").arg(QLatin1String(format)).arg(rows).arg(r);
+          if (rows <= linear_detail::kExl2FewRows) {
+            QVERIFY2(row == alone, qPrintable(where));
+          } else {
+            QVERIFY2(row != alone, qPrintable(where));
+          }
+        }
+      }
+    }
+  }
+
   void threadCountDoesNotChangeResults() {
     std::mt19937 rng(5);
     for (const QByteArray& format : kFormats) {

@@ -143,6 +143,10 @@ struct IntegerCall {
   std::int64_t in_features;
   const float* xp;  // the inputs in quantized order, for short blocks
   const Exl2IntegerInputs& inputs;
+  int first_row;  // of the (at most four) input rows a kernel call takes
+
+  // Where input row r of the call is in the inputs.
+  int row(int r) const { return first_row + r; }
 };
 
 // sum[r] = sum (q - zero) * x_i over the full blocks of group g for the eight
@@ -157,7 +161,7 @@ QUIRE_AVX2 void int16_sums(const IntegerCall& call, std::size_t g, int c, __m256
   const std::int32_t* zero_sums = inputs.zero_sums.data() + inputs.chunk_base[g];
   const std::int32_t* pairs[R];
   for (int r = 0; r < R; ++r) {
-    pairs[r] = inputs.pairs.data() + r * inputs.half_features + group.first_row / 2;
+    pairs[r] = inputs.pairs.data() + call.row(r) * inputs.half_features + group.first_row / 2;
     sum[r] = _mm256_setzero_ps();
   }
   for (int k0 = 0, chunk = 0; k0 < full; k0 += kChunkRows, ++chunk) {
@@ -179,7 +183,8 @@ QUIRE_AVX2 void int16_sums(const IntegerCall& call, std::size_t g, int c, __m256
       __m256i total = part[r][0];
       for (int i = 1; i < kParts<R>; ++i)
         total = _mm256_add_epi32(total, part[r][i]);
-      total = _mm256_sub_epi32(total, _mm256_set1_epi32(zero_sums[r * inputs.chunks + chunk]));
+      total = _mm256_sub_epi32(total,
+                               _mm256_set1_epi32(zero_sums[call.row(r) * inputs.chunks + chunk]));
       sum[r] = _mm256_add_ps(sum[r], _mm256_cvtepi32_ps(total));
     }
   }
@@ -197,7 +202,7 @@ QUIRE_AVX2 void int8_sums(const IntegerCall& call, std::size_t g, int c, __m256*
   const std::int32_t* quads[R];
   __m256i total[R];
   for (int r = 0; r < R; ++r) {
-    quads[r] = inputs.quads.data() + r * inputs.quads_per_row + inputs.quad_base[g];
+    quads[r] = inputs.quads.data() + call.row(r) * inputs.quads_per_row + inputs.quad_base[g];
     total[r] = _mm256_setzero_si256();
   }
   const __m256i ones = _mm256_set1_epi16(1);
@@ -217,7 +222,9 @@ QUIRE_AVX2 void int8_sums(const IntegerCall& call, std::size_t g, int c, __m256*
   for (int r = 0; r < R; ++r) {
     // A group shorter than one block has no zero sum (and no integer sum).
     const std::int32_t zero_sum =
-        full == 0 ? 0 : inputs.zero_sums[std::size_t(r * inputs.chunks + inputs.chunk_base[g])];
+        full == 0
+            ? 0
+            : inputs.zero_sums[std::size_t(call.row(r) * inputs.chunks + inputs.chunk_base[g])];
     sum[r] = _mm256_cvtepi32_ps(_mm256_sub_epi32(total[r], _mm256_set1_epi32(zero_sum)));
   }
 }
@@ -258,8 +265,8 @@ QUIRE_AVX2 void short_block_sums(const IntegerCall& call, const Exl2Group& group
   std::fill(tail, tail + Width, 0.0f);
   accumulate_block<Bits, Width>(
       call.weight.q_weight + (group.q_row + full / 32 * Bits) * call.columns + c, call.columns,
-      call.xp + r * call.in_features + group.first_row + full, group.rows - full, 1 << (Bits - 1),
-      tail);
+      call.xp + call.row(r) * call.in_features + group.first_row + full, group.rows - full,
+      1 << (Bits - 1), tail);
 }
 
 // result[r][c] += scale[c] * sum (q - zero) * x for one group, R input rows and
@@ -273,7 +280,7 @@ QUIRE_AVX2 void add_group(const IntegerCall& call, std::size_t g, int first_colu
   const std::size_t groups = call.weight.groups.size();
   __m256 input_scale[R];
   for (int r = 0; r < R; ++r)
-    input_scale[r] = _mm256_set1_ps(call.inputs.scales[std::size_t(r) * groups + g]);
+    input_scale[r] = _mm256_set1_ps(call.inputs.scales[std::size_t(call.row(r)) * groups + g]);
   alignas(32) float table[16];
   exl2_scale_table(call.weight.q_scale_max[g], table);
   const __m256 low = _mm256_load_ps(table);
@@ -402,11 +409,13 @@ QUIRE_AVX512 void wide_add_group(const IntegerCall& call, std::size_t g, int wid
   __m512 input_scale[R];
   __m512i zero_sum[R];
   for (int r = 0; r < R; ++r) {
-    quads[r] = inputs.quads.data() + r * inputs.quads_per_row + inputs.quad_base[g];
-    input_scale[r] = _mm512_set1_ps(inputs.scales[std::size_t(r) * groups + g]);
+    quads[r] = inputs.quads.data() + call.row(r) * inputs.quads_per_row + inputs.quad_base[g];
+    input_scale[r] = _mm512_set1_ps(inputs.scales[std::size_t(call.row(r)) * groups + g]);
     // A group shorter than one block has no zero sum (and no integer sum).
     zero_sum[r] = _mm512_set1_epi32(
-        full == 0 ? 0 : inputs.zero_sums[std::size_t(r * inputs.chunks + inputs.chunk_base[g])]);
+        full == 0
+            ? 0
+            : inputs.zero_sums[std::size_t(call.row(r) * inputs.chunks + inputs.chunk_base[g])]);
   }
   alignas(64) float table[16];
   exl2_scale_table(call.weight.q_scale_max[g], table);
@@ -498,23 +507,29 @@ bool exl2_integer_wide_supported() {
 
 void exl2_integer_slice(const Exl2Weight& weight, std::int64_t columns, std::int64_t in_features,
                         const float* xp, const Exl2IntegerInputs& inputs, int rows,
-                        std::size_t first, std::size_t last, int width, bool wide, float* out) {
+                        std::size_t first_group, std::size_t last_group, int width, bool wide,
+                        float* out) {
   if (wide && !wide_vectors_allowed())
     throw std::logic_error("the wide EXL2 product needs AVX-512BW");
-  const IntegerCall call{weight, columns, in_features, xp, inputs};
-  switch (rows) {
-    case 1:
-      run_slice<1>(call, first, last, width, wide, out);
-      break;
-    case 2:
-      run_slice<2>(call, first, last, width, wide, out);
-      break;
-    case 3:
-      run_slice<3>(call, first, last, width, wide, out);
-      break;
-    default:
-      run_slice<4>(call, first, last, width, wide, out);
-      break;
+  // Four rows at a time: the kernels keep a register of sums per row, and
+  // more rows than four would not fit in the sixteen AVX2 registers.
+  for (int first = 0; first < rows; first += 4) {
+    const IntegerCall call{weight, columns, in_features, xp, inputs, first};
+    float* rows_out = out + std::int64_t(first) * width;
+    switch (std::min(4, rows - first)) {
+      case 1:
+        run_slice<1>(call, first_group, last_group, width, wide, rows_out);
+        break;
+      case 2:
+        run_slice<2>(call, first_group, last_group, width, wide, rows_out);
+        break;
+      case 3:
+        run_slice<3>(call, first_group, last_group, width, wide, rows_out);
+        break;
+      default:
+        run_slice<4>(call, first_group, last_group, width, wide, rows_out);
+        break;
+    }
   }
 }
 

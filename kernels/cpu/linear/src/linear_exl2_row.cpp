@@ -285,20 +285,24 @@ void Exl2FewRows::run_slice(std::size_t s) {
                        g1, width_, wide, out);
     return;
   }
-  const RowCall call{product_, weight_, columns_, xp_};
-  switch (rows_) {
-    case 1:
-      multiply_slice<1>(call, g0, g1, width_, out);
-      break;
-    case 2:
-      multiply_slice<2>(call, g0, g1, width_, out);
-      break;
-    case 3:
-      multiply_slice<3>(call, g0, g1, width_, out);
-      break;
-    default:
-      multiply_slice<4>(call, g0, g1, width_, out);
-      break;
+  // Four rows at a time, as the integer kernel takes them.
+  for (int first = 0; first < rows_; first += 4) {
+    const RowCall call{product_, weight_, columns_, xp_ + first * product_.in_features};
+    float* rows_out = out + std::int64_t(first) * width_;
+    switch (std::min(4, rows_ - first)) {
+      case 1:
+        multiply_slice<1>(call, g0, g1, width_, rows_out);
+        break;
+      case 2:
+        multiply_slice<2>(call, g0, g1, width_, rows_out);
+        break;
+      case 3:
+        multiply_slice<3>(call, g0, g1, width_, rows_out);
+        break;
+      default:
+        multiply_slice<4>(call, g0, g1, width_, rows_out);
+        break;
+    }
   }
 }
 
