@@ -42,7 +42,7 @@ run "llama, cache offloaded" "$llama" "${decode[@]}" --cache-residence offloaded
 run "gemma2, cache on device" "$gemma" "${decode[@]}" --cache-residence device
 run "gemma2, cache offloaded" "$gemma" "${decode[@]}" --cache-residence offloaded
 run "gemma2, global layers offloaded" "$gemma" "${decode[@]}" --cache-residence offload-global
-chats=(--context 1024 --batches 8 --decode-tokens 256 --decode-contexts 64 --prefill 64 --repeat 1)
+chats=(--context 1024 --batches 8 --decode-tokens 256 --batch-tokens 256 --decode-contexts 64 --prefill 64 --repeat 1)
 run "llama, 8 chats, every page reserved" "$llama" "${chats[@]}" --reserve-pages all
 run "llama, 8 chats, pages on demand" "$llama" "${chats[@]}" --reserve-pages on-demand
 

@@ -134,7 +134,7 @@ run_quire() {  # MODEL_DIR DIR
   # conversation, kept as small as its options allow. Context 1 is the
   # nearest to an empty one (one prompt token before generation).
   "$cli" bench "$1" --json --threads "$threads" --repeat "$reps" --prefill "$prompt" \
-    --decode-tokens "$gen" --decode-contexts "1,$depth" --batches 1 --turn-words 1 \
+    --decode-tokens "$gen" --decode-contexts "1,$depth" --batches 1 --batch-tokens 2 --turn-words 1 \
     --turn-reply 1 --context $((depth + gen + 256)) > "$2/quire.json" 2> "$2/quire.log" ||
     failed "$2/quire.log"
 }

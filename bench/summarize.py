@@ -62,9 +62,19 @@ def table(results):
             [f"{r['decode'][index]['tokens_per_s']:.1f} tok/s "
              f"({100 * r['decode'][index]['fraction_of_bandwidth_bound']:.0f}% of bound)"
              for r in runs])
+    def against_one_job(r, index, key):
+        one = r["batch"][0] if r["batch"] and r["batch"][0]["jobs"] == 1 else None
+        value = r["batch"][index].get(key)
+        if value is None:
+            return "—"
+        ratio = f" ({value / one[key]:.2f}x one job)" if one and one.get(key) else ""
+        return f"{value:.1f} tok/s{ratio}"
+
     for index, batch in enumerate(runs[0]["batch"]):
         row(f"{batch['jobs']} concurrent jobs",
-            [f"{r['batch'][index]['tokens_per_s']:.1f} tok/s" for r in runs])
+            [against_one_job(r, index, "tokens_per_s") for r in runs])
+        row(f"{batch['jobs']} concurrent jobs, prompts cached",
+            [against_one_job(r, index, "decode_tokens_per_s") for r in runs])
     row("TTFT turn 1", [f"{r['conversation']['turn_1_ttft_s'] * 1000:.0f} ms" for r in runs])
     row("TTFT turn 10, warm cache",
         [f"{r['conversation']['turn_10_warm_ttft_s'] * 1000:.0f} ms" for r in runs])

@@ -39,6 +39,7 @@ struct BenchOptions {
   std::vector<int> prefill_lengths{512, 2048};
   std::vector<int> decode_contexts{128, 1024, 4096};
   std::vector<int> batch_sizes{1, 4, 16};
+  int batch_tokens = 128;
   int turn_words = 40;
   int turn_reply = 48;
   EngineOptions engine;
@@ -156,6 +157,49 @@ engine::JobResult generate(LoadedSession& session, std::vector<std::int32_t> pro
   session.generator->run_until_idle();
   if (result.stop_reason == engine::StopReason::Error) throw UsageError(result.error);
   return result;
+}
+
+struct BatchRun {
+  std::int64_t generated = 0;
+  double tokens_per_s = 0;
+  std::size_t most_running = 0;
+  double mean_first_token_s = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t computed_tokens = 0;
+};
+
+// `jobs` jobs of 64-token prompts submitted at once, each generating
+// `tokens`; generated tokens over the wall time from submission to the last.
+BatchRun run_batch(LoadedSession& session, int jobs, int vocab, std::uint32_t seed, int tokens) {
+  BatchRun run;
+  int finished = 0;
+  double first_token_seconds = 0;
+  const cache::CacheStats before = session.runtime->cache().stats();
+  const Clock::time_point start = Clock::now();
+  for (int j = 0; j < jobs; ++j) {
+    engine::JobRequest request;
+    request.prompt = random_prompt(64, vocab, seed + static_cast<std::uint32_t>(j));
+    request.sampling = engine::SamplingSettings::greedy_settings();
+    request.stop_at_eos = false;
+    request.max_new_tokens = tokens;
+    request.on_done = [&](const engine::JobResult& done) {
+      ++finished;
+      run.generated += done.statistics.generated_tokens;
+      first_token_seconds += done.statistics.time_to_first_token;
+    };
+    session.generator->submit(std::move(request));
+  }
+  // Stepped here rather than run until idle, to see how many jobs the
+  // cache's reservation policy lets run at once.
+  while (session.generator->step())
+    run.most_running = std::max(run.most_running, session.generator->running());
+  const double elapsed = seconds_since(start);
+  const cache::CacheStats after = session.runtime->cache().stats();
+  run.tokens_per_s = double(run.generated) / elapsed;
+  run.mean_first_token_s = first_token_seconds / std::max(1, finished);
+  run.preemptions = after.preemptions - before.preemptions;
+  run.computed_tokens = after.computed_tokens - before.computed_tokens;
+  return run;
 }
 
 int run_bench(const BenchOptions& options) {
@@ -294,43 +338,28 @@ int run_bench(const BenchOptions& options) {
   }
   out["decode"] = decode;
 
-  // Concurrent jobs decoding together.
+  // Concurrent jobs decoding together: first with their prompts computed
+  // (what a burst of new requests gets, prefill included), then the same
+  // jobs again, their prompts now in the cache, which leaves almost only
+  // their decode steps. Each batch size has prompts of its own, so a
+  // repeated size is not served from an earlier one's pages.
   Json batches = Json::array();
-  for (const int jobs : options.batch_sizes) {
-    int finished = 0;
-    std::int64_t generated = 0;
-    double first_token_seconds = 0;
-    const cache::CacheStats before = session.runtime->cache().stats();
-    const Clock::time_point start = Clock::now();
-    for (int j = 0; j < jobs; ++j) {
-      engine::JobRequest request;
-      request.prompt = random_prompt(64, vocab, 300 + 17 * j + jobs);
-      request.sampling = engine::SamplingSettings::greedy_settings();
-      request.stop_at_eos = false;
-      request.max_new_tokens = options.decode_tokens;
-      request.on_done = [&](const engine::JobResult& done) {
-        ++finished;
-        generated += done.statistics.generated_tokens;
-        first_token_seconds += done.statistics.time_to_first_token;
-      };
-      session.generator->submit(std::move(request));
-    }
-    // Stepped here rather than run until idle, to see how many jobs the
-    // cache's reservation policy lets run at once.
-    std::size_t most_running = 0;
-    while (session.generator->step())
-      most_running = std::max(most_running, session.generator->running());
-    const double elapsed = seconds_since(start);
-    const cache::CacheStats after = session.runtime->cache().stats();
+  for (std::size_t index = 0; index < options.batch_sizes.size(); ++index) {
+    const int jobs = options.batch_sizes[index];
+    const std::uint32_t seed = 300 + 1000 * static_cast<std::uint32_t>(index);
+    const BatchRun cold = run_batch(session, jobs, vocab, seed, options.batch_tokens);
+    const BatchRun cached = run_batch(session, jobs, vocab, seed, options.batch_tokens);
     batches.push_back({{"jobs", jobs},
-                       {"generated_tokens", generated},
-                       {"tokens_per_s", generated / elapsed},
-                       {"most_running", most_running},
-                       {"mean_first_token_s", first_token_seconds / std::max(1, finished)},
-                       {"preemptions", after.preemptions - before.preemptions},
-                       {"computed_tokens", after.computed_tokens - before.computed_tokens}});
-    progress(std::to_string(jobs) + " concurrent jobs: " + std::to_string(generated / elapsed) +
-             " tokens/s");
+                       {"generated_tokens", cold.generated},
+                       {"tokens_per_s", cold.tokens_per_s},
+                       {"decode_tokens_per_s", cached.tokens_per_s},
+                       {"most_running", cold.most_running},
+                       {"mean_first_token_s", cold.mean_first_token_s},
+                       {"preemptions", cold.preemptions},
+                       {"computed_tokens", cold.computed_tokens},
+                       {"cached_run_computed_tokens", cached.computed_tokens}});
+    progress(std::to_string(jobs) + " concurrent jobs: " + std::to_string(cold.tokens_per_s) +
+             " tokens/s, " + std::to_string(cached.tokens_per_s) + " with cached prompts");
   }
   out["batch"] = batches;
 
@@ -445,9 +474,18 @@ int run_bench(const BenchOptions& options) {
                 d["context"].get<int>(), d["tokens_per_s"].get<double>(),
                 100.0 * d["fraction_of_bandwidth_bound"].get<double>());
   }
+  const double one_job = batches.empty() || batches[0]["jobs"].get<int>() != 1
+                             ? 0.0
+                             : batches[0]["tokens_per_s"].get<double>();
+  const double one_job_decode = one_job > 0 ? batches[0]["decode_tokens_per_s"].get<double>() : 0.0;
   for (const Json& b : batches) {
-    std::printf("%3d concurrent jobs       %8.1f tokens/s\n", b["jobs"].get<int>(),
+    std::printf("%3d concurrent jobs       %8.1f tokens/s", b["jobs"].get<int>(),
                 b["tokens_per_s"].get<double>());
+    if (one_job > 0) std::printf(" (%.2fx one job)", b["tokens_per_s"].get<double>() / one_job);
+    std::printf(", prompts cached %8.1f tokens/s", b["decode_tokens_per_s"].get<double>());
+    if (one_job_decode > 0)
+      std::printf(" (%.2fx)", b["decode_tokens_per_s"].get<double>() / one_job_decode);
+    std::printf("\n");
   }
   const Json& c = out["conversation"];
   std::printf("time to first token      turn 1 %.3f s, turn 10 warm %.3f s, turn 10 cold %.3f s\n",
@@ -501,6 +539,11 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+  command
+      ->add_option("--batch-tokens", options->batch_tokens,
+                   "Tokens each of the concurrent jobs generates")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 4096));
   command
       ->add_option("--turn-words", options->turn_words,
                    "Words in each user message of the 10-turn conversation")
