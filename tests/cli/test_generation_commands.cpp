@@ -261,6 +261,8 @@ class GenerationCommandsTest : public QObject {
                              QStringLiteral("2"),
                              QStringLiteral("--batches"),
                              QStringLiteral("1,3,20"),
+                             QStringLiteral("--batch-tokens"),
+                             QStringLiteral("5"),
                              QStringLiteral("--turn-words"),
                              QStringLiteral("6"),
                              QStringLiteral("--turn-reply"),
@@ -315,8 +317,21 @@ class GenerationCommandsTest : public QObject {
     }
     QCOMPARE(decode_contexts, (QList<int>{64, 300}));
     for (const QJsonValue& b : out[u"batch"].toArray()) {
-      batch_jobs.append(b[u"jobs"].toInt());
-      QCOMPARE(b[u"generated_tokens"].toInt(), 4 * b[u"jobs"].toInt());
+      const int jobs = b[u"jobs"].toInt();
+      batch_jobs.append(jobs);
+      QCOMPARE(b[u"generated_tokens"].toInt(), 5 * jobs);
+      QVERIFY(b[u"tokens_per_s"].toDouble() > 0);
+      QVERIFY(b[u"decode_tokens_per_s"].toDouble() > 0);
+      // The first run computes every 64-token prompt. The second finds them
+      // in the cache, all but the last token of each, where the pages of
+      // all the jobs fit (8 pages of 256 tokens hold 3 jobs' pages, not 20).
+      QCOMPARE(b[u"computed_tokens"].toInt(), 64 * jobs);
+      const int recomputed = b[u"cached_run_computed_tokens"].toInt();
+      if (jobs <= 3) {
+        QCOMPARE(recomputed, jobs);
+      } else {
+        QVERIFY(recomputed <= 64 * jobs);
+      }
     }
     QCOMPARE(batch_jobs, (QList<int>{1, 3, 20}));
 
