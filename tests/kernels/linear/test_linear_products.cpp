@@ -229,9 +229,10 @@ class LinearProductTest : public QObject {
     linear(pool_, x.data(), rows, weight, out.data());
     const Reference reference = reference_product(x, rows, dequantize(weight), weight.out_features,
                                                   weight.in_features, layer->bias);
-    // linear() takes the fastest path: 8-bit inputs for EXL2 decode steps.
+    // linear() takes the fastest path: 8-bit inputs for EXL2 decode steps
+    // of up to four jobs.
     const Exl2RowPath path =
-        rows <= linear_detail::kExl2FewRows && linear_detail::exl2_integer_supported()
+        rows <= linear_detail::kExl2IntegerRows && linear_detail::exl2_integer_supported()
             ? Exl2RowPath::int8_inputs
             : Exl2RowPath::float_inputs;
     expect_near_reference(out, reference, integer_input_slack(*layer, x, rows, path));
@@ -399,10 +400,9 @@ class LinearProductTest : public QObject {
     }
   }
 
-  // The same for EXL2 weights on the integer path: rows go through its
-  // kernels four at a time, and a row's integer sums and their scaling do
-  // not depend on the rows beside it, up to the few-row limit (above it the
-  // float tiles of the batched product take over).
+  // The same for EXL2 weights on the integer path, which takes up to four
+  // rows: a row's integer sums and their scaling do not depend on the rows
+  // beside it. Above that the float kernels sum in another order.
   void exl2RowsOfAFewJobsGiveTheBitsOfOneJob() {
     if (!linear_detail::exl2_integer_supported()) QSKIP("no AVX2 here");
     std::mt19937 rng(29);
@@ -410,7 +410,7 @@ class LinearProductTest : public QObject {
       const std::unique_ptr<Layer> layer = make_layer(format, rng);
       const std::int64_t in = layer->weight.in_features;
       const std::int64_t out = layer->weight.out_features;
-      for (std::int64_t rows = 2; rows <= linear_detail::kExl2FewRows + 1; ++rows) {
+      for (std::int64_t rows = 2; rows <= linear_detail::kExl2IntegerRows + 1; ++rows) {
         const std::vector<float> x = random_inputs(rng, std::size_t(rows * in));
         std::vector<float> together(std::size_t(rows * out), std::nanf(""));
         linear(pool_, x.data(), rows, layer->weight, together.data());
@@ -421,7 +421,7 @@ class LinearProductTest : public QObject {
                                        together.begin() + (r + 1) * out);
           const QString where =
               QStringLiteral("%1, %2 rows, row %3").arg(QLatin1String(format)).arg(rows).arg(r);
-          if (rows <= linear_detail::kExl2FewRows) {
+          if (rows <= linear_detail::kExl2IntegerRows) {
             QVERIFY2(row == alone, qPrintable(where));
           } else {
             QVERIFY2(row != alone, qPrintable(where));

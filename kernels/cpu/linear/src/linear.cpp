@@ -177,7 +177,11 @@ std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
   } else if (exl2_integer_supported()) {
     exl2 = "integers: 8-bit inputs (2- and 4-bit groups) and 16-bit, AVX2";
   }
-  paths.emplace_back("EXL2 decode products, 1 to " + std::to_string(kExl2FewRows) + " rows", exl2);
+  paths.emplace_back("EXL2 decode products, 1 to " + std::to_string(kExl2IntegerRows) + " rows",
+                     exl2);
+  paths.emplace_back("EXL2 decode products, " + std::to_string(kExl2IntegerRows + 1) + " to " +
+                         std::to_string(kExl2FewRows) + " rows",
+                     "float, four rows per pass, " + portable);
   return paths;
 }
 

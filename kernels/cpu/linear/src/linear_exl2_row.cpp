@@ -262,7 +262,8 @@ Exl2FewRows::Exl2FewRows(const Product& product, const Exl2Weight& weight, std::
       width_(static_cast<int>((product.out_features + kLanes - 1) / kLanes * kLanes)),
       starts_(slice_starts(weight)) {
   if (path_ == Exl2RowPath::fastest) {
-    path_ = exl2_integer_supported() ? Exl2RowPath::int8_inputs : Exl2RowPath::float_inputs;
+    path_ = exl2_integer_supported() && rows_ <= kExl2IntegerRows ? Exl2RowPath::int8_inputs
+                                                                  : Exl2RowPath::float_inputs;
   }
   if (path_ != Exl2RowPath::float_inputs) {
     if (!exl2_integer_supported()) throw std::logic_error("the integer EXL2 product needs AVX2");

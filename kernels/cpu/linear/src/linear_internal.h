@@ -115,10 +115,16 @@ void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std
 // EXL2 products of at most kExl2FewRows input rows (decode steps of a few
 // jobs), `xp` already in quantized order and `columns` the row length of
 // q_weight: each weight is unpacked once for every four rows
-// (linear_exl2_row.cpp). Up to 16 rows, four at a time, the integer kernel
-// ran 1.4 to 2.6 times as fast as the float tiles of the batched product
-// (one thread, 96M shape's MLP weights).
+// (linear_exl2_row.cpp). For 5 to 8 rows the float kernel of these, four
+// rows at a time, ran 1.4 to 1.8 times as fast as the float tiles of the
+// batched product (one thread, 96M shape's MLP weights), and as fast at 16.
 inline constexpr std::int64_t kExl2FewRows = 16;
+// The fastest path takes 8-bit inputs (the integer kernel) for at most this
+// many rows: a decode step of up to four jobs. More rows stay in float: a
+// mixture of experts' prefill gives each expert products of a few rows, and
+// 8-bit inputs there moved a 24-token prompt's logits by 0.5% of their range
+// (random-weight Mixtral in EXL2 4.0) where float products stay within 1e-4.
+inline constexpr std::int64_t kExl2IntegerRows = 4;
 // How exl2_few_rows_product multiplies: `fastest` uses the integer kernel
 // with 8-bit inputs where the processor has AVX2; tests ask for each path by
 // name. int16_inputs quantizes every group's inputs to 16 bits; int8_inputs
