@@ -60,6 +60,8 @@ QList<ui::DeviceMemoryView> device_views(engine::ModelRuntime& runtime,
     for (const cache::DeviceCacheBytes& bytes : stats.devices) {
       if (bytes.device == device.index) view.cache = bytes.allocated_bytes;
     }
+    // The residual window's FP16 pages are the cache's too.
+    view.cache += runtime.storage().mirror_bytes_on(device.index);
     // The planner's scratch: what the forward pass allocates per device,
     // including one that holds no layer but the cache of all of them.
     for (const engine::DevicePlacement& placed : plan.devices) {

@@ -92,6 +92,7 @@ engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
   options.max_chunk_tokens = step_tokens(settings);
   options.max_sequences = settings.max_batch + 1;
   options.host_pages = host_pages(model, *format, settings.host_cache_mib);
+  options.residual_window = settings.residual_window;
   options.reserve_bytes = reserves(settings, selected);
   if (settings.reserve_pages == QLatin1String("all")) {
     options.reservation = cache::ReservationPolicy::ReserveOnAdmission;

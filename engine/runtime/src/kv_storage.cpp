@@ -130,6 +130,16 @@ std::int64_t KvStorage::mirror_bytes() const {
   return bytes;
 }
 
+std::int64_t KvStorage::mirror_bytes_on(int device) const {
+  std::int64_t bytes = 0;
+  for (std::size_t layer = 0; layer < planes_.size(); ++layer) {
+    if (devices_[layer] != device) continue;
+    const Planes& planes = planes_[layer];
+    bytes += static_cast<std::int64_t>(planes.key_mirror.bytes() + planes.value_mirror.bytes());
+  }
+  return bytes;
+}
+
 void KvStorage::set_planes(std::size_t layer, Planes planes) {
   planes_[layer] = std::move(planes);
   const Planes& p = planes_[layer];

@@ -120,6 +120,29 @@ class MemorySnapshotTest : public QObject {
     QCOMPARE(view.cache.cached_pages, pool_stats.cached_pages);
   }
 
+  // A coded cache with a residual window: the device's cache counts the
+  // window's FP16 pages (one per layer, keys and values, for each of its two
+  // slots) beside the coded pages, so none of it shows as other processes'.
+  void theResidualWindowCountsAsCache() {
+    test::SmallModel model(test::qwen2_spec(5));
+    kernels::CpuBackend backend;
+    engine::RuntimeOptions options = test::small_options(cache::CacheFormat::Q4);
+    options.residual_window = 2;
+    engine::ModelRuntime runtime(model.description, backend, options);
+    engine::Generator generator(runtime, *model.tokenizer);
+    generator.submit(labelled_request("Trip to Lisbon", 3));
+    QVERIFY(generator.step());
+    const ui::MemorySnapshotView snapshot = gui::memory_snapshot(runtime, generator);
+    QCOMPARE(snapshot.devices.size(), qsizetype(1));
+    const engine::ModelDescription& described = *model.description;
+    const qint64 window = qint64{2} * described.config.num_layers * 16 *
+                          described.config.num_kv_heads * described.config.head_dim * 2 * 2;
+    QCOMPARE(runtime.storage().mirror_bytes_on(0), window);
+    const cache::CacheStats stats = runtime.cache().stats();
+    QCOMPARE(stats.devices.size(), std::size_t(1));
+    QCOMPARE(snapshot.devices[0].cache, stats.devices[0].allocated_bytes + window);
+  }
+
   void aModelWithoutAWindowPoolHasNone() {
     test::SmallModel model(test::qwen2_spec(5));
     kernels::CpuBackend backend;

@@ -100,6 +100,23 @@ class SettingsPlanTest : public QObject {
     choose("q4", "q4");
     QTRY_VERIFY(!plan->isStale());
 
+    // The residual window adds an FP16 page (256 tokens) of keys and values
+    // per layer for each of its chats, beside the coded cache.
+    auto* window = panel.findChild<QSpinBox*>(QStringLiteral("residualWindow"));
+    QVERIFY(window);
+    QTRY_COMPARE(plan->plan(), planner_says(panel.settings()));
+    const qint64 coded = cache_bytes(plan->plan());
+    // Q4: keys and values each 64 bytes and an FP16 scale per K/V head (a
+    // group of 32) per token and layer.
+    QCOMPARE(coded, qint64{8192} * 6 * 2 * (4 * 32 / 2 + 4 * 2));
+    window->setValue(3);
+    QCOMPARE(panel.settings().residual_window, 3);
+    QTRY_VERIFY(cache_bytes(plan->plan()) != coded && !plan->isStale());
+    QCOMPARE(plan->plan(), planner_says(panel.settings()));
+    QCOMPARE(cache_bytes(plan->plan()) - coded, qint64{3} * 6 * 256 * 4 * 32 * 2 * 2);
+    window->setValue(0);
+    QTRY_VERIFY(cache_bytes(plan->plan()) == coded && !plan->isStale());
+
     // Balanced puts layers on both devices; filling in order keeps them on one.
     split->setCurrentIndex(split->findData(QStringLiteral("balanced")));
     QTRY_COMPARE(plan->plan(), planner_says(panel.settings()));

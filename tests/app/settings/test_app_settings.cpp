@@ -35,6 +35,7 @@ AppSettings every_value_changed(const QString& path) {
   e.cache_format = QStringLiteral("q6");
   e.cache_tokens = 131072;
   e.host_cache_mib = 8192;
+  e.residual_window = 6;
   e.cache_residence = QStringLiteral("offload-global");
   e.cache_device = 2;
   e.max_batch = 4;
@@ -82,6 +83,7 @@ class TestAppSettings : public QObject {
     QCOMPARE(e.cache_format, QStringLiteral("fp16"));
     QCOMPARE(e.cache_tokens, 16384);
     QCOMPARE(e.host_cache_mib, 0);
+    QCOMPARE(e.residual_window, 0);
     QCOMPARE(e.cache_residence, QStringLiteral("device"));
     QCOMPARE(e.cache_device, -1);
     QCOMPARE(e.max_batch, 16);
@@ -111,7 +113,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 36);
+    QCOMPARE(keys.size(), 37);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);
@@ -147,6 +149,7 @@ class TestAppSettings : public QObject {
     QCOMPARE(read.engine.remote_url, written.engine.remote_url);
     QCOMPARE(read.engine.remote_model, written.engine.remote_model);
     QCOMPARE(read.engine.manual_gb, written.engine.manual_gb);
+    QCOMPARE(read.engine.residual_window, written.engine.residual_window);
     QCOMPARE(read.engine.system_prompt, written.engine.system_prompt);
     QCOMPARE(read.engine.sampling, written.engine.sampling);
     QCOMPARE(read.window, written.window);

@@ -23,7 +23,7 @@ struct ChangeCase {
 
 using Split = EngineSettings::Split;
 
-const std::array<ChangeCase, 25> kCases = {{
+const std::array<ChangeCase, 26> kCases = {{
     {"nothing", [](EngineSettings&, EngineSettings&) {}, ApplyEffect::None, ""},
     {"model", [](EngineSettings&, EngineSettings& e) { e.model_directory = "/models/b"; },
      ApplyEffect::Reload, "model"},
@@ -61,6 +61,8 @@ const std::array<ChangeCase, 25> kCases = {{
      ApplyEffect::Reload, "cache size"},
     {"host cache", [](EngineSettings&, EngineSettings& e) { e.host_cache_mib = 0; },
      ApplyEffect::Reload, "host cache"},
+    {"residual window", [](EngineSettings&, EngineSettings& e) { e.residual_window = 0; },
+     ApplyEffect::Reload, "residual window"},
     {"cache residence", [](EngineSettings&, EngineSettings& e) { e.cache_residence = "offloaded"; },
      ApplyEffect::Reload, "cache residence"},
     {"cache device", [](EngineSettings&, EngineSettings& e) { e.cache_device = 0; },

@@ -10,9 +10,10 @@ bool operator==(const EngineSettings& a, const EngineSettings& b) {
          same_list(a.manual_gb, b.manual_gb) && a.reserve_mib == b.reserve_mib &&
          same_list(a.device_reserve_mib, b.device_reserve_mib) && a.max_context == b.max_context &&
          a.cache_format == b.cache_format && a.cache_tokens == b.cache_tokens &&
-         a.host_cache_mib == b.host_cache_mib && a.reserve_pages == b.reserve_pages &&
-         a.cache_residence == b.cache_residence && a.cache_device == b.cache_device &&
-         a.max_batch == b.max_batch && a.chunk_size == b.chunk_size && a.sampling == b.sampling &&
+         a.host_cache_mib == b.host_cache_mib && a.residual_window == b.residual_window &&
+         a.reserve_pages == b.reserve_pages && a.cache_residence == b.cache_residence &&
+         a.cache_device == b.cache_device && a.max_batch == b.max_batch &&
+         a.chunk_size == b.chunk_size && a.sampling == b.sampling &&
          a.system_prompt == b.system_prompt && a.prompt_format == b.prompt_format;
 }
 
@@ -37,6 +38,8 @@ QStringList reload_reasons(const EngineSettings& applied, const EngineSettings& 
   if (applied.cache_format != edited.cache_format) reasons << QStringLiteral("cache format");
   if (applied.cache_tokens != edited.cache_tokens) reasons << QStringLiteral("cache size");
   if (applied.host_cache_mib != edited.host_cache_mib) reasons << QStringLiteral("host cache");
+  if (applied.residual_window != edited.residual_window)
+    reasons << QStringLiteral("residual window");
   if (applied.reserve_pages != edited.reserve_pages) reasons << QStringLiteral("page reservation");
   if (applied.cache_residence != edited.cache_residence)
     reasons << QStringLiteral("cache residence");

@@ -137,6 +137,7 @@ EngineSettings SettingsPanel::settings() const {
   s.cache_format = cacheFormat();
   s.cache_tokens = cache_tokens_->value();
   s.host_cache_mib = host_cache_->value();
+  s.residual_window = residual_window_->value();
   s.reserve_pages = reserve_pages_->currentData().toString();
   s.cache_residence = cache_residence_->currentData().toString();
   s.cache_device = cache_device_->currentIndex() < 0 ? -1 : cache_device_->currentData().toInt();

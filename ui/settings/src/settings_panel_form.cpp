@@ -177,6 +177,15 @@ QGroupBox* SettingsPanel::buildCacheGroup() {
                                   "lose more than values."),
                                group));
 
+  residual_window_ =
+      int_field(QStringLiteral("residualWindow"), limits::kResidualWindow, 1, tr(" chats"), group);
+  residual_window_->setSpecialValueText(tr("Off"));
+  residual_window_->setToolTip(
+      tr("Each of this many running chats also keeps its newest tokens (the page being written) "
+         "in FP16 beside a coded cache, so attention reads them exactly; each costs one FP16 "
+         "page per layer. Nothing changes with an FP16 cache."));
+  form->addRow(tr("Residual window"), residual_window_);
+
   cache_tokens_ =
       int_field(QStringLiteral("cacheTokens"), limits::kCacheTokens, 4096, tr(" tokens"), group);
   cache_tokens_->setToolTip(
@@ -348,8 +357,8 @@ void SettingsPanel::connectEdits() {
                          cache_residence_, cache_device_}) {
     connect(box, &QComboBox::currentIndexChanged, this, edited);
   }
-  for (QSpinBox* box :
-       {max_context_, cache_tokens_, host_cache_, max_batch_, chunk_size_, top_k_}) {
+  for (QSpinBox* box : {max_context_, cache_tokens_, host_cache_, residual_window_, max_batch_,
+                        chunk_size_, top_k_}) {
     connect(box, &QSpinBox::valueChanged, this, edited);
   }
   connect(reserve_, &QDoubleSpinBox::valueChanged, devices_, &DeviceSelector::setCommonReserve);
@@ -378,6 +387,7 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   selectCacheFormat(s.cache_format);
   cache_tokens_->setValue(s.cache_tokens);
   host_cache_->setValue(s.host_cache_mib);
+  residual_window_->setValue(s.residual_window);
   select_by_data(reserve_pages_, s.reserve_pages);
   reserve_pages_hint_->setText(reservation_explanation(s.reserve_pages));
   select_by_data(cache_residence_, s.cache_residence);

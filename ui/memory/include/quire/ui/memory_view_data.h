@@ -18,7 +18,7 @@ struct DeviceMemoryView {
   QString name;  // e.g. "GPU 0 · NVIDIA H100"
   qint64 total = 0;
   qint64 weights = 0;
-  qint64 cache = 0;    // KV cache pages allocated on this device
+  qint64 cache = 0;    // KV cache pages (and residual-window pages) allocated on this device
   qint64 scratch = 0;  // activations and working buffers
   qint64 other = 0;    // used by other processes
   qint64 free = 0;

@@ -52,6 +52,9 @@ struct EngineSettings {
   QString cache_format;    // "fp16", "q8", "q6", "q4" or "fp8"
   int cache_tokens = 0;    // size of the shared paged cache, in tokens
   int host_cache_mib = 0;  // host-memory tier for evicted pages; 0: off
+  // Running chats whose newest page is also kept in FP16 beside a coded
+  // cache (the residual window, --residual-window); 0: off.
+  int residual_window = 0;
   // "all": a reply's every page is reserved when it starts; "on-demand":
   // pages are taken as it grows (reservation_ids()).
   QString reserve_pages;

@@ -34,6 +34,8 @@ inline constexpr IntRange kMaxContext{256, 1 << 20};
 inline constexpr IntRange kCacheTokens{256, 1 << 24};
 inline constexpr IntRange kHostCacheMib{0, 1 << 20};
 inline constexpr IntRange kMaxBatch{1, 256};
+// Chats whose newest page the residual window keeps in FP16: at most a batch.
+inline constexpr IntRange kResidualWindow{0, kMaxBatch.max};
 inline constexpr IntRange kChunkSize{1, 65536};
 inline constexpr RealRange kTemperature{0, 5, 2};
 inline constexpr RealRange kTopP{0, 1, 2};

@@ -142,6 +142,7 @@ class SettingsPanel : public QWidget {
   QSpinBox* cache_tokens_ = nullptr;
   QLabel* cache_issue_ = nullptr;
   QSpinBox* host_cache_ = nullptr;
+  QSpinBox* residual_window_ = nullptr;
   QComboBox* reserve_pages_ = nullptr;
   QLabel* reserve_pages_hint_ = nullptr;
   QComboBox* cache_residence_ = nullptr;

@@ -83,8 +83,9 @@ class KvStorage {
   // Decodes the page's first `tokens` tokens into mirror `slot` of every
   // mirrored layer.
   void fill_mirror(int slot, cache::PageIndex page, int tokens);
-  // Device bytes of every layer's mirrors.
+  // Device bytes of every layer's mirrors, and of those on one device.
   std::int64_t mirror_bytes() const;
+  std::int64_t mirror_bytes_on(int device) const;
   bool has_window_pool() const { return config_.window_pages > 0; }
   // Allocates the layer's pages on `device`, or in host memory with a
   // staging ring on `device` (the ring is shared by the device's host
