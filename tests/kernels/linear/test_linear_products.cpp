@@ -183,6 +183,33 @@ std::vector<float> permuted_inputs(const Exl2Fixture& exl2, const std::vector<fl
   return xp;
 }
 
+// Products of 2 to limit + 1 input rows of `format`: up to `limit` rows each
+// row's outputs are the bits it gets alone; above it they are not (the
+// batched product sums in another order).
+void expect_rows_as_alone(const char* format, std::int64_t limit, std::mt19937& rng) {
+  ThreadPool pool(3);  // as the tests' own pool
+  const std::unique_ptr<Layer> layer = make_layer(format, rng);
+  const std::int64_t in = layer->weight.in_features;
+  const std::int64_t out = layer->weight.out_features;
+  for (std::int64_t rows = 2; rows <= limit + 1; ++rows) {
+    const std::vector<float> x = random_inputs(rng, std::size_t(rows * in));
+    std::vector<float> together(std::size_t(rows * out), std::nanf(""));
+    linear(pool, x.data(), rows, layer->weight, together.data());
+    for (std::int64_t r = 0; r < rows; ++r) {
+      std::vector<float> alone(std::size_t(out), std::nanf(""));
+      linear(pool, x.data() + r * in, 1, layer->weight, alone.data());
+      const std::vector<float> row(together.begin() + r * out, together.begin() + (r + 1) * out);
+      const QString where =
+          QStringLiteral("%1, %2 rows, row %3").arg(QLatin1String(format)).arg(rows).arg(r);
+      if (rows <= limit) {
+        QVERIFY2(row == alone, qPrintable(where));
+      } else {
+        QVERIFY2(row != alone, qPrintable(where));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 class LinearProductTest : public QObject {
@@ -380,24 +407,7 @@ class LinearProductTest : public QObject {
   void f16RowsOfAFewJobsGiveTheBitsOfOneJob() {
     if (!linear_detail::f16_dots_available()) QSKIP("no AVX2, FMA and F16C here");
     std::mt19937 rng(23);
-    const std::unique_ptr<Layer> layer = make_layer("dense-f16", rng);
-    const std::int64_t in = layer->weight.in_features;
-    const std::int64_t out = layer->weight.out_features;
-    for (std::int64_t rows = 2; rows <= linear_detail::kF16FewRows + 1; ++rows) {
-      const std::vector<float> x = random_inputs(rng, std::size_t(rows * in));
-      std::vector<float> together(std::size_t(rows * out), std::nanf(""));
-      linear(pool_, x.data(), rows, layer->weight, together.data());
-      for (std::int64_t r = 0; r < rows; ++r) {
-        std::vector<float> alone(std::size_t(out), std::nanf(""));
-        linear(pool_, x.data() + r * in, 1, layer->weight, alone.data());
-        const std::vector<float> row(together.begin() + r * out, together.begin() + (r + 1) * out);
-        if (rows <= linear_detail::kF16FewRows) {
-          QVERIFY2(row == alone, qPrintable(QStringLiteral("%1 rows, row %2").arg(rows).arg(r)));
-        } else {
-          QVERIFY(row != alone);  // the tiled product sums in another order
-        }
-      }
-    }
+    expect_rows_as_alone("dense-f16", linear_detail::kF16FewRows, rng);
   }
 
   // The same for EXL2 weights on the integer path, which takes up to four
@@ -406,29 +416,8 @@ class LinearProductTest : public QObject {
   void exl2RowsOfAFewJobsGiveTheBitsOfOneJob() {
     if (!linear_detail::exl2_integer_supported()) QSKIP("no AVX2 here");
     std::mt19937 rng(29);
-    for (const char* format : {"exl2-mixed", "exl2-permuted"}) {
-      const std::unique_ptr<Layer> layer = make_layer(format, rng);
-      const std::int64_t in = layer->weight.in_features;
-      const std::int64_t out = layer->weight.out_features;
-      for (std::int64_t rows = 2; rows <= linear_detail::kExl2IntegerRows + 1; ++rows) {
-        const std::vector<float> x = random_inputs(rng, std::size_t(rows * in));
-        std::vector<float> together(std::size_t(rows * out), std::nanf(""));
-        linear(pool_, x.data(), rows, layer->weight, together.data());
-        for (std::int64_t r = 0; r < rows; ++r) {
-          std::vector<float> alone(std::size_t(out), std::nanf(""));
-          linear(pool_, x.data() + r * in, 1, layer->weight, alone.data());
-          const std::vector<float> row(together.begin() + r * out,
-                                       together.begin() + (r + 1) * out);
-          const QString where =
-              QStringLiteral("%1, %2 rows, row %3").arg(QLatin1String(format)).arg(rows).arg(r);
-          if (rows <= linear_detail::kExl2IntegerRows) {
-            QVERIFY2(row == alone, qPrintable(where));
-          } else {
-            QVERIFY2(row != alone, qPrintable(where));
-          }
-        }
-      }
-    }
+    for (const char* format : {"exl2-mixed", "exl2-permuted"})
+      expect_rows_as_alone(format, linear_detail::kExl2IntegerRows, rng);
   }
 
   void threadCountDoesNotChangeResults() {
