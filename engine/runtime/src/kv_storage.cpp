@@ -126,16 +126,14 @@ void KvStorage::fill_mirror(int slot, cache::PageIndex page, int tokens) {
 std::int64_t KvStorage::mirror_bytes() const {
   std::int64_t bytes = 0;
   for (const Planes& planes : planes_)
-    bytes += static_cast<std::int64_t>(planes.key_mirror.bytes() + planes.value_mirror.bytes());
+    bytes += planes.mirror_bytes();
   return bytes;
 }
 
 std::int64_t KvStorage::mirror_bytes_on(int device) const {
   std::int64_t bytes = 0;
   for (std::size_t layer = 0; layer < planes_.size(); ++layer) {
-    if (devices_[layer] != device) continue;
-    const Planes& planes = planes_[layer];
-    bytes += static_cast<std::int64_t>(planes.key_mirror.bytes() + planes.value_mirror.bytes());
+    if (devices_[layer] == device) bytes += planes_[layer].mirror_bytes();
   }
   return bytes;
 }

@@ -83,7 +83,9 @@ std::shared_ptr<const ModelDescription> runnable_on(std::shared_ptr<const ModelD
 
 int residual_window_slots(const RuntimeOptions& options) {
   if (options.cache_format == cache::CacheFormat::FP16) return 0;
-  return std::max(options.residual_window, 0);
+  // No step holds more sequences than the runtime has room for, so more
+  // slots would be memory no sequence ever uses.
+  return std::clamp(options.residual_window, 0, std::max(options.max_sequences, 0));
 }
 
 PlacementRequest placement_request(const ModelDescription& model,

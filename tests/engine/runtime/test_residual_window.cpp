@@ -230,6 +230,19 @@ class ResidualWindowTest : public QObject {
     QCOMPARE(fp16.storage().mirror_slots(), 0);
     QCOMPARE(with.plan().devices.at(0).cache - without.plan().devices.at(0).cache, expected);
     QCOMPARE(with.plan().pages, without.plan().pages);
+
+    // A window wider than the sequences a step can hold gets a slot per
+    // sequence, no more, in memory and in the plan.
+    engine::RuntimeOptions wide_options = window_options(q4, 40);
+    wide_options.max_sequences = 5;
+    engine::RuntimeOptions five_options = window_options(q4, 5);
+    five_options.max_sequences = 5;
+    QCOMPARE(engine::residual_window_slots(wide_options), 5);
+    engine::ModelRuntime wide(model_->description(), backend, wide_options);
+    engine::ModelRuntime five(model_->description(), backend, five_options);
+    QCOMPARE(wide.storage().mirror_slots(), 5);
+    QCOMPARE(wide.storage().mirror_bytes(), 5 * expected / 4);
+    QCOMPARE(wide.plan().devices.at(0).cache, five.plan().devices.at(0).cache);
   }
 };
 

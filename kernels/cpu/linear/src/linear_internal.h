@@ -126,7 +126,8 @@ inline constexpr std::int64_t kExl2FewRows = 16;
 // (random-weight Mixtral in EXL2 4.0) where float products stay within 1e-4.
 inline constexpr std::int64_t kExl2IntegerRows = 4;
 // How exl2_few_rows_product multiplies: `fastest` uses the integer kernel
-// with 8-bit inputs where the processor has AVX2; tests ask for each path by
+// with 8-bit inputs where the processor has AVX2 and there are at most
+// kExl2IntegerRows rows, the float kernel otherwise; tests ask for each path by
 // name. int16_inputs quantizes every group's inputs to 16 bits; int8_inputs
 // does so for 2- and 4-bit groups only, the rest again to 16 bits, and
 // multiplies those groups with 512-bit registers where the processor has

@@ -154,6 +154,9 @@ class KvStorage {
   struct Planes {
     kernels::DeviceBuffer key_data, key_scales, value_data, value_scales;
     kernels::DeviceBuffer key_mirror, value_mirror;  // residual window; none on the host
+    std::int64_t mirror_bytes() const {
+      return static_cast<std::int64_t>(key_mirror.bytes() + value_mirror.bytes());
+    }
   };
   std::uint8_t* host_slot(cache::HostSlot slot, std::size_t layer);
   Planes allocate_planes(std::size_t layer, int device, PageHome home);

@@ -36,7 +36,8 @@ struct RuntimeOptions {
   // The residual window: up to this many running sequences read their open
   // page (the newest tokens, the most attended) from an FP16 mirror instead
   // of its coding (KvStorage::Config::mirror_slots); each slot costs one
-  // FP16 page per layer, priced by the plan. 0, or an FP16 cache: none.
+  // FP16 page per layer, priced by the plan. 0, or an FP16 cache: none;
+  // more than max_sequences: max_sequences.
   int residual_window = kDefaultResidualWindow;
   int host_pages = 0;
   cache::ReservationPolicy reservation = cache::ReservationPolicy::ReserveOnAdmission;
@@ -74,7 +75,7 @@ bool cache_layer_offloaded(const ModelDescription& model, std::size_t layer,
                            CacheResidence residence);
 
 // The residual window's mirror slots these options give: none for an FP16
-// cache.
+// cache, and at most max_sequences.
 int residual_window_slots(const RuntimeOptions& options);
 
 // What a placement request for this model with these options looks like.
