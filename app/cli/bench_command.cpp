@@ -295,6 +295,10 @@ int run_bench(const BenchOptions& options) {
   if (cpu != nullptr) {
     peak = cpu->multiply_add_peak();
     out["multiply_add_peak"] = {{"per_s", peak.per_second}, {"instructions", peak.instructions}};
+    if (peak.integer_per_second > 0) {
+      out["integer_multiply_add_peak"] = {{"per_s", peak.integer_per_second},
+                                          {"instructions", peak.integer_instructions}};
+    }
     Json paths = Json::object();
     for (const auto& [kernel, path] : kernels::CpuBackend::kernel_paths())
       paths[kernel] = path;
@@ -304,6 +308,9 @@ int run_bench(const BenchOptions& options) {
     const double rate = p["tokens_per_s"].get<double>() * multiply_adds_per_token;
     p["fraction_of_matmul_rate"] = rate / product_rate;
     if (cpu != nullptr) p["fraction_of_peak"] = rate / peak.per_second;
+    // EXL2 prefill on the integer tiles runs on the integer peak instead
+    // (kernel_paths says which path the products took).
+    if (peak.integer_per_second > 0) p["fraction_of_integer_peak"] = rate / peak.integer_per_second;
   }
   out["prefill"] = prefill;
 
@@ -458,6 +465,10 @@ int run_bench(const BenchOptions& options) {
   if (out.contains("multiply_add_peak")) {
     std::printf("multiply-add peak         %8.1f G/s (%s, %d threads)\n", peak.per_second / 1e9,
                 peak.instructions.c_str(), out["threads"].get<int>());
+    if (peak.integer_per_second > 0) {
+      std::printf("integer multiply-add peak %8.1f G/s (%s)\n", peak.integer_per_second / 1e9,
+                  peak.integer_instructions.c_str());
+    }
     for (const auto& [kernel, path] : out["kernel_paths"].items())
       std::printf("  %s: %s\n", kernel.c_str(), path.get<std::string>().c_str());
   }
@@ -467,6 +478,10 @@ int run_bench(const BenchOptions& options) {
                 100.0 * p["fraction_of_matmul_rate"].get<double>());
     if (p.contains("fraction_of_peak"))
       std::printf(", %.0f%% of the peak", 100.0 * p["fraction_of_peak"].get<double>());
+    if (p.contains("fraction_of_integer_peak")) {
+      std::printf(", %.0f%% of the integer peak",
+                  100.0 * p["fraction_of_integer_peak"].get<double>());
+    }
     std::printf(")\n");
   }
   for (const Json& d : decode) {

@@ -3,7 +3,9 @@
 // code in float64) computed the fixtures in tests/data/reference/ from models
 // made by `quire-cli make-model` with the same arguments.
 //
-// Tolerance: |quire - reference| <= 2e-4 * max|reference row| + 1e-5. Quire
+// Tolerance: |quire - reference| <= 2e-4 * max|reference row| + 1e-5 (5e-4
+// for EXL2 weights, whose batched products may round their inputs to 16
+// bits; see the test). Quire
 // computes in FP32 (weights dequantized exactly, FP32 accumulation) against a
 // float64 reference that rounds K and V to FP16 as Quire's FP16 cache does;
 // what remains is FP32 rounding through a few layers, about 1e-6 relative,
@@ -101,6 +103,16 @@ class GoldenLogitsTest : public QObject {
     const QJsonArray actual = QJsonDocument::fromJson(run.out).object()[u"logits"].toArray();
     QCOMPARE(actual.size(), tokens.size());
 
+    // EXL2 products of more than four rows take 16-bit inputs where the
+    // processor has AVX-512 VNNI (linear_exl2_batched.cpp): each input is
+    // rounded to 1/65534 of the largest in its group, about the rounding of
+    // the FP16 activations exllamav2 multiplies these weights with, and that
+    // moves these logits by up to 2.4e-4 of the largest (gemma2-exl2; 2e-5
+    // on the float path).
+    const QJsonObject config = load_fixture(model + QStringLiteral("/config.json"));
+    const bool exl2 =
+        config[u"quantization_config"].toObject()[u"quant_method"].toString() == u"exl2";
+    const double relative_bound = exl2 ? 5e-4 : 2e-4;
     const QJsonArray positions = expected[u"positions"].toArray();
     const QJsonArray rows = expected[u"logits"].toArray();
     double worst = 0.0;
@@ -111,7 +123,7 @@ class GoldenLogitsTest : public QObject {
       double scale = 0.0;
       for (const QJsonValue& value : want)
         scale = std::max(scale, std::fabs(value.toDouble()));
-      const double bound = 2e-4 * scale + 1e-5;
+      const double bound = relative_bound * scale + 1e-5;
       for (qsizetype v = 0; v < want.size(); ++v) {
         const double difference = std::fabs(got[v].toDouble() - want[v].toDouble());
         worst = std::max(worst, difference / scale);

@@ -257,11 +257,15 @@ class LinearProductTest : public QObject {
     const Reference reference = reference_product(x, rows, dequantize(weight), weight.out_features,
                                                   weight.in_features, layer->bias);
     // linear() takes the fastest path: 8-bit inputs for EXL2 decode steps
-    // of up to four jobs.
-    const Exl2RowPath path =
-        rows <= linear_detail::kExl2IntegerRows && linear_detail::exl2_integer_supported()
-            ? Exl2RowPath::int8_inputs
-            : Exl2RowPath::float_inputs;
+    // of up to four jobs, 16-bit ones on the integer tiles above that where
+    // they run.
+    Exl2RowPath path = Exl2RowPath::float_inputs;
+    if (rows <= linear_detail::kExl2IntegerRows && linear_detail::exl2_integer_supported()) {
+      path = Exl2RowPath::int8_inputs;
+    } else if (const auto* exl2 = std::get_if<Exl2Weight>(&weight.format);
+               exl2 && linear_detail::exl2_takes_integer_tiles(rows, *exl2)) {
+      path = Exl2RowPath::int16_inputs;
+    }
     expect_near_reference(out, reference, integer_input_slack(*layer, x, rows, path));
   }
 

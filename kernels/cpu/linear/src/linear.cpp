@@ -132,7 +132,8 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
   for (std::size_t i = 0; i < weights.size(); ++i) {
     const LinearWeight& weight = *weights[i];
     const auto* exl2 = std::get_if<Exl2Weight>(&weight.format);
-    if (exl2 == nullptr || rows > linear_detail::kExl2FewRows) {
+    if (exl2 == nullptr || rows > linear_detail::kExl2FewRows ||
+        linear_detail::exl2_takes_integer_tiles(rows, *exl2)) {
       linear(pool, x, rows, weight, outs[i]);
       continue;
     }
@@ -168,7 +169,15 @@ std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
   const std::string portable = vectorized_clone_name();
   std::vector<std::pair<std::string, std::string>> paths;
   paths.emplace_back("batched (prefill) products",
-                     apply_tile_blocked() ? "AVX2+FMA, 6x16 register blocks" : portable);
+                     apply_tile_wide()      ? "AVX-512 FMA, 12x32 register blocks (8-column "
+                                              "tiles: AVX2+FMA, 12x8)"
+                     : apply_tile_blocked() ? "AVX2+FMA, 6x16 register blocks"
+                                            : portable);
+  paths.emplace_back("EXL2 batched (prefill) products",
+                     exl2_batched_integer_supported()
+                         ? "integers: 16-bit inputs, AVX-512 VNNI, 12x32 register blocks (groups "
+                           "of whole 32-row blocks)"
+                         : "float tiles, as the batched products");
   paths.emplace_back("FP16 decode products, 1 to " + std::to_string(kF16FewRows) + " rows",
                      f16_dots_available() ? "AVX2+FMA+F16C dot products" : portable);
   std::string exl2 = portable;
@@ -181,7 +190,8 @@ std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
                      exl2);
   paths.emplace_back("EXL2 decode products, " + std::to_string(kExl2IntegerRows + 1) + " to " +
                          std::to_string(kExl2FewRows) + " rows",
-                     "float, four rows per pass, " + portable);
+                     exl2_batched_integer_supported() ? "the integer tiles of the batched products"
+                                                      : "float, four rows per pass, " + portable);
   return paths;
 }
 

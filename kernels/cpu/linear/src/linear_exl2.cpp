@@ -3,6 +3,7 @@
 // weights are then read strictly in storage order, group after group.
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "linear_internal.h"
@@ -180,21 +181,56 @@ void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& we
   const ScratchLease<std::vector<float>> xp;
   exl2_permute_inputs(pool, product, weight, *xp);
   const std::int64_t columns = exl2_columns(product, weight);
-  if (product.rows <= kExl2FewRows) {
+  if (!exl2_takes_integer_tiles(product.rows, weight) && product.rows <= kExl2FewRows) {
     exl2_few_rows_product(pool, product, weight, columns, xp->data());
     return;
   }
-  const Exl2Call call{product, weight, columns, xp->data()};
+  exl2_batched_product(pool, product, weight, columns, xp->data());
+}
+
+bool exl2_takes_integer_tiles(std::int64_t rows, const Exl2Weight& weight) {
+  return rows > kExl2IntegerRows && exl2_batched_integer_supported() &&
+         exl2_batched_integer_takes(weight);
+}
+
+void exl2_batched_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
+                          std::int64_t columns, const float* xp, Exl2BatchPath path) {
+  const bool integer_possible =
+      exl2_batched_integer_supported() && exl2_batched_integer_takes(weight);
+  if (path == Exl2BatchPath::integer_tiles && !integer_possible)
+    throw std::logic_error("the integer EXL2 tiles need AVX-512 VNNI and whole 32-row groups");
+  const bool integer = integer_possible && path != Exl2BatchPath::float_tiles;
+  const ScratchLease<Exl2IntegerInputs> inputs;
+  if (integer) {
+    const auto rows = static_cast<int>(product.rows);
+    exl2_integer_layout(weight, rows, product.in_features, false, *inputs);
+    pool.parallel_for(static_cast<std::int64_t>(weight.groups.size()), 4,
+                      [&](std::int64_t first, std::int64_t last) {
+                        exl2_integer_quantize(weight, xp, rows, product.in_features,
+                                              std::size_t(first), std::size_t(last), *inputs);
+                      });
+  }
+  const Exl2Call call{product, weight, columns, xp};
   const TileGrid grid(product.rows, call.columns);
   pool.parallel_for(grid.size(), 1, [&](std::int64_t first, std::int64_t last) {
     std::vector<float> scratch;
+    std::vector<std::int32_t> pairs;
     for (std::int64_t item = first; item < last; ++item) {
       const ColumnTile& tile = grid.tile(item);
       if (tile.begin >= product.out_features) continue;  // padding columns only
-      if (tile.width == kWideTile) {
-        run_tile<kWideTile>(call, grid.row_begin(item), grid.row_end(item), tile.begin, scratch);
+      const std::int64_t row_begin = grid.row_begin(item);
+      const std::int64_t row_end = grid.row_end(item);
+      if (tile.width == kWideTile && integer) {
+        scratch.resize(std::size_t((row_end - row_begin) * kWideTile));
+        exl2_batched_integer_tile(weight, columns, *inputs, row_begin, row_end, tile.begin, pairs,
+                                  scratch.data());
+        for (std::int64_t r = row_begin; r < row_end; ++r)
+          store_outputs(product, r, tile.begin, kWideTile,
+                        scratch.data() + (r - row_begin) * kWideTile);
+      } else if (tile.width == kWideTile) {
+        run_tile<kWideTile>(call, row_begin, row_end, tile.begin, scratch);
       } else {
-        run_tile<kNarrowTile>(call, grid.row_begin(item), grid.row_end(item), tile.begin, scratch);
+        run_tile<kNarrowTile>(call, row_begin, row_end, tile.begin, scratch);
       }
     }
   });

@@ -113,7 +113,8 @@ void f16_widen_tile(const std::uint16_t* w, std::int64_t k_count, int outputs, i
 void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std::int64_t k_count,
                   std::int64_t begin, std::int64_t end, float* out);
 // EXL2 products of at most kExl2FewRows input rows (decode steps of a few
-// jobs), `xp` already in quantized order and `columns` the row length of
+// jobs; from kExl2IntegerRows + 1 rows on, only where the integer tiles
+// below cannot run), `xp` already in quantized order and `columns` the row length of
 // q_weight: each weight is unpacked once for every four rows
 // (linear_exl2_row.cpp). For 5 to 8 rows the float kernel of these, four
 // rows at a time, ran 1.4 to 1.8 times as fast as the float tiles of the
@@ -211,6 +212,31 @@ class Exl2FewRows {
   ScratchLease<Buffers> buffers_;
 };
 
+// Batched EXL2 products (more than kExl2FewRows rows, prefill) take float
+// tiles, or where the processor has AVX-512 VNNI and every group is whole
+// 32-row blocks of at most kChunkRows rows, integer tiles with 16-bit inputs
+// (linear_exl2_batched.cpp): the precision of the decode kernel's 16-bit
+// inputs. `fastest` picks the integer tiles where they can run; tests ask for
+// each by name.
+enum class Exl2BatchPath { fastest, float_tiles, integer_tiles };
+void exl2_batched_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
+                          std::int64_t columns, const float* xp,
+                          Exl2BatchPath path = Exl2BatchPath::fastest);
+bool exl2_batched_integer_supported();
+// Whether a product of `rows` rows takes the integer tiles: where they can
+// run, for more than kExl2IntegerRows rows, so decode steps of 5 to 16 jobs
+// too (16 jobs decoded about 25% faster than on the few-row float kernel;
+// 2-thread Zen 4, 96M shape in EXL2 4.0).
+bool exl2_takes_integer_tiles(std::int64_t rows, const Exl2Weight& weight);
+bool exl2_batched_integer_takes(const Exl2Weight& weight);
+// acc[r][0, kWideTile) = the product of input rows [row_begin, row_end) with
+// the wide tile of columns at `begin`, before bias; the inputs quantized to
+// 16 bits for every group. `pairs` is the caller's scratch.
+void exl2_batched_integer_tile(const Exl2Weight& weight, std::int64_t columns,
+                               const Exl2IntegerInputs& inputs, std::int64_t row_begin,
+                               std::int64_t row_end, std::int64_t begin,
+                               std::vector<std::int32_t>& pairs, float* acc);
+
 // acc[r * T + i] += sum_j x[r * x_stride + j] * tile[j * T + i]: a tile of
 // `count` decoded weight rows ([input][output]) applied to `rows` input rows.
 // Every format's batched product ends in this loop. Defined out of line (for
@@ -226,6 +252,9 @@ void apply_tile(const float* x, std::int64_t x_stride, std::int64_t rows, const 
 // contracts them (-O2 and above), and both then give the same bits.
 // Whether apply_tile takes the register-blocked AVX2 kernel here.
 bool apply_tile_blocked();
+// Whether wide tiles take the 512-bit kernel (12 x 32 register blocks)
+// instead: where the processor has AVX-512 and QUIRE_CPU_VECTOR_BITS allows it.
+bool apply_tile_wide();
 template <int T>
 void apply_tile_portable(const float* x, std::int64_t x_stride, std::int64_t rows,
                          const float* tile, int count, float* acc);

@@ -15,6 +15,11 @@ namespace quire::kernels {
 struct MultiplyAddPeak {
   double per_second = 0;
   std::string instructions;  // "AVX-512 FMA", "AVX2 FMA" or "SSE multiply and add"
+  // Where the processor has AVX-512 VNNI (and 512 bits are allowed): the
+  // peak of the 16-bit integer multiply-adds the EXL2 integer tiles use,
+  // 32 per vpdpwssd; 0 elsewhere.
+  double integer_per_second = 0;
+  std::string integer_instructions;
 };
 MultiplyAddPeak measure_multiply_add_peak(ThreadPool& pool, double seconds = 0.2);
 
