@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "dense_dots_f16_wide.h"
 #include "linear_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -184,7 +185,16 @@ bool f16_dots(const float* x, const std::uint16_t* w, std::int64_t k_count, std:
               std::int64_t end, float* out) {
 #ifdef QUIRE_HAVE_FMA_F16C_PATH
   static const bool available = processor_has_path();
+  static const bool wide = available && wide_vectors_allowed();
   if (!available) return false;
+  // With 512-bit registers one row at a time: see one_dot_wide.
+  if (wide) {
+    for (std::int64_t n = begin; n < end; ++n) {
+      const std::uint16_t* next = n + 1 < end ? w + (n + 1) * k_count : nullptr;
+      one_dot_wide(x, w + n * k_count, next, k_count, out + (n - begin));
+    }
+    return true;
+  }
   std::int64_t n = begin;
   for (; n + 4 <= end; n += 4) {
     const std::uint16_t* next = n + 8 <= end ? w + (n + 4) * k_count : nullptr;
@@ -228,6 +238,7 @@ void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std
                   std::int64_t begin, std::int64_t end, float* out) {
 #ifdef QUIRE_HAVE_FMA_F16C_PATH
   if (!f16_dots_available()) throw std::logic_error("f16_row_dots: no AVX2, FMA and F16C");
+  static const bool wide = wide_vectors_allowed();
   const std::int64_t width = end - begin;
   for (std::int64_t n = begin; n < end; ++n) {
     // The next row is fetched during the first group of inputs, while this
@@ -239,19 +250,23 @@ void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std
       const float* xr = x + r * k_count;
       float sums[4];
       const std::int64_t inputs = std::min<std::int64_t>(4, rows - r);
-      switch (inputs) {
-        case 1:
-          row_dots<1>(xr, k_count, row, fetch, k_count, sums);
-          break;
-        case 2:
-          row_dots<2>(xr, k_count, row, fetch, k_count, sums);
-          break;
-        case 3:
-          row_dots<3>(xr, k_count, row, fetch, k_count, sums);
-          break;
-        default:
-          row_dots<4>(xr, k_count, row, fetch, k_count, sums);
-          break;
+      if (wide) {
+        row_dots_wide(static_cast<int>(inputs), xr, k_count, row, fetch, k_count, sums);
+      } else {
+        switch (inputs) {
+          case 1:
+            row_dots<1>(xr, k_count, row, fetch, k_count, sums);
+            break;
+          case 2:
+            row_dots<2>(xr, k_count, row, fetch, k_count, sums);
+            break;
+          case 3:
+            row_dots<3>(xr, k_count, row, fetch, k_count, sums);
+            break;
+          default:
+            row_dots<4>(xr, k_count, row, fetch, k_count, sums);
+            break;
+        }
       }
       for (std::int64_t i = 0; i < inputs; ++i)
         out[(r + i) * width + (n - begin)] = sums[i];
