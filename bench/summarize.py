@@ -48,6 +48,9 @@ def table(results):
     row("parameters", [f"{r['parameters'] / 1e6:.1f} M" for r in runs])
     row("weights", [f"{r['weight_bytes'] / 2**20:.1f} MiB" for r in runs])
     row("copy bandwidth", [f"{r['copy_bandwidth_gb_s']:.1f} GB/s" for r in runs])
+    if all("read_bandwidth_gb_s" in r for r in runs):
+        row("read bandwidth (decode's bound)",
+            [f"{r['read_bandwidth_gb_s']:.1f} GB/s" for r in runs])
     if all("matmul" in r for r in runs):
         row("dense FP16 product",
             [f"{r['matmul']['multiply_adds_per_s'] / 1e9:.1f} G multiply-adds/s" for r in runs])

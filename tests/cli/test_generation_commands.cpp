@@ -290,6 +290,10 @@ class GenerationCommandsTest : public QObject {
     QCOMPARE(matmul[u"out"].toInt(), 256);
     QVERIFY(matmul[u"multiply_adds_per_s"].toDouble() > 0);
     QVERIFY(out[u"copy_bandwidth_gb_s"].toDouble() > 0);
+    // Decode's bound on the CPU: what the backend's threads read together.
+    QVERIFY(out[u"read_bandwidth_gb_s"].toDouble() > 0);
+    QCOMPARE(out[u"bandwidth_bound_of"].toString(),
+             QStringLiteral("reads of host memory on every thread"));
     QVERIFY(!out[u"cpu"].toString().isEmpty());
 
     // Only what fits in 2048 tokens of cache is measured.

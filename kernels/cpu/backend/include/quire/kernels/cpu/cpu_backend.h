@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "quire/kernels/backend.h"
+#include "quire/kernels/cpu/memory_read_rate.h"
 #include "quire/kernels/cpu/multiply_add_peak.h"
 #include "quire/kernels/cpu/thread_pool.h"
 
@@ -46,6 +47,8 @@ class CpuBackend final : public Backend {
   static std::vector<std::pair<std::string, std::string>> kernel_paths();
   // The multiply-add peak of this backend's threads (multiply_add_peak.h).
   MultiplyAddPeak multiply_add_peak() const { return measure_multiply_add_peak(pool_); }
+  // The rate this backend's threads read host memory at (memory_read_rate.h).
+  double read_bandwidth() const { return measure_read_bandwidth(pool_); }
   std::vector<DeviceInfo> devices() const override;
   DeviceBuffer allocate(int device, std::size_t bytes, std::string_view purpose) override;
   void copy(void* destination, int destination_device, const void* source, int source_device,
