@@ -74,13 +74,38 @@ struct DecodeItem {
   std::int64_t partial_row = -1;
 };
 
+// The head vectors of one block of positions.
+struct BlockPointers {
+  std::int32_t first = 0;
+  int count = 0;
+  const std::uint16_t* keys[kKeyBlock];
+  const std::uint16_t* values[kKeyBlock];
+};
+
+// Fetches key and value j of the next block into L1 (nothing where it has
+// fewer). Issued one key at a time among the arithmetic of the current
+// block: the whole next block at once (256 prefetches of a 64-key block)
+// filled the processor's miss buffers, and the current block's own loads
+// waited behind them.
+QUIRE_F16_DECODE_INLINE void prefetch_head(const BlockPointers& next, int j, std::size_t bytes) {
+  if (j >= next.count) return;
+  for (std::size_t offset = 0; offset < bytes; offset += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(next.keys[j]) + offset, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(next.values[j]) + offset, _MM_HINT_T0);
+  }
+}
+
 // scores[r][j] = q_r . k_j for the `count` keys of a block, two keys at a
-// time so that the chains of multiply-adds overlap.
+// time so that the chains of multiply-adds overlap; the next block is
+// fetched meanwhile (prefetch_head).
 template <int R>
 QUIRE_F16_DECODE void score_keys(const float* queries, const std::uint16_t* const* keys, int count,
-                                 int dim, float (*scores)[kKeyBlock]) {
+                                 int dim, const BlockPointers& next, std::size_t head_bytes,
+                                 float (*scores)[kKeyBlock]) {
   int j = 0;
   for (; j + 2 <= count; j += 2) {
+    prefetch_head(next, j, head_bytes);
+    prefetch_head(next, j + 1, head_bytes);
     __m256 a[R], b[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
@@ -102,6 +127,7 @@ QUIRE_F16_DECODE void score_keys(const float* queries, const std::uint16_t* cons
     }
   }
   for (; j < count; ++j) {
+    prefetch_head(next, j, head_bytes);
     __m256 a[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
@@ -181,23 +207,6 @@ void head_pointers(const cpu_kv::Plane& plane, const std::int32_t* table, int pa
   }
 }
 
-// The head vectors of one block of positions.
-struct BlockPointers {
-  std::int32_t first = 0;
-  int count = 0;
-  const std::uint16_t* keys[kKeyBlock];
-  const std::uint16_t* values[kKeyBlock];
-};
-
-void prefetch_heads(const BlockPointers& block, std::size_t head_bytes) {
-  for (int j = 0; j < block.count; ++j) {
-    for (std::size_t offset = 0; offset < head_bytes; offset += 64) {
-      _mm_prefetch(reinterpret_cast<const char*>(block.keys[j]) + offset, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(block.values[j]) + offset, _MM_HINT_T0);
-    }
-  }
-}
-
 template <int R>
 QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
   const AttentionCall& call = item.call;
@@ -239,17 +248,21 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
                   block.count, block.keys);
     head_pointers(call.values, table, call.page_size, call.num_pages, item.kv_head, block.first,
                   block.count, block.values);
-    prefetch_heads(block, call.keys.head_bytes());
   };
   std::int32_t start = item.first - item.first % kKeyBlock;
-  if (start <= item.last) locate(start, blocks[0]);
+  if (start <= item.last) {
+    locate(start, blocks[0]);
+    for (int j = 0; j < blocks[0].count; ++j)
+      prefetch_head(blocks[0], j, call.keys.head_bytes());
+  }
   for (int current = 0; start <= item.last; start += kKeyBlock, current ^= 1) {
     const BlockPointers& block = blocks[current];
     blocks[current ^ 1].count = 0;
     if (start + kKeyBlock <= item.last) locate(start + kKeyBlock, blocks[current ^ 1]);
     const int count = block.count;
     const std::uint16_t* const* values = block.values;
-    score_keys<R>(queries, block.keys, count, dim, weights);
+    score_keys<R>(queries, block.keys, count, dim, blocks[current ^ 1], call.keys.head_bytes(),
+                  weights);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       float* row = weights[r];
