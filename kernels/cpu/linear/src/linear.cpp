@@ -179,7 +179,10 @@ std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
                            "of whole 32-row blocks)"
                          : "float tiles, as the batched products");
   paths.emplace_back("FP16 decode products, 1 to " + std::to_string(kF16FewRows) + " rows",
-                     f16_dots_available() ? "AVX2+FMA+F16C dot products" : portable);
+                     !f16_dots_available() ? portable
+                     : wide_vectors_allowed()
+                         ? "AVX-512+F16C dot products, one weight row at a time"
+                         : "AVX2+FMA+F16C dot products");
   std::string exl2 = portable;
   if (exl2_integer_wide_supported()) {
     exl2 = "integers: 8-bit inputs in AVX-512BW (2- and 4-bit groups), 16-bit in AVX2";
