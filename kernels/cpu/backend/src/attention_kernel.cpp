@@ -28,6 +28,10 @@
 #include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/simd.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 namespace quire::kernels::cpu_attention {
 namespace {
 
@@ -52,6 +56,34 @@ const std::array<float, 256>& e4m3_table() {
   throw std::out_of_range("page table entry " + std::to_string(page) + " is not a page");
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// 32 levels of a Q4 group (16 bytes, element 2i in the low nibble of byte
+// i, 2i + 1 in the high one) as (level - 8) * step, in AVX2. The portable
+// loop's interleaved stores kept GCC from vectorizing it, and unpacking Q4
+// pages took most of a Q4-cache decode step at long context.
+__attribute__((target("avx2,fma"))) void decode_int4_group_avx2(const std::uint8_t* bytes,
+                                                                float step, float* out) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
+  const __m128i nibble = _mm_set1_epi8(0x0f);
+  const __m128i low = _mm_and_si128(packed, nibble);
+  const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), nibble);
+  const __m128i first = _mm_unpacklo_epi8(low, high);   // elements 0-15
+  const __m128i second = _mm_unpackhi_epi8(low, high);  // elements 16-31
+  const __m256 scale = _mm256_set1_ps(step);
+  const __m256 offset = _mm256_set1_ps(-8.0f * step);
+  const __m128i halves[4] = {first, _mm_srli_si128(first, 8), second, _mm_srli_si128(second, 8)};
+  for (int i = 0; i < 4; ++i) {
+    const __m256 levels = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(halves[i]));
+    _mm256_storeu_ps(out + 8 * i, _mm256_fmadd_ps(levels, scale, offset));
+  }
+}
+
+bool processor_has_avx2_fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
 // One token's head vector, integer codings in the rotated domain.
 template <KvCoding Coding>
 QUIRE_CPU_INLINE void decode_head(const Plane& plane, int page, int slot, int head,
@@ -72,6 +104,13 @@ QUIRE_CPU_INLINE void decode_head(const Plane& plane, int page, int slot, int he
       if constexpr (Coding == KvCoding::Int4) {
         const float step = half_to_float(scales[g]) / 8.0f;
         const std::uint8_t* bytes = data + g * 16;
+#if defined(__x86_64__) && defined(__GNUC__)
+        static const bool avx2 = processor_has_avx2_fma();
+        if (avx2) {
+          decode_int4_group_avx2(bytes, step, target);
+          continue;
+        }
+#endif
         for (int i = 0; i < 16; ++i) {
           target[2 * i] = (static_cast<float>(bytes[i] & 0xf) - 8.0f) * step;
           target[2 * i + 1] = (static_cast<float>(bytes[i] >> 4) - 8.0f) * step;
@@ -335,7 +374,7 @@ void ensure(std::vector<T>& buffer, std::size_t size) {
 }  // namespace
 
 void attend(const AttentionCall& call, const AttentionItem& item, AttentionScratch& s) {
-  if (attend_fp16_decode(call, item, s)) return;
+  if (attend_decode_rows(call, item, s)) return;
   const AttentionPlan& plan = *call.plan;
   const QueryBlock& block = plan.blocks[std::size_t(item.block)];
   const TokenBatch& batch = *call.batch;
@@ -492,6 +531,16 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
     finish(call, token, item.kv_head * call.group + r % call.group, sums, s.total[std::size_t(r)],
            s.row);
   }
+}
+
+void decode_positions(const Plane& plane, cpu_kv::Mirrored mirror, const std::int32_t* table,
+                      int page_size, int num_pages, int head, std::int32_t first, int count,
+                      float* out) {
+  decode_block(plane, mirror, table, page_size, num_pages, head, first, count, out);
+}
+
+void rotate_back(float* values, int dim) {
+  rotate_groups(values, dim);
 }
 
 void decode_stored(const Plane& plane, int page, int slot, int head, float* out) {

@@ -66,16 +66,27 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
 // rotated), as attention reads it: what fill_mirror copies into a mirror.
 void decode_stored(const cpu_kv::Plane& plane, int page, int slot, int head, float* out);
 
+// Head vectors of positions [first, first + count) of one head into
+// out[count][dim] as floats in the stored domain (integer codings: rotated),
+// the positions of the mirrored page from its FP16 mirror.
+void decode_positions(const cpu_kv::Plane& plane, cpu_kv::Mirrored mirror,
+                      const std::int32_t* table, int page_size, int num_pages, int head,
+                      std::int32_t first, int count, float* out);
+// The inverse (and same) rotation integer pages store their groups in:
+// a 32-point Hadamard transform of each group of `dim`.
+void rotate_back(float* values, int dim);
+
 // scores[i] = soft_cap_score(scores[i], cap) for i < count (attention_math.h):
 // between scoring and the softmax in both kernels, when the call caps.
 void cap_scores(float* scores, int count, float cap);
 
-// The item of a decode step (one token) over FP16 keys and values, with AVX2,
-// FMA and F16C (attention_decode_f16.cpp); false, with nothing done, where the
-// item or the processor does not fit it. attend() tries it first.
-// Whether attend_fp16_decode can run on this processor (AVX2, FMA, F16C).
+// The item of a decode step (one token), with AVX2, FMA and F16C
+// (attention_decode_rows.cpp): FP16 keys and values widened as they are read,
+// other codings decoded a block at a time; false, with nothing done, where
+// the item or the processor does not fit it. attend() tries it first.
+// Whether attend_decode_rows can run on this processor (AVX2, FMA, F16C).
 bool fp16_decode_supported();
-bool attend_fp16_decode(const AttentionCall& call, const AttentionItem& item,
+bool attend_decode_rows(const AttentionCall& call, const AttentionItem& item,
                         AttentionScratch& scratch);
 
 // Merges the parts of one split block for one K/V head into the output.

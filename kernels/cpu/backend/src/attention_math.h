@@ -3,7 +3,7 @@
 // Private to the CPU backend: the exponential of the attention softmax and
 // the tanh of score soft-capping, shared by the general kernel (scalar code
 // the compiler vectorizes) and the AVX2 decode kernel
-// (attention_decode_f16.cpp), which must compute the same functions.
+// (attention_decode_rows.cpp), which must compute the same functions.
 
 #include <bit>
 #include <cstdint>

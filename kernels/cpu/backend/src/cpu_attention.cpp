@@ -98,9 +98,11 @@ std::vector<std::pair<std::string, std::string>> CpuBackend::kernel_paths() {
   std::vector<std::pair<std::string, std::string>> paths = linear_kernel_paths();
   paths.emplace_back("attention",
                      wide_vectors_allowed() ? "AVX-512 scores and sums" : vectorized_clone_name());
-  paths.emplace_back("attention decode over an FP16 cache", cpu_attention::fp16_decode_supported()
-                                                                ? "AVX2+FMA+F16C"
-                                                                : "the general attention kernel");
+  paths.emplace_back("attention decode steps",
+                     cpu_attention::fp16_decode_supported()
+                         ? "AVX2+FMA+F16C, query heads in registers (FP16 pages read in place, "
+                           "other codings decoded 64 positions at a time)"
+                         : "the general attention kernel");
   return paths;
 }
 

@@ -1,13 +1,17 @@
-// Decode steps over FP16 keys and values, with AVX2, FMA and F16C.
+// Decode steps with AVX2, FMA and F16C: the query heads of one K/V head held
+// in registers.
 //
 // The general kernel (attention_kernel.cpp) decodes each block of keys and
 // values into float scratch and scores eight query rows at once, one per
 // vector lane: right for prefill, where a block serves many tokens, but a
 // decode step has one token, so the rows are only the few query heads of one
-// K/V head (often 1 to 4 of the 8 lanes), and every key and value is written
-// out and read back once more. Here the halves are widened in registers as
-// they are used: a key is dotted with each row's query along the head
-// dimension, and each value is added into the rows' sums held in registers.
+// K/V head (often 1 to 4 of the 8 lanes). Here a key is dotted with each
+// row's query along the head dimension, and each value is added into the
+// rows' sums held in registers. FP16 keys and values are widened as they are
+// read; the other codings (FP8, Q8, Q4, and mixed ones) are decoded a block
+// at a time into float scratch, in the stored domain as the general kernel
+// decodes them (integer pages rotated: the query is rotated once and the sums
+// rotated back at the end), the residual window's page from its FP16 mirror.
 // The online softmax is the general kernel's, with the same exponential, and
 // so is the soft-capping of scores (cap_scores).
 
@@ -16,6 +20,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "attention_kernel.h"
 #include "attention_math.h"
@@ -40,6 +45,11 @@ constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 QUIRE_F16_DECODE_INLINE __m256 widen8(const std::uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// Keys and values already decoded to float.
+QUIRE_F16_DECODE_INLINE __m256 widen8(const float* p) {
+  return _mm256_loadu_ps(p);
 }
 
 QUIRE_F16_DECODE_INLINE float horizontal_sum(__m256 v) {
@@ -74,12 +84,17 @@ struct DecodeItem {
   std::int64_t partial_row = -1;
 };
 
-// The head vectors of one block of positions.
+// The head vectors of one block of positions: where they are stored (what
+// is prefetched), and where they are read as E (the stored FP16 vectors, or
+// float scratch they are decoded into).
+template <typename E>
 struct BlockPointers {
   std::int32_t first = 0;
   int count = 0;
-  const std::uint16_t* keys[kKeyBlock];
-  const std::uint16_t* values[kKeyBlock];
+  const std::uint8_t* stored_keys[kKeyBlock];
+  const std::uint8_t* stored_values[kKeyBlock];
+  const E* keys[kKeyBlock];
+  const E* values[kKeyBlock];
 };
 
 // Fetches key and value j of the next block into L2 (nothing where it has
@@ -90,20 +105,21 @@ struct BlockPointers {
 // 4,096 tokens: 99 tokens/s fetching into L1, 172 into L2, 2-thread Zen 4).
 // Nor all at once: 256 prefetches filled the miss buffers, and the current
 // block's own loads waited behind them.
-QUIRE_F16_DECODE_INLINE void prefetch_head(const BlockPointers& next, int j, std::size_t bytes) {
+template <typename E>
+QUIRE_F16_DECODE_INLINE void prefetch_head(const BlockPointers<E>& next, int j, std::size_t bytes) {
   if (j >= next.count) return;
   for (std::size_t offset = 0; offset < bytes; offset += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(next.keys[j]) + offset, _MM_HINT_T1);
-    _mm_prefetch(reinterpret_cast<const char*>(next.values[j]) + offset, _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(next.stored_keys[j]) + offset, _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(next.stored_values[j]) + offset, _MM_HINT_T1);
   }
 }
 
 // scores[r][j] = q_r . k_j for the `count` keys of a block, two keys at a
 // time so that the chains of multiply-adds overlap; the next block is
 // fetched meanwhile (prefetch_head).
-template <int R>
-QUIRE_F16_DECODE void score_keys(const float* queries, const std::uint16_t* const* keys, int count,
-                                 int dim, const BlockPointers& next, std::size_t head_bytes,
+template <int R, typename E>
+QUIRE_F16_DECODE void score_keys(const float* queries, const E* const* keys, int count, int dim,
+                                 const BlockPointers<E>& next, std::size_t head_bytes,
                                  float (*scores)[kKeyBlock]) {
   int j = 0;
   for (; j + 2 <= count; j += 2) {
@@ -149,10 +165,10 @@ QUIRE_F16_DECODE void score_keys(const float* queries, const std::uint16_t* cons
 
 // sums[r][c] = sums[r][c] * correction[r] + sum_j weights[r][j] * v_j[c] for
 // W vectors of columns from `column` on, the sums in registers throughout.
-template <int R, int W>
-QUIRE_F16_DECODE_INLINE void add_values(const float (*weights)[kKeyBlock],
-                                        const std::uint16_t* const* values, int count, int column,
-                                        int dim, const float* correction, float* sums) {
+template <int R, int W, typename E>
+QUIRE_F16_DECODE_INLINE void add_values(const float (*weights)[kKeyBlock], const E* const* values,
+                                        int count, int column, int dim, const float* correction,
+                                        float* sums) {
   __m256 acc[R][W];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
@@ -183,34 +199,34 @@ QUIRE_F16_DECODE_INLINE void add_values(const float (*weights)[kKeyBlock],
 }
 
 // As many columns per pass as keep R * W sums in registers.
-template <int R>
-QUIRE_F16_DECODE void add_block_values(const float (*weights)[kKeyBlock],
-                                       const std::uint16_t* const* values, int count, int dim,
-                                       const float* correction, float* sums) {
+template <int R, typename E>
+QUIRE_F16_DECODE void add_block_values(const float (*weights)[kKeyBlock], const E* const* values,
+                                       int count, int dim, const float* correction, float* sums) {
   constexpr int W = R == 1 ? 4 : (R <= 3 ? 3 : (R <= 5 ? 2 : 1));
   int column = 0;
   for (; column + 8 * W <= dim; column += 8 * W)
-    add_values<R, W>(weights, values, count, column, dim, correction, sums);
+    add_values<R, W, E>(weights, values, count, column, dim, correction, sums);
   for (; column < dim; column += 8)
-    add_values<R, 1>(weights, values, count, column, dim, correction, sums);
+    add_values<R, 1, E>(weights, values, count, column, dim, correction, sums);
 }
 
-// Pointers to the head vectors of positions [first, first + count).
+// Where the head vectors of positions [first, first + count) are stored.
 void head_pointers(const cpu_kv::Plane& plane, const std::int32_t* table, int page_size,
                    int num_pages, int head, std::int32_t first, int count,
-                   const std::uint16_t** out) {
+                   const std::uint8_t** out) {
   for (int j = 0; j < count; ++j) {
     const std::int32_t position = first + j;
     const std::int32_t page = table[position / page_size];
     if (page < 0 || page >= num_pages) {
       throw std::out_of_range("page table entry " + std::to_string(page) + " is not a page");
     }
-    out[j] =
-        reinterpret_cast<const std::uint16_t*>(plane.head_data(page, position % page_size, head));
+    out[j] = plane.head_data(page, position % page_size, head);
   }
 }
 
-template <int R>
+// E = std::uint16_t: FP16 keys and values read where they are stored;
+// float: decoded into s.keys and s.values a block at a time.
+template <int R, typename E>
 QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
   const AttentionCall& call = item.call;
   const int dim = call.dim;
@@ -225,6 +241,7 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
     const float* source = call.query + (item.token * call.heads + first_head + r) * dim;
     for (int i = 0; i < dim; ++i)
       queries[r * dim + i] = source[i] * call.scale;
+    if (cpu_kv::is_integer(call.keys.coding)) rotate_back(queries + r * dim, dim);
   }
   std::fill(sums, sums + size, 0.0f);
   float maximum[R], total[R], correction[R];
@@ -242,30 +259,51 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
   // prefetched while this one is computed, since consecutive positions lie a
   // token's K/V of every head apart (and pages anywhere), a pattern the
   // hardware prefetcher follows poorly.
-  BlockPointers blocks[2];
-  const auto locate = [&](std::int32_t start, BlockPointers& block) {
+  BlockPointers<E> blocks[2];
+  const auto locate = [&](std::int32_t start, BlockPointers<E>& block) {
     block.first = std::max(start, item.first);
     block.count = std::min(start + kKeyBlock - 1, item.last) - block.first + 1;
     if (block.count <= 0) return;
     head_pointers(call.keys, table, call.page_size, call.num_pages, item.kv_head, block.first,
-                  block.count, block.keys);
+                  block.count, block.stored_keys);
     head_pointers(call.values, table, call.page_size, call.num_pages, item.kv_head, block.first,
-                  block.count, block.values);
+                  block.count, block.stored_values);
+    for (int j = 0; j < block.count; ++j) {
+      if constexpr (std::is_same_v<E, std::uint16_t>) {
+        block.keys[j] = reinterpret_cast<const std::uint16_t*>(block.stored_keys[j]);
+        block.values[j] = reinterpret_cast<const std::uint16_t*>(block.stored_values[j]);
+      } else {
+        block.keys[j] = s.keys.data() + std::size_t(j) * std::size_t(dim);
+        block.values[j] = s.values.data() + std::size_t(j) * std::size_t(dim);
+      }
+    }
   };
+  const std::size_t stored_bytes = std::max(call.keys.head_bytes(), call.values.head_bytes());
+  const cpu_kv::Mirrored mirror = cpu_kv::mirrored_of(batch, call.keys.mirror_slots, sequence);
+  if constexpr (!std::is_same_v<E, std::uint16_t>) {
+    const std::size_t block_size = std::size_t(kKeyBlock) * std::size_t(dim);
+    if (s.keys.size() < block_size) s.keys.resize(block_size);
+    if (s.values.size() < block_size) s.values.resize(block_size);
+  }
   std::int32_t start = item.first - item.first % kKeyBlock;
   if (start <= item.last) {
     locate(start, blocks[0]);
     for (int j = 0; j < blocks[0].count; ++j)
-      prefetch_head(blocks[0], j, call.keys.head_bytes());
+      prefetch_head(blocks[0], j, stored_bytes);
   }
   for (int current = 0; start <= item.last; start += kKeyBlock, current ^= 1) {
-    const BlockPointers& block = blocks[current];
+    const BlockPointers<E>& block = blocks[current];
     blocks[current ^ 1].count = 0;
     if (start + kKeyBlock <= item.last) locate(start + kKeyBlock, blocks[current ^ 1]);
     const int count = block.count;
-    const std::uint16_t* const* values = block.values;
-    score_keys<R>(queries, block.keys, count, dim, blocks[current ^ 1], call.keys.head_bytes(),
-                  weights);
+    if constexpr (!std::is_same_v<E, std::uint16_t>) {
+      decode_positions(call.keys, mirror, table, call.page_size, call.num_pages, item.kv_head,
+                       block.first, count, s.keys.data());
+      decode_positions(call.values, mirror, table, call.page_size, call.num_pages, item.kv_head,
+                       block.first, count, s.values.data());
+    }
+    const E* const* values = block.values;
+    score_keys<R, E>(queries, block.keys, count, dim, blocks[current ^ 1], stored_bytes, weights);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       float* row = weights[r];
@@ -288,7 +326,7 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
       }
       total[r] = total[r] * correction[r] + sum;
     }
-    add_block_values<R>(weights, values, count, dim, correction, sums);
+    add_block_values<R, E>(weights, values, count, dim, correction, sums);
   }
 
 #pragma GCC unroll 8
@@ -302,6 +340,9 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
       call.partial_sum[at] = total[r];
       continue;
     }
+    // As finish() in attention_kernel.cpp: rotated back from integer
+    // pages, then divided by the total.
+    if (cpu_kv::is_integer(call.values.coding)) rotate_back(sums + r * dim, dim);
     const float inverse = total[r] > 0.0f ? 1.0f / total[r] : 0.0f;
     float* target = call.out + (item.token * call.heads + first_head + r) * dim;
     for (int i = 0; i < dim; ++i)
@@ -317,9 +358,42 @@ bool fp16_decode_supported() {
   return supported;
 }
 
-bool attend_fp16_decode(const AttentionCall& call, const AttentionItem& item,
+namespace {
+
+template <typename E>
+void attend_group_rows(int group, const DecodeItem& decode, AttentionScratch& scratch) {
+  switch (group) {
+    case 1:
+      attend_rows<1, E>(decode, scratch);
+      break;
+    case 2:
+      attend_rows<2, E>(decode, scratch);
+      break;
+    case 3:
+      attend_rows<3, E>(decode, scratch);
+      break;
+    case 4:
+      attend_rows<4, E>(decode, scratch);
+      break;
+    case 5:
+      attend_rows<5, E>(decode, scratch);
+      break;
+    case 6:
+      attend_rows<6, E>(decode, scratch);
+      break;
+    case 7:
+      attend_rows<7, E>(decode, scratch);
+      break;
+    default:
+      attend_rows<8, E>(decode, scratch);
+      break;
+  }
+}
+
+}  // namespace
+
+bool attend_decode_rows(const AttentionCall& call, const AttentionItem& item,
                         AttentionScratch& scratch) {
-  if (call.keys.coding != KvCoding::Fp16 || call.values.coding != KvCoding::Fp16) return false;
   if (call.group > kMaxDecodeRows || call.dim % 8 != 0 || !fp16_decode_supported()) return false;
   const AttentionPlan& plan = *call.plan;
   const QueryBlock& block = plan.blocks[std::size_t(item.block)];
@@ -332,38 +406,17 @@ bool attend_fp16_decode(const AttentionCall& call, const AttentionItem& item,
                           std::max(item.first_key, plan.first[std::size_t(token)]),
                           std::min(item.last_key, call.batch->positions[token]),
                           item.partial_row};
-  switch (call.group) {
-    case 1:
-      attend_rows<1>(decode, scratch);
-      break;
-    case 2:
-      attend_rows<2>(decode, scratch);
-      break;
-    case 3:
-      attend_rows<3>(decode, scratch);
-      break;
-    case 4:
-      attend_rows<4>(decode, scratch);
-      break;
-    case 5:
-      attend_rows<5>(decode, scratch);
-      break;
-    case 6:
-      attend_rows<6>(decode, scratch);
-      break;
-    case 7:
-      attend_rows<7>(decode, scratch);
-      break;
-    default:
-      attend_rows<8>(decode, scratch);
-      break;
+  if (call.keys.coding == KvCoding::Fp16 && call.values.coding == KvCoding::Fp16) {
+    attend_group_rows<std::uint16_t>(call.group, decode, scratch);
+  } else {
+    attend_group_rows<float>(call.group, decode, scratch);
   }
   return true;
 }
 
 #else
 
-bool attend_fp16_decode(const AttentionCall&, const AttentionItem&, AttentionScratch&) {
+bool attend_decode_rows(const AttentionCall&, const AttentionItem&, AttentionScratch&) {
   return false;
 }
 
