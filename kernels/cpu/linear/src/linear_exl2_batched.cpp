@@ -27,7 +27,7 @@
 // take the float tiles (exl2_batched_integer_takes).
 
 #include <algorithm>
-#include <cstring>
+#include <stdexcept>
 
 #include "exl2_integer_layout.h"
 #include "linear_internal.h"
