@@ -193,8 +193,7 @@ std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
                      exl2);
   paths.emplace_back("EXL2 decode products, " + std::to_string(kExl2IntegerRows + 1) + " to " +
                          std::to_string(kExl2FewRows) + " rows",
-                     exl2_batched_integer_supported() ? "the integer tiles of the batched products"
-                                                      : "float, four rows per pass, " + portable);
+                     "float, four rows per pass, " + portable);
   return paths;
 }
 

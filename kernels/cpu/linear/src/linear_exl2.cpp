@@ -189,7 +189,7 @@ void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& we
 }
 
 bool exl2_takes_integer_tiles(std::int64_t rows, const Exl2Weight& weight) {
-  return rows > kExl2IntegerRows && exl2_batched_integer_supported() &&
+  return rows > kExl2FewRows && exl2_batched_integer_supported() &&
          exl2_batched_integer_takes(weight);
 }
 

@@ -113,8 +113,7 @@ void f16_widen_tile(const std::uint16_t* w, std::int64_t k_count, int outputs, i
 void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std::int64_t k_count,
                   std::int64_t begin, std::int64_t end, float* out);
 // EXL2 products of at most kExl2FewRows input rows (decode steps of a few
-// jobs; from kExl2IntegerRows + 1 rows on, only where the integer tiles
-// below cannot run), `xp` already in quantized order and `columns` the row length of
+// jobs), `xp` already in quantized order and `columns` the row length of
 // q_weight: each weight is unpacked once for every four rows
 // (linear_exl2_row.cpp). For 5 to 8 rows the float kernel of these, four
 // rows at a time, ran 1.4 to 1.8 times as fast as the float tiles of the
@@ -224,9 +223,12 @@ void exl2_batched_product(ThreadPool& pool, const Product& product, const Exl2We
                           Exl2BatchPath path = Exl2BatchPath::fastest);
 bool exl2_batched_integer_supported();
 // Whether a product of `rows` rows takes the integer tiles: where they can
-// run, for more than kExl2IntegerRows rows, so decode steps of 5 to 16 jobs
-// too (16 jobs decoded about 25% faster than on the few-row float kernel;
-// 2-thread Zen 4, 96M shape in EXL2 4.0).
+// run, for more than kExl2FewRows rows. Decode steps of 5 to 16 jobs stay on
+// the few-row float kernel: on the integer tiles 16 jobs decoded about 25%
+// faster (2-thread Zen 4, 96M EXL2 4.0), but a job's tokens then drifted
+// from those it gets alone (the demo model's greedy replies to eight
+// concurrent requests, test_server_openai_client) more than the float
+// kernel's do.
 bool exl2_takes_integer_tiles(std::int64_t rows, const Exl2Weight& weight);
 bool exl2_batched_integer_takes(const Exl2Weight& weight);
 // acc[r][0, kWideTile) = the product of input rows [row_begin, row_end) with
