@@ -176,15 +176,14 @@ class BranchingTest : public QObject {
 
     // What a run of each one's own tokens gives: bit for bit where the
     // shared pages were computed by the same prefill as the fresh run's (37
-    // tokens); the edited lane's first 20 tokens come from a 37-token
-    // prefill, its fresh run's from a 20-token one. Prefill attention puts
-    // a step's query rows in lane groups, and where the processor has
-    // AVX-512 some rows are then summed by the 512-bit kernels with fused
-    // multiply-adds and others by the portable loops, which the sanitized
-    // build compiles without fusing: the same keys and values then differ in
-    // their last bits (logits by up to 2e-5), so that lane is checked to
-    // 1e-4 of its largest logit, far below what a wrong page or position
-    // moves (a whole token's worth).
+    // tokens). The edited lane's first 20 tokens come from a 37-token
+    // prefill, its fresh run's from a 20-token one, and on a processor with
+    // AVX-512 the sanitized build gives those two prefills' attention
+    // different last bits (logits up to 2e-5 apart; bit for bit with the
+    // 512-bit attention kernels switched off, and in optimized builds),
+    // presumably where a step's query rows fall between the 512-bit kernels
+    // and the portable loops. So that lane is checked to 1e-4 of its largest
+    // logit, far below what a wrong page or position moves.
     const auto check = [&](const Lane& lane, std::size_t prompt,
                            const std::vector<std::vector<float>>& rows, bool bits) {
       const std::vector<std::vector<float>> fresh = fresh_rows(model, lane.tokens, prompt);
