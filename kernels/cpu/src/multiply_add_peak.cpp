@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "quire/kernels/cpu/pair_products.h"
 #include "quire/kernels/cpu/simd.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -64,18 +65,7 @@ __attribute__((target("avx512f"))) std::int64_t avx512_rounds(float seed, float&
   return kRounds * kAccumulators * 16;
 }
 
-// The integer tiles' instruction: vpdpwssd multiplies 32 pairs of 16-bit
-// values and adds them into 16 sums, 32 multiply-adds. Written as assembly
-// for the reason linear_exl2_batched.cpp gives (GCC 12 copies the sums
-// around the intrinsic).
-// By value, so that the sums stay in registers (an asm operand naming an
-// array element kept the whole array in memory).
-__attribute__((target("avx512f,avx512vnni"), always_inline)) inline __m512i add_pair_products(
-    __m512i sum, __m512i a, __m512i b) {
-  asm("vpdpwssd %2, %1, %0" : "+v"(sum) : "v"(a), "v"(b));
-  return sum;
-}
-
+// The integer tiles' instruction, 32 multiply-adds each (pair_products.h).
 __attribute__((target("avx512f,avx512vnni"))) std::int64_t vnni_rounds(float seed, float& sink) {
   constexpr int kAccumulators = 16;
   __m512i acc[kAccumulators];
@@ -162,7 +152,7 @@ MultiplyAddPeak measure_multiply_add_peak(ThreadPool& pool, double seconds) {
     rounds = avx2_rounds;
     peak.instructions = "AVX2 FMA";
   }
-  if (wide_vectors_allowed() && __builtin_cpu_supports("avx512vnni")) {
+  if (wide_vnni_allowed()) {
     peak.integer_per_second = measure_rate(pool, vnni_rounds, seconds);
     peak.integer_instructions = "AVX-512 VNNI vpdpwssd";
   }

@@ -107,6 +107,17 @@ bool wide_vectors_allowed() {
   return allowed;
 }
 
+bool wide_vnni_allowed() {
+  static const bool allowed = [] {
+#ifdef QUIRE_HAVE_F16C_PATH
+    return wide_vectors_allowed() && __builtin_cpu_supports("avx512vnni");
+#else
+    return false;
+#endif
+  }();
+  return allowed;
+}
+
 void widen_halves(const std::uint16_t* in, std::int64_t count, float* out) {
   static const Widen widen = choose_widen();
   widen(in, count, out);

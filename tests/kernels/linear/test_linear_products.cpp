@@ -263,7 +263,9 @@ class LinearProductTest : public QObject {
     if (rows <= linear_detail::kExl2IntegerRows && linear_detail::exl2_integer_supported()) {
       path = Exl2RowPath::int8_inputs;
     } else if (const auto* exl2 = std::get_if<Exl2Weight>(&weight.format);
-               exl2 && linear_detail::exl2_takes_integer_tiles(rows, *exl2)) {
+               exl2 && rows > linear_detail::kExl2FewRows &&
+               linear_detail::exl2_batched_integer_supported() &&
+               linear_detail::exl2_batched_integer_takes(*exl2)) {
       path = Exl2RowPath::int16_inputs;
     }
     expect_near_reference(out, reference, integer_input_slack(*layer, x, rows, path));

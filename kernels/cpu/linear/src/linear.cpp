@@ -132,8 +132,7 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
   for (std::size_t i = 0; i < weights.size(); ++i) {
     const LinearWeight& weight = *weights[i];
     const auto* exl2 = std::get_if<Exl2Weight>(&weight.format);
-    if (exl2 == nullptr || rows > linear_detail::kExl2FewRows ||
-        linear_detail::exl2_takes_integer_tiles(rows, *exl2)) {
+    if (exl2 == nullptr || rows > linear_detail::kExl2FewRows) {
       linear(pool, x, rows, weight, outs[i]);
       continue;
     }

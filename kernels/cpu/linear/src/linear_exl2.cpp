@@ -181,16 +181,11 @@ void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& we
   const ScratchLease<std::vector<float>> xp;
   exl2_permute_inputs(pool, product, weight, *xp);
   const std::int64_t columns = exl2_columns(product, weight);
-  if (!exl2_takes_integer_tiles(product.rows, weight) && product.rows <= kExl2FewRows) {
+  if (product.rows <= kExl2FewRows) {
     exl2_few_rows_product(pool, product, weight, columns, xp->data());
     return;
   }
   exl2_batched_product(pool, product, weight, columns, xp->data());
-}
-
-bool exl2_takes_integer_tiles(std::int64_t rows, const Exl2Weight& weight) {
-  return rows > kExl2FewRows && exl2_batched_integer_supported() &&
-         exl2_batched_integer_takes(weight);
 }
 
 void exl2_batched_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,

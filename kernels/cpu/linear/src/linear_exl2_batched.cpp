@@ -33,12 +33,14 @@
 #include "linear_internal.h"
 #include "packed_values.h"
 #include "quire/kernels/cpu/exl2_scale.h"
+#include "quire/kernels/cpu/simd.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
+#include "quire/kernels/cpu/pair_products.h"
 #define QUIRE_HAVE_EXL2_BATCHED_INTEGER 1
 #endif
 
@@ -146,15 +148,6 @@ QUIRE_VNNI void unpack_any_group(const Exl2Group& group, const std::uint32_t* wo
   }
 }
 
-// sum + the products of the 16-bit pairs of a and b, added in pairs: what
-// _mm512_dpwssd_epi32 computes. GCC 12 surrounds that intrinsic with copies
-// of the sum register (its builtin does not tie the sum to the result), one
-// or two vmovdqa per multiply, which halved this kernel's rate.
-QUIRE_VNNI __m512i add_pair_products(__m512i sum, __m512i a, __m512i b) {
-  asm("vpdpwssd %2, %1, %0" : "+v"(sum) : "v"(a), "v"(b));
-  return sum;
-}
-
 // What a group's rows share for one tile: its unpacked weights, the scale of
 // each of its 32 columns, where its inputs start.
 struct GroupTile {
@@ -236,16 +229,10 @@ QUIRE_VNNI void column_scales(const Exl2Weight& weight, std::int64_t stride, std
   }
 }
 
-bool processor_has_vnni() {
-  __builtin_cpu_init();
-  return wide_vectors_allowed() && __builtin_cpu_supports("avx512vnni");
-}
-
 }  // namespace
 
 bool exl2_batched_integer_supported() {
-  static const bool supported = processor_has_vnni();
-  return supported;
+  return wide_vnni_allowed();
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,fma"))) void exl2_batched_integer_tile(
