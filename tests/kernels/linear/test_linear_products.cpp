@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <random>
@@ -424,6 +425,36 @@ class LinearProductTest : public QObject {
     std::mt19937 rng(29);
     for (const char* format : {"exl2-mixed", "exl2-permuted"})
       expect_rows_as_alone(format, linear_detail::kExl2IntegerRows, rng);
+  }
+
+  // The 512-bit integer kernels (AVX-512BW, and with VNNI where present) sum
+  // the same integers in the same chunks and scale them in the same order as
+  // the 256-bit ones, for every group width (2- and 4-bit groups with 8-bit
+  // inputs, the others with 16-bit), short groups and padded columns: the
+  // same bits, so a model decodes alike on both kinds of processor.
+  void exl2WideIntegerKernelsGiveTheBitsOfThe256BitOnes() {
+    if (!linear_detail::exl2_integer_wide_supported()) QSKIP("the processor lacks AVX-512BW");
+    std::mt19937 rng(37);
+    for (const char* format : {"exl2-mixed", "exl2-permuted", "exl2-padded", "exl2-long-groups"}) {
+      const std::unique_ptr<Layer> layer = make_layer(format, rng);
+      const LinearWeight& weight = layer->weight;
+      for (const int rows : {1, 2, 3, 4, 7}) {
+        const std::vector<float> x = random_inputs(rng, std::size_t(rows * weight.in_features));
+        const std::vector<float> xp = permuted_inputs(*layer->exl2, x, rows);
+        const auto run = [&](Exl2RowPath path) {
+          std::vector<float> out(std::size_t(rows * weight.out_features), std::nanf(""));
+          const linear_detail::Product product{
+              x.data(), rows, weight.in_features, weight.out_features, nullptr, out.data()};
+          linear_detail::exl2_few_rows_product(pool_, product, std::get<Exl2Weight>(weight.format),
+                                               layer->exl2->q_columns, xp.data(), path);
+          return out;
+        };
+        const std::vector<float> wide = run(Exl2RowPath::int8_inputs);
+        const std::vector<float> narrow = run(Exl2RowPath::int8_inputs_256);
+        QVERIFY2(std::memcmp(wide.data(), narrow.data(), wide.size() * sizeof(float)) == 0,
+                 qPrintable(QStringLiteral("%1, %2 rows").arg(format).arg(rows)));
+      }
+    }
   }
 
   void threadCountDoesNotChangeResults() {

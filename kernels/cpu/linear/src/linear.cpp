@@ -184,7 +184,8 @@ std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
                          : "AVX2+FMA+F16C dot products");
   std::string exl2 = portable;
   if (exl2_integer_wide_supported()) {
-    exl2 = "integers: 8-bit inputs in AVX-512BW (2- and 4-bit groups), 16-bit in AVX2";
+    exl2 = std::string("integers: 8-bit inputs (2- and 4-bit groups) and 16-bit, ") +
+           (wide_vnni_allowed() ? "AVX-512 VNNI" : "AVX-512BW");
   } else if (exl2_integer_supported()) {
     exl2 = "integers: 8-bit inputs (2- and 4-bit groups) and 16-bit, AVX2";
   }
