@@ -82,7 +82,7 @@ class DefaultOpsBackend final : public Backend {
                  std::int64_t, float*) override {}
   void rms_norm(int, const float*, const DenseWeight&, float, std::int64_t, std::int64_t,
                 float*) override {}
-  void linear(int, const float*, std::int64_t, const LinearWeight&, float*) override {}
+  void linear(int, const float*, std::int64_t, const LinearWeight&, float*, ProductRows) override {}
   void rope(int, float*, std::int64_t, int, int, const std::int32_t*, const RopeParams&) override {}
   void gated_activation(int, GatedActivation, const float*, const float*, std::int64_t,
                         float*) override {}

@@ -9,9 +9,10 @@ import OpenAI from 'openai';
 export function checkSupport(cli, modelDir) {
   const started = [];
 
-  // Starts `quire-cli serve` and resolves with its base URL once it listens.
-  function serve(args) {
-    const child = spawn(cli, ['serve', modelDir, '--port', '0', ...args], {
+  // Starts `quire-cli serve` (of `dir`, the demo model unless given) and
+  // resolves with its base URL once it listens.
+  function serve(args, dir = modelDir) {
+    const child = spawn(cli, ['serve', dir, '--port', '0', ...args], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     started.push(child);

@@ -41,18 +41,18 @@ void ForwardingBackend::rms_norm(int device, const float* x, const DenseWeight& 
 }
 
 void ForwardingBackend::linear(int device, const float* x, std::int64_t rows,
-                               const LinearWeight& weight, float* out) {
+                               const LinearWeight& weight, float* out, ProductRows kind) {
   // Weights live as long as the loaded model, which outlives its recordings.
   const LinearWeight* w = &weight;
-  forward(device, "linear", [=, this] { inner_.linear(device, x, rows, *w, out); });
+  forward(device, "linear", [=, this] { inner_.linear(device, x, rows, *w, out, kind); });
 }
 
 void ForwardingBackend::linear_many(int device, const float* x, std::int64_t rows,
                                     std::span<const LinearWeight* const> weights,
-                                    std::span<float* const> outs) {
+                                    std::span<float* const> outs, ProductRows kind) {
   std::vector<const LinearWeight*> w(weights.begin(), weights.end());
   std::vector<float*> o(outs.begin(), outs.end());
-  forward(device, "linear_many", [=, this] { inner_.linear_many(device, x, rows, w, o); });
+  forward(device, "linear_many", [=, this] { inner_.linear_many(device, x, rows, w, o, kind); });
 }
 
 void ForwardingBackend::rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,

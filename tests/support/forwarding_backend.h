@@ -20,6 +20,7 @@ class ForwardingBackend : public kernels::Backend {
   explicit ForwardingBackend(kernels::CpuBackend& inner) : inner_(inner) {}
 
   std::vector<kernels::DeviceInfo> devices() const override { return inner_.devices(); }
+  std::int64_t invariant_decode_rows() const override { return inner_.invariant_decode_rows(); }
   kernels::DeviceBuffer allocate(int device, std::size_t bytes, std::string_view purpose) override;
   void copy(void* destination, int destination_device, const void* source, int source_device,
             std::size_t bytes) override;
@@ -32,10 +33,10 @@ class ForwardingBackend : public kernels::Backend {
   void rms_norm(int device, const float* x, const kernels::DenseWeight& weight, float eps,
                 std::int64_t rows, std::int64_t cols, float* out) override;
   void linear(int device, const float* x, std::int64_t rows, const kernels::LinearWeight& weight,
-              float* out) override;
+              float* out, kernels::ProductRows kind) override;
   void linear_many(int device, const float* x, std::int64_t rows,
                    std::span<const kernels::LinearWeight* const> weights,
-                   std::span<float* const> outs) override;
+                   std::span<float* const> outs, kernels::ProductRows kind) override;
   void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
             const std::int32_t* positions, const kernels::RopeParams& rope) override;
   void gated_activation(int device, kernels::GatedActivation activation, const float* gate,

@@ -79,7 +79,7 @@ void ForwardPass::run_experts(const LoadedLayer& layer, Scratch& s, std::int64_t
   const std::int64_t inner = c.moe.intermediate_size;
   const float* h = s.h.as<float>();
 
-  backend_.linear(d, h, count, *layer.router, s.router.as<float>());
+  linear(d, h, token_segments_, *layer.router, s.router.as<float>());
   std::vector<float> scores(static_cast<std::size_t>(count * c.moe.experts));
   backend_.copy(scores.data(), -1, s.router.data(), d, scores.size() * sizeof(float));
   const Route routes = route(scores, count, c.moe);
@@ -98,11 +98,19 @@ void ForwardPass::run_experts(const LoadedLayer& layer, Scratch& s, std::int64_t
     const LoadedExpert& expert = layer.experts[e];
     const std::int32_t* indices = s.route_rows.as<std::int32_t>() + first;
     backend_.gather_rows(d, h, hidden, indices, rows, expert_in);
+    // The expert's rows (its tokens in order) cut as the step's are.
+    std::vector<std::int32_t> row_sequence(static_cast<std::size_t>(rows));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      row_sequence[static_cast<std::size_t>(r)] = token_sequence_[static_cast<std::size_t>(
+          routes.rows[static_cast<std::size_t>(first + r)])];
+    }
+    const std::vector<RowSegment> segments =
+        row_segments(row_sequence, sequence_kind_, backend_.invariant_decode_rows());
     const kernels::LinearWeight* gate_up[] = {&expert.gate, &expert.up};
     float* const gate_up_out[] = {gate, up};
-    backend_.linear_many(d, expert_in, rows, gate_up, gate_up_out);
+    linear_many(d, expert_in, segments, gate_up, gate_up_out);
     backend_.gated_activation(d, activation, gate, up, rows * inner, gate);
-    backend_.linear(d, gate, rows, expert.down, expert_out);
+    linear(d, gate, segments, expert.down, expert_out);
     backend_.scatter_add_rows(d, out, hidden, expert_out, indices,
                               s.route_weights.as<float>() + first, rows);
   }

@@ -310,6 +310,10 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
     graphs_.invalidate();
     storage_generation_ = storage_.generation();
   }
+  std::vector<std::size_t> tokens_per_sequence;
+  for (const Sequence& seq : sequences)
+    tokens_per_sequence.push_back(seq.tokens.size());
+  segment_rows(tokens_per_sequence, result.rows);
   prepare_rope(longest);
   const std::vector<std::int32_t> mirrored = assign_mirrors(sequences);
   for (int device : devices_)
@@ -367,7 +371,7 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
     }
     backend_.rms_norm(head, gathered_.as<float>(), loaded_.final_norm,
                       static_cast<float>(c.rms_norm_eps), rows, hidden, normed_.as<float>());
-    backend_.linear(head, normed_.as<float>(), rows, loaded_.head, logits_.as<float>());
+    linear(head, normed_.as<float>(), logit_segments_, loaded_.head, logits_.as<float>());
     if (c.final_softcap > 0.0) {
       backend_.soft_cap(head, logits_.as<float>(), rows * c.vocab_size,
                         static_cast<float>(c.final_softcap));
@@ -407,14 +411,14 @@ void ForwardPass::attention_block(std::size_t index, std::int64_t count,
     const std::int64_t q_width = std::int64_t{c.num_heads} * c.head_dim;
     const std::int64_t kv_width = std::int64_t{c.num_kv_heads} * c.head_dim;
     const std::int64_t width = q_width + 2 * kv_width;
-    backend_.linear(d, h, count, *layer.qkv, s.fused.as<float>());
+    linear(d, h, token_segments_, *layer.qkv, s.fused.as<float>());
     backend_.copy_columns(d, s.fused.as<float>(), count, width, 0, q_width, q);
     backend_.copy_columns(d, s.fused.as<float>(), count, width, q_width, kv_width, k);
     backend_.copy_columns(d, s.fused.as<float>(), count, width, q_width + kv_width, kv_width, v);
   } else {
     const kernels::LinearWeight* qkv[] = {&layer.q, &layer.k, &layer.v};
     float* const qkv_out[] = {q, k, v};
-    backend_.linear_many(d, h, count, qkv, qkv_out);
+    linear_many(d, h, token_segments_, qkv, qkv_out);
   }
   if (c.qk_norm) {
     // Each head normalized on its own, in place: rows of head_dim.
@@ -429,7 +433,7 @@ void ForwardPass::attention_block(std::size_t index, std::int64_t count,
   backend_.rope(d, k, count, c.num_kv_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
   attend(index, count, batch, s);
   float* projection = s.projection.as<float>();
-  backend_.linear(d, s.attention.as<float>(), count, layer.o, projection);
+  linear(d, s.attention.as<float>(), token_segments_, layer.o, projection);
   if (layer.attention_output_norm.data != nullptr) {
     backend_.rms_norm(d, projection, layer.attention_output_norm, eps, count, hidden, projection);
   }
@@ -504,17 +508,17 @@ void ForwardPass::mlp_block(std::size_t index, std::int64_t count, float* x) {
     float* gate = s.gate.as<float>();
     float* up = s.up.as<float>();
     if (layer.gate_up) {
-      backend_.linear(d, h, count, *layer.gate_up, s.fused.as<float>());
+      linear(d, h, token_segments_, *layer.gate_up, s.fused.as<float>());
       backend_.copy_columns(d, s.fused.as<float>(), count, 2 * inner, 0, inner, gate);
       backend_.copy_columns(d, s.fused.as<float>(), count, 2 * inner, inner, inner, up);
     } else {
       const kernels::LinearWeight* gate_up[] = {&layer.gate, &layer.up};
       float* const gate_up_out[] = {gate, up};
-      backend_.linear_many(d, h, count, gate_up, gate_up_out);
+      linear_many(d, h, token_segments_, gate_up, gate_up_out);
     }
     backend_.gated_activation(d, detail::gated_activation_of(c.activation), gate, up, count * inner,
                               gate);
-    backend_.linear(d, gate, count, layer.down, projection);
+    linear(d, gate, token_segments_, layer.down, projection);
   }
   if (output_norm)
     backend_.rms_norm(d, projection, layer.mlp_output_norm, eps, count, hidden, projection);

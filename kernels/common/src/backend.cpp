@@ -91,13 +91,13 @@ void Backend::synchronize_event(const QueueEvent&, int) {}
 
 void Backend::linear_many(int device, const float* x, std::int64_t rows,
                           std::span<const LinearWeight* const> weights,
-                          std::span<float* const> outs) {
+                          std::span<float* const> outs, ProductRows kind) {
   if (weights.size() != outs.size()) {
     throw std::invalid_argument("linear_many: " + std::to_string(weights.size()) + " weights but " +
                                 std::to_string(outs.size()) + " outputs");
   }
   for (std::size_t i = 0; i < weights.size(); ++i)
-    linear(device, x, rows, *weights[i], outs[i]);
+    linear(device, x, rows, *weights[i], outs[i], kind);
 }
 
 void Backend::top_logits(int device, const float* logits, std::int64_t rows, std::int64_t vocab,

@@ -204,16 +204,16 @@ void FaultInjectingBackend::rms_norm(int device, const float* x, const DenseWeig
 }
 
 void FaultInjectingBackend::linear(int device, const float* x, std::int64_t rows,
-                                   const LinearWeight& weight, float* out) {
+                                   const LinearWeight& weight, float* out, ProductRows kind) {
   enter(BackendCall::Linear, device);
-  inner_->linear(device, x, rows, weight, out);
+  inner_->linear(device, x, rows, weight, out, kind);
 }
 
 void FaultInjectingBackend::linear_many(int device, const float* x, std::int64_t rows,
                                         std::span<const LinearWeight* const> weights,
-                                        std::span<float* const> outs) {
+                                        std::span<float* const> outs, ProductRows kind) {
   enter(BackendCall::LinearMany, device);
-  inner_->linear_many(device, x, rows, weights, outs);
+  inner_->linear_many(device, x, rows, weights, outs, kind);
 }
 
 void FaultInjectingBackend::rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,

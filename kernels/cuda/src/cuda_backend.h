@@ -78,8 +78,8 @@ class CudaBackend final : public Backend {
                  const std::int32_t* tokens, std::int64_t count, float* out) override;
   void rms_norm(int device, const float* x, const DenseWeight& weight, float eps, std::int64_t rows,
                 std::int64_t cols, float* out) override;
-  void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
-              float* out) override;
+  void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight, float* out,
+              ProductRows kind) override;
   void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
             const std::int32_t* positions, const RopeParams& rope) override;
   void gated_activation(int device, GatedActivation activation, const float* gate, const float* up,

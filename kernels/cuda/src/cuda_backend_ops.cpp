@@ -135,8 +135,9 @@ void CudaBackend::scatter_add_rows(int device, float* x, std::int64_t cols, cons
   launch_scatter_add_rows(x, cols, y, rows, weights, count, stream(device));
 }
 
+// The products take FP16 inputs whoever's rows they are.
 void CudaBackend::linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
-                         float* out) {
+                         float* out, ProductRows /*kind*/) {
   activate(device);
   std::lock_guard lock(linear_mutex_);
   std::unique_ptr<LinearRunner>& runner = linear_[static_cast<std::size_t>(device)];

@@ -28,17 +28,18 @@ void PerturbedBackend::perturb(int device, std::int64_t rows, std::int64_t count
 }
 
 void PerturbedBackend::linear(int device, const float* x, std::int64_t rows,
-                              const kernels::LinearWeight& weight, float* out) {
+                              const kernels::LinearWeight& weight, float* out,
+                              kernels::ProductRows kind) {
   ++linear_calls;
-  ForwardingBackend::linear(device, x, rows, weight, out);
+  ForwardingBackend::linear(device, x, rows, weight, out, kind);
   perturb(device, rows, rows * weight.out_features, out);
 }
 
 void PerturbedBackend::linear_many(int device, const float* x, std::int64_t rows,
                                    std::span<const kernels::LinearWeight* const> weights,
-                                   std::span<float* const> outs) {
+                                   std::span<float* const> outs, kernels::ProductRows kind) {
   ++linear_calls;
-  ForwardingBackend::linear_many(device, x, rows, weights, outs);
+  ForwardingBackend::linear_many(device, x, rows, weights, outs, kind);
   for (std::size_t i = 0; i < weights.size(); ++i)
     perturb(device, rows, rows * weights[i]->out_features, outs[i]);
 }

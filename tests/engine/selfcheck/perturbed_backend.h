@@ -39,11 +39,12 @@ class PerturbedBackend final : public ForwardingBackend {
   std::string version() const override { return version_text; }
   std::vector<kernels::DeviceInfo> devices() const override;
   void linear(int device, const float* x, std::int64_t rows, const kernels::LinearWeight& weight,
-              float* out) override;
+              float* out, kernels::ProductRows kind) override;
   void linear_many(int device, const float* x, std::int64_t rows,
                    std::span<const kernels::LinearWeight* const> weights,
-                   std::span<float* const> outs) override;
+                   std::span<float* const> outs, kernels::ProductRows kind) override;
   bool shares_host_memory() const override { return inner().shares_host_memory(); }
+  std::int64_t invariant_decode_rows() const override { return inner().invariant_decode_rows(); }
 
  protected:
   // Fails the op that faults.failing_op names, then runs it.

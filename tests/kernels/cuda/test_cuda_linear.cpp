@@ -173,13 +173,14 @@ class CudaLinearTest : public QObject {
 
     CpuBackend cpu;
     std::vector<float> expected(count, kNaN);
-    cpu.linear(0, x.data(), rows, weight, expected.data());
+    cpu.linear(0, x.data(), rows, weight, expected.data(), ProductRows::prompt);
     const Reference exact = reference_product(x, rows, dequantize(weight), weight.out_features,
                                               weight.in_features, layer.bias);
 
     DeviceBuffer x_gpu = upload(padded);
     DeviceBuffer out = upload(std::vector<float>(count + kGuard, kNaN));
-    gpu_->linear(kDevice, x_gpu.as<float>() + x_offset, rows, device_weight, out.as<float>());
+    gpu_->linear(kDevice, x_gpu.as<float>() + x_offset, rows, device_weight, out.as<float>(),
+                 ProductRows::prompt);
     const std::vector<float> got = download(out, count + kGuard);
 
     const double tolerance = exact_tolerance(weight, rows);
@@ -330,30 +331,36 @@ class CudaLinearTest : public QObject {
     const LinearWeight weight = to_device(layer, buffers);
     DeviceBuffer x = upload(std::vector<float>(256 * 2, 1.0f));
     DeviceBuffer out = upload(std::vector<float>(104 * 2, kNaN));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                             gpu_->linear(kDevice, nullptr, 1, weight, out.as<float>()));
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                             gpu_->linear(kDevice, x.as<float>(), -1, weight, out.as<float>()));
-    gpu_->linear(kDevice, x.as<float>(), 0, weight, out.as<float>());  // nothing to do
+    QVERIFY_THROWS_EXCEPTION(
+        std::invalid_argument,
+        gpu_->linear(kDevice, nullptr, 1, weight, out.as<float>(), ProductRows::prompt));
+    QVERIFY_THROWS_EXCEPTION(
+        std::invalid_argument,
+        gpu_->linear(kDevice, x.as<float>(), -1, weight, out.as<float>(), ProductRows::prompt));
+    gpu_->linear(kDevice, x.as<float>(), 0, weight, out.as<float>(),
+                 ProductRows::prompt);  // nothing to do
     QVERIFY(std::isnan(download(out, 1)[0]));
 
     layer.gptq->g_idx[17] = layer.gptq->groups;
     const LinearWeight bad_groups = to_device(layer, buffers);
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                             gpu_->linear(kDevice, x.as<float>(), 1, bad_groups, out.as<float>()));
+    QVERIFY_THROWS_EXCEPTION(
+        std::invalid_argument,
+        gpu_->linear(kDevice, x.as<float>(), 1, bad_groups, out.as<float>(), ProductRows::prompt));
 
     Layer exl2 = make_layer("exl2-mixed", rng_);
     LinearWeight gapped = to_device(exl2, buffers);
     std::get<Exl2Weight>(gapped.format).groups[1].first_row += 4;
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                             gpu_->linear(kDevice, x.as<float>(), 1, gapped, out.as<float>()));
+    QVERIFY_THROWS_EXCEPTION(
+        std::invalid_argument,
+        gpu_->linear(kDevice, x.as<float>(), 1, gapped, out.as<float>(), ProductRows::prompt));
 
     LinearWeight dense;
     dense.in_features = 8;
     dense.out_features = 8;
     dense.format = DenseWeight{x.data(), DType::I32};
-    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                             gpu_->linear(kDevice, x.as<float>(), 1, dense, out.as<float>()));
+    QVERIFY_THROWS_EXCEPTION(
+        std::invalid_argument,
+        gpu_->linear(kDevice, x.as<float>(), 1, dense, out.as<float>(), ProductRows::prompt));
   }
 
  private:

@@ -184,10 +184,11 @@ std::vector<float> permuted_inputs(const Exl2Fixture& exl2, const std::vector<fl
   return xp;
 }
 
-// Products of 2 to limit + 1 input rows of `format`: up to `limit` rows each
-// row's outputs are the bits it gets alone; above it they are not (the
-// batched product sums in another order).
-void expect_rows_as_alone(const char* format, std::int64_t limit, std::mt19937& rng) {
+// Products of 2 to limit + 1 input rows of `format`, of whose rows `kind`
+// says: up to `limit` rows each row's outputs are the bits it gets alone;
+// above it they are not (the batched product sums in another order).
+void expect_rows_as_alone(const char* format, std::int64_t limit, ProductRows kind,
+                          std::mt19937& rng) {
   ThreadPool pool(3);  // as the tests' own pool
   const std::unique_ptr<Layer> layer = make_layer(format, rng);
   const std::int64_t in = layer->weight.in_features;
@@ -195,10 +196,10 @@ void expect_rows_as_alone(const char* format, std::int64_t limit, std::mt19937& 
   for (std::int64_t rows = 2; rows <= limit + 1; ++rows) {
     const std::vector<float> x = random_inputs(rng, std::size_t(rows * in));
     std::vector<float> together(std::size_t(rows * out), std::nanf(""));
-    linear(pool, x.data(), rows, layer->weight, together.data());
+    linear(pool, x.data(), rows, layer->weight, together.data(), kind);
     for (std::int64_t r = 0; r < rows; ++r) {
       std::vector<float> alone(std::size_t(out), std::nanf(""));
-      linear(pool, x.data() + r * in, 1, layer->weight, alone.data());
+      linear(pool, x.data() + r * in, 1, layer->weight, alone.data(), kind);
       const std::vector<float> row(together.begin() + r * out, together.begin() + (r + 1) * out);
       const QString where =
           QStringLiteral("%1, %2 rows, row %3").arg(QLatin1String(format)).arg(rows).arg(r);
@@ -257,15 +258,15 @@ class LinearProductTest : public QObject {
     linear(pool_, x.data(), rows, weight, out.data());
     const Reference reference = reference_product(x, rows, dequantize(weight), weight.out_features,
                                                   weight.in_features, layer->bias);
-    // linear() takes the fastest path: 8-bit inputs for EXL2 decode steps
-    // of up to four jobs, 16-bit ones on the integer tiles above that where
-    // they run.
+    // linear() of prompt rows takes the fastest path: 16-bit inputs for
+    // EXL2 weights where the processor has AVX-512 VNNI (the few-row kernel,
+    // and the integer tiles above that where they run), float elsewhere.
     Exl2RowPath path = Exl2RowPath::float_inputs;
-    if (rows <= linear_detail::kExl2IntegerRows && linear_detail::exl2_integer_supported()) {
-      path = Exl2RowPath::int8_inputs;
+    if (rows <= linear_detail::kExl2FewRows) {
+      if (linear_detail::exl2_integer_supported() && wide_vnni_allowed())
+        path = Exl2RowPath::int16_inputs;
     } else if (const auto* exl2 = std::get_if<Exl2Weight>(&weight.format);
-               exl2 && rows > linear_detail::kExl2FewRows &&
-               linear_detail::exl2_batched_integer_supported() &&
+               exl2 && linear_detail::exl2_batched_integer_supported() &&
                linear_detail::exl2_batched_integer_takes(*exl2)) {
       path = Exl2RowPath::int16_inputs;
     }
@@ -414,17 +415,58 @@ class LinearProductTest : public QObject {
   void f16RowsOfAFewJobsGiveTheBitsOfOneJob() {
     if (!linear_detail::f16_dots_available()) QSKIP("no AVX2, FMA and F16C here");
     std::mt19937 rng(23);
-    expect_rows_as_alone("dense-f16", linear_detail::kF16FewRows, rng);
+    expect_rows_as_alone("dense-f16", linear_detail::kF16FewRows, ProductRows::decode, rng);
   }
 
-  // The same for EXL2 weights on the integer path, which takes up to four
-  // rows: a row's integer sums and their scaling do not depend on the rows
-  // beside it. Above that the float kernels sum in another order.
+  // The same for EXL2 weights in decode steps, which take the integer kernel
+  // for every row count up to the few-row limit: a row's integer sums and
+  // their scaling do not depend on the rows beside it. Above the limit the
+  // batched products sum in another order.
   void exl2RowsOfAFewJobsGiveTheBitsOfOneJob() {
     if (!linear_detail::exl2_integer_supported()) QSKIP("no AVX2 here");
     std::mt19937 rng(29);
     for (const char* format : {"exl2-mixed", "exl2-permuted"})
-      expect_rows_as_alone(format, linear_detail::kExl2IntegerRows, rng);
+      expect_rows_as_alone(format, linear_detail::kExl2FewRows, ProductRows::decode, rng);
+  }
+
+  // Decode rows of EXL2 weights take 8-bit inputs (2- and 4-bit groups) and
+  // prompt rows do not: the two kinds of product of the same rows differ, and
+  // each lies within its own rounding of the dequantized product.
+  void exl2DecodeAndPromptRowsTakeTheirOwnInputs() {
+    if (!linear_detail::exl2_integer_supported()) QSKIP("no AVX2 here");
+    std::mt19937 rng(41);
+    const std::unique_ptr<Layer> layer = make_layer("exl2-mixed", rng);
+    const LinearWeight& weight = layer->weight;
+    for (const int rows : {1, 3, 9, 16}) {
+      const std::vector<float> x = random_inputs(rng, std::size_t(rows * weight.in_features));
+      const Reference reference = reference_product(x, rows, dequantize(weight),
+                                                    weight.out_features, weight.in_features, {});
+      const auto run = [&](ProductRows kind) {
+        std::vector<float> out(std::size_t(rows * weight.out_features), std::nanf(""));
+        linear(pool_, x.data(), rows, weight, out.data(), kind);
+        return out;
+      };
+      const std::vector<float> decode = run(ProductRows::decode);
+      const std::vector<float> prompt = run(ProductRows::prompt);
+      QVERIFY(decode != prompt);
+      expect_near_reference(decode, reference,
+                            integer_input_slack(*layer, x, rows, Exl2RowPath::int8_inputs));
+      const Exl2RowPath prompt_path =
+          wide_vnni_allowed() ? Exl2RowPath::int16_inputs : Exl2RowPath::float_inputs;
+      expect_near_reference(prompt, reference, integer_input_slack(*layer, x, rows, prompt_path));
+      // 8-bit rounding is coarser: the decode rows lie further from the
+      // exact products than the prompt rows do.
+      double decode_error = 0.0;
+      double prompt_error = 0.0;
+      for (std::size_t i = 0; i < decode.size(); ++i) {
+        decode_error += std::abs(double(decode[i]) - reference.values[i]);
+        prompt_error += std::abs(double(prompt[i]) - reference.values[i]);
+      }
+      QVERIFY2(
+          decode_error > prompt_error,
+          qPrintable(
+              QStringLiteral("%1 rows: %2 vs %3").arg(rows).arg(decode_error).arg(prompt_error)));
+    }
   }
 
   // The 512-bit integer kernels (AVX-512BW, and with VNNI where present) sum

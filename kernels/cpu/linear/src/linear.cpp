@@ -75,6 +75,10 @@ void store_outputs(const Product& product, std::int64_t row, std::int64_t begin,
 
 }  // namespace linear_detail
 
+static_assert(kInvariantDecodeRows <= linear_detail::kF16FewRows &&
+                  kInvariantDecodeRows <= linear_detail::kExl2FewRows,
+              "decode rows that are invariant take the few-row kernels");
+
 namespace {
 
 void check_call(const float* x, std::int64_t rows, const LinearWeight& weight, const float* out) {
@@ -88,12 +92,18 @@ void check_call(const float* x, std::int64_t rows, const LinearWeight& weight, c
 }  // namespace
 
 void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWeight& weight,
-            float* out) {
+            float* out, ProductRows kind) {
   check_call(x, rows, weight, out);
   if (rows == 0) return;
   const std::vector<float> bias = linear_detail::widen_bias(weight);
-  const linear_detail::Product product{
-      x, rows, weight.in_features, weight.out_features, bias.empty() ? nullptr : bias.data(), out};
+  const linear_detail::Product product{x,
+                                       rows,
+                                       weight.in_features,
+                                       weight.out_features,
+                                       bias.empty() ? nullptr : bias.data(),
+                                       out,
+                                       nullptr,
+                                       kind};
   std::visit(
       [&](const auto& format) {
         using Format = std::decay_t<decltype(format)>;
@@ -111,7 +121,8 @@ void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWei
 }
 
 void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
-                 std::span<const LinearWeight* const> weights, std::span<float* const> outs) {
+                 std::span<const LinearWeight* const> weights, std::span<float* const> outs,
+                 ProductRows kind) {
   if (weights.size() != outs.size()) {
     throw std::invalid_argument("linear_many: " + std::to_string(weights.size()) + " weights but " +
                                 std::to_string(outs.size()) + " outputs");
@@ -133,7 +144,7 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
     const LinearWeight& weight = *weights[i];
     const auto* exl2 = std::get_if<Exl2Weight>(&weight.format);
     if (exl2 == nullptr || rows > linear_detail::kExl2FewRows) {
-      linear(pool, x, rows, weight, outs[i]);
+      linear(pool, x, rows, weight, outs[i], kind);
       continue;
     }
     Few& item = few.emplace_back();
@@ -143,7 +154,9 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
                                          weight.in_features,
                                          weight.out_features,
                                          item.bias.empty() ? nullptr : item.bias.data(),
-                                         outs[i]};
+                                         outs[i],
+                                         nullptr,
+                                         kind};
     linear_detail::exl2_permute_inputs(pool, product, *exl2, *item.xp);
     item.work = std::make_unique<linear_detail::Exl2FewRows>(
         product, *exl2, linear_detail::exl2_columns(product, *exl2), item.xp->data());
@@ -182,18 +195,17 @@ std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
                      : wide_vectors_allowed()
                          ? "AVX-512+F16C dot products, one weight row at a time"
                          : "AVX2+FMA+F16C dot products");
-  std::string exl2 = portable;
-  if (exl2_integer_wide_supported()) {
-    exl2 = std::string("integers: 8-bit inputs (2- and 4-bit groups) and 16-bit, ") +
-           (wide_vnni_allowed() ? "AVX-512 VNNI" : "AVX-512BW");
-  } else if (exl2_integer_supported()) {
-    exl2 = "integers: 8-bit inputs (2- and 4-bit groups) and 16-bit, AVX2";
-  }
-  paths.emplace_back("EXL2 decode products, 1 to " + std::to_string(kExl2IntegerRows) + " rows",
-                     exl2);
-  paths.emplace_back("EXL2 decode products, " + std::to_string(kExl2IntegerRows + 1) + " to " +
-                         std::to_string(kExl2FewRows) + " rows",
-                     "float, four rows per pass, " + portable);
+  const std::string integers = !exl2_integer_wide_supported() ? "AVX2"
+                               : wide_vnni_allowed()          ? "AVX-512 VNNI"
+                                                              : "AVX-512BW";
+  const std::string few = "1 to " + std::to_string(kExl2FewRows) + " rows";
+  paths.emplace_back("EXL2 decode steps, " + few,
+                     exl2_integer_supported()
+                         ? "integers: 8-bit inputs (2- and 4-bit groups) and 16-bit, " + integers
+                         : "float, four rows per pass, " + portable);
+  paths.emplace_back("EXL2 prompt products, " + few,
+                     wide_vnni_allowed() ? "integers: 16-bit inputs, " + integers
+                                         : "float, four rows per pass, " + portable);
   return paths;
 }
 

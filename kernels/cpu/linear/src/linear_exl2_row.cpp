@@ -262,8 +262,13 @@ Exl2FewRows::Exl2FewRows(const Product& product, const Exl2Weight& weight, std::
       width_(static_cast<int>((product.out_features + kLanes - 1) / kLanes * kLanes)),
       starts_(slice_starts(weight)) {
   if (path_ == Exl2RowPath::fastest) {
-    path_ = exl2_integer_supported() && rows_ <= kExl2IntegerRows ? Exl2RowPath::int8_inputs
-                                                                  : Exl2RowPath::float_inputs;
+    if (!exl2_integer_supported()) {
+      path_ = Exl2RowPath::float_inputs;
+    } else if (product.kind == ProductRows::decode) {
+      path_ = Exl2RowPath::int8_inputs;
+    } else {
+      path_ = wide_vnni_allowed() ? Exl2RowPath::int16_inputs : Exl2RowPath::float_inputs;
+    }
   }
   if (path_ != Exl2RowPath::float_inputs) {
     if (!exl2_integer_supported()) throw std::logic_error("the integer EXL2 product needs AVX2");
@@ -281,7 +286,7 @@ void Exl2FewRows::run_slice(std::size_t s) {
   float* out = buffers_->partial.data() + s * slice_size();
   if (path_ != Exl2RowPath::float_inputs) {
     exl2_integer_quantize(weight_, xp_, rows_, product_.in_features, g0, g1, buffers_->inputs);
-    const bool wide = path_ == Exl2RowPath::int8_inputs && exl2_integer_wide_supported();
+    const bool wide = path_ != Exl2RowPath::int8_inputs_256 && exl2_integer_wide_supported();
     exl2_integer_slice(weight_, columns_, product_.in_features, xp_, buffers_->inputs, rows_, g0,
                        g1, width_, wide, out);
     return;

@@ -40,6 +40,7 @@ struct Product {
   // [N]: each output is multiplied by its scale before the bias is added
   // (FP8 weights' per-row scales); nullptr: none.
   const float* scales = nullptr;
+  ProductRows kind = ProductRows::prompt;
 };
 
 // Quantized products work on tiles of 32 output columns, a width the inner
@@ -113,25 +114,27 @@ void f16_widen_tile(const std::uint16_t* w, std::int64_t k_count, int outputs, i
 void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std::int64_t k_count,
                   std::int64_t begin, std::int64_t end, float* out);
 // EXL2 products of at most kExl2FewRows input rows (decode steps of a few
-// jobs), `xp` already in quantized order and `columns` the row length of
-// q_weight: each weight is unpacked once for every four rows
-// (linear_exl2_row.cpp). For 5 to 8 rows the float kernel of these, four
-// rows at a time, ran 1.4 to 1.8 times as fast as the float tiles of the
-// batched product (one thread, 96M shape's MLP weights), and as fast at 16.
+// jobs, prompt tails, a mixture's experts in a short prompt), `xp` already in
+// quantized order and `columns` the row length of q_weight: each weight is
+// unpacked once for every four rows (linear_exl2_row.cpp). For 5 to 8 rows
+// the float kernel of these, four rows at a time, ran 1.4 to 1.8 times as
+// fast as the float tiles of the batched product (one thread, 96M shape's
+// MLP weights), and as fast at 16.
 inline constexpr std::int64_t kExl2FewRows = 16;
-// The fastest path takes 8-bit inputs (the integer kernel) for at most this
-// many rows: a decode step of up to four jobs. More rows stay in float: a
-// mixture of experts' prefill gives each expert products of a few rows, and
-// 8-bit inputs there moved a 24-token prompt's logits by 0.5% of their range
-// (random-weight Mixtral in EXL2 4.0) where float products stay within 1e-4.
-inline constexpr std::int64_t kExl2IntegerRows = 4;
-// How exl2_few_rows_product multiplies: `fastest` uses the integer kernel
-// with 8-bit inputs where the processor has AVX2 and there are at most
-// kExl2IntegerRows rows, the float kernel otherwise; tests ask for each path by
-// name. int16_inputs quantizes every group's inputs to 16 bits; int8_inputs
-// does so for 2- and 4-bit groups only, the rest again to 16 bits, and
-// multiplies those groups with 512-bit registers where the processor has
-// AVX-512BW; int8_inputs_256 keeps to 256-bit registers.
+// How exl2_few_rows_product multiplies; tests ask for each path by name.
+// int16_inputs quantizes every group's inputs to 16 bits; int8_inputs does so
+// for 2- and 4-bit groups only, the rest again to 16 bits; both multiply with
+// 512-bit registers where the processor has AVX-512BW (and VNNI where it has
+// that), int8_inputs_256 keeps to 256-bit ones. `fastest` picks by whose rows
+// they are (ProductRows), where the processor has AVX2 (else float):
+//  - decode rows take int8_inputs, for any number of rows, so a decode step's
+//    rows are rounded alike however many jobs it holds;
+//  - prompt rows take int16_inputs where the processor has AVX-512 VNNI (the
+//    rounding of the batched integer tiles that take longer prompts there),
+//    float_inputs elsewhere. 8-bit inputs there moved the logits of a 24-token
+//    prompt through a mixture of experts (every expert's product a few rows)
+//    by 0.5% of their range (random-weight Mixtral in EXL2 4.0), where float
+//    products stay within 1e-4.
 enum class Exl2RowPath { fastest, float_inputs, int16_inputs, int8_inputs, int8_inputs_256 };
 void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
                            std::int64_t columns, const float* xp,
@@ -175,8 +178,8 @@ void exl2_integer_quantize(const Exl2Weight& weight, const float* xp, int rows,
 bool exl2_integer_wide_supported();
 // out[r][c] = the sums of the groups [first, last) for `rows` input rows and
 // every column c < width, like the float kernel's slices; their inputs must
-// have been quantized. `wide` takes the 512-bit kernel for the 8-bit-input
-// groups (needs exl2_integer_wide_supported()).
+// have been quantized. `wide` takes the 512-bit kernel (needs
+// exl2_integer_wide_supported()).
 void exl2_integer_slice(const Exl2Weight& weight, std::int64_t columns, std::int64_t in_features,
                         const float* xp, const Exl2IntegerInputs& inputs, int rows,
                         std::size_t first, std::size_t last, int width, bool wide, float* out);

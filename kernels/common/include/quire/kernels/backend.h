@@ -238,15 +238,16 @@ class Backend {
   // may be `x` (per-head query and key norms normalize in place).
   virtual void rms_norm(int device, const float* x, const DenseWeight& weight, float eps,
                         std::int64_t rows, std::int64_t cols, float* out) = 0;
-  // out[rows, N] = x[rows, K] W^T (+ bias).
+  // out[rows, N] = x[rows, K] W^T (+ bias); `kind` says whose rows they are
+  // (ProductRows).
   virtual void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
-                      float* out) = 0;
+                      float* out, ProductRows kind) = 0;
   // outs[i] = x W_i^T (+ bias_i) for several weights over the same input (a
   // layer's q, k and v, or gate and up), so that a backend can run them
   // together. The default calls linear() for each.
   virtual void linear_many(int device, const float* x, std::int64_t rows,
                            std::span<const LinearWeight* const> weights,
-                           std::span<float* const> outs);
+                           std::span<float* const> outs, ProductRows kind);
   // In place on x [tokens, heads, head_dim].
   virtual void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
                     const std::int32_t* positions, const RopeParams& rope) = 0;
@@ -320,6 +321,14 @@ class Backend {
   // Whether the host reads device memory directly (the CPU backend), so that
   // a whole row of logits costs no transfer.
   virtual bool shares_host_memory() const { return false; }
+  // Where the products choose their arithmetic by the number and kind of
+  // rows (ProductRows), how many decode rows one product may hold so that
+  // each row gets the bits it gets alone: the forward pass then multiplies
+  // each prompt sequence's rows on their own and the decode rows in products
+  // of at most this many, so a sequence's tokens do not depend on what else
+  // runs (quire/engine/runtime/row_segments.h). 0: the products do not choose
+  // so, and a step's rows go together.
+  virtual std::int64_t invariant_decode_rows() const { return 0; }
   // Whether linear() takes FP8 weights (Fp8Weight). A model that has them is
   // refused before loading on a backend that does not.
   virtual bool runs_fp8_weights() const { return true; }

@@ -143,11 +143,11 @@ class FaultInjectingBackend final : public Backend {
                  const std::int32_t* tokens, std::int64_t count, float* out) override;
   void rms_norm(int device, const float* x, const DenseWeight& weight, float eps, std::int64_t rows,
                 std::int64_t cols, float* out) override;
-  void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
-              float* out) override;
+  void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight, float* out,
+              ProductRows kind) override;
   void linear_many(int device, const float* x, std::int64_t rows,
-                   std::span<const LinearWeight* const> weights,
-                   std::span<float* const> outs) override;
+                   std::span<const LinearWeight* const> weights, std::span<float* const> outs,
+                   ProductRows kind) override;
   void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
             const std::int32_t* positions, const RopeParams& rope) override;
   void gated_activation(int device, GatedActivation activation, const float* gate, const float* up,
@@ -178,6 +178,7 @@ class FaultInjectingBackend final : public Backend {
                      const std::int32_t* rows, const std::int32_t* ids, std::int64_t count,
                      float* out) override;
   bool shares_host_memory() const override { return inner_->shares_host_memory(); }
+  std::int64_t invariant_decode_rows() const override { return inner_->invariant_decode_rows(); }
   bool runs_fp8_weights() const override { return inner_->runs_fp8_weights(); }
 
  protected:

@@ -74,4 +74,13 @@ struct LinearWeight {
   DType bias_dtype = DType::F16;
 };
 
+// Whose rows a product multiplies. decode: one new token of each sequence of
+// a decode step. A backend may round those rows' inputs more coarsely for
+// speed (the CPU's EXL2 kernel takes 8-bit inputs there, as llama.cpp does
+// in all its quantized products), and then does so alike for any number of
+// rows, so that a sequence's tokens do not depend on how many others decode
+// beside it. prompt: everything else (prompts, their tails, draft tokens to
+// verify), which keeps the precise products.
+enum class ProductRows { prompt, decode };
+
 }  // namespace quire::kernels

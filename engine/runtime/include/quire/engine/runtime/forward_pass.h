@@ -11,6 +11,7 @@
 #include "quire/engine/runtime/kv_storage.h"
 #include "quire/engine/runtime/loaded_model.h"
 #include "quire/engine/runtime/model_description.h"
+#include "quire/engine/runtime/row_segments.h"
 #include "quire/engine/runtime/step_graphs.h"
 #include "quire/kernels/backend.h"
 
@@ -131,6 +132,17 @@ class ForwardPass {
   // expert once over the rows routed to it and adds their weighted outputs
   // to `out` (forward_experts.cpp).
   void run_experts(const LoadedLayer& layer, Scratch& s, std::int64_t count, float* out);
+  // backend_.linear and linear_many over the rows of `segments`, each
+  // segment a product of its own (row_segments.h; forward_products.cpp).
+  void linear(int device, const float* x, std::span<const RowSegment> segments,
+              const kernels::LinearWeight& weight, float* out);
+  void linear_many(int device, const float* x, std::span<const RowSegment> segments,
+                   std::span<const kernels::LinearWeight* const> weights,
+                   std::span<float* const> outs);
+  // The step's rows as segments: every sequence's kind, and which sequence
+  // each token and each row of logits belongs to.
+  void segment_rows(std::span<const std::size_t> tokens_per_sequence,
+                    std::span<const int> logit_rows);
   Scratch& scratch(int device);
   void upload_metadata(int device, std::span<const std::int32_t> tokens,
                        std::span<const std::int32_t> positions,
@@ -168,6 +180,11 @@ class ForwardPass {
   // row's tail after the head.
   kernels::DeviceBuffer padding_;
   std::int64_t masked_from_ = 0;
+  // Of the step being run (segment_rows): a sequence is decode when it brings
+  // one token.
+  std::vector<kernels::ProductRows> sequence_kind_;
+  std::vector<std::int32_t> token_sequence_;
+  std::vector<RowSegment> token_segments_, logit_segments_;
   std::vector<float> inv_freq_;
   float attention_factor_ = 1.0f;
   std::int64_t rope_length_ = -1;

@@ -60,11 +60,11 @@ class CpuBackend final : public Backend {
                  const std::int32_t* tokens, std::int64_t count, float* out) override;
   void rms_norm(int device, const float* x, const DenseWeight& weight, float eps, std::int64_t rows,
                 std::int64_t cols, float* out) override;
-  void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
-              float* out) override;
+  void linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight, float* out,
+              ProductRows kind) override;
   void linear_many(int device, const float* x, std::int64_t rows,
-                   std::span<const LinearWeight* const> weights,
-                   std::span<float* const> outs) override;
+                   std::span<const LinearWeight* const> weights, std::span<float* const> outs,
+                   ProductRows kind) override;
   void rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
             const std::int32_t* positions, const RopeParams& rope) override;
   void gated_activation(int device, GatedActivation activation, const float* gate, const float* up,
@@ -99,6 +99,7 @@ class CpuBackend final : public Backend {
                      const std::int32_t* rows, const std::int32_t* ids, std::int64_t count,
                      float* out) override;
   bool shares_host_memory() const override { return true; }
+  std::int64_t invariant_decode_rows() const override;
 
  protected:
   void release(int device, void* data, std::size_t bytes) noexcept override;

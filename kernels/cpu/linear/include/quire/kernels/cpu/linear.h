@@ -17,9 +17,16 @@ namespace quire::kernels {
 // output columns, and by rows when there are many. Throws std::invalid_argument
 // for a descriptor that cannot be right (missing pointers, groups that do not
 // cover K, a bit width or dtype the format does not have). `out` must not
-// overlap `x`.
+// overlap `x`. Decode rows (ProductRows) of EXL2 weights take 8-bit inputs
+// where the processor has AVX2, for any number of rows up to the few-row
+// limit; prompt rows keep the float and 16-bit products.
 void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWeight& weight,
-            float* out);
+            float* out, ProductRows kind = ProductRows::prompt);
+
+// Products of up to this many decode rows of FP16 or EXL2 weights give each
+// row the bits it gets alone (the few-row kernels); more rows go through the
+// batched products, which sum in another order.
+inline constexpr std::int64_t kInvariantDecodeRows = 16;
 
 // out[i] = x W_i^T + bias_i for several weights over the same input (a
 // layer's q, k and v projections, or gate and up): decode steps of EXL2
@@ -27,7 +34,8 @@ void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWei
 // together. Results equal those of linear() for each weight. `outs` must not
 // overlap `x` or each other.
 void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
-                 std::span<const LinearWeight* const> weights, std::span<float* const> outs);
+                 std::span<const LinearWeight* const> weights, std::span<float* const> outs,
+                 ProductRows kind = ProductRows::prompt);
 
 // The weight as a dense [N, K] row-major FP32 matrix (the bias is not applied):
 // the reference the products are tested against, and a debugging aid. Checks

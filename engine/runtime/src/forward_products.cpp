@@ -1,0 +1,52 @@
+// The forward pass's products, cut into the step's row segments
+// (quire/engine/runtime/row_segments.h).
+
+#include <cstddef>
+
+#include "quire/engine/runtime/forward_pass.h"
+
+namespace quire::engine {
+
+void ForwardPass::segment_rows(std::span<const std::size_t> tokens_per_sequence,
+                               std::span<const int> logit_rows) {
+  sequence_kind_.clear();
+  token_sequence_.clear();
+  std::vector<std::int32_t> logit_sequence;
+  for (std::size_t s = 0; s < tokens_per_sequence.size(); ++s) {
+    sequence_kind_.push_back(tokens_per_sequence[s] == 1 ? kernels::ProductRows::decode
+                                                         : kernels::ProductRows::prompt);
+    token_sequence_.insert(token_sequence_.end(), tokens_per_sequence[s],
+                           static_cast<std::int32_t>(s));
+    logit_sequence.insert(logit_sequence.end(), static_cast<std::size_t>(logit_rows[s]),
+                          static_cast<std::int32_t>(s));
+  }
+  const std::int64_t invariant = backend_.invariant_decode_rows();
+  token_segments_ = row_segments(token_sequence_, sequence_kind_, invariant);
+  logit_segments_ = row_segments(logit_sequence, sequence_kind_, invariant);
+}
+
+void ForwardPass::linear(int device, const float* x, std::span<const RowSegment> segments,
+                         const kernels::LinearWeight& weight, float* out) {
+  for (const RowSegment& segment : segments) {
+    backend_.linear(device, x + segment.first * weight.in_features, segment.rows, weight,
+                    out + segment.first * weight.out_features, segment.kind);
+  }
+}
+
+void ForwardPass::linear_many(int device, const float* x, std::span<const RowSegment> segments,
+                              std::span<const kernels::LinearWeight* const> weights,
+                              std::span<float* const> outs) {
+  if (segments.size() == 1 && segments.front().first == 0) {
+    backend_.linear_many(device, x, segments.front().rows, weights, outs, segments.front().kind);
+    return;
+  }
+  std::vector<float*> shifted(outs.size());
+  for (const RowSegment& segment : segments) {
+    for (std::size_t i = 0; i < outs.size(); ++i)
+      shifted[i] = outs[i] + segment.first * weights[i]->out_features;
+    backend_.linear_many(device, x + segment.first * weights.front()->in_features, segment.rows,
+                         weights, shifted, segment.kind);
+  }
+}
+
+}  // namespace quire::engine
