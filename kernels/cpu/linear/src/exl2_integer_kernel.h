@@ -88,6 +88,30 @@ QUIRE_AVX2 void short_block_sums(const IntegerCall& call, const Exl2Group& group
       1 << (Bits - 1), tail);
 }
 
+// What a group's kernel reads for each of its R input rows, looked up once
+// per group rather than once per block of columns.
+template <int R>
+struct GroupRows {
+  const std::int32_t* inputs[R];     // the group's 8-bit quads or 16-bit pairs
+  const std::int32_t* zero_sums[R];  // per 512-row chunk (8-bit inputs: one)
+  float input_scale[R];
+};
+
+template <int R, bool Int8>
+QUIRE_AVX2 GroupRows<R> group_rows(const IntegerCall& call, std::size_t g) {
+  const Exl2Group& group = call.weight.groups[g];
+  const Exl2IntegerInputs& inputs = call.inputs;
+  GroupRows<R> rows;
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t row = call.row(r);
+    rows.inputs[r] = Int8 ? inputs.quads.data() + row * inputs.quads_per_row + inputs.quad_base[g]
+                          : inputs.pairs.data() + row * inputs.half_features + group.first_row / 2;
+    rows.zero_sums[r] = inputs.zero_sums.data() + row * inputs.chunks + inputs.chunk_base[g];
+    rows.input_scale[r] = inputs.scales[std::size_t(row) * call.weight.groups.size() + g];
+  }
+  return rows;
+}
+
 // out[r][c] += the group's products for the `rows` (1 to 4) input rows of
 // `call` and the columns [first_column, width), with 256-bit registers.
 void narrow_columns(const IntegerCall& call, int rows, std::size_t g, int first_column, int width,

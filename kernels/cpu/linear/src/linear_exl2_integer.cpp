@@ -117,98 +117,70 @@ QUIRE_AVX2 void add_quads(const __m256i* w, const std::int32_t* const* x, __m256
   }
 }
 
-// sum[r] = sum (q - zero) * x_i over the full blocks of group g for the eight
-// columns at c, with 16-bit inputs.
-template <int Bits, int R>
-QUIRE_AVX2 void int16_sums(const IntegerCall& call, std::size_t g, int c, __m256* sum) {
-  const Exl2Group& group = call.weight.groups[g];
-  const Exl2IntegerInputs& inputs = call.inputs;
-  const std::int64_t stride = call.columns;
-  const std::uint32_t* words = call.weight.q_weight + group.q_row * stride + c;
-  const int full = full_rows(group);
-  const std::int32_t* zero_sums = inputs.zero_sums.data() + inputs.chunk_base[g];
-  const std::int32_t* pairs[R];
-  for (int r = 0; r < R; ++r) {
-    pairs[r] = inputs.pairs.data() + call.row(r) * inputs.half_features + group.first_row / 2;
+// sum[r] = sum (q - zero) * x over the whole blocks of the group, as float,
+// for the eight columns whose packed words start at `words`. 16-bit inputs:
+// vpmaddwd and vpaddd, in chunks of 512 rows summed in float. 8-bit inputs
+// (2- and 4-bit groups): vpmaddubsw and vpaddw per 32-row block, then
+// vpmaddwd by ones; whole groups sum in 32 bits without overflow, so there
+// are no chunks.
+template <int Bits, int R, bool Int8>
+QUIRE_AVX2 void narrow_sums(const std::uint32_t* words, std::int64_t stride, int full,
+                            const GroupRows<R>& rows, __m256* sum) {
+  for (int r = 0; r < R; ++r)
     sum[r] = _mm256_setzero_ps();
-  }
-  for (int k0 = 0, chunk = 0; k0 < full; k0 += kChunkRows, ++chunk) {
+  constexpr int kRowsPerInput = Int8 ? 4 : 2;
+  const int chunk_rows = Int8 ? full : kChunkRows;
+  for (int k0 = 0, chunk = 0; k0 < full; k0 += chunk_rows, ++chunk) {
     __m256i part[R][kParts<R>];
     for (int r = 0; r < R; ++r) {
       for (int i = 0; i < kParts<R>; ++i)
         part[r][i] = _mm256_setzero_si256();
     }
-    const int end = std::min(full, k0 + kChunkRows);
+    const int end = std::min(full, k0 + chunk_rows);
     for (int k = k0; k < end; k += 32) {
       __m256i w[Bits];
       load_block<Bits, 0>(words + std::int64_t(k / 32) * Bits * stride, stride, w);
       const std::int32_t* x[R];
       for (int r = 0; r < R; ++r)
-        x[r] = pairs[r] + k / 2;
-      add_pairs<Bits, R, 0>(w, x, part);
+        x[r] = rows.inputs[r] + k / kRowsPerInput;
+      if constexpr (Int8) {
+        __m256i block[R];
+        for (int r = 0; r < R; ++r)
+          block[r] = _mm256_setzero_si256();
+        add_quads<Bits, R, 0>(w, x, block);
+        for (int r = 0; r < R; ++r) {
+          part[r][0] =
+              _mm256_add_epi32(part[r][0], _mm256_madd_epi16(block[r], _mm256_set1_epi16(1)));
+        }
+      } else {
+        add_pairs<Bits, R, 0>(w, x, part);
+      }
     }
     for (int r = 0; r < R; ++r) {
       __m256i total = part[r][0];
       for (int i = 1; i < kParts<R>; ++i)
         total = _mm256_add_epi32(total, part[r][i]);
-      total = _mm256_sub_epi32(total,
-                               _mm256_set1_epi32(zero_sums[call.row(r) * inputs.chunks + chunk]));
+      total = _mm256_sub_epi32(total, _mm256_set1_epi32(rows.zero_sums[r][chunk]));
       sum[r] = _mm256_add_ps(sum[r], _mm256_cvtepi32_ps(total));
     }
   }
 }
 
-// The same with 8-bit inputs (2- and 4-bit groups). Whole groups sum in 32
-// bits without overflow, so there are no chunks.
-template <int Bits, int R>
-QUIRE_AVX2 void int8_sums(const IntegerCall& call, std::size_t g, int c, __m256* sum) {
-  const Exl2Group& group = call.weight.groups[g];
-  const Exl2IntegerInputs& inputs = call.inputs;
-  const std::int64_t stride = call.columns;
-  const std::uint32_t* words = call.weight.q_weight + group.q_row * stride + c;
-  const int full = full_rows(group);
-  const std::int32_t* quads[R];
-  __m256i total[R];
-  for (int r = 0; r < R; ++r) {
-    quads[r] = inputs.quads.data() + call.row(r) * inputs.quads_per_row + inputs.quad_base[g];
-    total[r] = _mm256_setzero_si256();
-  }
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int k = 0; k < full; k += 32) {
-    __m256i w[Bits];
-    load_block<Bits, 0>(words + std::int64_t(k / 32) * Bits * stride, stride, w);
-    const std::int32_t* x[R];
-    __m256i block[R];
-    for (int r = 0; r < R; ++r) {
-      x[r] = quads[r] + k / 4;
-      block[r] = _mm256_setzero_si256();
-    }
-    add_quads<Bits, R, 0>(w, x, block);
-    for (int r = 0; r < R; ++r)
-      total[r] = _mm256_add_epi32(total[r], _mm256_madd_epi16(block[r], ones));
-  }
-  for (int r = 0; r < R; ++r) {
-    // A group shorter than one block has no zero sum (and no integer sum).
-    const std::int32_t zero_sum =
-        full == 0
-            ? 0
-            : inputs.zero_sums[std::size_t(call.row(r) * inputs.chunks + inputs.chunk_base[g])];
-    sum[r] = _mm256_cvtepi32_ps(_mm256_sub_epi32(total[r], _mm256_set1_epi32(zero_sum)));
-  }
-}
-
 // result[r][c] += scale[c] * sum (q - zero) * x for one group, R input rows and
-// the columns below width.
-template <int Bits, int R, bool Int8>
-QUIRE_AVX2 void add_group(const IntegerCall& call, std::size_t g, int first_column, int width,
-                          float* result) {
+// the columns [first_column, width). Tail: the group ends in a block shorter
+// than 32 rows, multiplied in float; a separate instance, so that the common
+// one keeps its sums in registers.
+template <int Bits, int R, bool Int8, bool Tail>
+QUIRE_AVX2 void group_columns(const IntegerCall& call, std::size_t g, int first_column, int width,
+                              float* result) {
   const Exl2Group& group = call.weight.groups[g];
   const std::int64_t stride = call.columns;
   const int full = full_rows(group);
-  const std::size_t groups = call.weight.groups.size();
+  const std::uint32_t* const words = call.weight.q_weight + group.q_row * stride;
+  const GroupRows<R> rows = group_rows<R, Int8>(call, g);
   __m256 input_scale[R];
   for (int r = 0; r < R; ++r)
-    input_scale[r] = _mm256_set1_ps(call.inputs.scales[std::size_t(call.row(r)) * groups + g]);
+    input_scale[r] = _mm256_set1_ps(rows.input_scale[r]);
   alignas(32) float table[16];
   exl2_scale_table(call.weight.q_scale_max[g], table);
   const __m256 low = _mm256_load_ps(table);
@@ -219,11 +191,7 @@ QUIRE_AVX2 void add_group(const IntegerCall& call, std::size_t g, int first_colu
   for (int c = first_column; c < width; c += 8) {
     if (c % 16 == 0) prefetch.fetch(c);
     __m256 sum[R];
-    if constexpr (Int8) {
-      int8_sums<Bits, R>(call, g, c, sum);
-    } else {
-      int16_sums<Bits, R>(call, g, c, sum);
-    }
+    narrow_sums<Bits, R, Int8>(words + c, stride, full, rows, sum);
     const __m256i code =
         _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(int(codes[c / 8])), nibble_shifts),
                          _mm256_set1_epi32(15));
@@ -234,7 +202,7 @@ QUIRE_AVX2 void add_group(const IntegerCall& call, std::size_t g, int first_colu
                          _mm256_castsi256_ps(_mm256_slli_epi32(code, 28)));
     for (int r = 0; r < R; ++r) {
       __m256 value = _mm256_mul_ps(input_scale[r], sum[r]);
-      if (full < group.rows) {
+      if constexpr (Tail) {
         alignas(32) float tail[8];
         short_block_sums<Bits, 8>(call, group, r, c, tail);
         value = _mm256_add_ps(value, _mm256_load_ps(tail));
@@ -242,6 +210,17 @@ QUIRE_AVX2 void add_group(const IntegerCall& call, std::size_t g, int first_colu
       float* out = result + r * width + c;
       _mm256_storeu_ps(out, _mm256_fmadd_ps(scale, value, _mm256_loadu_ps(out)));
     }
+  }
+}
+
+template <int Bits, int R, bool Int8>
+QUIRE_AVX2 void add_group(const IntegerCall& call, std::size_t g, int first_column, int width,
+                          float* result) {
+  const Exl2Group& group = call.weight.groups[g];
+  if (full_rows(group) < group.rows) {
+    group_columns<Bits, R, Int8, true>(call, g, first_column, width, result);
+  } else {
+    group_columns<Bits, R, Int8, false>(call, g, first_column, width, result);
   }
 }
 

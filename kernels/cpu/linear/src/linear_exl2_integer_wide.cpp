@@ -124,31 +124,6 @@ QUIRE_AVX512 void vnni_add_quads(const __m512i* w, const std::int32_t* const* x,
   }
 }
 
-// What one group's kernel reads for each of its R input rows, looked up once
-// per group rather than once per sixteen columns.
-template <int R>
-struct WideRows {
-  const std::int32_t* inputs[R];     // the group's 8-bit quads or 16-bit pairs
-  const std::int32_t* zero_sums[R];  // per 512-row chunk (8-bit inputs: one)
-  __m512 input_scale[R];
-};
-
-template <int R, bool Int8>
-QUIRE_AVX512 WideRows<R> wide_rows(const IntegerCall& call, std::size_t g) {
-  const Exl2Group& group = call.weight.groups[g];
-  const Exl2IntegerInputs& inputs = call.inputs;
-  WideRows<R> rows;
-  for (int r = 0; r < R; ++r) {
-    const std::int64_t row = call.row(r);
-    rows.inputs[r] = Int8 ? inputs.quads.data() + row * inputs.quads_per_row + inputs.quad_base[g]
-                          : inputs.pairs.data() + row * inputs.half_features + group.first_row / 2;
-    rows.zero_sums[r] = inputs.zero_sums.data() + row * inputs.chunks + inputs.chunk_base[g];
-    rows.input_scale[r] =
-        _mm512_set1_ps(inputs.scales[std::size_t(row) * call.weight.groups.size() + g]);
-  }
-  return rows;
-}
-
 // sum[r] = sum (q - zero) * x over the whole blocks of the group, as float,
 // for the sixteen columns whose packed words start at `words`: int8_sums
 // (vpmaddubsw, vpaddw and vpmaddwd by ones, or vpdpbusd) or int16_sums
@@ -156,7 +131,7 @@ QUIRE_AVX512 WideRows<R> wide_rows(const IntegerCall& call, std::size_t g) {
 // 512-bit registers. The same integers and additions, so the same bits.
 template <int Bits, int R, bool Vnni, bool Int8>
 QUIRE_AVX512 void wide_sums(const std::uint32_t* words, std::int64_t stride, int full,
-                            const WideRows<R>& rows, __m512* sum) {
+                            const GroupRows<R>& rows, __m512* sum) {
   for (int r = 0; r < R; ++r)
     sum[r] = _mm512_setzero_ps();
   constexpr int kRowsPerInput = Int8 ? 4 : 2;
@@ -217,7 +192,10 @@ QUIRE_AVX512 void wide_group_columns(const IntegerCall& call, std::size_t g, int
   const std::int64_t stride = call.columns;
   const int full = full_rows(group);
   const std::uint32_t* const words = call.weight.q_weight + group.q_row * stride;
-  const WideRows<R> rows = wide_rows<R, Int8>(call, g);
+  const GroupRows<R> rows = group_rows<R, Int8>(call, g);
+  __m512 input_scale[R];
+  for (int r = 0; r < R; ++r)
+    input_scale[r] = _mm512_set1_ps(rows.input_scale[r]);
   alignas(64) float table[16];
   exl2_scale_table(call.weight.q_scale_max[g], table);
   const __m512 scale_table = _mm512_load_ps(table);
@@ -238,7 +216,7 @@ QUIRE_AVX512 void wide_group_columns(const IntegerCall& call, std::size_t g, int
         _mm512_and_si512(_mm512_srlv_epi32(packed, nibble_shifts), _mm512_set1_epi32(15));
     const __m512 scale = _mm512_permutexvar_ps(code, scale_table);
     for (int r = 0; r < R; ++r) {
-      __m512 value = _mm512_mul_ps(rows.input_scale[r], sum[r]);
+      __m512 value = _mm512_mul_ps(input_scale[r], sum[r]);
       if constexpr (Tail) {
         alignas(64) float tail[16];
         short_block_sums<Bits, 16>(call, group, r, c, tail);
