@@ -1,6 +1,7 @@
 #include "quire/kernels/cpu/simd.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include "quire/kernels/cpu/half.h"
 
@@ -109,6 +110,8 @@ bool wide_vectors_allowed() {
 
 bool wide_vnni_allowed() {
   static const bool allowed = [] {
+    if (const char* vnni = std::getenv("QUIRE_CPU_VNNI"); vnni && std::strcmp(vnni, "0") == 0)
+      return false;
 #ifdef QUIRE_HAVE_F16C_PATH
     return wide_vectors_allowed() && __builtin_cpu_supports("avx512vnni");
 #else

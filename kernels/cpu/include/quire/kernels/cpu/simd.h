@@ -55,8 +55,9 @@ QUIRE_CPU_INLINE float widen_bf16(std::uint16_t b) {
 // keeps the 256-bit kernels, for comparisons and for processors that slow
 // their clock in 512-bit code) does not cap the width below 512.
 bool wide_vectors_allowed();
-// Whether 512-bit AVX-512 VNNI code may run: wide_vectors_allowed() and the
-// processor has VNNI.
+// Whether 512-bit AVX-512 VNNI code may run: wide_vectors_allowed(), the
+// processor has VNNI, and QUIRE_CPU_VNNI is not 0 (which runs the AVX-512BW
+// kernels VNNI replaces, so that a processor with VNNI tests them too).
 bool wide_vnni_allowed();
 
 // Which clone of the QUIRE_CPU_CLONES functions the loader picked here, for a
