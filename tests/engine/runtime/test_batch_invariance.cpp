@@ -25,11 +25,10 @@ using quire::test::TestModel;
 
 namespace {
 
+// 512 tokens in pages of 8: DecodeLoop gives each of three sequences 16.
 engine::RuntimeOptions options() {
-  engine::RuntimeOptions o;
-  o.cache_tokens = 8 * 64;
+  engine::RuntimeOptions o = quire::test::small_cache_options();
   o.page_size = 8;
-  o.max_chunk_tokens = 128;
   o.max_sequences = 4;
   o.placement.mode = engine::PlacementMode::FillInOrder;
   o.reserve_bytes = 0;

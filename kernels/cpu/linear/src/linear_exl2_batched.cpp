@@ -41,6 +41,7 @@
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 #include "quire/kernels/cpu/pair_products.h"
+#include "wide_packed_values.h"
 #define QUIRE_HAVE_EXL2_BATCHED_INTEGER 1
 #endif
 
@@ -59,31 +60,8 @@ bool exl2_batched_integer_takes(const Exl2Weight& weight) {
 
 namespace {
 
-// Sixteen columns of a value at bit `Bit` of a block's words, in bits
-// [0, Bits) of each 32-bit lane; the same in bits [16, 16 + Bits).
-template <int Bits, int Bit>
-QUIRE_VNNI __m512i value_low(const __m512i* w) {
-  constexpr int word = Bit / 32;
-  constexpr int shift = Bit % 32;
-  __m512i v = _mm512_srli_epi32(w[word], shift);
-  if constexpr (shift + Bits > 32)
-    v = _mm512_or_si512(v, _mm512_slli_epi32(w[word + 1], 32 - shift));
-  return _mm512_and_si512(v, _mm512_set1_epi32(int(kValueMask<Bits>)));
-}
-
-template <int Bits, int Bit>
-QUIRE_VNNI __m512i value_high(const __m512i* w) {
-  constexpr int word = Bit / 32;
-  constexpr int shift = Bit % 32;
-  const __m512i mask = _mm512_set1_epi32(int(kValueMask<Bits> << 16));
-  if constexpr (shift + Bits > 32) {
-    return _mm512_and_si512(_mm512_slli_epi32(value_low<Bits, Bit>(w), 16), mask);
-  } else if constexpr (shift >= 16) {
-    return _mm512_and_si512(_mm512_srli_epi32(w[word], shift - 16), mask);
-  } else {
-    return _mm512_and_si512(_mm512_slli_epi32(w[word], 16 - shift), mask);
-  }
-}
+using wide_values::value_high;
+using wide_values::value_low;
 
 // Pair P of a block as two signed 16-bit weights q - zero per lane.
 template <int Bits, int P>

@@ -7,6 +7,7 @@
 #include "exl2_integer_kernel.h"
 #include "quire/kernels/cpu/exl2_scale.h"
 #include "quire/kernels/cpu/pair_products.h"
+#include "wide_packed_values.h"
 
 #ifdef QUIRE_HAVE_EXL2_INTEGER_PATH
 
@@ -46,32 +47,7 @@ QUIRE_AVX512 void wide_add_quads(const __m512i* w, const std::int32_t* const* x,
   }
 }
 
-// value_low, value_high and pair_lane with 512-bit registers: sixteen
-// columns.
-template <int Bits, int Bit>
-QUIRE_AVX512 __m512i wide_value_low(const __m512i* w) {
-  constexpr int word = Bit / 32;
-  constexpr int shift = Bit % 32;
-  __m512i v = _mm512_srli_epi32(w[word], shift);
-  if constexpr (shift + Bits > 32)
-    v = _mm512_or_si512(v, _mm512_slli_epi32(w[word + 1], 32 - shift));
-  return _mm512_and_si512(v, _mm512_set1_epi32(int(kValueMask<Bits>)));
-}
-
-template <int Bits, int Bit>
-QUIRE_AVX512 __m512i wide_value_high(const __m512i* w) {
-  constexpr int word = Bit / 32;
-  constexpr int shift = Bit % 32;
-  const __m512i mask = _mm512_set1_epi32(int(kValueMask<Bits> << 16));
-  if constexpr (shift + Bits > 32) {
-    return _mm512_and_si512(_mm512_slli_epi32(wide_value_low<Bits, Bit>(w), 16), mask);
-  } else if constexpr (shift >= 16) {
-    return _mm512_and_si512(_mm512_srli_epi32(w[word], shift - 16), mask);
-  } else {
-    return _mm512_and_si512(_mm512_slli_epi32(w[word], 16 - shift), mask);
-  }
-}
-
+// pair_lane with 512-bit registers: sixteen columns.
 template <int Bits, int P>
 QUIRE_AVX512 __m512i wide_pair_lane(const __m512i* w) {
   constexpr int low = kPairs<Bits>[P].low * Bits;
@@ -80,7 +56,8 @@ QUIRE_AVX512 __m512i wide_pair_lane(const __m512i* w) {
     constexpr std::uint32_t mask = kValueMask<Bits> | (kValueMask<Bits> << 16);
     return _mm512_and_si512(_mm512_srli_epi32(w[low / 32], low % 32), _mm512_set1_epi32(int(mask)));
   } else {
-    return _mm512_or_si512(wide_value_low<Bits, low>(w), wide_value_high<Bits, high>(w));
+    return _mm512_or_si512(wide_values::value_low<Bits, low>(w),
+                           wide_values::value_high<Bits, high>(w));
   }
 }
 
