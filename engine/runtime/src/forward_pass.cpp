@@ -310,10 +310,7 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
     graphs_.invalidate();
     storage_generation_ = storage_.generation();
   }
-  std::vector<std::size_t> tokens_per_sequence;
-  for (const Sequence& seq : sequences)
-    tokens_per_sequence.push_back(seq.tokens.size());
-  segment_rows(tokens_per_sequence, result.rows);
+  segment_rows(sequences, sequence_ids, result.rows);
   prepare_rope(longest);
   const std::vector<std::int32_t> mirrored = assign_mirrors(sequences);
   for (int device : devices_)

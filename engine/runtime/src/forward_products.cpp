@@ -7,16 +7,15 @@
 
 namespace quire::engine {
 
-void ForwardPass::segment_rows(std::span<const std::size_t> tokens_per_sequence,
+void ForwardPass::segment_rows(std::span<const Sequence> sequences,
+                               std::span<const std::int32_t> token_sequence,
                                std::span<const int> logit_rows) {
   sequence_kind_.clear();
-  token_sequence_.clear();
+  token_sequence_.assign(token_sequence.begin(), token_sequence.end());
   std::vector<std::int32_t> logit_sequence;
-  for (std::size_t s = 0; s < tokens_per_sequence.size(); ++s) {
-    sequence_kind_.push_back(tokens_per_sequence[s] == 1 ? kernels::ProductRows::decode
-                                                         : kernels::ProductRows::prompt);
-    token_sequence_.insert(token_sequence_.end(), tokens_per_sequence[s],
-                           static_cast<std::int32_t>(s));
+  for (std::size_t s = 0; s < sequences.size(); ++s) {
+    sequence_kind_.push_back(sequences[s].tokens.size() == 1 ? kernels::ProductRows::decode
+                                                             : kernels::ProductRows::prompt);
     logit_sequence.insert(logit_sequence.end(), static_cast<std::size_t>(logit_rows[s]),
                           static_cast<std::int32_t>(s));
   }
@@ -36,10 +35,6 @@ void ForwardPass::linear(int device, const float* x, std::span<const RowSegment>
 void ForwardPass::linear_many(int device, const float* x, std::span<const RowSegment> segments,
                               std::span<const kernels::LinearWeight* const> weights,
                               std::span<float* const> outs) {
-  if (segments.size() == 1 && segments.front().first == 0) {
-    backend_.linear_many(device, x, segments.front().rows, weights, outs, segments.front().kind);
-    return;
-  }
   std::vector<float*> shifted(outs.size());
   for (const RowSegment& segment : segments) {
     for (std::size_t i = 0; i < outs.size(); ++i)

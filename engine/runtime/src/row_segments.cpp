@@ -1,6 +1,5 @@
 #include "quire/engine/runtime/row_segments.h"
 
-#include <algorithm>
 #include <cstddef>
 
 namespace quire::engine {

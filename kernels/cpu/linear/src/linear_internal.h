@@ -219,11 +219,8 @@ class Exl2FewRows {
 // 32-row blocks of at most kChunkRows rows, integer tiles with 16-bit inputs
 // (linear_exl2_batched.cpp): the precision of the decode kernel's 16-bit
 // inputs. `fastest` picks the integer tiles where they can run; tests ask for
-// each by name. Decode steps of 5 to 16 jobs stay on the few-row float
-// kernel: on the integer tiles 16 jobs decoded about 25% faster (2-thread
-// Zen 4, 96M EXL2 4.0), but a job's tokens then drifted from those it gets
-// alone (the demo model's greedy replies to eight concurrent requests,
-// test_server_openai_client) more than the float kernel's do.
+// each by name. Decode steps of up to kExl2FewRows jobs never come here: the
+// few-row kernels give each row the bits it gets alone, the tiles do not.
 enum class Exl2BatchPath { fastest, float_tiles, integer_tiles };
 void exl2_batched_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
                           std::int64_t columns, const float* xp,

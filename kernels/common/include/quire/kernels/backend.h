@@ -326,8 +326,7 @@ class Backend {
   // each row gets the bits it gets alone: the forward pass then multiplies
   // each prompt sequence's rows on their own and the decode rows in products
   // of at most this many, so a sequence's tokens do not depend on what else
-  // runs (quire/engine/runtime/row_segments.h). 0: the products do not choose
-  // so, and a step's rows go together.
+  // runs. 0: the products do not choose so, and a step's rows go together.
   virtual std::int64_t invariant_decode_rows() const { return 0; }
   // Whether linear() takes FP8 weights (Fp8Weight). A model that has them is
   // refused before loading on a backend that does not.

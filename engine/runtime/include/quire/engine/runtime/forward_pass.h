@@ -139,10 +139,10 @@ class ForwardPass {
   void linear_many(int device, const float* x, std::span<const RowSegment> segments,
                    std::span<const kernels::LinearWeight* const> weights,
                    std::span<float* const> outs);
-  // The step's rows as segments: every sequence's kind, and which sequence
-  // each token and each row of logits belongs to.
-  void segment_rows(std::span<const std::size_t> tokens_per_sequence,
-                    std::span<const int> logit_rows);
+  // The step's rows as segments, from its sequences, the sequence of each
+  // token and the rows of logits of each sequence.
+  void segment_rows(std::span<const Sequence> sequences,
+                    std::span<const std::int32_t> token_sequence, std::span<const int> logit_rows);
   Scratch& scratch(int device);
   void upload_metadata(int device, std::span<const std::int32_t> tokens,
                        std::span<const std::int32_t> positions,
