@@ -74,8 +74,8 @@ std::shared_ptr<const ModelDescription> runnable_on(std::shared_ptr<const ModelD
   }
   if (!fp8) return model;
   throw ModelError(model->directory.string() + ": its FP8 weights (compressed-tensors " +
-                   "float-quantized) run on the CPU backend only so far, not on " + backend.name() +
-                   "; choose the CPU backend (--devices cpu, or Settings → " +
+                   "float-quantized) are not run by the " + backend.name() +
+                   " backend; choose the CPU backend (--devices cpu, or Settings → " +
                    "Backend) for this model");
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <exception>
 #include <limits>
 #include <optional>
@@ -126,6 +127,18 @@ std::string header(const kernels::Backend& candidate, const kernels::Backend& re
   return text.str();
 }
 
+// A check model and the reference backend's trace of it.
+struct CheckedModel {
+  CheckedModel(bool with_fp8, kernels::Backend& reference)
+      : fp8(with_fp8),
+        model(with_fp8),
+        expected(run_trace(model.description(), reference, -1, model.prompt(), kGeneratedTokens)) {}
+
+  bool fp8;
+  CheckModel model;
+  ModelTrace expected;
+};
+
 }  // namespace
 
 SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& reference,
@@ -144,16 +157,19 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
     return result;
   }
 
-  std::optional<CheckModel> model;
-  ModelTrace expected;
+  // The FP16 model always; the FP8 one too where the candidate takes FP8
+  // weights, whose products are kernels of their own.
+  std::deque<CheckedModel> models;  // CheckModel stays where it is made
   try {
-    model.emplace();
-    details << "model: " << model->shape() << '\n'
-            << "prompt: " << model->prompt().size() << " tokens in chunks of " << kCheckPageSize
-            << " on pages of " << kCheckPageSize << " tokens, then " << kGeneratedTokens
-            << " greedy tokens; tolerance " << number(options.tolerance)
+    models.emplace_back(false, reference);
+    if (candidate.runs_fp8_weights() && reference.runs_fp8_weights())
+      models.emplace_back(true, reference);
+    for (const CheckedModel& checked : models)
+      details << "model: " << checked.model.shape() << '\n';
+    details << "prompt: " << models.front().model.prompt().size() << " tokens in chunks of "
+            << kCheckPageSize << " on pages of " << kCheckPageSize << " tokens, then "
+            << kGeneratedTokens << " greedy tokens; tolerance " << number(options.tolerance)
             << " of a row's largest logit\n";
-    expected = run_trace(model->description(), reference, -1, model->prompt(), kGeneratedTokens);
   } catch (const std::exception& error) {
     result.summary = "the check could not be prepared: " + one_line(error.what());
     result.details = details.str() + result.summary + '\n';
@@ -162,49 +178,54 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
 
   double worst_seen = 0.0;
   for (const kernels::DeviceInfo& device : devices) {
-    const std::string label = device_label(device);
-    DeviceVerdict verdict;
-    try {
-      const ModelTrace actual = run_trace(model->description(), candidate, device.index,
-                                          model->prompt(), kGeneratedTokens, expected.best);
-      verdict = judge(actual, expected, options.tolerance);
-    } catch (const std::exception& error) {
-      result.summary = label + ": the check stopped with an error: " + one_line(error.what());
-      details << label << ": " << result.summary << '\n';
-      result.details = details.str();
-      return result;
+    for (const CheckedModel& checked : models) {
+      std::string label = device_label(device);
+      if (checked.fp8) label += ", FP8 model";
+      DeviceVerdict verdict;
+      try {
+        const ModelTrace actual =
+            run_trace(checked.model.description(), candidate, device.index, checked.model.prompt(),
+                      kGeneratedTokens, checked.expected.best);
+        verdict = judge(actual, checked.expected, options.tolerance);
+      } catch (const std::exception& error) {
+        result.summary = label + ": the check stopped with an error: " + one_line(error.what());
+        details << label << ": " << result.summary << '\n';
+        result.details = details.str();
+        return result;
+      }
+      details << label << ": prompt logits differ by at most " << describe(verdict.prompt) << '\n'
+              << label << ": decode logits differ by at most " << describe(verdict.steps) << '\n'
+              << label << ": greedy tokens: "
+              << (verdict.token_problem ? *verdict.token_problem
+                                        : std::to_string(kGeneratedTokens) + " of " +
+                                              std::to_string(kGeneratedTokens) + " agree")
+              << (verdict.ties > 0 ? " (" + std::to_string(verdict.ties) + " near ties)" : "")
+              << '\n';
+      std::string problem;
+      if (!worst_passes(verdict.prompt, options.tolerance)) {
+        problem = "logits differ from the CPU's by " + describe(verdict.prompt);
+      } else if (!worst_passes(verdict.steps, options.tolerance)) {
+        problem = "logits differ from the CPU's by " + describe(verdict.steps);
+      } else if (verdict.token_problem) {
+        problem = *verdict.token_problem;
+      }
+      if (!problem.empty()) {
+        result.completed = true;
+        result.summary = label + ": " + problem + " (tolerance " + number(options.tolerance) + ")";
+        details << "result: failed: " << result.summary << '\n';
+        result.details = details.str();
+        return result;
+      }
+      worst_seen = std::max({worst_seen, verdict.prompt.difference, verdict.steps.difference});
     }
-    details << label << ": prompt logits differ by at most " << describe(verdict.prompt) << '\n'
-            << label << ": decode logits differ by at most " << describe(verdict.steps) << '\n'
-            << label << ": greedy tokens: "
-            << (verdict.token_problem ? *verdict.token_problem
-                                      : std::to_string(kGeneratedTokens) + " of " +
-                                            std::to_string(kGeneratedTokens) + " agree")
-            << (verdict.ties > 0 ? " (" + std::to_string(verdict.ties) + " near ties)" : "")
-            << '\n';
-    std::string problem;
-    if (!worst_passes(verdict.prompt, options.tolerance)) {
-      problem = "logits differ from the CPU's by " + describe(verdict.prompt);
-    } else if (!worst_passes(verdict.steps, options.tolerance)) {
-      problem = "logits differ from the CPU's by " + describe(verdict.steps);
-    } else if (verdict.token_problem) {
-      problem = *verdict.token_problem;
-    }
-    if (!problem.empty()) {
-      result.completed = true;
-      result.summary = label + ": " + problem + " (tolerance " + number(options.tolerance) + ")";
-      details << "result: failed: " << result.summary << '\n';
-      result.details = details.str();
-      return result;
-    }
-    worst_seen = std::max({worst_seen, verdict.prompt.difference, verdict.steps.difference});
   }
   result.completed = true;
   result.passed = true;
   result.summary = "agrees with the CPU on " + std::to_string(devices.size()) +
                    (devices.size() == 1 ? " device" : " devices") + " (largest difference " +
                    number(worst_seen) + " of a row's largest logit; " +
-                   std::to_string(kGeneratedTokens) + " greedy tokens agree)";
+                   std::to_string(kGeneratedTokens) + " greedy tokens agree" +
+                   (models.size() > 1 ? ", with FP16 and with FP8 weights)" : ")");
   details << "result: passed: " << result.summary << '\n';
   result.details = details.str();
   return result;

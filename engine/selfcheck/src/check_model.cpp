@@ -15,8 +15,9 @@ namespace fs = std::filesystem;
 
 constexpr int kPromptTokens = 40;
 
-modelgen::RandomModelSpec check_spec() {
+modelgen::RandomModelSpec check_spec(bool fp8) {
   modelgen::RandomModelSpec spec;
+  if (fp8) spec.format.kind = modelgen::WeightFormat::FP8;
   spec.layers = 3;
   spec.hidden = 128;
   spec.heads = 4;
@@ -40,8 +41,8 @@ fs::path private_directory() {
 
 }  // namespace
 
-CheckModel::CheckModel() : directory_(private_directory()) {
-  const modelgen::RandomModelSpec spec = check_spec();
+CheckModel::CheckModel(bool fp8) : directory_(private_directory()) {
+  const modelgen::RandomModelSpec spec = check_spec(fp8);
   try {
     modelgen::write_random_model(spec, directory_ / "model");
     description_ =
@@ -60,7 +61,8 @@ CheckModel::CheckModel() : directory_(private_directory()) {
            std::to_string(spec.hidden) + ", " + std::to_string(spec.heads) + " heads (" +
            std::to_string(spec.kv_heads) + " for keys and values), MLP " +
            std::to_string(spec.intermediate) + ", vocabulary " + std::to_string(spec.vocab) +
-           ", FP16 weights, seed " + std::to_string(spec.seed);
+           (fp8 ? ", FP8 weights (a scale per row), seed " : ", FP16 weights, seed ") +
+           std::to_string(spec.seed);
 }
 
 CheckModel::~CheckModel() {

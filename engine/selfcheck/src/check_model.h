@@ -10,13 +10,15 @@
 
 namespace quire::engine::selfcheck {
 
-// The self-check's model: a few layers of random FP16 weights in a private
-// temporary directory that goes with this object. FP16, because the CPU's
-// EXL2 and GPTQ decode products take 8-bit inputs where the processor allows,
-// which would blur the comparison.
+// The self-check's model: a few layers of random weights in a private
+// temporary directory that goes with this object. FP16, or FP8 as
+// llm-compressor writes it (fp8 = true) for a backend that runs FP8 weights:
+// both are products of exact widenings on the CPU, where the CPU's EXL2 and
+// GPTQ decode products take 8-bit inputs where the processor allows, which
+// would blur the comparison.
 class CheckModel {
  public:
-  CheckModel();
+  explicit CheckModel(bool fp8 = false);
   ~CheckModel();
   CheckModel(const CheckModel&) = delete;
   CheckModel& operator=(const CheckModel&) = delete;

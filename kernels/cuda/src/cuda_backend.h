@@ -68,8 +68,6 @@ class CudaBackend final : public Backend {
 
   // CUDA graphs of the device's stream (cuda_backend_capture.cpp).
   bool supports_capture() const override { return true; }
-  // No FP8 product kernel yet: such models run on the CPU backend.
-  bool runs_fp8_weights() const override { return false; }
   void begin_capture(int device) override;
   std::unique_ptr<CapturedWork> end_capture(int device) override;
   bool replay(int device, CapturedWork& work) override;

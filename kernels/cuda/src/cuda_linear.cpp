@@ -167,11 +167,6 @@ Cublas* LinearRunner::cublas() {
 
 void LinearRunner::run(const float* x, std::int64_t rows, const LinearWeight& weight, float* out) {
   check_linear_weight(weight);
-  if (std::holds_alternative<Fp8Weight>(weight.format)) {
-    throw std::invalid_argument(
-        "linear: FP8 weights run on the CPU backend only so far; choose the CPU backend "
-        "(--devices cpu, or Settings → Backend) for this model");
-  }
   if (const auto* gptq = std::get_if<GptqWeight>(&weight.format); gptq && gptq->g_idx) {
     validate_group_indices(weight, *gptq);
   }
@@ -236,6 +231,8 @@ void LinearRunner::launch_fused(const MatvecCall& call, const LinearWeight& weig
     launch_dense_matvec(call, *dense, stream_);
   } else if (const auto* gptq = std::get_if<GptqWeight>(&weight.format)) {
     launch_gptq_matvec(call, *gptq, stream_);
+  } else if (const auto* fp8 = std::get_if<Fp8Weight>(&weight.format)) {
+    launch_fp8_matvec(call, *fp8, stream_);
   } else {
     launch_exl2_matvec(call, exl2, stream_);
   }
@@ -253,18 +250,22 @@ void LinearRunner::cublas_product(Cublas& blas, const float* x, std::int64_t row
       blas.gemm(true, n, count, in, dense->data, in, x + r0 * weight.in_features, in, DType::F32,
                 out + r0 * weight.out_features, n);
     }
-    launch_finish_outputs(out, rows, weight.out_features, nullptr, weight.bias, weight.bias_dtype,
-                          stream_);
+    launch_finish_outputs(out, rows, weight.out_features, nullptr, nullptr, weight.bias,
+                          weight.bias_dtype, stream_);
     return;
   }
   auto* row_scales =
       static_cast<float*>(scratch(row_scales_, static_cast<std::size_t>(rows) * sizeof(float)));
+  const auto* fp8 = std::get_if<Fp8Weight>(&weight.format);
   if (dense != nullptr) {
     cublas_dense(blas, x, rows, weight, *dense, out, row_scales);
+  } else if (fp8 != nullptr) {
+    cublas_fp8(blas, x, rows, weight, *fp8, out, row_scales);
   } else {
     cublas_quantized(blas, x, rows, weight, out, row_scales);
   }
-  launch_finish_outputs(out, rows, weight.out_features, row_scales, weight.bias, weight.bias_dtype,
+  launch_finish_outputs(out, rows, weight.out_features, row_scales,
+                        fp8 != nullptr ? fp8->scales : nullptr, weight.bias, weight.bias_dtype,
                         stream_);
 }
 
@@ -287,6 +288,43 @@ void LinearRunner::cublas_dense(Cublas& blas, const float* x, std::int64_t rows,
               static_cast<int>(in), dense.data, static_cast<int>(in), inputs,
               static_cast<int>(stride), dense.dtype, out + r0 * weight.out_features,
               static_cast<int>(weight.out_features));
+  }
+}
+
+// FP8 weights: FP16 copies of a range of weight rows at a time (exact, the
+// scales left to launch_finish_outputs), multiplied as FP16 weights are. The
+// loop runs over weight rows outside, so each is converted once; the inputs
+// are converted once unless they exceed one piece.
+void LinearRunner::cublas_fp8(Cublas& blas, const float* x, std::int64_t rows,
+                              const LinearWeight& weight, const Fp8Weight& fp8, float* out,
+                              float* row_scales) {
+  const std::int64_t in = weight.in_features;
+  const std::int64_t out_features = weight.out_features;
+  const std::int64_t stride = round_up(in, 8);
+  const std::int64_t piece_rows = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(kOperandBytes) / (stride * 2), 1, kMaxGemmRows);
+  const std::int64_t row_chunk = piece_rows;
+  const std::int64_t column_chunk = std::min(piece_rows, out_features);
+  void* inputs = scratch(inputs_, static_cast<std::size_t>(std::min(rows, row_chunk) * stride * 2));
+  void* weights = scratch(weights_, static_cast<std::size_t>(column_chunk * stride * 2));
+
+  const bool converted_once = rows <= row_chunk;
+  if (converted_once) {
+    launch_convert_inputs(x, rows, in, nullptr, DType::F16, inputs, stride, row_scales, stream_);
+  }
+  for (std::int64_t n0 = 0; n0 < out_features; n0 += column_chunk) {
+    const std::int64_t columns = std::min(column_chunk, out_features - n0);
+    launch_fp8_dequantize(fp8, in, n0, n0 + columns, weights, stride, stream_);
+    for (std::int64_t r0 = 0; r0 < rows; r0 += row_chunk) {
+      const std::int64_t count = std::min(row_chunk, rows - r0);
+      if (!converted_once) {
+        launch_convert_inputs(x + r0 * in, count, in, nullptr, DType::F16, inputs, stride,
+                              row_scales + r0, stream_);
+      }
+      blas.gemm(true, static_cast<int>(columns), static_cast<int>(count), static_cast<int>(in),
+                weights, static_cast<int>(stride), inputs, static_cast<int>(stride), DType::F16,
+                out + r0 * out_features + n0, static_cast<int>(out_features));
+    }
   }
 }
 

@@ -20,8 +20,8 @@ struct MatvecCall;
 
 // CudaBackend::linear on one device. Up to kMatvecMaxRows input rows (decode)
 // go through the fused dequantizing kernels, FP32 throughout; more rows
-// (prefill) through cuBLAS, quantized weights first dequantized to FP16 a
-// range of columns at a time. Owns that device's scratch memory and the
+// (prefill) through cuBLAS, quantized and FP8 weights first dequantized to
+// FP16 a range of columns at a time. Owns that device's scratch memory and the
 // per-weight state that should not be rebuilt on every call. CudaBackend
 // serializes the calls and makes the device current first. `device` is the
 // backend's logical device (whose budget the scratch counts against), `gpu`
@@ -62,6 +62,8 @@ class LinearRunner {
                       float* out);
   void cublas_dense(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
                     const DenseWeight& dense, float* out, float* row_scales);
+  void cublas_fp8(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
+                  const Fp8Weight& fp8, float* out, float* row_scales);
   void cublas_quantized(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
                         float* out, float* row_scales);
 

@@ -5,6 +5,7 @@
 // integer-to-float decoding.
 
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -34,13 +35,15 @@ struct Epilogue {
   std::int64_t out_features = 0;
   const void* bias = nullptr;
   DType bias_dtype = DType::F32;
+  const float* column_scales = nullptr;
   int rows = 0;
   int splits = 1;
 };
 
 inline Epilogue make_epilogue(const MatvecCall& call, int splits) {
-  return Epilogue{call.out,  call.partials,   call.tile_counters, call.out_features,
-                  call.bias, call.bias_dtype, call.rows,          splits};
+  return Epilogue{call.out,           call.partials, call.tile_counters,
+                  call.out_features,  call.bias,     call.bias_dtype,
+                  call.column_scales, call.rows,     splits};
 }
 
 // How many parts the input dimension is split into: enough blocks for the
@@ -57,11 +60,29 @@ __device__ __forceinline__ float widen(const void* data, DType type, std::int64_
   return __uint_as_float(static_cast<unsigned>(bits) << 16);
 }
 
+// A finished sum of column n as the CPU's store_outputs makes it: times the
+// column's scale (FP8 weights), then one rounded addition of the bias.
+__device__ __forceinline__ float finish(const Epilogue& e, std::int64_t n, float sum) {
+  if (e.column_scales != nullptr) sum = __fmul_rn(sum, __ldg(e.column_scales + n));
+  if (e.bias != nullptr) sum = __fadd_rn(sum, widen(e.bias, e.bias_dtype, n));
+  return sum;
+}
+
+// E4M3 codes (FP8 weights) widened exactly: every E4M3 value is an FP16
+// value. sm_89 and later convert a pair in one instruction; cuda_fp8.h
+// emulates it on older GPUs. The NaN codes stay NaN, as on the CPU.
+__device__ __forceinline__ float e4m3_value(unsigned char code) {
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3)));
+}
+// Two codes of a little-endian pair: the lower byte is the first value.
+__device__ __forceinline__ float2 e4m3_pair(unsigned short codes) {
+  return __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(codes, __NV_E4M3)));
+}
+
 __device__ __forceinline__ void store(const Epilogue& e, int split, int row, std::int64_t n,
                                       float value) {
   if (e.splits == 1) {
-    // As the CPU's store_outputs: the sum, then one rounded addition of the bias.
-    if (e.bias != nullptr) value = __fadd_rn(value, widen(e.bias, e.bias_dtype, n));
+    value = finish(e, n, value);
     e.out[row * e.out_features + n] = value;
   } else {
     e.partials[(std::int64_t{split} * e.rows + row) * e.out_features + n] = value;
@@ -88,7 +109,7 @@ __device__ __forceinline__ void load4(const float* source, float* values) {
 // Called by every thread of a block after its stores, with the block's
 // column tile [n0, n0 + columns). With several splits, the tile's blocks
 // count themselves, and the last to finish adds the tile's partial sums in
-// split order (bias last, as store does): the same bits a separate reduction
+// split order (scale and bias last, as store does): the same bits a separate reduction
 // launch gave, without the launch. It resets the counter for the next
 // product, which the stream runs after this one.
 __device__ __forceinline__ void finish_split_tile(const Epilogue& e, std::int64_t n0, int columns) {
@@ -117,8 +138,7 @@ __device__ __forceinline__ void finish_split_tile(const Epilogue& e, std::int64_
 #pragma unroll 4
     for (int s = 1; s < e.splits; ++s)
       sum = __fadd_rn(sum, __ldcg(e.partials + s * split_stride + at));
-    if (e.bias != nullptr) sum = __fadd_rn(sum, widen(e.bias, e.bias_dtype, n));
-    e.out[at] = sum;
+    e.out[at] = finish(e, n, sum);
   }
   if (threadIdx.x == 0) e.tile_counters[blockIdx.x] = 0;
 }

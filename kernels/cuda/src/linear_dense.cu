@@ -1,5 +1,6 @@
-// Dense FP16, BF16 and F32 weights ([N, K], row-major) on CUDA: the fused
-// product for a few input rows. Both operands are contiguous along K, so a
+// Dense FP16, BF16 and F32 weights and FP8 (E4M3) ones ([N, K], row-major)
+// on CUDA: the fused product for a few input rows, and FP8 weights' FP16
+// copies for cuBLAS. Both operands are contiguous along K, so a
 // warp reads four weight rows with its lanes side by side along K (16 bytes
 // per lane where the rows are aligned) and sums across lanes at the end.
 // Widening is exact and the sums are FP32, as on the CPU.
@@ -7,6 +8,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "linear_common.cuh"
@@ -23,7 +25,9 @@ constexpr int kBlockOutputs = kWarps * kOutputs;
 
 // Elements per 16-byte load.
 template <DType Type>
-constexpr int kVector = Type == DType::F32 ? 4 : 8;
+constexpr int kVector = Type == DType::F32       ? 4
+                        : Type == DType::F8_E4M3 ? 16
+                                                 : 8;
 
 // V consecutive weights from element i on (aligned to V elements when V > 1).
 template <DType Type, int V>
@@ -31,6 +35,8 @@ __device__ __forceinline__ void load_weights(const void* data, std::int64_t i, f
   if constexpr (V == 1) {
     if constexpr (Type == DType::F32) {
       out[0] = __ldg(static_cast<const float*>(data) + i);
+    } else if constexpr (Type == DType::F8_E4M3) {
+      out[0] = e4m3_value(__ldg(static_cast<const unsigned char*>(data) + i));
     } else {
       const unsigned short bits = __ldg(static_cast<const unsigned short*>(data) + i);
       out[0] = Type == DType::F16 ? __half2float(__ushort_as_half(bits))
@@ -38,6 +44,17 @@ __device__ __forceinline__ void load_weights(const void* data, std::int64_t i, f
     }
   } else if constexpr (Type == DType::F32) {
     load4(static_cast<const float*>(data) + i, out);
+  } else if constexpr (Type == DType::F8_E4M3) {
+    const uint4 packed =
+        __ldg(reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(data) + i));
+    const unsigned words[4] = {packed.x, packed.y, packed.z, packed.w};
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const float2 pair =
+          e4m3_pair(static_cast<unsigned short>(words[j / 2] >> (16 * (j % 2)) & 0xffffu));
+      out[2 * j] = pair.x;
+      out[2 * j + 1] = pair.y;
+    }
   } else {
     const uint4 packed =
         __ldg(reinterpret_cast<const uint4*>(static_cast<const unsigned short*>(data) + i));
@@ -143,7 +160,8 @@ void launch_shape(const MatvecCall& call, const void* weight, cudaStream_t strea
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splits));
   dense_matvec_kernel<Type, V, Rows><<<grid, kThreads, 0, stream>>>(
       weight, call.in_features, call.x, call.x_stride, make_epilogue(call, splits));
-  check(cudaGetLastError(), "linear: dense product");
+  check(cudaGetLastError(),
+        Type == DType::F8_E4M3 ? "linear: FP8 product" : "linear: dense product");
 }
 
 template <DType Type, int V>
@@ -182,7 +200,34 @@ void launch_type(const MatvecCall& call, const void* weight, cudaStream_t stream
   }
 }
 
+// Grid (tiles of kThreads inputs, weight rows): one thread per value; block
+// row y of the grid takes weight rows n0 + y, n0 + y + gridDim.y, ...
+__global__ void __launch_bounds__(kThreads)
+    fp8_dequantize_kernel(const unsigned char* __restrict__ data, std::int64_t in, std::int64_t n0,
+                          std::int64_t n1, __half* __restrict__ out, std::int64_t ld) {
+  const std::int64_t k = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (k >= in) return;
+  for (std::int64_t n = n0 + blockIdx.y; n < n1; n += gridDim.y)
+    out[(n - n0) * ld + k] = __float2half_rn(e4m3_value(__ldg(data + n * in + k)));
+}
+
 }  // namespace
+
+void launch_fp8_matvec(const MatvecCall& call, const Fp8Weight& weight, Stream stream) {
+  MatvecCall scaled = call;
+  scaled.column_scales = weight.scales;
+  launch_type<DType::F8_E4M3>(scaled, weight.data, static_cast<cudaStream_t>(stream));
+}
+
+void launch_fp8_dequantize(const Fp8Weight& weight, std::int64_t in_features, std::int64_t n0,
+                           std::int64_t n1, void* w, std::int64_t ld, Stream stream) {
+  if (n1 <= n0 || in_features == 0) return;
+  const dim3 grid(ceil_div(in_features, kThreads),
+                  static_cast<unsigned>(std::min<std::int64_t>(n1 - n0, 65535)));
+  fp8_dequantize_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      weight.data, in_features, n0, n1, static_cast<__half*>(w), ld);
+  check(cudaGetLastError(), "linear: FP8 weights to FP16");
+}
 
 void launch_dense_matvec(const MatvecCall& call, const DenseWeight& weight, Stream stream) {
   const auto cuda_stream = static_cast<cudaStream_t>(stream);

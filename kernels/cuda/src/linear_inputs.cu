@@ -92,13 +92,14 @@ __global__ void __launch_bounds__(kElementThreads)
 
 __global__ void __launch_bounds__(kElementThreads)
     finish_kernel(float* __restrict__ out, std::int64_t rows, std::int64_t out_features,
-                  const float* __restrict__ row_scales, const void* __restrict__ bias,
-                  DType bias_dtype) {
+                  const float* __restrict__ row_scales, const float* __restrict__ column_scales,
+                  const void* __restrict__ bias, DType bias_dtype) {
   const std::int64_t count = rows * out_features;
   const std::int64_t step = std::int64_t{gridDim.x} * blockDim.x;
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += step) {
     float value = out[i];
     if (row_scales != nullptr) value = __fmul_rn(value, row_scales[i / out_features]);
+    if (column_scales != nullptr) value = __fmul_rn(value, column_scales[i % out_features]);
     if (bias != nullptr) value = __fadd_rn(value, widen(bias, bias_dtype, i % out_features));
     out[i] = value;
   }
@@ -150,12 +151,12 @@ void launch_convert_inputs(const float* x, std::int64_t rows, std::int64_t in_fe
 }
 
 void launch_finish_outputs(float* out, std::int64_t rows, std::int64_t out_features,
-                           const float* row_scales, const void* bias, DType bias_dtype,
-                           Stream stream) {
-  if (rows == 0 || (row_scales == nullptr && bias == nullptr)) return;
+                           const float* row_scales, const float* column_scales, const void* bias,
+                           DType bias_dtype, Stream stream) {
+  if (rows == 0 || (row_scales == nullptr && column_scales == nullptr && bias == nullptr)) return;
   finish_kernel<<<element_blocks(rows * out_features), kElementThreads, 0,
-                  static_cast<cudaStream_t>(stream)>>>(out, rows, out_features, row_scales, bias,
-                                                       bias_dtype);
+                  static_cast<cudaStream_t>(stream)>>>(out, rows, out_features, row_scales,
+                                                       column_scales, bias, bias_dtype);
   check(cudaGetLastError(), "linear: scale outputs and add bias");
 }
 

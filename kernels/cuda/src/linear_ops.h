@@ -31,6 +31,9 @@ struct MatvecCall {
   float* out = nullptr;  // [rows, out_features]
   const void* bias = nullptr;
   DType bias_dtype = DType::F32;
+  // Each output column's sum multiplied by column_scales[n] before the bias
+  // is added (FP8 weights' scales), or nothing.
+  const float* column_scales = nullptr;
   // When there are too few output columns to occupy the GPU, the input
   // dimension is split too: each split writes its partial sums here
   // ([splits, rows, N]) and the last block of each column tile to finish
@@ -69,6 +72,9 @@ struct Exl2DeviceWeight {
 void launch_dense_matvec(const MatvecCall& call, const DenseWeight& weight, Stream stream);
 void launch_exl2_matvec(const MatvecCall& call, const Exl2DeviceWeight& weight, Stream stream);
 void launch_gptq_matvec(const MatvecCall& call, const GptqWeight& weight, Stream stream);
+// FP8 weights: the dense kernel over E4M3 codes, each column's sum times its
+// scale (the call's column_scales are the weight's).
+void launch_fp8_matvec(const MatvecCall& call, const Fp8Weight& weight, Stream stream);
 
 // FP16 copies of output columns [n0, n1) of a quantized weight for cuBLAS:
 // w[k * ld + n - n0] for input row k (EXL2: quantized row k, whose input is
@@ -78,6 +84,12 @@ void launch_exl2_dequantize(const Exl2DeviceWeight& weight, std::int64_t n0, std
 void launch_gptq_dequantize(const GptqWeight& weight, std::int64_t in_features,
                             std::int64_t out_features, std::int64_t n0, std::int64_t n1, void* w,
                             std::int64_t ld, Stream stream);
+// FP16 copies of weight rows (output columns) [n0, n1) of an FP8 weight,
+// unscaled: w[(n - n0) * ld + k] for k < K. Every E4M3 value is an FP16
+// value, so the copy is exact; the scales are applied to the products
+// (launch_finish_outputs).
+void launch_fp8_dequantize(const Fp8Weight& weight, std::int64_t in_features, std::int64_t n0,
+                           std::int64_t n1, void* w, std::int64_t ld, Stream stream);
 
 // out[r * stride + k] = x[r * K + k] for k < K, and zero for k in [K, stride):
 // rows aligned for the dense and GPTQ kernels' vector loads.
@@ -91,9 +103,10 @@ void launch_gather_inputs(const float* x, std::int64_t rows, std::int64_t in_fea
 void launch_convert_inputs(const float* x, std::int64_t rows, std::int64_t in_features,
                            const std::int32_t* perm, DType type, void* out, std::int64_t stride,
                            float* row_scales, Stream stream);
-// out[r, n] = out[r, n] * row_scales[r] + bias[n], either part optional.
+// out[r, n] = out[r, n] * row_scales[r] * column_scales[n] + bias[n], each
+// part optional, rounded after each step.
 void launch_finish_outputs(float* out, std::int64_t rows, std::int64_t out_features,
-                           const float* row_scales, const void* bias, DType bias_dtype,
-                           Stream stream);
+                           const float* row_scales, const float* column_scales, const void* bias,
+                           DType bias_dtype, Stream stream);
 
 }  // namespace quire::kernels::cuda

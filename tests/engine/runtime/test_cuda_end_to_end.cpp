@@ -154,6 +154,10 @@ class CudaEndToEndTest : public QObject {
     QTest::newRow("llama exl2 4.0")
         << "llama" << int(engine::modelgen::WeightFormat::EXL2) << 0 << 31;
     QTest::newRow("llama gptq") << "llama" << int(engine::modelgen::WeightFormat::GPTQ) << 0 << 31;
+    QTest::newRow("llama fp8 (a scale per row)")
+        << "llama" << int(engine::modelgen::WeightFormat::FP8) << 0 << 31;
+    QTest::newRow("qwen2 fp8 (one scale per tensor, q/k/v biases)")
+        << "qwen2" << int(engine::modelgen::WeightFormat::FP8_TENSOR) << 0 << 31;
     // Soft caps, (1 + w) norms, GELU, scaled embeddings; local RoPE and q/k
     // norms; fused projections, partial rotary and longrope; experts.
     QTest::newRow("gemma2 fp16, window 64") << "gemma2" << fp16 << 64 << 31;

@@ -1,6 +1,7 @@
 #include "perturbed_backend.h"
 
 #include <stdexcept>
+#include <variant>
 
 namespace quire::test {
 
@@ -18,11 +19,13 @@ void PerturbedBackend::forward(int, const char* op, const std::function<void()>&
   work();
 }
 
-void PerturbedBackend::perturb(int device, std::int64_t rows, std::int64_t count,
+void PerturbedBackend::perturb(int device, std::int64_t rows, const kernels::LinearWeight& weight,
                                float* out) const {
   if (faults.linear_scale == 1.0f) return;
   if (faults.decode_only && rows != 1) return;
   if (faults.device >= 0 && faults.device != device) return;
+  if (faults.fp8_only && !std::holds_alternative<kernels::Fp8Weight>(weight.format)) return;
+  const std::int64_t count = rows * weight.out_features;
   for (std::int64_t i = 0; i < count; ++i)
     out[i] *= faults.linear_scale;
 }
@@ -32,7 +35,7 @@ void PerturbedBackend::linear(int device, const float* x, std::int64_t rows,
                               kernels::ProductRows kind) {
   ++linear_calls;
   ForwardingBackend::linear(device, x, rows, weight, out, kind);
-  perturb(device, rows, rows * weight.out_features, out);
+  perturb(device, rows, weight, out);
 }
 
 void PerturbedBackend::linear_many(int device, const float* x, std::int64_t rows,
@@ -41,7 +44,7 @@ void PerturbedBackend::linear_many(int device, const float* x, std::int64_t rows
   ++linear_calls;
   ForwardingBackend::linear_many(device, x, rows, weights, outs, kind);
   for (std::size_t i = 0; i < weights.size(); ++i)
-    perturb(device, rows, rows * weights[i]->out_features, outs[i]);
+    perturb(device, rows, *weights[i], outs[i]);
 }
 
 }  // namespace quire::test

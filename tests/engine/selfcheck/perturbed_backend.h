@@ -18,6 +18,7 @@ class PerturbedBackend final : public ForwardingBackend {
     float linear_scale = 1.0f;  // every linear output is multiplied by this
     bool decode_only = false;   // only where a product has one row
     int device = -1;            // only on this device; -1: every device
+    bool fp8_only = false;      // only products of FP8 weights
     // Throws std::runtime_error("the fake device failed") from this op
     // ("paged_attention"), as a kernel launch that fails would.
     std::string failing_op;
@@ -34,6 +35,8 @@ class PerturbedBackend final : public ForwardingBackend {
   std::string architecture = "sm_86";
   Faults faults;
   int linear_calls = 0;
+  // Whether it claims FP8 products (the CPU's, when it does).
+  bool takes_fp8 = true;
 
   std::string name() const override { return backend_name; }
   std::string version() const override { return version_text; }
@@ -43,6 +46,7 @@ class PerturbedBackend final : public ForwardingBackend {
   void linear_many(int device, const float* x, std::int64_t rows,
                    std::span<const kernels::LinearWeight* const> weights,
                    std::span<float* const> outs, kernels::ProductRows kind) override;
+  bool runs_fp8_weights() const override { return takes_fp8; }
   bool shares_host_memory() const override { return inner().shares_host_memory(); }
   std::int64_t invariant_decode_rows() const override { return inner().invariant_decode_rows(); }
 
@@ -51,7 +55,8 @@ class PerturbedBackend final : public ForwardingBackend {
   void forward(int device, const char* op, const std::function<void()>& work) override;
 
  private:
-  void perturb(int device, std::int64_t rows, std::int64_t count, float* out) const;
+  void perturb(int device, std::int64_t rows, const kernels::LinearWeight& weight,
+               float* out) const;
 
   std::unique_ptr<kernels::CpuBackend> owned_;
 };

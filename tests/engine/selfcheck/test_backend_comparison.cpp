@@ -1,7 +1,8 @@
 // compare_backends() on a fake backend: the CPU backend under another name
 // passes; the same backend with its linear layers 10% wrong fails, on every
-// step or only on decode steps, on every device or one of two, and an error
-// on the device is a check that could not be completed.
+// step or only on decode steps, on every device or one of two, or only in
+// its FP8 products (checked where the backend claims them), and an error on
+// the device is a check that could not be completed.
 
 #include <QTest>
 
@@ -40,6 +41,8 @@ class BackendComparisonTest : public QObject {
     QVERIFY(result.completed);
     QVERIFY2(contains(result.summary, "agrees with the CPU on 1 device (largest difference 0 of"),
              result.summary.c_str());
+    QVERIFY2(contains(result.summary, "16 greedy tokens agree, with FP16 and with FP8 weights)"),
+             result.summary.c_str());
     QVERIFY(!contains(result.summary, "\n"));
     // What a bug report needs: who ran, on what, against what, and how close.
     for (const char* part :
@@ -47,6 +50,8 @@ class BackendComparisonTest : public QObject {
           "backend version: fake runtime 1.0, driver 1.0\n", "device 0 (Fake GPU 0, sm_86)\n",
           "model: llama, 3 layers, hidden 128", "prompt: 40 tokens in chunks of 16",
           "device 0 (Fake GPU 0, sm_86): greedy tokens: 16 of 16 agree\n",
+          "FP16 weights, seed 53\n", "FP8 weights (a scale per row), seed 53\n",
+          "device 0 (Fake GPU 0, sm_86), FP8 model: greedy tokens: 16 of 16 agree\n",
           "result: passed: agrees with the CPU"}) {
       QVERIFY2(contains(result.details, part), qPrintable(QString::fromStdString(result.details)));
     }
@@ -67,6 +72,30 @@ class BackendComparisonTest : public QObject {
     QVERIFY2(contains(result.summary, "(tolerance 0.01)"), result.summary.c_str());
     QVERIFY(!contains(result.summary, "\n"));
     QVERIFY2(contains(result.details, "result: failed: device 0"), result.details.c_str());
+  }
+
+  // A wrong FP8 kernel fails the check though the FP16 model agrees; a
+  // backend without FP8 products is not asked to run the FP8 model.
+  void wrongFp8ProductsFailTheFp8Model() {
+    kernels::CpuBackend inner;
+    PerturbedBackend candidate(inner);
+    candidate.faults.linear_scale = 1.1f;
+    candidate.faults.fp8_only = true;
+    const engine::selfcheck::SelfCheckResult result = compare(candidate);
+    QVERIFY(!result.passed);
+    QVERIFY(result.completed);
+    QVERIFY2(contains(result.summary,
+                      "device 0 (Fake GPU 0, sm_86), FP8 model: logits differ "
+                      "from the CPU's by "),
+             result.summary.c_str());
+    QVERIFY2(contains(result.details, "device 0 (Fake GPU 0, sm_86): greedy tokens: 16 of 16"),
+             result.details.c_str());
+
+    candidate.takes_fp8 = false;
+    const engine::selfcheck::SelfCheckResult without = compare(candidate);
+    QVERIFY2(without.passed, without.details.c_str());
+    QVERIFY2(!contains(without.details, "FP8"), without.details.c_str());
+    QVERIFY2(contains(without.summary, "16 greedy tokens agree)"), without.summary.c_str());
   }
 
   void wrongDecodeStepsFailAtADecodeStep() {

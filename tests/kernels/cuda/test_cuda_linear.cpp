@@ -1,7 +1,7 @@
 // CUDA linear layers against the CPU: every weight format (dense F16, BF16
 // and F32; EXL2 of mixed widths with permutation and padded columns; GPTQ v1,
-// v2, act-order and partial groups), row counts on both sides of the fused
-// kernels' limit, with and without bias, on fresh random inputs (the seed is
+// v2, act-order and partial groups; FP8 with a scale per row or per tensor), row counts on both
+// sides of the fused kernels' limit, with and without bias, on fresh random inputs (the seed is
 // printed) and NaN-poisoned outputs with a guard past the end. Part of the
 // ops suite: label "gpu", skipped without a backend.
 
@@ -77,6 +77,10 @@ Layer make_layer(const QByteArray& format, std::mt19937& rng) {
   } else if (format == "gptq-odd-group") {
     // Groups of 12 rows: words whose eight rows span two groups.
     layer.gptq = random_gptq(rng, 320, 104, 12, false, false);
+  } else if (format.startsWith("fp8")) {
+    // 304 inputs take the 16-code loads, "odd" 300 the code-by-code kernel.
+    make_fp8_layer(layer, rng, 104, format.endsWith("odd") ? 300 : 304,
+                   !format.startsWith("fp8-tensor"));
   }
   if (layer.exl2) layer.weight = layer.exl2->weight();
   if (layer.gptq) layer.weight = layer.gptq->weight();
@@ -86,7 +90,8 @@ Layer make_layer(const QByteArray& format, std::mt19937& rng) {
 const QByteArrayList kFormats = {
     "dense-f16",     "dense-bf16",     "dense-f32",          "dense-f16-short", "dense-bf16-odd",
     "dense-f32-odd", "exl2-mixed",     "exl2-padded",        "exl2-wide",       "gptq-v1",
-    "gptq-v2",       "gptq-act-order", "gptq-partial-group", "gptq-odd-group"};
+    "gptq-v2",       "gptq-act-order", "gptq-partial-group", "gptq-odd-group",  "fp8-channel",
+    "fp8-tensor",    "fp8-channel-odd"};
 
 // Tolerances, as fractions of sum_k |x_k w_nk| + |b_n| (the scale of any
 // rounding error in an output), against the exact product of the CPU's
@@ -95,7 +100,8 @@ const QByteArrayList kFormats = {
 //   under (K + 8) * 2^-24, doubled for margin;
 // - cuBLAS with FP16 or BF16 operands rounds each input (and a quantized
 //   weight) to 11 or 8 significant bits: 2^-11 per rounding for FP16, so
-//   2e-3 for quantized and 1e-3 for dense F16 weights; 2^-9 for BF16, so 4e-3.
+//   2e-3 for quantized and 1e-3 for dense F16 weights (and FP8 ones, whose
+//   FP16 copies are exact); 2^-9 for BF16, so 4e-3.
 double exact_tolerance(const LinearWeight& weight, int rows) {
   const double fp32 = 2.0 * double(weight.in_features + 8) * std::ldexp(1.0, -24);
   if (rows <= 8) return fp32;
@@ -103,6 +109,7 @@ double exact_tolerance(const LinearWeight& weight, int rows) {
     if (dense->dtype == DType::F32) return fp32;
     return dense->dtype == DType::F16 ? 1e-3 : 4e-3;
   }
+  if (std::holds_alternative<Fp8Weight>(weight.format)) return 1e-3;
   return 2e-3;
 }
 
@@ -148,6 +155,9 @@ class CudaLinearTest : public QObject {
       exl2->q_scale = static_cast<const std::uint32_t*>(keep(upload(layer.exl2->q_scale)));
       exl2->q_scale_max = static_cast<const std::uint16_t*>(keep(upload(layer.exl2->q_scale_max)));
       exl2->perm = static_cast<const std::int32_t*>(keep(upload(layer.exl2->perm)));
+    } else if (auto* fp8 = std::get_if<Fp8Weight>(&weight.format)) {
+      fp8->data = static_cast<const std::uint8_t*>(keep(upload(layer.fp8)));
+      fp8->scales = static_cast<const float*>(keep(upload(layer.fp8_scales)));
     } else {
       auto& gptq = std::get<GptqWeight>(weight.format);
       gptq.qweight = static_cast<const std::uint32_t*>(keep(upload(layer.gptq->qweight)));
@@ -258,20 +268,24 @@ class CudaLinearTest : public QObject {
   // kernels read them; a weight one element past one is read element by
   // element. cuBLAS takes both as they are.
   void unalignedInputsAndWeights() {
-    for (const char* format : {"dense-f16", "dense-bf16", "dense-f32", "gptq-v1"}) {
+    for (const char* format : {"dense-f16", "dense-bf16", "dense-f32", "gptq-v1", "fp8-channel"}) {
       Layer layer = make_layer(format, rng_);
       add_bias(layer, "f32", rng_);
       std::vector<DeviceBuffer> buffers;
       LinearWeight device_weight = to_device(layer, buffers);
-      if (auto* dense = std::get_if<DenseWeight>(&device_weight.format)) {
-        // The same values, one element further into a longer buffer.
-        const std::size_t size = dtype_size(dense->dtype);
+      // The same values, one element further into a longer buffer.
+      const auto shift = [&](const void* data, std::size_t size) {
         const std::size_t bytes =
             std::size_t(layer.weight.in_features) * std::size_t(layer.weight.out_features) * size;
         DeviceBuffer shifted = gpu_->allocate(kDevice, bytes + size, "test data");
-        gpu_->copy(static_cast<char*>(shifted.data()) + size, kDevice, dense->data, kDevice, bytes);
-        dense->data = static_cast<const char*>(shifted.data()) + size;
+        gpu_->copy(static_cast<char*>(shifted.data()) + size, kDevice, data, kDevice, bytes);
         buffers.push_back(std::move(shifted));
+        return static_cast<const char*>(buffers.back().data()) + size;
+      };
+      if (auto* dense = std::get_if<DenseWeight>(&device_weight.format)) {
+        dense->data = shift(dense->data, dtype_size(dense->dtype));
+      } else if (auto* fp8 = std::get_if<Fp8Weight>(&device_weight.format)) {
+        fp8->data = reinterpret_cast<const std::uint8_t*>(shift(fp8->data, 1));
       }
       for (const int rows : {1, 5, 33}) {
         compare(layer, device_weight, rows, 1, format);

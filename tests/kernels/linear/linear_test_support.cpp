@@ -6,6 +6,7 @@
 
 #include "quire/kernels/cpu/exl2_scale.h"
 #include "quire/kernels/cpu/half.h"
+#include "quire/kernels/fp8.h"
 
 namespace quire::test {
 
@@ -123,6 +124,30 @@ GptqFixture random_gptq(std::mt19937& rng, std::int64_t in_features, std::int64_
     }
   }
   return fixture;
+}
+
+void make_fp8_layer(Layer& layer, std::mt19937& rng, std::int64_t out, std::int64_t in,
+                    bool per_row) {
+  const std::vector<float> values = random_inputs(rng, std::size_t(out * in));
+  layer.fp8_scales.assign(std::size_t(out), 1.0f / kernels::kE4m3Max);
+  for (std::int64_t n = 0; n < out && per_row; ++n) {
+    float largest = 0.0f;
+    for (std::int64_t k = 0; k < in; ++k)
+      largest = std::max(largest, std::fabs(values[std::size_t(n * in + k)]) * float(n + 1));
+    layer.fp8_scales[std::size_t(n)] = largest / kernels::kE4m3Max;
+  }
+  layer.fp8.clear();
+  for (std::int64_t n = 0; n < out; ++n) {
+    // Rows of growing size, so that their scales differ.
+    const float row_size = per_row ? float(n + 1) : 1.0f;
+    for (std::int64_t k = 0; k < in; ++k) {
+      layer.fp8.push_back(kernels::float_to_e4m3(values[std::size_t(n * in + k)] * row_size /
+                                                 layer.fp8_scales[std::size_t(n)]));
+    }
+  }
+  layer.weight.in_features = in;
+  layer.weight.out_features = out;
+  layer.weight.format = kernels::Fp8Weight{layer.fp8.data(), layer.fp8_scales.data()};
 }
 
 std::vector<float> random_inputs(std::mt19937& rng, std::size_t count) {

@@ -72,6 +72,12 @@ struct Layer {
   LinearWeight weight;
 };
 
+// Makes `layer` an FP8 layer as llm-compressor quantizes one: random values
+// whose rows grow with n, each row scaled so that its largest magnitude is
+// E4M3's largest value (per_row), or one scale for the tensor.
+void make_fp8_layer(Layer& layer, std::mt19937& rng, std::int64_t out_features,
+                    std::int64_t in_features, bool per_row);
+
 // Gives the layer a random bias of `type` ("none", "f16", "bf16", "f32").
 void add_bias(Layer& layer, const QByteArray& type, std::mt19937& rng);
 

@@ -13,7 +13,6 @@
 #include "linear_test_support.h"
 #include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/linear.h"
-#include "quire/kernels/fp8.h"
 #include "test_main.h"
 
 using namespace quire::kernels;
@@ -65,30 +64,7 @@ std::unique_ptr<Layer> make_layer(const QByteArray& format, std::mt19937& rng) {
   } else if (format == "gptq-partial-group") {
     layer->gptq = random_gptq(rng, 320, 104, 128, true, true);
   } else if (format.startsWith("fp8")) {
-    // FP8 as llm-compressor makes it: each row (or the whole tensor) scaled
-    // so that its largest magnitude is E4M3's largest value.
-    const std::int64_t out = 104;
-    const std::int64_t in = 300;
-    const std::vector<float> values = random_inputs(rng, std::size_t(out * in));
-    const bool per_row = format == "fp8-channel";
-    layer->fp8_scales.assign(std::size_t(out), 1.0f / kE4m3Max);
-    for (std::int64_t n = 0; n < out && per_row; ++n) {
-      float largest = 0.0f;
-      for (std::int64_t k = 0; k < in; ++k)
-        largest = std::max(largest, std::fabs(values[std::size_t(n * in + k)]) * float(n + 1));
-      layer->fp8_scales[std::size_t(n)] = largest / kE4m3Max;
-    }
-    for (std::int64_t n = 0; n < out; ++n) {
-      // Rows of growing size, so that their scales differ.
-      const float row_size = per_row ? float(n + 1) : 1.0f;
-      for (std::int64_t k = 0; k < in; ++k) {
-        layer->fp8.push_back(float_to_e4m3(values[std::size_t(n * in + k)] * row_size /
-                                           layer->fp8_scales[std::size_t(n)]));
-      }
-    }
-    layer->weight.in_features = in;
-    layer->weight.out_features = out;
-    layer->weight.format = Fp8Weight{layer->fp8.data(), layer->fp8_scales.data()};
+    make_fp8_layer(*layer, rng, 104, 300, format == "fp8-channel");
   }
   if (layer->exl2) layer->weight = layer->exl2->weight();
   if (layer->gptq) layer->weight = layer->gptq->weight();

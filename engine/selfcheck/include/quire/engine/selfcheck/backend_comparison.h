@@ -28,7 +28,9 @@ struct ComparisonOptions {
 };
 
 // Runs a tiny random model (written into a temporary directory and removed
-// afterwards) on every device of `candidate` in turn and on `reference`: a
+// afterwards; one with FP16 weights, and one with FP8 weights too where both
+// backends take them) on every device of `candidate` in turn and on
+// `reference`: a
 // prompt of 40 tokens in page-aligned chunks over several pages, with the
 // logits of every position compared, then 16 greedy tokens, where each decode
 // step of the candidate is fed the reference's tokens so that every step's
