@@ -4,10 +4,17 @@ perplexity --cache ...`), against the FP16 cache, on one or more models:
 what each coding costs in quality, beside the bits it stores per element.
 Writes one JSON file and a Markdown table. An FP8 cache with calibrated scales
 (`quire-cli calibrate-kv` on the same text, into a temporary copy) is
-measured too, unless --no-calibrated.
+measured too, unless --no-calibrated. Each run also reports its KL divergence
+from the FP16 cache (`--kl-divergence`), which unlike perplexity does not move
+by noise of either sign. --residual-window-rows adds, for every coding, a run
+with the residual window (the open page read from its FP16 copy); --page-size
+and --chunk pass on (pages of 32 and chunks of 1 token let a model of 256
+positions show what the window does: most of each window sealed, every token
+computed as a chat's decode step computes it).
 
   bench/perplexity_kv.py --cli build/me/app/cli/quire-cli --text FILE \
-      --model LABEL=DIR:WINDOW[:MAX_TOKENS] ... --json OUT.json --table OUT.md"""
+      --model LABEL=DIR:WINDOW[:MAX_TOKENS] ... [--page-size N] [--chunk N] \
+      [--residual-window-rows] --json OUT.json --table OUT.md"""
 
 import argparse
 import json
@@ -20,9 +27,14 @@ import results_file
 CODINGS = ["fp16", "fp8", "q8", "k16v8", "q6", "kf8v4", "k16v4", "k4v16", "q4"]
 
 
-def measure(cli, directory, text, window, max_tokens, cache):
+# Options every perplexity run takes (set from the command line in main).
+RUN_OPTIONS = []
+
+
+def measure(cli, directory, text, window, max_tokens, cache, residual_window=0):
     command = [cli, "perplexity", directory, "--text", text, "--window", str(window),
-               "--cache", cache, "--json"]
+               "--cache", cache, "--json", "--kl-divergence",
+               "--residual-window", str(residual_window)] + RUN_OPTIONS
     if max_tokens:
         command += ["--max-tokens", str(max_tokens)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -54,8 +66,16 @@ def main():
                         help="LABEL=DIR:WINDOW[:MAX_TOKENS]")
     parser.add_argument("--no-calibrated", action="store_true",
                         help="leave out the FP8 cache with calibrated scales")
+    parser.add_argument("--residual-window-rows", action="store_true",
+                        help="measure every coding with the residual window too")
+    parser.add_argument("--page-size", type=int, default=0)
+    parser.add_argument("--chunk", type=int, default=0)
     results_file.add_arguments(parser, commit_required=False)
     args = parser.parse_args()
+    if args.page_size:
+        RUN_OPTIONS.extend(["--page-size", str(args.page_size)])
+    if args.chunk:
+        RUN_OPTIONS.extend(["--chunk", str(args.chunk)])
 
     models = []
     for spec in args.model:
@@ -68,6 +88,11 @@ def main():
             result = measure(args.cli, directory, args.text, window, max_tokens, cache)
             runs.append(result)
             print(f"perplexity_kv: {label}, {cache}: {result['perplexity']:.4f}", flush=True)
+            if args.residual_window_rows and cache != "fp16":
+                result = measure(args.cli, directory, args.text, window, max_tokens, cache, 1)
+                runs.append(result)
+                print(f"perplexity_kv: {label}, {cache} with the residual window: "
+                      f"{result['perplexity']:.4f}", flush=True)
         if not args.no_calibrated:
             result = calibrated_fp8(args.cli, directory, args.text, window, max_tokens)
             runs.append(result)
@@ -79,29 +104,42 @@ def main():
 
 
 def write_results(args, models):
-    results = results_file.stamp(args.commit) | {"text": args.text, "models": models}
+    results = results_file.stamp(args.commit) | {"text": args.text, "models": models,
+                                                  "run_options": RUN_OPTIONS}
     lines = [results_file.title("Perplexity with each cache coding", results), "",
              f"Text: `{args.text}`. Each window's second half is scored "
              "(`quire-cli perplexity`); the CPU backend. The demo model is tiny and this "
              "text is far from what it learned (fortunes and dictionary entries in chat "
              "turns), so its perplexity is high; what matters is each coding's change "
              "against the FP16 cache. With one text, differences of a few tenths of a "
-             "percent either way are not shown to be more than chance."]
+             "percent either way are not shown to be more than chance; the KL divergence "
+             "from the FP16 cache (mean over the scored positions, in nats) and how often "
+             "both put the same token first are the steadier measures."]
+    if RUN_OPTIONS:
+        lines += ["", f"Every run with `{' '.join(RUN_OPTIONS)}`."]
     for model in models:
         fp16 = next(r["perplexity"] for r in model["runs"] if r["cache_format"] == "fp16")
         scored = model["runs"][0]["scored_tokens"]
+        page = model["runs"][0].get("page_size", 256)
         lines += ["", f"## {model['label']}", "",
                   f"`{model['model']}`, windows of {model['window']} tokens, "
-                  f"{scored} tokens scored.", "",
-                  "| cache | bits per element | perplexity | against FP16 |",
-                  "|---|---|---|---|"]
+                  f"{scored} tokens scored, pages of {page} tokens.", "",
+                  "| cache | residual window | bits per element | perplexity | against FP16 "
+                  "| KL divergence | same top token |",
+                  "|---|---|---|---|---|---|---|"]
         for run in model["runs"]:
             change = 100 * (run["perplexity"] / fp16 - 1)
             name = run["cache_format"]
             if run.get("fp8_scales") == "calibrated":
                 name += " (calibrated scales)"
-            lines.append(f"| {name} | {run['cache_bits_per_element']:g} | "
-                         f"{run['perplexity']:.4f} | {change:+.2f}% |")
+            window = "yes" if run.get("residual_window", 0) > 0 else "no"
+            if run["cache_format"] == "fp16":
+                window = "—"
+            kl = run.get("kl_divergence") or {}
+            divergence = f"{kl['mean']:.5f}" if kl else "—"
+            same = f"{100 * kl['same_top_token']:.1f}%" if kl else "—"
+            lines.append(f"| {name} | {window} | {run['cache_bits_per_element']:g} | "
+                         f"{run['perplexity']:.4f} | {change:+.2f}% | {divergence} | {same} |")
     results_file.write(args, results, lines)
 
 

@@ -7,10 +7,17 @@
 // perplexity does, only the second half of each window is scored: every
 // scored token then sees at least half a window of context, so the figure
 // measures the model and the cache rather than the cut.
+//
+// With --kl-divergence the same windows run first with an FP16 cache, and
+// each scored position's distribution under the chosen cache is compared
+// with it (as llama.cpp's --kl-divergence compares a quantized model with
+// its base): a coding's perplexity moves by noise of either sign, while its
+// divergence from the FP16 cache only grows with what the coding loses.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -25,16 +32,75 @@ namespace {
 
 struct PerplexityOptions : TextRunOptions {
   bool json = false;
+  int page_size = 0;  // 0: the engine's
+  bool kl_divergence = false;
 };
 
-// -log p(token | row) from a row of logits, in double: a softmax over the row.
-double negative_log_likelihood(const std::vector<float>& row, cache::TokenId token) {
+// The reference distributions --kl-divergence keeps in memory are refused
+// beyond this size, with the option that makes them smaller.
+constexpr double kReferenceBytesLimit = 4.0 * (1 << 30);
+
+// log p(token | row) for every token of a row of logits, in double: a
+// log-softmax over the row.
+std::vector<double> log_softmax(const std::vector<float>& row) {
   const float largest = *std::max_element(row.begin(), row.end());
   double sum = 0;
   for (const float logit : row)
     sum += std::exp(static_cast<double>(logit) - largest);
-  return std::log(sum) + largest - static_cast<double>(row[static_cast<std::size_t>(token)]);
+  const double log_sum = std::log(sum) + largest;
+  std::vector<double> out(row.size());
+  for (std::size_t i = 0; i < row.size(); ++i)
+    out[i] = static_cast<double>(row[i]) - log_sum;
+  return out;
 }
+
+// Runs every window through a runtime with these options and hands each
+// scored row (the logits that predict part[i + 1]) to `visit`. Returns
+// whether the cache's FP8 halves, if any, used calibrated scales.
+using RowVisitor = std::function<void(std::size_t window, const std::vector<float>& logits,
+                                      cache::TokenId next)>;
+bool run_windows(const std::shared_ptr<const engine::ModelDescription>& model,
+                 kernels::Backend& backend, const engine::RuntimeOptions& runtime,
+                 const std::vector<cache::TokenId>& tokens, std::size_t window,
+                 const RowVisitor& visit) {
+  engine::ModelRuntime model_runtime(model, backend, runtime);
+  const std::size_t windows = tokens.size() / window;
+  for (std::size_t w = 0; w < windows; ++w) {
+    const std::span<const cache::TokenId> part(tokens.data() + w * window, window);
+    const std::vector<std::vector<float>> logits = model_runtime.prefill(part, true);
+    // Row i predicts token i + 1.
+    for (std::size_t i = window / 2; i + 1 < window; ++i)
+      visit(w, logits[i], part[i + 1]);
+  }
+  return model_runtime.storage().calibrated_keys() || model_runtime.storage().calibrated_values();
+}
+
+// Each scored row's divergence from the FP16 cache's: KL(P_fp16 || P_coded)
+// in nats, and whether both put the same token first.
+struct Divergence {
+  std::vector<std::vector<float>> reference;  // log-probabilities, one row per scored position
+  double total = 0;
+  double largest = 0;
+  std::int64_t same_top = 0;
+  std::int64_t rows = 0;
+
+  void add(const std::vector<double>& log_p) {
+    const std::vector<float>& ref = reference[static_cast<std::size_t>(rows)];
+    double kl = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      kl += std::exp(double(ref[i])) * (double(ref[i]) - log_p[i]);
+    kl = std::max(kl, 0.0);  // rounding may leave a tiny negative sum
+    total += kl;
+    largest = std::max(largest, kl);
+    const auto top = [](const auto& row) {
+      return std::max_element(row.begin(), row.end()) - row.begin();
+    };
+    same_top += top(ref) == top(log_p) ? 1 : 0;
+    ++rows;
+  }
+  double mean() const { return rows > 0 ? total / double(rows) : 0.0; }
+  double same_top_fraction() const { return rows > 0 ? double(same_top) / double(rows) : 0.0; }
+};
 
 int run_perplexity(const PerplexityOptions& options) {
   const auto [model, tokens] = open_text_run(options);
@@ -50,42 +116,63 @@ int run_perplexity(const PerplexityOptions& options) {
                      " tokens, fewer than one --window of " + std::to_string(window) +
                      "; give a longer text or a smaller --window");
   }
+  const std::size_t windows = tokens.size() / window;
+  const std::size_t scored_per_window = window - 1 - window / 2;
 
   engine::RuntimeOptions runtime = options.engine.runtime_options();
+  if (options.page_size != 0) runtime.page_size = options.page_size;
   if (runtime.cache_tokens == 0) runtime.cache_tokens = options.window;
   const std::unique_ptr<kernels::Backend> backend = options.engine.make_backend();
   runtime = options.engine.fitted(*model, *backend, runtime);
-  engine::ModelRuntime model_runtime(model, *backend, runtime);
+
+  std::optional<Divergence> divergence;
+  if (options.kl_divergence) {
+    const double bytes = double(windows * scored_per_window) * double(model->config.vocab_size) *
+                         double(sizeof(float));
+    if (bytes > kReferenceBytesLimit) {
+      throw UsageError("--kl-divergence would keep " + std::to_string(std::llround(bytes / 1e9)) +
+                       " GB of FP16-cache distributions in memory; give --max-tokens to score "
+                       "less of the text");
+    }
+    divergence.emplace();
+    divergence->reference.reserve(windows * scored_per_window);
+    engine::RuntimeOptions reference = runtime;
+    reference.cache_format = cache::CacheFormat::FP16;
+    run_windows(model, *backend, reference, tokens, window,
+                [&](std::size_t, const std::vector<float>& logits, cache::TokenId) {
+                  const std::vector<double> log_p = log_softmax(logits);
+                  divergence->reference.emplace_back(log_p.begin(), log_p.end());
+                });
+  }
 
   double total = 0;
   std::int64_t scored = 0;
-  const std::size_t windows = tokens.size() / window;
+  std::vector<double> window_totals(windows, 0.0);
+  const bool calibrated = run_windows(model, *backend, runtime, tokens, window,
+              [&](std::size_t w, const std::vector<float>& logits, cache::TokenId next) {
+                const std::vector<double> log_p = log_softmax(logits);
+                window_totals[w] -= log_p[static_cast<std::size_t>(next)];
+                total -= log_p[static_cast<std::size_t>(next)];
+                ++scored;
+                if (divergence) divergence->add(log_p);
+              });
   nlohmann::json per_window = nlohmann::json::array();
   for (std::size_t w = 0; w < windows; ++w) {
-    const std::span<const cache::TokenId> part(tokens.data() + w * window, window);
-    const std::vector<std::vector<float>> logits = model_runtime.prefill(part, true);
-    double window_total = 0;
-    // Row i predicts token i + 1.
-    for (std::size_t i = window / 2; i + 1 < window; ++i)
-      window_total += negative_log_likelihood(logits[i], part[i + 1]);
-    const auto window_scored = static_cast<std::int64_t>(window - 1 - window / 2);
-    total += window_total;
-    scored += window_scored;
-    per_window.push_back(std::exp(window_total / static_cast<double>(window_scored)));
+    per_window.push_back(std::exp(window_totals[w] / static_cast<double>(scored_per_window)));
     if (!options.json) {
       std::cerr << "perplexity: window " << (w + 1) << " of " << windows << ": "
                 << per_window.back().get<double>() << '\n';
     }
   }
+
   const double perplexity = std::exp(total / static_cast<double>(scored));
   const cache::CacheFormatInfo& format = cache::format_info(runtime.cache_format);
   // How the FP8 halves, if any, scale: with the checkpoint's calibrated
   // scales, or per page.
   const bool has_fp8 = runtime.cache_format.key == cache::ElementCoding::FP8 ||
                        runtime.cache_format.value == cache::ElementCoding::FP8;
-  const bool calibrated =
-      model_runtime.storage().calibrated_keys() || model_runtime.storage().calibrated_values();
   const std::string fp8_scales = !has_fp8 ? "" : calibrated ? "calibrated" : "per page";
+  const int window_slots = engine::residual_window_slots(runtime);
   if (options.json) {
     nlohmann::json out = {{"model", options.directory},
                           {"text", options.text_file},
@@ -93,18 +180,32 @@ int run_perplexity(const PerplexityOptions& options) {
                           {"cache_bits_per_element", format.bits_per_element()},
                           {"fp8_scales", has_fp8 ? nlohmann::json(fp8_scales) : nlohmann::json()},
                           {"window", options.window},
+                          {"page_size", runtime.page_size},
+                          {"residual_window", window_slots},
                           {"windows", windows},
                           {"text_tokens", tokens.size()},
                           {"scored_tokens", scored},
                           {"mean_negative_log_likelihood", total / static_cast<double>(scored)},
                           {"perplexity", perplexity},
                           {"window_perplexities", per_window}};
+    if (divergence) {
+      out["kl_divergence"] = {{"mean", divergence->mean()},
+                              {"largest", divergence->largest},
+                              {"same_top_token", divergence->same_top_fraction()}};
+    }
     std::cout << out.dump(1) << '\n';
   } else {
     std::cout << "perplexity " << perplexity << " over " << scored << " tokens (" << windows
               << " windows of " << options.window << ", cache " << format.name
               << (has_fp8 ? " with " + fp8_scales + " FP8 scales" : std::string()) << ", "
-              << format.bits_per_element() << " bits per element)\n";
+              << format.bits_per_element() << " bits per element"
+              << (window_slots > 0 ? ", residual window" : "") << ", pages of "
+              << runtime.page_size << ")\n";
+    if (divergence) {
+      std::cout << "KL divergence from the FP16 cache: mean " << divergence->mean()
+                << ", largest " << divergence->largest << "; same top token at "
+                << 100.0 * divergence->same_top_fraction() << "% of positions\n";
+    }
   }
   return 0;
 }
@@ -118,6 +219,16 @@ void add_perplexity_command(CLI::App& app, int& exit_code) {
   add_text_run_options(*command, *options, "A UTF-8 text file",
                        "Tokens per window; the second half of each is scored (default 512)");
   command->add_flag("--json", options->json, "Print the result as JSON");
+  // Smaller pages than a chat's put less of each window in the open page,
+  // the one the residual window keeps in FP16: a short-context model can
+  // then show what the window does for the contexts of larger ones.
+  command
+      ->add_option("--page-size", options->page_size,
+                   "Tokens per cache page (default 256); smaller pages seal more of each window")
+      ->check(CLI::Range(1, 4096));
+  command->add_flag("--kl-divergence", options->kl_divergence,
+                    "Also run the windows with an FP16 cache and report each scored position's "
+                    "KL divergence from it");
   command->callback([options, &exit_code] { exit_code = run_perplexity(*options); });
 }
 
