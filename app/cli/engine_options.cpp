@@ -78,7 +78,7 @@ void EngineOptions::add_to(CLI::App& command, bool with_context) {
       .add_option("--residual-window", residual_window,
                   "Running chats (at most) whose newest tokens, their open cache page, are kept "
                   "in FP16 beside the coded cache, so that the most attended tokens are exact "
-                  "(one FP16 page per layer each; 0: off; an FP16 cache has none)")
+                  "(one FP16 page per layer each; default 4; 0: off; an FP16 cache has none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command.add_flag("--dynamic-fp8-scales", dynamic_fp8_scales,

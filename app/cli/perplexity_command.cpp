@@ -57,8 +57,8 @@ std::vector<double> log_softmax(const std::vector<float>& row) {
 // Runs every window through a runtime with these options and hands each
 // scored row (the logits that predict part[i + 1]) to `visit`. Returns
 // whether the cache's FP8 halves, if any, used calibrated scales.
-using RowVisitor = std::function<void(std::size_t window, const std::vector<float>& logits,
-                                      cache::TokenId next)>;
+using RowVisitor =
+    std::function<void(std::size_t window, const std::vector<float>& logits, cache::TokenId next)>;
 bool run_windows(const std::shared_ptr<const engine::ModelDescription>& model,
                  kernels::Backend& backend, const engine::RuntimeOptions& runtime,
                  const std::vector<cache::TokenId>& tokens, std::size_t window,
@@ -86,9 +86,13 @@ struct Divergence {
 
   void add(const std::vector<double>& log_p) {
     const std::vector<float>& ref = reference[static_cast<std::size_t>(rows)];
+    // Both rows rounded to float, as the reference is kept: a row the same
+    // as the reference's then diverges by exactly nothing.
     double kl = 0;
-    for (std::size_t i = 0; i < ref.size(); ++i)
-      kl += std::exp(double(ref[i])) * (double(ref[i]) - log_p[i]);
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      const double p = double(ref[i]);
+      kl += std::exp(p) * (p - double(static_cast<float>(log_p[i])));
+    }
     kl = std::max(kl, 0.0);  // rounding may leave a tiny negative sum
     total += kl;
     largest = std::max(largest, kl);
@@ -148,14 +152,15 @@ int run_perplexity(const PerplexityOptions& options) {
   double total = 0;
   std::int64_t scored = 0;
   std::vector<double> window_totals(windows, 0.0);
-  const bool calibrated = run_windows(model, *backend, runtime, tokens, window,
-              [&](std::size_t w, const std::vector<float>& logits, cache::TokenId next) {
-                const std::vector<double> log_p = log_softmax(logits);
-                window_totals[w] -= log_p[static_cast<std::size_t>(next)];
-                total -= log_p[static_cast<std::size_t>(next)];
-                ++scored;
-                if (divergence) divergence->add(log_p);
-              });
+  const bool calibrated =
+      run_windows(model, *backend, runtime, tokens, window,
+                  [&](std::size_t w, const std::vector<float>& logits, cache::TokenId next) {
+                    const std::vector<double> log_p = log_softmax(logits);
+                    window_totals[w] -= log_p[static_cast<std::size_t>(next)];
+                    total -= log_p[static_cast<std::size_t>(next)];
+                    ++scored;
+                    if (divergence) divergence->add(log_p);
+                  });
   nlohmann::json per_window = nlohmann::json::array();
   for (std::size_t w = 0; w < windows; ++w) {
     per_window.push_back(std::exp(window_totals[w] / static_cast<double>(scored_per_window)));
@@ -199,11 +204,11 @@ int run_perplexity(const PerplexityOptions& options) {
               << " windows of " << options.window << ", cache " << format.name
               << (has_fp8 ? " with " + fp8_scales + " FP8 scales" : std::string()) << ", "
               << format.bits_per_element() << " bits per element"
-              << (window_slots > 0 ? ", residual window" : "") << ", pages of "
-              << runtime.page_size << ")\n";
+              << (window_slots > 0 ? ", residual window" : "") << ", pages of " << runtime.page_size
+              << ")\n";
     if (divergence) {
-      std::cout << "KL divergence from the FP16 cache: mean " << divergence->mean()
-                << ", largest " << divergence->largest << "; same top token at "
+      std::cout << "KL divergence from the FP16 cache: mean " << divergence->mean() << ", largest "
+                << divergence->largest << "; same top token at "
                 << 100.0 * divergence->same_top_fraction() << "% of positions\n";
     }
   }

@@ -80,14 +80,17 @@ class MemoryOptionsTest : public QObject {
   // leave 3,600,064 bytes of cache on an 8 MiB device that keeps 2 MiB free:
   // FP16 (512 bytes a token) holds 27 pages, Q8 (272) 51, Q4 (144) 97. The
   // reserve is generous because the run allocates about 1.5 MiB the plan
-  // does not price (activations beyond its scratch figure).
+  // does not price (activations beyond its scratch figure). Without the
+  // residual window, whose FP16 pages a coded cache brings (and --fit prices:
+  // with its default 4 slots Q8 no longer fits here and Q6 would be chosen).
   void fitUsesASmallerFormatWhenTheWholeCacheThenFits() {
     const QStringList arguments{QStringLiteral("generate"),  fitting_,
                                 QStringLiteral("--prompt"),  QStringLiteral("hi"),
                                 QStringLiteral("--max-new"), QStringLiteral("2"),
                                 QStringLiteral("--devices"), QStringLiteral("cpu:8MiB"),
                                 QStringLiteral("--reserve"), QStringLiteral("2"),
-                                QStringLiteral("--context"), QStringLiteral("12288")};
+                                QStringLiteral("--context"), QStringLiteral("12288"),
+                                QStringLiteral("--residual-window"), QStringLiteral("0")};
     const Run refused = run_cli(arguments);
     QCOMPARE(refused.exit_code, 2);
     QVERIFY2(refused.err.contains(QStringLiteral(

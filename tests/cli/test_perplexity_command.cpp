@@ -1,6 +1,9 @@
 // quire-cli perplexity on a model made by make-model: the figure is the one
 // the logits command's rows give for the same tokens, the cache coding enters
-// it, and texts or windows it cannot score are refused by name.
+// it, --kl-divergence is the divergence of those rows from the FP16 cache's
+// (on the demo model: a random model's distributions are nearly one-hot, so
+// their divergences vanish in rounding), the residual window lowers it, and
+// texts or windows it cannot score are refused by name.
 
 #include <QFile>
 #include <QJsonArray>
@@ -10,6 +13,7 @@
 #include <QTest>
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "cli_run.h"
 #include "test_main.h"
@@ -33,6 +37,20 @@ QString text_of_sentences() {
   return text;
 }
 
+// log softmax of a row of logits as the logits command prints them.
+std::vector<double> log_softmax(const QJsonArray& row) {
+  double largest = row[0].toDouble();
+  for (const QJsonValue value : row)
+    largest = std::max(largest, value.toDouble());
+  double sum = 0;
+  for (const QJsonValue value : row)
+    sum += std::exp(value.toDouble() - largest);
+  std::vector<double> out;
+  for (const QJsonValue value : row)
+    out.push_back(value.toDouble() - largest - std::log(sum));
+  return out;
+}
+
 QJsonObject perplexity_json(const QStringList& arguments) {
   const Run run = run_cli(arguments);
   if (run.exit_code != 0) qWarning("%s", qPrintable(run.err));
@@ -48,8 +66,9 @@ class PerplexityCommandTest : public QObject {
   QString model_;
   QString text_;
 
-  QStringList command(const QString& cache, int max_tokens) const {
-    return {QStringLiteral("perplexity"),   model_,
+  QStringList command(const QString& cache, int max_tokens,
+                      const QString& model = QString()) const {
+    return {QStringLiteral("perplexity"),   model.isEmpty() ? model_ : model,
             QStringLiteral("--text"),       text_,
             QStringLiteral("--window"),     QString::number(kWindow),
             QStringLiteral("--max-tokens"), QString::number(max_tokens),
@@ -122,6 +141,83 @@ class PerplexityCommandTest : public QObject {
     QCOMPARE(q4[u"cache_bits_per_element"].toDouble(), 6.25);
     QVERIFY(fp16[u"perplexity"].toDouble() > 1.0);
     QVERIFY(q4[u"perplexity"].toDouble() != fp16[u"perplexity"].toDouble());
+  }
+
+  // The divergence of the first window's scored rows under a Q4 cache from
+  // those under an FP16 cache, from the rows `logits --all` prints for each.
+  void klDivergenceComparesEachScoredRowWithTheFp16Cache() {
+    const QString demo = QStringLiteral(QUIRE_DEMO_MODEL_DIR);
+    const Run encoded =
+        run_cli({QStringLiteral("tokenize"), demo, QStringLiteral("--text"), text_of_sentences()});
+    QCOMPARE(encoded.exit_code, 0);
+    const QJsonArray ids = QJsonDocument::fromJson(encoded.out).array();
+    QStringList window;
+    for (int i = 0; i < kWindow; ++i)
+      window << QString::number(ids[i].toInt());
+    const auto rows = [&](const QString& cache) {
+      const Run logits =
+          run_cli({QStringLiteral("logits"), demo, QStringLiteral("--tokens"), window.join(u','),
+                   QStringLiteral("--all"), QStringLiteral("--cache"), cache,
+                   QStringLiteral("--residual-window"), QStringLiteral("0")});
+      if (logits.exit_code != 0) qWarning("%s", qPrintable(logits.err));
+      return QJsonDocument::fromJson(logits.out).object()[u"logits"].toArray();
+    };
+    const QJsonArray reference = rows(QStringLiteral("fp16"));
+    const QJsonArray coded = rows(QStringLiteral("q4"));
+    QCOMPARE(reference.size(), kWindow);
+    QCOMPARE(coded.size(), kWindow);
+    double total = 0;
+    int same_top = 0;
+    for (int i = kWindow / 2; i + 1 < kWindow; ++i) {
+      const std::vector<double> p = log_softmax(reference[i].toArray());
+      const std::vector<double> q = log_softmax(coded[i].toArray());
+      for (std::size_t t = 0; t < p.size(); ++t)
+        total += std::exp(p[t]) * (p[t] - q[t]);
+      same_top += std::max_element(p.begin(), p.end()) - p.begin() ==
+                  std::max_element(q.begin(), q.end()) - q.begin();
+    }
+    const int scored = kWindow - 1 - kWindow / 2;
+    const double expected = total / scored;
+
+    QStringList arguments = command(QStringLiteral("q4"), kWindow, demo);
+    arguments << QStringLiteral("--kl-divergence") << QStringLiteral("--residual-window")
+              << QStringLiteral("0");
+    const QJsonObject result = perplexity_json(arguments);
+    const QJsonObject divergence = result[u"kl_divergence"].toObject();
+    const double measured = divergence[u"mean"].toDouble();
+    QVERIFY2(
+        expected > 0 && std::abs(measured - expected) < 1e-4 * expected,
+        qPrintable(QStringLiteral("%1 vs %2").arg(measured, 0, 'g', 9).arg(expected, 0, 'g', 9)));
+    QVERIFY(divergence[u"largest"].toDouble() >= measured);
+    QCOMPARE(divergence[u"same_top_token"].toDouble(), double(same_top) / scored);
+    QCOMPARE(result[u"residual_window"].toInt(), 0);
+
+    // The FP16 cache against itself: nothing.
+    QStringList itself = command(QStringLiteral("fp16"), kWindow, demo);
+    itself << QStringLiteral("--kl-divergence");
+    const QJsonObject none = perplexity_json(itself)[u"kl_divergence"].toObject();
+    QCOMPARE(none[u"mean"].toDouble(), 0.0);
+    QCOMPARE(none[u"same_top_token"].toDouble(), 1.0);
+  }
+
+  // Token by token on pages of 16, most of each window is sealed in Q4
+  // pages; the residual window reads the open page from its FP16 copy and
+  // the divergence falls.
+  void theResidualWindowLowersTheDivergence() {
+    const auto divergence = [&](const char* window_slots) {
+      QStringList arguments =
+          command(QStringLiteral("q4"), 2 * kWindow, QStringLiteral(QUIRE_DEMO_MODEL_DIR));
+      arguments << QStringLiteral("--kl-divergence") << QStringLiteral("--page-size")
+                << QStringLiteral("16") << QStringLiteral("--chunk") << QStringLiteral("1")
+                << QStringLiteral("--residual-window") << QLatin1String(window_slots);
+      const QJsonObject result = perplexity_json(arguments);
+      [&] { QCOMPARE(result[u"page_size"].toInt(), 16); }();
+      return result[u"kl_divergence"].toObject()[u"mean"].toDouble();
+    };
+    const double without = divergence("0");
+    const double with = divergence("1");
+    QVERIFY2(with > 0 && with < without,
+             qPrintable(QStringLiteral("%1 with, %2 without").arg(with).arg(without)));
   }
 
   void refusesWhatItCannotScore() {

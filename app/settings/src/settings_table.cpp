@@ -303,9 +303,8 @@ std::vector<SettingRow> make_rows() {
       // share of the memory free then (host_cache_default.h says how much).
       integer_row("engine/host_cache_mib", QUIRE_FIELD(engine.host_cache_mib), 0,
                   limits::kHostCacheMib),
-      // Off, as in the engine (kDefaultResidualWindow): on random weights it
-      // cut the logit error by 5-10% beyond a chat's first page.
-      integer_row("engine/residual_window", QUIRE_FIELD(engine.residual_window), 0,
+      // As in the engine (kDefaultResidualWindow, which says why).
+      integer_row("engine/residual_window", QUIRE_FIELD(engine.residual_window), 4,
                   limits::kResidualWindow),
       // Pages as replies grow: with 8 replies at once in a 2,048-token cache
       // (quire-cli bench, 64-token prompts, 256 new tokens) all 8 ran at once

@@ -127,15 +127,19 @@ std::string header(const kernels::Backend& candidate, const kernels::Backend& re
   return text.str();
 }
 
-// A check model and the reference backend's trace of it.
+// A check model, the cache it runs with, and the reference backend's trace.
 struct CheckedModel {
-  CheckedModel(bool with_fp8, kernels::Backend& reference)
-      : fp8(with_fp8),
-        model(with_fp8),
-        expected(run_trace(model.description(), reference, -1, model.prompt(), kGeneratedTokens)) {}
+  CheckedModel(bool fp8, const TraceCache& trace_cache, std::string what,
+               kernels::Backend& reference)
+      : model(fp8),
+        cache(trace_cache),
+        label(std::move(what)),
+        expected(run_trace(model.description(), reference, -1, model.prompt(), kGeneratedTokens,
+                           cache)) {}
 
-  bool fp8;
   CheckModel model;
+  TraceCache cache;
+  std::string label;  // after the device's in each line; empty for the first case
   ModelTrace expected;
 };
 
@@ -157,15 +161,21 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
     return result;
   }
 
-  // The FP16 model always; the FP8 one too where the candidate takes FP8
-  // weights, whose products are kernels of their own.
+  // The FP16 model with an FP16 cache; again with a Q8 cache and its
+  // residual window (the coded pages' attention, the FP16 mirror of the open
+  // page); and the FP8 model where the candidate takes FP8 weights, whose
+  // products are kernels of their own.
   std::deque<CheckedModel> models;  // CheckModel stays where it is made
   try {
-    models.emplace_back(false, reference);
+    models.emplace_back(false, TraceCache{}, "", reference);
+    models.emplace_back(false, TraceCache{cache::CacheFormat::Q8, 1},
+                        "Q8 cache with its residual window", reference);
     if (candidate.runs_fp8_weights() && reference.runs_fp8_weights())
-      models.emplace_back(true, reference);
-    for (const CheckedModel& checked : models)
-      details << "model: " << checked.model.shape() << '\n';
+      models.emplace_back(true, TraceCache{}, "FP8 model", reference);
+    for (const CheckedModel& checked : models) {
+      details << "model: " << checked.model.shape()
+              << (checked.label.empty() ? "" : " (" + checked.label + ")") << '\n';
+    }
     details << "prompt: " << models.front().model.prompt().size() << " tokens in chunks of "
             << kCheckPageSize << " on pages of " << kCheckPageSize << " tokens, then "
             << kGeneratedTokens << " greedy tokens; tolerance " << number(options.tolerance)
@@ -180,12 +190,12 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
   for (const kernels::DeviceInfo& device : devices) {
     for (const CheckedModel& checked : models) {
       std::string label = device_label(device);
-      if (checked.fp8) label += ", FP8 model";
+      if (!checked.label.empty()) label += ", " + checked.label;
       DeviceVerdict verdict;
       try {
         const ModelTrace actual =
             run_trace(checked.model.description(), candidate, device.index, checked.model.prompt(),
-                      kGeneratedTokens, checked.expected.best);
+                      kGeneratedTokens, checked.cache, checked.expected.best);
         verdict = judge(actual, checked.expected, options.tolerance);
       } catch (const std::exception& error) {
         result.summary = label + ": the check stopped with an error: " + one_line(error.what());
@@ -224,8 +234,8 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
   result.summary = "agrees with the CPU on " + std::to_string(devices.size()) +
                    (devices.size() == 1 ? " device" : " devices") + " (largest difference " +
                    number(worst_seen) + " of a row's largest logit; " +
-                   std::to_string(kGeneratedTokens) + " greedy tokens agree" +
-                   (models.size() > 1 ? ", with FP16 and with FP8 weights)" : ")");
+                   std::to_string(kGeneratedTokens) + " greedy tokens agree in each of " +
+                   std::to_string(models.size()) + " runs)";
   details << "result: passed: " << result.summary << '\n';
   result.details = details.str();
   return result;

@@ -7,8 +7,11 @@
 namespace quire::engine::selfcheck {
 namespace {
 
-RuntimeOptions check_options(const kernels::Backend& backend, int device, int tokens) {
+RuntimeOptions check_options(const kernels::Backend& backend, int device, int tokens,
+                             const TraceCache& cache) {
   RuntimeOptions options;
+  options.cache_format = cache.format;
+  options.residual_window = cache.residual_window;
   options.page_size = kCheckPageSize;
   options.max_chunk_tokens = kCheckPageSize;
   options.max_sequences = 1;
@@ -32,10 +35,11 @@ cache::TokenId best_token(std::span<const float> row) {
 
 ModelTrace run_trace(const std::shared_ptr<const ModelDescription>& model,
                      kernels::Backend& backend, int device, std::span<const cache::TokenId> prompt,
-                     int generated, std::optional<std::span<const cache::TokenId>> fed) {
+                     int generated, const TraceCache& cache,
+                     std::optional<std::span<const cache::TokenId>> fed) {
   const int prompt_length = static_cast<int>(prompt.size());
   const int total = prompt_length + generated;
-  ModelRuntime runtime(model, backend, check_options(backend, device, total));
+  ModelRuntime runtime(model, backend, check_options(backend, device, total, cache));
   // One sequence on pages 0, 1, ... of a runtime of its own: the cache's
   // bookkeeping has nothing to decide here, and its pages are not used.
   std::vector<cache::PageIndex> pages;

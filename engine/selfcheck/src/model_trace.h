@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "quire/cache/cache_format.h"
 #include "quire/cache/types.h"
 #include "quire/engine/runtime/model_description.h"
 #include "quire/kernels/backend.h"
@@ -24,6 +25,14 @@ struct ModelTrace {
 // prompt of 40 tokens spans three pages and three chunks.
 inline constexpr int kCheckPageSize = 16;
 
+// The cache a trace runs with: FP16, or a coding with the residual window
+// (one FP16 mirror slot), so that a coded cache's attention and its mirrors
+// are compared too.
+struct TraceCache {
+  cache::CacheFormat format = cache::CacheFormat::FP16;
+  int residual_window = 0;
+};
+
 // Runs the prompt in page-aligned chunks (every row of logits), then
 // `generated - 1` decode steps of one token. Each step is fed the best token
 // of the step before, or `fed[i - 1]` when given (the reference's tokens, so
@@ -31,7 +40,7 @@ inline constexpr int kCheckPageSize = 16;
 // model on that device; -1 leaves placement to the planner.
 ModelTrace run_trace(const std::shared_ptr<const ModelDescription>& model,
                      kernels::Backend& backend, int device, std::span<const cache::TokenId> prompt,
-                     int generated,
+                     int generated, const TraceCache& cache = {},
                      std::optional<std::span<const cache::TokenId>> fed = std::nullopt);
 
 // The index of the largest value (the first of equal ones).

@@ -70,8 +70,11 @@ class SettingsPlanTest : public QObject {
     auto* tokens = panel.findChild<QSpinBox*>(QStringLiteral("cacheTokens"));
     auto* split = panel.findChild<QComboBox*>(QStringLiteral("split"));
     auto* reserve = panel.findChild<QDoubleSpinBox*>(QStringLiteral("reserveMib"));
-    QVERIFY(plan && keys && values && tokens && split && reserve);
+    auto* window = panel.findChild<QSpinBox*>(QStringLiteral("residualWindow"));
+    QVERIFY(plan && keys && values && tokens && split && reserve && window);
     reserve->setValue(16);
+    // The codings alone first; the residual window (on by default) below.
+    window->setValue(0);
 
     choose("fp16", "fp16");
     tokens->setValue(8192);
@@ -102,8 +105,6 @@ class SettingsPlanTest : public QObject {
 
     // The residual window adds an FP16 page (256 tokens) of keys and values
     // per layer for each of its chats, beside the coded cache.
-    auto* window = panel.findChild<QSpinBox*>(QStringLiteral("residualWindow"));
-    QVERIFY(window);
     QTRY_COMPARE(plan->plan(), planner_says(panel.settings()));
     const qint64 coded = cache_bytes(plan->plan());
     // Q4: keys and values each 64 bytes and an FP16 scale per K/V head (a

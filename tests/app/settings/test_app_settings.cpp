@@ -83,7 +83,7 @@ class TestAppSettings : public QObject {
     QCOMPARE(e.cache_format, QStringLiteral("fp16"));
     QCOMPARE(e.cache_tokens, 16384);
     QCOMPARE(e.host_cache_mib, 0);
-    QCOMPARE(e.residual_window, 0);
+    QCOMPARE(e.residual_window, 4);
     QCOMPARE(e.cache_residence, QStringLiteral("device"));
     QCOMPARE(e.cache_device, -1);
     QCOMPARE(e.max_batch, 16);

@@ -21,7 +21,7 @@ void PerturbedBackend::forward(int, const char* op, const std::function<void()>&
 
 void PerturbedBackend::perturb(int device, std::int64_t rows, const kernels::LinearWeight& weight,
                                float* out) const {
-  if (faults.linear_scale == 1.0f) return;
+  if (faults.linear_scale == 1.0f || faults.mirrored_attention) return;
   if (faults.decode_only && rows != 1) return;
   if (faults.device >= 0 && faults.device != device) return;
   if (faults.fp8_only && !std::holds_alternative<kernels::Fp8Weight>(weight.format)) return;
@@ -45,6 +45,17 @@ void PerturbedBackend::linear_many(int device, const float* x, std::int64_t rows
   ForwardingBackend::linear_many(device, x, rows, weights, outs, kind);
   for (std::size_t i = 0; i < weights.size(); ++i)
     perturb(device, rows, *weights[i], outs[i]);
+}
+
+void PerturbedBackend::paged_attention(int device, const kernels::KvLayerView& layer,
+                                       const kernels::TokenBatch& batch, const float* query,
+                                       const kernels::AttentionParams& params, float* out) {
+  ForwardingBackend::paged_attention(device, layer, batch, query, params, out);
+  if (!faults.mirrored_attention || batch.mirrored == nullptr || layer.mirrors.slot_count == 0)
+    return;
+  const std::int64_t count = batch.tokens * params.heads * layer.layout.head_dim;
+  for (std::int64_t i = 0; i < count; ++i)
+    out[i] *= faults.linear_scale;
 }
 
 }  // namespace quire::test

@@ -19,6 +19,9 @@ class PerturbedBackend final : public ForwardingBackend {
     bool decode_only = false;   // only where a product has one row
     int device = -1;            // only on this device; -1: every device
     bool fp8_only = false;      // only products of FP8 weights
+    // Not the linear layers but attention where a step reads a residual
+    // window's mirror, as broken mirror kernels would.
+    bool mirrored_attention = false;
     // Throws std::runtime_error("the fake device failed") from this op
     // ("paged_attention"), as a kernel launch that fails would.
     std::string failing_op;
@@ -46,6 +49,9 @@ class PerturbedBackend final : public ForwardingBackend {
   void linear_many(int device, const float* x, std::int64_t rows,
                    std::span<const kernels::LinearWeight* const> weights,
                    std::span<float* const> outs, kernels::ProductRows kind) override;
+  void paged_attention(int device, const kernels::KvLayerView& layer,
+                       const kernels::TokenBatch& batch, const float* query,
+                       const kernels::AttentionParams& params, float* out) override;
   bool runs_fp8_weights() const override { return takes_fp8; }
   bool shares_host_memory() const override { return inner().shares_host_memory(); }
   std::int64_t invariant_decode_rows() const override { return inner().invariant_decode_rows(); }

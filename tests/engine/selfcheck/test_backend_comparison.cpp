@@ -1,8 +1,9 @@
 // compare_backends() on a fake backend: the CPU backend under another name
 // passes; the same backend with its linear layers 10% wrong fails, on every
 // step or only on decode steps, on every device or one of two, or only in
-// its FP8 products (checked where the backend claims them), and an error on
-// the device is a check that could not be completed.
+// its FP8 products (checked where the backend claims them), or only where
+// attention reads the residual window's FP16 mirrors (a run with a Q8
+// cache), and an error on the device is a check that could not be completed.
 
 #include <QTest>
 
@@ -41,7 +42,7 @@ class BackendComparisonTest : public QObject {
     QVERIFY(result.completed);
     QVERIFY2(contains(result.summary, "agrees with the CPU on 1 device (largest difference 0 of"),
              result.summary.c_str());
-    QVERIFY2(contains(result.summary, "16 greedy tokens agree, with FP16 and with FP8 weights)"),
+    QVERIFY2(contains(result.summary, "16 greedy tokens agree in each of 3 runs)"),
              result.summary.c_str());
     QVERIFY(!contains(result.summary, "\n"));
     // What a bug report needs: who ran, on what, against what, and how close.
@@ -50,7 +51,10 @@ class BackendComparisonTest : public QObject {
           "backend version: fake runtime 1.0, driver 1.0\n", "device 0 (Fake GPU 0, sm_86)\n",
           "model: llama, 3 layers, hidden 128", "prompt: 40 tokens in chunks of 16",
           "device 0 (Fake GPU 0, sm_86): greedy tokens: 16 of 16 agree\n",
-          "FP16 weights, seed 53\n", "FP8 weights (a scale per row), seed 53\n",
+          "FP16 weights, seed 53\n", "FP16 weights, seed 53 (Q8 cache with its residual window)\n",
+          "FP8 weights (a scale per row), seed 53 (FP8 model)\n",
+          "device 0 (Fake GPU 0, sm_86), Q8 cache with its residual window: greedy tokens: 16 "
+          "of 16 agree\n",
           "device 0 (Fake GPU 0, sm_86), FP8 model: greedy tokens: 16 of 16 agree\n",
           "result: passed: agrees with the CPU"}) {
       QVERIFY2(contains(result.details, part), qPrintable(QString::fromStdString(result.details)));
@@ -95,7 +99,26 @@ class BackendComparisonTest : public QObject {
     const engine::selfcheck::SelfCheckResult without = compare(candidate);
     QVERIFY2(without.passed, without.details.c_str());
     QVERIFY2(!contains(without.details, "FP8"), without.details.c_str());
-    QVERIFY2(contains(without.summary, "16 greedy tokens agree)"), without.summary.c_str());
+    QVERIFY2(contains(without.summary, "16 greedy tokens agree in each of 2 runs)"),
+             without.summary.c_str());
+  }
+
+  // Attention that reads the residual window's mirrors wrongly fails the
+  // coded-cache run, which is the only one with mirrors.
+  void wrongMirroredAttentionFailsTheCodedCacheRun() {
+    kernels::CpuBackend inner;
+    PerturbedBackend candidate(inner);
+    candidate.faults.linear_scale = 1.1f;
+    candidate.faults.mirrored_attention = true;
+    const engine::selfcheck::SelfCheckResult result = compare(candidate);
+    QVERIFY(!result.passed);
+    QVERIFY(result.completed);
+    QVERIFY2(contains(result.summary,
+                      "device 0 (Fake GPU 0, sm_86), Q8 cache with its residual "
+                      "window: logits differ from the CPU's by "),
+             result.summary.c_str());
+    QVERIFY2(contains(result.details, "device 0 (Fake GPU 0, sm_86): greedy tokens: 16 of 16"),
+             result.details.c_str());
   }
 
   void wrongDecodeStepsFailAtADecodeStep() {

@@ -54,7 +54,7 @@ struct EngineSettings {
   int host_cache_mib = 0;  // host-memory tier for evicted pages; 0: off
   // Running chats whose newest page is also kept in FP16 beside a coded
   // cache (the residual window, --residual-window); 0: off.
-  int residual_window = 0;
+  int residual_window = 4;
   // "all": a reply's every page is reserved when it starts; "on-demand":
   // pages are taken as it grows (reservation_ids()).
   QString reserve_pages;

@@ -28,9 +28,10 @@ struct ComparisonOptions {
 };
 
 // Runs a tiny random model (written into a temporary directory and removed
-// afterwards; one with FP16 weights, and one with FP8 weights too where both
-// backends take them) on every device of `candidate` in turn and on
-// `reference`: a
+// afterwards) on every device of `candidate` in turn and on `reference`:
+// with FP16 weights and an FP16 cache, again with a Q8 cache whose open page
+// is read from the residual window's FP16 copy, and with FP8 weights where
+// both backends take them. Each is a
 // prompt of 40 tokens in page-aligned chunks over several pages, with the
 // logits of every position compared, then 16 greedy tokens, where each decode
 // step of the candidate is fed the reference's tokens so that every step's
