@@ -127,6 +127,28 @@ std::string header(const kernels::Backend& candidate, const kernels::Backend& re
   return text.str();
 }
 
+// The three lines of one run's comparison in the details.
+std::string report(const std::string& label, const DeviceVerdict& verdict) {
+  std::ostringstream text;
+  text << label << ": prompt logits differ by at most " << describe(verdict.prompt) << '\n'
+       << label << ": decode logits differ by at most " << describe(verdict.steps) << '\n'
+       << label << ": greedy tokens: "
+       << (verdict.token_problem ? *verdict.token_problem
+                                 : std::to_string(kGeneratedTokens) + " of " +
+                                       std::to_string(kGeneratedTokens) + " agree")
+       << (verdict.ties > 0 ? " (" + std::to_string(verdict.ties) + " near ties)" : "") << '\n';
+  return text.str();
+}
+
+// What fails a run, or nothing.
+std::string problem_of(const DeviceVerdict& verdict, float tolerance) {
+  if (!worst_passes(verdict.prompt, tolerance))
+    return "logits differ from the CPU's by " + describe(verdict.prompt);
+  if (!worst_passes(verdict.steps, tolerance))
+    return "logits differ from the CPU's by " + describe(verdict.steps);
+  return verdict.token_problem.value_or("");
+}
+
 // A check model, the cache it runs with, and the reference backend's trace.
 struct CheckedModel {
   CheckedModel(bool fp8, const TraceCache& trace_cache, std::string what,
@@ -203,22 +225,8 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
         result.details = details.str();
         return result;
       }
-      details << label << ": prompt logits differ by at most " << describe(verdict.prompt) << '\n'
-              << label << ": decode logits differ by at most " << describe(verdict.steps) << '\n'
-              << label << ": greedy tokens: "
-              << (verdict.token_problem ? *verdict.token_problem
-                                        : std::to_string(kGeneratedTokens) + " of " +
-                                              std::to_string(kGeneratedTokens) + " agree")
-              << (verdict.ties > 0 ? " (" + std::to_string(verdict.ties) + " near ties)" : "")
-              << '\n';
-      std::string problem;
-      if (!worst_passes(verdict.prompt, options.tolerance)) {
-        problem = "logits differ from the CPU's by " + describe(verdict.prompt);
-      } else if (!worst_passes(verdict.steps, options.tolerance)) {
-        problem = "logits differ from the CPU's by " + describe(verdict.steps);
-      } else if (verdict.token_problem) {
-        problem = *verdict.token_problem;
-      }
+      details << report(label, verdict);
+      const std::string problem = problem_of(verdict, options.tolerance);
       if (!problem.empty()) {
         result.completed = true;
         result.summary = label + ": " + problem + " (tolerance " + number(options.tolerance) + ")";
