@@ -19,6 +19,11 @@
 namespace quire::kernels::linear_detail {
 namespace {
 
+// Input rows from which 512-bit decode products take four weight rows at a
+// time (block_dots_wide); fewer take one at a time, which reads one stream
+// of weights from memory where four streams read slower.
+constexpr std::int64_t kBlockRowsFrom = 2;
+
 #ifdef QUIRE_HAVE_FMA_F16C_PATH
 __attribute__((target("avx2,fma,f16c"))) inline __m256 widen8(const std::uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -240,7 +245,28 @@ void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std
   if (!f16_dots_available()) throw std::logic_error("f16_row_dots: no AVX2, FMA and F16C");
   static const bool wide = wide_vectors_allowed();
   const std::int64_t width = end - begin;
-  for (std::int64_t n = begin; n < end; ++n) {
+  std::int64_t n = begin;
+  if (wide && rows >= kBlockRowsFrom) {
+    // Four weight rows at a time: each input vector then serves four weight
+    // rows, where one weight row at a time reloaded every input row (from L2
+    // once they outgrow L1) for each weight row.
+    for (; n + kBlockOutputs <= end; n += kBlockOutputs) {
+      const std::uint16_t* block = w + n * k_count;
+      const std::uint16_t* next = n + 2 * kBlockOutputs <= end ? block + kBlockOutputs * k_count
+                                                               : nullptr;
+      for (std::int64_t r = 0; r < rows; r += 4) {
+        const std::int64_t inputs = std::min<std::int64_t>(4, rows - r);
+        float sums[kBlockOutputs * kBlockOutputs];
+        block_dots_wide(static_cast<int>(inputs), x + r * k_count, k_count, block,
+                        r == 0 ? next : nullptr, k_count, sums);
+        for (int o = 0; o < kBlockOutputs; ++o) {
+          for (std::int64_t i = 0; i < inputs; ++i)
+            out[(r + i) * width + (n + o - begin)] = sums[o * kBlockOutputs + i];
+        }
+      }
+    }
+  }
+  for (; n < end; ++n) {
     // The next row is fetched during the first group of inputs, while this
     // one comes from memory; later groups find it in L1.
     const std::uint16_t* next = n + 1 < end ? w + (n + 1) * k_count : nullptr;

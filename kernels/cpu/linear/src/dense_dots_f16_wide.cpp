@@ -107,6 +107,69 @@ QUIRE_F16_WIDE void row_dots_wide(int inputs, const float* x, std::int64_t x_str
   }
 }
 
+namespace {
+
+// Four weight rows (k_count apart) against Inputs input rows: 4 x Inputs
+// sums in registers, each weight vector widened once for every input and
+// each input vector loaded once for the four weight rows. Every sum adds its
+// terms in one_dot_wide's order, so the bits are the same.
+template <int Inputs>
+QUIRE_F16_WIDE inline void block_dots(const float* x, std::int64_t x_stride,
+                                      const std::uint16_t* w, const std::uint16_t* next,
+                                      std::int64_t k_count, float* out) {
+  static_assert(Inputs >= 1 && Inputs <= 4);
+  __m512 sum[kBlockOutputs][Inputs];
+  for (int o = 0; o < kBlockOutputs; ++o) {
+    for (int r = 0; r < Inputs; ++r)
+      sum[o][r] = _mm512_setzero_ps();
+  }
+  std::int64_t k = 0;
+  for (; k + 16 <= k_count; k += 16) {
+    if (next != nullptr && k % 32 == 0) {
+      for (int o = 0; o < kBlockOutputs; ++o)
+        _mm_prefetch(reinterpret_cast<const char*>(next + o * k_count + k), _MM_HINT_T1);
+    }
+    __m512 weights[kBlockOutputs];
+    for (int o = 0; o < kBlockOutputs; ++o)
+      weights[o] = widen16(w + o * k_count + k);
+#pragma GCC unroll 4
+    for (int r = 0; r < Inputs; ++r) {
+      const __m512 input = _mm512_loadu_ps(x + r * x_stride + k);
+      for (int o = 0; o < kBlockOutputs; ++o)
+        sum[o][r] = _mm512_fmadd_ps(weights[o], input, sum[o][r]);
+    }
+  }
+  for (int o = 0; o < kBlockOutputs; ++o) {
+    for (int r = 0; r < Inputs; ++r) {
+      float total = finish(sum[o][r]);
+      for (std::int64_t j = k; j < k_count; ++j)
+        total += x[r * x_stride + j] * _cvtsh_ss(w[o * k_count + j]);
+      out[o * kBlockOutputs + r] = total;
+    }
+  }
+}
+
+}  // namespace
+
+QUIRE_F16_WIDE void block_dots_wide(int inputs, const float* x, std::int64_t x_stride,
+                                    const std::uint16_t* w, const std::uint16_t* next,
+                                    std::int64_t k_count, float* out) {
+  switch (inputs) {
+    case 1:
+      block_dots<1>(x, x_stride, w, next, k_count, out);
+      break;
+    case 2:
+      block_dots<2>(x, x_stride, w, next, k_count, out);
+      break;
+    case 3:
+      block_dots<3>(x, x_stride, w, next, k_count, out);
+      break;
+    default:
+      block_dots<4>(x, x_stride, w, next, k_count, out);
+      break;
+  }
+}
+
 }  // namespace quire::kernels::linear_detail
 
 #endif
