@@ -51,6 +51,22 @@ std::vector<double> log_softmax(const QJsonArray& row) {
   return out;
 }
 
+// The token ids of the test's text under a model's tokenizer.
+QJsonArray text_ids(const QString& model) {
+  const Run encoded =
+      run_cli({QStringLiteral("tokenize"), model, QStringLiteral("--text"), text_of_sentences()});
+  if (encoded.exit_code != 0) qWarning("%s", qPrintable(encoded.err));
+  return QJsonDocument::fromJson(encoded.out).array();
+}
+
+// The first window's ids, as the logits command's --tokens takes them.
+QString first_window(const QJsonArray& ids) {
+  QStringList window;
+  for (int i = 0; i < kWindow && i < ids.size(); ++i)
+    window << QString::number(ids[i].toInt());
+  return window.join(u',');
+}
+
 QJsonObject perplexity_json(const QStringList& arguments) {
   const Run run = run_cli(arguments);
   if (run.exit_code != 0) qWarning("%s", qPrintable(run.err));
@@ -92,30 +108,17 @@ class PerplexityCommandTest : public QObject {
   // The second half of the window is scored from the rows `logits --all`
   // prints for the same tokens: -log softmax at the next token, averaged.
   void scoresTheSecondHalfOfEachWindowFromTheModelsRows() {
-    const Run encoded = run_cli(
-        {QStringLiteral("tokenize"), model_, QStringLiteral("--text"), text_of_sentences()});
-    QCOMPARE(encoded.exit_code, 0);
-    const QJsonArray ids = QJsonDocument::fromJson(encoded.out).array();
+    const QJsonArray ids = text_ids(model_);
     QVERIFY(ids.size() >= 2 * kWindow);
-    QStringList window;
-    for (int i = 0; i < kWindow; ++i)
-      window << QString::number(ids[i].toInt());
+    const QString window = first_window(ids);
     const Run logits = run_cli({QStringLiteral("logits"), model_, QStringLiteral("--tokens"),
-                                window.join(u','), QStringLiteral("--all")});
+                                window, QStringLiteral("--all")});
     QCOMPARE(logits.exit_code, 0);
     const QJsonArray rows = QJsonDocument::fromJson(logits.out).object()[u"logits"].toArray();
     QCOMPARE(rows.size(), kWindow);
     double total = 0;
-    for (int i = kWindow / 2; i + 1 < kWindow; ++i) {
-      const QJsonArray row = rows[i].toArray();
-      double largest = row[0].toDouble();
-      for (const QJsonValue value : row)
-        largest = std::max(largest, value.toDouble());
-      double sum = 0;
-      for (const QJsonValue value : row)
-        sum += std::exp(value.toDouble() - largest);
-      total += std::log(sum) + largest - row[ids[i + 1].toInt()].toDouble();
-    }
+    for (int i = kWindow / 2; i + 1 < kWindow; ++i)
+      total -= log_softmax(rows[i].toArray())[std::size_t(ids[i + 1].toInt())];
     const double expected = total / (kWindow - 1 - kWindow / 2);
 
     const QJsonObject result = perplexity_json(command(QStringLiteral("fp16"), kWindow));
@@ -147,18 +150,11 @@ class PerplexityCommandTest : public QObject {
   // those under an FP16 cache, from the rows `logits --all` prints for each.
   void klDivergenceComparesEachScoredRowWithTheFp16Cache() {
     const QString demo = QStringLiteral(QUIRE_DEMO_MODEL_DIR);
-    const Run encoded =
-        run_cli({QStringLiteral("tokenize"), demo, QStringLiteral("--text"), text_of_sentences()});
-    QCOMPARE(encoded.exit_code, 0);
-    const QJsonArray ids = QJsonDocument::fromJson(encoded.out).array();
-    QStringList window;
-    for (int i = 0; i < kWindow; ++i)
-      window << QString::number(ids[i].toInt());
+    const QString window = first_window(text_ids(demo));
     const auto rows = [&](const QString& cache) {
-      const Run logits =
-          run_cli({QStringLiteral("logits"), demo, QStringLiteral("--tokens"), window.join(u','),
-                   QStringLiteral("--all"), QStringLiteral("--cache"), cache,
-                   QStringLiteral("--residual-window"), QStringLiteral("0")});
+      const Run logits = run_cli({QStringLiteral("logits"), demo, QStringLiteral("--tokens"),
+                                  window, QStringLiteral("--all"), QStringLiteral("--cache"), cache,
+                                  QStringLiteral("--residual-window"), QStringLiteral("0")});
       if (logits.exit_code != 0) qWarning("%s", qPrintable(logits.err));
       return QJsonDocument::fromJson(logits.out).object()[u"logits"].toArray();
     };
