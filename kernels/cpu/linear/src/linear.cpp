@@ -193,7 +193,8 @@ std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
   paths.emplace_back("FP16 decode products, 1 to " + std::to_string(kF16FewRows) + " rows",
                      !f16_dots_available() ? portable
                      : wide_vectors_allowed()
-                         ? "AVX-512+F16C dot products, one weight row at a time"
+                         ? "AVX-512+F16C dot products, one weight row at a time (several "
+                           "rows: four weight rows against four inputs in registers)"
                          : "AVX2+FMA+F16C dot products");
   const std::string integers = !exl2_integer_wide_supported() ? "AVX2"
                                : wide_vnni_allowed()          ? "AVX-512 VNNI"
