@@ -2,12 +2,16 @@
 // OCP 8-bit float specification and PyTorch's float8_e4m3fn define them, and
 // conversion to the nearest code as PyTorch's .to(torch.float8_e4m3fn)
 // rounds (to nearest, ties to even) after the clamp to ±448 that FP8
-// checkpoint makers apply.
+// checkpoint makers apply; and the decode products of FP8 weights, which
+// widen the codes in vector registers, give every code exactly its value.
 
 #include <QTest>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
+#include "quire/kernels/cpu/linear.h"
+#include "quire/kernels/cpu/thread_pool.h"
 #include "quire/kernels/fp8.h"
 #include "test_main.h"
 
@@ -57,6 +61,69 @@ class Fp8CodecTest : public QObject {
     QCOMPARE(float_to_e4m3(1000.0f), std::uint8_t(0x7E));  // saturates
     QCOMPARE(float_to_e4m3(-INFINITY), std::uint8_t(0xFE));
     QCOMPARE(float_to_e4m3(NAN), std::uint8_t(0x7F));
+  }
+
+  // A weight whose rows hold every finite code, rotated row by row, with 300
+  // inputs (whole vectors and a tail): one-hot inputs pick out single codes,
+  // so each output is exactly the code's value times its row's scale, for
+  // one to five decode rows, on the vector path of whatever processor runs
+  // the test (and on its 256-bit kernels in the QUIRE_CPU_VECTOR_BITS=256
+  // run of this suite). A NaN code, in a vector or in the tail, makes its
+  // row's output NaN as the table's value would.
+  void decodeProductsGiveEveryCodeItsValue() {
+    constexpr std::int64_t kIn = 300;
+    constexpr std::int64_t kOut = 9;
+    std::vector<std::uint8_t> finite;
+    for (int code = 0; code < 256; ++code) {
+      if ((code & 0x7F) != 0x7F) finite.push_back(static_cast<std::uint8_t>(code));
+    }
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(kOut * kIn));
+    std::vector<float> scales(static_cast<std::size_t>(kOut));
+    for (std::int64_t n = 0; n < kOut; ++n) {
+      scales[std::size_t(n)] = std::ldexp(1.0f, int(n) - 4);
+      for (std::int64_t k = 0; k < kIn; ++k)
+        codes[std::size_t(n * kIn + k)] = finite[std::size_t(k + 37 * n) % finite.size()];
+    }
+    LinearWeight weight;
+    weight.in_features = kIn;
+    weight.out_features = kOut;
+    weight.format = Fp8Weight{codes.data(), scales.data()};
+    ThreadPool pool(2);
+    for (int rows = 1; rows <= 5; ++rows) {
+      // Row r of the inputs picks input k = first + r.
+      for (std::int64_t first = 0; first + rows <= kIn; first += rows) {
+        std::vector<float> x(std::size_t(rows * kIn), 0.0f);
+        for (int r = 0; r < rows; ++r)
+          x[std::size_t(r * kIn + first + r)] = 1.0f;
+        std::vector<float> out(std::size_t(rows * kOut));
+        linear(pool, x.data(), rows, weight, out.data(), ProductRows::decode);
+        for (int r = 0; r < rows; ++r) {
+          for (std::int64_t n = 0; n < kOut; ++n) {
+            const std::uint8_t code = codes[std::size_t(n * kIn + first + r)];
+            const float want = e4m3_to_float(code) * scales[std::size_t(n)];
+            const float got = out[std::size_t(r * kOut + n)];
+            if (got != want) {
+              QFAIL(qPrintable(QStringLiteral("%1 rows, code 0x%2 (input %3, output %4): %5, "
+                                              "not %6")
+                                   .arg(rows)
+                                   .arg(code, 2, 16, QLatin1Char('0'))
+                                   .arg(first + r)
+                                   .arg(n)
+                                   .arg(double(got))
+                                   .arg(double(want))));
+            }
+          }
+        }
+      }
+    }
+
+    codes[std::size_t(2 * kIn + 17)] = 0x7F;
+    codes[std::size_t(5 * kIn + 296)] = 0xFF;  // in the tail after 288 = 9 x 32
+    const std::vector<float> ones(std::size_t(kIn), 1.0f);
+    std::vector<float> out(static_cast<std::size_t>(kOut));
+    linear(pool, ones.data(), 1, weight, out.data(), ProductRows::decode);
+    for (std::int64_t n = 0; n < kOut; ++n)
+      QCOMPARE(std::isnan(out[std::size_t(n)]), n == 2 || n == 5);
   }
 };
 

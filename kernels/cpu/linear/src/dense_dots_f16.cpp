@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "dense_dots_f16_wide.h"
+#include "lane_sums.h"
 #include "linear_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -27,12 +28,6 @@ constexpr std::int64_t kBlockRowsFrom = 2;
 #ifdef QUIRE_HAVE_FMA_F16C_PATH
 __attribute__((target("avx2,fma,f16c"))) inline __m256 widen8(const std::uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
-__attribute__((target("avx2,fma,f16c"))) inline float horizontal_sum(__m256 v) {
-  const __m128 pair = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 two = _mm_add_ps(pair, _mm_movehl_ps(pair, pair));
-  return _mm_cvtss_f32(_mm_add_ss(two, _mm_movehdup_ps(two)));
 }
 
 // out[r] = x . w[r] for four rows of K halves, w rows `stride` apart. The
@@ -252,8 +247,8 @@ void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std
     // once they outgrow L1) for each weight row.
     for (; n + kBlockOutputs <= end; n += kBlockOutputs) {
       const std::uint16_t* block = w + n * k_count;
-      const std::uint16_t* next = n + 2 * kBlockOutputs <= end ? block + kBlockOutputs * k_count
-                                                               : nullptr;
+      const std::uint16_t* next =
+          n + 2 * kBlockOutputs <= end ? block + kBlockOutputs * k_count : nullptr;
       for (std::int64_t r = 0; r < rows; r += 4) {
         const std::int64_t inputs = std::min<std::int64_t>(4, rows - r);
         float sums[kBlockOutputs * kBlockOutputs];

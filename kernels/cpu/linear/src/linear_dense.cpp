@@ -188,8 +188,30 @@ void f16_few_rows(ThreadPool& pool, const std::uint16_t* weight, const Product& 
   });
 }
 
+// A decode step's rows of FP8 weights (fp8_row_dots): each weight row
+// widened in registers once for every input row.
+void fp8_few_rows(ThreadPool& pool, const std::uint8_t* weight, const Product& product) {
+  constexpr std::int64_t kBatch = 64;
+  pool.parallel_for(product.out_features, 16, [&](std::int64_t begin, std::int64_t end) {
+    float values[kF16FewRows * kBatch];
+    for (std::int64_t n = begin; n < end; n += kBatch) {
+      const std::int64_t last = std::min(end, n + kBatch);
+      const int width = static_cast<int>(last - n);
+      fp8_row_dots(product.x, product.rows, weight, product.in_features, n, last, values);
+      for (std::int64_t r = 0; r < product.rows; ++r)
+        store_outputs(product, r, n, width, values + r * width);
+    }
+  });
+}
+
 template <typename Widen, typename Element>
 void run(ThreadPool& pool, const Product& product, const Element* weight) {
+  if constexpr (std::is_same_v<Widen, WidenFp8>) {
+    if (product.rows <= kF16FewRows && f16_dots_available()) {
+      fp8_few_rows(pool, weight, product);
+      return;
+    }
+  }
   if constexpr (std::is_same_v<Widen, WidenF16>) {
     if (product.rows == 1) {
       pool.parallel_for(product.out_features, 16, [&](std::int64_t begin, std::int64_t end) {

@@ -113,6 +113,11 @@ void f16_widen_tile(const std::uint16_t* w, std::int64_t k_count, int outputs, i
                     float* tile);
 void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std::int64_t k_count,
                   std::int64_t begin, std::int64_t end, float* out);
+// f16_row_dots for FP8 (E4M3) weight rows, unscaled (the row scales are
+// applied to the stored outputs), with AVX2, FMA and F16C: where
+// f16_dots_available() (dense_dots_fp8.cpp).
+void fp8_row_dots(const float* x, std::int64_t rows, const std::uint8_t* w, std::int64_t k_count,
+                  std::int64_t begin, std::int64_t end, float* out);
 // EXL2 products of at most kExl2FewRows input rows (decode steps of a few
 // jobs, prompt tails, a mixture's experts in a short prompt), `xp` already in
 // quantized order and `columns` the row length of q_weight: each weight is
