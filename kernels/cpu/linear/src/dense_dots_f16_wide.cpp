@@ -114,9 +114,8 @@ namespace {
 // each input vector loaded once for the four weight rows. Every sum adds its
 // terms in one_dot_wide's order, so the bits are the same.
 template <int Inputs>
-QUIRE_F16_WIDE inline void block_dots(const float* x, std::int64_t x_stride,
-                                      const std::uint16_t* w, const std::uint16_t* next,
-                                      std::int64_t k_count, float* out) {
+QUIRE_F16_WIDE inline void block_dots(const float* x, std::int64_t x_stride, const std::uint16_t* w,
+                                      const std::uint16_t* next, std::int64_t k_count, float* out) {
   static_assert(Inputs >= 1 && Inputs <= 4);
   __m512 sum[kBlockOutputs][Inputs];
   for (int o = 0; o < kBlockOutputs; ++o) {
