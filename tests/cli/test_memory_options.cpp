@@ -84,12 +84,12 @@ class MemoryOptionsTest : public QObject {
   // residual window, whose FP16 pages a coded cache brings (and --fit prices:
   // with its default 4 slots Q8 no longer fits here and Q6 would be chosen).
   void fitUsesASmallerFormatWhenTheWholeCacheThenFits() {
-    const QStringList arguments{QStringLiteral("generate"),  fitting_,
-                                QStringLiteral("--prompt"),  QStringLiteral("hi"),
-                                QStringLiteral("--max-new"), QStringLiteral("2"),
-                                QStringLiteral("--devices"), QStringLiteral("cpu:8MiB"),
-                                QStringLiteral("--reserve"), QStringLiteral("2"),
-                                QStringLiteral("--context"), QStringLiteral("12288"),
+    const QStringList arguments{QStringLiteral("generate"),          fitting_,
+                                QStringLiteral("--prompt"),          QStringLiteral("hi"),
+                                QStringLiteral("--max-new"),         QStringLiteral("2"),
+                                QStringLiteral("--devices"),         QStringLiteral("cpu:8MiB"),
+                                QStringLiteral("--reserve"),         QStringLiteral("2"),
+                                QStringLiteral("--context"),         QStringLiteral("12288"),
                                 QStringLiteral("--residual-window"), QStringLiteral("0")};
     const Run refused = run_cli(arguments);
     QCOMPARE(refused.exit_code, 2);
