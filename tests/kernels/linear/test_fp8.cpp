@@ -8,6 +8,7 @@
 #include <QTest>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "quire/kernels/cpu/linear.h"
@@ -124,6 +125,48 @@ class Fp8CodecTest : public QObject {
     linear(pool, ones.data(), 1, weight, out.data(), ProductRows::decode);
     for (std::int64_t n = 0; n < kOut; ++n)
       QCOMPARE(std::isnan(out[std::size_t(n)]), n == 2 || n == 5);
+  }
+
+  // A decode step's FP8 products give each row the bits it gets alone, for
+  // any number of rows up to sixteen (whichever kernels the processor runs).
+  void decodeRowsDoNotDependOnTheirNeighbours() {
+    constexpr std::int64_t kIn = 328;  // ten 32-code steps and a tail
+    constexpr std::int64_t kOut = 11;
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> code(0, 255);
+    std::vector<std::uint8_t> codes(static_cast<std::size_t>(kOut * kIn));
+    for (std::uint8_t& c : codes) {
+      do {
+        c = static_cast<std::uint8_t>(code(rng));
+      } while ((c & 0x7F) == 0x7F);
+    }
+    const std::vector<float> scales(static_cast<std::size_t>(kOut), 0.01f);
+    LinearWeight weight;
+    weight.in_features = kIn;
+    weight.out_features = kOut;
+    weight.format = Fp8Weight{codes.data(), scales.data()};
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    std::vector<float> x(static_cast<std::size_t>(16 * kIn));
+    for (float& v : x)
+      v = value(rng);
+    ThreadPool pool(2);
+    std::vector<float> alone(static_cast<std::size_t>(16 * kOut));
+    for (int r = 0; r < 16; ++r) {
+      linear(pool, x.data() + r * kIn, 1, weight, alone.data() + r * kOut, ProductRows::decode);
+    }
+    for (int rows = 2; rows <= 16; ++rows) {
+      std::vector<float> together(static_cast<std::size_t>(rows * kOut));
+      linear(pool, x.data(), rows, weight, together.data(), ProductRows::decode);
+      for (std::size_t i = 0; i < together.size(); ++i) {
+        if (together[i] != alone[i]) {
+          QFAIL(qPrintable(QStringLiteral("%1 rows: output %2 is %3, alone %4")
+                               .arg(rows)
+                               .arg(i)
+                               .arg(double(together[i]), 0, 'g', 9)
+                               .arg(double(alone[i]), 0, 'g', 9)));
+        }
+      }
+    }
   }
 };
 

@@ -148,6 +148,61 @@ QUIRE_FP8_WIDE void fp8_dots_wide(const float* x, std::int64_t x_stride, const s
     out[r] = sum * kUnscale;
   }
 }
+
+// Weight rows a block of several jobs' decode takes at a time. Widening the
+// codes is most of an FP8 product's work, so each weight vector serves four
+// inputs; two weight rows then share each input vector. Four weight rows
+// against two inputs made four jobs about a fifth slower than one row
+// against four; two against four made sixteen jobs 10-25% faster than one
+// row at a time (96M shape, 2 threads of a Zen 4).
+constexpr int kBlockRows = 2;
+
+// fp8_dots_wide for kBlockRows weight rows (k_count apart) and one to four
+// inputs: out[o * 4 + r]. Every sum is formed as fp8_dots_wide forms it, so
+// a job's outputs are the same bits alone or beside others.
+template <int Inputs>
+QUIRE_FP8_WIDE void fp8_block_wide(const float* x, std::int64_t x_stride, const std::uint8_t* w,
+                                   const std::uint8_t* next, std::int64_t k_count, float* out) {
+  static_assert(Inputs >= 1 && Inputs <= 4);
+  __m512 a[kBlockRows][Inputs];
+  __m512 b[kBlockRows][Inputs];
+  for (int o = 0; o < kBlockRows; ++o) {
+    for (int r = 0; r < Inputs; ++r) {
+      a[o][r] = _mm512_setzero_ps();
+      b[o][r] = _mm512_setzero_ps();
+    }
+  }
+  std::int64_t k = 0;
+  for (; k + 32 <= k_count; k += 32) {
+    if (next != nullptr && k % 64 == 0) {
+      for (int o = 0; o < kBlockRows; ++o)
+        _mm_prefetch(reinterpret_cast<const char*>(next + o * k_count + k), _MM_HINT_T1);
+    }
+    __m512 lo[kBlockRows];
+    __m512 hi[kBlockRows];
+    for (int o = 0; o < kBlockRows; ++o) {
+      const __m512i halves = wide_code_halves(w + o * k_count + k);
+      lo[o] = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
+      hi[o] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(halves, 1));
+    }
+    for (int r = 0; r < Inputs; ++r) {
+      const __m512 x_lo = _mm512_loadu_ps(x + r * x_stride + k);
+      const __m512 x_hi = _mm512_loadu_ps(x + r * x_stride + k + 16);
+      for (int o = 0; o < kBlockRows; ++o) {
+        a[o][r] = _mm512_fmadd_ps(lo[o], x_lo, a[o][r]);
+        b[o][r] = _mm512_fmadd_ps(hi[o], x_hi, b[o][r]);
+      }
+    }
+  }
+  for (int o = 0; o < kBlockRows; ++o) {
+    for (int r = 0; r < Inputs; ++r) {
+      float sum = wide_sum(_mm512_add_ps(a[o][r], b[o][r]));
+      for (std::int64_t j = k; j < k_count; ++j)
+        sum += x[r * x_stride + j] * (e4m3_to_float(w[o * k_count + j]) / kUnscale);
+      out[o * 4 + r] = sum * kUnscale;
+    }
+  }
+}
 #endif
 
 // fp8_dots<Inputs>, or its 512-bit twin.
@@ -168,7 +223,38 @@ void fp8_row_dots(const float* x, std::int64_t rows, const std::uint8_t* w, std:
   if (!f16_dots_available()) throw std::logic_error("fp8_row_dots: no AVX2, FMA and F16C");
   static const bool wide = wide_vectors_allowed();
   const std::int64_t width = end - begin;
-  for (std::int64_t n = begin; n < end; ++n) {
+  std::int64_t n = begin;
+  if (wide && rows >= 2) {
+    for (; n + kBlockRows <= end; n += kBlockRows) {
+      const std::uint8_t* block = w + n * k_count;
+      const std::uint8_t* next = n + 2 * kBlockRows <= end ? block + kBlockRows * k_count : nullptr;
+      for (std::int64_t r = 0; r < rows; r += 4) {
+        float sums[kBlockRows * 4];
+        const std::int64_t inputs = std::min<std::int64_t>(4, rows - r);
+        const float* xr = x + r * k_count;
+        const std::uint8_t* fetch = r == 0 ? next : nullptr;
+        switch (inputs) {
+          case 1:
+            fp8_block_wide<1>(xr, k_count, block, fetch, k_count, sums);
+            break;
+          case 2:
+            fp8_block_wide<2>(xr, k_count, block, fetch, k_count, sums);
+            break;
+          case 3:
+            fp8_block_wide<3>(xr, k_count, block, fetch, k_count, sums);
+            break;
+          default:
+            fp8_block_wide<4>(xr, k_count, block, fetch, k_count, sums);
+            break;
+        }
+        for (int o = 0; o < kBlockRows; ++o) {
+          for (std::int64_t i = 0; i < inputs; ++i)
+            out[(r + i) * width + (n + o - begin)] = sums[o * 4 + i];
+        }
+      }
+    }
+  }
+  for (; n < end; ++n) {
     const std::uint8_t* next = n + kAhead < end ? w + (n + kAhead) * k_count : nullptr;
     const std::uint8_t* row = w + n * k_count;
     for (std::int64_t r = 0; r < rows; r += 4) {
