@@ -93,11 +93,11 @@ QUIRE_FP8_DOTS void fp8_dots(const float* x, std::int64_t x_stride, const std::u
   }
 }
 
-// fp8_dots with 512-bit registers, where AVX-512 is allowed: 32 codes to
-// 32 halves per step, then two sets of 16 floats, which halves the
-// instructions per weight that decode, not memory, was bound by. Its sums
-// are taken in another order than fp8_dots' (16 lanes, the two halves of 32
-// codes apart), the same for any number of inputs.
+// fp8_dots with 512-bit registers, where AVX-512 is allowed (fp8_block_wide
+// below): 32 codes to 32 halves per step, then two sets of 16 floats, which
+// halves the instructions per weight that decode, not memory, was bound by.
+// Its sums are taken in another order than fp8_dots' (16 lanes, the two
+// halves of 32 codes apart), the same for any number of inputs.
 #define QUIRE_FP8_WIDE __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")))
 
 QUIRE_FP8_WIDE inline __m512i wide_code_halves(const std::uint8_t* p) {
@@ -118,37 +118,6 @@ QUIRE_FP8_WIDE inline float wide_sum(__m512 v) {
   return horizontal_sum(half);
 }
 
-template <int Inputs>
-QUIRE_FP8_WIDE void fp8_dots_wide(const float* x, std::int64_t x_stride, const std::uint8_t* w,
-                                  const std::uint8_t* next, std::int64_t k_count, float* out) {
-  static_assert(Inputs >= 1 && Inputs <= 4);
-  __m512 a[Inputs];
-  __m512 b[Inputs];
-  for (int r = 0; r < Inputs; ++r) {
-    a[r] = _mm512_setzero_ps();
-    b[r] = _mm512_setzero_ps();
-  }
-  std::int64_t k = 0;
-  for (; k + 32 <= k_count; k += 32) {
-    if (next != nullptr && k % 64 == 0)
-      _mm_prefetch(reinterpret_cast<const char*>(next + k), _MM_HINT_T1);
-    const __m512i halves = wide_code_halves(w + k);
-    const __m512 lo = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
-    const __m512 hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(halves, 1));
-#pragma GCC unroll 4
-    for (int r = 0; r < Inputs; ++r) {
-      a[r] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(x + r * x_stride + k), a[r]);
-      b[r] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + r * x_stride + k + 16), b[r]);
-    }
-  }
-  for (int r = 0; r < Inputs; ++r) {
-    float sum = wide_sum(_mm512_add_ps(a[r], b[r]));
-    for (std::int64_t j = k; j < k_count; ++j)
-      sum += x[r * x_stride + j] * (e4m3_to_float(w[j]) / kUnscale);
-    out[r] = sum * kUnscale;
-  }
-}
-
 // Weight rows a block of several jobs' decode takes at a time. Widening the
 // codes is most of an FP8 product's work, so each weight vector serves four
 // inputs; two weight rows then share each input vector. Four weight rows
@@ -157,16 +126,18 @@ QUIRE_FP8_WIDE void fp8_dots_wide(const float* x, std::int64_t x_stride, const s
 // row at a time (96M shape, 2 threads of a Zen 4).
 constexpr int kBlockRows = 2;
 
-// fp8_dots_wide for kBlockRows weight rows (k_count apart) and one to four
-// inputs: out[o * 4 + r]. Every sum is formed as fp8_dots_wide forms it, so
-// a job's outputs are the same bits alone or beside others.
-template <int Inputs>
+// out[o * 4 + r] = x[r] . w[o] for Rows weight rows (k_count apart, the
+// `next` ones fetched meanwhile) and one to four inputs. Every sum is formed
+// the same way (the halves of each 32 codes in sums of their own, added at
+// the end), so a job's outputs are the same bits whichever Rows and Inputs
+// the step took.
+template <int Rows, int Inputs>
 QUIRE_FP8_WIDE void fp8_block_wide(const float* x, std::int64_t x_stride, const std::uint8_t* w,
                                    const std::uint8_t* next, std::int64_t k_count, float* out) {
   static_assert(Inputs >= 1 && Inputs <= 4);
-  __m512 a[kBlockRows][Inputs];
-  __m512 b[kBlockRows][Inputs];
-  for (int o = 0; o < kBlockRows; ++o) {
+  __m512 a[Rows][Inputs];
+  __m512 b[Rows][Inputs];
+  for (int o = 0; o < Rows; ++o) {
     for (int r = 0; r < Inputs; ++r) {
       a[o][r] = _mm512_setzero_ps();
       b[o][r] = _mm512_setzero_ps();
@@ -175,12 +146,12 @@ QUIRE_FP8_WIDE void fp8_block_wide(const float* x, std::int64_t x_stride, const 
   std::int64_t k = 0;
   for (; k + 32 <= k_count; k += 32) {
     if (next != nullptr && k % 64 == 0) {
-      for (int o = 0; o < kBlockRows; ++o)
+      for (int o = 0; o < Rows; ++o)
         _mm_prefetch(reinterpret_cast<const char*>(next + o * k_count + k), _MM_HINT_T1);
     }
-    __m512 lo[kBlockRows];
-    __m512 hi[kBlockRows];
-    for (int o = 0; o < kBlockRows; ++o) {
+    __m512 lo[Rows];
+    __m512 hi[Rows];
+    for (int o = 0; o < Rows; ++o) {
       const __m512i halves = wide_code_halves(w + o * k_count + k);
       lo[o] = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
       hi[o] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(halves, 1));
@@ -188,13 +159,13 @@ QUIRE_FP8_WIDE void fp8_block_wide(const float* x, std::int64_t x_stride, const 
     for (int r = 0; r < Inputs; ++r) {
       const __m512 x_lo = _mm512_loadu_ps(x + r * x_stride + k);
       const __m512 x_hi = _mm512_loadu_ps(x + r * x_stride + k + 16);
-      for (int o = 0; o < kBlockRows; ++o) {
+      for (int o = 0; o < Rows; ++o) {
         a[o][r] = _mm512_fmadd_ps(lo[o], x_lo, a[o][r]);
         b[o][r] = _mm512_fmadd_ps(hi[o], x_hi, b[o][r]);
       }
     }
   }
-  for (int o = 0; o < kBlockRows; ++o) {
+  for (int o = 0; o < Rows; ++o) {
     for (int r = 0; r < Inputs; ++r) {
       float sum = wide_sum(_mm512_add_ps(a[o][r], b[o][r]));
       for (std::int64_t j = k; j < k_count; ++j)
@@ -205,12 +176,12 @@ QUIRE_FP8_WIDE void fp8_block_wide(const float* x, std::int64_t x_stride, const 
 }
 #endif
 
-// fp8_dots<Inputs>, or its 512-bit twin.
+// fp8_dots<Inputs>, or its 512-bit twin for one weight row.
 template <int Inputs>
 void dots(bool wide, const float* x, std::int64_t x_stride, const std::uint8_t* w,
           const std::uint8_t* next, std::int64_t k_count, float* out) {
 #ifdef QUIRE_HAVE_FP8_DOTS
-  if (wide) return fp8_dots_wide<Inputs>(x, x_stride, w, next, k_count, out);
+  if (wide) return fp8_block_wide<1, Inputs>(x, x_stride, w, next, k_count, out);
   fp8_dots<Inputs>(x, x_stride, w, next, k_count, out);
 #endif
 }
@@ -235,16 +206,16 @@ void fp8_row_dots(const float* x, std::int64_t rows, const std::uint8_t* w, std:
         const std::uint8_t* fetch = r == 0 ? next : nullptr;
         switch (inputs) {
           case 1:
-            fp8_block_wide<1>(xr, k_count, block, fetch, k_count, sums);
+            fp8_block_wide<kBlockRows, 1>(xr, k_count, block, fetch, k_count, sums);
             break;
           case 2:
-            fp8_block_wide<2>(xr, k_count, block, fetch, k_count, sums);
+            fp8_block_wide<kBlockRows, 2>(xr, k_count, block, fetch, k_count, sums);
             break;
           case 3:
-            fp8_block_wide<3>(xr, k_count, block, fetch, k_count, sums);
+            fp8_block_wide<kBlockRows, 3>(xr, k_count, block, fetch, k_count, sums);
             break;
           default:
-            fp8_block_wide<4>(xr, k_count, block, fetch, k_count, sums);
+            fp8_block_wide<kBlockRows, 4>(xr, k_count, block, fetch, k_count, sums);
             break;
         }
         for (int o = 0; o < kBlockRows; ++o) {

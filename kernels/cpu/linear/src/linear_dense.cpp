@@ -171,33 +171,24 @@ void f16_outputs(const std::uint16_t* weight, const Product& product, std::int64
   }
 }
 
-// A few input rows of FP16 weights (a decode step of several jobs): every
-// weight row is widened once for all of them, where the processor has F16C
-// (writing a widened tile for a few rows cost several times the products).
-void f16_few_rows(ThreadPool& pool, const std::uint16_t* weight, const Product& product) {
-  constexpr std::int64_t kBatch = 64;
-  pool.parallel_for(product.out_features, 16, [&](std::int64_t begin, std::int64_t end) {
-    float values[kF16FewRows * kBatch];
-    for (std::int64_t n = begin; n < end; n += kBatch) {
-      const std::int64_t last = std::min(end, n + kBatch);
-      const int width = static_cast<int>(last - n);
-      f16_row_dots(product.x, product.rows, weight, product.in_features, n, last, values);
-      for (std::int64_t r = 0; r < product.rows; ++r)
-        store_outputs(product, r, n, width, values + r * width);
-    }
-  });
-}
+// A few input rows (a decode step of several jobs) of FP16 or FP8 weights,
+// with f16_row_dots or fp8_row_dots: every weight row is widened in
+// registers once for all of them, where the processor has F16C (writing a
+// widened tile for a few rows cost several times the products).
+template <typename Element>
+using RowDots = void (*)(const float* x, std::int64_t rows, const Element* w, std::int64_t k_count,
+                         std::int64_t begin, std::int64_t end, float* out);
 
-// A decode step's rows of FP8 weights (fp8_row_dots): each weight row
-// widened in registers once for every input row.
-void fp8_few_rows(ThreadPool& pool, const std::uint8_t* weight, const Product& product) {
+template <typename Element>
+void few_rows(ThreadPool& pool, const Element* weight, const Product& product,
+              RowDots<Element> row_dots) {
   constexpr std::int64_t kBatch = 64;
   pool.parallel_for(product.out_features, 16, [&](std::int64_t begin, std::int64_t end) {
     float values[kF16FewRows * kBatch];
     for (std::int64_t n = begin; n < end; n += kBatch) {
       const std::int64_t last = std::min(end, n + kBatch);
       const int width = static_cast<int>(last - n);
-      fp8_row_dots(product.x, product.rows, weight, product.in_features, n, last, values);
+      row_dots(product.x, product.rows, weight, product.in_features, n, last, values);
       for (std::int64_t r = 0; r < product.rows; ++r)
         store_outputs(product, r, n, width, values + r * width);
     }
@@ -208,7 +199,7 @@ template <typename Widen, typename Element>
 void run(ThreadPool& pool, const Product& product, const Element* weight) {
   if constexpr (std::is_same_v<Widen, WidenFp8>) {
     if (product.rows <= kF16FewRows && f16_dots_available()) {
-      fp8_few_rows(pool, weight, product);
+      few_rows<std::uint8_t>(pool, weight, product, fp8_row_dots);
       return;
     }
   }
@@ -220,7 +211,7 @@ void run(ThreadPool& pool, const Product& product, const Element* weight) {
       return;
     }
     if (product.rows <= kF16FewRows && f16_dots_available()) {
-      f16_few_rows(pool, weight, product);
+      few_rows<std::uint16_t>(pool, weight, product, f16_row_dots);
       return;
     }
   }
