@@ -31,11 +31,15 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 widen8(const std::uint16_
 }
 
 // out[r] = x . w[r] for four rows of K halves, w rows `stride` apart. The
-// four rows at `next` (nullptr for none) are fetched into L1 meanwhile, one
+// four rows at `next` (nullptr for none) are fetched into L2 meanwhile, one
 // line per row every 32 halves: decode reads each weight once, in rows of a
 // few KiB, and the hardware prefetcher alone kept the loads waiting on
 // memory (a decode step's FP16 products of the 96M benchmark shape took
-// 8.7 ms without, 4.3 ms with, 20 -> 41 GB/s of the machine's ~50).
+// 8.7 ms without, 4.3 ms with, 20 -> 41 GB/s of the machine's ~50, fetching
+// into L1). Into L1 the fetched lines evicted the ones in use: on a Zen 4
+// running these 256-bit kernels (QUIRE_CPU_VECTOR_BITS=256) one row of the
+// 96M shape's products took 8.3-12.9 ms fetching into L1 against 5.9-6.7
+// into L2, as the 512-bit kernels had shown.
 __attribute__((target("avx2,fma,f16c"))) void four_dots(const float* x, const std::uint16_t* w,
                                                         const std::uint16_t* next,
                                                         std::int64_t stride, std::int64_t k_count,
@@ -50,7 +54,7 @@ __attribute__((target("avx2,fma,f16c"))) void four_dots(const float* x, const st
     const __m256 x1 = _mm256_loadu_ps(x + k + 8);
     if (next != nullptr && k % 32 == 0) {
       for (int r = 0; r < 4; ++r)
-        _mm_prefetch(reinterpret_cast<const char*>(next + r * stride + k), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(next + r * stride + k), _MM_HINT_T1);
     }
     for (int r = 0; r < 4; ++r) {
       a[r] = _mm256_fmadd_ps(widen8(w + r * stride + k), x0, a[r]);
@@ -87,7 +91,7 @@ __attribute__((target("avx2,fma,f16c"))) void one_dot(const float* x, const std:
 // blocks of 8 apart, added at the end), so a job's outputs are the same bits
 // whether its decode step ran alone or beside others. Each weight block is
 // widened once for all the inputs. The row at `next` (nullptr for none) is
-// fetched into L1 meanwhile, as four_dots does. One weight row against four
+// fetched into L2 meanwhile, as four_dots does. One weight row against four
 // inputs ran at 12.5 G multiply-adds/s on one thread of the benchmark
 // machine where two rows against two inputs ran at 9.5 (fewer conversions
 // per multiply-add); the loops over inputs are unrolled by hand, since a
@@ -107,7 +111,7 @@ __attribute__((target("avx2,fma,f16c"))) void row_dots(const float* x, std::int6
   std::int64_t k = 0;
   for (; k + 16 <= k_count; k += 16) {
     if (next != nullptr && k % 32 == 0)
-      _mm_prefetch(reinterpret_cast<const char*>(next + k), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(next + k), _MM_HINT_T1);
     const __m256 lo = widen8(w + k), hi = widen8(w + k + 8);
     a0 = _mm256_fmadd_ps(lo, _mm256_loadu_ps(x0 + k), a0);
     b0 = _mm256_fmadd_ps(hi, _mm256_loadu_ps(x0 + k + 8), b0);
@@ -263,7 +267,7 @@ void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std
   }
   for (; n < end; ++n) {
     // The next row is fetched during the first group of inputs, while this
-    // one comes from memory; later groups find it in L1.
+    // one comes from memory; later groups find it in L1 or L2.
     const std::uint16_t* next = n + 1 < end ? w + (n + 1) * k_count : nullptr;
     const std::uint16_t* row = w + n * k_count;
     for (std::int64_t r = 0; r < rows; r += 4) {
