@@ -27,14 +27,20 @@ import results_file
 CODINGS = ["fp16", "fp8", "q8", "k16v8", "q6", "kf8v4", "k16v4", "k4v16", "q4"]
 
 
-# Options every perplexity run takes (set from the command line in main).
-RUN_OPTIONS = []
+def run_options(args):
+    """The options every perplexity run takes from the command line."""
+    options = []
+    if args.page_size:
+        options += ["--page-size", str(args.page_size)]
+    if args.chunk:
+        options += ["--chunk", str(args.chunk)]
+    return options
 
 
-def measure(cli, directory, text, window, max_tokens, cache, residual_window=0):
+def measure(cli, directory, text, window, max_tokens, cache, options, residual_window=0):
     command = [cli, "perplexity", directory, "--text", text, "--window", str(window),
                "--cache", cache, "--json", "--kl-divergence",
-               "--residual-window", str(residual_window)] + RUN_OPTIONS
+               "--residual-window", str(residual_window)] + options
     if max_tokens:
         command += ["--max-tokens", str(max_tokens)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -43,7 +49,7 @@ def measure(cli, directory, text, window, max_tokens, cache, residual_window=0):
     return json.loads(done.stdout)
 
 
-def calibrated_fp8(cli, directory, text, window, max_tokens):
+def calibrated_fp8(cli, directory, text, window, max_tokens, options):
     """Perplexity with the FP8 cache under scales calibrated on `text` itself:
     the best case for static scales, since nothing scored lies outside them."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -55,7 +61,7 @@ def calibrated_fp8(cli, directory, text, window, max_tokens):
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"perplexity_kv: {' '.join(command)}: {done.stderr.strip()}")
-        return measure(cli, out, text, window, max_tokens, "fp8")
+        return measure(cli, out, text, window, max_tokens, "fp8", options)
 
 
 def main():
@@ -72,10 +78,7 @@ def main():
     parser.add_argument("--chunk", type=int, default=0)
     results_file.add_arguments(parser, commit_required=False)
     args = parser.parse_args()
-    if args.page_size:
-        RUN_OPTIONS.extend(["--page-size", str(args.page_size)])
-    if args.chunk:
-        RUN_OPTIONS.extend(["--chunk", str(args.chunk)])
+    options = run_options(args)
 
     models = []
     for spec in args.model:
@@ -85,27 +88,28 @@ def main():
         max_tokens = int(parts[2]) if len(parts) > 2 else 0
         runs = []
         for cache in CODINGS:
-            result = measure(args.cli, directory, args.text, window, max_tokens, cache)
+            result = measure(args.cli, directory, args.text, window, max_tokens, cache, options)
             runs.append(result)
             print(f"perplexity_kv: {label}, {cache}: {result['perplexity']:.4f}", flush=True)
             if args.residual_window_rows and cache != "fp16":
-                result = measure(args.cli, directory, args.text, window, max_tokens, cache, 1)
+                result = measure(args.cli, directory, args.text, window, max_tokens, cache,
+                                 options, 1)
                 runs.append(result)
                 print(f"perplexity_kv: {label}, {cache} with the residual window: "
                       f"{result['perplexity']:.4f}", flush=True)
         if not args.no_calibrated:
-            result = calibrated_fp8(args.cli, directory, args.text, window, max_tokens)
+            result = calibrated_fp8(args.cli, directory, args.text, window, max_tokens, options)
             runs.append(result)
             print(f"perplexity_kv: {label}, fp8 calibrated: {result['perplexity']:.4f}",
                   flush=True)
         models.append({"label": label, "model": directory, "window": window, "runs": runs})
 
-    write_results(args, models)
+    write_results(args, models, options)
 
 
-def write_results(args, models):
+def write_results(args, models, options):
     results = results_file.stamp(args.commit) | {"text": args.text, "models": models,
-                                                  "run_options": RUN_OPTIONS}
+                                                  "run_options": options}
     lines = [results_file.title("Perplexity with each cache coding", results), "",
              f"Text: `{args.text}`. Each window's second half is scored "
              "(`quire-cli perplexity`); the CPU backend. The demo model is tiny and this "
@@ -115,8 +119,8 @@ def write_results(args, models):
              "percent either way are not shown to be more than chance; the KL divergence "
              "from the FP16 cache (mean over the scored positions, in nats) and how often "
              "both put the same token first are the steadier measures."]
-    if RUN_OPTIONS:
-        lines += ["", f"Every run with `{' '.join(RUN_OPTIONS)}`."]
+    if options:
+        lines += ["", f"Every run with `{' '.join(options)}`."]
     for model in models:
         fp16 = next(r["perplexity"] for r in model["runs"] if r["cache_format"] == "fp16")
         scored = model["runs"][0]["scored_tokens"]

@@ -259,8 +259,6 @@ void LinearRunner::cublas_product(Cublas& blas, const float* x, std::int64_t row
   const auto* fp8 = std::get_if<Fp8Weight>(&weight.format);
   if (dense != nullptr) {
     cublas_dense(blas, x, rows, weight, *dense, out, row_scales);
-  } else if (fp8 != nullptr) {
-    cublas_fp8(blas, x, rows, weight, *fp8, out, row_scales);
   } else {
     cublas_quantized(blas, x, rows, weight, out, row_scales);
   }
@@ -291,48 +289,14 @@ void LinearRunner::cublas_dense(Cublas& blas, const float* x, std::int64_t rows,
   }
 }
 
-// FP8 weights: FP16 copies of a range of weight rows at a time (exact, the
-// scales left to launch_finish_outputs), multiplied as FP16 weights are. The
-// loop runs over weight rows outside, so each is converted once; the inputs
-// are converted once unless they exceed one piece.
-void LinearRunner::cublas_fp8(Cublas& blas, const float* x, std::int64_t rows,
-                              const LinearWeight& weight, const Fp8Weight& fp8, float* out,
-                              float* row_scales) {
-  const std::int64_t in = weight.in_features;
-  const std::int64_t out_features = weight.out_features;
-  const std::int64_t stride = round_up(in, 8);
-  const std::int64_t piece_rows = std::clamp<std::int64_t>(
-      static_cast<std::int64_t>(kOperandBytes) / (stride * 2), 1, kMaxGemmRows);
-  const std::int64_t row_chunk = piece_rows;
-  const std::int64_t column_chunk = std::min(piece_rows, out_features);
-  void* inputs = scratch(inputs_, static_cast<std::size_t>(std::min(rows, row_chunk) * stride * 2));
-  void* weights = scratch(weights_, static_cast<std::size_t>(column_chunk * stride * 2));
-
-  const bool converted_once = rows <= row_chunk;
-  if (converted_once) {
-    launch_convert_inputs(x, rows, in, nullptr, DType::F16, inputs, stride, row_scales, stream_);
-  }
-  for (std::int64_t n0 = 0; n0 < out_features; n0 += column_chunk) {
-    const std::int64_t columns = std::min(column_chunk, out_features - n0);
-    launch_fp8_dequantize(fp8, in, n0, n0 + columns, weights, stride, stream_);
-    for (std::int64_t r0 = 0; r0 < rows; r0 += row_chunk) {
-      const std::int64_t count = std::min(row_chunk, rows - r0);
-      if (!converted_once) {
-        launch_convert_inputs(x + r0 * in, count, in, nullptr, DType::F16, inputs, stride,
-                              row_scales + r0, stream_);
-      }
-      blas.gemm(true, static_cast<int>(columns), static_cast<int>(count), static_cast<int>(in),
-                weights, static_cast<int>(stride), inputs, static_cast<int>(stride), DType::F16,
-                out + r0 * out_features + n0, static_cast<int>(out_features));
-    }
-  }
-}
-
-// EXL2 and GPTQ: the weights are dequantized to FP16 ([K, columns], in
-// quantized row order) for a range of output columns at a time, and the
-// inputs converted to FP16 in the same row order, as exllamav2 multiplies.
-// The loop runs over column ranges outside, so each weight is dequantized
-// once; the inputs are converted once unless they exceed one piece.
+// EXL2, GPTQ and FP8: the weights are dequantized to FP16 for a range of
+// output columns at a time, and the inputs converted to FP16, as exllamav2
+// multiplies. EXL2 and GPTQ give [K, columns] in quantized row order (the
+// inputs permuted alike); FP8, stored [N, K] as dense weights are, gives
+// weight rows [columns, K] (exact copies, its scales left to
+// launch_finish_outputs), multiplied transposed. The loop runs over column
+// ranges outside, so each weight is dequantized once; the inputs are
+// converted once unless they exceed one piece.
 void LinearRunner::cublas_quantized(Cublas& blas, const float* x, std::int64_t rows,
                                     const LinearWeight& weight, float* out, float* row_scales) {
   const std::int64_t in = weight.in_features;
@@ -340,21 +304,22 @@ void LinearRunner::cublas_quantized(Cublas& blas, const float* x, std::int64_t r
   const std::int64_t stride = round_up(in, 8);
   const auto* exl2 = std::get_if<Exl2Weight>(&weight.format);
   const auto* gptq = std::get_if<GptqWeight>(&weight.format);
+  const auto* fp8 = std::get_if<Fp8Weight>(&weight.format);
   const Exl2DeviceWeight exl2_device = exl2 ? exl2_weight(weight, *exl2) : Exl2DeviceWeight{};
   const std::int32_t* perm = exl2 ? exl2->perm : nullptr;
 
   const std::int64_t row_chunk = std::clamp<std::int64_t>(
       static_cast<std::int64_t>(kOperandBytes) / (stride * 2), 1, kMaxGemmRows);
   // All columns when they fit in one piece, else multiples of 32 columns.
-  const std::int64_t fitting_columns = static_cast<std::int64_t>(kOperandBytes) / (in * 2);
+  const std::int64_t fitting_columns = static_cast<std::int64_t>(kOperandBytes) / (stride * 2);
   std::int64_t column_chunk = round_up(out_features, 8);
   if (column_chunk > fitting_columns) {
     column_chunk = std::max<std::int64_t>(32, fitting_columns / 32 * 32);
   }
   void* inputs = scratch(inputs_, static_cast<std::size_t>(std::min(rows, row_chunk) * stride * 2));
-  void* weights =
-      scratch(weights_,
-              static_cast<std::size_t>(in * round_up(std::min(column_chunk, out_features), 8) * 2));
+  void* weights = scratch(
+      weights_,
+      static_cast<std::size_t>(stride * round_up(std::min(column_chunk, out_features), 8) * 2));
 
   const bool converted_once = rows <= row_chunk;
   if (converted_once) {
@@ -362,11 +327,13 @@ void LinearRunner::cublas_quantized(Cublas& blas, const float* x, std::int64_t r
   }
   for (std::int64_t n0 = 0; n0 < out_features; n0 += column_chunk) {
     const std::int64_t columns = std::min(column_chunk, out_features - n0);
-    const std::int64_t ld = round_up(columns, 8);
+    const std::int64_t ld = fp8 != nullptr ? stride : round_up(columns, 8);
     if (exl2 != nullptr) {
       launch_exl2_dequantize(exl2_device, n0, n0 + columns, weights, ld, stream_);
-    } else {
+    } else if (gptq != nullptr) {
       launch_gptq_dequantize(*gptq, in, out_features, n0, n0 + columns, weights, ld, stream_);
+    } else {
+      launch_fp8_dequantize(*fp8, in, n0, n0 + columns, weights, ld, stream_);
     }
     for (std::int64_t r0 = 0; r0 < rows; r0 += row_chunk) {
       const std::int64_t count = std::min(row_chunk, rows - r0);
@@ -374,9 +341,10 @@ void LinearRunner::cublas_quantized(Cublas& blas, const float* x, std::int64_t r
         launch_convert_inputs(x + r0 * in, count, in, perm, DType::F16, inputs, stride,
                               row_scales + r0, stream_);
       }
-      blas.gemm(false, static_cast<int>(columns), static_cast<int>(count), static_cast<int>(in),
-                weights, static_cast<int>(ld), inputs, static_cast<int>(stride), DType::F16,
-                out + r0 * out_features + n0, static_cast<int>(out_features));
+      blas.gemm(fp8 != nullptr, static_cast<int>(columns), static_cast<int>(count),
+                static_cast<int>(in), weights, static_cast<int>(ld), inputs,
+                static_cast<int>(stride), DType::F16, out + r0 * out_features + n0,
+                static_cast<int>(out_features));
     }
   }
 }

@@ -62,8 +62,6 @@ class LinearRunner {
                       float* out);
   void cublas_dense(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
                     const DenseWeight& dense, float* out, float* row_scales);
-  void cublas_fp8(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
-                  const Fp8Weight& fp8, float* out, float* row_scales);
   void cublas_quantized(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
                         float* out, float* row_scales);
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "count_dispatch.h"
 #include "dense_dots_f16_wide.h"
 #include "lane_sums.h"
 #include "linear_internal.h"
@@ -278,20 +279,7 @@ void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std
       if (wide) {
         row_dots_wide(static_cast<int>(inputs), xr, k_count, row, fetch, k_count, sums);
       } else {
-        switch (inputs) {
-          case 1:
-            row_dots<1>(xr, k_count, row, fetch, k_count, sums);
-            break;
-          case 2:
-            row_dots<2>(xr, k_count, row, fetch, k_count, sums);
-            break;
-          case 3:
-            row_dots<3>(xr, k_count, row, fetch, k_count, sums);
-            break;
-          default:
-            row_dots<4>(xr, k_count, row, fetch, k_count, sums);
-            break;
-        }
+        with_count<4>(inputs, [&](auto i) { row_dots<i>(xr, k_count, row, fetch, k_count, sums); });
       }
       for (std::int64_t i = 0; i < inputs; ++i)
         out[(r + i) * width + (n - begin)] = sums[i];

@@ -6,6 +6,8 @@
 
 #include "dense_dots_f16_wide.h"
 
+#include "count_dispatch.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 // GCC 12's AVX-512 headers pass a self-initialized "undefined" vector where
 // a mask would merge (GCC bug 105593, fixed in 13), which it reports at the
@@ -91,20 +93,7 @@ QUIRE_F16_WIDE inline void some_row_dots(const float* x, std::int64_t x_stride,
 QUIRE_F16_WIDE void row_dots_wide(int inputs, const float* x, std::int64_t x_stride,
                                   const std::uint16_t* w, const std::uint16_t* next,
                                   std::int64_t k_count, float* out) {
-  switch (inputs) {
-    case 1:
-      some_row_dots<1>(x, x_stride, w, next, k_count, out);
-      break;
-    case 2:
-      some_row_dots<2>(x, x_stride, w, next, k_count, out);
-      break;
-    case 3:
-      some_row_dots<3>(x, x_stride, w, next, k_count, out);
-      break;
-    default:
-      some_row_dots<4>(x, x_stride, w, next, k_count, out);
-      break;
-  }
+  with_count<4>(inputs, [&](auto i) { some_row_dots<i>(x, x_stride, w, next, k_count, out); });
 }
 
 namespace {
@@ -153,20 +142,7 @@ QUIRE_F16_WIDE inline void block_dots(const float* x, std::int64_t x_stride, con
 QUIRE_F16_WIDE void block_dots_wide(int inputs, const float* x, std::int64_t x_stride,
                                     const std::uint16_t* w, const std::uint16_t* next,
                                     std::int64_t k_count, float* out) {
-  switch (inputs) {
-    case 1:
-      block_dots<1>(x, x_stride, w, next, k_count, out);
-      break;
-    case 2:
-      block_dots<2>(x, x_stride, w, next, k_count, out);
-      break;
-    case 3:
-      block_dots<3>(x, x_stride, w, next, k_count, out);
-      break;
-    default:
-      block_dots<4>(x, x_stride, w, next, k_count, out);
-      break;
-  }
+  with_count<4>(inputs, [&](auto i) { block_dots<i>(x, x_stride, w, next, k_count, out); });
 }
 
 }  // namespace quire::kernels::linear_detail

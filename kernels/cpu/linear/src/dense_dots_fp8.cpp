@@ -27,6 +27,7 @@
 #define QUIRE_HAVE_FP8_DOTS 1
 #endif
 
+#include "count_dispatch.h"
 #include "lane_sums.h"
 #include "linear_internal.h"
 #include "quire/kernels/cpu/simd.h"
@@ -204,20 +205,9 @@ void fp8_row_dots(const float* x, std::int64_t rows, const std::uint8_t* w, std:
         const std::int64_t inputs = std::min<std::int64_t>(4, rows - r);
         const float* xr = x + r * k_count;
         const std::uint8_t* fetch = r == 0 ? next : nullptr;
-        switch (inputs) {
-          case 1:
-            fp8_block_wide<kBlockRows, 1>(xr, k_count, block, fetch, k_count, sums);
-            break;
-          case 2:
-            fp8_block_wide<kBlockRows, 2>(xr, k_count, block, fetch, k_count, sums);
-            break;
-          case 3:
-            fp8_block_wide<kBlockRows, 3>(xr, k_count, block, fetch, k_count, sums);
-            break;
-          default:
-            fp8_block_wide<kBlockRows, 4>(xr, k_count, block, fetch, k_count, sums);
-            break;
-        }
+        with_count<4>(inputs, [&](auto i) {
+          fp8_block_wide<kBlockRows, i>(xr, k_count, block, fetch, k_count, sums);
+        });
         for (int o = 0; o < kBlockRows; ++o) {
           for (std::int64_t i = 0; i < inputs; ++i)
             out[(r + i) * width + (n + o - begin)] = sums[o * 4 + i];
@@ -233,20 +223,7 @@ void fp8_row_dots(const float* x, std::int64_t rows, const std::uint8_t* w, std:
       const float* xr = x + r * k_count;
       float sums[4];
       const std::int64_t inputs = std::min<std::int64_t>(4, rows - r);
-      switch (inputs) {
-        case 1:
-          dots<1>(wide, xr, k_count, row, fetch, k_count, sums);
-          break;
-        case 2:
-          dots<2>(wide, xr, k_count, row, fetch, k_count, sums);
-          break;
-        case 3:
-          dots<3>(wide, xr, k_count, row, fetch, k_count, sums);
-          break;
-        default:
-          dots<4>(wide, xr, k_count, row, fetch, k_count, sums);
-          break;
-      }
+      with_count<4>(inputs, [&](auto i) { dots<i>(wide, xr, k_count, row, fetch, k_count, sums); });
       for (std::int64_t i = 0; i < inputs; ++i)
         out[(r + i) * width + (n - begin)] = sums[i];
     }
