@@ -279,12 +279,15 @@ class LinearProductTest : public QObject {
     const std::unique_ptr<Layer> layer = make_layer(format, rng);
     const LinearWeight& weight = layer->weight;
     const std::vector<float> x = random_inputs(rng, std::size_t(rows * weight.in_features));
-    const std::vector<float> xp = permuted_inputs(*layer->exl2, x, rows);
+    // The product's slices gather the inputs into quantized order, each its
+    // own groups' part: together every input.
+    std::vector<float> xp(x.size(), std::nanf(""));
     std::vector<float> out(std::size_t(rows * weight.out_features), std::nanf(""));
     const linear_detail::Product product{
         x.data(), rows, weight.in_features, weight.out_features, nullptr, out.data()};
     linear_detail::exl2_few_rows_product(pool_, product, std::get<Exl2Weight>(weight.format),
                                          layer->exl2->q_columns, xp.data(), path);
+    QCOMPARE(xp, permuted_inputs(*layer->exl2, x, rows));
     const Reference reference =
         reference_product(x, rows, dequantize(weight), weight.out_features, weight.in_features, {});
     expect_near_reference(out, reference, integer_input_slack(*layer, x, rows, path));
@@ -311,8 +314,9 @@ class LinearProductTest : public QObject {
             std::vector<float> out(std::size_t(rows * 16), std::nanf(""));
             const linear_detail::Product product{x.data(), rows,    exl2.in_features,
                                                  16,       nullptr, out.data()};
+            std::vector<float> xp(x.size());
             linear_detail::exl2_few_rows_product(
-                pool_, product, std::get<Exl2Weight>(weight.format), 16, x.data(), path);
+                pool_, product, std::get<Exl2Weight>(weight.format), 16, xp.data(), path);
             const Reference reference =
                 reference_product(x, rows, dequantize(weight), 16, exl2.in_features, {});
             expect_near_reference(out, reference, std::vector<double>(out.size(), 0.0));
@@ -458,8 +462,8 @@ class LinearProductTest : public QObject {
       const LinearWeight& weight = layer->weight;
       for (const int rows : {1, 2, 3, 4, 7}) {
         const std::vector<float> x = random_inputs(rng, std::size_t(rows * weight.in_features));
-        const std::vector<float> xp = permuted_inputs(*layer->exl2, x, rows);
         const auto run = [&](Exl2RowPath path) {
+          std::vector<float> xp(x.size());
           std::vector<float> out(std::size_t(rows * weight.out_features), std::nanf(""));
           const linear_detail::Product product{
               x.data(), rows, weight.in_features, weight.out_features, nullptr, out.data()};

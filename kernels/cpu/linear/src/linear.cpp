@@ -157,7 +157,8 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
                                          outs[i],
                                          nullptr,
                                          kind};
-    linear_detail::exl2_permute_inputs(pool, product, *exl2, *item.xp);
+    // The slices gather their own inputs into it.
+    linear_detail::grow_to(*item.xp, std::size_t(rows * weight.in_features));
     item.work = std::make_unique<linear_detail::Exl2FewRows>(
         product, *exl2, linear_detail::exl2_columns(product, *exl2), item.xp->data());
     first_slice.push_back(first_slice.back() + item.work->slices());

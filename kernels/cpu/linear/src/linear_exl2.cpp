@@ -165,12 +165,7 @@ void exl2_permute_inputs(ThreadPool& pool, const Product& product, const Exl2Wei
         target[k] = source[weight.perm[k]];
     }
   };
-  // A decode step's single row is gathered here rather than through the pool.
-  if (product.rows == 1) {
-    gather(0, 1);
-  } else {
-    pool.parallel_for(product.rows, 16, gather);
-  }
+  pool.parallel_for(product.rows, 16, gather);
 }
 
 std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight) {
@@ -179,12 +174,14 @@ std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight) {
 
 void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight) {
   const ScratchLease<std::vector<float>> xp;
-  exl2_permute_inputs(pool, product, weight, *xp);
   const std::int64_t columns = exl2_columns(product, weight);
   if (product.rows <= kExl2FewRows) {
+    // Its slices gather their own inputs.
+    grow_to(*xp, std::size_t(product.rows * product.in_features));
     exl2_few_rows_product(pool, product, weight, columns, xp->data());
     return;
   }
+  exl2_permute_inputs(pool, product, weight, *xp);
   exl2_batched_product(pool, product, weight, columns, xp->data());
 }
 

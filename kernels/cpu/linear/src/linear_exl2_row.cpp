@@ -250,7 +250,7 @@ std::vector<std::size_t> slice_starts(const Exl2Weight& weight) {
 }  // namespace
 
 Exl2FewRows::Exl2FewRows(const Product& product, const Exl2Weight& weight, std::int64_t columns,
-                         const float* xp, Exl2RowPath path)
+                         float* xp, Exl2RowPath path)
     : product_(product),
       weight_(weight),
       columns_(columns),
@@ -280,9 +280,24 @@ Exl2FewRows::Exl2FewRows(const Product& product, const Exl2Weight& weight, std::
   grow_to(buffers_->partial, slices() * slice_size());
 }
 
+void Exl2FewRows::gather_inputs(std::size_t first_group, std::size_t last_group) {
+  if (first_group == last_group) return;
+  const Exl2Group& last = weight_.groups[last_group - 1];
+  const std::int64_t begin = weight_.groups[first_group].first_row;
+  const std::int64_t end = last.first_row + last.rows;
+  const std::int64_t in = product_.in_features;
+  for (int r = 0; r < rows_; ++r) {
+    const float* source = product_.x + r * in;
+    float* target = xp_ + r * in;
+    for (std::int64_t k = begin; k < end; ++k)
+      target[k] = source[weight_.perm[k]];
+  }
+}
+
 void Exl2FewRows::run_slice(std::size_t s) {
   const std::size_t g0 = starts_[s];
   const std::size_t g1 = starts_[s + 1];
+  gather_inputs(g0, g1);
   float* out = buffers_->partial.data() + s * slice_size();
   if (path_ != Exl2RowPath::float_inputs) {
     exl2_integer_quantize(weight_, xp_, rows_, product_.in_features, g0, g1, buffers_->inputs);
@@ -320,7 +335,7 @@ void Exl2FewRows::finish() {
 }
 
 void exl2_few_rows_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
-                           std::int64_t columns, const float* xp, Exl2RowPath path) {
+                           std::int64_t columns, float* xp, Exl2RowPath path) {
   Exl2FewRows work(product, weight, columns, xp, path);
   pool.parallel_for(static_cast<std::int64_t>(work.slices()), 1,
                     [&](std::int64_t first, std::int64_t last) {
