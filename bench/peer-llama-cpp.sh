@@ -22,10 +22,14 @@
 #
 #   bench/peer-llama-cpp.sh [--threads N] [--rounds R] [--shapes 100m,1b]
 #       [--formats fp16,8bit,4bit] [--prompt 512] [--gen 128] [--depth 4096]
-#       [--reps N] [--quick] [--cli QUIRE_CLI] [--models DIR] [--cache DIR]
-#       [--out BASE]
+#       [--reps N] [--isa native|avx2] [--quick] [--cli QUIRE_CLI]
+#       [--models DIR] [--cache DIR] [--out BASE]
 # --threads: for both engines (default 2); --reps: runs of each measurement
 # within a round (llama-bench -r, quire-cli bench --repeat; default 3);
+# --isa avx2: both engines run their AVX2 kernels on a processor that has
+# more (Quire with QUIRE_CPU_VECTOR_BITS=256, llama.cpp with only its
+# haswell CPU variant beside the tools), to measure the AVX2 paths where no
+# AVX2-only machine is at hand; the processor's wider caches and clocks stay.
 # --quick: one round of the 100m shape, a check of the pipeline (--depth 512
 # --reps 1 shorten it further). The models are made once and kept in
 # --models (default $TMPDIR/quire-peer-models), llama.cpp in --cache.
@@ -34,7 +38,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 threads=2 rounds=3 shapes=100m,1b formats=fp16,8bit,4bit
-prompt=512 gen=128 depth=4096 reps=3 out=""
+prompt=512 gen=128 depth=4096 reps=3 out="" isa=native
 cli=build/release/app/cli/quire-cli
 models=${TMPDIR:-/tmp}/quire-peer-models
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/quire-peer
@@ -48,6 +52,7 @@ while (($#)); do
     --gen) gen=$2; shift 2 ;;
     --depth) depth=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
+    --isa) isa=$2; shift 2 ;;
     --quick) rounds=1 shapes=100m; shift ;;
     --cli) cli=$2; shift 2 ;;
     --models) models=$2; shift 2 ;;
@@ -75,6 +80,28 @@ gguf_type() {
 }
 
 bin=$(bench/peer/tools.sh "$cache" | tail -n1)
+case $isa in
+  native) ;;
+  avx2)
+    # ggml loads the best of the CPU variants in the executable's folder
+    # (the real one: it reads /proc/self/exe), so the tools are copied into a
+    # folder whose only variant is haswell (AVX2, FMA, F16C).
+    avx2_bin=$cache/bin-avx2
+    rm -rf "$avx2_bin"
+    mkdir -p "$avx2_bin"
+    for file in "$bin"/*; do
+      case $(basename "$file") in
+        libggml-cpu-haswell.so | libggml-base.so | libggml.v*.so | libllama*.so)
+          ln -s "$(readlink -f "$file")" "$avx2_bin/" ;;
+        libggml-cpu-*) ;;
+        *) cp "$file" "$avx2_bin/" ;;
+      esac
+    done
+    bin=$avx2_bin
+    export QUIRE_CPU_VECTOR_BITS=256
+    ;;
+  *) echo "peer: unknown --isa $isa (native or avx2)" >&2; exit 2 ;;
+esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/quire-peer-run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 IFS=, read -r -a shape_list <<<"$shapes"
@@ -167,7 +194,7 @@ base=${out:-$(results_base peer-llama-cpp)}
 mkdir -p "$(dirname "$base")"
 python3 bench/summarize_peer_llama_cpp.py --commit "$(git rev-parse --short HEAD)" --load "$load" \
   --threads "$threads" --rounds "$rounds" --reps "$reps" --prompt "$prompt" --gen "$gen" \
-  --depth "$depth" --llama-version "$("$bin/llama-logits" --version)" \
+  --depth "$depth" --isa "$isa" --llama-version "$("$bin/llama-logits" --version)" \
   --llama-cpu-backend "${backend:-unknown}" --checks "$work/checks" --runs "$work/runs" \
   --json "$base.json" --table "$base.md"
 echo "peer: wrote $base.json and $base.md" >&2

@@ -170,6 +170,11 @@ def table(results):
              f"mean (llama-bench) or median (Quire) of {results['reps']} runs; "
              f"{prefill_runs_text(results.get('quire_prefill_runs', 1))} Quire's generation "
              "on an empty context follows a one-token prompt.", ""]
+    if results.get("isa") == "avx2":
+        lines += ["Both engines were held to their AVX2 kernels on this processor "
+                  "(`--isa avx2`: Quire with QUIRE_CPU_VECTOR_BITS=256, llama.cpp with only "
+                  "its haswell CPU variant at hand); its caches, clocks and memory are this "
+                  "machine's, not an AVX2-only one's.", ""]
     paths = results.get("quire_kernel_paths") or {}
     if paths:
         peak = results.get("quire_multiply_add_peak") or {}
@@ -218,6 +223,8 @@ def main():
     parser.add_argument("--depth", type=int, required=True)
     parser.add_argument("--llama-version", required=True, help="llama-logits --version")
     parser.add_argument("--llama-cpu-backend", default="unknown")
+    parser.add_argument("--isa", default="native",
+                        help="avx2: both engines were held to their AVX2 kernels")
     parser.add_argument("--checks", required=True, help="folder of logits checks")
     parser.add_argument("--runs", required=True, help="folder of the rounds' outputs")
     args = parser.parse_args()
@@ -230,6 +237,7 @@ def main():
                           "system": f"{platform.system()} {platform.release()}",
                           "flags": cpu_flags()}
     results.update({"threads": args.threads, "rounds": args.rounds, "reps": args.reps,
+                    "isa": args.isa,
                     "quire_cache_format": first_quire["cache_format"],
                     # Older builds timed the prefill once, without these.
                     "quire_prefill_runs": len(first_quire["prefill"][0].get("runs_tokens_per_s",
