@@ -94,6 +94,34 @@ QString compare_with_reference(const Batch& batch, const std::vector<float>& out
   return {};
 }
 
+// Whether the processor runs this path: integer_tiles takes the VNNI tiles,
+// or the AVX2 ones where VNNI is missing.
+bool path_runs(Exl2BatchPath path) {
+  switch (path) {
+    case Exl2BatchPath::integer_tiles:
+      return linear_detail::exl2_batched_integer_supported() ||
+             linear_detail::exl2_batched_integer_256_supported();
+    case Exl2BatchPath::integer_tiles_256:
+      return linear_detail::exl2_batched_integer_256_supported();
+    default:
+      return true;
+  }
+}
+
+const char* path_name(Exl2BatchPath path) {
+  switch (path) {
+    case Exl2BatchPath::integer_tiles:
+      return "integer";
+    case Exl2BatchPath::integer_tiles_256:
+      return "integer 256-bit";
+    default:
+      return "float";
+  }
+}
+
+constexpr Exl2BatchPath kIntegerPaths[] = {Exl2BatchPath::integer_tiles,
+                                           Exl2BatchPath::integer_tiles_256};
+
 }  // namespace
 
 class Exl2BatchedProductTest : public QObject {
@@ -107,11 +135,10 @@ class Exl2BatchedProductTest : public QObject {
   void batchedPathsMatchTheDequantizedProduct_data() {
     QTest::addColumn<int>("path_index");
     QTest::addColumn<int>("rows");
-    for (const Exl2BatchPath path : {Exl2BatchPath::float_tiles, Exl2BatchPath::integer_tiles}) {
-      for (const int rows : {17, 24, 35, 128, 2 * 128 + 11}) {
-        QTest::addRow("%s, %d rows", path == Exl2BatchPath::float_tiles ? "float" : "integer", rows)
-            << int(path) << rows;
-      }
+    for (const Exl2BatchPath path : {Exl2BatchPath::float_tiles, Exl2BatchPath::integer_tiles,
+                                     Exl2BatchPath::integer_tiles_256}) {
+      for (const int rows : {17, 24, 35, 128, 2 * 128 + 11})
+        QTest::addRow("%s, %d rows", path_name(path), rows) << int(path) << rows;
     }
   }
 
@@ -119,14 +146,13 @@ class Exl2BatchedProductTest : public QObject {
     QFETCH(int, path_index);
     QFETCH(int, rows);
     const auto path = static_cast<Exl2BatchPath>(path_index);
-    if (path == Exl2BatchPath::integer_tiles && !linear_detail::exl2_batched_integer_supported())
-      QSKIP("the processor lacks AVX-512 VNNI (or QUIRE_CPU_VECTOR_BITS caps it)");
+    if (!path_runs(path)) QSKIP("the processor lacks AVX2");
     std::mt19937 rng(static_cast<unsigned>(rows * 31 + path_index));
     // Padded: 100 outputs stored in 128 columns.
     for (const std::int64_t out : {104, 100}) {
       const Batch batch = make_batch(rng, kWholeBlocks, out, out == 100 ? 128 : 104, rows);
       const QString problem = compare_with_reference(batch, run(pool_, batch, path),
-                                                     path == Exl2BatchPath::integer_tiles);
+                                                     path != Exl2BatchPath::float_tiles);
       QVERIFY2(problem.isEmpty(), qPrintable(problem));
     }
   }
@@ -135,34 +161,54 @@ class Exl2BatchedProductTest : public QObject {
   // same way whatever rows share its block of twelve or its 128-row item:
   // rows 5..44 computed apart give the bits they get among 60.
   void integerTilesGiveEachRowItsOwnBits() {
-    if (!linear_detail::exl2_batched_integer_supported())
-      QSKIP("the processor lacks AVX-512 VNNI (or QUIRE_CPU_VECTOR_BITS caps it)");
+    if (!path_runs(Exl2BatchPath::integer_tiles)) QSKIP("the processor lacks AVX2");
     std::mt19937 rng(41);
     const Batch batch = make_batch(rng, kWholeBlocks, 104, 104, 60);
-    const std::vector<float> all = run(pool_, batch, Exl2BatchPath::integer_tiles);
-    const std::vector<float> part = run(pool_, batch, Exl2BatchPath::integer_tiles, 5, 40);
-    QVERIFY(std::equal(part.begin(), part.end(), all.begin() + 5 * 104));
-    ThreadPool single(1);
-    QVERIFY(run(single, batch, Exl2BatchPath::integer_tiles) == all);
+    for (const Exl2BatchPath path : kIntegerPaths) {
+      if (!path_runs(path)) continue;
+      const std::vector<float> all = run(pool_, batch, path);
+      const std::vector<float> part = run(pool_, batch, path, 5, 40);
+      QVERIFY(std::equal(part.begin(), part.end(), all.begin() + 5 * 104));
+      ThreadPool single(1);
+      QVERIFY(run(single, batch, path) == all);
+    }
+  }
+
+  // The AVX2 tiles form the same integer sums as the VNNI tiles and scale
+  // them with the same operations: the same bits, for row counts that leave
+  // every remainder of their six-row and the VNNI tiles' twelve-row blocks.
+  void avx2TilesGiveTheVnniTilesBits() {
+    if (!linear_detail::exl2_batched_integer_supported() ||
+        !linear_detail::exl2_batched_integer_256_supported()) {
+      QSKIP("the processor lacks AVX-512 VNNI (or QUIRE_CPU_VECTOR_BITS caps it)");
+    }
+    std::mt19937 rng(43);
+    for (const int rows : {17, 18, 19, 20, 21, 22, 23, 35, 140}) {
+      const Batch batch = make_batch(rng, kWholeBlocks, 100, 128, rows);
+      QVERIFY(run(pool_, batch, Exl2BatchPath::integer_tiles_256) ==
+              run(pool_, batch, Exl2BatchPath::integer_tiles));
+    }
   }
 
   // The largest |q - zero| (codes 0 and all ones) times the largest 16-bit
   // inputs (every input +1 or -1) over a 512-row 8-bit group: the 32-bit
   // sums reach 512 * 128 * 32767 and must not overflow.
   void integerTilesSurviveTheLargestValues() {
-    if (!linear_detail::exl2_batched_integer_supported())
-      QSKIP("the processor lacks AVX-512 VNNI (or QUIRE_CPU_VECTOR_BITS caps it)");
-    for (const bool largest_codes : {true, false}) {
-      for (const float input : {1.0f, -1.0f}) {
-        std::mt19937 rng(7);
-        Batch batch = make_batch(rng, {{8, 512}, {4, 512}, {2, 32}}, 32, 32, 20);
-        std::fill(batch.exl2.q_weight.begin(), batch.exl2.q_weight.end(), largest_codes ? ~0u : 0u);
-        std::fill(batch.exl2.q_scale.begin(), batch.exl2.q_scale.end(), 0x76543210u);
-        std::fill(batch.x.begin(), batch.x.end(), input);
-        std::fill(batch.xp.begin(), batch.xp.end(), input);
-        const QString problem =
-            compare_with_reference(batch, run(pool_, batch, Exl2BatchPath::integer_tiles), true);
-        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+    if (!path_runs(Exl2BatchPath::integer_tiles)) QSKIP("the processor lacks AVX2");
+    for (const Exl2BatchPath path : kIntegerPaths) {
+      if (!path_runs(path)) continue;
+      for (const bool largest_codes : {true, false}) {
+        for (const float input : {1.0f, -1.0f}) {
+          std::mt19937 rng(7);
+          Batch batch = make_batch(rng, {{8, 512}, {4, 512}, {2, 32}}, 32, 32, 20);
+          std::fill(batch.exl2.q_weight.begin(), batch.exl2.q_weight.end(),
+                    largest_codes ? ~0u : 0u);
+          std::fill(batch.exl2.q_scale.begin(), batch.exl2.q_scale.end(), 0x76543210u);
+          std::fill(batch.x.begin(), batch.x.end(), input);
+          std::fill(batch.xp.begin(), batch.xp.end(), input);
+          const QString problem = compare_with_reference(batch, run(pool_, batch, path), true);
+          QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        }
       }
     }
   }
@@ -177,14 +223,15 @@ class Exl2BatchedProductTest : public QObject {
       const Batch batch = make_batch(rng, plan, 40, 40, 20);
       QVERIFY(!linear_detail::exl2_batched_integer_takes(
           std::get<Exl2Weight>(batch.exl2.weight().format)));
-      QVERIFY_THROWS_EXCEPTION(std::logic_error, run(pool_, batch, Exl2BatchPath::integer_tiles));
+      for (const Exl2BatchPath path : kIntegerPaths)
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, run(pool_, batch, path));
       QVERIFY(run(pool_, batch, Exl2BatchPath::fastest) ==
               run(pool_, batch, Exl2BatchPath::float_tiles));
     }
     const Batch whole = make_batch(rng, kWholeBlocks, 104, 104, 20);
     QVERIFY(linear_detail::exl2_batched_integer_takes(
         std::get<Exl2Weight>(whole.exl2.weight().format)));
-    const Exl2BatchPath expected = linear_detail::exl2_batched_integer_supported()
+    const Exl2BatchPath expected = path_runs(Exl2BatchPath::integer_tiles)
                                        ? Exl2BatchPath::integer_tiles
                                        : Exl2BatchPath::float_tiles;
     QVERIFY(run(pool_, whole, Exl2BatchPath::fastest) == run(pool_, whole, expected));

@@ -190,6 +190,9 @@ std::vector<std::pair<std::string, std::string>> linear_kernel_paths() {
                      exl2_batched_integer_supported()
                          ? "integers: 16-bit inputs, AVX-512 VNNI, 12x32 register blocks (groups "
                            "of whole 32-row blocks)"
+                     : exl2_batched_integer_256_supported()
+                         ? "integers: 16-bit inputs, AVX2 vpmaddwd, 6x16 register blocks (groups "
+                           "of whole 32-row blocks)"
                          : "float tiles, as the batched products");
   paths.emplace_back("FP16 decode products, 1 to " + std::to_string(kF16FewRows) + " rows",
                      !f16_dots_available() ? portable

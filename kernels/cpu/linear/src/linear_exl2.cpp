@@ -187,10 +187,16 @@ void exl2_product(ThreadPool& pool, const Product& product, const Exl2Weight& we
 
 void exl2_batched_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
                           std::int64_t columns, const float* xp, Exl2BatchPath path) {
+  // The VNNI tiles unless the AVX2 ones are asked for or the processor lacks VNNI.
+  const bool narrow = path == Exl2BatchPath::integer_tiles_256 || !exl2_batched_integer_supported();
   const bool integer_possible =
-      exl2_batched_integer_supported() && exl2_batched_integer_takes(weight);
-  if (path == Exl2BatchPath::integer_tiles && !integer_possible)
-    throw std::logic_error("the integer EXL2 tiles need AVX-512 VNNI and whole 32-row groups");
+      (narrow ? exl2_batched_integer_256_supported() : exl2_batched_integer_supported()) &&
+      exl2_batched_integer_takes(weight);
+  if ((path == Exl2BatchPath::integer_tiles || path == Exl2BatchPath::integer_tiles_256) &&
+      !integer_possible) {
+    throw std::logic_error(
+        "the integer EXL2 tiles need AVX2 (or AVX-512 VNNI) and groups of whole 32-row blocks");
+  }
   const bool integer = integer_possible && path != Exl2BatchPath::float_tiles;
   const ScratchLease<Exl2IntegerInputs> inputs;
   if (integer) {
@@ -214,8 +220,13 @@ void exl2_batched_product(ThreadPool& pool, const Product& product, const Exl2We
       const std::int64_t row_end = grid.row_end(item);
       if (tile.width == kWideTile && integer) {
         scratch.resize(std::size_t((row_end - row_begin) * kWideTile));
-        exl2_batched_integer_tile(weight, columns, *inputs, row_begin, row_end, tile.begin, pairs,
-                                  scratch.data());
+        if (narrow) {
+          exl2_batched_integer_tile_256(weight, columns, *inputs, row_begin, row_end, tile.begin,
+                                        pairs, scratch.data());
+        } else {
+          exl2_batched_integer_tile(weight, columns, *inputs, row_begin, row_end, tile.begin, pairs,
+                                    scratch.data());
+        }
         for (std::int64_t r = row_begin; r < row_end; ++r)
           store_outputs(product, r, tile.begin, kWideTile,
                         scratch.data() + (r - row_begin) * kWideTile);

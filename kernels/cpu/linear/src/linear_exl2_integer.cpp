@@ -23,6 +23,7 @@
 #include <stdexcept>
 
 #include "exl2_integer_kernel.h"
+#include "narrow_packed_values.h"
 #include "quire/kernels/cpu/exl2_scale.h"
 
 namespace quire::kernels::linear_detail {
@@ -32,44 +33,7 @@ namespace quire::kernels::linear_detail {
 namespace exl2_integer {
 namespace {
 
-// Value at bit `Bit` of a block's words, for eight columns, in bits [0, Bits).
-template <int Bits, int Bit>
-QUIRE_AVX2 __m256i value_low(const __m256i* w) {
-  constexpr int word = Bit / 32;
-  constexpr int shift = Bit % 32;
-  __m256i v = _mm256_srli_epi32(w[word], shift);
-  if constexpr (shift + Bits > 32)
-    v = _mm256_or_si256(v, _mm256_slli_epi32(w[word + 1], 32 - shift));
-  return _mm256_and_si256(v, _mm256_set1_epi32(int(kValueMask<Bits>)));
-}
-
-// The same value in bits [16, 16 + Bits).
-template <int Bits, int Bit>
-QUIRE_AVX2 __m256i value_high(const __m256i* w) {
-  constexpr int word = Bit / 32;
-  constexpr int shift = Bit % 32;
-  const __m256i mask = _mm256_set1_epi32(int(kValueMask<Bits> << 16));
-  if constexpr (shift + Bits > 32) {
-    return _mm256_and_si256(_mm256_slli_epi32(value_low<Bits, Bit>(w), 16), mask);
-  } else if constexpr (shift >= 16) {
-    return _mm256_and_si256(_mm256_srli_epi32(w[word], shift - 16), mask);
-  } else {
-    return _mm256_and_si256(_mm256_slli_epi32(w[word], 16 - shift), mask);
-  }
-}
-
-// Pair P of a block as two 16-bit weights per lane.
-template <int Bits, int P>
-QUIRE_AVX2 __m256i pair_lane(const __m256i* w) {
-  constexpr int low = kPairs<Bits>[P].low * Bits;
-  constexpr int high = kPairs<Bits>[P].high * Bits;
-  if constexpr (high - low == 16 && low / 32 == (high + Bits - 1) / 32) {
-    constexpr std::uint32_t mask = kValueMask<Bits> | (kValueMask<Bits> << 16);
-    return _mm256_and_si256(_mm256_srli_epi32(w[low / 32], low % 32), _mm256_set1_epi32(int(mask)));
-  } else {
-    return _mm256_or_si256(value_low<Bits, low>(w), value_high<Bits, high>(w));
-  }
-}
+using narrow_values::pair_lane;
 
 template <int Bits, int R, int P>
 QUIRE_AVX2 void add_pairs(const __m256i* w, const std::int32_t* const* x,

@@ -226,17 +226,23 @@ class Exl2FewRows {
 };
 
 // Batched EXL2 products (more than kExl2FewRows rows, prefill) take float
-// tiles, or where the processor has AVX-512 VNNI and every group is whole
-// 32-row blocks of at most kChunkRows rows, integer tiles with 16-bit inputs
-// (linear_exl2_batched.cpp): the precision of the decode kernel's 16-bit
-// inputs. `fastest` picks the integer tiles where they can run; tests ask for
-// each by name. Decode steps of up to kExl2FewRows jobs never come here: the
-// few-row kernels give each row the bits it gets alone, the tiles do not.
-enum class Exl2BatchPath { fastest, float_tiles, integer_tiles };
+// tiles, or where every group is whole 32-row blocks of at most kChunkRows
+// rows, integer tiles with 16-bit inputs: the precision of the decode
+// kernel's 16-bit inputs. The integer tiles use AVX-512 VNNI where the
+// processor has it (linear_exl2_batched.cpp) and AVX2 elsewhere
+// (linear_exl2_batched_avx2.cpp), with the same bits. `fastest` picks the
+// integer tiles where they can run; tests ask for each by name
+// (integer_tiles: the widest the processor has). Decode steps of up to
+// kExl2FewRows jobs never come here: the few-row kernels give each row the
+// bits it gets alone, the tiles do not.
+enum class Exl2BatchPath { fastest, float_tiles, integer_tiles, integer_tiles_256 };
 void exl2_batched_product(ThreadPool& pool, const Product& product, const Exl2Weight& weight,
                           std::int64_t columns, const float* xp,
                           Exl2BatchPath path = Exl2BatchPath::fastest);
+// Whether the VNNI tiles can run here (wide_vnni_allowed()).
 bool exl2_batched_integer_supported();
+// Whether the AVX2 tiles can run here.
+bool exl2_batched_integer_256_supported();
 bool exl2_batched_integer_takes(const Exl2Weight& weight);
 // acc[r][0, kWideTile) = the product of input rows [row_begin, row_end) with
 // the wide tile of columns at `begin`, before bias; the inputs quantized to
@@ -245,6 +251,11 @@ void exl2_batched_integer_tile(const Exl2Weight& weight, std::int64_t columns,
                                const Exl2IntegerInputs& inputs, std::int64_t row_begin,
                                std::int64_t row_end, std::int64_t begin,
                                std::vector<std::int32_t>& pairs, float* acc);
+// The same with AVX2.
+void exl2_batched_integer_tile_256(const Exl2Weight& weight, std::int64_t columns,
+                                   const Exl2IntegerInputs& inputs, std::int64_t row_begin,
+                                   std::int64_t row_end, std::int64_t begin,
+                                   std::vector<std::int32_t>& pairs, float* acc);
 
 // acc[r * T + i] += sum_j x[r * x_stride + j] * tile[j * T + i]: a tile of
 // `count` decoded weight rows ([input][output]) applied to `rows` input rows.
