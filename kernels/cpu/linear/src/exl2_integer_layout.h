@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 
 #include "quire/kernels/linear_weight.h"
 
@@ -72,6 +73,21 @@ constexpr int quad_row(int bits, int q, int m) {
 // in float.
 inline int full_rows(const Exl2Group& group) {
   return group.rows / 32 * 32;
+}
+
+// Fetches into L1 the packed words of group g + 1 (when there is one) for the
+// 32-column tile at `begin`: the integer tiles of both widths call it while
+// they multiply group g, as each tile reads its weights from memory once
+// per row block, so that the next group's words are in cache when unpacked.
+inline void prefetch_next_group_tile(const Exl2Weight& weight, std::int64_t columns,
+                                     std::int64_t begin, std::size_t g) {
+  if (g + 1 >= weight.groups.size()) return;
+  const Exl2Group& next = weight.groups[g + 1];
+  const std::uint32_t* words = weight.q_weight + next.q_row * columns + begin;
+  for (int row = 0; row < next.rows / 32 * next.bits; ++row) {
+    __builtin_prefetch(words + row * columns, 0, 3);
+    __builtin_prefetch(words + row * columns + 16, 0, 3);
+  }
 }
 
 }  // namespace quire::kernels::linear_detail

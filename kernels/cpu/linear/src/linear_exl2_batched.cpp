@@ -224,17 +224,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,fma"))) void exl2_batche
   for (std::size_t g = 0; g < groups; ++g) {
     const Exl2Group& group = weight.groups[g];
     unpack_any_group(group, weight.q_weight + group.q_row * columns + begin, columns, pairs.data());
-    // The next group's packed words for this tile come from memory (each
-    // tile reads its weights once per row block): fetched while this group
-    // is multiplied, they are in cache when it is unpacked.
-    if (g + 1 < groups) {
-      const Exl2Group& next = weight.groups[g + 1];
-      const std::uint32_t* words = weight.q_weight + next.q_row * columns + begin;
-      for (int row = 0; row < next.rows / 32 * next.bits; ++row) {
-        _mm_prefetch(reinterpret_cast<const char*>(words + row * columns), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(words + row * columns + 16), _MM_HINT_T0);
-      }
-    }
+    prefetch_next_group_tile(weight, columns, begin, g);
     GroupTile tile{pairs.data(), group.rows / 2, {}, g, group.first_row / 2};
     column_scales(weight, columns, g, begin, tile.scale);
     std::int64_t r = 0;

@@ -16,6 +16,11 @@
 // Sixteen registers: a pass holds six rows by sixteen columns of sums
 // (twelve registers), the two weight vectors of a pair, the broadcast input
 // and a product; the 32-column tile takes two passes.
+//
+// The functions mirror linear_exl2_batched.cpp's one by one at half the
+// width. They are written twice rather than shared: GCC carries a function's
+// target (AVX2 here, AVX-512 there) neither into lambdas nor into the
+// templates it would call, and the intrinsics need it.
 
 #include <algorithm>
 #include <stdexcept>
@@ -196,16 +201,7 @@ __attribute__((target("avx2,fma"))) void exl2_batched_integer_tile_256(
   for (std::size_t g = 0; g < groups; ++g) {
     const Exl2Group& group = weight.groups[g];
     unpack_any_group(group, weight.q_weight + group.q_row * columns + begin, columns, pairs.data());
-    // As the VNNI tiles: the next group's words, fetched while this one is
-    // multiplied.
-    if (g + 1 < groups) {
-      const Exl2Group& next = weight.groups[g + 1];
-      const std::uint32_t* words = weight.q_weight + next.q_row * columns + begin;
-      for (int row = 0; row < next.rows / 32 * next.bits; ++row) {
-        _mm_prefetch(reinterpret_cast<const char*>(words + row * columns), _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(words + row * columns + 16), _MM_HINT_T0);
-      }
-    }
+    prefetch_next_group_tile(weight, columns, begin, g);
     GroupTile tile{pairs.data(), group.rows / 2, g, group.first_row / 2, {}};
     column_scales(weight, columns, g, begin, tile.scale);
     std::int64_t r = 0;
