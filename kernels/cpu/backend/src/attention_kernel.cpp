@@ -1,5 +1,6 @@
-// The per-item kernel of CPU paged attention. The hot loops (decoding a key
-// block, scoring it, the softmax update, summing values) are separate small
+// The per-item kernel of CPU paged attention. The hot loops (scoring a key
+// block, the softmax update, summing values; decoding the block is in
+// attention_decode_block.cpp) are separate small
 // functions, cloned per processor (simd.h), with fixed-size inner loops: GCC
 // at -O2 vectorizes only loops whose trip count fits the vector width, and
 // keeps a tile's sums in registers only in a function this small.
@@ -13,24 +14,15 @@
 #include "attention_kernel.h"
 
 #include <algorithm>
-#include <array>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
-#include <string>
 #include <utility>
 
 #include "attention_math.h"
 #include "attention_wide.h"
-#include "quire/kernels/cpu/fp8.h"
 #include "quire/kernels/cpu/hadamard.h"
-#include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/simd.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
 
 namespace quire::kernels::cpu_attention {
 namespace {
@@ -41,147 +33,6 @@ constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 // Keys scored together against one lane group of queries.
 constexpr int kKeyTile = 8;
 static_assert(kKeyBlock % kKeyTile == 0);
-
-const std::array<float, 256>& e4m3_table() {
-  static const std::array<float, 256> table = [] {
-    std::array<float, 256> values{};
-    for (int code = 0; code < 256; ++code)
-      values[std::size_t(code)] = e4m3_to_float(std::uint8_t(code));
-    return values;
-  }();
-  return table;
-}
-
-[[noreturn]] __attribute__((noinline)) void bad_page(std::int32_t page) {
-  throw std::out_of_range("page table entry " + std::to_string(page) + " is not a page");
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-// 32 levels of a Q4 group (16 bytes, element 2i in the low nibble of byte
-// i, 2i + 1 in the high one) as (level - 8) * step, in AVX2. The portable
-// loop's interleaved stores kept GCC from vectorizing it, and unpacking Q4
-// pages took most of a Q4-cache decode step at long context.
-__attribute__((target("avx2,fma"))) void decode_int4_group_avx2(const std::uint8_t* bytes,
-                                                                float step, float* out) {
-  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes));
-  const __m128i nibble = _mm_set1_epi8(0x0f);
-  const __m128i low = _mm_and_si128(packed, nibble);
-  const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), nibble);
-  const __m128i first = _mm_unpacklo_epi8(low, high);   // elements 0-15
-  const __m128i second = _mm_unpackhi_epi8(low, high);  // elements 16-31
-  const __m256 scale = _mm256_set1_ps(step);
-  const __m256 offset = _mm256_set1_ps(-8.0f * step);
-  const __m128i halves[4] = {first, _mm_srli_si128(first, 8), second, _mm_srli_si128(second, 8)};
-  for (int i = 0; i < 4; ++i) {
-    const __m256 levels = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(halves[i]));
-    _mm256_storeu_ps(out + 8 * i, _mm256_fmadd_ps(levels, scale, offset));
-  }
-}
-
-bool processor_has_avx2_fma() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-#endif
-
-// One token's head vector, integer codings in the rotated domain.
-template <KvCoding Coding>
-QUIRE_CPU_INLINE void decode_head(const Plane& plane, int page, int slot, int head,
-                                  float* __restrict out) {
-  const std::uint8_t* data = plane.head_data(page, slot, head);
-  const int dim = plane.head_dim;
-  if constexpr (Coding == KvCoding::Fp16) {
-    widen_halves(reinterpret_cast<const std::uint16_t*>(data), dim, out);
-  } else if constexpr (Coding == KvCoding::Fp8) {
-    const std::array<float, 256>& table = e4m3_table();
-    const float scale = *plane.page_scale(page, head);
-    for (int i = 0; i < dim; ++i)
-      out[i] = table[data[i]] * scale;
-  } else {
-    const std::uint16_t* scales = plane.head_scales(page, slot, head);
-    for (int g = 0; g < dim / 32; ++g) {
-      float* __restrict target = out + g * 32;
-      if constexpr (Coding == KvCoding::Int4) {
-        const float step = half_to_float(scales[g]) / 8.0f;
-        const std::uint8_t* bytes = data + g * 16;
-#if defined(__x86_64__) && defined(__GNUC__)
-        static const bool avx2 = processor_has_avx2_fma();
-        if (avx2) {
-          decode_int4_group_avx2(bytes, step, target);
-          continue;
-        }
-#endif
-        for (int i = 0; i < 16; ++i) {
-          target[2 * i] = (static_cast<float>(bytes[i] & 0xf) - 8.0f) * step;
-          target[2 * i + 1] = (static_cast<float>(bytes[i] >> 4) - 8.0f) * step;
-        }
-      } else {
-        const float step = half_to_float(scales[g]) / 128.0f;
-        const std::uint8_t* bytes = data + g * 32;
-        for (int i = 0; i < 32; ++i)
-          target[i] = (static_cast<float>(bytes[i]) - 128.0f) * step;
-      }
-    }
-  }
-}
-
-template <KvCoding Coding>
-QUIRE_CPU_INLINE void decode_range(const Plane& plane, const std::int32_t* table, int page_size,
-                                   int num_pages, int head, std::int32_t first, int count,
-                                   float* out) {
-  for (int j = 0; j < count; ++j) {
-    const std::int32_t position = first + j;
-    const std::int32_t page = table[position / page_size];
-    if (page < 0 || page >= num_pages) bad_page(page);
-    decode_head<Coding>(plane, page, position % page_size, head, out + j * plane.head_dim);
-  }
-}
-
-QUIRE_CPU_INLINE void decode_coded(const Plane& plane, const std::int32_t* table, int page_size,
-                                   int num_pages, int head, std::int32_t first, int count,
-                                   float* out) {
-  switch (plane.coding) {
-    case KvCoding::Fp16:
-      decode_range<KvCoding::Fp16>(plane, table, page_size, num_pages, head, first, count, out);
-      return;
-    case KvCoding::Fp8:
-      decode_range<KvCoding::Fp8>(plane, table, page_size, num_pages, head, first, count, out);
-      return;
-    case KvCoding::Int8:
-      decode_range<KvCoding::Int8>(plane, table, page_size, num_pages, head, first, count, out);
-      return;
-    case KvCoding::Int4:
-      decode_range<KvCoding::Int4>(plane, table, page_size, num_pages, head, first, count, out);
-      return;
-  }
-}
-
-// Head vectors of positions [first, first + count) into out[count][dim]; the
-// positions of the sequence's mirrored page come from its FP16 mirror.
-QUIRE_CPU_CLONES void decode_block(const Plane& plane, cpu_kv::Mirrored mirror,
-                                   const std::int32_t* table, int page_size, int num_pages,
-                                   int head, std::int32_t first, int count, float* out) {
-  if (mirror.index < 0) {
-    decode_coded(plane, table, page_size, num_pages, head, first, count, out);
-    return;
-  }
-  int done = 0;
-  while (done < count) {
-    const std::int32_t position = first + done;
-    const int index = position / page_size;
-    const int run = std::min(count - done, (index + 1) * page_size - position);
-    float* target = out + std::ptrdiff_t{done} * plane.head_dim;
-    if (index == mirror.index) {
-      for (int j = 0; j < run; ++j) {
-        widen_halves(plane.mirror_head(mirror.slot, position % page_size + j, head), plane.head_dim,
-                     target + std::ptrdiff_t{j} * plane.head_dim);
-      }
-    } else {
-      decode_coded(plane, table, page_size, num_pages, head, position, run, target);
-    }
-    done += run;
-  }
-}
 
 // Eight floats, one lane group: GCC's vector type, so that each clone gets
 // its own registers (one AVX register, or two SSE ones).
@@ -427,10 +278,10 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
     const std::int32_t first = std::max(start, item.first_key);
     const std::int32_t last = std::min(start + kKeyBlock - 1, item.last_key);
     const int count = last - first + 1;
-    decode_block(call.keys, mirror, table, call.page_size, call.num_pages, item.kv_head, first,
-                 count, s.keys.data());
-    decode_block(call.values, mirror, table, call.page_size, call.num_pages, item.kv_head, first,
-                 count, s.values.data());
+    decode_positions(call.keys, mirror, table, call.page_size, call.num_pages, item.kv_head, first,
+                     count, s.keys.data());
+    decode_positions(call.values, mirror, table, call.page_size, call.num_pages, item.kv_head,
+                     first, count, s.values.data());
     // The keys of this block that some row of lane group g attends to; empty
     // when begin > end.
     const auto key_range = [&](int g) {
@@ -533,31 +384,8 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
   }
 }
 
-void decode_positions(const Plane& plane, cpu_kv::Mirrored mirror, const std::int32_t* table,
-                      int page_size, int num_pages, int head, std::int32_t first, int count,
-                      float* out) {
-  decode_block(plane, mirror, table, page_size, num_pages, head, first, count, out);
-}
-
 void rotate_back(float* values, int dim) {
   rotate_groups(values, dim);
-}
-
-void decode_stored(const Plane& plane, int page, int slot, int head, float* out) {
-  switch (plane.coding) {
-    case KvCoding::Fp16:
-      decode_head<KvCoding::Fp16>(plane, page, slot, head, out);
-      return;
-    case KvCoding::Fp8:
-      decode_head<KvCoding::Fp8>(plane, page, slot, head, out);
-      return;
-    case KvCoding::Int8:
-      decode_head<KvCoding::Int8>(plane, page, slot, head, out);
-      return;
-    case KvCoding::Int4:
-      decode_head<KvCoding::Int4>(plane, page, slot, head, out);
-      return;
-  }
 }
 
 void merge_parts(const AttentionCall& call, const QueryBlock& block, int kv_head,
