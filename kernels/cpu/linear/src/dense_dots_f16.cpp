@@ -12,6 +12,7 @@
 #include "dense_dots_f16_wide.h"
 #include "lane_sums.h"
 #include "linear_internal.h"
+#include "row_walk.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -244,47 +245,26 @@ void f16_row_dots(const float* x, std::int64_t rows, const std::uint16_t* w, std
 #ifdef QUIRE_HAVE_FMA_F16C_PATH
   if (!f16_dots_available()) throw std::logic_error("f16_row_dots: no AVX2, FMA and F16C");
   static const bool wide = wide_vectors_allowed();
-  const std::int64_t width = end - begin;
-  std::int64_t n = begin;
-  if (wide && rows >= kBlockRowsFrom) {
-    // Four weight rows at a time: each input vector then serves four weight
-    // rows, where one weight row at a time reloaded every input row (from L2
-    // once they outgrow L1) for each weight row.
-    for (; n + kBlockOutputs <= end; n += kBlockOutputs) {
-      const std::uint16_t* block = w + n * k_count;
-      const std::uint16_t* next =
-          n + 2 * kBlockOutputs <= end ? block + kBlockOutputs * k_count : nullptr;
-      for (std::int64_t r = 0; r < rows; r += 4) {
-        const std::int64_t inputs = std::min<std::int64_t>(4, rows - r);
-        float sums[kBlockOutputs * kBlockOutputs];
-        block_dots_wide(static_cast<int>(inputs), x + r * k_count, k_count, block,
-                        r == 0 ? next : nullptr, k_count, sums);
-        for (int o = 0; o < kBlockOutputs; ++o) {
-          for (std::int64_t i = 0; i < inputs; ++i)
-            out[(r + i) * width + (n + o - begin)] = sums[o * kBlockOutputs + i];
+  // With AVX-512 and several inputs, four weight rows at a time: each input
+  // vector then serves four weight rows, where one weight row at a time
+  // reloaded every input row (from L2 once they outgrow L1) for each weight
+  // row. Single rows fetch the next one.
+  walk_rows<kBlockOutputs>(
+      RowWalk<std::uint16_t>{x, rows, w, k_count, begin, end, out}, wide && rows >= kBlockRowsFrom,
+      1,
+      [&](std::int64_t inputs, const float* xr, const std::uint16_t* block,
+          const std::uint16_t* fetch, float* sums) {
+        block_dots_wide(static_cast<int>(inputs), xr, k_count, block, fetch, k_count, sums);
+      },
+      [&](std::int64_t inputs, const float* xr, const std::uint16_t* row,
+          const std::uint16_t* fetch, float* sums) {
+        if (wide) {
+          row_dots_wide(static_cast<int>(inputs), xr, k_count, row, fetch, k_count, sums);
+        } else {
+          with_count<4>(inputs,
+                        [&](auto i) { row_dots<i>(xr, k_count, row, fetch, k_count, sums); });
         }
-      }
-    }
-  }
-  for (; n < end; ++n) {
-    // The next row is fetched during the first group of inputs, while this
-    // one comes from memory; later groups find it in L1 or L2.
-    const std::uint16_t* next = n + 1 < end ? w + (n + 1) * k_count : nullptr;
-    const std::uint16_t* row = w + n * k_count;
-    for (std::int64_t r = 0; r < rows; r += 4) {
-      const std::uint16_t* fetch = r == 0 ? next : nullptr;
-      const float* xr = x + r * k_count;
-      float sums[4];
-      const std::int64_t inputs = std::min<std::int64_t>(4, rows - r);
-      if (wide) {
-        row_dots_wide(static_cast<int>(inputs), xr, k_count, row, fetch, k_count, sums);
-      } else {
-        with_count<4>(inputs, [&](auto i) { row_dots<i>(xr, k_count, row, fetch, k_count, sums); });
-      }
-      for (std::int64_t i = 0; i < inputs; ++i)
-        out[(r + i) * width + (n - begin)] = sums[i];
-    }
-  }
+      });
 #else
   (void)x, (void)rows, (void)w, (void)k_count, (void)begin, (void)end, (void)out;
   throw std::logic_error("f16_row_dots: no AVX2, FMA and F16C");

@@ -32,6 +32,7 @@
 #include "linear_internal.h"
 #include "quire/kernels/cpu/simd.h"
 #include "quire/kernels/fp8.h"
+#include "row_walk.h"
 
 namespace quire::kernels::linear_detail {
 namespace {
@@ -194,40 +195,19 @@ void fp8_row_dots(const float* x, std::int64_t rows, const std::uint8_t* w, std:
 #ifdef QUIRE_HAVE_FP8_DOTS
   if (!f16_dots_available()) throw std::logic_error("fp8_row_dots: no AVX2, FMA and F16C");
   static const bool wide = wide_vectors_allowed();
-  const std::int64_t width = end - begin;
-  std::int64_t n = begin;
-  if (wide && rows >= 2) {
-    for (; n + kBlockRows <= end; n += kBlockRows) {
-      const std::uint8_t* block = w + n * k_count;
-      const std::uint8_t* next = n + 2 * kBlockRows <= end ? block + kBlockRows * k_count : nullptr;
-      for (std::int64_t r = 0; r < rows; r += 4) {
-        float sums[kBlockRows * 4];
-        const std::int64_t inputs = std::min<std::int64_t>(4, rows - r);
-        const float* xr = x + r * k_count;
-        const std::uint8_t* fetch = r == 0 ? next : nullptr;
+  walk_rows<kBlockRows>(
+      RowWalk<std::uint8_t>{x, rows, w, k_count, begin, end, out}, wide && rows >= 2, kAhead,
+      [&](std::int64_t inputs, const float* xr, const std::uint8_t* block,
+          const std::uint8_t* fetch, float* sums) {
         with_count<4>(inputs, [&](auto i) {
           fp8_block_wide<kBlockRows, i>(xr, k_count, block, fetch, k_count, sums);
         });
-        for (int o = 0; o < kBlockRows; ++o) {
-          for (std::int64_t i = 0; i < inputs; ++i)
-            out[(r + i) * width + (n + o - begin)] = sums[o * 4 + i];
-        }
-      }
-    }
-  }
-  for (; n < end; ++n) {
-    const std::uint8_t* next = n + kAhead < end ? w + (n + kAhead) * k_count : nullptr;
-    const std::uint8_t* row = w + n * k_count;
-    for (std::int64_t r = 0; r < rows; r += 4) {
-      const std::uint8_t* fetch = r == 0 ? next : nullptr;
-      const float* xr = x + r * k_count;
-      float sums[4];
-      const std::int64_t inputs = std::min<std::int64_t>(4, rows - r);
-      with_count<4>(inputs, [&](auto i) { dots<i>(wide, xr, k_count, row, fetch, k_count, sums); });
-      for (std::int64_t i = 0; i < inputs; ++i)
-        out[(r + i) * width + (n - begin)] = sums[i];
-    }
-  }
+      },
+      [&](std::int64_t inputs, const float* xr, const std::uint8_t* row, const std::uint8_t* fetch,
+          float* sums) {
+        with_count<4>(inputs,
+                      [&](auto i) { dots<i>(wide, xr, k_count, row, fetch, k_count, sums); });
+      });
 #else
   (void)x, (void)rows, (void)w, (void)k_count, (void)begin, (void)end, (void)out;
   throw std::logic_error("fp8_row_dots: no AVX2, FMA and F16C");
