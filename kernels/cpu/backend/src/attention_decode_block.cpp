@@ -121,7 +121,8 @@ QUIRE_CPU_INLINE void decode_range(const Plane& plane, const std::int32_t* table
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // The FP16 head vectors of `count` consecutive slots of one page, `stride`
-// halves apart, widened with F16C eight at a time. Widening each position
+// halves apart, widened with F16C eight at a time (where
+// fp16_decode_supported()). Widening each position
 // through widen_halves (a call, its dispatch and a loop of eight
 // conversions per 64-element head) took a fifth of prefill attention's time
 // at 8,192 tokens.
@@ -142,15 +143,9 @@ __attribute__((target("avx2,f16c"))) void widen_heads_f16c(const std::uint16_t* 
   }
 }
 
-bool fp16_runs_supported() {
-  static const bool supported = processor_has_avx2_fma() && __builtin_cpu_supports("f16c");
-  return supported;
-}
 #else
-void widen_heads_f16c(const std::uint16_t*, std::size_t, int, int, float*) {}
-
-bool fp16_runs_supported() {
-  return false;
+void widen_heads_f16c(const std::uint16_t*, std::size_t, int, int, float*) {
+  throw std::logic_error("F16C widening needs an x86-64 build with GCC or Clang");
 }
 #endif
 
@@ -177,7 +172,7 @@ QUIRE_CPU_INLINE void decode_coded(const Plane& plane, const std::int32_t* table
                                    float* out) {
   switch (plane.coding) {
     case KvCoding::Fp16:
-      if (fp16_runs_supported()) {
+      if (fp16_decode_supported()) {
         decode_fp16_runs(plane, table, page_size, num_pages, head, first, count, out);
       } else {
         decode_range<KvCoding::Fp16>(plane, table, page_size, num_pages, head, first, count, out);

@@ -416,6 +416,10 @@ bool attend_decode_rows(const AttentionCall& call, const AttentionItem& item,
 
 #else
 
+bool fp16_decode_supported() {
+  return false;
+}
+
 bool attend_decode_rows(const AttentionCall&, const AttentionItem&, AttentionScratch&) {
   return false;
 }
