@@ -181,7 +181,9 @@ modelgen::RandomModelSpec spec_from(const MakeModelArguments& a) {
   set_int(a.vocab, "vocab", spec.vocab);
   set_int(a.shards, "shards", spec.shards);
   set_int(a.gptq_group_size, "gptq_group_size", spec.gptq_group_size);
-  set_int(a.head_bits, "head_bits", spec.exl2_head_bits);
+  set_int(
+      a.head_bits, "head_bits",
+      spec.format.kind == modelgen::WeightFormat::EXL3 ? spec.exl3_head_bits : spec.exl2_head_bits);
   if (a.seed) spec.seed = parse_integer<std::uint64_t>("seed", *a.seed);
   if (a.sliding_window) {
     // "null": the key is written as null (Mistral v0.3, Nemo): no window.
@@ -229,9 +231,11 @@ modelgen::RandomModelSpec spec_from(const MakeModelArguments& a) {
   // A published GPTQ config.json says both; the flags only switch them on and off.
   if (a.gptq_v2) spec.gptq_v2 = true;
   if (a.gptq_no_act_order) spec.gptq_act_order = false;
-  if (a.head_bits && spec.format.kind != modelgen::WeightFormat::EXL2) {
+  if (a.head_bits && spec.format.kind != modelgen::WeightFormat::EXL2 &&
+      spec.format.kind != modelgen::WeightFormat::EXL3) {
     throw std::invalid_argument(
-        "head_bits: only EXL2 models quantize the head; add --format exl2:BITS");
+        "head_bits: only EXL2 and EXL3 models quantize the head; add --format exl2:BITS or "
+        "exl3:BITS");
   }
   set_family_options(a, spec);
   return spec;
@@ -303,8 +307,9 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
       ->type_name("NAME");
   command
       ->add_option("--format", a->format,
-                   "fp16, bf16, exl2:BITS (2.0 to 8.0), gptq, fp8 (a scale per row) or "
-                   "fp8-tensor (one scale) (default fp16)")
+                   "fp16, bf16, exl2:BITS (2.0 to 8.0), exl3:BITS[:mul1|mcg|3inst] (1.0 to "
+                   "8.0, exllamav3's layout with random trellis data), gptq, fp8 (a scale per "
+                   "row) or fp8-tensor (one scale) (default fp16)")
       ->type_name("FORMAT");
   const auto value = [&](const char* name, std::optional<std::string>& target, const char* help,
                          const char* type = "N") {
@@ -338,7 +343,8 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
   value("--max-position-embeddings", a->max_position_embeddings, "Context length (default 2048)");
   value("--shards", a->shards, "Safetensors files (default 1)");
   value("--gptq-group-size", a->gptq_group_size, "GPTQ group size (default 32)");
-  value("--head-bits", a->head_bits, "EXL2 head width: 2, 3, 4, 5, 6 or 8 (default 6)");
+  value("--head-bits", a->head_bits,
+        "Head width: EXL2 2, 3, 4, 5, 6 or 8; EXL3 1 to 8, or 16 for FP16 (default 6)");
   value("--softcap", a->softcap,
         "Gemma's attention and final logit soft-caps, ATTN:FINAL, 0 for none (gemma2 50:30, "
         "gemma3 none)",

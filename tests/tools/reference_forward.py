@@ -148,6 +148,7 @@ def read_config(model_dir):
     config["num_key_value_heads"] = get("num_key_value_heads") or config["num_attention_heads"]
     config["head_dim"] = get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
     config["checkpoint_format"] = (get("quantization_config") or {}).get("checkpoint_format", "")
+    config["moe_intermediate_size"] = get("moe_intermediate_size")
     layers = config["num_hidden_layers"]
     gemma = arch.startswith("Gemma")
     config["gemma"] = gemma
@@ -303,7 +304,24 @@ def embedding_scale(config, dtype):
 
 
 def has_linear(t, key):
-    return any(key + suffix in t for suffix in (".weight", ".q_weight", ".qweight"))
+    return any(key + suffix in t for suffix in (".weight", ".q_weight", ".qweight", ".trellis"))
+
+
+def output_width(key, config):
+    """A projection's outputs as config.json sizes them: EXL3 stores them
+    padded to a multiple of 128, so the width comes from here, not the
+    tensors."""
+    name = key.rsplit(".", 1)[-1]
+    heads, kv, dim = (config["num_attention_heads"], config["num_key_value_heads"],
+                      config["head_dim"])
+    inner = config["moe_intermediate_size"] if ".experts." in key and \
+        config["moe_intermediate_size"] else config["intermediate_size"]
+    widths = {"q_proj": heads * dim, "k_proj": kv * dim, "v_proj": kv * dim,
+              "qkv_proj": (heads + 2 * kv) * dim, "o_proj": config["hidden_size"],
+              "gate_proj": inner, "up_proj": inner, "w1": inner, "w3": inner,
+              "gate_up_proj": 2 * inner, "down_proj": config["hidden_size"],
+              "w2": config["hidden_size"], "lm_head": config["vocab_size"]}
+    return widths.get(name)
 
 
 def text_model_prefix(t):
@@ -358,7 +376,7 @@ def forward(config, t, tokens):
         return rotary_tables[id(rope)]
 
     def proj(key, value):
-        weight, bias = linear(t, key, config)
+        weight, bias = linear(t, key, config, value.shape[-1], output_width(key, config))
         out = value @ weight.T
         return out if bias is None else out + bias
 

@@ -1,7 +1,9 @@
 """Model weights for the reference forward pass: safetensors files read
 directly, EXL2 and GPTQ projections dequantized from their tensors,
-following the formats as exllamav2 defines them, and FP8 projections
-(compressed-tensors' float-quantized) from the E4M3 bits."""
+following the formats as exllamav2 defines them, FP8 projections
+(compressed-tensors' float-quantized) from the E4M3 bits, and EXL3
+projections decoded as exllamav3's reconstruct kernel and get_weight_tensor
+do (see dequant_exl3)."""
 import json
 import os
 import struct
@@ -141,7 +143,127 @@ def dequant_fp8(t, key):
     return values * scale.reshape(-1, 1)
 
 
-def linear(t, key, config):
+# EXL3, after exllamav3: modules/quant/exl3.py (get_weight_tensor),
+# modules/quant/exl3_lib/quantize.py (tensor_core_perm, preapply_had_l/r),
+# util/hadamard.py (Sylvester's construction from the 1x1 matrix) and the CUDA
+# decoder exllamav3_ext/quant/exl3_dq.cuh (dq) with codebook.cuh
+# (decode_3inst). Values are computed in numpy float16 where the CUDA code
+# computes in half precision.
+
+def exl3_tensor_core_perm():
+    """quantize.py's tensor_core_perm: perm[i] is the row-major tile element
+    (row * 16 + column, rows along the inputs) stored at tile position i."""
+    perm = [0] * 256
+    for t in range(32):
+        r0 = (t % 4) * 2
+        r1 = r0 + 1
+        r2 = r0 + 8
+        r3 = r0 + 9
+        c0 = t // 4
+        c1 = c0 + 8
+        perm[t * 8:t * 8 + 8] = [r0 * 16 + c0, r1 * 16 + c0, r2 * 16 + c0, r3 * 16 + c0,
+                                 r0 * 16 + c1, r1 * 16 + c1, r2 * 16 + c1, r3 * 16 + c1]
+    return np.array(perm)
+
+
+def exl3_states(tile_words, bits):
+    """dq() of exl3_dq.cuh for every position of one tile: the tile's int16
+    words read as uint32 (little-endian pairs), the state of position t the 16
+    bits ending at bit (t + 1) * bits + 256 * bits of the stream, each uint32
+    read from its top bit, indices modulo the tile's words."""
+    words32 = tile_words.astype(np.uint16).view(np.uint32).astype(np.int64)
+    count = bits * 256 // 32
+    states = np.zeros(256, dtype=np.int64)
+    for t in range(256):
+        b0 = t * bits + bits - 16 + 256 * bits
+        b1 = b0 + 16
+        i0 = b0 // 32
+        i1 = (b1 - 1) // 32
+        s0 = (i1 + 1) * 32 - b1
+        a = words32[i0 % count]
+        b = words32[i1 % count]
+        merged = (a << 32) | b  # __funnelshift_r(b, a, s0)
+        states[t] = (merged >> s0) & 0xFFFF
+    return states
+
+
+def exl3_codebook(states, codebook):
+    """decode_3inst<cb> of codebook.cuh in float16: cb 0 multiply-add, cb 1
+    the MCG multiplier, each then lop3(x, 0x8fff8fff, 0x3b603b60, 0x6a) and
+    the two halves added; cb 2 the MUL1 multiplier, the byte sum plus 0x6400
+    as a half, times 0x1eee plus 0xc931 in one rounding (hfma)."""
+    x = states.astype(np.uint64)
+    mask32 = np.uint64(0xFFFFFFFF)
+    if codebook == "mul1":
+        x = (x * np.uint64(0x83DCD12D)) & mask32
+        byte_sum = (x & 255) + ((x >> 8) & 255) + ((x >> 16) & 255) + (x >> 24)
+        h = (byte_sum + np.uint64(0x6400)).astype(np.uint16).view(np.float16)
+        k_inv = np.array([0x1EEE], dtype=np.uint16).view(np.float16)[0]
+        k_bias = np.array([0xC931], dtype=np.uint16).view(np.float16)[0]
+        # hfma rounds once: the exact value in float64, then to float16.
+        exact = h.astype(np.float64) * np.float64(k_inv) + np.float64(k_bias)
+        return exact.astype(np.float16).astype(np.float64)
+    if codebook == "mcg":
+        x = (x * np.uint64(0xCBAC1FED)) & mask32
+    else:
+        x = (x * np.uint64(89226354) + np.uint64(64248484)) & mask32
+    x = (x & np.uint64(0x8FFF8FFF)) ^ np.uint64(0x3B603B60)
+    low = (x & np.uint64(0xFFFF)).astype(np.uint16).view(np.float16)
+    high = (x >> np.uint64(16)).astype(np.uint16).view(np.float16)
+    return (low + high).astype(np.float64)  # __hadd: float16 addition
+
+
+def exl3_hadamard(size):
+    """get_hadamard(128) of util/hadamard.py: Sylvester's doubling from [[1]],
+    scaled by 1 / sqrt(size) as get_hadamard_dt scales it."""
+    h = np.ones((1, 1))
+    while h.shape[0] < size:
+        h = np.block([[h, h], [h, -h]])
+    return h / np.sqrt(size)
+
+
+def dequant_exl3(t, key, in_features, out_features):
+    """W [N, K]: the trellis decoded into W^ [Kp, Np] (tile [kt, nt] holds
+    rows 16 kt.. and columns 16 nt.., position i at tensor_core_perm[i]),
+    then exl3.py's get_weight_tensor: H W^ (blocks of 128 rows), times suh
+    per row, W H (blocks of 128 columns), times svh per column; the padding
+    beyond K inputs and N outputs cut off."""
+    trellis = t[key + ".trellis"]
+    tiles_k, tiles_n, words = trellis.shape
+    bits = words // 16
+    codebook = "mcg" if key + ".mcg" in t else "mul1" if key + ".mul1" in t else "3inst"
+    perm = exl3_tensor_core_perm()
+    w = np.zeros((tiles_k * 16, tiles_n * 16))
+    for kt in range(tiles_k):
+        for nt in range(tiles_n):
+            values = exl3_codebook(exl3_states(trellis[kt, nt], bits), codebook)
+            tile = np.zeros(256)
+            tile[perm] = values
+            w[kt * 16:kt * 16 + 16, nt * 16:nt * 16 + 16] = tile.reshape(16, 16)
+    if key + ".suh" in t:
+        suh = t[key + ".suh"].astype(np.float64)
+        svh = t[key + ".svh"].astype(np.float64)
+    else:  # exl3.py's unpack_bf of the packed signs: bit set -> -1
+        unpack = lambda packed: 1.0 - 2.0 * ((packed.astype(np.uint16)[:, None].astype(np.int64)
+                                               >> np.arange(16)) & 1).reshape(-1)
+        suh, svh = unpack(t[key + ".su"]), unpack(t[key + ".sv"])
+    had = exl3_hadamard(128)
+    kp, np_ = w.shape
+    w = (had @ w.reshape(-1, 128, np_)).reshape(kp, np_)  # preapply_had_l
+    w = w * suh[:, None]
+    w = (w.reshape(kp, -1, 128) @ had).reshape(kp, np_)  # preapply_had_r
+    w = w * svh[None, :]
+    return w[:in_features, :out_features].T
+
+
+def linear(t, key, config, in_features=None, out_features=None):
+    if key + ".trellis" in t:
+        weight = dequant_exl3(t, key, in_features, out_features)
+        bias = t.get(key + ".bias")
+        if bias is not None:
+            bias = bias[:out_features]
+        return (torch.from_numpy(np.ascontiguousarray(weight, dtype=np.float64)),
+                None if bias is None else torch.from_numpy(bias.astype(np.float64)))
     if t.dtypes.get(key + ".weight") == "F8_E4M3":
         weight = dequant_fp8(t, key)
     elif key + ".q_weight" in t:

@@ -60,6 +60,14 @@ void SafetensorsWriter::check_new(const std::string& name, DType dtype,
   }
 }
 
+std::vector<SafetensorsWriter::Listing> SafetensorsWriter::listing() const {
+  std::vector<Listing> out;
+  out.reserve(entries_.size());
+  for (const Entry& entry : entries_)
+    out.push_back({entry.name, entry.dtype, entry.shape, entry.data.size()});
+  return out;
+}
+
 void SafetensorsWriter::add(std::string name, DType dtype, std::vector<std::int64_t> shape,
                             std::span<const std::byte> data) {
   add(std::move(name), dtype, std::move(shape), std::vector<std::byte>(data.begin(), data.end()));

@@ -90,6 +90,19 @@ Json quantization_json(const RandomModelSpec& spec) {
           {"ignore", {"lm_head"}},
           {"kv_cache_scheme", nullptr}};
     }
+    case WeightFormat::EXL3: {
+      // What exllamav3's compile step writes (conversion/compile.py).
+      const kernels::Exl3Codebook codebook = spec.format.exl3_codebook;
+      return Json{{"quant_method", "exl3"},
+                  {"version", "1.4.1"},
+                  {"bits", spec.format.exl3_bits},
+                  {"head_bits", spec.exl3_head_bits},
+                  {"calibration", {{"rows", 250}, {"cols", 2048}}},
+                  {"out_scales", "auto"},
+                  {"codebook", codebook == kernels::Exl3Codebook::mcg          ? "mcg"
+                               : codebook == kernels::Exl3Codebook::three_inst ? "3inst"
+                                                                               : "mul1"}};
+    }
     case WeightFormat::FP16:
     case WeightFormat::BF16:
       break;
@@ -217,6 +230,57 @@ std::string tokenizer_config_json(const RandomModelSpec& spec) {
                       {"unk_token", "<unk>"},
                       {"model_max_length", spec.max_position_embeddings},
                       {"tokenizer_class", "LlamaTokenizer"}});
+}
+
+namespace {
+
+// str(torch.dtype), as exllamav3 lists a tensor's type.
+const char* torch_dtype_name(kernels::DType dtype) {
+  switch (dtype) {
+    case kernels::DType::F32:
+      return "torch.float32";
+    case kernels::DType::F16:
+      return "torch.float16";
+    case kernels::DType::BF16:
+      return "torch.bfloat16";
+    case kernels::DType::I32:
+      return "torch.int32";
+    case kernels::DType::I16:
+      return "torch.int16";
+    case kernels::DType::U8:
+      return "torch.uint8";
+    case kernels::DType::F8_E4M3:
+      return "torch.float8_e4m3fn";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string exl3_quantization_config_json(const RandomModelSpec& spec,
+                                          std::span<const io::SafetensorsWriter::Listing> tensors) {
+  // Modules in the order their first tensor was written, each a leaf module
+  // whose key is the tensor name without its last part.
+  Json storage = Json::object();
+  for (const io::SafetensorsWriter::Listing& tensor : tensors) {
+    const std::size_t dot = tensor.name.rfind('.');
+    const std::string module(tensor.name.substr(0, dot));
+    const std::string part(tensor.name.substr(dot + 1));
+    Json& entry = storage[module];
+    entry["stored_tensors"][std::string(tensor.name)] = {
+        {"shape", Json(std::vector<std::int64_t>(tensor.shape.begin(), tensor.shape.end()))},
+        {"n_bytes", tensor.bytes},
+        {"dtype", torch_dtype_name(tensor.dtype)}};
+    if (part == "trellis") {
+      entry["quant_format"] = "exl3";
+      entry["bits_per_weight"] = tensor.shape.back() / 16;
+    }
+    if (part == "mul1") entry["mul1_multiplier"] = kernels::kExl3Mul1Multiplier;
+    if (part == "mcg") entry["mcg_multiplier"] = kernels::kExl3McgMultiplier;
+  }
+  Json config = quantization_json(spec);
+  config["tensor_storage"] = std::move(storage);
+  return config.dump(4) + "\n";
 }
 
 }  // namespace quire::engine::modelgen::detail

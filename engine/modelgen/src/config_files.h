@@ -3,9 +3,11 @@
 // Private: the JSON files of a generated model directory, as text.
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "quire/engine/io/safetensors_writer.h"
 #include "quire/engine/modelgen/random_model_spec.h"
 
 namespace quire::engine::modelgen::detail {
@@ -25,5 +27,11 @@ std::string config_json(const RandomModelSpec& spec);
 std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids);
 std::string generation_config_json(const SpecialIds& ids);
 std::string tokenizer_config_json(const RandomModelSpec& spec);
+// An EXL3 model's quantization_config.json, as exllamav3's converter writes
+// it beside config.json: config.json's quantization_config plus
+// "tensor_storage", each module's stored tensors (shape, bytes, torch dtype)
+// and, for quantized ones, the format, bits and codebook multiplier.
+std::string exl3_quantization_config_json(const RandomModelSpec& spec,
+                                          std::span<const io::SafetensorsWriter::Listing> tensors);
 
 }  // namespace quire::engine::modelgen::detail

@@ -60,7 +60,9 @@ class LayoutPlanner {
     for (int i = 0; i < spec_.layers; ++i)
       layer(i);
     norm("norm.weight", hidden);
-    if (!spec_.resolved_tie()) b_.head(names_.head, hidden, spec_.vocab, "lm_head");
+    // exllamav3 quantizes the head of a tied model too, under lm_head.
+    const bool exl3_head = spec_.format.kind == WeightFormat::EXL3 && spec_.exl3_head_bits != 16;
+    if (!spec_.resolved_tie() || exl3_head) b_.head(names_.head, hidden, spec_.vocab, "lm_head");
     if (spec_.multimodal) vision_tower();
   }
 

@@ -275,8 +275,15 @@ void quantization_of(const Keys& root, RandomModelSpec& spec, const std::string&
     spec.gptq_group_size = quantization.small("group_size", 128);
     spec.gptq_act_order = quantization.boolean("desc_act", false);
     spec.gptq_v2 = quantization.text("checkpoint_format") == "gptq_v2";
+  } else if (method == "exl3") {
+    spec.format = FormatSpec{WeightFormat::EXL3};
+    spec.format.exl3_bits = quantization.number("bits", 4.0);
+    spec.exl3_head_bits = quantization.small("head_bits", 6);
+    const std::string codebook = quantization.text("codebook");
+    if (codebook == "mcg") spec.format.exl3_codebook = kernels::Exl3Codebook::mcg;
+    if (codebook == "3inst") spec.format.exl3_codebook = kernels::Exl3Codebook::three_inst;
   } else {
-    reject("config_from", source + ": quantization \"" + method + "\" is not exl2 or gptq");
+    reject("config_from", source + ": quantization \"" + method + "\" is not exl2, exl3 or gptq");
   }
 }
 

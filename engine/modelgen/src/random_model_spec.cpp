@@ -40,6 +40,17 @@ bool power_of_two(int value) {
 
 void validate_quantization(const RandomModelSpec& spec, int head_dim) {
   const FormatSpec& format = spec.format;
+  if (format.kind == WeightFormat::EXL3) {
+    // Any shape: the converter pads inputs and outputs to multiples of 128.
+    if (!(format.exl3_bits >= 1.0 && format.exl3_bits <= 8.0)) {
+      reject("format", "EXL3 bits " + decimal(format.exl3_bits) + " are outside 1.0..8.0");
+    }
+    if ((spec.exl3_head_bits < 1 || spec.exl3_head_bits > 8) && spec.exl3_head_bits != 16) {
+      reject("head_bits", std::to_string(spec.exl3_head_bits) +
+                              " is not an EXL3 head width; use 1 to 8, or 16 for an FP16 head");
+    }
+    return;
+  }
   if (format.kind != WeightFormat::EXL2 && format.kind != WeightFormat::GPTQ) return;
   check_multiple_of_32("hidden", spec.hidden, format);
   check_multiple_of_32("intermediate", spec.intermediate, format);

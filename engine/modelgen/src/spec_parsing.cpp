@@ -56,9 +56,31 @@ FormatSpec parse_format(std::string_view text) {
     const std::optional<double> bits = parse_number(text.substr(kExl2.size()));
     if (bits && *bits >= 2.0 && *bits <= 8.0) return {WeightFormat::EXL2, *bits};
   }
+  constexpr std::string_view kExl3 = "exl3:";
+  if (text.starts_with(kExl3)) {
+    std::string_view rest = text.substr(kExl3.size());
+    FormatSpec format{WeightFormat::EXL3};
+    if (const std::size_t colon = rest.find(':'); colon != std::string_view::npos) {
+      const std::string_view codebook = rest.substr(colon + 1);
+      rest = rest.substr(0, colon);
+      if (codebook == "mcg") {
+        format.exl3_codebook = kernels::Exl3Codebook::mcg;
+      } else if (codebook == "3inst") {
+        format.exl3_codebook = kernels::Exl3Codebook::three_inst;
+      } else if (codebook != "mul1") {
+        reject("format", "\"" + std::string(codebook) +
+                             "\" is not an EXL3 codebook; use mul1 (the default), mcg or 3inst");
+      }
+    }
+    const std::optional<double> bits = parse_number(rest);
+    if (bits && *bits >= 1.0 && *bits <= 8.0) {
+      format.exl3_bits = *bits;
+      return format;
+    }
+  }
   reject("format", "\"" + std::string(text) +
-                       "\" is not fp16, bf16, gptq, fp8, fp8-tensor or exl2:BITS with BITS "
-                       "from 2.0 to 8.0");
+                       "\" is not fp16, bf16, gptq, fp8, fp8-tensor, exl2:BITS with BITS "
+                       "from 2.0 to 8.0 or exl3:BITS[:mul1|mcg|3inst] with BITS from 1.0 to 8.0");
 }
 
 std::string to_string(const FormatSpec& format) {
@@ -75,6 +97,12 @@ std::string to_string(const FormatSpec& format) {
       return "fp8-tensor";
     case WeightFormat::EXL2:
       return "exl2:" + decimal(format.exl2_bits);
+    case WeightFormat::EXL3: {
+      const char* codebook = format.exl3_codebook == kernels::Exl3Codebook::mcg          ? ":mcg"
+                             : format.exl3_codebook == kernels::Exl3Codebook::three_inst ? ":3inst"
+                                                                                         : "";
+      return "exl3:" + decimal(format.exl3_bits) + codebook;
+    }
   }
   return "?";
 }

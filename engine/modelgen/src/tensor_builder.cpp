@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "quire/engine/formats/exl2_writer.h"
+#include "quire/engine/formats/exl3_writer.h"
 #include "quire/engine/formats/gptq_writer.h"
 #include "quire/engine/modelgen/random_stream.h"
 #include "quire/kernels/cpu/half.h"
@@ -149,8 +150,41 @@ void add_fp8(Tensors& out, const std::string& key, const std::vector<float>& wei
   }
 }
 
+// EXL3 as exllamav3's converter leaves it: a whole number of bits per
+// tensor (the two around a fractional mean, mixed by the tensor's own draw),
+// random trellis symbols, and the bias in FP16, padded like the outputs.
+int exl3_tensor_bits(const RandomModelSpec& spec, const std::string& label) {
+  const double mean = spec.format.exl3_bits;
+  const double below = std::floor(mean);
+  const double share_above = mean - below;
+  const bool above = RandomStream(spec.seed, label + "#bits").uniform() < share_above;
+  return std::clamp(static_cast<int>(below) + (above ? 1 : 0), 1, 8);
+}
+
+void add_exl3(const RandomModelSpec& spec, Tensors& out, const std::string& key,
+              const std::string& label, std::int64_t in, std::int64_t rows, int bits, Bias bias) {
+  formats::Exl3RandomOptions options;
+  options.bits = bits;
+  options.codebook = spec.format.exl3_codebook;
+  options.deviation = 1.0 / std::sqrt(static_cast<double>(in));
+  options.seed = layout_seed(spec, label);
+  const formats::Exl3Encoding encoding = formats::random_exl3(rows, in, options);
+  add_encoded(out, key, encoding.tensors());
+  if (bias == Bias::None) return;
+  std::vector<float> values(static_cast<std::size_t>(encoding.padded_out), 0.0f);
+  if (bias == Bias::Random) {
+    const std::vector<float> drawn = draw(spec, label + ".bias", rows, 0.0, 0.1);
+    std::copy(drawn.begin(), drawn.end(), values.begin());
+  }
+  add_values(out, key + ".bias", {encoding.padded_out}, values, DType::F16);
+}
+
 void add_linear(const RandomModelSpec& spec, Tensors& tensors, const std::string& key,
                 const std::string& label, std::int64_t in, std::int64_t out, Bias bias) {
+  if (spec.format.kind == WeightFormat::EXL3) {
+    add_exl3(spec, tensors, key, label, in, out, exl3_tensor_bits(spec, label), bias);
+    return;
+  }
   const std::vector<float> weight =
       draw(spec, label + ".weight", out * in, 0.0, 1.0 / std::sqrt(static_cast<double>(in)));
   switch (spec.format.kind) {
@@ -177,6 +211,8 @@ void add_linear(const RandomModelSpec& spec, Tensors& tensors, const std::string
     case WeightFormat::FP8_TENSOR:
       add_fp8(tensors, key, weight, out, in, spec.format.kind == WeightFormat::FP8);
       break;
+    case WeightFormat::EXL3:
+      break;
   }
   add_bias(spec, tensors, key, label, out, bias);
 }
@@ -184,6 +220,10 @@ void add_linear(const RandomModelSpec& spec, Tensors& tensors, const std::string
 void add_head(const RandomModelSpec& spec, Tensors& out, const std::string& key,
               const std::string& label, std::int64_t hidden, std::int64_t vocab) {
   const double deviation = 1.0 / std::sqrt(static_cast<double>(hidden));
+  if (spec.format.kind == WeightFormat::EXL3 && spec.exl3_head_bits != 16) {
+    add_exl3(spec, out, key, label, hidden, vocab, spec.exl3_head_bits, Bias::None);
+    return;
+  }
   if (spec.format.kind != WeightFormat::EXL2) {
     add_values(out, key + ".weight", {vocab, hidden},
                draw(spec, label + ".weight", vocab * hidden, 0.0, deviation), dense_dtype(spec));

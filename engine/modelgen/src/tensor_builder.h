@@ -45,7 +45,8 @@ class TensorBuilder {
   void linear(const std::string& key, std::int64_t in, std::int64_t out, Bias bias,
               const std::string& label = {});
   // The untied head: EXL2 at head_bits in every group, as exllamav2's
-  // converter quantizes it; dense otherwise (GPTQ leaves the head in FP16).
+  // converter quantizes it; EXL3 at its head bits (tied or not); dense
+  // otherwise (GPTQ leaves the head in FP16).
   void head(const std::string& key, std::int64_t hidden, std::int64_t vocab,
             const std::string& label = {});
 

@@ -51,6 +51,10 @@ int write_tensors(const RandomModelSpec& spec, const fs::path& dir) {
   io::SafetensorsWriter writer;
   writer.set_metadata("format", "pt");  // as PyTorch-saved checkpoints say
   detail::add_model_tensors(spec, writer);
+  if (spec.format.kind == WeightFormat::EXL3) {
+    write_text(dir / "quantization_config.json",
+               detail::exl3_quantization_config_json(spec, writer.listing()));
+  }
   if (spec.shards == 1) {
     writer.write(dir / "model.safetensors");
   } else {

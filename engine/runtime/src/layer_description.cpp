@@ -21,10 +21,22 @@ std::int64_t bytes_of(const io::ModelTensors& tensors, const std::string& name) 
 
 bool holds_linear(const io::ModelTensors& tensors, const std::string& key) {
   return tensors.contains(key + ".weight") || tensors.contains(key + ".q_weight") ||
-         tensors.contains(key + ".qweight");
+         tensors.contains(key + ".qweight") || tensors.contains(key + ".trellis");
 }
 
-// The output width a projection is stored with, in any format.
+std::int64_t round_up_128(std::int64_t features) {
+  return (features + 127) / 128 * 128;
+}
+
+std::optional<formats::TensorView> optional_view(const io::ModelTensors& tensors,
+                                                 const std::string& name) {
+  if (!tensors.contains(name)) return std::nullopt;
+  return view_of(tensors, name);
+}
+
+// The output width a projection is stored with, in any format. EXL3 stores
+// its outputs padded to a multiple of 128, so that width is only known to be
+// within 128 of the real one.
 std::optional<std::int64_t> stored_outputs(const io::ModelTensors& tensors,
                                            const std::string& key) {
   if (auto dense = tensors.find(key + ".weight"); dense && dense->info->shape.size() == 2) {
@@ -45,6 +57,16 @@ std::optional<std::int64_t> stored_outputs(const io::ModelTensors& tensors,
 void check_head_dim(const ModelDescription& model, const std::string& key, std::int64_t expected,
                     std::int64_t fused_extra) {
   const ModelConfig& c = model.config;
+  if (auto trellis = model.tensors.find(key + ".trellis");
+      trellis && trellis->info->shape.size() == 3) {
+    const std::int64_t padded = trellis->info->shape[1] * 16;
+    if (padded == round_up_128(expected)) return;
+    throw ModelError(model.directory.string() + ": " + key + ".trellis holds " +
+                     std::to_string(padded) + " outputs (padded to 128), but config.json's " +
+                     "head_dim " + std::to_string(c.head_dim) + " x " +
+                     std::to_string(c.num_heads) + " heads asks for " + std::to_string(expected) +
+                     ". config.json's \"head_dim\" disagrees with the tensors");
+  }
   const std::optional<std::int64_t> rows = stored_outputs(model.tensors, key);
   if (!rows || *rows == expected) return;
   const std::int64_t query_rows = *rows - fused_extra;
@@ -119,6 +141,43 @@ void describe_fp8(const ModelDescription& model, const std::string& key,
   linear.bits_per_weight = 8.0 + 32.0 / double(in);
 }
 
+// EXL3 as exllamav3 writes it: the trellis with its input and output
+// vectors, a codebook marker, and a bias of N or of the padded Np outputs.
+void describe_exl3(const ModelDescription& model, const std::string& key, bool with_bias,
+                   LinearDescription& linear) {
+  const io::ModelTensors& tensors = model.tensors;
+  formats::Exl3Tensors exl3;
+  exl3.trellis = view_of(tensors, key + ".trellis");
+  exl3.suh = optional_view(tensors, key + ".suh");
+  exl3.svh = optional_view(tensors, key + ".svh");
+  exl3.su = optional_view(tensors, key + ".su");
+  exl3.sv = optional_view(tensors, key + ".sv");
+  exl3.mcg = optional_view(tensors, key + ".mcg");
+  exl3.mul1 = optional_view(tensors, key + ".mul1");
+  const std::string bias_name = key + ".bias";
+  if (with_bias) {
+    if (!tensors.contains(bias_name)) {
+      throw ModelError(model.directory.string() + ": no tensor " + bias_name +
+                       ", but config.json gives this layer a bias; the model files are "
+                       "incomplete or do not match config.json");
+    }
+    exl3.bias = view_of(tensors, bias_name);
+  }
+  linear.format = LinearFormat::Exl3;
+  linear.exl3 = formats::describe_exl3(key, exl3, {linear.in_features, linear.out_features});
+  const formats::Exl3Layout& layout = *linear.exl3;
+  linear.bits_per_weight = layout.bits_per_weight();
+  if (exl3.bias) {
+    linear.has_bias = true;
+    linear.bias_dtype = exl3.bias->dtype;
+  }
+  // The trellis, suh and svh as FP16 (older files' packed signs are
+  // unpacked at load), and the bias.
+  linear.device_bytes = bytes_of(tensors, key + ".trellis") + 2 * layout.padded_in +
+                        2 * layout.padded_out +
+                        (exl3.bias ? static_cast<std::int64_t>(exl3.bias->bytes.size()) : 0);
+}
+
 }  // namespace
 
 LinearDescription describe_linear(const ModelDescription& model, const std::string& key,
@@ -128,6 +187,10 @@ LinearDescription describe_linear(const ModelDescription& model, const std::stri
   linear.key = key;
   linear.in_features = in;
   linear.out_features = out;
+  if (tensors.contains(key + ".trellis")) {
+    describe_exl3(model, key, with_bias, linear);
+    return linear;
+  }
   const std::string bias_name = key + ".bias";
   if (with_bias) {
     const io::ModelTensors::Located bias =
@@ -179,8 +242,8 @@ LinearDescription describe_linear(const ModelDescription& model, const std::stri
   }
   if (!tensors.contains(key + ".weight")) {
     throw ModelError(model.directory.string() + ": no tensor " + key + ".weight (nor " + key +
-                     ".q_weight for EXL2 or " + key +
-                     ".qweight for GPTQ); the model files are incomplete or do not match "
+                     ".q_weight for EXL2, " + key + ".qweight for GPTQ or " + key +
+                     ".trellis for EXL3); the model files are incomplete or do not match "
                      "config.json");
   }
   if (tensors.get(key + ".weight").info->dtype == DType::F8_E4M3) {

@@ -149,6 +149,24 @@ class Uploader {
         weight.format = gptq;
         break;
       }
+      case LinearFormat::Exl3: {
+        const formats::Exl3Layout& layout = *description.exl3;
+        kernels::Exl3Weight exl3;
+        exl3.trellis = static_cast<const std::uint16_t*>(tensor(device, key + ".trellis"));
+        // Signs unpacked from an older converter's su / sv, else the files' own.
+        exl3.suh = layout.suh.empty()
+                       ? static_cast<const std::uint16_t*>(tensor(device, key + ".suh"))
+                       : values(device, layout.suh);
+        exl3.svh = layout.svh.empty()
+                       ? static_cast<const std::uint16_t*>(tensor(device, key + ".svh"))
+                       : values(device, layout.svh);
+        exl3.bits = layout.bits;
+        exl3.codebook = layout.codebook;
+        exl3.padded_in = layout.padded_in;
+        exl3.padded_out = layout.padded_out;
+        weight.format = exl3;
+        break;
+      }
       case LinearFormat::Fp8: {
         kernels::Fp8Weight fp8;
         fp8.data = static_cast<const std::uint8_t*>(tensor(device, key + ".weight"));

@@ -42,6 +42,25 @@ std::string find_text_prefix(const ModelDescription& model) {
                    "; the model files are incomplete or do not match config.json");
 }
 
+// A tensor beside an EXL3 trellis that exllamav3's format does not have
+// (say, the marker of a codebook newer than Quire) would otherwise be left
+// unread and its layer decoded wrongly.
+void check_exl3_tensor_names(const ModelDescription& model) {
+  for (const std::string_view name : model.tensors.names()) {
+    const std::size_t dot = name.rfind('.');
+    if (dot == std::string_view::npos) continue;
+    const std::string_view suffix = name.substr(dot + 1);
+    bool known = false;
+    for (const std::string_view expected : formats::kExl3TensorSuffixes)
+      known = known || suffix == expected;
+    if (known || !model.tensors.contains(std::string(name.substr(0, dot)) + ".trellis")) continue;
+    throw ModelError(model.directory.string() + ": " + std::string(name) +
+                     " lies beside an EXL3 trellis, but EXL3 layers hold only trellis, suh, "
+                     "svh, su, sv, mcg, mul1 and bias; this model uses a part of the format "
+                     "Quire does not know (perhaps a newer codebook)");
+  }
+}
+
 std::int64_t parameters_of(const LinearDescription& linear) {
   return linear.in_features * linear.out_features + (linear.has_bias ? linear.out_features : 0);
 }
@@ -58,6 +77,8 @@ const char* to_string(LinearFormat format) {
       return "gptq";
     case LinearFormat::Fp8:
       return "fp8";
+    case LinearFormat::Exl3:
+      return "exl3";
   }
   return "?";
 }
@@ -100,6 +121,7 @@ ModelDescription ModelDescription::open(const std::filesystem::path& directory) 
                          io::ModelTensors::open(directory));
   const ModelConfig& c = model.config;
   const Architecture& a = *model.architecture;
+  check_exl3_tensor_names(model);
 
   model.text_prefix = find_text_prefix(model);
   model.embedding_name = a.embedding(model.text_prefix);
@@ -141,7 +163,7 @@ ModelDescription ModelDescription::open(const std::filesystem::path& directory) 
   std::string head;
   for (const std::string& name : a.heads) {
     if (model.tensors.contains(name + ".weight") || model.tensors.contains(name + ".q_weight") ||
-        model.tensors.contains(name + ".qweight")) {
+        model.tensors.contains(name + ".qweight") || model.tensors.contains(name + ".trellis")) {
       head = name;
       break;
     }

@@ -66,17 +66,24 @@ namespace {
 // backend cannot run its weights.
 std::shared_ptr<const ModelDescription> runnable_on(std::shared_ptr<const ModelDescription> model,
                                                     const kernels::Backend& backend) {
-  if (backend.runs_fp8_weights()) return model;
-  bool fp8 = model->head.format == LinearFormat::Fp8;
-  for (const LayerDescription& layer : model->layers) {
-    layer.for_each_linear(
-        [&](const LinearDescription& linear) { fp8 = fp8 || linear.format == LinearFormat::Fp8; });
-  }
-  if (!fp8) return model;
-  throw ModelError(model->directory.string() + ": its FP8 weights (compressed-tensors " +
-                   "float-quantized) are not run by the " + backend.name() +
-                   " backend; choose the CPU backend (--devices cpu, or Settings → " +
-                   "Backend) for this model");
+  bool fp8 = false;
+  bool exl3 = false;
+  const auto note = [&](const LinearDescription& linear) {
+    fp8 = fp8 || linear.format == LinearFormat::Fp8;
+    exl3 = exl3 || linear.format == LinearFormat::Exl3;
+  };
+  note(model->head);
+  for (const LayerDescription& layer : model->layers)
+    layer.for_each_linear(note);
+  const char* refused = fp8 && !backend.runs_fp8_weights()
+                            ? "FP8 weights (compressed-tensors float-quantized)"
+                        : exl3 && !backend.runs_exl3_weights() ? "EXL3 weights"
+                                                               : nullptr;
+  if (refused == nullptr) return model;
+  throw ModelError(model->directory.string() + ": its " + refused + " are not run by the " +
+                   backend.name() +
+                   " backend; choose the CPU backend (--devices cpu, or Settings → Backend) for "
+                   "this model");
 }
 
 }  // namespace

@@ -66,6 +66,26 @@ void check_gptq(const LinearWeight& weight, const GptqWeight& gptq) {
   }
 }
 
+void check_exl3(const LinearWeight& weight, const Exl3Weight& exl3) {
+  if (!exl3.trellis || !exl3.suh || !exl3.svh) reject("EXL3 weight with a missing tensor");
+  if (exl3.bits < 1 || exl3.bits > 8) {
+    reject("EXL3 weight of " + std::to_string(exl3.bits) + " bits (1 to 8 are defined)");
+  }
+  const auto padding_fits = [](std::int64_t features, std::int64_t padded) {
+    return padded % 128 == 0 && padded >= features && padded - features < 128;
+  };
+  if (!padding_fits(weight.in_features, exl3.padded_in) ||
+      !padding_fits(weight.out_features, exl3.padded_out)) {
+    reject("EXL3 weight padded to " + std::to_string(exl3.padded_in) + " x " +
+           std::to_string(exl3.padded_out) + " for " + std::to_string(weight.in_features) + " x " +
+           std::to_string(weight.out_features) + " (each must be rounded up to a multiple of 128)");
+  }
+  if (exl3.codebook != Exl3Codebook::three_inst && exl3.codebook != Exl3Codebook::mcg &&
+      exl3.codebook != Exl3Codebook::mul1) {
+    reject("EXL3 weight of an unknown codebook");
+  }
+}
+
 }  // namespace
 
 std::int64_t exl2_q_columns(const LinearWeight& weight, const Exl2Weight& exl2) {
@@ -85,6 +105,7 @@ void check_linear_descriptor(const LinearWeight& weight) {
   if (const auto* dense = std::get_if<DenseWeight>(&weight.format)) check_dense(*dense);
   if (const auto* exl2 = std::get_if<Exl2Weight>(&weight.format)) check_exl2(weight, *exl2);
   if (const auto* gptq = std::get_if<GptqWeight>(&weight.format)) check_gptq(weight, *gptq);
+  if (const auto* exl3 = std::get_if<Exl3Weight>(&weight.format)) check_exl3(weight, *exl3);
   if (const auto* fp8 = std::get_if<Fp8Weight>(&weight.format)) {
     if (fp8->data == nullptr || fp8->scales == nullptr) reject("FP8 weight with a missing tensor");
   }

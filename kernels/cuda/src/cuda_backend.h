@@ -68,6 +68,8 @@ class CudaBackend final : public Backend {
 
   // CUDA graphs of the device's stream (cuda_backend_capture.cpp).
   bool supports_capture() const override { return true; }
+  // EXL3 products have no CUDA kernel yet; such models are refused by name.
+  bool runs_exl3_weights() const override { return false; }
   void begin_capture(int device) override;
   std::unique_ptr<CapturedWork> end_capture(int device) override;
   bool replay(int device, CapturedWork& work) override;

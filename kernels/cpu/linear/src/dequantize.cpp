@@ -2,10 +2,12 @@
 // is the reference the products are tested against, so it reads the packed
 // formats bit by bit, independently of the unpacking the products use.
 
+#include <algorithm>
 #include <type_traits>
 
 #include "linear_internal.h"
 #include "quire/kernels/cpu/exl2_scale.h"
+#include "quire/kernels/cpu/exl3_trellis.h"
 #include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/linear.h"
 #include "quire/kernels/fp8.h"
@@ -90,6 +92,45 @@ void dequantize_gptq(const LinearWeight& weight, const GptqWeight& gptq, float* 
   }
 }
 
+// W = diag(suh) H W^ H diag(svh) in exllamav3's [K, N] orientation, written
+// out as [N, K], in double precision from the bit-by-bit state reader.
+void dequantize_exl3(const LinearWeight& weight, const Exl3Weight& exl3, float* out) {
+  const std::int64_t kp = exl3.padded_in;
+  const std::int64_t np = exl3.padded_out;
+  const std::int64_t tiles_n = np / kExl3TileSide;
+  const int words = exl3_tile_words(exl3.bits);
+  std::vector<double> w(std::size_t(kp * np));  // [Kp, Np]
+  for (std::int64_t kt = 0; kt < kp / kExl3TileSide; ++kt) {
+    for (std::int64_t nt = 0; nt < tiles_n; ++nt) {
+      const std::uint16_t* tile = exl3.trellis + (kt * tiles_n + nt) * words;
+      for (int t = 0; t < kExl3TileWeights; ++t) {
+        const std::int64_t k = kt * kExl3TileSide + exl3_tile_row(t);
+        const std::int64_t n = nt * kExl3TileSide + exl3_tile_column(t);
+        w[std::size_t(k * np + n)] =
+            exl3_codebook_value(exl3_state(tile, exl3.bits, t), exl3.codebook);
+      }
+    }
+  }
+  std::vector<double> line(std::size_t(std::max(kp, np)));
+  // H along the inputs: each column's blocks of 128.
+  for (std::int64_t n = 0; n < np; ++n) {
+    for (std::int64_t k = 0; k < kp; ++k)
+      line[std::size_t(k)] = w[std::size_t(k * np + n)];
+    for (std::int64_t k = 0; k < kp; k += kExl3RotationSize)
+      exl3_hadamard128(line.data() + k);
+    for (std::int64_t k = 0; k < kp; ++k)
+      w[std::size_t(k * np + n)] = line[std::size_t(k)] * half_to_float(exl3.suh[k]);
+  }
+  // H along the outputs: each row's blocks of 128.
+  for (std::int64_t k = 0; k < weight.in_features; ++k) {
+    double* row = w.data() + k * np;
+    for (std::int64_t n = 0; n < np; n += kExl3RotationSize)
+      exl3_hadamard128(row + n);
+    for (std::int64_t n = 0; n < weight.out_features; ++n)
+      out[n * weight.in_features + k] = static_cast<float>(row[n] * half_to_float(exl3.svh[n]));
+  }
+}
+
 }  // namespace
 
 std::vector<float> dequantize(const LinearWeight& weight) {
@@ -104,6 +145,8 @@ std::vector<float> dequantize(const LinearWeight& weight) {
           dequantize_exl2(weight, format, out.data());
         } else if constexpr (std::is_same_v<Format, GptqWeight>) {
           dequantize_gptq(weight, format, out.data());
+        } else if constexpr (std::is_same_v<Format, Exl3Weight>) {
+          dequantize_exl3(weight, format, out.data());
         } else {
           dequantize_fp8(weight, format, out.data());
         }

@@ -113,6 +113,8 @@ void linear(ThreadPool& pool, const float* x, std::int64_t rows, const LinearWei
           linear_detail::exl2_product(pool, product, format);
         } else if constexpr (std::is_same_v<Format, GptqWeight>) {
           linear_detail::gptq_product(pool, product, format);
+        } else if constexpr (std::is_same_v<Format, Exl3Weight>) {
+          linear_detail::exl3_product(pool, product, format);
         } else {
           linear_detail::fp8_product(pool, product, format);
         }

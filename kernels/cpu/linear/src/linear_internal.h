@@ -91,6 +91,7 @@ void exl2_permute_inputs(ThreadPool& pool, const Product& product, const Exl2Wei
                          std::vector<float>& xp);
 std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight);
 void gptq_product(ThreadPool& pool, const Product& product, const GptqWeight& weight);
+void exl3_product(ThreadPool& pool, const Product& product, const Exl3Weight& weight);
 void fp8_product(ThreadPool& pool, const Product& product, const Fp8Weight& weight);
 // out[n - begin] = x . w[n] for FP16 rows n in [begin, end) of length k_count,
 // with AVX2, FMA and F16C; false (nothing written) where the processor lacks

@@ -331,6 +331,8 @@ class Backend {
   // Whether linear() takes FP8 weights (Fp8Weight). A model that has them is
   // refused before loading on a backend that does not.
   virtual bool runs_fp8_weights() const { return true; }
+  // The same for EXL3 weights (Exl3Weight).
+  virtual bool runs_exl3_weights() const { return true; }
 
  protected:
   friend class DeviceBuffer;

@@ -180,6 +180,7 @@ class FaultInjectingBackend final : public Backend {
   bool shares_host_memory() const override { return inner_->shares_host_memory(); }
   std::int64_t invariant_decode_rows() const override { return inner_->invariant_decode_rows(); }
   bool runs_fp8_weights() const override { return inner_->runs_fp8_weights(); }
+  bool runs_exl3_weights() const override { return inner_->runs_exl3_weights(); }
 
  protected:
   // Never called: every buffer belongs to the inner backend, which frees it.

@@ -66,10 +66,44 @@ struct Fp8Weight {
   const float* scales = nullptr;       // F32 [N]
 };
 
+// EXL3's codebooks: how a tile position's 16-bit trellis state becomes an
+// FP16 weight (exllamav3's quant/codebook.cuh). three_inst is QTIP's
+// multiply-add-xor hash; mcg multiplies by 0xCBAC1FED before the same mask;
+// mul1 multiplies by 0x83DCD12D and maps the sum of the product's bytes
+// affinely to FP16.
+enum class Exl3Codebook : std::uint8_t { three_inst, mcg, mul1 };
+// The hashes' multipliers (fixed in exllamav3 since October 2025; the mcg
+// and mul1 tensors a converted model carries hold them, and mark the codebook).
+inline constexpr std::uint32_t kExl3McgMultiplier = 0xCBAC1FEDu;
+inline constexpr std::uint32_t kExl3Mul1Multiplier = 0x83DCD12Du;
+
+// EXL3 (exllamav3), a trellis-coded weight between two Hadamard rotations.
+// With Kp and Np the inputs and outputs padded to multiples of 128 (the
+// converter pads; padded inputs see zeros, padded outputs are dropped):
+//   y = H(H(x * suh) * W^) * svh,
+// H the orthonormal 128-point Walsh-Hadamard transform of each block of 128
+// (natural order) and W^ [Kp, Np] coded in 16x16 tiles. Tile (kt, nt) is the
+// 16 * bits FP16-sized words trellis + (kt * Np / 16 + nt) * 16 * bits: a
+// stream of 256 * bits bits, most significant first in each 32-bit word
+// (word j = trellis[2j] | trellis[2j + 1] << 16), holding one `bits`-wide
+// symbol per tile position. Position t's state is the 16 stream bits ending
+// at bit (t + 1) * bits, wrapping around the tile's end (tail-biting), and its
+// codebook value is weight (row, column) of the tile given by
+// exl3_tile_row/exl3_tile_column (the tensor-core order exllamav3 stores).
+struct Exl3Weight {
+  const std::uint16_t* trellis = nullptr;  // [Kp / 16, Np / 16, 16 * bits]
+  const std::uint16_t* suh = nullptr;      // FP16 [Kp]: input signs and scales
+  const std::uint16_t* svh = nullptr;      // FP16 [Np]: output signs and scales
+  int bits = 0;                            // 1 to 8
+  Exl3Codebook codebook = Exl3Codebook::mul1;
+  std::int64_t padded_in = 0;   // Kp, a multiple of 128 with K <= Kp < K + 128
+  std::int64_t padded_out = 0;  // Np, likewise for N
+};
+
 struct LinearWeight {
   std::int64_t in_features = 0;
   std::int64_t out_features = 0;
-  std::variant<DenseWeight, Exl2Weight, GptqWeight, Fp8Weight> format;
+  std::variant<DenseWeight, Exl2Weight, GptqWeight, Fp8Weight, Exl3Weight> format;
   const void* bias = nullptr;  // [N] or nullptr
   DType bias_dtype = DType::F16;
 };

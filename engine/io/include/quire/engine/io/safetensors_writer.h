@@ -7,6 +7,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "quire/kernels/dtype.h"
@@ -41,6 +42,15 @@ class SafetensorsWriter {
   void set_metadata(std::string key, std::string value);
 
   std::size_t size() const { return entries_.size(); }
+  // What has been added, in order, without the data: for files that
+  // describe the tensors (an EXL3 model's quantization_config.json).
+  struct Listing {
+    std::string_view name;
+    kernels::DType dtype;
+    std::span<const std::int64_t> shape;
+    std::size_t bytes = 0;
+  };
+  std::vector<Listing> listing() const;
   std::uint64_t data_bytes() const { return data_bytes_; }
 
   // Writes every tensor into one file.

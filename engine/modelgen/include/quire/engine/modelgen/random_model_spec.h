@@ -9,19 +9,27 @@
 #include <utility>
 #include <vector>
 
+#include "quire/kernels/linear_weight.h"
+
 namespace quire::engine::modelgen {
 
 // How the linear layers are stored.
 // FP8: compressed-tensors' float-quantized checkpoint as llm-compressor
 // writes it (F8_E4M3 projections with weight_scale, every other tensor in
 // BF16, lm_head left out); FP8_TENSOR with one scale per tensor, FP8 with
-// one per output row.
-enum class WeightFormat : std::uint8_t { FP16, BF16, EXL2, GPTQ, FP8, FP8_TENSOR };
+// one per output row. EXL3: exllamav3's layout with random trellis symbols
+// (any symbols are a valid EXL3 tensor), a quantized head even where the
+// embeddings are tied, as its converter writes it.
+enum class WeightFormat : std::uint8_t { FP16, BF16, EXL2, GPTQ, FP8, FP8_TENSOR, EXL3 };
 
 struct FormatSpec {
   WeightFormat kind = WeightFormat::FP16;
   // Mean width of the EXL2 projections, 2.0 to 8.0; unused otherwise (GPTQ is 4-bit).
   double exl2_bits = 4.0;
+  // EXL3: the mean bits per weight, 1.0 to 8.0 (each tensor gets a whole
+  // number, the two around the mean mixed to reach it), and the codebook.
+  double exl3_bits = 4.0;
+  kernels::Exl3Codebook exl3_codebook = kernels::Exl3Codebook::mul1;
 };
 
 struct RopeScalingSpec {
@@ -138,6 +146,8 @@ struct RandomModelSpec {
   bool gptq_v2 = false;  // checkpoint_format "gptq_v2": zero points stored exactly
   // EXL2: width of every head group (2, 3, 4, 5, 6 or 8)
   int exl2_head_bits = 6;
+  // EXL3: bits of the head (1 to 8), or 16 for an FP16 head
+  int exl3_head_bits = 6;
 
   // Gemma 2 and 3.
   SoftcapSpec softcap;
@@ -195,10 +205,11 @@ RandomModelSpec default_spec(std::string_view architecture);
 // option's name ("kv_heads: ...") and says what is allowed.
 void validate(const RandomModelSpec& spec);
 
-// "fp16", "bf16", "gptq", "fp8", "fp8-tensor" or "exl2:BITS" (BITS 2.0 to 8.0). Throws
-// std::invalid_argument naming "format".
+// "fp16", "bf16", "gptq", "fp8", "fp8-tensor", "exl2:BITS" (BITS 2.0 to 8.0)
+// or "exl3:BITS[:CODEBOOK]" (BITS 1.0 to 8.0; CODEBOOK mul1, the default,
+// mcg or 3inst). Throws std::invalid_argument naming "format".
 FormatSpec parse_format(std::string_view text);
-std::string to_string(const FormatSpec& format);  // "exl2:4.0"
+std::string to_string(const FormatSpec& format);  // "exl2:4.0", "exl3:3.5:mcg"
 
 // "none", "linear:F", "dynamic:F", "llama3", "llama3:F[:ORIGINAL[:LOW:HIGH]]",
 // "yarn:F[:ORIGINAL]" (F >= 1) or "longrope[:ORIGINAL]". Throws

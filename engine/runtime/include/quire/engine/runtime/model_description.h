@@ -8,6 +8,7 @@
 
 #include "quire/cache/cache_format.h"
 #include "quire/engine/formats/exl2_layout.h"
+#include "quire/engine/formats/exl3_layout.h"
 #include "quire/engine/formats/gptq_layout.h"
 #include "quire/engine/io/model_tensors.h"
 #include "quire/engine/model/architecture.h"
@@ -19,8 +20,9 @@
 namespace quire::engine {
 
 // Fp8: compressed-tensors' float-quantized weights (F8_E4M3 `weight` and
-// its `weight_scale`, per output row or per tensor).
-enum class LinearFormat : std::uint8_t { Dense, Exl2, Gptq, Fp8 };
+// its `weight_scale`, per output row or per tensor). Exl3: exllamav3's
+// trellis-coded weights (`trellis`, `suh`, `svh`, a codebook marker).
+enum class LinearFormat : std::uint8_t { Dense, Exl2, Gptq, Fp8, Exl3 };
 
 const char* to_string(LinearFormat format);
 
@@ -38,6 +40,7 @@ struct LinearDescription {
   std::int64_t device_bytes = 0;
   std::optional<formats::Exl2Layout> exl2;
   std::optional<formats::GptqLayout> gptq;
+  std::optional<formats::Exl3Layout> exl3;
   // Fp8: the dtype of `weight_scale`, and whether it holds one scale per
   // output row (else one for the whole tensor).
   kernels::DType scale_dtype = kernels::DType::F32;
