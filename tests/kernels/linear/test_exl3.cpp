@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "exl3_decode.h"
+#include "exl3_kernels.h"
+#include "linear_internal.h"
 #include "quire/kernels/cpu/exl3_trellis.h"
 #include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/linear.h"
@@ -18,6 +20,9 @@
 #include "test_main.h"
 
 using namespace quire::kernels;
+using linear_detail::exl3_wide_supported;
+using linear_detail::Exl3Path;
+using linear_detail::kExl3FewRows;
 
 namespace {
 
@@ -56,6 +61,104 @@ struct Exl3Layer {
     if (with_bias) bias = signs(out, 0.1f);
   }
 
+  // Inputs [rows, in]. `exact8`: rows whose rotation H(x * suh) is a whole
+  // number times its 128-block's largest value / 127 (largest +-127),
+  // which the integer kernels' rounding then keeps exactly: x = H(that) /
+  // suh, H being its own inverse.
+  std::vector<float> inputs(std::mt19937& rng, std::int64_t rows, bool exact8) const {
+    std::vector<float> x(std::size_t(rows * in));
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    if (!exact8 || in != padded_in) {
+      for (float& v : x)
+        v = value(rng);
+      return x;
+    }
+    std::uniform_int_distribution<int> level(-127, 127);
+    std::vector<double> rotated(static_cast<std::size_t>(in));
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t b = 0; b < in; b += 128) {
+        const double scale = 0.01 * (1 + b / 128);
+        for (int i = 0; i < 128; ++i)
+          rotated[std::size_t(b + i)] = scale * (i == 5 ? 127 : level(rng));
+        exl3_hadamard128(rotated.data() + b);
+      }
+      for (std::int64_t k = 0; k < in; ++k)
+        x[std::size_t(r * in + k)] =
+            static_cast<float>(rotated[std::size_t(k)] / half_to_float(suh[std::size_t(k)]));
+    }
+    return x;
+  }
+
+  // y = x W^T + bias in double: from `dense` (dequantize()) when given,
+  // else from the codebook values before their FP16 rounding, as the
+  // register kernels compute them (MUL1's inputs rounded to 8 bits per
+  // block of 128, as theirs are).
+  std::vector<double> reference(const std::vector<float>& x, std::int64_t rows,
+                                const std::vector<float>* dense) const {
+    std::vector<double> y(std::size_t(rows * out), 0.0);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      if (dense != nullptr) {
+        for (std::int64_t n = 0; n < out; ++n) {
+          double sum = 0.0;
+          for (std::int64_t k = 0; k < in; ++k)
+            sum += double(x[std::size_t(r * in + k)]) * (*dense)[std::size_t(n * in + k)];
+          y[std::size_t(r * out + n)] = sum;
+        }
+      } else {
+        std::vector<double> rotated(static_cast<std::size_t>(padded_in), 0.0);
+        for (std::int64_t k = 0; k < in; ++k)
+          rotated[std::size_t(k)] =
+              double(x[std::size_t(r * in + k)]) * half_to_float(suh[std::size_t(k)]);
+        for (std::int64_t b = 0; b < padded_in; b += 128)
+          exl3_hadamard128(rotated.data() + b);
+        if (codebook == Exl3Codebook::mul1) round_to_8_bits(rotated);
+        std::vector<double> z(static_cast<std::size_t>(padded_out), 0.0);
+        const int words = 16 * bits;
+        for (std::int64_t kt = 0; kt < padded_in / 16; ++kt) {
+          for (std::int64_t nt = 0; nt < padded_out / 16; ++nt) {
+            const std::uint16_t* tile = trellis.data() + (kt * (padded_out / 16) + nt) * words;
+            for (int t = 0; t < 256; ++t) {
+              const double w = unrounded_value(exl3_state(tile, bits, t));
+              z[std::size_t(nt * 16 + exl3_tile_column(t))] +=
+                  rotated[std::size_t(kt * 16 + exl3_tile_row(t))] * w;
+            }
+          }
+        }
+        for (std::int64_t b = 0; b < padded_out; b += 128)
+          exl3_hadamard128(z.data() + b);
+        for (std::int64_t n = 0; n < out; ++n)
+          y[std::size_t(r * out + n)] = z[std::size_t(n)] * half_to_float(svh[std::size_t(n)]);
+      }
+      if (!bias.empty()) {
+        for (std::int64_t n = 0; n < out; ++n)
+          y[std::size_t(r * out + n)] += half_to_float(bias[std::size_t(n)]);
+      }
+    }
+    return y;
+  }
+
+  double unrounded_value(std::uint32_t state) const {
+    if (codebook == Exl3Codebook::mul1) {
+      return double(exl3_mul1_scale()) * exl3_mul1_byte_sum(state) + exl3_mul1_offset();
+    }
+    std::uint32_t x =
+        codebook == Exl3Codebook::mcg ? state * 0xCBAC1FEDu : state * 89226354u + 64248484u;
+    x = (x & 0x8fff8fffu) ^ 0x3b603b60u;
+    return double(half_to_float(std::uint16_t(x & 0xffff))) + half_to_float(std::uint16_t(x >> 16));
+  }
+
+  static void round_to_8_bits(std::vector<double>& rotated) {
+    for (std::size_t b = 0; b < rotated.size(); b += 128) {
+      double largest = 0.0;
+      for (std::size_t i = b; i < b + 128; ++i)
+        largest = std::max(largest, std::fabs(rotated[i]));
+      const float scale = static_cast<float>(largest) / 127.0f;
+      const float inverse = largest > 0.0 ? 127.0f / static_cast<float>(largest) : 0.0f;
+      for (std::size_t i = b; i < b + 128; ++i)
+        rotated[i] = double(scale) * std::lrintf(static_cast<float>(rotated[i]) * inverse);
+    }
+  }
+
   LinearWeight weight() const {
     LinearWeight w;
     w.in_features = in;
@@ -69,6 +172,37 @@ struct Exl3Layer {
     return w;
   }
 };
+
+void run(ThreadPool& pool, const std::vector<float>& x, std::int64_t rows,
+         const LinearWeight& weight, Exl3Path path, std::vector<float>& y) {
+  const linear_detail::Product product{
+      x.data(), rows,    weight.in_features, weight.out_features, nullptr,
+      y.data(), nullptr, ProductRows::decode};
+  std::vector<float> bias;
+  linear_detail::Product with_bias = product;
+  if (weight.bias != nullptr) {
+    for (std::int64_t n = 0; n < weight.out_features; ++n)
+      bias.push_back(half_to_float(static_cast<const std::uint16_t*>(weight.bias)[n]));
+    with_bias.bias = bias.data();
+  }
+  linear_detail::exl3_product(pool, with_bias, std::get<Exl3Weight>(weight.format), path);
+}
+
+void check_close(const std::vector<float>& y, const std::vector<double>& expected, double tolerance,
+                 const char* what, std::int64_t rows) {
+  double largest = 0.0;
+  double worst = 0.0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    largest = std::max(largest, std::fabs(expected[i]));
+    worst = std::max(worst, std::fabs(expected[i] - y[i]));
+  }
+  QVERIFY2(largest > 0.1, "the outputs are not of order one");
+  QVERIFY2(worst <= tolerance * largest, qPrintable(QStringLiteral("%1, %2 rows: off by %3 of %4")
+                                                        .arg(what)
+                                                        .arg(rows)
+                                                        .arg(worst)
+                                                        .arg(largest)));
+}
 
 const char* name_of(Exl3Codebook codebook) {
   return codebook == Exl3Codebook::mul1 ? "mul1" : codebook == Exl3Codebook::mcg ? "mcg" : "3inst";
@@ -184,10 +318,18 @@ class Exl3KernelTest : public QObject {
     QCOMPARE(exl3_state(tile.data(), 4, 255), 0xabcdu);
   }
 
-  // Every product equals the double-precision dequantization's, for each
-  // width and codebook, with padding on both sides, one row (decode) and
-  // several (a tail and a block beyond kRowBlock).
-  void productsMatchTheDequantizedWeight_data() {
+  // Both product paths, for each width and codebook, with padding on both
+  // sides, one row (decode) and several (a tail and a block beyond
+  // kRowBlock):
+  //  - the tiles, decoded to the codebook's FP16 values, equal the
+  //    double-precision dequantization's products;
+  //  - the kernels that decode in registers skip the FP16 rounding of the
+  //    codebook (3INST, MCG: the sum of the two halves; MUL1: its affine form
+  //    in the byte sum) and take MUL1's inputs in 8 bits per block of 128:
+  //    they equal a reference built from those values in double precision,
+  //    given inputs whose rotation is exactly 8-bit (random ones are checked
+  //    within the rounding of their inputs).
+  void productsMatchTheirReference_data() {
     QTest::addColumn<int>("bits");
     QTest::addColumn<int>("codebook");
     QTest::addColumn<int>("in");
@@ -201,42 +343,59 @@ class Exl3KernelTest : public QObject {
       }
     }
     QTest::addRow("padded inputs and outputs") << 4 << int(Exl3Codebook::mul1) << 200 << 72 << true;
-    QTest::addRow("padded outputs, 3 bits") << 3 << int(Exl3Codebook::mcg) << 384 << 330 << true;
+    QTest::addRow("padded, 3 bits mcg") << 3 << int(Exl3Codebook::mcg) << 384 << 330 << true;
+    QTest::addRow("padded, 5 bits 3inst")
+        << 5 << int(Exl3Codebook::three_inst) << 130 << 260 << true;
   }
-  void productsMatchTheDequantizedWeight() {
+  void productsMatchTheirReference() {
     QFETCH(int, bits);
     QFETCH(int, codebook);
     QFETCH(int, in);
     QFETCH(int, out);
     QFETCH(bool, bias);
     std::mt19937 rng(std::uint32_t(bits * 31 + codebook * 7 + in));
-    const Exl3Layer layer(rng, in, out, bits, static_cast<Exl3Codebook>(codebook), bias);
+    const auto book = static_cast<Exl3Codebook>(codebook);
+    const Exl3Layer layer(rng, in, out, bits, book, bias);
     const LinearWeight weight = layer.weight();
+    const Exl3Weight& exl3 = std::get<Exl3Weight>(weight.format);
     const std::vector<float> dense = dequantize(weight);
     ThreadPool pool(2);
-    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
     for (const std::int64_t rows : {1, 5, 131}) {
-      std::vector<float> x(std::size_t(rows * in));
-      for (float& v : x)
-        v = value(rng);
+      const std::vector<float> x = layer.inputs(rng, rows, book == Exl3Codebook::mul1);
       std::vector<float> y(std::size_t(rows * out));
-      linear(pool, x.data(), rows, weight, y.data(),
-             rows == 1 ? ProductRows::decode : ProductRows::prompt);
-      double largest = 0.0;
-      double worst = 0.0;
-      for (std::int64_t r = 0; r < rows; ++r) {
-        for (std::int64_t n = 0; n < out; ++n) {
-          double expected = bias ? half_to_float(layer.bias[std::size_t(n)]) : 0.0;
-          for (std::int64_t k = 0; k < in; ++k)
-            expected += double(x[std::size_t(r * in + k)]) * dense[std::size_t(n * in + k)];
-          largest = std::max(largest, std::fabs(expected));
-          worst = std::max(worst, std::fabs(expected - y[std::size_t(r * out + n)]));
-        }
+      run(pool, x, rows, weight, Exl3Path::tiles, y);
+      check_close(y, layer.reference(x, rows, &dense), 2e-5, "tiles", rows);
+      if (rows > kExl3FewRows || !exl3_wide_supported()) continue;
+      run(pool, x, rows, weight, Exl3Path::registers, y);
+      check_close(y, layer.reference(x, rows, nullptr), 2e-5, "registers", rows);
+      // Random inputs, rounded to 8 bits for MUL1.
+      const std::vector<float> random = layer.inputs(rng, rows, false);
+      run(pool, random, rows, weight, Exl3Path::registers, y);
+      check_close(y, layer.reference(random, rows, nullptr),
+                  exl3.codebook == Exl3Codebook::mul1 ? 0.03 : 2e-5, "registers, random inputs",
+                  rows);
+    }
+  }
+
+  // A decode row's outputs do not depend on how many rows decode with it.
+  void decodeRowsAreAloneTogether() {
+    if (!exl3_wide_supported()) QSKIP("the processor has no AVX-512 VBMI and VNNI");
+    for (const Exl3Codebook book : {Exl3Codebook::mul1, Exl3Codebook::mcg}) {
+      std::mt19937 rng(17);
+      const Exl3Layer layer(rng, 256, 256, 4, book, true);
+      const LinearWeight weight = layer.weight();
+      ThreadPool pool(2);
+      const std::vector<float> x = layer.inputs(rng, 16, false);
+      std::vector<float> alone(std::size_t(16 * 256));
+      for (int r = 0; r < 16; ++r) {
+        linear(pool, x.data() + r * 256, 1, weight, alone.data() + r * 256, ProductRows::decode);
       }
-      QVERIFY2(largest > 0.1, "the outputs are not of order one");
-      QVERIFY2(
-          worst <= 2e-5 * largest,
-          qPrintable(QStringLiteral("%1 rows: off by %2 of %3").arg(rows).arg(worst).arg(largest)));
+      for (int rows = 2; rows <= 16; rows += 3) {
+        std::vector<float> together(std::size_t(rows * 256));
+        linear(pool, x.data(), rows, weight, together.data(), ProductRows::decode);
+        for (std::size_t i = 0; i < together.size(); ++i)
+          QCOMPARE(together[i], alone[i]);
+      }
     }
   }
 

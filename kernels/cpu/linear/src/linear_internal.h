@@ -91,7 +91,14 @@ void exl2_permute_inputs(ThreadPool& pool, const Product& product, const Exl2Wei
                          std::vector<float>& xp);
 std::int64_t exl2_columns(const Product& product, const Exl2Weight& weight);
 void gptq_product(ThreadPool& pool, const Product& product, const GptqWeight& weight);
-void exl3_product(ThreadPool& pool, const Product& product, const Exl3Weight& weight);
+// EXL3 products (linear_exl3.cpp). Up to this many rows take the kernels
+// that decode each tile in registers (where the processor has them); more
+// rows decode each tile once into floats for a block of rows. `path` lets
+// tests ask for either: registers needs exl3_wide_supported().
+inline constexpr std::int64_t kExl3FewRows = 16;
+enum class Exl3Path { fastest, registers, tiles };
+void exl3_product(ThreadPool& pool, const Product& product, const Exl3Weight& weight,
+                  Exl3Path path = Exl3Path::fastest);
 void fp8_product(ThreadPool& pool, const Product& product, const Fp8Weight& weight);
 // out[n - begin] = x . w[n] for FP16 rows n in [begin, end) of length k_count,
 // with AVX2, FMA and F16C; false (nothing written) where the processor lacks

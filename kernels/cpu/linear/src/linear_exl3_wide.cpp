@@ -1,0 +1,524 @@
+// EXL3 decode products with 512-bit registers (exl3_kernels.h).
+//
+// A tile is 256 positions in the tensor cores' order; sixteen consecutive
+// positions (a "vector" m of the tile) are one register of 32-bit lanes. For
+// each vector the packed words it needs (at most 6 of 32 bits) are loaded
+// into a 256-bit register, one byte permute (vpermb) gathers for every lane
+// the three stream bytes that hold its 16-bit state, a variable shift and a
+// mask leave the state. Everything about where a vector's bits lie depends
+// only on the width and on m, so it is planned once per product
+// (WindowPlan). Per 16 weights that is a masked load, vpermb, vpsrlvd and
+// vpandd; then
+//  - MUL1: vpmulld by the multiplier and one vpdpbusd, which multiplies the
+//    four bytes of each hashed state by the lane's 8-bit input and adds them:
+//    the input times the byte sum, in one instruction. The codebook is affine
+//    in that sum, so the scale and offset are applied once per output;
+//  - 3INST and MCG: vpmulld (and vpaddd), the mask-and-xor as one
+//    vpternlogd, the two FP16 halves of each lane widened (vcvtph2ps) and
+//    each multiplied by the lane's input (two FMAs): their sum is the
+//    codebook value before its rounding to FP16.
+// The positions of vectors 2c and 2c + 1 all lie in columns c and c + 8 of
+// the tile, so both add into one accumulator: eight per tile and row.
+
+#include <algorithm>
+#include <cstring>
+
+#include "exl3_kernels.h"
+#include "quire/kernels/cpu/exl3_trellis.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12 takes the undefined upper halves of its own AVX-512 reductions for
+// uninitialized values.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#define QUIRE_HAVE_EXL3_WIDE 1
+#endif
+
+namespace quire::kernels::linear_detail {
+
+#ifdef QUIRE_HAVE_EXL3_WIDE
+
+namespace {
+
+constexpr int kVectors = 16;  // registers of 16 positions in a tile
+
+// Where each vector's state bits lie for one width. The window of vector m
+// starts at the 32-bit word holding its first state's first bit; the bit
+// offsets within it repeat with m's parity (16 states are 16 * bits bits,
+// half a word more for odd widths), so two byte patterns and two shift
+// patterns serve all sixteen vectors.
+struct alignas(64) WindowPlan {
+  std::uint8_t index[2][64] = {};         // vpermb: three stream bytes per lane
+  std::uint32_t shift[2][16] = {};        // then shifted right by this much
+  int first_word[kVectors] = {};          // the window's first 32-bit word; -1: the tile's last
+  std::uint8_t load_mask[kVectors] = {};  // the words of the window to load
+  int words = 0;                          // 32-bit words per tile
+};
+
+// Register byte of relative stream byte i: each 32-bit word is stored
+// little-endian and read from its most significant bit.
+constexpr int register_byte(int i) {
+  return 4 * (i / 4) + 3 - i % 4;
+}
+
+constexpr WindowPlan make_plan(int bits) {
+  WindowPlan plan;
+  plan.words = kExl3TileWeights * bits / 32;
+  for (int m = 0; m < kVectors; ++m) {
+    const int start = (16 * m + 1) * bits - 16;  // the first state's first bit
+    const int first = start < 0 ? -1 : start / 32;
+    const int end = (16 * m + 16) * bits - 32 * first;
+    const int loaded = (end + 31) / 32;
+    plan.first_word[m] = first;
+    // The wrapped window of vector 0 takes the tile's last word as its first.
+    plan.load_mask[m] = static_cast<std::uint8_t>((1u << (first < 0 ? loaded - 1 : loaded)) - 1);
+    for (int lane = 0; lane < 16; ++lane) {
+      const int bit = (16 * m + lane + 1) * bits - 16 - 32 * first;
+      const int byte = bit / 8;
+      std::uint8_t* index = plan.index[m % 2] + 4 * lane;
+      index[0] = static_cast<std::uint8_t>(register_byte(byte + 2));
+      index[1] = static_cast<std::uint8_t>(register_byte(byte + 1));
+      index[2] = static_cast<std::uint8_t>(register_byte(byte));
+      index[3] = index[2];
+      plan.shift[m % 2][lane] = static_cast<std::uint32_t>(8 - bit % 8);
+    }
+  }
+  return plan;
+}
+
+template <int Bits>
+struct Plan {
+  static constexpr WindowPlan value = make_plan(Bits);
+};
+
+// What make_plan relies on: the patterns of vectors m and m + 2 are the same.
+constexpr bool patterns_repeat(int bits) {
+  for (int m = 2; m < kVectors; ++m) {
+    const int first = (16 * m + 1) * bits - 16;
+    const int previous = (16 * (m - 2) + 1) * bits - 16;
+    const int offset = first - 32 * (first / 32);
+    const int previous_offset = previous - 32 * (previous < 0 ? -1 : previous / 32);
+    if (offset != previous_offset) return false;
+  }
+  return true;
+}
+static_assert(patterns_repeat(1) && patterns_repeat(2) && patterns_repeat(3) &&
+              patterns_repeat(4) && patterns_repeat(5) && patterns_repeat(6) &&
+              patterns_repeat(7) && patterns_repeat(8));
+
+// Byte (int8 inputs) or float indices that give each lane of a vector of
+// parity p the input of its position's row: rows depend on m only through
+// m % 2.
+struct alignas(64) InputPlan {
+  std::uint8_t byte_rows[2][64];     // four copies of the row per 32-bit lane
+  std::int32_t half_rows[2][2][16];  // [parity][which FP16 half][float]: row of float f
+};
+
+InputPlan make_input_plan() {
+  InputPlan plan;
+  for (int parity = 0; parity < 2; ++parity) {
+    for (int lane = 0; lane < 16; ++lane) {
+      const int row = exl3_tile_row(16 * parity + lane);
+      for (int b = 0; b < 4; ++b)
+        plan.byte_rows[parity][4 * lane + b] = static_cast<std::uint8_t>(row);
+    }
+    // Widening the low 256 bits of a register of FP16 pairs gives lanes
+    // 0-7's halves in turn (float f from lane f / 2), the high 256 bits
+    // lanes 8-15's.
+    for (int half = 0; half < 2; ++half) {
+      for (int f = 0; f < 16; ++f)
+        plan.half_rows[parity][half][f] = exl3_tile_row(16 * parity + 8 * half + f / 2);
+    }
+  }
+  return plan;
+}
+
+#define QUIRE_EXL3_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni,avx2,fma,f16c")))
+#define QUIRE_EXL3_INLINE QUIRE_EXL3_TARGET __attribute__((always_inline)) inline
+
+// The window patterns of one width in registers.
+struct Patterns {
+  __m512i index[2];
+  __m512i shift[2];
+};
+
+template <int Bits>
+QUIRE_EXL3_INLINE Patterns load_patterns() {
+  const WindowPlan& plan = Plan<Bits>::value;
+  return {{_mm512_load_si512(plan.index[0]), _mm512_load_si512(plan.index[1])},
+          {_mm512_load_si512(plan.shift[0]), _mm512_load_si512(plan.shift[1])}};
+}
+
+// The 16 states of vector M of a tile: a masked load of the words it needs
+// (never beyond the tile, so never beyond the tensor), the byte permute, the
+// shift and the mask.
+template <int Bits, int M>
+QUIRE_EXL3_INLINE __m512i tile_states(const std::uint32_t* words, std::uint32_t last,
+                                      const Patterns& patterns) {
+  constexpr int first = Plan<Bits>::value.first_word[M];
+  constexpr auto mask = static_cast<__mmask8>(Plan<Bits>::value.load_mask[M]);
+  __m256i window;
+  if constexpr (first < 0) {
+    window =
+        _mm256_alignr_epi32(_mm256_maskz_loadu_epi32(mask, words), _mm256_set1_epi32(int(last)), 7);
+  } else {
+    window = _mm256_maskz_loadu_epi32(mask, words + first);
+  }
+  const __m512i bytes =
+      _mm512_permutexvar_epi8(patterns.index[M % 2], _mm512_zextsi256_si512(window));
+  return _mm512_and_si512(_mm512_srlv_epi32(bytes, patterns.shift[M % 2]),
+                          _mm512_set1_epi32(0xffff));
+}
+
+template <Exl3Codebook Codebook>
+QUIRE_EXL3_INLINE __m512i hashed(__m512i states) {
+  if constexpr (Codebook == Exl3Codebook::three_inst) {
+    const __m512i x = _mm512_add_epi32(_mm512_mullo_epi32(states, _mm512_set1_epi32(89226354)),
+                                       _mm512_set1_epi32(64248484));
+    return _mm512_ternarylogic_epi32(x, _mm512_set1_epi32(int(0x8fff8fffu)),
+                                     _mm512_set1_epi32(0x3b603b60), 0x6a);
+  } else if constexpr (Codebook == Exl3Codebook::mcg) {
+    const __m512i x = _mm512_mullo_epi32(states, _mm512_set1_epi32(int(kExl3McgMultiplier)));
+    return _mm512_ternarylogic_epi32(x, _mm512_set1_epi32(int(0x8fff8fffu)),
+                                     _mm512_set1_epi32(0x3b603b60), 0x6a);
+  } else {
+    return _mm512_mullo_epi32(states, _mm512_set1_epi32(int(kExl3Mul1Multiplier)));
+  }
+}
+
+// The byte sums' products with 8-bit inputs (the same input in all four
+// bytes of a lane): vpdpbusd, or without VNNI the bytes added in pairs to
+// 16-bit sums (at most 510) and vpmaddwd with the input widened to 16 bits
+// (vpmaddubsw would saturate its 16-bit sums of two byte products).
+template <bool Vnni>
+QUIRE_EXL3_INLINE __m512i add_byte_products(__m512i sum, __m512i bytes, __m512i inputs) {
+  if constexpr (Vnni) {
+    return _mm512_dpbusd_epi32(sum, bytes, inputs);
+  } else {
+    const __m512i low_bytes = _mm512_set1_epi32(0x00ff00ff);
+    const __m512i pairs =
+        _mm512_add_epi16(_mm512_and_si512(bytes, low_bytes),
+                         _mm512_and_si512(_mm512_srli_epi16(bytes, 8), low_bytes));
+    return _mm512_add_epi32(sum, _mm512_madd_epi16(pairs, _mm512_srai_epi16(inputs, 8)));
+  }
+}
+
+// Lanes 0-3 and 8-11 of an integer accumulator belong to column c of the
+// tile, 4-7 and 12-15 to column c + 8; lanes 0-7 of a float accumulator to
+// c, 8-15 to c + 8.
+constexpr std::uint16_t kLowColumnLanesInt = 0x0f0f;
+constexpr std::uint16_t kLowColumnLanesFloat = 0x00ff;
+
+// The tiles a thread multiplies at a time: a band of neighbouring column
+// tiles, walked one row of tiles after the other. A column's own tiles lie a
+// whole row of tiles apart (kilobytes); walked down a column, every tile was
+// a miss the prefetchers could not foresee, and where a layer's memory is
+// physically contiguous (huge pages) the tiles of a column also fell on the
+// same cache sets and memory banks: the 96M shape's decode ran three times
+// slower there than from scattered pages. A band's row is one run of
+// contiguous bytes (8 tiles: 1 KiB at 4 bits); its sums live in a small
+// array between rows.
+constexpr int kBandTiles = 8;
+// Rows of tiles fetched ahead: each row is about 100 ns of work.
+constexpr std::int64_t kPrefetchRows = 2;
+
+struct Band {
+  const std::uint16_t* first = nullptr;  // tile (0, the band's first column)
+  std::int64_t row_stride = 0;           // FP16-sized words from a row of tiles to the next
+  std::int64_t rows = 0;                 // rows of tiles: Kp / 16
+  int tiles = 0;                         // columns of tiles in the band
+  int tile_words = 0;                    // FP16-sized words per tile
+
+  const std::uint32_t* tile(std::int64_t kt, int b) const {
+    return reinterpret_cast<const std::uint32_t*>(first + kt * row_stride + b * tile_words);
+  }
+};
+
+QUIRE_EXL3_INLINE void prefetch_row(const Band& band, std::int64_t kt) {
+  if (kt >= band.rows) return;
+  const char* bytes = reinterpret_cast<const char*>(band.first + kt * band.row_stride);
+  for (int offset = 0; offset < 2 * band.tiles * band.tile_words; offset += 64)
+    _mm_prefetch(bytes + offset, _MM_HINT_T0);
+}
+
+template <int Bits>
+QUIRE_EXL3_INLINE std::uint32_t last_word(const std::uint32_t* words) {
+  std::uint32_t last = 0;
+  std::memcpy(&last, words + Plan<Bits>::value.words - 1, 4);
+  return last;
+}
+
+// Each row's inputs for one row of tiles and its output row.
+template <int R>
+struct RowInputs {
+  const std::int8_t* integers[R];  // MUL1
+  const float* scales[R];          // MUL1: per block of 128
+  float offsets[R];                // MUL1: the offset times the row's sum of inputs
+  const float* rotated[R];         // 3INST, MCG
+  float* out[R];                   // the row's sums, [Np]
+};
+
+// The sixteen vectors of one MUL1 tile into R rows' sums (unrolled: each
+// vector's window is known at compile time).
+template <int Bits, int R, bool Vnni, int M = 0>
+QUIRE_EXL3_INLINE void mul1_vectors(const std::uint32_t* words, std::uint32_t last,
+                                    const Patterns& patterns, const __m512i (*inputs)[2],
+                                    __m512i (*acc)[8]) {
+  if constexpr (M < kVectors) {
+    const __m512i bytes = hashed<Exl3Codebook::mul1>(tile_states<Bits, M>(words, last, patterns));
+    for (int r = 0; r < R; ++r)
+      acc[r][M / 2] = add_byte_products<Vnni>(acc[r][M / 2], bytes, inputs[r][M % 2]);
+    mul1_vectors<Bits, R, Vnni, M + 1>(words, last, patterns, inputs, acc);
+  }
+}
+
+// The same for 3INST and MCG: each vector's FP16 pairs widened and
+// multiplied by their positions' inputs.
+template <int Bits, int R, Exl3Codebook Codebook, int M = 0>
+QUIRE_EXL3_INLINE void float_vectors(const std::uint32_t* words, std::uint32_t last,
+                                     const Patterns& patterns, const __m512 (*inputs)[2][2],
+                                     __m512 (*acc)[8]) {
+  if constexpr (M < kVectors) {
+    const __m512i halves = hashed<Codebook>(tile_states<Bits, M>(words, last, patterns));
+    const __m512 low = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
+    const __m512 high = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(halves, 1));
+    for (int r = 0; r < R; ++r) {
+      acc[r][M / 2] = _mm512_fmadd_ps(low, inputs[r][M % 2][0], acc[r][M / 2]);
+      acc[r][M / 2] = _mm512_fmadd_ps(high, inputs[r][M % 2][1], acc[r][M / 2]);
+    }
+    float_vectors<Bits, R, Codebook, M + 1>(words, last, patterns, inputs, acc);
+  }
+}
+
+// MUL1: the band's columns for R rows.
+template <int Bits, int R, bool Vnni>
+QUIRE_EXL3_TARGET void mul1_band(const Band& band, const InputPlan& inputs_plan,
+                                 const RowInputs<R>& rows, std::int64_t first_column) {
+  constexpr int kTiles = kBandTiles / R;
+  alignas(64) __m512i sums[kTiles][R][8];
+  alignas(64) float totals[kTiles][R][8][16];
+  for (int b = 0; b < band.tiles; ++b)
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < 8; ++c) {
+        sums[b][r][c] = _mm512_setzero_si512();
+        _mm512_store_ps(totals[b][r][c], _mm512_setzero_ps());
+      }
+  const Patterns patterns = load_patterns<Bits>();
+  const __m512i byte_rows[2] = {_mm512_load_si512(inputs_plan.byte_rows[0]),
+                                _mm512_load_si512(inputs_plan.byte_rows[1])};
+  const int rows_per_block = kExl3InputBlock / kExl3TileSide;
+  for (std::int64_t kt = 0; kt < band.rows; ++kt) {
+    prefetch_row(band, kt + kPrefetchRows);
+    __m512i inputs[R][2];
+    for (int r = 0; r < R; ++r) {
+      const __m512i q = _mm512_castsi128_si512(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.integers[r] + kt * kExl3TileSide)));
+      inputs[r][0] = _mm512_permutexvar_epi8(byte_rows[0], q);
+      inputs[r][1] = _mm512_permutexvar_epi8(byte_rows[1], q);
+    }
+    for (int b = 0; b < band.tiles; ++b) {
+      const std::uint32_t* words = band.tile(kt, b);
+      __m512i acc[R][8];
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < 8; ++c)
+          acc[r][c] = sums[b][r][c];
+      mul1_vectors<Bits, R, Vnni>(words, last_word<Bits>(words), patterns, inputs, acc);
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < 8; ++c)
+          sums[b][r][c] = acc[r][c];
+    }
+    if ((kt + 1) % rows_per_block != 0) continue;
+    // A block of 128 inputs ends: its sums join the totals at its scale.
+    for (int r = 0; r < R; ++r) {
+      const __m512 scale = _mm512_set1_ps(rows.scales[r][kt / rows_per_block]);
+      for (int b = 0; b < band.tiles; ++b) {
+        for (int c = 0; c < 8; ++c) {
+          const __m512 total = _mm512_load_ps(totals[b][r][c]);
+          _mm512_store_ps(totals[b][r][c],
+                          _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums[b][r][c]), scale, total));
+          sums[b][r][c] = _mm512_setzero_si512();
+        }
+      }
+    }
+  }
+  const float a = exl3_mul1_scale();
+  for (int r = 0; r < R; ++r) {
+    for (int b = 0; b < band.tiles; ++b) {
+      float* out = rows.out[r] + (first_column + b) * kExl3TileSide;
+      for (int c = 0; c < 8; ++c) {
+        const __m512 total = _mm512_load_ps(totals[b][r][c]);
+        out[c] = a * _mm512_mask_reduce_add_ps(kLowColumnLanesInt, total) + rows.offsets[r];
+        out[c + 8] = a * _mm512_mask_reduce_add_ps(std::uint16_t(~kLowColumnLanesInt), total) +
+                     rows.offsets[r];
+      }
+    }
+  }
+}
+
+// 3INST and MCG: the band's columns for R rows.
+template <int Bits, int R, Exl3Codebook Codebook>
+QUIRE_EXL3_TARGET void float_band(const Band& band, const InputPlan& inputs_plan,
+                                  const RowInputs<R>& rows, std::int64_t first_column) {
+  constexpr int kTiles = kBandTiles / R;
+  alignas(64) __m512 sums[kTiles][R][8];
+  for (int b = 0; b < band.tiles; ++b)
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < 8; ++c)
+        sums[b][r][c] = _mm512_setzero_ps();
+  const Patterns patterns = load_patterns<Bits>();
+  __m512i half_rows[2][2];
+  for (int p = 0; p < 2; ++p)
+    for (int h = 0; h < 2; ++h)
+      half_rows[p][h] = _mm512_load_si512(inputs_plan.half_rows[p][h]);
+  for (std::int64_t kt = 0; kt < band.rows; ++kt) {
+    prefetch_row(band, kt + kPrefetchRows);
+    __m512 inputs[R][2][2];
+    for (int r = 0; r < R; ++r) {
+      const __m512 x = _mm512_loadu_ps(rows.rotated[r] + kt * kExl3TileSide);
+      for (int p = 0; p < 2; ++p)
+        for (int h = 0; h < 2; ++h)
+          inputs[r][p][h] = _mm512_permutexvar_ps(half_rows[p][h], x);
+    }
+    for (int b = 0; b < band.tiles; ++b) {
+      const std::uint32_t* words = band.tile(kt, b);
+      __m512 acc[R][8];
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < 8; ++c)
+          acc[r][c] = sums[b][r][c];
+      float_vectors<Bits, R, Codebook>(words, last_word<Bits>(words), patterns, inputs, acc);
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < 8; ++c)
+          sums[b][r][c] = acc[r][c];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int b = 0; b < band.tiles; ++b) {
+      float* out = rows.out[r] + (first_column + b) * kExl3TileSide;
+      for (int c = 0; c < 8; ++c) {
+        out[c] = _mm512_mask_reduce_add_ps(kLowColumnLanesFloat, sums[b][r][c]);
+        out[c + 8] = _mm512_mask_reduce_add_ps(std::uint16_t(~kLowColumnLanesFloat), sums[b][r][c]);
+      }
+    }
+  }
+}
+
+template <int Bits, int R>
+void run_codebook(Exl3Codebook codebook, const Band& band, const InputPlan& inputs_plan,
+                  const RowInputs<R>& rows, std::int64_t first_column) {
+  switch (codebook) {
+    case Exl3Codebook::mul1:
+      if (exl3_wide_vnni()) {
+        mul1_band<Bits, R, true>(band, inputs_plan, rows, first_column);
+      } else {
+        mul1_band<Bits, R, false>(band, inputs_plan, rows, first_column);
+      }
+      break;
+    case Exl3Codebook::mcg:
+      float_band<Bits, R, Exl3Codebook::mcg>(band, inputs_plan, rows, first_column);
+      break;
+    case Exl3Codebook::three_inst:
+      float_band<Bits, R, Exl3Codebook::three_inst>(band, inputs_plan, rows, first_column);
+      break;
+  }
+}
+
+// One band of columns for rows [first, first + R).
+template <int R>
+void run_band(const Exl3Weight& weight, const Exl3Inputs& in, const InputPlan& inputs_plan,
+              const Band& band, std::int64_t first_column, int first, float* out) {
+  const std::int64_t blocks = weight.padded_in / kExl3InputBlock;
+  RowInputs<R> rows{};
+  for (int r = 0; r < R; ++r) {
+    const std::int64_t row = first + r;
+    rows.out[r] = out + row * weight.padded_out;
+    rows.rotated[r] = in.rotated.data() + row * weight.padded_in;
+    if (weight.codebook == Exl3Codebook::mul1) {
+      rows.integers[r] = in.integers.data() + row * weight.padded_in;
+      rows.scales[r] = in.block_scales.data() + row * blocks;
+      rows.offsets[r] = exl3_mul1_offset() * in.row_sums[std::size_t(row)];
+    }
+  }
+  switch (weight.bits) {
+    case 1:
+      return run_codebook<1, R>(weight.codebook, band, inputs_plan, rows, first_column);
+    case 2:
+      return run_codebook<2, R>(weight.codebook, band, inputs_plan, rows, first_column);
+    case 3:
+      return run_codebook<3, R>(weight.codebook, band, inputs_plan, rows, first_column);
+    case 4:
+      return run_codebook<4, R>(weight.codebook, band, inputs_plan, rows, first_column);
+    case 5:
+      return run_codebook<5, R>(weight.codebook, band, inputs_plan, rows, first_column);
+    case 6:
+      return run_codebook<6, R>(weight.codebook, band, inputs_plan, rows, first_column);
+    case 7:
+      return run_codebook<7, R>(weight.codebook, band, inputs_plan, rows, first_column);
+    default:
+      return run_codebook<8, R>(weight.codebook, band, inputs_plan, rows, first_column);
+  }
+}
+
+}  // namespace
+
+bool exl3_wide_supported() {
+  static const bool supported = [] {
+    __builtin_cpu_init();
+    // The kernels are compiled for VNNI too; the two-step MUL1 sums
+    // (QUIRE_CPU_VNNI=0) are for comparing them on the same processor.
+    return wide_vectors_allowed() && __builtin_cpu_supports("avx512vbmi") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+           __builtin_cpu_supports("f16c");
+  }();
+  return supported;
+}
+
+bool exl3_wide_vnni() {
+  return wide_vnni_allowed();
+}
+
+void exl3_wide_columns(const Exl3Weight& weight, const Exl3Inputs& inputs, std::int64_t tile_begin,
+                       std::int64_t tile_end, float* sums) {
+  static const InputPlan inputs_plan = make_input_plan();
+  const std::int64_t tiles_n = weight.padded_out / kExl3TileSide;
+  Band band;
+  band.tile_words = exl3_tile_words(weight.bits);
+  band.row_stride = tiles_n * band.tile_words;
+  band.rows = weight.padded_in / kExl3TileSide;
+  int row = 0;
+  // Pairs of rows share each decoded vector; their sums take twice the room,
+  // so their bands are half as wide.
+  for (; row + 2 <= inputs.rows; row += 2) {
+    for (std::int64_t nt = tile_begin; nt < tile_end; nt += kBandTiles / 2) {
+      band.first = weight.trellis + nt * band.tile_words;
+      band.tiles = static_cast<int>(std::min<std::int64_t>(kBandTiles / 2, tile_end - nt));
+      run_band<2>(weight, inputs, inputs_plan, band, nt, row, sums);
+    }
+  }
+  if (row < inputs.rows) {
+    for (std::int64_t nt = tile_begin; nt < tile_end; nt += kBandTiles) {
+      band.first = weight.trellis + nt * band.tile_words;
+      band.tiles = static_cast<int>(std::min<std::int64_t>(kBandTiles, tile_end - nt));
+      run_band<1>(weight, inputs, inputs_plan, band, nt, row, sums);
+    }
+  }
+}
+
+#else
+
+bool exl3_wide_supported() {
+  return false;
+}
+
+bool exl3_wide_vnni() {
+  return false;
+}
+
+void exl3_wide_columns(const Exl3Weight&, const Exl3Inputs&, std::int64_t, std::int64_t, float*) {}
+
+#endif
+
+}  // namespace quire::kernels::linear_detail
