@@ -19,7 +19,8 @@ struct Exl2DeviceWeight;
 struct MatvecCall;
 
 // CudaBackend::linear on one device. Up to kMatvecMaxRows input rows (decode)
-// go through the fused dequantizing kernels, FP32 throughout; more rows
+// go through the fused dequantizing kernels, FP32 throughout (EXL3's take
+// its rotated inputs as two FP16 parts on tensor cores, FP32 sums); more rows
 // (prefill) through cuBLAS, quantized and FP8 weights first dequantized to
 // FP16 a range of columns at a time. Owns that device's scratch memory and the
 // per-weight state that should not be rebuilt on every call. CudaBackend
