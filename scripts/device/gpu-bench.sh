@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds synthetic models with Llama-3-8B's layer shapes (random weights:
-# speed only) in EXL2 4.0 bpw with a 6-bit head and in FP16, and benchmarks
-# them on the GPU with Q4 and FP16 caches, then transformers' static-cache
-# decode of the FP16 one. JSON results and logs go under $1.
+# speed only) in EXL2 4.0 bpw and EXL3 4.0 bpw (MUL1 codebook), each with a
+# 6-bit head, and in FP16, and benchmarks them on the GPU with Q4 and FP16
+# caches, then transformers' static-cache decode of the FP16 one. JSON
+# results and logs go under $1.
 # The vocabulary is make-model's largest, 4096, not 128256: the head is 0.2%
 # of the weights instead of 6.5%.
 #   gpu-bench.sh OUTPUT_FOLDER [MODEL_FOLDER]   make (if missing) and bench
@@ -32,17 +33,17 @@ wait_for_model() {
 }
 make_model() {
   local format=$1 dir="$models/llama-8b-${1/:/-}" head=()
-  [[ "$format" == exl2:* ]] && head=(--head-bits 6)
+  [[ "$format" == exl2:* || "$format" == exl3:* ]] && head=(--head-bits 6)
   [[ -f "$dir/.complete" ]] && return 0
   quire-cli make-model "$dir" "${shape[@]}" --format "$format" "${head[@]}" && touch "$dir/.complete"
 }
 if (( make_only )); then
-  make_model exl2:4.0 && make_model fp16
+  make_model exl2:4.0 && make_model fp16 && make_model exl3:4.0
   exit
 fi
 # Headline first: the EXL2 model with each cache, then FP16 weights against
-# transformers, then the remaining pair.
-pairs=${QUIRE_BENCH_PAIRS:-exl2:4.0/q4 exl2:4.0/fp16 fp16/fp16 reference fp16/q4}
+# transformers, then EXL3 beside EXL2's headline, then the remaining pair.
+pairs=${QUIRE_BENCH_PAIRS:-exl2:4.0/q4 exl2:4.0/fp16 fp16/fp16 reference exl3:4.0/q4 fp16/q4}
 for pair in $pairs; do
   if [[ "$pair" == reference ]]; then
     dir="$models/llama-8b-fp16"

@@ -9,7 +9,7 @@ out=${1:?usage: gpu-profile.sh OUTPUT_FOLDER [MODEL_FOLDER]}
 models=${2:-/tmp/quire-models}
 mkdir -p "$out"
 prompt=$(seq -s, 10 41)
-for name in llama-8b-exl2-4.0 llama-8b-fp16; do
+for name in llama-8b-exl2-4.0 llama-8b-fp16 llama-8b-exl3-4.0; do
   dir="$models/$name"
   while [[ ! -f "$dir/.complete" && -n "${QUIRE_MODEL_MAKER:-}" ]] &&
         kill -0 "$QUIRE_MODEL_MAKER" 2>/dev/null && (( $(step_budget 2) > 1 )); do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # compute-sanitizer over the CUDA op suite: memcheck (out-of-bounds and
 # misaligned accesses, leaks) over every class of it, racecheck
-# (shared-memory hazards) over the attention/KV and sampling kernels.
+# (shared-memory hazards) over the attention/KV, sampling and linear kernels.
 # One class per run: the suite's main runs several classes in child
 # processes, and the sanitizer then waits for the parent, which never
 # touches the GPU, until it gives up. Logs under $1.
@@ -11,10 +11,11 @@ source "$(dirname "$0")/env.sh"
 out=${1:?usage: gpu-sanitize.sh OUTPUT_FOLDER [TOOL:CLASS ...]}
 shift
 runs=("$@")
-# racecheck over the sampling suite took more than 90 s on an H200.
+# racecheck over the sampling suite took more than 90 s on an H200. The
+# linear suite's racecheck covers the EXL3 product's shared-memory ring.
 (( ${#runs[@]} )) || runs=(memcheck:CudaOpsTest memcheck:CudaSamplingTest memcheck:CudaKvTest
                            memcheck:CudaLinearTest racecheck:CudaSamplingTest:240
-                           racecheck:CudaKvTest:120)
+                           racecheck:CudaKvTest:120 racecheck:CudaLinearTest:150)
 mkdir -p "$out"
 failed=0
 for run in "${runs[@]}"; do

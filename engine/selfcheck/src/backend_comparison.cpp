@@ -151,9 +151,9 @@ std::string problem_of(const DeviceVerdict& verdict, float tolerance) {
 
 // A check model, the cache it runs with, and the reference backend's trace.
 struct CheckedModel {
-  CheckedModel(bool fp8, const TraceCache& trace_cache, std::string what,
+  CheckedModel(CheckWeights weights, const TraceCache& trace_cache, std::string what,
                kernels::Backend& reference)
-      : model(fp8),
+      : model(weights),
         cache(trace_cache),
         label(std::move(what)),
         expected(run_trace(model.description(), reference, -1, model.prompt(), kGeneratedTokens,
@@ -185,15 +185,17 @@ SelfCheckResult compare_backends(kernels::Backend& candidate, kernels::Backend& 
 
   // The FP16 model with an FP16 cache; again with a Q8 cache and its
   // residual window (the coded pages' attention, the FP16 mirror of the open
-  // page); and the FP8 model where the candidate takes FP8 weights, whose
-  // products are kernels of their own.
+  // page); and the FP8 and EXL3 models where the candidate takes those
+  // weights, whose products are kernels of their own.
   std::deque<CheckedModel> models;  // CheckModel stays where it is made
   try {
-    models.emplace_back(false, TraceCache{}, "", reference);
-    models.emplace_back(false, TraceCache{cache::CacheFormat::Q8, 1},
+    models.emplace_back(CheckWeights::fp16, TraceCache{}, "", reference);
+    models.emplace_back(CheckWeights::fp16, TraceCache{cache::CacheFormat::Q8, 1},
                         "Q8 cache with its residual window", reference);
     if (candidate.runs_fp8_weights() && reference.runs_fp8_weights())
-      models.emplace_back(true, TraceCache{}, "FP8 model", reference);
+      models.emplace_back(CheckWeights::fp8, TraceCache{}, "FP8 model", reference);
+    if (candidate.runs_exl3_weights() && reference.runs_exl3_weights())
+      models.emplace_back(CheckWeights::exl3, TraceCache{}, "EXL3 model", reference);
     for (const CheckedModel& checked : models) {
       details << "model: " << checked.model.shape()
               << (checked.label.empty() ? "" : " (" + checked.label + ")") << '\n';

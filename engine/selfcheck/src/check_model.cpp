@@ -15,9 +15,14 @@ namespace fs = std::filesystem;
 
 constexpr int kPromptTokens = 40;
 
-modelgen::RandomModelSpec check_spec(bool fp8) {
+modelgen::RandomModelSpec check_spec(CheckWeights weights) {
   modelgen::RandomModelSpec spec;
-  if (fp8) spec.format.kind = modelgen::WeightFormat::FP8;
+  if (weights == CheckWeights::fp8) spec.format.kind = modelgen::WeightFormat::FP8;
+  if (weights == CheckWeights::exl3) {
+    spec.format.kind = modelgen::WeightFormat::EXL3;
+    spec.format.exl3_bits = 4.0;
+    spec.format.exl3_codebook = kernels::Exl3Codebook::mul1;
+  }
   spec.layers = 3;
   spec.hidden = 128;
   spec.heads = 4;
@@ -39,10 +44,21 @@ fs::path private_directory() {
   return fs::path(pattern);
 }
 
+std::string weights_text(const modelgen::RandomModelSpec& spec) {
+  switch (spec.format.kind) {
+    case modelgen::WeightFormat::FP8:
+      return "FP8 weights (a scale per row)";
+    case modelgen::WeightFormat::EXL3:
+      return "EXL3 weights (4 bits, MUL1 codebook)";
+    default:
+      return "FP16 weights";
+  }
+}
+
 }  // namespace
 
-CheckModel::CheckModel(bool fp8) : directory_(private_directory()) {
-  const modelgen::RandomModelSpec spec = check_spec(fp8);
+CheckModel::CheckModel(CheckWeights weights) : directory_(private_directory()) {
+  const modelgen::RandomModelSpec spec = check_spec(weights);
   try {
     modelgen::write_random_model(spec, directory_ / "model");
     description_ =
@@ -60,9 +76,8 @@ CheckModel::CheckModel(bool fp8) : directory_(private_directory()) {
   shape_ = spec.architecture + ", " + std::to_string(spec.layers) + " layers, hidden " +
            std::to_string(spec.hidden) + ", " + std::to_string(spec.heads) + " heads (" +
            std::to_string(spec.kv_heads) + " for keys and values), MLP " +
-           std::to_string(spec.intermediate) + ", vocabulary " + std::to_string(spec.vocab) +
-           (fp8 ? ", FP8 weights (a scale per row), seed " : ", FP16 weights, seed ") +
-           std::to_string(spec.seed);
+           std::to_string(spec.intermediate) + ", vocabulary " + std::to_string(spec.vocab) + ", " +
+           weights_text(spec) + ", seed " + std::to_string(spec.seed);
 }
 
 CheckModel::~CheckModel() {

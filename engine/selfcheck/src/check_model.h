@@ -10,15 +10,19 @@
 
 namespace quire::engine::selfcheck {
 
+// The self-check model's linear layers: FP16; FP8 as llm-compressor writes
+// it, for a backend that runs FP8 weights; EXL3 (4 bits, exllamav3's
+// default codebook), for one that runs EXL3 weights.
+enum class CheckWeights { fp16, fp8, exl3 };
+
 // The self-check's model: a few layers of random weights in a private
-// temporary directory that goes with this object. FP16, or FP8 as
-// llm-compressor writes it (fp8 = true) for a backend that runs FP8 weights:
-// both are products of exact widenings on the CPU, where the CPU's EXL2 and
-// GPTQ decode products take 8-bit inputs where the processor allows, which
-// would blur the comparison.
+// temporary directory that goes with this object. Each format's CPU products
+// sum exact widenings (FP16, E4M3 codes, EXL3's FP16 codebook values) in
+// FP32, where the CPU's EXL2 and GPTQ decode products take 8-bit inputs where
+// the processor allows, which would blur the comparison.
 class CheckModel {
  public:
-  explicit CheckModel(bool fp8 = false);
+  explicit CheckModel(CheckWeights weights = CheckWeights::fp16);
   ~CheckModel();
   CheckModel(const CheckModel&) = delete;
   CheckModel& operator=(const CheckModel&) = delete;

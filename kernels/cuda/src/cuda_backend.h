@@ -68,8 +68,8 @@ class CudaBackend final : public Backend {
 
   // CUDA graphs of the device's stream (cuda_backend_capture.cpp).
   bool supports_capture() const override { return true; }
-  // EXL3 products have no CUDA kernel yet; such models are refused by name.
-  bool runs_exl3_weights() const override { return false; }
+  // EXL3 products: linear_exl3.cu (decode) and exl3_reconstruct.cu (prefill).
+  bool runs_exl3_weights() const override { return true; }
   void begin_capture(int device) override;
   std::unique_ptr<CapturedWork> end_capture(int device) override;
   bool replay(int device, CapturedWork& work) override;

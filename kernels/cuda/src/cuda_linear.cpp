@@ -81,7 +81,7 @@ void* LinearRunner::scratch(DeviceBuffer& buffer, std::size_t bytes) {
 }
 
 void LinearRunner::release_scratch() {
-  if (!inputs_ && !weights_ && !partials_ && !row_scales_ && !tile_counters_) return;
+  if (!inputs_ && !weights_ && !partials_ && !row_scales_ && !tile_counters_ && !products_) return;
   refuse_while_capturing("linear: freeing its scratch");
   // Freeing waits for the queued work that may still use the buffers.
   inputs_.reset();
@@ -89,6 +89,7 @@ void LinearRunner::release_scratch() {
   partials_.reset();
   row_scales_.reset();
   tile_counters_.reset();
+  products_.reset();
   ++workspace_generation_;
 }
 
@@ -183,6 +184,9 @@ void LinearRunner::run(const float* x, std::int64_t rows, const LinearWeight& we
 
 void LinearRunner::fused_product(const float* x, std::int64_t rows, const LinearWeight& weight,
                                  float* out) {
+  if (const auto* exl3 = std::get_if<Exl3Weight>(&weight.format)) {
+    return exl3_fused_product(x, rows, weight, *exl3, out);
+  }
   const std::int64_t in = weight.in_features;
   const std::int64_t out_features = weight.out_features;
   const auto* exl2 = std::get_if<Exl2Weight>(&weight.format);
@@ -240,6 +244,9 @@ void LinearRunner::launch_fused(const MatvecCall& call, const LinearWeight& weig
 
 void LinearRunner::cublas_product(Cublas& blas, const float* x, std::int64_t rows,
                                   const LinearWeight& weight, float* out) {
+  if (const auto* exl3 = std::get_if<Exl3Weight>(&weight.format)) {
+    return cublas_exl3(blas, x, rows, weight, *exl3, out);
+  }
   const auto* dense = std::get_if<DenseWeight>(&weight.format);
   if (dense != nullptr && dense->dtype == DType::F32) {
     // FP32 weights take FP32 inputs as they are: no conversion, no scaling.

@@ -19,7 +19,8 @@ struct Exl2DeviceWeight;
 struct MatvecCall;
 
 // CudaBackend::linear on one device. Up to kMatvecMaxRows input rows (decode)
-// go through the fused dequantizing kernels, FP32 throughout; more rows
+// go through the fused dequantizing kernels, FP32 throughout (EXL3's take
+// its rotated inputs as two FP16 parts on tensor cores, FP32 sums); more rows
 // (prefill) through cuBLAS, quantized and FP8 weights first dequantized to
 // FP16 a range of columns at a time. Owns that device's scratch memory and the
 // per-weight state that should not be rebuilt on every call. CudaBackend
@@ -64,6 +65,12 @@ class LinearRunner {
                     const DenseWeight& dense, float* out, float* row_scales);
   void cublas_quantized(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
                         float* out, float* row_scales);
+  // EXL3's own paths (cuda_linear_exl3.cpp): its products rotate their
+  // inputs and outputs.
+  void exl3_fused_product(const float* x, std::int64_t rows, const LinearWeight& weight,
+                          const Exl3Weight& exl3, float* out);
+  void cublas_exl3(Cublas& blas, const float* x, std::int64_t rows, const LinearWeight& weight,
+                   const Exl3Weight& exl3, float* out);
 
   Backend& backend_;
   int device_;
@@ -77,6 +84,7 @@ class LinearRunner {
   DeviceBuffer partials_;       // split products' partial sums
   DeviceBuffer row_scales_;     // the factors of converted input rows
   DeviceBuffer tile_counters_;  // split products' per-tile block counts
+  DeviceBuffer products_;       // EXL3 prefill: cuBLAS's sums before the output rotation
 
   // Keyed by q_weight: the groups are host data, uploaded once per weight;
   // an entry whose groups differ from the call's (a new weight at a freed

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "quire/kernels/dtype.h"
@@ -90,6 +91,34 @@ void launch_gptq_dequantize(const GptqWeight& weight, std::int64_t in_features,
 // (launch_finish_outputs).
 void launch_fp8_dequantize(const Fp8Weight& weight, std::int64_t in_features, std::int64_t n0,
                            std::int64_t n1, void* w, std::int64_t ld, Stream stream);
+
+// EXL3, decode (linear_exl3.cu): the input rotation into `rotated` (device
+// scratch of exl3_rotated_bytes(Kp) bytes), then the fused product with the
+// output rotation, svh and bias in its epilogue. The call's split partial
+// sums are rows of Np, not N.
+std::size_t exl3_rotated_bytes(std::int64_t padded_in);
+void launch_exl3_matvec(const MatvecCall& call, const Exl3Weight& weight, void* rotated,
+                        Stream stream);
+
+// EXL3, prefill (exl3_reconstruct.cu), around a cuBLAS product in FP16:
+// - the rotated inputs H(x * suh) of each row (Hadamard unnormalized) in
+//   FP16, out[r * Kp + k], scaled by a power of two as launch_convert_inputs
+//   scales, whose inverse goes to row_scales[r];
+// - W^'s columns [n0, n1) (multiples of 16) in FP16, exactly:
+//   w[k * ld + n - n0] for k < Kp;
+// - the outputs from cuBLAS's products[r * ld + n - n0] for n in [n0, n1)
+//   (n1 - n0 a multiple of 128): the output rotation, the 1/128 both
+//   unnormalized rotations leave, row_scales, svh and the bias, into
+//   out[r * N + n] for n < N.
+void launch_exl3_rotate_inputs(const float* x, std::int64_t rows, std::int64_t in_features,
+                               const Exl3Weight& weight, void* out, float* row_scales,
+                               Stream stream);
+void launch_exl3_reconstruct(const Exl3Weight& weight, std::int64_t n0, std::int64_t n1, void* w,
+                             std::int64_t ld, Stream stream);
+void launch_exl3_finish_outputs(const float* products, std::int64_t ld, std::int64_t rows,
+                                const float* row_scales, const Exl3Weight& weight, std::int64_t n0,
+                                std::int64_t n1, float* out, std::int64_t out_features,
+                                const void* bias, DType bias_dtype, Stream stream);
 
 // out[r * stride + k] = x[r * K + k] for k < K, and zero for k in [K, stride):
 // rows aligned for the dense and GPTQ kernels' vector loads.

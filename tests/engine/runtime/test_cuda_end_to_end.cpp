@@ -4,8 +4,9 @@
 // presented as two budgeted logical devices ("cuda:0:2x64MiB") against the
 // same GPU as one, and decode steps replayed as CUDA graphs against the same
 // steps launched op by op, and sampled jobs decided from candidates computed
-// on the GPU against whole rows. Label "gpu": skipped, with the loader's reason,
-// where the CUDA backend cannot run.
+// on the GPU against whole rows; and EXL3 models, dense and a mixture of
+// experts, for logits and greedy tokens (step graphs on). Label "gpu":
+// skipped, with the loader's reason, where the CUDA backend cannot run.
 
 #include <QTest>
 #include <algorithm>
@@ -65,6 +66,23 @@ engine::RuntimeOptions without_graphs(engine::RuntimeOptions o) {
   return o;
 }
 
+// A 3-layer model of `architecture` in `format`, the shape every family row
+// of the tests below takes.
+engine::modelgen::RandomModelSpec family_spec(const std::string& architecture,
+                                              engine::modelgen::FormatSpec format,
+                                              std::uint64_t seed) {
+  engine::modelgen::RandomModelSpec spec = engine::modelgen::default_spec(architecture);
+  spec.format = format;
+  spec.layers = 3;
+  spec.hidden = 256;
+  spec.heads = 8;
+  spec.kv_heads = 2;
+  spec.intermediate = 512;
+  spec.vocab = 1024;
+  spec.seed = seed;
+  return spec;
+}
+
 std::vector<cache::TokenId> greedy(engine::ModelRuntime& runtime,
                                    const engine::Tokenizer& tokenizer,
                                    const std::vector<cache::TokenId>& prompt) {
@@ -113,6 +131,39 @@ class CudaEndToEndTest : public QObject {
                               .arg(double(scale))));
     }
     qInfo("largest difference: %.3g of the row's largest logit", double(worst));
+  }
+
+  // 64 greedy tokens through the generator on both backends: the same
+  // tokens, or a first difference where the CPU's two best logits lie within
+  // the tolerance.
+  void expect_greedy_tokens_match(std::shared_ptr<const engine::ModelDescription> model,
+                                  const engine::Tokenizer& tokenizer) {
+    kernels::CpuBackend cpu;
+    engine::ModelRuntime on_cpu(model, cpu, options(engine::PlacementMode::FillInOrder));
+    engine::ModelRuntime on_gpu(model, *gpu_, options(engine::PlacementMode::FillInOrder));
+    const std::vector<cache::TokenId> expected = greedy(on_cpu, tokenizer, prompt_);
+    const std::vector<cache::TokenId> actual = greedy(on_gpu, tokenizer, prompt_);
+    QCOMPARE(expected.size(), std::size_t(kGeneratedTokens));
+    QCOMPARE(actual.size(), expected.size());
+    const auto differs = std::mismatch(actual.begin(), actual.end(), expected.begin()).first;
+    if (differs == actual.end()) return;
+    // Only a step whose two best logits lie within the tolerance may go
+    // either way; anything else is a fault.
+    const auto step = static_cast<std::size_t>(differs - actual.begin());
+    std::vector<cache::TokenId> context = prompt_;
+    context.insert(context.end(), expected.begin(), expected.begin() + std::ptrdiff_t(step));
+    engine::ModelRuntime reference(model, cpu, options(engine::PlacementMode::FillInOrder));
+    const std::vector<float> logits = reference.prefill(context, false).back();
+    const float margin = top_two_margin(logits);
+    QVERIFY2(margin <= kLogitTolerance * row_scale(logits),
+             qPrintable(QStringLiteral("token %1 differs (%2 on CUDA, %3 on the CPU) although the "
+                                       "CPU's best logit leads by %4")
+                            .arg(step)
+                            .arg(actual[step])
+                            .arg(expected[step])
+                            .arg(double(margin))));
+    qWarning("token %zu differs at a near tie (margin %.3g); the tokens before it agree", step,
+             double(margin));
   }
 
  private slots:
@@ -203,35 +254,66 @@ class CudaEndToEndTest : public QObject {
   }
 
   void greedyGenerationMatchesTheCpu() {
-    kernels::CpuBackend cpu;
-    engine::ModelRuntime on_cpu(model_->description(), cpu,
-                                options(engine::PlacementMode::FillInOrder));
-    engine::ModelRuntime on_gpu(model_->description(), *gpu_,
-                                options(engine::PlacementMode::FillInOrder));
-    const std::vector<cache::TokenId> expected = greedy(on_cpu, *tokenizer_, prompt_);
-    const std::vector<cache::TokenId> actual = greedy(on_gpu, *tokenizer_, prompt_);
-    QCOMPARE(expected.size(), std::size_t(kGeneratedTokens));
+    expect_greedy_tokens_match(model_->description(), *tokenizer_);
+  }
+
+  // EXL3 (exllamav3's trellis codes between two Hadamard rotations), dense
+  // families and mixtures of experts, several widths and every codebook:
+  // the prompt's logits (prefill through cuBLAS) and 64 greedy tokens
+  // (decode through the fused kernels, step graphs on where the family
+  // takes them).
+  void exl3MatchesTheCpu_data() {
+    QTest::addColumn<QString>("architecture");
+    QTest::addColumn<QString>("format");
+    QTest::addColumn<int>("seed");
+    QTest::newRow("llama exl3 4.0") << "llama"
+                                    << "exl3:4.0" << 31;
+    QTest::newRow("qwen2 exl3 3.0 mcg (q/k/v biases)") << "qwen2"
+                                                       << "exl3:3.0:mcg" << 31;
+    QTest::newRow("llama exl3 5.0 3inst") << "llama"
+                                          << "exl3:5.0:3inst" << 31;
+    // Seed 32, as the other mixtures of experts (no router near-tie).
+    QTest::newRow("qwen3_moe exl3 4.0") << "qwen3_moe"
+                                        << "exl3:4.0" << 32;
+    QTest::newRow("mixtral exl3 2.0 mcg") << "mixtral"
+                                          << "exl3:2.0:mcg" << 32;
+  }
+
+  void exl3MatchesTheCpu() {
+    QFETCH(QString, architecture);
+    QFETCH(QString, format);
+    QFETCH(int, seed);
+    const TestModel model(family_spec(architecture.toStdString(),
+                                      engine::modelgen::parse_format(format.toStdString()),
+                                      static_cast<std::uint64_t>(seed)));
+    expect_prompt_logits_match(model.description());
+    if (QTest::currentTestFailed()) return;
+    const engine::Tokenizer tokenizer = engine::Tokenizer::load(model.path().string());
+    expect_greedy_tokens_match(model.description(), tokenizer);
+  }
+
+  // Step graphs replay the EXL3 decode kernels (input rotation, product,
+  // split partial sums) bit for bit as direct steps launch them.
+  void exl3GraphsGiveTheLogitsOfDirectSteps() {
+    const TestModel model(
+        family_spec("llama", engine::modelgen::parse_format("exl3:4.0"), std::uint64_t{31}));
+    engine::RuntimeOptions o = options(engine::PlacementMode::FillInOrder);
+    o.page_size = 8;
+    constexpr int kPrompt = 20;
+    constexpr int kSequences = 3;
+    const int vocab = static_cast<int>(model.description()->config.vocab_size);
+    engine::ModelRuntime direct(model.description(), *gpu_, without_graphs(o));
+    engine::ModelRuntime graphs(model.description(), *gpu_, o);
+    const std::vector<std::vector<float>> expected =
+        test::DecodeLoop(direct, kSequences, kPrompt, vocab).run(kGeneratedTokens);
+    const std::vector<std::vector<float>> actual =
+        test::DecodeLoop(graphs, kSequences, kPrompt, vocab).run(kGeneratedTokens);
     QCOMPARE(actual.size(), expected.size());
-    const auto differs = std::mismatch(actual.begin(), actual.end(), expected.begin()).first;
-    if (differs == actual.end()) return;
-    // Only a step whose two best logits lie within the tolerance may go
-    // either way; anything else is a fault.
-    const auto step = static_cast<std::size_t>(differs - actual.begin());
-    std::vector<cache::TokenId> context = prompt_;
-    context.insert(context.end(), expected.begin(), expected.begin() + std::ptrdiff_t(step));
-    engine::ModelRuntime reference(model_->description(), cpu,
-                                   options(engine::PlacementMode::FillInOrder));
-    const std::vector<float> logits = reference.prefill(context, false).back();
-    const float margin = top_two_margin(logits);
-    QVERIFY2(margin <= kLogitTolerance * row_scale(logits),
-             qPrintable(QStringLiteral("token %1 differs (%2 on CUDA, %3 on the CPU) although the "
-                                       "CPU's best logit leads by %4")
-                            .arg(step)
-                            .arg(actual[step])
-                            .arg(expected[step])
-                            .arg(double(margin))));
-    qWarning("token %zu differs at a near tie (margin %.3g); the tokens before it agree", step,
-             double(margin));
+    for (std::size_t i = 0; i < actual.size(); ++i)
+      QVERIFY2(actual[i] == expected[i], qPrintable(QStringLiteral("step row %1 differs").arg(i)));
+    const engine::StepGraphStatistics& stats = graphs.forward().graphs().statistics();
+    QVERIFY2(stats.failures == 0, stats.first_failure.c_str());
+    QVERIFY(stats.replays > 0);
   }
 
   // A replayed graph runs the kernels a direct step launches, with the same

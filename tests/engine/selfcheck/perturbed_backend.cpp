@@ -25,6 +25,7 @@ void PerturbedBackend::perturb(int device, std::int64_t rows, const kernels::Lin
   if (faults.decode_only && rows != 1) return;
   if (faults.device >= 0 && faults.device != device) return;
   if (faults.fp8_only && !std::holds_alternative<kernels::Fp8Weight>(weight.format)) return;
+  if (faults.exl3_only && !std::holds_alternative<kernels::Exl3Weight>(weight.format)) return;
   const std::int64_t count = rows * weight.out_features;
   for (std::int64_t i = 0; i < count; ++i)
     out[i] *= faults.linear_scale;

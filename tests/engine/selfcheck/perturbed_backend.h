@@ -19,6 +19,7 @@ class PerturbedBackend final : public ForwardingBackend {
     bool decode_only = false;   // only where a product has one row
     int device = -1;            // only on this device; -1: every device
     bool fp8_only = false;      // only products of FP8 weights
+    bool exl3_only = false;     // only products of EXL3 weights
     // Not the linear layers but attention where a step reads a residual
     // window's mirror, as broken mirror kernels would.
     bool mirrored_attention = false;
@@ -38,8 +39,9 @@ class PerturbedBackend final : public ForwardingBackend {
   std::string architecture = "sm_86";
   Faults faults;
   int linear_calls = 0;
-  // Whether it claims FP8 products (the CPU's, when it does).
+  // Whether it claims FP8 and EXL3 products (the CPU's, when it does).
   bool takes_fp8 = true;
+  bool takes_exl3 = true;
 
   std::string name() const override { return backend_name; }
   std::string version() const override { return version_text; }
@@ -53,6 +55,7 @@ class PerturbedBackend final : public ForwardingBackend {
                        const kernels::TokenBatch& batch, const float* query,
                        const kernels::AttentionParams& params, float* out) override;
   bool runs_fp8_weights() const override { return takes_fp8; }
+  bool runs_exl3_weights() const override { return takes_exl3; }
   bool shares_host_memory() const override { return inner().shares_host_memory(); }
   std::int64_t invariant_decode_rows() const override { return inner().invariant_decode_rows(); }
 

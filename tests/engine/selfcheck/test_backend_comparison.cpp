@@ -1,7 +1,7 @@
 // compare_backends() on a fake backend: the CPU backend under another name
 // passes; the same backend with its linear layers 10% wrong fails, on every
 // step or only on decode steps, on every device or one of two, or only in
-// its FP8 products (checked where the backend claims them), or only where
+// its FP8 or EXL3 products (checked where the backend claims them), or only where
 // attention reads the residual window's FP16 mirrors (a run with a Q8
 // cache), and an error on the device is a check that could not be completed.
 
@@ -42,7 +42,7 @@ class BackendComparisonTest : public QObject {
     QVERIFY(result.completed);
     QVERIFY2(contains(result.summary, "agrees with the CPU on 1 device (largest difference 0 of"),
              result.summary.c_str());
-    QVERIFY2(contains(result.summary, "16 greedy tokens agree in each of 3 runs)"),
+    QVERIFY2(contains(result.summary, "16 greedy tokens agree in each of 4 runs)"),
              result.summary.c_str());
     QVERIFY(!contains(result.summary, "\n"));
     // What a bug report needs: who ran, on what, against what, and how close.
@@ -53,9 +53,11 @@ class BackendComparisonTest : public QObject {
           "device 0 (Fake GPU 0, sm_86): greedy tokens: 16 of 16 agree\n",
           "FP16 weights, seed 53\n", "FP16 weights, seed 53 (Q8 cache with its residual window)\n",
           "FP8 weights (a scale per row), seed 53 (FP8 model)\n",
+          "EXL3 weights (4 bits, MUL1 codebook), seed 53 (EXL3 model)\n",
           "device 0 (Fake GPU 0, sm_86), Q8 cache with its residual window: greedy tokens: 16 "
           "of 16 agree\n",
           "device 0 (Fake GPU 0, sm_86), FP8 model: greedy tokens: 16 of 16 agree\n",
+          "device 0 (Fake GPU 0, sm_86), EXL3 model: greedy tokens: 16 of 16 agree\n",
           "result: passed: agrees with the CPU"}) {
       QVERIFY2(contains(result.details, part), qPrintable(QString::fromStdString(result.details)));
     }
@@ -99,7 +101,34 @@ class BackendComparisonTest : public QObject {
     const engine::selfcheck::SelfCheckResult without = compare(candidate);
     QVERIFY2(without.passed, without.details.c_str());
     QVERIFY2(!contains(without.details, "FP8"), without.details.c_str());
-    QVERIFY2(contains(without.summary, "16 greedy tokens agree in each of 2 runs)"),
+    QVERIFY2(contains(without.summary, "16 greedy tokens agree in each of 3 runs)"),
+             without.summary.c_str());
+  }
+
+  // Likewise for EXL3: a wrong EXL3 kernel fails the EXL3 model alone; a
+  // backend without EXL3 products is not asked to run it.
+  void wrongExl3ProductsFailTheExl3Model() {
+    kernels::CpuBackend inner;
+    PerturbedBackend candidate(inner);
+    candidate.faults.linear_scale = 1.1f;
+    candidate.faults.exl3_only = true;
+    const engine::selfcheck::SelfCheckResult result = compare(candidate);
+    QVERIFY(!result.passed);
+    QVERIFY(result.completed);
+    QVERIFY2(contains(result.summary,
+                      "device 0 (Fake GPU 0, sm_86), EXL3 model: logits differ "
+                      "from the CPU's by "),
+             result.summary.c_str());
+    for (const char* part : {"device 0 (Fake GPU 0, sm_86): greedy tokens: 16 of 16",
+                             "device 0 (Fake GPU 0, sm_86), FP8 model: greedy tokens: 16 of 16"}) {
+      QVERIFY2(contains(result.details, part), result.details.c_str());
+    }
+
+    candidate.takes_exl3 = false;
+    const engine::selfcheck::SelfCheckResult without = compare(candidate);
+    QVERIFY2(without.passed, without.details.c_str());
+    QVERIFY2(!contains(without.details, "EXL3"), without.details.c_str());
+    QVERIFY2(contains(without.summary, "16 greedy tokens agree in each of 3 runs)"),
              without.summary.c_str());
   }
 

@@ -1,6 +1,7 @@
 // CUDA linear layers against the CPU: every weight format (dense F16, BF16
 // and F32; EXL2 of mixed widths with permutation and padded columns; GPTQ v1,
-// v2, act-order and partial groups; FP8 with a scale per row or per tensor), row counts on both
+// v2, act-order and partial groups; FP8 with a scale per row or per tensor;
+// EXL3 of every width and codebook, padded), row counts on both
 // sides of the fused kernels' limit, with and without bias, on fresh random inputs (the seed is
 // printed) and NaN-poisoned outputs with a guard past the end. Part of the
 // ops suite: label "gpu", skipped without a backend.
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "cuda_test_support.h"
+#include "exl3_test_layer.h"
 #include "linear_test_support.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "quire/kernels/cpu/half.h"
@@ -102,7 +104,14 @@ const QByteArrayList kFormats = {
 //   weight) to 11 or 8 significant bits: 2^-11 per rounding for FP16, so
 //   2e-3 for quantized and 1e-3 for dense F16 weights (and FP8 ones, whose
 //   FP16 copies are exact); 2^-9 for BF16, so 4e-3.
+// - EXL3's decode products take each rotated input as two FP16 parts (22
+//   significant bits) into FP32 tensor-core sums, between two FP32
+//   rotations: twice the FP32 bound over the padded inputs; its prefill
+//   rounds the rotated inputs to FP16 (W^ is exact in FP16): 2e-3.
 double exact_tolerance(const LinearWeight& weight, int rows) {
+  if (const auto* exl3 = std::get_if<Exl3Weight>(&weight.format)) {
+    return rows <= 8 ? 4.0 * double(exl3->padded_in + 8) * std::ldexp(1.0, -24) : 2e-3;
+  }
   const double fp32 = 2.0 * double(weight.in_features + 8) * std::ldexp(1.0, -24);
   if (rows <= 8) return fp32;
   if (const auto* dense = std::get_if<DenseWeight>(&weight.format)) {
@@ -119,7 +128,11 @@ double exact_tolerance(const LinearWeight& weight, int rows) {
 // 1/254 of each group's largest input per input (8-bit inputs of 2- and 4-bit
 // groups; 1/65534 for the others): at most 20/254 of the scale with these
 // inputs (magnitudes 0.05 to 1). The two backends may differ by both errors.
+// The CPU's EXL3 products sum in FP32 between its FP32 rotations.
 double cpu_tolerance(const LinearWeight& weight, int rows) {
+  if (const auto* exl3 = std::get_if<Exl3Weight>(&weight.format)) {
+    return 1e-5 + 2.0 * double(exl3->padded_in + 8) * std::ldexp(1.0, -24);
+  }
   const bool integer_inputs = std::holds_alternative<Exl2Weight>(weight.format) && rows <= 4;
   return 1e-5 + (integer_inputs ? 20.0 / 254.0 : 0.0);
 }
@@ -167,6 +180,29 @@ class CudaLinearTest : public QObject {
         gptq.g_idx = static_cast<const std::int32_t*>(keep(upload(layer.gptq->g_idx)));
       }
     }
+    return weight;
+  }
+
+  // An EXL3 layer's tensors on the GPU, `trellis_offset` bytes past an
+  // aligned address (2: not even on a 4-byte boundary); the bias from
+  // `layer`, whose weight is `exl3`'s.
+  LinearWeight exl3_to_device(const Exl3TestLayer& exl3, const Layer& layer,
+                              std::vector<DeviceBuffer>& buffers, std::size_t trellis_offset = 0) {
+    LinearWeight weight = layer.weight;
+    if (!layer.bias.empty()) {
+      buffers.push_back(layer.bias32.empty() ? upload(layer.bias16) : upload(layer.bias32));
+      weight.bias = buffers.back().data();
+    }
+    auto& format = std::get<Exl3Weight>(weight.format);
+    const std::size_t bytes = exl3.trellis.size() * sizeof(std::uint16_t);
+    buffers.push_back(gpu_->allocate(kDevice, bytes + trellis_offset, "test data"));
+    char* trellis = buffers.back().as<char>() + trellis_offset;
+    gpu_->copy(trellis, kDevice, exl3.trellis.data(), -1, bytes);
+    format.trellis = reinterpret_cast<const std::uint16_t*>(trellis);
+    buffers.push_back(upload(exl3.suh));
+    format.suh = buffers.back().as<std::uint16_t>();
+    buffers.push_back(upload(exl3.svh));
+    format.svh = buffers.back().as<std::uint16_t>();
     return weight;
   }
 
@@ -291,6 +327,75 @@ class CudaLinearTest : public QObject {
         compare(layer, device_weight, rows, 1, format);
         if (QTest::currentTestFailed()) return;
       }
+    }
+  }
+
+  // EXL3 of each width and codebook with fused and cuBLAS row counts; padded
+  // inputs and outputs with 1 to 9, 16, 33 and a prefill's rows; split
+  // input dimensions (few columns) and warps that take several blocks of
+  // inputs (many columns, 8 rows, whose partial sums allow few splits).
+  void exl3MatchesTheCpu_data() {
+    QTest::addColumn<int>("bits");
+    QTest::addColumn<int>("codebook");
+    QTest::addColumn<int>("in");
+    QTest::addColumn<int>("out");
+    QTest::addColumn<QByteArray>("bias");
+    QTest::addColumn<int>("rows");
+    const char* names[] = {"3inst", "mcg", "mul1"};
+    const auto add = [&](int bits, Exl3Codebook book, int in, int out, const char* bias, int rows) {
+      QTest::addRow("%d bits %s, %d x %d, bias %s, %d rows", bits, names[int(book)], in, out, bias,
+                    rows)
+          << bits << int(book) << in << out << QByteArray(bias) << rows;
+    };
+    for (int bits = 1; bits <= 8; ++bits) {
+      for (const Exl3Codebook book :
+           {Exl3Codebook::three_inst, Exl3Codebook::mcg, Exl3Codebook::mul1}) {
+        for (const int rows : {1, 8, 33})
+          add(bits, book, 256, 128, "none", rows);
+      }
+    }
+    for (const int rows : {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33, 300}) {
+      add(4, Exl3Codebook::mul1, 200, 72, "f16", rows);
+      add(3, Exl3Codebook::mcg, 384, 330, "f32", rows);
+      add(7, Exl3Codebook::three_inst, 1000, 300, "bf16", rows);
+    }
+    for (const int rows : {1, 3, 8, 33})
+      add(5, Exl3Codebook::mcg, 4096, 256, "f16", rows);
+    // 16 input blocks and 128 column tiles: at 8 rows the partial sums
+    // allow at most 4 splits (132 multiprocessors), so each warp takes two
+    // blocks or more.
+    add(2, Exl3Codebook::mul1, 2048, 16384, "none", 8);
+  }
+
+  void exl3MatchesTheCpu() {
+    QFETCH(int, bits);
+    QFETCH(int, codebook);
+    QFETCH(int, in);
+    QFETCH(int, out);
+    QFETCH(QByteArray, bias);
+    QFETCH(int, rows);
+    const Exl3TestLayer exl3 =
+        random_exl3_layer(rng_, in, out, bits, static_cast<Exl3Codebook>(codebook));
+    Layer layer;
+    layer.weight = exl3.weight();
+    add_bias(layer, bias, rng_);
+    std::vector<DeviceBuffer> buffers;
+    const LinearWeight device_weight = exl3_to_device(exl3, layer, buffers);
+    compare(layer, device_weight, rows, 0, "EXL3");
+  }
+
+  // A trellis two bytes past a 16-byte boundary is copied by 16-bit words;
+  // unaligned inputs are read one by one into the rotation.
+  void exl3UnalignedTrellisAndInputs() {
+    const Exl3TestLayer exl3 = random_exl3_layer(rng_, 300, 200, 6, Exl3Codebook::mul1);
+    Layer layer;
+    layer.weight = exl3.weight();
+    add_bias(layer, "f32", rng_);
+    std::vector<DeviceBuffer> buffers;
+    const LinearWeight device_weight = exl3_to_device(exl3, layer, buffers, 2);
+    for (const int rows : {1, 5, 33}) {
+      compare(layer, device_weight, rows, 1, "EXL3, unaligned");
+      if (QTest::currentTestFailed()) return;
     }
   }
 
