@@ -490,8 +490,11 @@ def main():
                              "sequence of SEQ_LEN tokens instead (needs only config.json)")
     parser.add_argument("--greedy", type=int, metavar="N",
                         help="print the ids of N tokens chosen greedily after the given ones; "
-                             "fail unless each beats the runner-up by 1e-3 of the largest logit, "
-                             "so that a greedy run never hinges on a near tie")
+                             "fail unless each beats the runner-up by --margin of the largest "
+                             "logit, so that a greedy run never hinges on a near tie")
+    parser.add_argument("--margin", type=float, default=1e-3,
+                        help="the least lead of each greedy token, relative to the largest "
+                             "logit (default 1e-3)")
     args = parser.parse_args()
     config = read_config(args.model_dir)
     if args.rope is not None:
@@ -516,7 +519,7 @@ def main():
                 last = forward(config, tensors, tokens + chosen)[-1]
             top = torch.topk(last, 2)
             margin = float(top.values[0] - top.values[1])
-            if margin < 1e-3 * float(last.abs().max()):
+            if margin < args.margin * float(last.abs().max()):
                 raise SystemExit("the token after %d tokens is a near tie (margin %.3g); choose "
                                  "another seed" % (len(tokens) + len(chosen), margin))
             chosen.append(int(top.indices[0]))

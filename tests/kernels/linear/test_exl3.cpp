@@ -174,10 +174,10 @@ struct Exl3Layer {
 };
 
 void run(ThreadPool& pool, const std::vector<float>& x, std::int64_t rows,
-         const LinearWeight& weight, Exl3Path path, std::vector<float>& y) {
+         const LinearWeight& weight, Exl3Path path, std::vector<float>& y,
+         ProductRows kind = ProductRows::decode) {
   const linear_detail::Product product{
-      x.data(), rows,    weight.in_features, weight.out_features, nullptr,
-      y.data(), nullptr, ProductRows::decode};
+      x.data(), rows, weight.in_features, weight.out_features, nullptr, y.data(), nullptr, kind};
   std::vector<float> bias;
   linear_detail::Product with_bias = product;
   if (weight.bias != nullptr) {
@@ -328,7 +328,8 @@ class Exl3KernelTest : public QObject {
   //    in the byte sum) and take MUL1's inputs in 8 bits per block of 128:
   //    they equal a reference built from those values in double precision,
   //    given inputs whose rotation is exactly 8-bit (random ones are checked
-  //    within the rounding of their inputs).
+  //    within the rounding of their inputs); prompt rows take the exact
+  //    values with float inputs, and equal the dequantization's products.
   void productsMatchTheirReference_data() {
     QTest::addColumn<int>("bits");
     QTest::addColumn<int>("codebook");
@@ -373,6 +374,10 @@ class Exl3KernelTest : public QObject {
       run(pool, random, rows, weight, Exl3Path::registers, y);
       check_close(y, layer.reference(random, rows, nullptr),
                   exl3.codebook == Exl3Codebook::mul1 ? 0.03 : 2e-5, "registers, random inputs",
+                  rows);
+      // Prompt rows take the exact values and float inputs, MUL1's too.
+      run(pool, random, rows, weight, Exl3Path::registers, y, ProductRows::prompt);
+      check_close(y, layer.reference(random, rows, &dense), 2e-5, "registers, prompt rows",
                   rows);
     }
   }

@@ -17,6 +17,7 @@ void exl3_prepare_inputs(ThreadPool& pool, const Product& product, const Exl3Wei
   const std::int64_t padded = weight.padded_in;
   const std::int64_t blocks = padded / kExl3InputBlock;
   inputs.rows = static_cast<int>(product.rows);
+  inputs.decode = product.kind == ProductRows::decode;
   inputs.padded_in = padded;
   grow_to(inputs.rotated, std::size_t(product.rows * padded));
   grow_to(inputs.row_sums, std::size_t(product.rows));

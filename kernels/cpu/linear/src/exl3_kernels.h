@@ -20,6 +20,9 @@ inline constexpr int kExl3InputBlock = 128;
 
 struct Exl3Inputs {
   int rows = 0;
+  // Decode rows (ProductRows::decode): the fast kernels' arithmetic, with
+  // MUL1's integers made; prompt rows: exact codebook values.
+  bool decode = false;
   std::int64_t padded_in = 0;
   std::vector<float> rotated;         // [rows, Kp]: H(x * suh), zero-extended
   std::vector<std::int8_t> integers;  // [rows, Kp]: rotated / its block's scale, rounded
@@ -30,7 +33,8 @@ struct Exl3Inputs {
 };
 
 // Fills `inputs` for rows [0, rows) of the product (the rotation always; the
-// integers too when `integers`), spread over the pool.
+// integers too when `integers`, which also marks them decode rows), spread
+// over the pool.
 void exl3_prepare_inputs(ThreadPool& pool, const Product& product, const Exl3Weight& weight,
                          bool integers, Exl3Inputs& inputs);
 
@@ -43,9 +47,10 @@ bool exl3_wide_vnni();
 
 // sums[r * Np + n] for rows [0, inputs.rows) and the 16-column tiles
 // [tile_begin, tile_end): the rotated inputs times W^, before the output
-// rotation. MUL1 weights take the integer inputs and the codebook's affine
-// form; the other codebooks decode to FP16 pairs whose sum is the value
-// (before its rounding to FP16). Needs exl3_wide_supported().
+// rotation. Prompt rows take every codebook's exact values. Decode rows:
+// MUL1 the codebook's affine form in the byte sum with the 8-bit inputs;
+// 3INST and MCG the FP16 pairs whose sum is the value, before its rounding
+// to FP16. Needs exl3_wide_supported().
 void exl3_wide_columns(const Exl3Weight& weight, const Exl3Inputs& inputs, std::int64_t tile_begin,
                        std::int64_t tile_end, float* sums);
 

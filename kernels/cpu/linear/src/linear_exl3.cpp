@@ -95,8 +95,13 @@ void exl3_product(ThreadPool& pool, const Product& product, const Exl3Weight& we
                         ? true
                         : product.rows <= kExl3FewRows && exl3_wide_supported();
   const ScratchLease<Exl3Scratch> scratch;
-  exl3_prepare_inputs(pool, product, weight, wide && weight.codebook == Exl3Codebook::mul1,
-                      scratch->inputs);
+  // MUL1's decode rows take 8-bit inputs (vpdpbusd); prompt rows (a
+  // mixture's experts see a few rows each) keep the float ones and the
+  // codebook's exact values, as the tiles do: 8-bit inputs moved a random
+  // Qwen3-MoE model's logits by 1% of their range, unrounded values by 6e-4.
+  const bool integers =
+      wide && weight.codebook == Exl3Codebook::mul1 && product.kind == ProductRows::decode;
+  exl3_prepare_inputs(pool, product, weight, integers, scratch->inputs);
   grow_to(scratch->sums, std::size_t(product.rows * weight.padded_out));
   float* sums = scratch->sums.data();
   if (wide) {

@@ -114,6 +114,7 @@ static_assert(patterns_repeat(1) && patterns_repeat(2) && patterns_repeat(3) &&
 // m % 2.
 struct alignas(64) InputPlan {
   std::uint8_t byte_rows[2][64];     // four copies of the row per 32-bit lane
+  std::int32_t lane_rows[2][16];     // the row of each 32-bit lane
   std::int32_t half_rows[2][2][16];  // [parity][which FP16 half][float]: row of float f
 };
 
@@ -124,6 +125,7 @@ InputPlan make_input_plan() {
       const int row = exl3_tile_row(16 * parity + lane);
       for (int b = 0; b < 4; ++b)
         plan.byte_rows[parity][4 * lane + b] = static_cast<std::uint8_t>(row);
+      plan.lane_rows[parity][lane] = row;
     }
     // Widening the low 256 bits of a register of FP16 pairs gives lanes
     // 0-7's halves in turn (float f from lane f / 2), the high 256 bits
@@ -276,21 +278,51 @@ QUIRE_EXL3_INLINE void mul1_vectors(const std::uint32_t* words, std::uint32_t la
   }
 }
 
-// The same for 3INST and MCG: each vector's FP16 pairs widened and
-// multiplied by their positions' inputs.
-template <int Bits, int R, Exl3Codebook Codebook, int M = 0>
+// Each lane's codebook value exactly as exllamav3 rounds it: MUL1's affine
+// form in the byte sum (exact in float, as the FMA's single rounding
+// computes it), 3INST's and MCG's two halves added (exact in float), then
+// rounded to FP16.
+template <Exl3Codebook Codebook>
+QUIRE_EXL3_INLINE __m512 exact_values(__m512i hashes) {
+  __m512 values;
+  if constexpr (Codebook == Exl3Codebook::mul1) {
+    const __m512i byte_sums =
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), hashes, _mm512_set1_epi32(0x01010101));
+    values = _mm512_fmadd_ps(_mm512_cvtepi32_ps(byte_sums), _mm512_set1_ps(exl3_mul1_scale()),
+                             _mm512_set1_ps(exl3_mul1_offset()));
+  } else {
+    const __m512 low = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hashes));
+    const __m512 high = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(hashes, 16)));
+    values = _mm512_add_ps(low, high);
+  }
+  return _mm512_cvtph_ps(_mm512_cvtps_ph(values, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// The sixteen vectors of one tile into R rows' float sums. Exact: each
+// lane's value (exact_values) times its position's input. Otherwise (decode
+// rows of 3INST and MCG) each lane's two FP16 halves are widened and
+// multiplied by the input apiece, which skips the sum's rounding to FP16
+// (half a unit in its last place, 2^-11 relative) for four fewer
+// instructions per vector.
+template <int Bits, int R, Exl3Codebook Codebook, bool Exact, int M = 0>
 QUIRE_EXL3_INLINE void float_vectors(const std::uint32_t* words, std::uint32_t last,
                                      const Patterns& patterns, const __m512 (*inputs)[2][2],
                                      __m512 (*acc)[8]) {
   if constexpr (M < kVectors) {
-    const __m512i halves = hashed<Codebook>(tile_states<Bits, M>(words, last, patterns));
-    const __m512 low = _mm512_cvtph_ps(_mm512_castsi512_si256(halves));
-    const __m512 high = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(halves, 1));
-    for (int r = 0; r < R; ++r) {
-      acc[r][M / 2] = _mm512_fmadd_ps(low, inputs[r][M % 2][0], acc[r][M / 2]);
-      acc[r][M / 2] = _mm512_fmadd_ps(high, inputs[r][M % 2][1], acc[r][M / 2]);
+    const __m512i hashes = hashed<Codebook>(tile_states<Bits, M>(words, last, patterns));
+    if constexpr (Exact) {
+      const __m512 values = exact_values<Codebook>(hashes);
+      for (int r = 0; r < R; ++r)
+        acc[r][M / 2] = _mm512_fmadd_ps(values, inputs[r][M % 2][0], acc[r][M / 2]);
+    } else {
+      const __m512 low = _mm512_cvtph_ps(_mm512_castsi512_si256(hashes));
+      const __m512 high = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(hashes, 1));
+      for (int r = 0; r < R; ++r) {
+        acc[r][M / 2] = _mm512_fmadd_ps(low, inputs[r][M % 2][0], acc[r][M / 2]);
+        acc[r][M / 2] = _mm512_fmadd_ps(high, inputs[r][M % 2][1], acc[r][M / 2]);
+      }
     }
-    float_vectors<Bits, R, Codebook, M + 1>(words, last, patterns, inputs, acc);
+    float_vectors<Bits, R, Codebook, Exact, M + 1>(words, last, patterns, inputs, acc);
   }
 }
 
@@ -359,8 +391,9 @@ QUIRE_EXL3_TARGET void mul1_band(const Band& band, const InputPlan& inputs_plan,
   }
 }
 
-// 3INST and MCG: the band's columns for R rows.
-template <int Bits, int R, Exl3Codebook Codebook>
+// The band's columns for R rows with float inputs: every codebook's prompt
+// rows (Exact), 3INST's and MCG's decode rows.
+template <int Bits, int R, Exl3Codebook Codebook, bool Exact>
 QUIRE_EXL3_TARGET void float_band(const Band& band, const InputPlan& inputs_plan,
                                   const RowInputs<R>& rows, std::int64_t first_column) {
   constexpr int kTiles = kBandTiles / R;
@@ -370,10 +403,14 @@ QUIRE_EXL3_TARGET void float_band(const Band& band, const InputPlan& inputs_plan
       for (int c = 0; c < 8; ++c)
         sums[b][r][c] = _mm512_setzero_ps();
   const Patterns patterns = load_patterns<Bits>();
-  __m512i half_rows[2][2];
-  for (int p = 0; p < 2; ++p)
-    for (int h = 0; h < 2; ++h)
-      half_rows[p][h] = _mm512_load_si512(inputs_plan.half_rows[p][h]);
+  // Each lane's input (exact values), or each FP16 half's.
+  __m512i input_rows[2][2];
+  for (int p = 0; p < 2; ++p) {
+    for (int h = 0; h < 2; ++h) {
+      input_rows[p][h] = Exact ? _mm512_load_si512(inputs_plan.lane_rows[p])
+                               : _mm512_load_si512(inputs_plan.half_rows[p][h]);
+    }
+  }
   for (std::int64_t kt = 0; kt < band.rows; ++kt) {
     prefetch_row(band, kt + kPrefetchRows);
     __m512 inputs[R][2][2];
@@ -381,7 +418,7 @@ QUIRE_EXL3_TARGET void float_band(const Band& band, const InputPlan& inputs_plan
       const __m512 x = _mm512_loadu_ps(rows.rotated[r] + kt * kExl3TileSide);
       for (int p = 0; p < 2; ++p)
         for (int h = 0; h < 2; ++h)
-          inputs[r][p][h] = _mm512_permutexvar_ps(half_rows[p][h], x);
+          inputs[r][p][h] = _mm512_permutexvar_ps(input_rows[p][h], x);
     }
     for (int b = 0; b < band.tiles; ++b) {
       const std::uint32_t* words = band.tile(kt, b);
@@ -389,39 +426,55 @@ QUIRE_EXL3_TARGET void float_band(const Band& band, const InputPlan& inputs_plan
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < 8; ++c)
           acc[r][c] = sums[b][r][c];
-      float_vectors<Bits, R, Codebook>(words, last_word<Bits>(words), patterns, inputs, acc);
+      float_vectors<Bits, R, Codebook, Exact>(words, last_word<Bits>(words), patterns, inputs, acc);
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < 8; ++c)
           sums[b][r][c] = acc[r][c];
     }
   }
+  // Exact sums' lanes are positions (as the integer kernel's); the others'
+  // are FP16 halves, eight positions' pairs per column.
+  constexpr std::uint16_t low_lanes = Exact ? kLowColumnLanesInt : kLowColumnLanesFloat;
   for (int r = 0; r < R; ++r) {
     for (int b = 0; b < band.tiles; ++b) {
       float* out = rows.out[r] + (first_column + b) * kExl3TileSide;
       for (int c = 0; c < 8; ++c) {
-        out[c] = _mm512_mask_reduce_add_ps(kLowColumnLanesFloat, sums[b][r][c]);
-        out[c + 8] = _mm512_mask_reduce_add_ps(std::uint16_t(~kLowColumnLanesFloat), sums[b][r][c]);
+        out[c] = _mm512_mask_reduce_add_ps(low_lanes, sums[b][r][c]);
+        out[c + 8] = _mm512_mask_reduce_add_ps(std::uint16_t(~low_lanes), sums[b][r][c]);
       }
     }
   }
 }
 
+// Decode rows take the fast kernels (MUL1's integers, the others' unrounded
+// halves), prompt rows the exact values.
 template <int Bits, int R>
-void run_codebook(Exl3Codebook codebook, const Band& band, const InputPlan& inputs_plan,
-                  const RowInputs<R>& rows, std::int64_t first_column) {
+void run_codebook(Exl3Codebook codebook, bool decode, const Band& band,
+                  const InputPlan& inputs_plan, const RowInputs<R>& rows,
+                  std::int64_t first_column) {
   switch (codebook) {
     case Exl3Codebook::mul1:
-      if (exl3_wide_vnni()) {
+      if (!decode) {
+        float_band<Bits, R, Exl3Codebook::mul1, true>(band, inputs_plan, rows, first_column);
+      } else if (exl3_wide_vnni()) {
         mul1_band<Bits, R, true>(band, inputs_plan, rows, first_column);
       } else {
         mul1_band<Bits, R, false>(band, inputs_plan, rows, first_column);
       }
       break;
     case Exl3Codebook::mcg:
-      float_band<Bits, R, Exl3Codebook::mcg>(band, inputs_plan, rows, first_column);
+      if (decode) {
+        float_band<Bits, R, Exl3Codebook::mcg, false>(band, inputs_plan, rows, first_column);
+      } else {
+        float_band<Bits, R, Exl3Codebook::mcg, true>(band, inputs_plan, rows, first_column);
+      }
       break;
     case Exl3Codebook::three_inst:
-      float_band<Bits, R, Exl3Codebook::three_inst>(band, inputs_plan, rows, first_column);
+      if (decode) {
+        float_band<Bits, R, Exl3Codebook::three_inst, false>(band, inputs_plan, rows, first_column);
+      } else {
+        float_band<Bits, R, Exl3Codebook::three_inst, true>(band, inputs_plan, rows, first_column);
+      }
       break;
   }
 }
@@ -436,29 +489,29 @@ void run_band(const Exl3Weight& weight, const Exl3Inputs& in, const InputPlan& i
     const std::int64_t row = first + r;
     rows.out[r] = out + row * weight.padded_out;
     rows.rotated[r] = in.rotated.data() + row * weight.padded_in;
-    if (weight.codebook == Exl3Codebook::mul1) {
+    if (weight.codebook == Exl3Codebook::mul1 && in.decode) {
+      rows.offsets[r] = exl3_mul1_offset() * in.row_sums[std::size_t(row)];
       rows.integers[r] = in.integers.data() + row * weight.padded_in;
       rows.scales[r] = in.block_scales.data() + row * blocks;
-      rows.offsets[r] = exl3_mul1_offset() * in.row_sums[std::size_t(row)];
     }
   }
   switch (weight.bits) {
     case 1:
-      return run_codebook<1, R>(weight.codebook, band, inputs_plan, rows, first_column);
+      return run_codebook<1, R>(weight.codebook, in.decode, band, inputs_plan, rows, first_column);
     case 2:
-      return run_codebook<2, R>(weight.codebook, band, inputs_plan, rows, first_column);
+      return run_codebook<2, R>(weight.codebook, in.decode, band, inputs_plan, rows, first_column);
     case 3:
-      return run_codebook<3, R>(weight.codebook, band, inputs_plan, rows, first_column);
+      return run_codebook<3, R>(weight.codebook, in.decode, band, inputs_plan, rows, first_column);
     case 4:
-      return run_codebook<4, R>(weight.codebook, band, inputs_plan, rows, first_column);
+      return run_codebook<4, R>(weight.codebook, in.decode, band, inputs_plan, rows, first_column);
     case 5:
-      return run_codebook<5, R>(weight.codebook, band, inputs_plan, rows, first_column);
+      return run_codebook<5, R>(weight.codebook, in.decode, band, inputs_plan, rows, first_column);
     case 6:
-      return run_codebook<6, R>(weight.codebook, band, inputs_plan, rows, first_column);
+      return run_codebook<6, R>(weight.codebook, in.decode, band, inputs_plan, rows, first_column);
     case 7:
-      return run_codebook<7, R>(weight.codebook, band, inputs_plan, rows, first_column);
+      return run_codebook<7, R>(weight.codebook, in.decode, band, inputs_plan, rows, first_column);
     default:
-      return run_codebook<8, R>(weight.codebook, band, inputs_plan, rows, first_column);
+      return run_codebook<8, R>(weight.codebook, in.decode, band, inputs_plan, rows, first_column);
   }
 }
 
