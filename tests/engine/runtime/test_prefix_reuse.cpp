@@ -2,7 +2,9 @@
 // gets the logits a fresh computation of the whole prompt gives: in every
 // cache format, and in every family -- sliding windows shorter than a page
 // and not dividing it (pages of 16 tokens here), Gemma's alternating and
-// patterned windows, Phi-3's fused projections, and mixtures of experts.
+// patterned windows, Phi-3's fused projections, mixtures of experts, and
+// EXL3 weights (whose fresh logits test_golden_logits checks against the
+// reference decoder).
 
 #include <QTest>
 #include <map>
@@ -47,13 +49,21 @@ engine::modelgen::RandomModelSpec family(const std::string& name) {
     spec.architecture = "qwen3_moe";
     spec.layers = 3;
     spec.moe.mlp_only_layers = {1};
+  } else if (name == "llama exl3") {
+    spec.format.kind = engine::modelgen::WeightFormat::EXL3;
+  } else if (name == "qwen3_moe exl3 3inst") {
+    spec.architecture = "qwen3_moe";
+    spec.format.kind = engine::modelgen::WeightFormat::EXL3;
+    spec.format.exl3_bits = 3.5;
+    spec.format.exl3_codebook = kernels::Exl3Codebook::three_inst;
   }
   return spec;
 }
 
 const char* const kFamilies[] = {"qwen2",           "mistral window 5", "qwen3 window 23",
                                  "gemma2 window 7", "gemma3 window 11", "phi3 window 40",
-                                 "mixtral",         "qwen3_moe"};
+                                 "mixtral",         "qwen3_moe",        "llama exl3",
+                                 "qwen3_moe exl3 3inst"};
 
 engine::RuntimeOptions options(cache::CacheFormat format) {
   engine::RuntimeOptions o;
