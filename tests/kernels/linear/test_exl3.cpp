@@ -281,22 +281,31 @@ class Exl3KernelTest : public QObject {
     }
   }
 
-  // The products' tile decoder (64-bit windows) against the bit-by-bit
-  // reader, for every width.
-  void tileDecoderMatchesTheBitReader() {
+  // The products' tile decoders -- 64-bit windows and the table, and the
+  // 512-bit one that computes each value -- against the bit-by-bit reader,
+  // for every width and codebook, exactly.
+  void tileDecodersMatchTheBitReader() {
     std::mt19937 rng(5);
     std::uniform_int_distribution<int> word(0, 65535);
-    for (int bits = 1; bits <= 8; ++bits) {
-      std::vector<std::uint16_t> tile(std::size_t(16 * bits));
-      for (int trial = 0; trial < 20; ++trial) {
-        for (std::uint16_t& w : tile)
-          w = static_cast<std::uint16_t>(word(rng));
-        const float* table = exl3_codebook_table(Exl3Codebook::mcg);
-        float decoded[256];
-        linear_detail::exl3_decode_tile(tile.data(), bits, table, decoded, 16);
-        for (int t = 0; t < 256; ++t) {
-          const float expected = table[exl3_state(tile.data(), bits, t)];
-          QCOMPARE(decoded[exl3_tile_row(t) * 16 + exl3_tile_column(t)], expected);
+    for (const Exl3Codebook book :
+         {Exl3Codebook::three_inst, Exl3Codebook::mcg, Exl3Codebook::mul1}) {
+      const float* table = exl3_codebook_table(book);
+      for (int bits = 1; bits <= 8; ++bits) {
+        std::vector<std::uint16_t> tile(static_cast<std::size_t>(16 * bits));
+        for (int trial = 0; trial < 20; ++trial) {
+          for (std::uint16_t& w : tile)
+            w = static_cast<std::uint16_t>(word(rng));
+          float decoded[256];
+          float positions[256];
+          linear_detail::exl3_decode_tile(tile.data(), bits, table, decoded, 16);
+          if (exl3_wide_supported()) {
+            linear_detail::exl3_wide_decode_tile(tile.data(), bits, book, positions);
+          }
+          for (int t = 0; t < 256; ++t) {
+            const float expected = table[exl3_state(tile.data(), bits, t)];
+            QCOMPARE(decoded[exl3_tile_row(t) * 16 + exl3_tile_column(t)], expected);
+            if (exl3_wide_supported()) QCOMPARE(positions[t], expected);
+          }
         }
       }
     }
@@ -377,8 +386,7 @@ class Exl3KernelTest : public QObject {
                   rows);
       // Prompt rows take the exact values and float inputs, MUL1's too.
       run(pool, random, rows, weight, Exl3Path::registers, y, ProductRows::prompt);
-      check_close(y, layer.reference(random, rows, &dense), 2e-5, "registers, prompt rows",
-                  rows);
+      check_close(y, layer.reference(random, rows, &dense), 2e-5, "registers, prompt rows", rows);
     }
   }
 

@@ -54,4 +54,9 @@ bool exl3_wide_vnni();
 void exl3_wide_columns(const Exl3Weight& weight, const Exl3Inputs& inputs, std::int64_t tile_begin,
                        std::int64_t tile_end, float* sums);
 
+// The 256 values of one tile exactly as exl3_codebook_table() gives them, in
+// tile position order (the batched products' decoder). Needs
+// exl3_wide_supported().
+void exl3_wide_decode_tile(const std::uint16_t* tile, int bits, Exl3Codebook codebook, float* out);
+
 }  // namespace quire::kernels::linear_detail

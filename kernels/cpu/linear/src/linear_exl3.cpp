@@ -31,6 +31,37 @@ struct Exl3Scratch {
   std::vector<float> sums;  // [rows, Np]: rotated W^, before the output rotation
 };
 
+// Where tile position t lies in a pair's decoded tile (input row, then 32
+// columns, the right tile's 16 after the left's).
+struct PairPlaces {
+  int place[kExl3TileWeights];
+  PairPlaces() {
+    for (int t = 0; t < kExl3TileWeights; ++t)
+      place[t] = exl3_tile_row(t) * kPairWidth + exl3_tile_column(t);
+  }
+};
+
+// Two neighbouring tiles as apply_tile takes them: with the 512-bit
+// decoder where it runs (a tile's values in position order, then placed),
+// else through the codebook table.
+void decode_pair(const Exl3Weight& weight, const float* table, const std::uint16_t* left,
+                 float* tile) {
+  const int words = exl3_tile_words(weight.bits);
+  if (!exl3_wide_supported()) {
+    exl3_decode_tile(left, weight.bits, table, tile, kPairWidth);
+    exl3_decode_tile(left + words, weight.bits, table, tile + kExl3TileSide, kPairWidth);
+    return;
+  }
+  static const PairPlaces places;
+  alignas(64) float values[2][kExl3TileWeights];
+  exl3_wide_decode_tile(left, weight.bits, weight.codebook, values[0]);
+  exl3_wide_decode_tile(left + words, weight.bits, weight.codebook, values[1]);
+  for (int t = 0; t < kExl3TileWeights; ++t) {
+    tile[places.place[t]] = values[0][t];
+    tile[places.place[t] + kExl3TileSide] = values[1][t];
+  }
+}
+
 // Columns [32 pair, 32 pair + 32) of the sums for rows [row_begin, row_end),
 // from tiles decoded into floats.
 void multiply_pair(const Exl3Weight& weight, const float* table, const Exl3Inputs& inputs,
@@ -43,9 +74,7 @@ void multiply_pair(const Exl3Weight& weight, const float* table, const Exl3Input
   acc.assign(std::size_t(rows * kPairWidth), 0.0f);
   alignas(64) float tile[kExl3TileSide * kPairWidth];
   for (std::int64_t kt = 0; kt < padded_in / kExl3TileSide; ++kt) {
-    const std::uint16_t* left = weight.trellis + (kt * tiles_n + 2 * pair) * words;
-    exl3_decode_tile(left, weight.bits, table, tile, kPairWidth);
-    exl3_decode_tile(left + words, weight.bits, table, tile + kExl3TileSide, kPairWidth);
+    decode_pair(weight, table, weight.trellis + (kt * tiles_n + 2 * pair) * words, tile);
     apply_tile<kWideTile>(inputs.rotated.data() + row_begin * padded_in + kt * kExl3TileSide,
                           padded_in, rows, tile, kExl3TileSide, acc.data());
   }

@@ -515,6 +515,36 @@ void run_band(const Exl3Weight& weight, const Exl3Inputs& in, const InputPlan& i
   }
 }
 
+// A tile's exact values in position order, for the batched products.
+template <int Bits, Exl3Codebook Codebook, int M = 0>
+QUIRE_EXL3_INLINE void decode_vectors(const std::uint32_t* words, std::uint32_t last,
+                                      const Patterns& patterns, float* out) {
+  if constexpr (M < kVectors) {
+    _mm512_storeu_ps(
+        out + 16 * M,
+        exact_values<Codebook>(hashed<Codebook>(tile_states<Bits, M>(words, last, patterns))));
+    decode_vectors<Bits, Codebook, M + 1>(words, last, patterns, out);
+  }
+}
+
+template <int Bits, Exl3Codebook Codebook>
+QUIRE_EXL3_TARGET void decode_tile(const std::uint16_t* tile, float* out) {
+  const auto* words = reinterpret_cast<const std::uint32_t*>(tile);
+  decode_vectors<Bits, Codebook>(words, last_word<Bits>(words), load_patterns<Bits>(), out);
+}
+
+template <int Bits>
+void decode_tile_of(const std::uint16_t* tile, Exl3Codebook codebook, float* out) {
+  switch (codebook) {
+    case Exl3Codebook::mul1:
+      return decode_tile<Bits, Exl3Codebook::mul1>(tile, out);
+    case Exl3Codebook::mcg:
+      return decode_tile<Bits, Exl3Codebook::mcg>(tile, out);
+    case Exl3Codebook::three_inst:
+      return decode_tile<Bits, Exl3Codebook::three_inst>(tile, out);
+  }
+}
+
 }  // namespace
 
 bool exl3_wide_supported() {
@@ -560,6 +590,27 @@ void exl3_wide_columns(const Exl3Weight& weight, const Exl3Inputs& inputs, std::
   }
 }
 
+void exl3_wide_decode_tile(const std::uint16_t* tile, int bits, Exl3Codebook codebook, float* out) {
+  switch (bits) {
+    case 1:
+      return decode_tile_of<1>(tile, codebook, out);
+    case 2:
+      return decode_tile_of<2>(tile, codebook, out);
+    case 3:
+      return decode_tile_of<3>(tile, codebook, out);
+    case 4:
+      return decode_tile_of<4>(tile, codebook, out);
+    case 5:
+      return decode_tile_of<5>(tile, codebook, out);
+    case 6:
+      return decode_tile_of<6>(tile, codebook, out);
+    case 7:
+      return decode_tile_of<7>(tile, codebook, out);
+    default:
+      return decode_tile_of<8>(tile, codebook, out);
+  }
+}
+
 #else
 
 bool exl3_wide_supported() {
@@ -571,6 +622,8 @@ bool exl3_wide_vnni() {
 }
 
 void exl3_wide_columns(const Exl3Weight&, const Exl3Inputs&, std::int64_t, std::int64_t, float*) {}
+
+void exl3_wide_decode_tile(const std::uint16_t*, int, Exl3Codebook, float*) {}
 
 #endif
 
