@@ -9,6 +9,7 @@
 #include "cli_support.h"
 #include "engine_options.h"
 #include "inspect_layers.h"
+#include "inspect_weights.h"
 #include "model_commands.h"
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/vocabulary_check.h"
@@ -149,6 +150,7 @@ int run_inspect(const InspectOptions& options) {
          {{"dtype", std::string(kernels::dtype_name(model.embedding_dtype))},
           {"bytes", model.embedding_bytes}}},
         {"head", head},
+        {"weights", weights_json(model)},
         {"layer_formats", layers},
         {"kv_cache", kv},
         {"kv_scales", model.kv_scales ? Json(model.kv_scales->per_head ? "attn_head" : "tensor")
@@ -173,7 +175,8 @@ int run_inspect(const InspectOptions& options) {
   }
   std::cout << '\n'
             << "  embedding     " << kernels::dtype_name(model.embedding_dtype) << ", head "
-            << (model.head_tied ? "tied to the embedding" : linear_text(model.head)) << '\n';
+            << (model.head_tied ? "tied to the embedding" : linear_text(model.head)) << '\n'
+            << "  weights       " << weights_text(model) << '\n';
   if (text_side.problem.empty()) {
     std::cout << "  tokenizer     " << text_side.tokenizer_line << '\n'
               << "  prompt        " << text_side.prompt_line << '\n';

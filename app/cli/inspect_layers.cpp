@@ -49,6 +49,10 @@ Json linear_json(const engine::LinearDescription& linear) {
   if (linear.format == engine::LinearFormat::Dense) {
     entry["dtype"] = std::string(kernels::dtype_name(linear.dtype));
   }
+  if (linear.exl3) {
+    entry["trellis_bits"] = linear.exl3->bits;
+    entry["codebook"] = engine::formats::exl3_codebook_name(linear.exl3->codebook);
+  }
   if (linear.has_bias) entry["bias"] = true;
   return entry;
 }
@@ -58,6 +62,12 @@ std::string linear_text(const engine::LinearDescription& linear) {
   text.precision(3);
   if (linear.format == engine::LinearFormat::Dense) {
     text << kernels::dtype_name(linear.dtype);
+  } else if (linear.exl3) {
+    // The code's own width (what exllamav3 calls a tensor's bits) and what
+    // it stores with its scales and padding.
+    text << "exl3 " << linear.exl3->bits << "-bit ("
+         << engine::formats::exl3_codebook_name(linear.exl3->codebook) << ", "
+         << linear.bits_per_weight << " bpw)";
   } else {
     text << engine::to_string(linear.format) << ' ' << linear.bits_per_weight << " bpw";
   }

@@ -122,6 +122,44 @@ class MakeModelCommandTest : public QObject {
     QCOMPARE(quantization["group_size"].toInt(), 64);
   }
 
+  // exllamav3's layout: config.json's quantization_config, and beside it
+  // quantization_config.json with each module's stored tensors, the
+  // quantized ones' bits and codebook multiplier.
+  void writesExl3AsExllamaDoes() {
+    QTemporaryDir root;
+    const QString out = root.filePath(QStringLiteral("exl3"));
+    const Run run = make_model(
+        {out, "--arch", "qwen2", "--format", "exl3:2.5:mcg", "--head-bits", "5", "--layers", "1"});
+    QCOMPARE(run.exit_code, 0);
+    QFile config_file(out + QStringLiteral("/config.json"));
+    QVERIFY(config_file.open(QIODevice::ReadOnly));
+    const QJsonObject quantization =
+        QJsonDocument::fromJson(config_file.readAll()).object()["quantization_config"].toObject();
+    QCOMPARE(quantization["quant_method"].toString(), QStringLiteral("exl3"));
+    QCOMPARE(quantization["bits"].toDouble(), 2.5);
+    QCOMPARE(quantization["head_bits"].toInt(), 5);
+    QCOMPARE(quantization["codebook"].toString(), QStringLiteral("mcg"));
+    QFile storage_file(out + QStringLiteral("/quantization_config.json"));
+    QVERIFY(storage_file.open(QIODevice::ReadOnly));
+    const QJsonObject storage = QJsonDocument::fromJson(storage_file.readAll()).object();
+    QCOMPARE(storage["quant_method"].toString(), QStringLiteral("exl3"));
+    const QJsonObject modules = storage["tensor_storage"].toObject();
+    const QJsonObject k = modules["model.layers.0.self_attn.k_proj"].toObject();
+    QCOMPARE(k["quant_format"].toString(), QStringLiteral("exl3"));
+    const int bits = k["bits_per_weight"].toInt();
+    QVERIFY(bits == 2 || bits == 3);
+    QCOMPARE(k["mcg_multiplier"].toInteger(), qint64(0xCBAC1FED));
+    const QJsonObject tensors = k["stored_tensors"].toObject();
+    // Qwen2's K projection: 128 inputs, 64 outputs padded to 128; a bias.
+    const QJsonObject trellis = tensors["model.layers.0.self_attn.k_proj.trellis"].toObject();
+    QCOMPARE(trellis["shape"].toArray(), (QJsonArray{8, 8, 16 * bits}));
+    QCOMPARE(trellis["dtype"].toString(), QStringLiteral("torch.int16"));
+    QCOMPARE(tensors["model.layers.0.self_attn.k_proj.bias"].toObject()["shape"].toArray(),
+             QJsonArray{128});
+    QCOMPARE(modules["lm_head"].toObject()["bits_per_weight"].toInt(), 5);
+    QVERIFY(!modules["model.layers.0.input_layernorm"].toObject().contains("quant_format"));
+  }
+
   void rejectsBadOptions_data() {
     QTest::addColumn<QStringList>("arguments");
     QTest::addColumn<QString>("mentions");
@@ -137,6 +175,10 @@ class MakeModelCommandTest : public QObject {
     QTest::newRow("seed") << QStringList{"--seed", "-1"} << "--seed";
     QTest::newRow("tie both ways") << QStringList{"--tie", "--no-tie"} << "--no-tie";
     QTest::newRow("head bits without exl2") << QStringList{"--head-bits", "8"} << "--head-bits";
+    QTest::newRow("exl3 bits") << QStringList{"--format", "exl3:9"} << "--format";
+    QTest::newRow("exl3 codebook") << QStringList{"--format", "exl3:4.0:mul2"} << "--format";
+    QTest::newRow("exl3 head bits")
+        << QStringList{"--format", "exl3:4.0", "--head-bits", "12"} << "--head-bits";
     QTest::newRow("gptq option without gptq") << QStringList{"--gptq-v2"} << "--gptq-v2";
     QTest::newRow("unknown option") << QStringList{"--colour", "blue"} << "--colour";
     QTest::newRow("missing value") << QStringList{"--layers"} << "--layers";

@@ -68,6 +68,41 @@ class ModelCommandsTest : public QObject {
     QVERIFY(text.out.contains("fits"));
   }
 
+  // An EXL3 model as exllamav3 writes it (a 3-bit MCG code, K and V padded
+  // from 64 outputs to 128, a quantized head beside tied embeddings): the
+  // format, the code's width and codebook per tensor and by kind, and the
+  // bytes a device holds (the trellis, suh and svh of each projection).
+  void inspectDescribesAnExl3Model() {
+    const QString exl3 = root_.filePath(QStringLiteral("exl3"));
+    QCOMPARE(run_cli({QStringLiteral("make-model"), exl3, QStringLiteral("--arch"),
+                      QStringLiteral("llama"), QStringLiteral("--format"),
+                      QStringLiteral("exl3:3.0:mcg"), QStringLiteral("--tie")})
+                 .exit_code,
+             0);
+    const Run run = run_cli({QStringLiteral("inspect"), exl3, QStringLiteral("--json")});
+    QCOMPARE(run.exit_code, 0);
+    const QJsonObject out = QJsonDocument::fromJson(run.out).object();
+    const QJsonObject k = out[u"layer_formats"].toArray()[0].toObject()[u"k_proj"].toObject();
+    QCOMPARE(k[u"format"].toString(), QStringLiteral("exl3"));
+    QCOMPARE(k[u"trellis_bits"].toInt(), 3);
+    QCOMPARE(k[u"codebook"].toString(), QStringLiteral("MCG"));
+    // 128 inputs x 64 outputs, padded to 128 x 128: 3 bits of each padded
+    // weight, 2 bytes of suh and of svh per padded input and output.
+    QCOMPARE(k[u"bytes"].toInteger(), qint64(128 * 128 * 3 / 8 + 2 * 128 + 2 * 128));
+    const QJsonObject head = out[u"head"].toObject();
+    QCOMPARE(head[u"tied"].toBool(), false);
+    QCOMPARE(head[u"trellis_bits"].toInt(), 6);
+    const QJsonObject weights = out[u"weights"].toObject();
+    QCOMPARE(weights[u"codebooks"].toArray(), QJsonArray{QStringLiteral("MCG")});
+    QCOMPARE(weights[u"kinds"].toObject()[u"MLP"].toObject()[u"trellis_bits"].toDouble(), 3.0);
+    QCOMPARE(weights[u"kinds"].toObject()[u"head"].toObject()[u"trellis_bits"].toDouble(), 6.0);
+    const Run text = run_cli({QStringLiteral("inspect"), exl3});
+    QVERIFY2(text.out.contains("weights       EXL3, codebook MCG: attention 3 bits, MLP 3 bits, "
+                               "head 6 bits"),
+             text.out.constData());
+    QVERIFY(text.out.contains("k exl3 3-bit (MCG, "));
+  }
+
   void inspectSaysWhenItDoesNotFit() {
     const Run run =
         run_cli({QStringLiteral("inspect"), fp16_, QStringLiteral("--devices"),
