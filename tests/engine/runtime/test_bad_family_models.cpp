@@ -28,6 +28,10 @@ engine::modelgen::RandomModelSpec spec_of(const QString& family) {
     spec.architecture = "llama";
     spec.format = engine::modelgen::parse_format("fp8");
   }
+  if (family == "llama-exl3") {
+    spec.architecture = "llama";
+    spec.format = engine::modelgen::parse_format("exl3:4.0");
+  }
   if (family == "qwen3") spec.head_dim = 64;
   if (family == "gemma3") spec.multimodal = true;
   if (family == "gemma3" || family == "gemma2") spec.sliding_window = 8;
@@ -116,6 +120,50 @@ class BadFamilyModelsTest : public QObject {
            "scale per output row ([128, 1]) or one for the tensor ([1]). Scales per group of "
            "inputs are not supported";
   }
+
+  // EXL3 layers (Llama, 4 bits, MUL1: up_proj's trellis [8, 16, 64]).
+  void eachExl3ProblemNamesItsTensor_data() {
+    QTest::addColumn<QString>("family");
+    QTest::addColumn<Damage>("damage");
+    QTest::addColumn<QString>("message");
+    const auto reshape = [](const char* name, std::vector<std::int64_t> to) {
+      return Damage([name, to](const QString& d) {
+        rewrite_tensors(
+            d, [name, to](const engine::io::TensorInfo& info, std::vector<std::int64_t>& shape) {
+              if (info.name == name) shape = to;
+              return true;
+            });
+      });
+    };
+    QTest::newRow("a codebook marker Quire does not know")
+        << "llama-exl3" << Damage([](const QString& d) {
+             // The same length: the header's offsets stay right.
+             write(d + "/model.safetensors",
+                   read(d + "/model.safetensors")
+                       .replace("layers.0.mlp.up_proj.mul1", "layers.0.mlp.up_proj.mul7"));
+           })
+        << "model.layers.0.mlp.up_proj.mul7 lies beside an EXL3 trellis, but EXL3 layers hold "
+           "only trellis, suh, svh, su, sv, mcg, mul1 and bias";
+    QTest::newRow("a trellis wider than the layer")
+        << "llama-exl3" << reshape("model.layers.0.mlp.up_proj.trellis", {8, 24, 64})
+        << "model.layers.0.mlp.up_proj (EXL3): trellis holds 384 outputs (its second dimension "
+           "times 16), but the layer has 256, which pads to 256";
+    QTest::newRow("a trellis of no width")
+        << "llama-exl3" << reshape("model.layers.0.mlp.up_proj.trellis", {8, 16, 60})
+        << "model.layers.0.mlp.up_proj (EXL3): trellis has shape [8, 16, 60]; its last "
+           "dimension must be 16 x the bits per weight, 1 to 8 (16 to 128)";
+    QTest::newRow("suh of the wrong length")
+        << "llama-exl3" << reshape("model.layers.1.self_attn.o_proj.suh", {64})
+        << "model.layers.1.self_attn.o_proj (EXL3): suh has 64 values; the trellis has 128 "
+           "(padded) inputs";
+    QTest::newRow("svh missing") << "llama-exl3" << Damage([](const QString& d) {
+      rewrite_tensors(d, [](const engine::io::TensorInfo& info, std::vector<std::int64_t>&) {
+        return info.name != "lm_head.svh";
+      });
+    }) << "lm_head (EXL3): there is no svh (nor the packed sv) beside the trellis";
+  }
+
+  void eachExl3ProblemNamesItsTensor() { eachProblemNamesItsField(); }
 
   void eachProblemNamesItsField() {
     QFETCH(QString, family);

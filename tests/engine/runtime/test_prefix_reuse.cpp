@@ -60,9 +60,15 @@ engine::modelgen::RandomModelSpec family(const std::string& name) {
   return spec;
 }
 
-const char* const kFamilies[] = {"qwen2",           "mistral window 5", "qwen3 window 23",
-                                 "gemma2 window 7", "gemma3 window 11", "phi3 window 40",
-                                 "mixtral",         "qwen3_moe",        "llama exl3",
+const char* const kFamilies[] = {"qwen2",
+                                 "mistral window 5",
+                                 "qwen3 window 23",
+                                 "gemma2 window 7",
+                                 "gemma3 window 11",
+                                 "phi3 window 40",
+                                 "mixtral",
+                                 "qwen3_moe",
+                                 "llama exl3",
                                  "qwen3_moe exl3 3inst"};
 
 engine::RuntimeOptions options(cache::CacheFormat format) {
