@@ -298,13 +298,18 @@ class Exl3KernelTest : public QObject {
           float decoded[256];
           float positions[256];
           linear_detail::exl3_decode_tile(tile.data(), bits, table, decoded, 16);
+          float positions_256[256];
           if (exl3_wide_supported()) {
             linear_detail::exl3_wide_decode_tile(tile.data(), bits, book, positions);
+          }
+          if (linear_detail::exl3_avx2_supported()) {
+            linear_detail::exl3_avx2_decode_tile(tile.data(), bits, book, positions_256);
           }
           for (int t = 0; t < 256; ++t) {
             const float expected = table[exl3_state(tile.data(), bits, t)];
             QCOMPARE(decoded[exl3_tile_row(t) * 16 + exl3_tile_column(t)], expected);
             if (exl3_wide_supported()) QCOMPARE(positions[t], expected);
+            if (linear_detail::exl3_avx2_supported()) QCOMPARE(positions_256[t], expected);
           }
         }
       }
@@ -375,7 +380,19 @@ class Exl3KernelTest : public QObject {
       std::vector<float> y(std::size_t(rows * out));
       run(pool, x, rows, weight, Exl3Path::tiles, y);
       check_close(y, layer.reference(x, rows, &dense), 2e-5, "tiles", rows);
-      if (rows > kExl3FewRows || !exl3_wide_supported()) continue;
+      if (rows > kExl3FewRows) continue;
+      if (linear_detail::exl3_avx2_supported()) {
+        // The 256-bit kernels: MUL1's decode rows as the 512-bit ones, the
+        // others' exact values for decode rows too.
+        run(pool, x, rows, weight, Exl3Path::registers_256, y);
+        check_close(
+            y, layer.reference(x, rows, exl3.codebook == Exl3Codebook::mul1 ? nullptr : &dense),
+            2e-5, "256-bit registers", rows);
+        run(pool, x, rows, weight, Exl3Path::registers_256, y, ProductRows::prompt);
+        check_close(y, layer.reference(x, rows, &dense), 2e-5, "256-bit registers, prompt rows",
+                    rows);
+      }
+      if (!exl3_wide_supported()) continue;
       run(pool, x, rows, weight, Exl3Path::registers, y);
       check_close(y, layer.reference(x, rows, nullptr), 2e-5, "registers", rows);
       // Random inputs, rounded to 8 bits for MUL1.
@@ -392,7 +409,9 @@ class Exl3KernelTest : public QObject {
 
   // A decode row's outputs do not depend on how many rows decode with it.
   void decodeRowsAreAloneTogether() {
-    if (!exl3_wide_supported()) QSKIP("the processor has no AVX-512 VBMI and VNNI");
+    if (!exl3_wide_supported() && !linear_detail::exl3_avx2_supported()) {
+      QSKIP("the processor has neither AVX-512 VBMI and VNNI nor AVX2");
+    }
     for (const Exl3Codebook book : {Exl3Codebook::mul1, Exl3Codebook::mcg}) {
       std::mt19937 rng(17);
       const Exl3Layer layer(rng, 256, 256, 4, book, true);

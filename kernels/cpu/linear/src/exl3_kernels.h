@@ -59,4 +59,12 @@ void exl3_wide_columns(const Exl3Weight& weight, const Exl3Inputs& inputs, std::
 // exl3_wide_supported().
 void exl3_wide_decode_tile(const std::uint16_t* tile, int bits, Exl3Codebook codebook, float* out);
 
+// The same three with 256-bit registers (AVX2, FMA, F16C; AVX-VNNI where the
+// processor has it): exl3_avx2_supported(). Their decode rows of 3INST and
+// MCG take the exact values too.
+bool exl3_avx2_supported();
+void exl3_avx2_columns(const Exl3Weight& weight, const Exl3Inputs& inputs, std::int64_t tile_begin,
+                       std::int64_t tile_end, float* sums);
+void exl3_avx2_decode_tile(const std::uint16_t* tile, int bits, Exl3Codebook codebook, float* out);
+
 }  // namespace quire::kernels::linear_detail

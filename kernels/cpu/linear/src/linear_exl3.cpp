@@ -1,8 +1,9 @@
 // EXL3 products: y = H(H(x * suh) W^) * svh + bias (Exl3Weight). The input
 // rotation runs once per row (exl3_inputs.cpp), then
 //  - up to kExl3FewRows rows (decode steps, short prompts) where the
-//    processor has the 512-bit kernels: each tile's words are decoded in
-//    registers and multiplied at once (linear_exl3_wide.cpp);
+//    processor has AVX-512 or AVX2: each tile's words are decoded in
+//    registers and multiplied at once (linear_exl3_wide.cpp,
+//    linear_exl3_avx2.cpp);
 //  - otherwise the tiles are decoded into floats, two side by side making
 //    one 32-column tile of apply_tile, the register-blocked loop every
 //    batched product ends in, so that each decoded tile serves a whole block
@@ -41,21 +42,23 @@ struct PairPlaces {
   }
 };
 
-// Two neighbouring tiles as apply_tile takes them: with the 512-bit
-// decoder where it runs (a tile's values in position order, then placed),
-// else through the codebook table.
+// Two neighbouring tiles as apply_tile takes them: with the 512-bit or
+// 256-bit decoder where one runs (a tile's values in position order, then
+// placed), else through the codebook table.
 void decode_pair(const Exl3Weight& weight, const float* table, const std::uint16_t* left,
                  float* tile) {
   const int words = exl3_tile_words(weight.bits);
-  if (!exl3_wide_supported()) {
+  const bool wide = exl3_wide_supported();
+  if (!wide && !exl3_avx2_supported()) {
     exl3_decode_tile(left, weight.bits, table, tile, kPairWidth);
     exl3_decode_tile(left + words, weight.bits, table, tile + kExl3TileSide, kPairWidth);
     return;
   }
   static const PairPlaces places;
   alignas(64) float values[2][kExl3TileWeights];
-  exl3_wide_decode_tile(left, weight.bits, weight.codebook, values[0]);
-  exl3_wide_decode_tile(left + words, weight.bits, weight.codebook, values[1]);
+  const auto decode = wide ? exl3_wide_decode_tile : exl3_avx2_decode_tile;
+  decode(left, weight.bits, weight.codebook, values[0]);
+  decode(left + words, weight.bits, weight.codebook, values[1]);
   for (int t = 0; t < kExl3TileWeights; ++t) {
     tile[places.place[t]] = values[0][t];
     tile[places.place[t] + kExl3TileSide] = values[1][t];
@@ -119,10 +122,16 @@ void finish_rows(ThreadPool& pool, const Product& product, const Exl3Weight& wei
 
 void exl3_product(ThreadPool& pool, const Product& product, const Exl3Weight& weight,
                   Exl3Path path) {
-  const bool wide = path == Exl3Path::tiles ? false
-                    : path == Exl3Path::registers
-                        ? true
-                        : product.rows <= kExl3FewRows && exl3_wide_supported();
+  // The register kernels: 512-bit, 256-bit, or none (the tiles).
+  int registers = 0;
+  if (path == Exl3Path::registers) {
+    registers = 512;
+  } else if (path == Exl3Path::registers_256) {
+    registers = 256;
+  } else if (path == Exl3Path::fastest && product.rows <= kExl3FewRows) {
+    registers = exl3_wide_supported() ? 512 : exl3_avx2_supported() ? 256 : 0;
+  }
+  const bool wide = registers != 0;
   const ScratchLease<Exl3Scratch> scratch;
   // MUL1's decode rows take 8-bit inputs (vpdpbusd); prompt rows (a
   // mixture's experts see a few rows each) keep the float ones and the
@@ -136,8 +145,9 @@ void exl3_product(ThreadPool& pool, const Product& product, const Exl3Weight& we
   if (wide) {
     const std::int64_t tiles_n = weight.padded_out / kExl3TileSide;
     // Whole bands of column tiles per thread where there are enough.
+    const auto columns = registers == 512 ? exl3_wide_columns : exl3_avx2_columns;
     pool.parallel_for(tiles_n, 8, [&](std::int64_t begin, std::int64_t end) {
-      exl3_wide_columns(weight, scratch->inputs, begin, end, sums);
+      columns(weight, scratch->inputs, begin, end, sums);
     });
   } else {
     multiply_tiles(pool, weight, scratch->inputs, product.rows, sums);

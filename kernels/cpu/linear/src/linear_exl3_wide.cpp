@@ -6,8 +6,8 @@
 // into a 256-bit register, one byte permute (vpermb) gathers for every lane
 // the three stream bytes that hold its 16-bit state, a variable shift and a
 // mask leave the state. Everything about where a vector's bits lie depends
-// only on the width and on m, so it is planned once per product
-// (WindowPlan). Per 16 weights that is a masked load, vpermb, vpsrlvd and
+// only on the width and on m, so it is planned at compile time
+// (exl3_window_plan.h). Per 16 weights that is a masked load, vpermb, vpsrlvd and
 // vpandd; then
 //  - MUL1: vpmulld by the multiplier and one vpdpbusd, which multiplies the
 //    four bytes of each hashed state by the lane's 8-bit input and adds them:
@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include "exl3_kernels.h"
+#include "exl3_window_plan.h"
 #include "quire/kernels/cpu/exl3_trellis.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -45,69 +46,8 @@ namespace {
 
 constexpr int kVectors = 16;  // registers of 16 positions in a tile
 
-// Where each vector's state bits lie for one width. The window of vector m
-// starts at the 32-bit word holding its first state's first bit; the bit
-// offsets within it repeat with m's parity (16 states are 16 * bits bits,
-// half a word more for odd widths), so two byte patterns and two shift
-// patterns serve all sixteen vectors.
-struct alignas(64) WindowPlan {
-  std::uint8_t index[2][64] = {};         // vpermb: three stream bytes per lane
-  std::uint32_t shift[2][16] = {};        // then shifted right by this much
-  int first_word[kVectors] = {};          // the window's first 32-bit word; -1: the tile's last
-  std::uint8_t load_mask[kVectors] = {};  // the words of the window to load
-  int words = 0;                          // 32-bit words per tile
-};
-
-// Register byte of relative stream byte i: each 32-bit word is stored
-// little-endian and read from its most significant bit.
-constexpr int register_byte(int i) {
-  return 4 * (i / 4) + 3 - i % 4;
-}
-
-constexpr WindowPlan make_plan(int bits) {
-  WindowPlan plan;
-  plan.words = kExl3TileWeights * bits / 32;
-  for (int m = 0; m < kVectors; ++m) {
-    const int start = (16 * m + 1) * bits - 16;  // the first state's first bit
-    const int first = start < 0 ? -1 : start / 32;
-    const int end = (16 * m + 16) * bits - 32 * first;
-    const int loaded = (end + 31) / 32;
-    plan.first_word[m] = first;
-    // The wrapped window of vector 0 takes the tile's last word as its first.
-    plan.load_mask[m] = static_cast<std::uint8_t>((1u << (first < 0 ? loaded - 1 : loaded)) - 1);
-    for (int lane = 0; lane < 16; ++lane) {
-      const int bit = (16 * m + lane + 1) * bits - 16 - 32 * first;
-      const int byte = bit / 8;
-      std::uint8_t* index = plan.index[m % 2] + 4 * lane;
-      index[0] = static_cast<std::uint8_t>(register_byte(byte + 2));
-      index[1] = static_cast<std::uint8_t>(register_byte(byte + 1));
-      index[2] = static_cast<std::uint8_t>(register_byte(byte));
-      index[3] = index[2];
-      plan.shift[m % 2][lane] = static_cast<std::uint32_t>(8 - bit % 8);
-    }
-  }
-  return plan;
-}
-
 template <int Bits>
-struct Plan {
-  static constexpr WindowPlan value = make_plan(Bits);
-};
-
-// What make_plan relies on: the patterns of vectors m and m + 2 are the same.
-constexpr bool patterns_repeat(int bits) {
-  for (int m = 2; m < kVectors; ++m) {
-    const int first = (16 * m + 1) * bits - 16;
-    const int previous = (16 * (m - 2) + 1) * bits - 16;
-    const int offset = first - 32 * (first / 32);
-    const int previous_offset = previous - 32 * (previous < 0 ? -1 : previous / 32);
-    if (offset != previous_offset) return false;
-  }
-  return true;
-}
-static_assert(patterns_repeat(1) && patterns_repeat(2) && patterns_repeat(3) &&
-              patterns_repeat(4) && patterns_repeat(5) && patterns_repeat(6) &&
-              patterns_repeat(7) && patterns_repeat(8));
+using Plan = Exl3Plan<16, Bits>;
 
 // Byte (int8 inputs) or float indices that give each lane of a vector of
 // parity p the input of its position's row: rows depend on m only through
@@ -150,7 +90,7 @@ struct Patterns {
 
 template <int Bits>
 QUIRE_EXL3_INLINE Patterns load_patterns() {
-  const WindowPlan& plan = Plan<Bits>::value;
+  const Exl3WindowPlan<16>& plan = Plan<Bits>::value;
   return {{_mm512_load_si512(plan.index[0]), _mm512_load_si512(plan.index[1])},
           {_mm512_load_si512(plan.shift[0]), _mm512_load_si512(plan.shift[1])}};
 }

@@ -94,9 +94,10 @@ void gptq_product(ThreadPool& pool, const Product& product, const GptqWeight& we
 // EXL3 products (linear_exl3.cpp). Up to this many rows take the kernels
 // that decode each tile in registers (where the processor has them); more
 // rows decode each tile once into floats for a block of rows. `path` lets
-// tests ask for either: registers needs exl3_wide_supported().
+// tests ask for each: registers (512-bit) needs exl3_wide_supported(),
+// registers_256 exl3_avx2_supported().
 inline constexpr std::int64_t kExl3FewRows = 16;
-enum class Exl3Path { fastest, registers, tiles };
+enum class Exl3Path { fastest, registers, registers_256, tiles };
 void exl3_product(ThreadPool& pool, const Product& product, const Exl3Weight& weight,
                   Exl3Path path = Exl3Path::fastest);
 void fp8_product(ThreadPool& pool, const Product& product, const Fp8Weight& weight);
