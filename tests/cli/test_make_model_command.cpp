@@ -138,6 +138,14 @@ class MakeModelCommandTest : public QObject {
     QTest::newRow("tie both ways") << QStringList{"--tie", "--no-tie"} << "--no-tie";
     QTest::newRow("head bits without exl2") << QStringList{"--head-bits", "8"} << "--head-bits";
     QTest::newRow("gptq option without gptq") << QStringList{"--gptq-v2"} << "--gptq-v2";
+    QTest::newRow("group size without an integer format")
+        << QStringList{"--group-size", "32"} << "--group-size";
+    QTest::newRow("group size not dividing the inputs")
+        << QStringList{"--format", "w4a16", "--group-size", "48"} << "--group-size";
+    QTest::newRow("group size not a number")
+        << QStringList{"--format", "awq", "--group-size", "rows"} << "--group-size";
+    QTest::newRow("actorder per channel")
+        << QStringList{"--format", "w8a16", "--actorder"} << "--actorder";
     QTest::newRow("unknown option") << QStringList{"--colour", "blue"} << "--colour";
     QTest::newRow("missing value") << QStringList{"--layers"} << "--layers";
   }
