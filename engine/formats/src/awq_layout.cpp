@@ -18,7 +18,7 @@ namespace {
 using kernels::DType;
 using std::to_string;
 
-std::uint32_t read_word(const TensorView& view, std::int64_t index) {
+std::uint32_t awq_word(const TensorView& view, std::int64_t index) {
   return static_cast<std::uint32_t>(detail::read_index(view, index));
 }
 
@@ -101,7 +101,7 @@ GptqRepacked repack_awq(const GptqLayout& layout, const AwqTensors& tensors) {
   for (std::int64_t k = 0; k < in; ++k) {
     std::uint32_t* row = packed.qweight.data() + (k / 8) * out;
     for (std::int64_t w = 0; w < packed_columns; ++w) {
-      const std::uint32_t word = read_word(tensors.qweight, k * packed_columns + w);
+      const std::uint32_t word = awq_word(tensors.qweight, k * packed_columns + w);
       for (int slot = 0; slot < 8; ++slot) {
         const std::uint32_t q = (word >> (4 * slot)) & 15u;
         row[w * 8 + kAwqOrder[slot]] |= q << (4 * (k % 8));
@@ -110,7 +110,7 @@ GptqRepacked repack_awq(const GptqLayout& layout, const AwqTensors& tensors) {
   }
   for (std::int64_t g = 0; g < layout.groups; ++g) {
     for (std::int64_t w = 0; w < packed_columns; ++w) {
-      const std::uint32_t word = read_word(tensors.qzeros, g * packed_columns + w);
+      const std::uint32_t word = awq_word(tensors.qzeros, g * packed_columns + w);
       for (int slot = 0; slot < 8; ++slot) {
         const std::uint32_t z = (word >> (4 * slot)) & 15u;
         detail::pack_value(packed.qzeros.data() + g * packed_columns, w * 8 + kAwqOrder[slot], z,

@@ -21,7 +21,7 @@ namespace {
 using kernels::DType;
 using std::to_string;
 
-std::uint32_t read_word(const TensorView& view, std::int64_t index) {
+std::uint32_t packed_word(const TensorView& view, std::int64_t index) {
   return static_cast<std::uint32_t>(detail::read_index(view, index));
 }
 
@@ -39,7 +39,7 @@ std::vector<int> zero_points(const TensorView& view, int bits) {
   values.resize(std::size_t(view.shape[0] * per_word * groups));
   for (std::int64_t w = 0; w < view.shape[0]; ++w) {
     for (std::int64_t g = 0; g < groups; ++g) {
-      const std::uint32_t word = read_word(view, w * groups + g);
+      const std::uint32_t word = packed_word(view, w * groups + g);
       for (int j = 0; j < per_word; ++j) {
         const auto stored = static_cast<int>((word >> (bits * j)) & ((1u << bits) - 1u));
         values[std::size_t((w * per_word + j) * groups + g)] = stored - (1 << (bits - 1));
@@ -187,7 +187,7 @@ GptqRepacked repack_pack_quantized(const GptqLayout& layout, const PackQuantized
   for (std::int64_t n = 0; n < out; ++n) {
     for (std::int64_t w = 0; w < word_rows; ++w)
       packed.qweight[std::size_t(w * out + n)] =
-          read_word(tensors.weight_packed, n * word_rows + w);
+          packed_word(tensors.weight_packed, n * word_rows + w);
   }
   const std::int64_t groups = layout.groups;
   if (!layout.symmetric) {
@@ -198,7 +198,7 @@ GptqRepacked repack_pack_quantized(const GptqLayout& layout, const PackQuantized
       std::uint32_t* row = packed.qzeros.data() + g * zero_words;
       if (zero_point.dtype == DType::I32) {
         for (std::int64_t w = 0; w < zero_words; ++w)
-          row[w] = read_word(zero_point, w * groups + g);
+          row[w] = packed_word(zero_point, w * groups + g);
         continue;
       }
       // Unpacked signed zero points (written before compressed-tensors packed

@@ -23,26 +23,26 @@ constexpr const char* kCompressedTensorsRuns =
     "group actorder), naive-quantized int8 weights and float-quantized FP8 weights, each "
     "with activations in floating point";
 
-formats::TensorView view_of(const io::ModelTensors& tensors, const std::string& name) {
+formats::TensorView file_view(const io::ModelTensors& tensors, const std::string& name) {
   const io::ModelTensors::Located located = tensors.get(name);
   return formats::TensorView{located.info->dtype, located.info->shape,
                              located.file->data(*located.info)};
 }
 
-std::optional<formats::TensorView> optional_view(const io::ModelTensors& tensors,
-                                                 const std::string& name) {
+std::optional<formats::TensorView> file_view_if_present(const io::ModelTensors& tensors,
+                                                        const std::string& name) {
   if (!tensors.contains(name)) return std::nullopt;
-  return view_of(tensors, name);
+  return file_view(tensors, name);
 }
 
 // A tensor the format needs, or ModelError naming it.
-formats::TensorView required_view(const ModelDescription& model, const std::string& name,
-                                  const char* format) {
+formats::TensorView needed_file_view(const ModelDescription& model, const std::string& name,
+                                     const char* format) {
   if (!model.tensors.contains(name)) {
     throw ModelError(model.directory.string() + ": no tensor " + name + ", which " + format +
                      " weights need; the model files are incomplete");
   }
-  return view_of(model.tensors, name);
+  return file_view(model.tensors, name);
 }
 
 // compressed-tensors' _get_quant_compression_format (config/format.py):
@@ -143,12 +143,12 @@ formats::PackQuantizedTensors pack_quantized_tensors(const ModelDescription& mod
                                                      const LinearDescription& linear) {
   const std::string& key = linear.key;
   formats::PackQuantizedTensors t;
-  t.weight_packed = view_of(model.tensors, key + ".weight_packed");
-  t.weight_scale = required_view(model, key + ".weight_scale", "pack-quantized");
-  t.weight_shape = required_view(model, key + ".weight_shape", "pack-quantized");
-  t.weight_zero_point = optional_view(model.tensors, key + ".weight_zero_point");
-  t.weight_g_idx = optional_view(model.tensors, key + ".weight_g_idx");
-  if (linear.has_bias) t.bias = view_of(model.tensors, key + ".bias");
+  t.weight_packed = file_view(model.tensors, key + ".weight_packed");
+  t.weight_scale = needed_file_view(model, key + ".weight_scale", "pack-quantized");
+  t.weight_shape = needed_file_view(model, key + ".weight_shape", "pack-quantized");
+  t.weight_zero_point = file_view_if_present(model.tensors, key + ".weight_zero_point");
+  t.weight_g_idx = file_view_if_present(model.tensors, key + ".weight_g_idx");
+  if (linear.has_bias) t.bias = file_view(model.tensors, key + ".bias");
   return t;
 }
 
@@ -166,11 +166,11 @@ formats::NaiveQuantizedTensors naive_quantized_tensors(const ModelDescription& m
                                                        const LinearDescription& linear) {
   const std::string& key = linear.key;
   formats::NaiveQuantizedTensors t;
-  t.weight = view_of(model.tensors, key + ".weight");
-  t.weight_scale = required_view(model, key + ".weight_scale", "int8");
-  t.weight_zero_point = optional_view(model.tensors, key + ".weight_zero_point");
-  t.weight_g_idx = optional_view(model.tensors, key + ".weight_g_idx");
-  if (linear.has_bias) t.bias = view_of(model.tensors, key + ".bias");
+  t.weight = file_view(model.tensors, key + ".weight");
+  t.weight_scale = needed_file_view(model, key + ".weight_scale", "int8");
+  t.weight_zero_point = file_view_if_present(model.tensors, key + ".weight_zero_point");
+  t.weight_g_idx = file_view_if_present(model.tensors, key + ".weight_g_idx");
+  if (linear.has_bias) t.bias = file_view(model.tensors, key + ".bias");
   return t;
 }
 
@@ -190,10 +190,10 @@ formats::NaiveQuantizedScheme naive_quantized_scheme(const CompressedTensorsArgs
 formats::AwqTensors awq_tensors(const ModelDescription& model, const LinearDescription& linear) {
   const std::string& key = linear.key;
   formats::AwqTensors t;
-  t.qweight = view_of(model.tensors, key + ".qweight");
-  t.qzeros = required_view(model, key + ".qzeros", "AWQ");
-  t.scales = required_view(model, key + ".scales", "AWQ");
-  if (linear.has_bias) t.bias = view_of(model.tensors, key + ".bias");
+  t.qweight = file_view(model.tensors, key + ".qweight");
+  t.qzeros = needed_file_view(model, key + ".qzeros", "AWQ");
+  t.scales = needed_file_view(model, key + ".scales", "AWQ");
+  if (linear.has_bias) t.bias = file_view(model.tensors, key + ".bias");
   return t;
 }
 
