@@ -35,6 +35,12 @@ std::vector<std::pair<std::string, const engine::LinearDescription*>> projection
   return list;
 }
 
+// Group-quantized weights (GPTQ, AWQ, compressed-tensors' integers): one
+// group spanning every input is a scale per output row.
+bool per_row(const engine::LinearDescription& linear) {
+  return linear.gptq->groups == 1 && linear.gptq->group_size >= linear.in_features;
+}
+
 std::string attention_text(const engine::ModelConfig& config, std::size_t index) {
   const int window = config.sliding_windows.at(index);
   return window > 0 ? "window " + std::to_string(window) : std::string("global");
@@ -53,6 +59,12 @@ Json linear_json(const engine::LinearDescription& linear) {
     entry["trellis_bits"] = linear.exl3->bits;
     entry["codebook"] = engine::formats::exl3_codebook_name(linear.exl3->codebook);
   }
+  if (linear.gptq) {
+    entry["bits"] = linear.gptq->bits;
+    entry["group_size"] = per_row(linear) ? Json(nullptr) : Json(linear.gptq->group_size);
+    entry["zero_points"] = !linear.gptq->symmetric;
+    entry["act_order"] = !linear.gptq->g_idx.empty();
+  }
   if (linear.has_bias) entry["bias"] = true;
   return entry;
 }
@@ -68,6 +80,16 @@ std::string linear_text(const engine::LinearDescription& linear) {
     text << "exl3 " << linear.exl3->bits << "-bit ("
          << engine::formats::exl3_codebook_name(linear.exl3->codebook) << ", "
          << linear.bits_per_weight << " bpw)";
+  } else if (linear.gptq) {
+    // "awq 4-bit g128 4.25 bpw": the values' width and group size beside
+    // what they cost with their scales and zero points.
+    text << engine::to_string(linear.format) << ' ' << linear.gptq->bits << "-bit ";
+    if (per_row(linear)) {
+      text << "per-row";
+    } else {
+      text << 'g' << linear.gptq->group_size;
+    }
+    text << ' ' << linear.bits_per_weight << " bpw";
   } else {
     text << engine::to_string(linear.format) << ' ' << linear.bits_per_weight << " bpw";
   }

@@ -231,6 +231,20 @@ modelgen::RandomModelSpec spec_from(const MakeModelArguments& a) {
   // A published GPTQ config.json says both; the flags only switch them on and off.
   if (a.gptq_v2) spec.gptq_v2 = true;
   if (a.gptq_no_act_order) spec.gptq_act_order = false;
+  const modelgen::WeightFormat kind = spec.format.kind;
+  const bool grouped = kind == modelgen::WeightFormat::W4A16 ||
+                       kind == modelgen::WeightFormat::W8A16 ||
+                       kind == modelgen::WeightFormat::INT8 || kind == modelgen::WeightFormat::AWQ;
+  if ((a.group_size || a.actorder) && !grouped) {
+    throw std::invalid_argument(
+        "format: --group-size and --actorder apply to --format w4a16, w4a16-asym, w8a16, "
+        "w8a16-asym, int8 and awq only (GPTQ has --gptq-group-size)");
+  }
+  if (a.group_size) {
+    spec.group_size =
+        *a.group_size == "channel" ? 0 : parse_integer<int>("group_size", *a.group_size);
+  }
+  if (a.actorder) spec.actorder = true;
   if (a.head_bits && spec.format.kind != modelgen::WeightFormat::EXL2 &&
       spec.format.kind != modelgen::WeightFormat::EXL3) {
     throw std::invalid_argument(
@@ -308,8 +322,10 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
   command
       ->add_option("--format", a->format,
                    "fp16, bf16, exl2:BITS (2.0 to 8.0), exl3:BITS[:mul1|mcg|3inst] (1.0 to "
-                   "8.0, exllamav3's layout with random trellis data), gptq, fp8 (a scale per "
-                   "row) or fp8-tensor (one scale) (default fp16)")
+                   "8.0, exllamav3's layout with random trellis data), gptq (4-bit) or "
+                   "gptq:8, fp8 (a scale per row) or fp8-tensor (one scale), compressed-tensors' "
+                   "w4a16, w4a16-asym, w8a16, w8a16-asym (pack-quantized) or int8 "
+                   "(naive-quantized), or awq (AutoAWQ's GEMM layout) (default fp16)")
       ->type_name("FORMAT");
   const auto value = [&](const char* name, std::optional<std::string>& target, const char* help,
                          const char* type = "N") {
@@ -376,6 +392,13 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
   command->add_flag("--no-tie", a->no_tie, "Give the model its own head");
   command->add_flag("--gptq-v2", a->gptq_v2, "Store exact GPTQ zero points (gptq_v2)");
   command->add_flag("--gptq-no-act-order", a->gptq_no_act_order, "GPTQ groups in input order");
+  value("--group-size", a->group_size,
+        "w4a16, w8a16, int8, awq: inputs per group, or channel for a scale per output row "
+        "(default w4a16 and awq 128, w8a16 and int8 channel)",
+        "N|channel");
+  command->add_flag("--actorder", a->actorder,
+                    "w4a16, w8a16: group actorder, inputs assigned to groups in a shuffled "
+                    "order (weight_g_idx)");
   command->callback([a, &exit_code] { exit_code = run_make_model(*a, std::cout, std::cerr); });
 }
 

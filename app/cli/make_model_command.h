@@ -35,6 +35,9 @@ struct MakeModelArguments {
   bool no_tie = false;
   bool gptq_v2 = false;
   bool gptq_no_act_order = false;
+  // w4a16, w8a16, int8 and awq: inputs per group or "channel"; group actorder.
+  std::optional<std::string> group_size;
+  bool actorder = false;
 };
 
 // Writes a random model into arguments.out and prints one line saying what

@@ -180,6 +180,14 @@ class MakeModelCommandTest : public QObject {
     QTest::newRow("exl3 head bits")
         << QStringList{"--format", "exl3:4.0", "--head-bits", "12"} << "--head-bits";
     QTest::newRow("gptq option without gptq") << QStringList{"--gptq-v2"} << "--gptq-v2";
+    QTest::newRow("group size without an integer format")
+        << QStringList{"--group-size", "32"} << "--group-size";
+    QTest::newRow("group size not dividing the inputs")
+        << QStringList{"--format", "w4a16", "--group-size", "48"} << "--group-size";
+    QTest::newRow("group size not a number")
+        << QStringList{"--format", "awq", "--group-size", "rows"} << "--group-size";
+    QTest::newRow("actorder per channel")
+        << QStringList{"--format", "w8a16", "--actorder"} << "--actorder";
     QTest::newRow("unknown option") << QStringList{"--colour", "blue"} << "--colour";
     QTest::newRow("missing value") << QStringList{"--layers"} << "--layers";
   }

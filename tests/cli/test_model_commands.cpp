@@ -103,6 +103,64 @@ class ModelCommandsTest : public QObject {
     QVERIFY(text.out.contains("k exl3 3-bit (MCG, "));
   }
 
+  // The integer formats name their width and group size, and whether they
+  // carry zero points and act-order indices.
+  void inspectNamesIntegerFormats_data() {
+    QTest::addColumn<QStringList>("make");
+    QTest::addColumn<QString>("format");
+    QTest::addColumn<int>("bits");
+    QTest::addColumn<int>("groupSize");  // 0: per row (null)
+    QTest::addColumn<bool>("zeroPoints");
+    QTest::addColumn<bool>("actOrder");
+    QTest::addColumn<QString>("text");
+    QTest::newRow("w4a16") << QStringList{"--format", "w4a16", "--group-size", "32", "--actorder"}
+                           << "pack-quantized" << 4 << 32 << false << true
+                           << "q pack-quantized 4-bit g32";
+    QTest::newRow("w4a16-asym") << QStringList{"--format", "w4a16-asym", "--group-size", "64"}
+                                << "pack-quantized" << 4 << 64 << true << false
+                                << "q pack-quantized 4-bit g64";
+    QTest::newRow("w8a16") << QStringList{"--format", "w8a16"} << "pack-quantized" << 8 << 0
+                           << false << false << "q pack-quantized 8-bit per-row";
+    QTest::newRow("int8") << QStringList{"--format", "int8"} << "naive-quantized" << 8 << 0 << false
+                          << false << "q naive-quantized 8-bit per-row";
+    QTest::newRow("awq") << QStringList{"--format", "awq", "--group-size", "32"} << "awq" << 4 << 32
+                         << true << false << "q awq 4-bit g32";
+    QTest::newRow("gptq:8") << QStringList{"--format", "gptq:8"} << "gptq" << 8 << 32 << true
+                            << true << "q gptq 8-bit g32";
+  }
+
+  void inspectNamesIntegerFormats() {
+    QFETCH(QStringList, make);
+    QFETCH(QString, format);
+    QFETCH(int, bits);
+    QFETCH(int, groupSize);
+    QFETCH(bool, zeroPoints);
+    QFETCH(bool, actOrder);
+    QFETCH(QString, text);
+    const QString dir = root_.filePath(QString::fromLatin1(QTest::currentDataTag()));
+    QCOMPARE(run_cli(QStringList{QStringLiteral("make-model"), dir} + make).exit_code, 0);
+    const Run run = run_cli({QStringLiteral("inspect"), dir, QStringLiteral("--json")});
+    QCOMPARE(run.exit_code, 0);
+    const QJsonObject q = QJsonDocument::fromJson(run.out)
+                              .object()[u"layer_formats"]
+                              .toArray()[0]
+                              .toObject()[u"q_proj"]
+                              .toObject();
+    QCOMPARE(q[u"format"].toString(), format);
+    QCOMPARE(q[u"bits"].toInt(), bits);
+    if (groupSize == 0) {
+      QVERIFY(q[u"group_size"].isNull());
+    } else {
+      QCOMPARE(q[u"group_size"].toInt(), groupSize);
+    }
+    QCOMPARE(q[u"zero_points"].toBool(), zeroPoints);
+    QCOMPARE(q[u"act_order"].toBool(), actOrder);
+    QVERIFY(q[u"bits_per_weight"].toDouble() > bits);
+    const Run plain = run_cli({QStringLiteral("inspect"), dir});
+    QCOMPARE(plain.exit_code, 0);
+    QVERIFY2(plain.out.contains(text.toUtf8()), plain.out.constData());
+  }
+
   void inspectSaysWhenItDoesNotFit() {
     const Run run =
         run_cli({QStringLiteral("inspect"), fp16_, QStringLiteral("--devices"),

@@ -95,6 +95,24 @@ cases=(
   "qwen3moe-exl3|--arch qwen3_moe --format exl3:3.5 --seed 94"
   "gemma3-exl3|--arch gemma3 --format exl3:4.0 --seed 69 --sliding-window 7 --layers 3 --sliding-window-pattern 3"
   "published-qwen3-8b-exl3|--config-from @CONFIGS@/qwen3-8b.json --format exl3:4.0 --seed 112"
+  # Integer weights as llm-compressor, AutoAWQ and GPTQModel write them:
+  # compressed-tensors' pack-quantized W4A16 (symmetric with group actorder,
+  # and with zero points), W8A16 per channel, naive int8, AutoAWQ's GEMM
+  # layout and 8-bit GPTQ, on Llama, Qwen2 (biases) and both mixtures of
+  # experts (routers and lm_head left in BF16 or FP16).
+  "llama-w4a16-actorder|--arch llama --format w4a16 --group-size 32 --actorder --seed 19"
+  "llama-w4a16-asym|--arch llama --format w4a16-asym --group-size 64 --seed 20"
+  "llama-w8a16|--arch llama --format w8a16 --seed 24"
+  "llama-int8|--arch llama --format int8 --seed 25"
+  "llama-awq|--arch llama --format awq --group-size 32 --seed 26"
+  "llama-gptq8|--arch llama --format gptq:8 --seed 27"
+  "qwen2-w4a16-bias|--arch qwen2 --format w4a16 --group-size 32 --seed 35"
+  "qwen2-awq-bias|--arch qwen2 --format awq --group-size 64 --seed 36"
+  "qwen3moe-w4a16-asym-actorder|--arch qwen3_moe --format w4a16-asym --group-size 32 --actorder --seed 94"
+  "qwen3moe-w8a16|--arch qwen3_moe --format w8a16 --seed 95"
+  "qwen3moe-int8|--arch qwen3_moe --format int8 --seed 96"
+  "mixtral-awq|--arch mixtral --format awq --group-size 64 --seed 85"
+  "mixtral-gptq8|--arch mixtral --format gptq:8 --seed 87"
   # The published config.json files of tests/data/configs, shapes scaled
   # down, every other key as released.
   "published-qwen3-8b|--config-from @CONFIGS@/qwen3-8b.json --seed 111"

@@ -148,6 +148,7 @@ def read_config(model_dir):
     config["num_key_value_heads"] = get("num_key_value_heads") or config["num_attention_heads"]
     config["head_dim"] = get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
     config["checkpoint_format"] = (get("quantization_config") or {}).get("checkpoint_format", "")
+    config["quantization"] = get("quantization_config") or {}
     config["moe_intermediate_size"] = get("moe_intermediate_size")
     layers = config["num_hidden_layers"]
     gemma = arch.startswith("Gemma")

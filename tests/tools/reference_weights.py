@@ -1,9 +1,12 @@
 """Model weights for the reference forward pass: safetensors files read
 directly, EXL2 and GPTQ projections dequantized from their tensors,
-following the formats as exllamav2 defines them, FP8 projections
-(compressed-tensors' float-quantized) from the E4M3 bits, and EXL3
-projections decoded as exllamav3's reconstruct kernel and get_weight_tensor
-do (see dequant_exl3)."""
+following the formats as exllamav2 defines them (GPTQ in 4 and 8 bits as
+GPTQModel packs them), FP8 projections (compressed-tensors' float-quantized)
+from the E4M3 bits, EXL3 projections decoded as exllamav3's reconstruct
+kernel and get_weight_tensor do (see dequant_exl3), compressed-tensors'
+pack-quantized and naive-quantized integers as its decompressors do, and
+AutoAWQ's GEMM layout as its dequantize_gemm does (see dequant_awq)."""
+import re
 import json
 import os
 import struct
@@ -12,7 +15,7 @@ import numpy as np
 import torch
 
 DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I32": np.int32,
-          "I16": np.int16, "U8": np.uint8, "F8_E4M3": np.uint8}
+          "I16": np.int16, "U8": np.uint8, "F8_E4M3": np.uint8, "I64": np.int64, "I8": np.int8}
 
 
 class Tensors(dict):
@@ -91,15 +94,19 @@ def dequant_exl2(t, key):
     return weight.T
 
 
-def dequant_gptq(t, key, exact_zeros):
-    """W [N, K] = (q - zero) * scale, zero stored minus one unless gptq_v2."""
+def dequant_gptq(t, key, exact_zeros, bits=4):
+    """W [N, K] = (q - zero) * scale, zero stored minus one unless gptq_v2;
+    32 / bits values to a word, the first in the low bits, along K in
+    qweight and along N in qzeros (GPTQModel's pack for 2, 4 and 8 bits)."""
+    per_word = 32 // bits
+    mask = (1 << bits) - 1
     qweight = t[key + ".qweight"].astype(np.int64) & 0xFFFFFFFF
     qzeros = t[key + ".qzeros"].astype(np.int64) & 0xFFFFFFFF
     scales = t[key + ".scales"].astype(np.float64)
-    k_rows = qweight.shape[0] * 8
+    k_rows = qweight.shape[0] * per_word
     groups = scales.shape[0]
     k = np.arange(k_rows)
-    q = (qweight[k // 8] >> (4 * (k % 8))[:, None]) & 15
+    q = (qweight[k // per_word] >> (bits * (k % per_word))[:, None]) & mask
     if key + ".g_idx" in t:
         g_idx = t[key + ".g_idx"].astype(np.int64)
     else:
@@ -108,11 +115,126 @@ def dequant_gptq(t, key, exact_zeros):
             size *= 2
         g_idx = k // size
     n = np.arange(scales.shape[1])
-    zeros = (qzeros[:, n // 8] >> (4 * (n % 8))[None, :]) & 15
+    zeros = (qzeros[:, n // per_word] >> (bits * (n % per_word))[None, :]) & mask
     if not exact_zeros:
         zeros = zeros + 1
     weight = (q - zeros[g_idx]) * scales[g_idx]
     return weight.T
+
+
+# AutoAWQ's GEMM layout, after awq/utils/packing_utils.py (unpack_awq,
+# reverse_awq_order, dequantize_gemm): eight 4-bit values of consecutive
+# output columns to a word, interleaved in AWQ_ORDER.
+AWQ_REVERSE_ORDER = [0, 4, 1, 5, 2, 6, 3, 7]
+
+
+def unpack_awq(packed, bits=4):
+    """unpack_awq: each word's values from the low bits up, then the
+    columns put back with reverse_awq_order."""
+    shifts = np.arange(0, 32, bits)
+    values = (packed.astype(np.int64)[:, :, None] >> shifts[None, None, :]) & ((1 << bits) - 1)
+    values = values.reshape(packed.shape[0], -1)
+    order = np.arange(values.shape[1]).reshape(-1, 32 // bits)[:, AWQ_REVERSE_ORDER].reshape(-1)
+    return values[:, order]
+
+
+def dequant_awq(t, key):
+    """dequantize_gemm: W^T [K, N] = (q - z) * s with z and s repeated over
+    each group of K / G consecutive inputs."""
+    iweight = unpack_awq(t[key + ".qweight"])
+    izeros = unpack_awq(t[key + ".qzeros"])
+    scales = t[key + ".scales"].astype(np.float64)
+    group_size = iweight.shape[0] // scales.shape[0]
+    scales = np.repeat(scales, group_size, axis=0)
+    izeros = np.repeat(izeros, group_size, axis=0)
+    return ((iweight - izeros) * scales).T
+
+
+# compressed-tensors, after compressors/pack_quantized/helpers.py
+# (unpack_from_int32), compressors/naive_quantized and
+# quantization/lifecycle/forward.py (dequantize with the strategy inferred
+# from the scale's shape), and utils/match.py for which config group a
+# layer belongs to.
+
+def ct_unpack(packed, bits, count, packed_dim=1):
+    """unpack_from_int32: element i of a row at global bit i * bits of its
+    words (dense packing), minus the 2^(bits-1) offset."""
+    words = packed.astype(np.int64) & 0xFFFFFFFF
+    if packed_dim == 0:
+        words = words.T
+    stream_bits = ((words[:, :, None] >> np.arange(32)[None, None, :]) & 1).reshape(
+        words.shape[0], -1)
+    values = np.zeros((words.shape[0], count), dtype=np.int64)
+    for b in range(bits):
+        values |= stream_bits[:, np.arange(count) * bits + b] << b
+    values = values - (1 << (bits - 1))
+    return values.T if packed_dim == 0 else values
+
+
+def ct_dequantize(x_q, scale, zero_point=None, g_idx=None):
+    """forward.py's dequantize without args: tensor for a 0- or 1-dimensional
+    scale, channel for [N, 1], group otherwise; a group's inputs are those
+    g_idx names (sorted by group and cut into equal groups) unless g_idx is
+    absent or holds -1 (column order)."""
+    x = x_q.astype(np.float64)
+    scale = np.asarray(scale, dtype=np.float64)
+    zero = None if zero_point is None else np.asarray(zero_point, dtype=np.float64)
+    if scale.ndim < 2 or scale.shape[1] == 1:
+        if scale.ndim == 2:
+            scale = scale.reshape(-1, 1)
+            zero = None if zero is None else zero.reshape(-1, 1)
+        return (x - (0.0 if zero is None else zero)) * scale
+    rows, columns = x.shape
+    groups = scale.shape[1]
+    group_size = columns // groups
+    perm = None
+    if g_idx is not None and not (np.asarray(g_idx) == -1).any():
+        perm = np.argsort(np.asarray(g_idx), kind="stable")
+        x = x[:, perm]
+    x = x.reshape(rows, groups, group_size)
+    if zero is not None:
+        x = x - zero[:, :, None]
+    out = (x * scale[:, :, None]).reshape(rows, columns)
+    if perm is not None:
+        out = out[:, np.argsort(perm)]
+    return out
+
+
+def ct_matches(name, target):
+    """utils/match.py's match_name, and every projection is a Linear."""
+    if target == "Linear":
+        return True
+    if target.startswith("re:"):
+        return re.match(target[3:], name) is not None
+    return target == name
+
+
+def ct_weights_scheme(quantization, key):
+    """The weights' QuantizationArgs of the first config group targeting the
+    layer, unless "ignore" names it."""
+    if any(ct_matches(key, target) for target in quantization.get("ignore") or []):
+        return None
+    for group in (quantization.get("config_groups") or {}).values():
+        if any(ct_matches(key, target) for target in group.get("targets") or []):
+            return group.get("weights")
+    return None
+
+
+def dequant_pack_quantized(t, key, quantization):
+    scheme = ct_weights_scheme(quantization, key)
+    bits = scheme["num_bits"]
+    rows, columns = (int(v) for v in t[key + ".weight_shape"])
+    unpacked = ct_unpack(t[key + ".weight_packed"], bits, columns)
+    scale = t[key + ".weight_scale"]
+    zero = t.get(key + ".weight_zero_point")
+    if zero is not None and t.dtypes[key + ".weight_zero_point"] == "I32":
+        zero = ct_unpack(zero, bits, rows, packed_dim=0)
+    return ct_dequantize(unpacked, scale, zero, t.get(key + ".weight_g_idx"))
+
+
+def dequant_naive_quantized(t, key):
+    return ct_dequantize(t[key + ".weight"], t[key + ".weight_scale"],
+                         t.get(key + ".weight_zero_point"), t.get(key + ".weight_g_idx"))
 
 
 def e4m3_values(codes):
@@ -264,12 +386,20 @@ def linear(t, key, config, in_features=None, out_features=None):
             bias = bias[:out_features]
         return (torch.from_numpy(np.ascontiguousarray(weight, dtype=np.float64)),
                 None if bias is None else torch.from_numpy(bias.astype(np.float64)))
+    quantization = config.get("quantization") or {}
     if t.dtypes.get(key + ".weight") == "F8_E4M3":
         weight = dequant_fp8(t, key)
+    elif t.dtypes.get(key + ".weight") == "I8":
+        weight = dequant_naive_quantized(t, key)
+    elif key + ".weight_packed" in t:
+        weight = dequant_pack_quantized(t, key, quantization)
     elif key + ".q_weight" in t:
         weight = dequant_exl2(t, key)
+    elif key + ".qweight" in t and quantization.get("quant_method") == "awq":
+        weight = dequant_awq(t, key)
     elif key + ".qweight" in t:
-        weight = dequant_gptq(t, key, config["checkpoint_format"] == "gptq_v2")
+        weight = dequant_gptq(t, key, config["checkpoint_format"] == "gptq_v2",
+                              quantization.get("bits", 4))
     else:
         weight = t[key + ".weight"].astype(np.float64)
     bias = t.get(key + ".bias")

@@ -36,13 +36,38 @@ std::vector<std::int32_t> read_group_index(const detail::LayerChecks& checks,
 
 }  // namespace
 
+namespace {
+
+[[noreturn]] void refuse_bits(std::string_view key, std::int64_t bits) {
+  throw ModelError(std::string(key) + ": GPTQ with " + to_string(bits) +
+                   " bits is not supported; Quire runs 4- and 8-bit GPTQ");
+}
+
+// The width: from qweight's rows when the layer's inputs are known (a file's
+// per-module overrides may differ from its default), else the config's.
+int gptq_bits(std::string_view key, const detail::LayerChecks& checks, const GptqTensors& tensors,
+              const GptqOptions& options, const LinearShape& shape) {
+  const std::int64_t rows = tensors.qweight.shape[0];
+  if (shape.in_features <= 0) {
+    if (options.bits != 4 && options.bits != 8) refuse_bits(key, options.bits);
+    return options.bits;
+  }
+  const std::int64_t in = shape.in_features;
+  if (rows > 0 && rows * 32 % in == 0) {
+    const std::int64_t bits = rows * 32 / in;
+    if (bits == 4 || bits == 8) return static_cast<int>(bits);
+    if (bits >= 1 && bits < 16) refuse_bits(key, bits);
+  }
+  checks.fail_config("qweight has " + to_string(rows) + " rows, which hold " + to_string(rows * 8) +
+                     " 4-bit or " + to_string(rows * 4) + " 8-bit inputs, but the layer has " +
+                     to_string(in));
+}
+
+}  // namespace
+
 GptqLayout describe_gptq(std::string_view key, const GptqTensors& tensors,
                          const GptqOptions& options, const LinearShape& shape) {
   const detail::LayerChecks checks(key, "GPTQ");
-  if (options.bits != 4) {
-    throw ModelError(std::string(key) + ": GPTQ with " + to_string(options.bits) +
-                     " bits is not supported; Quire runs 4-bit GPTQ and EXL2 models");
-  }
   checks.expect("qweight", tensors.qweight, {DType::I32}, 2);
   checks.expect("qzeros", tensors.qzeros, {DType::I32}, 2);
   checks.expect("scales", tensors.scales, {DType::F16}, 2);
@@ -50,7 +75,9 @@ GptqLayout describe_gptq(std::string_view key, const GptqTensors& tensors,
 
   GptqLayout layout;
   layout.exact_zeros = options.exact_zeros;
-  layout.in_features = tensors.qweight.shape[0] * 8;
+  layout.bits = gptq_bits(key, checks, tensors, options, shape);
+  const int per_word = 32 / layout.bits;
+  layout.in_features = tensors.qweight.shape[0] * per_word;
   layout.out_features = tensors.qweight.shape[1];
   if (layout.in_features == 0 || layout.out_features == 0) {
     checks.fail("qweight has shape " + format_shape(tensors.qweight.shape) +
@@ -60,10 +87,10 @@ GptqLayout describe_gptq(std::string_view key, const GptqTensors& tensors,
     checks.fail("qweight has shape " + format_shape(tensors.qweight.shape) +
                 ", more rows than Quire supports");
   }
-  if (shape.in_features > 0 && shape.in_features != layout.in_features) {
-    checks.fail_config("qweight has " + to_string(tensors.qweight.shape[0]) + " rows, which hold " +
-                       to_string(layout.in_features) + " 4-bit inputs, but the layer has " +
-                       to_string(shape.in_features));
+  if (layout.in_features % 8 != 0) {
+    checks.fail("qweight has " + to_string(tensors.qweight.shape[0]) + " rows, which hold " +
+                to_string(layout.in_features) +
+                " inputs; Quire runs GPTQ layers whose inputs are a multiple of 8");
   }
   if (shape.out_features > 0 && shape.out_features != layout.out_features) {
     checks.fail_config("qweight has " + to_string(layout.out_features) +
@@ -71,14 +98,15 @@ GptqLayout describe_gptq(std::string_view key, const GptqTensors& tensors,
   }
   if (layout.out_features % 8 != 0) {
     checks.fail("qweight has " + to_string(layout.out_features) +
-                " columns; zero points are packed 8 to a word, so outputs must be a multiple of 8");
+                " columns; zero points are packed " + to_string(per_word) +
+                " to a word, and Quire needs outputs in multiples of 8");
   }
   const std::int64_t groups = tensors.qzeros.shape[0];
   if (groups < 1 || groups > layout.in_features) {
     checks.fail("qzeros has " + to_string(groups) + " groups for " + to_string(layout.in_features) +
                 " inputs");
   }
-  const std::vector<std::int64_t> zeros_shape = {groups, layout.out_features / 8};
+  const std::vector<std::int64_t> zeros_shape = {groups, layout.out_features / per_word};
   if (tensors.qzeros.shape != zeros_shape) {
     checks.fail("qzeros has shape " + format_shape(tensors.qzeros.shape) + "; " +
                 to_string(layout.out_features) + " outputs need " + format_shape(zeros_shape));
@@ -109,6 +137,7 @@ kernels::LinearWeight host_linear_weight(const GptqLayout& layout, const GptqTen
   gptq.qweight = detail::host_pointer<std::uint32_t>(tensors.qweight, "qweight");
   gptq.qzeros = detail::host_pointer<std::uint32_t>(tensors.qzeros, "qzeros");
   gptq.scales = detail::host_pointer<std::uint16_t>(tensors.scales, "scales");
+  gptq.bits = layout.bits;
   gptq.g_idx = layout.g_idx.empty() ? nullptr : layout.g_idx.data();
   gptq.groups = layout.groups;
   gptq.group_size = layout.group_size;

@@ -50,8 +50,8 @@ class EntryParser {
     const std::optional<DType> type = kernels::parse_dtype(text);
     if (!type) {
       fail(file_, "tensor " + quote_text(name_) + " has unsupported dtype " + quote_text(text) +
-                      " (Quire reads F16, BF16, F32, I32, I16 and U8); convert the model to "
-                      "F16 or BF16, or use a quantized (EXL2 or GPTQ) version of it");
+                      " (Quire reads F16, BF16, F32, F8_E4M3, I64, I32, I16, I8 and U8); "
+                      "convert the model to F16 or BF16, or use a quantized version of it");
     }
     return *type;
   }

@@ -51,6 +51,11 @@ class ConfigReader {
 std::optional<KvCacheScheme> parse_kv_cache_scheme(const ConfigReader& reader,
                                                    const Json& quantization);
 
+// quantization_config's keys (quantization_config.cpp), kv_cache_scheme
+// included. Throws ModelError naming the field when one is malformed.
+void parse_quantization(const ConfigReader& reader, const Json& quantization,
+                        QuantizationConfig& config);
+
 // rope_scaling (rope_scaling_config.cpp); RopeScaling::Type::None without one.
 RopeScaling parse_rope_scaling(const ConfigReader& reader);
 

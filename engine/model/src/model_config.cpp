@@ -192,13 +192,7 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
   config.torch_dtype = reader.string("torch_dtype");
   if (const Json* quantization = reader.find("quantization_config");
       quantization && quantization->is_object()) {
-    config.quantization.method = quantization->value("quant_method", std::string());
-    config.quantization.checkpoint_format = quantization->value("checkpoint_format", std::string());
-    if (const auto format = quantization->find("format");
-        format != quantization->end() && format->is_string()) {
-      config.quantization.format = format->get<std::string>();
-    }
-    config.quantization.kv_cache_scheme = detail::parse_kv_cache_scheme(reader, *quantization);
+    detail::parse_quantization(reader, *quantization, config.quantization);
   }
 
   if (config.num_heads % config.num_kv_heads != 0) {

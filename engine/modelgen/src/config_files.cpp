@@ -55,6 +55,46 @@ Json rope_scaling_json(const RandomModelSpec& spec) {
   return object;
 }
 
+namespace {
+
+// llm-compressor's quantization_config for its W4A16 (W4A16_ASYM) and
+// W8A16 presets and for int8 weights in compressed-tensors' naive format:
+// one group targeting every Linear, the weights' QuantizationArgs as
+// written, activations left alone, lm_head and MoE routers ignored as its
+// examples ignore them.
+Json integer_quantization_json(const RandomModelSpec& spec) {
+  const WeightFormat kind = spec.format.kind;
+  const int group = spec.resolved_group_size();
+  const Json weights{{"actorder", spec.actorder ? Json("group") : Json(nullptr)},
+                     {"block_structure", nullptr},
+                     {"dynamic", false},
+                     {"group_size", group == 0 ? Json(nullptr) : Json(group)},
+                     {"num_bits", kind == WeightFormat::W4A16 ? 4 : 8},
+                     {"observer", "minmax"},
+                     {"observer_kwargs", Json::object()},
+                     {"strategy", group == 0 ? "channel" : "group"},
+                     {"symmetric", !spec.format.zero_points},
+                     {"type", "int"}};
+  Json ignore = Json::array({"lm_head"});
+  if (spec.architecture == "mixtral") ignore.push_back("re:.*block_sparse_moe.gate");
+  if (spec.architecture == "qwen3_moe") ignore.push_back("re:.*mlp.gate$");
+  const char* format = kind == WeightFormat::INT8 ? "naive-quantized" : "pack-quantized";
+  return Json{{"config_groups",
+               {{"group_0",
+                 {{"input_activations", nullptr},
+                  {"output_activations", nullptr},
+                  {"targets", {"Linear"}},
+                  {"weights", weights}}}}},
+              {"format", format},
+              {"global_compression_ratio", nullptr},
+              {"ignore", ignore},
+              {"kv_cache_scheme", nullptr},
+              {"quant_method", "compressed-tensors"},
+              {"quantization_status", "compressed"}};
+}
+
+}  // namespace
+
 Json quantization_json(const RandomModelSpec& spec) {
   switch (spec.format.kind) {
     case WeightFormat::EXL2:
@@ -63,7 +103,7 @@ Json quantization_json(const RandomModelSpec& spec) {
                   {"head_bits", spec.exl2_head_bits}};
     case WeightFormat::GPTQ:
       return Json{{"quant_method", "gptq"},
-                  {"bits", 4},
+                  {"bits", spec.format.gptq_bits},
                   {"group_size", spec.gptq_group_size},
                   {"desc_act", spec.gptq_act_order},
                   {"sym", false},
@@ -103,6 +143,20 @@ Json quantization_json(const RandomModelSpec& spec) {
                                : codebook == kernels::Exl3Codebook::three_inst ? "3inst"
                                                                                : "mul1"}};
     }
+    case WeightFormat::W4A16:
+    case WeightFormat::W8A16:
+    case WeightFormat::INT8:
+      return integer_quantization_json(spec);
+    case WeightFormat::AWQ:
+      // AwqConfig.to_transformers_dict (awq/models/_config.py); Mixtral's
+      // router is left out by its model class (modules_to_not_convert).
+      return Json{{"quant_method", "awq"},
+                  {"zero_point", true},
+                  {"group_size", spec.resolved_group_size() == 0 ? -1 : spec.resolved_group_size()},
+                  {"bits", 4},
+                  {"version", "gemm"},
+                  {"modules_to_not_convert",
+                   spec.architecture == "mixtral" ? Json::array({"gate"}) : Json(nullptr)}};
     case WeightFormat::FP16:
     case WeightFormat::BF16:
       break;
@@ -126,7 +180,9 @@ Json bos_json(const SpecialIds& ids) {
 std::string torch_dtype_of(const RandomModelSpec& spec) {
   if (!spec.torch_dtype.empty()) return spec.torch_dtype;
   const WeightFormat kind = spec.format.kind;
-  return kind == WeightFormat::BF16 || kind == WeightFormat::FP8 || kind == WeightFormat::FP8_TENSOR
+  return kind == WeightFormat::BF16 || kind == WeightFormat::FP8 ||
+                 kind == WeightFormat::FP8_TENSOR || kind == WeightFormat::W4A16 ||
+                 kind == WeightFormat::W8A16 || kind == WeightFormat::INT8
              ? "bfloat16"
              : "float16";
 }
@@ -251,6 +307,10 @@ const char* torch_dtype_name(kernels::DType dtype) {
       return "torch.uint8";
     case kernels::DType::F8_E4M3:
       return "torch.float8_e4m3fn";
+    case kernels::DType::I64:
+      return "torch.int64";
+    case kernels::DType::I8:
+      return "torch.int8";
   }
   return "?";
 }

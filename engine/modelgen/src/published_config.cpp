@@ -270,8 +270,10 @@ void quantization_of(const Keys& root, RandomModelSpec& spec, const std::string&
     spec.format = {WeightFormat::EXL2, quantization.number("bits", 4.0)};
     spec.exl2_head_bits = quantization.small("head_bits", 6);
   } else if (method == "gptq") {
-    if (quantization.integer("bits", 4) != 4) quantization.fail("bits", "4 (4-bit GPTQ)");
+    const std::int64_t bits = quantization.integer("bits", 4);
+    if (bits != 4 && bits != 8) quantization.fail("bits", "4 or 8 (4- or 8-bit GPTQ)");
     spec.format = {WeightFormat::GPTQ, 4.0};
+    spec.format.gptq_bits = static_cast<int>(bits);
     spec.gptq_group_size = quantization.small("group_size", 128);
     spec.gptq_act_order = quantization.boolean("desc_act", false);
     spec.gptq_v2 = quantization.text("checkpoint_format") == "gptq_v2";
@@ -282,8 +284,18 @@ void quantization_of(const Keys& root, RandomModelSpec& spec, const std::string&
     const std::string codebook = quantization.text("codebook");
     if (codebook == "mcg") spec.format.exl3_codebook = kernels::Exl3Codebook::mcg;
     if (codebook == "3inst") spec.format.exl3_codebook = kernels::Exl3Codebook::three_inst;
+  } else if (method == "awq") {
+    if (quantization.integer("bits", 4) != 4)
+      quantization.fail("bits", "4 (AutoAWQ's GEMM layout)");
+    spec.format = FormatSpec{WeightFormat::AWQ};
+    const std::int64_t group = quantization.integer("group_size", 128);
+    if (group != -1 && (group < 1 || group > 65536)) {
+      quantization.fail("group_size", "a group size, or -1");
+    }
+    spec.group_size = group == -1 ? 0 : static_cast<int>(group);
   } else {
-    reject("config_from", source + ": quantization \"" + method + "\" is not exl2, exl3 or gptq");
+    reject("config_from",
+           source + ": quantization \"" + method + "\" is not exl2, exl3, gptq or awq");
   }
 }
 

@@ -38,6 +38,45 @@ bool power_of_two(int value) {
   return value > 0 && (value & (value - 1)) == 0;
 }
 
+// compressed-tensors' and AWQ's groups: every projection's inputs split
+// into whole groups (compressed-tensors also takes fewer inputs than a group
+// as one group; AutoAWQ does not), inputs and outputs multiples of 32 as for
+// the other quantized formats.
+void validate_group_quantization(const RandomModelSpec& spec, int head_dim) {
+  const FormatSpec& format = spec.format;
+  check_multiple_of_32("hidden", spec.hidden, format);
+  check_multiple_of_32("intermediate", spec.intermediate, format);
+  const bool qwen3_moe = spec.architecture == "qwen3_moe";
+  if (qwen3_moe) {
+    check_multiple_of_32("expert_intermediate", spec.resolved_expert_intermediate(), format);
+  }
+  const bool awq = format.kind == WeightFormat::AWQ;
+  if (awq && qwen3_moe) {
+    // AutoAWQ quantizes Qwen3-MoE's router too (it leaves only Mixtral's
+    // out), and make-model keeps every router dense.
+    reject("format",
+           "awq is written for mixtral's experts, not qwen3_moe's (AutoAWQ quantizes "
+           "Qwen3-MoE's router, which make-model keeps dense)");
+  }
+  const int group = spec.resolved_group_size();
+  if (group < 0 || (group != 0 && group % 8 != 0)) {
+    reject("group_size", std::to_string(group) + " must be a positive multiple of 8, or channel");
+  }
+  const std::int64_t inputs[] = {spec.hidden, spec.intermediate,
+                                 std::int64_t{spec.heads} * head_dim,
+                                 qwen3_moe ? spec.resolved_expert_intermediate() : spec.hidden};
+  for (const std::int64_t in : inputs) {
+    if (group != 0 && in % group != 0 && (awq || in > group)) {
+      reject("group_size", std::to_string(group) + " does not divide a layer's " +
+                               std::to_string(in) + " inputs into whole groups");
+    }
+  }
+  const bool packed = format.kind == WeightFormat::W4A16 || format.kind == WeightFormat::W8A16;
+  if (spec.actorder && (!packed || group == 0)) {
+    reject("actorder", "applies to w4a16 and w8a16 in groups of inputs only");
+  }
+}
+
 void validate_quantization(const RandomModelSpec& spec, int head_dim) {
   const FormatSpec& format = spec.format;
   if (format.kind == WeightFormat::EXL3) {
@@ -51,7 +90,19 @@ void validate_quantization(const RandomModelSpec& spec, int head_dim) {
     }
     return;
   }
+  if (format.kind == WeightFormat::W4A16 || format.kind == WeightFormat::W8A16 ||
+      format.kind == WeightFormat::INT8 || format.kind == WeightFormat::AWQ) {
+    validate_group_quantization(spec, head_dim);
+    return;
+  }
+  if (spec.group_size || spec.actorder) {
+    reject(spec.group_size ? "group_size" : "actorder",
+           "applies to w4a16, w8a16, int8 and awq only, not " + to_string(format));
+  }
   if (format.kind != WeightFormat::EXL2 && format.kind != WeightFormat::GPTQ) return;
+  if (format.kind == WeightFormat::GPTQ && format.gptq_bits != 4 && format.gptq_bits != 8) {
+    reject("format", "GPTQ of " + std::to_string(format.gptq_bits) + " bits; use gptq or gptq:8");
+  }
   check_multiple_of_32("hidden", spec.hidden, format);
   check_multiple_of_32("intermediate", spec.intermediate, format);
   const bool qwen3_moe = spec.architecture == "qwen3_moe";

@@ -2,6 +2,7 @@
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "quire/engine/modelgen/random_model_spec.h"
@@ -49,8 +50,24 @@ FormatSpec parse_format(std::string_view text) {
   if (text == "fp16") return {WeightFormat::FP16, 4.0};
   if (text == "bf16") return {WeightFormat::BF16, 4.0};
   if (text == "gptq") return {WeightFormat::GPTQ, 4.0};
+  if (text == "gptq:8") {
+    FormatSpec format{WeightFormat::GPTQ};
+    format.gptq_bits = 8;
+    return format;
+  }
   if (text == "fp8") return {WeightFormat::FP8, 4.0};
   if (text == "fp8-tensor") return {WeightFormat::FP8_TENSOR, 4.0};
+  for (const auto& [name, kind, zero_points] : {std::tuple{"w4a16", WeightFormat::W4A16, false},
+                                                {"w4a16-asym", WeightFormat::W4A16, true},
+                                                {"w8a16", WeightFormat::W8A16, false},
+                                                {"w8a16-asym", WeightFormat::W8A16, true},
+                                                {"int8", WeightFormat::INT8, false},
+                                                {"awq", WeightFormat::AWQ, false}}) {
+    if (text != name) continue;
+    FormatSpec format{kind};
+    format.zero_points = zero_points;
+    return format;
+  }
   constexpr std::string_view kExl2 = "exl2:";
   if (text.starts_with(kExl2)) {
     const std::optional<double> bits = parse_number(text.substr(kExl2.size()));
@@ -79,8 +96,9 @@ FormatSpec parse_format(std::string_view text) {
     }
   }
   reject("format", "\"" + std::string(text) +
-                       "\" is not fp16, bf16, gptq, fp8, fp8-tensor, exl2:BITS with BITS "
-                       "from 2.0 to 8.0 or exl3:BITS[:mul1|mcg|3inst] with BITS from 1.0 to 8.0");
+                       "\" is not fp16, bf16, gptq, gptq:8, fp8, fp8-tensor, w4a16, w4a16-asym, "
+                       "w8a16, w8a16-asym, int8, awq, exl2:BITS with BITS from 2.0 to 8.0 or "
+                       "exl3:BITS[:mul1|mcg|3inst] with BITS from 1.0 to 8.0");
 }
 
 std::string to_string(const FormatSpec& format) {
@@ -90,7 +108,15 @@ std::string to_string(const FormatSpec& format) {
     case WeightFormat::BF16:
       return "bf16";
     case WeightFormat::GPTQ:
-      return "gptq";
+      return format.gptq_bits == 8 ? "gptq:8" : "gptq";
+    case WeightFormat::W4A16:
+      return format.zero_points ? "w4a16-asym" : "w4a16";
+    case WeightFormat::W8A16:
+      return format.zero_points ? "w8a16-asym" : "w8a16";
+    case WeightFormat::INT8:
+      return "int8";
+    case WeightFormat::AWQ:
+      return "awq";
     case WeightFormat::FP8:
       return "fp8";
     case WeightFormat::FP8_TENSOR:

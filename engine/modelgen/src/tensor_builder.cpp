@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "quire/engine/formats/awq_writer.h"
+#include "quire/engine/formats/compressed_tensors_writer.h"
 #include "quire/engine/formats/exl2_writer.h"
 #include "quire/engine/formats/exl3_writer.h"
 #include "quire/engine/formats/gptq_writer.h"
@@ -50,11 +52,13 @@ void run_in_parallel(const std::vector<std::function<void()>>& tasks) {
   if (failure) std::rethrow_exception(failure);
 }
 
-// FP8 checkpoints keep every tensor they do not quantize in the model's
-// BF16.
+// llm-compressor's checkpoints (FP8 and the integer schemes) keep every
+// tensor they do not quantize in the model's BF16.
 DType dense_dtype(const RandomModelSpec& spec) {
   const WeightFormat kind = spec.format.kind;
-  return kind == WeightFormat::BF16 || kind == WeightFormat::FP8 || kind == WeightFormat::FP8_TENSOR
+  return kind == WeightFormat::BF16 || kind == WeightFormat::FP8 ||
+                 kind == WeightFormat::FP8_TENSOR || kind == WeightFormat::W4A16 ||
+                 kind == WeightFormat::W8A16 || kind == WeightFormat::INT8
              ? DType::BF16
              : DType::F16;
 }
@@ -198,6 +202,7 @@ void add_linear(const RandomModelSpec& spec, Tensors& tensors, const std::string
       break;
     case WeightFormat::GPTQ: {
       formats::GptqQuantizeOptions options;
+      options.bits = spec.format.gptq_bits;
       options.group_size = spec.gptq_group_size;
       if (spec.gptq_act_order) options.act_order_seed = layout_seed(spec, label);
       options.exact_zeros = spec.gptq_v2;
@@ -211,6 +216,26 @@ void add_linear(const RandomModelSpec& spec, Tensors& tensors, const std::string
     case WeightFormat::FP8_TENSOR:
       add_fp8(tensors, key, weight, out, in, spec.format.kind == WeightFormat::FP8);
       break;
+    case WeightFormat::W4A16:
+    case WeightFormat::W8A16:
+    case WeightFormat::INT8: {
+      formats::IntQuantizeOptions options;
+      options.bits = spec.format.kind == WeightFormat::W4A16 ? 4 : 8;
+      options.symmetric = !spec.format.zero_points;
+      options.group_size = spec.resolved_group_size();
+      if (spec.actorder) options.actorder_seed = layout_seed(spec, label);
+      options.scale_dtype = DType::BF16;
+      add_encoded(tensors, key,
+                  spec.format.kind == WeightFormat::INT8
+                      ? formats::quantize_naive_int8(weight, out, in, options)
+                      : formats::quantize_pack_quantized(weight, out, in, options));
+      break;
+    }
+    case WeightFormat::AWQ: {
+      const int group = spec.resolved_group_size();
+      add_encoded(tensors, key, formats::quantize_awq(weight, out, in, {group == 0 ? -1 : group}));
+      break;
+    }
     case WeightFormat::EXL3:
       break;
   }

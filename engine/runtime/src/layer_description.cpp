@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "group_quantized_layers.h"
 #include "quire/engine/model_error.h"
 
 namespace quire::engine::detail {
@@ -21,7 +22,8 @@ std::int64_t bytes_of(const io::ModelTensors& tensors, const std::string& name) 
 
 bool holds_linear(const io::ModelTensors& tensors, const std::string& key) {
   return tensors.contains(key + ".weight") || tensors.contains(key + ".q_weight") ||
-         tensors.contains(key + ".qweight") || tensors.contains(key + ".trellis");
+         tensors.contains(key + ".qweight") || tensors.contains(key + ".trellis") ||
+         tensors.contains(key + ".weight_packed");
 }
 
 std::int64_t round_up_128(std::int64_t features) {
@@ -37,15 +39,21 @@ std::optional<formats::TensorView> optional_view(const io::ModelTensors& tensors
 // The output width a projection is stored with, in any format. EXL3 stores
 // its outputs padded to a multiple of 128, so that width is only known to be
 // within 128 of the real one.
-std::optional<std::int64_t> stored_outputs(const io::ModelTensors& tensors,
-                                           const std::string& key) {
+std::optional<std::int64_t> stored_outputs(const io::ModelTensors& tensors, const std::string& key,
+                                           bool awq) {
   if (auto dense = tensors.find(key + ".weight"); dense && dense->info->shape.size() == 2) {
     return dense->info->shape[0];
+  }
+  // compressed-tensors' [out, packed inputs].
+  if (auto packed = tensors.find(key + ".weight_packed");
+      packed && packed->info->shape.size() == 2) {
+    return packed->info->shape[0];
   }
   for (const char* packed : {".q_weight", ".qweight"}) {
     if (auto quantized = tensors.find(key + packed);
         quantized && quantized->info->shape.size() == 2) {
-      return quantized->info->shape[1];
+      // AWQ packs eight outputs into a word.
+      return quantized->info->shape[1] * (awq && packed == std::string(".qweight") ? 8 : 1);
     }
   }
   return std::nullopt;
@@ -67,7 +75,8 @@ void check_head_dim(const ModelDescription& model, const std::string& key, std::
                      std::to_string(c.num_heads) + " heads asks for " + std::to_string(expected) +
                      ". config.json's \"head_dim\" disagrees with the tensors");
   }
-  const std::optional<std::int64_t> rows = stored_outputs(model.tensors, key);
+  const std::optional<std::int64_t> rows =
+      stored_outputs(model.tensors, key, model.config.quantization.method == "awq");
   if (!rows || *rows == expected) return;
   const std::int64_t query_rows = *rows - fused_extra;
   std::string hint;
@@ -200,6 +209,8 @@ LinearDescription describe_linear(const ModelDescription& model, const std::stri
   }
   const std::int64_t bias_bytes = with_bias ? bytes_of(tensors, bias_name) : 0;
   const formats::LinearShape shape{in, out};
+  // AWQ and compressed-tensors' integer weights, repacked into GPTQ's layout at load.
+  if (describe_group_quantized(model, key, linear)) return linear;
 
   if (tensors.contains(key + ".q_weight")) {
     formats::Exl2Tensors exl2{
@@ -223,6 +234,7 @@ LinearDescription describe_linear(const ModelDescription& model, const std::stri
     if (with_bias) gptq.bias = view_of(tensors, bias_name);
     formats::GptqOptions options;
     options.exact_zeros = model.config.quantization.checkpoint_format == "gptq_v2";
+    if (model.config.quantization.bits != 0) options.bits = model.config.quantization.bits;
     linear.format = LinearFormat::Gptq;
     linear.gptq = formats::describe_gptq(key, gptq, options, shape);
     const std::int64_t g_idx_bytes = linear.gptq->g_idx.empty() ? 0 : 4 * in;
@@ -232,13 +244,12 @@ LinearDescription describe_linear(const ModelDescription& model, const std::stri
     return linear;
   }
   const QuantizationConfig& quantization = model.config.quantization;
-  if (!tensors.contains(key + ".weight") && quantization.method == "compressed-tensors" &&
-      quantization.format != "float-quantized") {
-    throw ModelError(model.directory.string() + ": no tensor " + key +
-                     ".weight; config.json's quantization_config is compressed-tensors in the \"" +
+  if (!tensors.contains(key + ".weight") && quantization.method == "compressed-tensors") {
+    throw ModelError(model.directory.string() + ": no tensor " + key + ".weight_packed or " + key +
+                     ".weight; config.json's quantization_config is compressed-tensors (\"" +
                      quantization.format +
-                     "\" format, which Quire does not run (it runs \"float-quantized\" FP8 "
-                     "checkpoints, EXL2, GPTQ and 16-bit weights)");
+                     "\"), whose layers hold one of them: the model files are incomplete or do "
+                     "not match config.json");
   }
   if (!tensors.contains(key + ".weight")) {
     throw ModelError(model.directory.string() + ": no tensor " + key + ".weight (nor " + key +

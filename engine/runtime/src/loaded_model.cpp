@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "group_quantized_layers.h"
 #include "quire/engine/model_error.h"
 #include "quire/kernels/cpu/half.h"
 
@@ -109,6 +110,24 @@ class Uploader {
     return scales;
   }
 
+  // AWQ and compressed-tensors' integer weights, rewritten into GPTQ's
+  // layout one layer at a time (the host copy lives only for the upload).
+  kernels::GptqWeight repacked(int device, const LinearDescription& description) {
+    const formats::GptqLayout& layout = *description.gptq;
+    const formats::GptqRepacked packed = detail::repack_group_quantized(model_, description);
+    kernels::GptqWeight gptq;
+    gptq.qweight = values(device, packed.qweight);
+    gptq.qzeros = layout.symmetric ? nullptr : values(device, packed.qzeros);
+    gptq.scales = values(device, packed.scales);
+    gptq.scale_dtype = layout.scale_dtype;
+    gptq.g_idx = layout.g_idx.empty() ? nullptr : values(device, layout.g_idx);
+    gptq.groups = layout.groups;
+    gptq.group_size = layout.group_size;
+    gptq.exact_zeros = layout.exact_zeros;
+    gptq.bits = layout.bits;
+    return gptq;
+  }
+
   template <typename T>
   const T* values(int device, const std::vector<T>& host) {
     return static_cast<const T*>(
@@ -146,9 +165,15 @@ class Uploader {
         gptq.groups = layout.groups;
         gptq.group_size = layout.group_size;
         gptq.exact_zeros = layout.exact_zeros;
+        gptq.bits = layout.bits;
         weight.format = gptq;
         break;
       }
+      case LinearFormat::Awq:
+      case LinearFormat::PackQuantized:
+      case LinearFormat::NaiveQuantized:
+        weight.format = repacked(device, description);
+        break;
       case LinearFormat::Exl3: {
         const formats::Exl3Layout& layout = *description.exl3;
         kernels::Exl3Weight exl3;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "group_quantized_layers.h"
 #include "layer_description.h"
 #include "quire/engine/model_error.h"
 #include "quire/kernels/cpu/half.h"
@@ -79,6 +80,12 @@ const char* to_string(LinearFormat format) {
       return "fp8";
     case LinearFormat::Exl3:
       return "exl3";
+    case LinearFormat::Awq:
+      return "awq";
+    case LinearFormat::PackQuantized:
+      return "pack-quantized";
+    case LinearFormat::NaiveQuantized:
+      return "naive-quantized";
   }
   return "?";
 }
@@ -122,6 +129,7 @@ ModelDescription ModelDescription::open(const std::filesystem::path& directory) 
   const ModelConfig& c = model.config;
   const Architecture& a = *model.architecture;
   check_exl3_tensor_names(model);
+  detail::check_quantization_supported(model);
 
   model.text_prefix = find_text_prefix(model);
   model.embedding_name = a.embedding(model.text_prefix);
@@ -163,7 +171,8 @@ ModelDescription ModelDescription::open(const std::filesystem::path& directory) 
   std::string head;
   for (const std::string& name : a.heads) {
     if (model.tensors.contains(name + ".weight") || model.tensors.contains(name + ".q_weight") ||
-        model.tensors.contains(name + ".qweight") || model.tensors.contains(name + ".trellis")) {
+        model.tensors.contains(name + ".qweight") || model.tensors.contains(name + ".trellis") ||
+        model.tensors.contains(name + ".weight_packed")) {
       head = name;
       break;
     }

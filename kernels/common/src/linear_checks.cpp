@@ -53,7 +53,14 @@ void check_exl2(const LinearWeight& weight, const Exl2Weight& exl2) {
 }
 
 void check_gptq(const LinearWeight& weight, const GptqWeight& gptq) {
-  if (!gptq.qweight || !gptq.qzeros || !gptq.scales) reject("GPTQ weight with a missing tensor");
+  if (!gptq.qweight || !gptq.scales) reject("GPTQ weight with a missing tensor");
+  if (gptq.bits != 4 && gptq.bits != 8) {
+    reject("GPTQ weight of " + std::to_string(gptq.bits) + " bits (4 and 8 are run)");
+  }
+  if (gptq.scale_dtype != DType::F16 && gptq.scale_dtype != DType::BF16 &&
+      gptq.scale_dtype != DType::F32) {
+    reject("GPTQ scales of dtype " + std::string(dtype_name(gptq.scale_dtype)));
+  }
   if (weight.in_features % 8 != 0 || weight.out_features % 8 != 0) {
     reject("GPTQ weight of " + std::to_string(weight.in_features) + " x " +
            std::to_string(weight.out_features) + " (both must be multiples of 8)");

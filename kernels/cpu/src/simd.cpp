@@ -6,6 +6,7 @@
 #include "quire/kernels/cpu/half.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define QUIRE_HAVE_F16C_PATH 1
 #endif
@@ -57,7 +58,11 @@ __attribute__((target("avx,f16c"))) void round_f16c(float* values, std::int64_t 
 bool processor_has_f16c() {
 #ifdef QUIRE_HAVE_F16C_PATH
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  // F16C from CPUID leaf 1 (ECX bit 29): Clang before 15 has no "f16c" for
+  // __builtin_cpu_supports. AVX's check includes the OS saving its registers.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+         (ecx & bit_F16C) != 0;
 #else
   return false;
 #endif

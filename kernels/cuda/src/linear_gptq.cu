@@ -1,12 +1,15 @@
-// GPTQ (4-bit) on CUDA: a fused dequantizing product for a few input rows
-// (decode), and FP16 dequantization of column ranges for cuBLAS (prefill).
+// GPTQ's layout on CUDA, 4 or 8 bits (GPTQ, and the AWQ and compressed-tensors
+// integer weights repacked into it at load): a fused dequantizing product for
+// a few input rows (decode), and FP16 dequantization of column ranges for
+// cuBLAS (prefill).
 //
-// qweight [K/8, N] is read once, in storage order; each lane owns one output
-// column, so a warp's load of a word row is 32 consecutive words. Input row k
-// belongs to group g_idx[k] (act-order) or k / group_size; every weight is
-// (q - zero[g, n]) * scale[g, n], computed exactly in FP32 as the CPU's
-// dequantize() does. A lane keeps the zero and scale of the last group it saw,
-// so without act-order they are loaded once per group.
+// qweight [K / P, N] (P = 32 / bits values per word) is read once, in storage
+// order; each lane owns one output column, so a warp's load of a word row is
+// 32 consecutive words. Input row k belongs to group g_idx[k] (act-order) or
+// k / group_size; every weight is (q - zero[g, n]) * scale[g, n], computed
+// exactly in FP32 as the CPU's dequantize() does. A lane keeps the zero and
+// scale of the last group it saw, so without act-order they are loaded once
+// per group.
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -21,7 +24,13 @@ namespace {
 
 using namespace linear_detail;
 
+template <int Bits>
+inline constexpr int kPerWord = 32 / Bits;
+template <int Bits>
+inline constexpr std::uint32_t kMask = (1u << Bits) - 1u;
+
 // The zero point and scale of the current group for one column.
+template <int Bits>
 struct GroupCursor {
   int group = -1;
   float scale = 0.0f;
@@ -32,10 +41,15 @@ struct GroupCursor {
     if (g == group) return;
     group = g;
     if (!active) return;
-    scale = __half2float(__ushort_as_half(__ldg(w.scales + g * columns + n)));
-    const std::uint32_t word = __ldg(w.qzeros + g * (columns / 8) + n / 8);
-    // GPTQ v1 checkpoints store the zero point minus one.
-    const auto zero = ((word >> (4 * (n % 8))) & 15u) + (w.exact_zeros ? 0u : 1u);
+    scale = widen(w.scales, w.scale_dtype, g * columns + n);
+    // Symmetric weights store no zero points: their values carry the offset.
+    std::uint32_t zero = 1u << (Bits - 1);
+    if (w.qzeros != nullptr) {
+      const std::uint32_t word =
+          __ldg(w.qzeros + g * (columns / kPerWord<Bits>)+n / kPerWord<Bits>);
+      // GPTQ v1 checkpoints store the zero point minus one.
+      zero = ((word >> (Bits * (n % kPerWord<Bits>))) & kMask<Bits>)+(w.exact_zeros ? 0u : 1u);
+    }
     offset = kMagic + static_cast<float>(zero);
   }
 };
@@ -48,11 +62,12 @@ __device__ __forceinline__ int group_of(const GptqWeight& w, int k) {
 }
 
 // Grid (column tiles of 32, splits); four warps per block. Split s takes an
-// even share of the K/8 word rows, which its warps take in turn.
-template <int Rows, bool kGroupIndex>
+// even share of the K / P word rows, which its warps take in turn.
+template <int Bits, int Rows, bool kGroupIndex>
 __global__ void __launch_bounds__(kThreads)
     gptq_matvec_kernel(GptqWeight w, int in_features, const float* __restrict__ x,
                        std::int64_t x_stride, Epilogue e) {
+  constexpr int P = kPerWord<Bits>;
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const int warp = static_cast<int>(threadIdx.x >> 5);
   const std::int64_t columns = e.out_features;
@@ -60,29 +75,30 @@ __global__ void __launch_bounds__(kThreads)
   const bool active = n < columns;
   const int split = static_cast<int>(blockIdx.y);
   const int splits = static_cast<int>(gridDim.y);
-  const int word_rows = in_features / 8;
+  const int word_rows = in_features / P;
   const auto first = static_cast<int>(std::int64_t{word_rows} * split / splits);
   const auto last = static_cast<int>(std::int64_t{word_rows} * (split + 1) / splits);
-  GroupCursor cursor;
+  GroupCursor<Bits> cursor;
   float sums[Rows] = {};
   for (int kw = first + warp; kw < last; kw += kWarps) {
     const std::uint32_t word = active ? __ldg(w.qweight + kw * columns + n) : 0u;
-    const int k0 = kw * 8;
-    float inputs[Rows][8];
+    const int k0 = kw * P;
+    float inputs[Rows][P];
 #pragma unroll
     for (int r = 0; r < Rows; ++r) {
-      load4(x + r * x_stride + k0, inputs[r]);
-      load4(x + r * x_stride + k0 + 4, inputs[r] + 4);
+#pragma unroll
+      for (int i = 0; i < P; i += 4)
+        load4(x + r * x_stride + k0 + i, inputs[r] + i);
     }
-    // Without act-order the eight rows of a word usually share one group,
-    // and one division serves them all.
+    // Without act-order the rows of a word usually share one group, and one
+    // division serves them all.
     int word_group = -1;
     if constexpr (!kGroupIndex) {
       const int g = k0 / w.group_size;
-      if (g == (k0 + 7) / w.group_size) word_group = g;
+      if (g == (k0 + P - 1) / w.group_size) word_group = g;
     }
 #pragma unroll
-    for (int v = 0; v < 8; ++v) {
+    for (int v = 0; v < P; ++v) {
       int g = word_group;
       if constexpr (kGroupIndex) {
         g = group_of(w, k0 + v);
@@ -91,7 +107,7 @@ __global__ void __launch_bounds__(kThreads)
       }
       cursor.move(w, columns, g, n, active);  // g is the same in every lane
       const float weight =
-          __fmul_rn(centered((word >> (4 * v)) & 15u, cursor.offset), cursor.scale);
+          __fmul_rn(centered((word >> (Bits * v)) & kMask<Bits>, cursor.offset), cursor.scale);
 #pragma unroll
       for (int r = 0; r < Rows; ++r)
         sums[r] = __fmaf_rn(inputs[r][v], weight, sums[r]);
@@ -102,41 +118,53 @@ __global__ void __launch_bounds__(kThreads)
 
 // Grid (column tiles of kThreads, word rows): one thread per column; each
 // block row of the grid takes word rows blockIdx.y, blockIdx.y + gridDim.y, ...
+template <int Bits>
 __global__ void __launch_bounds__(kThreads)
     gptq_dequantize_kernel(GptqWeight w, int in_features, std::int64_t columns, std::int64_t n0,
                            std::int64_t n1, __half* __restrict__ out, std::int64_t ld) {
+  constexpr int P = kPerWord<Bits>;
   const std::int64_t n = n0 + std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (n >= n1) return;
-  GroupCursor cursor;
-  for (int kw = static_cast<int>(blockIdx.y); kw < in_features / 8;
+  GroupCursor<Bits> cursor;
+  for (int kw = static_cast<int>(blockIdx.y); kw < in_features / P;
        kw += static_cast<int>(gridDim.y)) {
     const std::uint32_t word = __ldg(w.qweight + kw * columns + n);
 #pragma unroll
-    for (int v = 0; v < 8; ++v) {
-      const int k = kw * 8 + v;
+    for (int v = 0; v < P; ++v) {
+      const int k = kw * P + v;
       cursor.move(w, columns, group_of(w, k), n, true);
       const float weight =
-          __fmul_rn(centered((word >> (4 * v)) & 15u, cursor.offset), cursor.scale);
+          __fmul_rn(centered((word >> (Bits * v)) & kMask<Bits>, cursor.offset), cursor.scale);
       out[k * ld + (n - n0)] = __float2half_rn(weight);
     }
   }
 }
 
-template <int Rows>
-void launch_rows(const MatvecCall& call, const GptqWeight& weight, cudaStream_t stream) {
+template <int Bits, int Rows>
+void launch_bits(const MatvecCall& call, const GptqWeight& weight, cudaStream_t stream) {
   const std::int64_t tiles = ceil_div(call.out_features, 32);
-  const int splits = matvec_splits(call, tiles, ceil_div(call.in_features / 8, kWarps));
+  const int splits =
+      matvec_splits(call, tiles, ceil_div(call.in_features / kPerWord<Bits>, kWarps));
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splits));
   const auto in = static_cast<int>(call.in_features);
   const Epilogue epilogue = make_epilogue(call, splits);
   if (weight.g_idx != nullptr) {
-    gptq_matvec_kernel<Rows, true>
+    gptq_matvec_kernel<Bits, Rows, true>
         <<<grid, kThreads, 0, stream>>>(weight, in, call.x, call.x_stride, epilogue);
   } else {
-    gptq_matvec_kernel<Rows, false>
+    gptq_matvec_kernel<Bits, Rows, false>
         <<<grid, kThreads, 0, stream>>>(weight, in, call.x, call.x_stride, epilogue);
   }
   check(cudaGetLastError(), "linear: GPTQ product");
+}
+
+template <int Rows>
+void launch_rows(const MatvecCall& call, const GptqWeight& weight, cudaStream_t stream) {
+  if (weight.bits == 8) {
+    launch_bits<8, Rows>(call, weight, stream);
+  } else {
+    launch_bits<4, Rows>(call, weight, stream);
+  }
 }
 
 }  // namespace
@@ -167,11 +195,17 @@ void launch_gptq_dequantize(const GptqWeight& weight, std::int64_t in_features,
                             std::int64_t out_features, std::int64_t n0, std::int64_t n1, void* w,
                             std::int64_t ld, Stream stream) {
   if (n1 <= n0) return;
-  const std::int64_t word_rows = in_features / 8;
+  const std::int64_t word_rows = in_features * weight.bits / 32;
   const dim3 grid(ceil_div(n1 - n0, kThreads),
                   static_cast<unsigned>(std::min<std::int64_t>(word_rows, 1024)));
-  gptq_dequantize_kernel<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      weight, static_cast<int>(in_features), out_features, n0, n1, static_cast<__half*>(w), ld);
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  if (weight.bits == 8) {
+    gptq_dequantize_kernel<8><<<grid, kThreads, 0, cuda_stream>>>(
+        weight, static_cast<int>(in_features), out_features, n0, n1, static_cast<__half*>(w), ld);
+  } else {
+    gptq_dequantize_kernel<4><<<grid, kThreads, 0, cuda_stream>>>(
+        weight, static_cast<int>(in_features), out_features, n0, n1, static_cast<__half*>(w), ld);
+  }
   check(cudaGetLastError(), "linear: dequantize GPTQ weights");
 }
 

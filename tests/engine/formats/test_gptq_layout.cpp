@@ -33,7 +33,8 @@ std::unique_ptr<Broken> broken(const QByteArray& change) {
   GptqTensors& t = b->tensors;
   t = b->encoding.views();
   GptqEncoding& e = b->encoding;
-  if (change == "8 bits") b->options.bits = 8;
+  if (change == "3 bits") b->options.bits = 3;
+  if (change == "2 bits by the shape") b->shape.in_features = 256;
   if (change == "qweight dtype") t.qweight.dtype = DType::F32;
   if (change == "scales dtype") t.scales.dtype = DType::BF16;
   if (change == "config inputs") b->shape.in_features = 100;
@@ -103,6 +104,29 @@ class GptqLayoutTest : public QObject {
     QVERIFY(!describe_gptq(kLayerKey, encoding.views(), {}).exact_zeros);
   }
 
+  // 8 bits: four values to a qweight word and a qzeros word. With the
+  // layer's inputs known the width follows from qweight's rows (GPTQModel's
+  // per-module overrides may differ from the config's "bits").
+  void eightBitLayersFollowTheirRows() {
+    std::mt19937 rng(6);
+    const std::vector<float> w = quire::test::random_matrix(rng, 32, 128);
+    GptqQuantizeOptions options{32, 3, true, true};
+    options.bits = 8;
+    const GptqEncoding encoding = quantize_gptq(w, 32, 128, options);
+    QCOMPARE(encoding.views().qweight.shape, (std::vector<std::int64_t>{32, 32}));
+    QCOMPARE(encoding.views().qzeros.shape, (std::vector<std::int64_t>{4, 8}));
+    const GptqLayout by_config = describe_gptq(kLayerKey, encoding.views(), {8, true});
+    const GptqLayout by_rows = describe_gptq(kLayerKey, encoding.views(), {4, true}, {128, 32});
+    for (const GptqLayout* layout : {&by_config, &by_rows}) {
+      QCOMPARE(layout->bits, 8);
+      QCOMPARE(layout->in_features, std::int64_t(128));
+      QCOMPARE(layout->groups, 4);
+      QCOMPARE(layout->g_idx, encoding.g_idx);
+    }
+    // Device bytes: qweight, qzeros and FP16 scales as stored, and g_idx.
+    QCOMPARE(by_rows.device_bytes(), std::int64_t(32 * 32 * 4 + 4 * 8 * 4 + 4 * 32 * 2 + 128 * 4));
+  }
+
   // Some quantizers write an all-zero g_idx for "no act-order"; exllamav2
   // reads it as absent, and so does Quire.
   void allZeroGroupIndexMeansNone() {
@@ -119,10 +143,12 @@ class GptqLayoutTest : public QObject {
     const auto row = [](const char* change, const char* message) {
       QTest::newRow(change) << QByteArray(change) << QString(message);
     };
-    row("8 bits", "GPTQ with 8 bits is not supported");
+    row("3 bits", "GPTQ with 3 bits is not supported; Quire runs 4- and 8-bit GPTQ");
+    row("2 bits by the shape", "GPTQ with 2 bits is not supported");
     row("qweight dtype", "qweight has dtype F32, expected I32");
     row("scales dtype", "scales has dtype BF16, expected F16");
-    row("config inputs", "qweight has 16 rows, which hold 128 4-bit inputs, but the layer has 100");
+    row("config inputs",
+        "qweight has 16 rows, which hold 128 4-bit or 64 8-bit inputs, but the layer has 100");
     row("config outputs", "qweight has 64 columns, but the layer has 32 outputs");
     row("outputs not multiple of 8", "qweight has 4 columns; zero points are packed 8 to a word");
     row("qzeros columns", "qzeros has shape [4, 7]; 64 outputs need [4, 8]");
@@ -143,7 +169,8 @@ class GptqLayoutTest : public QObject {
     QVERIFY2(!error.empty(), "no ModelError");
     QVERIFY2(error.starts_with(kLayerKey), error.c_str());
     QVERIFY2(error.find(message.toStdString()) != std::string::npos, error.c_str());
-    if (change == "8 bits") return;  // not damage: a format Quire does not run
+    // Not damage: a format Quire does not run.
+    if (change == "3 bits" || change == "2 bits by the shape") return;
     const bool config = change.startsWith("config");
     QVERIFY2(error.find(config ? "config.json does not describe" : "download or convert") !=
                  std::string::npos,

@@ -23,16 +23,20 @@ class GptqWriterTest : public QObject {
     QTest::addColumn<int>("groupSize");
     QTest::addColumn<bool>("actOrder");
     QTest::addColumn<bool>("exactZeros");
-    QTest::newRow("v1, groups of 32") << 32 << false << false;
-    QTest::newRow("v2, groups of 128") << 128 << false << true;
-    QTest::newRow("v1, act-order") << 64 << true << false;
-    QTest::newRow("v2, act-order") << 32 << true << true;
+    QTest::addColumn<int>("bits");
+    QTest::newRow("v1, groups of 32") << 32 << false << false << 4;
+    QTest::newRow("v2, groups of 128") << 128 << false << true << 4;
+    QTest::newRow("v1, act-order") << 64 << true << false << 4;
+    QTest::newRow("v2, act-order") << 32 << true << true << 4;
+    QTest::newRow("8 bits, v1, groups of 32") << 32 << false << false << 8;
+    QTest::newRow("8 bits, v2, act-order") << 64 << true << true << 8;
   }
 
   void roundTripErrorIsBoundedByTheScales() {
     QFETCH(int, groupSize);
     QFETCH(bool, actOrder);
     QFETCH(bool, exactZeros);
+    QFETCH(int, bits);
     const std::int64_t outputs = 48;
     const std::int64_t inputs = 320;
     std::mt19937 rng(23);
@@ -41,9 +45,11 @@ class GptqWriterTest : public QObject {
     options.group_size = groupSize;
     if (actOrder) options.act_order_seed = 77;
     options.exact_zeros = exactZeros;
+    options.bits = bits;
     const GptqEncoding encoding = quantize_gptq(w, outputs, inputs, options);
     const GptqTensors tensors = encoding.views();
     const GptqLayout layout = describe_gptq(kLayerKey, tensors, {4, exactZeros}, {inputs, outputs});
+    QCOMPARE(layout.bits, bits);
     QCOMPARE(layout.group_size, groupSize);
     QCOMPARE(layout.g_idx.empty(), !actOrder);
     const std::vector<float> dense =

@@ -110,6 +110,12 @@ class SafetensorsRoundTripTest : public QObject {
     QTest::newRow("U8 odd length")
         << DType::U8 << std::vector<std::int64_t>{7}
         << to_bytes(std::vector<std::uint8_t>{0, 1, 2, 127, 128, 254, 255});
+    // compressed-tensors' weight_shape, and its int8 weights and zero points.
+    QTest::newRow("I64 weight shape")
+        << DType::I64 << std::vector<std::int64_t>{2}
+        << to_bytes(std::vector<std::int64_t>{std::int64_t{1} << 40, -3});
+    QTest::newRow("I8 extremes") << DType::I8 << std::vector<std::int64_t>{2, 3}
+                                 << to_bytes(std::vector<std::int8_t>{-128, -1, 0, 1, 64, 127});
     QTest::newRow("scalar") << DType::F32 << std::vector<std::int64_t>{}
                             << to_bytes(std::vector<float>{-2.5f});
     QTest::newRow("empty with a zero dimension")

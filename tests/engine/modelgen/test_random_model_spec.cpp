@@ -89,6 +89,32 @@ std::vector<BadSpec> bad_specs() {
          s.format = parse_format("gptq");
          s.gptq_group_size = 256;
        }},
+      {"W4A16 groups not dividing the inputs", "group_size",
+       [](RandomModelSpec& s) {
+         s.format = parse_format("w4a16");
+         s.group_size = 48;
+       }},
+      {"AWQ groups wider than a layer", "group_size",
+       [](RandomModelSpec& s) {
+         s.format = parse_format("awq");
+         s.group_size = 512;
+       }},
+      {"actorder per channel", "actorder",
+       [](RandomModelSpec& s) {
+         s.format = parse_format("w8a16");
+         s.actorder = true;
+       }},
+      {"actorder for AWQ", "actorder",
+       [](RandomModelSpec& s) {
+         s.format = parse_format("awq");
+         s.actorder = true;
+       }},
+      {"a group size for FP16", "group_size", [](RandomModelSpec& s) { s.group_size = 32; }},
+      {"AWQ for qwen3_moe", "format",
+       [](RandomModelSpec& s) {
+         s.architecture = "qwen3_moe";
+         s.format = parse_format("awq");
+       }},
       {"window on llama", "sliding_window", [](RandomModelSpec& s) { s.sliding_window = 64; }},
       {"window of 0", "sliding_window",
        [](RandomModelSpec& s) {
@@ -139,8 +165,23 @@ class RandomModelSpecTest : public QObject {
     QCOMPARE(to_string(exl2), std::string("exl2:4.65"));
     QCOMPARE(to_string(parse_format("exl2:2")), std::string("exl2:2.0"));
     QCOMPARE(to_string(parse_format("exl2:8.0")), std::string("exl2:8.0"));
+    // The integer formats of llm-compressor, AutoAWQ and GPTQModel.
+    for (const auto& [text, kind] : {std::pair{"w4a16", WeightFormat::W4A16},
+                                     {"w4a16-asym", WeightFormat::W4A16},
+                                     {"w8a16", WeightFormat::W8A16},
+                                     {"w8a16-asym", WeightFormat::W8A16},
+                                     {"int8", WeightFormat::INT8},
+                                     {"awq", WeightFormat::AWQ},
+                                     {"gptq:8", WeightFormat::GPTQ}}) {
+      const FormatSpec format = parse_format(text);
+      QCOMPARE(int(format.kind), int(kind));
+      QCOMPARE(format.zero_points, std::string(text).ends_with("-asym"));
+      QCOMPARE(to_string(format), std::string(text));
+    }
+    QCOMPARE(parse_format("gptq:8").gptq_bits, 8);
+    QCOMPARE(parse_format("gptq").gptq_bits, 4);
     for (const char* bad : {"fp32", "exl2", "exl2:", "exl2:1.5", "exl2:9", "exl2:4.0x", "EXL2:4.0",
-                            "gptq:4", "exl2:nan", ""}) {
+                            "gptq:4", "gptq:3", "exl2:nan", "w4a16:asym", "awq:8", "int4", ""}) {
       const std::string message = rejection([&] { parse_format(bad); });
       QVERIFY2(message.starts_with("format: "), bad);
     }

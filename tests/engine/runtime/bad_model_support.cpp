@@ -56,4 +56,20 @@ void rewrite_tensors(
   writer.write(path);
 }
 
+void edit_tensor(const QString& dir, const std::string& name,
+                 const std::function<void(std::vector<std::byte>&)>& edit) {
+  const std::filesystem::path path = dir.toStdString() + "/model.safetensors";
+  engine::io::SafetensorsWriter writer;
+  {
+    const engine::io::SafetensorsFile file = engine::io::SafetensorsFile::open(path);
+    for (const engine::io::TensorInfo& info : file.tensors()) {
+      const std::span<const std::byte> data = file.data(info);
+      std::vector<std::byte> bytes(data.begin(), data.end());
+      if (info.name == name) edit(bytes);
+      writer.add(info.name, info.dtype, info.shape, std::move(bytes));
+    }
+  }
+  writer.write(path);
+}
+
 }  // namespace quire::test

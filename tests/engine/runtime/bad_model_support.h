@@ -28,4 +28,8 @@ void rewrite_tensors(
     const QString& dir,
     const std::function<bool(const engine::io::TensorInfo&, std::vector<std::int64_t>&)>& keep);
 
+// Rewrites model.safetensors with the bytes of tensor `name` changed by `edit`.
+void edit_tensor(const QString& dir, const std::string& name,
+                 const std::function<void(std::vector<std::byte>&)>& edit);
+
 }  // namespace quire::test

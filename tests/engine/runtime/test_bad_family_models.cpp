@@ -98,16 +98,22 @@ class BadFamilyModelsTest : public QObject {
            })
         << "model.layers.1.mlp.up_proj.weight holds FP8 (F8_E4M3) values but there is no "
            "model.layers.1.mlp.up_proj.weight_scale to scale them";
-    QTest::newRow("compressed-tensors in a format other than FP8")
+    QTest::newRow("compressed-tensors in a format Quire does not run")
         << "llama-fp8" << Damage([](const QString& d) {
              write(d + "/config.json",
-                   read(d + "/config.json").replace("float-quantized", "pack-quantized"));
+                   read(d + "/config.json").replace("float-quantized", "nvfp4-pack-quantized"));
+           })
+        << "config.json's quantization_config is compressed-tensors in the "
+           "\"nvfp4-pack-quantized\" format, which Quire does not run";
+    QTest::newRow("a compressed-tensors layer without its weight")
+        << "llama-fp8" << Damage([](const QString& d) {
              rewrite_tensors(d, [](const engine::io::TensorInfo& info, std::vector<std::int64_t>&) {
                return !info.name.starts_with("model.layers.0.self_attn.q_proj.weight");
              });
            })
-        << "no tensor model.layers.0.self_attn.q_proj.weight; config.json's quantization_config "
-           "is compressed-tensors in the \"pack-quantized\" format, which Quire does not run";
+        << "no tensor model.layers.0.self_attn.q_proj.weight_packed or "
+           "model.layers.0.self_attn.q_proj.weight; config.json's quantization_config is "
+           "compressed-tensors";
     QTest::newRow("FP8 scales per group of inputs")
         << "llama-fp8" << Damage([](const QString& d) {
              rewrite_tensors(

@@ -209,6 +209,15 @@ class CudaEndToEndTest : public QObject {
         << "llama" << int(engine::modelgen::WeightFormat::FP8) << 0 << 31;
     QTest::newRow("qwen2 fp8 (one scale per tensor, q/k/v biases)")
         << "qwen2" << int(engine::modelgen::WeightFormat::FP8_TENSOR) << 0 << 31;
+    // Integer weights repacked into GPTQ's layout: no zero points and BF16
+    // scales (W4A16), 8 bits per row (W8A16, int8), AWQ's exact zero points.
+    QTest::newRow("llama w4a16") << "llama" << int(engine::modelgen::WeightFormat::W4A16) << 0
+                                 << 31;
+    QTest::newRow("llama w8a16") << "llama" << int(engine::modelgen::WeightFormat::W8A16) << 0
+                                 << 31;
+    QTest::newRow("llama int8") << "llama" << int(engine::modelgen::WeightFormat::INT8) << 0 << 31;
+    QTest::newRow("qwen2 awq (q/k/v biases)")
+        << "qwen2" << int(engine::modelgen::WeightFormat::AWQ) << 0 << 31;
     // Soft caps, (1 + w) norms, GELU, scaled embeddings; local RoPE and q/k
     // norms; fused projections, partial rotary and longrope; experts.
     QTest::newRow("gemma2 fp16, window 64") << "gemma2" << fp16 << 64 << 31;
@@ -224,6 +233,8 @@ class CudaEndToEndTest : public QObject {
         << "mixtral" << int(engine::modelgen::WeightFormat::EXL2) << 0 << 32;
     QTest::newRow("qwen3_moe gptq")
         << "qwen3_moe" << int(engine::modelgen::WeightFormat::GPTQ) << 0 << 32;
+    QTest::newRow("qwen3_moe w4a16")
+        << "qwen3_moe" << int(engine::modelgen::WeightFormat::W4A16) << 0 << 32;
   }
 
   // Every family and weight format the engine runs, prompt logits against

@@ -79,6 +79,22 @@ Layer make_layer(const QByteArray& format, std::mt19937& rng) {
   } else if (format == "gptq-odd-group") {
     // Groups of 12 rows: words whose eight rows span two groups.
     layer.gptq = random_gptq(rng, 320, 104, 12, false, false);
+  } else if (format == "gptq8-v1") {
+    layer.gptq = random_gptq(rng, 256, 104, 32, false, false, {8, false, DType::F16});
+  } else if (format == "gptq8-act-order") {
+    layer.gptq = random_gptq(rng, 256, 104, 64, true, true, {8, false, DType::F16});
+  } else if (format == "gptq8-odd-group") {
+    // Groups of 6 rows: words whose four rows span two groups.
+    layer.gptq = random_gptq(rng, 320, 104, 6, false, true, {8, false, DType::F16});
+  } else if (format == "int4-sym-bf16") {
+    // compressed-tensors' symmetric W4A16 as Quire repacks it: no zero
+    // points, BF16 scales.
+    layer.gptq = random_gptq(rng, 256, 104, 128, true, true, {4, true, DType::BF16});
+  } else if (format == "int8-sym-f32") {
+    layer.gptq = random_gptq(rng, 320, 104, 320, false, true, {8, true, DType::F32});
+  } else if (format == "awq-like") {
+    // AutoAWQ's layers repacked: exact zeros, FP16 scales, groups in order.
+    layer.gptq = random_gptq(rng, 256, 1000, 64, false, true);
   } else if (format.startsWith("fp8")) {
     // 304 inputs take the 16-code loads, "odd" 300 the code-by-code kernel.
     make_fp8_layer(layer, rng, 104, format.endsWith("odd") ? 300 : 304,
@@ -90,10 +106,11 @@ Layer make_layer(const QByteArray& format, std::mt19937& rng) {
 }
 
 const QByteArrayList kFormats = {
-    "dense-f16",     "dense-bf16",     "dense-f32",          "dense-f16-short", "dense-bf16-odd",
-    "dense-f32-odd", "exl2-mixed",     "exl2-padded",        "exl2-wide",       "gptq-v1",
-    "gptq-v2",       "gptq-act-order", "gptq-partial-group", "gptq-odd-group",  "fp8-channel",
-    "fp8-tensor",    "fp8-channel-odd"};
+    "dense-f16",       "dense-bf16",      "dense-f32",          "dense-f16-short", "dense-bf16-odd",
+    "dense-f32-odd",   "exl2-mixed",      "exl2-padded",        "exl2-wide",       "gptq-v1",
+    "gptq-v2",         "gptq-act-order",  "gptq-partial-group", "gptq-odd-group",  "gptq8-v1",
+    "gptq8-act-order", "gptq8-odd-group", "int4-sym-bf16",      "int8-sym-f32",    "awq-like",
+    "fp8-channel",     "fp8-tensor",      "fp8-channel-odd"};
 
 // Tolerances, as fractions of sum_k |x_k w_nk| + |b_n| (the scale of any
 // rounding error in an output), against the exact product of the CPU's
@@ -174,8 +191,11 @@ class CudaLinearTest : public QObject {
     } else {
       auto& gptq = std::get<GptqWeight>(weight.format);
       gptq.qweight = static_cast<const std::uint32_t*>(keep(upload(layer.gptq->qweight)));
-      gptq.qzeros = static_cast<const std::uint32_t*>(keep(upload(layer.gptq->qzeros)));
-      gptq.scales = static_cast<const std::uint16_t*>(keep(upload(layer.gptq->scales)));
+      gptq.qzeros = layer.gptq->qzeros.empty()
+                        ? nullptr
+                        : static_cast<const std::uint32_t*>(keep(upload(layer.gptq->qzeros)));
+      gptq.scales = layer.gptq->scale_dtype == DType::F32 ? keep(upload(layer.gptq->scales32))
+                                                          : keep(upload(layer.gptq->scales));
       if (!layer.gptq->g_idx.empty()) {
         gptq.g_idx = static_cast<const std::int32_t*>(keep(upload(layer.gptq->g_idx)));
       }

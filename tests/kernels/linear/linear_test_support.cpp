@@ -85,8 +85,11 @@ LinearWeight GptqFixture::weight() const {
   weight.out_features = out_features;
   kernels::GptqWeight gptq;
   gptq.qweight = qweight.data();
-  gptq.qzeros = qzeros.data();
-  gptq.scales = scales.data();
+  gptq.qzeros = qzeros.empty() ? nullptr : qzeros.data();
+  gptq.scales = scale_dtype == kernels::DType::F32 ? static_cast<const void*>(scales32.data())
+                                                   : static_cast<const void*>(scales.data());
+  gptq.scale_dtype = scale_dtype;
+  gptq.bits = bits;
   gptq.g_idx = g_idx.empty() ? nullptr : g_idx.data();
   gptq.groups = groups;
   gptq.group_size = group_size;
@@ -96,23 +99,38 @@ LinearWeight GptqFixture::weight() const {
 }
 
 GptqFixture random_gptq(std::mt19937& rng, std::int64_t in_features, std::int64_t out_features,
-                        int group_size, bool act_order, bool exact_zeros) {
+                        int group_size, bool act_order, bool exact_zeros,
+                        const GptqVariant& variant) {
   GptqFixture fixture;
   fixture.in_features = in_features;
   fixture.out_features = out_features;
   fixture.group_size = group_size;
   fixture.groups = static_cast<int>((in_features + group_size - 1) / group_size);
   fixture.exact_zeros = exact_zeros;
-  fixture.qweight.resize(std::size_t(in_features / 8 * out_features));
+  fixture.bits = variant.bits;
+  fixture.scale_dtype = variant.scale_dtype;
+  fixture.qweight.resize(std::size_t(in_features * variant.bits / 32 * out_features));
   for (std::uint32_t& word : fixture.qweight)
     word = static_cast<std::uint32_t>(rng());
-  fixture.qzeros.resize(std::size_t(fixture.groups * out_features / 8));
-  for (std::uint32_t& word : fixture.qzeros)
-    word = static_cast<std::uint32_t>(rng());
-  std::uniform_real_distribution<float> scales(0.001f, 0.02f);
-  fixture.scales.resize(std::size_t(fixture.groups * out_features));
-  for (std::uint16_t& scale : fixture.scales)
-    scale = kernels::float_to_half(scales(rng));
+  if (!variant.symmetric) {
+    fixture.qzeros.resize(std::size_t(fixture.groups * out_features * variant.bits / 32));
+    for (std::uint32_t& word : fixture.qzeros)
+      word = static_cast<std::uint32_t>(rng());
+  }
+  // Smaller steps for 8 bits, so that weights keep about the same range.
+  const float top = variant.bits == 8 ? 0.0015f : 0.02f;
+  std::uniform_real_distribution<float> scales(top / 20.0f, top);
+  const auto count = std::size_t(fixture.groups * out_features);
+  for (std::size_t i = 0; i < count; ++i) {
+    const float scale = scales(rng);
+    if (variant.scale_dtype == kernels::DType::F32) {
+      fixture.scales32.push_back(scale);
+    } else {
+      fixture.scales.push_back(variant.scale_dtype == kernels::DType::BF16
+                                   ? kernels::float_to_bf16(scale)
+                                   : kernels::float_to_half(scale));
+    }
+  }
   if (act_order) {
     // As GPTQ writes it: rows taken in a shuffled order fill the groups in turn.
     std::vector<std::int32_t> order(static_cast<std::size_t>(in_features));

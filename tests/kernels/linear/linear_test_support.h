@@ -46,16 +46,27 @@ struct GptqFixture {
   int group_size = 0;
   int groups = 0;
   bool exact_zeros = false;
+  int bits = 4;
   std::vector<std::uint32_t> qweight;
-  std::vector<std::uint32_t> qzeros;
-  std::vector<std::uint16_t> scales;
-  std::vector<std::int32_t> g_idx;  // empty: k / group_size
+  std::vector<std::uint32_t> qzeros;  // empty: symmetric, no zero points stored
+  kernels::DType scale_dtype = kernels::DType::F16;
+  std::vector<std::uint16_t> scales;  // F16 or BF16
+  std::vector<float> scales32;        // F32
+  std::vector<std::int32_t> g_idx;    // empty: k / group_size
 
   LinearWeight weight() const;
 };
 
+// The variations of GPTQ's layout that the formats Quire repacks into it use.
+struct GptqVariant {
+  int bits = 4;
+  bool symmetric = false;  // no qzeros
+  kernels::DType scale_dtype = kernels::DType::F16;
+};
+
 GptqFixture random_gptq(std::mt19937& rng, std::int64_t in_features, std::int64_t out_features,
-                        int group_size, bool act_order, bool exact_zeros);
+                        int group_size, bool act_order, bool exact_zeros,
+                        const GptqVariant& variant = {});
 
 // A layer of one of the formats under test in host memory, owning its
 // tensors; its weight points into them.

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "linear_test_support.h"
+#include "quire/kernels/cpu/half.h"
 #include "quire/kernels/cpu/linear.h"
 #include "test_main.h"
 
@@ -78,6 +79,73 @@ class GptqDequantizeTest : public QObject {
     QCOMPARE(dequantize(fixture.weight()), without);
   }
 
+  // 8 bits: four values to a word, the first in the low byte; zero points
+  // likewise along the columns. Here q[k, n] = 10k + n and column n's
+  // (exact) zero point 100 + n, so every weight of row k is (10k - 100) / 2.
+  void eightBitValuesRunFromTheLowByte() {
+    GptqFixture fixture;
+    fixture.in_features = 8;
+    fixture.out_features = 8;
+    fixture.group_size = 8;
+    fixture.groups = 1;
+    fixture.exact_zeros = true;
+    fixture.bits = 8;
+    for (std::uint32_t word_row = 0; word_row < 2; ++word_row) {
+      for (std::uint32_t n = 0; n < 8; ++n) {
+        std::uint32_t word = 0;
+        for (std::uint32_t j = 0; j < 4; ++j)
+          word |= (10 * (4 * word_row + j) + n) << (8 * j);
+        fixture.qweight.push_back(word);
+      }
+    }
+    fixture.qzeros = {0x67666564u, 0x6b6a6968u};  // 100..107
+    fixture.scales.assign(8, 0x3800u);            // 0.5
+    const std::vector<float> dense = dequantize(fixture.weight());
+    for (int n = 0; n < 8; ++n) {
+      for (int k = 0; k < 8; ++k)
+        QCOMPARE(dense[std::size_t(n * 8 + k)], float(10 * k - 100) * 0.5f);
+    }
+  }
+
+  // Symmetric weights store no zero points: their unsigned values carry an
+  // offset of 2^(bits - 1), 8 for 4 bits and 128 for 8. Scales may be BF16
+  // or F32 as well as FP16.
+  void symmetricWeightsCenterOnTheMidpoint_data() {
+    QTest::addColumn<int>("bits");
+    QTest::addColumn<int>("scaleType");
+    QTest::newRow("4 bits, BF16 scales") << 4 << int(DType::BF16);
+    QTest::newRow("8 bits, F32 scales") << 8 << int(DType::F32);
+    QTest::newRow("8 bits, F16 scales") << 8 << int(DType::F16);
+  }
+
+  void symmetricWeightsCenterOnTheMidpoint() {
+    QFETCH(int, bits);
+    QFETCH(int, scaleType);
+    GptqFixture fixture;
+    fixture.in_features = 8;
+    fixture.out_features = 8;
+    fixture.group_size = 8;
+    fixture.groups = 1;
+    fixture.bits = bits;
+    fixture.scale_dtype = DType(scaleType);
+    // Every value of every column is the same: 3 (4 bits) or 200 (8 bits).
+    const std::uint32_t word = bits == 4 ? 0x33333333u : 0xc8c8c8c8u;
+    fixture.qweight.assign(std::size_t(8 * bits / 32 * 8), word);
+    // Column n's scale is (n + 1) / 4, exact in every dtype.
+    for (int n = 0; n < 8; ++n) {
+      const float scale = float(n + 1) / 4.0f;
+      fixture.scales32.push_back(scale);
+      fixture.scales.push_back(fixture.scale_dtype == DType::BF16 ? float_to_bf16(scale)
+                                                                  : float_to_half(scale));
+    }
+    const float centered = bits == 4 ? 3.0f - 8.0f : 200.0f - 128.0f;
+    const std::vector<float> dense = dequantize(fixture.weight());
+    for (int n = 0; n < 8; ++n) {
+      for (int k = 0; k < 8; ++k)
+        QCOMPARE(dense[std::size_t(n * 8 + k)], centered * float(n + 1) / 4.0f);
+    }
+  }
+
   void rejectsImpossibleDescriptors() {
     GptqFixture fixture = hand_built(false);
     fixture.group_size = 4;  // 2 groups of 4 cannot cover 16 inputs
@@ -86,6 +154,12 @@ class GptqDequantizeTest : public QObject {
     LinearWeight weight = fixture.weight();
     weight.out_features = 12;
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, dequantize(weight));
+    fixture = hand_built(false);
+    fixture.bits = 3;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, dequantize(fixture.weight()));
+    fixture = hand_built(false);
+    fixture.scale_dtype = DType::I32;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, dequantize(fixture.weight()));
   }
 };
 

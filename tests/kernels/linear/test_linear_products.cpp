@@ -24,7 +24,9 @@ namespace {
 // lanes). EXL2: 104 outputs (three 32-column tiles and one of 8) over 320
 // inputs in groups of every width; "padded" stores 100 outputs in 128 columns.
 // GPTQ: 104 outputs over 256 inputs, or 320 inputs in groups of 128 (the last
-// one partial). FP8: 104 outputs over 300 inputs, a scale per row or one for all.
+// one partial); 8-bit, and symmetric (no zero points) with BF16 or F32 scales
+// as the repacked compressed-tensors weights hold them. FP8: 104 outputs over 300 inputs, a scale
+// per row or one for all.
 std::unique_ptr<Layer> make_layer(const QByteArray& format, std::mt19937& rng) {
   auto layer = std::make_unique<Layer>();
   const std::vector<std::pair<int, int>> mixed = {{8, 32},  {6, 64}, {6, 16}, {5, 32},
@@ -63,6 +65,15 @@ std::unique_ptr<Layer> make_layer(const QByteArray& format, std::mt19937& rng) {
     layer->gptq = random_gptq(rng, 256, 104, 32, true, false);
   } else if (format == "gptq-partial-group") {
     layer->gptq = random_gptq(rng, 320, 104, 128, true, true);
+  } else if (format == "gptq8-v1") {
+    layer->gptq = random_gptq(rng, 256, 104, 32, false, false, {8, false, DType::F16});
+  } else if (format == "gptq8-act-order") {
+    layer->gptq = random_gptq(rng, 256, 104, 64, true, true, {8, false, DType::F16});
+  } else if (format == "int4-sym-bf16") {
+    // compressed-tensors' symmetric W4A16, repacked: no zero points, BF16 scales.
+    layer->gptq = random_gptq(rng, 256, 104, 128, false, true, {4, true, DType::BF16});
+  } else if (format == "int8-sym-f32") {
+    layer->gptq = random_gptq(rng, 320, 104, 320, false, true, {8, true, DType::F32});
   } else if (format.startsWith("fp8")) {
     make_fp8_layer(*layer, rng, 104, 300, format == "fp8-channel");
   }
@@ -74,7 +85,8 @@ std::unique_ptr<Layer> make_layer(const QByteArray& format, std::mt19937& rng) {
 const QByteArrayList kFormats = {
     "dense-f16",      "dense-bf16",         "dense-f32",   "exl2-mixed",
     "exl2-permuted",  "exl2-padded",        "gptq-v1",     "gptq-v2",
-    "gptq-act-order", "gptq-partial-group", "fp8-channel", "fp8-tensor"};
+    "gptq-act-order", "gptq-partial-group", "gptq8-v1",    "gptq8-act-order",
+    "int4-sym-bf16",  "int8-sym-f32",       "fp8-channel", "fp8-tensor"};
 
 using linear_detail::Exl2RowPath;
 

@@ -77,17 +77,36 @@ void dequantize_fp8(const LinearWeight& weight, const Fp8Weight& fp8, float* out
   }
 }
 
+float scale_value(const void* scales, DType dtype, std::int64_t index) {
+  switch (dtype) {
+    case DType::BF16:
+      return bf16_to_float(static_cast<const std::uint16_t*>(scales)[index]);
+    case DType::F32:
+      return static_cast<const float*>(scales)[index];
+    default:
+      return half_to_float(static_cast<const std::uint16_t*>(scales)[index]);
+  }
+}
+
+// Values run along K in qweight's columns and zero points along N in qzeros'
+// rows, each a little-endian bit stream of `bits`-wide integers.
 void dequantize_gptq(const LinearWeight& weight, const GptqWeight& gptq, float* out) {
   const std::int64_t in = weight.in_features;
   const std::int64_t columns = weight.out_features;
+  const int bits = gptq.bits;
+  const std::int64_t zero_words = columns * bits / 32;  // a row of qzeros
   for (std::int64_t n = 0; n < columns; ++n) {
     for (std::int64_t k = 0; k < in; ++k) {
       const std::int64_t g = gptq.g_idx ? gptq.g_idx[k] : k / gptq.group_size;
-      const auto q = static_cast<int>(stream_value(gptq.qweight + n, columns, k * 4, 4));
-      const auto stored_zero =
-          static_cast<int>(stream_value(gptq.qzeros + g * (columns / 8), 1, n * 4, 4));
-      const int zero = stored_zero + (gptq.exact_zeros ? 0 : 1);
-      out[n * in + k] = static_cast<float>(q - zero) * half_to_float(gptq.scales[g * columns + n]);
+      const auto q = static_cast<int>(stream_value(gptq.qweight + n, columns, k * bits, bits));
+      int zero = 1 << (bits - 1);
+      if (gptq.qzeros != nullptr) {
+        const auto stored =
+            static_cast<int>(stream_value(gptq.qzeros + g * zero_words, 1, n * bits, bits));
+        zero = stored + (gptq.exact_zeros ? 0 : 1);
+      }
+      out[n * in + k] = static_cast<float>(q - zero) *
+                        scale_value(gptq.scales, gptq.scale_dtype, g * columns + n);
     }
   }
 }

@@ -21,7 +21,9 @@ namespace quire::kernels {
 // Interface 6: gated_activation, soft_cap, scale, copy_columns, gather_rows, scatter_add_rows and
 // attention soft-capping.
 // Interface 7: LinearWeight's FP8 format (Fp8Weight) and DType::F8_E4M3.
-inline constexpr int kBackendPluginAbi = 8;
+// Interface 9: GptqWeight's bits, scale dtype and symmetric form (no qzeros);
+// DType::I64 and DType::I8.
+inline constexpr int kBackendPluginAbi = 9;
 
 inline constexpr const char* kCudaPluginEntry = "quire_cuda_create_backend";
 

@@ -43,18 +43,25 @@ struct Exl2Weight {
   std::int64_t q_columns = 0;                  // row length of q_weight; 0 means N
 };
 
-// GPTQ, 4-bit. Dequantized: W[n, k] = (q[k, n] - zero[g, n]) * scales[g, n] with
-// g = g_idx[k] (or k / group_size), q from qweight[k/8, n] bits 4*(k%8), zero
-// from qzeros[g, n/8] bits 4*(n%8), plus one unless the checkpoint stores exact
-// zeros (gptq_v2).
+// Group-quantized integers in GPTQ's layout, 4 or 8 bits: GPTQ itself, and
+// the formats Quire repacks into it at load (AutoAWQ's GEMM layout,
+// compressed-tensors' pack-quantized and naive int8), whose arithmetic is the
+// same. With P = 32 / bits values per word, dequantized:
+//   W[n, k] = (q[k, n] - zero[g, n]) * scales[g, n],  g = g_idx[k] (or k / group_size),
+// q the bits at bits * (k % P) of qweight[k / P, n]; zero the bits at
+// bits * (n % P) of qzeros[g, n / P], plus one unless the checkpoint stores
+// exact zeros (gptq_v2); a symmetric weight has no qzeros and every zero
+// point is 2^(bits - 1), the offset its unsigned values carry.
 struct GptqWeight {
-  const std::uint32_t* qweight = nullptr;  // [K/8, N]
-  const std::uint32_t* qzeros = nullptr;   // [G, N/8]
-  const std::uint16_t* scales = nullptr;   // FP16 [G, N]
+  const std::uint32_t* qweight = nullptr;  // [K / P, N]
+  const std::uint32_t* qzeros = nullptr;   // [G, N / P], or nullptr: symmetric
+  const void* scales = nullptr;            // [G, N] of scale_dtype
   const std::int32_t* g_idx = nullptr;     // [K], or nullptr for k / group_size
   int groups = 0;
   int group_size = 0;
   bool exact_zeros = false;
+  int bits = 4;                    // 4 or 8
+  DType scale_dtype = DType::F16;  // F16, BF16 or F32, as the checkpoint stores them
 };
 
 // FP8 as compressed-tensors' float-quantized checkpoints store it

@@ -10,7 +10,7 @@
 
 namespace quire::engine::formats {
 
-// Writing 4-bit GPTQ layers for Quire's own test models: asymmetric
+// Writing 4- and 8-bit GPTQ layers for Quire's own test models: asymmetric
 // round-to-nearest per group and output column (no Hessian, as GPTQ's
 // "RTN" baseline).
 
@@ -21,6 +21,7 @@ struct GptqQuantizeOptions {
   std::optional<std::uint64_t> act_order_seed;
   bool exact_zeros = false;  // gptq_v2; otherwise v1, which stores zero - 1
   bool write_g_idx = true;   // as GPTQ tools do, even without act-order
+  int bits = 4;              // 4 or 8
 };
 
 struct GptqEncoding {
@@ -29,6 +30,7 @@ struct GptqEncoding {
   int groups = 0;
   int group_size = 0;
   bool exact_zeros = false;
+  int bits = 4;
   std::vector<std::uint32_t> qweight;
   std::vector<std::uint32_t> qzeros;
   std::vector<std::uint16_t> scales;  // FP16
@@ -40,10 +42,11 @@ struct GptqEncoding {
 };
 
 // Quantizes W [N, K] (Hugging Face layout; K and N multiples of 8). Per group
-// and output column, the range [min(w, 0), max(w, 0)] is split into 15 steps of
-// the FP16 scale s and the zero point z in 0..15 (1..15 for v1, whose stored
-// z - 1 must not underflow) is chosen so that no weight clips: every weight is
-// within s / 2 of its value. Throws std::invalid_argument for bad arguments.
+// and output column, the range [min(w, 0), max(w, 0)] is split into
+// 2^bits - 1 steps of the FP16 scale s and the zero point z in 0..2^bits - 1
+// (from 1 for v1, whose stored z - 1 must not underflow) is chosen so that no
+// weight clips: every weight is within s / 2 of its value. Throws std::invalid_argument for bad
+// arguments.
 GptqEncoding quantize_gptq(std::span<const float> weight, std::int64_t out_features,
                            std::int64_t in_features, const GptqQuantizeOptions& options);
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace quire::engine {
@@ -78,13 +79,59 @@ struct KvCacheScheme {
   std::string unsupported_reason() const;
 };
 
+// One QuantizationArgs of compressed-tensors' config_groups: how a group's
+// weights (or input activations) are quantized, as written, with the
+// inferences compressed-tensors makes (quantization/quant_args.py): a
+// missing strategy follows from group_size (none: "tensor", -1: "channel",
+// positive: "group"), and actorder true, "dynamic" and "static" are "group",
+// "group" and "weight".
+struct CompressedTensorsArgs {
+  int num_bits = 8;
+  std::string type = "int";  // "int" or "float"
+  bool symmetric = true;
+  std::string strategy;  // "tensor", "channel", "group", "block", "token", "tensor_group", ...
+  int group_size = 0;    // 0: none written
+  std::string actorder;  // "", "group" or "weight"
+  std::string dynamic = "false";  // "false", "true" or "local"
+};
+
+// One entry of config_groups: the modules it targets ("Linear", a module's
+// name, or "re:" and a regular expression matched from the start of the
+// name) and their schemes.
+struct CompressedTensorsGroup {
+  std::string name;  // "group_0"
+  std::vector<std::string> targets;
+  std::optional<CompressedTensorsArgs> weights;
+  std::optional<CompressedTensorsArgs> input_activations;
+  std::string format;  // the group's own format (a "mixed-precision" model), or empty
+};
+
 struct QuantizationConfig {
-  std::string method;             // "exl2", "gptq", "compressed-tensors", or empty
+  std::string method;             // "exl2", "gptq", "awq", "compressed-tensors", or empty
   std::string checkpoint_format;  // "gptq_v2" marks exact GPTQ zeros
   // compressed-tensors' "format": "float-quantized" (FP8, which Quire runs),
   // "pack-quantized", "int-quantized", ...
   std::string format;
   std::optional<KvCacheScheme> kv_cache_scheme;
+  // GPTQ and AWQ: "bits" ("w_bit" in AutoAWQ's own files) and "group_size"
+  // ("q_group_size"; -1: one group per output row); 0 when not written.
+  int bits = 0;
+  int group_size = 0;
+  // AWQ: "version" (lower case: "gemm", "gemv", ...), "zero_point" and
+  // "modules_to_not_convert".
+  std::string version;
+  bool zero_point = true;
+  std::vector<std::string> modules_not_converted;
+  // compressed-tensors: config_groups in file order, "ignore" and
+  // "quantization_status" ("compressed" for checkpoints written packed).
+  std::vector<CompressedTensorsGroup> groups;
+  std::vector<std::string> ignore;
+  std::string status;
+
+  // The group whose targets match the linear layer `module` (its tensor key,
+  // "model.layers.0.mlp.up_proj") when `ignore` does not name it, as
+  // compressed-tensors matches them; the first such group, or nullptr.
+  const CompressedTensorsGroup* group_for(std::string_view module) const;
 };
 
 // The parts of config.json the engine uses. Multimodal configs keep these keys

@@ -19,17 +19,38 @@ namespace quire::engine::modelgen {
 // BF16, lm_head left out); FP8_TENSOR with one scale per tensor, FP8 with
 // one per output row. EXL3: exllamav3's layout with random trellis symbols
 // (any symbols are a valid EXL3 tensor), a quantized head even where the
-// embeddings are tied, as its converter writes it.
-enum class WeightFormat : std::uint8_t { FP16, BF16, EXL2, GPTQ, FP8, FP8_TENSOR, EXL3 };
+// embeddings are tied, as its converter writes it. W4A16 and W8A16:
+// compressed-tensors' pack-quantized checkpoints as llm-compressor writes its
+// W4A16 (symmetric, or with zero points as W4A16_ASYM) and W8A16 schemes;
+// INT8: its naive-quantized int8 weights; all three keep every other tensor
+// in BF16 and leave lm_head (and MoE routers) out. AWQ: AutoAWQ's GEMM
+// layout, FP16 elsewhere.
+enum class WeightFormat : std::uint8_t {
+  FP16,
+  BF16,
+  EXL2,
+  GPTQ,
+  FP8,
+  FP8_TENSOR,
+  EXL3,
+  W4A16,
+  W8A16,
+  INT8,
+  AWQ
+};
 
 struct FormatSpec {
   WeightFormat kind = WeightFormat::FP16;
-  // Mean width of the EXL2 projections, 2.0 to 8.0; unused otherwise (GPTQ is 4-bit).
+  // Mean width of the EXL2 projections, 2.0 to 8.0; unused otherwise.
   double exl2_bits = 4.0;
   // EXL3: the mean bits per weight, 1.0 to 8.0 (each tensor gets a whole
   // number, the two around the mean mixed to reach it), and the codebook.
   double exl3_bits = 4.0;
   kernels::Exl3Codebook exl3_codebook = kernels::Exl3Codebook::mul1;
+  // GPTQ: 4 or 8 bits.
+  int gptq_bits = 4;
+  // W4A16 and W8A16: zero points (an asymmetric scheme, "w4a16-asym").
+  bool zero_points = false;
 };
 
 struct RopeScalingSpec {
@@ -144,6 +165,12 @@ struct RandomModelSpec {
   int gptq_group_size = 32;  // a power of two
   bool gptq_act_order = true;
   bool gptq_v2 = false;  // checkpoint_format "gptq_v2": zero points stored exactly
+  // W4A16, W8A16, INT8 and AWQ: inputs per group, or 0 for one scale per
+  // output row (compressed-tensors' "channel", AutoAWQ's group_size -1);
+  // unset: the scheme's own (W4A16 and AWQ 128, W8A16 and INT8 per row).
+  std::optional<int> group_size;
+  // W4A16 and W8A16: group actorder (weight_g_idx).
+  bool actorder = false;
   // EXL2: width of every head group (2, 3, 4, 5, 6 or 8)
   int exl2_head_bits = 6;
   // EXL3: bits of the head (1 to 8), or 16 for an FP16 head
@@ -188,6 +215,11 @@ struct RandomModelSpec {
   // Dimensions of each head that rotate (Phi-3's partial rotary factor).
   int rotary_dim() const;
   int resolved_tokenizer_vocab() const { return tokenizer_vocab != 0 ? tokenizer_vocab : vocab; }
+  // group_size or the scheme's own; 0: one group per output row.
+  int resolved_group_size() const {
+    if (group_size) return *group_size;
+    return format.kind == WeightFormat::W4A16 || format.kind == WeightFormat::AWQ ? 128 : 0;
+  }
   bool resolved_tie() const { return tie_embeddings.value_or(format.kind != WeightFormat::EXL2); }
 };
 
@@ -205,9 +237,11 @@ RandomModelSpec default_spec(std::string_view architecture);
 // option's name ("kv_heads: ...") and says what is allowed.
 void validate(const RandomModelSpec& spec);
 
-// "fp16", "bf16", "gptq", "fp8", "fp8-tensor", "exl2:BITS" (BITS 2.0 to 8.0)
-// or "exl3:BITS[:CODEBOOK]" (BITS 1.0 to 8.0; CODEBOOK mul1, the default,
-// mcg or 3inst). Throws std::invalid_argument naming "format".
+// "fp16", "bf16", "gptq" (4-bit), "gptq:8", "fp8", "fp8-tensor",
+// "w4a16", "w4a16-asym", "w8a16", "w8a16-asym", "int8", "awq",
+// "exl2:BITS" (BITS 2.0 to 8.0) or "exl3:BITS[:CODEBOOK]" (BITS 1.0 to 8.0;
+// CODEBOOK mul1, the default, mcg or 3inst). Throws std::invalid_argument
+// naming "format".
 FormatSpec parse_format(std::string_view text);
 std::string to_string(const FormatSpec& format);  // "exl2:4.0", "exl3:3.5:mcg"
 

@@ -22,7 +22,20 @@ namespace quire::engine {
 // Fp8: compressed-tensors' float-quantized weights (F8_E4M3 `weight` and
 // its `weight_scale`, per output row or per tensor). Exl3: exllamav3's
 // trellis-coded weights (`trellis`, `suh`, `svh`, a codebook marker).
-enum class LinearFormat : std::uint8_t { Dense, Exl2, Gptq, Fp8, Exl3 };
+// Gptq (4- or 8-bit), and the formats repacked into GPTQ's layout at load,
+// whose device layout is `gptq`: Awq (AutoAWQ's GEMM checkpoints),
+// PackQuantized (compressed-tensors' W4A16 and W8A16) and NaiveQuantized
+// (compressed-tensors' int8 `weight` with its scales).
+enum class LinearFormat : std::uint8_t {
+  Dense,
+  Exl2,
+  Gptq,
+  Fp8,
+  Exl3,
+  Awq,
+  PackQuantized,
+  NaiveQuantized
+};
 
 const char* to_string(LinearFormat format);
 
@@ -39,7 +52,7 @@ struct LinearDescription {
   double bits_per_weight = 16.0;
   std::int64_t device_bytes = 0;
   std::optional<formats::Exl2Layout> exl2;
-  std::optional<formats::GptqLayout> gptq;
+  std::optional<formats::GptqLayout> gptq;  // Gptq, Awq, PackQuantized, NaiveQuantized
   std::optional<formats::Exl3Layout> exl3;
   // Fp8: the dtype of `weight_scale`, and whether it holds one scale per
   // output row (else one for the whole tensor).
