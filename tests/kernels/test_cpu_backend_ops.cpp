@@ -41,6 +41,39 @@ class CpuBackendOpsTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // set_exact_decode: decode rows multiplied as prompt rows are. An EXL3
+  // MUL1 layer shows the difference: its fast decode rows round the inputs
+  // to 8 bits.
+  void exactDecodeMultipliesDecodeRowsAsPromptRows() {
+    std::mt19937 rng(8);
+    std::uniform_int_distribution<int> word(0, 65535);
+    std::vector<std::uint16_t> trellis(8 * 8 * 64);
+    for (std::uint16_t& w : trellis)
+      w = static_cast<std::uint16_t>(word(rng));
+    const std::vector<std::uint16_t> suh(128, float_to_half(0.05f));
+    const std::vector<std::uint16_t> svh(128, float_to_half(1.0f));
+    LinearWeight weight;
+    weight.in_features = 128;
+    weight.out_features = 128;
+    weight.format =
+        Exl3Weight{trellis.data(), suh.data(), svh.data(), 4, Exl3Codebook::mul1, 128, 128};
+    std::vector<float> x(128);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    for (float& v : x)
+      v = value(rng);
+    CpuBackend backend;
+    std::vector<float> prompt(128), fast(128), exact(128);
+    backend.linear(0, x.data(), 1, weight, prompt.data(), ProductRows::prompt);
+    backend.linear(0, x.data(), 1, weight, fast.data(), ProductRows::decode);
+    backend.set_exact_decode(true);
+    backend.linear(0, x.data(), 1, weight, exact.data(), ProductRows::decode);
+    QCOMPARE(exact, prompt);
+#if defined(__x86_64__) && defined(__GNUC__)
+    // Where the register kernels run (AVX2 or AVX-512), the fast rows differ.
+    if (__builtin_cpu_supports("avx2")) QVERIFY(fast != prompt);
+#endif
+  }
+
   void parsesDeviceLists() {
     const auto two = CpuBackend::parse_devices("cpu:2x512MiB");
     QCOMPARE(two.size(), std::size_t(2));

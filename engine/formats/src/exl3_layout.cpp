@@ -17,10 +17,6 @@ using kernels::DType;
 using kernels::Exl3Codebook;
 using std::to_string;
 
-std::int64_t round_up_128(std::int64_t features) {
-  return (features + 127) / 128 * 128;
-}
-
 std::string hex(std::uint32_t value) {
   std::ostringstream out;
   out << "0x" << std::uppercase << std::hex << value;
@@ -35,10 +31,10 @@ std::int64_t features_of(const detail::LayerChecks& checks, std::int64_t padded,
                 to_string(padded) + "), not a multiple of 128: the Hadamard rotations work on " +
                 "blocks of 128, so converters pad to them");
   }
-  if (configured > 0 && round_up_128(configured) != padded) {
+  if (configured > 0 && exl3_padded(configured) != padded) {
     checks.fail_config("trellis holds " + to_string(padded) + " " + side + " (" + tiles +
                        "), but the layer has " + to_string(configured) + ", which pads to " +
-                       to_string(round_up_128(configured)));
+                       to_string(exl3_padded(configured)));
   }
   return configured > 0 ? configured : padded;
 }

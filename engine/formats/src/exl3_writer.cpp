@@ -16,10 +16,6 @@ namespace {
 using kernels::DType;
 using kernels::Exl3Codebook;
 
-std::int64_t round_up_128(std::int64_t features) {
-  return (features + 127) / 128 * 128;
-}
-
 void check_bits(int bits) {
   if (bits < kernels::kExl3MinBits || bits > kernels::kExl3MaxBits) {
     throw std::invalid_argument("EXL3 codes 1 to 8 bits per weight, not " + std::to_string(bits));
@@ -132,8 +128,8 @@ Exl3Encoding random_exl3(std::int64_t out_features, std::int64_t in_features,
   Exl3Encoding encoding;
   encoding.in_features = in_features;
   encoding.out_features = out_features;
-  encoding.padded_in = round_up_128(in_features);
-  encoding.padded_out = round_up_128(out_features);
+  encoding.padded_in = exl3_padded(in_features);
+  encoding.padded_out = exl3_padded(out_features);
   encoding.bits = options.bits;
   encoding.codebook = options.codebook;
   std::mt19937_64 random(options.seed);

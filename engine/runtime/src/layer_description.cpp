@@ -26,10 +26,6 @@ bool holds_linear(const io::ModelTensors& tensors, const std::string& key) {
          tensors.contains(key + ".weight_packed");
 }
 
-std::int64_t round_up_128(std::int64_t features) {
-  return (features + 127) / 128 * 128;
-}
-
 std::optional<formats::TensorView> optional_view(const io::ModelTensors& tensors,
                                                  const std::string& name) {
   if (!tensors.contains(name)) return std::nullopt;
@@ -68,7 +64,7 @@ void check_head_dim(const ModelDescription& model, const std::string& key, std::
   if (auto trellis = model.tensors.find(key + ".trellis");
       trellis && trellis->info->shape.size() == 3) {
     const std::int64_t padded = trellis->info->shape[1] * 16;
-    if (padded == round_up_128(expected)) return;
+    if (padded == formats::exl3_padded(expected)) return;
     throw ModelError(model.directory.string() + ": " + key + ".trellis holds " +
                      std::to_string(padded) + " outputs (padded to 128), but config.json's " +
                      "head_dim " + std::to_string(c.head_dim) + " x " +

@@ -21,7 +21,13 @@ modelgen::RandomModelSpec check_spec(CheckWeights weights) {
   if (weights == CheckWeights::exl3) {
     spec.format.kind = modelgen::WeightFormat::EXL3;
     spec.format.exl3_bits = 4.0;
-    spec.format.exl3_codebook = kernels::Exl3Codebook::mul1;
+    // MCG rather than exllamav3's default MUL1: the CPU's decode steps take
+    // MUL1's inputs in 8 bits (as llama.cpp rounds its activations), which
+    // moves its logits by up to 1-2% of their range, a tolerance a GPU's
+    // exact products could not be held to. MCG's decode rows on the CPU
+    // differ from the exact values by FP16 rounding alone, and the GPU
+    // kernels decode both codebooks through the same tiles.
+    spec.format.exl3_codebook = kernels::Exl3Codebook::mcg;
   }
   spec.layers = 3;
   spec.hidden = 128;
@@ -49,7 +55,7 @@ std::string weights_text(const modelgen::RandomModelSpec& spec) {
     case modelgen::WeightFormat::FP8:
       return "FP8 weights (a scale per row)";
     case modelgen::WeightFormat::EXL3:
-      return "EXL3 weights (4 bits, MUL1 codebook)";
+      return "EXL3 weights (4 bits, MCG codebook)";
     default:
       return "FP16 weights";
   }

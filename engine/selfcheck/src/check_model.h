@@ -11,8 +11,8 @@
 namespace quire::engine::selfcheck {
 
 // The self-check model's linear layers: FP16; FP8 as llm-compressor writes
-// it, for a backend that runs FP8 weights; EXL3 (4 bits, exllamav3's
-// default codebook), for one that runs EXL3 weights.
+// it, for a backend that runs FP8 weights; EXL3 (4 bits, the MCG
+// codebook), for one that runs EXL3 weights.
 enum class CheckWeights { fp16, fp8, exl3 };
 
 // The self-check's model: a few layers of random weights in a private

@@ -53,7 +53,7 @@ class BackendComparisonTest : public QObject {
           "device 0 (Fake GPU 0, sm_86): greedy tokens: 16 of 16 agree\n",
           "FP16 weights, seed 53\n", "FP16 weights, seed 53 (Q8 cache with its residual window)\n",
           "FP8 weights (a scale per row), seed 53 (FP8 model)\n",
-          "EXL3 weights (4 bits, MUL1 codebook), seed 53 (EXL3 model)\n",
+          "EXL3 weights (4 bits, MCG codebook), seed 53 (EXL3 model)\n",
           "device 0 (Fake GPU 0, sm_86), Q8 cache with its residual window: greedy tokens: 16 "
           "of 16 agree\n",
           "device 0 (Fake GPU 0, sm_86), FP8 model: greedy tokens: 16 of 16 agree\n",

@@ -98,7 +98,7 @@ void CpuBackend::rms_norm(int device, const float* x, const DenseWeight& weight,
 void CpuBackend::linear(int device, const float* x, std::int64_t rows, const LinearWeight& weight,
                         float* out, ProductRows kind) {
   check_device(device);
-  kernels::linear(pool_, x, rows, weight, out, kind);
+  kernels::linear(pool_, x, rows, weight, out, exact_decode_ ? ProductRows::prompt : kind);
 }
 
 std::int64_t CpuBackend::invariant_decode_rows() const {
@@ -109,7 +109,7 @@ void CpuBackend::linear_many(int device, const float* x, std::int64_t rows,
                              std::span<const LinearWeight* const> weights,
                              std::span<float* const> outs, ProductRows kind) {
   check_device(device);
-  kernels::linear_many(pool_, x, rows, weights, outs, kind);
+  kernels::linear_many(pool_, x, rows, weights, outs, exact_decode_ ? ProductRows::prompt : kind);
 }
 
 void CpuBackend::rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,

@@ -24,6 +24,7 @@
 #include "quire/kernels/cpu/exl3_trellis.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define QUIRE_HAVE_EXL3_AVX2 1
 #endif
@@ -343,8 +344,10 @@ bool processor_has_avx_vnni() {
     if (const char* vnni = std::getenv("QUIRE_CPU_VNNI"); vnni && std::strcmp(vnni, "0") == 0) {
       return false;
     }
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avxvnni") != 0;
+    // CPUID leaf 7, subleaf 1, EAX bit 4 (Clang 14's __builtin_cpu_supports
+    // knows no "avxvnni").
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 4)) != 0;
   }();
   return has;
 }
@@ -427,9 +430,12 @@ void columns(const Exl3Weight& weight, const Exl3Inputs& inputs, std::int64_t ti
 
 bool exl3_avx2_supported() {
   static const bool supported = [] {
+    // F16C from CPUID leaf 1, ECX bit 29 (Clang 14's __builtin_cpu_supports
+    // knows no "f16c").
     __builtin_cpu_init();
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+           __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
   }();
   return supported;
 }

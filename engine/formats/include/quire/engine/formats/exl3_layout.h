@@ -45,6 +45,12 @@ struct Exl3Layout {
   double bits_per_weight() const;
 };
 
+// Inputs or outputs as the converter pads them: rounded up to a multiple of
+// 128, the Hadamard rotations' block.
+constexpr std::int64_t exl3_padded(std::int64_t features) {
+  return (features + 127) / 128 * 128;
+}
+
 // "3INST", "MCG" or "MUL1", as exllamav3 names them.
 const char* exl3_codebook_name(kernels::Exl3Codebook codebook);
 

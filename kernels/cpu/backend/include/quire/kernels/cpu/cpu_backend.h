@@ -100,6 +100,11 @@ class CpuBackend final : public Backend {
                      float* out) override;
   bool shares_host_memory() const override { return true; }
   std::int64_t invariant_decode_rows() const override;
+  // Decode rows multiplied as precisely as prompt rows (no 8-bit inputs of
+  // EXL2's and EXL3 MUL1's decode kernels, exact EXL3 codebook values): a
+  // reference for backends whose decode products are exact, at some cost in
+  // speed. Off by default.
+  void set_exact_decode(bool exact) { exact_decode_ = exact; }
 
  protected:
   void release(int device, void* data, std::size_t bytes) noexcept override;
@@ -112,6 +117,7 @@ class CpuBackend final : public Backend {
   ThreadPool& pool_;
   mutable std::mutex mutex_;
   std::vector<std::int64_t> used_;
+  bool exact_decode_ = false;
 };
 
 }  // namespace quire::kernels
