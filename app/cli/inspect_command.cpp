@@ -9,13 +9,13 @@
 #include "cli_support.h"
 #include "engine_options.h"
 #include "inspect_layers.h"
-#include "inspect_weights.h"
 #include "model_commands.h"
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/planner/planner.h"
 #include "quire/engine/runtime/host_copy_speed.h"
 #include "quire/engine/runtime/model_description.h"
+#include "quire/engine/runtime/weights_summary.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 
 namespace quire::cli {
@@ -176,7 +176,7 @@ int run_inspect(const InspectOptions& options) {
   std::cout << '\n'
             << "  embedding     " << kernels::dtype_name(model.embedding_dtype) << ", head "
             << (model.head_tied ? "tied to the embedding" : linear_text(model.head)) << '\n'
-            << "  weights       " << weights_text(model) << '\n';
+            << "  weights       " << engine::summarize_weights(model).text() << '\n';
   if (text_side.problem.empty()) {
     std::cout << "  tokenizer     " << text_side.tokenizer_line << '\n'
               << "  prompt        " << text_side.prompt_line << '\n';

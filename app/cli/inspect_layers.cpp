@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli_support.h"
+#include "quire/engine/runtime/weights_summary.h"
 
 namespace quire::cli {
 namespace {
@@ -134,6 +135,17 @@ std::string layer_text(const engine::ModelDescription& model, std::size_t index)
   }
   text << " (" << human_bytes(layer.device_bytes()) << ")";
   return text.str();
+}
+
+Json weights_json(const engine::ModelDescription& model) {
+  const engine::WeightsSummary summary = engine::summarize_weights(model);
+  Json kinds = Json::object();
+  for (const engine::WeightsSummary::Kind& kind : summary.kinds) {
+    Json entry{{"parameters", kind.parameters}, {"bits_per_weight", kind.bits_per_weight}};
+    if (kind.trellis_bits > 0) entry["trellis_bits"] = kind.trellis_bits;
+    kinds[kind.name] = entry;
+  }
+  return Json{{"formats", summary.formats}, {"codebooks", summary.codebooks}, {"kinds", kinds}};
 }
 
 std::string experts_text(const engine::ModelConfig& config) {

@@ -17,6 +17,11 @@ std::string linear_text(const engine::LinearDescription& linear);
 nlohmann::ordered_json layer_json(const engine::ModelDescription& model, std::size_t index);
 std::string layer_text(const engine::ModelDescription& model, std::size_t index);
 
+// {"formats": ["exl3"], "codebooks": ["MUL1"], "kinds": {"attention": {...},
+// ...}}: engine::summarize_weights as JSON, per kind the parameters, the mean
+// stored bits per weight and, for EXL3, the mean trellis bits.
+nlohmann::ordered_json weights_json(const engine::ModelDescription& model);
+
 // "Mixtral, 8 experts, 2 per token" and the like; empty for a dense model.
 std::string experts_text(const engine::ModelConfig& config);
 

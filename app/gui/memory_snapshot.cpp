@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "quire/engine/runtime/weights_summary.h"
+
 namespace quire::gui {
 namespace {
 
@@ -49,6 +51,8 @@ QList<ui::DeviceMemoryView> device_views(engine::ModelRuntime& runtime,
                                          const cache::CacheStats& stats) {
   QList<ui::DeviceMemoryView> views;
   const engine::PlacementPlan& plan = runtime.plan();
+  const QString weights_detail =
+      QString::fromStdString(engine::summarize_weights(runtime.model()).text());
   const std::vector<std::int64_t>& weights = runtime.loaded().device_bytes;
   for (const kernels::DeviceInfo& device : runtime.backend().devices()) {
     ui::DeviceMemoryView view;
@@ -57,6 +61,7 @@ QList<ui::DeviceMemoryView> device_views(engine::ModelRuntime& runtime,
     view.free = std::max<std::int64_t>(0, device.free_bytes);
     const auto index = static_cast<std::size_t>(device.index);
     view.weights = index < weights.size() ? weights[index] : 0;
+    if (view.weights > 0) view.weights_detail = weights_detail;
     for (const cache::DeviceCacheBytes& bytes : stats.devices) {
       if (bytes.device == device.index) view.cache = bytes.allocated_bytes;
     }

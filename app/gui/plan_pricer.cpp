@@ -8,6 +8,7 @@
 #include "quire/engine/model_error.h"
 #include "quire/engine/planner/planner.h"
 #include "quire/engine/runtime/fit_options.h"
+#include "quire/engine/runtime/weights_summary.h"
 #include "runtime_settings.h"
 
 namespace quire::gui {
@@ -118,6 +119,10 @@ ui::PlanView PlanPricer::price(const ui::EngineSettings& settings) {
   }
   ui::PlanView view = to_plan_view(*planned);
   add_fit(view, fit);
+  // plan() has read the headers, so the description is at hand.
+  if (described_) {
+    view.weights = QString::fromStdString(engine::summarize_weights(*described_).text());
+  }
   return view;
 }
 

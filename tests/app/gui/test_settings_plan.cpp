@@ -14,6 +14,7 @@
 #include "quire/engine/runtime/fit_options.h"
 #include "quire/engine/runtime/model_description.h"
 #include "quire/engine/runtime/model_runtime.h"
+#include "quire/engine/runtime/weights_summary.h"
 #include "quire/ui/plan_widget.h"
 #include "quire/ui/settings_panel.h"
 #include "runtime_settings.h"
@@ -40,6 +41,8 @@ ui::PlanView planner_says(const ui::EngineSettings& settings) {
       gui::to_plan_view(engine::plan_placement(engine::placement_request(model, devices, options)));
   // A plan that does not fit carries the nearest settings that do.
   if (!view.fits) gui::add_fit(view, engine::suggest_fit(model, devices, options));
+  // And every plan says how the weights are stored.
+  view.weights = QString::fromStdString(engine::summarize_weights(model).text());
   return view;
 }
 

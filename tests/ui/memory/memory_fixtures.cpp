@@ -33,9 +33,11 @@ MemorySnapshotView realisticSnapshot() {
   MemorySnapshotView snapshot;
   snapshot.devices = {
       {QStringLiteral("GPU 0 · NVIDIA GeForce RTX 4090"), 24 * kGiB, 9 * kGiB + 310 * kMiB,
-       7 * kGiB + 512 * kMiB, 620 * kMiB, 1 * kGiB + 180 * kMiB, 0},
+       7 * kGiB + 512 * kMiB, 620 * kMiB, 1 * kGiB + 180 * kMiB, 0,
+       QStringLiteral("EXL3, codebook MUL1: attention 4 bits, MLP 4 bits, head 6 bits")},
       {QStringLiteral("GPU 1 · NVIDIA GeForce RTX 3090"), 24 * kGiB, 8 * kGiB + 900 * kMiB,
-       7 * kGiB + 512 * kMiB, 410 * kMiB, 240 * kMiB, 0},
+       7 * kGiB + 512 * kMiB, 410 * kMiB, 240 * kMiB, 0,
+       QStringLiteral("EXL3, codebook MUL1: attention 4 bits, MLP 4 bits, head 6 bits")},
   };
   for (DeviceMemoryView& device : snapshot.devices) {
     device.free = device.total - device.weights - device.cache - device.scratch - device.other;

@@ -18,7 +18,7 @@ namespace {
 // GiB is 20 px, so the parts are 160, 80, 10, 20 and 210 px wide.
 DeviceMemoryView device24() {
   return {QStringLiteral("GPU 0 · Test"), 24 * kGiB, 8 * kGiB, 4 * kGiB, 512 * kMiB, 1 * kGiB,
-          10 * kGiB + 512 * kMiB};
+          10 * kGiB + 512 * kMiB, {}};
 }
 
 }  // namespace
@@ -49,7 +49,7 @@ class DeviceMemoryBarTest : public QObject {
     DeviceMemoryBar bar;
     bar.resize(333, bar.heightForWidth(333));
     // Awkward numbers: rounding must still tile the bar exactly.
-    bar.setDevice({QStringLiteral("x"), 1000003, 333331, 1, 249999, 77777, 338895});
+    bar.setDevice({QStringLiteral("x"), 1000003, 333331, 1, 249999, 77777, 338895, {}});
     int x = bar.barRect().left();
     for (MemorySegment segment : kMemorySegments) {
       const QRect rect = bar.segmentRect(segment);
@@ -146,7 +146,7 @@ class DeviceMemoryBarTest : public QObject {
   void emptyDeviceDrawsAnEmptyTrack() {
     DeviceMemoryBar bar;
     bar.resize(300, bar.heightForWidth(300));
-    bar.setDevice({QStringLiteral("cpu0"), 0, 0, 0, 0, 0, 0});
+    bar.setDevice({QStringLiteral("cpu0"), 0, 0, 0, 0, 0, 0, {}});
     for (MemorySegment segment : kMemorySegments)
       QVERIFY(bar.segmentRect(segment).isEmpty());
     const QImage image = render(bar);

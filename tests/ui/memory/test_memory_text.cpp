@@ -103,12 +103,17 @@ class MemoryTextTest : public QObject {
   }
 
   void deviceToolTipHasExactBytes() {
-    const DeviceMemoryView device{
+    DeviceMemoryView device{
         QStringLiteral("GPU 0 · Test"), 24 * kGiB, 8 * kGiB, 4 * kGiB, 512 * kMiB, 1 * kGiB,
-        10 * kGiB + 512 * kMiB};
+        10 * kGiB + 512 * kMiB,         {}};
+    const QString without = deviceToolTip(device);
+    QVERIFY(!without.contains(QStringLiteral("stored as")));
+    // How the weights are stored follows their line.
+    device.weights_detail = QStringLiteral("EXL3, codebook MUL1: attention 4 bits");
     QCOMPARE(deviceToolTip(device),
              QStringLiteral("GPU 0 · Test\n"
                             "Weights: 8.00 GiB (8,589,934,592 bytes), 33.3% of total\n"
+                            "  stored as EXL3, codebook MUL1: attention 4 bits\n"
                             "KV cache: 4.00 GiB (4,294,967,296 bytes), 16.7% of total\n"
                             "Scratch: 512 MiB (536,870,912 bytes), 2.1% of total\n"
                             "Other processes: 1.00 GiB (1,073,741,824 bytes), 4.2% of total\n"

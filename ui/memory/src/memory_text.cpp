@@ -75,6 +75,9 @@ QString deviceToolTip(const DeviceMemoryView& device) {
               .arg(formatPercent(static_cast<double>(bytes) / static_cast<double>(device.total)));
     }
     lines << line;
+    if (segment == MemorySegment::Weights && !device.weights_detail.isEmpty()) {
+      lines << QStringLiteral("  stored as %1").arg(device.weights_detail);
+    }
   }
   lines << QStringLiteral("Total: %1").arg(exactBytes(device.total));
   return lines.join(u'\n');

@@ -37,6 +37,9 @@ PlanWidget::PlanWidget(QWidget* parent) : QWidget(parent) {
   verdict_->setFont(bold);
   layout->addWidget(verdict_);
 
+  weights_ = make_label(QStringLiteral("planWeights"), this);
+  layout->addWidget(weights_);
+
   pending_ = make_label(QStringLiteral("planPending"), this);
   pending_->setText(tr("Re-pricing for the new settings…"));
   pending_->setVisible(false);
@@ -76,6 +79,8 @@ void PlanWidget::setPlan(const PlanView& plan) {
     verdict_->setText(plan.verdict);
     verdict_->setStyleSheet(plan.fits ? kGreen : kRed);
   }
+  weights_->setText(plan.weights.isEmpty() ? QString() : tr("Weights: %1").arg(plan.weights));
+  weights_->setVisible(plan.valid && !plan.weights.isEmpty());
   host_->setText(plan_text::host_cache(plan.host_cache, plan.host_usable));
   host_->setVisible(plan.valid && plan.host_cache > 0);
   largest_->setText(

@@ -18,10 +18,12 @@ struct DeviceMemoryView {
   QString name;  // e.g. "GPU 0 · NVIDIA H100"
   qint64 total = 0;
   qint64 weights = 0;
-  qint64 cache = 0;    // KV cache pages (and residual-window pages) allocated on this device
-  qint64 scratch = 0;  // activations and working buffers
-  qint64 other = 0;    // used by other processes
+  qint64 cache = 0;        // KV cache pages (and residual-window pages) allocated on this device
+  qint64 scratch = 0;      // activations and working buffers
+  qint64 other = 0;        // used by other processes
   qint64 free = 0;
+  // How the weights are stored ("EXL3, codebook MUL1: ..."); may be empty.
+  QString weights_detail;
 
   friend bool operator==(const DeviceMemoryView&, const DeviceMemoryView&) = default;
 };

@@ -1,8 +1,9 @@
 #pragma once
 
 // The planner's answer, shown before anything is loaded: the verdict (green
-// when it fits, red with the planner's own words when it does not), one bar and
-// one line of numbers per device, and the largest context that would fit.
+// when it fits, red with the planner's own words when it does not), how the
+// weights are stored (formats and bits per kind of tensor), one bar and one
+// line of numbers per device, and the largest context that would fit.
 
 #include <QWidget>
 
@@ -33,6 +34,7 @@ class PlanWidget : public QWidget {
   PlanView plan_;
   bool stale_ = false;
   QLabel* verdict_ = nullptr;
+  QLabel* weights_ = nullptr;  // how the model's weights are stored
   QLabel* pending_ = nullptr;
   QWidget* devices_ = nullptr;
   QVBoxLayout* devices_slot_ = nullptr;

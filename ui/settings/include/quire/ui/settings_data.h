@@ -123,6 +123,8 @@ struct PlanView {
   // The model runs on a remote engine: nothing is planned here.
   bool remote = false;
   QString verdict;  // "fits", or the planner's "does not fit: ..." message
+  // How the weights are stored: "EXL3, codebook MUL1: attention 4 bits, ...".
+  QString weights;
   QList<PlanDeviceView> devices;
   qint64 largest_context_tokens = 0;  // 0: not even the weights fit
   // The model's max_position_embeddings set it, not memory.
