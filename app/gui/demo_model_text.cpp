@@ -27,7 +27,8 @@ QString demo_chat_hint() {
       "quire",
       "This is a 5.8M-parameter demonstration model: it shows how Quire works, and its "
       "replies are often odd English.\nTo chat with a real model, download one from Hugging "
-      "Face (EXL2, GPTQ or FP16 safetensors) and choose its folder in Model ▸ Settings….");
+      "Face (EXL3, EXL2, GPTQ, AWQ, W4A16, FP8 or FP16 safetensors) and choose its folder in "
+      "Model ▸ Settings….");
 }
 
 }  // namespace quire::gui

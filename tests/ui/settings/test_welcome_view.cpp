@@ -24,7 +24,8 @@ class TestWelcomeView : public QObject {
   void explainsWhatQuireNeeds() {
     const QString text = label("welcomeText")->text();
     QVERIFY2(text.contains(QLatin1String(
-                 "a model directory from Hugging Face in EXL2, GPTQ or FP16 safetensors form")),
+                 "a model directory from Hugging Face in EXL3, EXL2, GPTQ, AWQ, W4A16, FP8 or FP16 "
+                 "safetensors form")),
              qPrintable(text));
   }
 

@@ -86,7 +86,8 @@ QGroupBox* SettingsPanel::buildModelGroup() {
 
   model_directory_ = new QLineEdit(group);
   model_directory_->setObjectName(QStringLiteral("modelDirectory"));
-  model_directory_->setPlaceholderText(tr("A model folder: EXL2, GPTQ or FP16 safetensors"));
+  model_directory_->setPlaceholderText(
+      tr("A model folder: EXL3, EXL2, GPTQ, AWQ, W4A16, FP8 or FP16 safetensors"));
   browse_ = new QPushButton(tr("Browse…"), group);
   browse_->setObjectName(QStringLiteral("browseModel"));
   connect(browse_, &QPushButton::clicked, this, &SettingsPanel::browseForModel);

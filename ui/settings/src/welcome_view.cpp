@@ -31,7 +31,8 @@ WelcomeView::WelcomeView(QWidget* parent) : QWidget(parent) {
   intro->setWordWrap(true);
   intro->setText(
       tr("Quire runs a language model on this computer: it needs a model directory from "
-         "Hugging Face in EXL2, GPTQ or FP16 safetensors form. Choose the folder and Quire "
+         "Hugging Face in EXL3, EXL2, GPTQ, AWQ, W4A16, FP8 or FP16 safetensors form. Choose "
+         "the folder and Quire "
          "shows, before loading anything, how the model and its cache fit on your devices. "
          "The demo model is a 5.8M-parameter demonstration, only for trying Quire out: its "
          "replies are often odd English."));
