@@ -407,6 +407,34 @@ class Exl3KernelTest : public QObject {
     }
   }
 
+  // linear_many runs a layer's EXL3 products of few rows in one loop; each
+  // equals its product alone, bit for bit.
+  void productsTogetherEqualProductsAlone() {
+    std::mt19937 rng(23);
+    const Exl3Layer q(rng, 256, 256, 4, Exl3Codebook::mul1, false);
+    const Exl3Layer k(rng, 256, 72, 3, Exl3Codebook::mcg, true);
+    const Exl3Layer v(rng, 256, 130, 5, Exl3Codebook::three_inst, false);
+    const LinearWeight weights[3] = {q.weight(), k.weight(), v.weight()};
+    const LinearWeight* pointers[3] = {&weights[0], &weights[1], &weights[2]};
+    ThreadPool pool(2);
+    for (const std::int64_t rows : {1, 3, 16, 20}) {
+      for (const ProductRows kind : {ProductRows::decode, ProductRows::prompt}) {
+        const std::vector<float> x = q.inputs(rng, rows, false);
+        std::vector<std::vector<float>> together(3), alone(3);
+        float* outs[3];
+        for (int i = 0; i < 3; ++i) {
+          together[std::size_t(i)].assign(std::size_t(rows * weights[i].out_features), 0.0f);
+          alone[std::size_t(i)].assign(std::size_t(rows * weights[i].out_features), 0.0f);
+          outs[i] = together[std::size_t(i)].data();
+          linear(pool, x.data(), rows, weights[i], alone[std::size_t(i)].data(), kind);
+        }
+        linear_many(pool, x.data(), rows, pointers, outs, kind);
+        for (int i = 0; i < 3; ++i)
+          QCOMPARE(together[std::size_t(i)], alone[std::size_t(i)]);
+      }
+    }
+  }
+
   // A decode row's outputs do not depend on how many rows decode with it.
   void decodeRowsAreAloneTogether() {
     if (!exl3_wide_supported() && !linear_detail::exl3_avx2_supported()) {

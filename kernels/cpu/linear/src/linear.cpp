@@ -133,7 +133,8 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
     check_call(x, rows, *weights[i], outs[i]);
   if (rows == 0) return;
   // Decode steps with EXL2 weights: every slice of every product in one
-  // loop. Everything else runs product by product.
+  // loop; EXL3 products of few rows in another. Everything else runs
+  // product by product.
   struct Few {
     std::vector<float> bias;
     linear_detail::ScratchLease<std::vector<float>> xp;
@@ -142,8 +143,30 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
   std::vector<Few> few;
   few.reserve(weights.size());
   std::vector<std::size_t> first_slice{0};
+  // EXL3 products of few rows share one loop of their own.
+  std::vector<std::vector<float>> exl3_biases;
+  std::vector<linear_detail::Product> exl3_products;
+  std::vector<const Exl3Weight*> exl3_weights;
+  exl3_biases.reserve(weights.size());
   for (std::size_t i = 0; i < weights.size(); ++i) {
     const LinearWeight& weight = *weights[i];
+    if (const auto* exl3 = std::get_if<Exl3Weight>(&weight.format)) {
+      exl3_biases.push_back(linear_detail::widen_bias(weight));
+      const linear_detail::Product product{
+          x,
+          rows,
+          weight.in_features,
+          weight.out_features,
+          exl3_biases.back().empty() ? nullptr : exl3_biases.back().data(),
+          outs[i],
+          nullptr,
+          kind};
+      if (linear_detail::exl3_products_together(product)) {
+        exl3_products.push_back(product);
+        exl3_weights.push_back(exl3);
+        continue;
+      }
+    }
     const auto* exl2 = std::get_if<Exl2Weight>(&weight.format);
     if (exl2 == nullptr || rows > linear_detail::kExl2FewRows) {
       linear(pool, x, rows, weight, outs[i], kind);
@@ -165,6 +188,7 @@ void linear_many(ThreadPool& pool, const float* x, std::int64_t rows,
         product, *exl2, linear_detail::exl2_columns(product, *exl2), item.xp->data());
     first_slice.push_back(first_slice.back() + item.work->slices());
   }
+  if (!exl3_products.empty()) linear_detail::exl3_products(pool, exl3_products, exl3_weights);
   if (few.empty()) return;
   pool.parallel_for(
       static_cast<std::int64_t>(first_slice.back()), 1, [&](std::int64_t begin, std::int64_t end) {

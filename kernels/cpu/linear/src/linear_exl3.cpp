@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "exl3_decode.h"
@@ -118,41 +119,81 @@ void finish_rows(ThreadPool& pool, const Product& product, const Exl3Weight& wei
   });
 }
 
+// The register kernels a product takes: 512-bit, 256-bit, or 0 (the tiles).
+int register_width(const Product& product, Exl3Path path) {
+  if (path == Exl3Path::registers) return 512;
+  if (path == Exl3Path::registers_256) return 256;
+  if (path != Exl3Path::fastest || product.rows > kExl3FewRows) return 0;
+  return exl3_wide_supported() ? 512 : exl3_avx2_supported() ? 256 : 0;
+}
+
+// MUL1's decode rows take 8-bit inputs (vpdpbusd); prompt rows (a mixture's
+// experts see a few rows each) keep the float ones and the codebook's exact
+// values, as the tiles do: 8-bit inputs moved a random Qwen3-MoE model's
+// logits by 1% of their range, unrounded values by 6e-4.
+bool integer_inputs(const Product& product, const Exl3Weight& weight, int registers) {
+  return registers != 0 && weight.codebook == Exl3Codebook::mul1 &&
+         product.kind == ProductRows::decode;
+}
+
+// Column tiles per work item of the register kernels: whole bands where
+// there are enough.
+constexpr std::int64_t kItemTiles = 8;
+
 }  // namespace
 
 void exl3_product(ThreadPool& pool, const Product& product, const Exl3Weight& weight,
                   Exl3Path path) {
-  // The register kernels: 512-bit, 256-bit, or none (the tiles).
-  int registers = 0;
-  if (path == Exl3Path::registers) {
-    registers = 512;
-  } else if (path == Exl3Path::registers_256) {
-    registers = 256;
-  } else if (path == Exl3Path::fastest && product.rows <= kExl3FewRows) {
-    registers = exl3_wide_supported() ? 512 : exl3_avx2_supported() ? 256 : 0;
-  }
-  const bool wide = registers != 0;
+  const int registers = register_width(product, path);
   const ScratchLease<Exl3Scratch> scratch;
-  // MUL1's decode rows take 8-bit inputs (vpdpbusd); prompt rows (a
-  // mixture's experts see a few rows each) keep the float ones and the
-  // codebook's exact values, as the tiles do: 8-bit inputs moved a random
-  // Qwen3-MoE model's logits by 1% of their range, unrounded values by 6e-4.
-  const bool integers =
-      wide && weight.codebook == Exl3Codebook::mul1 && product.kind == ProductRows::decode;
-  exl3_prepare_inputs(pool, product, weight, integers, scratch->inputs);
+  exl3_prepare_inputs(pool, product, weight, integer_inputs(product, weight, registers),
+                      scratch->inputs);
   grow_to(scratch->sums, std::size_t(product.rows * weight.padded_out));
   float* sums = scratch->sums.data();
-  if (wide) {
+  if (registers != 0) {
     const std::int64_t tiles_n = weight.padded_out / kExl3TileSide;
-    // Whole bands of column tiles per thread where there are enough.
     const auto columns = registers == 512 ? exl3_wide_columns : exl3_avx2_columns;
-    pool.parallel_for(tiles_n, 8, [&](std::int64_t begin, std::int64_t end) {
+    pool.parallel_for(tiles_n, kItemTiles, [&](std::int64_t begin, std::int64_t end) {
       columns(weight, scratch->inputs, begin, end, sums);
     });
   } else {
     multiply_tiles(pool, weight, scratch->inputs, product.rows, sums);
   }
   finish_rows(pool, product, weight, sums);
+}
+
+bool exl3_products_together(const Product& product) {
+  return register_width(product, Exl3Path::fastest) != 0;
+}
+
+void exl3_products(ThreadPool& pool, std::span<const Product> products,
+                   std::span<const Exl3Weight* const> weights) {
+  const int registers = register_width(products.front(), Exl3Path::fastest);
+  const auto columns = registers == 512 ? exl3_wide_columns : exl3_avx2_columns;
+  std::vector<ScratchLease<Exl3Scratch>> scratch(products.size());
+  // Each product's bands of column tiles, numbered across all of them.
+  std::vector<std::int64_t> first_item{0};
+  for (std::size_t i = 0; i < products.size(); ++i) {
+    const Exl3Weight& weight = *weights[i];
+    exl3_prepare_inputs(pool, products[i], weight, integer_inputs(products[i], weight, registers),
+                        scratch[i]->inputs);
+    grow_to(scratch[i]->sums, std::size_t(products[i].rows * weight.padded_out));
+    const std::int64_t tiles_n = weight.padded_out / kExl3TileSide;
+    first_item.push_back(first_item.back() + (tiles_n + kItemTiles - 1) / kItemTiles);
+  }
+  pool.parallel_for(first_item.back(), 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t item = begin; item < end; ++item) {
+      const auto i = std::size_t(std::upper_bound(first_item.begin(), first_item.end(), item) -
+                                 first_item.begin() - 1);
+      const Exl3Weight& weight = *weights[i];
+      const std::int64_t tile = (item - first_item[i]) * kItemTiles;
+      const std::int64_t tiles_n = weight.padded_out / kExl3TileSide;
+      columns(weight, scratch[i]->inputs, tile, std::min(tiles_n, tile + kItemTiles),
+              scratch[i]->sums.data());
+    }
+  });
+  for (std::size_t i = 0; i < products.size(); ++i)
+    finish_rows(pool, products[i], *weights[i], scratch[i]->sums.data());
 }
 
 }  // namespace quire::kernels::linear_detail

@@ -102,16 +102,17 @@ template <int Bits, int M>
 QUIRE_EXL3_INLINE __m512i tile_states(const std::uint32_t* words, std::uint32_t last,
                                       const Patterns& patterns) {
   constexpr int first = Plan<Bits>::value.first_word[M];
-  constexpr auto mask = static_cast<__mmask8>(Plan<Bits>::value.load_mask[M]);
-  __m256i window;
+  // A 512-bit masked load zeroes the rest of the register itself (a 256-bit
+  // one left a move to widen it for vpermb).
+  constexpr auto mask = static_cast<__mmask16>(Plan<Bits>::value.load_mask[M]);
+  __m512i window;
   if constexpr (first < 0) {
-    window =
-        _mm256_alignr_epi32(_mm256_maskz_loadu_epi32(mask, words), _mm256_set1_epi32(int(last)), 7);
+    window = _mm512_maskz_alignr_epi32(0x00ff, _mm512_maskz_loadu_epi32(mask, words),
+                                       _mm512_set1_epi32(int(last)), 15);
   } else {
-    window = _mm256_maskz_loadu_epi32(mask, words + first);
+    window = _mm512_maskz_loadu_epi32(mask, words + first);
   }
-  const __m512i bytes =
-      _mm512_permutexvar_epi8(patterns.index[M % 2], _mm512_zextsi256_si512(window));
+  const __m512i bytes = _mm512_permutexvar_epi8(patterns.index[M % 2], window);
   return _mm512_and_si512(_mm512_srlv_epi32(bytes, patterns.shift[M % 2]),
                           _mm512_set1_epi32(0xffff));
 }

@@ -5,6 +5,7 @@
 // written so that the compiler can vectorize the loops that use them.
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "quire/kernels/cpu/simd.h"
@@ -100,6 +101,13 @@ inline constexpr std::int64_t kExl3FewRows = 16;
 enum class Exl3Path { fastest, registers, registers_256, tiles };
 void exl3_product(ThreadPool& pool, const Product& product, const Exl3Weight& weight,
                   Exl3Path path = Exl3Path::fastest);
+// Several products over the same rows (a layer's q, k and v, or gate and
+// up) in one parallel loop, so that small products fill the threads
+// together: where exl3_products_together(product) holds for their rows.
+// Each equals exl3_product's.
+bool exl3_products_together(const Product& product);
+void exl3_products(ThreadPool& pool, std::span<const Product> products,
+                   std::span<const Exl3Weight* const> weights);
 void fp8_product(ThreadPool& pool, const Product& product, const Fp8Weight& weight);
 // out[n - begin] = x . w[n] for FP16 rows n in [begin, end) of length k_count,
 // with AVX2, FMA and F16C; false (nothing written) where the processor lacks
