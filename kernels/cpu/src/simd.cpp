@@ -55,19 +55,6 @@ __attribute__((target("avx,f16c"))) void round_f16c(float* values, std::int64_t 
 }
 #endif
 
-bool processor_has_f16c() {
-#ifdef QUIRE_HAVE_F16C_PATH
-  __builtin_cpu_init();
-  // F16C from CPUID leaf 1 (ECX bit 29): Clang before 15 has no "f16c" for
-  // __builtin_cpu_supports. AVX's check includes the OS saving its registers.
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
-         (ecx & bit_F16C) != 0;
-#else
-  return false;
-#endif
-}
-
 using Widen = void (*)(const std::uint16_t*, std::int64_t, float*);
 
 Widen choose_widen() {
@@ -88,8 +75,21 @@ Round choose_round() {
 
 }  // namespace
 
+bool processor_has_f16c() {
+#ifdef QUIRE_HAVE_F16C_PATH
+  __builtin_cpu_init();
+  // F16C from CPUID leaf 1 (ECX bit 29): Clang before 15 has no "f16c" for
+  // __builtin_cpu_supports. AVX's check includes the OS saving its registers.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+         (ecx & bit_F16C) != 0;
+#else
+  return false;
+#endif
+}
+
 const char* vectorized_clone_name() {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return "vectorized loops (x86-64-v3 clone)";

@@ -24,6 +24,7 @@
 
 #include "attention_kernel.h"
 #include "attention_math.h"
+#include "quire/kernels/cpu/simd.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -354,7 +355,7 @@ QUIRE_F16_DECODE void attend_rows(const DecodeItem& item, AttentionScratch& s) {
 
 bool fp16_decode_supported() {
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                                __builtin_cpu_supports("f16c");
+                                processor_has_f16c();
   return supported;
 }
 

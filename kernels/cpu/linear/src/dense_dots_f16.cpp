@@ -12,6 +12,7 @@
 #include "dense_dots_f16_wide.h"
 #include "lane_sums.h"
 #include "linear_internal.h"
+#include "quire/kernels/cpu/simd.h"
 #include "row_walk.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -180,8 +181,7 @@ __attribute__((target("avx2,fma,f16c"))) void widen_tile_transposed(const std::u
 
 bool processor_has_path() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && processor_has_f16c();
 }
 #endif
 

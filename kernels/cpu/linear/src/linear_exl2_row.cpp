@@ -172,15 +172,24 @@ QUIRE_LINEAR_INLINE void add_group(const RowCall& call, std::size_t g, int width
   // eight columns' scales at once.
   alignas(32) float table[16];
   exl2_scale_table(call.weight.q_scale_max[g], table);
+#if !defined(__clang__)
   const Floats low = load_floats(table);
   const Floats high = load_floats(table + 8);
+#endif
   const std::uint32_t* codes = call.weight.q_scale + std::int64_t(g) * (stride / 8);
   const Words nibble_shifts = {0, 4, 8, 12, 16, 20, 24, 28};
   for (int c = 0; c < width; c += kLanes) {
     Floats sum[R];
     group_sums<Bits, R>(words + c, stride, x, group.rows, sum);
     const Words code = (codes[c / 8] >> nibble_shifts) & 15u;
+#if defined(__clang__)
+    // Clang has no two-vector shuffle with a variable selector.
+    Floats scale;
+    for (int i = 0; i < 8; ++i)
+      scale[i] = table[code[i]];
+#else
     const Floats scale = __builtin_shuffle(low, high, __builtin_convertvector(code, Ints));
+#endif
     for (int r = 0; r < R; ++r) {
       float* out = result + r * width + c;
       store_floats(out, load_floats(out) + scale * (sum[r] - zero_sum[r]));

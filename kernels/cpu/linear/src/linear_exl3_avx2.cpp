@@ -22,6 +22,7 @@
 #include "exl3_kernels.h"
 #include "exl3_window_plan.h"
 #include "quire/kernels/cpu/exl3_trellis.h"
+#include "quire/kernels/cpu/simd.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>
@@ -430,12 +431,8 @@ void columns(const Exl3Weight& weight, const Exl3Inputs& inputs, std::int64_t ti
 
 bool exl3_avx2_supported() {
   static const bool supported = [] {
-    // F16C from CPUID leaf 1, ECX bit 29 (Clang 14's __builtin_cpu_supports
-    // knows no "f16c").
     __builtin_cpu_init();
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && processor_has_f16c();
   }();
   return supported;
 }

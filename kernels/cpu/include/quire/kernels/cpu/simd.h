@@ -13,9 +13,10 @@
 // (GNU indirect functions). Everything such a function calls is forced inline
 // (QUIRE_CPU_INLINE) so that it, too, is compiled for the chosen clone. The
 // clones differ in rounding only: the v3 clone fuses a * b + c into one FMA.
-// Defining QUIRE_CPU_CLONES empty builds the baseline only.
+// Defining QUIRE_CPU_CLONES empty builds the baseline only, as Clang builds
+// do (the fuzz build): Clang cannot clone function templates.
 #ifndef QUIRE_CPU_CLONES
-#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && !defined(__clang__)
 #define QUIRE_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define QUIRE_CPU_CLONES
@@ -59,6 +60,11 @@ bool wide_vectors_allowed();
 // processor has VNNI, and QUIRE_CPU_VNNI is not 0 (which runs the AVX-512BW
 // kernels VNNI replaces, so that a processor with VNNI tests them too).
 bool wide_vnni_allowed();
+
+// Whether the processor converts halves with F16C (and the OS saves AVX
+// registers), read from CPUID because Clang 14 cannot name F16C in
+// __builtin_cpu_supports.
+bool processor_has_f16c();
 
 // Which clone of the QUIRE_CPU_CLONES functions the loader picked here, for a
 // benchmark's report: "vectorized loops (x86-64-v3 clone)" or "(baseline)".
