@@ -8,7 +8,8 @@
 //    one 32-column tile of apply_tile, the register-blocked loop every
 //    batched product ends in, so that each decoded tile serves a whole block
 //    of rows;
-// and the output rotation once per row.
+// and the output rotation of each block of 128 outputs, by the thread that
+// computed them where the register kernels run.
 
 #include <algorithm>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include "linear_internal.h"
 #include "quire/kernels/cpu/exl3_trellis.h"
 #include "quire/kernels/cpu/half.h"
+#include "quire/kernels/cpu/simd.h"
 
 namespace quire::kernels::linear_detail {
 namespace {
@@ -104,18 +106,27 @@ void multiply_tiles(ThreadPool& pool, const Exl3Weight& weight, const Exl3Inputs
   });
 }
 
-// The output rotation, svh, the bias, and the first N outputs stored.
+// The output rotation, svh, the bias, and the outputs stored, for columns
+// [first, first + 128) of every row: one rotation block.
+void finish_block(const Product& product, const Exl3Weight& weight, float* sums,
+                  std::int64_t first) {
+  alignas(64) float signs[kExl3RotationSize];
+  widen_halves(weight.svh + first, kExl3RotationSize, signs);
+  for (std::int64_t r = 0; r < product.rows; ++r) {
+    float* block = sums + r * weight.padded_out + first;
+    exl3_hadamard128(block);
+    for (int n = 0; n < kExl3RotationSize; ++n)
+      block[n] *= signs[n];
+    if (first < product.out_features) store_outputs(product, r, first, kExl3RotationSize, block);
+  }
+}
+
+// finish_block for every block, after the tiles' loop.
 void finish_rows(ThreadPool& pool, const Product& product, const Exl3Weight& weight, float* sums) {
-  const std::int64_t padded = weight.padded_out;
-  pool.parallel_for(product.rows, 4, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t r = begin; r < end; ++r) {
-      float* row = sums + r * padded;
-      for (std::int64_t n = 0; n < padded; n += kExl3RotationSize)
-        exl3_hadamard128(row + n);
-      for (std::int64_t n = 0; n < padded; ++n)
-        row[n] *= half_to_float(weight.svh[n]);
-      store_outputs(product, r, 0, static_cast<int>(product.out_features), row);
-    }
+  const std::int64_t blocks = weight.padded_out / kExl3RotationSize;
+  pool.parallel_for(blocks, 1, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t b = begin; b < end; ++b)
+      finish_block(product, weight, sums, b * kExl3RotationSize);
   });
 }
 
@@ -136,9 +147,9 @@ bool integer_inputs(const Product& product, const Exl3Weight& weight, int regist
          product.kind == ProductRows::decode;
 }
 
-// Column tiles per work item of the register kernels: whole bands where
-// there are enough.
-constexpr std::int64_t kItemTiles = 8;
+// Column tiles per work item of the register kernels: one rotation block,
+// which the item then finishes, so that a product is one parallel loop.
+constexpr std::int64_t kItemTiles = kExl3RotationSize / kExl3TileSide;
 
 }  // namespace
 
@@ -153,13 +164,16 @@ void exl3_product(ThreadPool& pool, const Product& product, const Exl3Weight& we
   if (registers != 0) {
     const std::int64_t tiles_n = weight.padded_out / kExl3TileSide;
     const auto columns = registers == 512 ? exl3_wide_columns : exl3_avx2_columns;
-    pool.parallel_for(tiles_n, kItemTiles, [&](std::int64_t begin, std::int64_t end) {
-      columns(weight, scratch->inputs, begin, end, sums);
+    pool.parallel_for(tiles_n / kItemTiles, 1, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t item = begin; item < end; ++item) {
+        columns(weight, scratch->inputs, item * kItemTiles, (item + 1) * kItemTiles, sums);
+        finish_block(product, weight, sums, item * kExl3RotationSize);
+      }
     });
   } else {
     multiply_tiles(pool, weight, scratch->inputs, product.rows, sums);
+    finish_rows(pool, product, weight, sums);
   }
-  finish_rows(pool, product, weight, sums);
 }
 
 bool exl3_products_together(const Product& product) {
@@ -178,22 +192,19 @@ void exl3_products(ThreadPool& pool, std::span<const Product> products,
     exl3_prepare_inputs(pool, products[i], weight, integer_inputs(products[i], weight, registers),
                         scratch[i]->inputs);
     grow_to(scratch[i]->sums, std::size_t(products[i].rows * weight.padded_out));
-    const std::int64_t tiles_n = weight.padded_out / kExl3TileSide;
-    first_item.push_back(first_item.back() + (tiles_n + kItemTiles - 1) / kItemTiles);
+    first_item.push_back(first_item.back() + weight.padded_out / kExl3RotationSize);
   }
   pool.parallel_for(first_item.back(), 1, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t item = begin; item < end; ++item) {
       const auto i = std::size_t(std::upper_bound(first_item.begin(), first_item.end(), item) -
                                  first_item.begin() - 1);
       const Exl3Weight& weight = *weights[i];
-      const std::int64_t tile = (item - first_item[i]) * kItemTiles;
-      const std::int64_t tiles_n = weight.padded_out / kExl3TileSide;
-      columns(weight, scratch[i]->inputs, tile, std::min(tiles_n, tile + kItemTiles),
+      const std::int64_t block = item - first_item[i];
+      columns(weight, scratch[i]->inputs, block * kItemTiles, (block + 1) * kItemTiles,
               scratch[i]->sums.data());
+      finish_block(products[i], weight, scratch[i]->sums.data(), block * kExl3RotationSize);
     }
   });
-  for (std::size_t i = 0; i < products.size(); ++i)
-    finish_rows(pool, products[i], *weights[i], scratch[i]->sums.data());
 }
 
 }  // namespace quire::kernels::linear_detail
