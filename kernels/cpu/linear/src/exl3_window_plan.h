@@ -29,9 +29,13 @@ struct alignas(64) Exl3WindowPlan {
   // significant in lane byte 2), the fourth a copy that the mask removes.
   std::uint8_t index[kPatterns][4 * Lanes] = {};
   std::uint32_t shift[kPatterns][Lanes] = {};  // right shift leaving the state
-  int first_word[kVectors] = {};               // -1: the tile's last word
-  std::uint8_t load_mask[kVectors] = {};       // the stream words to load
-  int words = 0;                               // 32-bit words per tile
+  // The same as vpmultishiftqb's selectors (16 lanes): each lane's bytes 0
+  // and 1 take the 8 bits from its shift on, bytes 2 and 3 its byte 3, which
+  // a zero-masking permute clears (so the lane holds the state alone).
+  std::uint8_t selector[kPatterns][4 * Lanes] = {};
+  int first_word[kVectors] = {};          // -1: the tile's last word
+  std::uint8_t load_mask[kVectors] = {};  // the stream words to load
+  int words = 0;                          // 32-bit words per tile
 };
 
 // Register byte of relative stream byte i: each 32-bit word is stored
@@ -62,6 +66,13 @@ constexpr Exl3WindowPlan<Lanes> make_exl3_window_plan(int bits) {
       index[2] = static_cast<std::uint8_t>(exl3_register_byte(byte));
       index[3] = index[2];
       plan.shift[pattern][lane] = static_cast<std::uint32_t>(8 - bit % 8);
+      // Selectors count bits within the lane's 64-bit word.
+      const int lane_bit = 32 * (lane % 2);
+      std::uint8_t* selector = plan.selector[pattern] + 4 * lane;
+      selector[0] = static_cast<std::uint8_t>(lane_bit + 8 - bit % 8);
+      selector[1] = static_cast<std::uint8_t>(lane_bit + 16 - bit % 8);
+      selector[2] = static_cast<std::uint8_t>(lane_bit + 24);
+      selector[3] = static_cast<std::uint8_t>(lane_bit + 24);
     }
   }
   return plan;

@@ -3,12 +3,13 @@
 // A tile is 256 positions in the tensor cores' order; sixteen consecutive
 // positions (a "vector" m of the tile) are one register of 32-bit lanes. For
 // each vector the packed words it needs (at most 6 of 32 bits) are loaded
-// into a 256-bit register, one byte permute (vpermb) gathers for every lane
-// the three stream bytes that hold its 16-bit state, a variable shift and a
-// mask leave the state. Everything about where a vector's bits lie depends
+// into a register, one byte permute (vpermb) gathers for every lane the
+// three stream bytes that hold its 16-bit state, and a bit-offset byte
+// select leaves the state. Everything about where a vector's bits lie depends
 // only on the width and on m, so it is planned at compile time
-// (exl3_window_plan.h). Per 16 weights that is a masked load, vpermb, vpsrlvd and
-// vpandd; then
+// (exl3_window_plan.h). Per 16 weights that is a masked load, vpermb
+// and vpmultishiftqb (which selects each lane's two state bytes at their
+// bit offsets and zeros for the other two); then
 //  - MUL1: vpmulld by the multiplier and one vpdpbusd, which multiplies the
 //    four bytes of each hashed state by the lane's 8-bit input and adds them:
 //    the input times the byte sum, in one instruction. The codebook is affine
@@ -85,19 +86,19 @@ InputPlan make_input_plan() {
 // The window patterns of one width in registers.
 struct Patterns {
   __m512i index[2];
-  __m512i shift[2];
+  __m512i selector[2];
 };
 
 template <int Bits>
 QUIRE_EXL3_INLINE Patterns load_patterns() {
   const Exl3WindowPlan<16>& plan = Plan<Bits>::value;
   return {{_mm512_load_si512(plan.index[0]), _mm512_load_si512(plan.index[1])},
-          {_mm512_load_si512(plan.shift[0]), _mm512_load_si512(plan.shift[1])}};
+          {_mm512_load_si512(plan.selector[0]), _mm512_load_si512(plan.selector[1])}};
 }
 
 // The 16 states of vector M of a tile: a masked load of the words it needs
-// (never beyond the tile, so never beyond the tensor), the byte permute, the
-// shift and the mask.
+// (never beyond the tile, so never beyond the tensor), the byte permute and
+// the byte select.
 template <int Bits, int M>
 QUIRE_EXL3_INLINE __m512i tile_states(const std::uint32_t* words, std::uint32_t last,
                                       const Patterns& patterns) {
@@ -112,9 +113,12 @@ QUIRE_EXL3_INLINE __m512i tile_states(const std::uint32_t* words, std::uint32_t 
   } else {
     window = _mm512_maskz_loadu_epi32(mask, words + first);
   }
-  const __m512i bytes = _mm512_permutexvar_epi8(patterns.index[M % 2], window);
-  return _mm512_and_si512(_mm512_srlv_epi32(bytes, patterns.shift[M % 2]),
-                          _mm512_set1_epi32(0xffff));
+  // Byte 3 of each lane cleared, so that the selectors of bytes 2 and 3
+  // read zeros.
+  constexpr auto kLowThreeBytes = static_cast<__mmask64>(0x7777777777777777ull);
+  const __m512i bytes =
+      _mm512_maskz_permutexvar_epi8(kLowThreeBytes, patterns.index[M % 2], window);
+  return _mm512_multishift_epi64_epi8(patterns.selector[M % 2], bytes);
 }
 
 template <Exl3Codebook Codebook>
