@@ -27,7 +27,9 @@ constexpr float kUnreached = 1e30f;
 // Blocks of 4 W nodes keep their minimum in registers while the 2^K
 // branches stream past: each branch reads the codebook's contiguous row and
 // its predecessors' costs, broadcast where 2^K >= W nodes share one, else
-// read from a copy spread over the 65536 states at the start of the step.
+// loaded together and spread over the lanes by one permutation (lane i takes
+// predecessor i >> K), which reads up to W - 1 costs beyond the last node.
+//
 // GCC vector types of W floats and of W 32-bit integers (their comparisons'
 // results).
 template <int W>
@@ -51,7 +53,7 @@ struct Lanes<16> {
 template <int K, int W>
 QUIRE_CPU_INLINE void search_step(const float* __restrict previous, const float* __restrict values,
                                   float target, float* __restrict next,
-                                  std::uint8_t* __restrict choices, float* __restrict expanded) {
+                                  std::uint8_t* __restrict choices) {
   using F = typename Lanes<W>::Floats;
   using I = typename Lanes<W>::Ints;
   constexpr int kRest = 16 - K;
@@ -60,12 +62,9 @@ QUIRE_CPU_INLINE void search_step(const float* __restrict previous, const float*
   constexpr int kVectors = 4;
   constexpr int kBlock = kVectors * W;
   constexpr bool kSpread = kBranches < W;
-  if constexpr (kSpread) {
-    for (int node = 0; node < kNodes; ++node) {
-      for (int j = 0; j < kBranches; ++j)
-        expanded[(node << K) + j] = previous[node];
-    }
-  }
+  I spread{};
+  for (int lane = 0; lane < W; ++lane)
+    spread[lane] = lane >> K;
   const F wanted = F{} + target;
   for (int block = 0; block < kNodes; block += kBlock) {
     F best[kVectors];
@@ -79,10 +78,12 @@ QUIRE_CPU_INLINE void search_step(const float* __restrict previous, const float*
       const I branch = I{} + top;
       for (int v = 0; v < kVectors; ++v) {
         F base;
+        const float* from = previous + (top << (kRest - K)) + ((block + v * W) >> K);
         if constexpr (kSpread) {
-          std::memcpy(&base, expanded + (top << kRest) + block + v * W, sizeof(F));
+          std::memcpy(&base, from, sizeof(F));
+          base = __builtin_shuffle(base, spread);
         } else {
-          base = F{} + previous[(top << (kRest - K)) + ((block + v * W) >> K)];
+          base = F{} + *from;
         }
         F value;
         std::memcpy(&value, row + v * W, sizeof(F));
@@ -101,27 +102,26 @@ QUIRE_CPU_INLINE void search_step(const float* __restrict previous, const float*
   }
 }
 
-using StepFunction = void (*)(const float*, const float*, float, float*, std::uint8_t*, float*);
+using StepFunction = void (*)(const float*, const float*, float, float*, std::uint8_t*);
 
 // The step at each width, for processors with AVX-512 (16 floats a vector),
 // with AVX2 (8) and without (4).
 #if defined(__x86_64__) && defined(__GNUC__)
 template <int K>
 [[gnu::target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]] void step_wide(
-    const float* previous, const float* values, float target, float* next, std::uint8_t* choices,
-    float* expanded) {
-  search_step<K, 16>(previous, values, target, next, choices, expanded);
+    const float* previous, const float* values, float target, float* next, std::uint8_t* choices) {
+  search_step<K, 16>(previous, values, target, next, choices);
 }
 template <int K>
 [[gnu::target("avx2,fma")]] void step_avx2(const float* previous, const float* values, float target,
-                                           float* next, std::uint8_t* choices, float* expanded) {
-  search_step<K, 8>(previous, values, target, next, choices, expanded);
+                                           float* next, std::uint8_t* choices) {
+  search_step<K, 8>(previous, values, target, next, choices);
 }
 #endif
 template <int K>
 void step_plain(const float* previous, const float* values, float target, float* next,
-                std::uint8_t* choices, float* expanded) {
-  search_step<K, 4>(previous, values, target, next, choices, expanded);
+                std::uint8_t* choices) {
+  search_step<K, 4>(previous, values, target, next, choices);
 }
 
 bool has_avx2() {
@@ -186,9 +186,9 @@ Exl3TrellisSearch::Exl3TrellisSearch(int bits, kernels::Exl3Codebook codebook, i
   }
   nodes_ = std::size_t{1} << (16 - bits);
   values_ = kernels::exl3_codebook_table(codebook);
-  current_.resize(nodes_);
-  next_.resize(nodes_);
-  expanded_.resize(65536);
+  // Room for the step's reads of a whole vector past the last node.
+  current_.resize(nodes_ + 16);
+  next_.resize(nodes_ + 16);
   step_ = step_for(bits, lanes);
   open_.assign(nodes_, 0.0f);
   closed_.assign(nodes_, kUnreached);
@@ -213,8 +213,7 @@ void Exl3TrellisSearch::run(std::span<const float> targets, std::size_t first,
   std::copy(start.begin(), start.end(), current_.begin());
   for (std::size_t r = 0; r < count; ++r) {
     const float target = targets[(first + r) % count];
-    step_(current_.data(), values_, target, next_.data(), choices_.data() + r * nodes_,
-          expanded_.data());
+    step_(current_.data(), values_, target, next_.data(), choices_.data() + r * nodes_);
     current_.swap(next_);
   }
 }
@@ -247,7 +246,8 @@ std::uint32_t Exl3TrellisSearch::middle_start_node(std::span<const float> target
   const std::size_t count = targets.size();
   const std::size_t first = count / 2;
   run(targets, first, open_);
-  const auto best = std::min_element(current_.begin(), current_.end()) - current_.begin();
+  const auto best = std::min_element(current_.begin(), current_.begin() + std::ptrdiff_t(nodes_)) -
+                    current_.begin();
   std::vector<std::uint16_t> states(count);
   trace_back(count, first, static_cast<std::uint32_t>(best), states);
   // The node before position 0 is the top of position 0's state.

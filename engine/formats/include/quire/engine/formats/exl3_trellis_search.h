@@ -71,8 +71,8 @@ class Exl3TrellisSearch {
   std::size_t nodes_;    // 2^(16 - bits)
   const float* values_;  // the codebook's 65536 values
   // One position's step, at the widest vectors the processor runs.
-  void (*step_)(const float*, const float*, float, float*, std::uint8_t*, float*);
-  std::vector<float> current_, next_, expanded_;
+  void (*step_)(const float*, const float*, float, float*, std::uint8_t*);
+  std::vector<float> current_, next_;
   std::vector<std::uint8_t> choices_;  // per step and node: the winning state's top bits
   std::vector<float> open_, closed_;   // start costs: every node, or one
 };
