@@ -38,6 +38,7 @@ source bench/results_base.sh
 base=$(results_base demo-quality)
 python3 bench/quality_exl3.py --cli "$cli" --text "$text" --commit "$(git rev-parse --short HEAD)" \
   --fp16 resources/demo-model/fp16 --calibration "$work/calibration.txt" --work "$work" \
+  --calibration-label "Apache-2.0, MPL-2.0, GFDL-1.3, CC0-1.0 and Artistic from $licenses" \
   --window 256 \
   --model "FP16=resources/demo-model/fp16" \
   --model "EXL2 4.0=resources/demo-model/exl2-4.0" \

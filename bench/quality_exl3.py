@@ -39,8 +39,14 @@ def quantize(args, label, spec):
     done = run(command)
     seconds = time.monotonic() - start
     print(f"quality_exl3: {label}: {done.stdout.strip()} in {seconds:.0f} s", flush=True)
+    # The command as a reader would type it: the output and the calibration
+    # text by their roles rather than this run's temporary paths.
+    shown = ["quire-cli"] + command[1:]
+    shown[shown.index(out)] = "OUT"
+    if calibrated:
+        shown[shown.index(args.calibration)] = "calibration.txt"
     return out, {"format": fmt, "calibrated": calibrated, "seconds": round(seconds, 1),
-                 "command": " ".join(["quire-cli"] + command[1:]), "summary": done.stdout.strip()}
+                 "command": " ".join(shown), "summary": done.stdout.strip()}
 
 
 def measure(args, directory):
@@ -61,6 +67,8 @@ def main():
     parser.add_argument("--text", required=True)
     parser.add_argument("--fp16", required=True, help="the FP16 model, the reference")
     parser.add_argument("--calibration", required=True, help="calibration text for ,calibrated")
+    parser.add_argument("--calibration-label", default="",
+                        help="what the calibration text is, for the table")
     parser.add_argument("--work", required=True, help="where the quantized models go")
     parser.add_argument("--window", type=int, default=256)
     parser.add_argument("--model", action="append", default=[], help="LABEL=DIR")
@@ -89,7 +97,8 @@ def main():
 
 def write_results(args, rows):
     results = results_file.stamp(args.commit, results_file.load_average()) | {
-        "text": args.text, "reference": args.fp16, "calibration": args.calibration,
+        "text": args.text, "reference": args.fp16,
+        "calibration": args.calibration_label or args.calibration,
         "window": args.window, "rows": rows}
     fp16 = next((r["result"]["perplexity"] for r in rows if r["bits"] == 16),
                 rows[0]["result"]["perplexity"])
@@ -99,8 +108,12 @@ def write_results(args, rows):
              f"({scored} tokens); `quire-cli perplexity --kl-divergence --reference-model "
              f"{args.fp16}`, an FP16 cache throughout, the CPU backend. KL divergence: the "
              "mean over the scored positions of KL(FP16 weights || these weights), in nats. "
-             f"Calibration text, where used: `{args.calibration}` (other licenses than the "
-             "scored one). " + results_file.machine_line(results) +
+             "Calibration text, where used (`calibration.txt`): "
+             f"{args.calibration_label or args.calibration}, other texts than the scored one. "
+             "The demo model is tiny and this text is far from what it learned, so its "
+             "perplexity is high and moves by noise of either sign (below FP16's for several "
+             "codings); the KL divergence, which only grows with what a coding loses, is the "
+             "measure to compare. " + results_file.machine_line(results) +
              " Quantizing shared the machine's two cores with other work; its times are "
              "wall times.", "",
              "| weights | bits per weight | model.safetensors | perplexity | against FP16 "

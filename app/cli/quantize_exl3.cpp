@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
+#include <iomanip>
 #include <map>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include "cli_support.h"
 #include "engine_options.h"
@@ -177,17 +178,16 @@ Exl3Written add_exl3_tensors(const fs::path& in, const io::ModelTensors& tensors
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    char line[256];
-    std::snprintf(line, sizeof(line),
-                  "quantize: [%zu/%zu] %s: %d bits, scale %.3f%s, weight error %.5f%s, %.1f s "
-                  "(%.0f tiles/s)\n",
-                  ++done, total, key.c_str(), options.bits, report.global_scale,
-                  report.out_scales ? ", output scales" : "", report.weight_error,
-                  report.error_feedback
-                      ? (", output error " + std::to_string(report.proxy_error)).c_str()
-                      : "",
-                  seconds, double(report.tiles_coded) / std::max(seconds, 1e-9));
-    progress << line << std::flush;
+    std::ostringstream line;
+    line << std::fixed << std::setprecision(3) << "quantize: [" << ++done << '/' << total << "] "
+         << key << ": " << options.bits << " bits, scale " << report.global_scale
+         << (report.out_scales ? ", output scales" : "") << std::setprecision(5)
+         << ", weight error " << report.weight_error;
+    // Over the calibration inputs: the error in the layer's outputs.
+    if (report.error_feedback) line << ", output error " << report.proxy_error;
+    line << std::setprecision(1) << ", " << seconds << " s (" << std::setprecision(0)
+         << double(report.tiles_coded) / std::max(seconds, 1e-9) << " tiles/s)\n";
+    progress << line.str() << std::flush;
     summary.quantized_bits += double(options.bits) * double(info.elements());
     summary.quantized_weights += double(info.elements());
     if (layer_linear) ++summary.linear_layers;
