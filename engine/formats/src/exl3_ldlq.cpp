@@ -8,7 +8,7 @@
 namespace quire::engine::formats::detail {
 namespace {
 
-constexpr std::int64_t kBlock = 16;
+constexpr std::int64_t kLdlBlock = 16;
 
 // The lower Cholesky factor in place (the upper triangle is left alone);
 // false where a pivot is not positive.
@@ -35,17 +35,17 @@ bool cholesky(std::vector<double>& a, std::int64_t size) {
 // The inverse of a lower triangular 16x16 block of `a` at (first, first).
 std::vector<double> inverse_of_block(const std::vector<double>& a, std::int64_t size,
                                      std::int64_t first) {
-  std::vector<double> inverse(kBlock * kBlock, 0.0);
+  std::vector<double> inverse(kLdlBlock * kLdlBlock, 0.0);
   const auto at = [&](std::int64_t i, std::int64_t j) {
     return a[std::size_t((first + i) * size + first + j)];
   };
-  for (std::int64_t column = 0; column < kBlock; ++column) {
+  for (std::int64_t column = 0; column < kLdlBlock; ++column) {
     // Forward substitution for column `column` of the inverse.
-    for (std::int64_t i = column; i < kBlock; ++i) {
+    for (std::int64_t i = column; i < kLdlBlock; ++i) {
       double sum = i == column ? 1.0 : 0.0;
       for (std::int64_t k = column; k < i; ++k)
-        sum -= at(i, k) * inverse[std::size_t(k * kBlock + column)];
-      inverse[std::size_t(i * kBlock + column)] = sum / at(i, i);
+        sum -= at(i, k) * inverse[std::size_t(k * kLdlBlock + column)];
+      inverse[std::size_t(i * kLdlBlock + column)] = sum / at(i, i);
     }
   }
   return inverse;
@@ -83,18 +83,18 @@ std::vector<double> ldl_feedback(std::vector<double> hessian, std::int64_t size,
   // L = C diag(Dk^-1) is unit lower triangular in blocks and H = L D L^T
   // with D = diag(Dk Dk^T).
   std::vector<double> feedback(static_cast<std::size_t>(size * size), 0.0);
-  std::vector<double> row(kBlock);
-  for (std::int64_t first = 0; first < size; first += kBlock) {
+  std::vector<double> row(kLdlBlock);
+  for (std::int64_t first = 0; first < size; first += kLdlBlock) {
     const std::vector<double> inverse = inverse_of_block(factor, size, first);
-    for (std::int64_t i = first + kBlock; i < size; ++i) {
+    for (std::int64_t i = first + kLdlBlock; i < size; ++i) {
       const double* c = factor.data() + i * size + first;
-      for (std::int64_t j = 0; j < kBlock; ++j) {
+      for (std::int64_t j = 0; j < kLdlBlock; ++j) {
         double sum = 0.0;
-        for (std::int64_t k = j; k < kBlock; ++k)
-          sum += c[k] * inverse[std::size_t(k * kBlock + j)];
+        for (std::int64_t k = j; k < kLdlBlock; ++k)
+          sum += c[k] * inverse[std::size_t(k * kLdlBlock + j)];
         row[std::size_t(j)] = sum;
       }
-      for (std::int64_t j = 0; j < kBlock; ++j)
+      for (std::int64_t j = 0; j < kLdlBlock; ++j)
         feedback[std::size_t(i * size + first + j)] = row[std::size_t(j)];
     }
   }

@@ -18,8 +18,7 @@ namespace {
 
 using detail::Exl3Regularized;
 using detail::Exl3TileCoder;
-
-constexpr std::size_t kTile = kernels::kExl3TileWeights;
+using detail::kTileValues;
 
 // The calibration Hessian averaged over its rows, padded to Kp with zeros,
 // its diagonal raised by `damping` times its mean.
@@ -71,13 +70,13 @@ void code_tiles(const Exl3Regularized& r, Exl3TileCoder& coder, std::vector<floa
   for (std::int64_t kt = 0; kt < row_tiles; ++kt) {
     for (std::int64_t nt = 0; nt < column_tiles; ++nt) {
       detail::gather_tile(r.weight.data(), r.padded_out, kt, nt,
-                          targets.data() + std::size_t(kt * column_tiles + nt) * kTile);
+                          targets.data() + std::size_t(kt * column_tiles + nt) * kTileValues);
     }
   }
   coder.code(targets, decoded, states);
   for (std::int64_t kt = 0; kt < row_tiles; ++kt) {
     for (std::int64_t nt = 0; nt < column_tiles; ++nt) {
-      detail::scatter_tile(decoded.data() + std::size_t(kt * column_tiles + nt) * kTile,
+      detail::scatter_tile(decoded.data() + std::size_t(kt * column_tiles + nt) * kTileValues,
                            r.padded_out, kt, nt, coded.data());
     }
   }
@@ -93,7 +92,7 @@ void code_with_feedback(const Exl3Regularized& r, const std::vector<double>& fee
   const std::int64_t column_tiles = columns / 16;
   std::vector<double> shift(static_cast<std::size_t>(rows * columns), 0.0);
   std::vector<float> block(static_cast<std::size_t>(16 * columns));
-  std::vector<float> targets(std::size_t(column_tiles) * kTile), decoded(targets.size());
+  std::vector<float> targets(std::size_t(column_tiles) * kTileValues), decoded(targets.size());
   std::vector<double> error(static_cast<std::size_t>(16 * columns));
   for (std::int64_t first = rows - 16; first >= 0; first -= 16) {
     for (std::int64_t i = 0; i < 16 * columns; ++i) {
@@ -102,11 +101,12 @@ void code_with_feedback(const Exl3Regularized& r, const std::vector<double>& fee
                              shift[std::size_t(first * columns + i)]);
     }
     for (std::int64_t nt = 0; nt < column_tiles; ++nt)
-      detail::gather_tile(block.data(), columns, 0, nt, targets.data() + std::size_t(nt) * kTile);
-    const std::size_t tile_row = std::size_t(first / 16 * column_tiles) * kTile;
+      detail::gather_tile(block.data(), columns, 0, nt,
+                          targets.data() + std::size_t(nt) * kTileValues);
+    const std::size_t tile_row = std::size_t(first / 16 * column_tiles) * kTileValues;
     coder.code(targets, decoded, std::span(states).subspan(tile_row, targets.size()));
     for (std::int64_t nt = 0; nt < column_tiles; ++nt) {
-      detail::scatter_tile(decoded.data() + std::size_t(nt) * kTile, columns, first / 16, nt,
+      detail::scatter_tile(decoded.data() + std::size_t(nt) * kTileValues, columns, first / 16, nt,
                            coded.data());
     }
     for (std::int64_t i = 0; i < 16 * columns; ++i) {
@@ -200,7 +200,7 @@ Exl3Encoding quantize_exl3(std::span<const float> weight, std::int64_t out_featu
   const std::int64_t column_tiles = r.padded_out / 16;
   const std::int64_t tiles = row_tiles * column_tiles;
   std::vector<float> coded(r.weight.size());
-  std::vector<std::uint16_t> states(std::size_t(tiles) * kTile);
+  std::vector<std::uint16_t> states(std::size_t(tiles) * kTileValues);
   if (hessian.empty()) {
     code_tiles(r, coder, coded, states);
   } else {
@@ -220,10 +220,10 @@ Exl3Encoding quantize_exl3(std::span<const float> weight, std::int64_t out_featu
   const int words = kernels::exl3_tile_words(options.bits);
   encoding.trellis.resize(std::size_t(tiles) * std::size_t(words));
   const std::uint16_t mask = static_cast<std::uint16_t>((1u << options.bits) - 1u);
-  std::vector<std::uint16_t> symbols(kTile);
+  std::vector<std::uint16_t> symbols(kTileValues);
   for (std::int64_t tile = 0; tile < tiles; ++tile) {
-    for (std::size_t t = 0; t < kTile; ++t)
-      symbols[t] = states[std::size_t(tile) * kTile + t] & mask;
+    for (std::size_t t = 0; t < kTileValues; ++t)
+      symbols[t] = states[std::size_t(tile) * kTileValues + t] & mask;
     pack_exl3_tile(symbols, options.bits, encoding.trellis.data() + std::size_t(tile * words));
   }
   for (const double su : r.su)

@@ -11,13 +11,13 @@
 namespace quire::engine::formats::detail {
 namespace {
 
-constexpr std::int64_t kBlock = kernels::kExl3RotationSize;
+constexpr std::int64_t kRotation = kernels::kExl3RotationSize;
 
 // Below this a row or column counts as all zeros (exllamav3's threshold).
-constexpr double kZero = 1e-30;
+constexpr double kNoWeights = 1e-30;
 
-std::int64_t round_up_128(std::int64_t features) {
-  return (features + kBlock - 1) / kBlock * kBlock;
+std::int64_t rotation_padded(std::int64_t features) {
+  return (features + kRotation - 1) / kRotation * kRotation;
 }
 
 std::vector<double> random_signs(std::mt19937_64& random, std::int64_t count) {
@@ -52,19 +52,19 @@ bool use_out_scales(Exl3OutScales mode, std::span<const double> input_power) {
 
 void hadamard_columns(std::span<double> matrix, std::int64_t rows, std::int64_t columns) {
   for (std::int64_t r = 0; r < rows; ++r) {
-    for (std::int64_t c = 0; c < columns; c += kBlock)
+    for (std::int64_t c = 0; c < columns; c += kRotation)
       kernels::exl3_hadamard128(matrix.data() + r * columns + c);
   }
 }
 
 void hadamard_rows(std::span<double> matrix, std::int64_t rows, std::int64_t columns) {
-  std::vector<double> column(static_cast<std::size_t>(kBlock));
-  for (std::int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+  std::vector<double> column(static_cast<std::size_t>(kRotation));
+  for (std::int64_t r0 = 0; r0 < rows; r0 += kRotation) {
     for (std::int64_t c = 0; c < columns; ++c) {
-      for (std::int64_t i = 0; i < kBlock; ++i)
+      for (std::int64_t i = 0; i < kRotation; ++i)
         column[std::size_t(i)] = matrix[std::size_t((r0 + i) * columns + c)];
       kernels::exl3_hadamard128(column.data());
-      for (std::int64_t i = 0; i < kBlock; ++i)
+      for (std::int64_t i = 0; i < kRotation; ++i)
         matrix[std::size_t((r0 + i) * columns + c)] = column[std::size_t(i)];
     }
   }
@@ -74,8 +74,8 @@ Exl3Regularized regularize_exl3(std::span<const float> weight, std::int64_t out_
                                 std::int64_t in_features, const Exl3QuantizeOptions& options,
                                 std::span<const double> input_power) {
   Exl3Regularized result;
-  const std::int64_t rows = round_up_128(in_features);
-  const std::int64_t columns = round_up_128(out_features);
+  const std::int64_t rows = rotation_padded(in_features);
+  const std::int64_t columns = rotation_padded(out_features);
   result.padded_in = rows;
   result.padded_out = columns;
   std::mt19937_64 random(options.seed);
@@ -101,9 +101,9 @@ Exl3Regularized regularize_exl3(std::span<const float> weight, std::int64_t out_
     rms = std::sqrt(rms / double(rows));
     mean += rms / double(columns);
   }
-  result.out_scales = use_out_scales(options.out_scales, input_power) && mean > kZero;
+  result.out_scales = use_out_scales(options.out_scales, input_power) && mean > kNoWeights;
   for (std::int64_t n = 0; n < columns; ++n) {
-    const bool zero = column_rms[std::size_t(n)] < kZero;
+    const bool zero = column_rms[std::size_t(n)] < kNoWeights;
     if (result.out_scales)
       result.sv[std::size_t(n)] *= zero ? 0.1 : column_rms[std::size_t(n)] / mean;
     for (std::int64_t k = 0; k < rows; ++k)
@@ -120,7 +120,7 @@ Exl3Regularized regularize_exl3(std::span<const float> weight, std::int64_t out_
     for (std::int64_t n = 0; n < columns; ++n)
       sum += w[std::size_t(k * columns + n)] * w[std::size_t(k * columns + n)];
     double rms = std::sqrt(sum / double(columns));
-    if (rms < kZero) rms = 0.1;
+    if (rms < kNoWeights) rms = 0.1;
     double& su = result.su[std::size_t(k)];
     su = su * rms / codebook_rms;
     for (std::int64_t n = 0; n < columns; ++n)

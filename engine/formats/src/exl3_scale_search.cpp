@@ -10,8 +10,6 @@
 namespace quire::engine::formats::detail {
 namespace {
 
-constexpr std::size_t kTile = kernels::kExl3TileWeights;
-
 std::vector<float> sample_tiles(const Exl3Regularized& regularized) {
   const std::int64_t row_tiles = regularized.padded_in / 16;
   const std::int64_t column_tiles = regularized.padded_out / 16;
@@ -41,10 +39,10 @@ std::vector<float> sample_tiles(const Exl3Regularized& regularized) {
     picks.push_back(order[std::size_t(i)]);
     picks.push_back(order[std::size_t(tiles - 1 - i)]);
   }
-  std::vector<float> samples(picks.size() * kTile);
+  std::vector<float> samples(picks.size() * kTileValues);
   for (std::size_t i = 0; i < picks.size(); ++i) {
     gather_tile(regularized.weight.data(), regularized.padded_out, picks[i] / column_tiles,
-                picks[i] % column_tiles, samples.data() + i * kTile);
+                picks[i] % column_tiles, samples.data() + i * kTileValues);
   }
   return samples;
 }
@@ -70,9 +68,9 @@ double coded_error(const std::vector<float>& tiles, double scale, Exl3TileCoder&
 Exl3ScaleChoice search_exl3_scale(const Exl3Regularized& regularized, Exl3TileCoder& coder) {
   const std::vector<float> samples = sample_tiles(regularized);
   std::vector<float> third;
-  for (std::size_t tile = 0; tile < samples.size() / kTile; tile += 3) {
-    third.insert(third.end(), samples.begin() + std::ptrdiff_t(tile * kTile),
-                 samples.begin() + std::ptrdiff_t((tile + 1) * kTile));
+  for (std::size_t tile = 0; tile < samples.size() / kTileValues; tile += 3) {
+    third.insert(third.end(), samples.begin() + std::ptrdiff_t(tile * kTileValues),
+                 samples.begin() + std::ptrdiff_t((tile + 1) * kTileValues));
   }
   double coarse_best = 0.1, coarse_error = 0.0;
   for (int i = 0; i < 10; ++i) {

@@ -10,8 +10,6 @@
 namespace quire::engine::formats::detail {
 namespace {
 
-constexpr std::size_t kTile = kernels::kExl3TileWeights;
-
 // Each thread's search, kept between calls: its rows take megabytes, too many
 // to allocate per tile. The pool's threads end with the coder, and their
 // searches with them.
@@ -30,19 +28,20 @@ Exl3TileCoder::Exl3TileCoder(int bits, kernels::Exl3Codebook codebook, int threa
 
 void Exl3TileCoder::code(std::span<const float> targets, std::span<float> decoded,
                          std::span<std::uint16_t> states) {
-  if (targets.size() % kTile != 0 || decoded.size() != targets.size() ||
+  if (targets.size() % kTileValues != 0 || decoded.size() != targets.size() ||
       (!states.empty() && states.size() != targets.size())) {
     throw std::invalid_argument("EXL3 tile coder: whole tiles of 256 values, decoded alike");
   }
-  const auto tiles = static_cast<std::int64_t>(targets.size() / kTile);
+  const auto tiles = static_cast<std::int64_t>(targets.size() / kTileValues);
   pool_.parallel_for(tiles, 1, [&](std::int64_t begin, std::int64_t end) {
     Exl3TrellisSearch& search = thread_search(bits_, codebook_);
-    std::vector<std::uint16_t> scratch(kTile);
+    std::vector<std::uint16_t> scratch(kTileValues);
     for (std::int64_t tile = begin; tile < end; ++tile) {
-      const std::size_t at = std::size_t(tile) * kTile;
+      const std::size_t at = std::size_t(tile) * kTileValues;
       const std::span<std::uint16_t> tile_states =
-          states.empty() ? std::span<std::uint16_t>(scratch) : states.subspan(at, kTile);
-      search.encode(targets.subspan(at, kTile), tile_states, decoded.subspan(at, kTile));
+          states.empty() ? std::span<std::uint16_t>(scratch) : states.subspan(at, kTileValues);
+      search.encode(targets.subspan(at, kTileValues), tile_states,
+                    decoded.subspan(at, kTileValues));
     }
   });
   tiles_coded_ += tiles;

@@ -7,10 +7,14 @@
 #include <cstdint>
 #include <span>
 
+#include "quire/kernels/cpu/exl3_trellis.h"
 #include "quire/kernels/cpu/thread_pool.h"
 #include "quire/kernels/linear_weight.h"
 
 namespace quire::engine::formats::detail {
+
+// Values in a tile, as the quantizer's buffers count them.
+inline constexpr std::size_t kTileValues = kernels::kExl3TileWeights;
 
 class Exl3TileCoder {
  public:
