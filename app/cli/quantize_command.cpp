@@ -213,7 +213,8 @@ QuantizeSummary add_exl2_tensors(const io::ModelTensors& tensors, const engine::
 // config.json with the model's quantization_config in place of any other.
 std::string quantized_config(const fs::path& in, const nlohmann::ordered_json& quantization) {
   const fs::path path = in / "config.json";
-  nlohmann::ordered_json config = nlohmann::ordered_json::parse(read_text(path), nullptr, false);
+  nlohmann::ordered_json config =
+      nlohmann::ordered_json::parse(read_file_text(path), nullptr, false);
   if (config.is_discarded() || !config.is_object()) {
     throw engine::ModelError(path.string() + " is not a JSON object");
   }
@@ -283,8 +284,9 @@ int run_quantize(const QuantizeArguments& arguments, std::ostream& out, std::ost
                        " has no model.layers.N.*_proj.weight tensors to quantize");
     }
     write_model_directory(in, target, [&](const fs::path& staging) {
-      write_text(staging / "config.json", config_text);
-      if (!storage_text.empty()) write_text(staging / "quantization_config.json", storage_text);
+      write_file_text(staging / "config.json", config_text);
+      if (!storage_text.empty())
+        write_file_text(staging / "quantization_config.json", storage_text);
       writer.write(staging / io::ModelTensors::kSingleFileName);
     });
 

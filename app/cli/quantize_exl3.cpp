@@ -40,7 +40,7 @@ struct Calibration {
 // x^T x.
 Calibration calibrate(const fs::path& in, const Exl3Settings& settings,
                       const engine::io::ModelTensors& tensors, std::ostream& progress) {
-  const std::string text = read_text(settings.calibration);
+  const std::string text = read_file_text(settings.calibration);
   auto model = std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(in));
   const engine::Tokenizer tokenizer = engine::Tokenizer::load(in);
   engine::check_tokenizer_fits_model(tokenizer, *model);

@@ -119,7 +119,7 @@ std::vector<std::byte> to_half_bytes(const std::vector<float>& values) {
   return bytes;
 }
 
-std::string read_text(const fs::path& path) {
+std::string read_file_text(const fs::path& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw engine::ModelError("cannot read " + path.string());
   std::ostringstream text;
@@ -127,7 +127,7 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-void write_text(const fs::path& path, const std::string& text) {
+void write_file_text(const fs::path& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file.write(text.data(), static_cast<std::streamsize>(text.size()));
   file.close();

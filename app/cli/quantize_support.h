@@ -45,8 +45,8 @@ std::vector<std::string> ordered_tensor_names(const engine::io::ModelTensors& te
 std::vector<float> tensor_floats(const engine::io::ModelTensors& tensors, const std::string& name);
 std::vector<std::byte> to_half_bytes(const std::vector<float>& values);
 
-std::string read_text(const std::filesystem::path& path);
-void write_text(const std::filesystem::path& path, const std::string& text);
+std::string read_file_text(const std::filesystem::path& path);
+void write_file_text(const std::filesystem::path& path, const std::string& text);
 
 // The directory OUT names, without a trailing separator ("out/" -> "out");
 // a UsageError when it exists and is not an empty directory.
