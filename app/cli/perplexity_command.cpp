@@ -13,6 +13,9 @@
 // with it (as llama.cpp's --kl-divergence compares a quantized model with
 // its base): a coding's perplexity moves by noise of either sign, while its
 // divergence from the FP16 cache only grows with what the coding loses.
+// --reference-model takes the reference distributions from another model
+// instead (the same model's FP16 weights, for a quantized one), run with an
+// FP16 cache: the divergence then measures what the weights' coding loses.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -34,6 +37,7 @@ struct PerplexityOptions : TextRunOptions {
   bool json = false;
   int page_size = 0;  // 0: the engine's
   bool kl_divergence = false;
+  std::string reference_model;  // empty: the model itself, with an FP16 cache
 };
 
 // The reference distributions --kl-divergence keeps in memory are refused
@@ -106,6 +110,28 @@ struct Divergence {
   double same_top_fraction() const { return rows > 0 ? double(same_top) / double(rows) : 0.0; }
 };
 
+// The model --reference-model names, which must read the text as the same
+// tokens and score the same vocabulary.
+std::shared_ptr<const engine::ModelDescription> open_reference(
+    const PerplexityOptions& options, const engine::ModelDescription& model,
+    const std::vector<cache::TokenId>& tokens) {
+  TextRunOptions reference = options;
+  reference.directory = options.reference_model;
+  const TextRun run = open_text_run(reference);
+  if (run.model->config.vocab_size != model.config.vocab_size) {
+    throw UsageError("--reference-model " + options.reference_model + " has a vocabulary of " +
+                     std::to_string(run.model->config.vocab_size) + " tokens, the model " +
+                     std::to_string(model.config.vocab_size) +
+                     "; their distributions cannot be compared");
+  }
+  if (run.tokens != tokens) {
+    throw UsageError("--reference-model " + options.reference_model +
+                     " reads the text as other tokens than the model; compare models that "
+                     "share a tokenizer");
+  }
+  return run.model;
+}
+
 int run_perplexity(const PerplexityOptions& options) {
   const auto [model, tokens] = open_text_run(options);
   if (model->config.max_position_embeddings > 0 &&
@@ -140,9 +166,17 @@ int run_perplexity(const PerplexityOptions& options) {
     }
     divergence.emplace();
     divergence->reference.reserve(windows * scored_per_window);
+    std::shared_ptr<const engine::ModelDescription> reference_model = model;
     engine::RuntimeOptions reference = runtime;
+    if (!options.reference_model.empty()) {
+      reference_model = open_reference(options, *model, tokens);
+      reference = options.engine.runtime_options();
+      if (options.page_size != 0) reference.page_size = options.page_size;
+      if (reference.cache_tokens == 0) reference.cache_tokens = options.window;
+      reference = options.engine.fitted(*reference_model, *backend, reference);
+    }
     reference.cache_format = cache::CacheFormat::FP16;
-    run_windows(model, *backend, reference, tokens, window,
+    run_windows(reference_model, *backend, reference, tokens, window,
                 [&](std::size_t, const std::vector<float>& logits, cache::TokenId) {
                   const std::vector<double> log_p = log_softmax(logits);
                   divergence->reference.emplace_back(log_p.begin(), log_p.end());
@@ -194,9 +228,12 @@ int run_perplexity(const PerplexityOptions& options) {
                           {"perplexity", perplexity},
                           {"window_perplexities", per_window}};
     if (divergence) {
-      out["kl_divergence"] = {{"mean", divergence->mean()},
-                              {"largest", divergence->largest},
-                              {"same_top_token", divergence->same_top_fraction()}};
+      out["kl_divergence"] = {
+          {"mean", divergence->mean()},
+          {"largest", divergence->largest},
+          {"same_top_token", divergence->same_top_fraction()},
+          {"reference_model",
+           options.reference_model.empty() ? options.directory : options.reference_model}};
     }
     std::cout << out.dump(1) << '\n';
   } else {
@@ -207,9 +244,12 @@ int run_perplexity(const PerplexityOptions& options) {
               << (window_slots > 0 ? ", residual window" : "") << ", pages of " << runtime.page_size
               << ")\n";
     if (divergence) {
-      std::cout << "KL divergence from the FP16 cache: mean " << divergence->mean() << ", largest "
-                << divergence->largest << "; same top token at "
-                << 100.0 * divergence->same_top_fraction() << "% of positions\n";
+      std::cout << "KL divergence from "
+                << (options.reference_model.empty() ? std::string("the FP16 cache")
+                                                    : options.reference_model + " (FP16 cache)")
+                << ": mean " << divergence->mean() << ", largest " << divergence->largest
+                << "; same top token at " << 100.0 * divergence->same_top_fraction()
+                << "% of positions\n";
     }
   }
   return 0;
@@ -234,7 +274,19 @@ void add_perplexity_command(CLI::App& app, int& exit_code) {
   command->add_flag("--kl-divergence", options->kl_divergence,
                     "Also run the windows with an FP16 cache and report each scored position's "
                     "KL divergence from it");
-  command->callback([options, &exit_code] { exit_code = run_perplexity(*options); });
+  command
+      ->add_option("--reference-model", options->reference_model,
+                   "With --kl-divergence: the reference distributions from this model (say, "
+                   "the FP16 weights of a quantized one), with an FP16 cache")
+      ->type_name("DIR");
+  command->callback([options, &exit_code] {
+    if (!options->reference_model.empty() && !options->kl_divergence) {
+      throw UsageError(
+          "--reference-model gives --kl-divergence its reference; add "
+          "--kl-divergence");
+    }
+    exit_code = run_perplexity(*options);
+  });
 }
 
 }  // namespace quire::cli

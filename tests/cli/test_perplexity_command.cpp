@@ -5,6 +5,7 @@
 // their divergences vanish in rounding), the residual window lowers it, and
 // texts or windows it cannot score are refused by name.
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -13,6 +14,7 @@
 #include <QTest>
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "cli_run.h"
@@ -65,6 +67,32 @@ QString first_window(const QJsonArray& ids) {
   for (int i = 0; i < kWindow && i < ids.size(); ++i)
     window << QString::number(ids[i].toInt());
   return window.join(u',');
+}
+
+// Every position's logits for a window, as `logits --all` prints them.
+QJsonArray all_rows(const QString& model, const QString& window, const QString& cache) {
+  const Run logits = run_cli({QStringLiteral("logits"), model, QStringLiteral("--tokens"), window,
+                              QStringLiteral("--all"), QStringLiteral("--cache"), cache,
+                              QStringLiteral("--residual-window"), QStringLiteral("0")});
+  if (logits.exit_code != 0) qWarning("%s", qPrintable(logits.err));
+  return QJsonDocument::fromJson(logits.out).object()[u"logits"].toArray();
+}
+
+// The mean KL(P || Q) over the scored rows (the second half of a window)
+// and the share of them where both rank the same token first.
+std::pair<double, double> divergence_of_rows(const QJsonArray& reference, const QJsonArray& coded) {
+  double total = 0;
+  int same_top = 0;
+  for (int i = kWindow / 2; i + 1 < kWindow; ++i) {
+    const std::vector<double> p = log_softmax(reference[i].toArray());
+    const std::vector<double> q = log_softmax(coded[i].toArray());
+    for (std::size_t t = 0; t < p.size(); ++t)
+      total += std::exp(p[t]) * (p[t] - q[t]);
+    same_top += std::max_element(p.begin(), p.end()) - p.begin() ==
+                std::max_element(q.begin(), q.end()) - q.begin();
+  }
+  const int scored = kWindow - 1 - kWindow / 2;
+  return {total / scored, double(same_top) / scored};
 }
 
 QJsonObject perplexity_json(const QStringList& arguments) {
@@ -151,29 +179,11 @@ class PerplexityCommandTest : public QObject {
   void klDivergenceComparesEachScoredRowWithTheFp16Cache() {
     const QString demo = QStringLiteral(QUIRE_DEMO_MODEL_DIR);
     const QString window = first_window(text_ids(demo));
-    const auto rows = [&](const QString& cache) {
-      const Run logits = run_cli({QStringLiteral("logits"), demo, QStringLiteral("--tokens"),
-                                  window, QStringLiteral("--all"), QStringLiteral("--cache"), cache,
-                                  QStringLiteral("--residual-window"), QStringLiteral("0")});
-      if (logits.exit_code != 0) qWarning("%s", qPrintable(logits.err));
-      return QJsonDocument::fromJson(logits.out).object()[u"logits"].toArray();
-    };
-    const QJsonArray reference = rows(QStringLiteral("fp16"));
-    const QJsonArray coded = rows(QStringLiteral("q4"));
+    const QJsonArray reference = all_rows(demo, window, QStringLiteral("fp16"));
+    const QJsonArray coded = all_rows(demo, window, QStringLiteral("q4"));
     QCOMPARE(reference.size(), kWindow);
     QCOMPARE(coded.size(), kWindow);
-    double total = 0;
-    int same_top = 0;
-    for (int i = kWindow / 2; i + 1 < kWindow; ++i) {
-      const std::vector<double> p = log_softmax(reference[i].toArray());
-      const std::vector<double> q = log_softmax(coded[i].toArray());
-      for (std::size_t t = 0; t < p.size(); ++t)
-        total += std::exp(p[t]) * (p[t] - q[t]);
-      same_top += std::max_element(p.begin(), p.end()) - p.begin() ==
-                  std::max_element(q.begin(), q.end()) - q.begin();
-    }
-    const int scored = kWindow - 1 - kWindow / 2;
-    const double expected = total / scored;
+    const auto [expected, same_top] = divergence_of_rows(reference, coded);
 
     QStringList arguments = command(QStringLiteral("q4"), kWindow, demo);
     arguments << QStringLiteral("--kl-divergence") << QStringLiteral("--residual-window")
@@ -185,7 +195,7 @@ class PerplexityCommandTest : public QObject {
         expected > 0 && std::abs(measured - expected) < 1e-4 * expected,
         qPrintable(QStringLiteral("%1 vs %2").arg(measured, 0, 'g', 9).arg(expected, 0, 'g', 9)));
     QVERIFY(divergence[u"largest"].toDouble() >= measured);
-    QCOMPARE(divergence[u"same_top_token"].toDouble(), double(same_top) / scored);
+    QCOMPARE(divergence[u"same_top_token"].toDouble(), same_top);
     QCOMPARE(result[u"residual_window"].toInt(), 0);
 
     // The FP16 cache against itself: nothing.
@@ -194,6 +204,44 @@ class PerplexityCommandTest : public QObject {
     const QJsonObject none = perplexity_json(itself)[u"kl_divergence"].toObject();
     QCOMPARE(none[u"mean"].toDouble(), 0.0);
     QCOMPARE(none[u"same_top_token"].toDouble(), 1.0);
+  }
+
+  // --reference-model: the divergence of the demo model's EXL2 weights from
+  // its FP16 weights, both with an FP16 cache, from the rows `logits --all`
+  // prints for each.
+  void referenceModelGivesTheDivergenceOfOtherWeights() {
+    const QString fp16 = QStringLiteral(QUIRE_DEMO_MODEL_DIR);
+    const QString exl2 = QDir(fp16).filePath(QStringLiteral("../exl2-4.0"));
+    const QString window = first_window(text_ids(fp16));
+    const auto [expected, same_top] =
+        divergence_of_rows(all_rows(fp16, window, QStringLiteral("fp16")),
+                           all_rows(exl2, window, QStringLiteral("fp16")));
+
+    QStringList arguments = command(QStringLiteral("fp16"), kWindow, exl2);
+    arguments << QStringLiteral("--kl-divergence") << QStringLiteral("--reference-model") << fp16;
+    const QJsonObject divergence = perplexity_json(arguments)[u"kl_divergence"].toObject();
+    const double measured = divergence[u"mean"].toDouble();
+    QVERIFY2(
+        expected > 0 && std::abs(measured - expected) < 1e-4 * expected,
+        qPrintable(QStringLiteral("%1 vs %2").arg(measured, 0, 'g', 9).arg(expected, 0, 'g', 9)));
+    QCOMPARE(divergence[u"same_top_token"].toDouble(), same_top);
+    QCOMPARE(divergence[u"reference_model"].toString(), fp16);
+
+    // A model against itself as its reference: nothing.
+    QStringList itself = command(QStringLiteral("fp16"), kWindow, fp16);
+    itself << QStringLiteral("--kl-divergence") << QStringLiteral("--reference-model") << fp16;
+    QCOMPARE(perplexity_json(itself)[u"kl_divergence"].toObject()[u"mean"].toDouble(), 0.0);
+
+    // Another vocabulary, and the option without --kl-divergence.
+    for (const QStringList& refused :
+         {command(QStringLiteral("fp16"), kWindow, fp16)
+              << QStringLiteral("--kl-divergence") << QStringLiteral("--reference-model") << model_,
+          command(QStringLiteral("fp16"), kWindow, exl2)
+              << QStringLiteral("--reference-model") << fp16}) {
+      const Run run = run_cli(refused);
+      QCOMPARE(run.exit_code, 2);
+      QVERIFY2(run.err.contains(QStringLiteral("--reference-model")), qPrintable(run.err));
+    }
   }
 
   // Token by token on pages of 16, most of each window is sealed in Q4

@@ -131,17 +131,12 @@ Json quantization_json(const RandomModelSpec& spec) {
           {"kv_cache_scheme", nullptr}};
     }
     case WeightFormat::EXL3: {
-      // What exllamav3's compile step writes (conversion/compile.py).
-      const kernels::Exl3Codebook codebook = spec.format.exl3_codebook;
-      return Json{{"quant_method", "exl3"},
-                  {"version", "1.4.1"},
-                  {"bits", spec.format.exl3_bits},
-                  {"head_bits", spec.exl3_head_bits},
-                  {"calibration", {{"rows", 250}, {"cols", 2048}}},
-                  {"out_scales", "auto"},
-                  {"codebook", codebook == kernels::Exl3Codebook::mcg          ? "mcg"
-                               : codebook == kernels::Exl3Codebook::three_inst ? "3inst"
-                                                                               : "mul1"}};
+      Exl3ConfigSettings settings;
+      settings.bits = spec.format.exl3_bits;
+      settings.head_bits = spec.exl3_head_bits;
+      settings.codebook = spec.format.exl3_codebook;
+      settings.calibration = Exl3ConfigSettings::Calibration{250, 2048};
+      return exl3_quantization_json(settings);
     }
     case WeightFormat::W4A16:
     case WeightFormat::W8A16:
@@ -319,6 +314,30 @@ const char* torch_dtype_name(kernels::DType dtype) {
 
 std::string exl3_quantization_config_json(const RandomModelSpec& spec,
                                           std::span<const io::SafetensorsWriter::Listing> tensors) {
+  Json config = quantization_json(spec);
+  config["tensor_storage"] = exl3_tensor_storage(tensors);
+  return config.dump(4) + "\n";
+}
+
+Json exl3_quantization_json(const Exl3ConfigSettings& settings) {
+  // What exllamav3's compile step writes (conversion/compile.py).
+  const kernels::Exl3Codebook codebook = settings.codebook;
+  Json config{{"quant_method", "exl3"},
+              {"version", "1.4.1"},
+              {"bits", settings.bits},
+              {"head_bits", settings.head_bits}};
+  if (settings.calibration) {
+    config["calibration"] = {{"rows", settings.calibration->rows},
+                             {"cols", settings.calibration->columns}};
+  }
+  config["out_scales"] = settings.out_scales;
+  config["codebook"] = codebook == kernels::Exl3Codebook::mcg          ? "mcg"
+                       : codebook == kernels::Exl3Codebook::three_inst ? "3inst"
+                                                                       : "mul1";
+  return config;
+}
+
+Json exl3_tensor_storage(std::span<const io::SafetensorsWriter::Listing> tensors) {
   // Modules in the order their first tensor was written, each a leaf module
   // whose key is the tensor name without its last part.
   Json storage = Json::object();
@@ -338,9 +357,22 @@ std::string exl3_quantization_config_json(const RandomModelSpec& spec,
     if (part == "mul1") entry["mul1_multiplier"] = kernels::kExl3Mul1Multiplier;
     if (part == "mcg") entry["mcg_multiplier"] = kernels::kExl3McgMultiplier;
   }
-  Json config = quantization_json(spec);
-  config["tensor_storage"] = std::move(storage);
-  return config.dump(4) + "\n";
+  return storage;
 }
 
 }  // namespace quire::engine::modelgen::detail
+
+namespace quire::engine::modelgen {
+
+std::string exl3_quantization_config(const Exl3ConfigSettings& settings) {
+  return detail::exl3_quantization_json(settings).dump(2);
+}
+
+std::string exl3_quantization_config_file(const Exl3ConfigSettings& settings,
+                                          std::span<const io::SafetensorsWriter::Listing> tensors) {
+  detail::Json config = detail::exl3_quantization_json(settings);
+  config["tensor_storage"] = detail::exl3_tensor_storage(tensors);
+  return config.dump(4) + "\n";
+}
+
+}  // namespace quire::engine::modelgen

@@ -4,9 +4,11 @@
 // (config_files.cpp, family_configs.cpp, published_config.cpp).
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <vector>
 
 #include "config_files.h"
+#include "quire/engine/modelgen/exl3_config.h"
 #include "quire/engine/modelgen/random_model_spec.h"
 
 namespace quire::engine::modelgen::detail {
@@ -20,6 +22,11 @@ Json rope_scaling_json(const RandomModelSpec& spec);
 
 // "quantization_config" for EXL2 and GPTQ; null for dense weights.
 Json quantization_json(const RandomModelSpec& spec);
+
+// EXL3's quantization_config, and quantization_config.json's
+// "tensor_storage" (exl3_config.h).
+Json exl3_quantization_json(const Exl3ConfigSettings& settings);
+Json exl3_tensor_storage(std::span<const io::SafetensorsWriter::Listing> tensors);
 
 // One id as a number, several as a list, as the published files write them.
 Json ids_json(const std::vector<int>& ids);

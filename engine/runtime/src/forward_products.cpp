@@ -27,6 +27,9 @@ void ForwardPass::segment_rows(std::span<const Sequence> sequences,
 void ForwardPass::linear(int device, const float* x, std::span<const RowSegment> segments,
                          const kernels::LinearWeight& weight, float* out) {
   for (const RowSegment& segment : segments) {
+    if (linear_observer_) {
+      linear_observer_(weight, device, x + segment.first * weight.in_features, segment.rows);
+    }
     backend_.linear(device, x + segment.first * weight.in_features, segment.rows, weight,
                     out + segment.first * weight.out_features, segment.kind);
   }
@@ -37,8 +40,13 @@ void ForwardPass::linear_many(int device, const float* x, std::span<const RowSeg
                               std::span<float* const> outs) {
   std::vector<float*> shifted(outs.size());
   for (const RowSegment& segment : segments) {
-    for (std::size_t i = 0; i < outs.size(); ++i)
+    for (std::size_t i = 0; i < outs.size(); ++i) {
       shifted[i] = outs[i] + segment.first * weights[i]->out_features;
+      if (linear_observer_) {
+        linear_observer_(*weights[i], device, x + segment.first * weights[i]->in_features,
+                         segment.rows);
+      }
+    }
     backend_.linear_many(device, x + segment.first * weights.front()->in_features, segment.rows,
                          weights, shifted, segment.kind);
   }

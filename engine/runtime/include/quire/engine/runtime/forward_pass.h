@@ -95,6 +95,14 @@ class ForwardPass {
                                         const float* value, std::int64_t tokens)>;
   void set_kv_observer(KvObserver observer) { kv_observer_ = std::move(observer); }
 
+  // Called with the input [rows, in_features] of each product on `device`
+  // just before it runs (once per weight where several share an input):
+  // what calibration for weight quantization observes. Steps that are
+  // recorded and replayed do not call it.
+  using LinearObserver = std::function<void(const kernels::LinearWeight& weight, int device,
+                                            const float* input, std::int64_t rows)>;
+  void set_linear_observer(LinearObserver observer) { linear_observer_ = std::move(observer); }
+
   // Logits of ids from `first` on come out as -inf, so that no sampler can
   // choose them: the rows a model's embedding pads beyond its tokenizer
   // (Qwen2.5-7B has 152064 rows for 151665 tokens). `first` at or beyond
@@ -169,6 +177,7 @@ class ForwardPass {
   Limits limits_;
   std::map<int, Scratch> scratch_;
   KvObserver kv_observer_;
+  LinearObserver linear_observer_;
   kernels::DeviceBuffer gathered_, normed_, logits_;  // on the head's device
   // The candidates' buffers on the head's device (sized for every row at
   // kMaxTopLogits, so no step allocates them), and the gathered ids' rows,
