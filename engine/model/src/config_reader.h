@@ -14,6 +14,14 @@ namespace quire::engine::detail {
 
 using Json = nlohmann::json;
 
+// The member `key` of an object, or null when `object` is not an object, or
+// the key is absent or written as null (both mean "not set" in config files).
+inline const Json* member(const Json& object, const char* key) {
+  if (!object.is_object() || !object.contains(key)) return nullptr;
+  const Json& value = object.at(key);
+  return value.is_null() ? nullptr : &value;
+}
+
 // Looks a key up at the top level, then under "text_config" (multimodal
 // wrappers nest the language model's keys there), then -- unless the file
 // writes it as null -- in the defaults of the architecture's configuration

@@ -38,16 +38,6 @@ std::string KvCacheScheme::unsupported_reason() const {
 }
 
 namespace detail {
-namespace {
-
-// The member `key` of an object, or null when it is absent or null.
-const Json* member(const Json& object, const char* key) {
-  if (!object.is_object() || !object.contains(key)) return nullptr;
-  const Json& value = object.at(key);
-  return value.is_null() ? nullptr : &value;
-}
-
-}  // namespace
 
 std::optional<KvCacheScheme> parse_kv_cache_scheme(const ConfigReader& reader,
                                                    const Json& quantization) {

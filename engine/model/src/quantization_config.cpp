@@ -46,12 +46,6 @@ const CompressedTensorsGroup* QuantizationConfig::group_for(std::string_view mod
 namespace detail {
 namespace {
 
-const Json* member(const Json& object, const char* key) {
-  if (!object.is_object() || !object.contains(key)) return nullptr;
-  const Json& value = object.at(key);
-  return value.is_null() ? nullptr : &value;
-}
-
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
