@@ -172,6 +172,11 @@ constexpr std::uint16_t kLowColumnLanesFloat = 0x00ff;
 constexpr int kBandTiles = 8;
 // Rows of tiles fetched ahead: each row is about 100 ns of work.
 constexpr std::int64_t kPrefetchRows = 2;
+// Rows of tiles a tile's accumulators take in registers between their load
+// and store (for one input row; R rows take kPassRows / R): the kernels are
+// bound by the count of 512-bit operations, of which the accumulators'
+// moves were a sixth at one row of tiles a pass.
+constexpr int kPassRows = 4;
 
 struct Band {
   const std::uint16_t* first = nullptr;  // tile (0, the band's first column)
@@ -288,27 +293,35 @@ QUIRE_EXL3_TARGET void mul1_band(const Band& band, const InputPlan& inputs_plan,
   const __m512i byte_rows[2] = {_mm512_load_si512(inputs_plan.byte_rows[0]),
                                 _mm512_load_si512(inputs_plan.byte_rows[1])};
   const int rows_per_block = kExl3InputBlock / kExl3TileSide;
-  for (std::int64_t kt = 0; kt < band.rows; ++kt) {
-    prefetch_row(band, kt + kPrefetchRows);
-    __m512i inputs[R][2];
-    for (int r = 0; r < R; ++r) {
-      const __m512i q = _mm512_castsi128_si512(
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows.integers[r] + kt * kExl3TileSide)));
-      inputs[r][0] = _mm512_permutexvar_epi8(byte_rows[0], q);
-      inputs[r][1] = _mm512_permutexvar_epi8(byte_rows[1], q);
+  constexpr int kPass = kPassRows / R;
+  static_assert((kExl3InputBlock / kExl3TileSide) % kPass == 0, "passes end with blocks");
+  for (std::int64_t kt = 0; kt < band.rows; kt += kPass) {
+    for (int p = 0; p < kPass; ++p)
+      prefetch_row(band, kt + kPass + p);
+    __m512i inputs[kPass][R][2];
+    for (int p = 0; p < kPass; ++p) {
+      for (int r = 0; r < R; ++r) {
+        const __m512i q = _mm512_castsi128_si512(_mm_loadu_si128(
+            reinterpret_cast<const __m128i*>(rows.integers[r] + (kt + p) * kExl3TileSide)));
+        inputs[p][r][0] = _mm512_permutexvar_epi8(byte_rows[0], q);
+        inputs[p][r][1] = _mm512_permutexvar_epi8(byte_rows[1], q);
+      }
     }
     for (int b = 0; b < band.tiles; ++b) {
-      const std::uint32_t* words = band.tile(kt, b);
       __m512i acc[R][8];
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < 8; ++c)
           acc[r][c] = sums[b][r][c];
-      mul1_vectors<Bits, R, Vnni>(words, last_word<Bits>(words), patterns, inputs, acc);
+#pragma GCC unroll 8
+      for (int p = 0; p < kPass; ++p) {
+        const std::uint32_t* words = band.tile(kt + p, b);
+        mul1_vectors<Bits, R, Vnni>(words, last_word<Bits>(words), patterns, inputs[p], acc);
+      }
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < 8; ++c)
           sums[b][r][c] = acc[r][c];
     }
-    if ((kt + 1) % rows_per_block != 0) continue;
+    if ((kt + kPass) % rows_per_block != 0) continue;
     // A block of 128 inputs ends: its sums join the totals at its scale.
     for (int r = 0; r < R; ++r) {
       const __m512 scale = _mm512_set1_ps(rows.scales[r][kt / rows_per_block]);
