@@ -1,12 +1,14 @@
 // quire-cli quantize: an FP16/BF16 model directory to EXL2, written by Quire's
-// own EXL2 writer (round-to-nearest, no calibration data), or to EXL3 with
-// Quire's own trellis quantizer (quantize_exl3.cpp).
+// own EXL2 writer (round-to-nearest, no calibration data), to EXL3 with
+// Quire's own trellis quantizer (quantize_exl3.cpp), or to compressed-tensors'
+// W4A16 / W8A16 (quantize_integer.cpp).
 
 #include "quantize_command.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +23,7 @@
 
 #include "cli_support.h"
 #include "quantize_exl3.h"
+#include "quantize_integer.h"
 #include "quantize_support.h"
 #include "quire/engine/formats/exl2_writer.h"
 #include "quire/engine/io/model_tensors.h"
@@ -62,8 +65,9 @@ void refuse(const std::optional<std::string>& option, const char* name, const ch
 
 Exl2Settings exl2_settings(const QuantizeArguments& a) {
   Exl2Settings settings;
-  refuse(a.calibration, "--calibration", "exl3");
-  refuse(a.calibration_tokens, "--calibration-tokens", "exl3");
+  refuse(a.calibration, "--calibration", "exl3, w4a16 and w8a16");
+  refuse(a.calibration_tokens, "--calibration-tokens", "exl3, w4a16 and w8a16");
+  if (a.actorder) throw UsageError("--actorder applies to w4a16 and w8a16 only");
   refuse(a.out_scales, "--out-scales", "exl3");
   refuse(a.threads, "--threads", "exl3");
   settings.bits = parse_number<double>("--format", a.format.substr(5), "a number");
@@ -89,9 +93,72 @@ Exl2Settings exl2_settings(const QuantizeArguments& a) {
 }
 
 // exl3:BITS[:CODEBOOK]
+// --calibration and --calibration-tokens.
+CalibrationText calibration_text(const QuantizeArguments& a) {
+  CalibrationText text;
+  if (a.calibration) {
+    if (!fs::is_regular_file(*a.calibration)) {
+      throw UsageError("--calibration: " + *a.calibration + " is not a readable file");
+    }
+    text.path = *a.calibration;
+  }
+  if (a.calibration_tokens) {
+    if (!a.calibration) throw UsageError("--calibration-tokens needs --calibration");
+    text.tokens =
+        parse_number<std::int64_t>("--calibration-tokens", *a.calibration_tokens, "an integer");
+    if (text.tokens < 16) {
+      throw UsageError("--calibration-tokens: " + *a.calibration_tokens + " is fewer than 16");
+    }
+  }
+  return text;
+}
+
+// llm-compressor's preset names: w4a16 (symmetric), w4a16-asym (W4A16_ASYM;
+// either spelling), w8a16.
+IntegerSettings integer_settings(const QuantizeArguments& a) {
+  IntegerSettings settings;
+  refuse(a.head_bits, "--head-bits", "exl2 and exl3 (the head stays FP16)");
+  refuse(a.seed, "--seed", "exl2 and exl3");
+  refuse(a.out_scales, "--out-scales", "exl3");
+  refuse(a.threads, "--threads", "exl3");
+  std::string scheme = a.format;
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) {
+    return c == '-' ? '_' : static_cast<char>(std::tolower(c));
+  });
+  if (scheme == "w4a16") {
+    settings.bits = 4;
+  } else if (scheme == "w4a16_asym") {
+    settings.bits = 4;
+    settings.symmetric = false;
+  } else if (scheme == "w8a16") {
+    settings.bits = 8;
+  } else {
+    throw UsageError("--format: \"" + a.format + "\" is not w4a16, w4a16-asym or w8a16");
+  }
+  if (a.group_size) {
+    settings.group_size = *a.group_size == "channel"
+                              ? 0
+                              : parse_number<int>("--group-size", *a.group_size, "an integer");
+    if (settings.group_size < 0 || settings.group_size % 8 != 0) {
+      throw UsageError("--group-size: " + *a.group_size +
+                       " is not a positive multiple of 8 or \"channel\"");
+    }
+  }
+  settings.calibration = calibration_text(a);
+  settings.actorder = a.actorder;
+  if (settings.actorder && settings.calibration.path.empty()) {
+    throw UsageError("--actorder orders inputs by their calibration power; it needs --calibration");
+  }
+  if (settings.actorder && settings.group_size == 0) {
+    throw UsageError("--actorder forms groups; it does not apply to --group-size channel");
+  }
+  return settings;
+}
+
 Exl3Settings exl3_settings(const QuantizeArguments& a) {
   Exl3Settings settings;
-  refuse(a.group_size, "--group-size", "exl2");
+  refuse(a.group_size, "--group-size", "exl2, w4a16 and w8a16");
+  if (a.actorder) throw UsageError("--actorder applies to w4a16 and w8a16 only");
   std::string bits = a.format.substr(5);
   if (const std::size_t colon = bits.find(':'); colon != std::string::npos) {
     const std::string codebook = bits.substr(colon + 1);
@@ -119,20 +186,9 @@ Exl3Settings exl3_settings(const QuantizeArguments& a) {
   }
   if (a.seed)
     settings.seed = parse_number<std::uint64_t>("--seed", *a.seed, "a non-negative integer");
-  if (a.calibration) {
-    if (!fs::is_regular_file(*a.calibration)) {
-      throw UsageError("--calibration: " + *a.calibration + " is not a readable file");
-    }
-    settings.calibration = *a.calibration;
-  }
-  if (a.calibration_tokens) {
-    if (!a.calibration) throw UsageError("--calibration-tokens needs --calibration");
-    settings.calibration_tokens =
-        parse_number<std::int64_t>("--calibration-tokens", *a.calibration_tokens, "an integer");
-    if (settings.calibration_tokens < 16) {
-      throw UsageError("--calibration-tokens: " + *a.calibration_tokens + " is fewer than 16");
-    }
-  }
+  const CalibrationText text = calibration_text(a);
+  settings.calibration = text.path;
+  settings.calibration_tokens = text.tokens;
   if (a.out_scales) {
     const std::string& mode = *a.out_scales;
     if (mode == "auto") {
@@ -238,14 +294,19 @@ int run_quantize(const QuantizeArguments& arguments, std::ostream& out, std::ost
       throw UsageError("IN and OUT are required: quire-cli quantize IN OUT --format exl2:BITS");
     }
     const bool exl3 = arguments.format.starts_with("exl3:");
-    if (!exl3 && !arguments.format.starts_with("exl2:")) {
-      throw UsageError("--format: \"" + arguments.format +
-                       "\" is not exl2:BITS or exl3:BITS[:CODEBOOK] (for example exl3:4.0)");
-    }
+    const bool integer = !exl3 && !arguments.format.starts_with("exl2:");
     Exl2Settings exl2;
     Exl3Settings exl3_options;
+    IntegerSettings integer_options;
     if (exl3) {
       exl3_options = exl3_settings(arguments);
+    } else if (integer) {
+      if (!arguments.format.starts_with("w") && !arguments.format.starts_with("W")) {
+        throw UsageError("--format: \"" + arguments.format +
+                         "\" is not exl2:BITS, exl3:BITS[:CODEBOOK] (for example exl3:4.0), "
+                         "w4a16, w4a16-asym or w8a16");
+      }
+      integer_options = integer_settings(arguments);
     } else {
       exl2 = exl2_settings(arguments);
     }
@@ -274,6 +335,14 @@ int run_quantize(const QuantizeArguments& arguments, std::ostream& out, std::ost
       if (written.calibration_tokens > 0) {
         details = ", calibrated on " + std::to_string(written.calibration_tokens) + " tokens";
       }
+    } else if (integer) {
+      const IntegerWritten written = add_integer_tensors(in, tensors, integer_options, writer, err);
+      summary = written.summary;
+      config_text =
+          quantized_config(in, nlohmann::ordered_json::parse(written.quantization_config));
+      if (written.calibration_tokens > 0) {
+        details = ", GPTQ on " + std::to_string(written.calibration_tokens) + " tokens";
+      }
     } else {
       summary = add_exl2_tensors(tensors, config, exl2, writer);
       config_text = quantized_config(
@@ -297,7 +366,14 @@ int run_quantize(const QuantizeArguments& arguments, std::ostream& out, std::ost
       ++files;
     }
     const int head_bits = exl3 ? exl3_options.head_bits : exl2.head_bits;
-    out << "wrote " << arguments.out << " (" << arguments.format << ", " << summary.linear_layers
+    std::string format_text = arguments.format;
+    if (integer) {
+      format_text += integer_options.group_size == 0
+                         ? ", a scale per output"
+                         : ", groups of " + std::to_string(integer_options.group_size);
+      if (integer_options.actorder) format_text += " in activation order";
+    }
+    out << "wrote " << arguments.out << " (" << format_text << ", " << summary.linear_layers
         << " linear layers"
         << (summary.head_quantized ? " and the head at " + std::to_string(head_bits) + " bits"
                                    : std::string())
@@ -323,14 +399,16 @@ int run_quantize(const QuantizeArguments& arguments, std::ostream& out, std::ost
 
 void add_quantize_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<QuantizeArguments>();
-  CLI::App* command = app.add_subcommand(
-      "quantize", "Quantize an FP16/BF16 model directory to EXL2 or EXL3 with Quire's own writers");
+  CLI::App* command = app.add_subcommand("quantize",
+                                         "Quantize an FP16/BF16 model directory to EXL2, EXL3 or "
+                                         "W4A16/W8A16 with Quire's own writers");
   command->add_option("IN", a->in, "FP16 or BF16 model directory")->type_name("DIR");
   command->add_option("OUT", a->out, "Directory to create (new or empty)")->type_name("DIR");
   command
       ->add_option("--format", a->format,
-                   "exl2:BITS (2.0 to 8.0), or exl3:BITS[:CODEBOOK] (1.0 to 8.0; codebook mul1, "
-                   "the default, mcg or 3inst)")
+                   "exl2:BITS (2.0 to 8.0); exl3:BITS[:CODEBOOK] (1.0 to 8.0; codebook mul1, "
+                   "the default, mcg or 3inst); or compressed-tensors' w4a16, w4a16-asym or "
+                   "w8a16 (llm-compressor's pack-quantized)")
       ->type_name("FORMAT")
       ->required();
   command
@@ -338,7 +416,10 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
                    "Width of an untied head (default 6): EXL2 2, 3, 4, 5, 6 or 8; EXL3 1 to 8, "
                    "or 16 for FP16")
       ->type_name("N");
-  command->add_option("--group-size", a->group_size, "EXL2: rows per group (default 32)")
+  command
+      ->add_option("--group-size", a->group_size,
+                   "EXL2: rows per group (default 32); W4A16/W8A16: inputs per scale (default "
+                   "128), or \"channel\" for one per output")
       ->type_name("N");
   command
       ->add_option("--seed", a->seed,
@@ -346,12 +427,13 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
       ->type_name("N");
   command
       ->add_option("--calibration", a->calibration,
-                   "EXL3: a text the FP16 model computes to weigh each layer's errors by its "
-                   "inputs (LDLQ); without it, tiles are coded alone")
+                   "EXL3, W4A16, W8A16: a text the FP16 model computes to weigh each layer's "
+                   "errors by its inputs (LDLQ; GPTQ); without it, weights are coded alone")
       ->type_name("FILE");
   command
       ->add_option("--calibration-tokens", a->calibration_tokens,
-                   "EXL3: use only the calibration text's first N tokens (default all)")
+                   "EXL3, W4A16, W8A16: use only the calibration text's first N tokens (default "
+                   "all)")
       ->type_name("N");
   command
       ->add_option("--out-scales", a->out_scales,
@@ -360,6 +442,9 @@ void add_quantize_command(CLI::App& app, int& exit_code) {
       ->type_name("MODE");
   command->add_option("--threads", a->threads, "EXL3: threads of the search (default all)")
       ->type_name("N");
+  command->add_flag("--actorder", a->actorder,
+                    "W4A16/W8A16 with --calibration: GPTQ takes inputs by decreasing power and "
+                    "groups them in that order (weight_g_idx)");
   command->callback([a, &exit_code] { exit_code = run_quantize(*a, std::cout, std::cerr); });
 }
 

@@ -9,13 +9,9 @@
 #include <sstream>
 
 #include "cli_support.h"
-#include "engine_options.h"
+#include "quantize_calibration.h"
 #include "quire/engine/formats/exl3_plan.h"
-#include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/modelgen/random_stream.h"
-#include "quire/engine/runtime/linear_input_hessians.h"
-#include "quire/engine/runtime/model_runtime.h"
-#include "quire/engine/tokenizer/tokenizer.h"
 
 namespace quire::cli {
 namespace {
@@ -23,73 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace formats = engine::formats;
 namespace io = engine::io;
-using Hessians = std::map<std::string, std::shared_ptr<const engine::LinearInputHessian>>;
-
-// exllamav3 calibrates on rows of 2048 tokens; a model trained on fewer
-// positions gets rows of its own context.
-constexpr std::int64_t kCalibrationRow = 2048;
-
-struct Calibration {
-  Hessians hessians;
-  int rows = 0;
-  int columns = 0;
-  std::int64_t tokens = 0;
-};
-
-// Runs the text through the FP16 model in rows and sums each projection's
-// x^T x.
-Calibration calibrate(const fs::path& in, const Exl3Settings& settings,
-                      const engine::io::ModelTensors& tensors, std::ostream& progress) {
-  const std::string text = read_file_text(settings.calibration);
-  auto model = std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(in));
-  const engine::Tokenizer tokenizer = engine::Tokenizer::load(in);
-  engine::check_tokenizer_fits_model(tokenizer, *model);
-  std::vector<cache::TokenId> tokens = tokenizer.encode(text, tokenizer.adds_bos());
-  if (settings.calibration_tokens > 0 &&
-      std::int64_t(tokens.size()) > settings.calibration_tokens) {
-    tokens.resize(std::size_t(settings.calibration_tokens));
-  }
-  if (tokens.size() < 16) {
-    throw UsageError("--calibration " + settings.calibration + " holds " +
-                     std::to_string(tokens.size()) + " tokens; give a longer text");
-  }
-  std::int64_t row = kCalibrationRow;
-  if (model->config.max_position_embeddings > 0) {
-    row = std::min(row, model->config.max_position_embeddings);
-  }
-
-  const EngineOptions engine_options;
-  const std::unique_ptr<kernels::Backend> backend = engine_options.make_backend();
-  engine::RuntimeOptions options = engine_options.runtime_options();
-  options.cache_tokens = row;
-  options.step_graphs = false;
-  options = engine_options.fitted(*model, *backend, options);
-  engine::ModelRuntime runtime(model, *backend, options);
-  engine::LinearInputHessians collector(runtime);
-  Calibration calibration;
-  calibration.columns = static_cast<int>(row);
-  for (std::size_t first = 0; first < tokens.size(); first += std::size_t(row)) {
-    const std::size_t count = std::min(std::size_t(row), tokens.size() - first);
-    if (count < 2) break;
-    collector.observe(std::span<const cache::TokenId>(tokens.data() + first, count));
-    ++calibration.rows;
-    progress << "quantize: calibration: " << (first + count) << " of " << tokens.size()
-             << " tokens\n";
-  }
-  calibration.tokens = collector.tokens_observed();
-  std::map<const engine::LinearInputHessian*, std::shared_ptr<const engine::LinearInputHessian>>
-      copies;
-  for (const std::string& name : ordered_tensor_names(tensors)) {
-    if (!name.ends_with(".weight")) continue;
-    const std::string module = name.substr(0, name.size() - std::string_view(".weight").size());
-    const engine::LinearInputHessian* sum = collector.find(module);
-    if (sum == nullptr) continue;
-    std::shared_ptr<const engine::LinearInputHessian>& copy = copies[sum];
-    if (!copy) copy = std::make_shared<const engine::LinearInputHessian>(*sum);
-    calibration.hessians[module] = copy;
-  }
-  return calibration;
-}
 
 // Which allocation group a projection belongs to: the layer's q, k and v;
 // its o; gate and up; down.
@@ -135,7 +64,10 @@ Exl3Written add_exl3_tensors(const fs::path& in, const io::ModelTensors& tensors
   const std::map<std::string, int> widths =
       plan_widths(tensors, names, settings.bits, written.config.bits);
   Calibration calibration;
-  if (!settings.calibration.empty()) calibration = calibrate(in, settings, tensors, progress);
+  if (!settings.calibration.empty()) {
+    calibration =
+        calibrate(in, tensors, {settings.calibration, settings.calibration_tokens}, progress);
+  }
 
   const bool head_coded = !config.tie_word_embeddings && settings.head_bits != 16;
   const std::size_t total = widths.size() + (head_coded && tensors.find("lm_head.weight") ? 1 : 0);

@@ -1,10 +1,9 @@
 #include "quire/engine/formats/compressed_tensors_writer.h"
 
-#include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <string>
 
+#include "int_group_scale.h"
 #include "quire/engine/formats/gptq_repacked.h"
 #include "quire/kernels/cpu/half.h"
 #include "writer_support.h"
@@ -14,31 +13,24 @@ namespace {
 
 using kernels::DType;
 
-// Every layer quantized to signed integers: values[n, k], and per row and
-// group a scale and a zero point.
-struct Quantized {
-  std::int64_t groups = 0;
-  std::vector<std::int8_t> values;  // [N, K]
-  std::vector<float> scales;        // [N, G], as stored
-  std::vector<std::int8_t> zeros;   // [N, G]
-  std::vector<std::int32_t> g_idx;  // [K]; empty without actorder
-};
-
-float stored_scale(double scale, DType dtype) {
-  const auto value = static_cast<float>(scale);
-  switch (dtype) {
-    case DType::BF16:
-      return kernels::bf16_to_float(kernels::float_to_bf16(value));
-    case DType::F16:
-      return kernels::half_to_float(kernels::float_to_half(value));
-    default:
-      return value;
-  }
+std::vector<std::byte> scale_bytes(const std::vector<float>& scales, DType dtype) {
+  if (dtype == DType::F32) return detail::to_bytes(scales);
+  std::vector<std::uint16_t> halves;
+  for (const float scale : scales)
+    halves.push_back(dtype == DType::BF16 ? kernels::float_to_bf16(scale)
+                                          : kernels::float_to_half(scale));
+  return detail::to_bytes(halves);
 }
 
-Quantized quantize(std::span<const float> weight, std::int64_t out, std::int64_t in,
-                   const IntQuantizeOptions& options) {
-  detail::check_matrix(weight, out, in);
+std::vector<std::byte> int8_bytes(const std::vector<std::int8_t>& values) {
+  return detail::to_bytes(values);
+}
+
+}  // namespace
+
+namespace detail {
+
+void check_int_layer(std::int64_t out, std::int64_t in, const IntQuantizeOptions& options) {
   const std::int64_t group_size = options.group_size == 0 ? in : options.group_size;
   const bool packable = options.bits >= 1 && options.bits <= 8;
   if (!packable || in % 8 != 0 || out % 8 != 0 || group_size <= 0 || in % group_size != 0) {
@@ -46,10 +38,19 @@ Quantized quantize(std::span<const float> weight, std::int64_t out, std::int64_t
                                 std::to_string(in) + " at " + std::to_string(options.bits) +
                                 " bits in groups of " + std::to_string(options.group_size));
   }
-  Quantized q;
+}
+
+}  // namespace detail
+
+IntQuantized quantize_ints(std::span<const float> weight, std::int64_t out, std::int64_t in,
+                           const IntQuantizeOptions& options) {
+  detail::check_matrix(weight, out, in);
+  detail::check_int_layer(out, in, options);
+  const std::int64_t group_size = options.group_size == 0 ? in : options.group_size;
+  IntQuantized q;
+  q.out_features = out;
+  q.in_features = in;
   q.groups = in / group_size;
-  const int low = -(1 << (options.bits - 1));
-  const int high = (1 << (options.bits - 1)) - 1;
   // members[g * group_size + i]: the inputs of group g.
   const std::vector<std::int32_t> members = detail::seeded_permutation(in, options.actorder_seed);
   if (options.actorder_seed) {
@@ -70,42 +71,17 @@ Quantized quantize(std::span<const float> weight, std::int64_t out, std::int64_t
         min = std::min(min, double(row[group[i]]));
         max = std::max(max, double(row[group[i]]));
       }
-      const double range = double(high - low);
-      double scale = options.symmetric ? std::max(-min, max) / (range / 2.0) : (max - min) / range;
-      scale = std::max(scale, 1.1920928955078125e-07);  // torch.finfo(float32).eps
-      const float stored = stored_scale(scale, options.scale_dtype);
-      int zero = 0;
-      if (!options.symmetric) {
-        zero = static_cast<int>(
-            std::clamp(std::nearbyint(low - min / stored), double(low), double(high)));
-      }
-      q.scales[std::size_t(n * q.groups + g)] = stored;
-      q.zeros[std::size_t(n * q.groups + g)] = static_cast<std::int8_t>(zero);
+      const detail::IntGroupScale scale = detail::int_group_scale(min, max, options);
+      q.scales[std::size_t(n * q.groups + g)] = scale.scale;
+      q.zeros[std::size_t(n * q.groups + g)] = static_cast<std::int8_t>(scale.zero);
       for (std::int64_t i = 0; i < group_size; ++i) {
         const std::int64_t k = group[i];
-        const double value = std::nearbyint(double(row[k]) / stored + zero);
-        q.values[std::size_t(n * in + k)] =
-            static_cast<std::int8_t>(std::clamp(value, double(low), double(high)));
+        q.values[std::size_t(n * in + k)] = static_cast<std::int8_t>(scale.quantize(row[k]));
       }
     }
   }
   return q;
 }
-
-std::vector<std::byte> scale_bytes(const std::vector<float>& scales, DType dtype) {
-  if (dtype == DType::F32) return detail::to_bytes(scales);
-  std::vector<std::uint16_t> halves;
-  for (const float scale : scales)
-    halves.push_back(dtype == DType::BF16 ? kernels::float_to_bf16(scale)
-                                          : kernels::float_to_half(scale));
-  return detail::to_bytes(halves);
-}
-
-std::vector<std::byte> int8_bytes(const std::vector<std::int8_t>& values) {
-  return detail::to_bytes(values);
-}
-
-}  // namespace
 
 std::vector<NamedTensor> quantize_pack_quantized(std::span<const float> weight,
                                                  std::int64_t out_features,
@@ -115,7 +91,17 @@ std::vector<NamedTensor> quantize_pack_quantized(std::span<const float> weight,
     throw std::invalid_argument("pack-quantized weights of " + std::to_string(options.bits) +
                                 " bits");
   }
-  const Quantized q = quantize(weight, out_features, in_features, options);
+  return pack_quantized_tensors(quantize_ints(weight, out_features, in_features, options), options);
+}
+
+std::vector<NamedTensor> pack_quantized_tensors(const IntQuantized& q,
+                                                const IntQuantizeOptions& options) {
+  if (options.bits != 4 && options.bits != 8) {
+    throw std::invalid_argument("pack-quantized weights of " + std::to_string(options.bits) +
+                                " bits");
+  }
+  const std::int64_t out_features = q.out_features;
+  const std::int64_t in_features = q.in_features;
   const int bits = options.bits;
   const std::int64_t per_word = 32 / bits;
   const std::uint32_t offset = 1u << (bits - 1);
@@ -166,7 +152,13 @@ std::vector<NamedTensor> quantize_naive_int8(std::span<const float> weight,
                                              const IntQuantizeOptions& options) {
   IntQuantizeOptions eight = options;
   eight.bits = 8;
-  const Quantized q = quantize(weight, out_features, in_features, eight);
+  return naive_int8_tensors(quantize_ints(weight, out_features, in_features, eight), eight);
+}
+
+std::vector<NamedTensor> naive_int8_tensors(const IntQuantized& q,
+                                            const IntQuantizeOptions& options) {
+  const std::int64_t out_features = q.out_features;
+  const std::int64_t in_features = q.in_features;
   const std::vector<std::int64_t> scale_shape = {out_features, q.groups};
   std::vector<NamedTensor> tensors = {
       {"weight", DType::I8, {out_features, in_features}, int8_bytes(q.values)},

@@ -3,34 +3,13 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "dense_cholesky.h"
 #include "exl3_regularize.h"
 
 namespace quire::engine::formats::detail {
 namespace {
 
 constexpr std::int64_t kLdlBlock = 16;
-
-// The lower Cholesky factor in place (the upper triangle is left alone);
-// false where a pivot is not positive.
-bool cholesky(std::vector<double>& a, std::int64_t size) {
-  for (std::int64_t j = 0; j < size; ++j) {
-    double* row_j = a.data() + j * size;
-    double pivot = row_j[j];
-    for (std::int64_t k = 0; k < j; ++k)
-      pivot -= row_j[k] * row_j[k];
-    if (!(pivot > 0.0)) return false;
-    const double root = std::sqrt(pivot);
-    row_j[j] = root;
-    for (std::int64_t i = j + 1; i < size; ++i) {
-      double* row_i = a.data() + i * size;
-      double sum = row_i[j];
-      for (std::int64_t k = 0; k < j; ++k)
-        sum -= row_i[k] * row_j[k];
-      row_i[j] = sum / root;
-    }
-  }
-  return true;
-}
 
 // The inverse of a lower triangular 16x16 block of `a` at (first, first).
 std::vector<double> inverse_of_block(const std::vector<double>& a, std::int64_t size,

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "config_parts.h"
+#include "quire/engine/modelgen/compressed_tensors_config.h"
 #include "quire/engine/modelgen/random_stream.h"
 
 namespace quire::engine::modelgen::detail {
@@ -57,40 +58,17 @@ Json rope_scaling_json(const RandomModelSpec& spec) {
 
 namespace {
 
-// llm-compressor's quantization_config for its W4A16 (W4A16_ASYM) and
-// W8A16 presets and for int8 weights in compressed-tensors' naive format:
-// one group targeting every Linear, the weights' QuantizationArgs as
-// written, activations left alone, lm_head and MoE routers ignored as its
-// examples ignore them.
 Json integer_quantization_json(const RandomModelSpec& spec) {
-  const WeightFormat kind = spec.format.kind;
-  const int group = spec.resolved_group_size();
-  const Json weights{{"actorder", spec.actorder ? Json("group") : Json(nullptr)},
-                     {"block_structure", nullptr},
-                     {"dynamic", false},
-                     {"group_size", group == 0 ? Json(nullptr) : Json(group)},
-                     {"num_bits", kind == WeightFormat::W4A16 ? 4 : 8},
-                     {"observer", "minmax"},
-                     {"observer_kwargs", Json::object()},
-                     {"strategy", group == 0 ? "channel" : "group"},
-                     {"symmetric", !spec.format.zero_points},
-                     {"type", "int"}};
-  Json ignore = Json::array({"lm_head"});
-  if (spec.architecture == "mixtral") ignore.push_back("re:.*block_sparse_moe.gate");
-  if (spec.architecture == "qwen3_moe") ignore.push_back("re:.*mlp.gate$");
-  const char* format = kind == WeightFormat::INT8 ? "naive-quantized" : "pack-quantized";
-  return Json{{"config_groups",
-               {{"group_0",
-                 {{"input_activations", nullptr},
-                  {"output_activations", nullptr},
-                  {"targets", {"Linear"}},
-                  {"weights", weights}}}}},
-              {"format", format},
-              {"global_compression_ratio", nullptr},
-              {"ignore", ignore},
-              {"kv_cache_scheme", nullptr},
-              {"quant_method", "compressed-tensors"},
-              {"quantization_status", "compressed"}};
+  IntegerSchemeSettings settings;
+  settings.bits = spec.format.kind == WeightFormat::W4A16 ? 4 : 8;
+  settings.symmetric = !spec.format.zero_points;
+  settings.group_size = spec.resolved_group_size();
+  settings.actorder = spec.actorder;
+  settings.naive = spec.format.kind == WeightFormat::INT8;
+  // lm_head and MoE routers ignored as llm-compressor's examples ignore them.
+  if (spec.architecture == "mixtral") settings.ignore.push_back("re:.*block_sparse_moe.gate");
+  if (spec.architecture == "qwen3_moe") settings.ignore.push_back("re:.*mlp.gate$");
+  return Json::parse(compressed_tensors_quantization_config(settings));
 }
 
 }  // namespace
@@ -363,6 +341,36 @@ Json exl3_tensor_storage(std::span<const io::SafetensorsWriter::Listing> tensors
 }  // namespace quire::engine::modelgen::detail
 
 namespace quire::engine::modelgen {
+
+// One group targeting every Linear, the weights' QuantizationArgs as
+// llm-compressor writes them, activations left alone.
+std::string compressed_tensors_quantization_config(const IntegerSchemeSettings& settings) {
+  using detail::Json;
+  const int group = settings.group_size;
+  const Json weights{{"actorder", settings.actorder ? Json("group") : Json(nullptr)},
+                     {"block_structure", nullptr},
+                     {"dynamic", false},
+                     {"group_size", group == 0 ? Json(nullptr) : Json(group)},
+                     {"num_bits", settings.bits},
+                     {"observer", "minmax"},
+                     {"observer_kwargs", Json::object()},
+                     {"strategy", group == 0 ? "channel" : "group"},
+                     {"symmetric", settings.symmetric},
+                     {"type", "int"}};
+  const Json config{{"config_groups",
+                     {{"group_0",
+                       {{"input_activations", nullptr},
+                        {"output_activations", nullptr},
+                        {"targets", {"Linear"}},
+                        {"weights", weights}}}}},
+                    {"format", settings.naive ? "naive-quantized" : "pack-quantized"},
+                    {"global_compression_ratio", nullptr},
+                    {"ignore", settings.ignore},
+                    {"kv_cache_scheme", nullptr},
+                    {"quant_method", "compressed-tensors"},
+                    {"quantization_status", "compressed"}};
+  return config.dump();
+}
 
 std::string exl3_quantization_config(const Exl3ConfigSettings& settings) {
   return detail::exl3_quantization_json(settings).dump(2);

@@ -29,6 +29,33 @@ struct IntQuantizeOptions {
   kernels::DType scale_dtype = kernels::DType::BF16;
 };
 
+// A layer's weights as signed integers in groups of inputs: the weight
+// W[n, k] is (values[n, k] - zeros[n, g]) * scales[n, g] with g the group of
+// input k (g_idx[k], or k / group_size without actorder).
+struct IntQuantized {
+  std::int64_t out_features = 0;    // N
+  std::int64_t in_features = 0;     // K
+  std::int64_t groups = 0;          // G
+  std::vector<std::int8_t> values;  // [N, K], -2^(b-1) to 2^(b-1) - 1
+  std::vector<float> scales;        // [N, G], as stored
+  std::vector<std::int8_t> zeros;   // [N, G]; all 0 when symmetric
+  std::vector<std::int32_t> g_idx;  // [K]; empty without actorder
+};
+
+// Rounds each weight to the nearest integer of its group's min-max scale
+// (the scheme described above). Throws std::invalid_argument for shapes or
+// widths the formats cannot hold.
+IntQuantized quantize_ints(std::span<const float> weight, std::int64_t out_features,
+                           std::int64_t in_features, const IntQuantizeOptions& options);
+
+// pack-quantized and naive-quantized tensors (described below) of integers
+// already chosen, by quantize_ints or by GPTQ (gptq_quantizer.h); `options`
+// gives the width, the symmetry and the scales' dtype.
+std::vector<NamedTensor> pack_quantized_tensors(const IntQuantized& q,
+                                                const IntQuantizeOptions& options);
+std::vector<NamedTensor> naive_int8_tensors(const IntQuantized& q,
+                                            const IntQuantizeOptions& options);
+
 // pack-quantized: "weight_packed" I32 [N, K / P], "weight_scale" [N, G],
 // "weight_shape" I64 [2], "weight_zero_point" I32 [N / P, G] when
 // asymmetric, "weight_g_idx" I32 [K] with actorder, for W [N, K] (K and N
