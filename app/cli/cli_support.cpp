@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 namespace quire::cli {
@@ -39,6 +41,12 @@ std::string human_bytes(std::int64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f %s", value, kUnits[unit]);
   return text;
+}
+
+std::string read_text_file(const std::string& path, std::string_view option) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw UsageError(std::string(option) + " " + path + ": cannot be read");
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace quire::cli

@@ -83,11 +83,11 @@ IntegerWritten add_integer_tensors(const std::filesystem::path& in, const io::Mo
     formats::IntQuantized q;
     const auto found = calibration.hessians.find(key);
     if (found != calibration.hessians.end()) {
-      formats::GptqQuantizeOptions options;
+      formats::IntGptqOptions options;
       options.format = format;
       options.hessian = found->second->sum;
       options.actorder = settings.actorder;
-      formats::GptqQuantizeReport report;
+      formats::IntGptqReport report;
       q = formats::quantize_ints_gptq(values, out_features, in_features, options, &report);
       line << ", output error " << report.gptq_error << " (round to nearest "
            << report.rounded_error << ")";

@@ -1,24 +1,10 @@
 #include "text_run.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "cli_support.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 
 namespace quire::cli {
-namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw UsageError("--text " + path + ": cannot be read");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 void add_text_run_options(CLI::App& command, TextRunOptions& options, const std::string& text_help,
                           const std::string& window_help) {
@@ -37,7 +23,7 @@ TextRun open_text_run(const TextRunOptions& options) {
       engine::ModelDescription::open(options.directory));
   const engine::Tokenizer tokenizer = engine::Tokenizer::load(options.directory);
   engine::check_tokenizer_fits_model(tokenizer, *run.model);
-  run.tokens = tokenizer.encode(read_text(options.text_file), tokenizer.adds_bos());
+  run.tokens = tokenizer.encode(read_text_file(options.text_file, "--text"), tokenizer.adds_bos());
   if (options.max_tokens > 0 && static_cast<std::int64_t>(run.tokens.size()) > options.max_tokens) {
     run.tokens.resize(static_cast<std::size_t>(options.max_tokens));
   }

@@ -10,9 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,12 +31,6 @@ struct TokenizeBenchOptions {
   bool paragraphs = false;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw UsageError("cannot read the text file " + path);
-  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-}
-
 // The pieces between "\n\n" separators, without them, as JavaScript's
 // split("\n\n") gives them.
 std::vector<std::string_view> split_paragraphs(std::string_view text) {
@@ -53,7 +45,7 @@ std::vector<std::string_view> split_paragraphs(std::string_view text) {
 
 int run_tokenize_bench(const TokenizeBenchOptions& options) {
   const engine::Tokenizer tokenizer = engine::Tokenizer::load(options.directory);
-  const std::string text = read_text(options.text_file);
+  const std::string text = read_text_file(options.text_file, "--text");
   const engine::EncodeOptions encode_options{.add_special = false,
                                              .parse_special = options.parse_special};
   const std::vector<std::string_view> pieces =

@@ -69,7 +69,7 @@ double weighted_error(const std::vector<double>& error, std::int64_t rows, std::
 }  // namespace
 
 IntQuantized quantize_ints_gptq(std::span<const float> weight, std::int64_t out, std::int64_t in,
-                                const GptqQuantizeOptions& options, GptqQuantizeReport* report) {
+                                const IntGptqOptions& options, IntGptqReport* report) {
   detail::check_matrix(weight, out, in);
   detail::check_int_layer(out, in, options.format);
   if (std::int64_t(options.hessian.size()) != in * in) {

@@ -129,7 +129,7 @@ class GptqQuantizerTest : public QObject {
     std::mt19937 rng(3);
     const std::vector<float> weight = quire::test::random_matrix(rng, kOut, kIn);
     const std::vector<double> hessian = correlated_hessian(kIn);
-    GptqQuantizeOptions options;
+    IntGptqOptions options;
     options.format.bits = bits;
     options.format.symmetric = symmetric;
     options.format.group_size = groupSize;
@@ -159,12 +159,12 @@ class GptqQuantizerTest : public QObject {
     std::mt19937 rng(4);
     const std::vector<float> weight = quire::test::random_matrix(rng, kOut, kIn);
     const std::vector<double> hessian = correlated_hessian(kIn);
-    GptqQuantizeOptions options;
+    IntGptqOptions options;
     options.format.bits = bits;
     options.format.group_size = 32;
     options.hessian = hessian;
     options.actorder = actorder;
-    GptqQuantizeReport report;
+    IntGptqReport report;
     const IntQuantized gptq = quantize_ints_gptq(weight, kOut, kIn, options, &report);
     const IntQuantized rounded = quantize_ints(weight, kOut, kIn, options.format);
     const double gptq_error = output_error(weight, weights_of(gptq, 32), hessian, kIn);
@@ -186,7 +186,7 @@ class GptqQuantizerTest : public QObject {
     std::vector<double> hessian(std::size_t(kIn * kIn), 0.0);
     for (std::int64_t i = 0; i < kIn; ++i)
       hessian[std::size_t(i * kIn + i)] = 3.0;
-    GptqQuantizeOptions options;
+    IntGptqOptions options;
     options.format.group_size = 16;
     options.format.symmetric = false;
     options.hessian = hessian;
@@ -205,7 +205,7 @@ class GptqQuantizerTest : public QObject {
     // Power 1 + (k * 37) % 64: a permutation of 1..64.
     for (std::int64_t k = 0; k < kIn; ++k)
       hessian[std::size_t(k * kIn + k)] = double(1 + (k * 37) % kIn);
-    GptqQuantizeOptions options;
+    IntGptqOptions options;
     options.format.group_size = 16;
     options.hessian = hessian;
     options.actorder = true;
@@ -225,7 +225,7 @@ class GptqQuantizerTest : public QObject {
       hessian[std::size_t(5 * kIn + i)] = 0.0;
       hessian[std::size_t(i * kIn + 5)] = 0.0;
     }
-    GptqQuantizeOptions options;
+    IntGptqOptions options;
     options.format.group_size = 32;
     options.hessian = hessian;
     const std::vector<double> w = weights_of(quantize_ints_gptq(weight, kOut, kIn, options), 32);
@@ -237,7 +237,7 @@ class GptqQuantizerTest : public QObject {
     std::mt19937 rng(9);
     const std::vector<float> weight = quire::test::random_matrix(rng, kOut, kIn);
     const std::vector<double> small(std::size_t(kIn * kIn - 1), 1.0);
-    GptqQuantizeOptions options;
+    IntGptqOptions options;
     options.hessian = small;
     options.format.group_size = 32;
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, quantize_ints_gptq(weight, kOut, kIn, options));

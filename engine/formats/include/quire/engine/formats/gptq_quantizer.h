@@ -19,7 +19,7 @@
 
 namespace quire::engine::formats {
 
-struct GptqQuantizeOptions {
+struct IntGptqOptions {
   IntQuantizeOptions format;        // its actorder_seed is not used
   std::span<const double> hessian;  // [K, K], row-major, symmetric
   // Added to H's diagonal, times its mean (llm-compressor's dampening_frac);
@@ -28,7 +28,7 @@ struct GptqQuantizeOptions {
   bool actorder = false;
 };
 
-struct GptqQuantizeReport {
+struct IntGptqReport {
   // tr(E H E^T) / tr(W H W^T) for E = W - W^ (the output error over the
   // calibration inputs, relative): of round-to-nearest, and of GPTQ.
   double rounded_error = 0.0;
@@ -39,7 +39,7 @@ struct GptqQuantizeReport {
 // Hessian of the wrong size, std::runtime_error where damping cannot make
 // it positive definite.
 IntQuantized quantize_ints_gptq(std::span<const float> weight, std::int64_t out_features,
-                                std::int64_t in_features, const GptqQuantizeOptions& options,
-                                GptqQuantizeReport* report = nullptr);
+                                std::int64_t in_features, const IntGptqOptions& options,
+                                IntGptqReport* report = nullptr);
 
 }  // namespace quire::engine::formats

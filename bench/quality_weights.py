@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""What each weight coding costs the demo model in quality: EXL3 models made
-by `quire-cli quantize` (with and without calibration text), beside existing
+"""What each weight coding costs the demo model in quality: EXL3 and W4A16
+models made by `quire-cli quantize` (with and without calibration text:
+LDLQ for EXL3, GPTQ for W4A16), beside existing
 directories (FP16, EXL2), each measured by `quire-cli perplexity
 --kl-divergence --reference-model FP16`: perplexity over a text and every
 scored position's KL divergence from the FP16 weights' distribution (both
 with an FP16 cache). Writes one JSON file and a Markdown table.
 
-  bench/quality_exl3.py --cli build/release/app/cli/quire-cli --text FILE \
+  bench/quality_weights.py --cli build/release/app/cli/quire-cli --text FILE \
       --fp16 DIR --calibration FILE --work DIR --window 256 \
       --model LABEL=DIR ... --quantize LABEL=FORMAT[,calibrated] ... \
       --json OUT.json --table OUT.md"""
@@ -23,7 +24,7 @@ import results_file
 def run(command):
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"quality_exl3: {' '.join(command)}: {done.stderr.strip()}")
+        raise SystemExit(f"quality_weights: {' '.join(command)}: {done.stderr.strip()}")
     return done
 
 
@@ -38,7 +39,7 @@ def quantize(args, label, spec):
     start = time.monotonic()
     done = run(command)
     seconds = time.monotonic() - start
-    print(f"quality_exl3: {label}: {done.stdout.strip()} in {seconds:.0f} s", flush=True)
+    print(f"quality_weights: {label}: {done.stdout.strip()} in {seconds:.0f} s", flush=True)
     # The command as a reader would type it: the output and the calibration
     # text by their roles rather than this run's temporary paths.
     shown = ["quire-cli"] + command[1:]
@@ -56,8 +57,14 @@ def measure(args, directory):
 
 
 def bits_of(directory):
+    """Bits per weight as the format stores them; compressed-tensors' integers
+    with their 16-bit scale per group."""
     with open(os.path.join(directory, "config.json")) as file:
         quantization = json.load(file).get("quantization_config") or {}
+    if quantization.get("quant_method") == "compressed-tensors":
+        weights = quantization["config_groups"]["group_0"]["weights"]
+        group = weights.get("group_size")
+        return weights["num_bits"] + (16 / group if group else 0)
     return quantization.get("bits", 16)
 
 
@@ -90,7 +97,7 @@ def main():
         row["bytes"] = os.path.getsize(os.path.join(row["model"], "model.safetensors"))
         row["result"] = measure(args, row["model"])
         kl = row["result"]["kl_divergence"]
-        print(f"quality_exl3: {row['label']}: perplexity {row['result']['perplexity']:.2f}, "
+        print(f"quality_weights: {row['label']}: perplexity {row['result']['perplexity']:.2f}, "
               f"KL {kl['mean']:.5f}", flush=True)
     write_results(args, rows)
 
