@@ -28,7 +28,10 @@ struct Totals {
 // Kinds in the order they are shown.
 const char* const kKinds[] = {"attention", "MLP", "experts", "router", "head"};
 
-std::string upper(std::string text) {
+// Formats as people write them: "EXL3", "GPTQ", "AWQ", "BF16"; compressed-
+// tensors' integer formats by their own lower-case names ("pack-quantized").
+std::string display_name(std::string text) {
+  if (text.find('-') != std::string::npos) return text;
   for (char& c : text)
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   return text;
@@ -90,7 +93,7 @@ std::string WeightsSummary::text() const {
   std::ostringstream out;
   out.precision(3);
   for (std::size_t i = 0; i < formats.size(); ++i)
-    out << (i == 0 ? "" : " and ") << upper(formats[i]);
+    out << (i == 0 ? "" : " and ") << display_name(formats[i]);
   if (!codebooks.empty()) {
     out << ", codebook";
     for (const std::string& codebook : codebooks)

