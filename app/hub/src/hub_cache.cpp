@@ -243,9 +243,18 @@ bool HubCache::stays_inside(const fs::path& file) const {
   std::error_code error;
   const fs::path root = fs::weakly_canonical(root_, error);
   if (error) return false;
-  const fs::path resolved = fs::weakly_canonical(file, error);
-  if (error) return false;
-  return lies_under(resolved, root);
+  // Links are followed one by one, so that a link to a place that does not
+  // exist (which weakly_canonical would keep as it is) is judged by its target.
+  fs::path current = fs::absolute(file, error);
+  for (int hops = 0; hops < 40; ++hops) {
+    current = fs::weakly_canonical(current.parent_path(), error) / current.filename();
+    if (error) return false;
+    if (!fs::is_symlink(fs::symlink_status(current, error))) return lies_under(current, root);
+    const fs::path target = fs::read_symlink(current, error);
+    if (error) return false;
+    current = target.is_absolute() ? target : current.parent_path() / target;
+  }
+  return false;  // a loop of links
 }
 
 }  // namespace quire::hub

@@ -103,7 +103,8 @@ qint64 retry_after_of(const QNetworkReply& reply) {
 
 bool is_transient(int status, int network_error) {
   if (status == 408 || status == 429 || status >= 500) return true;
-  if (status > 0) return false;
+  // A 2xx whose body broke off is judged by how it broke.
+  if (status >= 300) return false;
   switch (static_cast<QNetworkReply::NetworkError>(network_error)) {
     case QNetworkReply::ConnectionRefusedError:
     case QNetworkReply::RemoteHostClosedError:
