@@ -280,13 +280,31 @@ void FileDownload::onFinished() {
     failure.network_text =
         stalled_ ? QStringLiteral("no data for %1 s").arg(options_.stall_timeout_ms / 1000.0)
                  : reply->errorString();
-    const QString final_error = describe_hub_failure(
-        client_->settings(), repo_, QStringLiteral("the file %1").arg(path), failure);
+    // A transfer that began (2xx) and then broke or stalled is no failure of
+    // the Hub's answer: the partial file stays for the next run.
+    const QString final_error =
+        status >= 200 && status < 300
+            ? QStringLiteral(
+                  "%1: the transfer kept breaking off (%2); run the download again to "
+                  "resume it.")
+                  .arg(path, failure.network_text)
+            : describe_hub_failure(client_->settings(), repo_,
+                                   QStringLiteral("the file %1").arg(path), failure);
     if (stalled_ || is_transient(status, network_error)) {
-      const QString why = stalled_        ? QStringLiteral("%1 stalled").arg(path)
-                          : status == 429 ? QStringLiteral("the Hub asks to slow down (HTTP 429)")
-                          : status > 0    ? QStringLiteral("%1: HTTP %2").arg(path).arg(status)
-                                       : QStringLiteral("%1: %2").arg(path, reply->errorString());
+      QString why;
+      if (stalled_)
+        why = QStringLiteral("%1 stalled").arg(path);
+      else if (status == 429)
+        why = QStringLiteral("the Hub asks to slow down (HTTP 429)");
+      else if (status >= 200 && status < 300)
+        why = QStringLiteral("%1: the connection closed at %2 of %3 bytes")
+                  .arg(path)
+                  .arg(written_)
+                  .arg(file_.size);
+      else if (status > 0)
+        why = QStringLiteral("%1: HTTP %2").arg(path).arg(status);
+      else
+        why = QStringLiteral("%1: %2").arg(path, reply->errorString());
       retryOrFail(why, status > 0 ? retry_after_of(*reply) : -1, final_error);
     } else {
       fail(final_error, false);

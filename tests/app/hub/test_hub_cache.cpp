@@ -9,6 +9,7 @@
 
 #include "quire/hub/hub_cache.h"
 #include "quire/hub/hub_error.h"
+#include "quire/hub/hub_reference.h"
 #include "test_main.h"
 
 using namespace quire::hub;
@@ -159,6 +160,34 @@ class HubCacheTest : public QObject {
     QCOMPARE(cache.find_snapshot("org/model", kCommit).value_or(""),
              cache.snapshot_dir("org/model", kCommit));
     QVERIFY(!cache.find_snapshot("org/model", std::string(40, 'd')));
+  }
+
+  void readsHubReferences() {
+    QVERIFY(!parse_hub_reference("/models/llama"));
+    const auto plain = parse_hub_reference("hf:org/model");
+    QCOMPARE(plain->repo, std::string("org/model"));
+    QCOMPARE(plain->revision, std::string("main"));
+    const auto branch = parse_hub_reference("hf:org/model@4.0bpw");
+    QCOMPARE(branch->revision, std::string("4.0bpw"));
+    QCOMPARE(parse_hub_reference("hf:org/model@refs/pr/2")->revision, std::string("refs/pr/2"));
+    QVERIFY_THROWS_EXCEPTION(HubProtocolError, parse_hub_reference("hf:model"));
+    QVERIFY_THROWS_EXCEPTION(HubProtocolError, parse_hub_reference("hf:org/model@"));
+    QVERIFY_THROWS_EXCEPTION(HubProtocolError, parse_hub_reference("hf:org/model@../../x"));
+  }
+
+  void opensCachedSnapshotsThatStayInside() {
+    QTemporaryDir root;
+    QTemporaryDir outside;
+    HubCache cache(root.path().toStdString());
+    write_blob(cache, kEtag, "weights");
+    cache.place_in_snapshot("org/model", kCommit, "model.safetensors", kEtag);
+    cache.write_ref("org/model", "main", kCommit);
+    const HubReference reference{"org/model", "main"};
+    QCOMPARE(cached_snapshot(reference, cache), cache.snapshot_dir("org/model", kCommit));
+    QVERIFY_THROWS_EXCEPTION(HubProtocolError, cached_snapshot({"org/model", "4.0bpw"}, cache));
+    fs::create_symlink(outside.path().toStdString(),
+                       cache.snapshot_dir("org/model", kCommit) / "escape");
+    QVERIFY_THROWS_EXCEPTION(HubProtocolError, cached_snapshot(reference, cache));
   }
 
   void commitsTheFirstFinishedBlob() {

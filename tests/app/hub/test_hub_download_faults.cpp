@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -91,6 +92,31 @@ class HubDownloadFaultsTest : public QObject {
     QVERIFY2(any_note_contains(run.notes, QStringLiteral("model.safetensors stalled")),
              qPrintable(run.notes.join('\n')));
     QCOMPARE(file_host_ranges(hub), (QList<QByteArray>{QByteArray(), "bytes=50000-"}));
+  }
+
+  void keepsThePartialFileWhenTriesRunOut() {
+    FakeHub hub;
+    QVERIFY(hub.start());
+    const quire::test::FakeRepo repo = hub_test::sample_repo();
+    hub.addRepo(repo);
+    hub.faults().drops = 1;
+    hub.faults().drop_after = 100'000;
+    hub.faults().stalls = 100;  // every try after the first falls silent at once
+    hub.faults().stall_after = 0;
+    QTemporaryDir cache;
+    SnapshotOptions options;
+    options.transfer.stall_timeout_ms = 200;
+    const auto run =
+        hub_test::run_download(hub_test::settings_for(hub, cache.path()), weights_only(), options);
+    QVERIFY(!run.ok);
+    QCOMPARE(run.error, QStringLiteral("model.safetensors: the transfer kept breaking off (no data "
+                                       "for 0.2 s); run the download again to resume it."));
+    // Five tries counted from the last one that brought bytes: that one, then
+    // four that stalled. The partial file stays for the next run.
+    QCOMPARE(file_host_ranges(hub).size(), 5);
+    QCOMPARE(QFileInfo(blob_of(cache, weights_of(repo)) + QStringLiteral(".incomplete")).size(),
+             100'000);
+    QVERIFY(!QFile::exists(blob_of(cache, weights_of(repo))));
   }
 
   void resumesAPartialFileFromAnEarlierRun() {
