@@ -188,6 +188,9 @@ void SnapshotDownload::finishSnapshot() {
   try {
     const fs::path folder = cache_.snapshot_dir(repo, commit);
     fs::create_directories(folder);
+    // refs/ exists even for a download by commit: @huggingface/hub's
+    // scanCacheDir reports a repository without it as broken.
+    fs::create_directories(cache_.repo_dir(repo) / "refs");
     if (request_.revision != commit_)
       cache_.write_ref(repo, request_.revision.toStdString(), commit);
     over_ = true;

@@ -149,6 +149,7 @@ void FakeHub::onReadable(QTcpSocket* socket, bool file_host) {
   }
   const qint64 body_length = request.headers.value("content-length").toLongLong();
   if (buffer.size() < head_end + 4 + body_length) return;
+  request.body = buffer.mid(head_end + 4, body_length);
   buffer.clear();
   requests_.append(request);
   send(socket, request, file_host ? answerFileHost(request) : answerHub(request));
@@ -186,7 +187,7 @@ FakeHub::Answer FakeHub::answerHub(const SeenRequest& request) {
     QMap<QString, QStringList> query;
     for (const auto& item : QUrlQuery(url).queryItems(QUrl::FullyDecoded))
       query[item.first].append(item.second);
-    return answerApi(path, query);
+    return answerApi(path, query, request.body);
   }
   // /{org}/{name}/resolve/{revision}/{path}
   const QStringList parts = path.mid(1).split(QLatin1Char('/'));

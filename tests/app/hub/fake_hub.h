@@ -66,6 +66,7 @@ struct SeenRequest {
   QByteArray method;
   QByteArray target;                      // path and query as sent
   QHash<QByteArray, QByteArray> headers;  // names in lower case
+  QByteArray body;
 };
 
 class FakeHub : public QObject {
@@ -106,7 +107,8 @@ class FakeHub : public QObject {
   void onReadable(QTcpSocket* socket, bool file_host);
   Answer answerHub(const SeenRequest& request);
   Answer answerFileHost(const SeenRequest& request);
-  Answer answerApi(const QString& path, const QMap<QString, QStringList>& query);
+  Answer answerApi(const QString& path, const QMap<QString, QStringList>& query,
+                   const QByteArray& body);
   Answer answerResolve(const SeenRequest& request, const FakeRepo& repo, const QString& rest);
   Answer serveBytes(const SeenRequest& request, const QByteArray& content, const QByteArray& etag);
   void send(QTcpSocket* socket, const SeenRequest& request, Answer answer);

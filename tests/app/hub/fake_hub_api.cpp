@@ -1,7 +1,8 @@
 // The fake Hub's JSON API: /api/models (search, with Link pages),
 // /api/models/{repo}[/revision/{rev}] (siblings, with sizes and LFS hashes
-// when ?blobs=true), /refs and /tree/{rev}[/{path}] (with Link pages), with
-// the fields and error headers the Hub documents.
+// when ?blobs=true), /refs, /tree/{rev}[/{path}] (with Link pages) and
+// POST /paths-info/{rev} (which @huggingface/hub's downloads ask), with the
+// fields and error headers the Hub documents.
 
 #include <QSet>
 #include <QUrl>
@@ -54,7 +55,8 @@ QByteArray next_link(const QString& endpoint, const QString& path,
 
 }  // namespace
 
-FakeHub::Answer FakeHub::answerApi(const QString& path, const QMap<QString, QStringList>& query) {
+FakeHub::Answer FakeHub::answerApi(const QString& path, const QMap<QString, QStringList>& query,
+                                   const QByteArray& body) {
   Answer answer;
   answer.headers = {{"Content-Type", "application/json; charset=utf-8"}};
   const auto json_answer = [&](const FakeJson& value) {
@@ -140,6 +142,36 @@ FakeHub::Answer FakeHub::answerApi(const QString& path, const QMap<QString, QStr
     }
     info["siblings"] = siblings;
     return json_answer(info);
+  }
+
+  if (kind == QLatin1String("paths-info")) {
+    const FakeBranch* branch = findBranch(*repo, parts.mid(3).join(QLatin1Char('/')));
+    if (branch == nullptr) return error(404, "RevisionNotFound", "Invalid rev id");
+    const FakeJson request = FakeJson::parse(body.toStdString(), nullptr, false);
+    FakeJson infos = FakeJson::array();
+    if (request.is_object() && request.contains("paths") && request["paths"].is_array()) {
+      for (const FakeJson& wanted : request["paths"]) {
+        if (!wanted.is_string()) continue;
+        for (const FakeFile& file : branch->files) {
+          if (text(file.path) != wanted.get<std::string>()) continue;
+          const qint64 size = file.content.size() + faults_.size_lie;
+          FakeJson info{{"type", "file"},
+                        {"path", text(file.path)},
+                        {"oid", file.gitSha1().toStdString()},
+                        {"size", size},
+                        {"lastCommit",
+                         {{"id", text(branch->commit)},
+                          {"title", "Upload"},
+                          {"date", text(repo->last_modified)}}},
+                        {"securityFileStatus", {{"status", "safe"}}}};
+          if (file.lfs)
+            info["lfs"] = {
+                {"oid", file.sha256().toStdString()}, {"size", size}, {"pointerSize", 134}};
+          infos.push_back(info);
+        }
+      }
+    }
+    return json_answer(infos);
   }
 
   if (kind == QLatin1String("tree")) {
