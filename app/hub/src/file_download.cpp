@@ -72,6 +72,11 @@ void FileDownload::start() {
     return;
   }
   if (!lock()) {
+    if (!waiting_for_lock_) {
+      waiting_for_lock_ = true;
+      emit note(QStringLiteral("%1: another download of the same file holds its lock; waiting")
+                    .arg(QString::fromStdString(file_.path)));
+    }
     QTimer::singleShot(kLockPollMs, this, [this] {
       if (!done_) start();
     });

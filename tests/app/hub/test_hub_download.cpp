@@ -3,6 +3,10 @@
 // host, filters, branches, the offline mode, the free-space check, and names
 // that would leave the cache.
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -97,6 +101,96 @@ class HubDownloadTest : public QObject {
     QCOMPARE(hub_test::read_file(repo_dir(cache) + QStringLiteral("/refs/4.0bpw")),
              hub_test::commit_of("b2").toLatin1());
     QVERIFY(!QFile::exists(repo_dir(cache) + QStringLiteral("/refs/main")));
+  }
+
+  void followsARenamedRepository() {
+    FakeHub hub;
+    QVERIFY(hub.start());
+    const quire::test::FakeRepo repo = hub_test::sample_repo(QStringLiteral("neworg/model"));
+    hub.addRepo(repo);
+    hub.addRename(QStringLiteral("org/model"), QStringLiteral("neworg/model"));
+    QTemporaryDir cache;
+    const auto run = hub_test::run_download(
+        hub_test::settings_for(hub, cache.path(), QStringLiteral("hf_secret")),
+        request_for(QStringLiteral("org/model")));
+    QVERIFY2(run.ok, qPrintable(run.error));
+    // Kept under the name asked for, as huggingface_hub keeps it.
+    QCOMPARE(run.folder,
+             repo_dir(cache) + QStringLiteral("/snapshots/") + hub_test::commit_of("a1"));
+    QCOMPARE(hub_test::read_file(run.folder + QStringLiteral("/model.safetensors")),
+             repo.branches[0].files[1].content);
+    // The relative redirect stays on the Hub, so the token followed it.
+    int renamed_with_token = 0;
+    for (const auto& request : hub.requests())
+      if (request.target.startsWith("/neworg/model/resolve/") &&
+          request.headers.value("authorization") == "Bearer hf_secret")
+        ++renamed_with_token;
+    QCOMPARE(renamed_with_token, 4);
+    QCOMPARE(hub.fileHostRequestsWithAuthorization(), 0);
+  }
+
+  void waitsForTheLockAnotherProgramHolds() {
+    FakeHub hub;
+    QVERIFY(hub.start());
+    const quire::test::FakeRepo repo = hub_test::sample_repo();
+    hub.addRepo(repo);
+    QTemporaryDir cache;
+    // huggingface_hub's lock for the weights' blob, held as filelock holds it.
+    const QString lock_path = cache.path() + QStringLiteral("/.locks/models--org--model/") +
+                              QString::fromLatin1(repo.branches[0].files[1].sha256()) +
+                              QStringLiteral(".lock");
+    QVERIFY(QDir().mkpath(QFileInfo(lock_path).path()));
+    const int fd = ::open(QFile::encodeName(lock_path).constData(), O_RDWR | O_CREAT, 0664);
+    QVERIFY(fd >= 0);
+    QCOMPARE(::flock(fd, LOCK_EX), 0);
+
+    HubClient client(hub_test::settings_for(hub, cache.path()));
+    SnapshotRequest request = request_for(QStringLiteral("org/model"));
+    request.filter.include = {"model.safetensors"};
+    SnapshotDownload download(&client, HubCache(cache.path().toStdString()), request, {});
+    QString folder;
+    QStringList notes;
+    connect(&download, &SnapshotDownload::finished, this, [&](const QString& f) { folder = f; });
+    connect(&download, &SnapshotDownload::note, this, [&](const QString& n) { notes.append(n); });
+    download.start();
+    QTest::qWait(1500);
+    QVERIFY(folder.isEmpty());
+    QCOMPARE(hub.fileHostRequests(), 0);
+    QCOMPARE(notes, QStringList{QStringLiteral(
+                        "model.safetensors: another download of the same file holds its lock; "
+                        "waiting")});
+    ::flock(fd, LOCK_UN);
+    ::close(fd);
+    QVERIFY(QTest::qWaitFor([&] { return !folder.isEmpty(); }, 10000));
+    QCOMPARE(hub_test::read_file(folder + QStringLiteral("/model.safetensors")),
+             repo.branches[0].files[1].content);
+  }
+
+  void cancelRemovesThePartialFile() {
+    FakeHub hub;
+    QVERIFY(hub.start());
+    const quire::test::FakeRepo repo = hub_test::sample_repo();
+    hub.addRepo(repo);
+    hub.faults().stalls = 1;
+    hub.faults().stall_after = 100'000;
+    QTemporaryDir cache;
+    HubClient client(hub_test::settings_for(hub, cache.path()));
+    SnapshotRequest request = request_for(QStringLiteral("org/model"));
+    request.filter.include = {"model.safetensors"};
+    SnapshotDownload download(&client, HubCache(cache.path().toStdString()), request, {});
+    QString error;
+    connect(&download, &SnapshotDownload::failed, this, [&](const QString& e) { error = e; });
+    download.start();
+    QVERIFY(QTest::qWaitFor([&] { return download.progress().bytes_done == 100'000; }, 10000));
+    const QString partial = repo_dir(cache) + QStringLiteral("/blobs/") +
+                            QString::fromLatin1(repo.branches[0].files[1].sha256()) +
+                            QStringLiteral(".incomplete");
+    QVERIFY(QFile::exists(partial));
+    download.cancel();
+    QCOMPARE(error, QStringLiteral("Cancelled."));
+    QVERIFY(!QFile::exists(partial));
+    QCOMPARE(QDir(repo_dir(cache) + QStringLiteral("/blobs")).entryList(QDir::Files),
+             QStringList());
   }
 
   void answersFromTheCacheWhenOffline() {

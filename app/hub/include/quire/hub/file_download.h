@@ -88,6 +88,7 @@ class FileDownload : public QObject {
   bool stalled_ = false;
   bool accepting_body_ = false;
   bool done_ = false;
+  bool waiting_for_lock_ = false;
   int attempt_ = 1;
   QUrl resolve_url_;
 };
