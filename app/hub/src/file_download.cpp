@@ -155,14 +155,20 @@ void FileDownload::request(const QUrl& url, bool send_token, int redirects) {
   QNetworkRequest http_request(url);
   http_request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
                             QNetworkRequest::ManualRedirectPolicy);
-  // Compressed answers would make Range offsets and sizes meaningless.
-  http_request.setRawHeader("Accept-Encoding", "identity");
+  if (file_.lfs) {
+    // Weights: uncompressed, so that Range offsets are the file's.
+    http_request.setRawHeader("Accept-Encoding", "identity");
+    if (written_ > 0)
+      http_request.setRawHeader("Range", "bytes=" + QByteArray::number(written_) + '-');
+  } else if (written_ > 0) {
+    // Text files (git, not LFS) are small and may come gzip-encoded, which Qt
+    // decodes when it asks for it itself; they start again rather than resume.
+    resetPartial();
+  }
   http_request.setRawHeader("User-Agent", "quire/0.1; hf-hub-client");
   const std::string& token = client_->settings().token;
   if (send_token && !token.empty())
     http_request.setRawHeader("Authorization", QByteArray("Bearer ") + token.c_str());
-  if (written_ > 0)
-    http_request.setRawHeader("Range", "bytes=" + QByteArray::number(written_) + '-');
 
   stalled_ = false;
   accepting_body_ = false;
@@ -202,14 +208,23 @@ void FileDownload::onHeaders() {
   const QString path = QString::fromStdString(file_.path);
   if (!reply->rawHeader("X-Repo-Commit").isEmpty()) {
     // The Hub's own answer: its metadata must name the blob that was listed.
+    // A compressed answer's length is not the file's, so only its etag counts.
+    const QByteArray encoding = reply->rawHeader("Content-Encoding").trimmed().toLower();
+    const bool encoded = !encoding.isEmpty() && encoding != "identity";
     try {
-      const FileMetadata metadata = file_metadata(
-          [reply](std::string_view name) -> std::optional<std::string> {
-            const QByteArray key(name.data(), static_cast<qsizetype>(name.size()));
-            if (!reply->hasRawHeader(key)) return std::nullopt;
-            return reply->rawHeader(key).toStdString();
-          },
-          /*redirected=*/status != 200);
+      FileMetadata metadata;
+      const HeaderLookup headers = [reply](std::string_view name) -> std::optional<std::string> {
+        const QByteArray key(name.data(), static_cast<qsizetype>(name.size()));
+        if (!reply->hasRawHeader(key)) return std::nullopt;
+        return reply->rawHeader(key).toStdString();
+      };
+      if (encoded) {
+        metadata.etag = normalize_etag(
+            headers("X-Linked-Etag").value_or(headers("ETag").value_or(std::string())));
+        metadata.size = file_.size;
+      } else {
+        metadata = file_metadata(headers, /*redirected=*/status != 200);
+      }
       if (metadata.etag != file_.etag() || (file_.size >= 0 && metadata.size != file_.size)) {
         fail(QStringLiteral("%1 changed on the Hub while it was being downloaded (its blob is "
                             "now %2); download again.")
@@ -329,6 +344,10 @@ void FileDownload::onFinished() {
 
 void FileDownload::restartFromZero(const QString& why) {
   emit note(why);
+  resetPartial();
+}
+
+void FileDownload::resetPartial() {
   emit advanced(-written_);
   partial_.resize(0);
   partial_.seek(0);

@@ -1,5 +1,7 @@
 #include "fake_hub.h"
 
+#include <zlib.h>
+
 #include <QCryptographicHash>
 #include <QHostAddress>
 #include <QTcpServer>
@@ -47,6 +49,23 @@ bool parse_range(const QByteArray& header, qint64 size, qint64* first, qint64* l
   const QByteArray end = spec.mid(dash + 1);
   *last = end.isEmpty() ? size - 1 : std::min(end.toLongLong(&ok), size - 1);
   return ok;
+}
+
+// `data` in gzip's format (deflate with a gzip header), as web servers send it.
+QByteArray gzip(const QByteArray& data) {
+  z_stream stream{};
+  if (deflateInit2(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    return {};
+  QByteArray out(static_cast<qsizetype>(deflateBound(&stream, static_cast<uLong>(data.size()))),
+                 Qt::Uninitialized);
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.constData()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  deflate(&stream, Z_FINISH);
+  out.resize(static_cast<qsizetype>(stream.total_out));
+  deflateEnd(&stream);
+  return out;
 }
 
 }  // namespace
@@ -233,6 +252,16 @@ FakeHub::Answer FakeHub::answerResolve(const SeenRequest& request, const FakeRep
   const QString file_path = rest.mid(slash + 1);
   for (const FakeFile& file : branch->files) {
     if (file.path != file_path) continue;
+    if (!file.lfs && faults_.gzip_text) {
+      // As the Hub's front may answer text: compressed, whole, with no length.
+      answer.headers = {{"ETag", '"' + file.gitSha1() + '"'},
+                        {"Content-Encoding", "gzip"},
+                        {"Content-Type", "text/plain; charset=utf-8"},
+                        {"X-Repo-Commit", branch->commit.toUtf8()}};
+      answer.body = gzip(file.content);
+      answer.omit_length = true;
+      return answer;
+    }
     if (!file.lfs) {
       answer = serveBytes(request, file.content, file.gitSha1());
       answer.headers.append({"X-Repo-Commit", branch->commit.toUtf8()});
@@ -307,8 +336,9 @@ void FakeHub::send(QTcpSocket* socket, const SeenRequest& request, Answer answer
       "HTTP/1.1 " + QByteArray::number(answer.status) + ' ' + reason_of(answer.status) + "\r\n";
   for (const auto& header : answer.headers)
     head += header.first + ": " + header.second + "\r\n";
-  head +=
-      "Content-Length: " + QByteArray::number(answer.body.size()) + "\r\nConnection: close\r\n\r\n";
+  if (!answer.omit_length)
+    head += "Content-Length: " + QByteArray::number(answer.body.size()) + "\r\n";
+  head += "Connection: close\r\n\r\n";
   const bool head_only = request.method == "HEAD";
   QByteArray body = head_only ? QByteArray() : answer.body;
   if (answer.is_file_body && !head_only && answer.status / 100 == 2) {

@@ -5,7 +5,8 @@
 // and a file host on another port that serves LFS files after the Hub's
 // redirect, as the Hub's CDN does. Faults are switched on per test: a
 // connection dropped mid-file, a stall, Range ignored, 429 with Retry-After,
-// gated repositories, wrong bytes, a renamed repository's relative redirect.
+// gated repositories, wrong bytes, a renamed repository's relative redirect,
+// gzip-encoded text files.
 // Every request is recorded, so tests can check that Authorization never
 // reaches the file host.
 
@@ -59,6 +60,7 @@ struct FakeFaults {
   int retry_after_s = 1;
   bool wrong_bytes = false;  // LFS files are served with one byte changed
   qint64 size_lie = 0;       // added to every size the API lists
+  bool gzip_text = false;    // text (git) files come gzip-encoded, without a length
 };
 
 struct SeenRequest {
@@ -101,6 +103,7 @@ class FakeHub : public QObject {
     QList<QPair<QByteArray, QByteArray>> headers;
     QByteArray body;
     bool is_file_body = false;  // faults apply
+    bool omit_length = false;   // the body ends when the connection closes
   };
 
   void onConnection(QTcpServer* server, bool file_host);

@@ -160,6 +160,37 @@ class HubDownloadFaultsTest : public QObject {
              qPrintable(run.notes.join('\n')));
   }
 
+  void decodesGzippedTextFiles() {
+    FakeHub hub;
+    QVERIFY(hub.start());
+    const quire::test::FakeRepo repo = hub_test::sample_repo();
+    hub.addRepo(repo);
+    hub.faults().gzip_text = true;
+    QTemporaryDir cache;
+    // A partial text file from an earlier run is not resumed: text starts again.
+    const QString partial = cache.path() + QStringLiteral("/models--org--model/blobs/") +
+                            QString::fromLatin1(repo.branches[0].files[0].gitSha1()) +
+                            QStringLiteral(".incomplete");
+    QVERIFY(QDir().mkpath(QFileInfo(partial).path()));
+    QFile stale(partial);
+    QVERIFY(stale.open(QIODevice::WriteOnly));
+    stale.write("{\"arch");
+    stale.close();
+    SnapshotRequest every_file;
+    every_file.repo = QStringLiteral("org/model");
+    const auto run = hub_test::run_download(hub_test::settings_for(hub, cache.path()), every_file);
+    QVERIFY2(run.ok, qPrintable(run.error));
+    for (const quire::test::FakeFile& file : repo.branches[0].files)
+      QCOMPARE(hub_test::read_file(run.folder + QLatin1Char('/') + file.path), file.content);
+    for (const auto& request : hub.requests()) {
+      if (!request.target.startsWith("/org/model/resolve/")) continue;
+      const bool text =
+          request.target.endsWith("config.json") || request.target.endsWith("README.md");
+      QCOMPARE(request.headers.value("accept-encoding").contains("gzip"), text);
+      QVERIFY(!request.headers.contains("range"));
+    }
+  }
+
   void waitsOutRateLimits() {
     FakeHub hub;
     QVERIFY(hub.start());

@@ -2,7 +2,8 @@
 
 // One file of a snapshot from /resolve/{commit}/{path} into blobs/<etag>:
 // written to blobs/<etag>.incomplete under the lock huggingface_hub takes,
-// resumed with Range (within a run and after a restart), checked against its
+// resumed with Range (within a run and after a restart; LFS files, since
+// text files may come compressed and are small), checked against its
 // SHA-256 (LFS files) or git blob hash (the others) before it enters the
 // cache. A redirect to another host is followed without the Authorization
 // header. Broken, stalled and rate-limited transfers are retried as the
@@ -67,6 +68,7 @@ class FileDownload : public QObject {
   void onData();
   void onFinished();
   void restartFromZero(const QString& why);
+  void resetPartial();
   void retryOrFail(const QString& why, qint64 retry_after_s, const QString& final_error);
   void complete();
   void fail(const QString& error, bool drop_partial);
