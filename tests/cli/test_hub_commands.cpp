@@ -137,6 +137,17 @@ class HubCommandsTest : public QObject {
     QFile ref(home.path() + QStringLiteral("/hub/models--org--model/refs/4.0bpw"));
     QVERIFY(ref.open(QIODevice::ReadOnly));
     QCOMPARE(ref.readAll(), QStringLiteral("d4").repeated(20).toLatin1());
+
+    // Offline, the same command answers from the cache without a request.
+    const int requests = hub.requests().size();
+    const HubRun offline = run_with_hub({QStringLiteral("download"), QStringLiteral("org/model"),
+                                         QStringLiteral("--revision"), QStringLiteral("4.0bpw")},
+                                        {{QStringLiteral("HF_ENDPOINT"), hub.endpoint()},
+                                         {QStringLiteral("HF_HOME"), home.path()},
+                                         {QStringLiteral("HF_HUB_OFFLINE"), QStringLiteral("1")}});
+    QVERIFY2(offline.exit_code == 0, qPrintable(offline.err));
+    QCOMPARE(offline.out, snapshot + QLatin1Char('\n'));
+    QCOMPARE(hub.requests().size(), requests);
   }
 
   void downloadFailsOnOneLine_data() {
