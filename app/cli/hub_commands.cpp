@@ -54,7 +54,8 @@ void run_download(const DownloadCommandRequest& request, std::ostream& out, std:
   snapshot.revision = QString::fromStdString(request.revision);
   snapshot.filter.include = request.include;
   snapshot.filter.exclude = request.exclude;
-  hub::SnapshotDownload download(&client, hub::HubCache(settings.cache_dir), snapshot, {});
+  hub::SnapshotDownload download(
+      &client, hub::HubCache(settings.cache_dir, !settings.disable_symlinks), snapshot, {});
 
   QEventLoop loop;
   std::optional<std::string> folder;

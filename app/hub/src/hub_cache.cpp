@@ -96,7 +96,7 @@ fs::path checked_repo_path(std::string_view path) {
   return fs::path(std::string(path));
 }
 
-HubCache::HubCache(fs::path root) : root_(std::move(root)) {}
+HubCache::HubCache(fs::path root, bool links) : root_(std::move(root)), links_(links) {}
 
 std::string HubCache::repo_folder_name(std::string_view repo_id) {
   if (!is_valid_repo_id(repo_id))
@@ -217,8 +217,10 @@ Placement HubCache::place_in_snapshot(std::string_view repo_id, std::string_view
                              " belongs.");
     fs::remove(target);
   }
-  fs::create_symlink(link, target, error);
-  if (!error) return Placement::Linked;
+  if (links_) {
+    fs::create_symlink(link, target, error);
+    if (!error) return Placement::Linked;
+  }
   // File systems without links (FAT, some network shares): a copy, as
   // huggingface_hub's degraded mode does.
   fs::copy_file(blob, target, fs::copy_options::overwrite_existing);

@@ -78,6 +78,7 @@ HubSettings resolve_hub_settings(const EnvironmentLookup& environment) {
     return value && is_true_value(*value);
   };
   settings.offline = flag("HF_HUB_OFFLINE") || flag("TRANSFORMERS_OFFLINE");
+  settings.disable_symlinks = flag("HF_HUB_DISABLE_SYMLINKS");
 
   if (!flag("HF_HUB_DISABLE_IMPLICIT_TOKEN")) {
     if (const auto token = non_empty(environment, "HF_TOKEN")) {

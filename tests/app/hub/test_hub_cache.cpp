@@ -115,6 +115,17 @@ class HubCacheTest : public QObject {
              Placement::Linked);
   }
 
+  void copiesWhenLinksAreTurnedOff() {
+    QTemporaryDir root;
+    HubCache cache(root.path().toStdString(), /*links=*/false);
+    write_blob(cache, kEtag, "weights");
+    QCOMPARE(cache.place_in_snapshot("org/model", kCommit, "sub/w.bin", kEtag), Placement::Copied);
+    const fs::path copy = cache.snapshot_file("org/model", kCommit, "sub/w.bin");
+    QVERIFY(!fs::is_symlink(fs::symlink_status(copy)));
+    QCOMPARE(contents_of(copy), std::string("weights"));
+    QVERIFY(cache.stays_inside(copy));
+  }
+
   void replacesAForeignEntryAndRefusesLinkedFolders() {
     QTemporaryDir root;
     QTemporaryDir outside;

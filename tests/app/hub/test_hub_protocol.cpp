@@ -241,6 +241,9 @@ class HubProtocolTest : public QObject {
                  .token,
              std::string());
     QVERIFY(resolve_hub_settings(environment_of({{"TRANSFORMERS_OFFLINE", "TRUE"}})).offline);
+    QVERIFY(
+        resolve_hub_settings(environment_of({{"HF_HUB_DISABLE_SYMLINKS", "on"}})).disable_symlinks);
+    QVERIFY(!defaults.disable_symlinks);
     QVERIFY(!resolve_hub_settings(environment_of({{"HF_HUB_OFFLINE", "0"}})).offline);
   }
 

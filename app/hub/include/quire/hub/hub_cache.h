@@ -39,7 +39,8 @@ enum class Placement { Linked, Copied };
 
 class HubCache {
  public:
-  explicit HubCache(std::filesystem::path root);
+  // With `links` false (HF_HUB_DISABLE_SYMLINKS), snapshots hold copies.
+  explicit HubCache(std::filesystem::path root, bool links = true);
 
   const std::filesystem::path& root() const { return root_; }
 
@@ -67,8 +68,8 @@ class HubCache {
                    const std::filesystem::path& finished_file) const;
 
   // Makes snapshots/<commit>/<path> a relative link to blobs/<etag>; a copy
-  // where the file system refuses links. An entry already there is kept when
-  // it is that blob, and replaced otherwise.
+  // where the file system refuses links or links are turned off. An entry already there is kept
+  // when it is that blob, and replaced otherwise.
   Placement place_in_snapshot(std::string_view repo_id, std::string_view commit,
                               std::string_view path, std::string_view etag) const;
 
@@ -83,6 +84,7 @@ class HubCache {
 
  private:
   std::filesystem::path root_;
+  bool links_ = true;
 };
 
 }  // namespace quire::hub

@@ -4,7 +4,8 @@
 // environment, so that Quire and Python's tools share one cache and token:
 // HF_ENDPOINT, HF_HOME, HF_HUB_CACHE (and the older HUGGINGFACE_HUB_CACHE),
 // HF_TOKEN (and HUGGING_FACE_HUB_TOKEN), HF_TOKEN_PATH or $HF_HOME/token,
-// HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE), HF_HUB_DISABLE_IMPLICIT_TOKEN.
+// HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE), HF_HUB_DISABLE_IMPLICIT_TOKEN,
+// HF_HUB_DISABLE_SYMLINKS.
 
 #include <filesystem>
 #include <functional>
@@ -29,6 +30,7 @@ struct HubSettings {
   std::filesystem::path cache_dir;  // the hub cache: models--org--name live here
   std::string token;                // "" when none is set
   bool offline = false;
+  bool disable_symlinks = false;  // snapshots hold copies of the blobs
 };
 
 // The settings the environment gives; the token file is read when no token
