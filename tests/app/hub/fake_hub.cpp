@@ -6,6 +6,7 @@
 #include <QHostAddress>
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QTimer>
 #include <QUrl>
 #include <QUrlQuery>
 
@@ -171,6 +172,14 @@ void FakeHub::onReadable(QTcpSocket* socket, bool file_host) {
   request.body = buffer.mid(head_end + 4, body_length);
   buffer.clear();
   requests_.append(request);
+  if (file_host && faults_.file_delay_ms > 0) {
+    most_concurrent_files_ = std::max(most_concurrent_files_, ++concurrent_files_);
+    QTimer::singleShot(faults_.file_delay_ms, socket, [this, socket, request] {
+      --concurrent_files_;
+      send(socket, request, answerFileHost(request));
+    });
+    return;
+  }
   send(socket, request, file_host ? answerFileHost(request) : answerHub(request));
 }
 

@@ -61,6 +61,7 @@ struct FakeFaults {
   bool wrong_bytes = false;  // LFS files are served with one byte changed
   qint64 size_lie = 0;       // added to every size the API lists
   bool gzip_text = false;    // text (git) files come gzip-encoded, without a length
+  int file_delay_ms = 0;     // the file host answers after this long
 };
 
 struct SeenRequest {
@@ -96,6 +97,8 @@ class FakeHub : public QObject {
   // Requests to the file host that carried an Authorization header.
   int fileHostRequestsWithAuthorization() const;
   int fileHostRequests() const;
+  // The most file host requests that were waiting for their answers at once.
+  int mostConcurrentFileRequests() const { return most_concurrent_files_; }
 
  private:
   struct Answer {
@@ -130,6 +133,8 @@ class FakeHub : public QObject {
   QList<SeenRequest> requests_;
   QHash<QTcpSocket*, QByteArray> buffers_;
   QList<QPointer<QTcpSocket>> held_open_;
+  int concurrent_files_ = 0;
+  int most_concurrent_files_ = 0;
 };
 
 }  // namespace quire::test

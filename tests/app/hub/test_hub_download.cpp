@@ -193,6 +193,31 @@ class HubDownloadTest : public QObject {
              QStringList());
   }
 
+  void downloadsAFewFilesAtOnce() {
+    FakeHub hub;
+    QVERIFY(hub.start());
+    quire::test::FakeRepo repo = hub_test::sample_repo();
+    for (int i = 0; i < 6; ++i)
+      repo.branches[0].files.append({QStringLiteral("model-%1-of-6.safetensors").arg(i + 1),
+                                     hub_test::random_bytes(10'000, 10 + i), true});
+    hub.addRepo(repo);
+    hub.faults().file_delay_ms = 300;
+    QTemporaryDir cache;
+    SnapshotRequest request = request_for(QStringLiteral("org/model"));
+    request.filter.include = {"model-*"};
+    SnapshotOptions options;
+    options.parallel_files = 3;
+    const auto run =
+        hub_test::run_download(hub_test::settings_for(hub, cache.path()), request, options);
+    QVERIFY2(run.ok, qPrintable(run.error));
+    QCOMPARE(hub.fileHostRequests(), 6);
+    QCOMPARE(hub.mostConcurrentFileRequests(), 3);
+    for (int i = 0; i < 6; ++i)
+      QCOMPARE(
+          hub_test::read_file(run.folder + QStringLiteral("/model-%1-of-6.safetensors").arg(i + 1)),
+          repo.branches[0].files[4 + i].content);
+  }
+
   void answersFromTheCacheWhenOffline() {
     FakeHub hub;
     QVERIFY(hub.start());
