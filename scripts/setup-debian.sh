@@ -12,8 +12,9 @@ packages=(
   # libraries
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite libgl-dev
   libb2-dev libsentencepiece-dev nlohmann-json3-dev libcli11-dev libpcre2-dev
-  # the HTTP server of `quire-cli serve` (app/server)
-  libcpp-httplib-dev
+  # the HTTP server of `quire-cli serve` (app/server); zlib for the fake
+  # Hugging Face Hub's gzip-encoded answers (tests/app/hub)
+  libcpp-httplib-dev zlib1g-dev
   # remote engines: API keys in the desktop keyring (app/remote)
   qtkeychain-qt6-dev
   qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins

@@ -19,6 +19,7 @@
 #include "cli_support.h"
 #include "conversation_runner.h"
 #include "generation_commands.h"
+#include "hub_model_option.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 
 namespace quire::cli {
@@ -539,7 +540,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* command =
       app.add_subcommand("bench", "Measure prefill, decode, batching and cache reuse on a model");
-  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("directory", options->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   command->add_flag("--json", options->json, "Print the numbers as JSON");
   command->add_option("--decode-tokens", options->decode_tokens, "Tokens per decode measurement")
       ->capture_default_str()

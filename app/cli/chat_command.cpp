@@ -7,6 +7,7 @@
 #include "cli_support.h"
 #include "conversation_runner.h"
 #include "generation_commands.h"
+#include "hub_model_option.h"
 
 namespace quire::cli {
 namespace {
@@ -68,7 +69,9 @@ int run_chat(const ChatOptions& options) {
 void add_chat_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ChatOptions>();
   CLI::App* command = app.add_subcommand("chat", "Chat with a model in the terminal");
-  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("directory", options->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   command->add_option("--system", options->system, "System prompt")->capture_default_str();
   command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   options->generation.add_to(*command);

@@ -7,6 +7,7 @@
 #include "cli_support.h"
 #include "generation_commands.h"
 #include "generation_options.h"
+#include "hub_model_option.h"
 
 namespace quire::cli {
 namespace {
@@ -91,7 +92,9 @@ int run_generate(const GenerateOptions& options) {
 void add_generate_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<GenerateOptions>();
   CLI::App* command = app.add_subcommand("generate", "Generate text from a prompt");
-  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("directory", options->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   command->add_option("--prompt", options->prompt, "Prompt text (encoded with the model's BOS)");
   command->add_option("--tokens", options->tokens, "Prompt token ids, e.g. 1,2,3");
   command->add_flag("--json", options->json,

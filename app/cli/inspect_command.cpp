@@ -8,6 +8,7 @@
 
 #include "cli_support.h"
 #include "engine_options.h"
+#include "hub_model_option.h"
 #include "inspect_layers.h"
 #include "model_commands.h"
 #include "quire/engine/generator/chat_format.h"
@@ -215,7 +216,9 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<InspectOptions>();
   CLI::App* command =
       app.add_subcommand("inspect", "Describe a model directory and plan where it would go");
-  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("directory", options->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   command->add_flag("--json", options->json, "Print one JSON object");
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_inspect(*options); });

@@ -6,6 +6,7 @@
 
 #include "cli_support.h"
 #include "engine_options.h"
+#include "hub_model_option.h"
 #include "model_commands.h"
 #include "quire/engine/runtime/model_runtime.h"
 
@@ -57,7 +58,9 @@ void add_logits_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<LogitsOptions>();
   CLI::App* command =
       app.add_subcommand("logits", "Run token ids through a model and print the logits as JSON");
-  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("directory", options->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   command->add_option("--tokens", options->tokens, "Token ids, e.g. 1,2,3")->required();
   command->add_flag("--all", options->all, "Logits of every position, not only the last");
   options->engine.add_to(*command, true);

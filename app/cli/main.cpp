@@ -11,6 +11,7 @@
 #include "cli_support.h"
 #include "devices_command.h"
 #include "generation_commands.h"
+#include "hub_commands.h"
 #include "make_model_command.h"
 #include "model_commands.h"
 #include "page_hashes_command.h"
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   quire::cli::add_bench_command(app, exit_code);
   quire::cli::add_devices_command(app, exit_code);
   quire::cli::add_serve_command(app, exit_code);
+  quire::cli::add_hub_commands(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -10,6 +10,7 @@
 #include "cli_support.h"
 #include "conversation_runner.h"
 #include "conversation_script.h"
+#include "hub_model_option.h"
 #include "model_commands.h"
 #include "quire/engine/generator/conversation.h"
 #include "quire/engine/tokenizer/tokenizer.h"
@@ -74,7 +75,9 @@ void add_render_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<RenderOptions>();
   CLI::App* command = app.add_subcommand(
       "render", "Print the prompt a conversation becomes: its text and its token ids");
-  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("directory", options->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   command->add_option("--conversation", options->conversation, kConversationFileHelp)->required();
   command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   command->add_flag("--json", options->json,

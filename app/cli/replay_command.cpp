@@ -10,6 +10,7 @@
 #include "conversation_runner.h"
 #include "conversation_script.h"
 #include "generation_commands.h"
+#include "hub_model_option.h"
 
 namespace quire::cli {
 namespace {
@@ -82,7 +83,9 @@ void add_replay_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ReplayOptions>();
   CLI::App* command = app.add_subcommand(
       "replay", "Play a scripted conversation and report what each turn reused and computed");
-  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("directory", options->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   command->add_option("--conversation", options->conversation, kConversationFileHelp)->required();
   command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   command->add_flag("--json", options->json, "Print the numbers as JSON");

@@ -16,6 +16,7 @@
 #include "cli_support.h"
 #include "conversation_runner.h"
 #include "generation_options.h"
+#include "hub_model_option.h"
 #include "quire/server/engine_host.h"
 #include "quire/server/openai_server.h"
 
@@ -107,7 +108,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ServeOptions>();
   CLI::App* command = app.add_subcommand(
       "serve", "Serve a model over an OpenAI-compatible HTTP API (/v1/chat/completions, ...)");
-  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("directory", options->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   command
       ->add_option("--host", options->server.host,
                    "Address to listen on; another than 127.0.0.1 needs --api-key")

@@ -1,6 +1,7 @@
 #include "text_run.h"
 
 #include "cli_support.h"
+#include "hub_model_option.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 
@@ -8,7 +9,9 @@ namespace quire::cli {
 
 void add_text_run_options(CLI::App& command, TextRunOptions& options, const std::string& text_help,
                           const std::string& window_help) {
-  command.add_option("directory", options.directory, "Model directory")->required();
+  command.add_option("directory", options.directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   command.add_option("--text", options.text_file, text_help)->required();
   command.add_option("--window", options.window, window_help);
   command.add_option("--max-tokens", options.max_tokens,

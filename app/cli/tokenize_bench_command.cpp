@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_support.h"
+#include "hub_model_option.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 
 namespace quire::cli {
@@ -83,7 +84,9 @@ void add_tokenize_bench_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<TokenizeBenchOptions>();
   CLI::App* command = app.add_subcommand(
       "tokenize-bench", "Time encoding a text file with the model's tokenizer (JSON: MB/s)");
-  command->add_option("directory", options->directory, "Model directory")->required();
+  command->add_option("directory", options->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   command->add_option("--text", options->text_file, "Text file to encode")->required();
   command->add_option("--repeat", options->repeat, "Timed encodings of the whole file")
       ->check(CLI::PositiveNumber);

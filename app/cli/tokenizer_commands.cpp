@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
+#include "hub_model_option.h"
 #include "model_commands.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 
@@ -49,14 +50,18 @@ void add_tokenizer_commands(CLI::App& app, int& exit_code) {
   auto tokenize = std::make_shared<TokenizeOptions>();
   CLI::App* encode = app.add_subcommand(
       "tokenize", "Print the token ids of a text as a JSON array (with BOS if the model adds it)");
-  encode->add_option("directory", tokenize->directory, "Model directory")->required();
+  encode->add_option("directory", tokenize->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   encode->add_option("--text", tokenize->text, "Text to tokenize")->required();
   encode->add_flag("--no-bos", tokenize->no_bos, "Do not add the BOS token");
   encode->callback([tokenize, &exit_code] { exit_code = run_tokenize(*tokenize); });
 
   auto detokenize = std::make_shared<DetokenizeOptions>();
   CLI::App* decode = app.add_subcommand("detokenize", "Print the text of token ids");
-  decode->add_option("directory", detokenize->directory, "Model directory")->required();
+  decode->add_option("directory", detokenize->directory, kModelDirectoryHelp)
+      ->required()
+      ->transform(hub_model_reference());
   decode->add_option("--tokens", detokenize->tokens, "Token ids, e.g. 1,2,3")->required();
   decode->callback([detokenize, &exit_code] { exit_code = run_detokenize(*detokenize); });
 }
