@@ -1,0 +1,18 @@
+#pragma once
+
+#include <vector>
+
+namespace quire::test {
+
+struct SchemaCase {
+  const char* name;
+  const char* schema;
+  const char* text;
+  bool matches;
+};
+
+// Whole texts each schema must accept or reject, with the default options
+// (at most one whitespace byte at each place JSON allows it).
+std::vector<SchemaCase> schema_matching_cases();
+
+}  // namespace quire::test
