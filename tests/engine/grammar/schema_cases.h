@@ -16,3 +16,15 @@ struct SchemaCase {
 std::vector<SchemaCase> schema_matching_cases();
 
 }  // namespace quire::test
+
+namespace quire::test {
+
+struct RefusalCase {
+  const char* name;
+  const char* schema;
+  const char* message_part;  // must appear in the GrammarError's message
+};
+
+std::vector<RefusalCase> schema_refusal_cases();
+
+}  // namespace quire::test

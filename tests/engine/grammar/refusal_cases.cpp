@@ -1,0 +1,70 @@
+// Schemas the compiler must refuse, with what the message must say, for
+// test_schema_refusals.cpp (kept apart from the test class: moc does not
+// read raw strings like these).
+#include "schema_cases.h"
+
+namespace quire::test {
+
+std::vector<RefusalCase> schema_refusal_cases() {
+  return {
+      {"uniqueItems", R"({"type":"array","uniqueItems":true})",
+       R"(keyword "uniqueItems" at # cannot be enforced)"},
+      {"multipleOf nested",
+       R"({"type":"object","properties":{"n":{"type":"integer","multipleOf":3}}})",
+       R"(keyword "multipleOf" at #/properties/n)"},
+      {"patternProperties", R"({"type":"object","patternProperties":{"^a":{}}})",
+       R"(keyword "patternProperties" at # is not supported)"},
+      {"not", R"({"not":{"type":"null"}})", R"(keyword "not" at #)"},
+      {"if", R"({"if":{"type":"null"},"then":{}})", R"(keyword "if" at #)"},
+      {"prefixItems", R"({"type":"array","prefixItems":[{}]})", R"(keyword "prefixItems" at #)"},
+      {"minProperties", R"({"type":"object","minProperties":1})", R"(keyword "minProperties")"},
+      {"unknown keyword", R"({"type":"string","nullable":true})", R"(keyword "nullable" at #)"},
+      {"tuple items", R"({"type":"array","items":[{}]})", R"(keyword "items" at # is a list)"},
+      {"format email", R"({"type":"string","format":"email"})",
+       R"(keyword "format" at # is "email")"},
+      {"pattern backreference", R"({"type":"string","pattern":"(a)\\1"})",
+       "uses a backreference (\\1)"},
+      {"pattern lookahead", R"j({"type":"string","pattern":"a(?=b)"})j", "uses lookaround"},
+      {"pattern word boundary", R"({"type":"string","pattern":"\\bword"})", "uses a word boundary"},
+      {"pattern property class", R"({"type":"string","pattern":"\\p{L}"})",
+       "uses a Unicode property class"},
+      {"pattern inner anchor", R"({"type":"string","pattern":"a$b"})",
+       "uses $ before the end of the pattern"},
+      {"pattern with length", R"({"type":"string","pattern":"a","maxLength":3})",
+       R"(keyword "maxLength" at # together with "pattern")"},
+      {"number exclusive bound", R"({"type":"number","exclusiveMinimum":0})",
+       R"(keyword "exclusiveMinimum" at # is expressed for numbers only)"},
+      {"number fractional bound", R"({"type":"number","maximum":2.5})", R"(keyword "maximum")"},
+      {"draft 4 exclusive", R"({"type":"integer","minimum":1,"exclusiveMinimum":true})",
+       "draft 4 form"},
+      {"allOf several", R"({"allOf":[{"type":"integer"},{"minimum":1}]})",
+       R"(keyword "allOf" at # has 2 schemas)"},
+      {"anyOf beside type", R"({"type":"object","anyOf":[{}]})",
+       R"(keyword "type" at # beside "anyOf")"},
+      {"enum beside minLength", R"({"enum":["a"],"minLength":1})",
+       R"(keyword "minLength" at # beside "enum")"},
+      {"enum of other type", R"({"type":"string","enum":[1,2]})",
+       "has no value of the schema's \"type\""},
+      {"remote ref", R"({"$ref":"https://example.com/s.json"})",
+       R"(keyword "$ref" at # is "https://example.com/s.json")"},
+      {"dangling ref", R"({"$ref":"#/$defs/missing"})", "points to nothing in the schema"},
+      {"self ref", R"({"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"})",
+       "refers to itself before any text of its value"},
+      {"false schema", R"({"type":"object","properties":{"a":false},"required":["a"]})",
+       "is false, which no value satisfies"},
+      {"required not allowed", R"({"type":"object","required":["a"],"additionalProperties":false})",
+       R"(keyword "required" at # names "a")"},
+      {"minItems above maxItems", R"({"type":"array","minItems":3,"maxItems":2})",
+       R"(keyword "minItems" at # is above maxItems)"},
+      {"minLength above maxLength", R"({"type":"string","minLength":3,"maxLength":2})",
+       R"(keyword "minLength" at # is above maxLength)"},
+      {"empty integer range", R"({"type":"integer","minimum":5,"maximum":4})",
+       "leave no integer between them"},
+      {"unknown type", R"({"type":"date"})", R"(keyword "type" at # holds "date")"},
+      {"keywords of two types", R"({"minLength":1,"minimum":0})", "and no \"type\""},
+      {"not json", R"({"type":)", "the schema is not valid JSON"},
+      {"huge length", R"({"type":"string","maxLength":100000000})", "grammar states"},
+  };
+}
+
+}  // namespace quire::test
