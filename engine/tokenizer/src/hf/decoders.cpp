@@ -17,9 +17,9 @@ class SequenceDecoder final : public Decoder {
     for (const auto& part : parts_)
       part->decode_chain(pieces);
   }
-  void token_bytes(std::string& text) const override {
+  void token_bytes(std::string& text, bool added) const override {
     for (const auto& part : parts_)
-      part->token_bytes(text);
+      part->token_bytes(text, added);
   }
 
  private:
@@ -66,7 +66,8 @@ class ByteLevelDecoder final : public Decoder {
     close_run();
     pieces = std::move(out);
   }
-  void token_bytes(std::string& text) const override {
+  void token_bytes(std::string& text, bool added) const override {
+    if (added) return;  // added tokens pass through as the text they are
     const ByteAlphabet& alphabet = ByteAlphabet::get();
     std::string bytes;
     for (std::size_t position = 0; position < text.size();) {
@@ -109,7 +110,7 @@ class ByteFallbackDecoder final : public Decoder {
     close_run();
     pieces = std::move(out);
   }
-  void token_bytes(std::string& text) const override {
+  void token_bytes(std::string& text, bool) const override {
     if (const auto byte = byte_piece_value(text)) text.assign(1, static_cast<char>(*byte));
   }
 
@@ -144,7 +145,7 @@ class MetaspaceDecoder final : public Decoder {
       pieces[i].text = std::move(text);
     }
   }
-  void token_bytes(std::string& text) const override {
+  void token_bytes(std::string& text, bool) const override {
     std::string out;
     for (std::size_t position = 0; position < text.size();) {
       if (text.compare(position, replacement_.size(), replacement_) == 0) {
@@ -170,7 +171,9 @@ class ReplaceDecoder final : public Decoder {
     for (DecodedPiece& piece : pieces)
       piece.text = pattern_.replace_all(piece.text, content_);
   }
-  void token_bytes(std::string& text) const override { text = pattern_.replace_all(text, content_); }
+  void token_bytes(std::string& text, bool) const override {
+    text = pattern_.replace_all(text, content_);
+  }
 
  private:
   Regex pattern_;
@@ -221,7 +224,7 @@ class BpeSuffixDecoder final : public Decoder {
       pieces[i].text = literal.replace_all(pieces[i].text, i + 1 == pieces.size() ? "" : " ");
     }
   }
-  void token_bytes(std::string& text) const override {
+  void token_bytes(std::string& text, bool) const override {
     if (!suffix_.empty()) text = Regex::literal(suffix_).replace_all(text, " ");
   }
 

@@ -132,12 +132,13 @@ class HfTokenizer final : public TokenizerImpl {
 
   std::string token_bytes(std::int32_t id) const override {
     if (const auto byte = byte_value(id)) return std::string(1, static_cast<char>(*byte));
-    if (const AddedToken* token = added.by_id(id)) return token->special ? "" : token->content;
-    if (kinds[static_cast<std::size_t>(id)] != PieceKind::Normal) return {};
-    const std::string* text = model->token(id);
+    const AddedToken* added_token = added.by_id(id);
+    if (added_token && added_token->special) return {};
+    if (!added_token && kinds[static_cast<std::size_t>(id)] != PieceKind::Normal) return {};
+    const std::string* text = added_token ? &added_token->content : model->token(id);
     if (!text) return {};
     std::string bytes = *text;
-    if (decoder) decoder->token_bytes(bytes);
+    if (decoder) decoder->token_bytes(bytes, added_token != nullptr);
     return bytes;
   }
 
