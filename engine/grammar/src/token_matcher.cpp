@@ -122,6 +122,17 @@ bool TokenMatcher::accept_bytes(std::string_view bytes) {
   return true;
 }
 
+bool TokenMatcher::allows_bytes(std::string_view bytes) {
+  MatcherState& s = *state_;
+  if (s.finished) return false;
+  StateId state = s.current;
+  for (const char c : bytes) {
+    state = s.space.next(state, static_cast<std::uint8_t>(c));
+    if (state == kDeadState) return false;
+  }
+  return true;
+}
+
 bool TokenMatcher::is_accepting() const {
   return !state_->finished && state_->space.accepting(state_->current);
 }

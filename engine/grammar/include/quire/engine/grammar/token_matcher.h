@@ -58,6 +58,10 @@ class TokenMatcher {
   // Advances by raw bytes, as if a token had spelled them: text forced into
   // the reply, or a test driving the grammar. All or nothing, like accept().
   bool accept_bytes(std::string_view bytes);
+  // Whether accept_bytes(bytes) would succeed, without advancing: what a
+  // token-by-token reference checks the mask against, and a way to test a
+  // continuation before forcing it.
+  bool allows_bytes(std::string_view bytes);
   // Whether the text so far is a whole text of the grammar (end-of-sequence
   // is allowed now).
   bool is_accepting() const;

