@@ -81,7 +81,7 @@ bool StateSpace::close(const std::vector<Configuration>& seeds) {
   return accepting;
 }
 
-StateId StateSpace::intern(std::vector<Configuration> set, bool accepting) {
+StateId StateSpace::intern(std::vector<Configuration>& set, bool accepting) {
   if (set.empty() && !accepting) return kDeadState;
   // The same places with and without the end of the text are two states.
   if (accepting) set.push_back(kAcceptMark);
@@ -89,24 +89,42 @@ StateId StateSpace::intern(std::vector<Configuration> set, bool accepting) {
   if (it != state_ids_.end()) return it->second;
   const auto id = static_cast<StateId>(configurations_.size());
   state_ids_.emplace(set, id);
-  configurations_.push_back(std::move(set));
+  configurations_.push_back(set);
   accepting_.push_back(accepting);
   table_.resize(table_.size() + 256, kUnknown);
   return id;
 }
 
 StateId StateSpace::compute_next(StateId state, std::uint8_t byte) {
+  // Bytes that take the same edges lead to the same state: the result is
+  // filled in for the whole range around `byte` where no edge starts or
+  // ends (all the letters inside a string, all the continuation bytes).
+  int low = 0;
+  int high = 255;
   seeds_.clear();
   for (const Configuration c : configurations_[static_cast<std::size_t>(state)]) {
     if (c == kAcceptMark) continue;
     for (const ByteEdge& edge : automaton_->node(node_of(c)).edges) {
-      if (edge.low <= byte && byte <= edge.high)
+      if (edge.high < byte) {
+        low = std::max(low, edge.high + 1);
+      } else if (edge.low > byte) {
+        high = std::min(high, edge.low - 1);
+      } else {
+        low = std::max<int>(low, edge.low);
+        high = std::min<int>(high, edge.high);
         seeds_.push_back(configuration(edge.target, stack_of(c)));
+      }
     }
   }
-  if (seeds_.empty()) return kDeadState;
-  const bool accepting = close(seeds_);
-  return intern(closure_, accepting);
+  StateId target = kDeadState;
+  if (!seeds_.empty()) {
+    const bool accepting = close(seeds_);
+    target = intern(closure_, accepting);
+  }
+  const std::size_t row = static_cast<std::size_t>(state) * 256;
+  std::fill(table_.begin() + static_cast<std::ptrdiff_t>(row) + low,
+            table_.begin() + static_cast<std::ptrdiff_t>(row) + high + 1, target);
+  return target;
 }
 
 }  // namespace quire::engine::grammar

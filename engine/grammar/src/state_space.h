@@ -26,12 +26,8 @@ class StateSpace {
   StateId initial() const { return initial_; }
   StateId next(StateId state, std::uint8_t byte) {
     const std::size_t slot = static_cast<std::size_t>(state) * 256 + byte;
-    StateId target = table_[slot];
-    if (target == kUnknown) {
-      target = compute_next(state, byte);
-      table_[slot] = target;
-    }
-    return target;
+    const StateId target = table_[slot];
+    return target != kUnknown ? target : compute_next(state, byte);
   }
   // Whether the whole text may end in this state.
   bool accepting(StateId state) const { return accepting_[static_cast<std::size_t>(state)]; }
@@ -56,7 +52,8 @@ class StateSpace {
   // whether the text may end there.
   bool close(const std::vector<Configuration>& seeds);
   std::uint32_t push(std::uint32_t stack, NodeId return_node);
-  StateId intern(std::vector<Configuration> set, bool accepting);
+  // `set` is sorted; it may be changed.
+  StateId intern(std::vector<Configuration>& set, bool accepting);
 
   const Automaton* automaton_;
   std::vector<Frame> frames_;  // frame 0 is the empty stack
