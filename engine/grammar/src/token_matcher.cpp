@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "grammar_impl.h"
+#include "plain_runs.h"
 #include "state_space.h"
 
 namespace quire::engine::grammar {
@@ -18,8 +19,9 @@ class MatcherState {
       : grammar(std::move(compiled)),
         vocabulary(std::move(tokens)),
         space(grammar->automaton()),
+        plain_runs(space, TokenVocabulary::kMaxPlainCharacters),
         current(space.initial()),
-        depth_states(vocabulary->max_depth() + 1) {}
+        depth_states(vocabulary->trie().max_depth + 1) {}
 
   // Masks kept per state before the cache is emptied: 256 masks of Llama 3's
   // vocabulary are 4 MiB.
@@ -29,18 +31,33 @@ class MatcherState {
   static constexpr std::size_t kMaxStatesKept = 200'000;
 
   void compute_mask(std::span<std::uint32_t> mask) {
-    std::fill(mask.begin(), mask.end(), 0u);
+    // Inside a string the plain tokens come by length from a precomputed
+    // mask and only the others are walked; elsewhere the whole trie is.
+    const int plain = plain_runs.run(current);
+    if (plain >= 0) {
+      const auto plain_mask = vocabulary->plain_mask(plain);
+      std::copy(plain_mask.begin(), plain_mask.end(), mask.begin());
+      walk(vocabulary->structural_trie(), mask);
+    } else {
+      std::fill(mask.begin(), mask.end(), 0u);
+      walk(vocabulary->trie(), mask);
+    }
     if (space.accepting(current)) {
       for (const std::int32_t id : vocabulary->eos())
         mask[static_cast<std::size_t>(id) / 32] |= 1u << (id % 32);
     }
-    const std::vector<TrieNode>& trie = vocabulary->trie();
-    const std::uint32_t* tokens = vocabulary->trie_tokens().data();
+  }
+
+  // Sets the tokens of `trie` whose bytes the grammar takes from `current`,
+  // skipping a node's whole subtree at the first byte it rejects.
+  void walk(const VocabularyTrie& trie, std::span<std::uint32_t> mask) {
+    const TrieNode* nodes = trie.nodes.data();
+    const std::uint32_t* tokens = trie.tokens.data();
     StateId* states = depth_states.data();
     states[0] = current;
-    const std::size_t count = trie.size();
+    const std::size_t count = trie.nodes.size();
     for (std::size_t i = 0; i < count;) {
-      const TrieNode& node = trie[i];
+      const TrieNode& node = nodes[i];
       const StateId next = space.next(states[node.depth - 1], node.byte);
       if (next == kDeadState) {
         i = node.subtree_end;
@@ -58,6 +75,7 @@ class MatcherState {
   std::shared_ptr<const Grammar> grammar;
   std::shared_ptr<const TokenVocabulary> vocabulary;
   StateSpace space;
+  PlainRuns plain_runs;
   StateId current;
   bool finished = false;
   std::vector<StateId> depth_states;
@@ -145,6 +163,7 @@ void TokenMatcher::reset() {
   MatcherState& s = *state_;
   if (s.space.state_count() > MatcherState::kMaxStatesKept) {
     s.space.clear();
+    s.plain_runs.clear();
     s.masks.clear();
   }
   s.current = s.space.initial();

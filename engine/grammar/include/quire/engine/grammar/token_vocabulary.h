@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,10 +18,17 @@ namespace quire::engine::grammar {
 // whose bytes end here.
 struct TrieNode {
   std::uint32_t subtree_end = 0;
-  std::uint32_t first_token = 0;  // into TokenVocabulary::trie_tokens()
+  std::uint32_t first_token = 0;  // into VocabularyTrie::tokens
   std::uint16_t token_count = 0;
   std::uint16_t depth = 0;
   std::uint8_t byte = 0;
+};
+
+// A trie over some of the vocabulary's tokens, in depth-first order.
+struct VocabularyTrie {
+  std::vector<TrieNode> nodes;
+  std::vector<std::uint32_t> tokens;  // ids, by TrieNode::first_token
+  std::size_t max_depth = 0;
 };
 
 // A tokenizer's vocabulary as byte strings, with a trie over them, built
@@ -42,16 +50,26 @@ class TokenVocabulary {
   const std::vector<std::int32_t>& eos() const { return eos_; }
   bool is_eos(std::int32_t id) const;
 
-  const std::vector<TrieNode>& trie() const { return trie_; }
-  const std::vector<std::uint32_t>& trie_tokens() const { return trie_tokens_; }
-  std::size_t max_depth() const { return max_depth_; }
+  // Every token with bytes, end-of-sequence ids aside.
+  const VocabularyTrie& trie() const { return trie_; }
+
+  // Most tokens are plain string content: whole UTF-8 characters, none of
+  // them '"', '\' or a control. Inside a JSON string they are allowed or not
+  // by their length alone, so a matcher takes them from a precomputed mask
+  // and walks only the trie of the other tokens (LLGuidance's "slicer").
+  static constexpr int kMaxPlainCharacters = 64;
+  // The plain tokens of at most `characters` characters (up to
+  // kMaxPlainCharacters), as a mask of mask_words() words.
+  std::span<const std::uint32_t> plain_mask(int characters) const;
+  // Every token with bytes that is not plain.
+  const VocabularyTrie& structural_trie() const { return structural_trie_; }
 
  private:
   std::vector<std::string> bytes_;
   std::vector<std::int32_t> eos_;
-  std::vector<TrieNode> trie_;
-  std::vector<std::uint32_t> trie_tokens_;
-  std::size_t max_depth_ = 0;
+  VocabularyTrie trie_;
+  VocabularyTrie structural_trie_;
+  std::vector<std::uint32_t> plain_masks_;  // kMaxPlainCharacters + 1 masks
 };
 
 }  // namespace quire::engine::grammar
