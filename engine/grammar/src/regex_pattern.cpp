@@ -132,6 +132,7 @@ class PatternParser {
   RegexNode atom() {
     const char c = pattern_[at_];
     if (c == '(') {
+      if (++group_depth_ > kMaxGroupDepth) fail("nests groups more than 100 deep");
       ++at_;
       if (peek('?')) {
         const std::string_view rest = pattern_.substr(at_);
@@ -148,6 +149,7 @@ class PatternParser {
       RegexNode inner = choice();
       if (!peek(')')) fail("has an unclosed '('");
       ++at_;
+      --group_depth_;
       return inner;
     }
     if (c == ')' || c == '*' || c == '+' || c == '?')
@@ -363,9 +365,11 @@ class PatternParser {
     return chars;
   }
 
+  static constexpr int kMaxGroupDepth = 100;
   std::string_view pattern_;
   const std::string& where_;
   std::size_t at_ = 0;
+  int group_depth_ = 0;
 };
 
 class PatternEmitter {

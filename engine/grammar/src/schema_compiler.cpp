@@ -207,6 +207,17 @@ std::vector<std::string> SchemaCompiler::types_of(const SchemaJson& schema,
 }
 
 NodeId SchemaCompiler::value(const SchemaJson& schema, NodeId from, const std::string& path) {
+  // Nesting is bounded so that a hostile schema cannot exhaust the stack.
+  static constexpr int kMaxDepth = 200;
+  struct DepthGuard {
+    int& depth;
+    explicit DepthGuard(int& d) : depth(++d) {}
+    ~DepthGuard() { --depth; }
+  } guard(depth_);
+  if (depth_ > kMaxDepth) {
+    throw GrammarError("the schema at " + path + " is nested more than " +
+                       std::to_string(kMaxDepth) + " levels deep");
+  }
   if (schema.is_boolean()) {
     if (!schema.get<bool>()) {
       throw GrammarError("the schema at " + path + " is false, which no value satisfies");

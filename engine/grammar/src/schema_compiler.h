@@ -48,6 +48,7 @@ class SchemaCompiler {
   Automaton automaton_;
   JsonText text_;
   std::map<const SchemaJson*, RuleId> rules_;
+  int depth_ = 0;  // subschemas being compiled, one inside the other
 };
 
 // Helpers shared by the compiler's files.
