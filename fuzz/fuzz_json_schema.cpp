@@ -23,9 +23,9 @@ std::shared_ptr<const quire::engine::grammar::TokenVocabulary> fuzz_vocabulary()
   std::vector<std::string> tokens;
   for (int byte = 0; byte < 256; ++byte)
     tokens.emplace_back(1, static_cast<char>(byte));
-  for (const char* fragment : {"{\"", "\":", "\",\"", "\"}", "},{", "[]", "{}", "null", "true",
-                               "false", "12", "-0.5e3", "\xC3\xA9", "\xF0\x9F\x98\x80", "\\n",
-                               "\\u00e9", "  ", "abc", "\"a\""})
+  for (const char* fragment :
+       {"{\"", "\":", "\",\"", "\"}", "},{", "[]", "{}", "null", "true", "false", "12", "-0.5e3",
+        "\xC3\xA9", "\xF0\x9F\x98\x80", "\\n", "\\u00e9", "  ", "abc", "\"a\""})
     tokens.emplace_back(fragment);
   tokens.emplace_back();  // the end of text, an id without bytes
   const auto eos = static_cast<std::int32_t>(tokens.size() - 1);

@@ -19,7 +19,7 @@ class MatcherState {
       : grammar(std::move(compiled)),
         vocabulary(std::move(tokens)),
         space(grammar->automaton()),
-        plain_runs(space, TokenVocabulary::kMaxPlainCharacters),
+        plain_runs(space, vocabulary->longest_plain_token()),
         current(space.initial()),
         depth_states(vocabulary->trie().max_depth + 1) {}
 

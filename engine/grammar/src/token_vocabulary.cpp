@@ -111,6 +111,7 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> token_bytes,
       structural.push_back(static_cast<std::uint32_t>(id));
       continue;
     }
+    longest_plain_token_ = std::max(longest_plain_token_, characters);
     for (int limit = characters; limit <= kMaxPlainCharacters; ++limit) {
       plain_masks_[static_cast<std::size_t>(limit) * mask_words() + id / 32] |= 1u << (id % 32);
     }

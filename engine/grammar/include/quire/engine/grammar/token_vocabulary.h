@@ -61,6 +61,9 @@ class TokenVocabulary {
   // The plain tokens of at most `characters` characters (up to
   // kMaxPlainCharacters), as a mask of mask_words() words.
   std::span<const std::uint32_t> plain_mask(int characters) const;
+  // Characters of the longest plain token: how far a matcher needs to look
+  // along a string.
+  int longest_plain_token() const { return longest_plain_token_; }
   // Every token with bytes that is not plain.
   const VocabularyTrie& structural_trie() const { return structural_trie_; }
 
@@ -70,6 +73,7 @@ class TokenVocabulary {
   VocabularyTrie trie_;
   VocabularyTrie structural_trie_;
   std::vector<std::uint32_t> plain_masks_;  // kMaxPlainCharacters + 1 masks
+  int longest_plain_token_ = 0;
 };
 
 }  // namespace quire::engine::grammar
