@@ -26,9 +26,10 @@ class MatcherState {
   // Masks kept per state before the cache is emptied: 256 masks of Llama 3's
   // vocabulary are 4 MiB.
   static constexpr std::size_t kMaxCachedMasks = 256;
-  // A long reply under a recursive grammar keeps adding states; past this
-  // many, reset() starts the state space afresh.
-  static constexpr std::size_t kMaxStatesKept = 200'000;
+  // Each state holds a 1 KiB transition row, and long replies under deep or
+  // bounded grammars keep adding states; past this many (20 MiB of rows),
+  // reset() starts the state space afresh.
+  static constexpr std::size_t kMaxStatesKept = 20'000;
 
   void compute_mask(std::span<std::uint32_t> mask) {
     // Inside a string the plain tokens come by length from a precomputed
