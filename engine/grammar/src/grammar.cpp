@@ -34,7 +34,8 @@ std::shared_ptr<const Grammar> compile_json_schema_text(std::string_view schema_
   SchemaJson schema;
   try {
     schema = SchemaJson::parse(schema_text);
-  } catch (const SchemaJson::parse_error& error) {
+  } catch (const SchemaJson::exception& error) {
+    // parse_error, and out_of_range for a number too large for a double.
     throw GrammarError(std::string("the schema is not valid JSON: ") + error.what());
   }
   return compile(schema, options);

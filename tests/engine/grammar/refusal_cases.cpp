@@ -63,6 +63,7 @@ std::vector<RefusalCase> schema_refusal_cases() {
       {"unknown type", R"({"type":"date"})", R"(keyword "type" at # holds "date")"},
       {"keywords of two types", R"({"minLength":1,"minimum":0})", "and no \"type\""},
       {"not json", R"({"type":)", "the schema is not valid JSON"},
+      {"number overflow", R"({"const":1111e111111110047129})", "the schema is not valid JSON"},
       {"huge length", R"({"type":"string","maxLength":100000000})", "grammar states"},
   };
 }
