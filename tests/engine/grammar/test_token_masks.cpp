@@ -143,6 +143,40 @@ class TokenMaskTest : public QObject {
     }
   }
 
+  // A text that already fits the schema is allowed token by token as the
+  // tokenizer encodes it, so constraining a model that would write it
+  // anyway changes nothing.
+  void encodedFittingTextIsAllowed_data() {
+    QTest::addColumn<QString>("package");
+    for (const QString& package : kPackages)
+      QTest::newRow(qPrintable(package)) << package;
+  }
+  void encodedFittingTextIsAllowed() {
+    QFETCH(QString, package);
+    const auto& [tokenizer, vocabulary] = loaded(package);
+    const std::pair<const char*, const char*> kCases[] = {
+        {quire::test::walk_schemas()[0].schema,
+         R"({"name": "Zoë Ødegård", "age": 41, "email": "zoe@mail.org", "tags": ["dev", "ops"],)"
+         R"( "address": {"street": "Rue du Four 3", "zip": "75006"}})"},
+        {quire::test::walk_schemas()[1].schema,
+         R"({"name":"get_weather","arguments":{"city":"東京","unit":"celsius","days":3}})"},
+        {quire::test::walk_schemas()[2].schema,
+         "{\n\"v\": -5,\n\"kids\": [{\"v\": 0}, {\"v\": 5, \"kids\": []}]\n}"},
+    };
+    for (const auto& [schema, text] : kCases) {
+      TokenMatcher matcher(compile_json_schema_text(schema), vocabulary);
+      std::vector<std::uint32_t> mask(matcher.mask_words());
+      for (const std::int32_t id : tokenizer->encode(text, false)) {
+        matcher.allowed_tokens(mask);
+        QVERIFY2(bit(mask, static_cast<std::size_t>(id)),
+                 qPrintable(QStringLiteral("%1 refused in %2")
+                                .arg(QString::fromStdString(vocabulary->bytes(id)), text)));
+        QVERIFY(matcher.accept(id));
+      }
+      QVERIFY(matcher.is_accepting());
+    }
+  }
+
   void acceptRejectsWithoutMoving() {
     const auto& vocabulary = loaded(QStringLiteral("llama3_1")).vocabulary;
     const auto& tokenizer = *loaded(QStringLiteral("llama3_1")).tokenizer;
