@@ -1,4 +1,6 @@
 #include <QFileInfo>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 #include <map>
 #include <memory>
@@ -174,6 +176,66 @@ class TokenMaskTest : public QObject {
         QVERIFY(matcher.accept(id));
       }
       QVERIFY(matcher.is_accepting());
+    }
+  }
+
+  // What the random walks produce, checked by ajv (npm), a validator
+  // nobody here wrote, besides the small one of schema_validator.cpp.
+  void ajvAcceptsEveryOutput() {
+    if (QStringLiteral(QUIRE_NODE).isEmpty()) QFAIL("Node.js was not found at configure time");
+    if (!QFileInfo::exists(QStringLiteral(QUIRE_REFERENCE_DIR "/node_modules/ajv/package.json"))) {
+      QFAIL("tests/reference/node_modules lacks ajv; run npm ci --prefix tests/reference");
+    }
+    nlohmann::ordered_json cases = nlohmann::ordered_json::array();
+    for (const QString& package : {QStringLiteral("llama3_1"), QStringLiteral("qwen3")}) {
+      const auto& vocabulary = loaded(package).vocabulary;
+      for (const auto& walk : quire::test::walk_schemas()) {
+        nlohmann::ordered_json texts = nlohmann::ordered_json::array();
+        TokenMatcher matcher(compile_json_schema_text(walk.schema), vocabulary);
+        std::vector<std::uint32_t> mask(matcher.mask_words());
+        for (unsigned seed = 100; seed < 116; ++seed) {
+          std::mt19937 random(seed);
+          matcher.reset();
+          std::string output;
+          for (int step = 0; step < 600 && !matcher.is_finished(); ++step) {
+            matcher.allowed_tokens(mask);
+            std::vector<std::int32_t> allowed;
+            for (std::int32_t id = 0; id < vocabulary->size(); ++id) {
+              if (bit(mask, static_cast<std::size_t>(id))) allowed.push_back(id);
+            }
+            QVERIFY(!allowed.empty());
+            const std::int32_t token = pick(allowed, *vocabulary, step, random);
+            QVERIFY(matcher.accept(token));
+            if (!vocabulary->is_eos(token)) output += vocabulary->bytes(token);
+          }
+          QVERIFY(matcher.is_finished());
+          texts.push_back(output);
+        }
+        cases.push_back(
+            {{"schema", nlohmann::ordered_json::parse(walk.schema)}, {"texts", std::move(texts)}});
+      }
+    }
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    QFile file(dir.filePath(QStringLiteral("cases.json")));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray::fromStdString(cases.dump()));
+    file.close();
+    QProcess node;
+    node.start(QStringLiteral(QUIRE_NODE),
+               {QStringLiteral(QUIRE_REFERENCE_DIR "/validate_json_schema.mjs"), file.fileName()});
+    QVERIFY(node.waitForFinished(120000));
+    QVERIFY2(node.exitCode() == 0, node.readAllStandardError().constData());
+    const auto results = nlohmann::json::parse(node.readAllStandardOutput().toStdString());
+    QCOMPARE(results.size(), std::size_t(2 * quire::test::walk_schemas().size() * 16));
+    for (const auto& result : results) {
+      if (!result["valid"].get<bool>()) {
+        const auto& text =
+            cases[result["case"].get<std::size_t>()]["texts"][result["text"].get<std::size_t>()];
+        QFAIL(qPrintable(QStringLiteral("ajv refuses %1: %2")
+                             .arg(QString::fromStdString(text.get<std::string>()),
+                                  QString::fromStdString(result["errors"].get<std::string>()))));
+      }
     }
   }
 
