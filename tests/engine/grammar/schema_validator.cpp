@@ -1,6 +1,7 @@
 #include "schema_validator.h"
 
 #include <cmath>
+#include <cstdint>
 #include <regex>
 
 namespace quire::test {
@@ -13,6 +14,21 @@ std::size_t code_points(const std::string& text) {
   for (const char c : text)
     count += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   return count;
+}
+
+// Regexes run over code points, not bytes: std::wregex over UTF-32 text.
+std::wstring wide(const std::string& text) {
+  std::wstring out;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    std::uint32_t code = length == 1 ? lead : lead & (0x7F >> length);
+    for (std::size_t k = 1; k < length && i + k < text.size(); ++k)
+      code = (code << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    out += static_cast<wchar_t>(code);
+    i += length;
+  }
+  return out;
 }
 
 bool is_type(const Value& value, const std::string& type) {
@@ -106,8 +122,8 @@ class Validator {
     if (schema.contains("maxLength") && length > schema["maxLength"].get<std::size_t>())
       return at + ": longer than maxLength";
     if (schema.contains("pattern")) {
-      const std::regex pattern(schema["pattern"].get<std::string>(), std::regex::ECMAScript);
-      if (!std::regex_search(text, pattern)) return at + ": does not match the pattern";
+      const std::wregex pattern(wide(schema["pattern"].get<std::string>()), std::regex::ECMAScript);
+      if (!std::regex_search(wide(text), pattern)) return at + ": does not match the pattern";
     }
     if (schema.contains("format")) {
       const std::string format = schema["format"].get<std::string>();
