@@ -25,8 +25,10 @@ NodeId SchemaCompiler::object(const SchemaJson& schema, NodeId from, const std::
       required.push_back(name.get_ref<const std::string&>());
     }
   }
-  // additionalProperties: absent or false allows no other keys; true or a
-  // schema allows other keys after the listed ones.
+  // additionalProperties: false allows no other keys; true or a schema
+  // allows other keys after the listed ones. Absent, it allows none beside
+  // "properties" (as OpenAI's strict mode reads it), and any without them:
+  // {"type": "object"} is any object.
   const SchemaJson* additional = nullptr;
   const SchemaJson any_value = true;
   if (const auto it = schema.find("additionalProperties"); it != schema.end()) {
@@ -35,6 +37,8 @@ NodeId SchemaCompiler::object(const SchemaJson& schema, NodeId from, const std::
     } else if (!it->is_boolean()) {
       refuse_keyword("additionalProperties", path, "must be a boolean or a schema");
     }
+  } else if (properties_it == schema.end()) {
+    additional = &any_value;
   }
 
   struct Member {

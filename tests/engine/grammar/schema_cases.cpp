@@ -119,6 +119,10 @@ std::vector<SchemaCase> schema_matching_cases() {
       R"({"type":"object","required":["k"],"additionalProperties":{"type":"integer"}})",
       R"({"k":1})", true);
   row("empty object default", R"({"type":"object","properties":{"a":{}}})", "{}", true);
+  row("properties close the object", R"({"type":"object","properties":{"a":{}}})", R"({"b":1})",
+      false);
+  row("object without properties is any object", R"({"type":"object"})", R"({"k":[1,{"j":2}]})",
+      true);
   // Arrays.
   row("items bounds in", R"({"type":"array","items":{"type":"integer"},"minItems":1,"maxItems":3})",
       "[1, 2,3]", true);

@@ -1,4 +1,5 @@
 #include <QTest>
+#include <nlohmann/json.hpp>
 
 #include "quire/engine/grammar/grammar.h"
 #include "schema_cases.h"
@@ -37,6 +38,19 @@ class SchemaMatchingTest : public QObject {
     const auto three = compile_json_schema_text(schema, CompileOptions{.max_whitespace = 3});
     QVERIFY(grammar_matches(*three, "[\n  1,\n  2\n]"));
     QVERIFY(!grammar_matches(*three, "[\n    1]"));
+  }
+
+  // nlohmann::json has sorted the keys: properties follow in that order.
+  void fromNlohmannJson() {
+    const nlohmann::json schema = {
+        {"type", "object"},
+        {"properties",
+         {{"zeta", {{"type", "integer"}, {"minimum", 3}}}, {"alpha", {{"type", "null"}}}}},
+        {"required", {"zeta", "alpha"}},
+        {"additionalProperties", false}};
+    const auto grammar = quire::engine::grammar::compile_json_schema(schema);
+    QVERIFY(grammar_matches(*grammar, R"({"alpha":null,"zeta":3})"));
+    QVERIFY(!grammar_matches(*grammar, R"({"alpha":null,"zeta":2})"));
   }
 
   void anyJsonObject() {

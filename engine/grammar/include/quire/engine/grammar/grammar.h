@@ -42,7 +42,9 @@ class Grammar;
 // come in the schema's order, then (only with additionalProperties true or a
 // schema) other keys; numbers and strings are as JSON spells them, enum and
 // const values in their compact spelling. An absent additionalProperties
-// allows no other keys, as OpenAI's strict mode requires. Throws GrammarError.
+// allows no keys beyond "properties", as OpenAI's strict mode reads it (an
+// object schema without "properties" allows any keys). oneOf is generated as
+// anyOf: an output may fit more than one alternative. Throws GrammarError.
 std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::json& schema,
                                                    const CompileOptions& options = {});
 // The same from the schema's JSON text; text that is not JSON is a GrammarError.
