@@ -36,6 +36,12 @@ class MatcherState;
 // matcher can reach can still be completed, so generation never dead-ends.
 // Masks are memoized per grammar state within the matcher: a state the
 // reply comes back to (inside a string, between array items) costs a copy.
+// Inside strings, the tokens that are plain string content are taken by
+// length from the vocabulary's precomputed masks and only the others are
+// walked. A server that sees the same schema often can keep a matcher per
+// schema and reset() it between replies, so that later replies start warm.
+// allowed_tokens() may run on another thread while the model computes the
+// step's logits, as long as one thread at a time uses the matcher.
 class TokenMatcher {
  public:
   TokenMatcher(std::shared_ptr<const Grammar> grammar,
