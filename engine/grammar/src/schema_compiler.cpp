@@ -7,9 +7,12 @@ namespace {
 
 // Keywords that describe a schema without constraining its values.
 const std::set<std::string, std::less<>> kAnnotations = {
-    "title",    "description", "default", "examples",         "$comment",
-    "$schema",  "$id",         "$defs",   "definitions",      "deprecated",
-    "readOnly", "writeOnly",   "$anchor", "contentMediaType", "contentEncoding"};
+    "title", "description", "default", "examples", "$comment", "$schema", "$id", "$defs",
+    "definitions", "deprecated", "readOnly", "writeOnly", "$anchor", "contentMediaType",
+    "contentEncoding",
+    // OpenAPI's hint beside oneOf (pydantic writes it for tagged unions); the
+    // alternatives' consts already say which is which.
+    "discriminator"};
 
 const std::set<std::string, std::less<>> kEnforced = {"type",
                                                       "properties",

@@ -11,7 +11,7 @@ namespace {
 
 // Formats as anchored patterns. Each allows a subset of the format's valid
 // texts, so that what is generated is always valid: days stop at 28 so that
-// every month has them, and UUIDs are lower case.
+// every month has them, UUIDs are lower case, URIs are http(s) URLs.
 const char* format_pattern(const std::string& format) {
   static constexpr const char* kDate = "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])";
   static constexpr const char* kTime =
@@ -28,6 +28,17 @@ const char* format_pattern(const std::string& format) {
   }
   if (format == "uuid") {
     return "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$";
+  }
+  // Lower-case addresses whose domain labels are letters and digits only.
+  if (format == "email") {
+    return "^[a-z0-9_+-]{1,32}(\\.[a-z0-9_+-]{1,32}){0,2}@([a-z0-9]{1,20}\\.){1,3}[a-z]{2,8}$";
+  }
+  if (format == "uri") {
+    return "^https?://([a-z0-9]{1,20}\\.){1,3}[a-z]{2,8}(/[A-Za-z0-9_.~-]{1,20}){0,5}/?$";
+  }
+  if (format == "ipv4") {
+    return "^(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+           "(\\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}$";
   }
   return nullptr;
 }
@@ -63,7 +74,7 @@ NodeId SchemaCompiler::string(const SchemaJson& schema, NodeId from, const std::
       refuse_keyword("format", path,
                      "is \"" + format_name +
                          "\", which the grammar does not enforce (it enforces date, time, "
-                         "date-time and uuid)");
+                         "date-time, uuid, email, uri and ipv4)");
     }
     for (const char* other : {"pattern", "minLength", "maxLength"}) {
       if (schema.contains(other)) {

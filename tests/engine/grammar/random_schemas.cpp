@@ -33,7 +33,8 @@ Schema random_string(std::mt19937& random) {
                                                        "^[^\"\\\\]{2,4}$", "^a\"b\\\\c\\.?$"})}};
     case 2:
       return {{"type", "string"},
-              {"format", one_of<std::string>(random, {"date", "time", "date-time", "uuid"})}};
+              {"format", one_of<std::string>(random, {"date", "time", "date-time", "uuid", "email",
+                                                      "uri", "ipv4"})}};
     default:
       return {{"enum", Schema::array({"ä", "x\"y", "back\\slash", "tab\there", "", "😀"})}};
   }

@@ -62,6 +62,16 @@ std::vector<SchemaCase> schema_matching_cases() {
       R"("123e4567-e89b-12d3-a456-426614174000")", true);
   row("format date-time", R"({"type":"string","format":"date-time"})",
       R"("2026-11-28T10:20:30.5Z")", true);
+  row("format email", R"({"type":"string","format":"email"})", R"("ann.lee@mail.example.org")",
+      true);
+  row("format email no at", R"({"type":"string","format":"email"})", R"("ann.mail.org")", false);
+  row("format uri", R"({"type":"string","format":"uri"})", R"("https://quire.example.org/a/b")",
+      true);
+  row("format ipv4", R"({"type":"string","format":"ipv4"})", R"("192.168.0.255")", true);
+  row("format ipv4 256", R"({"type":"string","format":"ipv4"})", R"("192.168.0.256")", false);
+  row("discriminator annotation",
+      R"({"oneOf":[{"const":"a"},{"const":"b"}],"discriminator":{"propertyName":"kind"}})",
+      R"("b")", true);
   // Integer ranges.
   row("range inside", R"({"type":"integer","minimum":-15,"maximum":230})", "229", true);
   row("range upper", R"({"type":"integer","minimum":-15,"maximum":230})", "230", true);

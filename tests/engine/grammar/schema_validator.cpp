@@ -135,6 +135,23 @@ class Validator {
         fits = t != std::string::npos && valid_date(text.substr(0, t)) &&
                valid_time(text.substr(t + 1));
       }
+      if (format == "email") {
+        static const std::regex email("^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$");
+        fits = std::regex_match(text, email);
+      }
+      if (format == "uri") {
+        static const std::regex uri("^[a-zA-Z][a-zA-Z0-9+.-]*:[^\\s]*$");
+        fits = std::regex_match(text, uri);
+      }
+      if (format == "ipv4") {
+        static const std::regex ipv4("^([0-9]{1,3})\\.([0-9]{1,3})\\.([0-9]{1,3})\\.([0-9]{1,3})$");
+        std::smatch parts;
+        fits = std::regex_match(text, parts, ipv4);
+        for (std::size_t i = 1; fits && i <= 4; ++i) {
+          const std::string part = parts[i];
+          fits = std::stoi(part) <= 255 && (part.size() == 1 || part[0] != '0');
+        }
+      }
       if (format == "uuid") {
         static const std::regex uuid(
             "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$");

@@ -10,7 +10,7 @@ namespace quire::test {
 // generation produced without sharing any code with the compiler. Returns
 // an empty string when `value` satisfies `schema`, else what fails and where.
 // Formats: date, time, date-time and uuid, checked as the RFCs define them
-// (a date must exist).
+// (a date must exist); email, uri and ipv4 by their shape.
 std::string schema_violation(const nlohmann::ordered_json& value,
                              const nlohmann::ordered_json& schema);
 

@@ -36,7 +36,7 @@ class Grammar;
 // anyOf, oneOf (generated as anyOf), allOf with one member, items, minItems,
 // maxItems, minLength, maxLength, pattern (the regular subset: literals,
 // classes, groups, alternation, quantifiers, ^ and $), format (date, time,
-// date-time, uuid), minimum, maximum, exclusiveMinimum and exclusiveMaximum
+// date-time, uuid, email, uri, ipv4), minimum, maximum, exclusiveMinimum and exclusiveMaximum
 // for integers, and $ref to "#", "#/$defs/..." and "#/definitions/...".
 // Generation produces a subset of the valid texts, always valid: properties
 // come in the schema's order, then (only with additionalProperties true or a
