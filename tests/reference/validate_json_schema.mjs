@@ -8,7 +8,8 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
-const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+// strictTuples only lints open-ended tuples, which the random schemas write on purpose.
+const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, strictTuples: false });
 addFormats(ajv);
 const results = [];
 cases.forEach(({ schema, texts }, caseIndex) => {

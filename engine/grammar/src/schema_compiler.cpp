@@ -19,6 +19,7 @@ const std::set<std::string, std::less<>> kEnforced = {"type",
                                                       "required",
                                                       "additionalProperties",
                                                       "items",
+                                                      "prefixItems",
                                                       "minItems",
                                                       "maxItems",
                                                       "minLength",
@@ -52,7 +53,8 @@ std::string why_refused(const std::string& keyword) {
 
 const std::set<std::string, std::less<>> kObjectKeywords = {"properties", "required",
                                                             "additionalProperties"};
-const std::set<std::string, std::less<>> kArrayKeywords = {"items", "minItems", "maxItems"};
+const std::set<std::string, std::less<>> kArrayKeywords = {"items", "prefixItems", "minItems",
+                                                           "maxItems"};
 const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength", "pattern",
                                                             "format"};
 const std::set<std::string, std::less<>> kNumberKeywords = {"minimum", "maximum",

@@ -166,40 +166,62 @@ NodeId SchemaCompiler::other_key(NodeId from, const std::vector<std::string>& kn
   return end;
 }
 
+// Arrays: the prefixItems schemas for the first items, then `items` for
+// the rest (absent: any value; false: none beyond the prefix), counted
+// against minItems and maxItems.
 NodeId SchemaCompiler::array(const SchemaJson& schema, NodeId from, const std::string& path) {
   Automaton& a = automaton_;
   const std::uint64_t min_items = count_keyword(schema, "minItems", path).value_or(0);
-  const std::optional<std::uint64_t> max_items = count_keyword(schema, "maxItems", path);
-  if (max_items && min_items > *max_items) {
-    refuse_keyword("minItems", path, "is above maxItems, so no array satisfies the schema");
+  std::optional<std::uint64_t> max_items = count_keyword(schema, "maxItems", path);
+  const SchemaJson no_prefix = SchemaJson::array();
+  const auto prefix_it = schema.find("prefixItems");
+  if (prefix_it != schema.end() && !prefix_it->is_array()) {
+    refuse_keyword("prefixItems", path, "must be a list of schemas");
   }
-  const SchemaJson any_item = true;
+  const SchemaJson& prefix = prefix_it != schema.end() ? *prefix_it : no_prefix;
   const auto items_it = schema.find("items");
-  const SchemaJson& items = items_it != schema.end() ? *items_it : any_item;
-  if (items.is_array()) {
-    refuse_keyword("items", path, "is a list (tuple validation); use prefixItems-free schemas");
+  if (items_it != schema.end() && items_it->is_array()) {
+    refuse_keyword("items", path,
+                   "is a list (draft 7 tuples); write the list as prefixItems (draft 2020-12)");
   }
-  const bool no_items = items.is_boolean() && !items.get<bool>();
+  if (items_it != schema.end() && items_it->is_boolean() && !items_it->get<bool>()) {
+    max_items = std::min<std::uint64_t>(max_items.value_or(prefix.size()), prefix.size());
+  }
+  if (max_items && min_items > *max_items) {
+    refuse_keyword("minItems", path,
+                   "is above the most items the schema allows (maxItems, or prefixItems with "
+                   "items false), so no array satisfies it");
+  }
+  std::vector<RuleId> prefix_rules;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    prefix_rules.push_back(
+        rule_for(prefix[i], child_path(child_path(path, "prefixItems"), std::to_string(i))));
+  }
+  RuleId rest = kNoRule;
+  auto rule_at = [&](std::uint64_t index) {
+    if (index < prefix_rules.size()) return prefix_rules[index];
+    if (rest == kNoRule) {
+      rest = items_it == schema.end() ? text_.any_value_rule()
+                                      : rule_for(*items_it, child_path(path, "items"));
+    }
+    return rest;
+  };
+
   const NodeId end = a.add_node();
   const NodeId open = a.add_node();
   a.add_edge(from, '[', '[', open);
   const NodeId inside = text_.whitespace(open);
   if (min_items == 0) a.add_edge(inside, ']', ']', end);
-  if (no_items || (max_items && *max_items == 0)) {
-    if (min_items > 0) refuse_keyword("items", path, "is false while minItems is above 0");
-    return end;
-  }
-  const RuleId item = items_it == schema.end() ? text_.any_value_rule()
-                                               : rule_for(items, child_path(path, "items"));
-  NodeId after = text_.whitespace(a.add_call(inside, item));
+  if (max_items && *max_items == 0) return end;
+  NodeId after = text_.whitespace(a.add_call(inside, rule_at(0)));
   for (std::uint64_t count = 1;; ++count) {
     if (count >= min_items) a.add_edge(after, ']', ']', end);
     if (max_items && count == *max_items) break;
     const NodeId comma = a.add_node();
     a.add_edge(after, ',', ',', comma);
-    const NodeId item_end = text_.whitespace(a.add_call(text_.whitespace(comma), item));
-    if (!max_items && count >= min_items) {
-      a.add_epsilon(item_end, after);  // from here on, any number more
+    const NodeId item_end = text_.whitespace(a.add_call(text_.whitespace(comma), rule_at(count)));
+    if (!max_items && count >= min_items && count >= prefix_rules.size()) {
+      a.add_epsilon(item_end, after);  // from here on, any number more of `items`
       break;
     }
     after = item_end;

@@ -93,6 +93,17 @@ Schema random_schema(std::mt19937& random, int depth) {
         uniform(random, 0, 3) == 0 ? Schema{{"type", "boolean"}} : Schema(false);
     return object;
   }
+  if (kind == 3 && uniform(random, 0, 2) == 0) {
+    Schema prefix = Schema::array();
+    for (int i = uniform(random, 1, 3); i > 0; --i)
+      prefix.push_back(random_schema(random, depth + 1));
+    const int size = static_cast<int>(prefix.size());
+    Schema tuple = {
+        {"type", "array"}, {"prefixItems", prefix}, {"minItems", uniform(random, 0, size)}};
+    tuple["items"] = uniform(random, 0, 1) == 0 ? Schema(false) : random_scalar(random);
+    if (!tuple["items"].is_boolean()) tuple["maxItems"] = size + uniform(random, 0, 2);
+    return tuple;
+  }
   if (kind == 3) {
     const int min_items = uniform(random, 0, 2);
     return {{"type", "array"},

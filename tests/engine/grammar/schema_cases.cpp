@@ -144,6 +144,17 @@ std::vector<SchemaCase> schema_matching_cases() {
   row("items unbounded", R"({"type":"array","items":{"type":"boolean"},"minItems":2})",
       "[true,false,true,true]", true);
   row("items any", R"({"type":"array"})", R"([1,"a",[],{}])", true);
+  const char* pair = R"({"type":"array","prefixItems":[{"type":"integer"},{"type":"string"}],)"
+                     R"("items":false,"minItems":2})";
+  row("tuple", pair, R"([1,"a"])", true);
+  row("tuple short", pair, "[1]", false);
+  row("tuple long", pair, R"([1,"a",2])", false);
+  row("tuple wrong type", pair, R"(["a",1])", false);
+  const char* head = R"({"type":"array","prefixItems":[{"const":"head"}],"items":{"type":"null"}})";
+  row("prefix then items", head, R"(["head",null,null])", true);
+  row("prefix then items empty", head, "[]", true);
+  row("prefix then items wrong", head, R"(["head",1])", false);
+  row("prefix wrong", head, R"([null])", false);
   // Combinators and references.
   row("anyOf", R"({"anyOf":[{"type":"integer"},{"type":"string","maxLength":1}]})", R"("a")", true);
   row("anyOf neither", R"({"anyOf":[{"type":"integer"},{"type":"string","maxLength":1}]})",

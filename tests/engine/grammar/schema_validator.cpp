@@ -179,8 +179,17 @@ class Validator {
       return at + ": fewer than minItems";
     if (schema.contains("maxItems") && array.size() > schema["maxItems"].get<std::size_t>())
       return at + ": more than maxItems";
+    std::size_t prefix = 0;
+    if (const auto items = schema.find("prefixItems"); items != schema.end()) {
+      for (; prefix < items->size() && prefix < array.size(); ++prefix) {
+        if (auto why = check(array[prefix], (*items)[prefix], at + "/" + std::to_string(prefix));
+            !why.empty())
+          return why;
+      }
+      prefix = items->size();
+    }
     if (const auto items = schema.find("items"); items != schema.end()) {
-      for (std::size_t i = 0; i < array.size(); ++i)
+      for (std::size_t i = prefix; i < array.size(); ++i)
         if (auto why = check(array[i], *items, at + "/" + std::to_string(i)); !why.empty())
           return why;
     }

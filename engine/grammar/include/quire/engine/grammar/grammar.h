@@ -33,7 +33,7 @@ class Grammar;
 // JSON Schema (draft 2020-12 and draft 7 spellings) to a grammar of the JSON
 // texts that satisfy it. Enforced: type (also as a list), properties,
 // required, additionalProperties (false, true or a schema), enum, const,
-// anyOf, oneOf (generated as anyOf), allOf with one member, items, minItems,
+// anyOf, oneOf (generated as anyOf), allOf with one member, items, prefixItems, minItems,
 // maxItems, minLength, maxLength, pattern (the regular subset: literals,
 // classes, groups, alternation, quantifiers, ^ and $), format (date, time,
 // date-time, uuid, email, uri, ipv4), minimum, maximum, exclusiveMinimum and exclusiveMaximum
