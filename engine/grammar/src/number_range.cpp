@@ -130,28 +130,48 @@ NodeId integer_in_range(JsonText& text, NodeId from, std::optional<std::int64_t>
   return end;
 }
 
-NodeId number_in_range(JsonText& text, NodeId from, std::optional<std::int64_t> low,
-                       std::optional<std::int64_t> high) {
-  check_order(low, high);
+NodeId number_in_range(JsonText& text, NodeId from, std::optional<NumberBound> low,
+                       std::optional<NumberBound> high) {
+  if (low && high &&
+      (low->value > high->value ||
+       (low->value == high->value && (low->exclusive || high->exclusive)))) {
+    throw GrammarError("the bounds leave no number between them");
+  }
   Automaton& a = text.automaton();
   DigitRanges digits(a);
   const NodeId end = a.add_node();
-  // Magnitudes m in [least, most]: the integer part below `most` takes any
-  // fraction; `most` itself only zeros.
-  auto magnitudes = [&](NodeId start, std::uint64_t least, std::optional<std::uint64_t> most) {
+  // Magnitudes m between `least` and `most` (each inclusive or not): an
+  // integer part strictly inside takes any fraction; `least` itself, when
+  // excluded, only a fraction with a nonzero digit; `most`, when included,
+  // only zeros.
+  auto magnitudes = [&](NodeId start, NumberBound least, std::optional<NumberBound> most) {
+    const auto lowest = static_cast<std::uint64_t>(least.value) + (least.exclusive ? 1 : 0);
     const NodeId free_fraction = a.add_node();
     if (!most) {
-      digits.magnitudes(start, free_fraction, least, std::nullopt);
-    } else if (*most > least) {
-      digits.magnitudes(start, free_fraction, least, *most - 1);
+      digits.magnitudes(start, free_fraction, lowest, std::nullopt);
+    } else if (most->value >= 1 && static_cast<std::uint64_t>(most->value) - 1 >= lowest) {
+      digits.magnitudes(start, free_fraction, lowest, static_cast<std::uint64_t>(most->value) - 1);
     }
     a.add_epsilon(free_fraction, end);
     const NodeId point = a.add_node();
     a.add_edge(free_fraction, '.', '.', point);
     a.add_epsilon(text.fraction(point), end);
-    if (most) {
+    const auto least_value = static_cast<std::uint64_t>(least.value);
+    if (least.exclusive && (!most || most->value > least.value)) {
+      const NodeId at_least = a.add_node();
+      digits.magnitudes(start, at_least, least_value, least_value);
+      const NodeId fraction_point = a.add_node();
+      a.add_edge(at_least, '.', '.', fraction_point);
+      const NodeId nonzero = a.add_node();
+      a.add_edge(fraction_point, '0', '0', fraction_point);
+      a.add_edge(fraction_point, '1', '9', nonzero);
+      a.add_edge(nonzero, '0', '9', nonzero);
+      a.add_epsilon(nonzero, end);
+    }
+    if (most && !most->exclusive && (most->value > least.value || !least.exclusive)) {
+      const auto most_value = static_cast<std::uint64_t>(most->value);
       const NodeId at_most = a.add_node();
-      digits.magnitudes(start, at_most, *most, *most);
+      digits.magnitudes(start, at_most, most_value, most_value);
       a.add_epsilon(at_most, end);
       const NodeId zero_point = a.add_node();
       a.add_edge(at_most, '.', '.', zero_point);
@@ -161,15 +181,21 @@ NodeId number_in_range(JsonText& text, NodeId from, std::optional<std::int64_t> 
       a.add_epsilon(zeros, end);
     }
   };
-  if (!high || *high >= 0) {
-    magnitudes(from, low ? magnitude(std::max<std::int64_t>(*low, 0)) : 0,
-               high ? std::optional(magnitude(*high)) : std::nullopt);
+  // x >= 0, then x < 0 as "-" and a magnitude.
+  const bool nonnegative = !high || high->value > 0 || (high->value == 0 && !high->exclusive);
+  if (nonnegative) {
+    const NumberBound least = low && low->value >= 0 ? *low : NumberBound{0, false};
+    magnitudes(from, least, high);
   }
-  if (!low || *low < 0) {
+  if (!low || low->value < 0) {
     const NodeId minus = a.add_node();
     a.add_edge(from, '-', '-', minus);
-    magnitudes(minus, high && *high < 0 ? magnitude(*high) : 0,
-               low ? std::optional(magnitude(*low)) : std::nullopt);
+    const bool below_zero = high && (high->value < 0 || (high->value == 0 && high->exclusive));
+    const NumberBound least =
+        below_zero ? NumberBound{-high->value, high->exclusive} : NumberBound{0, false};
+    std::optional<NumberBound> most;
+    if (low) most = NumberBound{-low->value, low->exclusive};
+    magnitudes(minus, least, most);
   }
   return end;
 }

@@ -104,36 +104,54 @@ NodeId SchemaCompiler::string(const SchemaJson& schema, NodeId from, const std::
 
 NodeId SchemaCompiler::number(const SchemaJson& schema, bool integer, NodeId from,
                               const std::string& path) {
-  std::optional<std::int64_t> low;
-  std::optional<std::int64_t> high;
-  auto raise_low = [&](std::int64_t value) { low = low ? std::max(*low, value) : value; };
-  auto lower_high = [&](std::int64_t value) { high = high ? std::min(*high, value) : value; };
+  // Bounds as whole numbers: integers round inward; numbers take whole
+  // bounds only, inclusive or not.
+  std::optional<NumberBound> low;
+  std::optional<NumberBound> high;
+  auto raise_low = [&](NumberBound bound) {
+    if (!low || bound.value > low->value || (bound.value == low->value && bound.exclusive)) {
+      low = bound;
+    }
+  };
+  auto lower_high = [&](NumberBound bound) {
+    if (!high || bound.value < high->value || (bound.value == high->value && bound.exclusive)) {
+      high = bound;
+    }
+  };
   for (const char* keyword : {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}) {
     if (!schema.contains(keyword)) continue;
     const double value = bound_value(schema, keyword, path);
     const std::string_view name = keyword;
-    const bool whole = value == std::floor(value);
-    if (!integer && (!whole || name.starts_with("exclusive"))) {
+    const bool exclusive = name.starts_with("exclusive");
+    const bool lower = name == "minimum" || name == "exclusiveMinimum";
+    if (!integer && value != std::floor(value)) {
       refuse_keyword(keyword, path,
-                     "is expressed for numbers only as an inclusive whole-number bound "
-                     "(minimum or maximum); use type integer, or a whole-number minimum/maximum");
+                     "is not a whole number; number bounds are expressed only when whole (or use "
+                     "type integer)");
     }
     const auto floor_value = static_cast<std::int64_t>(std::floor(value));
     const auto ceil_value = static_cast<std::int64_t>(std::ceil(value));
-    if (name == "minimum") raise_low(ceil_value);
-    if (name == "maximum") lower_high(floor_value);
-    if (name == "exclusiveMinimum") raise_low(floor_value + 1);
-    if (name == "exclusiveMaximum") lower_high(ceil_value - 1);
-  }
-  if (low && high && *low > *high) {
-    throw GrammarError("the bounds at " + path + " leave no " +
-                       (integer ? std::string("integer") : std::string("number")) +
-                       " between them (" + std::to_string(*low) + " > " + std::to_string(*high) +
-                       ")");
+    if (integer) {
+      // The integers above or below the bound, inclusively.
+      if (lower) raise_low({exclusive ? floor_value + 1 : ceil_value, false});
+      if (!lower) lower_high({exclusive ? ceil_value - 1 : floor_value, false});
+    } else {
+      if (lower) raise_low({floor_value, exclusive});
+      if (!lower) lower_high({floor_value, exclusive});
+    }
   }
   if (!low && !high) return integer ? text_.integer(from) : text_.number(from);
-  return integer ? integer_in_range(text_, from, low, high)
-                 : number_in_range(text_, from, low, high);
+  try {
+    if (integer) {
+      return integer_in_range(text_, from, low ? std::optional(low->value) : std::nullopt,
+                              high ? std::optional(high->value) : std::nullopt);
+    }
+    return number_in_range(text_, from, low, high);
+  } catch (const GrammarError& error) {
+    throw GrammarError("the bounds at " + path + " leave no " +
+                       (integer ? std::string("integer") : std::string("number")) +
+                       " between them (" + error.what() + ")");
+  }
 }
 
 }  // namespace quire::engine::grammar

@@ -49,6 +49,9 @@ Schema random_number(std::mt19937& random) {
   if (uniform(random, 0, 1) == 0) {
     return {{"type", "integer"}, {"exclusiveMinimum", low}, {"exclusiveMaximum", high + 2}};
   }
+  if (uniform(random, 0, 1) == 0) {
+    return {{"type", "number"}, {"exclusiveMinimum", low}, {"exclusiveMaximum", high + 1}};
+  }
   return {{"type", "number"}, {"minimum", low}, {"maximum", high}};
 }
 

@@ -94,6 +94,27 @@ std::vector<SchemaCase> schema_matching_cases() {
   row("number range negative", R"({"type":"number","minimum":0,"maximum":5})", "-0.1", false);
   row("number range below zero", R"({"type":"number","minimum":-2,"maximum":5})", "-1.5", true);
   row("number range below min", R"({"type":"number","minimum":-2,"maximum":5})", "-2.5", false);
+  const char* positive = R"({"type":"number","exclusiveMinimum":0})";
+  row("positive fraction", positive, "0.001", true);
+  row("positive integer", positive, "12", true);
+  row("positive not zero", positive, "0", false);
+  row("positive not zero point zero", positive, "0.00", false);
+  row("positive not negative", positive, "-0.5", false);
+  const char* below = R"({"type":"number","minimum":-5,"exclusiveMaximum":-2})";
+  row("below inside", below, "-2.01", true);
+  row("below upper excluded", below, "-2", false);
+  row("below upper excluded point zero", below, "-2.0", false);
+  row("below lower included", below, "-5.0", true);
+  row("below under lower", below, "-5.01", false);
+  const char* negative = R"({"type":"number","exclusiveMaximum":0})";
+  row("negative", negative, "-0.5", true);
+  row("negative not minus zero", negative, "-0", false);
+  row("negative not zero", negative, "0", false);
+  const char* window = R"({"type":"number","exclusiveMinimum":-1,"exclusiveMaximum":1})";
+  row("window zero", window, "0", true);
+  row("window inside", window, "-0.999", true);
+  row("window edge", window, "-1", false);
+  row("window edge fraction", window, "1.0", false);
   // enum and const: the values' compact spelling.
   row("enum string", R"({"enum":["red","green",3,null]})", R"("green")", true);
   row("enum number", R"({"enum":["red","green",3,null]})", "3", true);

@@ -37,7 +37,8 @@ class Grammar;
 // maxItems, minLength, maxLength, pattern (the regular subset: literals,
 // classes, groups, alternation, quantifiers, ^ and $), format (date, time,
 // date-time, uuid, email, uri, ipv4), minimum, maximum, exclusiveMinimum and exclusiveMaximum
-// for integers, and $ref to "#", "#/$defs/..." and "#/definitions/...".
+// (for integers any value; for numbers whole values, numbers then written
+// without an exponent), and $ref to "#", "#/$defs/..." and "#/definitions/...".
 // Generation produces a subset of the valid texts, always valid: properties
 // come in the schema's order, then (only with additionalProperties true or a
 // schema) other keys; numbers and strings are as JSON spells them, enum and
