@@ -129,6 +129,25 @@ class SentencePieceTokenizer final : public TokenizerImpl {
     return static_cast<std::uint8_t>(value);
   }
 
+  std::string token_bytes(std::int32_t id) const override {
+    check_id(id, vocab_size());
+    const auto index = static_cast<std::size_t>(id);
+    if (bytes[index] >= 0) return std::string(1, static_cast<char>(bytes[index]));
+    if (kinds[index] != PieceKind::Normal) return {};
+    std::string text;
+    const std::string piece = processor.IdToPiece(id);
+    static constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // ▁
+    for (std::size_t position = 0; position < piece.size();) {
+      if (piece.compare(position, kSpaceMark.size(), kSpaceMark) == 0) {
+        text += ' ';
+        position += kSpaceMark.size();
+      } else {
+        text += piece[position++];
+      }
+    }
+    return text;
+  }
+
   bool sentencepiece_byte_runs() const override { return true; }
 
   std::string description() const override {

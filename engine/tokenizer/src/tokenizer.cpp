@@ -115,6 +115,9 @@ PieceKind Tokenizer::kind(std::int32_t id) const {
 std::optional<std::uint8_t> Tokenizer::byte_value(std::int32_t id) const {
   return impl_->byte_value(id);
 }
+std::string Tokenizer::token_bytes(std::int32_t id) const {
+  return impl_->token_bytes(id);
+}
 std::string Tokenizer::description() const {
   return impl_->description();
 }

@@ -30,6 +30,7 @@ class TokenizerImpl {
   virtual std::optional<std::int32_t> find_piece(std::string_view piece) const = 0;
   virtual PieceKind kind(std::int32_t id) const = 0;
   virtual std::optional<std::uint8_t> byte_value(std::int32_t id) const = 0;
+  virtual std::string token_bytes(std::int32_t id) const = 0;
   virtual std::string description() const = 0;
   // SentencePiece decodes a run of byte pieces character by character from
   // the run's start, one U+FFFD per byte it cannot use; streaming then

@@ -43,6 +43,20 @@ class TokenizerTest : public QObject {
       QVERIFY(tokenizer_->kind(id) != PieceKind::Unknown);
   }
 
+  // What a grammar matches: each token's bytes, joined, spell the text, with
+  // the space SentencePiece puts in front of it ("▁" of the dummy prefix)
+  // that decode() drops; control pieces have no bytes.
+  void tokenBytesSpellTheText_data() { roundTrips_data(); }
+  void tokenBytesSpellTheText() {
+    QFETCH(QByteArray, text);
+    std::string joined;
+    for (const std::int32_t id : tokenizer_->encode(text.toStdString(), false))
+      joined += tokenizer_->token_bytes(id);
+    QCOMPARE(QByteArray::fromStdString(joined), text.isEmpty() ? text : " " + text);
+    QVERIFY(tokenizer_->token_bytes(tokenizer_->bos().value()).empty());
+    QVERIFY_THROWS_EXCEPTION(std::out_of_range, tokenizer_->token_bytes(-1));
+  }
+
   void unseenCharactersBecomeBytePieces() {
     const std::string emoji = "🍀";  // F0 9F 8D 80, not in the corpus
     const std::vector<std::int32_t> ids = tokenizer_->encode(emoji, false);

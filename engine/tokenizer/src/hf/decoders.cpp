@@ -17,6 +17,10 @@ class SequenceDecoder final : public Decoder {
     for (const auto& part : parts_)
       part->decode_chain(pieces);
   }
+  void token_bytes(std::string& text, bool added) const override {
+    for (const auto& part : parts_)
+      part->token_bytes(text, added);
+  }
 
  private:
   std::vector<std::unique_ptr<Decoder>> parts_;
@@ -62,6 +66,19 @@ class ByteLevelDecoder final : public Decoder {
     close_run();
     pieces = std::move(out);
   }
+  void token_bytes(std::string& text, bool added) const override {
+    if (added) return;  // added tokens pass through as the text they are
+    const ByteAlphabet& alphabet = ByteAlphabet::get();
+    std::string bytes;
+    for (std::size_t position = 0; position < text.size();) {
+      const CodePoint c = code_point_at(text, position);
+      const auto byte = alphabet.byte_of(c.value);
+      if (!byte) return;  // outside the alphabet: the token is its own UTF-8
+      bytes += static_cast<char>(*byte);
+      position += c.length;
+    }
+    text = std::move(bytes);
+  }
 };
 
 // Runs of "<0xAB>" pieces back to the characters they spell, U+FFFD for
@@ -92,6 +109,9 @@ class ByteFallbackDecoder final : public Decoder {
     }
     close_run();
     pieces = std::move(out);
+  }
+  void token_bytes(std::string& text, bool) const override {
+    if (const auto byte = byte_piece_value(text)) text.assign(1, static_cast<char>(*byte));
   }
 
   static std::optional<std::uint8_t> byte_piece_value(const std::string& text) {
@@ -125,6 +145,18 @@ class MetaspaceDecoder final : public Decoder {
       pieces[i].text = std::move(text);
     }
   }
+  void token_bytes(std::string& text, bool) const override {
+    std::string out;
+    for (std::size_t position = 0; position < text.size();) {
+      if (text.compare(position, replacement_.size(), replacement_) == 0) {
+        out += ' ';
+        position += replacement_.size();
+      } else {
+        out += text[position++];
+      }
+    }
+    text = std::move(out);
+  }
 
  private:
   std::string replacement_;
@@ -138,6 +170,9 @@ class ReplaceDecoder final : public Decoder {
   void decode_chain(DecodedPieces& pieces) const override {
     for (DecodedPiece& piece : pieces)
       piece.text = pattern_.replace_all(piece.text, content_);
+  }
+  void token_bytes(std::string& text, bool) const override {
+    text = pattern_.replace_all(text, content_);
   }
 
  private:
@@ -188,6 +223,9 @@ class BpeSuffixDecoder final : public Decoder {
       const Regex literal = Regex::literal(suffix_);
       pieces[i].text = literal.replace_all(pieces[i].text, i + 1 == pieces.size() ? "" : " ");
     }
+  }
+  void token_bytes(std::string& text, bool) const override {
+    if (!suffix_.empty()) text = Regex::literal(suffix_).replace_all(text, " ");
   }
 
  private:

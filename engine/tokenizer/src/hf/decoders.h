@@ -22,6 +22,12 @@ class Decoder {
  public:
   virtual ~Decoder() = default;
   virtual void decode_chain(DecodedPieces& pieces) const = 0;
+  // Rewrites one token's text into the bytes it adds in the middle of a
+  // decoded sequence, before any repair of broken UTF-8: what a grammar
+  // matches token by token. `added` marks an added token, as in
+  // DecodedPiece. Steps that act only at the edges of the whole text (Strip
+  // after Fuse, the first token's space) leave it as it is.
+  virtual void token_bytes(std::string& text, bool added) const { (void)text, (void)added; }
 };
 
 // nullptr for a null decoder (Hugging Face then joins the tokens with

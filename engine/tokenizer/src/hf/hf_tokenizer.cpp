@@ -130,6 +130,18 @@ class HfTokenizer final : public TokenizerImpl {
     return static_cast<std::uint8_t>(std::stoi(text->substr(3, 2), nullptr, 16));
   }
 
+  std::string token_bytes(std::int32_t id) const override {
+    if (const auto byte = byte_value(id)) return std::string(1, static_cast<char>(*byte));
+    const AddedToken* added_token = added.by_id(id);
+    if (added_token && added_token->special) return {};
+    if (!added_token && kinds[static_cast<std::size_t>(id)] != PieceKind::Normal) return {};
+    const std::string* text = added_token ? &added_token->content : model->token(id);
+    if (!text) return {};
+    std::string bytes = *text;
+    if (decoder) decoder->token_bytes(bytes, added_token != nullptr);
+    return bytes;
+  }
+
   std::string description() const override {
     const bool byte_level = pre_tokenizer && pre_tokenizer->byte_level();
     const auto special_count = std::count_if(added.tokens().begin(), added.tokens().end(),

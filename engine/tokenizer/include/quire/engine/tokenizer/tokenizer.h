@@ -108,6 +108,14 @@ class Tokenizer {
   bool is_control(std::int32_t id) const { return kind(id) == PieceKind::Control; }
   // The byte a byte-fallback piece stands for; nullopt for every other piece.
   std::optional<std::uint8_t> byte_value(std::int32_t id) const;
+  // The bytes a token adds to the decoded text in the middle of a sequence,
+  // before broken UTF-8 is repaired: byte-level characters mapped back to
+  // their bytes ("Ġhi" is " hi"; a token may hold part of a character), "▁"
+  // as a space, a byte piece as its byte, a non-special added token as its
+  // text. Empty for control, unknown and unused ids. What a grammar matches
+  // the vocabulary against. Throws std::out_of_range for an id outside the
+  // vocabulary.
+  std::string token_bytes(std::int32_t id) const;
 
   // One line for `quire-cli inspect`: "tokenizer.json, BPE (byte-level),
   // 128256 tokens, 256 added (special 256)".

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <stdexcept>
+#include <string_view>
+
+namespace quire::engine::grammar {
+
+// A JSON schema that cannot be turned into a grammar: a keyword the compiler
+// cannot enforce (named in the message, with where it stands in the schema),
+// a schema no value can satisfy, a broken $ref. Nothing is ever silently
+// ignored: a keyword is either enforced, an annotation (title, description,
+// default, examples, ...) or refused with this error.
+class GrammarError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct CompileOptions {
+  // Whitespace bytes (space, tab, newline, carriage return) allowed at each
+  // place JSON allows whitespace inside a value: after "{", "[", ":" and ",",
+  // and before ":", ",", "}" and "]". None before or after the whole value.
+  // Bounded, so that constrained generation cannot spin on whitespace.
+  int max_whitespace = 1;
+};
+
+// A compiled grammar: an automaton over bytes with calls (a recursive state
+// machine), immutable once built and safe to share between threads and
+// requests. Matchers (TokenMatcher) keep their own state.
+class Grammar;
+
+// JSON Schema (draft 2020-12 and draft 7 spellings) to a grammar of the JSON
+// texts that satisfy it. Enforced: type (also as a list), properties,
+// required, additionalProperties (false, true or a schema), enum, const,
+// anyOf, oneOf (generated as anyOf), allOf with one member, items, prefixItems, minItems,
+// maxItems, minLength, maxLength, pattern (the regular subset: literals,
+// classes, groups, alternation, quantifiers, ^ and $), format (date, time,
+// date-time, uuid, email, uri, ipv4), minimum, maximum, exclusiveMinimum and exclusiveMaximum
+// (for integers any value; for numbers whole values, numbers then written
+// without an exponent), and $ref to "#", "#/$defs/..." and "#/definitions/...".
+// Generation produces a subset of the valid texts, always valid: properties
+// come in the schema's order, then (only with additionalProperties true or a
+// schema) other keys; numbers and strings are as JSON spells them, enum and
+// const values in their compact spelling. An absent additionalProperties
+// allows no keys beyond "properties", as OpenAI's strict mode reads it (an
+// object schema without "properties" allows any keys). oneOf is generated as
+// anyOf: an output may fit more than one alternative. Throws GrammarError.
+std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::json& schema,
+                                                   const CompileOptions& options = {});
+// The same from the schema's JSON text; text that is not JSON is a GrammarError.
+std::shared_ptr<const Grammar> compile_json_schema_text(std::string_view schema_text,
+                                                        const CompileOptions& options = {});
+// Any JSON object: response_format {"type": "json_object"}.
+std::shared_ptr<const Grammar> any_json_object_grammar(const CompileOptions& options = {});
+
+// Whether `text` is, as a whole, a text of the grammar. For tests and tools;
+// generation uses TokenMatcher.
+bool grammar_matches(const Grammar& grammar, std::string_view text);
+
+}  // namespace quire::engine::grammar

@@ -1,0 +1,60 @@
+#include "quire/engine/grammar/grammar.h"
+
+#include <nlohmann/json.hpp>
+
+#include "grammar_impl.h"
+#include "schema_compiler.h"
+#include "state_space.h"
+
+namespace quire::engine::grammar {
+namespace {
+
+std::shared_ptr<const Grammar> compile(const SchemaJson& schema, const CompileOptions& options) {
+  try {
+    SchemaCompiler compiler(schema, options);
+    return std::make_shared<const Grammar>(compiler.compile());
+  } catch (const SchemaJson::exception& error) {
+    // Text nlohmann cannot write back out, such as strings that are not UTF-8.
+    throw GrammarError(std::string("the schema holds a value that cannot be used: ") +
+                       error.what());
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::json& schema,
+                                                   const CompileOptions& options) {
+  // Key order is the order properties are generated in; nlohmann::json has
+  // already sorted it, so prefer compile_json_schema_text where order matters.
+  return compile(SchemaJson::parse(schema.dump()), options);
+}
+
+std::shared_ptr<const Grammar> compile_json_schema_text(std::string_view schema_text,
+                                                        const CompileOptions& options) {
+  SchemaJson schema;
+  try {
+    schema = SchemaJson::parse(schema_text);
+  } catch (const SchemaJson::exception& error) {
+    // parse_error, and out_of_range for a number too large for a double.
+    throw GrammarError(std::string("the schema is not valid JSON: ") + error.what());
+  }
+  return compile(schema, options);
+}
+
+std::shared_ptr<const Grammar> any_json_object_grammar(const CompileOptions& options) {
+  const SchemaJson unused = SchemaJson::object();
+  SchemaCompiler compiler(unused, options);
+  return std::make_shared<const Grammar>(compiler.compile_any_object());
+}
+
+bool grammar_matches(const Grammar& grammar, std::string_view text) {
+  StateSpace space(grammar.automaton());
+  StateId state = space.initial();
+  for (const char c : text) {
+    state = space.next(state, static_cast<std::uint8_t>(c));
+    if (state == kDeadState) return false;
+  }
+  return space.accepting(state);
+}
+
+}  // namespace quire::engine::grammar
