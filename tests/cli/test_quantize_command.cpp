@@ -19,30 +19,17 @@
 
 namespace {
 
+using cli_test::file_bytes;
+using cli_test::json_file;
+using cli_test::relative_logit_error;
 using cli_test::Run;
 using cli_test::run_cli;
-
-QByteArray file_bytes(const QString& path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
-
-QJsonObject json_file(const QString& path) {
-  return QJsonDocument::fromJson(file_bytes(path)).object();
-}
 
 const QString kTokens = QStringLiteral("1,17,290,33,401,64,128,5,77,300");
 
 // The last position's logits.
 std::vector<double> logits_of(const QString& dir) {
-  const Run run = run_cli({QStringLiteral("logits"), dir, QStringLiteral("--tokens"), kTokens});
-  if (run.exit_code != 0) return {};
-  const QJsonArray row =
-      QJsonDocument::fromJson(run.out).object()[u"logits"].toArray().first().toArray();
-  std::vector<double> values;
-  for (const QJsonValue value : row)
-    values.push_back(value.toDouble());
-  return values;
+  return cli_test::last_logits(dir, kTokens);
 }
 
 double max_abs(const std::vector<double>& values) {
@@ -50,14 +37,6 @@ double max_abs(const std::vector<double>& values) {
   for (const double value : values)
     largest = std::max(largest, std::abs(value));
   return largest;
-}
-
-// The largest difference, relative to the largest FP16 logit.
-double relative_error(const std::vector<double>& reference, const std::vector<double>& other) {
-  double largest = 0.0;
-  for (std::size_t i = 0; i < reference.size(); ++i)
-    largest = std::max(largest, std::abs(reference[i] - other[i]));
-  return largest / max_abs(reference);
 }
 
 }  // namespace
@@ -155,9 +134,9 @@ class QuantizeCommandTest : public QObject {
     // difference relative to the largest FP16 logit is 0.013 at 8 bits, 0.23
     // at 4.0 and 0.61 at 3.0. The bounds leave room for other seeds and
     // compilers, and the order must hold: more bits, closer logits.
-    const double error8 = relative_error(reference, logits8);
-    const double error4 = relative_error(reference, logits4);
-    const double error3 = relative_error(reference, logits3);
+    const double error8 = relative_logit_error(reference, logits8);
+    const double error4 = relative_logit_error(reference, logits4);
+    const double error3 = relative_logit_error(reference, logits3);
     const QString errors =
         QStringLiteral("8 bits %1, 4.0 bits %2, 3.0 bits %3").arg(error8).arg(error4).arg(error3);
     QVERIFY2(error8 < 0.03, qPrintable(errors));

@@ -21,39 +21,16 @@
 
 namespace {
 
+using cli_test::file_bytes;
+using cli_test::json_file;
+using cli_test::relative_logit_error;
 using cli_test::Run;
 using cli_test::run_cli;
 
-QByteArray file_bytes(const QString& path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
-}
+const QString kTokens = QStringLiteral("1,17,290,33,101,64,128,5,77,300");
 
-QJsonObject json_file(const QString& path) {
-  return QJsonDocument::fromJson(file_bytes(path)).object();
-}
-
-// The last position's logits.
 std::vector<double> logits_of(const QString& dir) {
-  const Run run = run_cli({QStringLiteral("logits"), dir, QStringLiteral("--tokens"),
-                           QStringLiteral("1,17,290,33,101,64,128,5,77,300")});
-  if (run.exit_code != 0) return {};
-  const QJsonArray row =
-      QJsonDocument::fromJson(run.out).object()[u"logits"].toArray().first().toArray();
-  std::vector<double> values;
-  for (const QJsonValue value : row)
-    values.push_back(value.toDouble());
-  return values;
-}
-
-// The largest difference, relative to the largest FP16 logit.
-double relative_error(const std::vector<double>& reference, const std::vector<double>& other) {
-  double largest = 0.0, difference = 0.0;
-  for (std::size_t i = 0; i < reference.size(); ++i) {
-    largest = std::max(largest, std::abs(reference[i]));
-    difference = std::max(difference, std::abs(reference[i] - other[i]));
-  }
-  return difference / largest;
+  return cli_test::last_logits(dir, kTokens);
 }
 
 }  // namespace
@@ -166,7 +143,7 @@ class QuantizeExl3CommandTest : public QObject {
   void logitsStayCloseToTheFp16Model() {
     const std::vector<double> reference = logits_of(fp16_);
     QCOMPARE(reference.size(), std::size_t{320});
-    const double calibrated = relative_error(reference, logits_of(calibrated_));
+    const double calibrated = relative_logit_error(reference, logits_of(calibrated_));
     QVERIFY2(calibrated < 0.3, qPrintable(QString::number(calibrated)));
 
     // MCG at 4 bits, the tied embeddings as the head, output scales.
@@ -184,7 +161,7 @@ class QuantizeExl3CommandTest : public QObject {
     QCOMPARE(quantization[u"bits"].toDouble(), 4.0);
     QVERIFY(!quantization.contains(QStringLiteral("calibration")));
     QVERIFY(run.err.contains(QStringLiteral("output scales")));
-    const double error = relative_error(logits_of(tied_), logits_of(mcg));
+    const double error = relative_logit_error(logits_of(tied_), logits_of(mcg));
     QVERIFY2(error < 0.06, qPrintable(QString::number(error)));
   }
 

@@ -21,35 +21,16 @@
 
 namespace {
 
+using cli_test::file_bytes;
+using cli_test::json_file;
+using cli_test::relative_logit_error;
 using cli_test::Run;
 using cli_test::run_cli;
 
-QJsonObject json_file(const QString& path) {
-  QFile file(path);
-  return file.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(file.readAll()).object()
-                                        : QJsonObject();
-}
+const QString kTokens = QStringLiteral("1,17,290,33,101,64,128,5,77,300");
 
 std::vector<double> logits_of(const QString& dir) {
-  const Run run = run_cli({QStringLiteral("logits"), dir, QStringLiteral("--tokens"),
-                           QStringLiteral("1,17,290,33,101,64,128,5,77,300")});
-  if (run.exit_code != 0) return {};
-  const QJsonArray row =
-      QJsonDocument::fromJson(run.out).object()[u"logits"].toArray().first().toArray();
-  std::vector<double> values;
-  for (const QJsonValue value : row)
-    values.push_back(value.toDouble());
-  return values;
-}
-
-double relative_error(const std::vector<double>& reference, const std::vector<double>& other) {
-  if (other.size() != reference.size()) return 1e9;
-  double largest = 0.0, difference = 0.0;
-  for (std::size_t i = 0; i < reference.size(); ++i) {
-    largest = std::max(largest, std::abs(reference[i]));
-    difference = std::max(difference, std::abs(reference[i] - other[i]));
-  }
-  return difference / largest;
+  return cli_test::last_logits(dir, kTokens);
 }
 
 }  // namespace
@@ -160,7 +141,7 @@ class QuantizeIntegerCommandTest : public QObject {
       QCOMPARE(projection[u"act_order"].toBool(), actorder);
     }
 
-    const double error = relative_error(logits_of(fp16_), logits_of(out));
+    const double error = relative_logit_error(logits_of(fp16_), logits_of(out));
     QVERIFY2(error < largestError, qPrintable(QString::number(error)));
   }
 

@@ -52,7 +52,10 @@ std::vector<double> ldl_feedback(std::vector<double> hessian, std::int64_t size,
   for (int attempt = 0; !cholesky(factor, size); ++attempt) {
     if (attempt == 10) {
       throw std::runtime_error(
-          "EXL3 quantizer: the calibration Hessian is not positive definite, even with damping");
+          "EXL3 quantizer: the calibration inputs do not determine the layer's weights (their "
+          "Hessian "
+          "is not positive definite, even with damping); give a longer or more varied calibration "
+          "text, or quantize without --calibration");
     }
     for (std::int64_t i = 0; i < size; ++i)
       hessian[std::size_t(i * size + i)] += 2.0 * damping * mean;

@@ -27,7 +27,8 @@ std::vector<double> inverse_upper_factor(std::vector<double> hessian, std::int64
   for (int attempt = 0; !detail::cholesky(factor, size); ++attempt) {
     if (attempt == 10) {
       throw std::runtime_error(
-          "GPTQ: the calibration Hessian is not positive definite, even with damping");
+          "GPTQ: the calibration inputs do not determine the layer's weights (their Hessian is not "
+          "positive definite, even with damping); give a longer or more varied calibration text");
     }
     for (std::int64_t i = 0; i < size; ++i)
       hessian[std::size_t(i * size + i)] += step;
@@ -35,7 +36,9 @@ std::vector<double> inverse_upper_factor(std::vector<double> hessian, std::int64
   }
   std::vector<double> inverse = detail::inverse_from_cholesky(factor, size);
   if (!detail::cholesky(inverse, size)) {
-    throw std::runtime_error("GPTQ: the inverse Hessian lost positive definiteness to rounding");
+    throw std::runtime_error(
+        "GPTQ: the calibration inputs are too nearly dependent for the inverse of their Hessian; "
+        "give a longer or more varied calibration text");
   }
   // The lower factor C of H^-1 is in the lower triangle; U = C^T.
   std::vector<double> upper(inverse.size(), 0.0);
