@@ -23,4 +23,15 @@ std::string model_error_message(const std::function<void()>& describe) {
   return {};
 }
 
+const engine::formats::NamedTensor* find_tensor(
+    const std::vector<engine::formats::NamedTensor>& tensors, const std::string& suffix) {
+  for (const engine::formats::NamedTensor& tensor : tensors)
+    if (tensor.suffix == suffix) return &tensor;
+  return nullptr;
+}
+
+engine::formats::TensorView view_of(const engine::formats::NamedTensor& tensor) {
+  return {tensor.dtype, tensor.shape, tensor.bytes};
+}
+
 }  // namespace quire::test

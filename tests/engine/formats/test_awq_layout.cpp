@@ -17,21 +17,15 @@ using namespace quire::engine::formats;
 using quire::kernels::DType;
 using quire::test::kLayerKey;
 
-namespace {
+using quire::test::bytes_of;
+using quire::test::view_of;
 
-template <typename T>
-std::span<const std::byte> bytes_of(const std::vector<T>& values) {
-  return std::as_bytes(std::span<const T>(values));
-}
+namespace {
 
 const NamedTensor& named(const std::vector<NamedTensor>& tensors, const std::string& suffix) {
   for (const NamedTensor& tensor : tensors)
     if (tensor.suffix == suffix) return tensor;
   throw std::out_of_range(suffix);
-}
-
-TensorView view_of(const NamedTensor& tensor) {
-  return {tensor.dtype, tensor.shape, tensor.bytes};
 }
 
 AwqTensors views_of(const std::vector<NamedTensor>& tensors) {

@@ -21,6 +21,10 @@
 using namespace quire::engine::formats;
 using quire::test::kLayerKey;
 
+using quire::test::bytes_of;
+using quire::test::find_tensor;
+using quire::test::view_of;
+
 namespace {
 
 constexpr std::int64_t kOut = 24;
@@ -44,24 +48,18 @@ std::vector<double> correlated_hessian(std::int64_t inputs) {
   return hessian;
 }
 
-const NamedTensor* find(const std::vector<NamedTensor>& tensors, const std::string& suffix) {
-  for (const NamedTensor& tensor : tensors)
-    if (tensor.suffix == suffix) return &tensor;
-  return nullptr;
-}
-
 // The layer as the model reader sees it, dequantized by the CPU kernels.
 std::vector<float> read_back(const std::vector<NamedTensor>& tensors, const IntQuantizeOptions& o) {
   const auto view = [&](const char* suffix) {
-    const NamedTensor* tensor = find(tensors, suffix);
+    const NamedTensor* tensor = find_tensor(tensors, suffix);
     return TensorView{tensor->dtype, tensor->shape, tensor->bytes};
   };
   PackQuantizedTensors t;
   t.weight_packed = view("weight_packed");
   t.weight_scale = view("weight_scale");
   t.weight_shape = view("weight_shape");
-  if (find(tensors, "weight_zero_point")) t.weight_zero_point = view("weight_zero_point");
-  if (find(tensors, "weight_g_idx")) t.weight_g_idx = view("weight_g_idx");
+  if (find_tensor(tensors, "weight_zero_point")) t.weight_zero_point = view("weight_zero_point");
+  if (find_tensor(tensors, "weight_g_idx")) t.weight_g_idx = view("weight_g_idx");
   PackQuantizedScheme scheme;
   scheme.bits = o.bits;
   scheme.symmetric = o.symmetric;

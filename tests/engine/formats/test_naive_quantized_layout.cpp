@@ -20,30 +20,20 @@ using quire::kernels::DType;
 using quire::test::kLayerKey;
 using Strategy = NaiveQuantizedScheme::Strategy;
 
+using quire::test::bytes_of;
+using quire::test::find_tensor;
+using quire::test::view_of;
+
 namespace {
-
-template <typename T>
-std::span<const std::byte> bytes_of(const std::vector<T>& values) {
-  return std::as_bytes(std::span<const T>(values));
-}
-
-const NamedTensor* find(const std::vector<NamedTensor>& tensors, const std::string& suffix) {
-  for (const NamedTensor& tensor : tensors)
-    if (tensor.suffix == suffix) return &tensor;
-  return nullptr;
-}
-
-TensorView view_of(const NamedTensor& tensor) {
-  return {tensor.dtype, tensor.shape, tensor.bytes};
-}
 
 NaiveQuantizedTensors views_of(const std::vector<NamedTensor>& tensors) {
   NaiveQuantizedTensors t;
-  t.weight = view_of(*find(tensors, "weight"));
-  t.weight_scale = view_of(*find(tensors, "weight_scale"));
-  if (const NamedTensor* zero = find(tensors, "weight_zero_point"))
+  t.weight = view_of(*find_tensor(tensors, "weight"));
+  t.weight_scale = view_of(*find_tensor(tensors, "weight_scale"));
+  if (const NamedTensor* zero = find_tensor(tensors, "weight_zero_point"))
     t.weight_zero_point = view_of(*zero);
-  if (const NamedTensor* g_idx = find(tensors, "weight_g_idx")) t.weight_g_idx = view_of(*g_idx);
+  if (const NamedTensor* g_idx = find_tensor(tensors, "weight_g_idx"))
+    t.weight_g_idx = view_of(*g_idx);
   return t;
 }
 
@@ -218,14 +208,14 @@ class NaiveQuantizedLayoutTest : public QObject {
     options.symmetric = symmetric;
     options.group_size = groupSize;
     const std::vector<NamedTensor> encoded = quantize_naive_int8(w, outputs, inputs, options);
-    QCOMPARE(find(encoded, "weight")->dtype, DType::I8);
+    QCOMPARE(find_tensor(encoded, "weight")->dtype, DType::I8);
     const NaiveQuantizedTensors tensors = views_of(encoded);
     const GptqLayout layout = describe_naive_quantized(
         kLayerKey, tensors,
         scheme_of(groupSize == 0 ? Strategy::channel : Strategy::group, symmetric, groupSize));
     const std::vector<float> dense = dequantized(layout, tensors);
     const std::int64_t groups = groupSize == 0 ? 1 : inputs / groupSize;
-    const NamedTensor& scales = *find(encoded, "weight_scale");
+    const NamedTensor& scales = *find_tensor(encoded, "weight_scale");
     for (std::int64_t n = 0; n < outputs; ++n) {
       for (std::int64_t k = 0; k < inputs; ++k) {
         std::uint16_t bits = 0;

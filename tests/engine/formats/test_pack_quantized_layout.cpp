@@ -19,31 +19,21 @@ using namespace quire::engine::formats;
 using quire::kernels::DType;
 using quire::test::kLayerKey;
 
+using quire::test::bytes_of;
+using quire::test::find_tensor;
+using quire::test::view_of;
+
 namespace {
-
-template <typename T>
-std::span<const std::byte> bytes_of(const std::vector<T>& values) {
-  return std::as_bytes(std::span<const T>(values));
-}
-
-const NamedTensor* find(const std::vector<NamedTensor>& tensors, const std::string& suffix) {
-  for (const NamedTensor& tensor : tensors)
-    if (tensor.suffix == suffix) return &tensor;
-  return nullptr;
-}
-
-TensorView view_of(const NamedTensor& tensor) {
-  return {tensor.dtype, tensor.shape, tensor.bytes};
-}
 
 PackQuantizedTensors views_of(const std::vector<NamedTensor>& tensors) {
   PackQuantizedTensors t;
-  t.weight_packed = view_of(*find(tensors, "weight_packed"));
-  t.weight_scale = view_of(*find(tensors, "weight_scale"));
-  t.weight_shape = view_of(*find(tensors, "weight_shape"));
-  if (const NamedTensor* zero = find(tensors, "weight_zero_point"))
+  t.weight_packed = view_of(*find_tensor(tensors, "weight_packed"));
+  t.weight_scale = view_of(*find_tensor(tensors, "weight_scale"));
+  t.weight_shape = view_of(*find_tensor(tensors, "weight_shape"));
+  if (const NamedTensor* zero = find_tensor(tensors, "weight_zero_point"))
     t.weight_zero_point = view_of(*zero);
-  if (const NamedTensor* g_idx = find(tensors, "weight_g_idx")) t.weight_g_idx = view_of(*g_idx);
+  if (const NamedTensor* g_idx = find_tensor(tensors, "weight_g_idx"))
+    t.weight_g_idx = view_of(*g_idx);
   return t;
 }
 
@@ -100,7 +90,7 @@ std::unique_ptr<Broken> broken(const QByteArray& change) {
   b->scheme.group_actorder = true;
   PackQuantizedTensors& t = b->tensors;
   t = views_of(b->encoded);
-  const NamedTensor& g_idx = *find(b->encoded, "weight_g_idx");
+  const NamedTensor& g_idx = *find_tensor(b->encoded, "weight_g_idx");
   b->indices.resize(128);
   std::memcpy(b->indices.data(), g_idx.bytes.data(), 128 * 4);
   if (change == "3 bits") b->scheme.bits = 3;
@@ -317,9 +307,9 @@ class PackQuantizedLayoutTest : public QObject {
     options.group_size = groupSize;
     if (actorder) options.actorder_seed = 4;
     const std::vector<NamedTensor> encoded = quantize_pack_quantized(w, outputs, inputs, options);
-    QCOMPARE(find(encoded, "weight_zero_point") == nullptr, symmetric);
-    QCOMPARE(find(encoded, "weight_g_idx") != nullptr, actorder);
-    QCOMPARE(find(encoded, "weight_shape")->dtype, DType::I64);
+    QCOMPARE(find_tensor(encoded, "weight_zero_point") == nullptr, symmetric);
+    QCOMPARE(find_tensor(encoded, "weight_g_idx") != nullptr, actorder);
+    QCOMPARE(find_tensor(encoded, "weight_shape")->dtype, DType::I64);
     const PackQuantizedTensors tensors = views_of(encoded);
     PackQuantizedScheme scheme = scheme_of(bits, symmetric, groupSize);
     scheme.group_actorder = actorder;
@@ -332,7 +322,7 @@ class PackQuantizedLayoutTest : public QObject {
       for (std::int64_t k = 0; k < inputs; ++k) {
         const std::int64_t g = actorder ? layout.g_idx[std::size_t(k)] : k * groups / inputs;
         const double scale =
-            scale_value(*find(encoded, "weight_scale"), std::size_t(n * groups + g));
+            scale_value(*find_tensor(encoded, "weight_scale"), std::size_t(n * groups + g));
         const std::size_t at = std::size_t(n * inputs + k);
         const double bound = scale * (0.5 + double((1 << bits) - 1) / 256.0);
         QVERIFY2(std::fabs(double(w[at]) - double(dense[at])) <= bound,
