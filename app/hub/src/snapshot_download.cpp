@@ -1,5 +1,9 @@
 #include "quire/hub/snapshot_download.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <QStorageInfo>
 #include <filesystem>
 
@@ -27,6 +31,33 @@ QString human_size(qint64 bytes) {
 }
 
 }  // namespace
+
+void discard_partials(const HubCache& cache, const std::string& repo,
+                      const std::vector<std::string>& etags) {
+  for (const std::string& etag : etags) {
+    fs::path partial;
+    fs::path lock;
+    try {
+      partial = cache.incomplete_path(repo, etag);
+      lock = cache.lock_path(repo, etag);
+    } catch (const HubProtocolError&) {
+      continue;
+    }
+    std::error_code error;
+    if (!fs::exists(partial, error)) continue;
+    // The lock huggingface_hub and FileDownload take while they write.
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      continue;
+    }
+    fs::remove(partial, error);
+    if (fd >= 0) {
+      ::flock(fd, LOCK_UN);
+      ::close(fd);
+    }
+  }
+}
 
 SnapshotDownload::SnapshotDownload(HubClient* client, HubCache cache, SnapshotRequest request,
                                    SnapshotOptions options, QObject* parent)
@@ -224,8 +255,26 @@ void SnapshotDownload::cancel() {
     download->cancel();
     download->deleteLater();
   }
+  std::vector<std::string> etags;
+  for (const RepoFile& file : waiting_)
+    etags.push_back(file.etag());
+  discard_partials(cache_, request_.repo.toStdString(), etags);
   waiting_.clear();
   emit failed(QStringLiteral("Cancelled."));
+}
+
+void SnapshotDownload::pause() {
+  if (over_) return;
+  over_ = true;
+  const QList<FileDownload*> running = running_;
+  running_.clear();
+  for (FileDownload* download : running) {
+    download->disconnect(this);
+    download->stop();
+    download->deleteLater();
+  }
+  waiting_.clear();
+  emit paused();
 }
 
 }  // namespace quire::hub

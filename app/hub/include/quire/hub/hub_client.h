@@ -59,6 +59,8 @@ class HubClient : public QObject {
   ~HubClient() override;
 
   const HubSettings& settings() const { return settings_; }
+  // A token that arrived later (the keyring answers after the client is made).
+  void setToken(const std::string& token) { settings_.token = token; }
   void setRetryPolicy(const RetryPolicy& policy) { retry_ = policy; }
   const RetryPolicy& retryPolicy() const { return retry_; }
   QNetworkAccessManager* network() const { return network_; }

@@ -12,6 +12,8 @@
 #include <QString>
 #include <functional>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "quire/hub/file_download.h"
 #include "quire/hub/file_filter.h"
@@ -21,6 +23,11 @@
 namespace quire::hub {
 
 class HubClient;
+
+// Removes the partial files (blobs/<etag>.incomplete) of `etags`, except
+// those another download holds locked.
+void discard_partials(const HubCache& cache, const std::string& repo,
+                      const std::vector<std::string>& etags);
 
 struct SnapshotRequest {
   QString repo;                               // org/name
@@ -51,14 +58,19 @@ class SnapshotDownload : public QObject {
   ~SnapshotDownload() override;
 
   void start();
-  // Stops every transfer; the partial files are removed.
+  // Stops every transfer; the partial files are removed, those of files not
+  // started in this run (left by an earlier, paused one) too.
   void cancel();
+  // Stops every transfer and keeps the partial files: a later download of
+  // the same request resumes them, in this run of the program or the next.
+  void pause();
 
   const SnapshotProgress& progress() const { return progress_; }
   // The files chosen, once the file list has arrived.
   const std::vector<RepoFile>& files() const { return files_; }
 
  signals:
+  void paused();
   void progressed(const quire::hub::SnapshotProgress& progress);
   void note(const QString& text);
   void finished(const QString& snapshot_folder);
