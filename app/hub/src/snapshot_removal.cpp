@@ -170,6 +170,85 @@ std::set<std::string> blobs_linked_from(const fs::path& snapshot, const fs::path
   return names;
 }
 
+// Deletes every ref naming `hash`, and the folders of refs/pr/N left empty;
+// refs/ itself stays (Hugging Face's JavaScript client expects it).
+void remove_refs_naming(const CacheEraser& eraser, const fs::path& refs, const std::string& hash) {
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(refs, error))) return;
+  eraser.require_own_folder(refs);
+  std::vector<fs::path> named;
+  std::vector<fs::path> folders;
+  for (fs::recursive_directory_iterator it(refs, error), end; !error && it != end;
+       it.increment(error)) {
+    std::error_code entry_error;
+    const fs::file_status status = it->symlink_status(entry_error);
+    if (fs::is_directory(status)) folders.push_back(it->path());
+    if (fs::is_regular_file(status) && trimmed_file(it->path()) == hash)
+      named.push_back(it->path());
+  }
+  for (const fs::path& ref : named)
+    eraser.erase(ref);
+  std::sort(folders.rbegin(), folders.rend());  // the deepest first
+  for (const fs::path& folder : folders)
+    if (fs::is_empty(folder, error)) eraser.erase(folder);
+}
+
+// Deletes the blobs of `used` that no other snapshot still links to, and
+// their partial downloads unless a download holds their lock.
+void remove_unused_blobs(const CacheEraser& eraser, const fs::path& blobs, const fs::path& locks,
+                         const std::set<std::string>& used, const std::set<std::string>& still_used,
+                         SnapshotRemoval& removal) {
+  std::error_code error;
+  for (const std::string& name : used) {
+    if (still_used.contains(name)) {
+      ++removal.blobs_kept;
+      continue;
+    }
+    const fs::path blob = blobs / name;
+    if (fs::exists(fs::symlink_status(blob, error))) {
+      removal.freed_bytes += eraser.erase(blob);
+      ++removal.blobs_removed;
+    }
+    std::vector<fs::path> partials;
+    for (fs::directory_iterator it(blobs, error), end; !error && it != end; it.increment(error))
+      if (is_partial_of(it->path().filename().string(), name)) partials.push_back(it->path());
+    for (const fs::path& partial : partials) {
+      const DownloadLockProbe lock(locks / (name + ".lock"));
+      if (!lock.busy()) removal.freed_bytes += eraser.erase(partial);
+    }
+  }
+}
+
+// Once no snapshot is left, the repository's folder and its lock folder go,
+// with any blob no snapshot named any more (left by an interrupted removal);
+// unless a download is writing into it: one of its locks is held, or the
+// locks cannot be read.
+void remove_repo_when_empty(const CacheEraser& eraser, const fs::path& repo_folder,
+                            const fs::path& locks, SnapshotRemoval& removal) {
+  std::error_code error;
+  if (!fs::is_empty(repo_folder / "snapshots", error) || error) return;
+  std::vector<DownloadLockProbe> held;
+  if (fs::exists(fs::symlink_status(locks, error))) {
+    eraser.require_own_folder(locks);
+    for (fs::directory_iterator it(locks, error), end; !error && it != end; it.increment(error)) {
+      held.emplace_back(it->path());
+      if (held.back().busy()) return;
+    }
+    if (error) return;
+  }
+  const fs::path blobs = repo_folder / "blobs";
+  if (is_own_folder(blobs)) {
+    for (fs::directory_iterator it(blobs, error), end; !error && it != end; it.increment(error)) {
+      std::error_code entry_error;
+      if (!fs::is_regular_file(it->symlink_status(entry_error))) continue;
+      removal.freed_bytes += CacheEraser::size_of(it->path());
+      if (!it->path().filename().string().ends_with(".incomplete")) ++removal.blobs_removed;
+    }
+  }
+  eraser.erase(repo_folder);
+  eraser.erase(locks);
+}
+
 }  // namespace
 
 SnapshotRemoval HubCache::remove_snapshot(std::string_view repo_id, std::string_view commit) const {
@@ -193,13 +272,13 @@ SnapshotRemoval HubCache::remove_snapshot(std::string_view repo_id, std::string_
   eraser.require_own_folder(repo_folder);
   eraser.require_own_folder(snapshots);
   eraser.require_own_folder(snapshot);
-  const bool has_blobs = fs::exists(fs::symlink_status(blobs, error));
-  if (has_blobs) eraser.require_own_folder(blobs);
+  if (fs::exists(fs::symlink_status(blobs, error))) eraser.require_own_folder(blobs);
 
   // What the snapshot links to, and what the others still do.
   SnapshotRemoval removal;
-  const std::set<std::string> used =
-      has_blobs ? blobs_linked_from(snapshot, blobs, removal.freed_bytes) : std::set<std::string>{};
+  // Without blobs/ (huggingface_hub's degraded mode) the snapshot holds
+  // copies, which are counted all the same.
+  const std::set<std::string> used = blobs_linked_from(snapshot, blobs, removal.freed_bytes);
   std::set<std::string> still_used;
   std::int64_t ignored = 0;
   for (fs::directory_iterator it(snapshots, error), end; !error && it != end; it.increment(error)) {
@@ -214,72 +293,9 @@ SnapshotRemoval HubCache::remove_snapshot(std::string_view repo_id, std::string_
   // the commit lacks, and its cached file list.
   eraser.erase(repo_folder / ".no_exist" / hash);
   eraser.erase(repo_folder / "trees" / (hash + ".json"));
-
-  // Every ref naming the commit; the folders of refs/pr/N left empty go too,
-  // refs/ itself stays (Hugging Face's JavaScript client expects it).
-  const fs::path refs = repo_folder / "refs";
-  if (fs::exists(fs::symlink_status(refs, error))) {
-    eraser.require_own_folder(refs);
-    std::vector<fs::path> named;
-    std::vector<fs::path> folders;
-    for (fs::recursive_directory_iterator it(refs, error), end; !error && it != end;
-         it.increment(error)) {
-      std::error_code entry_error;
-      const fs::file_status status = it->symlink_status(entry_error);
-      if (fs::is_directory(status)) folders.push_back(it->path());
-      if (fs::is_regular_file(status) && trimmed_file(it->path()) == hash)
-        named.push_back(it->path());
-    }
-    for (const fs::path& ref : named)
-      eraser.erase(ref);
-    std::sort(folders.rbegin(), folders.rend());  // the deepest first
-    for (const fs::path& folder : folders)
-      if (fs::is_empty(folder, error)) eraser.erase(folder);
-  }
-
-  // The snapshot's blobs that no other snapshot links to, and their partial
-  // downloads unless a download holds their lock.
-  for (const std::string& name : used) {
-    if (still_used.contains(name)) {
-      ++removal.blobs_kept;
-      continue;
-    }
-    const fs::path blob = blobs / name;
-    if (fs::exists(fs::symlink_status(blob, error))) {
-      removal.freed_bytes += eraser.erase(blob);
-      ++removal.blobs_removed;
-    }
-    std::vector<fs::path> partials;
-    for (fs::directory_iterator it(blobs, error), end; !error && it != end; it.increment(error))
-      if (is_partial_of(it->path().filename().string(), name)) partials.push_back(it->path());
-    for (const fs::path& partial : partials) {
-      const DownloadLockProbe lock(locks / (name + ".lock"));
-      if (!lock.busy()) removal.freed_bytes += eraser.erase(partial);
-    }
-  }
-
-  // The last snapshot gone: the repository's folders go too, unless a
-  // download is writing into it (one of its locks is held).
-  if (!fs::is_empty(snapshots, error) || error) return removal;
-  std::vector<DownloadLockProbe> held;
-  if (fs::exists(fs::symlink_status(locks, error))) {
-    eraser.require_own_folder(locks);
-    for (fs::directory_iterator it(locks, error), end; !error && it != end; it.increment(error)) {
-      held.emplace_back(it->path());
-      if (held.back().busy()) return removal;
-    }
-  }
-  if (has_blobs) {
-    // Blobs no snapshot named any more (left by an earlier, interrupted removal).
-    for (fs::directory_iterator it(blobs, error), end; !error && it != end; it.increment(error)) {
-      std::error_code entry_error;
-      if (!fs::is_regular_file(it->symlink_status(entry_error))) continue;
-      removal.freed_bytes += CacheEraser::size_of(it->path());
-      if (!it->path().filename().string().ends_with(".incomplete")) ++removal.blobs_removed;
-    }
-  }
-  eraser.erase(repo_folder);
-  eraser.erase(locks);
+  remove_refs_naming(eraser, repo_folder / "refs", hash);
+  remove_unused_blobs(eraser, blobs, locks, used, still_used, removal);
+  remove_repo_when_empty(eraser, repo_folder, locks, removal);
   return removal;
 }
 

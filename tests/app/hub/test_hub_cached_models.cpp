@@ -309,6 +309,14 @@ class HubCachedModelsTest : public QObject {
     QCOMPARE(removal.blobs_removed, 2);
     QCOMPARE(removal.freed_bytes, std::int64_t{2 * 1100});
     QVERIFY(!exists_here(cache.repo_dir("org/copied")));
+
+    // huggingface_hub's degraded mode: copies and no blobs/ at all.
+    write_bytes(cache.snapshot_dir("org/plain", kMain) / "config.json", 30);
+    write_bytes(cache.snapshot_dir("org/plain", kMain) / "w.bin", 300);
+    const SnapshotRemoval plain = cache.remove_snapshot("org/plain", kMain);
+    QCOMPARE(plain.blobs_removed, 0);
+    QCOMPARE(plain.freed_bytes, std::int64_t{330});
+    QVERIFY(!exists_here(cache.repo_dir("org/plain")));
   }
 
   void refusesBadNamesBeforeTouchingTheDisk_data() {
