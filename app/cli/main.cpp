@@ -14,6 +14,7 @@
 #include "hub_commands.h"
 #include "make_model_command.h"
 #include "model_commands.h"
+#include "models_command.h"
 #include "page_hashes_command.h"
 #include "quantize_command.h"
 #include "quire/engine/model_error.h"
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   quire::cli::add_devices_command(app, exit_code);
   quire::cli::add_serve_command(app, exit_code);
   quire::cli::add_hub_commands(app, exit_code);
+  quire::cli::add_models_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

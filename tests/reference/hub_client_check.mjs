@@ -4,7 +4,7 @@
 // answer is one JSON value on stdout.
 //
 //   node hub_client_check.mjs scan CACHE_DIR
-//       scanCacheDir: repositories, revisions, refs, files and warnings
+//       scanCacheDir: repositories, revisions, refs, sizes, files and warnings
 //   node hub_client_check.mjs download HUB_URL REPO REVISION CACHE_DIR
 //       snapshotDownload into CACHE_DIR: the snapshot folder
 //   node hub_client_check.mjs search HUB_URL QUERY
@@ -30,6 +30,7 @@ async function scan(cacheDir) {
         .map((revision) => ({
           commit: revision.commitOid,
           refs: [...revision.refs].sort(),
+          size: revision.size,
           files: revision.files
             .map((file) => ({
               name: relative(revision.path, file.path),

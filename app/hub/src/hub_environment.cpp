@@ -94,4 +94,15 @@ HubSettings resolve_hub_settings(const EnvironmentLookup& environment) {
   return settings;
 }
 
+std::filesystem::path default_quire_models_folder(const EnvironmentLookup& environment) {
+  // The XDG base directory rules ignore a relative XDG_DATA_HOME.
+  const auto data = non_empty(environment, "XDG_DATA_HOME");
+  const std::filesystem::path base =
+      data && std::filesystem::path(*data).is_absolute()
+          ? std::filesystem::path(*data)
+          : std::filesystem::path(non_empty(environment, "HOME").value_or(".")) / ".local" /
+                "share";
+  return base / "Quire" / "models";
+}
+
 }  // namespace quire::hub

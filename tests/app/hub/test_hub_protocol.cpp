@@ -247,6 +247,21 @@ class HubProtocolTest : public QObject {
     QVERIFY(!resolve_hub_settings(environment_of({{"HF_HUB_OFFLINE", "0"}})).offline);
   }
 
+  void findsQuiresModelsFolderAsXdgSays() {
+    QCOMPARE(default_quire_models_folder(environment_of({{"HOME", "/home/u"}})),
+             std::filesystem::path("/home/u/.local/share/Quire/models"));
+    QCOMPARE(default_quire_models_folder(
+                 environment_of({{"HOME", "/home/u"}, {"XDG_DATA_HOME", "/data/xdg"}})),
+             std::filesystem::path("/data/xdg/Quire/models"));
+    // The XDG rules ignore an empty or relative XDG_DATA_HOME.
+    QCOMPARE(default_quire_models_folder(
+                 environment_of({{"HOME", "/home/u"}, {"XDG_DATA_HOME", "relative"}})),
+             std::filesystem::path("/home/u/.local/share/Quire/models"));
+    QCOMPARE(
+        default_quire_models_folder(environment_of({{"HOME", "/home/u"}, {"XDG_DATA_HOME", ""}})),
+        std::filesystem::path("/home/u/.local/share/Quire/models"));
+  }
+
   void filtersPathsWithGlobs() {
     FileFilter everything;
     QVERIFY(everything.accepts("a/b.bin"));

@@ -1,7 +1,8 @@
 // Hugging Face's own JavaScript client (@huggingface/hub, pinned in
 // tests/reference) against the same fake Hub, and the cache shared both
-// ways: its scanCacheDir reads what Quire wrote without a warning, and what
-// its snapshotDownload wrote opens in Quire and is not downloaded again.
+// ways: its scanCacheDir reads what Quire wrote without a warning, also after
+// Quire removed a snapshot, and what its snapshotDownload wrote opens in
+// Quire and is not downloaded again.
 // Node.js and `npm ci --prefix tests/reference` (scripts/setup-debian.sh)
 // are needed; the test fails, saying so, without them.
 
@@ -16,6 +17,7 @@
 
 #include "fake_hub.h"
 #include "hub_test_support.h"
+#include "quire/hub/cached_models.h"
 #include "quire/hub/hub_reference.h"
 #include "test_main.h"
 
@@ -137,6 +139,73 @@ class HubReferenceClientTest : public QObject {
         QCOMPARE(file[QStringLiteral("size")].toInteger(), known->content.size());
       }
     }
+  }
+
+  void scanCacheDirAgreesAfterQuireRemovesASnapshot() {
+    FakeHub hub;
+    QVERIFY(hub.start());
+    const quire::test::FakeRepo repo = hub_test::sample_repo();
+    hub.addRepo(repo);
+    QTemporaryDir cache;
+    const HubSettings settings = hub_test::settings_for(hub, cache.path());
+    SnapshotRequest request;
+    request.repo = QStringLiteral("org/model");
+    QVERIFY(hub_test::run_download(settings, request).ok);
+    request.revision = QStringLiteral("4.0bpw");
+    QVERIFY(hub_test::run_download(settings, request).ok);
+    const quire::test::FakeBranch& main_branch = repo.branches[0];
+    const quire::test::FakeBranch& quant = repo.branches[1];
+
+    const HubCache quire_cache(cache.path().toStdString());
+    QCOMPARE(list_cached_models(quire_cache.root()).size(), std::size_t{2});
+    const SnapshotRemoval removal =
+        quire_cache.remove_snapshot("org/model", quant.commit.toStdString());
+    QCOMPARE(removal.blobs_removed, 2);
+    QCOMPARE(removal.blobs_kept, 0);
+    QCOMPARE(removal.freed_bytes, quant.files[0].content.size() + quant.files[1].content.size());
+
+    QString error;
+    QJsonObject scan = run_client({QStringLiteral("scan"), cache.path()}, &error).toObject();
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QCOMPARE(scan[QStringLiteral("warnings")].toArray(), QJsonArray());
+    const QJsonArray repos = scan[QStringLiteral("repos")].toArray();
+    QCOMPARE(repos.size(), 1);
+    const QJsonArray revisions = repos[0].toObject()[QStringLiteral("revisions")].toArray();
+    QCOMPARE(revisions.size(), 1);
+    const QJsonObject revision = revisions[0].toObject();
+    QCOMPARE(revision[QStringLiteral("commit")].toString(), main_branch.commit);
+    QCOMPARE(revision[QStringLiteral("refs")].toArray(), QJsonArray{QStringLiteral("main")});
+    // scanCacheDir sums the snapshot's top level; Quire's listing every file.
+    qint64 top_level = 0;
+    qint64 every_file = 0;
+    for (const quire::test::FakeFile& file : main_branch.files) {
+      every_file += file.content.size();
+      if (!file.path.contains(QLatin1Char('/'))) top_level += file.content.size();
+    }
+    QCOMPARE(revision[QStringLiteral("size")].toInteger(), top_level);
+    QCOMPARE(repos[0].toObject()[QStringLiteral("size")].toInteger(), top_level);
+    QCOMPARE(repos[0].toObject()[QStringLiteral("filesCount")].toInt(), 3);
+    const std::vector<CachedModel> left = list_cached_models(quire_cache.root());
+    QCOMPARE(left.size(), std::size_t{1});
+    QCOMPARE(QString::fromStdString(left[0].commit), main_branch.commit);
+    QCOMPARE(left[0].refs, std::vector<std::string>{"main"});
+    QCOMPARE(left[0].bytes, every_file);
+    // Every blob left is main's.
+    QCOMPARE(QDir(cache.path() + QStringLiteral("/models--org--model/blobs"))
+                 .entryList(QDir::Files | QDir::NoDotAndDotDot)
+                 .size(),
+             main_branch.files.size());
+
+    // The last snapshot: the repository is gone for both.
+    const SnapshotRemoval last =
+        quire_cache.remove_snapshot("org/model", main_branch.commit.toStdString());
+    QCOMPARE(last.blobs_removed, 4);
+    QCOMPARE(last.freed_bytes, every_file);
+    scan = run_client({QStringLiteral("scan"), cache.path()}, &error).toObject();
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QCOMPARE(scan[QStringLiteral("warnings")].toArray(), QJsonArray());
+    QCOMPARE(scan[QStringLiteral("repos")].toArray(), QJsonArray());
+    QVERIFY(list_cached_models(quire_cache.root()).empty());
   }
 
   void quireOpensWhatSnapshotDownloadWrote() {

@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 
+#include "quire/hub/cached_models.h"
+
 namespace quire::hub {
 
 // "org/name": letters, digits, '.', '_' and '-' in each half, no ".." or "--"
@@ -81,6 +83,16 @@ class HubCache {
   // True when `file` (in a snapshot) is a regular file, or a link whose
   // target, followed to the end, stays inside the cache's root.
   bool stays_inside(const std::filesystem::path& file) const;
+
+  // Deletes snapshots/<commit>, the refs naming it, the blobs no other
+  // snapshot of the repository links to (and their partial downloads, unless
+  // a download holds their lock), and the repository's folders once no
+  // snapshot is left and nothing in it is being downloaded
+  // (snapshot_removal.cpp). Throws HubProtocolError for a bad name before
+  // touching the disk, HubError when the snapshot is not there or cannot be
+  // deleted; nothing outside the cache's root is deleted, and no link is
+  // followed to delete what it leads to.
+  SnapshotRemoval remove_snapshot(std::string_view repo_id, std::string_view commit) const;
 
  private:
   std::filesystem::path root_;

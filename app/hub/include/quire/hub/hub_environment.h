@@ -37,4 +37,9 @@ struct HubSettings {
 // variable is set. An unreadable or missing token file means no token.
 HubSettings resolve_hub_settings(const EnvironmentLookup& environment);
 
+// Quire's own models folder, where models live that are not in the Hub's
+// cache: $XDG_DATA_HOME/Quire/models, else ~/.local/share/Quire/models.
+// quire-cli models and the app's "Get models" page both list it.
+std::filesystem::path default_quire_models_folder(const EnvironmentLookup& environment);
+
 }  // namespace quire::hub
