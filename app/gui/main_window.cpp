@@ -24,6 +24,7 @@
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
 #include "quire/ui/memory_panel.h"
+#include "quire/ui/model_hub_window.h"
 #include "quire/ui/server_panel.h"
 #include "quire/ui/settings_panel.h"
 #include "quire/ui/status_line.h"
@@ -62,6 +63,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   server_panel_ = new ui::ServerPanel(settings_dialog_);
   dialog_layout->addWidget(server_panel_);
   settings_dialog_->resize(settings_panel_->sizeHint().expandedTo(QSize(1180, 800)));
+  // A window of its own, so that a download can run beside a chat.
+  model_hub_ = new ui::ModelHubWindow(this);
 
   buildMenus();
   buildStatusBar();
@@ -154,6 +157,10 @@ void MainWindow::buildMenus() {
   chat_settings_->setToolTip(tr("System prompt, sampling and prompt format of this chat only"));
 
   QMenu* model = menuBar()->addMenu(tr("&Model"));
+  get_models_ = model->addAction(tr("&Get models…"));
+  get_models_->setObjectName(QStringLiteral("getModelsAction"));
+  get_models_->setShortcut(QKeySequence(tr("Ctrl+Shift+G")));
+  get_models_->setToolTip(tr("Search Hugging Face and download a model that fits this computer"));
   settings_ = model->addAction(tr("&Settings…"));
   settings_->setShortcut(QKeySequence::Preferences);
   if (settings_->shortcut().isEmpty()) settings_->setShortcut(QKeySequence(tr("Ctrl+,")));

@@ -8,7 +8,7 @@
 //
 // Object names: "noticeBar", "noticeText", "noticeClose", "loadProgress",
 // "cancelLoadButton", "engineState", "backendNote", "memoryDock",
-// "settingsDialog", "centralStack", "chatPage".
+// "settingsDialog", "centralStack", "chatPage", "modelHubWindow", "getModelsAction".
 
 #include <QMainWindow>
 
@@ -24,6 +24,7 @@ class QToolButton;
 
 namespace quire::ui {
 class ChatListWidget;
+class ModelHubWindow;
 class ChatView;
 class InputBox;
 class MemoryPanel;
@@ -51,6 +52,9 @@ class MainWindow : public QMainWindow {
   // Settings → Server, below the engine settings in the same dialog.
   ui::ServerPanel* serverPanel() const { return server_panel_; }
   QDialog* settingsDialog() const { return settings_dialog_; }
+  // Model → Get models…: search, download and remove models.
+  ui::ModelHubWindow* modelHubWindow() const { return model_hub_; }
+  QAction* getModelsAction() const { return get_models_; }
   QDockWidget* memoryDock() const { return memory_dock_; }
   QSplitter* splitter() const { return splitter_; }
 
@@ -111,6 +115,7 @@ class MainWindow : public QMainWindow {
   ui::SettingsPanel* settings_panel_ = nullptr;
   ui::ServerPanel* server_panel_ = nullptr;
   QDialog* settings_dialog_ = nullptr;
+  ui::ModelHubWindow* model_hub_ = nullptr;
   QDockWidget* memory_dock_ = nullptr;
   QSplitter* splitter_ = nullptr;
   QStackedWidget* stack_ = nullptr;
@@ -127,6 +132,7 @@ class MainWindow : public QMainWindow {
   QAction* export_json_ = nullptr;
   QAction* export_markdown_ = nullptr;
   QAction* settings_ = nullptr;
+  QAction* get_models_ = nullptr;
   QAction* chat_settings_ = nullptr;
   QAction* demo_ = nullptr;
   QAction* unload_ = nullptr;

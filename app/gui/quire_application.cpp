@@ -19,6 +19,7 @@
 #include "engine_host.h"
 #include "help_menu.h"
 #include "main_window.h"
+#include "model_hub_controller.h"
 #include "plan_pricer.h"
 #include "quire/app/store/chat_export.h"
 #include "quire/engine/generator/prompt_format.h"
@@ -163,6 +164,8 @@ void QuireApplication::start() {
   started_ = true;
   clock_.start();
   const QList<app::SettingsProblem> problems = settings_.load();
+  // After the options' last changes (tests point it at a fake Hub).
+  wireModelHub();
 
   store::StoreOptions store_options;
   if (!options_.data_dir.isEmpty()) {
@@ -347,36 +350,6 @@ void QuireApplication::loadModel(const ui::EngineSettings& engine) {
   window_->setEngineState(tr("Loading %1…").arg(loading_name(engine)));
   host_->load(settings_.engine, devices_);
   refreshCentral();
-}
-
-// ---- the welcome view ----
-
-void QuireApplication::priceWelcome(const QString& directory) {
-  ui::WelcomeView& welcome = *window_->welcome();
-  welcome.setModelDirectory(directory);
-  ui::EngineSettings engine = settings_.engine;
-  engine.model_directory = directory;
-  engine.remote_url.clear();
-  welcome.setPlan(pricer_->price(engine));
-}
-
-void QuireApplication::wireWelcome() {
-  ui::WelcomeView& welcome = *window_->welcome();
-  connect(&welcome, &ui::WelcomeView::chooseModelRequested, this, [this] {
-    const QString directory = chooseDirectory(tr("Choose a model folder"), QDir::homePath());
-    if (!directory.isEmpty()) priceWelcome(directory);
-  });
-  // The button says what it does: the demo model loads at once.
-  connect(&welcome, &ui::WelcomeView::useDemoModelRequested, this, [this] {
-    priceWelcome(options_.demo_model);
-    loadDemoModel();
-  });
-  connect(&welcome, &ui::WelcomeView::loadRequested, this, [this] {
-    ui::EngineSettings engine = settings_.engine;
-    engine.model_directory = window_->welcome()->modelDirectory();
-    engine.remote_url.clear();
-    loadModel(engine);
-  });
 }
 
 // ---- the engine ----

@@ -27,6 +27,8 @@ namespace quire::gui {
 
 class ChatController;
 class ChatSettingsEditor;
+class ModelHubController;
+struct ModelHubOptions;
 class EngineHost;
 class MainWindow;
 class PlanPricer;
@@ -63,6 +65,9 @@ struct ApplicationOptions {
   int sample_interval_ms = 1000;
   // Where the API keys of remote engines are kept; null: the desktop keyring.
   std::shared_ptr<remote::ApiKeyStore> api_keys;
+  // Changes the Get models window's Hub settings (tests point it at a fake
+  // Hub and a temporary cache); by default they come from the environment.
+  std::function<void(ModelHubOptions&)> adjust_hub;
 };
 
 class QuireApplication : public QObject {
@@ -84,6 +89,8 @@ class QuireApplication : public QObject {
   store::ChatListModel& chatList() { return *chat_list_; }
   ChatController& chats() { return *chats_; }
   ChatSettingsEditor& chatSettings() { return *chat_settings_; }
+  // Made by start().
+  ModelHubController& modelHub() { return *hub_; }
   EngineHost& engine() { return *host_; }
   app::AppSettings& settings() { return settings_; }
   const std::optional<ModelInfo>& model() const;
@@ -101,6 +108,7 @@ class QuireApplication : public QObject {
   void wireChatList();
   void wireSettings();
   void wireWelcome();
+  void wireModelHub();
   void wireEngine();
   void wireServer();
   void wireFiles();
@@ -131,6 +139,7 @@ class QuireApplication : public QObject {
   std::unique_ptr<MainWindow> window_;
   std::unique_ptr<ChatController> chats_;
   std::unique_ptr<ChatSettingsEditor> chat_settings_;
+  std::unique_ptr<ModelHubController> hub_;
   QTimer sample_timer_;
   QElapsedTimer clock_;
   bool started_ = false;

@@ -10,6 +10,7 @@
 #include <QTimer>
 #include <QtEndian>
 
+#include "quire/hub/described_ranges.h"
 #include "quire/hub/hub_cache.h"
 #include "quire/hub/hub_client.h"
 #include "quire/hub/hub_error.h"
@@ -18,7 +19,7 @@
 namespace quire::hub {
 namespace {
 
-constexpr int kParallelFetches = 4;
+constexpr int kParallelFetches = 6;
 constexpr int kMaxRedirects = 5;
 
 bool same_host(const QUrl& a, const QUrl& b) {
@@ -181,7 +182,7 @@ void ModelHeaderProbe::start() {
       job.file = file;
       job.local = QDir(folder_).filePath(
           QString::fromStdString(checked_repo_path(inside).generic_string()));
-      job.header_only = header;
+      job.kind = header ? Job::Kind::Header : Job::Kind::Whole;
       jobs_.push_back(std::move(job));
     }
   } catch (const HubProtocolError& error) {
@@ -207,12 +208,20 @@ void ModelHeaderProbe::runNext() {
     }
     return;
   }
-  const Job& job = jobs_[next_++];
+  // A copy: jobs_ grows while headers arrive.
+  const Job job = jobs_[next_++];
   ++running_;
-  if (job.header_only)
-    fetchHeader(job);
-  else
-    fetchWhole(job);
+  switch (job.kind) {
+    case Job::Kind::Header:
+      fetchHeader(job);
+      break;
+    case Job::Kind::Range:
+      fetchRange(job);
+      break;
+    case Job::Kind::Whole:
+      fetchWhole(job);
+      break;
+  }
 }
 
 void ModelHeaderProbe::fetchWhole(const Job& job) {
@@ -226,10 +235,12 @@ void ModelHeaderProbe::fetchWhole(const Job& job) {
           return;
         }
         QFile out(local);
-        if (!out.open(QIODevice::WriteOnly) || out.write(bytes) != bytes.size()) {
+        // Closed (flushed) before the job counts as done: the planner reads it next.
+        if (!out.open(QIODevice::WriteOnly) || out.write(bytes) != bytes.size() || !out.flush()) {
           jobDone(QStringLiteral("Cannot write %1: %2").arg(local, out.errorString()));
           return;
         }
+        out.close();
         jobDone(QString());
       },
       this);
@@ -286,11 +297,53 @@ void ModelHeaderProbe::writeHeaderFile(const Job& job, const QByteArray& header_
   QFile out(job.local);
   // resize() past the end leaves a hole: the data area takes no disk space.
   if (!out.open(QIODevice::WriteOnly) ||
-      out.write(header_with_length) != header_with_length.size() || !out.resize(job.file.size)) {
+      out.write(header_with_length) != header_with_length.size() || !out.flush() ||
+      !out.resize(job.file.size)) {
     jobDone(QStringLiteral("Cannot write %1: %2").arg(job.local, out.errorString()));
     return;
   }
+  out.close();
+  // The small tables the engine's checks read come next, a job each.
+  try {
+    const QByteArray json = header_with_length.mid(8);
+    for (const ByteRange& range : described_data_ranges(
+             std::string_view(json.constData(), static_cast<std::size_t>(json.size())),
+             header_with_length.size())) {
+      if (range.last >= job.file.size)
+        throw HubProtocolError("a tensor of " + job.file.path + " ends past the file");
+      Job more = job;
+      more.kind = Job::Kind::Range;
+      more.first = range.first;
+      more.last = range.last;
+      jobs_.push_back(std::move(more));
+    }
+  } catch (const HubProtocolError& error) {
+    jobDone(QString::fromStdString(job.file.path) + QStringLiteral(": ") +
+            QString::fromUtf8(error.what()));
+    return;
+  }
   jobDone(QString());
+}
+
+void ModelHeaderProbe::fetchRange(const Job& job) {
+  const QString path = QString::fromStdString(job.file.path);
+  fetch_file_bytes(
+      client_, repo_, QString::fromStdString(quantization_.commit), path, job.first, job.last,
+      [this, job, path](const QByteArray& bytes, const QString& error) {
+        if (!error.isEmpty()) {
+          jobDone(path + QStringLiteral(": ") + error);
+          return;
+        }
+        QFile out(job.local);
+        if (bytes.size() != job.last - job.first + 1 || !out.open(QIODevice::ReadWrite) ||
+            !out.seek(job.first) || out.write(bytes) != bytes.size() || !out.flush()) {
+          jobDone(QStringLiteral("Cannot write %1: %2").arg(job.local, out.errorString()));
+          return;
+        }
+        out.close();
+        jobDone(QString());
+      },
+      this);
 }
 
 void ModelHeaderProbe::jobDone(const QString& error) {

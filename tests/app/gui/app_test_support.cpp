@@ -78,6 +78,9 @@ void AppRun::make(int max_new_tokens) {
                                bool save) {
     return choose_file ? choose_file(title, start, filter, save) : QString();
   };
+  options.adjust_hub = [this](gui::ModelHubOptions& hub) {
+    if (adjust_hub) adjust_hub(hub);
+  };
   app = std::make_unique<gui::QuireApplication>(options);
 }
 

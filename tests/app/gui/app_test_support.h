@@ -38,6 +38,9 @@ struct AppRun {
   std::function<QString(const QString& title, const QString& start, const QString& filter,
                         bool save)>
       choose_file;
+  // Points the Get models window at a fake Hub and a temporary cache (see
+  // ApplicationOptions::adjust_hub); unset, the environment's Hub settings.
+  std::function<void(gui::ModelHubOptions&)> adjust_hub;
 
   // Settings written before start: `model` configured (empty: none), a
   // 4096-token cache, `backend` ("cpu" unless a test is about the choice, so

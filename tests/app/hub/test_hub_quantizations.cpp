@@ -18,6 +18,8 @@
 
 #include "fake_hub.h"
 #include "hub_test_support.h"
+#include "quire/hub/described_ranges.h"
+#include "quire/hub/hub_error.h"
 #include "quire/hub/model_header_probe.h"
 #include "quire/hub/quantization_survey.h"
 #include "quire/hub/repo_quantizations.h"
@@ -39,15 +41,21 @@ quire::hub::RepoFile repo_file(const std::string& path, std::int64_t size) {
   return file;
 }
 
-// A safetensors file with one F16 tensor of `elements` values; `padding`
-// metadata bytes make its header as long as a test needs.
+// A safetensors file with one F16 tensor of `elements` values, then an I16
+// table of 64 values (as EXL2's q_groups, which the engine reads before
+// loading); `padding` metadata bytes make its header as long as a test needs.
 QByteArray safetensors(qint64 elements, qsizetype padding = 0) {
   QJsonObject tensor;
   tensor.insert(QStringLiteral("dtype"), QStringLiteral("F16"));
   tensor.insert(QStringLiteral("shape"), QJsonArray{elements});
   tensor.insert(QStringLiteral("data_offsets"), QJsonArray{0, elements * 2});
+  QJsonObject table;
+  table.insert(QStringLiteral("dtype"), QStringLiteral("I16"));
+  table.insert(QStringLiteral("shape"), QJsonArray{64});
+  table.insert(QStringLiteral("data_offsets"), QJsonArray{elements * 2, elements * 2 + 128});
   QJsonObject header;
   header.insert(QStringLiteral("weight"), tensor);
+  header.insert(QStringLiteral("weight.q_groups"), table);
   if (padding > 0) {
     QJsonObject metadata;
     metadata.insert(QStringLiteral("padding"), QString(padding, QLatin1Char('x')));
@@ -56,7 +64,7 @@ QByteArray safetensors(qint64 elements, qsizetype padding = 0) {
   const QByteArray json = QJsonDocument(header).toJson(QJsonDocument::Compact);
   QByteArray bytes(8, '\0');
   qToLittleEndian<quint64>(static_cast<quint64>(json.size()), bytes.data());
-  return bytes + json + hub_test::random_bytes(elements * 2, 11);
+  return bytes + json + hub_test::random_bytes(elements * 2 + 128, 11);
 }
 
 FakeBranch branch(const QString& name, const char* commit_pair, QList<FakeFile> files) {
@@ -153,6 +161,31 @@ class HubQuantizationsTest : public QObject {
     std::sort(names.begin(), names.end(), quire::hub::revision_before);
     QCOMPARE(names, (std::vector<std::string>{"main", "2.5bpw", "3.0bpw", "4.65bpw", "8.0bpw",
                                               "10.0bpw", "measurement"}));
+  }
+
+  void theProbeReadsTheTablesTheEnginesChecksLookInto() {
+    // EXL2's q_groups and q_invperm (integers, small), a GPTQ g_idx far from
+    // them, a K scale (float, read for the cache), and weights left alone.
+    const std::string header = R"({
+      "__metadata__": {"format": "pt"},
+      "a.q_weight": {"dtype": "I32", "shape": [1048576], "data_offsets": [0, 4194304]},
+      "a.q_invperm": {"dtype": "I32", "shape": [256], "data_offsets": [4194304, 4195328]},
+      "a.q_groups": {"dtype": "I16", "shape": [16], "data_offsets": [4195328, 4195360]},
+      "a.weight": {"dtype": "F16", "shape": [64], "data_offsets": [4195360, 4195488]},
+      "b.g_idx": {"dtype": "I32", "shape": [64], "data_offsets": [8000000, 8000256]},
+      "c.k_scale": {"dtype": "F32", "shape": [], "data_offsets": [8000256, 8000260]},
+      "c.norm": {"dtype": "BF16", "shape": [2], "data_offsets": [8000260, 8000264]}
+    })";
+    const auto ranges = quire::hub::described_data_ranges(header, 100);
+    QCOMPARE(ranges.size(), std::size_t(2));
+    // q_invperm and q_groups are neighbours, fetched as one; q_weight is too
+    // big to be a table.
+    QCOMPARE(ranges[0], (quire::hub::ByteRange{100 + 4194304, 100 + 4195360 - 1}));
+    QCOMPARE(ranges[1], (quire::hub::ByteRange{100 + 8000000, 100 + 8000260 - 1}));
+    QVERIFY_THROWS_EXCEPTION(quire::hub::HubProtocolError,
+                             quire::hub::described_data_ranges(R"({"x": {"dtype": "I32"}})", 8));
+    QVERIFY_THROWS_EXCEPTION(quire::hub::HubProtocolError,
+                             quire::hub::described_data_ranges("[1, 2]", 8));
   }
 
   void aSurveyFindsEachBranchsQuantization() {
@@ -270,8 +303,11 @@ class HubQuantizationsTest : public QObject {
     const QByteArray read = hub_test::read_file(probed);
     const qsizetype header_end = 8 + static_cast<qsizetype>(header_length);
     QCOMPARE(read.left(header_end), weights.left(header_end));
-    // Past the header: nothing was downloaded.
-    QCOMPARE(read.mid(header_end), QByteArray(weights.size() - header_end, '\0'));
+    // Past the header: nothing of the weights was downloaded, and the table
+    // the engine reads was.
+    QCOMPARE(read.mid(header_end, weights.size() - header_end - 128),
+             QByteArray(weights.size() - header_end - 128, '\0'));
+    QCOMPARE(read.right(128), weights.right(128));
     if (makes_holes(probe_root.path()))
       QVERIFY2(allocated_bytes(probed) < header_end + 256 * 1024,
                qPrintable(QString::number(allocated_bytes(probed))));

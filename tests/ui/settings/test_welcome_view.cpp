@@ -32,10 +32,14 @@ class TestWelcomeView : public QObject {
   void buttonsAskTheApplication() {
     QSignalSpy choose(view_.get(), &WelcomeView::chooseModelRequested);
     QSignalSpy demo(view_.get(), &WelcomeView::useDemoModelRequested);
+    QSignalSpy get(view_.get(), &WelcomeView::getModelsRequested);
     button("chooseModelButton")->click();
     button("demoModelButton")->click();
+    button("getModelsButton")->click();
     QCOMPARE(choose.count(), 1);
     QCOMPARE(demo.count(), 1);
+    QCOMPARE(get.count(), 1);
+    QCOMPARE(button("getModelsButton")->text(), QStringLiteral("Get models…"));
     QCOMPARE(button("chooseModelButton")->text(), QStringLiteral("Choose model folder…"));
     QCOMPARE(button("demoModelButton")->text(),
              QStringLiteral("Try the 5.8M-parameter demo model"));

@@ -32,7 +32,7 @@ WelcomeView::WelcomeView(QWidget* parent) : QWidget(parent) {
   intro->setText(
       tr("Quire runs a language model on this computer: it needs a model directory from "
          "Hugging Face in EXL3, EXL2, GPTQ, AWQ, W4A16, FP8 or FP16 safetensors form. Choose "
-         "the folder and Quire "
+         "the folder, or get one with Get models, and Quire "
          "shows, before loading anything, how the model and its cache fit on your devices. "
          "The demo model is a 5.8M-parameter demonstration, only for trying Quire out: its "
          "replies are often odd English."));
@@ -43,6 +43,10 @@ WelcomeView::WelcomeView(QWidget* parent) : QWidget(parent) {
   auto* choose = new QPushButton(tr("Choose model folder…"), this);
   choose->setObjectName(QStringLiteral("chooseModelButton"));
   connect(choose, &QPushButton::clicked, this, &WelcomeView::chooseModelRequested);
+  auto* get = new QPushButton(tr("Get models…"), this);
+  get->setObjectName(QStringLiteral("getModelsButton"));
+  get->setToolTip(tr("Search Hugging Face and download a model that fits this computer"));
+  connect(get, &QPushButton::clicked, this, &WelcomeView::getModelsRequested);
   demo_ = new QPushButton(tr("Try the 5.8M-parameter demo model"), this);
   demo_->setObjectName(QStringLiteral("demoModelButton"));
   demo_->setToolTip(
@@ -50,6 +54,7 @@ WelcomeView::WelcomeView(QWidget* parent) : QWidget(parent) {
          "works, and its replies are often odd English. For real answers, download a model "
          "from Hugging Face and choose its folder."));
   connect(demo_, &QPushButton::clicked, this, &WelcomeView::useDemoModelRequested);
+  buttons->addWidget(get);
   buttons->addWidget(choose);
   buttons->addWidget(demo_);
   buttons->addStretch(1);

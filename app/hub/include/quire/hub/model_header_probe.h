@@ -5,7 +5,8 @@
 // and each safetensors file's header, fetched with ranged requests and
 // written into a folder where each safetensors file has its full size but
 // is sparse past its header. The engine then reads that folder exactly as it
-// would read the downloaded model (names, shapes, dtypes, byte counts), and
+// would read the downloaded model (names, shapes, dtypes, byte counts, and
+// the small tables its checks look into: described_ranges.h), and
 // the planner prices it for the user's devices: a few hundred kilobytes
 // instead of gigabytes.
 
@@ -57,14 +58,18 @@ class ModelHeaderProbe : public QObject {
 
  private:
   struct Job {
+    enum class Kind { Whole, Header, Range };
     RepoFile file;
     QString local;  // the path inside folder_
-    bool header_only = false;
+    Kind kind = Kind::Whole;
+    qint64 first = 0;  // Range: the bytes, both ends included
+    qint64 last = 0;
   };
   void runNext();
   void fetchWhole(const Job& job);
   void fetchHeader(const Job& job);
   void writeHeaderFile(const Job& job, const QByteArray& header_with_length);
+  void fetchRange(const Job& job);
   void jobDone(const QString& error);
 
   HubClient* client_;

@@ -32,6 +32,7 @@ class WelcomeView : public QWidget {
 
  signals:
   void chooseModelRequested();
+  void getModelsRequested();
   void useDemoModelRequested();
   void loadRequested();
 
