@@ -72,6 +72,7 @@ void apply_plan(ui::QuantizationRow& row, const ui::PlanView& plan) {
   } else if (plan.fits) {
     row.verdict = ui::FitVerdict::Fits;
     row.largest_context_tokens = plan.largest_context_tokens;
+    row.context_is_model_limit = plan.largest_context_is_model_limit;
   } else if (!plan.fit_label.isEmpty()) {
     row.verdict = ui::FitVerdict::FitsSmaller;
     row.fit_label = plan.fit_label;
@@ -279,9 +280,10 @@ void ModelHubController::onSurvey(const QString& repo, const std::vector<hub::Qu
       to_probe_.emplace_back(repo, quantization);
   }
   QString note = found.empty() ? tr("Quire cannot run this repository. %1").arg(why)
-                               : tr("%n quantization(s). The verdicts are for this computer's "
-                                    "devices with the current settings.",
-                                    nullptr, int(found.size()));
+                               : (found.size() == 1 ? tr("1 quantization.")
+                                                    : tr("%1 quantizations.").arg(found.size())) +
+                                     tr(" The verdicts are for this computer's devices with the "
+                                        "current settings.");
   if (!found.empty() && !why.isEmpty()) note += u' ' + why;
   window_->setQuantizations(rows, note);
   for (int i = 0; i < kParallelProbes; ++i)

@@ -101,6 +101,8 @@ class ModelHubController : public QObject {
   void saveToken(const QString& token);
   void showTokenState();
   void useKeyringToken(const QString& token);
+  // A new token may open what could not be read: those verdicts are asked again.
+  void repriceUnknown();
   void tokenKeptForSession(const QString& problem);
 
   ui::ModelHubWindow* window_;

@@ -3,6 +3,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <algorithm>
 
 #include "model_hub_controller.h"
 #include "quire/hub/cached_models.h"
@@ -146,9 +147,10 @@ void ModelHubController::remove(const QString& id) {
     emit notice(tr("Removed %1: %2 freed%3.")
                     .arg(models.isEmpty() ? repo : models.join(u", "),
                          QLocale().formattedDataSize(removal.freed_bytes),
-                         removal.blobs_kept > 0 ? tr(", %n file(s) kept for other snapshots",
-                                                     nullptr, removal.blobs_kept)
-                                                : QString()),
+                         removal.blobs_kept == 1 ? tr(", 1 file kept for other snapshots")
+                         : removal.blobs_kept > 1
+                             ? tr(", %1 files kept for other snapshots").arg(removal.blobs_kept)
+                             : QString()),
                 false);
   } catch (const std::exception& error) {
     emit notice(QString::fromUtf8(error.what()), true);
@@ -162,6 +164,7 @@ void ModelHubController::saveToken(const QString& token) {
   client_->setToken(token.toStdString());
   token_source_ = token.isEmpty() ? QString() : tr("the keyring");
   showTokenState();
+  repriceUnknown();
   if (!options_.keys) return;
   options_.keys->write(from_std(options_.hub.endpoint), token,
                        [self = QPointer<ModelHubController>(this)](const QString& problem) {
@@ -169,6 +172,26 @@ void ModelHubController::saveToken(const QString& token) {
                          if (controller != nullptr && !problem.isEmpty())
                            controller->tokenKeptForSession(problem);
                        });
+}
+
+void ModelHubController::repriceUnknown() {
+  for (auto it = priced_.begin(); it != priced_.end();) {
+    if (it->verdict == ui::FitVerdict::Unknown)
+      it = priced_.erase(it);
+    else
+      ++it;
+  }
+  bool any = false;
+  for (const hub::Quantization& quantization : quantizations_) {
+    if (priced_.contains(hub::DownloadQueue::idOf(repo_, quantization))) continue;
+    if (std::any_of(to_probe_.begin(), to_probe_.end(),
+                    [&](const auto& queued) { return queued.second.key() == quantization.key(); }))
+      continue;
+    to_probe_.emplace_back(repo_, quantization);
+    window_->updateQuantization(rowFor(repo_, quantization));
+    any = true;
+  }
+  if (any) probeNext();
 }
 
 void ModelHubController::tokenKeptForSession(const QString& problem) {
@@ -182,6 +205,7 @@ void ModelHubController::useKeyringToken(const QString& token) {
   client_->setToken(token.toStdString());
   token_source_ = tr("the keyring");
   showTokenState();
+  repriceUnknown();
 }
 
 void ModelHubController::showTokenState() {

@@ -31,10 +31,12 @@ bool same_host(const QUrl& a, const QUrl& b) {
 // One ranged GET, its redirects and its retries; deletes itself when done.
 class RangeFetch : public QObject {
  public:
-  RangeFetch(HubClient* client, QUrl url, qint64 first, qint64 last,
+  RangeFetch(HubClient* client, QString repo, QString path, QUrl url, qint64 first, qint64 last,
              std::function<void(const QByteArray&, const QString&)> done, QObject* context)
       : QObject(context),
         client_(client),
+        repo_(std::move(repo)),
+        path_(std::move(path)),
         start_url_(std::move(url)),
         first_(first),
         last_(last),
@@ -112,10 +114,9 @@ class RangeFetch : public QObject {
       failure.error_code = QString::fromUtf8(reply->rawHeader("X-Error-Code"));
       failure.error_message = QString::fromUtf8(reply->rawHeader("X-Error-Message"));
       failure.network_text = reply->errorString();
-      finish({}, QStringLiteral("HTTP %1 %2")
-                     .arg(status)
-                     .arg(failure.error_message.isEmpty() ? failure.network_text
-                                                          : failure.error_message));
+      // The Hub's own words: a gated repository says to accept its licence.
+      finish({}, describe_hub_failure(client_->settings(), repo_,
+                                      QStringLiteral("a part of %1").arg(path_), failure));
     });
   }
 
@@ -130,6 +131,8 @@ class RangeFetch : public QObject {
   }
 
   HubClient* client_;
+  QString repo_;
+  QString path_;
   QUrl start_url_;
   qint64 first_;
   qint64 last_;
@@ -149,7 +152,7 @@ void fetch_file_bytes(HubClient* client, const QString& repo, const QString& com
   const QUrl url =
       client->url(QStringLiteral("/") + repo + QStringLiteral("/resolve/") + commit +
                   QLatin1Char('/') + QString::fromLatin1(QUrl::toPercentEncoding(path, "/")));
-  auto* fetch = new RangeFetch(client, url, first, last, std::move(done), context);
+  auto* fetch = new RangeFetch(client, repo, path, url, first, last, std::move(done), context);
   fetch->request(url, 0);
 }
 
@@ -231,7 +234,7 @@ void ModelHeaderProbe::fetchWhole(const Job& job) {
       client_, repo_, QString::fromStdString(quantization_.commit), path, 0, -1,
       [this, local, path](const QByteArray& bytes, const QString& error) {
         if (!error.isEmpty()) {
-          jobDone(path + QStringLiteral(": ") + error);
+          jobDone(error);
           return;
         }
         QFile out(local);
@@ -260,8 +263,7 @@ void ModelHeaderProbe::fetchHeader(const Job& job) {
       client_, repo_, commit, path, 0, first_read - 1,
       [this, job, path, commit](const QByteArray& start, const QString& error) {
         if (!error.isEmpty() || start.size() < 8) {
-          jobDone(path + QStringLiteral(": ") +
-                  (error.isEmpty() ? QStringLiteral("the answer was too short") : error));
+          jobDone(error.isEmpty() ? path + QStringLiteral(": the answer was too short") : error);
           return;
         }
         const quint64 length = qFromLittleEndian<quint64>(start.constData());
@@ -283,7 +285,7 @@ void ModelHeaderProbe::fetchHeader(const Job& job) {
             client_, repo_, commit, path, start.size(), wanted - 1,
             [this, job, path, start](const QByteArray& rest, const QString& more_error) {
               if (!more_error.isEmpty()) {
-                jobDone(path + QStringLiteral(": ") + more_error);
+                jobDone(more_error);
                 return;
               }
               writeHeaderFile(job, start + rest);
@@ -331,7 +333,7 @@ void ModelHeaderProbe::fetchRange(const Job& job) {
       client_, repo_, QString::fromStdString(quantization_.commit), path, job.first, job.last,
       [this, job, path](const QByteArray& bytes, const QString& error) {
         if (!error.isEmpty()) {
-          jobDone(path + QStringLiteral(": ") + error);
+          jobDone(error);
           return;
         }
         QFile out(job.local);

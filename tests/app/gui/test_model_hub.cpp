@@ -169,6 +169,7 @@ class ModelHubAppTest : public QObject {
     settings.model_directory = quire::test::demo_model();
     const quire::ui::PlanView real = pricer.price(settings);
     QCOMPARE(exl2.largest_context_tokens, real.largest_context_tokens);
+    QCOMPARE(exl2.context_is_model_limit, real.largest_context_is_model_limit);
     QCOMPARE(exl2.weights, real.weights);
 
     // The download: its weights fall silent at 1 MB, and the program quits.
@@ -241,6 +242,74 @@ class ModelHubAppTest : public QObject {
     child<QPushButton>(&again, "hubRemoveButton")->click();
     QCOMPARE(again.localModels().size(), 0);
     QVERIFY(!QDir(cache.filePath(QStringLiteral("models--demo--Tiny-exl2"))).exists());
+  }
+
+  void aGatedModelTakesATokenKeptInTheKeyring() {
+    FakeHub hub;
+    QVERIFY(hub.start());
+    FakeRepo gated = demo_repo();
+    gated.id = QStringLiteral("gated/Tiny-exl2");
+    gated.gated = QStringLiteral("manual");
+    hub.addRepo(gated);
+    hub.setAcceptedToken("hf_accepted");
+    QTemporaryDir cache;
+    AppRun run{QString()};
+    run.adjust_hub = [&](quire::gui::ModelHubOptions& options) {
+      options.hub.endpoint = hub.endpoint().toStdString();
+      options.hub.cache_dir = cache.path().toStdString();
+      options.hub.token.clear();
+      options.retry.first_delay_ms = 50;
+    };
+    run.start();
+    quire::ui::ModelHubWindow& window = *run.app->window().modelHubWindow();
+    run.app->window().getModelsAction()->trigger();
+    auto* state = child<QLabel>(&window, "hubTokenState");
+    QVERIFY2(state->text().startsWith(QStringLiteral("No token")), qPrintable(state->text()));
+
+    // Without a token: listed, but its headers and files are refused, with
+    // the way out in the message.
+    child<QLineEdit>(&window, "hubSearchText")->setText(QStringLiteral("gated"));
+    child<QPushButton>(&window, "hubSearchButton")->click();
+    QTRY_COMPARE_WITH_TIMEOUT(window.results().size(), 1, 10'000);
+    QVERIFY(window.results()[0].gated);
+    child<QListWidget>(&window, "hubResults")->setCurrentRow(0);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !window.quantizations().isEmpty() &&
+            window.quantizations()[0].verdict != quire::ui::FitVerdict::Pending,
+        20'000);
+    const quire::ui::QuantizationRow refused = window.quantizations()[0];
+    QCOMPARE(refused.verdict, quire::ui::FitVerdict::Unknown);
+    QVERIFY2(refused.detail.contains(QStringLiteral("Accept the licence on the model's page")),
+             qPrintable(refused.detail));
+    window.selectQuantization(refused.key);
+    child<QPushButton>(&window, "hubDownloadButton")->click();
+    QTRY_VERIFY_WITH_TIMEOUT(
+        !window.downloads().isEmpty() &&
+            window.downloads()[0].state == quire::ui::DownloadRow::State::Failed,
+        20'000);
+    QVERIFY2(window.downloads()[0].message.contains(QStringLiteral("is gated")),
+             qPrintable(window.downloads()[0].message));
+
+    // The token goes into the keyring; the verdict is asked again and the
+    // download resumes. The file host never sees it.
+    child<QLineEdit>(&window, "hubTokenText")->setText(QStringLiteral("hf_accepted"));
+    child<QPushButton>(&window, "hubTokenSave")->click();
+    QString kept;
+    run.keys->read(QString::fromStdString(hub.endpoint().toStdString()),
+                   [&](const QString& key, const QString&) { kept = key; });
+    QCOMPARE(kept, QStringLiteral("hf_accepted"));
+    QVERIFY2(state->text().contains(QStringLiteral("the keyring")), qPrintable(state->text()));
+    QTRY_COMPARE_WITH_TIMEOUT(window.quantizations()[0].verdict, quire::ui::FitVerdict::Fits,
+                              20'000);
+    child<QPushButton>(&window, "hubResumeButton")->click();
+    QTRY_COMPARE_WITH_TIMEOUT(window.downloads()[0].state, quire::ui::DownloadRow::State::Done,
+                              30'000);
+    QCOMPARE(hub.fileHostRequestsWithAuthorization(), 0);
+
+    // The next start finds it in the keyring.
+    run.restart();
+    auto* again = child<QLabel>(run.app->window().modelHubWindow(), "hubTokenState");
+    QTRY_VERIFY_WITH_TIMEOUT(again->text().contains(QStringLiteral("the keyring")), 5000);
   }
 };
 

@@ -90,7 +90,7 @@ class ModelHubWindowTest : public QObject {
     QCOMPARE(list->item(0)->text(),
              QStringLiteral("turbo/Llama-3-8B-exl2  [EXL2]\n12,345 downloads · 67 likes · "
                             "updated 2026-03-01 · gated"));
-    QCOMPARE(child<QLabel>(window, "hubSearchStatus")->text(), QStringLiteral("1 model(s)"));
+    QCOMPARE(child<QLabel>(window, "hubSearchStatus")->text(), QStringLiteral("1 model"));
     QSignalSpy chosen(&window, &ModelHubWindow::repositoryChosen);
     list->setCurrentRow(0);
     QCOMPARE(chosen.size(), 1);
@@ -113,6 +113,12 @@ class ModelHubWindowTest : public QObject {
              QStringLiteral("fits: up to 32,768 tokens of context"));
     QCOMPARE(list->topLevelItem(1)->text(3), QStringLiteral("fits only with a q8 cache"));
     QCOMPARE(list->topLevelItem(2)->text(3), QStringLiteral("checking…"));
+    QuantizationRow whole = three_sizes()[0];
+    whole.context_is_model_limit = true;
+    window.updateQuantization(whole);
+    QCOMPARE(list->topLevelItem(0)->text(3),
+             QStringLiteral("fits with its whole 32,768-token context"));
+    window.updateQuantization(three_sizes()[0]);
     QCOMPARE(child<QLabel>(window, "hubRepoStatus")->text(), QStringLiteral("3 quantizations."));
 
     auto* download = child<QPushButton>(window, "hubDownloadButton");

@@ -34,6 +34,9 @@ QString verdict(const QuantizationRow& row) {
     case FitVerdict::Pending:
       return QStringLiteral("checking…");
     case FitVerdict::Fits:
+      if (row.largest_context_tokens > 0 && row.context_is_model_limit)
+        return QStringLiteral("fits with its whole %1-token context")
+            .arg(locale.toString(row.largest_context_tokens));
       if (row.largest_context_tokens > 0)
         return QStringLiteral("fits: up to %1 tokens of context")
             .arg(locale.toString(row.largest_context_tokens));

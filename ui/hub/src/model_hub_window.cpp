@@ -166,8 +166,10 @@ void ModelHubWindow::setResults(const QList<HubModelRow>& rows, const QString& e
     search_status_->setText(error);
     return;
   }
-  search_status_->setText(rows.isEmpty() ? tr("No model matches.")
-                                         : tr("%n model(s)", nullptr, int(rows.size())));
+  // Spelled out for one and many: without a translation, Qt's %n says "(s)".
+  search_status_->setText(rows.isEmpty()     ? tr("No model matches.")
+                          : rows.size() == 1 ? tr("1 model")
+                                             : tr("%1 models").arg(rows.size()));
   for (const HubModelRow& row : rows) {
     QString line = row.repo;
     if (!row.formats.isEmpty()) line += QStringLiteral("  [") + row.formats.join(u", ") + u']';

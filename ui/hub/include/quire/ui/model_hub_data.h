@@ -49,9 +49,10 @@ struct QuantizationRow {
   qint64 bytes = 0;  // the download
   QString weights;   // "EXL2 4.13 bits per weight" once the headers are read
   FitVerdict verdict = FitVerdict::Pending;
-  qint64 largest_context_tokens = 0;  // Fits and FitsSmaller
-  QString fit_label;                  // FitsSmaller: "q8 cache", "a 12,288-token cache"
-  QString detail;                     // DoesNotFit, Unsupported and Unknown: why
+  qint64 largest_context_tokens = 0;    // Fits and FitsSmaller
+  bool context_is_model_limit = false;  // the model's own limit set it, not memory
+  QString fit_label;                    // FitsSmaller: "q8 cache", "a 12,288-token cache"
+  QString detail;                       // DoesNotFit, Unsupported and Unknown: why
   bool downloaded = false;
   bool downloading = false;
 
