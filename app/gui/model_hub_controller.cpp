@@ -20,10 +20,6 @@ namespace {
 // Headers read at once: each is a few ranged requests.
 constexpr int kParallelProbes = 2;
 
-QString from_std(const std::string& text) {
-  return QString::fromStdString(text);
-}
-
 // The format tags a repository carries that say its weights are quantized.
 const char* const kQuantizedTags[] = {
     "exl2", "exl3", "gptq", "awq", "fp8", "gguf", "compressed-tensors", "4-bit", "8-bit"};
@@ -161,6 +157,11 @@ void ModelHubController::show() {
 
 void ModelHubController::search(const ui::HubSearchRequest& request) {
   const int serial = ++search_serial_;
+  if (options_.hub.offline) {
+    window_->setResults({}, tr("HF_HUB_OFFLINE is set, so the Hub is not asked; the models "
+                               "already on this computer are listed below."));
+    return;
+  }
   window_->setSearching(tr("Searching…"));
   const std::vector<QStringList> filter_sets = hub_filters_for(request.format);
   auto merged = std::make_shared<std::vector<hub::ModelSummary>>();

@@ -40,6 +40,11 @@ namespace quire::gui {
 
 class PlanPricer;
 
+// The Hub library's std::string as the window's QString.
+inline QString from_std(const std::string& text) {
+  return QString::fromStdString(text);
+}
+
 struct ModelHubOptions {
   hub::HubSettings hub;
   QString records_file;   // the unfinished downloads; "" keeps none

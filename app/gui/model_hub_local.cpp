@@ -15,10 +15,6 @@
 namespace quire::gui {
 namespace {
 
-QString from_std(const std::string& text) {
-  return QString::fromStdString(text);
-}
-
 ui::DownloadRow::State state_of(hub::QueuedDownload::State state) {
   using From = hub::QueuedDownload::State;
   using To = ui::DownloadRow::State;

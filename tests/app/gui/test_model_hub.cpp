@@ -311,6 +311,27 @@ class ModelHubAppTest : public QObject {
     auto* again = child<QLabel>(run.app->window().modelHubWindow(), "hubTokenState");
     QTRY_VERIFY_WITH_TIMEOUT(again->text().contains(QStringLiteral("the keyring")), 5000);
   }
+
+  void offlineTheHubIsNotAsked() {
+    FakeHub hub;
+    QVERIFY(hub.start());
+    hub.addRepo(demo_repo());
+    QTemporaryDir cache;
+    AppRun run{QString()};
+    run.adjust_hub = [&](quire::gui::ModelHubOptions& options) {
+      options.hub.endpoint = hub.endpoint().toStdString();
+      options.hub.cache_dir = cache.path().toStdString();
+      options.hub.offline = true;
+    };
+    run.start();
+    quire::ui::ModelHubWindow& window = *run.app->window().modelHubWindow();
+    child<QPushButton>(&window, "hubSearchButton")->click();
+    QVERIFY(window.results().isEmpty());
+    QVERIFY2(child<QLabel>(&window, "hubSearchStatus")->text().startsWith(
+                 QStringLiteral("HF_HUB_OFFLINE is set")),
+             qPrintable(child<QLabel>(&window, "hubSearchStatus")->text()));
+    QCOMPARE(hub.requests().size(), 0);
+  }
 };
 
 QUIRE_TEST(ModelHubAppTest)
