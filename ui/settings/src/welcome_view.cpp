@@ -56,9 +56,14 @@ WelcomeView::WelcomeView(QWidget* parent) : QWidget(parent) {
   connect(demo_, &QPushButton::clicked, this, &WelcomeView::useDemoModelRequested);
   buttons->addWidget(get);
   buttons->addWidget(choose);
-  buttons->addWidget(demo_);
   buttons->addStretch(1);
   column->addLayout(buttons);
+  // The demo on a line of its own: three buttons in a row would widen the
+  // window's narrowest size.
+  auto* demo_row = new QHBoxLayout;
+  demo_row->addWidget(demo_);
+  demo_row->addStretch(1);
+  column->addLayout(demo_row);
 
   auto* box = new QGroupBox(tr("Before loading"), this);
   plan_box_ = box;
