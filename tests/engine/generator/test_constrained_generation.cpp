@@ -172,6 +172,52 @@ class ConstrainedGenerationTest : public QObject {
     QVERIFY(result.text.starts_with("{"));
   }
 
+  void greedyTextThatFitsIsUnchanged_data() {
+    QTest::addColumn<GeneratorConfig::Logits>("logits");
+    QTest::newRow("rows") << GeneratorConfig::Logits::WholeRows;
+    QTest::newRow("candidates") << GeneratorConfig::Logits::Candidates;
+  }
+
+  void greedyTextThatFitsIsUnchanged() {
+    // A bias makes the unconstrained greedy reply digits 1 to 9, an integer
+    // by then; constrained to integers, the greedy reply is the same tokens.
+    QFETCH(GeneratorConfig::Logits, logits);
+    const SmallModel model(qwen2_spec(65));
+    engine::SamplingSettings sampling = engine::SamplingSettings::greedy_settings();
+    for (std::int32_t id = 0; id < model.tokenizer->vocab_size(); ++id) {
+      const std::string bytes = model.tokenizer->token_bytes(id);
+      if (!bytes.empty() && bytes.find_first_not_of("123456789") == std::string::npos) {
+        sampling.token_bias[id] = 1000.0f;
+      }
+    }
+    QVERIFY(sampling.token_bias.size() >= 9);
+    const auto run = [&](bool constrained) {
+      kernels::CpuBackend backend;
+      ModelRuntime runtime(model.description, backend, small_options());
+      GeneratorConfig config;
+      config.logits = logits;
+      Generator generator(runtime, *model.tokenizer, config);
+      JobRequest request;
+      request.prompt = prompt_of(24, 9);
+      request.sampling = sampling;
+      request.max_new_tokens = 12;
+      request.stop_at_eos = false;
+      if (constrained) request.grammar = grammar::compile_json_schema_text(R"({"type":"integer"})");
+      JobResult result;
+      request.on_done = [&](const JobResult& done) { result = done; };
+      generator.submit(std::move(request));
+      generator.run_until_idle();
+      return result;
+    };
+    const JobResult free = run(false);
+    const JobResult constrained = run(true);
+    QCOMPARE(free.stop_reason, StopReason::MaxNewTokens);
+    QVERIFY(!free.text.empty() && free.text.find_first_not_of("123456789") == std::string::npos);
+    QCOMPARE(constrained.stop_reason, StopReason::MaxNewTokens);
+    QCOMPARE(constrained.tokens, free.tokens);
+    QCOMPARE(constrained.text, free.text);
+  }
+
   void endTokensOnlyWhereTheTextIsComplete() {
     // Vocabulary: "{", "}", "a", an EOS id without bytes and a stop token
     // that spells "}" (ids 0..4).
