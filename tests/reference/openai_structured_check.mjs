@@ -145,6 +145,9 @@ async function checkZod(server) {
     sky: z.enum(['clear', 'cloudy', 'rain']),
     hours: z.array(z.number().int().min(0).max(23)).max(3),
     calibrated: z.boolean(),
+    // Written as OpenAPI's "nullable": true on a string, anyOf with null on a number.
+    note: z.string().max(8).nullable(),
+    gust: z.number().int().min(0).max(99).nullable(),
   });
   const format = zodResponseFormat(Reading, 'reading');
   for (const seed of [1, 2, 3]) {

@@ -14,28 +14,13 @@ const std::set<std::string, std::less<>> kAnnotations = {
     // alternatives' consts already say which is which.
     "discriminator"};
 
-const std::set<std::string, std::less<>> kEnforced = {"type",
-                                                      "properties",
-                                                      "required",
-                                                      "additionalProperties",
-                                                      "items",
-                                                      "prefixItems",
-                                                      "minItems",
-                                                      "maxItems",
-                                                      "minLength",
-                                                      "maxLength",
-                                                      "pattern",
-                                                      "format",
-                                                      "minimum",
-                                                      "maximum",
-                                                      "exclusiveMinimum",
-                                                      "exclusiveMaximum",
-                                                      "enum",
-                                                      "const",
-                                                      "anyOf",
-                                                      "oneOf",
-                                                      "allOf",
-                                                      "$ref"};
+const std::set<std::string, std::less<>> kEnforced = {
+    "type", "properties", "required", "additionalProperties", "items", "prefixItems", "minItems",
+    "maxItems", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+    "exclusiveMinimum", "exclusiveMaximum", "enum", "const", "anyOf", "oneOf", "allOf", "$ref",
+    // OpenAPI 3.0's, which OpenAI's
+    // zod helper writes for .nullable()
+    "nullable"};
 
 // Why the keywords a grammar cannot enforce are refused.
 std::string why_refused(const std::string& keyword) {
@@ -237,6 +222,18 @@ NodeId SchemaCompiler::value(const SchemaJson& schema, NodeId from, const std::s
     if (!kAnnotations.contains(key) && !kEnforced.contains(key)) {
       refuse_keyword(key, path, why_refused(key));
     }
+  }
+  if (const auto it = schema.find("nullable"); it != schema.end()) {
+    if (!it->is_boolean()) refuse_keyword("nullable", path, "must be true or false");
+    // The schema without it; kept alive with the compiler, since rules are
+    // found again by the address of their schema.
+    SchemaJson& rest = derived_.emplace_back(schema);
+    rest.erase("nullable");
+    if (!it->get<bool>()) return value(rest, from, path);
+    const NodeId end = automaton_.add_node();
+    automaton_.add_epsilon(automaton_.add_literal(from, "null"), end);
+    automaton_.add_epsilon(value(rest, from, path), end);
+    return end;
   }
   if (const auto it = schema.find("$ref"); it != schema.end()) {
     only_annotations_beside(schema, "$ref", path);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -48,7 +49,8 @@ class SchemaCompiler {
   Automaton automaton_;
   JsonText text_;
   std::map<const SchemaJson*, RuleId> rules_;
-  int depth_ = 0;  // subschemas being compiled, one inside the other
+  std::deque<SchemaJson> derived_;  // subschemas the compiler rewrote ("nullable")
+  int depth_ = 0;                   // subschemas being compiled, one inside the other
 };
 
 // Helpers shared by the compiler's files.
