@@ -1,6 +1,5 @@
 #pragma once
 
-#include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -29,6 +28,8 @@ class SchemaCompiler {
 
  private:
   NodeId value(const SchemaJson& schema, NodeId from, const std::string& path);
+  // value() but for OpenAPI's "nullable", which value() reads first.
+  NodeId non_null_value(const SchemaJson& schema, NodeId from, const std::string& path);
   NodeId typed(const SchemaJson& schema, const std::string& type, NodeId from,
                const std::string& path);
   NodeId enumeration(const SchemaJson& schema, NodeId from, const std::string& path);
@@ -49,8 +50,7 @@ class SchemaCompiler {
   Automaton automaton_;
   JsonText text_;
   std::map<const SchemaJson*, RuleId> rules_;
-  std::deque<SchemaJson> derived_;  // subschemas the compiler rewrote ("nullable")
-  int depth_ = 0;                   // subschemas being compiled, one inside the other
+  int depth_ = 0;  // subschemas being compiled, one inside the other
 };
 
 // Helpers shared by the compiler's files.

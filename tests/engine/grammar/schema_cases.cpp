@@ -32,6 +32,8 @@ std::vector<SchemaCase> schema_matching_cases() {
   row("nullable keeps bounds", R"({"type":"string","maxLength":2,"nullable":true})", R"("abc")",
       false);
   row("nullable false", R"({"type":"string","nullable":false})", "null", false);
+  row("nullable beside anyOf", R"({"anyOf":[{"type":"integer"}],"nullable":true})", "null", true);
+  row("nullable beside enum", R"({"enum":["a"],"nullable":true})", R"("a")", true);
   row("nullable in items", R"({"type":"array","items":{"type":"integer","nullable":true}})",
       "[1,null]", true);
   // Strings.
