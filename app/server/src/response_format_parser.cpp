@@ -59,9 +59,14 @@ ResponseFormat parse_response_format(const nlohmann::json* format, std::string_v
   if (schema == json_schema.end() || !schema->is_object()) {
     refuse_format("response_format.json_schema.schema must be a JSON Schema object.");
   }
-  // The body parsed as JSON once already, with its depth checked.
-  const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(body);
-  parsed.schema = ordered["response_format"]["json_schema"]["schema"].dump();
+  // The body parsed as JSON once already, with its depth checked; the same
+  // parser cannot refuse it now, but only ApiException may leave a parser.
+  try {
+    const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(body);
+    parsed.schema = ordered.at("response_format").at("json_schema").at("schema").dump();
+  } catch (const nlohmann::ordered_json::exception&) {
+    parsed.schema = schema->dump();
+  }
   if (const auto strict = json_schema.find("strict"); strict != json_schema.end()) {
     if (!strict->is_boolean() && !strict->is_null()) {
       refuse_format("response_format.json_schema.strict must be a boolean.");
