@@ -8,6 +8,7 @@
 #include "generation_commands.h"
 #include "generation_options.h"
 #include "hub_model_option.h"
+#include "quire/engine/grammar/grammar.h"
 
 namespace quire::cli {
 namespace {
@@ -18,14 +19,30 @@ struct GenerateOptions {
   std::string tokens;
   bool json = false;
   bool ignore_eos = false;
+  std::string json_schema;  // a file
+  bool json_object = false;
   EngineOptions engine;
   GenerationOptions generation;
 };
+
+// The grammar that --json-schema or --json-object asks for, compiled before
+// the model loads so that a schema it cannot enforce is refused at once.
+std::shared_ptr<const engine::grammar::Grammar> output_grammar(const GenerateOptions& options) {
+  if (options.json_object) return engine::grammar::any_json_object_grammar();
+  if (options.json_schema.empty()) return nullptr;
+  const std::string schema = read_text_file(options.json_schema, "--json-schema");
+  try {
+    return engine::grammar::compile_json_schema_text(schema);
+  } catch (const engine::grammar::GrammarError& error) {
+    throw UsageError("--json-schema " + options.json_schema + ": " + error.what());
+  }
+}
 
 int run_generate(const GenerateOptions& options) {
   if (options.prompt.empty() == options.tokens.empty()) {
     throw UsageError("give exactly one of --prompt TEXT or --tokens ids");
   }
+  std::shared_ptr<const engine::grammar::Grammar> grammar = output_grammar(options);
   engine::Tokenizer probe = engine::Tokenizer::load(options.directory);
   std::vector<std::int32_t> prompt = options.tokens.empty()
                                          ? probe.encode(options.prompt, probe.adds_bos())
@@ -47,6 +64,7 @@ int run_generate(const GenerateOptions& options) {
   request.stop_strings = options.generation.stop;
   request.stop_at_eos = !options.ignore_eos;
   request.max_new_tokens = options.generation.max_new;
+  request.grammar = std::move(grammar);
   engine::JobResult result;
   if (!options.json) {
     request.on_text = [](engine::JobId, std::string_view text) { std::cout << text << std::flush; };
@@ -101,6 +119,16 @@ void add_generate_command(CLI::App& app, int& exit_code) {
                     "Print one JSON object: text, tokens, stop_reason, prompt_tokens, "
                     "cached_tokens, prefill_s, decode_s");
   command->add_flag("--ignore-eos", options->ignore_eos, "Do not stop at the end-of-text token");
+  CLI::Option* schema =
+      command
+          ->add_option("--json-schema", options->json_schema,
+                       "Constrain the output to JSON that satisfies this JSON Schema file; "
+                       "a keyword that cannot be enforced is refused by name")
+          ->type_name("FILE");
+  command
+      ->add_flag("--json-object", options->json_object,
+                 "Constrain the output to one JSON object (any keys and values)")
+      ->excludes(schema);
   options->generation.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_generate(*options); });

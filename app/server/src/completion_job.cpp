@@ -2,6 +2,7 @@
 
 #include "quire/engine/generator/chat_template.h"
 #include "quire/engine/generator/conversation.h"
+#include "quire/engine/grammar/grammar.h"
 #include "quire/server/api_error.h"
 
 namespace quire::server {
@@ -25,6 +26,26 @@ int reply_budget(std::int64_t prompt_tokens, const SamplingFields& fields, const
         prompt_param, "context_length_exceeded"));
   }
   return static_cast<int>(fields.max_tokens ? *fields.max_tokens : left);
+}
+
+// The grammar that constrains the reply; a schema keyword the grammar cannot
+// enforce is refused by name (GrammarError says which, and where).
+std::shared_ptr<const engine::grammar::Grammar> response_grammar(const ResponseFormat& format) {
+  switch (format.type) {
+    case ResponseFormat::Type::Text:
+      break;
+    case ResponseFormat::Type::JsonObject:
+      return engine::grammar::any_json_object_grammar();
+    case ResponseFormat::Type::JsonSchema:
+      try {
+        return engine::grammar::compile_json_schema_text(format.schema);
+      } catch (const engine::grammar::GrammarError& error) {
+        throw ApiException(invalid_request(
+            "response_format.json_schema.schema cannot be enforced: " + std::string(error.what()),
+            "response_format"));
+      }
+  }
+  return nullptr;
 }
 
 void add_stop_strings(engine::JobRequest& job, const SamplingFields& fields) {
@@ -71,6 +92,7 @@ PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine:
   PreparedJob prepared;
   engine::JobRequest& job = prepared.request;
   job.sampling = openai_sampling(request.sampling, model);
+  job.grammar = response_grammar(request.response_format);
   try {
     // Earlier replies take the ids they were generated as where the server
     // remembers them, else their text's tokens; each turn's prompt then

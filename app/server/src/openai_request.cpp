@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "quire/server/api_error.h"
+#include "response_format_parser.h"
 
 namespace quire::server {
 namespace {
@@ -239,13 +240,19 @@ int parse_choices(const Fields& fields) {
   return static_cast<int>(fields.integer("n", 1, kMaxChoices).value_or(1));
 }
 
-void refuse_unsupported(const Fields& fields) {
+void refuse_tools(const Fields& fields) {
   for (const char* name : {"tools", "functions"}) {
     const json* list = fields.find(name);
     if (list && !(list->is_array() && list->empty())) {
       fail(std::string(name) + " are not supported by this server.", name);
     }
   }
+}
+
+// /v1/completions: only text (chat completions parse response_format in
+// response_format_parser.cpp).
+void refuse_unsupported(const Fields& fields) {
+  refuse_tools(fields);
   if (const json* format = fields.find("response_format")) {
     const json* type = format->is_object() ? Fields(*format).find("type") : nullptr;
     if (!type || !type->is_string()) {
@@ -470,7 +477,8 @@ ChatCompletionRequest parse_chat_completion_request(std::string_view body) {
   ChatCompletionRequest request;
   request.model = fields.string("model");
   request.n = parse_choices(fields);
-  refuse_unsupported(fields);
+  refuse_tools(fields);
+  request.response_format = parse_response_format(fields.find("response_format"), body);
   if (fields.boolean("logprobs")) fail("logprobs are not supported by this server.", "logprobs");
   if (fields.find("top_logprobs")) {
     fail("top_logprobs are not supported by this server.", "top_logprobs");

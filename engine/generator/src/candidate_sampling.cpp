@@ -28,6 +28,12 @@
 // Anything else (NaN anywhere, +inf with weight outside K, a top token that
 // U might beat) falls back: the caller fetches the row and calls sample(),
 // and the random number this path looked at is drawn there instead.
+//
+// A token mask (structured output) removes K's masked tokens as bans do. Of
+// U only an upper bound is known then (its count; the tail sum also holds
+// masked tokens), so greedy and A (with top-k cutting strictly inside K's
+// allowed tokens before b) stay exact, B holds when top-k's cut is decided
+// either way whatever part of U is allowed, and C falls back.
 
 #include <algorithm>
 #include <cmath>
@@ -138,7 +144,8 @@ void Sampler::adjusted_tokens(std::span<const std::int32_t> context, std::int64_
 }
 
 std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidates& c,
-                                                            std::span<const std::int32_t> context) {
+                                                            std::span<const std::int32_t> context,
+                                                            TokenMask allowed) {
   const auto fallback = [this]() -> std::optional<std::int32_t> {
     ++candidate_fallbacks_;
     return std::nullopt;
@@ -188,6 +195,8 @@ std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidate
     }
   }
   if (missing) return fallback();
+  const bool masked = !allowed.empty();
+  const auto refused = [&](std::int32_t id) { return masked && !mask_allows(allowed, id); };
 
   // K: the returned tokens, adjusted where they are adjusted, and the other
   // adjusted ones; -inf dropped as collect_candidates drops it.
@@ -199,7 +208,7 @@ std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidate
     const float raw = c.values[j];
     if (std::isnan(raw)) return fallback();
     if (raw != kMinusInfinity) ++returned_finite;
-    if (raw != kMinusInfinity && !contains(c.adjusted_ids, c.ids[j])) {
+    if (raw != kMinusInfinity && !contains(c.adjusted_ids, c.ids[j]) && !refused(c.ids[j])) {
       candidates_.push_back({c.ids[j], raw, 0.0f});
     }
   }
@@ -213,7 +222,9 @@ std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidate
       outside_raw_.push_back(raw);
       if (raw != kMinusInfinity) ++outside_finite;
     }
-    if (logit != kMinusInfinity) candidates_.push_back({c.adjusted_ids[a], logit, 0.0f});
+    if (logit != kMinusInfinity && !refused(c.adjusted_ids[a])) {
+      candidates_.push_back({c.adjusted_ids[a], logit, 0.0f});
+    }
   }
   const std::int64_t unknown = std::int64_t{c.finite} - returned_finite - outside_finite;
   if (unknown < 0 || candidates_.empty()) return fallback();
@@ -250,8 +261,11 @@ std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidate
     return token;
   };
 
-  // A: top-k's list is known.
-  if (cut_by_k && settings_.top_k <= known_before_bound) {
+  // A: top-k's list is known. Under a mask `total` only bounds the allowed
+  // tokens, so top-k must keep strictly fewer than K's allowed tokens before
+  // b for sample() to be sure to cut (and rank) too.
+  if (cut_by_k &&
+      (masked ? settings_.top_k < known_before_bound : settings_.top_k <= known_before_bound)) {
     candidates_.resize(static_cast<std::size_t>(settings_.top_k));
     return exact(true);
   }
@@ -261,6 +275,13 @@ std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidate
       unknown == 0 || (std::isinf(top) ? !std::isinf(bound.logit)
                                        : (bound.logit - top) / temperature < kUnderflowArgument);
   if (tail_is_zero) {
+    // Under a mask sample() cuts when top-k keeps fewer than its allowed
+    // tokens, somewhere between K's and K's plus all of U.
+    if (masked && unknown > 0 && settings_.top_k > 0 &&
+        settings_.top_k >= static_cast<std::int64_t>(candidates_.size()) &&
+        settings_.top_k < total) {
+      return fallback();
+    }
     if (!cut_by_k) {
       std::sort(candidates_.begin(), candidates_.end(),
                 [](const SamplingCandidate& a, const SamplingCandidate& b) { return a.id < b.id; });
@@ -272,7 +293,7 @@ std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidate
   const bool top_p_on = settings_.top_p > 0 && settings_.top_p < 1;
   const bool min_p_on = settings_.min_p > 0;
   const bool typical_on = settings_.typical > 0 && settings_.typical < 1;
-  if (cut_by_k || std::isinf(top) || typical_on || (!top_p_on && !min_p_on) ||
+  if (masked || cut_by_k || std::isinf(top) || typical_on || (!top_p_on && !min_p_on) ||
       !std::isfinite(c.values.front()) || c.inv_temperature != 1.0f / temperature) {
     return fallback();
   }

@@ -43,8 +43,17 @@ Generator::~Generator() = default;
 JobId Generator::submit(JobRequest request) {
   std::vector<cache::TokenId> eos_tokens;
   if (request.stop_at_eos) eos_tokens = tokenizer_.eos();
+  std::unique_ptr<TokenConstraint> constraint;
+  if (request.grammar) {
+    if (!vocabulary_) vocabulary_ = grammar::TokenVocabulary::from_tokenizer(tokenizer_);
+    std::vector<std::int32_t> end_tokens = eos_tokens;
+    end_tokens.insert(end_tokens.end(), request.stop_tokens.begin(), request.stop_tokens.end());
+    constraint =
+        std::make_unique<TokenConstraint>(request.grammar, vocabulary_, std::move(end_tokens));
+  }
   auto job =
       std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
+  job->constraint = std::move(constraint);
   job->result.id = job->id;
   job->result.statistics.prompt_tokens = static_cast<std::int64_t>(job->tokens.size());
   const JobId id = job->id;
@@ -103,6 +112,13 @@ bool Generator::accept_token(Job& job, cache::TokenId token) {
     stats.prefill_seconds = seconds(now - job.admitted);
   }
   job.last_token = now;
+  if (job.constraint && !job.constraint->accept(token)) {
+    // The mask allowed only tokens the matcher takes; this is a bug, and the
+    // reply ends rather than leave its grammar.
+    finish(job, StopReason::Error,
+           "token " + std::to_string(token) + " was sampled outside the response format's grammar");
+    return false;
+  }
   const std::string piece =
       job.stops.is_stop_token(token) ? std::string() : job.detokenizer.push(token);
   const StopMatcher::Step decided = job.stops.feed(token, piece);
@@ -121,6 +137,10 @@ bool Generator::accept_token(Job& job, cache::TokenId token) {
   }
   job.result.tokens.push_back(token);
   ++job.generated;
+  if (job.constraint && job.constraint->complete()) {
+    finish(job, StopReason::Eos);
+    return false;
+  }
   if (job.generated >= job.request.max_new_tokens) {
     finish(job, StopReason::MaxNewTokens);
     return false;
@@ -428,7 +448,14 @@ bool Generator::use_candidates() const {
 }
 
 cache::TokenId Generator::sample(Job& job, const ForwardPass::Result& result, std::size_t index) {
-  if (result.host_row.at(index) >= 0) return job.sampler.sample(result.row(index), job.tokens);
+  // The grammar's mask is applied where the draw happens, on the host, to the
+  // candidates or the row: the device only ranks the raw logits, which the
+  // mask does not change, and the candidates decide a masked row only when
+  // they prove it (else the row comes over, below).
+  const TokenMask allowed = job.constraint ? job.constraint->mask() : TokenMask{};
+  if (result.host_row.at(index) >= 0) {
+    return job.sampler.sample(result.row(index), job.tokens, allowed);
+  }
   const ForwardPass::RowCandidates& row = result.candidates.at(index);
   LogitCandidates candidates;
   candidates.vocab = result.vocab;
@@ -443,13 +470,13 @@ cache::TokenId Generator::sample(Job& job, const ForwardPass::Result& result, st
   candidates.adjusted_ids = job.adjusted;
   candidates.adjusted_logits = row.gathered;
   if (const std::optional<std::int32_t> token =
-          job.sampler.sample_from_candidates(candidates, job.tokens)) {
+          job.sampler.sample_from_candidates(candidates, job.tokens, allowed)) {
     ++sampling_counters_.from_candidates;
     return *token;
   }
   ++sampling_counters_.row_fetches;
   fetch_row(result, index);
-  return job.sampler.sample(fetched_row_, job.tokens);
+  return job.sampler.sample(fetched_row_, job.tokens, allowed);
 }
 
 std::optional<cache::TokenId> Generator::sample_or_end(Job& job, const ForwardPass::Result& result,

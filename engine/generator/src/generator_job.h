@@ -3,10 +3,12 @@
 // A job as the generator keeps it, shared by the files that make up
 // Generator (generator.cpp, generator_memory.cpp).
 
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "quire/engine/generator/generator.h"
+#include "quire/engine/generator/token_constraint.h"
 
 namespace quire::engine {
 
@@ -41,6 +43,8 @@ struct Generator::Job {
   std::vector<JobId> followers;
   std::optional<JobId> leader;
   Sampler sampler;
+  // The request's grammar with this job's matcher; null when unconstrained.
+  std::unique_ptr<TokenConstraint> constraint;
   StreamingDetokenizer detokenizer;
   StopMatcher stops;
   JobResult result;

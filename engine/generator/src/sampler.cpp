@@ -60,7 +60,8 @@ SamplingSettings SamplingSettings::greedy_settings() {
 Sampler::Sampler(const SamplingSettings& settings)
     : settings_(validated(settings)), random_(seed_of(settings)) {}
 
-std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> context) {
+std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> context,
+                             TokenMask allowed) {
   logits_.assign(logits.begin(), logits.end());
   const std::size_t size = logits_.size();
   if (penalties_on()) apply_penalties(context);
@@ -70,6 +71,13 @@ std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std:
   for (const std::int32_t token : settings_.banned_tokens) {
     if (in_range(token, size)) {
       logits_[static_cast<std::size_t>(token)] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  if (!allowed.empty()) {
+    for (std::size_t i = 0; i < size; ++i) {
+      if (!mask_allows(allowed, static_cast<std::int32_t>(i))) {
+        logits_[i] = -std::numeric_limits<float>::infinity();
+      }
     }
   }
 

@@ -14,28 +14,13 @@ const std::set<std::string, std::less<>> kAnnotations = {
     // alternatives' consts already say which is which.
     "discriminator"};
 
-const std::set<std::string, std::less<>> kEnforced = {"type",
-                                                      "properties",
-                                                      "required",
-                                                      "additionalProperties",
-                                                      "items",
-                                                      "prefixItems",
-                                                      "minItems",
-                                                      "maxItems",
-                                                      "minLength",
-                                                      "maxLength",
-                                                      "pattern",
-                                                      "format",
-                                                      "minimum",
-                                                      "maximum",
-                                                      "exclusiveMinimum",
-                                                      "exclusiveMaximum",
-                                                      "enum",
-                                                      "const",
-                                                      "anyOf",
-                                                      "oneOf",
-                                                      "allOf",
-                                                      "$ref"};
+const std::set<std::string, std::less<>> kEnforced = {
+    "type", "properties", "required", "additionalProperties", "items", "prefixItems", "minItems",
+    "maxItems", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+    "exclusiveMinimum", "exclusiveMaximum", "enum", "const", "anyOf", "oneOf", "allOf", "$ref",
+    // OpenAPI 3.0's, which OpenAI's
+    // zod helper writes for .nullable()
+    "nullable"};
 
 // Why the keywords a grammar cannot enforce are refused.
 std::string why_refused(const std::string& keyword) {
@@ -64,7 +49,10 @@ void only_annotations_beside(const SchemaJson& schema, const std::string& keywor
                              const std::string& path,
                              const std::set<std::string, std::less<>>& also_allowed = {}) {
   for (const auto& [key, ignored] : schema.items()) {
-    if (key == keyword || kAnnotations.contains(key) || also_allowed.contains(key)) continue;
+    if (key == keyword || kAnnotations.contains(key) || also_allowed.contains(key) ||
+        key == "nullable") {
+      continue;
+    }
     refuse_keyword(
         key, path,
         "beside \"" + keyword + "\" is not supported; move it into the " + keyword + " or drop it");
@@ -238,6 +226,22 @@ NodeId SchemaCompiler::value(const SchemaJson& schema, NodeId from, const std::s
       refuse_keyword(key, path, why_refused(key));
     }
   }
+  // The other keywords read past "nullable" (no copy of the schema without
+  // it: nested copies would grow with the square of a hostile schema).
+  if (const auto it = schema.find("nullable"); it != schema.end()) {
+    if (!it->is_boolean()) refuse_keyword("nullable", path, "must be true or false");
+    if (it->get<bool>()) {
+      const NodeId end = automaton_.add_node();
+      automaton_.add_epsilon(automaton_.add_literal(from, "null"), end);
+      automaton_.add_epsilon(non_null_value(schema, from, path), end);
+      return end;
+    }
+  }
+  return non_null_value(schema, from, path);
+}
+
+NodeId SchemaCompiler::non_null_value(const SchemaJson& schema, NodeId from,
+                                      const std::string& path) {
   if (const auto it = schema.find("$ref"); it != schema.end()) {
     only_annotations_beside(schema, "$ref", path);
     if (!it->is_string()) refuse_keyword("$ref", path, "must be a string");

@@ -28,6 +28,8 @@ class SchemaCompiler {
 
  private:
   NodeId value(const SchemaJson& schema, NodeId from, const std::string& path);
+  // value() but for OpenAPI's "nullable", which value() reads first.
+  NodeId non_null_value(const SchemaJson& schema, NodeId from, const std::string& path);
   NodeId typed(const SchemaJson& schema, const std::string& type, NodeId from,
                const std::string& path);
   NodeId enumeration(const SchemaJson& schema, NodeId from, const std::string& path);

@@ -252,11 +252,34 @@ class TestOpenAiRequest : public QObject {
     QTest::newRow("logprobs") << chat_with("\"logprobs\": true")
                               << "logprobs are not supported by this server."
                               << "logprobs";
-    QTest::newRow("json mode")
-        << chat_with("\"response_format\": {\"type\": \"json_object\"}")
-        << "response_format type \"json_object\" is not supported by this server; only \"text\" "
-           "is."
+    QTest::newRow("format type")
+        << chat_with("\"response_format\": {\"type\": \"xml\"}")
+        << "response_format type \"xml\" is not supported by this server; use \"text\", "
+           "\"json_object\" or \"json_schema\"."
         << "response_format";
+    QTest::newRow("format without type")
+        << chat_with("\"response_format\": {\"json_schema\": {}}")
+        << "response_format must be an object with a string \"type\"."
+        << "response_format";
+    QTest::newRow("json_schema missing")
+        << chat_with("\"response_format\": {\"type\": \"json_schema\"}")
+        << "response_format of type \"json_schema\" needs a \"json_schema\" object."
+        << "response_format";
+    QTest::newRow("json_schema name")
+        << chat_with(R"("response_format": {"type": "json_schema",
+                         "json_schema": {"name": "a b", "schema": {}}})")
+        << "response_format.json_schema.name must be a string of letters, digits, '_' and '-', "
+           "64 at most."
+        << "response_format";
+    QTest::newRow("json_schema schema")
+        << chat_with(R"("response_format": {"type": "json_schema",
+                         "json_schema": {"name": "a", "schema": true}})")
+        << "response_format.json_schema.schema must be a JSON Schema object."
+        << "response_format";
+    QTest::newRow("json_schema strict") << chat_with(R"("response_format": {"type": "json_schema",
+                         "json_schema": {"name": "a", "schema": {}, "strict": "yes"}})")
+                                        << "response_format.json_schema.strict must be a boolean."
+                                        << "response_format";
     QTest::newRow("stream_options") << chat_with("\"stream_options\": true")
                                     << "stream_options must be an object, not a boolean."
                                     << "stream_options";
@@ -312,6 +335,35 @@ class TestOpenAiRequest : public QObject {
     QTest::newRow("logprobs") << std::string(R"({"prompt": "x", "logprobs": 2})")
                               << "logprobs are not supported by this server."
                               << "logprobs";
+    // Structured output is offered on chat completions only.
+    QTest::newRow("json mode")
+        << std::string(R"({"prompt": "x", "response_format": {"type": "json_object"}})")
+        << "response_format type \"json_object\" is not supported by this server; only \"text\" "
+           "is."
+        << "response_format";
+  }
+
+  void responseFormats() {
+    using quire::server::ResponseFormat;
+    QCOMPARE(parse_chat_completion_request(chat_with("")).response_format, ResponseFormat{});
+    QCOMPARE(parse_chat_completion_request(chat_with(R"("response_format": {"type": "text"})"))
+                 .response_format.type,
+             ResponseFormat::Type::Text);
+    QCOMPARE(
+        parse_chat_completion_request(chat_with(R"("response_format": {"type": "json_object"})"))
+            .response_format.type,
+        ResponseFormat::Type::JsonObject);
+    const ResponseFormat schema =
+        parse_chat_completion_request(chat_with(R"("response_format": {"type": "json_schema",
+            "json_schema": {"name": "point-2d", "strict": true,
+                            "schema": {"type": "object", "properties": {"x": {"type": "integer"}}}}})"))
+            .response_format;
+    QCOMPARE(schema.type, ResponseFormat::Type::JsonSchema);
+    QCOMPARE(schema.name, std::string("point-2d"));
+    QVERIFY(schema.strict);
+    // As written: the grammar generates properties in the schema's order.
+    QCOMPARE(schema.schema,
+             std::string(R"({"type":"object","properties":{"x":{"type":"integer"}}})"));
   }
 
   void completionErrors() {

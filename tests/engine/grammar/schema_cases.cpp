@@ -26,6 +26,16 @@ std::vector<SchemaCase> schema_matching_cases() {
   row("type list null", R"({"type":["string","null"]})", "null", true);
   row("type list string", R"({"type":["string","null"]})", R"("x")", true);
   row("type list not number", R"({"type":["string","null"]})", "1", false);
+  // OpenAPI's nullable, as OpenAI's zod helper writes .nullable().
+  row("nullable null", R"({"type":"string","maxLength":2,"nullable":true})", "null", true);
+  row("nullable value", R"({"type":"string","maxLength":2,"nullable":true})", R"("ab")", true);
+  row("nullable keeps bounds", R"({"type":"string","maxLength":2,"nullable":true})", R"("abc")",
+      false);
+  row("nullable false", R"({"type":"string","nullable":false})", "null", false);
+  row("nullable beside anyOf", R"({"anyOf":[{"type":"integer"}],"nullable":true})", "null", true);
+  row("nullable beside enum", R"({"enum":["a"],"nullable":true})", R"("a")", true);
+  row("nullable in items", R"({"type":"array","items":{"type":"integer","nullable":true}})",
+      "[1,null]", true);
   // Strings.
   row("string escapes", R"({"type":"string"})", R"("a\"b\\c\n\u00e9")", true);
   row("string utf8", R"({"type":"string"})", "\"caf\xC3\xA9 \xF0\x9F\x98\x80\"", true);

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "quire/server/response_format.h"
+
 namespace quire::server {
 
 // Sampling and stopping fields shared by both endpoints; absent fields stay
@@ -62,6 +64,7 @@ struct ChatCompletionRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   SamplingFields sampling;
+  ResponseFormat response_format;
 };
 
 struct CompletionRequest {

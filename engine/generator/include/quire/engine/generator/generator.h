@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "quire/engine/generator/job.h"
+#include "quire/engine/grammar/token_vocabulary.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/engine/tokenizer/streaming_detokenizer.h"
 #include "quire/engine/tokenizer/tokenizer.h"
@@ -218,6 +219,9 @@ class Generator {
   int memory_batch_limit_ = 0;
   int calm_steps_ = 0;
   std::vector<float> fetched_row_;
+  // The tokenizer's vocabulary as the grammars see it, built at the first
+  // constrained job and shared by all.
+  std::shared_ptr<const grammar::TokenVocabulary> vocabulary_;
 };
 
 }  // namespace quire::engine

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "quire/cache/types.h"
 #include "quire/engine/generator/sampler.h"
 #include "quire/engine/generator/stop_conditions.h"
+#include "quire/engine/grammar/grammar.h"
 
 namespace quire::engine {
 
@@ -52,6 +54,12 @@ struct JobRequest {
   std::vector<cache::TokenId> stop_tokens;  // in addition to the model's EOS
   bool stop_at_eos = true;
   int max_new_tokens = 256;
+  // Structured output: when set, every sampled token keeps the reply inside
+  // this grammar (grammar::compile_json_schema), the reply may end on EOS or
+  // a stop token only where the grammar's text is complete, and it ends by
+  // itself (StopReason::Eos) once complete with nothing more to add. A stop
+  // string still cuts the reply where it appears.
+  std::shared_ptr<const grammar::Grammar> grammar;
   // Shown where this job's pages are described (the chat's title).
   std::string label;
   // Newly decided text, in order; never half a UTF-8 character. Called on the

@@ -32,6 +32,17 @@ struct SamplingSettings {
   static SamplingSettings greedy_settings();
 };
 
+// Which tokens a draw may choose: bit (id % 32) of word id / 32 is set when
+// token id is allowed; ids past the last word are not. An empty span allows
+// every token. Structured output passes a grammar's mask (grammar::TokenMatcher).
+using TokenMask = std::span<const std::uint32_t>;
+
+// Whether `mask` (not empty) allows token `id`.
+inline bool mask_allows(TokenMask mask, std::int32_t id) {
+  const auto word = static_cast<std::size_t>(id) / 32;
+  return id >= 0 && word < mask.size() && ((mask[word] >> (id % 32)) & 1u) != 0;
+}
+
 // A token the last draw chose among, with its final (renormalized) probability.
 struct SamplingCandidate {
   std::int32_t id = 0;
@@ -85,7 +96,10 @@ class Sampler {
   // left to choose (empty logits, every token banned or -inf) or when a token
   // that is not banned has a NaN logit: both mean the request or the model's
   // output is broken, and inventing a token would hide that.
-  std::int32_t sample(std::span<const float> logits, std::span<const std::int32_t> context);
+  // Tokens `allowed` does not allow get -inf after the bans, before any
+  // transform (greedy argmax, softmax and every filter), as if banned.
+  std::int32_t sample(std::span<const float> logits, std::span<const std::int32_t> context,
+                      TokenMask allowed = {});
 
   // The candidate path, for logits that stay on a device. How many of the
   // highest logits it asks for: enough that top-k, top-p and min-p usually
@@ -99,9 +113,11 @@ class Sampler {
   // The token sample() would draw from the whole row, the same random number
   // consumed, when the candidates prove which one that is. Otherwise
   // std::nullopt, with nothing consumed: the caller fetches the row and calls
-  // sample(). See candidate_sampling.cpp for when the proof succeeds.
+  // sample(). See candidate_sampling.cpp for when the proof succeeds. With
+  // a mask, the token sample() would draw with the same mask.
   std::optional<std::int32_t> sample_from_candidates(const LogitCandidates& candidates,
-                                                     std::span<const std::int32_t> context);
+                                                     std::span<const std::int32_t> context,
+                                                     TokenMask allowed = {});
   // How many rows sample_from_candidates decided, and how many it left to sample().
   std::int64_t candidate_draws() const { return candidate_draws_; }
   std::int64_t candidate_fallbacks() const { return candidate_fallbacks_; }

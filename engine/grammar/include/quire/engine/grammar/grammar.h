@@ -38,7 +38,8 @@ class Grammar;
 // classes, groups, alternation, quantifiers, ^ and $), format (date, time,
 // date-time, uuid, email, uri, ipv4), minimum, maximum, exclusiveMinimum and exclusiveMaximum
 // (for integers any value; for numbers whole values, numbers then written
-// without an exponent), and $ref to "#", "#/$defs/..." and "#/definitions/...".
+// without an exponent), $ref to "#", "#/$defs/..." and "#/definitions/...", and
+// OpenAPI's nullable (true: null besides the schema's values).
 // Generation produces a subset of the valid texts, always valid: properties
 // come in the schema's order, then (only with additionalProperties true or a
 // schema) other keys; numbers and strings are as JSON spells them, enum and

@@ -1,0 +1,49 @@
+#pragma once
+
+// One job's grammar (structured output) as the generator applies it: which
+// tokens may be sampled next, whether the reply must end now, and the
+// matcher's advance by each sampled token.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "quire/engine/grammar/token_matcher.h"
+
+namespace quire::engine {
+
+class TokenConstraint {
+ public:
+  // `end_tokens`: the ids that end this job (its stop tokens, and the
+  // model's end-of-sequence ids when it stops there). They are allowed
+  // exactly when the grammar's text is complete; the vocabulary's own
+  // end-of-sequence ids only as far as they are among them.
+  TokenConstraint(std::shared_ptr<const grammar::Grammar> grammar,
+                  std::shared_ptr<const grammar::TokenVocabulary> vocabulary,
+                  std::vector<std::int32_t> end_tokens);
+
+  // The tokens that may come next. Throws std::invalid_argument, naming the
+  // grammar, when none may: a matcher never dead-ends, so that means a bug,
+  // and the job ends with that error rather than drawing a token it forbids.
+  std::span<const std::uint32_t> mask();
+  // Whether the text is a whole text of the grammar and no token could add
+  // to it: the reply ends here, as if at end-of-sequence.
+  bool complete();
+  // Advances by a sampled token. False, changing nothing, when the grammar
+  // does not allow it here (an end token counts only once the text is complete).
+  bool accept(std::int32_t token);
+
+ private:
+  bool is_end_token(std::int32_t token) const;
+  void compute();
+
+  grammar::TokenMatcher matcher_;
+  std::vector<std::int32_t> end_tokens_;
+  std::vector<std::int32_t> vocabulary_eos_;
+  std::vector<std::uint32_t> mask_;
+  bool fresh_ = false;            // mask_ is this state's
+  bool content_allowed_ = false;  // a token other than an end token is allowed
+};
+
+}  // namespace quire::engine
