@@ -55,4 +55,8 @@ ArgumentsForm template_arguments_form(ToolCallFormat format) {
   return ArgumentsForm::Text;
 }
 
+bool template_keeps_null_content(ToolCallFormat format) {
+  return format == ToolCallFormat::DeepSeekV3;
+}
+
 }  // namespace quire::engine::tools

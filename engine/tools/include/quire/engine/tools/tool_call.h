@@ -44,6 +44,12 @@ ToolCallFormat detect_tool_call_format(std::string_view template_source);
 enum class ArgumentsForm { Text, Object };
 ArgumentsForm template_arguments_form(ToolCallFormat format);
 
+// Whether an assistant message's null content (OpenAI sends null beside
+// tool_calls) must reach the template as None: DeepSeek V3's template writes
+// the calls only then, while Qwen's fails on None ('</think>' in content) and
+// the others read an empty string the same way.
+bool template_keeps_null_content(ToolCallFormat format);
+
 // Makes the id of a new call.
 using CallIdSource = std::function<std::string()>;
 
