@@ -15,6 +15,15 @@ constexpr std::string_view kCallEnd = "<｜tool▁call▁end｜>";
 constexpr std::string_view kSep = "<｜tool▁sep｜>";
 constexpr std::string_view kFence = "```json";
 constexpr std::string_view kFenceEnd = "```";
+constexpr std::size_t kLongestName = 256;
+
+// Whether a marker of `size` bytes found at `at` (npos: not yet) lies
+// further than kLongestName bytes from `from`. A marker not found is too far
+// only once one starting within the limit would have arrived whole.
+bool too_far(std::string_view text, std::size_t from, std::size_t at, std::size_t size) {
+  if (at == std::string_view::npos) return text.size() - from >= kLongestName + size;
+  return at - from > kLongestName;
+}
 
 class DeepSeekFamily final : public Family {
  public:
@@ -47,11 +56,11 @@ class DeepSeekFamily final : public Family {
       if (begin == Match::Partial) break;
       if (begin == Match::No) return invalid("tool calls are not separated by their markers");
       i += kCallBegin.size();
+      // Limits count from the start, never from how much has arrived, so
+      // that the verdict is the same however the text was split.
       const std::size_t sep = text.find(kSep, i);
-      if (sep == std::string_view::npos) {
-        if (text.size() - i > 256) return invalid("a tool call has no <｜tool▁sep｜>");
-        return scan;
-      }
+      if (too_far(text, i, sep, kSep.size())) return invalid("a tool call has no <｜tool▁sep｜>");
+      if (sep == std::string_view::npos) return scan;
       ScannedCall call;
       const std::string_view first = text.substr(i, sep - i);
       i = sep + kSep.size();
@@ -59,10 +68,8 @@ class DeepSeekFamily final : public Family {
       if (first == "function") {
         // V3: the name runs to the end of the line, then the fence.
         const std::size_t line_end = text.find('\n', i);
-        if (line_end == std::string_view::npos) {
-          if (text.size() - i > 256) return invalid("a tool call's name has no end");
-          return scan;
-        }
+        if (too_far(text, i, line_end, 1)) return invalid("a tool call's name has no end");
+        if (line_end == std::string_view::npos) return scan;
         call.name = std::string(text.substr(i, line_end - i));
         i = skip_space(text, line_end);
         const Match fence = match_literal(text, i, kFence);

@@ -46,14 +46,20 @@ class HarmonyFamily final : public Family {
       }
     }
     const std::size_t message = text.find(kMessage);
+    if (message == std::string_view::npos ? text.size() >= kLongestHeader + kMessage.size()
+                                          : message > kLongestHeader) {
+      // No header is this long: the marker was text, unless it began a call.
+      // Judged on the first bytes only, the same however the text was split.
+      const bool call = !word_after(text.substr(0, kLongestHeader), "to=").empty();
+      scan.status = call ? ScanStatus::Invalid : ScanStatus::NotASection;
+      scan.end = text.starts_with(kStart) ? kStart.size() : kChannel.size();
+      scan.error = "a tool call's header has no <|message|>";
+      return scan;
+    }
     const std::string_view header = text.substr(0, message);
     const std::string_view recipient = word_after(header, "to=");
     if (message == std::string_view::npos) {
-      if (text.size() > kLongestHeader) {
-        scan.status = recipient.empty() ? ScanStatus::NotASection : ScanStatus::Invalid;
-        scan.end = text.size();
-        scan.error = "a tool call's header has no <|message|>";
-      } else if (at_end) {
+      if (at_end) {
         // A header cut off by the end: nothing to show, unless it was a call.
         scan.status = recipient.empty() ? ScanStatus::Complete : ScanStatus::Invalid;
         scan.end = text.size();

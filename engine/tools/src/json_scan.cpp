@@ -124,6 +124,13 @@ bool decode_string(std::string_view token, std::string& out) {
 ArgumentsScan scan_arguments(std::string_view text, std::size_t pos) {
   ArgumentsScan scan;
   if (pos >= text.size()) return scan;
+  // Decided on the first byte, so that the verdict does not depend on how
+  // much of the value has arrived.
+  if (text[pos] != '{' && text[pos] != '"') {
+    scan.status = ScanStatus::Invalid;
+    scan.error = "the arguments are not a JSON object";
+    return scan;
+  }
   const ValueEnd value = scan_json_value(text, pos);
   if (value.status == ScanStatus::Invalid) {
     scan.status = ScanStatus::Invalid;
@@ -197,6 +204,9 @@ CallObjectScan scan_call_object(std::string_view text, std::size_t pos, bool str
     const bool is_arguments = key == "arguments" || key == "parameters";
     if (strict && !is_name && !is_arguments && key != "type")
       return fail("a JSON object that is no call");
+    // What was streamed of the first name or arguments cannot be taken back.
+    if ((is_name && have_name) || (is_arguments && seen_arguments))
+      return broken("the call repeats its " + key);
     i = skip_space(text, key_end.end);
     if (i >= text.size()) return scan;
     if (text[i] != ':') return fail("a key without a value");

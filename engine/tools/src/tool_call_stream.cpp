@@ -66,7 +66,7 @@ void add_call_delta(StreamDelta& out, std::size_t index, std::string id, std::st
 }  // namespace
 
 ToolCallStream::ToolCallStream(ToolCallFormat format, CallIdSource ids)
-    : format_(format), ids_(std::move(ids)), family_(make_family(format)) {
+    : ids_(std::move(ids)), family_(make_family(format)) {
   if (!ids_) ids_ = [format] { return new_call_id(format); };
 }
 

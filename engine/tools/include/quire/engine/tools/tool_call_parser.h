@@ -103,7 +103,6 @@ class ToolCallStream {
     std::size_t arguments_sent = 0;
   };
 
-  ToolCallFormat format_;
   CallIdSource ids_;
   std::unique_ptr<const detail::Family> family_;
   std::string text_;         // everything fed
