@@ -120,13 +120,23 @@ class ToolTemplatesTest : public QObject {
                                             << "hermes" << true;
     QTest::newRow("deepseek v3") << "tokenizer-deepseek_v3"
                                  << "deepseek-v3" << false;
+    // Written here (see llama_style_template); its arguments go as objects.
+    QTest::newRow("llama 3.1 style") << QString() << "llama3" << false;
   }
   void rendersAsPython() {
     QFETCH(QString, package);
     QFETCH(QString, family);
     QFETCH(bool, objects);
-    const std::filesystem::path dir = (packages_dir() + "/" + package + "/models").toStdString();
-    std::optional<ChatTemplate> chat_template = ChatTemplate::load(dir);
+    std::optional<ChatTemplate> chat_template;
+    if (package.isEmpty()) {
+      chat_template.emplace(
+          quire::engine::ChatTemplateSource{
+              quire::test::llama_style_template(), "chat_template.jinja", {}},
+          std::map<std::string, std::string>{{"bos_token", "<|begin_of_text|>"}});
+    } else {
+      chat_template =
+          ChatTemplate::load((packages_dir() + "/" + package + "/models").toStdString());
+    }
     QVERIFY(chat_template.has_value());
     chat_template->set_clock(local_time(2026, 11, 25, 12));
 

@@ -45,4 +45,39 @@ std::vector<std::pair<std::string, Ordered>> tool_conversations() {
   };
 }
 
+const char* llama_style_template() {
+  return R"({{- bos_token }}
+{%- set ns = namespace(system='', first_user=true) %}
+{%- if messages[0].role == 'system' %}{% set ns.system = messages[0].content | trim %}{% endif %}
+{{- '<|start_header_id|>system<|end_header_id|>\n\n' }}
+{%- if tools is defined %}{{- 'Environment: ipython\n' }}{% endif %}
+{{- 'Today Date: ' + date_string + '\n\n' + ns.system + '<|eot_id|>' }}
+{%- for message in messages %}
+  {%- if message.role == 'user' %}
+    {{- '<|start_header_id|>user<|end_header_id|>\n\n' }}
+    {%- if tools is defined and ns.first_user %}
+      {{- 'Given the following functions, please respond with a JSON for a function call.\n\n' }}
+      {%- for t in tools %}{{- t | tojson(indent=4) }}{{- '\n\n' }}{% endfor %}
+      {%- set ns.first_user = false %}
+    {%- endif %}
+    {{- message.content | trim + '<|eot_id|>' }}
+  {%- elif message.role == 'assistant' and message.tool_calls %}
+    {%- for tool_call in message.tool_calls %}
+      {%- set call = tool_call.function %}
+      {{- '<|start_header_id|>assistant<|end_header_id|>\n\n{"name": "' + call.name + '", "parameters": ' }}
+      {{- call.arguments | tojson }}{{- '}<|eot_id|>' }}
+    {%- endfor %}
+  {%- elif message.role == 'assistant' %}
+    {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' + message.content | trim + '<|eot_id|>' }}
+  {%- elif message.role == 'tool' %}
+    {{- '<|start_header_id|>ipython<|end_header_id|>\n\n' }}
+    {%- if message.content is mapping or message.content is iterable and message.content is not string %}
+      {{- message.content | tojson }}
+    {%- else %}{{- message.content }}{% endif %}
+    {{- '<|eot_id|>' }}
+  {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %})";
+}
+
 }  // namespace quire::test
