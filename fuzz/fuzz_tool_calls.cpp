@@ -55,7 +55,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const ParsedReply whole = parse_tool_calls(format, text, counting_call_ids(format));
 
-  ToolCallStream stream(format, counting_call_ids(format));
+  // The second byte's low bit also picks whether calls stream in fragments.
+  StreamOptions options;
+  options.whole_calls = (data[1] & 1) != 0;
+  ToolCallStream stream(format, counting_call_ids(format), options);
   std::vector<StreamDelta> deltas;
   for (std::size_t at = 0; at < text.size();) {
     seed = seed * 1103515245u + 12345u;

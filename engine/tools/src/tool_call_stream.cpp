@@ -65,8 +65,8 @@ void add_call_delta(StreamDelta& out, std::size_t index, std::string id, std::st
 
 }  // namespace
 
-ToolCallStream::ToolCallStream(ToolCallFormat format, CallIdSource ids)
-    : ids_(std::move(ids)), family_(make_family(format)) {
+ToolCallStream::ToolCallStream(ToolCallFormat format, CallIdSource ids, StreamOptions options)
+    : ids_(std::move(ids)), options_(options), family_(make_family(format)) {
   if (!ids_) ids_ = [format] { return new_call_id(format); };
 }
 
@@ -168,6 +168,7 @@ bool ToolCallStream::scan_section(bool at_end, StreamDelta& out) {
     return true;
   }
   const bool complete = scan.status == detail::ScanStatus::Complete;
+  if (options_.whole_calls && !complete) return false;
   const std::size_t base = reply_.tool_calls.size();
   for (std::size_t k = 0; k < scan.calls.size(); ++k) {
     const detail::ScannedCall& call = scan.calls[k];

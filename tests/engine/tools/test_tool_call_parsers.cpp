@@ -45,8 +45,11 @@ ParsedReply assemble(const std::vector<StreamDelta>& deltas) {
 
 // Streams `text` in the given pieces; checks that the deltas rebuild the
 // reply (unless it broke) and returns the reply.
-ParsedReply stream_pieces(ToolCallFormat format, const std::vector<std::string_view>& pieces) {
-  ToolCallStream stream(format, counting_call_ids(format));
+ParsedReply stream_pieces(ToolCallFormat format, const std::vector<std::string_view>& pieces,
+                          bool whole_calls = false) {
+  quire::engine::tools::StreamOptions options;
+  options.whole_calls = whole_calls;
+  ToolCallStream stream(format, counting_call_ids(format), options);
   std::vector<StreamDelta> deltas;
   for (std::string_view piece : pieces)
     deltas.push_back(stream.feed(piece));
@@ -98,6 +101,7 @@ class ToolCallParsersTest : public QObject {
       for (std::size_t i = 0; i < text.size(); ++i)
         bytes.push_back(text.substr(i, 1));
       QCOMPARE(describe(stream_pieces(c.format, bytes)), describe(c.expected));
+      QCOMPARE(describe(stream_pieces(c.format, bytes, true)), describe(c.expected));
     } catch (const std::exception& error) {
       QFAIL(error.what());
     }
@@ -133,6 +137,30 @@ class ToolCallParsersTest : public QObject {
     QVERIFY(stream.reply().broken);
     QCOMPARE(stream.reply().content,
              std::string("Hi <tool_call>\n{\"name\": \"f\", \"arguments\": [1]}"));
+  }
+
+  // With whole_calls, a call that breaks off was never shown: the stream's
+  // text is the reply's text.
+  void wholeCallsNeverShowABrokenCall() {
+    quire::engine::tools::StreamOptions options;
+    options.whole_calls = true;
+    const std::string cut = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\"";
+    ToolCallStream stream(ToolCallFormat::Hermes, counting_call_ids(ToolCallFormat::Hermes),
+                          options);
+    QVERIFY(stream.feed(cut).empty());
+    const StreamDelta last = stream.finish();
+    QVERIFY(last.tool_calls.empty());
+    QCOMPARE(last.content, cut);
+    QVERIFY(stream.reply().broken);
+
+    ToolCallStream whole(ToolCallFormat::Hermes, counting_call_ids(ToolCallFormat::Hermes),
+                         options);
+    QVERIFY(whole.feed(cut + ": 1}}").empty());
+    const StreamDelta call = whole.feed("\n</tool_call>");
+    QCOMPARE(call.tool_calls.size(), std::size_t{1});
+    QCOMPARE(call.tool_calls[0].id, std::string("call_1"));
+    QCOMPARE(call.tool_calls[0].name, std::string("f"));
+    QCOMPARE(call.tool_calls[0].arguments, std::string("{\"a\": 1}"));
   }
 
   void utf8IsNeverSplit() {

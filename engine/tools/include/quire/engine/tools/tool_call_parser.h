@@ -65,6 +65,13 @@ struct StreamDelta {
   friend bool operator==(const StreamDelta&, const StreamDelta&) = default;
 };
 
+struct StreamOptions {
+  // Send each call only once it is complete (its first delta then carries
+  // the whole arguments), so that a stream never shows a call that breaks
+  // off later; content still streams as it comes.
+  bool whole_calls = false;
+};
+
 namespace detail {
 class Family;
 }
@@ -73,7 +80,7 @@ class ToolCallStream {
  public:
   // With ToolCallFormat::None every byte is content. `ids` makes the id of
   // each call (new_call_id by default).
-  explicit ToolCallStream(ToolCallFormat format, CallIdSource ids = {});
+  explicit ToolCallStream(ToolCallFormat format, CallIdSource ids = {}, StreamOptions options = {});
   ~ToolCallStream();
   ToolCallStream(ToolCallStream&&) noexcept;
   ToolCallStream& operator=(ToolCallStream&&) noexcept;
@@ -104,6 +111,7 @@ class ToolCallStream {
   };
 
   CallIdSource ids_;
+  StreamOptions options_;
   std::unique_ptr<const detail::Family> family_;
   std::string text_;         // everything fed
   std::size_t pos_ = 0;      // text_[0, pos_) is decided
