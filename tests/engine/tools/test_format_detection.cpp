@@ -33,6 +33,9 @@ class FormatDetectionTest : public QObject {
     QCOMPARE(template_arguments_form(ToolCallFormat::Hermes), ArgumentsForm::Text);
     QCOMPARE(template_arguments_form(ToolCallFormat::Llama3), ArgumentsForm::Object);
     QCOMPARE(template_arguments_form(ToolCallFormat::Harmony), ArgumentsForm::Object);
+    // DeepSeek V3 writes calls only for None content; Qwen's fails on None.
+    QVERIFY(quire::engine::tools::template_keeps_null_content(ToolCallFormat::DeepSeekV3));
+    QVERIFY(!quire::engine::tools::template_keeps_null_content(ToolCallFormat::Hermes));
   }
 };
 
