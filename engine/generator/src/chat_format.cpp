@@ -1,6 +1,5 @@
 #include "quire/engine/generator/chat_format.h"
 
-#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -15,8 +14,12 @@ const std::vector<TemplateMessage>& probe_conversation() {
   return messages;
 }
 
-std::vector<TemplateMessage> with_system(std::vector<TemplateMessage> messages) {
-  messages.insert(messages.begin(), TemplateMessage{"system", "Be brief."});
+// The same with a system message first.
+const std::vector<TemplateMessage>& probe_conversation_with_system() {
+  static const std::vector<TemplateMessage> messages{{"system", "Be brief."},
+                                                     {"user", "Hello."},
+                                                     {"assistant", "Hi there."},
+                                                     {"user", "How are you?"}};
   return messages;
 }
 
@@ -55,7 +58,7 @@ FormatChoice check_chat_template(std::shared_ptr<const ChatTemplate> chat_templa
   }
   bool system_refused = false;
   try {
-    chat_template->render(with_system(probe_conversation()), true);
+    chat_template->render(probe_conversation_with_system(), true);
   } catch (const ChatTemplateError&) {
     system_refused = true;
   }

@@ -64,6 +64,40 @@ std::string date_string(std::chrono::system_clock::time_point now) {
   return std::string(text.data(), size);
 }
 
+// The messages as an OpenAI client sends them; ordered, so that a template
+// walking a message's items sees role, then content, as Python does.
+nlohmann::ordered_json template_message_list(std::span<const TemplateMessage> messages,
+                                             const TemplateTools& conventions) {
+  const tools::ArgumentsForm form = conventions.arguments;
+  using Ordered = nlohmann::ordered_json;
+  Ordered list = Ordered::array();
+  for (const TemplateMessage& message : messages) {
+    Ordered item = {{"role", message.role}};
+    item["content"] = message.null_content && conventions.keep_null_content
+                          ? Ordered(nullptr)
+                          : Ordered(message.content);
+    if (!message.tool_calls.empty()) {
+      Ordered calls = Ordered::array();
+      for (const tools::ToolCall& call : message.tool_calls) {
+        Ordered arguments = call.arguments;
+        if (form == tools::ArgumentsForm::Object) {
+          // Text that is not JSON stays text: the template shows what was said.
+          Ordered parsed = Ordered::parse(call.arguments, nullptr, false);
+          if (!parsed.is_discarded()) arguments = std::move(parsed);
+        }
+        calls.push_back({{"id", call.id},
+                         {"type", "function"},
+                         {"function", {{"name", call.name}, {"arguments", std::move(arguments)}}}});
+      }
+      item["tool_calls"] = std::move(calls);
+    }
+    if (!message.tool_call_id.empty()) item["tool_call_id"] = message.tool_call_id;
+    if (!message.name.empty()) item["name"] = message.name;
+    list.push_back(std::move(item));
+  }
+  return list;
+}
+
 ChatTemplateError template_error(const ChatTemplateSource& source, const jinja::TemplateError& e,
                                  std::string_view what) {
   std::string where = source.file.filename().string();
@@ -144,15 +178,16 @@ std::string ChatTemplate::origin() const {
 
 jinja::Rendered ChatTemplate::render(std::span<const TemplateMessage> messages,
                                      bool add_generation_prompt) const {
-  // Ordered: a template that walks a message's items sees role, then content.
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const TemplateMessage& message : messages)
-    list.push_back({{"role", message.role}, {"content", message.content}});
+  return render(messages, add_generation_prompt, TemplateTools{});
+}
 
+jinja::Rendered ChatTemplate::render(std::span<const TemplateMessage> messages,
+                                     bool add_generation_prompt, const TemplateTools& tools) const {
   std::map<std::string, jinja::Value> globals;
-  // Everything in the messages is the user's (or the model's) text: literal,
-  // never a source of control tokens.
-  globals["messages"] = jinja::value_from_json(list, true);
+  // Everything in the messages and the tools is the user's (or the model's)
+  // text: literal, never a source of control tokens.
+  globals["messages"] = jinja::value_from_json(template_message_list(messages, tools), true);
+  if (!tools.tools.is_null()) globals["tools"] = jinja::value_from_json(tools.tools, true);
   globals["add_generation_prompt"] = jinja::value_from_json(Json(add_generation_prompt), false);
   for (const auto& [name, spelling] : special_tokens_)
     globals[name] = jinja::value_from_json(Json(spelling), false);

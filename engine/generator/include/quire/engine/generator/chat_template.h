@@ -4,13 +4,17 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "quire/engine/model_error.h"
 #include "quire/engine/template/template.h"
+#include "quire/engine/tools/tool_call.h"
 
 namespace quire::engine {
 
@@ -44,11 +48,39 @@ class ChatTemplateError : public ModelError {
   std::string construct_;
 };
 
-// A message as a chat template sees it.
+// A message as a chat template sees it, in OpenAI's shape, which is what
+// transformers hands templates: an assistant message may carry tool_calls
+// (and then often null content), a "tool" message answers the call named by
+// tool_call_id (and the function's name, which some templates print).
 struct TemplateMessage {
-  std::string role;  // "system", "user", "assistant"
+  TemplateMessage() = default;
+  // A plain message, the common case: {"user", "Hello"}.
+  TemplateMessage(std::string role_name, std::string text)
+      : role(std::move(role_name)), content(std::move(text)) {}
+
+  std::string role;  // "system", "user", "assistant", "tool"
   std::string content;
+  std::vector<tools::ToolCall> tool_calls;
+  std::string tool_call_id;
+  std::string name;
+  // The content is null, as OpenAI sends it beside tool_calls (see
+  // TemplateTools::keep_null_content).
+  bool null_content = false;
   friend bool operator==(const TemplateMessage&, const TemplateMessage&) = default;
+};
+
+// What a request with tools adds to the template's variables.
+struct TemplateTools {
+  // OpenAI's list of {"type": "function", "function": {"name", "description",
+  // "parameters"}}, passed as the `tools` variable exactly as given; null
+  // leaves `tools` undefined, as a request without tools does.
+  nlohmann::ordered_json tools;
+  // How tool_calls[].function.arguments reach the template
+  // (tools::template_arguments_form of the template's family).
+  tools::ArgumentsForm arguments = tools::ArgumentsForm::Text;
+  // Whether null content stays None (tools::template_keeps_null_content);
+  // otherwise it is an empty string.
+  bool keep_null_content = false;
 };
 
 // A model's chat template, parsed once, with the special tokens' spellings it
@@ -74,6 +106,10 @@ class ChatTemplate {
   // (raise_exception's message is kept verbatim).
   jinja::Rendered render(std::span<const TemplateMessage> messages,
                          bool add_generation_prompt) const;
+  // The same with tools: `tools` defined (unless null), and the messages'
+  // tool_calls, tool_call_id and name passed through.
+  jinja::Rendered render(std::span<const TemplateMessage> messages, bool add_generation_prompt,
+                         const TemplateTools& tools) const;
 
   const ChatTemplateSource& source() const { return source_; }
   // "chat_template.jinja" or "tokenizer_config.json" (and the entry's name).
