@@ -41,6 +41,25 @@ std::shared_ptr<const Grammar> compile_json_schema_text(std::string_view schema_
   return compile(schema, options);
 }
 
+std::shared_ptr<const Grammar> compile_framed_json_schema_text(std::string_view schema_text,
+                                                               std::string_view before,
+                                                               std::string_view after,
+                                                               const CompileOptions& options) {
+  SchemaJson schema;
+  try {
+    schema = SchemaJson::parse(schema_text);
+  } catch (const SchemaJson::exception& error) {
+    throw GrammarError(std::string("the schema is not valid JSON: ") + error.what());
+  }
+  try {
+    SchemaCompiler compiler(schema, options);
+    return std::make_shared<const Grammar>(compiler.compile_framed(before, after));
+  } catch (const SchemaJson::exception& error) {
+    throw GrammarError(std::string("the schema holds a value that cannot be used: ") +
+                       error.what());
+  }
+}
+
 std::shared_ptr<const Grammar> any_json_object_grammar(const CompileOptions& options) {
   const SchemaJson unused = SchemaJson::object();
   SchemaCompiler compiler(unused, options);

@@ -121,6 +121,19 @@ Automaton SchemaCompiler::compile() {
   return std::move(automaton_);
 }
 
+Automaton SchemaCompiler::compile_framed(std::string_view before, std::string_view after) {
+  const RuleId value_rule = rule_for(root_, "#");
+  const RuleId root = automaton_.add_rule("a framed value");
+  const NodeId start = automaton_.rule(root).start;
+  const NodeId end = automaton_.rule(root).end;
+  const NodeId opened = automaton_.add_literal(start, before);
+  const NodeId value_end = automaton_.add_call(opened, value_rule);
+  automaton_.add_epsilon(automaton_.add_literal(value_end, after), end);
+  automaton_.set_root(root);
+  automaton_.finish();
+  return std::move(automaton_);
+}
+
 Automaton SchemaCompiler::compile_any_object() {
   const RuleId root = automaton_.add_rule("a JSON object");
   const NodeId start = automaton_.rule(root).start;

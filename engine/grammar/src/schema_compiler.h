@@ -25,6 +25,8 @@ class SchemaCompiler {
 
   Automaton compile();
   Automaton compile_any_object();
+  // The schema's texts between two literal texts.
+  Automaton compile_framed(std::string_view before, std::string_view after);
 
  private:
   NodeId value(const SchemaJson& schema, NodeId from, const std::string& path);

@@ -30,6 +30,39 @@ class SchemaMatchingTest : public QObject {
     QCOMPARE(grammar_matches(*grammar, text.toStdString()), matches);
   }
 
+  void aFramedValueIsAToolCallInItsMarkers() {
+    // Hermes' markers around a call of one named tool with strict arguments.
+    const char* schema = R"({"type":"object","properties":{
+        "name":{"const":"get_weather"},
+        "arguments":{"type":"object","properties":{"city":{"type":"string"}},
+                     "required":["city"]}},
+      "required":["name","arguments"]})";
+    const auto call = quire::engine::grammar::compile_framed_json_schema_text(
+        schema, "<tool_call>\n", "\n</tool_call>");
+    QVERIFY(grammar_matches(
+        *call,
+        "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Oslo\"}}\n</tool_call>"));
+    // Without its markers, with another tool, with arguments missing, or
+    // with text after the closing marker: not a reply the request allows.
+    QVERIFY(
+        !grammar_matches(*call, "{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Oslo\"}}"));
+    QVERIFY(!grammar_matches(
+        *call,
+        "<tool_call>\n{\"name\":\"get_time\",\"arguments\":{\"city\":\"Oslo\"}}\n</tool_call>"));
+    QVERIFY(!grammar_matches(
+        *call, "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{}}\n</tool_call>"));
+    QVERIFY(!grammar_matches(*call,
+                             "<tool_call>\n{\"name\":\"get_weather\",\"arguments\":{\"city\":"
+                             "\"Oslo\"}}\n</tool_call>!"));
+    // Empty frames are the schema itself; a bad schema is refused by name.
+    const auto bare =
+        quire::engine::grammar::compile_framed_json_schema_text(R"({"type":"integer"})", "", "");
+    QVERIFY(grammar_matches(*bare, "42"));
+    QVERIFY_THROWS_EXCEPTION(
+        quire::engine::grammar::GrammarError,
+        quire::engine::grammar::compile_framed_json_schema_text(R"({"multipleOf":3})", "[", "]"));
+  }
+
   void whitespaceIsBounded() {
     const char* schema = R"({"type":"array","items":{"type":"integer"}})";
     const auto none = compile_json_schema_text(schema, CompileOptions{.max_whitespace = 0});

@@ -52,6 +52,14 @@ std::shared_ptr<const Grammar> compile_json_schema(const nlohmann::json& schema,
 // The same from the schema's JSON text; text that is not JSON is a GrammarError.
 std::shared_ptr<const Grammar> compile_json_schema_text(std::string_view schema_text,
                                                         const CompileOptions& options = {});
+// `before`, a JSON text of the schema, then `after`: a reply that must be a
+// tool call in its chat template's own markers (Hermes' "<tool_call>\n" and
+// "\n</tool_call>", Mistral's "[TOOL_CALLS][" and "]"), for a request that
+// names the tool it wants or requires one. The schema's key order is kept.
+std::shared_ptr<const Grammar> compile_framed_json_schema_text(std::string_view schema_text,
+                                                               std::string_view before,
+                                                               std::string_view after,
+                                                               const CompileOptions& options = {});
 // Any JSON object: response_format {"type": "json_object"}.
 std::shared_ptr<const Grammar> any_json_object_grammar(const CompileOptions& options = {});
 
