@@ -1,0 +1,48 @@
+#pragma once
+
+// The grammar a reply must follow when a request requires a tool call
+// (tool_choice "required" or a named function): one call, in the markers of
+// the chat template's own format, of one of the request's tools, with its
+// arguments constrained by that function's parameters schema. Sampling under
+// it gives a call the format's parser reads back, even from a model that
+// would not call a tool on its own.
+
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "quire/engine/tools/tool_call.h"
+
+namespace quire::engine::grammar {
+class Grammar;
+}
+
+namespace quire::engine::tools {
+
+// A request the grammar cannot be made for: a format without one yet, a
+// tools list that is not OpenAI's shape, a named tool not in it, or a
+// parameters schema the grammar compiler refuses (its keyword named).
+class ToolGrammarError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// The JSON schema of one call object ({"name": ..., key: arguments}) of any
+// of `tools` (OpenAI's [{"type": "function", "function": {"name",
+// "parameters"}}]) or, when `only` is not empty, of that tool alone.
+// `arguments_key` is "arguments", or Llama 3's "parameters".
+std::string call_object_schema(const nlohmann::json& tools, std::string_view only,
+                               std::string_view arguments_key);
+
+// The grammar of a reply that is one such call in `format`'s markers:
+//   Hermes:  <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>
+//   Llama 3: {"name": ..., "parameters": {...}}
+//   Mistral: [TOOL_CALLS][{"name": ..., "arguments": {...}}]
+// Harmony and DeepSeek V3 replies are not constrained yet: ToolGrammarError.
+std::shared_ptr<const grammar::Grammar> required_call_grammar(ToolCallFormat format,
+                                                              const nlohmann::json& tools,
+                                                              std::string_view only = {});
+
+}  // namespace quire::engine::tools
