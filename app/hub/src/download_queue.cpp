@@ -124,7 +124,6 @@ void DownloadQueue::run(QueuedDownload& download) {
   download.message.clear();
   download.bytes_per_second = 0;
   samples_.clear();
-  running_id_ = download.record.id;
   const QString id = download.record.id;
   auto* snapshot = new SnapshotDownload(client_, cache_, request, options_, this);
   running_ = snapshot;
@@ -165,8 +164,8 @@ void DownloadQueue::onProgress(const QString& id, const SnapshotProgress& progre
 
 void DownloadQueue::onFinished(const QString& id) {
   QueuedDownload* download = entry(id);
+  if (running_) running_->deleteLater();
   running_ = nullptr;
-  running_id_.clear();
   if (download != nullptr) {
     download->state = QueuedDownload::State::Done;
     download->bytes_per_second = 0;
@@ -191,8 +190,8 @@ void DownloadQueue::onFinished(const QString& id) {
 }
 
 void DownloadQueue::onFailed(const QString& id, const QString& error) {
+  if (running_) running_->deleteLater();
   running_ = nullptr;
-  running_id_.clear();
   if (QueuedDownload* download = entry(id)) {
     if (download->state != QueuedDownload::State::Running) return;  // cancelled: handled there
     download->state = QueuedDownload::State::Failed;
@@ -214,7 +213,6 @@ void DownloadQueue::pause(const QString& id) {
     download->bytes_per_second = 0;
     SnapshotDownload* snapshot = running_;
     running_ = nullptr;
-    running_id_.clear();
     snapshot->pause();  // emits paused(): the next one starts
     snapshot->deleteLater();
   } else if (download->state == QueuedDownload::State::Queued) {
@@ -247,7 +245,6 @@ void DownloadQueue::cancel(const QString& id) {
   if (was_running && running_) {
     SnapshotDownload* snapshot = running_;
     running_ = nullptr;
-    running_id_.clear();
     snapshot->disconnect(this);
     snapshot->cancel();
     snapshot->deleteLater();

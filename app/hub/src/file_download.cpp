@@ -20,12 +20,6 @@ QString from_path(const std::filesystem::path& path) {
   return QString::fromStdString(path.string());
 }
 
-bool same_origin(const QUrl& a, const QUrl& b) {
-  return a.scheme() == b.scheme() && a.host() == b.host() &&
-         a.port(a.scheme() == QLatin1String("https") ? 443 : 80) ==
-             b.port(b.scheme() == QLatin1String("https") ? 443 : 80);
-}
-
 int status_of(const QNetworkReply& reply) {
   return reply.attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
 }
@@ -293,13 +287,10 @@ void FileDownload::onFinished() {
     return;
   }
   if (status >= 400 || network_error != QNetworkReply::NoError || stalled_) {
-    HubFailure failure;
-    failure.status = status;
-    failure.error_code = QString::fromUtf8(reply->rawHeader("X-Error-Code"));
-    failure.error_message = QString::fromUtf8(reply->rawHeader("X-Error-Message"));
-    failure.network_text =
-        stalled_ ? QStringLiteral("no data for %1 s").arg(options_.stall_timeout_ms / 1000.0)
-                 : reply->errorString();
+    HubFailure failure = failure_of(*reply);
+    if (stalled_)
+      failure.network_text =
+          QStringLiteral("no data for %1 s").arg(options_.stall_timeout_ms / 1000.0);
     // A transfer that began (2xx) and then broke or stalled is no failure of
     // the Hub's answer: the partial file stays for the next run.
     const QString final_error =

@@ -94,6 +94,21 @@ QString describe_hub_failure(const HubSettings& settings, const QString& repo, c
       .arg(from_std(settings.endpoint), what, failure.network_text);
 }
 
+HubFailure failure_of(const QNetworkReply& reply) {
+  HubFailure failure;
+  failure.status = reply.attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+  failure.error_code = QString::fromUtf8(reply.rawHeader("X-Error-Code"));
+  failure.error_message = QString::fromUtf8(reply.rawHeader("X-Error-Message"));
+  failure.network_text = reply.errorString();
+  return failure;
+}
+
+bool same_origin(const QUrl& a, const QUrl& b) {
+  return a.scheme() == b.scheme() && a.host() == b.host() &&
+         a.port(a.scheme() == QLatin1String("https") ? 443 : 80) ==
+             b.port(b.scheme() == QLatin1String("https") ? 443 : 80);
+}
+
 qint64 retry_after_of(const QNetworkReply& reply) {
   const QByteArray value = reply.rawHeader("Retry-After");
   if (value.isEmpty()) return -1;
@@ -176,13 +191,9 @@ void HubClient::get(const QUrl& url, int attempt, BodyAnswer answer) {
         return;
       }
     }
-    HubFailure failure;
-    failure.status = status;
-    failure.error_code = QString::fromUtf8(reply->rawHeader("X-Error-Code"));
-    failure.error_message = QString::fromUtf8(reply->rawHeader("X-Error-Message"));
+    HubFailure failure = failure_of(*reply);
     if (failure.error_message.isEmpty())
       failure.error_message = from_std(error_message_of(body.toStdString()));
-    failure.network_text = reply->errorString();
     answer(body, {}, failure);
   });
 }

@@ -22,12 +22,6 @@ namespace {
 constexpr int kParallelFetches = 6;
 constexpr int kMaxRedirects = 5;
 
-bool same_host(const QUrl& a, const QUrl& b) {
-  return a.scheme() == b.scheme() && a.host() == b.host() &&
-         a.port(a.scheme() == QLatin1String("https") ? 443 : 80) ==
-             b.port(b.scheme() == QLatin1String("https") ? 443 : 80);
-}
-
 // One ranged GET, its redirects and its retries; deletes itself when done.
 class RangeFetch : public QObject {
  public:
@@ -52,7 +46,7 @@ class RangeFetch : public QObject {
                                    (last_ >= 0 ? QByteArray::number(last_) : QByteArray()));
     const std::string& token = client_->settings().token;
     // The token goes to the Hub only, never to the host that serves the bytes.
-    if (!token.empty() && same_host(url, start_url_))
+    if (!token.empty() && same_origin(url, start_url_))
       http.setRawHeader("Authorization", QByteArray("Bearer ") + token.c_str());
     body_.clear();
     QNetworkReply* reply = client_->network()->get(http);
@@ -109,14 +103,10 @@ class RangeFetch : public QObject {
           return;
         }
       }
-      HubFailure failure;
-      failure.status = status;
-      failure.error_code = QString::fromUtf8(reply->rawHeader("X-Error-Code"));
-      failure.error_message = QString::fromUtf8(reply->rawHeader("X-Error-Message"));
-      failure.network_text = reply->errorString();
       // The Hub's own words: a gated repository says to accept its licence.
-      finish({}, describe_hub_failure(client_->settings(), repo_,
-                                      QStringLiteral("a part of %1").arg(path_), failure));
+      finish({},
+             describe_hub_failure(client_->settings(), repo_,
+                                  QStringLiteral("a part of %1").arg(path_), failure_of(*reply)));
     });
   }
 

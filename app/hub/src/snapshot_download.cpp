@@ -231,50 +231,40 @@ void SnapshotDownload::finishSnapshot() {
   }
 }
 
-void SnapshotDownload::failAll(const QString& error) {
-  if (over_) return;
+bool SnapshotDownload::stopAll(bool keep_partials) {
+  if (over_) return false;
   over_ = true;
   const QList<FileDownload*> running = running_;
   running_.clear();
   for (FileDownload* download : running) {
     download->disconnect(this);
-    download->stop();
+    if (keep_partials)
+      download->stop();
+    else
+      download->cancel();
     download->deleteLater();
   }
+  if (!keep_partials) {
+    // Files of it that an earlier, paused run left partial go too.
+    std::vector<std::string> etags;
+    for (const RepoFile& file : waiting_)
+      etags.push_back(file.etag());
+    discard_partials(cache_, request_.repo.toStdString(), etags);
+  }
   waiting_.clear();
-  emit failed(error);
+  return true;
+}
+
+void SnapshotDownload::failAll(const QString& error) {
+  if (stopAll(/*keep_partials=*/true)) emit failed(error);
 }
 
 void SnapshotDownload::cancel() {
-  if (over_) return;
-  over_ = true;
-  const QList<FileDownload*> running = running_;
-  running_.clear();
-  for (FileDownload* download : running) {
-    download->disconnect(this);
-    download->cancel();
-    download->deleteLater();
-  }
-  std::vector<std::string> etags;
-  for (const RepoFile& file : waiting_)
-    etags.push_back(file.etag());
-  discard_partials(cache_, request_.repo.toStdString(), etags);
-  waiting_.clear();
-  emit failed(QStringLiteral("Cancelled."));
+  if (stopAll(/*keep_partials=*/false)) emit failed(QStringLiteral("Cancelled."));
 }
 
 void SnapshotDownload::pause() {
-  if (over_) return;
-  over_ = true;
-  const QList<FileDownload*> running = running_;
-  running_.clear();
-  for (FileDownload* download : running) {
-    download->disconnect(this);
-    download->stop();
-    download->deleteLater();
-  }
-  waiting_.clear();
-  emit paused();
+  if (stopAll(/*keep_partials=*/true)) emit paused();
 }
 
 }  // namespace quire::hub

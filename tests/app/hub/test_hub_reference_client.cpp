@@ -37,6 +37,16 @@ QString missing_client() {
 }
 
 // Runs the check script while this process's event loop serves the fake Hub.
+// The sample repository's main and 4.0bpw branches, downloaded by Quire.
+bool download_both_branches(const FakeHub& hub, const QString& cache) {
+  const HubSettings settings = hub_test::settings_for(hub, cache);
+  SnapshotRequest request;
+  request.repo = QStringLiteral("org/model");
+  if (!hub_test::run_download(settings, request).ok) return false;
+  request.revision = QStringLiteral("4.0bpw");
+  return hub_test::run_download(settings, request).ok;
+}
+
 QJsonValue run_client(const QStringList& arguments, QString* error) {
   QProcess process;
   process.setWorkingDirectory(kReferenceDir);
@@ -99,13 +109,7 @@ class HubReferenceClientTest : public QObject {
     const quire::test::FakeRepo repo = hub_test::sample_repo();
     hub.addRepo(repo);
     QTemporaryDir cache;
-    const HubSettings settings = hub_test::settings_for(hub, cache.path());
-    SnapshotRequest main_branch;
-    main_branch.repo = QStringLiteral("org/model");
-    QVERIFY(hub_test::run_download(settings, main_branch).ok);
-    SnapshotRequest quant = main_branch;
-    quant.revision = QStringLiteral("4.0bpw");
-    QVERIFY(hub_test::run_download(settings, quant).ok);
+    QVERIFY(download_both_branches(hub, cache.path()));
 
     QString error;
     const QJsonObject scan = run_client({QStringLiteral("scan"), cache.path()}, &error).toObject();
@@ -147,12 +151,7 @@ class HubReferenceClientTest : public QObject {
     const quire::test::FakeRepo repo = hub_test::sample_repo();
     hub.addRepo(repo);
     QTemporaryDir cache;
-    const HubSettings settings = hub_test::settings_for(hub, cache.path());
-    SnapshotRequest request;
-    request.repo = QStringLiteral("org/model");
-    QVERIFY(hub_test::run_download(settings, request).ok);
-    request.revision = QStringLiteral("4.0bpw");
-    QVERIFY(hub_test::run_download(settings, request).ok);
+    QVERIFY(download_both_branches(hub, cache.path()));
     const quire::test::FakeBranch& main_branch = repo.branches[0];
     const quire::test::FakeBranch& quant = repo.branches[1];
 

@@ -16,6 +16,7 @@
 
 #include "quire/engine/generator/sampler.h"
 #include "quire/kernels/top_logits.h"
+#include "row_candidates.h"
 #include "test_main.h"
 
 using quire::engine::LogitCandidates;
@@ -32,53 +33,12 @@ using Ids = std::vector<std::int32_t>;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// What the forward pass hands the sampler for one row, kept alive together.
-struct RowCandidates {
-  Floats values;
-  Ids ids;
-  quire::kernels::TopLogitsStats stats;
-  Ids adjusted;
-  Floats gathered;
-  LogitCandidates view;
-};
-
-// `tail_error` scales the tail sum by (1 + tail_error): a device's sum may
-// be off by up to kTopLogitsTailSumTolerance either way.
-void make_candidates(const Floats& row, int k, Sampler& sampler, const Ids& context,
-                     RowCandidates& out, double tail_error = 0) {
-  const auto vocab = static_cast<std::int64_t>(row.size());
-  k = std::clamp<int>(k, 1, static_cast<int>(std::min<std::int64_t>(vocab, 1024)));
-  const SamplingSettings& settings = sampler.settings();
-  const float inv_temperature = settings.greedy() ? 1.0f : 1.0f / settings.temperature;
-  out.values.resize(std::size_t(k));
-  out.ids.resize(std::size_t(k));
-  quire::kernels::top_logits_host(row.data(), 1, vocab, k, &inv_temperature, out.values.data(),
-                                  out.ids.data(), &out.stats);
-  sampler.adjusted_tokens(context, vocab, out.adjusted);
-  out.gathered.resize(out.adjusted.size());
-  const Ids rows(out.adjusted.size(), 0);
-  quire::kernels::gather_logits_host(row.data(), 1, vocab, rows.data(), out.adjusted.data(),
-                                     static_cast<std::int64_t>(out.adjusted.size()),
-                                     out.gathered.data());
-  LogitCandidates& c = out.view;
-  c.vocab = vocab;
-  c.values = out.values;
-  c.ids = out.ids;
-  c.tail_sum = static_cast<float>(out.stats.tail_sum * (1 + tail_error));
-  c.inv_temperature = inv_temperature;
-  c.tail_sum_tolerance = quire::kernels::kTopLogitsTailSumTolerance;
-  c.finite = out.stats.finite;
-  c.nans = out.stats.nans;
-  c.adjusted_ids = out.adjusted;
-  c.adjusted_logits = out.gathered;
-}
-
 // The token from candidates, or from the row when they do not decide; empty
 // when sampling throws (as sample() does for a broken row).
 std::optional<std::int32_t> via_candidates(Sampler& sampler, const Floats& row, const Ids& context,
                                            int k, bool& fell_back, double tail_error = 0) {
-  RowCandidates candidates;
-  make_candidates(row, k, sampler, context, candidates, tail_error);
+  quire::test::RowCandidates candidates;
+  quire::test::make_row_candidates(row, k, sampler, context, candidates, tail_error);
   const std::int64_t before = sampler.candidate_fallbacks();
   if (const std::optional<std::int32_t> token =
           sampler.sample_from_candidates(candidates.view, context)) {

@@ -16,6 +16,7 @@
 
 #include "quire/engine/generator/sampler.h"
 #include "quire/kernels/top_logits.h"
+#include "row_candidates.h"
 #include "test_main.h"
 
 using quire::engine::LogitCandidates;
@@ -97,43 +98,6 @@ SamplingSettings settings_of(int kind, std::uint64_t seed) {
   return s;
 }
 
-struct Candidates {
-  Floats values;
-  Ids ids;
-  quire::kernels::TopLogitsStats stats;
-  Ids adjusted;
-  Floats gathered;
-  LogitCandidates view;
-};
-
-void make_candidates(const Floats& row, int k, Sampler& sampler, const Ids& context,
-                     Candidates& out) {
-  const auto vocab = static_cast<std::int64_t>(row.size());
-  const SamplingSettings& settings = sampler.settings();
-  const float inv_temperature = settings.greedy() ? 1.0f : 1.0f / settings.temperature;
-  out.values.resize(std::size_t(k));
-  out.ids.resize(std::size_t(k));
-  quire::kernels::top_logits_host(row.data(), 1, vocab, k, &inv_temperature, out.values.data(),
-                                  out.ids.data(), &out.stats);
-  sampler.adjusted_tokens(context, vocab, out.adjusted);
-  out.gathered.resize(out.adjusted.size());
-  const Ids rows(out.adjusted.size(), 0);
-  quire::kernels::gather_logits_host(row.data(), 1, vocab, rows.data(), out.adjusted.data(),
-                                     static_cast<std::int64_t>(out.adjusted.size()),
-                                     out.gathered.data());
-  LogitCandidates& c = out.view;
-  c.vocab = vocab;
-  c.values = out.values;
-  c.ids = out.ids;
-  c.tail_sum = out.stats.tail_sum;
-  c.inv_temperature = inv_temperature;
-  c.tail_sum_tolerance = quire::kernels::kTopLogitsTailSumTolerance;
-  c.finite = out.stats.finite;
-  c.nans = out.stats.nans;
-  c.adjusted_ids = out.adjusted;
-  c.adjusted_logits = out.gathered;
-}
-
 }  // namespace
 
 class MaskedSamplingTest : public QObject {
@@ -201,8 +165,8 @@ class MaskedSamplingTest : public QObject {
       Sampler whole_row(settings);
       const int k = std::min(vocab, candidate_path.candidates_wanted(vocab) / (trial % 4 + 1));
       for (int draw = 0; draw < 2; ++draw) {
-        Candidates candidates;
-        make_candidates(row, std::max(k, 1), candidate_path, context, candidates);
+        quire::test::RowCandidates candidates;
+        quire::test::make_row_candidates(row, k, candidate_path, context, candidates);
         std::optional<std::int32_t> token =
             candidate_path.sample_from_candidates(candidates.view, context, mask);
         if (token) {

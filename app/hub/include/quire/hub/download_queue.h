@@ -81,7 +81,6 @@ class DownloadQueue : public QObject {
   QString records_file_;
   SnapshotOptions options_;
   QList<QueuedDownload> downloads_;
-  QString running_id_;
   QPointer<SnapshotDownload> running_;
   QElapsedTimer clock_;
   std::deque<std::pair<qint64, qint64>> samples_;  // (ms, bytes done) of the running download

@@ -94,6 +94,12 @@ class HubClient : public QObject {
   QNetworkAccessManager* network_ = nullptr;
 };
 
+// What a failed answer said: its status, the Hub's X-Error-Code and
+// X-Error-Message headers, and Qt's description.
+HubFailure failure_of(const QNetworkReply& reply);
+// Same scheme, host and port: the token goes only where it came from.
+bool same_origin(const QUrl& a, const QUrl& b);
+
 // The seconds a 429 (or 503) answer asks to wait, -1 when it does not say.
 qint64 retry_after_of(const QNetworkReply& reply);
 // Whether another try may help: 408, 429, 5xx, and connections that broke.

@@ -82,6 +82,8 @@ class SnapshotDownload : public QObject {
   void onFileFinished(FileDownload* download, bool ok, const QString& error);
   void finishSnapshot();
   void failAll(const QString& error);
+  // Ends every transfer; false when the download was over already.
+  bool stopAll(bool keep_partials);
 
   HubClient* client_;
   HubCache cache_;
