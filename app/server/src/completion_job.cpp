@@ -1,8 +1,11 @@
 #include "quire/server/completion_job.h"
 
+#include <nlohmann/json.hpp>
+
 #include "quire/engine/generator/chat_template.h"
 #include "quire/engine/generator/conversation.h"
 #include "quire/engine/grammar/grammar.h"
+#include "quire/engine/tools/tool_call_grammar.h"
 #include "quire/server/api_error.h"
 
 namespace quire::server {
@@ -53,6 +56,53 @@ void add_stop_strings(engine::JobRequest& job, const SamplingFields& fields) {
     job.stop_strings.push_back(stop);
 }
 
+// The request's messages as the chat template takes them.
+std::vector<engine::TemplateMessage> template_messages(const ChatCompletionRequest& request,
+                                                       const engine::ChatFormat& format) {
+  std::vector<engine::TemplateMessage> messages;
+  std::string system_prefix;
+  for (const ChatMessage& message : request.messages) {
+    if (message.role == "system" && format.system_in_first_user()) {
+      // The template refuses system messages: the prompt opens the first
+      // user message instead, as Conversation does for such templates.
+      system_prefix = message.content + "\n\n";
+      continue;
+    }
+    engine::TemplateMessage converted(message.role, message.content);
+    if (message.role == "user" && !system_prefix.empty()) {
+      converted.content = system_prefix + converted.content;
+      system_prefix.clear();
+    }
+    converted.null_content = message.null_content;
+    for (const FunctionCall& call : message.tool_calls)
+      converted.tool_calls.push_back({call.id, call.name, call.arguments});
+    converted.tool_call_id = message.tool_call_id;
+    converted.name = message.name;
+    messages.push_back(std::move(converted));
+  }
+  return messages;
+}
+
+// The grammar of a reply that must call a tool; a format or a schema the
+// grammar cannot enforce is refused by name.
+std::shared_ptr<const engine::grammar::Grammar> required_call(
+    const ToolsRequest& tools, engine::tools::ToolCallFormat format) {
+  try {
+    return engine::tools::required_call_grammar(format, nlohmann::json::parse(tools.json),
+                                                tools.named);
+  } catch (const engine::tools::ToolGrammarError& error) {
+    throw ApiException(invalid_request(
+        std::string("tool_choice cannot be enforced: ") + error.what(), "tool_choice"));
+  }
+}
+
+// Whether the rendered prompt leaves the reply inside a think block.
+bool ends_inside_think(std::string_view prompt) {
+  while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' '))
+    prompt.remove_suffix(1);
+  return prompt.ends_with("<think>");
+}
+
 }  // namespace
 
 void check_model(const std::string& requested, const ServedModel& model) {
@@ -89,6 +139,7 @@ engine::SamplingSettings openai_sampling(const SamplingFields& fields, const Ser
 PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine::ChatFormat& format,
                              const engine::Tokenizer& tokenizer, const ServedModel& model,
                              ReplyMemory* replies) {
+  if (request.uses_tools()) return prepare_tool_chat_job(request, format, tokenizer, model);
   PreparedJob prepared;
   engine::JobRequest& job = prepared.request;
   job.sampling = openai_sampling(request.sampling, model);
@@ -114,6 +165,78 @@ PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine:
         "messages"));
   }
   add_stop_strings(job, request.sampling);
+  prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
+  job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages");
+  return prepared;
+}
+
+PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
+                                  const engine::ChatFormat& format,
+                                  const engine::Tokenizer& tokenizer, const ServedModel& model) {
+  using engine::tools::ToolCallFormat;
+  const engine::ChatTemplate* chat_template = format.chat_template();
+  if (chat_template == nullptr) {
+    throw ApiException(invalid_request(
+        "This model is served with " + format.title() +
+            ", one of Quire's built-in prompt formats, which know no tools: tools and tool "
+            "messages need the model's own chat template (serve it with --format template, "
+            "from a model directory that has one).",
+        request.tools.offered() ? "tools" : "messages"));
+  }
+  const std::string& source = chat_template->source().text;
+  const ToolCallFormat calls = engine::tools::detect_tool_call_format(source);
+  if (request.tools.offered() && calls == ToolCallFormat::None) {
+    throw ApiException(invalid_request(
+        "The model's chat template (" + chat_template->origin() +
+            ") does not say how the model writes tool calls, so its replies cannot be read "
+            "for them. Use a model whose template knows tools, or send tool_choice \"none\".",
+        "tools"));
+  }
+  if (request.tools.offered() && request.response_format.type != ResponseFormat::Type::Text) {
+    throw ApiException(invalid_request(
+        "response_format and tools cannot both shape one reply: send tool_choice \"none\" to "
+        "have the reply follow response_format, or leave response_format out.",
+        "response_format"));
+  }
+  PreparedJob prepared;
+  engine::JobRequest& job = prepared.request;
+  job.sampling = openai_sampling(request.sampling, model);
+  engine::TemplateTools tools;
+  if (request.tools.offered()) tools.tools = nlohmann::ordered_json::parse(request.tools.json);
+  tools.arguments = engine::tools::template_arguments_form(calls);
+  tools.keep_null_content = engine::tools::template_keeps_null_content(calls);
+  engine::jinja::Rendered rendered;
+  try {
+    rendered = chat_template->render(template_messages(request, format), true, tools);
+  } catch (const engine::ChatTemplateError& error) {
+    throw ApiException(invalid_request(
+        std::string("The model's chat template refused these messages: ") + error.what(),
+        "messages"));
+  }
+  job.prompt = engine::encode_rendered(tokenizer, rendered);
+  const engine::StopSet stops = engine::resolve_stops(format, tokenizer);
+  job.stop_tokens = stops.tokens;
+  job.stop_strings = stops.strings;
+  add_stop_strings(job, request.sampling);
+  // Llama 3.1's template ends a <|python_tag|> call with <|eom_id|>: the
+  // model then waits for the tool's result.
+  if (calls == ToolCallFormat::Llama3) {
+    if (const auto eom = tokenizer.find_piece("<|eom_id|>")) job.stop_tokens.push_back(*eom);
+  }
+  if (request.tools.choice == ToolsRequest::Choice::Required ||
+      request.tools.choice == ToolsRequest::Choice::Named) {
+    job.grammar = required_call(request.tools, calls);
+  } else {
+    job.grammar = response_grammar(request.response_format);
+  }
+  job.special_tokens_in_text = calls != ToolCallFormat::None;
+  ReplyShape shape;
+  shape.format = calls;
+  shape.think_tags =
+      source.find("<think>") != std::string::npos && source.find("</think>") != std::string::npos;
+  shape.starts_in_reasoning = shape.think_tags && ends_inside_think(rendered.text);
+  shape.parallel = request.tools.parallel;
+  prepared.shape = shape;
   prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
   job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages");
   return prepared;

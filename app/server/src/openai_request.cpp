@@ -1,15 +1,22 @@
 #include "quire/server/openai_request.h"
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "chat_messages_parser.h"
 #include "quire/server/api_error.h"
+#include "request_fields.h"
 #include "response_format_parser.h"
 
 namespace quire::server {
 namespace {
 
 using nlohmann::json;
+using request::fail;
+using request::Fields;
+using request::format_number;
+using request::kind_of;
 
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 constexpr std::int64_t kInt64Min = std::numeric_limits<std::int64_t>::min();
@@ -17,35 +24,6 @@ constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 // Deeper nesting than any request needs; refused before parsing so that no
 // recursive step (parsing, destruction) meets an adversarial depth.
 constexpr int kMaxNesting = 64;
-
-[[noreturn]] void fail(std::string message, std::string param = {}) {
-  throw ApiException(invalid_request(std::move(message), std::move(param)));
-}
-
-std::string_view kind_of(const json& value) {
-  switch (value.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::boolean:
-      return "a boolean";
-    case json::value_t::string:
-      return "a string";
-    case json::value_t::array:
-      return "an array";
-    case json::value_t::object:
-      return "an object";
-    case json::value_t::number_float:
-      return "a number with a fraction";
-    default:
-      return "an integer";
-  }
-}
-
-std::string format_number(double value) {
-  std::string text = json(value).dump();
-  if (text.ends_with(".0")) text.resize(text.size() - 2);
-  return text;
-}
 
 // Nesting depth of brackets outside strings; the body is known to be UTF-8.
 int nesting_depth(std::string_view body) {
@@ -96,81 +74,6 @@ json parse_body(std::string_view body) {
   }
   return value;
 }
-
-// The fields of one JSON object, each read with its type and range checked.
-// A field that is null counts as absent, as in OpenAI's API.
-class Fields {
- public:
-  explicit Fields(const json& object) : object_(object) {}
-
-  const json* find(const char* name) const {
-    const auto it = object_.find(name);
-    return it == object_.end() || it->is_null() ? nullptr : &*it;
-  }
-
-  std::optional<double> number(const char* name, double low, double high) const {
-    const json* value = find(name);
-    if (!value) return std::nullopt;
-    if (!value->is_number()) {
-      fail(std::string(name) + " must be a number, not " + std::string(kind_of(*value)) + ".",
-           name);
-    }
-    const double number = value->get<double>();
-    if (!(number >= low && number <= high)) {
-      fail(std::string(name) + " must be between " + format_number(low) + " and " +
-               format_number(high) + "; it is " + format_number(number) + ".",
-           name);
-    }
-    return number;
-  }
-
-  std::optional<std::int64_t> integer(const char* name, std::int64_t low, std::int64_t high) const {
-    const json* value = find(name);
-    if (!value) return std::nullopt;
-    return integer_value(*value, name, low, high);
-  }
-
-  bool boolean(const char* name) const {
-    const json* value = find(name);
-    if (!value) return false;
-    if (!value->is_boolean()) {
-      fail(std::string(name) + " must be a boolean, not " + std::string(kind_of(*value)) + ".",
-           name);
-    }
-    return value->get<bool>();
-  }
-
-  std::string string(const char* name) const {
-    const json* value = find(name);
-    if (!value) return {};
-    if (!value->is_string()) {
-      fail(std::string(name) + " must be a string, not " + std::string(kind_of(*value)) + ".",
-           name);
-    }
-    return value->get<std::string>();
-  }
-
-  // `param`: the field an error names, when `name` is an item inside it.
-  static std::int64_t integer_value(const json& value, const std::string& name, std::int64_t low,
-                                    std::int64_t high, std::string param = {}) {
-    if (param.empty()) param = name;
-    if (!value.is_number_integer()) {
-      fail(name + " must be an integer, not " + std::string(kind_of(value)) + ".", param);
-    }
-    const bool too_large = value.is_number_unsigned() &&
-                           value.get<std::uint64_t>() > static_cast<std::uint64_t>(kInt64Max);
-    const std::int64_t number = too_large ? kInt64Max : value.get<std::int64_t>();
-    if (too_large || number < low || number > high) {
-      fail(name + " must be an integer from " + std::to_string(low) + " to " +
-               std::to_string(high) + "; it is " + value.dump() + ".",
-           param);
-    }
-    return number;
-  }
-
- private:
-  const json& object_;
-};
 
 std::vector<std::string> parse_stop(const Fields& fields) {
   const json* stop = fields.find("stop");
@@ -240,11 +143,12 @@ int parse_choices(const Fields& fields) {
   return static_cast<int>(fields.integer("n", 1, kMaxChoices).value_or(1));
 }
 
+// /v1/completions has no messages for tool calls to answer.
 void refuse_tools(const Fields& fields) {
   for (const char* name : {"tools", "functions"}) {
     const json* list = fields.find(name);
     if (list && !(list->is_array() && list->empty())) {
-      fail(std::string(name) + " are not supported by this server.", name);
+      fail(std::string(name) + " are taken by /v1/chat/completions only.", name);
     }
   }
 }
@@ -293,110 +197,6 @@ void parse_streaming(const Fields& fields, bool& stream, bool& include_usage) {
     }
     include_usage = Fields(*options).boolean("include_usage");
   }
-}
-
-// A message's text: a string, or a list of text parts joined by newlines.
-std::string message_text(const json& content, const std::string& where) {
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) {
-    fail(where + " must be a string or an array of text parts, not " +
-             std::string(kind_of(content)) + ".",
-         "messages");
-  }
-  std::string text;
-  for (std::size_t i = 0; i < content.size(); ++i) {
-    const std::string part_name = where + "[" + std::to_string(i) + "]";
-    const json& part = content[i];
-    const json* type = part.is_object() ? Fields(part).find("type") : nullptr;
-    if (!type || !type->is_string()) {
-      fail(part_name + " must be an object with a string \"type\".", "messages");
-    }
-    if (type->get<std::string>() != "text") {
-      fail(part_name + " is of type \"" + type->get<std::string>() +
-               "\": this server takes text parts only.",
-           "messages");
-    }
-    const json* part_text = Fields(part).find("text");
-    if (!part_text || !part_text->is_string()) {
-      fail(part_name + ".text must be a string.", "messages");
-    }
-    if (i > 0) text += '\n';
-    text += part_text->get<std::string>();
-  }
-  return text;
-}
-
-ChatTurns parse_messages(const Fields& fields) {
-  const json* messages = fields.find("messages");
-  if (!messages) fail("Missing required parameter: 'messages'.", "messages");
-  if (!messages->is_array()) {
-    fail("messages must be an array of message objects, not " + std::string(kind_of(*messages)) +
-             ".",
-         "messages");
-  }
-  if (messages->empty()) fail("messages must hold at least one message.", "messages");
-  ChatTurns turns;
-  std::optional<std::string> pending_user;
-  bool begun = false;
-  for (std::size_t i = 0; i < messages->size(); ++i) {
-    const std::string name = "messages[" + std::to_string(i) + "]";
-    const json& message = (*messages)[i];
-    if (!message.is_object()) {
-      fail(name + " must be an object, not " + std::string(kind_of(message)) + ".", "messages");
-    }
-    const Fields message_fields(message);
-    const json* role_value = message_fields.find("role");
-    if (!role_value || !role_value->is_string()) {
-      fail(name + ".role must be a string: system, developer, user or assistant.", "messages");
-    }
-    const std::string role = role_value->get<std::string>();
-    const json* content = message_fields.find("content");
-    if (role == "tool" || role == "function") {
-      fail(name + " has role \"" + role + "\": tool calls are not supported by this server.",
-           "messages");
-    }
-    if (role != "system" && role != "developer" && role != "user" && role != "assistant") {
-      fail(name + ".role \"" + role + "\" is not system, developer, user or assistant.",
-           "messages");
-    }
-    if (!content && role != "assistant") fail(name + ".content is missing.", "messages");
-    const std::string text = content ? message_text(*content, name + ".content") : std::string();
-    if (role == "system" || role == "developer") {
-      if (begun) {
-        fail(name + " is a " + role +
-                 " message after the conversation began; this server takes system messages "
-                 "only before the first user message.",
-             "messages");
-      }
-      if (!turns.system.empty()) turns.system += "\n\n";
-      turns.system += text;
-      continue;
-    }
-    begun = true;
-    if (role == "user") {
-      if (pending_user) {
-        fail(name +
-                 " is a user message after a user message: user and assistant messages must "
-                 "take turns.",
-             "messages");
-      }
-      pending_user = text;
-    } else {
-      if (!pending_user) {
-        fail(name +
-                 " is an assistant message without a user message before it: user and "
-                 "assistant messages must take turns, starting with the user.",
-             "messages");
-      }
-      turns.history.push_back({std::move(*pending_user), text});
-      pending_user.reset();
-    }
-  }
-  if (!pending_user) {
-    fail("The last message must be a user message: the reply answers it.", "messages");
-  }
-  turns.user = std::move(*pending_user);
-  return turns;
 }
 
 void parse_prompt(const Fields& fields, CompletionRequest& request) {
@@ -471,19 +271,31 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
   return std::nullopt;
 }
 
+bool ChatCompletionRequest::uses_tools() const {
+  return tools.offered() || std::ranges::any_of(messages, [](const ChatMessage& message) {
+           return message.role == "tool" || !message.tool_calls.empty();
+         });
+}
+
 ChatCompletionRequest parse_chat_completion_request(std::string_view body) {
   const json value = parse_body(body);
   const Fields fields(value);
   ChatCompletionRequest request;
   request.model = fields.string("model");
   request.n = parse_choices(fields);
-  refuse_tools(fields);
+  request.tools = parse_tools_request(fields, body);
   request.response_format = parse_response_format(fields.find("response_format"), body);
   if (fields.boolean("logprobs")) fail("logprobs are not supported by this server.", "logprobs");
   if (fields.find("top_logprobs")) {
     fail("top_logprobs are not supported by this server.", "top_logprobs");
   }
-  request.turns = parse_messages(fields);
+  std::vector<std::size_t> positions;
+  request.messages = parse_chat_messages(fields, positions);
+  if (request.uses_tools()) {
+    check_tool_messages(request.messages, positions);
+  } else {
+    request.turns = plain_turns(request.messages, positions);
+  }
   parse_streaming(fields, request.stream, request.include_usage);
   request.sampling = parse_sampling(fields);
   return request;

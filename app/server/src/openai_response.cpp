@@ -24,13 +24,15 @@ json envelope(const ResponseHeader& header, std::string_view object) {
 }
 
 std::string chat_chunk(const ResponseHeader& header, int index, json delta,
-                       std::optional<FinishReason> finish, bool with_usage_field) {
+                       std::optional<FinishReason> finish, bool with_usage_field,
+                       std::string_view tool_call_error = {}) {
   json chunk = envelope(header, "chat.completion.chunk");
-  chunk["choices"] =
-      json::array({json{{"index", index},
-                        {"delta", std::move(delta)},
-                        {"logprobs", nullptr},
-                        {"finish_reason", finish ? json(to_string(*finish)) : json(nullptr)}}});
+  json choice{{"index", index},
+              {"delta", std::move(delta)},
+              {"logprobs", nullptr},
+              {"finish_reason", finish ? json(to_string(*finish)) : json(nullptr)}};
+  if (!tool_call_error.empty()) choice["tool_call_error"] = tool_call_error;
+  chunk["choices"] = json::array({std::move(choice)});
   if (with_usage_field) chunk["usage"] = nullptr;
   return dump(chunk);
 }
@@ -38,7 +40,15 @@ std::string chat_chunk(const ResponseHeader& header, int index, json delta,
 }  // namespace
 
 std::string_view to_string(FinishReason reason) {
-  return reason == FinishReason::Stop ? "stop" : "length";
+  switch (reason) {
+    case FinishReason::Stop:
+      return "stop";
+    case FinishReason::Length:
+      return "length";
+    case FinishReason::ToolCalls:
+      return "tool_calls";
+  }
+  return "stop";
 }
 
 std::string chat_completion_json(const ResponseHeader& header, std::span<const Choice> choices,
@@ -46,11 +56,27 @@ std::string chat_completion_json(const ResponseHeader& header, std::span<const C
   json response = envelope(header, "chat.completion");
   json& list = response["choices"] = json::array();
   for (std::size_t i = 0; i < choices.size(); ++i) {
-    list.push_back(json{
-        {"index", i},
-        {"message", {{"role", "assistant"}, {"content", choices[i].text}, {"refusal", nullptr}}},
-        {"logprobs", nullptr},
-        {"finish_reason", to_string(choices[i].finish)}});
+    const Choice& choice = choices[i];
+    json message{{"role", "assistant"}};
+    // OpenAI sends null content beside tool calls.
+    message["content"] =
+        choice.text.empty() && !choice.tool_calls.empty() ? json(nullptr) : json(choice.text);
+    message["refusal"] = nullptr;
+    if (!choice.reasoning.empty()) message["reasoning_content"] = choice.reasoning;
+    if (!choice.tool_calls.empty()) {
+      json& calls = message["tool_calls"] = json::array();
+      for (const FunctionCall& call : choice.tool_calls) {
+        calls.push_back(json{{"id", call.id},
+                             {"type", "function"},
+                             {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+      }
+    }
+    json entry{{"index", i},
+               {"message", std::move(message)},
+               {"logprobs", nullptr},
+               {"finish_reason", to_string(choice.finish)}};
+    if (!choice.tool_call_error.empty()) entry["tool_call_error"] = choice.tool_call_error;
+    list.push_back(std::move(entry));
   }
   response["usage"] = usage_object(usage);
   return dump(response);
@@ -66,9 +92,32 @@ std::string chat_content_chunk(const ResponseHeader& header, int index, std::str
   return chat_chunk(header, index, json{{"content", text}}, std::nullopt, with_usage_field);
 }
 
+std::string chat_delta_chunk(const ResponseHeader& header, int index, const ChatDelta& delta,
+                             bool with_usage_field) {
+  json fields = json::object();
+  if (!delta.reasoning.empty()) fields["reasoning_content"] = delta.reasoning;
+  if (!delta.content.empty()) fields["content"] = delta.content;
+  if (!delta.calls.empty()) {
+    json& calls = fields["tool_calls"] = json::array();
+    for (const ChatDelta::CallPart& part : delta.calls) {
+      json entry{{"index", part.index}};
+      if (!part.id.empty()) {
+        entry["id"] = part.id;
+        entry["type"] = "function";
+      }
+      json function = json::object();
+      if (!part.name.empty()) function["name"] = part.name;
+      function["arguments"] = part.arguments;
+      entry["function"] = std::move(function);
+      calls.push_back(std::move(entry));
+    }
+  }
+  return chat_chunk(header, index, std::move(fields), std::nullopt, with_usage_field);
+}
+
 std::string chat_finish_chunk(const ResponseHeader& header, int index, FinishReason finish,
-                              bool with_usage_field) {
-  return chat_chunk(header, index, json::object(), finish, with_usage_field);
+                              bool with_usage_field, std::string_view tool_call_error) {
+  return chat_chunk(header, index, json::object(), finish, with_usage_field, tool_call_error);
 }
 
 std::string chat_usage_chunk(const ResponseHeader& header, const Usage& usage) {

@@ -174,9 +174,14 @@ struct OpenAiServer::Impl {
         const ChatCompletionRequest parsed = parse_chat_completion_request(request.body);
         check_model(parsed.model, model);
         job = prepare_chat_job(parsed, format, tokenizer, model, &replies);
-        context.on_result = [this](const engine::JobResult& result) {
-          replies.remember(result.text, result.tokens, tokenizer);
-        };
+        context.shape = job.shape;
+        // A reply read for tool calls goes back as messages of another
+        // shape, rendered whole by the template: nothing to remember.
+        if (!job.shape) {
+          context.on_result = [this](const engine::JobResult& result) {
+            replies.remember(result.text, result.tokens, tokenizer);
+          };
+        }
         context.choices = parsed.n;
         context.stream = parsed.stream;
         context.include_usage = parsed.include_usage;

@@ -6,6 +6,7 @@
 
 #include "quire/server/api_error.h"
 #include "quire/server/completion_job.h"
+#include "reply_shaper.h"
 
 namespace quire::server::detail {
 namespace {
@@ -77,7 +78,9 @@ void answer_whole(httplib::Response& response, JobHost& engine,
   std::vector<Choice> choices;
   for (const engine::JobResult& result : results) {
     if (context.on_result) context.on_result(result);
-    choices.push_back({result.text, finish_of(result.stop_reason)});
+    const FinishReason finish = finish_of(result.stop_reason);
+    choices.push_back(context.shape ? ReplyShaper::choice_of(*context.shape, result.text, finish)
+                                    : Choice{result.text, finish});
   }
   response.set_content(context.endpoint == Endpoint::Chat
                            ? chat_completion_json(context.header, choices, usage)
@@ -95,7 +98,38 @@ struct StreamState {
   bool finished = false;
   // The finished choices' results, by choice; the usage waits for all.
   std::vector<std::optional<engine::JobResult>> results;
+  // With ReplyContext::shape, one per choice.
+  std::vector<ReplyShaper> shapers;
 };
+
+// A chat choice's new text as the chunk that carries it; empty when nothing
+// is to be sent yet (a shaper may hold text back).
+std::string text_event(StreamState& state, std::size_t index, std::string_view text) {
+  const ReplyContext& context = state.context;
+  if (state.shapers.empty())
+    return sse_event(content_chunk(context, static_cast<int>(index), text));
+  const ChatDelta delta = state.shapers[index].feed(text);
+  if (delta.empty()) return {};
+  return sse_event(
+      chat_delta_chunk(context.header, static_cast<int>(index), delta, context.include_usage));
+}
+
+// The events that end a choice: what its shaper held back, and the finish.
+std::string finish_events(StreamState& state, std::size_t index, const engine::JobResult& result) {
+  const ReplyContext& context = state.context;
+  const int choice = static_cast<int>(index);
+  FinishReason finish = finish_of(result.stop_reason);
+  if (state.shapers.empty()) return sse_event(finish_chunk(context, choice, finish));
+  ReplyShaper& shaper = state.shapers[index];
+  const ChatDelta rest = shaper.finish();
+  std::string events;
+  if (!rest.empty()) {
+    events += sse_event(chat_delta_chunk(context.header, choice, rest, context.include_usage));
+  }
+  if (!shaper.calls().empty()) finish = FinishReason::ToolCalls;
+  return events + sse_event(chat_finish_chunk(context.header, choice, finish, context.include_usage,
+                                              shaper.broken_reason()));
+}
 
 bool provide(StreamState& state, httplib::DataSink& sink) {
   const auto write = [&](const std::string& data) {
@@ -107,6 +141,10 @@ bool provide(StreamState& state, httplib::DataSink& sink) {
   if (!state.started) {
     state.started = true;
     state.results.resize(static_cast<std::size_t>(context.choices));
+    if (context.shape) {
+      for (int i = 0; i < context.choices; ++i)
+        state.shapers.emplace_back(*context.shape);
+    }
     // The chat stream opens each choice with the assistant's role;
     // completions start with text.
     if (context.endpoint == Endpoint::Chat) {
@@ -121,10 +159,10 @@ bool provide(StreamState& state, httplib::DataSink& sink) {
   ReplyChannel::Update update = state.channel->wait(kHeartbeat);
   bool anything = false;
   for (std::size_t i = 0; i < update.text.size(); ++i) {
-    const int index = static_cast<int>(i);
     if (!update.text[i].empty()) {
       anything = true;
-      if (!write(sse_event(content_chunk(context, index, update.text[i])))) return false;
+      const std::string event = text_event(state, i, update.text[i]);
+      if (!event.empty() && !write(event)) return false;
     }
     if (!update.done[i]) continue;
     anything = true;
@@ -139,9 +177,7 @@ bool provide(StreamState& state, httplib::DataSink& sink) {
       return true;
     }
     if (context.on_result) context.on_result(*update.done[i]);
-    if (!write(sse_event(finish_chunk(context, index, finish_of(update.done[i]->stop_reason))))) {
-      return false;
-    }
+    if (!write(finish_events(state, i, *update.done[i]))) return false;
     state.results[i] = std::move(update.done[i]);
   }
   if (std::ranges::all_of(state.results, [](const auto& result) { return result.has_value(); })) {

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 
+#include "quire/server/completion_job.h"
 #include "quire/server/job_host.h"
 #include "quire/server/openai_response.h"
 
@@ -24,6 +26,8 @@ struct ReplyContext {
   int choices = 1;  // the request's n; the channel holds as many
   bool stream = false;
   bool include_usage = false;
+  // A chat request with tools: each reply is read for reasoning and calls.
+  std::optional<ReplyShape> shape;
   // Called with each choice that ends without an error, on the handler's
   // thread, before its end is sent.
   std::function<void(const engine::JobResult&)> on_result;

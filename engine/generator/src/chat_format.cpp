@@ -1,5 +1,6 @@
 #include "quire/engine/generator/chat_format.h"
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -98,6 +99,19 @@ FormatChoice choose_chat_format(const std::filesystem::path& model_dir,
       check_chat_template(std::make_shared<const ChatTemplate>(std::move(*loaded)), fallback);
   if (!automatic && !choice.format.is_template()) throw ModelError(choice.notice);
   return choice;
+}
+
+std::vector<std::int32_t> encode_rendered(const Tokenizer& tokenizer,
+                                          const jinja::Rendered& rendered, std::size_t from) {
+  std::vector<TextRange> literal;
+  for (const jinja::TextRange& range : rendered.literal) {
+    if (range.end <= from) continue;
+    literal.push_back({std::max(range.begin, from) - from, range.end - from});
+  }
+  EncodeOptions options;
+  options.parse_special = true;
+  options.literal = literal;
+  return tokenizer.encode(std::string_view(rendered.text).substr(from), options);
 }
 
 StopSet resolve_stops(const ChatFormat& format, const Tokenizer& tokenizer) {

@@ -19,7 +19,7 @@ struct Generator::Job {
         request(std::move(job_request)),
         tokens(request.prompt),
         sampler(request.sampling),
-        detokenizer(tokenizer),
+        detokenizer(tokenizer, !request.special_tokens_in_text),
         stops(request.stop_strings, request.stop_tokens, std::move(eos_tokens)),
         submitted(Clock::now()) {}
 

@@ -36,8 +36,9 @@ bool is_continuation(std::uint8_t byte) {
 
 }  // namespace
 
-StreamingDetokenizer::StreamingDetokenizer(const Tokenizer& tokenizer)
+StreamingDetokenizer::StreamingDetokenizer(const Tokenizer& tokenizer, bool skip_special)
     : tokenizer_(&tokenizer),
+      skip_special_(skip_special),
       cleans_up_spaces_(tokenizer.impl_->special.clean_up_spaces),
       sentencepiece_byte_runs_(tokenizer.impl_->sentencepiece_byte_runs()) {}
 
@@ -89,6 +90,10 @@ std::size_t StreamingDetokenizer::undecided_byte_pieces() const {
   return 0;
 }
 
+std::string StreamingDetokenizer::decode(const std::vector<std::int32_t>& ids) const {
+  return tokenizer_->decode(ids, skip_special_);
+}
+
 std::string StreamingDetokenizer::flush() {
   const std::string text = window_text(window_.size());
   std::string rest = text.size() > emitted_ ? text.substr(emitted_) : std::string();
@@ -107,7 +112,7 @@ std::string StreamingDetokenizer::window_text(std::size_t count) {
   scratch_.assign(context_.begin(), context_.end());
   scratch_.insert(scratch_.end(), window_.begin(),
                   window_.begin() + static_cast<std::ptrdiff_t>(count));
-  std::string text = tokenizer_->decode(scratch_);
+  std::string text = decode(scratch_);
   // The context's text is final, so decoding more after it only appends.
   if (text.starts_with(context_text_)) return text.substr(context_text_.size());
   return text.substr(std::min(text.size(), context_text_.size()));
@@ -148,7 +153,7 @@ void StreamingDetokenizer::move_window_to_context() {
     ++keep;
   }
   context_.erase(context_.begin(), context_.end() - static_cast<std::ptrdiff_t>(keep));
-  context_text_ = tokenizer_->decode(context_);
+  context_text_ = decode(context_);
 }
 
 }  // namespace quire::engine

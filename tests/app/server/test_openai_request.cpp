@@ -149,12 +149,11 @@ class TestOpenAiRequest : public QObject {
         << "messages";
     QTest::newRow("unknown role")
         << std::string(R"({"messages": [{"role": "robot", "content": "x"}]})")
-        << "messages[0].role \"robot\" is not system, developer, user or assistant."
+        << "messages[0].role \"robot\" is not system, developer, user, assistant or tool."
         << "messages";
-    QTest::newRow("tool role") << std::string(R"({"messages": [{"role": "tool", "content": "x"}]})")
-                               << "messages[0] has role \"tool\": tool calls are not supported by "
-                                  "this server."
-                               << "messages";
+    QTest::newRow("tool role without call id")
+        << std::string(R"({"messages": [{"role": "tool", "content": "x"}]})")
+        << "messages[0].tool_call_id must be a string." << "messages";
     QTest::newRow("missing content")
         << std::string(R"({"messages": [{"role": "user"}]})") << "messages[0].content is missing."
         << "messages";
@@ -247,8 +246,7 @@ class TestOpenAiRequest : public QObject {
                                 << "logit_bias[\"5\"] must be between -100 and 100; it is 101."
                                 << "logit_bias";
     QTest::newRow("tools") << chat_with("\"tools\": [{\"type\": \"function\"}]")
-                           << "tools are not supported by this server."
-                           << "tools";
+                           << "tools[0].function must be an object." << "tools";
     QTest::newRow("logprobs") << chat_with("\"logprobs\": true")
                               << "logprobs are not supported by this server."
                               << "logprobs";

@@ -5,12 +5,14 @@
 // and the checks that need the model (its name, the context, the vocabulary).
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/job.h"
 #include "quire/engine/tokenizer/tokenizer.h"
+#include "quire/engine/tools/tool_call.h"
 #include "quire/server/openai_request.h"
 #include "quire/server/openai_response.h"
 #include "quire/server/reply_memory.h"
@@ -34,9 +36,24 @@ void check_model(const std::string& requested, const ServedModel& model);
 // is greedy. Throws ApiException for a logit_bias id outside the vocabulary.
 engine::SamplingSettings openai_sampling(const SamplingFields& fields, const ServedModel& model);
 
+// How a reply's text becomes content, reasoning and tool calls.
+struct ReplyShape {
+  // The chat template's tool-call format; None: every byte is content.
+  engine::tools::ToolCallFormat format = engine::tools::ToolCallFormat::None;
+  // The template writes reasoning between <think> and </think> (Qwen3,
+  // DeepSeek R1): a reply's leading think block is reasoning, not content.
+  bool think_tags = false;
+  // The prompt ends inside <think>: the reply begins as reasoning.
+  bool starts_in_reasoning = false;
+  // parallel_tool_calls: false keeps a reply's first call only.
+  bool parallel = true;
+};
+
 struct PreparedJob {
   engine::JobRequest request;  // without on_text and on_done
   std::int64_t prompt_tokens = 0;
+  // Set for a request with tools: the reply is read for calls.
+  std::optional<ReplyShape> shape;
 };
 
 // The conversation rendered with `format` (a chat template, or a built-in
@@ -48,6 +65,17 @@ struct PreparedJob {
 PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine::ChatFormat& format,
                              const engine::Tokenizer& tokenizer, const ServedModel& model,
                              ReplyMemory* replies = nullptr);
+
+// A request with tools (uses_tools()): every message, with `tools`, through
+// the model's chat template, which must know the format of tool calls when
+// tools are offered. tool_choice "required" or a named function constrain
+// the reply to one call of the request's tools in the template's format, its
+// arguments held to the function's schema. Throws ApiException 400 for a
+// built-in prompt format, a template without tool calls, a template that
+// refuses the messages, and what the grammar cannot enforce.
+PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
+                                  const engine::ChatFormat& format,
+                                  const engine::Tokenizer& tokenizer, const ServedModel& model);
 
 // The prompt as given (text with the tokenizer's BOS, or token ids) and the
 // request's stop strings; EOS ends the reply.

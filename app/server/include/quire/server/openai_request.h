@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "quire/server/chat_messages.h"
 #include "quire/server/response_format.h"
 
 namespace quire::server {
@@ -59,12 +60,22 @@ inline constexpr int kMaxChoices = 16;
 
 struct ChatCompletionRequest {
   std::string model;  // empty when the request names none
+  // Every message in order, system messages joined into one at the front.
+  std::vector<ChatMessage> messages;
+  // The same as turns, for a request without tools (uses_tools() false);
+  // such a request keeps to system, then user and assistant in turn.
   ChatTurns turns;
+  ToolsRequest tools;
   int n = 1;  // replies to the same prompt, 1 to kMaxChoices
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   SamplingFields sampling;
   ResponseFormat response_format;
+
+  // Tools are offered (and tool_choice is not "none"), or the messages hold
+  // tool calls or their results: the conversation goes to the model's chat
+  // template as `messages`, with `tools`, and the reply may call them.
+  bool uses_tools() const;
 };
 
 struct CompletionRequest {

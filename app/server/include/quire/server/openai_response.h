@@ -10,11 +10,15 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "quire/server/chat_messages.h"
 
 namespace quire::server {
 
-enum class FinishReason { Stop, Length };
-std::string_view to_string(FinishReason reason);  // "stop", "length"
+enum class FinishReason { Stop, Length, ToolCalls };
+std::string_view to_string(FinishReason reason);  // "stop", "length", "tool_calls"
 
 // With several choices the prompt counts once and the completions add up, as
 // in OpenAI's API.
@@ -33,8 +37,36 @@ struct ResponseHeader {
 
 // One reply of a response; a request with `n` has n of them, at indices 0..n-1.
 struct Choice {
+  Choice() = default;
+  Choice(std::string reply_text, FinishReason reason)
+      : text(std::move(reply_text)), finish(reason) {}
+
   std::string text;
   FinishReason finish = FinishReason::Stop;
+  // Chat replies of a request with tools: the model's reasoning (its think
+  // block, Harmony's analysis channel), sent as "reasoning_content" as vLLM
+  // and llama.cpp's server do; the calls it made; and, for a reply that
+  // began a call and broke it off (then `text` holds the whole reply), why.
+  std::string reasoning;
+  std::vector<FunctionCall> tool_calls;
+  std::string tool_call_error;
+};
+
+// What one chunk of a chat stream adds to a choice.
+struct ChatDelta {
+  std::string content;
+  std::string reasoning;
+  // A call's first part carries its index, id and name; later ones more of
+  // its arguments, as OpenAI streams them.
+  struct CallPart {
+    std::size_t index = 0;
+    std::string id;
+    std::string name;
+    std::string arguments;
+  };
+  std::vector<CallPart> calls;
+
+  bool empty() const { return content.empty() && reasoning.empty() && calls.empty(); }
 };
 
 // POST /v1/chat/completions without streaming: every choice, and the usage of
@@ -47,8 +79,11 @@ std::string chat_completion_json(const ResponseHeader& header, std::span<const C
 std::string chat_role_chunk(const ResponseHeader& header, int index, bool with_usage_field);
 std::string chat_content_chunk(const ResponseHeader& header, int index, std::string_view text,
                                bool with_usage_field);
+std::string chat_delta_chunk(const ResponseHeader& header, int index, const ChatDelta& delta,
+                             bool with_usage_field);
+// `tool_call_error`: why a reply's tool call broke off, when it did.
 std::string chat_finish_chunk(const ResponseHeader& header, int index, FinishReason finish,
-                              bool with_usage_field);
+                              bool with_usage_field, std::string_view tool_call_error = {});
 // The last chunk with include_usage, once every choice has finished: no
 // choices, the usage of the whole request.
 std::string chat_usage_chunk(const ResponseHeader& header, const Usage& usage);

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "quire/engine/generator/chat_template.h"
 #include "quire/engine/generator/prompt_format.h"
@@ -61,6 +62,12 @@ FormatChoice choose_chat_format(const std::filesystem::path& model_dir, std::str
 // The same for a template already loaded (tests, and callers that pin the clock).
 FormatChoice check_chat_template(std::shared_ptr<const ChatTemplate> chat_template,
                                  PromptFormatId fallback);
+
+// A rendered chat template's text from byte `from` on as token ids: special
+// tokens spelled by the template are recognised, those inside the messages'
+// texts (the rendering's literal ranges) stay text.
+std::vector<std::int32_t> encode_rendered(const Tokenizer& tokenizer,
+                                          const jinja::Rendered& rendered, std::size_t from = 0);
 
 // What ends a reply in this format with this tokenizer. For a template: the
 // tokenizer's EOS ids and the special token the template writes right after

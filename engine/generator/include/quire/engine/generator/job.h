@@ -60,6 +60,11 @@ struct JobRequest {
   // itself (StopReason::Eos) once complete with nothing more to add. A stop
   // string still cuts the reply where it appears.
   std::shared_ptr<const grammar::Grammar> grammar;
+  // The reply's text spells out the special tokens it holds (as
+  // Tokenizer::decode(ids, false)), for replies whose tool calls are marked
+  // by them (<|python_tag|>, [TOOL_CALLS], Harmony's channels). A stop token
+  // or EOS that ends the reply is never part of the text.
+  bool special_tokens_in_text = false;
   // Shown where this job's pages are described (the chat's title).
   std::string label;
   // Newly decided text, in order; never half a UTF-8 character. Called on the

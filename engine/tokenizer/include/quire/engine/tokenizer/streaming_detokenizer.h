@@ -27,7 +27,10 @@ namespace quire::engine {
 // from). Not thread-safe; one per stream.
 class StreamingDetokenizer {
  public:
-  explicit StreamingDetokenizer(const Tokenizer& tokenizer);
+  // `skip_special`: special tokens add nothing, as in decode(ids); false
+  // spells them out, as decode(ids, false) does (tool-call markers such as
+  // <|python_tag|> and [TOOL_CALLS] are special tokens).
+  explicit StreamingDetokenizer(const Tokenizer& tokenizer, bool skip_special = true);
 
   // The text that `token` completes; often empty (a control token, or a byte
   // in the middle of a character). Throws std::out_of_range for an id outside
@@ -48,7 +51,10 @@ class StreamingDetokenizer {
   std::size_t undecided_byte_pieces() const;
   void move_window_to_context();
 
+  std::string decode(const std::vector<std::int32_t>& ids) const;
+
   const Tokenizer* tokenizer_;
+  bool skip_special_ = true;
   bool cleans_up_spaces_ = false;
   bool sentencepiece_byte_runs_ = false;
   // Tokens whose text is out, decoded in front of the window so that the

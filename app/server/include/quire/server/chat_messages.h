@@ -1,0 +1,61 @@
+#pragma once
+
+// The messages of a chat completion request as OpenAI's API gives them, and
+// the tools it offers: what a request with tools hands to the model's chat
+// template. Parsed at the edge (chat_messages_parser.cpp); plain C++.
+
+#include <string>
+#include <vector>
+
+namespace quire::server {
+
+// One tool call: what an assistant message made (tool_calls[]) or a reply makes.
+struct FunctionCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // JSON text of an object, as the model wrote it
+
+  friend bool operator==(const FunctionCall&, const FunctionCall&) = default;
+};
+
+// One message, in order.
+struct ChatMessage {
+  std::string role;  // "system" (also for "developer"), "user", "assistant" or "tool"
+  std::string content;
+  // An assistant message's content was null or absent (beside its tool calls).
+  bool null_content = false;
+  std::vector<FunctionCall> tool_calls;  // an assistant message's calls
+  std::string tool_call_id;              // a tool message: the call it answers
+  // A tool message: the function's name, from the message or else from the
+  // call it answers (gpt-oss's and Llama's templates print it).
+  std::string name;
+
+  friend bool operator==(const ChatMessage&, const ChatMessage&) = default;
+};
+
+// One function of `tools`.
+struct FunctionTool {
+  std::string name;
+  std::string parameters;  // the JSON schema as compact JSON text, keys in their order
+  bool strict = false;     // function.strict: the arguments must fit the schema
+
+  friend bool operator==(const FunctionTool&, const FunctionTool&) = default;
+};
+
+// tools, tool_choice and parallel_tool_calls.
+struct ToolsRequest {
+  enum class Choice { Auto, None, Required, Named };
+
+  // The tools array as given, as compact JSON text with its keys in their
+  // order (the template's `tools` variable); empty when the request has none.
+  std::string json;
+  std::vector<FunctionTool> functions;
+  Choice choice = Choice::Auto;
+  std::string named;     // Choice::Named: the function the reply must call
+  bool parallel = true;  // parallel_tool_calls: more than one call per reply
+
+  bool offered() const { return !functions.empty() && choice != Choice::None; }
+  friend bool operator==(const ToolsRequest&, const ToolsRequest&) = default;
+};
+
+}  // namespace quire::server
