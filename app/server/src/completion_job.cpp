@@ -165,6 +165,14 @@ PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine:
         "messages"));
   }
   add_stop_strings(job, request.sampling);
+  // gpt-oss answers in Harmony's channels even without tools: the reply is
+  // read for its final channel, the analysis being reasoning.
+  if (format.is_template() &&
+      engine::tools::detect_tool_call_format(format.chat_template()->source().text) ==
+          engine::tools::ToolCallFormat::Harmony) {
+    job.special_tokens_in_text = true;
+    prepared.shape = ReplyShape{engine::tools::ToolCallFormat::Harmony};
+  }
   prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
   job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages");
   return prepared;
@@ -218,11 +226,6 @@ PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
   job.stop_tokens = stops.tokens;
   job.stop_strings = stops.strings;
   add_stop_strings(job, request.sampling);
-  // Llama 3.1's template ends a <|python_tag|> call with <|eom_id|>: the
-  // model then waits for the tool's result.
-  if (calls == ToolCallFormat::Llama3) {
-    if (const auto eom = tokenizer.find_piece("<|eom_id|>")) job.stop_tokens.push_back(*eom);
-  }
   if (request.tools.choice == ToolsRequest::Choice::Required ||
       request.tools.choice == ToolsRequest::Choice::Named) {
     job.grammar = required_call(request.tools, calls);

@@ -146,6 +146,14 @@ StopSet resolve_stops(const ChatFormat& format, const Tokenizer& tokenizer) {
   } catch (const ChatTemplateError&) {
     // A template that cannot render a reply has nothing to add.
   }
+  // A reply that calls a tool ends with another marker, after which the
+  // model waits for the result: gpt-oss's <|call|>, Llama 3.1's <|eom_id|>.
+  const std::string& source = format.chat_template()->source().text;
+  for (const std::string_view marker : {"<|call|>", "<|eom_id|>"}) {
+    if (source.find(marker) == std::string::npos) continue;
+    const std::optional<std::int32_t> id = tokenizer.find_piece(marker);
+    if (id && tokenizer.kind(*id) == PieceKind::Control) add(*id);
+  }
   return stops;
 }
 

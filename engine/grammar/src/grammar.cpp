@@ -60,6 +60,57 @@ std::shared_ptr<const Grammar> compile_framed_json_schema_text(std::string_view 
   }
 }
 
+namespace {
+
+// A schema's references made to point into it where it stands in a larger
+// document (at `base`, e.g. "#/anyOf/2").
+void rebase_references(SchemaJson& schema, const std::string& base) {
+  if (schema.is_object()) {
+    for (auto& [key, value] : schema.items()) {
+      if (key == "$ref" && value.is_string()) {
+        const std::string reference = value.get<std::string>();
+        if (reference == "#") {
+          value = base;
+        } else if (reference.starts_with("#/")) {
+          value = base + reference.substr(1);
+        }
+      } else {
+        rebase_references(value, base);
+      }
+    }
+  } else if (schema.is_array()) {
+    for (SchemaJson& item : schema)
+      rebase_references(item, base);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const Grammar> compile_framed_alternatives(
+    std::span<const FramedSchema> alternatives, const CompileOptions& options) {
+  if (alternatives.empty()) throw GrammarError("no alternatives to choose from");
+  SchemaJson combined = {{"anyOf", SchemaJson::array()}};
+  std::vector<SchemaCompiler::Frame> frames;
+  for (std::size_t i = 0; i < alternatives.size(); ++i) {
+    SchemaJson schema;
+    try {
+      schema = SchemaJson::parse(alternatives[i].schema_text);
+    } catch (const SchemaJson::exception& error) {
+      throw GrammarError(std::string("the schema is not valid JSON: ") + error.what());
+    }
+    rebase_references(schema, "#/anyOf/" + std::to_string(i));
+    combined["anyOf"].push_back(std::move(schema));
+    frames.push_back({alternatives[i].before, alternatives[i].after});
+  }
+  try {
+    SchemaCompiler compiler(combined, options);
+    return std::make_shared<const Grammar>(compiler.compile_framed_alternatives(frames));
+  } catch (const SchemaJson::exception& error) {
+    throw GrammarError(std::string("the schema holds a value that cannot be used: ") +
+                       error.what());
+  }
+}
+
 std::shared_ptr<const Grammar> any_json_object_grammar(const CompileOptions& options) {
   const SchemaJson unused = SchemaJson::object();
   SchemaCompiler compiler(unused, options);

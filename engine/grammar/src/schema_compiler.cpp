@@ -134,6 +134,23 @@ Automaton SchemaCompiler::compile_framed(std::string_view before, std::string_vi
   return std::move(automaton_);
 }
 
+Automaton SchemaCompiler::compile_framed_alternatives(std::span<const Frame> frames) {
+  const RuleId root = automaton_.add_rule("one of several framed values");
+  const NodeId start = automaton_.rule(root).start;
+  const NodeId end = automaton_.rule(root).end;
+  const SchemaJson& schemas = root_.at("anyOf");
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const std::string path = "#/anyOf/" + std::to_string(i);
+    const RuleId value_rule = rule_for(schemas.at(i), path);
+    const NodeId opened = automaton_.add_literal(start, frames[i].before);
+    const NodeId value_end = automaton_.add_call(opened, value_rule);
+    automaton_.add_epsilon(automaton_.add_literal(value_end, frames[i].after), end);
+  }
+  automaton_.set_root(root);
+  automaton_.finish();
+  return std::move(automaton_);
+}
+
 Automaton SchemaCompiler::compile_any_object() {
   const RuleId root = automaton_.add_rule("a JSON object");
   const NodeId start = automaton_.rule(root).start;

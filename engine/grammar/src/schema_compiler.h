@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "automaton.h"
@@ -27,6 +28,13 @@ class SchemaCompiler {
   Automaton compile_any_object();
   // The schema's texts between two literal texts.
   Automaton compile_framed(std::string_view before, std::string_view after);
+  // The root is {"anyOf": [...]}: the texts of any one of its schemas
+  // between that alternative's two literal texts.
+  struct Frame {
+    std::string_view before;
+    std::string_view after;
+  };
+  Automaton compile_framed_alternatives(std::span<const Frame> frames);
 
  private:
   NodeId value(const SchemaJson& schema, NodeId from, const std::string& path);

@@ -1,6 +1,8 @@
 #include "quire/engine/tools/tool_call_grammar.h"
 
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "quire/engine/grammar/grammar.h"
 
@@ -20,13 +22,13 @@ OrderedJson parameters_of(const nlohmann::json& function) {
   return OrderedJson::parse(found->dump());
 }
 
-}  // namespace
-
-std::string call_object_schema(const nlohmann::json& tools, std::string_view only,
-                               std::string_view arguments_key) {
+// The request's functions, each name with its parameters' schema text; only
+// `only` when it is not empty.
+std::vector<std::pair<std::string, OrderedJson>> functions_of(const nlohmann::json& tools,
+                                                              std::string_view only) {
   if (!tools.is_array() || tools.empty())
     throw ToolGrammarError("a tool call is required, but the request lists no tools");
-  OrderedJson choices = OrderedJson::array();
+  std::vector<std::pair<std::string, OrderedJson>> functions;
   for (const nlohmann::json& tool : tools) {
     const auto function = tool.find("function");
     if (!tool.is_object() || function == tool.end() || !function->is_object() ||
@@ -35,16 +37,49 @@ std::string call_object_schema(const nlohmann::json& tools, std::string_view onl
           "a tool is not {\"type\": \"function\", \"function\": {\"name\": ...}}");
     const std::string name = (*function)["name"].get<std::string>();
     if (!only.empty() && name != only) continue;
-    OrderedJson call = {
-        {"type", "object"},
-        {"properties",
-         {{"name", {{"const", name}}}, {std::string(arguments_key), parameters_of(*function)}}},
-        {"required", {"name", std::string(arguments_key)}}};
-    choices.push_back(std::move(call));
+    functions.emplace_back(name, parameters_of(*function));
   }
-  if (choices.empty())
+  if (functions.empty())
     throw ToolGrammarError("tool_choice names the function \"" + std::string(only) +
                            "\", which is not among the request's tools");
+  return functions;
+}
+
+// Formats that write the name outside the arguments' JSON: one framed
+// alternative per function.
+std::shared_ptr<const grammar::Grammar> named_frames_grammar(ToolCallFormat format,
+                                                             const nlohmann::json& tools,
+                                                             std::string_view only) {
+  std::vector<grammar::FramedSchema> alternatives;
+  for (auto& [name, parameters] : functions_of(tools, only)) {
+    grammar::FramedSchema alternative;
+    alternative.schema_text = parameters.dump();
+    if (format == ToolCallFormat::Harmony) {
+      // A message to the function on the commentary channel, as gpt-oss
+      // writes one; <|call|> (an end token) follows once the JSON is whole.
+      alternative.before =
+          "<|channel|>commentary to=functions." + name + " <|constrain|>json<|message|>";
+    } else {
+      alternative.before = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>" +
+                           name + "\n```json\n";
+      alternative.after = "\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    }
+    alternatives.push_back(std::move(alternative));
+  }
+  return grammar::compile_framed_alternatives(alternatives);
+}
+
+}  // namespace
+
+std::string call_object_schema(const nlohmann::json& tools, std::string_view only,
+                               std::string_view arguments_key) {
+  OrderedJson choices = OrderedJson::array();
+  for (auto& [name, parameters] : functions_of(tools, only)) {
+    choices.push_back(
+        {{"type", "object"},
+         {"properties", {{"name", {{"const", name}}}, {std::string(arguments_key), parameters}}},
+         {"required", {"name", std::string(arguments_key)}}});
+  }
   if (choices.size() == 1) return choices.front().dump();
   return OrderedJson{{"anyOf", std::move(choices)}}.dump();
 }
@@ -67,11 +102,16 @@ std::shared_ptr<const grammar::Grammar> required_call_grammar(ToolCallFormat for
       before = "[TOOL_CALLS][";
       after = "]";
       break;
-    case ToolCallFormat::None:
     case ToolCallFormat::Harmony:
     case ToolCallFormat::DeepSeekV3:
-      throw ToolGrammarError(std::string("a required tool call cannot be enforced yet for the ") +
-                             std::string(to_string(format)) + " tool-call format");
+      try {
+        return named_frames_grammar(format, tools, only);
+      } catch (const grammar::GrammarError& error) {
+        throw ToolGrammarError(std::string("a tool's parameters cannot be enforced: ") +
+                               error.what());
+      }
+    case ToolCallFormat::None:
+      throw ToolGrammarError("the model's chat template writes no tool calls");
   }
   try {
     return grammar::compile_framed_json_schema_text(call_object_schema(tools, only, key), before,

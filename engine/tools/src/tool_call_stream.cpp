@@ -1,4 +1,5 @@
 #include <stdexcept>
+#include <utility>
 
 #include "family.h"
 #include "json_scan.h"
@@ -132,8 +133,10 @@ bool ToolCallStream::scan_text(bool at_end, StreamDelta& out) {
   const bool reply_start = reply_.content.empty() && reply_.reasoning.empty() && !any_section_;
   const detail::StartSearch search = family_->find_start(rest, reply_start, after_section_);
   if (search.start != detail::StartSearch::none) {
-    // Space right before a section is dropped with it.
-    emit_content(detail::trim_space_right(rest.substr(0, search.start)), out);
+    // Space right before a section is dropped with it, unless it breaks off.
+    const std::string_view before = detail::trim_space_right(rest.substr(0, search.start));
+    emit_content(before, out);
+    dropped_space_ = std::string(rest.substr(before.size(), search.start - before.size()));
     pos_ += search.start;
     in_section_ = true;
     announced_.clear();
@@ -201,8 +204,9 @@ void ToolCallStream::break_off(std::string reason, StreamDelta& out) {
   passthrough_ = true;
   in_section_ = false;
   announced_.clear();
-  // The rest, from the broken section on, is sent as text (scan_text).
-  (void)out;
+  // The rest, from the broken section on, is sent as text (scan_text),
+  // after the space that came before it.
+  emit_content(std::exchange(dropped_space_, {}), out);
 }
 
 ParsedReply parse_tool_calls(ToolCallFormat format, std::string_view text, CallIdSource ids) {

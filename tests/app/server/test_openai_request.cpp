@@ -153,7 +153,8 @@ class TestOpenAiRequest : public QObject {
         << "messages";
     QTest::newRow("tool role without call id")
         << std::string(R"({"messages": [{"role": "tool", "content": "x"}]})")
-        << "messages[0].tool_call_id must be a string." << "messages";
+        << "messages[0].tool_call_id must be a string."
+        << "messages";
     QTest::newRow("missing content")
         << std::string(R"({"messages": [{"role": "user"}]})") << "messages[0].content is missing."
         << "messages";
@@ -246,7 +247,8 @@ class TestOpenAiRequest : public QObject {
                                 << "logit_bias[\"5\"] must be between -100 and 100; it is 101."
                                 << "logit_bias";
     QTest::newRow("tools") << chat_with("\"tools\": [{\"type\": \"function\"}]")
-                           << "tools[0].function must be an object." << "tools";
+                           << "tools[0].function must be an object."
+                           << "tools";
     QTest::newRow("logprobs") << chat_with("\"logprobs\": true")
                               << "logprobs are not supported by this server."
                               << "logprobs";

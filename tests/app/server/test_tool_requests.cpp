@@ -8,6 +8,7 @@
 
 #include <QDir>
 #include <QTest>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "quire/engine/generator/chat_format.h"
@@ -296,6 +297,27 @@ void ToolRequestTest::requiredAndNamedChoicesForceACall() {
         "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"unit\": "
         "\"celsius\"}}\n</tool_call>"));
   }
+}
+
+// Besides the end of a turn, the marker after which a model waits for a
+// tool's result ends a reply where its template writes one (gpt-oss's
+// <|call|>; Llama 3.1's <|eom_id|>, which Llama 3.2's template never writes).
+void ToolRequestTest::callsEndWhereTheModelWaitsForResults() {
+  const auto stops = [](const RealModel& model) {
+    return server::prepare_chat_job(server::parse_chat_completion_request(loop_body()),
+                                    model.format, model.tokenizer, model.served())
+        .request.stop_tokens;
+  };
+  const RealModel llama("tokenizer-llama3_2");
+  const std::vector<std::int32_t> llama_stops = stops(llama);
+  QVERIFY(std::ranges::count(llama_stops, *llama.tokenizer.find_piece("<|eot_id|>")) == 1);
+  QCOMPARE(std::ranges::count(llama_stops, *llama.tokenizer.find_piece("<|eom_id|>")), 0);
+  const RealModel gpt_oss("tokenizer-gptoss", "gpt-oss-120b.jinja");
+  const std::vector<std::int32_t> harmony_stops = stops(gpt_oss);
+  QVERIFY(std::ranges::count(harmony_stops, *gpt_oss.tokenizer.find_piece("<|return|>")) == 1);
+  QVERIFY(std::ranges::count(harmony_stops, *gpt_oss.tokenizer.find_piece("<|call|>")) == 1);
+  // Harmony's <|end|> closes the analysis message inside one reply.
+  QCOMPARE(std::ranges::count(harmony_stops, *gpt_oss.tokenizer.find_piece("<|end|>")), 0);
 }
 
 void ToolRequestTest::whatCannotBeDoneIsRefused() {

@@ -16,5 +16,6 @@ class ToolRequestTest : public QObject {
   void thePromptIsTheTemplatesRendering_data();
   void thePromptIsTheTemplatesRendering();
   void requiredAndNamedChoicesForceACall();
+  void callsEndWhereTheModelWaitsForResults();
   void whatCannotBeDoneIsRefused();
 };

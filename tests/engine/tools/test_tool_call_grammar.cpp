@@ -52,6 +52,22 @@ class ToolCallGrammarTest : public QObject {
                "[TOOL_CALLS][{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Oslo\","
                "\"unit\":\"c\"}}]")
         << QByteArray("[TOOL_CALLS][{\"name\":\"now\",\"arguments\":{}}]");
+    QTest::newRow("Harmony")
+        << int(ToolCallFormat::Harmony)
+        << QByteArray(
+               "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+               "{\"city\":\"Oslo\",\"unit\":\"c\"}")
+        << QByteArray("<|channel|>commentary to=functions.now <|constrain|>json<|message|>{}");
+    QTest::newRow("DeepSeek V3")
+        << int(ToolCallFormat::DeepSeekV3)
+        << QByteArray(
+               "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+               "```json\n{\"city\":\"Oslo\",\"unit\":\"c\"}\n```<｜tool▁call▁end｜>"
+               "<｜tool▁calls▁end｜>")
+        << QByteArray(
+               "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>now\n```json\n{}"
+               "\n```"
+               "<｜tool▁call▁end｜><｜tool▁calls▁end｜>");
   }
 
   void theCallsAllowedAreTheCallsParsed() {
@@ -83,9 +99,36 @@ class ToolCallGrammarTest : public QObject {
     QVERIFY(!grammar_matches(*any, "Sure! " + weather.toStdString()));
   }
 
+  // With the name outside the JSON, each function's schema is compiled in a
+  // document of its own: its references still point into it.
+  void referencesStayWithTheirFunction() {
+    using Json = nlohmann::json;
+    const auto function = [](const char* name, Json small) {
+      return Json{{"type", "function"},
+                  {"function",
+                   {{"name", name},
+                    {"parameters",
+                     {{"type", "object"},
+                      {"properties", {{"x", {{"$ref", "#/$defs/small"}}}}},
+                      {"required", {"x"}},
+                      {"$defs", {{"small", std::move(small)}}}}}}}};
+    };
+    const Json tools =
+        Json::array({function("a", {{"type", "integer"}, {"minimum", 0}, {"maximum", 9}}),
+                     function("b", {{"enum", {"s"}}})});
+    const auto grammar =
+        quire::engine::tools::required_call_grammar(ToolCallFormat::Harmony, tools);
+    const std::string a = "<|channel|>commentary to=functions.a <|constrain|>json<|message|>";
+    const std::string b = "<|channel|>commentary to=functions.b <|constrain|>json<|message|>";
+    QVERIFY(grammar_matches(*grammar, a + "{\"x\":7}"));
+    QVERIFY(!grammar_matches(*grammar, a + "{\"x\":\"s\"}"));
+    QVERIFY(grammar_matches(*grammar, b + "{\"x\":\"s\"}"));
+    QVERIFY(!grammar_matches(*grammar, b + "{\"x\":7}"));
+  }
+
   void whatCannotBeEnforcedIsRefusedByName() {
     QVERIFY_THROWS_EXCEPTION(ToolGrammarError, quire::engine::tools::required_call_grammar(
-                                                   ToolCallFormat::Harmony, kTools));
+                                                   ToolCallFormat::None, kTools));
     QVERIFY_THROWS_EXCEPTION(ToolGrammarError, quire::engine::tools::required_call_grammar(
                                                    ToolCallFormat::Hermes, kTools, "missing"));
     QVERIFY_THROWS_EXCEPTION(ToolGrammarError,

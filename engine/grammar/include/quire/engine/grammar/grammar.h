@@ -2,7 +2,9 @@
 
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <span>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace quire::engine::grammar {
@@ -60,6 +62,20 @@ std::shared_ptr<const Grammar> compile_framed_json_schema_text(std::string_view 
                                                                std::string_view before,
                                                                std::string_view after,
                                                                const CompileOptions& options = {});
+// One alternative of compile_framed_alternatives.
+struct FramedSchema {
+  std::string before;
+  std::string schema_text;
+  std::string after;
+};
+// Any one of `alternatives`: its `before`, a JSON text of its schema, its
+// `after`. A required call in a format that writes the function's name
+// outside the JSON (gpt-oss's "to=functions.NAME ...<|message|>{...}",
+// DeepSeek V3's "<｜tool▁sep｜>NAME\n```json\n{...}\n```") has one
+// alternative per function. References inside each schema ("#",
+// "#/$defs/...") keep pointing into that schema. Throws GrammarError.
+std::shared_ptr<const Grammar> compile_framed_alternatives(
+    std::span<const FramedSchema> alternatives, const CompileOptions& options = {});
 // Any JSON object: response_format {"type": "json_object"}.
 std::shared_ptr<const Grammar> any_json_object_grammar(const CompileOptions& options = {});
 

@@ -40,7 +40,11 @@ std::string call_object_schema(const nlohmann::json& tools, std::string_view onl
 //   Hermes:  <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>
 //   Llama 3: {"name": ..., "parameters": {...}}
 //   Mistral: [TOOL_CALLS][{"name": ..., "arguments": {...}}]
-// Harmony and DeepSeek V3 replies are not constrained yet: ToolGrammarError.
+//   Harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}
+//   DeepSeek V3: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME
+//                ```json {...} ```<｜tool▁call▁end｜><｜tool▁calls▁end｜>
+// Markers that are special tokens are spelled in ordinary tokens (a grammar
+// allows only tokens with bytes); the parser reads them the same.
 std::shared_ptr<const grammar::Grammar> required_call_grammar(ToolCallFormat format,
                                                               const nlohmann::json& tools,
                                                               std::string_view only = {});

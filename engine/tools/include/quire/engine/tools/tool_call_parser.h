@@ -121,6 +121,7 @@ class ToolCallStream {
   bool passthrough_ = false;  // after a break: everything is content
   bool finished_ = false;
   bool to_reasoning_ = false;  // Harmony: the text now is the analysis channel
+  std::string dropped_space_;  // the space before the current section
   std::vector<Announced> announced_;
   ParsedReply reply_;
 };
