@@ -1,5 +1,6 @@
 #include "quire/server/completion_job.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "quire/engine/generator/chat_template.h"
@@ -93,6 +94,50 @@ std::shared_ptr<const engine::grammar::Grammar> required_call(
   } catch (const engine::tools::ToolGrammarError& error) {
     throw ApiException(invalid_request(
         std::string("tool_choice cannot be enforced: ") + error.what(), "tool_choice"));
+  }
+}
+
+// Where a call begins in each format: a reply under tool_choice "auto" is
+// free until then.
+std::vector<engine::grammar::GrammarTrigger> call_triggers(engine::tools::ToolCallFormat format) {
+  using engine::tools::ToolCallFormat;
+  switch (format) {
+    case ToolCallFormat::Hermes:
+      return {{"<tool_call>"}};
+    case ToolCallFormat::Llama3:
+      return {{"{", true}};
+    case ToolCallFormat::Mistral:
+      return {{"[TOOL_CALLS]"}};
+    case ToolCallFormat::Harmony:
+      return {{"<|channel|>commentary to=functions."}};
+    case ToolCallFormat::DeepSeekV3:
+      return {{"<｜tool▁calls▁begin｜>"}};
+    case ToolCallFormat::None:
+      break;
+  }
+  return {};
+}
+
+// tool_choice "auto" with strict tools: a lazy grammar that holds a call, once
+// begun, to its tool's schema (the others' arguments to any object); null
+// when no tool is strict.
+std::shared_ptr<const engine::grammar::Grammar> strict_calls(const ToolsRequest& tools,
+                                                             engine::tools::ToolCallFormat format) {
+  if (std::ranges::none_of(tools.functions, [](const FunctionTool& tool) { return tool.strict; }))
+    return nullptr;
+  nlohmann::json list = nlohmann::json::parse(tools.json);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!tools.functions[i].strict) {
+      list[i]["function"]["parameters"] = {{"type", "object"}};
+    }
+  }
+  try {
+    return engine::tools::required_call_grammar(format, list);
+  } catch (const engine::tools::ToolGrammarError& error) {
+    throw ApiException(
+        invalid_request(std::string("A strict tool cannot be enforced: ") + error.what() +
+                            ". Leave \"strict\" out for this tool, or change its parameters.",
+                        "tools"));
   }
 }
 
@@ -229,6 +274,9 @@ PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
   if (request.tools.choice == ToolsRequest::Choice::Required ||
       request.tools.choice == ToolsRequest::Choice::Named) {
     job.grammar = required_call(request.tools, calls);
+  } else if (request.tools.offered()) {
+    job.grammar = strict_calls(request.tools, calls);
+    if (job.grammar) job.grammar_triggers = call_triggers(calls);
   } else {
     job.grammar = response_grammar(request.response_format);
   }

@@ -48,8 +48,8 @@ JobId Generator::submit(JobRequest request) {
     if (!vocabulary_) vocabulary_ = grammar::TokenVocabulary::from_tokenizer(tokenizer_);
     std::vector<std::int32_t> end_tokens = eos_tokens;
     end_tokens.insert(end_tokens.end(), request.stop_tokens.begin(), request.stop_tokens.end());
-    constraint =
-        std::make_unique<TokenConstraint>(request.grammar, vocabulary_, std::move(end_tokens));
+    constraint = std::make_unique<TokenConstraint>(request.grammar, vocabulary_,
+                                                   std::move(end_tokens), request.grammar_triggers);
   }
   auto job =
       std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
@@ -121,6 +121,7 @@ bool Generator::accept_token(Job& job, cache::TokenId token) {
   }
   const std::string piece =
       job.stops.is_stop_token(token) ? std::string() : job.detokenizer.push(token);
+  if (job.constraint) job.constraint->observe_text(piece);
   const StopMatcher::Step decided = job.stops.feed(token, piece);
   if (!decided.text.empty()) {
     job.result.text += decided.text;

@@ -17,8 +17,11 @@ void set_bit(std::span<std::uint32_t> mask, std::int32_t id, bool on) {
 
 TokenConstraint::TokenConstraint(std::shared_ptr<const grammar::Grammar> grammar,
                                  std::shared_ptr<const grammar::TokenVocabulary> vocabulary,
-                                 std::vector<std::int32_t> end_tokens)
-    : matcher_(std::move(grammar), vocabulary),
+                                 std::vector<std::int32_t> end_tokens,
+                                 std::vector<grammar::GrammarTrigger> triggers)
+    : state_(triggers.empty() ? State::Active : State::Dormant),
+      triggers_(std::move(triggers)),
+      matcher_(std::move(grammar), vocabulary),
       end_tokens_(std::move(end_tokens)),
       vocabulary_eos_(vocabulary->eos()),
       mask_(matcher_.mask_words()) {}
@@ -49,6 +52,7 @@ void TokenConstraint::compute() {
 }
 
 std::span<const std::uint32_t> TokenConstraint::mask() {
+  if (state_ != State::Active) return {};
   compute();
   if (!content_allowed_ && !matcher_.is_accepting()) {
     throw std::invalid_argument(
@@ -63,15 +67,59 @@ std::span<const std::uint32_t> TokenConstraint::mask() {
 }
 
 bool TokenConstraint::complete() {
+  if (state_ != State::Active) return false;
   compute();
   return matcher_.is_accepting() && !content_allowed_;
 }
 
 bool TokenConstraint::accept(std::int32_t token) {
+  if (state_ != State::Active) return true;
   if (is_end_token(token)) return matcher_.is_accepting();
   if (!matcher_.accept(token)) return false;
   fresh_ = false;
   return true;
+}
+
+void TokenConstraint::observe_text(std::string_view piece) {
+  if (state_ != State::Dormant || piece.empty()) return;
+  const std::size_t before = seen_.size();
+  seen_ += piece;
+  std::size_t start = std::string::npos;
+  for (const grammar::GrammarTrigger& trigger : triggers_) {
+    std::size_t at = std::string::npos;
+    if (trigger.at_start) {
+      const std::size_t first = seen_.find_first_not_of(" \t\r\n");
+      if (first != std::string::npos &&
+          seen_.compare(first, trigger.text.size(), trigger.text) == 0)
+        at = first;
+    } else {
+      // Only where the new piece could complete it.
+      const std::size_t from = before >= trigger.text.size() ? before - trigger.text.size() + 1 : 0;
+      at = seen_.find(trigger.text, from);
+    }
+    start = std::min(start, at);
+  }
+  if (start == std::string::npos) {
+    const std::size_t first = seen_.find_first_not_of(" \t\r\n");
+    // A start-only trigger that did not come first can come no more.
+    if (first != std::string::npos &&
+        std::all_of(triggers_.begin(), triggers_.end(),
+                    [](const grammar::GrammarTrigger& trigger) { return trigger.at_start; })) {
+      const bool may_still =
+          std::any_of(triggers_.begin(), triggers_.end(), [&](const grammar::GrammarTrigger& t) {
+            return std::string_view(t.text).starts_with(std::string_view(seen_).substr(first));
+          });
+      if (!may_still) state_ = State::Abandoned;
+    }
+    return;
+  }
+  if (matcher_.accept_bytes(std::string_view(seen_).substr(start))) {
+    state_ = State::Active;
+    fresh_ = false;
+  } else {
+    state_ = State::Abandoned;
+  }
+  seen_.clear();
 }
 
 }  // namespace quire::engine

@@ -260,7 +260,9 @@ void ToolRequestTest::thePromptIsTheTemplatesRendering() {
   QVERIFY(job.shape.has_value());
   QVERIFY(job.shape->format != engine::tools::ToolCallFormat::None);
   QVERIFY(job.request.special_tokens_in_text);
-  QVERIFY(!job.request.grammar);
+  // get_weather is strict: a call, once begun, is held to its schema.
+  QVERIFY(job.request.grammar);
+  QCOMPARE(job.request.grammar_triggers.size(), std::size_t{1});
 
   std::vector<engine::TemplateMessage> messages;
   for (const server::ChatMessage& message : request.messages) {
@@ -318,6 +320,40 @@ void ToolRequestTest::callsEndWhereTheModelWaitsForResults() {
   QVERIFY(std::ranges::count(harmony_stops, *gpt_oss.tokenizer.find_piece("<|call|>")) == 1);
   // Harmony's <|end|> closes the analysis message inside one reply.
   QCOMPARE(std::ranges::count(harmony_stops, *gpt_oss.tokenizer.find_piece("<|end|>")), 0);
+}
+
+// tool_choice "auto": free text, but a call to a strict tool, once begun at
+// its format's opening marker, is held to the tool's schema.
+void ToolRequestTest::strictToolsHoldACallOnceBegun() {
+  const RealModel qwen("tokenizer-qwen3");
+  const server::PreparedJob strict =
+      server::prepare_chat_job(server::parse_chat_completion_request(loop_body()), qwen.format,
+                               qwen.tokenizer, qwen.served());
+  QVERIFY(strict.request.grammar);
+  QCOMPARE(strict.request.grammar_triggers.size(), std::size_t{1});
+  QCOMPARE(strict.request.grammar_triggers[0].text, std::string("<tool_call>"));
+  QVERIFY(!strict.request.grammar_triggers[0].at_start);
+  // get_time is not strict: any object passes; get_weather's schema holds.
+  QVERIFY(engine::grammar::grammar_matches(
+      *strict.request.grammar,
+      "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"anything\": 1}}\n</tool_call>"));
+  QVERIFY(!engine::grammar::grammar_matches(
+      *strict.request.grammar,
+      "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": 1}}\n</tool_call>"));
+  const RealModel llama("tokenizer-llama3_2");
+  const server::PreparedJob at_start =
+      server::prepare_chat_job(server::parse_chat_completion_request(loop_body()), llama.format,
+                               llama.tokenizer, llama.served());
+  QCOMPARE(at_start.request.grammar_triggers[0].text, std::string("{"));
+  QVERIFY(at_start.request.grammar_triggers[0].at_start);
+  // Without a strict tool the reply is free.
+  const std::string loose = with_messages("[{\"role\": \"user\", \"content\": \"x\"}]");
+  std::string body = loose;
+  body.replace(body.find("\"strict\": true"), 14, "\"strict\": false");
+  const server::PreparedJob free = server::prepare_chat_job(
+      server::parse_chat_completion_request(body), qwen.format, qwen.tokenizer, qwen.served());
+  QVERIFY(!free.request.grammar);
+  QVERIFY(free.request.grammar_triggers.empty());
 }
 
 void ToolRequestTest::whatCannotBeDoneIsRefused() {

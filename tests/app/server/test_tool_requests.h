@@ -17,5 +17,6 @@ class ToolRequestTest : public QObject {
   void thePromptIsTheTemplatesRendering();
   void requiredAndNamedChoicesForceACall();
   void callsEndWhereTheModelWaitsForResults();
+  void strictToolsHoldACallOnceBegun();
   void whatCannotBeDoneIsRefused();
 };

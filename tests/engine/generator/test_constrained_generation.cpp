@@ -6,6 +6,7 @@
 // spell ends with an error instead of a token it forbids.
 
 #include <QTest>
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -242,6 +243,93 @@ class ConstrainedGenerationTest : public QObject {
     QVERIFY(allowed(4));
     QVERIFY(!allowed(1));
     QVERIFY(constraint.accept(3));
+  }
+
+  // A strict tool's call under tool_choice "auto": the reply runs free until
+  // the model writes the token that opens a call (a bias makes the random
+  // model write it), and from there the grammar holds the call to its schema
+  // and ends the reply when it is whole.
+  void aLazyGrammarHoldsWhatFollowsItsTrigger() {
+    const SmallModel model(qwen2_spec(65));
+    kernels::CpuBackend backend;
+    ModelRuntime runtime(model.description, backend, small_options());
+    Generator generator(runtime, *model.tokenizer);
+    // The trigger: the text of a token that spells a few letters.
+    std::int32_t opener = -1;
+    for (std::int32_t id = 300; id < model.tokenizer->vocab_size() && opener < 0; ++id) {
+      const std::string bytes = model.tokenizer->token_bytes(id);
+      if (bytes.size() >= 3 &&
+          std::all_of(bytes.begin(), bytes.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
+        opener = id;
+      }
+    }
+    QVERIFY(opener >= 0);
+    const std::string trigger = model.tokenizer->token_bytes(opener);
+    JobRequest request = request_for(kPersonSchema, 7, true);
+    request.grammar = grammar::compile_framed_json_schema_text(kPersonSchema, trigger, "");
+    request.grammar_triggers = {{trigger}};
+    request.sampling.token_bias[opener] = 1.0e4f;
+    JobResult result;
+    request.on_done = [&](const JobResult& done) { result = done; };
+    generator.submit(std::move(request));
+    generator.run_until_idle();
+    QCOMPARE(result.stop_reason, StopReason::Eos);
+    const std::size_t at = result.text.find(trigger);
+    QVERIFY2(at != std::string::npos, result.text.c_str());
+    const auto call = grammar::compile_framed_json_schema_text(kPersonSchema, trigger, "");
+    QVERIFY2(grammar::grammar_matches(*call, result.text.substr(at)), result.text.c_str());
+    // The bias would have written the opener again and again; the grammar
+    // allowed it only where the schema did.
+    QVERIFY(nlohmann::json::parse(result.text.substr(at + trigger.size())).is_object());
+  }
+
+  // A lazy grammar: free text until a trigger, then the grammar from the
+  // trigger's first byte on.
+  void aLazyGrammarTakesOverAtItsTrigger() {
+    // Vocabulary: "hi ", "<c>", "{", "}", "x", EOS (ids 0..5).
+    const auto vocabulary = std::make_shared<const grammar::TokenVocabulary>(
+        std::vector<std::string>{"hi ", "<c>", "{", "}", "x", ""}, std::vector<std::int32_t>{5});
+    const auto framed =
+        grammar::compile_framed_json_schema_text("{\"type\": \"object\"}", "<c>", "");
+    engine::TokenConstraint constraint(framed, vocabulary, {5}, {{"<c>"}});
+    QVERIFY(!constraint.active());
+    QVERIFY(constraint.mask().empty());  // dormant: every token may come
+    QVERIFY(constraint.accept(4));
+    constraint.observe_text("x");
+    QVERIFY(constraint.accept(0));
+    constraint.observe_text("hi ");
+    QVERIFY(!constraint.active());
+    QVERIFY(!constraint.complete());
+    QVERIFY(constraint.accept(1));
+    constraint.observe_text("<c>");
+    QVERIFY(constraint.active());
+    const auto allowed = [&](std::int32_t id) {
+      return engine::mask_allows(constraint.mask(), id);
+    };
+    QVERIFY(allowed(2));
+    QVERIFY(!allowed(4));
+    QVERIFY(!allowed(5));
+    QVERIFY(constraint.accept(2));
+    QVERIFY(constraint.accept(3));
+    QVERIFY(constraint.complete());
+
+    // A trigger only at the start: text before it leaves the reply free.
+    engine::TokenConstraint at_start(framed, vocabulary, {5}, {{"<c>", true}});
+    at_start.observe_text("hi ");
+    at_start.observe_text("<c>");
+    QVERIFY(!at_start.active());
+    QVERIFY(at_start.mask().empty());
+    engine::TokenConstraint first(framed, vocabulary, {5}, {{"<c>", true}});
+    first.observe_text("  <c>");
+    QVERIFY(first.active());
+
+    // A token that spells the trigger and what the grammar refuses leaves
+    // the reply free for good.
+    engine::TokenConstraint refused(framed, vocabulary, {5}, {{"<c>"}});
+    refused.observe_text("<c>x");
+    QVERIFY(!refused.active());
+    refused.observe_text("<c>");
+    QVERIFY(!refused.active());
   }
 
   void aGrammarTheVocabularyCannotSpellIsAnError() {

@@ -80,6 +80,30 @@ class StreamingDetokenizerTest : public QObject {
     }
   }
 
+  // Replies read for tool calls keep the special tokens that mark them: the
+  // stream then matches decode(ids, false), control tokens spelled out.
+  void keepsSpecialTokensWhenAsked() {
+    std::vector<std::int32_t> control;
+    for (std::int32_t id = 0; id < tokenizer_->vocab_size(); ++id) {
+      if (tokenizer_->kind(id) == PieceKind::Control) control.push_back(id);
+    }
+    QVERIFY(!control.empty());
+    std::mt19937 random(20261129);
+    const std::string_view corpus = quire::engine::default_training_corpus();
+    StreamingDetokenizer stream(*tokenizer_, /*skip_special=*/false);
+    for (int round = 0; round < 500; ++round) {
+      Ids ids = random_sequence(random, corpus);
+      ids.insert(ids.begin() + static_cast<std::ptrdiff_t>(random() % (ids.size() + 1)),
+                 control[random() % control.size()]);
+      std::string streamed;
+      for (const std::int32_t id : ids)
+        streamed += stream.push(id);
+      streamed += stream.flush();
+      QVERIFY2(streamed == tokenizer_->decode(ids, false), qPrintable(describe(ids)));
+      QVERIFY(streamed != tokenizer_->decode(ids));
+    }
+  }
+
   void streamsALongReplyQuickly() {
     const Ids ids = tokenizer_->encode(quire::engine::default_training_corpus(), true);
     QVERIFY(ids.size() > 5000);

@@ -60,6 +60,12 @@ struct JobRequest {
   // itself (StopReason::Eos) once complete with nothing more to add. A stop
   // string still cuts the reply where it appears.
   std::shared_ptr<const grammar::Grammar> grammar;
+  // With triggers the grammar is lazy: the reply is free until its text
+  // (with special_tokens_in_text, the markers spelled out) shows one of
+  // them; from that trigger's first byte on the reply must be a text of the
+  // grammar, which begins with the trigger. A strict tool's call under
+  // tool_choice "auto": free text, or a call held to the tool's schema.
+  std::vector<grammar::GrammarTrigger> grammar_triggers;
   // The reply's text spells out the special tokens it holds (as
   // Tokenizer::decode(ids, false)), for replies whose tool calls are marked
   // by them (<|python_tag|>, [TOOL_CALLS], Harmony's channels). A stop token

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "quire/engine/grammar/token_matcher.h"
@@ -19,9 +21,12 @@ class TokenConstraint {
   // model's end-of-sequence ids when it stops there). They are allowed
   // exactly when the grammar's text is complete; the vocabulary's own
   // end-of-sequence ids only as far as they are among them.
+  // With `triggers` the constraint is dormant (no mask, every token taken)
+  // until observe_text() has seen one; see JobRequest::grammar_triggers.
   TokenConstraint(std::shared_ptr<const grammar::Grammar> grammar,
                   std::shared_ptr<const grammar::TokenVocabulary> vocabulary,
-                  std::vector<std::int32_t> end_tokens);
+                  std::vector<std::int32_t> end_tokens,
+                  std::vector<grammar::GrammarTrigger> triggers = {});
 
   // The tokens that may come next. Throws std::invalid_argument, naming the
   // grammar, when none may: a matcher never dead-ends, so that means a bug,
@@ -34,9 +39,23 @@ class TokenConstraint {
   // does not allow it here (an end token counts only once the text is complete).
   bool accept(std::int32_t token);
 
+  // A dormant constraint reads the reply's text as it is decided (after each
+  // accept()); at a trigger it takes over, from the trigger's first byte.
+  // Text past the trigger that the grammar refuses (a token that spelled the
+  // trigger and more) leaves the reply unconstrained for good, and the
+  // reply's reader then finds it broken.
+  void observe_text(std::string_view piece);
+  // Whether the grammar constrains the reply now.
+  bool active() const { return state_ == State::Active; }
+
  private:
   bool is_end_token(std::int32_t token) const;
   void compute();
+
+  enum class State { Dormant, Active, Abandoned };
+  State state_ = State::Active;
+  std::vector<grammar::GrammarTrigger> triggers_;
+  std::string seen_;  // a dormant constraint's reply text so far
 
   grammar::TokenMatcher matcher_;
   std::vector<std::int32_t> end_tokens_;

@@ -79,6 +79,14 @@ std::shared_ptr<const Grammar> compile_framed_alternatives(
 // Any JSON object: response_format {"type": "json_object"}.
 std::shared_ptr<const Grammar> any_json_object_grammar(const CompileOptions& options = {});
 
+// Where a lazy grammar takes over a reply (JobRequest::grammar_triggers).
+struct GrammarTrigger {
+  std::string text;
+  // Only at the reply's start (after leading whitespace): Llama 3's calls
+  // are a reply that is a JSON object.
+  bool at_start = false;
+};
+
 // Whether `text` is, as a whole, a text of the grammar. For tests and tools;
 // generation uses TokenMatcher.
 bool grammar_matches(const Grammar& grammar, std::string_view text);
