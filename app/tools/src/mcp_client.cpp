@@ -161,7 +161,10 @@ McpClient::McpClient(ToolServerConfig config, QObject* parent)
   connect_timer_->setSingleShot(true);
   connect(connect_timer_, &QTimer::timeout, this, [this] {
     if (state_ != State::Connecting) return;
-    fail(QStringLiteral("did not finish starting (initialize and tools/list) within %1 s")
+    bool listing = false;
+    for (const Pending& pending : pending_) listing = listing || pending.method == QLatin1String("tools/list");
+    fail((listing ? QStringLiteral("did not list its tools within %1 s")
+                  : QStringLiteral("did not answer initialize within %1 s"))
              .arg(seconds_text(config_.connect_timeout_ms)));
   });
 }
@@ -205,7 +208,7 @@ void McpClient::start() {
   if (!problems.isEmpty()) {
     setState(State::Connecting);
     QTimer::singleShot(0, this, [this, problems] {
-      if (state_ == State::Connecting && transport_ == nullptr) fail(problems.join(QLatin1Char(' ')));
+      if (state_ == State::Connecting && transport_ == nullptr) fail(QStringLiteral("cannot start: ") + problems.join(QLatin1Char(' ')));
     });
     return;
   }
@@ -385,6 +388,7 @@ void McpClient::abandon(qint64 id, const QString& reason) {
   // The specification: the client SHOULD tell the server a request it no
   // longer waits for (never initialize).
   sendNotification(QStringLiteral("notifications/cancelled"), cancelled_params(id, reason.toStdString()));
+  if (transport_ != nullptr) transport_->forgetRequest(QString::number(id));
 }
 
 void McpClient::requestTimedOut(qint64 id) {

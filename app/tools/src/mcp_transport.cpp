@@ -117,7 +117,7 @@ void McpStdioTransport::readStdout() {
   if (self == nullptr || done_) return;
   line_.remove(0, start);
   if (line_.size() > kMaxLine) {
-    fail(QStringLiteral("the server wrote a line longer than %1 MiB on stdout").arg(kMaxLine >> 20));
+    fail(QStringLiteral("wrote a line longer than %1 MiB on stdout").arg(kMaxLine >> 20));
   }
 }
 
@@ -136,10 +136,10 @@ void McpStdioTransport::processFinished(int exit_code, QProcess::ExitStatus stat
     return;
   }
   if (status == QProcess::CrashExit) {
-    fail(QStringLiteral("the server's process crashed (exit code %1)").arg(exit_code) +
+    fail(QStringLiteral("crashed (exit code %1)").arg(exit_code) +
          stderr_text(stderr_tail_));
   } else {
-    fail(QStringLiteral("the server's process exited with code %1").arg(exit_code) +
+    fail(QStringLiteral("exited with code %1").arg(exit_code) +
          stderr_text(stderr_tail_));
   }
 }
@@ -245,6 +245,18 @@ void McpHttpTransport::stop() {
   });
 }
 
+void McpHttpTransport::forgetRequest(const QString& request_id) {
+  for (auto it = exchanges_.begin(); it != exchanges_.end(); ++it) {
+    if (it.value()->request_id != request_id) continue;
+    QNetworkReply* reply = it.key();
+    exchanges_.erase(it);
+    reply->disconnect(this);
+    reply->abort();
+    reply->deleteLater();
+    return;
+  }
+}
+
 void McpHttpTransport::readExchange(QNetworkReply* reply) {
   const auto found = exchanges_.find(reply);
   if (found == exchanges_.end()) return;
@@ -267,7 +279,7 @@ void McpHttpTransport::readExchange(QNetworkReply* reply) {
   try {
     events = exchange->decoder.feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
   } catch (const std::exception&) {
-    fail(QStringLiteral("the server's event stream has a line longer than 8 MiB"));
+    fail(QStringLiteral("sent an event stream with a line longer than 8 MiB"));
     return;
   }
   QPointer<McpHttpTransport> self(this);
@@ -296,7 +308,7 @@ void McpHttpTransport::finishExchange(QNetworkReply* reply) {
   }
   const int status = status_value.toInt();
   if (status == 404 && !session_id_.isEmpty()) {
-    fail(QStringLiteral("the server at %1 ended the session (HTTP 404)").arg(where));
+    fail(QStringLiteral("ended the session (HTTP 404 from %1)").arg(where));
     return;
   }
   if (status / 100 != 2) {

@@ -44,6 +44,10 @@ class McpTransport : public QObject {
   // Ends the connection as the specification's shutdown says; emits
   // closed() when done (at once when nothing runs). No failed() follows.
   virtual void stop() = 0;
+  // The client no longer waits for request `request_id` (it timed out or
+  // was cancelled, and notifications/cancelled went out): HTTP closes the
+  // request's event stream rather than keep a connection for nothing.
+  virtual void forgetRequest(const QString& request_id) { Q_UNUSED(request_id); }
   // The revision agreed in initialize, which HTTP sends in a header.
   virtual void setProtocolVersion(const QString& version) { Q_UNUSED(version); }
   // What the server wrote on stderr lately (stdio), for error messages.
@@ -108,6 +112,7 @@ class McpHttpTransport : public McpTransport {
   void send(const QByteArray& message, const QString& request_id) override;
   void stop() override;
   void setProtocolVersion(const QString& version) override { protocol_version_ = version; }
+  void forgetRequest(const QString& request_id) override;
   // The session the server gave in its answer to initialize ("" if none).
   QString sessionId() const { return session_id_; }
 
