@@ -3,7 +3,7 @@
 // against.
 //
 //   node mcp_test_server.mjs --stdio [--page-size N]
-//   node mcp_test_server.mjs --http PORT [--page-size N]
+//   node mcp_test_server.mjs --http PORT [--page-size N] [--json]
 //
 // --stdio serves one client on stdin/stdout (StdioServerTransport).
 // --http serves the Streamable HTTP transport (StreamableHTTPServerTransport,
@@ -11,6 +11,10 @@
 // picks a free port. Either way the server prints "listening PORT" on stderr
 // (stdout is the protocol under --stdio) once it serves.
 // --page-size N cuts tools/list into pages of N tools with nextCursor.
+// --json answers each POST with one JSON body rather than an event stream
+// (enableJsonResponse). Under --http the server logs on stderr the
+// Authorization header of each initialize ("initialize with authorization:
+// ...") and each session it ends ("session deleted ID").
 //
 // Tools:
 //   echo {text}            the text back
@@ -42,6 +46,7 @@ const option = (name) => {
   return at >= 0 ? args[at + 1] : undefined;
 };
 const pageSize = Number(option('--page-size') ?? 0);
+const jsonResponses = args.includes('--json');
 
 // Shared by every session so that a test can ask one session what another saw.
 const stats = { cancelled: 0, lastCancelReason: '', calls: 0 };
@@ -197,8 +202,10 @@ if (args.includes('--stdio')) {
               .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'No valid session' }, id: null }));
             return;
           }
+          process.stderr.write(`initialize with authorization: ${req.headers.authorization ?? '(none)'}\n`);
           transport = new StreamableHTTPServerTransport({
             sessionIdGenerator: () => randomUUID(),
+            enableJsonResponse: jsonResponses,
             onsessioninitialized: (id) => transports.set(id, transport),
           });
           transport.onclose = () => {

@@ -52,12 +52,13 @@ HttpServer::~HttpServer() {
   }
 }
 
-bool HttpServer::start(QString* error) {
+bool HttpServer::start(QString* error, const QStringList& extra) {
   process_ = std::make_unique<QProcess>();
   process_->setWorkingDirectory(kReferenceDir);
   process_->start(QStringLiteral(QUIRE_NODE),
-                  {kReferenceDir + QStringLiteral("/mcp_test_server.mjs"), QStringLiteral("--http"),
-                   QStringLiteral("0")});
+                  QStringList{kReferenceDir + QStringLiteral("/mcp_test_server.mjs"),
+                              QStringLiteral("--http"), QStringLiteral("0")} +
+                      extra);
   if (!process_->waitForStarted(10000)) {
     *error = QStringLiteral("node did not start: ") + process_->errorString();
     return false;

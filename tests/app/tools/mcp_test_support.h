@@ -28,7 +28,7 @@ class HttpServer {
  public:
   ~HttpServer();
   // Starts it and waits for its port; false (with `error`) when it does not come up.
-  bool start(QString* error);
+  bool start(QString* error, const QStringList& extra = {});
   ToolServerConfig config(const QString& name) const;
   // What it wrote on stderr so far.
   QString log();

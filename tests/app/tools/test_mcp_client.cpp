@@ -6,12 +6,15 @@
 // a server that crashes mid-call, and garbage that fails the connection with
 // a message naming the server. Then the registry of several servers.
 
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
 #include <QTest>
 #include <memory>
+
+#include <signal.h>
 
 #include "mcp_test_support.h"
 #include "quire/tools/mcp_client.h"
@@ -211,6 +214,9 @@ class McpClientTest : public QObject {
     QVERIFY(transport != nullptr);
     QVERIFY(!transport->sessionId().isEmpty());
     const QString session = transport->sessionId();
+    // The user's headers go with every request.
+    QVERIFY2(server.log().contains(QStringLiteral("initialize with authorization: Bearer test-token")),
+             qPrintable(server.log()));
     timeoutSendsCancelled(client);
     callerCancels(client);
     // list_changed arrives in the event stream of the add_tool call.
@@ -220,6 +226,49 @@ class McpClientTest : public QObject {
     client.stop();
     QVERIFY(stopped.wait(10000));
     QVERIFY(QTest::qWaitFor([&] { return server.log().contains(QStringLiteral("session deleted ") + session); }, 5000));
+  }
+
+  // A server that answers each POST with one JSON body, not an event stream.
+  void httpJsonAnswers() {
+    REQUIRE_NODE();
+    HttpServer server;
+    QString error;
+    QVERIFY2(server.start(&error, {QStringLiteral("--json")}), qPrintable(error));
+    McpClient client(server.config(QStringLiteral("sdk-json")));
+    client.start();
+    QVERIFY(wait_ready(client));
+    QCOMPARE(names_of(client.tools()), kSdkTools);
+    QCOMPARE(run(client, QStringLiteral("echo"), {{QStringLiteral("text"), QStringLiteral("plain")}}).text,
+             QStringLiteral("plain"));
+    const ToolCallResult r = run(client, QStringLiteral("add"), {{QStringLiteral("a"), 1}, {QStringLiteral("b"), 2}});
+    QCOMPARE(r.structured_content.toObject().value(QStringLiteral("sum")).toInt(), 3);
+  }
+
+  // A server that ignores both the end of its stdin and SIGTERM is killed.
+  void stopEscalatesToKill() {
+    REQUIRE_NODE();
+    ToolServerConfig stubborn;
+    stubborn.name = QStringLiteral("stubborn");
+    stubborn.command = QStringLiteral(QUIRE_NODE);
+    stubborn.arguments = {QStringLiteral("-e"),
+                          QStringLiteral("process.on('SIGTERM', () => {}); process.stdin.resume(); "
+                                         "process.stdin.on('end', () => {}); setInterval(() => {}, 1000);")};
+    McpClient client(stubborn);
+    client.start();
+    QTest::qWait(500);
+    QCOMPARE(client.state(), McpClient::State::Connecting);
+    const qint64 pid = client.processId();
+    QVERIFY(pid > 0);
+    QSignalSpy stopped(&client, &McpClient::stopped);
+    QElapsedTimer clock;
+    clock.start();
+    client.stop();
+    QVERIFY(stopped.wait(15000));
+    QVERIFY2(clock.elapsed() >= McpStdioTransport::kCloseGraceMs + McpStdioTransport::kTerminateGraceMs - 100,
+             qPrintable(QString::number(clock.elapsed())));
+    QCOMPARE(client.state(), McpClient::State::Stopped);
+    // Reaped: no such process any more.
+    QCOMPARE(::kill(static_cast<pid_t>(pid), 0), -1);
   }
 
   void paginatedList() {
