@@ -28,9 +28,10 @@
 //   media {}               one content part of each kind: text, image, audio,
 //                          resource_link, embedded text and blob resources
 //   crash {code}           process.exit(code) in the middle of the call
-//   add_tool {name}        registers a tool `name` (which echoes) and sends
-//                          notifications/tools/list_changed in the call's own
-//                          stream as well as the SDK's own
+//   add_tool {name, quiet} registers a tool `name` (which echoes); the SDK
+//                          sends notifications/tools/list_changed (over HTTP
+//                          in the GET event stream), and unless quiet the
+//                          tool sends one more in the call's own stream
 //   stderr {text}          writes text to stderr
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -144,11 +145,11 @@ function makeServer() {
 
   server.registerTool('add_tool', {
     description: 'Registers a new tool',
-    inputSchema: { name: z.string() },
-  }, async ({ name }, extra) => {
+    inputSchema: { name: z.string(), quiet: z.boolean().optional() },
+  }, async ({ name, quiet }, extra) => {
     server.registerTool(name, { description: `Added at run time`, inputSchema: { text: z.string() } },
       async ({ text: t }) => text(t));
-    await extra.sendNotification({ method: 'notifications/tools/list_changed' });
+    if (!quiet) await extra.sendNotification({ method: 'notifications/tools/list_changed' });
     return text(`added ${name}`);
   });
 

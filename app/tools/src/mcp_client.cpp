@@ -293,6 +293,7 @@ void McpClient::initialized(const Reply& reply) {
     // A server without tools is ready with none.
     connect_timer_->stop();
     setState(State::Ready);
+    if (transport_ != nullptr) transport_->sessionReady();
     emit toolsChanged();
     emit ready();
     return;
@@ -349,6 +350,7 @@ void McpClient::listPage(const std::string& cursor, QList<McpTool> so_far, int p
                 if (initial) {
                   connect_timer_->stop();
                   setState(State::Ready);
+                  if (transport_ != nullptr) transport_->sessionReady();
                 }
                 if (changed) emit toolsChanged();
                 if (initial) emit ready();

@@ -174,6 +174,11 @@ McpHttpTransport::McpHttpTransport(const ToolServerConfig& config, QObject* pare
     : McpTransport(parent), config_(config), network_(new QNetworkAccessManager(this)) {}
 
 McpHttpTransport::~McpHttpTransport() {
+  if (events_ != nullptr) {
+    events_->disconnect(this);
+    events_->abort();
+    events_->deleteLater();
+  }
   const auto replies = exchanges_.keys();
   exchanges_.clear();
   for (QNetworkReply* reply : replies) {
@@ -191,17 +196,9 @@ void McpHttpTransport::start() {
 
 void McpHttpTransport::send(const QByteArray& message, const QString& request_id) {
   if (done_ || stopping_) return;
-  QNetworkRequest request(config_.url);
-  request.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
-  request.setRawHeader("Accept", "application/json, text/event-stream");
-  for (auto it = config_.headers.begin(); it != config_.headers.end(); ++it) {
-    request.setRawHeader(it.key().toUtf8(), it.value().toUtf8());
-  }
-  if (!session_id_.isEmpty()) request.setRawHeader("Mcp-Session-Id", session_id_.toUtf8());
-  if (!protocol_version_.isEmpty()) {
-    request.setRawHeader("MCP-Protocol-Version", protocol_version_.toUtf8());
-  }
-  QNetworkReply* reply = network_->post(request, message);
+  QNetworkRequest post = request("application/json, text/event-stream");
+  post.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
+  QNetworkReply* reply = network_->post(post, message);
   auto exchange = std::make_shared<Exchange>();
   exchange->request_id = request_id;
   exchanges_.insert(reply, exchange);
@@ -212,6 +209,12 @@ void McpHttpTransport::send(const QByteArray& message, const QString& request_id
 void McpHttpTransport::stop() {
   if (stopping_ || done_) return;
   stopping_ = true;
+  if (events_ != nullptr) {
+    events_->disconnect(this);
+    events_->abort();
+    events_->deleteLater();
+    events_ = nullptr;
+  }
   const auto replies = exchanges_.keys();
   exchanges_.clear();
   for (QNetworkReply* reply : replies) {
@@ -226,16 +229,9 @@ void McpHttpTransport::stop() {
   }
   // The specification: a client that no longer needs its session SHOULD
   // DELETE it. An answer (or none within two seconds) ends the stop.
-  QNetworkRequest request(config_.url);
-  for (auto it = config_.headers.begin(); it != config_.headers.end(); ++it) {
-    request.setRawHeader(it.key().toUtf8(), it.value().toUtf8());
-  }
-  request.setRawHeader("Mcp-Session-Id", session_id_.toUtf8());
-  if (!protocol_version_.isEmpty()) {
-    request.setRawHeader("MCP-Protocol-Version", protocol_version_.toUtf8());
-  }
-  request.setTransferTimeout(2000);
-  QNetworkReply* reply = network_->deleteResource(request);
+  QNetworkRequest end = request(nullptr);
+  end.setTransferTimeout(2000);
+  QNetworkReply* reply = network_->deleteResource(end);
   connect(reply, &QNetworkReply::finished, this, [this, reply] {
     reply->deleteLater();
     if (!done_) {
@@ -243,6 +239,68 @@ void McpHttpTransport::stop() {
       emit closed();
     }
   });
+}
+
+QNetworkRequest McpHttpTransport::request(const char* accept) const {
+  QNetworkRequest out(config_.url);
+  if (accept != nullptr) out.setRawHeader("Accept", accept);
+  for (auto it = config_.headers.begin(); it != config_.headers.end(); ++it) {
+    out.setRawHeader(it.key().toUtf8(), it.value().toUtf8());
+  }
+  if (!session_id_.isEmpty()) out.setRawHeader("Mcp-Session-Id", session_id_.toUtf8());
+  if (!protocol_version_.isEmpty()) out.setRawHeader("MCP-Protocol-Version", protocol_version_.toUtf8());
+  return out;
+}
+
+void McpHttpTransport::sessionReady() { openEventStream(); }
+
+void McpHttpTransport::openEventStream() {
+  if (done_ || stopping_ || events_ != nullptr) return;
+  events_decoder_ = std::make_unique<remote::SseDecoder>();
+  events_clock_.start();
+  events_ = network_->get(request("text/event-stream"));
+  connect(events_, &QNetworkReply::readyRead, this, &McpHttpTransport::readEventStream);
+  connect(events_, &QNetworkReply::finished, this, &McpHttpTransport::eventStreamEnded);
+}
+
+void McpHttpTransport::readEventStream() {
+  if (events_ == nullptr) return;
+  const int status = events_->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+  const QByteArray bytes = events_->readAll();
+  if (status != 200) return;  // 405: the server offers no such stream
+  std::vector<remote::SseEvent> events;
+  try {
+    events = events_decoder_->feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+  } catch (const std::exception&) {
+    fail(QStringLiteral("sent an event stream with a line longer than 8 MiB"));
+    return;
+  }
+  QPointer<McpHttpTransport> self(this);
+  for (const remote::SseEvent& event : events) {
+    if (self == nullptr || done_ || stopping_) return;
+    if (event.type != "message" || event.data.empty()) continue;
+    events_failures_ = 0;
+    emit messageReceived(QByteArray::fromStdString(event.data));
+  }
+}
+
+void McpHttpTransport::eventStreamEnded() {
+  if (events_ == nullptr) return;
+  readEventStream();
+  if (events_ == nullptr) return;
+  const int status = events_->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+  events_->deleteLater();
+  events_ = nullptr;
+  if (done_ || stopping_ || status == 405) return;
+  if (status == 404 && !session_id_.isEmpty()) {
+    fail(QStringLiteral("ended the session (HTTP 404 from %1)").arg(config_.url.toString(QUrl::RemoveUserInfo)));
+    return;
+  }
+  // The server may close the stream at any time; it opens again, unless it
+  // cannot open or closes at once several times in a row.
+  if (status != 200 || events_clock_.elapsed() < 1000) ++events_failures_;
+  if (events_failures_ >= kEventStreamRetries) return;
+  QTimer::singleShot(1000, this, &McpHttpTransport::openEventStream);
 }
 
 void McpHttpTransport::forgetRequest(const QString& request_id) {

@@ -22,8 +22,13 @@
 #include "quire/tools/tool_server_config.h"
 
 class QNetworkAccessManager;
+class QNetworkRequest;
 class QNetworkReply;
 class QTimer;
+
+namespace quire::remote {
+class SseDecoder;
+}
 
 namespace quire::tools {
 
@@ -50,6 +55,9 @@ class McpTransport : public QObject {
   virtual void forgetRequest(const QString& request_id) { Q_UNUSED(request_id); }
   // The revision agreed in initialize, which HTTP sends in a header.
   virtual void setProtocolVersion(const QString& version) { Q_UNUSED(version); }
+  // The session is initialized: HTTP opens its event stream for what the
+  // server sends unasked (a GET; a server without one answers 405).
+  virtual void sessionReady() {}
   // What the server wrote on stderr lately (stdio), for error messages.
   virtual QString diagnostics() const { return {}; }
 
@@ -113,6 +121,9 @@ class McpHttpTransport : public McpTransport {
   void stop() override;
   void setProtocolVersion(const QString& version) override { protocol_version_ = version; }
   void forgetRequest(const QString& request_id) override;
+  void sessionReady() override;
+  // Whether the GET event stream is open, for tests.
+  bool eventStreamOpen() const { return events_ != nullptr; }
   // The session the server gave in its answer to initialize ("" if none).
   QString sessionId() const { return session_id_; }
 
@@ -121,9 +132,21 @@ class McpHttpTransport : public McpTransport {
   void finishExchange(QNetworkReply* reply);
   void readExchange(QNetworkReply* reply);
   void fail(const QString& error);
+  QNetworkRequest request(const char* accept) const;
+  void openEventStream();
+  void readEventStream();
+  void eventStreamEnded();
 
   ToolServerConfig config_;
   QNetworkAccessManager* network_ = nullptr;
+  // The GET stream, its decoder, when it opened, and how many times in a
+  // row it could not open or closed at once (it is opened again after a
+  // second, up to kEventStreamRetries times in a row).
+  static constexpr int kEventStreamRetries = 3;
+  QNetworkReply* events_ = nullptr;
+  std::unique_ptr<remote::SseDecoder> events_decoder_;
+  QElapsedTimer events_clock_;
+  int events_failures_ = 0;
   QHash<QNetworkReply*, std::shared_ptr<Exchange>> exchanges_;
   QString session_id_;
   QString protocol_version_;
