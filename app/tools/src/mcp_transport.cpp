@@ -13,12 +13,23 @@
 namespace quire::tools {
 namespace {
 
-// The last lines of a server's stderr, trimmed, for a message.
+// The last lines of a server's stderr (at most about 600 characters, whole
+// lines where they fit), for a message; diagnostics() has the rest.
 QString stderr_text(const QByteArray& tail) {
   QString text = QString::fromUtf8(tail).trimmed();
   if (text.isEmpty()) return {};
+  constexpr qsizetype kShown = 600;
+  if (text.size() > kShown) {
+    text = text.right(kShown);
+    const qsizetype line = text.indexOf(QLatin1Char('\n'));
+    if (line >= 0 && line < text.size() - 1) text = text.mid(line + 1);
+    text = QStringLiteral("...") + text;
+  }
   return QStringLiteral("; its last words on stderr: ") + text;
 }
+
+// The most of one answer (a JSON body, or one event-stream line) read.
+constexpr qsizetype kMaxAnswer = 64 * 1024 * 1024;
 
 QString body_start(const QByteArray& body) {
   // A JSON-RPC error body says best what went wrong.
@@ -272,7 +283,9 @@ void McpHttpTransport::readEventStream() {
   try {
     events = events_decoder_->feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
   } catch (const std::exception&) {
-    fail(QStringLiteral("sent an event stream with a line longer than 8 MiB"));
+    // A line without end: the stream closes and is not opened again.
+    events_failures_ = kEventStreamRetries;
+    events_->abort();
     return;
   }
   QPointer<McpHttpTransport> self(this);
@@ -329,15 +342,31 @@ void McpHttpTransport::readExchange(QNetworkReply* reply) {
     exchange->event_stream = status.toInt() / 100 == 2 && type.startsWith(QLatin1String("text/event-stream"));
   }
   const QByteArray bytes = reply->readAll();
+  std::vector<remote::SseEvent> events;
+  bool too_long = false;
   if (!exchange->event_stream) {
     exchange->body.append(bytes);
-    return;
+    too_long = exchange->body.size() > kMaxAnswer;
+  } else {
+    try {
+      events = exchange->decoder.feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+    } catch (const std::exception&) {
+      too_long = true;
+    }
   }
-  std::vector<remote::SseEvent> events;
-  try {
-    events = exchange->decoder.feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
-  } catch (const std::exception&) {
-    fail(QStringLiteral("sent an event stream with a line longer than 8 MiB"));
+  if (too_long) {
+    // That answer is given up, not the connection.
+    exchanges_.remove(reply);
+    reply->disconnect(this);
+    reply->abort();
+    reply->deleteLater();
+    if (!exchange->request_id.isEmpty()) {
+      emit requestFailed(exchange->request_id,
+                         exchange->event_stream
+                             ? QStringLiteral("the server sent an event longer than %1 MiB")
+                                   .arg(remote::SseDecoder::kMaxLine >> 20)
+                             : QStringLiteral("the server's answer is longer than %1 MiB").arg(kMaxAnswer >> 20));
+    }
     return;
   }
   QPointer<McpHttpTransport> self(this);

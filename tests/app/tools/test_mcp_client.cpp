@@ -321,6 +321,13 @@ class McpClientTest : public QObject {
     const ToolCallResult r = run(client, QStringLiteral("big"), {{QStringLiteral("bytes"), 2 * 1024 * 1024}});
     QCOMPARE(r.outcome, ToolCallOutcome::Finished);
     QCOMPARE(r.cut_bytes, 2 * 1024 * 1024 - 4096);
+    // An event past the decoder's line limit fails that call, not the connection.
+    const ToolCallResult huge = run(client, QStringLiteral("big"), {{QStringLiteral("bytes"), 9 * 1024 * 1024}});
+    QCOMPARE(huge.outcome, ToolCallOutcome::Failed);
+    QVERIFY2(huge.error.contains(QStringLiteral("the server sent an event longer than 8 MiB")), qPrintable(huge.error));
+    QCOMPARE(client.state(), McpClient::State::Ready);
+    QCOMPARE(run(client, QStringLiteral("echo"), {{QStringLiteral("text"), QStringLiteral("fine")}}).text,
+             QStringLiteral("fine"));
   }
 
   void crashMidCall() {

@@ -4,8 +4,14 @@
 // "Transports"): McpStdioTransport starts the server's command and speaks
 // newline-delimited JSON on its stdin and stdout; McpHttpTransport speaks
 // Streamable HTTP (each message POSTed; answers as JSON or as an event
-// stream; the session in Mcp-Session-Id). Both run on the thread that owns
-// them and never block it. McpClient drives one; nothing else needs to.
+// stream; the session in Mcp-Session-Id; a GET event stream for what the
+// server sends unasked). Both run on the thread that owns them and never
+// block it (but for the destructor of a stdio transport whose process still
+// runs: it kills it and reaps it). McpClient drives one; nothing else needs
+// to.
+//
+// Limits: a stdio line of 64 MiB fails the connection; over HTTP, an answer
+// of 64 MiB or an event-stream line of 8 MiB fails its request only.
 
 #include <QByteArray>
 #include <QElapsedTimer>

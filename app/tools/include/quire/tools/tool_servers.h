@@ -64,6 +64,10 @@ class ToolServers : public QObject {
   // asked). Returns false when there is no such server.
   bool start(const QString& server);
   bool stop(const QString& server);
+  // Ends every connection as the specification's shutdown says (stdin
+  // closed, then SIGTERM, then SIGKILL; an HTTP session DELETEd); each
+  // reaches Stopped within about five seconds. Deleting ToolServers ends
+  // them at once instead (processes killed).
   void stopAll();
 
   McpClient* client(const QString& server) const;
