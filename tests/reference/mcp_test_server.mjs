@@ -33,6 +33,7 @@
 //                          in the GET event stream), and unless quiet the
 //                          tool sends one more in the call's own stream
 //   stderr {text}          writes text to stderr
+//   end_session {}         over HTTP, ends the session 50 ms after answering
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -52,7 +53,7 @@ const jsonResponses = args.includes('--json');
 // Shared by every session so that a test can ask one session what another saw.
 const stats = { cancelled: 0, lastCancelReason: '', calls: 0 };
 
-function makeServer() {
+function makeServer(endSession = () => {}) {
   const server = new McpServer({ name: 'quire-test-server', version: '1.0.0' });
   const text = (t) => ({ content: [{ type: 'text', text: t }] });
 
@@ -153,6 +154,14 @@ function makeServer() {
     return text(`added ${name}`);
   });
 
+  server.registerTool('end_session', {
+    description: 'Ends the HTTP session after answering (the next request gets 404)',
+    inputSchema: {},
+  }, async () => {
+    setTimeout(endSession, 50);
+    return text('ending the session');
+  });
+
   if (pageSize > 0) {
     const all = server.server._requestHandlers.get('tools/list');
     server.server.removeRequestHandler('tools/list');
@@ -212,7 +221,8 @@ if (args.includes('--stdio')) {
           transport.onclose = () => {
             if (transport.sessionId) transports.delete(transport.sessionId);
           };
-          await makeServer().connect(transport);
+          const session = transport;
+          await makeServer(() => session.close()).connect(transport);
         }
         await transport.handleRequest(req, res, body);
         return;

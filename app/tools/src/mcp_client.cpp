@@ -212,16 +212,37 @@ void McpClient::start() {
     });
     return;
   }
+  connectTransport();
+}
+
+void McpClient::connectTransport() {
   transport_ = make_mcp_transport(config_).release();
   transport_->setParent(this);
   connect(transport_, &McpTransport::started, this, &McpClient::transportStarted);
   connect(transport_, &McpTransport::messageReceived, this, &McpClient::messageReceived);
   connect(transport_, &McpTransport::requestFailed, this, &McpClient::requestFailed);
   connect(transport_, &McpTransport::failed, this, &McpClient::transportFailed);
+  connect(transport_, &McpTransport::sessionExpired, this, &McpClient::sessionExpired);
   connect(transport_, &McpTransport::closed, this, &McpClient::transportClosed);
   setState(State::Connecting);
   connect_timer_->start(config_.connect_timeout_ms);
   transport_->start();
+}
+
+void McpClient::sessionExpired(const QString& error) {
+  if (state_ != State::Ready) {
+    fail(error);
+    return;
+  }
+  // A new session: what was asked in the old one is lost.
+  const QString message = label() + QLatin1Char(' ') + error + QStringLiteral("; a new session is started.");
+  failPending(ToolCallOutcome::Failed, message);
+  if (state_ != State::Ready || transport_ == nullptr) return;  // a slot stopped it
+  retireTransport();
+  abandoned_.clear();
+  listing_ = false;
+  list_again_ = false;
+  connectTransport();
 }
 
 void McpClient::stop() {

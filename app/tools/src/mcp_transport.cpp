@@ -306,7 +306,7 @@ void McpHttpTransport::eventStreamEnded() {
   events_ = nullptr;
   if (done_ || stopping_ || status == 405) return;
   if (status == 404 && !session_id_.isEmpty()) {
-    fail(QStringLiteral("ended the session (HTTP 404 from %1)").arg(config_.url.toString(QUrl::RemoveUserInfo)));
+    expire();
     return;
   }
   // The server may close the stream at any time; it opens again, unless it
@@ -395,7 +395,7 @@ void McpHttpTransport::finishExchange(QNetworkReply* reply) {
   }
   const int status = status_value.toInt();
   if (status == 404 && !session_id_.isEmpty()) {
-    fail(QStringLiteral("ended the session (HTTP 404 from %1)").arg(where));
+    expire();
     return;
   }
   if (status / 100 != 2) {
@@ -419,6 +419,13 @@ void McpHttpTransport::finishExchange(QNetworkReply* reply) {
                            ? QStringLiteral("the server's event stream ended without an answer")
                            : QStringLiteral("the server's HTTP answer held no response"));
   }
+}
+
+void McpHttpTransport::expire() {
+  if (done_) return;
+  done_ = true;
+  emit sessionExpired(QStringLiteral("ended the session (HTTP 404 from %1)")
+                          .arg(config_.url.toString(QUrl::RemoveUserInfo)));
 }
 
 void McpHttpTransport::fail(const QString& error) {

@@ -63,7 +63,8 @@ QJsonObject server_stats(McpClient& client) {
 const QStringList kSdkTools = {QStringLiteral("echo"), QStringLiteral("add"), QStringLiteral("sleep"),
                                QStringLiteral("stats"), QStringLiteral("fail"), QStringLiteral("throw"),
                                QStringLiteral("big"), QStringLiteral("media"), QStringLiteral("crash"),
-                               QStringLiteral("stderr"), QStringLiteral("add_tool")};
+                               QStringLiteral("stderr"), QStringLiteral("add_tool"),
+                               QStringLiteral("end_session")};
 
 }  // namespace
 
@@ -210,7 +211,7 @@ class McpClientTest : public QObject {
     config.call_timeout_ms = 1500;
     McpClient client(config);
     basicSession(client);
-    auto* transport = client.findChild<McpHttpTransport*>();
+    auto* transport = qobject_cast<McpHttpTransport*>(client.transport());
     QVERIFY(transport != nullptr);
     QVERIFY(!transport->sessionId().isEmpty());
     const QString session = transport->sessionId();
@@ -229,10 +230,25 @@ class McpClientTest : public QObject {
              QStringLiteral("added whisper"));
     QVERIFY(QTest::qWaitFor([&] { return names_of(client.tools()).contains(QStringLiteral("whisper")); }, 10000));
 
+    // The server ends the session: the next call fails, and a new session starts.
+    QCOMPARE(run(client, QStringLiteral("end_session")).text, QStringLiteral("ending the session"));
+    QTest::qWait(300);
+    const ToolCallResult lost = run(client, QStringLiteral("echo"), {{QStringLiteral("text"), QStringLiteral("x")}});
+    QCOMPARE(lost.outcome, ToolCallOutcome::Failed);
+    QVERIFY2(lost.error.contains(QStringLiteral("ended the session (HTTP 404 from http://127.0.0.1:")), qPrintable(lost.error));
+    QVERIFY(lost.error.contains(QStringLiteral("a new session is started")));
+    QVERIFY(wait_ready(client));
+    transport = qobject_cast<McpHttpTransport*>(client.transport());
+    QVERIFY(transport != nullptr);
+    const QString second = transport->sessionId();
+    QVERIFY(!second.isEmpty() && second != session);
+    QCOMPARE(run(client, QStringLiteral("echo"), {{QStringLiteral("text"), QStringLiteral("again")}}).text,
+             QStringLiteral("again"));
+
     QSignalSpy stopped(&client, &McpClient::stopped);
     client.stop();
     QVERIFY(stopped.wait(10000));
-    QVERIFY(QTest::qWaitFor([&] { return server.log().contains(QStringLiteral("session deleted ") + session); }, 5000));
+    QVERIFY(QTest::qWaitFor([&] { return server.log().contains(QStringLiteral("session deleted ") + second); }, 5000));
   }
 
   // A server that answers each POST with one JSON body, not an event stream.

@@ -10,7 +10,9 @@
 // Everything runs on the thread that owns the client, driven by its event
 // loop; nothing blocks. A server that crashes, hangs, or sends something
 // that is not JSON-RPC fails the connection with a message that names the
-// server and the problem; calls in flight then fail with it.
+// server and the problem; calls in flight then fail with it. An HTTP server
+// that ends the session is connected to again at once (a new initialize),
+// as the specification says; the calls in flight then fail.
 //
 //   McpClient client(config);
 //   connect(&client, &McpClient::ready, ...);      // client.tools() is filled
@@ -178,6 +180,8 @@ class McpClient : public QObject {
 
   // The process id of a stdio server (0 otherwise), for tests.
   qint64 processId() const;
+  // The transport of the current connection (nullptr when none), for tests.
+  McpTransport* transport() const { return transport_; }
 
  signals:
   void stateChanged(quire::tools::McpClient::State state);
@@ -214,6 +218,8 @@ class McpClient : public QObject {
   void messageReceived(const QByteArray& message);
   void requestFailed(const QString& request_id, const QString& error);
   void transportFailed(const QString& error);
+  void sessionExpired(const QString& error);
+  void connectTransport();
   void transportClosed();
   void initialized(const Reply& reply);
   void listTools(bool initial);

@@ -73,8 +73,12 @@ class McpTransport : public QObject {
   void messageReceived(const QByteArray& message);
   // The request with this id will not be answered: why, in a sentence.
   void requestFailed(const QString& request_id, const QString& error);
-  // The connection is gone (the process exited, the session ended): why.
+  // The connection is gone (the process exited): why.
   void failed(const QString& error);
+  // The server ended the HTTP session (it answered 404 to the session's
+  // id): the specification has the client start a new one. Nothing more
+  // comes from this transport.
+  void sessionExpired(const QString& error);
   void closed();
 };
 
@@ -138,6 +142,7 @@ class McpHttpTransport : public McpTransport {
   void finishExchange(QNetworkReply* reply);
   void readExchange(QNetworkReply* reply);
   void fail(const QString& error);
+  void expire();
   QNetworkRequest request(const char* accept) const;
   void openEventStream();
   void readEventStream();
