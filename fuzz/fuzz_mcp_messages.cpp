@@ -50,10 +50,12 @@ void check_message(std::string_view text, std::size_t limit) {
       case JsonRpcKind::Request:
         if (message.id.empty() || message.method.empty()) __builtin_trap();
         // The client's answer to it parses back as a response.
-        if (parse_json_rpc(json_rpc_result(message.id, "{}")).messages.at(0).kind != JsonRpcKind::Response)
+        if (parse_json_rpc(json_rpc_result(message.id, "{}")).messages.at(0).kind !=
+            JsonRpcKind::Response)
           __builtin_trap();
-        if (parse_json_rpc(json_rpc_error(message.id, -32601, message.method)).messages.at(0).kind !=
-            JsonRpcKind::ErrorResponse)
+        if (parse_json_rpc(json_rpc_error(message.id, -32601, message.method))
+                .messages.at(0)
+                .kind != JsonRpcKind::ErrorResponse)
           __builtin_trap();
         break;
       case JsonRpcKind::Notification:
@@ -121,7 +123,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   quire::remote::SseDecoder decoder;
   try {
     for (std::string_view piece : {bytes.substr(0, split), bytes.substr(split)}) {
-      for (const quire::remote::SseEvent& event : decoder.feed(piece)) check_message(event.data, limit);
+      for (const quire::remote::SseEvent& event : decoder.feed(piece))
+        check_message(event.data, limit);
     }
   } catch (const std::length_error&) {
   }

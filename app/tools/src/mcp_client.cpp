@@ -97,11 +97,16 @@ bool McpTool::operator==(const McpTool& other) const {
 
 QString to_string(McpClient::State state) {
   switch (state) {
-    case McpClient::State::Stopped: return QStringLiteral("stopped");
-    case McpClient::State::Connecting: return QStringLiteral("connecting");
-    case McpClient::State::Ready: return QStringLiteral("ready");
-    case McpClient::State::Failed: return QStringLiteral("failed");
-    case McpClient::State::Stopping: return QStringLiteral("stopping");
+    case McpClient::State::Stopped:
+      return QStringLiteral("stopped");
+    case McpClient::State::Connecting:
+      return QStringLiteral("connecting");
+    case McpClient::State::Ready:
+      return QStringLiteral("ready");
+    case McpClient::State::Failed:
+      return QStringLiteral("failed");
+    case McpClient::State::Stopping:
+      return QStringLiteral("stopping");
   }
   return {};
 }
@@ -152,8 +157,12 @@ void ToolCall::finishLater(ToolCallResult result) {
 
 // -------------------------------------------------------------- McpClient
 
-void McpClient::setClientVersion(const QString& version) { client_version_value = version; }
-QString McpClient::clientVersion() { return client_version_value; }
+void McpClient::setClientVersion(const QString& version) {
+  client_version_value = version;
+}
+QString McpClient::clientVersion() {
+  return client_version_value;
+}
 
 McpClient::McpClient(ToolServerConfig config, QObject* parent)
     : QObject(parent), config_(std::move(config)) {
@@ -162,7 +171,8 @@ McpClient::McpClient(ToolServerConfig config, QObject* parent)
   connect(connect_timer_, &QTimer::timeout, this, [this] {
     if (state_ != State::Connecting) return;
     bool listing = false;
-    for (const Pending& pending : pending_) listing = listing || pending.method == QLatin1String("tools/list");
+    for (const Pending& pending : pending_)
+      listing = listing || pending.method == QLatin1String("tools/list");
     fail((listing ? QStringLiteral("did not list its tools within %1 s")
                   : QStringLiteral("did not answer initialize within %1 s"))
              .arg(seconds_text(config_.connect_timeout_ms)));
@@ -179,7 +189,9 @@ McpClient::~McpClient() {
   }
 }
 
-QString McpClient::label() const { return QStringLiteral("Tool server \"%1\"").arg(config_.name); }
+QString McpClient::label() const {
+  return QStringLiteral("Tool server \"%1\"").arg(config_.name);
+}
 
 QString McpClient::diagnostics() const {
   return transport_ != nullptr ? transport_->diagnostics() : last_diagnostics_;
@@ -208,7 +220,8 @@ void McpClient::start() {
   if (!problems.isEmpty()) {
     setState(State::Connecting);
     QTimer::singleShot(0, this, [this, problems] {
-      if (state_ == State::Connecting && transport_ == nullptr) fail(QStringLiteral("cannot start: ") + problems.join(QLatin1Char(' ')));
+      if (state_ == State::Connecting && transport_ == nullptr)
+        fail(QStringLiteral("cannot start: ") + problems.join(QLatin1Char(' ')));
     });
     return;
   }
@@ -235,7 +248,8 @@ void McpClient::sessionExpired(const QString& error) {
     return;
   }
   // A new session: what was asked in the old one is lost.
-  const QString message = label() + QLatin1Char(' ') + error + QStringLiteral("; a new session is started.");
+  const QString message =
+      label() + QLatin1Char(' ') + error + QStringLiteral("; a new session is started.");
   failPending(ToolCallOutcome::Failed, message);
   if (state_ != State::Ready || transport_ == nullptr) return;  // a slot stopped it
   retireTransport();
@@ -296,7 +310,8 @@ void McpClient::initialized(const Reply& reply) {
   }
   const InitializeResult result = read_initialize_result(reply.result);
   if (!result.error.empty()) {
-    fail(QStringLiteral("answered initialize with something unreadable: ") + from_std(result.error));
+    fail(QStringLiteral("answered initialize with something unreadable: ") +
+         from_std(result.error));
     return;
   }
   if (!is_known_protocol_version(result.protocol_version)) {
@@ -332,51 +347,54 @@ void McpClient::listTools(bool initial) {
   listPage({}, {}, 0, initial);
 }
 
-void McpClient::listPage(const std::string& cursor, QList<McpTool> so_far, int pages, bool initial) {
+void McpClient::listPage(const std::string& cursor, QList<McpTool> so_far, int pages,
+                         bool initial) {
   const int timeout = initial ? config_.connect_timeout_ms : config_.call_timeout_ms;
-  sendRequest(QStringLiteral("tools/list"), tools_list_params(cursor), timeout,
-              [this, so_far = std::move(so_far), pages, initial, cursor](const Reply& reply) mutable {
-                if (state_ != State::Connecting && state_ != State::Ready) return;
-                QString problem;
-                ToolsListPage page;
-                if (!reply.ok) {
-                  problem = QStringLiteral("could not list its tools: ") + reply.error;
-                } else {
-                  page = read_tools_list(reply.result);
-                  if (!page.error.empty()) {
-                    problem = QStringLiteral("sent a tools/list result that could not be read: ") +
-                              from_std(page.error);
-                  } else if (!page.next_cursor.empty() &&
-                             (page.next_cursor == cursor || pages + 1 >= kMaxListPages)) {
-                    problem = QStringLiteral("sent tools/list pages without end");
-                  }
-                }
-                if (!problem.isEmpty()) {
-                  listing_ = false;
-                  if (initial) {
-                    fail(problem);
-                  } else {
-                    qWarning("%s %s", qPrintable(label()), qPrintable(problem));
-                  }
-                  return;
-                }
-                for (const ToolDescriptor& descriptor : page.tools) so_far.append(tool_of(descriptor));
-                if (!page.next_cursor.empty()) {
-                  listPage(page.next_cursor, std::move(so_far), pages + 1, initial);
-                  return;
-                }
-                listing_ = false;
-                const bool changed = tools_ != so_far || initial;
-                tools_ = std::move(so_far);
-                if (initial) {
-                  connect_timer_->stop();
-                  setState(State::Ready);
-                  if (transport_ != nullptr) transport_->sessionReady();
-                }
-                if (changed) emit toolsChanged();
-                if (initial) emit ready();
-                if (list_again_ && state_ == State::Ready) listTools(false);
-              });
+  sendRequest(
+      QStringLiteral("tools/list"), tools_list_params(cursor), timeout,
+      [this, so_far = std::move(so_far), pages, initial, cursor](const Reply& reply) mutable {
+        if (state_ != State::Connecting && state_ != State::Ready) return;
+        QString problem;
+        ToolsListPage page;
+        if (!reply.ok) {
+          problem = QStringLiteral("could not list its tools: ") + reply.error;
+        } else {
+          page = read_tools_list(reply.result);
+          if (!page.error.empty()) {
+            problem = QStringLiteral("sent a tools/list result that could not be read: ") +
+                      from_std(page.error);
+          } else if (!page.next_cursor.empty() &&
+                     (page.next_cursor == cursor || pages + 1 >= kMaxListPages)) {
+            problem = QStringLiteral("sent tools/list pages without end");
+          }
+        }
+        if (!problem.isEmpty()) {
+          listing_ = false;
+          if (initial) {
+            fail(problem);
+          } else {
+            qWarning("%s %s", qPrintable(label()), qPrintable(problem));
+          }
+          return;
+        }
+        for (const ToolDescriptor& descriptor : page.tools)
+          so_far.append(tool_of(descriptor));
+        if (!page.next_cursor.empty()) {
+          listPage(page.next_cursor, std::move(so_far), pages + 1, initial);
+          return;
+        }
+        listing_ = false;
+        const bool changed = tools_ != so_far || initial;
+        tools_ = std::move(so_far);
+        if (initial) {
+          connect_timer_->stop();
+          setState(State::Ready);
+          if (transport_ != nullptr) transport_->sessionReady();
+        }
+        if (changed) emit toolsChanged();
+        if (initial) emit ready();
+        if (list_again_ && state_ == State::Ready) listTools(false);
+      });
 }
 
 qint64 McpClient::sendRequest(const QString& method, const std::string& params, int timeout_ms,
@@ -410,7 +428,8 @@ void McpClient::abandon(qint64 id, const QString& reason) {
   abandoned_.insert(id);
   // The specification: the client SHOULD tell the server a request it no
   // longer waits for (never initialize).
-  sendNotification(QStringLiteral("notifications/cancelled"), cancelled_params(id, reason.toStdString()));
+  sendNotification(QStringLiteral("notifications/cancelled"),
+                   cancelled_params(id, reason.toStdString()));
   if (transport_ != nullptr) transport_->forgetRequest(QString::number(id));
 }
 
@@ -428,9 +447,9 @@ void McpClient::requestTimedOut(qint64 id) {
   const QString reason = QStringLiteral("timed out after %1 s").arg(seconds_text(timeout_ms));
   abandon(id, reason);
   if (call != nullptr) {
-    call->finish(ended(ToolCallOutcome::TimedOut,
-                       QStringLiteral("tool \"%1\" on server \"%2\" %3")
-                           .arg(call->toolName(), config_.name, reason)));
+    call->finish(
+        ended(ToolCallOutcome::TimedOut, QStringLiteral("tool \"%1\" on server \"%2\" %3")
+                                             .arg(call->toolName(), config_.name, reason)));
     return;
   }
   Reply reply;
@@ -452,24 +471,25 @@ void McpClient::cancelCall(qint64 id, const QString& reason) {
 ToolCall* McpClient::callTool(const QString& tool, const QJsonObject& arguments) {
   auto* call = new ToolCall(config_.name, tool, arguments);
   if (state_ != State::Ready || transport_ == nullptr) {
-    QString why = error_.isEmpty() ? label() + QStringLiteral(" is %1").arg(to_string(state_)) : error_;
+    QString why =
+        error_.isEmpty() ? label() + QStringLiteral(" is %1").arg(to_string(state_)) : error_;
     call->finishLater(ended(ToolCallOutcome::Failed, why));
     return call;
   }
   bool known = false;
-  for (const McpTool& each : tools_) known = known || each.name == tool;
+  for (const McpTool& each : tools_)
+    known = known || each.name == tool;
   if (!known) {
-    call->finishLater(ended(ToolCallOutcome::Failed,
-                            QStringLiteral("%1 has no tool \"%2\"").arg(label(), tool)));
+    call->finishLater(
+        ended(ToolCallOutcome::Failed, QStringLiteral("%1 has no tool \"%2\"").arg(label(), tool)));
     return call;
   }
   call->client_ = this;
   const QByteArray arguments_json = QJsonDocument(arguments).toJson(QJsonDocument::Compact);
   QPointer<ToolCall> guarded(call);
-  call->request_id_ = sendRequest(QStringLiteral("tools/call"),
-                                  tools_call_params(tool.toStdString(), std_of(arguments_json)),
-                                  config_.call_timeout_ms,
-                                  [this, guarded](const Reply& reply) { finishCall(guarded, reply); });
+  call->request_id_ = sendRequest(
+      QStringLiteral("tools/call"), tools_call_params(tool.toStdString(), std_of(arguments_json)),
+      config_.call_timeout_ms, [this, guarded](const Reply& reply) { finishCall(guarded, reply); });
   pending_[call->request_id_].call = guarded;
   return call;
 }
@@ -478,17 +498,18 @@ void McpClient::finishCall(const QPointer<ToolCall>& guarded, const Reply& reply
   ToolCall* call = guarded.data();
   if (call == nullptr || call->isFinished()) return;
   if (!reply.ok) {
-    call->finish(ended(ToolCallOutcome::Failed,
-                       QStringLiteral("tool \"%1\" on server \"%2\" failed: %3")
-                           .arg(call->toolName(), config_.name, reply.error)));
+    call->finish(
+        ended(ToolCallOutcome::Failed, QStringLiteral("tool \"%1\" on server \"%2\" failed: %3")
+                                           .arg(call->toolName(), config_.name, reply.error)));
     return;
   }
   const ToolCallText text =
       read_tool_call_result(reply.result, static_cast<std::size_t>(config_.max_result_bytes));
   if (!text.error.empty()) {
-    call->finish(ended(ToolCallOutcome::Failed,
-                       QStringLiteral("tool \"%1\" on server \"%2\" sent a result that could not be read: %3")
-                           .arg(call->toolName(), config_.name, from_std(text.error))));
+    call->finish(ended(
+        ToolCallOutcome::Failed,
+        QStringLiteral("tool \"%1\" on server \"%2\" sent a result that could not be read: %3")
+            .arg(call->toolName(), config_.name, from_std(text.error))));
     return;
   }
   ToolCallResult result;
@@ -516,7 +537,8 @@ void McpClient::finishCall(const QPointer<ToolCall>& guarded, const Reply& reply
 }
 
 void McpClient::messageReceived(const QByteArray& message) {
-  const JsonRpcParse parse = parse_json_rpc(std::string_view(message.constData(), static_cast<std::size_t>(message.size())));
+  const JsonRpcParse parse = parse_json_rpc(
+      std::string_view(message.constData(), static_cast<std::size_t>(message.size())));
   if (!parse.ok()) {
     fail(QStringLiteral("sent a message that is not MCP: ") + from_std(parse.error));
     return;
@@ -530,7 +552,8 @@ void McpClient::messageReceived(const QByteArray& message) {
         if (each.method == "ping") {
           transport_->send(bytes_of(json_rpc_result(each.id, "{}")), {});
         } else {
-          transport_->send(bytes_of(json_rpc_error(each.id, -32601, "Method not found: " + each.method)), {});
+          transport_->send(
+              bytes_of(json_rpc_error(each.id, -32601, "Method not found: " + each.method)), {});
         }
         break;
       }
@@ -550,7 +573,8 @@ void McpClient::messageReceived(const QByteArray& message) {
                      .arg(from_std(each.error_message))
                      .arg(each.error_code));
           } else {
-            fail(QStringLiteral("answered a request that was never sent (id %1)").arg(from_std(each.id)));
+            fail(QStringLiteral("answered a request that was never sent (id %1)")
+                     .arg(from_std(each.id)));
           }
           return;
         }
@@ -585,7 +609,9 @@ void McpClient::requestFailed(const QString& request_id, const QString& error) {
   if (pending.done) pending.done(reply);
 }
 
-void McpClient::transportFailed(const QString& error) { fail(error); }
+void McpClient::transportFailed(const QString& error) {
+  fail(error);
+}
 
 void McpClient::fail(const QString& problem) {
   if (state_ == State::Failed || state_ == State::Stopped) return;

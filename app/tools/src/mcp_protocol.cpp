@@ -20,7 +20,8 @@ std::string dump(const json& value) {
 // UTF-8 boundary.
 std::string quoted_start(std::string_view text) {
   std::size_t n = std::min<std::size_t>(text.size(), 80);
-  while (n > 0 && n < text.size() && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  while (n > 0 && n < text.size() && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80)
+    --n;
   std::string out = "\"";
   for (char c : text.substr(0, n)) {
     if (c == '\n') {
@@ -68,7 +69,8 @@ std::string read_one(const json& value, JsonRpcMessage& out) {
     const auto params = value.find("params");
     if (params != value.end()) {
       if (!params->is_object() && !params->is_array()) {
-        return "not JSON-RPC 2.0: \"params\" of " + out.method + " is neither an object nor an array";
+        return "not JSON-RPC 2.0: \"params\" of " + out.method +
+               " is neither an object nor an array";
       }
       out.params = dump(*params);
     }
@@ -288,10 +290,11 @@ std::string json_rpc_error(std::string_view id_json, std::int64_t code, std::str
 }
 
 std::string initialize_params(std::string_view client_name, std::string_view client_version) {
-  return dump(json{{"protocolVersion", std::string(kMcpProtocolVersion)},
-                   {"capabilities", json::object()},
-                   {"clientInfo",
-                    {{"name", std::string(client_name)}, {"version", std::string(client_version)}}}});
+  return dump(
+      json{{"protocolVersion", std::string(kMcpProtocolVersion)},
+           {"capabilities", json::object()},
+           {"clientInfo",
+            {{"name", std::string(client_name)}, {"version", std::string(client_version)}}}});
 }
 
 std::string cancelled_params(std::int64_t id, std::string_view reason) {
@@ -334,8 +337,8 @@ InitializeResult read_initialize_result(std::string_view result_json) {
     if (tools != capabilities->end() && tools->is_object()) {
       out.has_tools = true;
       const auto changed = tools->find("listChanged");
-      out.tools_list_changed = changed != tools->end() && changed->is_boolean() &&
-                               changed->get<bool>();
+      out.tools_list_changed =
+          changed != tools->end() && changed->is_boolean() && changed->get<bool>();
     }
   }
   return out;
@@ -396,7 +399,8 @@ std::size_t cut_text(std::string& text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return 0;
   const std::size_t full = text.size();
   std::size_t keep = max_bytes;
-  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80)
+    --keep;
   text.resize(keep);
   const std::size_t cut = full - keep;
   text += "\n[... " + std::to_string(cut) + " more bytes cut: the result had " +
@@ -446,7 +450,8 @@ std::vector<std::string> unique_function_names(
     const std::vector<std::pair<std::string, std::string>>& tools) {
   constexpr std::size_t kLimit = 64;
   std::map<std::string, int> tool_counts;
-  for (const auto& [server, tool] : tools) ++tool_counts[cut_name(function_safe(tool), kLimit)];
+  for (const auto& [server, tool] : tools)
+    ++tool_counts[cut_name(function_safe(tool), kLimit)];
   std::vector<std::string> names;
   names.reserve(tools.size());
   std::set<std::string> taken;

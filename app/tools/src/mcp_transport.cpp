@@ -34,7 +34,8 @@ constexpr qsizetype kMaxAnswer = 64 * 1024 * 1024;
 QString body_start(const QByteArray& body) {
   // A JSON-RPC error body says best what went wrong.
   const QJsonObject object = QJsonDocument::fromJson(body).object();
-  const QString message = object.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+  const QString message =
+      object.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
   if (!message.isEmpty()) return message;
   QString text = QString::fromUtf8(body.left(200)).simplified();
   if (body.size() > 200) text += QStringLiteral("...");
@@ -68,7 +69,8 @@ void McpStdioTransport::start() {
     environment.insert(it.key(), it.value());
   }
   process_->setProcessEnvironment(environment);
-  if (!config_.working_directory.isEmpty()) process_->setWorkingDirectory(config_.working_directory);
+  if (!config_.working_directory.isEmpty())
+    process_->setWorkingDirectory(config_.working_directory);
   process_->setProcessChannelMode(QProcess::SeparateChannels);
   connect(process_, &QProcess::started, this, &McpStdioTransport::started);
   connect(process_, &QProcess::readyReadStandardOutput, this, &McpStdioTransport::readStdout);
@@ -106,7 +108,9 @@ void McpStdioTransport::stop() {
   });
 }
 
-QString McpStdioTransport::diagnostics() const { return QString::fromUtf8(stderr_tail_).trimmed(); }
+QString McpStdioTransport::diagnostics() const {
+  return QString::fromUtf8(stderr_tail_).trimmed();
+}
 
 qint64 McpStdioTransport::processId() const {
   return process_ != nullptr ? process_->processId() : 0;
@@ -147,11 +151,9 @@ void McpStdioTransport::processFinished(int exit_code, QProcess::ExitStatus stat
     return;
   }
   if (status == QProcess::CrashExit) {
-    fail(QStringLiteral("crashed (exit code %1)").arg(exit_code) +
-         stderr_text(stderr_tail_));
+    fail(QStringLiteral("crashed (exit code %1)").arg(exit_code) + stderr_text(stderr_tail_));
   } else {
-    fail(QStringLiteral("exited with code %1").arg(exit_code) +
-         stderr_text(stderr_tail_));
+    fail(QStringLiteral("exited with code %1").arg(exit_code) + stderr_text(stderr_tail_));
   }
 }
 
@@ -259,11 +261,14 @@ QNetworkRequest McpHttpTransport::request(const char* accept) const {
     out.setRawHeader(it.key().toUtf8(), it.value().toUtf8());
   }
   if (!session_id_.isEmpty()) out.setRawHeader("Mcp-Session-Id", session_id_.toUtf8());
-  if (!protocol_version_.isEmpty()) out.setRawHeader("MCP-Protocol-Version", protocol_version_.toUtf8());
+  if (!protocol_version_.isEmpty())
+    out.setRawHeader("MCP-Protocol-Version", protocol_version_.toUtf8());
   return out;
 }
 
-void McpHttpTransport::sessionReady() { openEventStream(); }
+void McpHttpTransport::sessionReady() {
+  openEventStream();
+}
 
 void McpHttpTransport::openEventStream() {
   if (done_ || stopping_ || events_ != nullptr) return;
@@ -281,7 +286,8 @@ void McpHttpTransport::readEventStream() {
   if (status != 200) return;  // 405: the server offers no such stream
   std::vector<remote::SseEvent> events;
   try {
-    events = events_decoder_->feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+    events = events_decoder_->feed(
+        std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
   } catch (const std::exception&) {
     // A line without end: the stream closes and is not opened again.
     events_failures_ = kEventStreamRetries;
@@ -339,7 +345,8 @@ void McpHttpTransport::readExchange(QNetworkReply* reply) {
     const QByteArray session = reply->rawHeader("Mcp-Session-Id");
     if (session_id_.isEmpty() && !session.isEmpty()) session_id_ = QString::fromLatin1(session);
     const QString type = reply->header(QNetworkRequest::ContentTypeHeader).toString().toLower();
-    exchange->event_stream = status.toInt() / 100 == 2 && type.startsWith(QLatin1String("text/event-stream"));
+    exchange->event_stream =
+        status.toInt() / 100 == 2 && type.startsWith(QLatin1String("text/event-stream"));
   }
   const QByteArray bytes = reply->readAll();
   std::vector<remote::SseEvent> events;
@@ -349,7 +356,8 @@ void McpHttpTransport::readExchange(QNetworkReply* reply) {
     too_long = exchange->body.size() > kMaxAnswer;
   } else {
     try {
-      events = exchange->decoder.feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+      events = exchange->decoder.feed(
+          std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
     } catch (const std::exception&) {
       too_long = true;
     }
@@ -361,11 +369,12 @@ void McpHttpTransport::readExchange(QNetworkReply* reply) {
     reply->abort();
     reply->deleteLater();
     if (!exchange->request_id.isEmpty()) {
-      emit requestFailed(exchange->request_id,
-                         exchange->event_stream
-                             ? QStringLiteral("the server sent an event longer than %1 MiB")
-                                   .arg(remote::SseDecoder::kMaxLine >> 20)
-                             : QStringLiteral("the server's answer is longer than %1 MiB").arg(kMaxAnswer >> 20));
+      emit requestFailed(
+          exchange->request_id,
+          exchange->event_stream
+              ? QStringLiteral("the server sent an event longer than %1 MiB")
+                    .arg(remote::SseDecoder::kMaxLine >> 20)
+              : QStringLiteral("the server's answer is longer than %1 MiB").arg(kMaxAnswer >> 20));
     }
     return;
   }

@@ -9,7 +9,8 @@ namespace {
 
 QJsonObject map_to_json(const QMap<QString, QString>& map) {
   QJsonObject object;
-  for (auto it = map.begin(); it != map.end(); ++it) object.insert(it.key(), it.value());
+  for (auto it = map.begin(); it != map.end(); ++it)
+    object.insert(it.key(), it.value());
   return object;
 }
 
@@ -78,8 +79,9 @@ bool is_token(const QString& name) {
 QJsonObject ToolServerConfig::toJson() const {
   QJsonObject object;
   object.insert(QStringLiteral("name"), name);
-  object.insert(QStringLiteral("transport"),
-                transport == ToolTransport::Http ? QStringLiteral("http") : QStringLiteral("stdio"));
+  object.insert(QStringLiteral("transport"), transport == ToolTransport::Http
+                                                 ? QStringLiteral("http")
+                                                 : QStringLiteral("stdio"));
   object.insert(QStringLiteral("enabled"), enabled);
   if (transport == ToolTransport::Stdio) {
     object.insert(QStringLiteral("command"), command);
@@ -160,9 +162,11 @@ QStringList ToolServerConfig::validate() const {
     const QString scheme = url.scheme().toLower();
     if (url.isEmpty()) {
       problems << QStringLiteral("The URL is empty.");
-    } else if (!url.isValid() || (scheme != QLatin1String("http") && scheme != QLatin1String("https")) ||
+    } else if (!url.isValid() ||
+               (scheme != QLatin1String("http") && scheme != QLatin1String("https")) ||
                url.host().isEmpty()) {
-      problems << QStringLiteral("The URL \"%1\" is not an http:// or https:// address with a host.")
+      problems << QStringLiteral(
+                      "The URL \"%1\" is not an http:// or https:// address with a host.")
                       .arg(url.toString());
     }
     for (auto it = headers.begin(); it != headers.end(); ++it) {
@@ -204,8 +208,10 @@ QStringList validate_tool_servers(const QList<ToolServerConfig>& servers) {
   QSet<QString> seen;
   QSet<QString> reported;
   for (const ToolServerConfig& server : servers) {
-    const QString label = server.name.trimmed().isEmpty() ? QStringLiteral("(unnamed)") : server.name;
-    for (const QString& problem : server.validate()) problems << label + QStringLiteral(": ") + problem;
+    const QString label =
+        server.name.trimmed().isEmpty() ? QStringLiteral("(unnamed)") : server.name;
+    for (const QString& problem : server.validate())
+      problems << label + QStringLiteral(": ") + problem;
     const QString key = server.name.trimmed().toCaseFolded();
     if (key.isEmpty()) continue;
     if (seen.contains(key) && !reported.contains(key)) {
@@ -219,7 +225,8 @@ QStringList validate_tool_servers(const QList<ToolServerConfig>& servers) {
 
 QJsonArray tool_servers_to_json(const QList<ToolServerConfig>& servers) {
   QJsonArray array;
-  for (const ToolServerConfig& server : servers) array.append(server.toJson());
+  for (const ToolServerConfig& server : servers)
+    array.append(server.toJson());
   return array;
 }
 
@@ -231,7 +238,8 @@ QList<ToolServerConfig> tool_servers_from_json(const QJsonArray& array, QStringL
       continue;
     }
     QString error;
-    std::optional<ToolServerConfig> config = ToolServerConfig::fromJson(array.at(i).toObject(), &error);
+    std::optional<ToolServerConfig> config =
+        ToolServerConfig::fromJson(array.at(i).toObject(), &error);
     if (!config) {
       if (errors) *errors << QStringLiteral("Entry %1: %2.").arg(i + 1).arg(error);
       continue;

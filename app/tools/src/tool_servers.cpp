@@ -34,7 +34,8 @@ McpClient* ToolServers::makeClient(const ToolServerConfig& config) {
   const QString name = config.name;
   connect(client, &McpClient::stateChanged, this, [this, client, name](McpClient::State state) {
     if (state != McpClient::State::Ready) rebuildFunctions();
-    emit serverStateChanged(name, state, state == McpClient::State::Failed ? client->errorString() : QString());
+    emit serverStateChanged(name, state,
+                            state == McpClient::State::Failed ? client->errorString() : QString());
   });
   connect(client, &McpClient::toolsChanged, this, &ToolServers::rebuildFunctions);
   return client;
@@ -86,7 +87,8 @@ QStringList ToolServers::setServers(const QList<ToolServerConfig>& servers) {
   configs_ = servers;
   clients_ = clients;
   rebuildFunctions();
-  for (McpClient* client : restart) client->start();
+  for (McpClient* client : restart)
+    client->start();
   return {};
 }
 
@@ -111,7 +113,8 @@ bool ToolServers::stop(const QString& server) {
 }
 
 void ToolServers::stopAll() {
-  for (McpClient* client : clients_) client->stop();
+  for (McpClient* client : clients_)
+    client->stop();
 }
 
 McpClient* ToolServers::client(const QString& server) const {
@@ -160,7 +163,8 @@ void ToolServers::rebuildFunctions() {
 
 QJsonArray ToolServers::functionDefinitions() const {
   QJsonArray array;
-  for (const ToolFunction& function : functions_) array.append(function.definition());
+  for (const ToolFunction& function : functions_)
+    array.append(function.definition());
   return array;
 }
 

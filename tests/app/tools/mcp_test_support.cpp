@@ -15,8 +15,10 @@ QString missing_node() {
   if (QStringLiteral(QUIRE_NODE).isEmpty()) {
     return QStringLiteral("Node.js was not found at configure time; the MCP tests need it");
   }
-  if (!QFile::exists(kReferenceDir + QStringLiteral("/node_modules/@modelcontextprotocol/sdk/package.json"))) {
-    return QStringLiteral("@modelcontextprotocol/sdk is not installed: npm ci --prefix tests/reference");
+  if (!QFile::exists(kReferenceDir +
+                     QStringLiteral("/node_modules/@modelcontextprotocol/sdk/package.json"))) {
+    return QStringLiteral(
+        "@modelcontextprotocol/sdk is not installed: npm ci --prefix tests/reference");
   }
   return {};
 }

@@ -26,7 +26,9 @@ JsonRpcMessage one(std::string_view text) {
   return parse.messages[0];
 }
 
-std::string refusal(std::string_view text) { return parse_json_rpc(text).error; }
+std::string refusal(std::string_view text) {
+  return parse_json_rpc(text).error;
+}
 
 bool contains(const std::string& text, std::string_view part) {
   return text.find(part) != std::string::npos;
@@ -85,31 +87,37 @@ class McpProtocolTest : public QObject {
     QVERIFY(contains(refusal(R"({"id":1,"result":{}})"), "\"jsonrpc\" member is missing"));
     QVERIFY(contains(refusal(R"({"jsonrpc":"1.0","id":1,"result":{}})"), "not \"2.0\""));
     QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","method":5})"), "\"method\" is not a string"));
-    QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","method":"x","id":true})"), "not a string or an integer"));
-    QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","method":"x","id":1.5})"), "not a string or an integer"));
+    QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","method":"x","id":true})"),
+                     "not a string or an integer"));
+    QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","method":"x","id":1.5})"),
+                     "not a string or an integer"));
     QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","method":"x","params":3})"), "neither an object"));
     QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","id":1,"result":{},"error":{}})"), "both"));
     QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","id":1})"), "neither a request"));
     QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","result":{}})"), "without an \"id\""));
-    QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","id":1,"error":{"message":"m"}})"), "no integer \"code\""));
+    QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","id":1,"error":{"message":"m"}})"),
+                     "no integer \"code\""));
     QVERIFY(contains(refusal(R"({"jsonrpc":"2.0","id":1,"error":{"code":1}})"), "no \"message\""));
-    QVERIFY(contains(refusal(R"([{"jsonrpc":"2.0","id":1,"result":{}},{"hello":1}])"), "in a batch"));
+    QVERIFY(
+        contains(refusal(R"([{"jsonrpc":"2.0","id":1,"result":{}},{"hello":1}])"), "in a batch"));
     // A long line is quoted only in part.
     const std::string long_line(10000, 'x');
     QVERIFY(refusal(long_line).size() < 200);
   }
 
   void writesMessages() {
-    const JsonRpcMessage request = one(json_rpc_request(5, "tools/call", tools_call_params("echo", R"({"text":"hi"})")));
+    const JsonRpcMessage request =
+        one(json_rpc_request(5, "tools/call", tools_call_params("echo", R"({"text":"hi"})")));
     QCOMPARE(request.kind, JsonRpcKind::Request);
     QCOMPARE(request.id, std::string("5"));
     QCOMPARE(request.params, std::string(R"({"arguments":{"text":"hi"},"name":"echo"})"));
-    const JsonRpcMessage init = one(json_rpc_request(1, "initialize", initialize_params("Quire", "1.2")));
+    const JsonRpcMessage init =
+        one(json_rpc_request(1, "initialize", initialize_params("Quire", "1.2")));
     QVERIFY(contains(init.params, R"("protocolVersion":"2025-06-18")"));
     QVERIFY(contains(init.params, R"("clientInfo":{"name":"Quire","version":"1.2"})"));
     QVERIFY(contains(init.params, R"("capabilities":{})"));
-    const JsonRpcMessage cancelled =
-        one(json_rpc_notification("notifications/cancelled", cancelled_params(9, "timed out after 2 s")));
+    const JsonRpcMessage cancelled = one(json_rpc_notification(
+        "notifications/cancelled", cancelled_params(9, "timed out after 2 s")));
     QCOMPARE(cancelled.kind, JsonRpcKind::Notification);
     QCOMPARE(cancelled.params, std::string(R"({"reason":"timed out after 2 s","requestId":9})"));
     QCOMPARE(one(json_rpc_result("\"p1\"", "{}")).id, std::string("\"p1\""));
@@ -174,8 +182,8 @@ class McpProtocolTest : public QObject {
     QVERIFY(contains(r.text, "[resource: file:///b.bin, 3 bytes]"));
     QVERIFY(contains(r.text, "[video content]"));
 
-    const ToolCallText structured =
-        read_tool_call_result(R"({"content":[],"structuredContent":{"sum":3},"isError":false})", 100);
+    const ToolCallText structured = read_tool_call_result(
+        R"({"content":[],"structuredContent":{"sum":3},"isError":false})", 100);
     QCOMPARE(structured.structured_content, std::string(R"({"sum":3})"));
     QCOMPARE(structured.text, std::string(R"({"sum":3})"));
     const ToolCallText failed =
@@ -192,7 +200,8 @@ class McpProtocolTest : public QObject {
         read_tool_call_result(R"({"content":[{"type":"text","text":")" + text + R"("}]})", 1000);
     QCOMPARE(r.full_bytes, std::size_t{5000});
     QCOMPARE(r.cut_bytes, std::size_t{4000});
-    QVERIFY(r.text.starts_with(std::string(1000, 'a') + "\n[... 4000 more bytes cut: the result had 5000 bytes]"));
+    QVERIFY(r.text.starts_with(std::string(1000, 'a') +
+                               "\n[... 4000 more bytes cut: the result had 5000 bytes]"));
     // Never inside a UTF-8 sequence: "é" is two bytes.
     std::string accents = "aé";  // 3 bytes
     QCOMPARE(cut_text(accents, 2), std::size_t{2});
@@ -209,11 +218,14 @@ class McpProtocolTest : public QObject {
     QCOMPARE(unique_function_names(Pairs{{"files", "read"}, {"web", "read"}, {"web", "fetch"}}),
              (std::vector<std::string>{"files__read", "web__read", "fetch"}));
     // Characters OpenAI refuses, and a prefixed name that clashes with another tool's own.
-    QCOMPARE(unique_function_names(Pairs{{"my server", "get.item"}, {"x", "get/item"}, {"y", "my_server__get_item"}}),
-             (std::vector<std::string>{"my_server__get_item", "x__get_item", "my_server__get_item_2"}));
+    QCOMPARE(
+        unique_function_names(
+            Pairs{{"my server", "get.item"}, {"x", "get/item"}, {"y", "my_server__get_item"}}),
+        (std::vector<std::string>{"my_server__get_item", "x__get_item", "my_server__get_item_2"}));
     // Long names are cut to 64 characters and still unique.
     const std::string long_name(100, 'n');
-    const std::vector<std::string> names = unique_function_names(Pairs{{"s", long_name}, {"s", long_name + "z"}});
+    const std::vector<std::string> names =
+        unique_function_names(Pairs{{"s", long_name}, {"s", long_name + "z"}});
     QCOMPARE(names[0].size(), std::size_t{64});
     QCOMPARE(names[1].size(), std::size_t{64});
     QVERIFY(names[0] != names[1]);
@@ -224,7 +236,8 @@ class McpProtocolTest : public QObject {
     ToolServerConfig stdio;
     stdio.name = QStringLiteral("files");
     stdio.command = QStringLiteral("npx");
-    stdio.arguments = {QStringLiteral("-y"), QStringLiteral("@modelcontextprotocol/server-filesystem"),
+    stdio.arguments = {QStringLiteral("-y"),
+                       QStringLiteral("@modelcontextprotocol/server-filesystem"),
                        QStringLiteral("/home/me/My Documents")};
     stdio.environment.insert(QStringLiteral("DEBUG"), QStringLiteral("1"));
     stdio.working_directory = QStringLiteral("/tmp");
@@ -248,13 +261,17 @@ class McpProtocolTest : public QObject {
     QVERIFY(servers[0] == stdio);
     QVERIFY(servers[1] == http);
     QCOMPARE(array[0].toObject().value(QStringLiteral("args")).toArray().size(), 3);
-    QCOMPARE(array[1].toObject().value(QStringLiteral("transport")).toString(), QStringLiteral("http"));
-    QCOMPARE(stdio.target(), QStringLiteral("npx -y @modelcontextprotocol/server-filesystem \"/home/me/My Documents\""));
+    QCOMPARE(array[1].toObject().value(QStringLiteral("transport")).toString(),
+             QStringLiteral("http"));
+    QCOMPARE(
+        stdio.target(),
+        QStringLiteral("npx -y @modelcontextprotocol/server-filesystem \"/home/me/My Documents\""));
 
     // Defaults for what is missing.
-    std::optional<ToolServerConfig> minimal = ToolServerConfig::fromJson(
-        QJsonObject{{QStringLiteral("name"), QStringLiteral("m")}, {QStringLiteral("command"), QStringLiteral("srv")}},
-        nullptr);
+    std::optional<ToolServerConfig> minimal =
+        ToolServerConfig::fromJson(QJsonObject{{QStringLiteral("name"), QStringLiteral("m")},
+                                               {QStringLiteral("command"), QStringLiteral("srv")}},
+                                   nullptr);
     QVERIFY(minimal);
     QVERIFY(minimal->enabled);
     QCOMPARE(minimal->transport, ToolTransport::Stdio);
@@ -264,15 +281,20 @@ class McpProtocolTest : public QObject {
 
   void configRefusesWrongTypes() {
     QString error;
-    QVERIFY(!ToolServerConfig::fromJson(QJsonObject{{QStringLiteral("transport"), QStringLiteral("sse")}}, &error));
+    QVERIFY(!ToolServerConfig::fromJson(
+        QJsonObject{{QStringLiteral("transport"), QStringLiteral("sse")}}, &error));
     QVERIFY2(error.contains(QStringLiteral("\"sse\"")), qPrintable(error));
-    QVERIFY(!ToolServerConfig::fromJson(QJsonObject{{QStringLiteral("args"), QStringLiteral("-y")}}, &error));
+    QVERIFY(!ToolServerConfig::fromJson(QJsonObject{{QStringLiteral("args"), QStringLiteral("-y")}},
+                                        &error));
     QVERIFY2(error.contains(QStringLiteral("\"args\"")), qPrintable(error));
-    QVERIFY(!ToolServerConfig::fromJson(QJsonObject{{QStringLiteral("env"), QJsonObject{{QStringLiteral("A"), 1}}}}, &error));
+    QVERIFY(!ToolServerConfig::fromJson(
+        QJsonObject{{QStringLiteral("env"), QJsonObject{{QStringLiteral("A"), 1}}}}, &error));
     QVERIFY2(error.contains(QStringLiteral("\"env\".\"A\"")), qPrintable(error));
-    QVERIFY(!ToolServerConfig::fromJson(QJsonObject{{QStringLiteral("callTimeoutMs"), 1.5}}, &error));
+    QVERIFY(
+        !ToolServerConfig::fromJson(QJsonObject{{QStringLiteral("callTimeoutMs"), 1.5}}, &error));
     QVERIFY2(error.contains(QStringLiteral("callTimeoutMs")), qPrintable(error));
-    QVERIFY(!ToolServerConfig::fromJson(QJsonObject{{QStringLiteral("enabled"), QStringLiteral("yes")}}, &error));
+    QVERIFY(!ToolServerConfig::fromJson(
+        QJsonObject{{QStringLiteral("enabled"), QStringLiteral("yes")}}, &error));
     QStringList errors;
     const QList<ToolServerConfig> servers = tool_servers_from_json(
         QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("ok")}}, 3,
@@ -298,12 +320,15 @@ class McpProtocolTest : public QObject {
     QVERIFY(http.validate().join(' ').contains(QStringLiteral("URL is empty")));
     for (const char* bad : {"ftp://example.org/mcp", "example.org/mcp", "http://"}) {
       http.url = QUrl(QString::fromLatin1(bad));
-      QVERIFY2(http.validate().join(' ').contains(QStringLiteral("not an http:// or https:// address")), bad);
+      QVERIFY2(
+          http.validate().join(' ').contains(QStringLiteral("not an http:// or https:// address")),
+          bad);
     }
     http.url = QUrl(QStringLiteral("http://127.0.0.1:8080/mcp"));
     QVERIFY(http.validate().isEmpty());
     http.headers.insert(QStringLiteral("Bad Header"), QStringLiteral("x"));
-    QVERIFY(http.validate().join(' ').contains(QStringLiteral("\"Bad Header\" is not a valid header name")));
+    QVERIFY(http.validate().join(' ').contains(
+        QStringLiteral("\"Bad Header\" is not a valid header name")));
     http.headers.clear();
 
     ToolServerConfig unnamed = stdio;
@@ -313,7 +338,8 @@ class McpProtocolTest : public QObject {
     ToolServerConfig twin = stdio;
     twin.name = QStringLiteral("ONE");
     const QStringList problems = validate_tool_servers({stdio, http, twin, unnamed});
-    QVERIFY2(problems.join(' ').contains(QStringLiteral("ONE: the name is used by more than one server")),
+    QVERIFY2(problems.join(' ').contains(
+                 QStringLiteral("ONE: the name is used by more than one server")),
              qPrintable(problems.join('\n')));
     QVERIFY(problems.join(' ').contains(QStringLiteral("(unnamed): The server has no name")));
     QCOMPARE(problems.size(), 2);

@@ -39,9 +39,9 @@ struct JsonRpcMessage {
   // The id as compact JSON text ("7", "\"abc\""), "null" for an error
   // response that names no request, "" for notifications.
   std::string id;
-  std::string method;  // requests and notifications
-  std::string params;  // JSON text of params, "" when absent
-  std::string result;  // JSON text of result (responses)
+  std::string method;           // requests and notifications
+  std::string params;           // JSON text of params, "" when absent
+  std::string result;           // JSON text of result (responses)
   std::int64_t error_code = 0;  // error responses
   std::string error_message;
   std::string error_data;  // JSON text of error.data, "" when absent
@@ -97,10 +97,10 @@ struct ToolDescriptor {
   std::string title;        // "" when absent (annotations.title is used then)
   std::string description;  // "" when absent
   std::string input_schema = "{\"type\":\"object\"}";  // JSON text of inputSchema
-  std::string output_schema;                          // JSON text, "" when absent
-  std::string annotations;                            // JSON text, "" when absent
-  bool read_only_hint = false;     // annotations.readOnlyHint
-  bool destructive_hint = true;    // annotations.destructiveHint (the spec's default)
+  std::string output_schema;                           // JSON text, "" when absent
+  std::string annotations;                             // JSON text, "" when absent
+  bool read_only_hint = false;                         // annotations.readOnlyHint
+  bool destructive_hint = true;  // annotations.destructiveHint (the spec's default)
 };
 
 // One page of tools/list: the tools, and the cursor of the next page ("" at
