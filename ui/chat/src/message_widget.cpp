@@ -20,7 +20,6 @@
 #include "document_view.h"
 #include "markdown_render.h"
 #include "message_fold.h"
-#include "tool_call_card.h"
 
 namespace quire::ui {
 namespace {
@@ -243,53 +242,6 @@ void MessageWidget::setMessage(const ChatMessageView& message) {
   rendered_ = true;
   syncToolCalls();
   updateChrome();
-}
-
-void MessageWidget::updateToolCall(const ToolCallView& call) {
-  QList<ToolCallView>& calls = message_.toolCalls;
-  const auto it = std::find_if(calls.begin(), calls.end(),
-                               [&call](const ToolCallView& known) { return known.id == call.id; });
-  if (it == calls.end())
-    calls.push_back(call);
-  else
-    *it = call;
-  syncToolCalls();
-}
-
-void MessageWidget::syncToolCalls() {
-  // Only replies call tools; a user or system message never shows a card.
-  const QList<ToolCallView> none;
-  const QList<ToolCallView>& calls = message_.role == Role::Assistant ? message_.toolCalls : none;
-  std::size_t i = 0;
-  for (; i < static_cast<std::size_t>(calls.size()); ++i) {
-    const ToolCallView& call = calls[static_cast<qsizetype>(i)];
-    if (i < toolCards_.size() && toolCards_[i]->call().id != call.id) {
-      // The list changed shape (another version of the reply): rebuild the tail.
-      for (std::size_t j = i; j < toolCards_.size(); ++j)
-        delete toolCards_[j];
-      toolCards_.resize(i);
-    }
-    if (i == toolCards_.size()) {
-      ToolCallCard* card = buildToolCard(call);
-      toolCallsLayout_->addWidget(card);
-      toolCards_.push_back(card);
-    } else if (!(toolCards_[i]->call() == call)) {
-      toolCards_[i]->setCall(call);
-    }
-  }
-  for (std::size_t j = i; j < toolCards_.size(); ++j)
-    delete toolCards_[j];
-  toolCards_.resize(i);
-}
-
-ToolCallCard* MessageWidget::buildToolCard(const ToolCallView& call) {
-  auto* card = new ToolCallCard(call, bubble_);
-  connect(card, &ToolCallCard::decided, this, [this](const QString& callId, ToolDecision decision) {
-    emit toolCallDecided(message_.id, callId, decision);
-  });
-  connect(card, &ToolCallCard::cancelRequested, this,
-          [this](const QString& callId) { emit toolCallCancelRequested(message_.id, callId); });
-  return card;
 }
 
 void MessageWidget::setBranchingAvailable(bool available) {

@@ -96,6 +96,7 @@ class MessageWidget : public QWidget {
   // updated in place, built or removed where they do not.
   void syncToolCalls();
   ToolCallCard* buildToolCard(const ToolCallView& call);
+  void discardToolCards(std::size_t from);
   void updateBubbleWidth();
   void fitEditor();
   void submitEdit();
