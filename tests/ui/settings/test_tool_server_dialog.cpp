@@ -14,6 +14,7 @@
 
 #include "quire/ui/tool_server_dialog.h"
 #include "quire/ui/tool_server_settings.h"
+#include "settings_fixtures.h"
 #include "test_main.h"
 
 using quire::ui::ToolServerDialog;
@@ -240,6 +241,7 @@ class TestToolServerDialog : public QObject {
         ->setPlainText(QStringLiteral("TOKEN=1\nTOKEN 2"));
     QCOMPARE(issue(dialog, "toolServerEnvironmentIssue"),
              QStringLiteral("Line 2, “TOKEN 2”: write each variable as NAME=value."));
+    quire::ui::test::save_screenshot(dialog, QStringLiteral("tool_server_dialog_program.png"));
     QVERIFY(!child<QPushButton>(dialog, "toolServerSave")->isEnabled());
     child<QPlainTextEdit>(dialog, "toolServerEnvironment")->setPlainText(QStringLiteral("TOKEN=1"));
     QVERIFY(child<QPushButton>(dialog, "toolServerSave")->isEnabled());
@@ -265,6 +267,7 @@ class TestToolServerDialog : public QObject {
         ->setPlainText(QStringLiteral("Authorization Bearer x"));
     QCOMPARE(issue(dialog, "toolServerHeadersIssue"),
              QStringLiteral("Line 1, “Authorization Bearer x”: write each header as Name: value."));
+    quire::ui::test::save_screenshot(dialog, QStringLiteral("tool_server_dialog_http.png"));
     QVERIFY(!child<QPushButton>(dialog, "toolServerSave")->isEnabled());
     child<QPlainTextEdit>(dialog, "toolServerHeaders")
         ->setPlainText(QStringLiteral("Authorization: Bearer x"));

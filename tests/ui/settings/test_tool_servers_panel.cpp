@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "quire/ui/tool_servers_panel.h"
+#include "settings_fixtures.h"
 #include "test_main.h"
 
 using quire::ui::ToolServerEntry;
@@ -113,6 +114,10 @@ class TestToolServersPanel : public QObject {
     QCOMPARE(list->topLevelItem(0)->foreground(ToolServersPanel::StatusColumn).style(),
              Qt::NoBrush);
     QCOMPARE(panel_->status(QStringLiteral("unknown")), ToolServerStatusView{});
+    panel_->resize(720, 300);
+    panel_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(panel_.get()));
+    quire::ui::test::save_screenshot(*panel_, QStringLiteral("tool_servers_panel.png"));
     // A server no longer listed loses its status.
     panel_->setEntries({program_server(QStringLiteral("files"))});
     QCOMPARE(panel_->status(QStringLiteral("web")), ToolServerStatusView{});

@@ -35,8 +35,8 @@ QLabel* add_issue_row(QFormLayout* form, QWidget* parent, const QString& field_n
   label->setStyleSheet(QStringLiteral("color: #c62828;"));
   label->setWordWrap(true);
   label->setTextFormat(Qt::PlainText);
-  label->setVisible(false);
   form->addRow(QString(), label);
+  form->setRowVisible(label, false);
   return label;
 }
 
@@ -55,8 +55,8 @@ ToolServerDialog::ToolServerDialog(const ToolServerEntry& entry, const QStringLi
     : QDialog(parent), shown_(entry), taken_names_(taken_names) {
   setObjectName(QStringLiteral("toolServerDialog"));
   setWindowTitle(entry.name.isEmpty() ? tr("Add a tool server") : tr("Edit tool server"));
-  auto* form = new QFormLayout(this);
-
+  form_ = new QFormLayout(this);
+  QFormLayout* form = form_;
   issue_labels_.resize(kFieldCount);
 
   name_ = new QLineEdit(this);
@@ -71,52 +71,44 @@ ToolServerDialog::ToolServerDialog(const ToolServerEntry& entry, const QStringLi
   transport_->addItem(tr("A server at an address (HTTP)"), QStringLiteral("http"));
   form->addRow(tr("Runs as"), transport_);
 
-  // Each transport's fields in a widget of their own, shown while it is
-  // chosen; the other's keep what was typed, for switching back.
-  stdio_fields_ = new QWidget(this);
-  auto* stdio_form = new QFormLayout(stdio_fields_);
-  stdio_form->setContentsMargins(0, 0, 0, 0);
-  command_ = new QLineEdit(stdio_fields_);
+  // Both transports' fields in the one form, so that their labels line up;
+  // the other transport's rows are hidden and keep what was typed, for
+  // switching back.
+  command_ = new QLineEdit(this);
   command_->setObjectName(QStringLiteral("toolServerCommand"));
   command_->setPlaceholderText(tr("e.g. npx, uvx, or the path of the server's program"));
-  stdio_form->addRow(tr("Program"), command_);
+  form->addRow(tr("Program"), command_);
   issue_labels_[static_cast<int>(Field::Command)] =
-      add_issue_row(stdio_form, stdio_fields_, command_->objectName());
+      add_issue_row(form, this, command_->objectName());
   arguments_ = lines_field(QStringLiteral("toolServerArguments"),
                            tr("One argument per line, passed as written (no shell)\n"
                               "-y\n@modelcontextprotocol/server-filesystem\n/home/me/Documents"),
-                           stdio_fields_);
-  stdio_form->addRow(tr("Arguments"), arguments_);
-  environment_ =
-      lines_field(QStringLiteral("toolServerEnvironment"),
-                  tr("NAME=value, one per line, added to Quire's environment"), stdio_fields_);
-  stdio_form->addRow(tr("Environment"), environment_);
+                           this);
+  form->addRow(tr("Arguments"), arguments_);
+  environment_ = lines_field(QStringLiteral("toolServerEnvironment"),
+                             tr("NAME=value, one per line, added to Quire's environment"), this);
+  form->addRow(tr("Environment"), environment_);
   issue_labels_[static_cast<int>(Field::Environment)] =
-      add_issue_row(stdio_form, stdio_fields_, environment_->objectName());
-  working_directory_ = new QLineEdit(stdio_fields_);
+      add_issue_row(form, this, environment_->objectName());
+  working_directory_ = new QLineEdit(this);
   working_directory_->setObjectName(QStringLiteral("toolServerWorkingDirectory"));
   working_directory_->setPlaceholderText(tr("Optional: the folder the program starts in"));
-  stdio_form->addRow(tr("Working folder"), working_directory_);
+  form->addRow(tr("Working folder"), working_directory_);
   issue_labels_[static_cast<int>(Field::WorkingDirectory)] =
-      add_issue_row(stdio_form, stdio_fields_, working_directory_->objectName());
-  form->addRow(stdio_fields_);
+      add_issue_row(form, this, working_directory_->objectName());
+  stdio_rows_ = {command_, arguments_, environment_, working_directory_};
 
-  http_fields_ = new QWidget(this);
-  auto* http_form = new QFormLayout(http_fields_);
-  http_form->setContentsMargins(0, 0, 0, 0);
-  url_ = new QLineEdit(http_fields_);
+  url_ = new QLineEdit(this);
   url_->setObjectName(QStringLiteral("toolServerUrl"));
   url_->setPlaceholderText(QStringLiteral("http://localhost:3000/mcp"));
-  http_form->addRow(tr("Address"), url_);
-  issue_labels_[static_cast<int>(Field::Url)] =
-      add_issue_row(http_form, http_fields_, url_->objectName());
-  headers_ =
-      lines_field(QStringLiteral("toolServerHeaders"),
-                  tr("Name: value, one per line, e.g. Authorization: Bearer …"), http_fields_);
-  http_form->addRow(tr("Headers"), headers_);
+  form->addRow(tr("Address"), url_);
+  issue_labels_[static_cast<int>(Field::Url)] = add_issue_row(form, this, url_->objectName());
+  headers_ = lines_field(QStringLiteral("toolServerHeaders"),
+                         tr("Name: value, one per line, e.g. Authorization: Bearer …"), this);
+  form->addRow(tr("Headers"), headers_);
   issue_labels_[static_cast<int>(Field::Headers)] =
-      add_issue_row(http_form, http_fields_, headers_->objectName());
-  form->addRow(http_fields_);
+      add_issue_row(form, this, headers_->objectName());
+  http_rows_ = {url_, headers_};
 
   timeout_ = new QSpinBox(this);
   timeout_->setObjectName(QStringLiteral("toolServerTimeout"));
@@ -147,7 +139,11 @@ ToolServerDialog::ToolServerDialog(const ToolServerEntry& entry, const QStringLi
     connect(line, &QLineEdit::textChanged, this, &ToolServerDialog::refresh);
   for (QPlainTextEdit* box : {arguments_, environment_, headers_})
     connect(box, &QPlainTextEdit::textChanged, this, &ToolServerDialog::refresh);
-  connect(transport_, &QComboBox::currentIndexChanged, this, &ToolServerDialog::refresh);
+  connect(transport_, &QComboBox::currentIndexChanged, this, [this] {
+    refresh();
+    // The other transport has fewer or more rows: fit the dialog to them.
+    resize(width(), sizeHint().height());
+  });
   guard_wheel_in(this);
   refresh();
   resize(560, sizeHint().height());
@@ -198,8 +194,10 @@ QList<ToolServerIssue> ToolServerDialog::issues() const {
 
 void ToolServerDialog::refresh() {
   const bool stdio = transport_->currentData().toString() == u"stdio";
-  stdio_fields_->setVisible(stdio);
-  http_fields_->setVisible(!stdio);
+  for (QWidget* field : std::as_const(stdio_rows_))
+    form_->setRowVisible(field, stdio);
+  for (QWidget* field : std::as_const(http_rows_))
+    form_->setRowVisible(field, !stdio);
   const QList<ToolServerIssue> found = issues();
   for (int field = 0; field < kFieldCount; ++field) {
     QStringList lines;
@@ -208,7 +206,7 @@ void ToolServerDialog::refresh() {
     }
     QLabel* label = issue_labels_[field];
     label->setText(lines.join(u'\n'));
-    label->setVisible(!lines.isEmpty());
+    form_->setRowVisible(label, !lines.isEmpty());
   }
   save_->setEnabled(found.isEmpty());
 }

@@ -49,8 +49,12 @@ ToolServersPanel::ToolServersPanel(QWidget* parent) : QGroupBox(tr("Tools"), par
   list_->setRootIsDecorated(false);
   list_->setUniformRowHeights(true);
   list_->setSelectionMode(QAbstractItemView::SingleSelection);
-  list_->header()->setStretchLastSection(true);
+  // The name as long as it is; the command line or address and the status
+  // share the rest, and show whole in their tooltips when cut short.
+  list_->header()->setStretchLastSection(false);
   list_->header()->setSectionResizeMode(NameColumn, QHeaderView::ResizeToContents);
+  list_->header()->setSectionResizeMode(TargetColumn, QHeaderView::Stretch);
+  list_->header()->setSectionResizeMode(StatusColumn, QHeaderView::Stretch);
   list_->setMinimumHeight(120);
   layout->addWidget(list_);
 

@@ -19,6 +19,7 @@
 #include "quire/ui/tool_server_settings.h"
 
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -48,14 +49,15 @@ class ToolServerDialog : public QDialog {
 
   ToolServerEntry shown_;  // keeps what the dialog has no field for
   QStringList taken_names_;
+  QFormLayout* form_ = nullptr;
   QLineEdit* name_ = nullptr;
   QComboBox* transport_ = nullptr;
-  QWidget* stdio_fields_ = nullptr;
+  QList<QWidget*> stdio_rows_;  // the fields shown for a program
+  QList<QWidget*> http_rows_;   // and for an address
   QLineEdit* command_ = nullptr;
   QPlainTextEdit* arguments_ = nullptr;
   QPlainTextEdit* environment_ = nullptr;
   QLineEdit* working_directory_ = nullptr;
-  QWidget* http_fields_ = nullptr;
   QLineEdit* url_ = nullptr;
   QPlainTextEdit* headers_ = nullptr;
   QSpinBox* timeout_ = nullptr;
