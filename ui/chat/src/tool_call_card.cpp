@@ -82,7 +82,8 @@ void ToolCallCard::buildFrame() {
   state_->setObjectName(QStringLiteral("toolCallState"));
   state_->setTextFormat(Qt::PlainText);
   state_->setWordWrap(true);
-  state_->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+  // Mouse only: a keyboard-selectable label would add a tab stop per card.
+  state_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   scaleFont(state_, 0.9);
   root->addWidget(state_);
 

@@ -123,7 +123,8 @@ class ChatView : public QWidget {
   // The Undo bar's button, for the branch offerBranchUndo() named.
   void undoDeleteBranchRequested(qint64 id);
   // The user's answer to tool call `callId` of reply `messageId`, which
-  // waited for approval. Sent once per call: its card takes no second answer.
+  // waited for approval. Sent once: the card takes no second answer until
+  // updateToolCall reports a new state for the call.
   void toolCallDecided(qint64 messageId, const QString& callId, quire::ui::ToolDecision decision);
   // Stop was pressed on a running call.
   void toolCallCancelRequested(qint64 messageId, const QString& callId);
