@@ -117,6 +117,55 @@ class ChatScreenshotTest : public QObject {
     QVERIFY(save(&view, "chat_view_error.png"));
   }
 
+  void chatViewWithToolCalls_data() {
+    QTest::addColumn<bool>("dark");
+    QTest::newRow("light") << false;
+    QTest::newRow("dark") << true;
+  }
+
+  // A reply that read a file, waits for approval of a second call, and
+  // whose third call failed.
+  void chatViewWithToolCalls() {
+    QFETCH(bool, dark);
+    ChatView view;
+    if (dark) view.setPalette(darkPalette());
+    view.resize(760, 900);
+    ToolCallView read;
+    read.id = QStringLiteral("call-1");
+    read.server = QStringLiteral("files");
+    read.tool = QStringLiteral("read_file");
+    read.arguments = QStringLiteral("{\"path\": \"/home/ada/notes/todo.md\"}");
+    read.state = ToolCallView::State::Done;
+    read.result = QStringLiteral(
+        "# To do\n- Renew the passport (expires in March)\n- Call Grace about the move\n"
+        "- Book the dentist\n- Fix the bike's rear brake\n- Send the Lisbon photos\n"
+        "- Back up the laptop");
+    read.summary = QStringLiteral("%1 characters").arg(read.result.size());
+    ToolCallView search = read;
+    search.id = QStringLiteral("call-2");
+    search.server = QStringLiteral("web");
+    search.tool = QStringLiteral("search");
+    search.arguments =
+        QStringLiteral("{\"query\": \"passport renewal appointment Berlin\", \"limit\": 5}");
+    search.state = ToolCallView::State::AwaitingApproval;
+    search.result.clear();
+    search.summary.clear();
+    ToolCallView calendar = search;
+    calendar.id = QStringLiteral("call-3");
+    calendar.server = QStringLiteral("calendar");
+    calendar.tool = QStringLiteral("list_events");
+    calendar.arguments = QStringLiteral("{\"from\": \"2026-12-01\", \"to\": \"2026-12-31\"}");
+    calendar.state = ToolCallView::State::Failed;
+    calendar.summary = QStringLiteral("the process exited with code 3");
+    ChatMessageView reply = assistantMessage(
+        2, QStringLiteral("I read your notes; the passport is the most urgent. Let me look for "
+                          "an appointment."));
+    reply.toolCalls = {read, search, calendar};
+    view.setMessages(
+        {userMessage(1, QStringLiteral("What is most urgent on my to-do list?")), reply});
+    QVERIFY(save(&view, dark ? "chat_view_tools_dark.png" : "chat_view_tools.png"));
+  }
+
   void window_data() {
     QTest::addColumn<bool>("dark");
     QTest::newRow("light") << false;

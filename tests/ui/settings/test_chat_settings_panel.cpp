@@ -50,8 +50,9 @@ class TestChatSettingsPanel : public QObject {
 
   void everyFieldFollowsTheGlobalValueAtFirst() {
     QCOMPARE(panel_->overrides(), ChatOverrides{});
-    for (const char* name : {"chatSystemPrompt", "chatTemperature", "chatTopP", "chatMinP",
-                             "chatRepetitionPenalty", "chatMaxNewTokens", "chatPromptFormat"}) {
+    for (const char* name :
+         {"chatSystemPrompt", "chatTemperature", "chatTopP", "chatMinP", "chatRepetitionPenalty",
+          "chatMaxNewTokens", "chatPromptFormat", "chatUseTools"}) {
       const QString field = QLatin1String(name);
       QVERIFY2(!own(field)->isChecked(), name);
       QVERIFY2(!panel_->findChild<QWidget*>(field)->isEnabled(), name);
@@ -63,6 +64,8 @@ class TestChatSettingsPanel : public QObject {
     QCOMPARE(state("chatMaxNewTokens"), QStringLiteral("Default: 1,024 tokens"));
     QCOMPARE(state("chatSystemPrompt"), QStringLiteral("Default: “You are terse.”"));
     QCOMPARE(state("chatPromptFormat"), QStringLiteral("Default: Automatic (from the model)"));
+    QCOMPARE(state("chatUseTools"), QStringLiteral("Default: on"));
+    QVERIFY(tools()->isChecked());
     // The greyed fields show the global values.
     QCOMPARE(real("chatTemperature")->value(), 0.8);
     QCOMPARE(panel_->findChild<QSpinBox*>(QStringLiteral("chatMaxNewTokens"))->value(), 1024);
@@ -151,6 +154,54 @@ class TestChatSettingsPanel : public QObject {
     QVERIFY(!reset()->isEnabled());
   }
 
+  void toolsCanBeTurnedOffForOneChat() {
+    QSignalSpy edited(panel_.get(), &ChatSettingsPanel::edited);
+    own(QStringLiteral("chatUseTools"))->setChecked(true);
+    // Owning starts from the global value: tools on.
+    ChatOverrides expected;
+    expected.use_tools = true;
+    QCOMPARE(panel_->overrides(), expected);
+    QVERIFY(tools()->isEnabled());
+    QCOMPARE(tools()->text(), QStringLiteral("Use tools in this chat"));
+    tools()->click();
+    expected.use_tools = false;
+    QCOMPARE(panel_->overrides(), expected);
+    QCOMPARE(edited.count(), 2);
+    QCOMPARE(state("chatUseTools"), QStringLiteral("This chat's own value; the default is on"));
+  }
+
+  void theToolsSettingRoundTrips_data() {
+    QTest::addColumn<bool>("globalTools");
+    QTest::addColumn<bool>("chatTools");
+    QTest::newRow("off in a chat, on globally") << true << false;
+    QTest::newRow("on in a chat, off globally") << false << true;
+  }
+
+  void theToolsSettingRoundTrips() {
+    QFETCH(bool, globalTools);
+    QFETCH(bool, chatTools);
+    ChatDefaults defaults = global_values();
+    defaults.use_tools = globalTools;
+    panel_->setDefaults(defaults);
+    QCOMPARE(tools()->isChecked(), globalTools);
+    QCOMPARE(state("chatUseTools"),
+             globalTools ? QStringLiteral("Default: on") : QStringLiteral("Default: off"));
+
+    ChatOverrides chat;
+    chat.use_tools = chatTools;
+    chat.temperature = 0.3;
+    panel_->setOverrides(chat);
+    QCOMPARE(panel_->overrides(), chat);
+    QVERIFY(own(QStringLiteral("chatUseTools"))->isChecked());
+    QCOMPARE(tools()->isChecked(), chatTools);
+
+    // Following again shows the global value and overrides nothing.
+    own(QStringLiteral("chatUseTools"))->setChecked(false);
+    QCOMPARE(tools()->isChecked(), globalTools);
+    QVERIFY(!tools()->isEnabled());
+    QVERIFY(!panel_->overrides().use_tools.has_value());
+  }
+
   void limitsAreThoseOfTheGlobalSettings() {
     QCOMPARE(real("chatTemperature")->maximum(), 5.0);
     QCOMPARE(real("chatRepetitionPenalty")->minimum(), 1.0);
@@ -201,6 +252,7 @@ class TestChatSettingsPanel : public QObject {
   QComboBox* format() const {
     return panel_->findChild<QComboBox*>(QStringLiteral("chatPromptFormat"));
   }
+  QCheckBox* tools() const { return panel_->findChild<QCheckBox*>(QStringLiteral("chatUseTools")); }
   QPushButton* reset() const {
     return panel_->findChild<QPushButton*>(QStringLiteral("resetChatSettings"));
   }

@@ -1,5 +1,7 @@
 #include "chat_style.h"
 
+#include <QFontDatabase>
+#include <QFontInfo>
 #include <QPainter>
 #include <QPalette>
 
@@ -72,6 +74,34 @@ QColor tintBorderColor(Tint tint, const QPalette& palette) {
 
 void useMutedText(QWidget* widget) {
   widget->setForegroundRole(QPalette::PlaceholderText);
+}
+
+void useErrorText(QWidget* widget, bool error) {
+  if (!error) {
+    // An empty palette resolves nothing of its own: the parent's shows through.
+    widget->setPalette(QPalette());
+    return;
+  }
+  QPalette palette = widget->palette();
+  // Mixed towards the text colour so that it keeps its contrast in dark themes.
+  const QColor red = mixColors(kErrorHue, palette.color(QPalette::WindowText),
+                               isDarkPalette(palette) ? 0.25 : 0.1);
+  palette.setColor(QPalette::WindowText, red);
+  palette.setColor(QPalette::Text, red);
+  widget->setPalette(palette);
+}
+
+QFont monospaceFont() {
+  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  if (!QFontInfo(mono).fixedPitch()) {
+    // Some font setups answer the fixed-font query with a proportional face;
+    // code must still line up.
+    mono.setFamilies({QStringLiteral("DejaVu Sans Mono"), QStringLiteral("Liberation Mono"),
+                      QStringLiteral("monospace")});
+    mono.setStyleHint(QFont::TypeWriter);
+    mono.setFixedPitch(true);
+  }
+  return mono;
 }
 
 void scaleFont(QWidget* widget, qreal factor, bool bold) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QColor>
+#include <QFont>
 #include <QFrame>
 
 class QPalette;
@@ -20,6 +21,11 @@ QColor tintBorderColor(Tint tint, const QPalette& palette);
 
 // Secondary text (captions, stats, times): the palette's PlaceholderText role.
 void useMutedText(QWidget* widget);
+// Text that reports a failure, in a red readable on the widget's background;
+// `error` false gives the widget its parent's colours back.
+void useErrorText(QWidget* widget, bool error = true);
+// The system's monospace font, for code and JSON; never a proportional face.
+QFont monospaceFont();
 // The widget's font scaled by `factor` (captions, headings of the empty state).
 void scaleFont(QWidget* widget, qreal factor, bool bold = false);
 

@@ -201,6 +201,21 @@ void ChatView::updateMessage(const ChatMessageView& message) {
   refreshActions();
 }
 
+void ChatView::updateToolCall(qint64 messageId, const ToolCallView& call) {
+  const auto index = indexOf(messageId);
+  if (!index) return;
+  QList<ToolCallView>& calls = messages_[*index].toolCalls;
+  const auto it = std::find_if(calls.begin(), calls.end(),
+                               [&call](const ToolCallView& known) { return known.id == call.id; });
+  if (it == calls.end())
+    calls.push_back(call);
+  else
+    *it = call;
+  // Only the card: the reply's text, perhaps long and still streaming, stays.
+  if (MessageWidget* widget = widgets_[static_cast<std::size_t>(*index)])
+    widget->updateToolCall(call);
+}
+
 void ChatView::appendToMessage(qint64 id, const QString& delta) {
   const auto index = indexOf(id);
   if (!index || delta.isEmpty()) return;
@@ -252,6 +267,9 @@ MessageWidget* ChatView::buildWidget(qsizetype index) {
   connect(widget, &MessageWidget::branchFromHereRequested, this,
           &ChatView::branchFromHereRequested);
   connect(widget, &MessageWidget::deleteBranchRequested, this, &ChatView::deleteBranchRequested);
+  connect(widget, &MessageWidget::toolCallDecided, this, &ChatView::toolCallDecided);
+  connect(widget, &MessageWidget::toolCallCancelRequested, this,
+          &ChatView::toolCallCancelRequested);
   widgets_[static_cast<std::size_t>(index)] = widget;
   ++renderCount_;
   return widget;

@@ -1,8 +1,6 @@
 #include "code_block_widget.h"
 
 #include <QClipboard>
-#include <QFontDatabase>
-#include <QFontInfo>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -48,15 +46,7 @@ CodeBlockWidget::CodeBlockWidget(QWidget* parent) : TintedFrame(Tint::Code, pare
   view_->setObjectName(QStringLiteral("codeText"));
   view_->setAccessibleName(tr("Code"));
   view_->setWrapping(false);
-  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-  if (!QFontInfo(mono).fixedPitch()) {
-    // Some font setups answer the fixed-font query with a proportional face;
-    // code must still line up.
-    mono.setFamilies({QStringLiteral("DejaVu Sans Mono"), QStringLiteral("Liberation Mono"),
-                      QStringLiteral("monospace")});
-    mono.setStyleHint(QFont::TypeWriter);
-    mono.setFixedPitch(true);
-  }
+  const QFont mono = monospaceFont();
   view_->setFont(mono);
   view_->document()->setDefaultFont(mono);
   view_->document()->setDocumentMargin(10);

@@ -2,20 +2,20 @@
 
 namespace quire::ui {
 
-std::optional<QString> foldedText(const QString& text) {
+std::optional<QString> foldedText(const QString& text, const FoldLimits& limits) {
   const qsizetype lines = text.count(u'\n') + 1;
-  if (lines <= kFoldAfterLines && text.size() <= kFoldAfterChars) return std::nullopt;
+  if (lines <= limits.afterLines && text.size() <= limits.afterChars) return std::nullopt;
 
   qsizetype end = 0;
-  for (int line = 0; line < kFoldedLines && end < text.size(); ++line) {
+  for (int line = 0; line < limits.shownLines && end < text.size(); ++line) {
     const qsizetype next = text.indexOf(u'\n', end);
     end = next < 0 ? text.size() : next + 1;
   }
-  if (end > kFoldedChars) {
-    end = kFoldedChars;
+  if (end > limits.shownChars) {
+    end = limits.shownChars;
     // Cut between words when one ends reasonably near the limit.
     const qsizetype space = text.lastIndexOf(u' ', end);
-    if (space > kFoldedChars * 4 / 5) end = space;
+    if (space > limits.shownChars * 4 / 5) end = space;
   }
   QString shown = text.left(end);
   while (!shown.isEmpty() && shown.back().isSpace())

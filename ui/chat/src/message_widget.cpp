@@ -108,6 +108,11 @@ void MessageWidget::buildFrame() {
   scaleFont(foldButton_, 0.88);
   connect(foldButton_, &QToolButton::clicked, this, &MessageWidget::toggleFold);
   bubbleLayout->addWidget(foldButton_, 0, Qt::AlignLeft);
+  // Under the text and its fold toggle: the calls the reply made.
+  toolCallsLayout_ = new QVBoxLayout;
+  toolCallsLayout_->setContentsMargins(0, 0, 0, 0);
+  toolCallsLayout_->setSpacing(6);
+  bubbleLayout->addLayout(toolCallsLayout_);
 
   auto* row = new QHBoxLayout;
   row->setContentsMargins(0, 0, 0, 0);
@@ -235,6 +240,7 @@ void MessageWidget::setMessage(const ChatMessageView& message) {
   if (textChanged) foldable_ = !message_.streaming && foldedText(message_.text).has_value();
   if (textChanged || foldedBefore != isFolded()) renderBody();
   rendered_ = true;
+  syncToolCalls();
   updateChrome();
 }
 

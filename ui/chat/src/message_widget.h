@@ -20,13 +20,15 @@ namespace quire::ui {
 class BranchSwitcher;
 class DocumentView;
 class TintedFrame;
+class ToolCallCard;
 
 // One message of the conversation: caption, body, error or notice,
 // statistics, actions. User messages are right-aligned bubbles shown exactly
 // as typed; assistant messages are full-width blocks rendered from Markdown,
 // each fenced code block split out into a CodeBlockWidget so that it has its
 // own Copy button. A long message shows folded (message_fold.h) until the user
-// asks for all of it; a reply the user watched arrive stays whole.
+// asks for all of it; a reply the user watched arrive stays whole. The tool
+// calls of a reply follow its text, one ToolCallCard each.
 class MessageWidget : public QWidget {
   Q_OBJECT
 
@@ -44,6 +46,9 @@ class MessageWidget : public QWidget {
   // Switching to another version and deleting one wait while the chat
   // generates: the reply streams into the path on show.
   void setBranchingAvailable(bool available);
+  // Shows one tool call in place: its card is updated, or added at the end
+  // for a call id the message does not have yet. Nothing else is rendered.
+  void updateToolCall(const ToolCallView& call);
   bool isEditing() const;
   // Whether the message is long enough to fold, and folded now.
   bool isFoldable() const { return foldable_; }
@@ -62,6 +67,8 @@ class MessageWidget : public QWidget {
   void branchSwitchRequested(qint64 id, int step);
   void branchFromHereRequested(qint64 id);
   void deleteBranchRequested(qint64 id);
+  void toolCallDecided(qint64 id, const QString& callId, quire::ui::ToolDecision decision);
+  void toolCallCancelRequested(qint64 id, const QString& callId);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -85,6 +92,11 @@ class MessageWidget : public QWidget {
   void renderPlain();
   void renderMarkdown();
   void updateChrome();
+  // Matches the cards to message_.toolCalls: kept where the ids agree,
+  // updated in place, built or removed where they do not.
+  void syncToolCalls();
+  ToolCallCard* buildToolCard(const ToolCallView& call);
+  void discardToolCards(std::size_t from);
   void updateBubbleWidth();
   void fitEditor();
   void submitEdit();
@@ -102,6 +114,8 @@ class MessageWidget : public QWidget {
   QVBoxLayout* bodyLayout_ = nullptr;
   DocumentView* plainView_ = nullptr;
   std::vector<Part> parts_;
+  QVBoxLayout* toolCallsLayout_ = nullptr;
+  std::vector<ToolCallCard*> toolCards_;  // parallel to message_.toolCalls
   QWidget* editorArea_ = nullptr;
   QPlainTextEdit* editor_ = nullptr;
   QLabel* progressLabel_ = nullptr;

@@ -64,6 +64,7 @@ struct ChatSettingsPanel::Fields {
   QDoubleSpinBox* repetition_penalty = nullptr;
   QSpinBox* max_new_tokens = nullptr;
   QComboBox* prompt_format = nullptr;
+  QCheckBox* use_tools = nullptr;
   QList<Row> rows;  // in the order above
   QPushButton* reset = nullptr;
 
@@ -107,6 +108,10 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
   f.max_new_tokens->setGroupSeparatorShown(true);
   f.max_new_tokens->setSuffix(tr(" tokens"));
   f.prompt_format = new QComboBox(this);
+  f.use_tools = new QCheckBox(tr("Use tools in this chat"), this);
+  f.use_tools->setToolTip(
+      tr("Offer the model the tools of the servers enabled in Settings → Tools; every call "
+         "still waits for your approval"));
 
   const struct {
     QWidget* editor;
@@ -120,6 +125,7 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
       {f.repetition_penalty, QStringLiteral("chatRepetitionPenalty"), tr("Repetition penalty")},
       {f.max_new_tokens, QStringLiteral("chatMaxNewTokens"), tr("Longest reply")},
       {f.prompt_format, QStringLiteral("chatPromptFormat"), tr("Prompt format")},
+      {f.use_tools, QStringLiteral("chatUseTools"), tr("Tools")},
   };
   int line = 0;
   for (const auto& spec : specs) {
@@ -160,6 +166,7 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
     connect(box, &QDoubleSpinBox::valueChanged, this, changed);
   connect(f.max_new_tokens, &QSpinBox::valueChanged, this, changed);
   connect(f.prompt_format, &QComboBox::currentIndexChanged, this, changed);
+  connect(f.use_tools, &QCheckBox::toggled, this, changed);
 
   f.reset = new QPushButton(tr("Reset to defaults"), this);
   f.reset->setObjectName(QStringLiteral("resetChatSettings"));
@@ -212,6 +219,7 @@ void ChatSettingsPanel::showDefaults() {
     select_data(f.prompt_format, defaults_.prompt_format.isEmpty() ? QStringLiteral("auto")
                                                                    : defaults_.prompt_format);
   }
+  if (!f.owns(f.use_tools)) f.use_tools->setChecked(defaults_.use_tools);
   writing_ = was_writing;
 }
 
@@ -225,6 +233,7 @@ void ChatSettingsPanel::setOverrides(const ChatOverrides& overrides) {
   f.row(f.repetition_penalty).own->setChecked(overrides.repetition_penalty.has_value());
   f.row(f.max_new_tokens).own->setChecked(overrides.max_new_tokens.has_value());
   f.row(f.prompt_format).own->setChecked(overrides.prompt_format.has_value());
+  f.row(f.use_tools).own->setChecked(overrides.use_tools.has_value());
   if (overrides.system_prompt) f.system_prompt->setPlainText(*overrides.system_prompt);
   if (overrides.temperature) f.temperature->setValue(*overrides.temperature);
   if (overrides.top_p) f.top_p->setValue(*overrides.top_p);
@@ -232,6 +241,7 @@ void ChatSettingsPanel::setOverrides(const ChatOverrides& overrides) {
   if (overrides.repetition_penalty) f.repetition_penalty->setValue(*overrides.repetition_penalty);
   if (overrides.max_new_tokens) f.max_new_tokens->setValue(*overrides.max_new_tokens);
   if (overrides.prompt_format) select_data(f.prompt_format, *overrides.prompt_format);
+  if (overrides.use_tools) f.use_tools->setChecked(*overrides.use_tools);
   showDefaults();
   writing_ = false;
   refreshStates();
@@ -247,6 +257,7 @@ ChatOverrides ChatSettingsPanel::overrides() const {
   if (f.owns(f.repetition_penalty)) o.repetition_penalty = f.repetition_penalty->value();
   if (f.owns(f.max_new_tokens)) o.max_new_tokens = f.max_new_tokens->value();
   if (f.owns(f.prompt_format)) o.prompt_format = f.prompt_format->currentData().toString();
+  if (f.owns(f.use_tools)) o.use_tools = f.use_tools->isChecked();
   return o;
 }
 
@@ -270,6 +281,7 @@ void ChatSettingsPanel::refreshStates() {
       real_text(defaults_.sampling.repetition_penalty, limits::kRepetitionPenalty),
       tr("%L1 tokens").arg(defaults_.max_new_tokens),
       format_text,
+      defaults_.use_tools ? tr("on") : tr("off"),
   };
   bool any_own = false;
   for (qsizetype i = 0; i < f.rows.size(); ++i) {

@@ -46,7 +46,14 @@ class MessageWidget;
 // "copyMessageButton", "editButton", "messageEditor", "sendEditButton",
 // "regenerateButton", "messageError", "messageStats", "emptyState",
 // "jumpToLatestButton", "branchSwitcher" (see branch_switcher.h),
-// "branchButton", "deleteBranchButton", "branchUndoBar", "branchUndoButton".
+// "branchButton", "deleteBranchButton", "branchUndoBar", "branchUndoButton",
+// and per tool call of a reply the names tool_call_card.h lists.
+//
+// Tool calls: a reply's calls (ChatMessageView::toolCalls) show as cards
+// under its text. A call waiting for approval offers Allow once, Always allow
+// in this chat and Deny, answered through toolCallDecided; a running call
+// offers Stop (toolCallCancelRequested). The app then reports each change of
+// a call through updateToolCall, which touches that one card only.
 class ChatView : public QWidget {
   Q_OBJECT
 
@@ -69,6 +76,11 @@ class ChatView : public QWidget {
   void appendToMessage(qint64 id, const QString& delta);
   void removeMessage(qint64 id);
   void clear();
+  // Shows one tool call of message `messageId` as it stands now: its card is
+  // updated in place (or added, for a call id the message lacks) without
+  // rendering the message or the conversation again. Unknown messages are
+  // ignored.
+  void updateToolCall(qint64 messageId, const ToolCallView& call);
 
   qsizetype messageCount() const { return messages_.size(); }
   std::optional<ChatMessageView> message(qint64 id) const;
@@ -110,6 +122,12 @@ class ChatView : public QWidget {
   void deleteBranchRequested(qint64 id);
   // The Undo bar's button, for the branch offerBranchUndo() named.
   void undoDeleteBranchRequested(qint64 id);
+  // The user's answer to tool call `callId` of reply `messageId`, which
+  // waited for approval. Sent once: the card takes no second answer until
+  // updateToolCall reports a new state for the call.
+  void toolCallDecided(qint64 messageId, const QString& callId, quire::ui::ToolDecision decision);
+  // Stop was pressed on a running call.
+  void toolCallCancelRequested(qint64 messageId, const QString& callId);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;

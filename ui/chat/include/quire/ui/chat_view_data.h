@@ -1,10 +1,47 @@
 #pragma once
 
+#include <QList>
 #include <QMetaType>
 #include <QString>
 #include <QtGlobal>
 
 namespace quire::ui {
+
+// One call of a tool that a reply made, as the chat shows it: what was asked
+// of which server, where the call stands, and what came back. app/ fills it
+// from the tool runner; the view only shows it and reports the user's answer.
+struct ToolCallView {
+  enum class State {
+    AwaitingApproval,  // shown with Allow once / Always allow in this chat / Deny
+    Running,           // allowed and in progress; may be stopped
+    Done,              // the server answered; `result` holds the answer
+    Failed,            // the server or the call failed; `summary` says why
+    Denied,            // the user said no; the model was told so
+    TimedOut,          // no answer within the server's call timeout
+    Cancelled,         // stopped by the user, or by the end of the reply
+  };
+
+  QString id;      // the call's id, unique within its message
+  QString server;  // the tool server's name as the user named it in Settings
+  QString tool;    // the tool's name as the server lists it
+  // The arguments as the model wrote them: JSON text, shown pretty-printed
+  // when it parses and as written when it does not.
+  QString arguments;
+  State state = State::AwaitingApproval;
+  // The server's answer as text (Done), or the details of a failure.
+  QString result;
+  // One line about the outcome: "412 characters", or the error of a failure.
+  QString summary;
+
+  friend bool operator==(const ToolCallView&, const ToolCallView&) = default;
+};
+
+// The user's answer to a call that waits for approval.
+enum class ToolDecision {
+  AllowOnce,    // run this call
+  AlwaysAllow,  // run it, and this tool's later calls in this chat without asking
+  Deny,         // do not run it
+};
 
 // One message as the chat view shows it. Plain values that app/ fills from its
 // chat store and from the generator's stream; the view never reaches back.
@@ -33,8 +70,13 @@ struct ChatMessageView {
   // one the message shows a "‹ 2/3 ›" switcher.
   int siblingIndex = 0;
   int siblingCount = 1;
+  // The tool calls this reply made, in the order it made them, each with its
+  // outcome; shown as cards under the reply's text. Empty for other roles.
+  QList<ToolCallView> toolCalls;
 };
 
 }  // namespace quire::ui
 
 Q_DECLARE_METATYPE(quire::ui::ChatMessageView)
+Q_DECLARE_METATYPE(quire::ui::ToolCallView)
+Q_DECLARE_METATYPE(quire::ui::ToolDecision)

@@ -1,17 +1,17 @@
 #pragma once
 
-// The settings of one chat: its system prompt, sampling, longest reply and
-// prompt format. Each field either follows the global value (the Settings
-// dialog's, shown greyed beside "Default") or overrides it; "Reset to
-// defaults" makes every field follow again. Plain data in and out: the
-// application reads the chat's overrides from its store and writes back what
-// overrides() returns.
+// The settings of one chat: its system prompt, sampling, longest reply,
+// prompt format and whether the model may call tools. Each field either follows the global value
+// (the Settings dialog's, shown greyed beside "Default") or overrides it; "Reset to defaults" makes
+// every field follow again. Plain data in and out: the application reads the chat's overrides from
+// its store and writes back what overrides() returns.
 //
 // Object names: "chatSettingsPanel", "resetChatSettings", and per field
 // <field> (the editor), <field>Override (the check box that makes it the
 // chat's own) and <field>State (what it follows now), where <field> is one of
 // "chatSystemPrompt", "chatTemperature", "chatTopP", "chatMinP",
-// "chatRepetitionPenalty", "chatMaxNewTokens", "chatPromptFormat".
+// "chatRepetitionPenalty", "chatMaxNewTokens", "chatPromptFormat",
+// "chatUseTools".
 
 #include <QString>
 #include <QStringList>
@@ -38,6 +38,9 @@ struct ChatOverrides {
   std::optional<double> repetition_penalty;
   std::optional<int> max_new_tokens;
   std::optional<QString> prompt_format;  // "auto" or a format's name
+  // Whether the model is offered the enabled tool servers' tools in this
+  // chat; false keeps a chat free of tools whatever the global setting.
+  std::optional<bool> use_tools;
 
   friend bool operator==(const ChatOverrides&, const ChatOverrides&) = default;
 };
@@ -48,6 +51,7 @@ struct ChatDefaults {
   SamplingDefaults sampling;
   int max_new_tokens = 0;
   QString prompt_format;  // "auto" or a format's name
+  bool use_tools = true;  // chats use the enabled tool servers unless told not to
 };
 
 class ChatSettingsPanel : public QWidget {

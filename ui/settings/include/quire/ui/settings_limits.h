@@ -45,6 +45,9 @@ inline constexpr IntRange kTopK{0, 1000};
 // The application's server: ports below 1024 need privileges it should not have.
 inline constexpr IntRange kServerPort{1024, 65535};
 inline constexpr int kDefaultServerPort = 8642;  // quire-cli serve's default too
+// How long one tool call may take before it counts as timed out, in seconds.
+inline constexpr IntRange kToolCallTimeoutSeconds{1, 3600};
+inline constexpr int kDefaultToolCallTimeoutSeconds = 60;
 
 }  // namespace limits
 
