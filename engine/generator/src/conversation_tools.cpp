@@ -202,9 +202,9 @@ std::vector<tools::ToolCall> Conversation::pending_tool_calls() const {
   if (!reply) return {};
   std::vector<tools::ToolCall> pending;
   for (const tools::ToolCall& call : messages_[*reply].tool_calls) {
-    const bool answered = std::any_of(
-        messages_.begin() + static_cast<std::ptrdiff_t>(*reply) + 1, messages_.end(),
-        [&](const Message& message) { return message.tool_call_id == call.id; });
+    const bool answered =
+        std::any_of(messages_.begin() + static_cast<std::ptrdiff_t>(*reply) + 1, messages_.end(),
+                    [&](const Message& message) { return message.tool_call_id == call.id; });
     if (!answered) pending.push_back(call);
   }
   return pending;
@@ -213,8 +213,9 @@ std::vector<tools::ToolCall> Conversation::pending_tool_calls() const {
 void Conversation::add_tool_result(std::string_view call_id, std::string_view name,
                                    std::string_view result) {
   if (open_) {
-    throw std::logic_error("a prompt awaits its reply; tool results follow the reply whose "
-                           "calls they answer");
+    throw std::logic_error(
+        "a prompt awaits its reply; tool results follow the reply whose "
+        "calls they answer");
   }
   const std::optional<std::size_t> reply = last_calling_reply();
   if (!reply) throw std::logic_error("the last reply made no tool calls for a result to answer");
@@ -222,8 +223,8 @@ void Conversation::add_tool_result(std::string_view call_id, std::string_view na
   const auto call = std::find_if(calls.begin(), calls.end(),
                                  [&](const tools::ToolCall& c) { return c.id == call_id; });
   if (call == calls.end()) {
-    throw std::invalid_argument("the last reply made no tool call with the id " + in_quotes(call_id) +
-                                "; its calls are " + ids_of(calls));
+    throw std::invalid_argument("the last reply made no tool call with the id " +
+                                in_quotes(call_id) + "; its calls are " + ids_of(calls));
   }
   const std::vector<tools::ToolCall> pending = pending_tool_calls();
   if (std::none_of(pending.begin(), pending.end(),
@@ -239,8 +240,9 @@ void Conversation::add_tool_result(std::string_view call_id, std::string_view na
 std::vector<std::int32_t> Conversation::continue_turn() {
   if (open_) throw std::logic_error("a prompt already awaits its reply; end_turn() takes it first");
   if (messages_.back().role != Role::Tool) {
-    throw std::logic_error("continue_turn() follows tool results; add_tool_result() for each "
-                           "call of the last reply first");
+    throw std::logic_error(
+        "continue_turn() follows tool results; add_tool_result() for each "
+        "call of the last reply first");
   }
   if (const std::vector<tools::ToolCall> pending = pending_tool_calls(); !pending.empty()) {
     throw std::logic_error("tool call " + in_quotes(pending.front().id) + " (" +

@@ -34,7 +34,8 @@ std::string_view to_string(Role role);  // "system", "user", "assistant", "tool"
 // template wrote for all of them and the header that opens the next reply.
 struct Message {
   Message() = default;
-  Message(Role message_role, std::string message_text, std::vector<std::int32_t> message_tokens = {})
+  Message(Role message_role, std::string message_text,
+          std::vector<std::int32_t> message_tokens = {})
       : role(message_role), text(std::move(message_text)), tokens(std::move(message_tokens)) {}
 
   Role role = Role::User;
@@ -123,7 +124,8 @@ class Conversation {
 
   // Appends the user's message and the header of the reply; returns the whole
   // prompt. Throws std::logic_error while the previous turn awaits its reply
-  // or the last reply's tool calls await their results, ChatTemplateError when the model's template refuses the conversation.
+  // or the last reply's tool calls await their results, ChatTemplateError when the model's template
+  // refuses the conversation.
   std::vector<std::int32_t> begin_turn(std::string_view user_message);
 
   // Appends the reply's ids as generated and the format's closing marker(s),
