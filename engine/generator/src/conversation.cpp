@@ -109,6 +109,12 @@ void Conversation::end_turn(std::span<const std::int32_t> reply_tokens, bool clo
                             std::vector<tools::ToolCall> tool_calls) {
   if (!awaiting_reply()) throw std::logic_error("no message awaits a reply");
   check_tool_calls(tool_calls);
+  if (!tool_calls.empty() && !reply_text) {
+    // Decoded, the calls' own markup would reach the template twice.
+    throw std::invalid_argument(
+        "a reply with tool calls needs its content text "
+        "(tools::ParsedReply::content), which may be empty");
+  }
   Message reply{Role::Assistant, {}, {reply_tokens.begin(), reply_tokens.end()}};
   reply.tool_calls = std::move(tool_calls);
   if (reply_text) {

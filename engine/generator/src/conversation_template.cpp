@@ -71,13 +71,15 @@ std::vector<std::int32_t> Conversation::tokenize_rendered(const jinja::Rendered&
 }
 
 // Renders the prompt for the next reply; the last message (the user's, or
-// the last tool result) takes the ids that are new.
+// the last tool result) takes the ids that are new. It may hold ids already
+// (set_tools() renders an open prompt again).
 void Conversation::open_template_prompt() {
   const jinja::Rendered rendered = render_template(1, /*add_generation_prompt=*/true);
   Message& user = messages_.back();
   if (rendered.text.starts_with(rendered_)) {
-    user.tokens = tokenize_rendered(rendered, rendered_.size());
-    ids_.insert(ids_.end(), user.tokens.begin(), user.tokens.end());
+    const std::vector<std::int32_t> added = tokenize_rendered(rendered, rendered_.size());
+    user.tokens.insert(user.tokens.end(), added.begin(), added.end());
+    ids_.insert(ids_.end(), added.begin(), added.end());
     rendered_ = rendered.text;
     recomputed_ = 0;
     return;
@@ -92,15 +94,17 @@ void Conversation::open_template_prompt() {
   recomputed_ = static_cast<std::int64_t>(ids_.size() - kept);
 
   // Messages keep the ids that survive; the rest of the prompt becomes the
-  // new message's, so their concatenation stays the conversation.
+  // last message's, so their concatenation stays the conversation.
   std::size_t offset = 0;
+  std::size_t before_last = 0;
   for (std::size_t i = 0; i + 1 < messages_.size(); ++i) {
     std::vector<std::int32_t>& tokens = messages_[i].tokens;
     const std::size_t keep = std::min(tokens.size(), kept - std::min(kept, offset));
     offset += tokens.size();
     tokens.resize(keep);
+    before_last += keep;
   }
-  user.tokens.assign(whole.begin() + static_cast<std::ptrdiff_t>(kept), whole.end());
+  user.tokens.assign(whole.begin() + static_cast<std::ptrdiff_t>(before_last), whole.end());
   ids_ = std::move(whole);
   rendered_ = rendered.text;
 }

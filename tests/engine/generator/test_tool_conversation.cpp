@@ -53,6 +53,14 @@ std::int64_t lost_from(const Ids& before, const Ids& after) {
   return static_cast<std::int64_t>(before.end() - mismatch.first);
 }
 
+// The messages' ids in order, which must be the conversation's.
+Ids message_ids(const Conversation& chat) {
+  Ids out;
+  for (const Message& message : chat.messages())
+    out.insert(out.end(), message.tokens.begin(), message.tokens.end());
+  return out;
+}
+
 // One model's chat template and tokenizer, the clock pinned.
 struct Model {
   explicit Model(const QString& package)
@@ -164,6 +172,7 @@ class ToolConversationTest : public QObject {
       QCOMPARE(chat.text(), expected);
       QCOMPARE(model.tokenizer.decode(prompt, /*skip_special=*/false), expected);
       QCOMPARE(chat.ids(), prompt);
+      QCOMPARE(message_ids(chat), prompt);
       if (chat.recomputed_tokens() == 0) {
         QVERIFY2(starts_with(prompt, previous), step);
       } else {
@@ -183,7 +192,11 @@ class ToolConversationTest : public QObject {
     const tools::ToolCall made = parsed.tool_calls[0];
     QCOMPARE(made.name, std::string("get_weather"));
     const Ids call_ids = encode_special(model.tokenizer, (call + end).toStdString());
+    // Decoded, the call's markup would be content beside the call.
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             chat.end_turn(call_ids, true, std::nullopt, parsed.tool_calls));
     chat.end_turn(call_ids, true, parsed.content, parsed.tool_calls);
+    QCOMPARE(chat.messages().back().tokens, call_ids);
     QVERIFY(!chat.awaiting_reply());
     QCOMPARE(chat.pending_tool_calls(), parsed.tool_calls);
     QVERIFY(starts_with(chat.ids(), prompt));
@@ -290,6 +303,7 @@ class ToolConversationTest : public QObject {
     reference = {
         {"system", kSystem}, {"user", kAsk}, calling({made}), result(made.id, made.name, kResult)};
     QCOMPARE(newest.text(), model.chat_template->render(reference, true, template_tools).text);
+    QCOMPARE(message_ids(newest), newest.ids());
     QVERIFY(newest.awaiting_reply());
   }
 
@@ -308,6 +322,7 @@ class ToolConversationTest : public QObject {
                  .text);
     QVERIFY(chat.recomputed_tokens() > 0);
     QCOMPARE(chat.recomputed_tokens(), lost_from(plain, chat.ids()));
+    QCOMPARE(message_ids(chat), chat.ids());
 
     chat.end_turn(encode_special(model.tokenizer, kAnswer + "<|im_end|>"), true, kAnswer);
     const Ids before = chat.ids();
@@ -319,6 +334,7 @@ class ToolConversationTest : public QObject {
     QCOMPARE(chat.text(), model.chat_template->render(reference, true).text);
     QCOMPARE(chat.recomputed_tokens(), lost_from(before, chat.ids()));
     QVERIFY(chat.recomputed_tokens() > 0);
+    QCOMPARE(message_ids(chat), chat.ids());
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                              chat.set_tools(nlohmann::ordered_json{{"a", 1}}));
   }

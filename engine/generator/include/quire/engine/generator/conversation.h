@@ -139,7 +139,8 @@ class Conversation {
   // exactly as generated. Each call then needs its result
   // (add_tool_result()) before the chat goes on. Throws std::logic_error when
   // no turn awaits a reply, or for calls with a built-in format;
-  // std::invalid_argument for calls without an id or name, or two with one id.
+  // std::invalid_argument for calls without an id or name, two with one id,
+  // or calls without reply_text.
   void end_turn(std::span<const std::int32_t> reply_tokens, bool closed_by_stop_token,
                 std::optional<std::string_view> reply_text = std::nullopt,
                 std::vector<tools::ToolCall> tool_calls = {});
