@@ -98,7 +98,8 @@ class Conversation {
   // built-in format, or for ids outside the vocabulary. With a chat template
   // the user messages' and results' ids are rendered again (the same ids, as
   // rendering is deterministic) and the replies' ids are kept as stored.
-  // `tools`: what set_tools() takes, in effect for the whole chat. Throws
+  // `tools`: what set_tools() takes, in effect for the whole chat
+  // (std::logic_error for tools with a built-in format). Throws
   // ChatTemplateError when the template fails.
   static Conversation restore(ChatFormat format, const Tokenizer& tokenizer,
                               std::vector<Message> messages,
@@ -113,7 +114,8 @@ class Conversation {
   // recomputed_tokens() says how many ids were lost. Throws std::logic_error
   // for a built-in format (only a model's chat template knows how its model
   // reads tools), std::invalid_argument for anything but an array or null,
-  // ChatTemplateError when the template fails with them (nothing changes).
+  // ChatTemplateError when the template fails with them while a prompt is
+  // open (nothing changes then).
   void set_tools(nlohmann::ordered_json tools);
   // The list set_tools() took; null when none.
   const nlohmann::ordered_json& tools() const { return tools_; }
@@ -124,8 +126,8 @@ class Conversation {
 
   // Appends the user's message and the header of the reply; returns the whole
   // prompt. Throws std::logic_error while the previous turn awaits its reply
-  // or the last reply's tool calls await their results, ChatTemplateError when the model's template
-  // refuses the conversation.
+  // or the last reply's tool calls await their results, ChatTemplateError
+  // when the model's template refuses the conversation.
   std::vector<std::int32_t> begin_turn(std::string_view user_message);
 
   // Appends the reply's ids as generated and the format's closing marker(s),
