@@ -22,6 +22,9 @@ ui::ChatMessageView::Role view_role(store::Role role) {
       return ui::ChatMessageView::Role::User;
     case store::Role::Assistant:
       return ui::ChatMessageView::Role::Assistant;
+    case store::Role::Tool:
+      // Until the chat shows tool calls, a result is plain text beside the chat.
+      return ui::ChatMessageView::Role::System;
   }
   return ui::ChatMessageView::Role::User;
 }
@@ -245,6 +248,9 @@ ReplyRequest ChatController::requestFor(store::ChatId chat, store::MessageId rep
   for (const store::Message& message : store_.messages(chat)) {
     if (message.id == reply) break;
     if (message.role == store::Role::System) continue;
+    // Tool calls and results are not sent yet; the reply after them answers
+    // the question, so the turns still alternate.
+    if (message.role == store::Role::Tool || !message.tool_calls.isEmpty()) continue;
     // A question left unanswered (its reply failed, or was never started
     // before a crash) stays on show but is not part of the conversation: the
     // engine needs turns that alternate.

@@ -27,6 +27,8 @@ std::string role_of(store::Role role) {
       return "user";
     case store::Role::Assistant:
       return "assistant";
+    case store::Role::Tool:
+      return "tool";
   }
   return "user";
 }

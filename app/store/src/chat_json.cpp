@@ -112,7 +112,8 @@ class Reader {
         !optional_number(object, QStringLiteral("repetition_penalty"), prefix,
                          &out->repetition_penalty) ||
         !optional_number(object, QStringLiteral("max_new_tokens"), prefix, &max_new_tokens) ||
-        !optional_text(object, QStringLiteral("prompt_format"), prefix, &out->prompt_format)) {
+        !optional_text(object, QStringLiteral("prompt_format"), prefix, &out->prompt_format) ||
+        !tool_settings(object, prefix, out)) {
       return false;
     }
     if (max_new_tokens) {
@@ -127,6 +128,57 @@ class Reader {
     return true;
   }
 
+  // Version 3: tools on or off, and the tools always allowed.
+  bool tool_settings(const QJsonObject& object, const QString& prefix, ChatSettings* out) {
+    const QJsonValue enabled = object.value(QStringLiteral("tools_enabled"));
+    if (!enabled.isUndefined() && !enabled.isNull()) {
+      if (!enabled.isBool()) {
+        return fail(prefix + QStringLiteral("tools_enabled"),
+                    QStringLiteral("expected true or false"));
+      }
+      out->tools_enabled = enabled.toBool();
+    }
+    const QJsonValue allowed = object.value(QStringLiteral("always_allowed_tools"));
+    if (allowed.isUndefined() || allowed.isNull()) return true;
+    const QString where = prefix + QStringLiteral("always_allowed_tools");
+    if (!allowed.isArray()) return fail(where, QStringLiteral("expected an array of names"));
+    for (const QJsonValue& tool : allowed.toArray()) {
+      if (!tool.isString()) return fail(where, QStringLiteral("expected an array of names"));
+      out->always_allowed_tools << tool.toString();
+    }
+    return true;
+  }
+
+  // Version 3: an assistant message's calls, a tool message's result.
+  bool tools(const QJsonObject& object, const QString& prefix, Message* out) {
+    const QJsonValue calls = object.value(QStringLiteral("tool_calls"));
+    if (!calls.isUndefined() && !calls.isNull()) {
+      const QString where = prefix + QStringLiteral("tool_calls");
+      if (!calls.isArray()) return fail(where, QStringLiteral("expected an array of calls"));
+      const QJsonArray array = calls.toArray();
+      for (qsizetype i = 0; i < array.size(); ++i) {
+        const std::optional<ToolCall> call = ToolCall::from_json(array.at(i).toObject());
+        if (!array.at(i).isObject() || !call) {
+          return fail(where + QStringLiteral("[%1]").arg(i),
+                      QStringLiteral("expected an object with \"id\" and \"name\" strings"));
+        }
+        out->tool_calls << *call;
+      }
+    }
+    const QJsonValue result = object.value(QStringLiteral("tool_result"));
+    if (!result.isUndefined() && !result.isNull()) {
+      const std::optional<ToolResult> parsed = ToolResult::from_json(result.toObject());
+      if (!result.isObject() || !parsed) {
+        return fail(prefix + QStringLiteral("tool_result"),
+                    QStringLiteral("expected an object with a \"call_id\" string and a "
+                                   "\"status\" of allowed, denied, failed, timed_out or "
+                                   "cancelled"));
+      }
+      out->tool_result = parsed;
+    }
+    return true;
+  }
+
   bool message(const QJsonValue& value, const QString& where, Message* out) {
     if (!value.isObject()) return fail(where, QStringLiteral("expected an object"));
     const QJsonObject object = value.toObject();
@@ -136,14 +188,15 @@ class Reader {
     const auto parsed = role_from_name(role);
     if (!parsed) {
       return fail(prefix + QStringLiteral("role"),
-                  QStringLiteral("\"%1\" is not one of system, user, assistant").arg(role));
+                  QStringLiteral("\"%1\" is not one of system, user, assistant, tool").arg(role));
     }
     out->role = *parsed;
     if (!string(object, QStringLiteral("text"), prefix, true, &out->text) ||
         !tokens(object.value(QStringLiteral("tokens")), prefix + QStringLiteral("tokens"),
                 &out->tokens) ||
         !time(object, QStringLiteral("created"), prefix, &out->created) ||
-        !time(object, QStringLiteral("updated"), prefix, &out->updated)) {
+        !time(object, QStringLiteral("updated"), prefix, &out->updated) ||
+        !tools(object, prefix, out)) {
       return false;
     }
     const QJsonValue stats = object.value(QStringLiteral("stats"));
@@ -183,6 +236,15 @@ QByteArray chat_to_json(const ChatDocument& document) {
       object.insert(QStringLiteral("tokens"), tokens);
     }
     if (message.stats) object.insert(QStringLiteral("stats"), message.stats->to_json());
+    if (!message.tool_calls.isEmpty()) {
+      QJsonArray calls;
+      for (const ToolCall& call : message.tool_calls)
+        calls.append(call.to_json());
+      object.insert(QStringLiteral("tool_calls"), calls);
+    }
+    if (message.tool_result) {
+      object.insert(QStringLiteral("tool_result"), message.tool_result->to_json());
+    }
     messages.append(object);
   }
   QJsonObject settings;
@@ -197,6 +259,11 @@ QByteArray chat_to_json(const ChatDocument& document) {
   put("repetition_penalty", chat.repetition_penalty);
   put("max_new_tokens", chat.max_new_tokens);
   put("prompt_format", chat.prompt_format);
+  put("tools_enabled", chat.tools_enabled);
+  if (!chat.always_allowed_tools.isEmpty()) {
+    settings.insert(QStringLiteral("always_allowed_tools"),
+                    QJsonArray::fromStringList(chat.always_allowed_tools));
+  }
   QJsonObject root{
       {QStringLiteral("format"), QString::fromLatin1(kChatFileFormat)},
       {QStringLiteral("version"), kChatFileVersion},

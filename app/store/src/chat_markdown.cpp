@@ -1,6 +1,8 @@
-// The Markdown form of a chat: a heading per message, the text as written.
+// The Markdown form of a chat: a heading per message, the text as written;
+// each tool call with its tool and arguments, each result with its status.
 
 #include <QStringList>
+#include <algorithm>
 
 #include "quire/app/store/chat_export.h"
 
@@ -15,8 +17,44 @@ QString heading(Role role) {
       return QStringLiteral("## User");
     case Role::Assistant:
       return QStringLiteral("## Assistant");
+    case Role::Tool:
+      return QStringLiteral("## Tool");
   }
   return {};
+}
+
+// `text` in a fenced code block whose fence no run of backticks inside it
+// can close.
+QString fenced(const QString& text, const QString& language) {
+  qsizetype longest = 0;
+  qsizetype run = 0;
+  for (const QChar c : text) {
+    run = c == QLatin1Char('`') ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const QString fence(std::max<qsizetype>(3, longest + 1), QLatin1Char('`'));
+  QString body = text;
+  while (body.endsWith(QLatin1Char('\n')))
+    body.chop(1);
+  return fence + language + QLatin1Char('\n') + body + QLatin1Char('\n') + fence;
+}
+
+QString tool_call_block(const ToolCall& call) {
+  QString line = QStringLiteral("**Tool call:** `%1`").arg(call.name);
+  if (!call.server.isEmpty()) line += QStringLiteral(" from `%1`").arg(call.server);
+  line += QStringLiteral(" (id `%1`)").arg(call.id);
+  return line + QStringLiteral("\n\n") + fenced(call.arguments, QStringLiteral("json"));
+}
+
+QString tool_result_block(const Message& message) {
+  QString line = QStringLiteral("**Result**");
+  if (message.tool_result) {
+    line = QStringLiteral("**Result of** `%1` (id `%2`): %3")
+               .arg(message.tool_result->name, message.tool_result->call_id,
+                    tool_status_name(message.tool_result->status));
+  }
+  if (message.text.isEmpty()) return line;
+  return line + QStringLiteral("\n\n") + fenced(message.text, QString());
 }
 
 // A CommonMark fence line: up to three spaces, then three or more ` or ~.
@@ -59,13 +97,20 @@ QString chat_to_markdown(const ChatDocument& document) {
                      (title.isEmpty() ? QStringLiteral("Untitled chat") : title)};
   for (const Message& message : current_path(document)) {
     blocks << heading(message.role);
+    if (message.role == Role::Tool) {
+      blocks << tool_result_block(message);
+      continue;
+    }
     QString text = message.text;
     while (text.endsWith(QLatin1Char('\n')))
       text.chop(1);
-    if (text.isEmpty()) continue;
-    const QString fence = open_fence(text);
-    if (!fence.isEmpty()) text += QLatin1Char('\n') + fence;
-    blocks << text;
+    if (!text.isEmpty()) {
+      const QString fence = open_fence(text);
+      if (!fence.isEmpty()) text += QLatin1Char('\n') + fence;
+      blocks << text;
+    }
+    for (const ToolCall& call : message.tool_calls)
+      blocks << tool_call_block(call);
   }
   return blocks.join(QStringLiteral("\n\n")) + QLatin1Char('\n');
 }

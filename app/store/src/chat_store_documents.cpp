@@ -63,14 +63,15 @@ std::optional<ChatId> insert_document_rows(StoreState& d, const ChatDocument& do
       return invalid(QStringLiteral("messages[%1] has no id of its own").arg(i));
     }
     Run run(d.sql(), QStringLiteral("INSERT INTO messages (chat_id, parent_id, position, role,"
-                                    " text, tokens, created, updated, stats)"
-                                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                                    " text, tokens, created, updated, stats, tool_calls,"
+                                    " tool_result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     run << raw(chat)
         << (parent ? QVariant(raw(parent->id)) : QVariant(QMetaType::fromType<qint64>()))
         << (parent ? parent->position + 1 : 0) << role_name(message.role) << message.text
         << tokens_value(message.tokens) << ms(message.created)
         << ms(message.updated.isValid() ? message.updated : message.created)
-        << stats_value(message.stats);
+        << stats_value(message.stats) << tool_calls_value(message.tool_calls)
+        << tool_result_value(message.tool_result);
     if (!run.exec()) {
       d.fail_sql(QStringLiteral("import a message"), run.error());
       return std::nullopt;

@@ -65,6 +65,12 @@ QVariant stats_value(const std::optional<GenerationStats>& stats);
 // The columns read_message() expects, of `messages m`.
 extern const QString kMessageColumns;
 Message read_message(const Run& run);
+// The tool_calls and tool_result columns: JSON text, NULL when none.
+QVariant tool_calls_value(const QList<ToolCall>& calls);
+QVariant tool_result_value(const std::optional<ToolResult>& result);
+// Sets a message's tool_calls and tool_result columns.
+bool write_tool_columns(StoreState& d, MessageId message, const QList<ToolCall>& calls,
+                        const std::optional<ToolResult>& result);
 
 // What a reply carries from its creation until its generation finishes.
 GenerationStats reply_stats(const QString& model);

@@ -1,6 +1,9 @@
 // The settings a chat overrides (system prompt, sampling, prompt format):
 // one nullable column each, NULL meaning "use the global setting".
 
+#include <QJsonArray>
+#include <QJsonDocument>
+
 #include "chat_store_impl.h"
 
 namespace quire::store {
@@ -30,7 +33,8 @@ namespace detail {
 
 std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat) {
   Run run(d.sql(), QStringLiteral("SELECT system_prompt, temperature, top_p, min_p,"
-                                  " repetition_penalty, max_new_tokens, prompt_format"
+                                  " repetition_penalty, max_new_tokens, prompt_format,"
+                                  " tools_enabled, always_allowed_tools"
                                   " FROM chats WHERE id = ?"));
   run << raw(chat);
   if (!run.exec()) {
@@ -49,6 +53,13 @@ std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat) {
   settings.repetition_penalty = number_of(run.value(4));
   if (!run.value(5).isNull()) settings.max_new_tokens = run.value(5).toInt();
   settings.prompt_format = text_of(run.value(6));
+  if (!run.value(7).isNull()) settings.tools_enabled = run.value(7).toLongLong() != 0;
+  if (!run.value(8).isNull()) {
+    for (const QJsonValue& tool :
+         QJsonDocument::fromJson(run.value(8).toString().toUtf8()).array()) {
+      if (tool.isString()) settings.always_allowed_tools << tool.toString();
+    }
+  }
   return settings;
 }
 
@@ -60,13 +71,22 @@ bool write_settings(StoreState& d, ChatId chat, const ChatSettings& settings) {
   }
   Run run(d.sql(), QStringLiteral("UPDATE chats SET system_prompt = ?, temperature = ?, top_p = ?,"
                                   " min_p = ?, repetition_penalty = ?, max_new_tokens = ?,"
-                                  " prompt_format = ? WHERE id = ?"));
+                                  " prompt_format = ?, tools_enabled = ?,"
+                                  " always_allowed_tools = ? WHERE id = ?"));
   run << text_or_null(settings.system_prompt) << number_or_null(settings.temperature)
       << number_or_null(settings.top_p) << number_or_null(settings.min_p)
       << number_or_null(settings.repetition_penalty)
       << (settings.max_new_tokens ? QVariant(*settings.max_new_tokens)
                                   : QVariant(QMetaType::fromType<int>()))
-      << text_or_null(settings.prompt_format) << raw(chat);
+      << text_or_null(settings.prompt_format)
+      << (settings.tools_enabled ? QVariant(*settings.tools_enabled ? 1 : 0)
+                                 : QVariant(QMetaType::fromType<int>()))
+      << (settings.always_allowed_tools.isEmpty()
+              ? QVariant(QMetaType::fromType<QString>())
+              : QVariant(QString::fromUtf8(
+                    QJsonDocument(QJsonArray::fromStringList(settings.always_allowed_tools))
+                        .toJson(QJsonDocument::Compact))))
+      << raw(chat);
   if (!run.exec()) return d.fail_sql(QStringLiteral("save a chat's settings"), run.error());
   if (run.rows_affected() == 0) {
     return d.fail(StoreError::NotFound, QStringLiteral("There is no chat %1.").arg(raw(chat)));

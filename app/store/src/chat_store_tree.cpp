@@ -9,7 +9,8 @@ namespace {
 
 // The deleted rows keep every column, so a restored branch is what it was.
 const QString kRowColumns = QStringLiteral(
-    "id, chat_id, parent_id, position, selected, role, text, tokens, created, updated, stats");
+    "id, chat_id, parent_id, position, selected, role, text, tokens, created, updated, stats,"
+    " tool_calls, tool_result");
 
 QList<Message> read_messages(detail::StoreState& d, detail::Run& run, const QString& what) {
   QList<Message> messages;

@@ -14,12 +14,14 @@ QString role_name(Role role) {
       return QStringLiteral("user");
     case Role::Assistant:
       return QStringLiteral("assistant");
+    case Role::Tool:
+      return QStringLiteral("tool");
   }
   return {};
 }
 
 std::optional<Role> role_from_name(const QString& name) {
-  for (Role role : {Role::System, Role::User, Role::Assistant}) {
+  for (Role role : {Role::System, Role::User, Role::Assistant, Role::Tool}) {
     if (role_name(role) == name) return role;
   }
   return std::nullopt;

@@ -1,6 +1,7 @@
 // The statements on message rows that the store's operations share: reading
 // a row, placing a message in its tree, the current path, adding a child.
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QtDebug>
 
@@ -11,7 +12,7 @@ namespace quire::store::detail {
 
 const QString kMessageColumns = QStringLiteral(
     "m.id, m.chat_id, m.parent_id, m.position, m.role, m.text, m.tokens, m.created, m.updated,"
-    " m.stats");
+    " m.stats, m.tool_calls, m.tool_result");
 
 // Each step takes the child selected last (ties: the newest); the recursion
 // ends below a leaf, where the step yields NULL.
@@ -43,7 +44,38 @@ Message read_message(const Run& run) {
     message.stats = GenerationStats::from_json(
         QJsonDocument::fromJson(run.value(9).toString().toUtf8()).object());
   }
+  if (!run.value(10).isNull()) {
+    for (const QJsonValue& call :
+         QJsonDocument::fromJson(run.value(10).toString().toUtf8()).array()) {
+      if (auto parsed = ToolCall::from_json(call.toObject())) message.tool_calls << *parsed;
+    }
+  }
+  if (!run.value(11).isNull()) {
+    message.tool_result =
+        ToolResult::from_json(QJsonDocument::fromJson(run.value(11).toString().toUtf8()).object());
+  }
   return message;
+}
+
+QVariant tool_calls_value(const QList<ToolCall>& calls) {
+  if (calls.isEmpty()) return QVariant(QMetaType::fromType<QString>());  // NULL
+  QJsonArray array;
+  for (const ToolCall& call : calls)
+    array.append(call.to_json());
+  return QString::fromUtf8(QJsonDocument(array).toJson(QJsonDocument::Compact));
+}
+
+QVariant tool_result_value(const std::optional<ToolResult>& result) {
+  if (!result) return QVariant(QMetaType::fromType<QString>());  // NULL
+  return QString::fromUtf8(QJsonDocument(result->to_json()).toJson(QJsonDocument::Compact));
+}
+
+bool write_tool_columns(StoreState& d, MessageId message, const QList<ToolCall>& calls,
+                        const std::optional<ToolResult>& result) {
+  Run run(d.sql(),
+          QStringLiteral("UPDATE messages SET tool_calls = ?, tool_result = ? WHERE id = ?"));
+  run << tool_calls_value(calls) << tool_result_value(result) << raw(message);
+  return run.exec() || d.fail_sql(QStringLiteral("save tool calls"), run.error());
 }
 
 GenerationStats reply_stats(const QString& model) {

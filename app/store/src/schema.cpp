@@ -133,6 +133,43 @@ QStringList version3() {
   };
 }
 
+// Version 4: tool calls and their results. A message may have the role
+// "tool" (the CHECK constraint changes, so the table is rebuilt as in
+// version 3; ids, parents and selection stay), an assistant message keeps its
+// calls as a JSON array in tool_calls, a tool message what it answers and
+// how the call went as a JSON object in tool_result; deleted branches keep
+// both. Chats get tools on or off and the tools always allowed in them.
+QStringList version4() {
+  return {
+      QStringLiteral("CREATE TABLE messages_v4 ("
+                     " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                     " chat_id INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,"
+                     " parent_id INTEGER REFERENCES messages_v4(id),"
+                     " position INTEGER NOT NULL,"
+                     " selected INTEGER NOT NULL DEFAULT 0,"
+                     " role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),"
+                     " text TEXT NOT NULL DEFAULT '',"
+                     " tokens BLOB,"
+                     " created INTEGER NOT NULL,"
+                     " updated INTEGER NOT NULL,"
+                     " stats TEXT,"
+                     " tool_calls TEXT,"
+                     " tool_result TEXT)"),
+      QStringLiteral("INSERT INTO messages_v4 (id, chat_id, parent_id, position, selected, role,"
+                     " text, tokens, created, updated, stats)"
+                     " SELECT id, chat_id, parent_id, position, selected, role,"
+                     " text, tokens, created, updated, stats FROM messages"),
+      QStringLiteral("DROP TABLE messages"),
+      QStringLiteral("ALTER TABLE messages_v4 RENAME TO messages"),
+      QStringLiteral("CREATE INDEX messages_by_chat ON messages(chat_id, position)"),
+      QStringLiteral("CREATE INDEX messages_by_parent ON messages(parent_id)"),
+      QStringLiteral("ALTER TABLE deleted_messages ADD COLUMN tool_calls TEXT"),
+      QStringLiteral("ALTER TABLE deleted_messages ADD COLUMN tool_result TEXT"),
+      QStringLiteral("ALTER TABLE chats ADD COLUMN tools_enabled INTEGER"),
+      QStringLiteral("ALTER TABLE chats ADD COLUMN always_allowed_tools TEXT"),
+  };
+}
+
 const QStringList kSearchTriggerNames = {
     QStringLiteral("chat_search_insert"),    QStringLiteral("chat_search_delete"),
     QStringLiteral("chat_search_update"),    QStringLiteral("message_search_insert"),
@@ -188,7 +225,7 @@ int count_search_triggers(const QSqlDatabase& db, QString* error) {
 }  // namespace
 
 int current_schema_version() {
-  return 3;
+  return 4;
 }
 
 QStringList migration(int version) {
@@ -199,6 +236,8 @@ QStringList migration(int version) {
       return version2();
     case 3:
       return version3();
+    case 4:
+      return version4();
     default:
       return {};
   }

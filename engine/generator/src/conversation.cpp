@@ -28,6 +28,8 @@ std::string_view to_string(Role role) {
       return "user";
     case Role::Assistant:
       return "assistant";
+    case Role::Tool:
+      return "tool";
   }
   return "unknown";
 }
@@ -38,6 +40,10 @@ Conversation::Conversation(ChatFormat format, const Tokenizer& tokenizer,
       tokenizer_(&tokenizer),
       stops_(resolve_stops(format_, tokenizer)),
       messages_(std::move(messages)) {
+  if (format_.is_template()) {
+    tool_format_ = tools::detect_tool_call_format(format_.chat_template()->source().text);
+  }
+  open_ = !messages_.empty() && messages_.back().role == Role::User;
   rebuild_ids();
 }
 
@@ -53,53 +59,17 @@ Conversation::Conversation(ChatFormat format, const Tokenizer& tokenizer, std::s
   rebuild_ids();
 }
 
-Conversation Conversation::restore(ChatFormat format, const Tokenizer& tokenizer,
-                                   std::vector<Message> messages) {
-  if (messages.empty() || messages.front().role != Role::System) {
-    throw std::invalid_argument("a stored conversation must start with its system message");
-  }
-  for (std::size_t i = 1; i < messages.size(); ++i) {
-    const Role expected = i % 2 == 1 ? Role::User : Role::Assistant;
-    if (messages[i].role != expected) {
-      throw std::invalid_argument("message " + std::to_string(i) + " of a stored conversation is " +
-                                  std::string(to_string(messages[i].role)) + "; expected " +
-                                  std::string(to_string(expected)));
-    }
-  }
-  for (std::size_t i = 0; i < messages.size(); ++i) {
-    for (const std::int32_t id : messages[i].tokens) {
-      if (id < 0 || id >= tokenizer.vocab_size()) {
-        throw std::invalid_argument("message " + std::to_string(i) +
-                                    " of a stored conversation "
-                                    "holds token " +
-                                    std::to_string(id) + ", outside this model's vocabulary of " +
-                                    std::to_string(tokenizer.vocab_size()) +
-                                    "; the chat was kept with another model");
-      }
-    }
-  }
-  if (!format.is_template()) return Conversation(std::move(format), tokenizer, std::move(messages));
-
-  // Rendering is deterministic, so the user messages come out as they did;
-  // the replies keep the ids the model generated.
-  Conversation conversation(std::move(format), tokenizer, messages.front().text);
-  for (std::size_t i = 1; i < messages.size(); ++i) {
-    if (messages[i].role == Role::User) {
-      conversation.begin_turn(messages[i].text);
-    } else {
-      conversation.end_turn(messages[i].tokens, false, messages[i].text);
-    }
-  }
-  return conversation;
-}
-
 int Conversation::turn_count() const {
   return static_cast<int>(std::count_if(messages_.begin(), messages_.end(),
                                         [](const Message& m) { return m.role == Role::User; }));
 }
 
-bool Conversation::awaiting_reply() const {
-  return messages_.back().role == Role::User;
+std::vector<std::size_t> Conversation::user_indices() const {
+  std::vector<std::size_t> users;
+  for (std::size_t i = 0; i < messages_.size(); ++i) {
+    if (messages_[i].role == Role::User) users.push_back(i);
+  }
+  return users;
 }
 
 std::vector<std::int32_t> Conversation::render_user(std::string_view text, bool first) const {
@@ -110,27 +80,43 @@ std::vector<std::int32_t> Conversation::begin_turn(std::string_view user_message
   if (awaiting_reply()) {
     throw std::logic_error("a new message cannot begin before the previous one has its reply");
   }
+  if (const std::vector<tools::ToolCall> pending = pending_tool_calls(); !pending.empty()) {
+    throw std::logic_error("tool call " + pending.front().id + " (" + pending.front().name +
+                           ") of the last reply has no result yet; add_tool_result() for each "
+                           "call first (a refused or failed call gets one too)");
+  }
   if (format_.is_template()) {
-    messages_.push_back({Role::User, std::string(user_message), {}});
+    messages_.push_back({Role::User, std::string(user_message)});
     try {
-      begin_template_turn();
+      open_template_prompt();
     } catch (...) {
       messages_.pop_back();
       throw;
     }
+    open_ = true;
     return ids_;
   }
   recomputed_ = 0;
   std::vector<std::int32_t> tokens = render_user(user_message, turn_count() == 0);
   ids_.insert(ids_.end(), tokens.begin(), tokens.end());
   messages_.push_back({Role::User, std::string(user_message), std::move(tokens)});
+  open_ = true;
   return ids_;
 }
 
 void Conversation::end_turn(std::span<const std::int32_t> reply_tokens, bool closed_by_stop_token,
-                            std::optional<std::string_view> reply_text) {
+                            std::optional<std::string_view> reply_text,
+                            std::vector<tools::ToolCall> tool_calls) {
   if (!awaiting_reply()) throw std::logic_error("no message awaits a reply");
+  check_tool_calls(tool_calls);
+  if (!tool_calls.empty() && !reply_text) {
+    // Decoded, the calls' own markup would reach the template twice.
+    throw std::invalid_argument(
+        "a reply with tool calls needs its content text "
+        "(tools::ParsedReply::content), which may be empty");
+  }
   Message reply{Role::Assistant, {}, {reply_tokens.begin(), reply_tokens.end()}};
+  reply.tool_calls = std::move(tool_calls);
   if (reply_text) {
     reply.text = *reply_text;
   } else {
@@ -147,6 +133,7 @@ void Conversation::end_turn(std::span<const std::int32_t> reply_tokens, bool clo
     rendered_ += tokenizer_->decode(reply.tokens, /*skip_special=*/false);
     ids_.insert(ids_.end(), reply.tokens.begin(), reply.tokens.end());
     messages_.push_back(std::move(reply));
+    open_ = false;
     return;
   }
   const PromptSegments closing = builtin().closing();
@@ -164,6 +151,7 @@ void Conversation::end_turn(std::span<const std::int32_t> reply_tokens, bool clo
   }
   ids_.insert(ids_.end(), reply.tokens.begin(), reply.tokens.end());
   messages_.push_back(std::move(reply));
+  open_ = false;
 }
 
 std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t reserve_for_reply) {
@@ -175,8 +163,9 @@ std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t r
   if (before <= room) return std::nullopt;
   if (format_.is_template()) return fit_template(max_tokens, reserve_for_reply, before);
 
-  // Message 0 is the system message; turn t's user message is 1 + 2t.
-  const int turns = turn_count();
+  // Message 0 is the system message; turn t starts at its user message users[t].
+  const std::vector<std::size_t> users = user_indices();
+  const int turns = static_cast<int>(users.size());
   std::vector<std::int64_t> suffix(messages_.size() + 1, 0);
   for (std::size_t i = messages_.size(); i-- > 0;)
     suffix[i] = suffix[i + 1] + size_of(messages_[i]);
@@ -185,11 +174,11 @@ std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t r
   // becomes the first and may now carry the system prompt), and the rest.
   const bool rerender = builtin().system_in_first_message();
   auto first_user_tokens = [&](int k) {
-    const Message& user = messages_[static_cast<std::size_t>(1 + 2 * k)];
+    const Message& user = messages_[users[static_cast<std::size_t>(k)]];
     return rerender ? render_user(user.text, true) : user.tokens;
   };
   auto total_after = [&](int k, const std::vector<std::int32_t>& first) {
-    const auto user = static_cast<std::size_t>(1 + 2 * k);
+    const std::size_t user = users[static_cast<std::size_t>(k)];
     return size_of(messages_.front()) + static_cast<std::int64_t>(first.size()) + suffix[user + 1];
   };
 
@@ -214,7 +203,7 @@ std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t r
         needed, max_tokens);
   }
 
-  const auto user = static_cast<std::ptrdiff_t>(1 + 2 * drop);
+  const auto user = static_cast<std::ptrdiff_t>(users[static_cast<std::size_t>(drop)]);
   messages_.erase(messages_.begin() + 1, messages_.begin() + user);
   messages_[1].tokens = std::move(first);
   rebuild_ids();

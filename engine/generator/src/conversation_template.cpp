@@ -25,6 +25,11 @@ std::vector<TemplateMessage> Conversation::template_messages(std::size_t first_k
   for (std::size_t i = first_kept_user; i < messages_.size(); ++i) {
     const Message& message = messages_[i];
     TemplateMessage rendered{std::string(role_name(message.role)), message.text};
+    rendered.tool_calls = message.tool_calls;
+    // OpenAI sends null content beside calls when the reply had no text.
+    rendered.null_content = !message.tool_calls.empty() && message.text.empty();
+    rendered.tool_call_id = message.tool_call_id;
+    rendered.name = message.tool_name;
     if (message.role == Role::User && first_user) {
       first_user = false;
       // Templates without a system turn: the system prompt opens the first
@@ -39,7 +44,15 @@ std::vector<TemplateMessage> Conversation::template_messages(std::size_t first_k
 jinja::Rendered Conversation::render_template(std::size_t first_kept_user,
                                               bool add_generation_prompt) const {
   const std::vector<TemplateMessage> messages = template_messages(first_kept_user);
-  return format_.chat_template()->render(messages, add_generation_prompt);
+  return format_.chat_template()->render(messages, add_generation_prompt, template_tools());
+}
+
+TemplateTools Conversation::template_tools() const {
+  TemplateTools tools;
+  tools.tools = tools_;
+  tools.arguments = tools::template_arguments_form(tool_format_);
+  tools.keep_null_content = tools::template_keeps_null_content(tool_format_);
+  return tools;
 }
 
 // Tokenizes rendered.text from byte `from` on: special tokens the template
@@ -57,12 +70,16 @@ std::vector<std::int32_t> Conversation::tokenize_rendered(const jinja::Rendered&
   return tokenizer_->encode(std::string_view(rendered.text).substr(from), options);
 }
 
-void Conversation::begin_template_turn() {
+// Renders the prompt for the next reply; the last message (the user's, or
+// the last tool result) takes the ids that are new. It may hold ids already
+// (set_tools() renders an open prompt again).
+void Conversation::open_template_prompt() {
   const jinja::Rendered rendered = render_template(1, /*add_generation_prompt=*/true);
   Message& user = messages_.back();
   if (rendered.text.starts_with(rendered_)) {
-    user.tokens = tokenize_rendered(rendered, rendered_.size());
-    ids_.insert(ids_.end(), user.tokens.begin(), user.tokens.end());
+    const std::vector<std::int32_t> added = tokenize_rendered(rendered, rendered_.size());
+    user.tokens.insert(user.tokens.end(), added.begin(), added.end());
+    ids_.insert(ids_.end(), added.begin(), added.end());
     rendered_ = rendered.text;
     recomputed_ = 0;
     return;
@@ -77,15 +94,17 @@ void Conversation::begin_template_turn() {
   recomputed_ = static_cast<std::int64_t>(ids_.size() - kept);
 
   // Messages keep the ids that survive; the rest of the prompt becomes the
-  // new message's, so their concatenation stays the conversation.
+  // last message's, so their concatenation stays the conversation.
   std::size_t offset = 0;
+  std::size_t before_last = 0;
   for (std::size_t i = 0; i + 1 < messages_.size(); ++i) {
     std::vector<std::int32_t>& tokens = messages_[i].tokens;
     const std::size_t keep = std::min(tokens.size(), kept - std::min(kept, offset));
     offset += tokens.size();
     tokens.resize(keep);
+    before_last += keep;
   }
-  user.tokens.assign(whole.begin() + static_cast<std::ptrdiff_t>(kept), whole.end());
+  user.tokens.assign(whole.begin() + static_cast<std::ptrdiff_t>(before_last), whole.end());
   ids_ = std::move(whole);
   rendered_ = rendered.text;
 }
@@ -94,7 +113,8 @@ std::optional<Trimmed> Conversation::fit_template(std::int64_t max_tokens,
                                                   std::int64_t reserve_for_reply,
                                                   std::int64_t before) {
   const std::int64_t room = max_tokens - reserve_for_reply;
-  const int turns = turn_count();
+  const std::vector<std::size_t> users = user_indices();
+  const int turns = static_cast<int>(users.size());
   const bool prompt_open = awaiting_reply();
   const std::int64_t target = room / 2;
   int drop = 0;
@@ -102,7 +122,7 @@ std::optional<Trimmed> Conversation::fit_template(std::int64_t max_tokens,
   jinja::Rendered rendered;
   std::vector<std::int32_t> ids;
   for (int k = 1; k < turns; ++k) {
-    rendered = render_template(static_cast<std::size_t>(1 + 2 * k), prompt_open);
+    rendered = render_template(users[static_cast<std::size_t>(k)], prompt_open);
     ids = tokenize_rendered(rendered, 0);
     after = static_cast<std::int64_t>(ids.size());
     drop = k;
@@ -118,7 +138,7 @@ std::optional<Trimmed> Conversation::fit_template(std::int64_t max_tokens,
             "longer context",
         needed + reserve_for_reply, max_tokens);
   }
-  const auto first_kept = static_cast<std::ptrdiff_t>(1 + 2 * drop);
+  const auto first_kept = static_cast<std::ptrdiff_t>(users[static_cast<std::size_t>(drop)]);
   messages_.erase(messages_.begin() + 1, messages_.begin() + first_kept);
   // The shortened chat renders anew from its first token; it all belongs to
   // the preamble now, the kept messages keep their texts.

@@ -91,7 +91,7 @@ class ChatExportTest : public QObject {
     const ChatDocument document = sample();
     const QByteArray json = chat_to_json(document);
     QVERIFY(json.contains("\"format\": \"quire-chat\""));
-    QVERIFY(json.contains("\"version\": 2"));
+    QVERIFY(json.contains("\"version\": 3"));
     QString error;
     const auto read = chat_from_json(json, &error);
     QVERIFY2(read, qPrintable(error));
@@ -266,8 +266,8 @@ class ChatExportTest : public QObject {
     QTest::newRow("other program") << QByteArray(R"({"format": "gpt4all", "messages": []})")
                                    << QStringLiteral("not a Quire chat export");
     QTest::newRow("newer format")
-        << QByteArray(R"({"format": "quire-chat", "version": 3, "title": "t", "messages": []})")
-        << QStringLiteral("newer version of Quire (format version 3; this version reads up to 2)");
+        << QByteArray(R"({"format": "quire-chat", "version": 4, "title": "t", "messages": []})")
+        << QStringLiteral("newer version of Quire (format version 4; this version reads up to 3)");
     QTest::newRow("version as text")
         << QByteArray(R"({"format": "quire-chat", "version": "1", "messages": []})")
         << QStringLiteral("version: expected a positive integer");

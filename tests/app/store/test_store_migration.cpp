@@ -220,14 +220,15 @@ class StoreMigrationTest : public QObject {
     store.close();
 
     RawDatabase raw(this->path());
-    QCOMPARE(raw.value(QStringLiteral("PRAGMA user_version")).toInt(), 3);
+    QCOMPARE(raw.value(QStringLiteral("PRAGMA user_version")).toInt(), ChatStore::schema_version());
     QCOMPARE(raw.value(QStringLiteral("SELECT COUNT(*) FROM pragma_foreign_key_check")).toInt(), 0);
     // The parent reference follows the rebuilt table's rename.
     const QString table =
         raw.value(QStringLiteral("SELECT sql FROM sqlite_master WHERE name = 'messages'"))
             .toString();
-    QVERIFY2(!table.contains(QStringLiteral("messages_v3")), qPrintable(table));
-    const QString backup = dir_->filePath(QStringLiteral("chats.before-v3.sqlite"));
+    QVERIFY2(!table.contains(QStringLiteral("messages_v")), qPrintable(table));
+    const QString backup =
+        dir_->filePath(QStringLiteral("chats.before-v%1.sqlite").arg(ChatStore::schema_version()));
     RawDatabase copy(backup);
     QCOMPARE(copy.value(QStringLiteral("PRAGMA user_version")).toInt(), 2);
   }

@@ -165,8 +165,10 @@ class RealChatTemplatesTest : public QObject {
       previous = chat.ids();
       QVERIFY(starts_with(previous, prompt));
     }
-    // Only a template that drops earlier reasoning rewrites what was there.
-    QCOMPARE(recomputed > 0, reasoning);
+    // Only a template that drops earlier reasoning, or one that moves the
+    // system prompt to the newest user message (Mistral Nemo), rewrites what
+    // was there.
+    QCOMPARE(recomputed > 0, reasoning || package == QStringLiteral("tokenizer-mistral_nemo"));
 
     // The text: what jinja2 renders for the whole chat at once.
     // Quire passes today's date as date_string (Llama 3.1's template asks for it).

@@ -21,7 +21,7 @@ namespace quire::store {
 // message, "current" naming the current leaf) and "chat_settings"; a file of
 // version 1 reads as one branch.
 inline constexpr char kChatFileFormat[] = "quire-chat";
-inline constexpr int kChatFileVersion = 2;
+inline constexpr int kChatFileVersion = 3;
 
 QByteArray chat_to_json(const ChatDocument& document);
 // nullopt with *error naming the first problem, e.g. "messages[2].role: ...".

@@ -146,6 +146,19 @@ class ChatStore : public QObject {
   bool write_reply(MessageId message, const QString& text, std::span<const std::int32_t> tokens,
                    const std::optional<GenerationStats>& stats);
 
+  // Tool calls. Records the calls an assistant message's reply made (an empty
+  // list removes them); InvalidArgument for a message that is not a reply.
+  bool set_tool_calls(MessageId message, const QList<ToolCall>& calls);
+  // Appends a Tool message below the current leaf: `text` is the result the
+  // model reads, `result` the call it answers and what happened to it.
+  // InvalidArgument when the leaf is not an assistant message with a call of
+  // that id or a tool message that follows one.
+  std::optional<MessageId> append_tool_result(ChatId chat, const ToolResult& result,
+                                              const QString& text);
+  // Overwrites a Tool message's result and status (a call that ran after its
+  // message was written); InvalidArgument for a message that is no tool result.
+  bool set_tool_result(MessageId message, const ToolResult& result, const QString& text);
+
   // --- the tree of messages ---
   // The first message down to the current leaf. At each step the path takes
   // the child selected last: added last, or switched to last with

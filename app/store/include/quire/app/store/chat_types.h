@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QList>
 #include <QString>
+#include <QStringList>
 #include <QtGlobal>
 #include <cstdint>
 #include <optional>
@@ -27,11 +28,48 @@ constexpr qint64 raw(MessageId id) {
   return static_cast<qint64>(id);
 }
 
-enum class Role { System, User, Assistant };
+enum class Role { System, User, Assistant, Tool };
 
-// "system", "user", "assistant": the spelling stored in the database and files.
+// "system", "user", "assistant", "tool": the spelling stored in the database
+// and files.
 QString role_name(Role role);
 std::optional<Role> role_from_name(const QString& name);
+
+// One call of a tool that an assistant message made, as OpenAI names its
+// parts. Stored as JSON with its message.
+struct ToolCall {
+  QString id;
+  QString name;       // the tool's (function's) name
+  QString arguments;  // JSON text (an object), exactly as the model wrote it
+  QString server;     // the MCP server that offers the tool; empty when unknown
+
+  QJsonObject to_json() const;  // {"id", "name", "arguments", "server"}
+  // nullopt when "id" or "name" is missing or not a string.
+  static std::optional<ToolCall> from_json(const QJsonObject& object);
+  bool operator==(const ToolCall&) const = default;
+};
+
+// What happened to a call: it ran (Allowed; the result may still be an
+// error the tool reported), the user refused it, it failed to run, it ran
+// out of time, or it was cancelled.
+enum class ToolStatus { Allowed, Denied, Failed, TimedOut, Cancelled };
+
+// "allowed", "denied", "failed", "timed_out", "cancelled".
+QString tool_status_name(ToolStatus status);
+std::optional<ToolStatus> tool_status_from_name(const QString& name);
+
+// What a Tool message answers; the message's text is the result the model
+// reads.
+struct ToolResult {
+  QString call_id;  // the id of the call (ToolCall::id) it answers
+  QString name;     // the tool's name
+  ToolStatus status = ToolStatus::Allowed;
+
+  QJsonObject to_json() const;  // {"call_id", "name", "status"}
+  // nullopt when "call_id" is missing or "status" unknown.
+  static std::optional<ToolResult> from_json(const QJsonObject& object);
+  bool operator==(const ToolResult&) const = default;
+};
 
 // What a generation reported. Stored as JSON so that fields can be added
 // without a schema change; unknown fields are ignored when read.
@@ -104,6 +142,11 @@ struct Message {
   QDateTime created;
   QDateTime updated;
   std::optional<GenerationStats> stats;
+  // An assistant message: the tool calls its reply made (text is the content
+  // around them).
+  QList<ToolCall> tool_calls;
+  // A Tool message: the call it answers and what happened to it.
+  std::optional<ToolResult> tool_result;
   bool operator==(const Message&) const = default;
 };
 
@@ -118,6 +161,11 @@ struct ChatSettings {
   std::optional<int> max_new_tokens;
   // The name of a prompt format (chat template) to use instead of the model's.
   std::optional<QString> prompt_format;
+  // Tools (MCP) on or off for this chat.
+  std::optional<bool> tools_enabled;
+  // Tools the user allowed to run in this chat without asking each time, by
+  // the key the caller chooses (e.g. "server/tool"); in the order allowed.
+  QStringList always_allowed_tools;
 
   // An empty string when every value is in range, else what is wrong, e.g.
   // "top_p must be greater than 0 and at most 1 (got 1.5)".

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -11,11 +12,12 @@
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/prompt_format.h"
 #include "quire/engine/tokenizer/tokenizer.h"
+#include "quire/engine/tools/tool_call.h"
 
 namespace quire::engine {
 
-enum class Role { System, User, Assistant };
-std::string_view to_string(Role role);  // "system", "user", "assistant"
+enum class Role { System, User, Assistant, Tool };
+std::string_view to_string(Role role);  // "system", "user", "assistant", "tool"
 
 // One message as a chat store keeps it: its text, and the token ids it adds
 // to the conversation, markers included. The system message's ids are the
@@ -23,17 +25,32 @@ std::string_view to_string(Role role);  // "system", "user", "assistant"
 // opens the reply; an assistant message's are the reply exactly as generated
 // and the marker(s) that close it. Concatenated in order they are the
 // conversation.
+//
+// With a chat template, an assistant message may carry the tool calls its
+// reply made (its text is then the content around them, its ids still the
+// reply as generated), and a Tool message answers one call: `text` is the
+// result, `tool_call_id` the call's id, `tool_name` the function's name. The
+// results of one reply share their ids: the last of them holds what the
+// template wrote for all of them and the header that opens the next reply.
 struct Message {
+  Message() = default;
+  Message(Role message_role, std::string message_text,
+          std::vector<std::int32_t> message_tokens = {})
+      : role(message_role), text(std::move(message_text)), tokens(std::move(message_tokens)) {}
+
   Role role = Role::User;
   std::string text;
   std::vector<std::int32_t> tokens;
+  std::vector<tools::ToolCall> tool_calls;  // Assistant
+  std::string tool_call_id;                 // Tool
+  std::string tool_name;                    // Tool
 
   friend bool operator==(const Message&, const Message&) = default;
 };
 
 // What fit() removed to make room.
 struct Trimmed {
-  int turns = 0;            // user messages dropped, each with its reply
+  int turns = 0;            // user messages dropped, each with what followed it
   std::int64_t tokens = 0;  // how much shorter the conversation became
 
   friend bool operator==(const Trimmed&, const Trimmed&) = default;
@@ -70,18 +87,47 @@ class Conversation {
   Conversation(ChatFormat format, const Tokenizer& tokenizer, std::string system_prompt = {});
 
   // A conversation as stored, without tokenizing anything. `messages` starts
-  // with the System message, then alternates User and Assistant; it may end
-  // with a User message still awaiting its reply. Throws
-  // std::invalid_argument for another order or for ids outside the
-  // vocabulary. With a chat template the user messages' ids are rendered
-  // again (the same ids, as rendering is deterministic) and the replies' ids
-  // are kept as stored. Throws ChatTemplateError when the template fails.
+  // with the System message; then each turn is a User message and its
+  // Assistant reply. With a chat template, a reply that made tool calls is
+  // followed by a Tool message for each call (in any order) and then the
+  // next reply, which may call tools again. It may end with a User or Tool
+  // message still awaiting its reply (the prompt is then open, as after
+  // begin_turn() or continue_turn()), or with a reply whose calls await their
+  // results. Throws std::invalid_argument for another order, for a result
+  // that answers no call of its reply, for tool messages or calls with a
+  // built-in format, or for ids outside the vocabulary. With a chat template
+  // the user messages' and results' ids are rendered again (the same ids, as
+  // rendering is deterministic) and the replies' ids are kept as stored.
+  // `tools`: what set_tools() takes, in effect for the whole chat
+  // (std::logic_error for tools with a built-in format). Throws
+  // ChatTemplateError when the template fails.
   static Conversation restore(ChatFormat format, const Tokenizer& tokenizer,
-                              std::vector<Message> messages);
+                              std::vector<Message> messages,
+                              nlohmann::ordered_json tools = nullptr);
+
+  // The tools the chat offers: OpenAI's list of {"type": "function",
+  // "function": {"name", "description", "parameters"}}, passed to the
+  // template's `tools` variable as given; null or an empty list offers none.
+  // Tools change what the template writes before the first message, so the
+  // ids are rendered again: at once while a prompt is open (ids() is the new
+  // prompt), else with the next begin_turn() or continue_turn(); then
+  // recomputed_tokens() says how many ids were lost. Throws std::logic_error
+  // for a built-in format (only a model's chat template knows how its model
+  // reads tools), std::invalid_argument for anything but an array or null,
+  // ChatTemplateError when the template fails with them while a prompt is
+  // open (nothing changes then).
+  void set_tools(nlohmann::ordered_json tools);
+  // The list set_tools() took; null when none.
+  const nlohmann::ordered_json& tools() const { return tools_; }
+  // The family the chat template writes tool calls in (what to parse a reply
+  // with, tools::ToolCallStream); None for a built-in format or a template
+  // that knows no tools.
+  tools::ToolCallFormat tool_call_format() const { return tool_format_; }
 
   // Appends the user's message and the header of the reply; returns the whole
-  // prompt. Throws std::logic_error while the previous turn awaits its reply,
-  // ChatTemplateError when the model's template refuses the conversation.
+  // prompt. Throws std::logic_error while the previous turn awaits its reply
+  // or the last reply's tool calls await their results, ChatTemplateError
+  // when the model's template refuses the conversation.
   std::vector<std::int32_t> begin_turn(std::string_view user_message);
 
   // Appends the reply's ids as generated and the format's closing marker(s),
@@ -89,16 +135,45 @@ class Conversation {
   // reply whose last id is one of stops().tokens keeps that id as its closing
   // marker, and only what follows the marker in the closing is added (the
   // generator may include or exclude the stopping token). `reply_text` is
-  // what was shown; without it, the text is decoded from the ids. Throws
-  // std::logic_error when no turn awaits a reply.
+  // what was shown (with tool calls: the content around them); without it,
+  // the text is decoded from the ids. `tool_calls`: the calls parsed from the
+  // reply (tools::parse_tool_calls), each with its id; the reply's ids stay
+  // exactly as generated. Each call then needs its result
+  // (add_tool_result()) before the chat goes on. Throws std::logic_error when
+  // no turn awaits a reply, or for calls with a built-in format;
+  // std::invalid_argument for calls without an id or name, two with one id,
+  // or calls without reply_text.
   void end_turn(std::span<const std::int32_t> reply_tokens, bool closed_by_stop_token,
-                std::optional<std::string_view> reply_text = std::nullopt);
+                std::optional<std::string_view> reply_text = std::nullopt,
+                std::vector<tools::ToolCall> tool_calls = {});
+
+  // Adds the result of one call of the last reply: `call_id` names the call,
+  // `name` is the tool's (function's) name, `result` the text the model reads
+  // (for a call that was refused or failed, say so in it). Nothing is
+  // tokenized until continue_turn(). Throws std::logic_error unless the last
+  // reply made calls and the prompt is not open; std::invalid_argument for
+  // an id that names none of its calls or one already answered.
+  void add_tool_result(std::string_view call_id, std::string_view name, std::string_view result);
+
+  // The calls of the last reply that have no result yet, in the reply's
+  // order; empty when the last message is no reply with calls.
+  std::vector<tools::ToolCall> pending_tool_calls() const;
+
+  // Opens the prompt for the model's next reply after the tool results,
+  // without a new user message: the results and the header of the reply are
+  // appended; returns the whole prompt. end_turn() then takes the reply (which
+  // may call tools again). Throws std::logic_error unless the last message is
+  // a tool result and every call of its reply has one; ChatTemplateError when
+  // the template refuses the conversation (nothing changes).
+  std::vector<std::int32_t> continue_turn();
 
   // Makes room for a reply of reserve_for_reply tokens in a context of
   // max_tokens. Nothing happens while it fits. Otherwise the oldest turns go
   // in one step, until the conversation fills about half of what the reply
   // leaves (fewer, larger trims: each one costs a full re-read of the prompt);
-  // the system prompt and the newest user message always stay. Returns what
+  // the system prompt and the newest user message always stay. A turn goes
+  // whole: its user message, replies, tool calls and results, so no call is
+  // ever kept without its result or the other way round. Returns what
   // was dropped; throws ContextOverflow, changing nothing, when even the
   // system prompt and the newest message leave too little room.
   std::optional<Trimmed> fit(std::int64_t max_tokens, std::int64_t reserve_for_reply);
@@ -109,13 +184,15 @@ class Conversation {
   // The System message first, then the turns.
   const std::vector<Message>& messages() const { return messages_; }
   int turn_count() const;  // user messages
-  bool awaiting_reply() const;
+  // A prompt is open: after begin_turn() or continue_turn(), until end_turn().
+  bool awaiting_reply() const { return open_; }
   const std::string& system_prompt() const { return messages_.front().text; }
   const ChatFormat& format() const { return format_; }
   // The prompt as the model reads it, special tokens spelled out.
   std::string text() const;
-  // How many ids of the conversation the last begin_turn() or fit() could
-  // not keep; 0 when the new prompt extended the previous one.
+  // How many ids of the conversation the last begin_turn(), continue_turn(),
+  // set_tools() or fit() could not keep; 0 when the new prompt extended the
+  // previous one.
   std::int64_t recomputed_tokens() const { return recomputed_; }
   // What ends a reply in this format, for the generator's stop conditions.
   const StopSet& stops() const { return stops_; }
@@ -131,7 +208,11 @@ class Conversation {
   jinja::Rendered render_template(std::size_t first_kept_user, bool add_generation_prompt) const;
   std::vector<std::int32_t> tokenize_rendered(const jinja::Rendered& rendered,
                                               std::size_t from) const;
-  void begin_template_turn();
+  void open_template_prompt();
+  TemplateTools template_tools() const;
+  std::vector<std::size_t> user_indices() const;
+  void check_tool_calls(const std::vector<tools::ToolCall>& calls) const;
+  std::optional<std::size_t> last_calling_reply() const;
   std::optional<Trimmed> fit_template(std::int64_t max_tokens, std::int64_t reserve_for_reply,
                                       std::int64_t before);
 
@@ -140,6 +221,9 @@ class Conversation {
   StopSet stops_;
   std::vector<Message> messages_;
   std::vector<std::int32_t> ids_;
+  bool open_ = false;
+  nlohmann::ordered_json tools_;
+  tools::ToolCallFormat tool_format_ = tools::ToolCallFormat::None;
   // With a chat template: the text ids_ stand for.
   std::string rendered_;
   std::int64_t recomputed_ = 0;
