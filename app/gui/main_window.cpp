@@ -28,6 +28,7 @@
 #include "quire/ui/server_panel.h"
 #include "quire/ui/settings_panel.h"
 #include "quire/ui/status_line.h"
+#include "quire/ui/tool_servers_panel.h"
 #include "quire/ui/welcome_view.h"
 
 namespace quire::gui {
@@ -60,8 +61,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* dialog_layout = new QVBoxLayout(settings_dialog_);
   dialog_layout->setContentsMargins(0, 0, 0, 0);
   dialog_layout->addWidget(settings_panel_, 1);
+  // The server and the tool servers, side by side under the model's settings.
+  auto* services = new QHBoxLayout;
   server_panel_ = new ui::ServerPanel(settings_dialog_);
-  dialog_layout->addWidget(server_panel_);
+  services->addWidget(server_panel_, 1);
+  tool_servers_panel_ = new ui::ToolServersPanel(settings_dialog_);
+  services->addWidget(tool_servers_panel_, 1);
+  dialog_layout->addLayout(services);
   settings_dialog_->resize(settings_panel_->sizeHint().expandedTo(QSize(1180, 800)));
   // A window of its own, so that a download can run beside a chat.
   model_hub_ = new ui::ModelHubWindow(this);

@@ -29,6 +29,7 @@ class ChatView;
 class InputBox;
 class MemoryPanel;
 class ServerPanel;
+class ToolServersPanel;
 class SettingsPanel;
 class StatusLine;
 class WelcomeView;
@@ -51,6 +52,7 @@ class MainWindow : public QMainWindow {
   ui::SettingsPanel* settingsPanel() const { return settings_panel_; }
   // Settings → Server, below the engine settings in the same dialog.
   ui::ServerPanel* serverPanel() const { return server_panel_; }
+  ui::ToolServersPanel* toolServersPanel() const { return tool_servers_panel_; }
   QDialog* settingsDialog() const { return settings_dialog_; }
   // Model → Get models…: search, download and remove models.
   ui::ModelHubWindow* modelHubWindow() const { return model_hub_; }
@@ -114,6 +116,7 @@ class MainWindow : public QMainWindow {
   ui::MemoryPanel* memory_panel_ = nullptr;
   ui::SettingsPanel* settings_panel_ = nullptr;
   ui::ServerPanel* server_panel_ = nullptr;
+  ui::ToolServersPanel* tool_servers_panel_ = nullptr;
   QDialog* settings_dialog_ = nullptr;
   ui::ModelHubWindow* model_hub_ = nullptr;
   QDockWidget* memory_dock_ = nullptr;

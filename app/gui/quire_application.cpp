@@ -24,6 +24,7 @@
 #include "quire/app/store/chat_export.h"
 #include "quire/engine/generator/prompt_format.h"
 #include "quire/remote/api_key_store.h"
+#include "quire/tools/tool_servers.h"
 #include "quire/ui/chat_list_widget.h"
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
@@ -33,6 +34,7 @@
 #include "quire/ui/status_line.h"
 #include "quire/ui/welcome_view.h"
 #include "remote_settings_link.h"
+#include "tool_settings_link.h"
 
 #ifndef QUIRE_SOURCE_DEMO_MODEL
 #define QUIRE_SOURCE_DEMO_MODEL ""
@@ -198,6 +200,7 @@ void QuireApplication::start() {
   // Before any load: the worker starts the server once the model is in.
   window_->serverPanel()->setSettings(settings_.server);
   host_->configureServer(settings_.server);
+  startToolServers();
   window_->welcome()->setDemoAvailable(!options_.demo_model.isEmpty());
   window_->demoAction()->setEnabled(!options_.demo_model.isEmpty());
 
@@ -233,6 +236,16 @@ void QuireApplication::start() {
   showServingModel();
   refreshCentral();
   sample_timer_.start(options_.sample_interval_ms);
+}
+
+void QuireApplication::startToolServers() {
+  tool_servers_ = std::make_unique<tools::ToolServers>();
+  tool_settings_ = std::make_unique<ToolSettingsLink>(
+      *window_->toolServersPanel(), *tool_servers_,
+      QFileInfo(settings_.filePath()).dir().filePath(QStringLiteral("tool-servers.json")));
+  connect(tool_settings_.get(), &ToolSettingsLink::notice, this,
+          [this](const QString& text) { window_->showNotice(text); });
+  tool_settings_->load();
 }
 
 void QuireApplication::show() {

@@ -19,6 +19,9 @@
 #include "quire/app/store/chat_list_model.h"
 #include "quire/app/store/chat_store.h"
 
+namespace quire::tools {
+class ToolServers;
+}
 namespace quire::remote {
 class ApiKeyStore;
 }
@@ -32,6 +35,7 @@ struct ModelHubOptions;
 class EngineHost;
 class MainWindow;
 class PlanPricer;
+class ToolSettingsLink;
 
 struct ApplicationOptions {
   // Chats and settings live here (chats.sqlite, quire.conf) when set; else in
@@ -123,6 +127,8 @@ class QuireApplication : public QObject {
   void priceWelcome(const QString& directory);
   void refreshCentral();
   void saveSettings();
+  // Settings -> Tools: the user's tool servers, the enabled ones started.
+  void startToolServers();
   void takeSample();
   AboutFacts aboutFacts() const;
   QString chooseDirectory(const QString& title, const QString& start);
@@ -137,6 +143,9 @@ class QuireApplication : public QObject {
   std::unique_ptr<EngineHost> host_;
   std::unique_ptr<PlanPricer> pricer_;
   std::unique_ptr<MainWindow> window_;
+  // After the window: the link shows the servers in its panel.
+  std::unique_ptr<tools::ToolServers> tool_servers_;
+  std::unique_ptr<ToolSettingsLink> tool_settings_;
   std::unique_ptr<ChatController> chats_;
   std::unique_ptr<ChatSettingsEditor> chat_settings_;
   std::unique_ptr<ModelHubController> hub_;
