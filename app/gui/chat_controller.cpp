@@ -3,6 +3,7 @@
 #include <QJsonObject>
 
 #include "chat_overrides.h"
+#include "chat_tool_calls.h"
 #include "engine_host.h"
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
@@ -23,8 +24,7 @@ ui::ChatMessageView::Role view_role(store::Role role) {
     case store::Role::Assistant:
       return ui::ChatMessageView::Role::Assistant;
     case store::Role::Tool:
-      // Until the chat shows tool calls, a result is plain text beside the chat.
-      return ui::ChatMessageView::Role::System;
+      break;  // shown inside the reply whose call it answers, never alone
   }
   return ui::ChatMessageView::Role::User;
 }
@@ -54,6 +54,26 @@ ChatController::ChatController(store::ChatStore& store, EngineHost& host, ui::Ch
   connect(&view_, &ui::ChatView::deleteBranchRequested, this, &ChatController::deleteBranch);
   connect(&view_, &ui::ChatView::undoDeleteBranchRequested, this,
           &ChatController::undoDeleteBranch);
+  tool_calls_ = std::make_unique<ChatToolCalls>(store_, view_);
+  connect(tool_calls_.get(), &ChatToolCalls::resultsReady, this, &ChatController::goOnAfterTools);
+  connect(tool_calls_.get(), &ChatToolCalls::problem, this, &ChatController::problem);
+}
+
+void ChatController::setToolServers(tools::ToolServers* servers) {
+  tool_calls_->setServers(servers);
+}
+
+void ChatController::setToolsByDefault(bool on) {
+  tool_calls_->setToolsByDefault(on);
+}
+
+void ChatController::goOnAfterTools(store::ChatId chat) {
+  if (isGenerating(chat)) return;
+  const QString model = host_.model() ? host_.model()->name : QString();
+  const std::optional<store::MessageId> reply = store_.begin_reply(chat, model);
+  if (!reply) return report(tr("The reply after the tools could not be started"));
+  if (current_ == chat) view_.appendMessage(streaming_reply(*reply));
+  startReply(chat, *reply);
 }
 
 // Replies still running end with their writers, which commit what they have;
@@ -136,6 +156,9 @@ ui::ChatMessageView ChatController::pathViewOf(const store::Message& message) co
   if (auto found = replies_.find(view.id); found != replies_.end()) {
     view = streaming_reply(message.id, found->second.writer->text());
   }
+  if (!message.tool_calls.isEmpty()) {
+    view.toolCalls = tool_calls_->viewsOf(message, store_.current_path(message.chat));
+  }
   if (const std::optional<store::Siblings> siblings = store_.siblings(message.id)) {
     view.siblingIndex = siblings->index;
     view.siblingCount = static_cast<int>(siblings->ids.size());
@@ -145,8 +168,11 @@ ui::ChatMessageView ChatController::pathViewOf(const store::Message& message) co
 
 void ChatController::showPath(store::ChatId chat) {
   QList<ui::ChatMessageView> views;
-  for (const store::Message& message : store_.current_path(chat))
+  for (const store::Message& message : store_.current_path(chat)) {
+    // A result shows in the card of the call it answers.
+    if (message.role == store::Role::Tool) continue;
     views.append(pathViewOf(message));
+  }
   view_.setMessages(views);
 }
 
@@ -185,6 +211,11 @@ void ChatController::send(const QString& text) {
     view_.clear();
   }
   const store::ChatId chat = *current_;
+  // Calls that still wait end unrun: the conversation goes on from here.
+  if (!created && tool_calls_->busy(chat)) {
+    tool_calls_->settle(chat);
+    showPath(chat);
+  }
   // Committed before the engine hears of it: a crash from here on keeps it.
   const std::optional<store::MessageId> question =
       store_.append_message(chat, store::Role::User, text);
@@ -248,19 +279,28 @@ ReplyRequest ChatController::requestFor(store::ChatId chat, store::MessageId rep
   for (const store::Message& message : store_.messages(chat)) {
     if (message.id == reply) break;
     if (message.role == store::Role::System) continue;
-    // Tool calls and results are not sent yet; the reply after them answers
-    // the question, so the turns still alternate.
-    if (message.role == store::Role::Tool || !message.tool_calls.isEmpty()) continue;
     // A question left unanswered (its reply failed, or was never started
-    // before a crash) stays on show but is not part of the conversation: the
-    // engine needs turns that alternate.
-    if (message.role == store::Role::User && !request.history.isEmpty() &&
-        request.history.constLast().role == store::Role::User) {
-      request.history.removeLast();
+    // before a crash) stays on show but is not part of the conversation, nor
+    // is a turn whose tools were left without the reply after them: the
+    // engine needs whole turns.
+    if (message.role == store::Role::User) {
+      while (!request.history.isEmpty() && (request.history.constLast().role == store::Role::Tool ||
+                                            !request.history.constLast().tool_calls.isEmpty())) {
+        request.history.removeLast();
+      }
+      if (!request.history.isEmpty() && request.history.constLast().role == store::Role::User)
+        request.history.removeLast();
     }
-    request.history.append(
-        TurnMessage{store::raw(message.id), message.role, message.text, message.tokens});
+    TurnMessage turn{
+        store::raw(message.id), message.role, message.text, message.tokens, {}, {}, {}};
+    turn.tool_calls = message.tool_calls;
+    if (message.tool_result) {
+      turn.tool_call_id = message.tool_result->call_id;
+      turn.tool_name = message.tool_result->name;
+    }
+    request.history.append(turn);
   }
+  request.tools = tool_calls_->toolsFor(chat);
   request.sampling = settings_.sampling;
   request.system_prompt = settings_.system_prompt;
   request.prompt_format = settings_.prompt_format;
@@ -285,7 +325,9 @@ void ChatController::startReply(store::ChatId chat, store::MessageId reply) {
     refreshInput();
   }
   emit replyStarted(chat);
-  host_.startReply(requestFor(chat, reply));
+  ReplyRequest request = requestFor(chat, reply);
+  if (adjust_request_) adjust_request_(request);
+  host_.startReply(request);
 }
 
 void ChatController::onReplyText(qint64 reply_id, const QString& delta) {
@@ -330,6 +372,10 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
   } else {
     writer->set_tokens(std::move(reply_tokens));
     writer->finish(outcome.stats);
+  }
+  // The calls wait for the user (or run, where the chat always allows them).
+  if (!failed && !outcome.tool_calls.isEmpty()) {
+    tool_calls_->callsMade(chat, store::MessageId{outcome.reply_id}, outcome.tool_calls);
   }
 
   contexts_[store::raw(chat)] = ChatContext{outcome.context_used, outcome.context_limit};

@@ -15,6 +15,7 @@
 
 #include <QObject>
 #include <QString>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +25,9 @@
 #include "quire/app/store/reply_writer.h"
 #include "quire/ui/chat_view_data.h"
 
+namespace quire::tools {
+class ToolServers;
+}
 namespace quire::ui {
 class ChatView;
 class InputBox;
@@ -33,6 +37,7 @@ class StatusLine;
 namespace quire::gui {
 
 class EngineHost;
+class ChatToolCalls;
 
 class ChatController : public QObject {
   Q_OBJECT
@@ -51,6 +56,15 @@ class ChatController : public QObject {
   void setCommitInterval(int milliseconds) { commit_interval_ms_ = milliseconds; }
   // The longest reply, in tokens (the context may allow fewer).
   void setMaxNewTokens(int tokens) { max_new_tokens_ = tokens; }
+  // The tool servers whose tools chats offer the model (null: none), and
+  // whether a chat that says nothing itself uses them.
+  void setToolServers(tools::ToolServers* servers);
+  void setToolsByDefault(bool on);
+  // Changes each request before it goes to the engine (tests: a bias that
+  // makes a random model begin a tool call).
+  void setRequestAdjuster(std::function<void(ReplyRequest&)> adjust) {
+    adjust_request_ = std::move(adjust);
+  }
 
   std::optional<store::ChatId> currentChat() const { return current_; }
   bool isGenerating(store::ChatId chat) const;
@@ -112,6 +126,8 @@ class ChatController : public QObject {
   };
 
   void onReplyText(qint64 reply_id, const QString& delta);
+  // Every call of the chat's last reply has its result: the model answers.
+  void goOnAfterTools(store::ChatId chat);
   void onReplyFinished(const ReplyOutcome& outcome);
   // Asks the engine for the reply `reply` of `chat`, whose history is in the store.
   void startReply(store::ChatId chat, store::MessageId reply);
@@ -136,6 +152,8 @@ class ChatController : public QObject {
   std::optional<store::ChatId> current_;
   std::map<qint64, Running> replies_;       // by the reply's message id
   std::map<qint64, ChatContext> contexts_;  // by chat id
+  std::unique_ptr<ChatToolCalls> tool_calls_;
+  std::function<void(ReplyRequest&)> adjust_request_;
 };
 
 }  // namespace quire::gui

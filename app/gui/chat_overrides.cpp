@@ -11,6 +11,7 @@ ui::ChatOverrides to_overrides(const store::ChatSettings& settings) {
   overrides.repetition_penalty = settings.repetition_penalty;
   overrides.max_new_tokens = settings.max_new_tokens;
   overrides.prompt_format = settings.prompt_format;
+  overrides.use_tools = settings.tools_enabled;
   return overrides;
 }
 
@@ -23,6 +24,7 @@ store::ChatSettings to_chat_settings(const ui::ChatOverrides& overrides) {
   settings.repetition_penalty = overrides.repetition_penalty;
   settings.max_new_tokens = overrides.max_new_tokens;
   settings.prompt_format = overrides.prompt_format;
+  settings.tools_enabled = overrides.use_tools;
   return settings;
 }
 

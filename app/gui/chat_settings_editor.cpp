@@ -52,11 +52,14 @@ void ChatSettingsEditor::open() {
 }
 
 void ChatSettingsEditor::save() {
-  const store::ChatSettings settings = to_chat_settings(panel_->overrides());
+  store::ChatSettings settings = to_chat_settings(panel_->overrides());
   if (!editing_) {
     pending_ = settings;
     return;
   }
+  // The tools the user allowed always are no field of the panel: they stay.
+  if (const std::optional<store::ChatSettings> stored = store_.chat_settings(*editing_))
+    settings.always_allowed_tools = stored->always_allowed_tools;
   if (!store_.set_chat_settings(*editing_, settings)) {
     emit problem(tr("The chat's settings could not be saved: %1").arg(store_.error_string()));
   }

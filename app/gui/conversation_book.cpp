@@ -17,6 +17,42 @@ std::string utf8(const QString& text) {
 
 using Limits = ConversationBook::Limits;
 
+engine::Role engine_role(store::Role role) {
+  switch (role) {
+    case store::Role::System:
+      return engine::Role::System;
+    case store::Role::User:
+      return engine::Role::User;
+    case store::Role::Assistant:
+      return engine::Role::Assistant;
+    case store::Role::Tool:
+      return engine::Role::Tool;
+  }
+  return engine::Role::User;
+}
+
+std::vector<engine::tools::ToolCall> engine_calls(const QList<store::ToolCall>& calls) {
+  std::vector<engine::tools::ToolCall> converted;
+  for (const store::ToolCall& call : calls)
+    converted.push_back({utf8(call.id), utf8(call.name), utf8(call.arguments)});
+  return converted;
+}
+
+engine::Message engine_message(const TurnMessage& message) {
+  engine::Message converted(engine_role(message.role), utf8(message.text), message.tokens);
+  converted.tool_calls = engine_calls(message.tool_calls);
+  converted.tool_call_id = utf8(message.tool_call_id);
+  converted.tool_name = utf8(message.tool_name);
+  return converted;
+}
+
+nlohmann::ordered_json tools_of(const ReplyRequest& request) {
+  if (request.tools.isEmpty()) return nullptr;
+  nlohmann::ordered_json tools =
+      nlohmann::ordered_json::parse(request.tools.toStdString(), nullptr, false);
+  return tools.is_array() && !tools.empty() ? tools : nlohmann::ordered_json(nullptr);
+}
+
 std::int64_t model_or_cache(const Limits& limits) {
   if (limits.model_tokens > 0) return std::min(limits.cache_tokens, limits.model_tokens);
   return limits.cache_tokens;
@@ -78,8 +114,10 @@ std::vector<std::int32_t> ConversationBook::preamble(const std::string& system_p
 }
 
 bool ConversationBook::matches(const Entry& entry, const QList<TurnMessage>& completed,
-                               const QString& system_prompt) const {
+                               const QString& system_prompt,
+                               const nlohmann::ordered_json& tools) const {
   if (entry.system_prompt != system_prompt || entry.conversation.awaiting_reply()) return false;
+  if (entry.conversation.tools() != tools) return false;
   const std::vector<engine::Message>& messages = entry.conversation.messages();
   const std::size_t kept = entry.ids.size();
   const auto total = static_cast<std::size_t>(completed.size());
@@ -87,7 +125,10 @@ bool ConversationBook::matches(const Entry& entry, const QList<TurnMessage>& com
   // The kept messages must be the newest of the history, unchanged.
   for (std::size_t i = 0; i < kept; ++i) {
     const TurnMessage& stored = completed.at(static_cast<qsizetype>(total - kept + i));
-    if (stored.id != entry.ids[i] || utf8(stored.text) != messages[i + 1].text) return false;
+    if (stored.id != entry.ids[i] || utf8(stored.text) != messages[i + 1].text ||
+        static_cast<std::size_t>(stored.tool_calls.size()) != messages[i + 1].tool_calls.size()) {
+      return false;
+    }
   }
   return true;
 }
@@ -101,31 +142,41 @@ ConversationBook::Entry ConversationBook::build(const QList<TurnMessage>& comple
     ids.push_back(message.id);
 
   // The ids as stored, when they were made the way this model renders now.
+  // Results are rendered again whatever they hold.
   const bool all_rendered =
-      std::all_of(completed.begin(), completed.end(),
-                  [](const TurnMessage& message) { return !message.tokens.empty(); });
+      std::all_of(completed.begin(), completed.end(), [](const TurnMessage& message) {
+        return message.role == store::Role::Tool || !message.tokens.empty();
+      });
   if (request.render_key == render_key(request.system_prompt) && all_rendered) {
     std::vector<engine::Message> messages{{engine::Role::System, system, preamble(system)}};
-    for (const TurnMessage& message : completed) {
-      messages.push_back(
-          {message.role == store::Role::User ? engine::Role::User : engine::Role::Assistant,
-           utf8(message.text), message.tokens});
-    }
+    for (const TurnMessage& message : completed)
+      messages.push_back(engine_message(message));
     try {
-      return Entry{engine::Conversation::restore(format_, tokenizer_, std::move(messages)),
+      return Entry{engine::Conversation::restore(format_, tokenizer_, std::move(messages),
+                                                 tools_of(request)),
                    std::move(ids), request.system_prompt, false};
     } catch (const std::invalid_argument&) {
       // Ids from another vocabulary: render the text instead.
     }
   }
 
+  // A reply's text stands for its ids; where it made calls, the next prompt
+  // finds the template's own rendering of them differs and tokenizes that.
   engine::Conversation conversation(format_, tokenizer_, system);
-  for (const TurnMessage& message : completed) {
+  conversation.set_tools(tools_of(request));
+  for (qsizetype i = 0; i < completed.size(); ++i) {
+    const TurnMessage& message = completed.at(i);
     if (message.role == store::Role::User) {
       conversation.begin_turn(utf8(message.text));
+    } else if (message.role == store::Role::Tool) {
+      conversation.add_tool_result(utf8(message.tool_call_id), utf8(message.tool_name),
+                                   utf8(message.text));
+      continue;  // the results' ids come with the reply that follows them
     } else {
+      if (i > 0 && completed.at(i - 1).role == store::Role::Tool) conversation.continue_turn();
       const std::string text = utf8(message.text);
-      conversation.end_turn(tokenizer_.encode(text, false), false, text);
+      conversation.end_turn(tokenizer_.encode(text, false), false, text,
+                            engine_calls(message.tool_calls));
     }
     rendered.append({message.id, conversation.messages().back().tokens});
   }
@@ -133,30 +184,32 @@ ConversationBook::Entry ConversationBook::build(const QList<TurnMessage>& comple
 }
 
 ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request, const Limits& limits) {
-  if (request.history.isEmpty() || request.history.constLast().role != store::Role::User) {
-    throw std::invalid_argument("there is no user message to answer");
+  const bool continues =
+      !request.history.isEmpty() && request.history.constLast().role == store::Role::Tool;
+  if (request.history.isEmpty() ||
+      (request.history.constLast().role != store::Role::User && !continues)) {
+    throw std::invalid_argument("there is no user message or tool result to answer");
   }
+  // What this turn adds: the question, or the results the reply goes on from.
   QList<TurnMessage> completed = request.history;
-  const TurnMessage question = completed.takeLast();
-  for (qsizetype i = 0; i < completed.size(); ++i) {
-    const store::Role expected = i % 2 == 0 ? store::Role::User : store::Role::Assistant;
-    if (completed.at(i).role != expected) {
-      throw std::invalid_argument("the chat's messages do not alternate between user and reply");
-    }
-  }
+  QList<TurnMessage> fresh;
+  do {
+    fresh.prepend(completed.takeLast());
+  } while (continues && !completed.isEmpty() && completed.constLast().role == store::Role::Tool);
+  const nlohmann::ordered_json tools = tools_of(request);
 
   Turn turn;
   auto found = chats_.find(request.chat_id);
-  if (found == chats_.end() || !matches(found->second, completed, request.system_prompt)) {
+  if (found == chats_.end() || !matches(found->second, completed, request.system_prompt, tools)) {
     if (found != chats_.end()) chats_.erase(found);
     found = chats_.emplace(request.chat_id, build(completed, request, turn.rendered)).first;
   }
   Entry& entry = found->second;
 
   turn.context_limit = context_limit(request, limits);
-  const std::string text = utf8(question.text);
-  const auto estimate =
-      static_cast<std::int64_t>(tokenizer_.encode(text, false).size()) + kMarkerAllowance;
+  std::int64_t estimate = kMarkerAllowance;
+  for (const TurnMessage& message : fresh)
+    estimate += static_cast<std::int64_t>(tokenizer_.encode(utf8(message.text), false).size());
   const std::int64_t reserve =
       std::min<std::int64_t>(request.max_new_tokens, turn.context_limit / 4);
   const std::int64_t room = turn.context_limit - estimate;
@@ -164,9 +217,11 @@ ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request, cons
     throw engine::ContextOverflow(overflow_text(request, limits, estimate, reserve),
                                   estimate + reserve, turn.context_limit);
   }
+  const std::size_t before = entry.conversation.messages().size();
   if (const std::optional<engine::Trimmed> trimmed = entry.conversation.fit(room, reserve)) {
-    // Each dropped turn took its user message and its reply.
-    const auto dropped = std::min(entry.ids.size(), static_cast<std::size_t>(2 * trimmed->turns));
+    // Whole turns went: each user message with its replies, calls and results.
+    const std::size_t dropped =
+        std::min(entry.ids.size(), before - entry.conversation.messages().size());
     entry.ids.erase(entry.ids.begin(), entry.ids.begin() + static_cast<std::ptrdiff_t>(dropped));
     entry.trimmed = true;
     turn.trimmed_turns = trimmed->turns;
@@ -175,10 +230,21 @@ ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request, cons
     turn.rendered.clear();
   }
 
-  turn.prompt = entry.conversation.begin_turn(text);
-  entry.ids.push_back(question.id);
-  turn.rendered.append({question.id, entry.conversation.messages().back().tokens});
+  if (continues) {
+    for (const TurnMessage& result : fresh) {
+      entry.conversation.add_tool_result(utf8(result.tool_call_id), utf8(result.tool_name),
+                                         utf8(result.text));
+      entry.ids.push_back(result.id);
+    }
+    turn.prompt = entry.conversation.continue_turn();
+  } else {
+    turn.prompt = entry.conversation.begin_turn(utf8(fresh.constFirst().text));
+    entry.ids.push_back(fresh.constFirst().id);
+  }
+  // The results share one run of ids, which the last of them holds.
+  turn.rendered.append({fresh.constLast().id, entry.conversation.messages().back().tokens});
   turn.stops = entry.conversation.stops();
+  turn.tool_format = entry.conversation.tool_call_format();
   turn.max_new_tokens = static_cast<int>(std::min<std::int64_t>(
       request.max_new_tokens, turn.context_limit - entry.conversation.token_count()));
   turn.max_new_tokens = std::max(turn.max_new_tokens, 1);
@@ -186,7 +252,8 @@ ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request, cons
 }
 
 ConversationBook::Closed ConversationBook::end(qint64 chat_id, qint64 reply_id,
-                                               const engine::JobResult& result) {
+                                               const engine::JobResult& result,
+                                               const engine::tools::ParsedReply& reply) {
   Closed closed;
   closed.reply.id = reply_id;
   auto found = chats_.find(chat_id);
@@ -198,7 +265,7 @@ ConversationBook::Closed ConversationBook::end(qint64 chat_id, qint64 reply_id,
   }
   const bool closed_by_marker = result.stop_reason == engine::StopReason::Eos ||
                                 result.stop_reason == engine::StopReason::StopToken;
-  entry.conversation.end_turn(result.tokens, closed_by_marker, result.text);
+  entry.conversation.end_turn(result.tokens, closed_by_marker, reply.content, reply.tool_calls);
   entry.ids.push_back(reply_id);
   closed.reply.tokens = entry.conversation.messages().back().tokens;
   closed.context_used = entry.conversation.token_count();

@@ -15,6 +15,7 @@
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/conversation.h"
 #include "quire/engine/generator/job.h"
+#include "quire/engine/tools/tool_call_parser.h"
 
 namespace quire::gui {
 
@@ -31,8 +32,10 @@ class ConversationBook {
     std::int64_t context_limit = 0;
     int trimmed_turns = 0;
     // Messages rendered afresh for this turn (ids worth storing), the new
-    // user message included.
+    // user message (or the last result) included.
     QList<RenderedMessage> rendered;
+    // The format the model writes tool calls in; None when it knows none.
+    engine::tools::ToolCallFormat tool_format = engine::tools::ToolCallFormat::None;
   };
 
   // What bounds one conversation besides request.max_context (the setting).
@@ -41,19 +44,23 @@ class ConversationBook {
     std::int64_t model_tokens = 0;  // max_position_embeddings; 0: unknown
   };
 
-  // Opens the turn answering the last message of request.history. Throws
-  // engine::ContextOverflow when the message cannot fit (its message names
-  // what limits the context and what the user can do), std::invalid_argument
-  // for a history that is not user/assistant alternating.
+  // Opens the turn answering the last message of request.history: a user
+  // message, or the results of a reply's tool calls, which the next reply
+  // goes on from. Throws engine::ContextOverflow when the message cannot fit
+  // (its message names what limits the context and what the user can do),
+  // std::invalid_argument for a history in another order.
   Turn begin(const ReplyRequest& request, const Limits& limits);
 
   struct Closed {
     RenderedMessage reply;  // the reply's ids, closing marker included
     std::int64_t context_used = 0;
   };
-  // Records the reply of the chat's open turn. A failed reply leaves no
-  // conversation behind: the next turn is built from the store again.
-  Closed end(qint64 chat_id, qint64 reply_id, const engine::JobResult& result);
+  // Records the reply of the chat's open turn: its ids as generated, and
+  // `reply`, its text read for tool calls (content and calls). A failed
+  // reply leaves no conversation behind: the next turn is built from the
+  // store again.
+  Closed end(qint64 chat_id, qint64 reply_id, const engine::JobResult& result,
+             const engine::tools::ParsedReply& reply);
   void forget(qint64 chat_id) { chats_.erase(chat_id); }
   void clear() { chats_.clear(); }
   bool contains(qint64 chat_id) const { return chats_.contains(chat_id); }
@@ -70,7 +77,7 @@ class ConversationBook {
   };
 
   bool matches(const Entry& entry, const QList<TurnMessage>& completed,
-               const QString& system_prompt) const;
+               const QString& system_prompt, const nlohmann::ordered_json& tools) const;
   Entry build(const QList<TurnMessage>& completed, const ReplyRequest& request,
               QList<RenderedMessage>& rendered) const;
   std::vector<std::int32_t> preamble(const std::string& system_prompt) const;

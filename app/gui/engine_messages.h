@@ -4,7 +4,9 @@
 // only: they cross threads inside queued signals, so nothing here points into
 // the engine or into a widget.
 
+#include <QByteArray>
 #include <QList>
+#include <QMap>
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
@@ -86,6 +88,11 @@ struct TurnMessage {
   store::Role role = store::Role::User;
   QString text;
   std::vector<std::int32_t> tokens;  // empty when never rendered or stale
+  // A reply's tool calls (its text is the content around them); a Tool
+  // message's call id and tool name (its text is the result).
+  QList<store::ToolCall> tool_calls;
+  QString tool_call_id;
+  QString tool_name;
 };
 
 // Generate the reply to the last user message of `history`.
@@ -93,9 +100,15 @@ struct ReplyRequest {
   qint64 reply_id = 0;  // the store's id of the (empty) assistant message
   qint64 chat_id = 0;
   QString chat_title;  // shown in the page map's tooltips
-  // Every message so far, alternating user and assistant, ending with the
-  // user message being answered.
+  // Every message so far: user messages and replies in turn, a reply that
+  // called tools followed by their results; ending with the user message
+  // being answered, or with the results the reply goes on from.
   QList<TurnMessage> history;
+  // The tools the model may call: OpenAI's list of function definitions as
+  // JSON text; empty for none.
+  QByteArray tools;
+  // Added to the logits of these token ids, for every token of the reply.
+  QMap<qint32, double> token_bias;
   // The render key the history's token ids were made under.
   QString render_key;
   ui::SamplingDefaults sampling;
@@ -119,6 +132,10 @@ struct ReplyOutcome {
   store::GenerationStats stats;
   // The failure when stats.stop_reason is "error".
   QString error;
+  // The tool calls the reply made (`text` is then the content around them).
+  QList<store::ToolCall> tool_calls;
+  // Why a call the reply began is not one (it broke off); empty when none did.
+  QString tool_call_error;
   // Token ids worth storing: the reply's and the messages rendered for it.
   QList<RenderedMessage> rendered;
   QString render_key;

@@ -18,6 +18,7 @@
 #include "quire/kernels/fault_injecting_backend.h"
 #include "reply_stats.h"
 #include "runtime_settings.h"
+#include "tool_reply.h"
 
 namespace quire::gui {
 
@@ -291,17 +292,31 @@ void EngineWorker::startReply(const ReplyRequest& request) {
   job.stop_strings = turn.stops.strings;
   job.max_new_tokens = turn.max_new_tokens;
   job.label = request.chat_title.toStdString();
+  for (auto it = request.token_bias.begin(); it != request.token_bias.end(); ++it)
+    job.sampling.token_bias[it.key()] = static_cast<float>(it.value());
   const qint64 reply_id = request.reply_id;
-  job.on_text = [this, reply_id](engine::JobId, std::string_view text) {
-    emit replyText(reply_id, text_of(text));
+  // A reply that may call tools is read for them: its text spells the
+  // markers, the chat sees only the content, and a call once begun is held
+  // to its tool's schema.
+  std::shared_ptr<ToolReplyReader> reader;
+  const bool offers_tools = !request.tools.isEmpty();
+  if (turn.tool_format != engine::tools::ToolCallFormat::None &&
+      (offers_tools || turn.tool_format == engine::tools::ToolCallFormat::Harmony)) {
+    reader = std::make_shared<ToolReplyReader>(turn.tool_format);
+    job.special_tokens_in_text = true;
+    if (offers_tools) constrain_tool_calls(job, turn.tool_format, request.tools);
+  }
+  job.on_text = [this, reply_id, reader](engine::JobId, std::string_view text) {
+    const QString shown = reader ? reader->feed(text) : text_of(text);
+    if (!shown.isEmpty()) emit replyText(reply_id, shown);
   };
   // Called inside Generator::step(); the result is settled after the step.
   job.on_done = [this](const engine::JobResult& result) { finished_.push_back(result); };
   const engine::JobId id = loaded.generator->submit(std::move(job));
-  active_[id] =
-      Active{request.reply_id,     request.chat_id,          turn.trimmed_turns,
-             turn.context_limit,   std::move(turn.rendered), book.render_key(request.system_prompt),
-             request.prompt_format};
+  active_[id] = Active{request.reply_id,         request.chat_id,
+                       turn.trimmed_turns,       turn.context_limit,
+                       std::move(turn.rendered), book.render_key(request.system_prompt),
+                       request.prompt_format,    reader};
   setBusy(true);
   schedulePump();
 }
@@ -328,6 +343,20 @@ void EngineWorker::finishActive(const Active& active, const engine::JobResult& r
   outcome.reply_id = active.reply_id;
   outcome.chat_id = active.chat_id;
   outcome.text = QString::fromStdString(result.text);
+  engine::tools::ParsedReply reply;
+  reply.content = result.text;
+  if (active.reader) {
+    // The rest of the content streams out now; the calls go to the chat.
+    if (const QString rest = active.reader->finish(); !rest.isEmpty())
+      emit replyText(active.reply_id, rest);
+    reply = active.reader->reply();
+    outcome.text = QString::fromStdString(reply.content);
+    for (const engine::tools::ToolCall& call : reply.tool_calls) {
+      outcome.tool_calls.append({QString::fromStdString(call.id), QString::fromStdString(call.name),
+                                 QString::fromStdString(call.arguments), QString()});
+    }
+    outcome.tool_call_error = QString::fromStdString(reply.broken_reason);
+  }
   outcome.stats = generation_stats(result, loaded_->info.name);
   outcome.trimmed_turns = active.trimmed_turns;
   outcome.context_limit = active.context_limit;
@@ -335,7 +364,7 @@ void EngineWorker::finishActive(const Active& active, const engine::JobResult& r
     outcome.error = QString::fromStdString(result.error);
   }
   const ConversationBook::Closed closed =
-      loaded_->books.at(active.format_request)->end(active.chat_id, active.reply_id, result);
+      loaded_->books.at(active.format_request)->end(active.chat_id, active.reply_id, result, reply);
   outcome.context_used = closed.context_used;
   if (result.stop_reason != engine::StopReason::Error) {
     outcome.rendered = active.rendered;

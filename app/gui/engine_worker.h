@@ -31,6 +31,7 @@ namespace quire::gui {
 
 class AppServer;
 class ConversationBook;
+class ToolReplyReader;
 
 class EngineWorker : public QObject {
   Q_OBJECT
@@ -89,6 +90,9 @@ class EngineWorker : public QObject {
     QList<RenderedMessage> rendered;
     QString render_key;
     QString format_request;  // the book (prompt format setting) it was begun in
+    // Reads the reply for tool calls when the chat offers tools (or the
+    // model writes Harmony's channels); null otherwise.
+    std::shared_ptr<ToolReplyReader> reader;
   };
 
   void schedulePump();

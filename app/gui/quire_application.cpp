@@ -106,6 +106,7 @@ QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
                                             *window_->statusLine());
   chats_->setCommitInterval(options_.commit_interval_ms);
   chats_->setMaxNewTokens(options_.max_new_tokens);
+  chats_->setRequestAdjuster(options_.adjust_request);
   chat_settings_ = std::make_unique<ChatSettingsEditor>(store_, *chats_, *window_, [this] {
     return chat_defaults(settings_.engine, options_.max_new_tokens);
   });
@@ -246,6 +247,7 @@ void QuireApplication::startToolServers() {
   connect(tool_settings_.get(), &ToolSettingsLink::notice, this,
           [this](const QString& text) { window_->showNotice(text); });
   tool_settings_->load();
+  chats_->setToolServers(tool_servers_.get());
 }
 
 void QuireApplication::show() {

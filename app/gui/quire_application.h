@@ -72,6 +72,9 @@ struct ApplicationOptions {
   // Changes the Get models window's Hub settings (tests point it at a fake
   // Hub and a temporary cache); by default they come from the environment.
   std::function<void(ModelHubOptions&)> adjust_hub;
+  // Changes each chat reply's request before the engine gets it (tests make
+  // a random model begin a tool call with a bias).
+  std::function<void(ReplyRequest&)> adjust_request;
 };
 
 class QuireApplication : public QObject {

@@ -97,27 +97,6 @@ std::shared_ptr<const engine::grammar::Grammar> required_call(
   }
 }
 
-// Where a call begins in each format: a reply under tool_choice "auto" is
-// free until then.
-std::vector<engine::grammar::GrammarTrigger> call_triggers(engine::tools::ToolCallFormat format) {
-  using engine::tools::ToolCallFormat;
-  switch (format) {
-    case ToolCallFormat::Hermes:
-      return {{"<tool_call>"}};
-    case ToolCallFormat::Llama3:
-      return {{"{", true}};
-    case ToolCallFormat::Mistral:
-      return {{"[TOOL_CALLS]"}};
-    case ToolCallFormat::Harmony:
-      return {{"<|channel|>commentary to=functions."}};
-    case ToolCallFormat::DeepSeekV3:
-      return {{"<｜tool▁calls▁begin｜>"}};
-    case ToolCallFormat::None:
-      break;
-  }
-  return {};
-}
-
 // tool_choice "auto" with strict tools: a lazy grammar that holds a call, once
 // begun, to its tool's schema (the others' arguments to any object); null
 // when no tool is strict.
@@ -276,7 +255,7 @@ PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
     job.grammar = required_call(request.tools, calls);
   } else if (request.tools.offered()) {
     job.grammar = strict_calls(request.tools, calls);
-    if (job.grammar) job.grammar_triggers = call_triggers(calls);
+    if (job.grammar) job.grammar_triggers = engine::tools::call_triggers(calls);
   } else {
     job.grammar = response_grammar(request.response_format);
   }

@@ -30,14 +30,22 @@ std::vector<std::pair<std::string, OrderedJson>> functions_of(const nlohmann::js
     throw ToolGrammarError("a tool call is required, but the request lists no tools");
   std::vector<std::pair<std::string, OrderedJson>> functions;
   for (const nlohmann::json& tool : tools) {
-    const auto function = tool.find("function");
-    if (!tool.is_object() || function == tool.end() || !function->is_object() ||
-        !function->contains("name") || !(*function)["name"].is_string())
+    const nlohmann::json* function = nullptr;
+    if (tool.is_object()) {
+      if (const auto found = tool.find("function"); found != tool.end() && found->is_object())
+        function = &*found;
+    }
+    const nlohmann::json* name = nullptr;
+    if (function != nullptr) {
+      if (const auto found = function->find("name"); found != function->end() && found->is_string())
+        name = &*found;
+    }
+    if (name == nullptr)
       throw ToolGrammarError(
           "a tool is not {\"type\": \"function\", \"function\": {\"name\": ...}}");
-    const std::string name = (*function)["name"].get<std::string>();
-    if (!only.empty() && name != only) continue;
-    functions.emplace_back(name, parameters_of(*function));
+    const std::string& function_name = name->get_ref<const std::string&>();
+    if (!only.empty() && function_name != only) continue;
+    functions.emplace_back(function_name, parameters_of(*function));
   }
   if (functions.empty())
     throw ToolGrammarError("tool_choice names the function \"" + std::string(only) +
@@ -119,6 +127,24 @@ std::shared_ptr<const grammar::Grammar> required_call_grammar(ToolCallFormat for
   } catch (const grammar::GrammarError& error) {
     throw ToolGrammarError(std::string("a tool's parameters cannot be enforced: ") + error.what());
   }
+}
+
+std::vector<grammar::GrammarTrigger> call_triggers(ToolCallFormat format) {
+  switch (format) {
+    case ToolCallFormat::Hermes:
+      return {{"<tool_call>"}};
+    case ToolCallFormat::Llama3:
+      return {{"{", true}};
+    case ToolCallFormat::Mistral:
+      return {{"[TOOL_CALLS]"}};
+    case ToolCallFormat::Harmony:
+      return {{"<|channel|>commentary to=functions."}};
+    case ToolCallFormat::DeepSeekV3:
+      return {{"<｜tool▁calls▁begin｜>"}};
+    case ToolCallFormat::None:
+      break;
+  }
+  return {};
 }
 
 }  // namespace quire::engine::tools

@@ -12,11 +12,13 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "quire/engine/tools/tool_call.h"
 
 namespace quire::engine::grammar {
 class Grammar;
+struct GrammarTrigger;
 }
 
 namespace quire::engine::tools {
@@ -48,5 +50,12 @@ std::string call_object_schema(const nlohmann::json& tools, std::string_view onl
 std::shared_ptr<const grammar::Grammar> required_call_grammar(ToolCallFormat format,
                                                               const nlohmann::json& tools,
                                                               std::string_view only = {});
+
+// Where a call begins in each format (<tool_call>, [TOOL_CALLS], Harmony's
+// "<|channel|>commentary to=functions.", DeepSeek's calls marker, or "{" at
+// the start of a Llama 3 reply): with required_call_grammar's grammar made
+// lazy by these triggers, a reply is free until the model begins a call,
+// which is then held to its tool's schema. Empty for None.
+std::vector<grammar::GrammarTrigger> call_triggers(ToolCallFormat format);
 
 }  // namespace quire::engine::tools
