@@ -11,6 +11,7 @@
 // picks a free port. Either way the server prints "listening PORT" on stderr
 // (stdout is the protocol under --stdio) once it serves.
 // --page-size N cuts tools/list into pages of N tools with nextCursor.
+// --only NAMES (comma-separated) registers only those tools.
 // --json answers each POST with one JSON body rather than an event stream
 // (enableJsonResponse). Under --http the server logs on stderr the
 // Authorization header of each initialize ("initialize with authorization:
@@ -49,12 +50,19 @@ const option = (name) => {
 };
 const pageSize = Number(option('--page-size') ?? 0);
 const jsonResponses = args.includes('--json');
+// --only a,b registers only those tools (the app's tests offer a model a
+// single tool whose arguments cannot run on).
+const only = option('--only')?.split(',');
 
 // Shared by every session so that a test can ask one session what another saw.
 const stats = { cancelled: 0, lastCancelReason: '', calls: 0 };
 
 function makeServer(endSession = () => {}) {
   const server = new McpServer({ name: 'quire-test-server', version: '1.0.0' });
+  if (only) {
+    const register = server.registerTool.bind(server);
+    server.registerTool = (name, ...rest) => (only.includes(name) ? register(name, ...rest) : undefined);
+  }
   const text = (t) => ({ content: [{ type: 'text', text: t }] });
 
   server.registerTool('echo', {

@@ -81,6 +81,9 @@ void AppRun::make(int max_new_tokens) {
   options.adjust_hub = [this](gui::ModelHubOptions& hub) {
     if (adjust_hub) adjust_hub(hub);
   };
+  options.adjust_request = [this](gui::ReplyRequest& request) {
+    if (adjust_request) adjust_request(request);
+  };
   app = std::make_unique<gui::QuireApplication>(options);
 }
 

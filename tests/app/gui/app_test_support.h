@@ -41,6 +41,8 @@ struct AppRun {
   // Points the Get models window at a fake Hub and a temporary cache (see
   // ApplicationOptions::adjust_hub); unset, the environment's Hub settings.
   std::function<void(gui::ModelHubOptions&)> adjust_hub;
+  // Changes each chat reply's request (see ApplicationOptions::adjust_request).
+  std::function<void(gui::ReplyRequest&)> adjust_request;
 
   // Settings written before start: `model` configured (empty: none), a
   // 4096-token cache, `backend` ("cpu" unless a test is about the choice, so
