@@ -18,6 +18,6 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build "$build" --target test_quire_app
 # A real X server (not Qt's offscreen platform), a desktop-sized screen.
 QT_QPA_PLATFORM=xcb QUIRE_SCREENSHOT_DIR="$PWD/docs/screenshots" \
-  QUIRE_TEST_CLASSES=ScreenshotTest,ModelHubAppTest \
+  QUIRE_TEST_CLASSES=ScreenshotTest,ModelHubAppTest,ToolCallsAppTest \
   xvfb-run -a -s "-screen 0 1600x1000x24" "$build/tests/app/gui/test_quire_app"
 ls -l docs/screenshots/quire-*.png

@@ -40,8 +40,11 @@ store::ToolStatus status_of(const tools::ToolCallResult& result) {
   return store::ToolStatus::Failed;
 }
 
+// Spelled out for one and many: without a translation loaded, Qt's %n
+// plural would print "character(s)".
 QString stored_summary(const QString& text) {
-  return QObject::tr("%n character(s)", nullptr, static_cast<int>(text.size()));
+  return text.size() == 1 ? QObject::tr("1 character")
+                          : QObject::tr("%1 characters").arg(text.size());
 }
 
 }  // namespace
@@ -193,9 +196,14 @@ void ChatToolCalls::run(const QString& key) {
           [this, key, call](const tools::ToolCallResult& result) {
             call->deleteLater();
             QString text = result.text;
-            if (result.outcome == tools::ToolCallOutcome::Finished && result.is_error)
-              text = tr("The tool reported an error: %1").arg(text);
-            finish(key, status_of(result), text, result.summary);
+            QString summary = result.summary;
+            if (result.outcome == tools::ToolCallOutcome::Finished) {
+              if (result.is_error) text = tr("The tool reported an error: %1").arg(text);
+              // The card says "Done" itself: how long, and how much came back.
+              summary = tr("%1 s · %2").arg(QString::number(result.seconds, 'f', 1),
+                                            stored_summary(result.text));
+            }
+            finish(key, status_of(result), text, summary);
           });
 }
 

@@ -178,7 +178,7 @@ void ToolSettingsLink::showState(const QString& server) {
       for (const tools::ToolFunction& function : servers_.functions())
         count += function.server == server ? 1 : 0;
       status.state = ui::ToolServerStatusView::State::Connected;
-      status.text = tr("Connected · %n tool(s)", nullptr, count);
+      status.text = count == 1 ? tr("Connected · 1 tool") : tr("Connected · %1 tools").arg(count);
       break;
     }
     case State::Failed:

@@ -1,5 +1,6 @@
 #include "app_test_support.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
@@ -50,6 +51,13 @@ QString published_family_model(const QString& name, const char* config, const ch
   }
   engine::modelgen::write_random_model(spec, path.toStdString());
   return path;
+}
+
+void keep_screenshot(const QImage& shot, const char* name) {
+  const QString dir = qEnvironmentVariable("QUIRE_SCREENSHOT_DIR");
+  if (dir.isEmpty()) return;
+  QDir().mkpath(dir);
+  QVERIFY(shot.save(QDir(dir).filePath(QString::fromLatin1(name))));
 }
 
 AppRun::AppRun(const QString& model, int max_new_tokens, QString cpu_devices,

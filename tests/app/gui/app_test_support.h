@@ -3,6 +3,7 @@
 // A QuireApplication over a temporary data folder, with helpers to type into
 // its window and wait for the engine.
 
+#include <QImage>
 #include <QString>
 #include <QTemporaryDir>
 #include <functional>
@@ -27,6 +28,10 @@ QString random_model();
 // under `name`.
 QString published_family_model(const QString& name, const char* config, const char* package,
                                const char* format = nullptr);
+
+// Saves `shot` as `name` in $QUIRE_SCREENSHOT_DIR (scripts/screenshots.sh
+// sets it for docs/screenshots/); nothing without it.
+void keep_screenshot(const QImage& shot, const char* name);
 
 struct AppRun {
   QTemporaryDir data;

@@ -327,8 +327,9 @@ class ModelHubAppTest : public QObject {
     quire::ui::ModelHubWindow& window = *run.app->window().modelHubWindow();
     child<QPushButton>(&window, "hubSearchButton")->click();
     QVERIFY(window.results().isEmpty());
-    QVERIFY2(child<QLabel>(&window, "hubSearchStatus")->text().startsWith(
-                 QStringLiteral("HF_HUB_OFFLINE is set")),
+    QVERIFY2(child<QLabel>(&window, "hubSearchStatus")
+                 ->text()
+                 .startsWith(QStringLiteral("HF_HUB_OFFLINE is set")),
              qPrintable(child<QLabel>(&window, "hubSearchStatus")->text()));
     QCOMPARE(hub.requests().size(), 0);
   }

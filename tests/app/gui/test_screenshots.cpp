@@ -28,13 +28,6 @@ using namespace quire::test;
 
 namespace {
 
-void keep(const QImage& shot, const char* name) {
-  const QString dir = qEnvironmentVariable("QUIRE_SCREENSHOT_DIR");
-  if (dir.isEmpty()) return;
-  QDir().mkpath(dir);
-  QVERIFY(shot.save(QDir(dir).filePath(QString::fromLatin1(name))));
-}
-
 // Starts the application in a desktop-sized window with the memory dock
 // open, and holds a two-turn chat; false when the model or a reply fails.
 bool start_and_chat(AppRun& run) {
@@ -65,12 +58,12 @@ class ScreenshotTest : public QObject {
     QTest::qWait(1500);
     const QImage main = window.grab().toImage();
     QCOMPARE(main.size(), QSize(1440, 900) * window.devicePixelRatio());
-    keep(main, "quire-main.png");
+    keep_screenshot(main, "quire-main.png");
 
     const QImage memory = window.memoryPanel()->grab().toImage();
     QVERIFY(!memory.isNull());
     QVERIFY(!window.memoryPanel()->isShowingEmptyState());
-    keep(memory, "quire-memory.png");
+    keep_screenshot(memory, "quire-memory.png");
 
     window.settingsAction()->trigger();
     QDialog& settings = *window.settingsDialog();
@@ -78,7 +71,7 @@ class ScreenshotTest : public QObject {
     auto* plan = window.settingsPanel()->findChild<ui::PlanWidget*>(QStringLiteral("plan"));
     QVERIFY(plan && plan->plan().valid && plan->plan().fits);
     QTest::qWait(200);
-    keep(settings.grab().toImage(), "quire-settings.png");
+    keep_screenshot(settings.grab().toImage(), "quire-settings.png");
     // Where the cache lives: the fields scrolled into view and "offloaded"
     // chosen, so the plan beside them counts the pages in host memory. Not
     // applied: the choice goes back before the dialog closes.
@@ -92,7 +85,7 @@ class ScreenshotTest : public QObject {
     residence->setCurrentIndex(residence->findData(QStringLiteral("offloaded")));
     QTRY_VERIFY(plan->plan().host_cache > 0);
     QTest::qWait(200);
-    keep(settings.grab().toImage(), "quire-settings-cache.png");
+    keep_screenshot(settings.grab().toImage(), "quire-settings-cache.png");
     residence->setCurrentIndex(residence->findData(QStringLiteral("device")));
     QTRY_COMPARE(plan->plan().host_cache, qint64(0));
     settings.close();
@@ -117,7 +110,7 @@ class ScreenshotTest : public QObject {
     // The conversation alone, as wide as the window lets it be.
     window.memoryDock()->hide();
     QTest::qWait(200);
-    keep(window.chatView()->grab().toImage(), "quire-branches.png");
+    keep_screenshot(window.chatView()->grab().toImage(), "quire-branches.png");
     window.close();
   }
 
@@ -138,7 +131,7 @@ class ScreenshotTest : public QObject {
     gui::MainWindow& window = run.app->window();
     QTRY_VERIFY(window.memoryPanel()->isShowingWindowPool());
     QTest::qWait(1500);
-    keep(window.memoryPanel()->grab().toImage(), "quire-memory-window-pool.png");
+    keep_screenshot(window.memoryPanel()->grab().toImage(), "quire-memory-window-pool.png");
     window.close();
   }
 };

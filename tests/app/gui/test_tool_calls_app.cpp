@@ -8,6 +8,7 @@
 // across a restart.
 
 #include <QDir>
+#include <QDockWidget>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -202,6 +203,41 @@ class ToolCallsAppTest : public QObject {
     QVERIFY2(messages[2].text.startsWith(QStringLiteral("The tool reported an error: ")),
              qPrintable(messages[2].text));
     QCOMPARE(messages[3].role, store::Role::Assistant);
+  }
+
+  // The README's picture (with QUIRE_SCREENSHOT_DIR): a call that ran, its
+  // result and the answer, then a call waiting for the user.
+  void aToolCallInTheChat() {
+    const QString model = tools_model();
+    AppRun run(model, 40);
+    write_tool_servers(run.data.path(), QStringLiteral("stats"));
+    open_calls(run, model);
+    const auto opens = run.adjust_request;
+    // Short answers after a result: random weights have nothing to say.
+    run.adjust_request = [opens](gui::ReplyRequest& request) {
+      opens(request);
+      if (request.history.constLast().role == store::Role::Tool) request.max_new_tokens = 6;
+    };
+    run.start();
+    gui::MainWindow& window = run.app->window();
+    window.resize(1280, 860);
+    window.memoryDock()->hide();
+    run.app->show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(run.waitForModel());
+    QVERIFY2(server_ready(run), "the tool server did not connect");
+    QVERIFY(run.send(QStringLiteral("What has the tool server seen so far?")));
+    QTRY_VERIFY(decision(run, "allowOnceButton") != nullptr);
+    QSignalSpy finished(&run.app->chats(), &gui::ChatController::replyFinished);
+    decision(run, "allowOnceButton")->click();
+    QVERIFY(finished.wait(60'000));
+    QVERIFY(run.send(QStringLiteral("And now?")));
+    QTRY_VERIFY(decision(run, "allowOnceButton") != nullptr);
+    QTest::qWait(200);
+    keep_screenshot(window.grab().toImage(), "quire-tool-call.png");
+    const QList<QLabel*> states =
+        window.chatView()->findChildren<QLabel*>(QStringLiteral("toolCallState"));
+    QCOMPARE(states.size(), 2);
   }
 
   // A message sent while a call waits ends that call unrun: the
