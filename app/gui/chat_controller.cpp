@@ -67,6 +67,12 @@ void ChatController::setToolsByDefault(bool on) {
   tool_calls_->setToolsByDefault(on);
 }
 
+void ChatController::settleToolCalls(store::ChatId chat) {
+  if (!tool_calls_->busy(chat)) return;
+  tool_calls_->settle(chat);
+  if (current_ == chat) showPath(chat);
+}
+
 void ChatController::goOnAfterTools(store::ChatId chat) {
   if (isGenerating(chat)) return;
   const QString model = host_.model() ? host_.model()->name : QString();
@@ -212,10 +218,7 @@ void ChatController::send(const QString& text) {
   }
   const store::ChatId chat = *current_;
   // Calls that still wait end unrun: the conversation goes on from here.
-  if (!created && tool_calls_->busy(chat)) {
-    tool_calls_->settle(chat);
-    showPath(chat);
-  }
+  if (!created) settleToolCalls(chat);
   // Committed before the engine hears of it: a crash from here on keeps it.
   const std::optional<store::MessageId> question =
       store_.append_message(chat, store::Role::User, text);
@@ -243,6 +246,7 @@ void ChatController::regenerate(qint64 message_id) {
   const std::optional<store::Message> last = store_.message(store::MessageId{message_id});
   if (!last || last->chat != *current_ || last->role != store::Role::Assistant) return;
   if (!last->parent) return;
+  settleToolCalls(*current_);
   const QString model = host_.model() ? host_.model()->name : QString();
   // The old reply stays, the new one's sibling: the switcher shows both.
   const std::optional<store::MessageId> reply = store_.begin_reply_after(*last->parent, model);
@@ -257,6 +261,7 @@ void ChatController::editAndResend(qint64 message_id, const QString& text) {
   const std::optional<store::Message> original = store_.message(store::MessageId{message_id});
   if (!original || original->chat != *current_ || original->role != store::Role::User) return;
   const store::ChatId chat = *current_;
+  settleToolCalls(chat);
   // The edit is a new version beside the original, which keeps its replies.
   if (!store_.add_message(chat, original->parent, store::Role::User, text)) {
     return report(tr("The edited message could not be saved"));

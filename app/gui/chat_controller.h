@@ -128,6 +128,9 @@ class ChatController : public QObject {
   void onReplyText(qint64 reply_id, const QString& delta);
   // Every call of the chat's last reply has its result: the model answers.
   void goOnAfterTools(store::ChatId chat);
+  // Calls of the chat that wait or run end unrun, before the path changes
+  // (a new message, another version, a deleted one).
+  void settleToolCalls(store::ChatId chat);
   void onReplyFinished(const ReplyOutcome& outcome);
   // Asks the engine for the reply `reply` of `chat`, whose history is in the store.
   void startReply(store::ChatId chat, store::MessageId reply);

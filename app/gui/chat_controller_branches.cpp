@@ -2,6 +2,7 @@
 // copying a path into a new chat, deleting a version and bringing it back.
 
 #include "chat_controller.h"
+#include "chat_tool_calls.h"
 #include "quire/ui/chat_view.h"
 #include "quire/ui/status_line.h"
 
@@ -15,6 +16,7 @@ void ChatController::switchBranch(qint64 message_id, int step) {
   if (!stored || stored->chat != *current_) return;
   const std::optional<store::Siblings> siblings = store_.siblings(message);
   if (!siblings) return report(tr("The other versions could not be read"));
+  settleToolCalls(*current_);
   const qsizetype target = siblings->index + step;
   if (target < 0 || target >= siblings->ids.size()) return;
   if (!store_.select_message(siblings->ids.at(target))) {
@@ -42,6 +44,7 @@ void ChatController::deleteBranch(qint64 message_id) {
   const store::MessageId message{message_id};
   const std::optional<store::Message> stored = store_.message(message);
   if (!stored || stored->chat != *current_) return;
+  settleToolCalls(*current_);
   if (!store_.delete_branch(message)) return report(tr("The version could not be deleted"));
   showPath(*current_);
   view_.offerBranchUndo(message_id);

@@ -161,8 +161,15 @@ void RemoteEngine::startReply(const ReplyRequest& request) {
   std::vector<remote::ChatMessage> messages;
   if (!request.system_prompt.trimmed().isEmpty())
     messages.push_back({"system", request.system_prompt.toStdString()});
-  for (const TurnMessage& message : request.history)
-    messages.push_back({role_of(message.role), message.text.toStdString()});
+  for (const TurnMessage& message : request.history) {
+    remote::ChatMessage sent(role_of(message.role), message.text.toStdString());
+    for (const store::ToolCall& call : message.tool_calls) {
+      sent.tool_calls.push_back(
+          {call.id.toStdString(), call.name.toStdString(), call.arguments.toStdString()});
+    }
+    sent.tool_call_id = message.tool_call_id.toStdString();
+    messages.push_back(std::move(sent));
+  }
   remote::ChatSampling sampling;
   sampling.temperature = request.sampling.temperature;
   sampling.top_p = request.sampling.top_p;

@@ -8,8 +8,22 @@ std::string chat_request_body(const std::string& model, const std::vector<ChatMe
                               const ChatSampling& sampling, int max_tokens) {
   using json = nlohmann::ordered_json;
   json list = json::array();
-  for (const ChatMessage& message : messages)
-    list.push_back(json{{"role", message.role}, {"content", message.content}});
+  for (const ChatMessage& message : messages) {
+    json entry{{"role", message.role}, {"content", message.content}};
+    // OpenAI's shape of a tool loop: content null beside the calls, and a
+    // result that names its call.
+    if (!message.tool_calls.empty()) {
+      if (message.content.empty()) entry["content"] = nullptr;
+      json& calls = entry["tool_calls"] = json::array();
+      for (const ChatMessage::Call& call : message.tool_calls) {
+        calls.push_back({{"id", call.id},
+                         {"type", "function"},
+                         {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+      }
+    }
+    if (!message.tool_call_id.empty()) entry["tool_call_id"] = message.tool_call_id;
+    list.push_back(std::move(entry));
+  }
   json body{{"model", model},
             {"messages", std::move(list)},
             {"stream", true},

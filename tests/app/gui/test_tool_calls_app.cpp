@@ -240,6 +240,27 @@ class ToolCallsAppTest : public QObject {
     QCOMPARE(states.size(), 2);
   }
 
+  // Chat settings turn tools off for one chat: its replies are offered none.
+  void toolsAreOffInAChatThatSaysSo() {
+    const QString model = tools_model();
+    AppRun run(model, 8);
+    write_tool_servers(run.data.path(), QStringLiteral("stats"));
+    QList<QByteArray> offered;
+    run.adjust_request = [&offered](gui::ReplyRequest& request) { offered.append(request.tools); };
+    run.start();
+    QVERIFY(run.waitForModel());
+    QVERIFY2(server_ready(run), "the tool server did not connect");
+    QVERIFY(run.send(QStringLiteral("Hello")));
+    QCOMPARE(offered.size(), 1);
+    QVERIFY2(offered[0].contains("\"name\":\"stats\""), offered[0].constData());
+    store::ChatSettings off;
+    off.tools_enabled = false;
+    QVERIFY(run.app->store().set_chat_settings(*run.app->chats().currentChat(), off));
+    QVERIFY(run.send(QStringLiteral("And without tools?")));
+    QCOMPARE(offered.size(), 2);
+    QVERIFY(offered[1].isEmpty());
+  }
+
   // A message sent while a call waits ends that call unrun: the
   // conversation stays whole and goes on from the new message.
   void aNewMessageSettlesWaitingCalls() {

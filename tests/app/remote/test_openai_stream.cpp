@@ -308,6 +308,25 @@ class OpenAiStreamTest : public QObject {
     }
   }
 
+  // A chat whose replies called tools goes to a remote engine in OpenAI's
+  // shape: the calls on the assistant message (content null), the results
+  // naming their calls.
+  void toolLoopsKeepOpenAisShape() {
+    using json = nlohmann::json;
+    quire::remote::ChatMessage call("assistant", "");
+    call.tool_calls = {{"call_1", "get_weather", "{\"city\":\"Oslo\"}"}};
+    quire::remote::ChatMessage result("tool", "12 degrees");
+    result.tool_call_id = "call_1";
+    const json body = json::parse(
+        chat_request_body("m", {{"user", "Weather?"}, call, result}, ChatSampling{}, 0));
+    QVERIFY(body["messages"][1] ==
+            json::parse("{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"id\": "
+                        "\"call_1\", \"type\": \"function\", \"function\": {\"name\": "
+                        "\"get_weather\", \"arguments\": \"{\\\"city\\\":\\\"Oslo\\\"}\"}}]}"));
+    QVERIFY(body["messages"][2] ==
+            (json{{"role", "tool"}, {"content", "12 degrees"}, {"tool_call_id", "call_1"}}));
+  }
+
   void requestBodiesSendOnlyTheSamplingThatIsSet() {
     using json = nlohmann::json;
     ChatSampling plain;

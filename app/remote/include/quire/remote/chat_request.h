@@ -8,13 +8,27 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace quire::remote {
 
 struct ChatMessage {
-  std::string role;  // "system", "user" or "assistant"
+  ChatMessage() = default;
+  ChatMessage(std::string message_role, std::string text)
+      : role(std::move(message_role)), content(std::move(text)) {}
+
+  std::string role;  // "system", "user", "assistant" or "tool"
   std::string content;
+  // An assistant message's tool calls, in OpenAI's shape; a tool message's
+  // call id.
+  struct Call {
+    std::string id;
+    std::string name;
+    std::string arguments;  // JSON text
+  };
+  std::vector<Call> tool_calls;
+  std::string tool_call_id;
 };
 
 struct ChatSampling {
