@@ -110,4 +110,10 @@ bool wait_finished(ToolCall* call, int timeout_ms) {
   return QTest::qWaitFor([&] { return call->isFinished(); }, timeout_ms);
 }
 
+const QStringList kSdkTools = {
+    QStringLiteral("echo"),   QStringLiteral("add"),      QStringLiteral("sleep"),
+    QStringLiteral("stats"),  QStringLiteral("fail"),     QStringLiteral("throw"),
+    QStringLiteral("big"),    QStringLiteral("media"),    QStringLiteral("crash"),
+    QStringLiteral("stderr"), QStringLiteral("add_tool"), QStringLiteral("end_session")};
+
 }  // namespace quire::tools::test

@@ -44,4 +44,14 @@ bool wait_ready(McpClient& client, int timeout_ms = 30000);
 // Waits for the call to finish; true when it did in time.
 bool wait_finished(ToolCall* call, int timeout_ms = 30000);
 
+// Every tool of the SDK test server, in its order.
+extern const QStringList kSdkTools;
+
 }  // namespace quire::tools::test
+
+// Fails the test, saying why, when Node.js or the SDK cannot run.
+#define REQUIRE_NODE()                                  \
+  do {                                                  \
+    const QString missing = missing_node();             \
+    if (!missing.isEmpty()) QFAIL(qPrintable(missing)); \
+  } while (false)
