@@ -59,15 +59,7 @@ TemplateTools Conversation::template_tools() const {
 // wrote become their ids, while the literal ranges (message texts) stay text.
 std::vector<std::int32_t> Conversation::tokenize_rendered(const jinja::Rendered& rendered,
                                                           std::size_t from) const {
-  std::vector<TextRange> literal;
-  for (const jinja::TextRange& range : rendered.literal) {
-    if (range.end <= from) continue;
-    literal.push_back({std::max(range.begin, from) - from, range.end - from});
-  }
-  EncodeOptions options;
-  options.parse_special = true;
-  options.literal = literal;
-  return tokenizer_->encode(std::string_view(rendered.text).substr(from), options);
+  return encode_rendered(*tokenizer_, rendered, from);
 }
 
 // Renders the prompt for the next reply; the last message (the user's, or
