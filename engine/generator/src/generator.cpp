@@ -1,6 +1,7 @@
 #include "quire/engine/generator/generator.h"
 
 #include <algorithm>
+#include <future>
 #include <stdexcept>
 
 #include "generator_job.h"
@@ -367,7 +368,22 @@ bool Generator::step() {
   }
   if (batch.empty()) return !idle();
 
+  // The grammars' masks for this step's draws depend on the text so far,
+  // not on the logits: they are worked out on another thread while the
+  // model computes (the future's destructor waits, whatever happens).
+  std::vector<TokenConstraint*> constrained;
+  for (Job* job : members) {
+    if (job->constraint && job->constraint->active()) constrained.push_back(job->constraint.get());
+  }
+  std::future<void> masks;
+  if (!constrained.empty()) {
+    masks = std::async(std::launch::async, [constrained] {
+      for (TokenConstraint* constraint : constrained)
+        constraint->prepare();
+    });
+  }
   const std::optional<ForwardPass::Result> ran = run_pass(step);
+  if (masks.valid()) masks.wait();
   if (!ran) {
     std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
     return !idle();

@@ -66,6 +66,16 @@ std::span<const std::uint32_t> TokenConstraint::mask() {
   return mask_;
 }
 
+void TokenConstraint::prepare() noexcept {
+  if (state_ != State::Active) return;
+  try {
+    compute();
+  } catch (...) {
+    // mask() computes again and reports it on the generator's thread.
+    fresh_ = false;
+  }
+}
+
 bool TokenConstraint::complete() {
   if (state_ != State::Active) return false;
   compute();

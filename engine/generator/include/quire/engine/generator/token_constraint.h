@@ -45,6 +45,11 @@ class TokenConstraint {
   // trigger and more) leaves the reply unconstrained for good, and the
   // reply's reader then finds it broken.
   void observe_text(std::string_view piece);
+  // Works out the next mask now, so that mask() finds it ready; another
+  // thread may call it while nothing else uses this constraint (the
+  // generator does, while the model computes the step). A mask that cannot
+  // be made is left for mask() to report.
+  void prepare() noexcept;
   // Whether the grammar constrains the reply now.
   bool active() const { return state_ == State::Active; }
 
