@@ -99,11 +99,19 @@ void ChatToolCalls::callsMade(store::ChatId chat, store::MessageId reply,
   if (!store_.set_tool_calls(reply, calls)) {
     emit problem(tr("The reply's tool calls could not be saved: %1").arg(store_.error_string()));
   }
+  // A model that calls tools again and again after one message asks the
+  // user again, whatever the chat allows, so that it cannot run on alone.
+  int rounds = 0;
+  for (const store::Message& message : store_.current_path(chat)) {
+    if (message.role == store::Role::User) rounds = 0;
+    if (message.role == store::Role::Assistant && !message.tool_calls.isEmpty()) ++rounds;
+  }
+  const bool may_run_alone = rounds <= kMaxRoundsAlone;
   QStringList allowed;
   for (const store::ToolCall& call : calls) {
     const QString key = keyOf(reply, call.id);
     pending_[key] = Pending{chat, reply, call, State::AwaitingApproval, {}};
-    if (alwaysAllowed(chat, call)) {
+    if (may_run_alone && alwaysAllowed(chat, call)) {
       allowed.append(key);
     } else {
       show(pending_[key], {}, {});
@@ -200,8 +208,9 @@ void ChatToolCalls::run(const QString& key) {
             if (result.outcome == tools::ToolCallOutcome::Finished) {
               if (result.is_error) text = tr("The tool reported an error: %1").arg(text);
               // The card says "Done" itself: how long, and how much came back.
-              summary = tr("%1 s · %2").arg(QString::number(result.seconds, 'f', 1),
-                                            stored_summary(result.text));
+              summary =
+                  tr("%1 s · %2")
+                      .arg(QString::number(result.seconds, 'f', 1), stored_summary(result.text));
             }
             finish(key, status_of(result), text, summary);
           });

@@ -37,6 +37,9 @@ class ChatToolCalls : public QObject {
  public:
   // The text the model reads for a call the user refused.
   static QString deniedText();
+  // Replies after one user message whose calls an "always allow" runs
+  // without asking; later ones wait for the user.
+  static constexpr int kMaxRoundsAlone = 8;
 
   ChatToolCalls(store::ChatStore& store, ui::ChatView& view, QObject* parent = nullptr);
   ~ChatToolCalls() override;

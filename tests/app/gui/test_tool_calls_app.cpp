@@ -240,6 +240,43 @@ class ToolCallsAppTest : public QObject {
     QCOMPARE(states.size(), 2);
   }
 
+  // "Always allow" does not let a model that calls tools without end run on
+  // alone: after a few rounds since the user's message, a call waits again.
+  void alwaysAllowedCallsStopAfterSomeRounds() {
+    const QString model = tools_model();
+    AppRun run(model, 40);
+    write_tool_servers(run.data.path(), QStringLiteral("stats"));
+    open_calls(run, model);
+    const auto opens = run.adjust_request;
+    // Every reply opens a call, the ones after results too.
+    run.adjust_request = [opens](gui::ReplyRequest& request) {
+      const store::Role last = request.history.constLast().role;
+      request.history.last().role = store::Role::User;
+      opens(request);
+      request.history.last().role = last;
+    };
+    run.start();
+    run.app->show();
+    QVERIFY(run.waitForModel());
+    QVERIFY2(server_ready(run), "the tool server did not connect");
+    QVERIFY(run.send(QStringLiteral("Keep going.")));
+    QTRY_VERIFY(decision(run, "alwaysAllowButton") != nullptr);
+    decision(run, "alwaysAllowButton")->click();
+    const int expected = gui::ChatToolCalls::kMaxRoundsAlone + 1;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+          int calls = 0;
+          for (const store::Message& message : path(run))
+            calls += message.tool_calls.isEmpty() ? 0 : 1;
+          return calls == expected && decision(run, "allowOnceButton") != nullptr;
+        }(),
+        120'000);
+    int results = 0;
+    for (const store::Message& message : path(run))
+      results += message.role == store::Role::Tool ? 1 : 0;
+    QCOMPARE(results, expected - 1);
+  }
+
   // Chat settings turn tools off for one chat: its replies are offered none.
   void toolsAreOffInAChatThatSaysSo() {
     const QString model = tools_model();
