@@ -140,11 +140,10 @@ void ChatToolCalls::settle(store::ChatId chat) {
       pending.running->cancel(QStringLiteral("the user went on without this result"));
       pending.running->deleteLater();
     }
-    // The chat goes on with the user's next message, not from these results.
-    const store::MessageId reply = pending.reply;
+    // The chat goes on with the user's next message, not from these results
+    // (finish() starts no reply after a cancelled call).
     finish(key, store::ToolStatus::Cancelled,
            tr("The user went on without waiting for this tool call."), tr("Not run"));
-    (void)reply;
   }
 }
 
