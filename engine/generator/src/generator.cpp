@@ -52,9 +52,12 @@ JobId Generator::submit(JobRequest request) {
     constraint = std::make_unique<TokenConstraint>(request.grammar, vocabulary_,
                                                    std::move(end_tokens), request.grammar_triggers);
   }
+  if (request.draft.method != DraftSettings::Method::Off) validate(request.draft);
   auto job =
       std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
   job->constraint = std::move(constraint);
+  if (job->request.draft.method == DraftSettings::Method::Ngram)
+    job->drafter.emplace(job->request.draft.ngram);
   job->result.id = job->id;
   job->result.statistics.prompt_tokens = static_cast<std::int64_t>(job->tokens.size());
   const JobId id = job->id;
@@ -79,6 +82,7 @@ std::string Generator::label_of(cache::SequenceId sequence) const {
 
 void Generator::finish(Job& job, StopReason reason, std::string error) {
   release_alternatives(job);
+  job.verifying.clear();
   if (job.sequence) {
     runtime_.cache().release(*job.sequence);
     by_sequence_.erase(*job.sequence);
@@ -262,6 +266,7 @@ void Generator::preempted(cache::SequenceId sequence) {
   by_sequence_.erase(found);
   job->sequence.reset();
   job->ranges.clear();
+  job->verifying.clear();  // its drafts left with its pages; its last token is pending
   ++job->result.statistics.preemptions;
   auto it =
       std::find_if(running_.begin(), running_.end(),
@@ -293,14 +298,26 @@ bool Generator::step() {
   maintained_ = false;
   cache::PageCache& cache = runtime_.cache();
 
-  // Decoding jobs first take a page slot for their pending token; that may
-  // preempt the youngest jobs, which leave the batch.
+  // Decoding jobs first take a page slot for their pending token, and their
+  // drafts when they draft; that may preempt the youngest jobs, which leave
+  // the batch.
   std::vector<Job*> decoding;
+  const int drafts_at_most = draft_limit();
   for (std::size_t i = 0; i < running_.size(); ++i) {
     Job* job = running_[i].get();
     if (!job->ranges.empty() || !job->pending || !job->sequence) continue;
     const cache::TokenId token = *job->pending;
-    const cache::AppendResult appended = cache.append(*job->sequence, std::span(&token, 1));
+    std::vector<cache::TokenId> appending{token};
+    for (const cache::TokenId drafted : draft_for(*job, drafts_at_most))
+      appending.push_back(drafted);
+    cache::AppendResult appended = cache.append(*job->sequence, appending);
+    if (appended.status == cache::AppendStatus::NoSpace && appending.size() > 1) {
+      // No room for the drafts: the token alone, as without drafting (a
+      // window pool may have taken them in the other pool).
+      cache.truncate(*job->sequence, static_cast<std::int32_t>(job->tokens.size()));
+      appending.resize(1);
+      appended = cache.append(*job->sequence, appending);
+    }
     save_evicted(appended.saves);
     if (appended.status == cache::AppendStatus::NoSpace) {
       finish(*job, StopReason::Error,
@@ -313,6 +330,7 @@ bool Generator::step() {
     if (appended.status == cache::AppendStatus::Appended) {
       job->tokens.push_back(token);
       job->pending.reset();
+      if (appending.size() > 1) job->verifying = std::move(appending);
     }
     // Preemption moved jobs out of running_; rescan from the start.
     if (!appended.preempted.empty()) i = static_cast<std::size_t>(-1);
@@ -348,6 +366,15 @@ bool Generator::step() {
   };
   for (Job* job : decoding) {
     const auto position = static_cast<std::int32_t>(job->tokens.size()) - 1;
+    if (!job->verifying.empty()) {
+      // The last token and its drafts, with a row of logits for each.
+      const auto count = static_cast<std::int32_t>(job->verifying.size());
+      batch.push_back({cache.page_table(*job->sequence), job->verifying, position, true, {}});
+      batch.back().window_pages = cache.window_page_table(*job->sequence);
+      members.push_back(job);
+      chunks.push_back({position, position + count});
+      continue;
+    }
     batch.push_back({cache.page_table(*job->sequence),
                      std::span<const cache::TokenId>(job->tokens).subspan(std::size_t(position), 1),
                      position, false, request(*job, true)});
@@ -392,6 +419,10 @@ bool Generator::step() {
 
   for (std::size_t i = 0; i < members.size(); ++i) {
     Job& job = *members[i];
+    if (!job.verifying.empty()) {
+      accept_drafted(job, result, i);
+      continue;
+    }
     cache.mark_computed(*job.sequence, chunks[i].end);
     if (!job.ranges.empty()) {
       cache::TokenRange& range = job.ranges.front();
@@ -421,7 +452,9 @@ std::vector<Generator::Prefill> Generator::take_prefill_pages(std::vector<Job*>&
   for (bool settled = false; !settled;) {
     settled = true;
     prefills.clear();
-    int budget = config_.max_step_tokens - static_cast<int>(decoding.size());
+    int budget = config_.max_step_tokens;
+    for (const Job* job : decoding)
+      budget -= std::max<int>(1, static_cast<int>(job->verifying.size()));
     for (const auto& job : running_) {
       if (job->ranges.empty() || budget <= 0 || !job->sequence) continue;
       const cache::TokenRange chunk =

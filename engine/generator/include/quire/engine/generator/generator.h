@@ -150,6 +150,16 @@ class Generator {
   // The leader's waiting alternatives are admitted as ordinary jobs.
   void release_alternatives(Job& leader);
   bool accept_token(Job& job, cache::TokenId token);
+  // Speculative decoding (generator_drafts.cpp). The drafts for a job about
+  // to decode, at most `limit`; none where the job does not draft.
+  std::vector<cache::TokenId> draft_for(const Job& job, int limit) const;
+  // The most tokens each decoding job may draft this step, so that the step
+  // keeps within its tokens and rows of logits.
+  int draft_limit() const;
+  // After a step that verified `job`'s drafts (row `index` of `result`):
+  // keeps the drafts the model confirms, gives back the rest, and accepts
+  // the tokens in order as a step without drafts would have.
+  void accept_drafted(Job& job, const ForwardPass::Result& result, std::size_t index);
   void finish(Job& job, StopReason reason, std::string error = {});
   void maintain_when_idle();
   bool use_candidates() const;
