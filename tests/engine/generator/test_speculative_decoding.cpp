@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "quire/engine/generator/generator.h"
+#include "quire/engine/modelgen/random_model_spec.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "small_model.h"
@@ -187,14 +188,24 @@ class SpeculativeDecodingTest : public QObject {
     // sequence reads from the FP16 mirror of its open page depends on the
     // batch (MirrorSlots), so a job in a batch need not equal itself alone,
     // drafts or not: batches are compared on FP16.
+    // Both ways of reading logits: a drafting job's rows come whole while
+    // the others' may come as candidates.
     if (format != cache::CacheFormat::FP16) return;
-    kernels::CpuBackend backend;
-    ModelRuntime runtime(model.description, backend, options);
-    Generator generator(runtime, *model.tokenizer);
-    const std::vector<JobResult> together = run_all(generator, drafted);
-    for (std::size_t i = 0; i < expected.size(); ++i)
-      compare_replies(together[i], expected[i]);
-    QVERIFY(runtime.cache().check_invariants().empty());
+    for (const auto logits : {engine::GeneratorConfig::Logits::WholeRows,
+                              engine::GeneratorConfig::Logits::Candidates}) {
+      kernels::CpuBackend backend;
+      ModelRuntime runtime(model.description, backend, options);
+      engine::GeneratorConfig config;
+      config.logits = logits;
+      Generator generator(runtime, *model.tokenizer, config);
+      std::vector<JobRequest> batch = drafted;
+      // One job that does not draft rides along.
+      batch.front().draft = {};
+      const std::vector<JobResult> together = run_all(generator, std::move(batch));
+      for (std::size_t i = 0; i < expected.size(); ++i)
+        compare_replies(together[i], expected[i]);
+      QVERIFY(runtime.cache().check_invariants().empty());
+    }
   }
 
   void stopConditionsEndWhereTheyEndWithoutDrafts() {
@@ -306,6 +317,43 @@ class SpeculativeDecodingTest : public QObject {
       drafted += result.statistics.drafted_tokens;
     }
     QVERIFY(drafted > 0);
+  }
+
+  void slidingWindowsGiveTheSameReplies_data() {
+    QTest::addColumn<QString>("architecture");
+    // Every layer slides (one pool), or some do (a window pool beside).
+    QTest::newRow("mistral") << "mistral";
+    QTest::newRow("gemma2") << "gemma2";
+  }
+
+  void slidingWindowsGiveTheSameReplies() {
+    QFETCH(QString, architecture);
+    engine::modelgen::RandomModelSpec spec =
+        engine::modelgen::default_spec(architecture.toStdString());
+    spec.seed = 77;
+    spec.sliding_window = 24;
+    const SmallModel model(spec);
+    const engine::RuntimeOptions options = small_options();
+    std::vector<JobRequest> plain, drafted;
+    for (const Tokens& prompt : prompts()) {
+      plain.push_back(greedy(prompt, 40, false, true));
+      drafted.push_back(greedy(prompt, 40, true, true));
+    }
+    const std::vector<JobResult> expected = run_each(model, options, plain);
+    const std::vector<JobResult> alone = run_each(model, options, drafted);
+    std::int64_t accepted = 0;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      compare_replies(alone[i], expected[i]);
+      accepted += alone[i].statistics.accepted_tokens;
+    }
+    QVERIFY(accepted > 0);
+    kernels::CpuBackend backend;
+    ModelRuntime runtime(model.description, backend, options);
+    Generator generator(runtime, *model.tokenizer);
+    const std::vector<JobResult> together = run_all(generator, drafted);
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      compare_replies(together[i], expected[i]);
+    QVERIFY(runtime.cache().check_invariants().empty());
   }
 
   void jobsThatCannotDraftDecodeAsUsual() {
