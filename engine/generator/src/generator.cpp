@@ -371,6 +371,7 @@ bool Generator::step() {
       const auto count = static_cast<std::int32_t>(job->verifying.size());
       batch.push_back({cache.page_table(*job->sequence), job->verifying, position, true, {}});
       batch.back().window_pages = cache.window_page_table(*job->sequence);
+      batch.back().decode_rows = true;
       members.push_back(job);
       chunks.push_back({position, position + count});
       continue;

@@ -40,6 +40,19 @@
 // accepted so far; and alternatives while they branch. Drafted rows come to
 // the host whole, never as candidates.
 //
+// Arithmetic: a verified row must get the bits it gets in a decode step of
+// its own, or a greedy reply could change. The drafted sequence asks for
+// its rows to be multiplied as decode rows (ForwardPass::Sequence::
+// decode_rows), which on the CPU gives EXL2's and EXL3's 8-bit decode
+// inputs. Even so, with EXL2 and EXL3 weights on the CPU replies still part
+// after a few dozen tokens (FP16 and GPTQ weights give the same replies):
+// some other op's arithmetic depends on how many tokens a sequence brings,
+// most likely the CPU attention's plan (attention_plan.h splits the key
+// range of a lone decode token, not of a block of several), not yet
+// confirmed. The CUDA backend's products ignore the row kind, and its
+// kernels choose by row count; drafted steps are never recorded as graphs
+// (they ask for every row of logits), so they run directly.
+//
 // Cache codings: FP16 and the integer formats encode each token on its own,
 // so a rejected draft leaves nothing behind that a later token sees. FP8's
 // per-page scale only grows, so a rejected draft's values may have grown it
