@@ -141,9 +141,9 @@ class SpeculativeDecodingTest : public QObject {
         << cache::CacheFormat::FP16 << cache::ReservationPolicy::OnDemand << 4 << true << fp16;
     QTest::newRow("q8") << cache::CacheFormat::Q8 << reserve << 16 << true << fp16;
     QTest::newRow("q4") << cache::CacheFormat::Q4 << reserve << 16 << false << fp16;
-    // Quantized weights. EXL2 and EXL3 are not here yet: on the CPU their
-    // replies with drafts part from those without after a few dozen tokens
-    // (generator_drafts.cpp says what is known).
+    // Quantized weights. EXL2 and EXL3 are not here: on the CPU their
+    // replies with drafts part from those without at a near tie after a few
+    // dozen tokens (generator_drafts.cpp says why).
     QTest::newRow("fp16 cache, gptq weights")
         << cache::CacheFormat::FP16 << reserve << 16 << true << QString("gptq");
   }
