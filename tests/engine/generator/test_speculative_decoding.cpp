@@ -22,6 +22,7 @@ using engine::DraftSettings;
 using engine::Generator;
 using engine::JobRequest;
 using engine::JobResult;
+using engine::JobStatistics;
 using engine::ModelRuntime;
 using engine::StopReason;
 using test::prompt_of;
@@ -364,6 +365,31 @@ class SpeculativeDecodingTest : public QObject {
     for (std::size_t i = 0; i < expected.size(); ++i)
       compare_replies(together[i], expected[i]);
     QVERIFY(runtime.cache().check_invariants().empty());
+  }
+
+  // What drafting is for: the same reply in fewer forward passes where the
+  // reply repeats what came before.
+  void acceptedDraftsSaveSteps() {
+    const SmallModel model(qwen2_spec(78));
+    kernels::CpuBackend backend;
+    std::vector<int> steps;
+    std::vector<JobResult> results;
+    for (const bool draft : {false, true}) {
+      ModelRuntime runtime(model.description, backend, small_options());
+      Generator generator(runtime, *model.tokenizer);
+      JobRequest request = greedy(repeating_prompt(10, 3, 8), 48, draft);
+      request.on_done = [&results](const JobResult& done) { results.push_back(done); };
+      generator.submit(std::move(request));
+      int count = 0;
+      while (generator.step())
+        ++count;
+      steps.push_back(count);
+    }
+    compare_replies(results[1], results[0]);
+    const JobStatistics& drafted = results[1].statistics;
+    // Each step that verified drafts gave its accepted drafts and one token.
+    QCOMPARE(steps[0] - steps[1], static_cast<int>(drafted.accepted_tokens));
+    QVERIFY(drafted.accepted_tokens >= 24);
   }
 
   void jobsThatCannotDraftDecodeAsUsual() {
