@@ -366,12 +366,22 @@ bool Generator::step() {
   };
   for (Job* job : decoding) {
     const auto position = static_cast<std::int32_t>(job->tokens.size()) - 1;
+    step.first.push_back(batch.size());
     if (!job->verifying.empty()) {
-      // The last token and its drafts, with a row of logits for each.
+      // The last token and its drafts, with a row of logits for each: as
+      // sequences of one token each over the same pages, or one chunk.
       const auto count = static_cast<std::int32_t>(job->verifying.size());
-      batch.push_back({cache.page_table(*job->sequence), job->verifying, position, true, {}});
-      batch.back().window_pages = cache.window_page_table(*job->sequence);
-      batch.back().decode_rows = true;
+      const std::span<const cache::TokenId> verifying(job->verifying);
+      const bool split = split_verification();
+      for (std::int32_t t = 0; t < (split ? count : 1); ++t) {
+        batch.push_back({cache.page_table(*job->sequence),
+                         split ? verifying.subspan(std::size_t(t), 1) : verifying,
+                         position + t,
+                         !split,
+                         {}});
+        batch.back().window_pages = cache.window_page_table(*job->sequence);
+        batch.back().decode_rows = true;
+      }
       members.push_back(job);
       chunks.push_back({position, position + count});
       continue;
@@ -384,6 +394,7 @@ bool Generator::step() {
     chunks.push_back({position, position + 1});
   }
   for (const auto& [job, chunk] : prefills) {
+    step.first.push_back(batch.size());
     const bool ends_prompt = job->ranges.size() == 1 && chunk.end == job->ranges.front().end &&
                              job->request.max_new_tokens > job->generated;
     batch.push_back({cache.page_table(*job->sequence),
@@ -420,8 +431,9 @@ bool Generator::step() {
 
   for (std::size_t i = 0; i < members.size(); ++i) {
     Job& job = *members[i];
+    const std::size_t index = step.first[i];
     if (!job.verifying.empty()) {
-      accept_drafted(job, result, i);
+      accept_drafted(job, result, index, step.end(i) - index > 1);
       continue;
     }
     cache.mark_computed(*job.sequence, chunks[i].end);
@@ -435,9 +447,9 @@ bool Generator::step() {
         continue;
       }
     }
-    const std::optional<cache::TokenId> token = sample_or_end(job, result, i);
+    const std::optional<cache::TokenId> token = sample_or_end(job, result, index);
     if (!token) continue;
-    if (!job.followers.empty()) branch_alternatives(job, result, i);
+    if (!job.followers.empty()) branch_alternatives(job, result, index);
     accept_token(job, *token);
   }
   std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });

@@ -41,35 +41,34 @@
 // the host whole, never as candidates.
 //
 // Arithmetic: a verified row must get the bits it gets in a decode step of
-// its own, or a greedy reply can change at a near tie. The drafted sequence
-// asks for its rows to be multiplied as decode rows (ForwardPass::Sequence::
-// decode_rows), so the CPU's products (EXL2's and EXL3's 8-bit decode inputs
-// included) treat them as a decode step's. The CPU attention does not yet:
-// a block of several tokens puts more query rows in a lane group and takes
-// other accumulation paths (attention_kernel.cpp's four-row sums) than one
-// token does, so a verified row's logits differ from a decode step's in the
-// last bits (on the small test model, the first token's row of a two-token
-// step differs from the same token decoded alone by at most 1.3e-5 with FP16
-// weights, 3.6e-7 with EXL2). Greedy replies are the same except where the
-// two best logits lie that close; FP16 and GPTQ weights give the same replies
-// over the tests' prompts, EXL2 and EXL3 (whose 8-bit inputs turn a last-bit
-// difference in the hidden state into a larger one) part after a few dozen
-// tokens. Identity needs attention whose per-row arithmetic does not depend
-// on the rows beside it. The CUDA backend's products ignore the row kind
-// and choose kernels by row count; drafted steps are never recorded as
-// graphs (they ask for every row of logits), so they run directly.
+// its own, or a greedy reply can change at a near tie. Where the cache has
+// no FP16 mirrors (an FP16 cache) and no pages in host memory, the step verifies the job's k + 1
+// tokens as k + 1 sequences of one token each over the same page table, at consecutive positions
+// (split_verification): each layer writes every token's K/V before any attends, so token i reads
+// the drafts before it, and each row is computed exactly as in a batch of decode steps (the forward
+// pass keeps a decode row's bits whatever else runs: row_segments.h and the CPU attention's one
+// block per sequence). A drafting job then takes k + 1 of the pass's sequences, which bounds the
+// drafts in a busy batch (draft_limit). With FP16 mirrors (coded caches) the residual window serves
+// one sequence's open page a step, and host pages are staged per sequence, so there the tokens go
+// as one chunk, whose rows are still multiplied as decode rows (ForwardPass::Sequence::
+// decode_rows) but whose attention groups several tokens' query rows
+// (attention_kernel.cpp's four-row sums), which can differ in the last bits
+// from one token's (on the small test model, by up to 1.3e-5 in a logit).
+// On the CPU, with the tests' prompts, FP16 caches give the same greedy
+// replies with drafts as without for FP16, GPTQ, EXL2 and EXL3 weights.
+// The CUDA backend's products ignore the row kind and choose kernels by row
+// count; drafted chunks are never recorded as graphs (they ask for every
+// row of logits), split ones can be, like any decode batch.
 //
-// Cache codings: FP16 and the integer formats encode each token on its own,
-// so a rejected draft leaves nothing behind that a later token sees. FP8's
-// per-page scale only grows, so a rejected draft's values may have grown it
-// and later tokens of that page encode at the larger scale: close to, but
-// not bit for bit, what a run without drafts stores. The FP16 mirror of a
-// page's open tail (MirrorSlots) likewise serves a page whose drafts crossed
-// into the next page from its coded tokens afterwards. Measured on the CPU
-// with the tests' prompts: FP16, Q8 and Q4 caches give the same replies with
-// drafts as without; FP8 and Q6 part at some point, where the coding's
-// rounding turns the last-bit differences above (or FP8's grown scale) into
-// a different token.
+// Cache codings (the chunk path): the integer formats encode each token on
+// its own, so a rejected draft leaves nothing behind that a later token
+// sees; FP8's per-page scale only grows, so a rejected draft's values may
+// have grown it and later tokens of that page encode at the larger scale;
+// and the FP16 mirror of a page whose drafts crossed into the next page is
+// filled again from its coded tokens. Measured on the CPU with the tests'
+// prompts: Q8 and Q4 caches give the same replies with drafts as without;
+// FP8 and Q6 part at some point, where the coding's rounding turns a
+// last-bit difference (or FP8's grown scale) into another token.
 
 #include <algorithm>
 #include <stdexcept>
@@ -101,12 +100,22 @@ int Generator::draft_limit() const {
   const int tokens = config_.max_step_tokens - jobs;
   const int rows = limits.max_logit_rows - jobs;
   int limit = std::min(tokens, rows) / jobs;
+  // Verified as single tokens, each draft is a sequence of the pass.
+  if (split_verification()) limit = std::min(limit, (limits.max_sequences - jobs) / jobs);
   // With a sliding window a sequence's pages are bounded by one step's
   // positions (cache::CacheConfig::max_step_tokens).
   const cache::CacheConfig& cache = runtime_.cache().config();
   const int step = cache.max_step_tokens > 0 ? cache.max_step_tokens : cache.page_size;
   limit = std::min(limit, step - 1);
   return std::max(0, limit);
+}
+
+bool Generator::split_verification() const {
+  // The residual window's FP16 mirrors serve one sequence's open page a
+  // step, and pages in host memory are staged per sequence: several
+  // sequences of one job would each want the same page.
+  const KvStorage& storage = runtime_.storage();
+  return storage.mirror_slots() == 0 && !storage.any_on_host();
 }
 
 std::vector<cache::TokenId> Generator::draft_for(const Job& job, int limit) const {
@@ -126,7 +135,8 @@ std::vector<cache::TokenId> Generator::draft_for(const Job& job, int limit) cons
   return job.drafter->draft(history, limit);
 }
 
-void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std::size_t index) {
+void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std::size_t index,
+                               bool split) {
   cache::PageCache& cache = runtime_.cache();
   const cache::SequenceId sequence = *job.sequence;
   const std::vector<cache::TokenId> verified = std::move(job.verifying);
@@ -144,8 +154,9 @@ void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std:
   try {
     std::vector<cache::TokenId> context = job.tokens;
     for (std::size_t r = 0; r <= drafted; ++r) {
-      const cache::TokenId choice =
-          job.sampler.sample(result.row(index, static_cast<int>(r)), context);
+      const std::span<const float> row =
+          split ? result.row(index + r) : result.row(index, static_cast<int>(r));
+      const cache::TokenId choice = job.sampler.sample(row, context);
       choices.push_back(choice);
       if (r == drafted || choice != verified[r + 1]) break;
       context.push_back(choice);
