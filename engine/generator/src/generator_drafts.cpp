@@ -7,11 +7,11 @@
 // appends the pending token t and the drafts d1..dk to the sequence
 // (PageCache::append, so the pages for them are taken as for any decoded
 // token, with the same preemption and reservation rules), and the forward
-// pass computes positions p..p+k in one chunk with a row of logits for each
-// (ForwardPass::Sequence::all_logits). Row r is the model's distribution
-// after d1..dr; its greedy choice g_r is drawn by the job's own sampler with
-// the context the job would have then, so penalties, bias and bans apply
-// exactly. The longest prefix d1..dj with d_r = g_{r-1} is accepted, and
+// pass computes positions p..p+k with a row of logits for each (as single
+// tokens or as one chunk: see "Arithmetic" below). Row r is the model's
+// distribution after d1..dr; its greedy choice g_r is drawn by the job's own
+// sampler with the context the job would have then, so penalties, bias and
+// bans apply exactly. The longest prefix d1..dj with d_r = g_{r-1} is accepted, and
 // g_j (the model's own next token) follows it: j + 1 tokens for one pass.
 //
 // Rollback is bookkeeping. The positions past p + j hold K/V the pass wrote
@@ -42,23 +42,26 @@
 //
 // Arithmetic: a verified row must get the bits it gets in a decode step of
 // its own, or a greedy reply can change at a near tie. Where the cache has
-// no FP16 mirrors (an FP16 cache) and no pages in host memory, the step verifies the job's k + 1
-// tokens as k + 1 sequences of one token each over the same page table, at consecutive positions
-// (split_verification): each layer writes every token's K/V before any attends, so token i reads
-// the drafts before it, and each row is computed exactly as in a batch of decode steps (the forward
-// pass keeps a decode row's bits whatever else runs: row_segments.h and the CPU attention's one
-// block per sequence). A drafting job then takes k + 1 of the pass's sequences, which bounds the
-// drafts in a busy batch (draft_limit). With FP16 mirrors (coded caches) the residual window serves
-// one sequence's open page a step, and host pages are staged per sequence, so there the tokens go
-// as one chunk, whose rows are still multiplied as decode rows (ForwardPass::Sequence::
-// decode_rows) but whose attention groups several tokens' query rows
-// (attention_kernel.cpp's four-row sums), which can differ in the last bits
-// from one token's (on the small test model, by up to 1.3e-5 in a logit).
-// On the CPU, with the tests' prompts, FP16 caches give the same greedy
-// replies with drafts as without for FP16, GPTQ, EXL2 and EXL3 weights.
-// The CUDA backend's products ignore the row kind and choose kernels by row
-// count; drafted chunks are never recorded as graphs (they ask for every
-// row of logits), split ones can be, like any decode batch.
+// no FP16 mirrors (an FP16 cache) and no pages in host memory, the step
+// verifies the job's k + 1 tokens as k + 1 sequences of one token each over
+// the same page table at consecutive positions (split_verification): each
+// layer writes every token's K/V before any attends, so token i reads the
+// drafts before it, and each row is computed exactly as in a batch of
+// decode steps (the forward pass keeps a decode row's bits whatever else
+// runs: row_segments.h, and the CPU attention's one block per sequence). A
+// drafting job then takes k + 1 of the pass's sequences, which bounds the
+// drafts in a busy batch (draft_limit). With FP16 mirrors (coded caches) the
+// residual window serves one sequence's open page a step, and host pages
+// are staged per sequence, so there the tokens go as one chunk
+// (ForwardPass::Sequence::all_logits), whose rows are still multiplied as
+// decode rows (decode_rows) but whose attention groups several tokens'
+// query rows (attention_kernel.cpp's four-row sums), which can differ in
+// the last bits from one token's (on the small test model, by up to 1.3e-5
+// in a logit). On the CPU, with the tests' prompts, FP16 caches give the
+// same greedy replies with drafts as without for FP16, GPTQ, EXL2 and EXL3
+// weights. The CUDA backend's products ignore the row kind and choose
+// kernels by row count; chunks are never recorded as graphs (they ask for
+// every row of logits), split steps can be, like any decode batch.
 //
 // Cache codings (the chunk path): the integer formats encode each token on
 // its own, so a rejected draft leaves nothing behind that a later token
