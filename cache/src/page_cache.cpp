@@ -157,6 +157,37 @@ void PageCache::mark_overwritten_here(SequenceId id, std::int32_t begin, std::in
   }
 }
 
+void PageCache::truncate_here(SequenceId id, std::int32_t length) {
+  Sequence& seq = sequence(id);
+  const auto end = static_cast<std::int32_t>(seq.tokens.size());
+  if (length < seq.computed || length > end) {
+    throw std::out_of_range("truncate to " + std::to_string(length) +
+                            " tokens outside the sequence's computed " +
+                            std::to_string(seq.computed) + " to " + std::to_string(end));
+  }
+  if (length == end) return;
+  // The pages there may hold K/V of the dropped tokens in some layers.
+  mark_overwritten_here(id, length, end);
+  ++generation_;
+  const std::int32_t size = config_.page_size;
+  const auto first = static_cast<std::size_t>(length / size);
+  const std::size_t last =
+      std::min(seq.pages.size(), static_cast<std::size_t>((end + size - 1) / size));
+  for (std::size_t position = first; position < last; ++position) {
+    const PageIndex index = seq.pages[position];
+    if (index == kNoPage) continue;
+    if (record(index).refs != 1 || record(index).identity.hashed) {
+      throw std::logic_error("truncate into a shared or sealed page");
+    }
+    const std::int32_t kept = std::max(0, length - static_cast<std::int32_t>(position) * size);
+    mutate(index, [&](PageRecord& page) {
+      page.identity.filled = std::max(page.identity.valid, std::min(kept, size));
+    });
+  }
+  counters_.generated_tokens -= end - length;
+  seq.tokens.resize(static_cast<std::size_t>(length));
+}
+
 void PageCache::finish_page(Sequence& seq, std::size_t position) {
   const PageIndex index = seq.pages[position];
   PageRecord& page = record(index);

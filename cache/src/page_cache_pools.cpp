@@ -200,6 +200,11 @@ void PageCache::mark_overwritten(SequenceId id, std::int32_t begin, std::int32_t
   mark_overwritten_here(id, begin, end);
 }
 
+void PageCache::truncate(SequenceId id, std::int32_t length) {
+  if (window_pool_) window_pool_->truncate_here(window_sequence(id), length);
+  truncate_here(id, length);
+}
+
 void PageCache::release(SequenceId id) {
   if (window_pool_) {
     window_pool_->release_here(window_sequence(id));

@@ -126,6 +126,28 @@ AppendResult ShadowEngine::decode(SequenceId sequence, TokenId token) {
   return result;
 }
 
+AppendResult ShadowEngine::speculate(SequenceId sequence, std::span<const TokenId> tokens,
+                                     std::int32_t keep) {
+  AppendResult result = cache_.append(sequence, tokens);
+  execute_saves(result.saves);
+  if (result.status != AppendStatus::Appended) return result;
+  const auto end = static_cast<std::int32_t>(cache_.tokens(sequence).size());
+  const std::int32_t begin = end - static_cast<std::int32_t>(tokens.size());
+  const std::vector<std::uint64_t> written = fingerprints(cache_.tokens(sequence));
+  const auto write = [&](Pages& pages, std::span<const PageIndex> table) {
+    for (std::int32_t position = begin; position < end; ++position) {
+      const PageIndex page = table[static_cast<std::size_t>(position / page_size_)];
+      pages[static_cast<std::size_t>(page)][static_cast<std::size_t>(position % page_size_)] =
+          written[static_cast<std::size_t>(position)];
+    }
+  };
+  write(device_, cache_.page_table(sequence));
+  if (cache_.window_pool()) write(window_device_, cache_.window_page_table(sequence));
+  cache_.truncate(sequence, begin + keep);
+  cache_.mark_computed(sequence, begin + keep);
+  return result;
+}
+
 void ShadowEngine::apply(const DefragPlan& plan) {
   PageMoveOps ops;
   ops.copy = [this](PageIndex from, PageIndex to) {

@@ -33,6 +33,11 @@ class ShadowEngine {
   void prefill(const cache::Admission& admission);
   // Appends one token, computes it, and returns the cache's answer.
   cache::AppendResult decode(cache::SequenceId sequence, cache::TokenId token);
+  // A speculative step: appends `tokens` (a token and its drafts), writes
+  // the K/V of every one of them as a forward pass would, then keeps the
+  // first `keep` (PageCache::truncate) and reports those computed.
+  cache::AppendResult speculate(cache::SequenceId sequence, std::span<const cache::TokenId> tokens,
+                                std::int32_t keep);
   void apply(const cache::DefragPlan& plan);
 
   // Empty when every computed position of the sequence holds the right K/V.

@@ -281,6 +281,10 @@ class Workload {
       finish(index);
       return;
     }
+    if (jobs_[index].remaining >= 2 && pick(0, 2) == 0) {
+      speculate(index);
+      return;
+    }
     const TokenId token = next_token(jobs_[index].tokens);
     const SequenceId sequence = jobs_[index].sequence;
     const AppendResult result = engine_.decode(sequence, token);
@@ -303,6 +307,44 @@ class Workload {
         (result.preempted.empty() || result.preempted.back() != sequence)) {
       fail("a self-preemption does not name the sequence");
     }
+  }
+
+  // A decode step that verifies drafts: the token, the drafts the model
+  // agrees with, then one it does not (unless all are kept); everything
+  // after the kept ones is given back.
+  void speculate(std::size_t index) {
+    Job& job = jobs_[index];
+    const CacheConfig& config = cache_.config();
+    int most = job.remaining - 1;
+    if (config.window > 0 || config.has_window_pool()) {
+      const int step = config.max_step_tokens > 0 ? config.max_step_tokens : config.page_size;
+      most = std::min(most, step - 1);
+    }
+    if (most < 1) return;
+    const int drafted = pick(1, most);
+    const int accepted = pick(0, drafted);
+    std::vector<TokenId> history = job.tokens;
+    std::vector<TokenId> step{next_token(history)};
+    history.push_back(step.back());
+    for (int i = 0; i < drafted; ++i) {
+      TokenId token = next_token(history);
+      if (i >= accepted) token += 5001;  // never what the job goes on with
+      step.push_back(token);
+      history.push_back(token);
+    }
+    const SequenceId sequence = job.sequence;
+    const AppendResult result = engine_.speculate(sequence, step, 1 + accepted);
+    if (result.status == AppendStatus::NoSpace) {
+      fail("a speculative step within its reserved budget found no space");
+      return;
+    }
+    if (result.status == AppendStatus::Appended) {
+      job.tokens.insert(job.tokens.end(), step.begin(), step.begin() + 1 + accepted);
+      job.remaining -= 1 + accepted;
+      check(sequence);
+    }
+    for (const SequenceId preempted : result.preempted)
+      pause(preempted);
   }
 
   void finish(std::size_t index) {

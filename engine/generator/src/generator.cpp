@@ -52,9 +52,12 @@ JobId Generator::submit(JobRequest request) {
     constraint = std::make_unique<TokenConstraint>(request.grammar, vocabulary_,
                                                    std::move(end_tokens), request.grammar_triggers);
   }
+  if (request.draft.method != DraftSettings::Method::Off) validate(request.draft);
   auto job =
       std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
   job->constraint = std::move(constraint);
+  if (job->request.draft.method == DraftSettings::Method::Ngram)
+    job->drafter.emplace(job->request.draft.ngram);
   job->result.id = job->id;
   job->result.statistics.prompt_tokens = static_cast<std::int64_t>(job->tokens.size());
   const JobId id = job->id;
@@ -79,6 +82,7 @@ std::string Generator::label_of(cache::SequenceId sequence) const {
 
 void Generator::finish(Job& job, StopReason reason, std::string error) {
   release_alternatives(job);
+  job.verifying.clear();
   if (job.sequence) {
     runtime_.cache().release(*job.sequence);
     by_sequence_.erase(*job.sequence);
@@ -262,6 +266,7 @@ void Generator::preempted(cache::SequenceId sequence) {
   by_sequence_.erase(found);
   job->sequence.reset();
   job->ranges.clear();
+  job->verifying.clear();  // its drafts left with its pages; its last token is pending
   ++job->result.statistics.preemptions;
   auto it =
       std::find_if(running_.begin(), running_.end(),
@@ -293,14 +298,26 @@ bool Generator::step() {
   maintained_ = false;
   cache::PageCache& cache = runtime_.cache();
 
-  // Decoding jobs first take a page slot for their pending token; that may
-  // preempt the youngest jobs, which leave the batch.
+  // Decoding jobs first take a page slot for their pending token, and their
+  // drafts when they draft; that may preempt the youngest jobs, which leave
+  // the batch.
   std::vector<Job*> decoding;
+  const int drafts_at_most = draft_limit();
   for (std::size_t i = 0; i < running_.size(); ++i) {
     Job* job = running_[i].get();
     if (!job->ranges.empty() || !job->pending || !job->sequence) continue;
     const cache::TokenId token = *job->pending;
-    const cache::AppendResult appended = cache.append(*job->sequence, std::span(&token, 1));
+    std::vector<cache::TokenId> appending{token};
+    for (const cache::TokenId drafted : draft_for(*job, drafts_at_most))
+      appending.push_back(drafted);
+    cache::AppendResult appended = cache.append(*job->sequence, appending);
+    if (appended.status == cache::AppendStatus::NoSpace && appending.size() > 1) {
+      // No room for the drafts: the token alone, as without drafting (a
+      // window pool may have taken them in the other pool).
+      cache.truncate(*job->sequence, static_cast<std::int32_t>(job->tokens.size()));
+      appending.resize(1);
+      appended = cache.append(*job->sequence, appending);
+    }
     save_evicted(appended.saves);
     if (appended.status == cache::AppendStatus::NoSpace) {
       finish(*job, StopReason::Error,
@@ -313,6 +330,7 @@ bool Generator::step() {
     if (appended.status == cache::AppendStatus::Appended) {
       job->tokens.push_back(token);
       job->pending.reset();
+      if (appending.size() > 1) job->verifying = std::move(appending);
     }
     // Preemption moved jobs out of running_; rescan from the start.
     if (!appended.preempted.empty()) i = static_cast<std::size_t>(-1);
@@ -348,6 +366,26 @@ bool Generator::step() {
   };
   for (Job* job : decoding) {
     const auto position = static_cast<std::int32_t>(job->tokens.size()) - 1;
+    step.first.push_back(batch.size());
+    if (!job->verifying.empty()) {
+      // The last token and its drafts, with a row of logits for each: as
+      // sequences of one token each over the same pages, or one chunk.
+      const auto count = static_cast<std::int32_t>(job->verifying.size());
+      const std::span<const cache::TokenId> verifying(job->verifying);
+      const bool split = split_verification();
+      for (std::int32_t t = 0; t < (split ? count : 1); ++t) {
+        batch.push_back({cache.page_table(*job->sequence),
+                         split ? verifying.subspan(std::size_t(t), 1) : verifying,
+                         position + t,
+                         !split,
+                         {}});
+        batch.back().window_pages = cache.window_page_table(*job->sequence);
+        batch.back().decode_rows = true;
+      }
+      members.push_back(job);
+      chunks.push_back({position, position + count});
+      continue;
+    }
     batch.push_back({cache.page_table(*job->sequence),
                      std::span<const cache::TokenId>(job->tokens).subspan(std::size_t(position), 1),
                      position, false, request(*job, true)});
@@ -356,6 +394,7 @@ bool Generator::step() {
     chunks.push_back({position, position + 1});
   }
   for (const auto& [job, chunk] : prefills) {
+    step.first.push_back(batch.size());
     const bool ends_prompt = job->ranges.size() == 1 && chunk.end == job->ranges.front().end &&
                              job->request.max_new_tokens > job->generated;
     batch.push_back({cache.page_table(*job->sequence),
@@ -392,6 +431,11 @@ bool Generator::step() {
 
   for (std::size_t i = 0; i < members.size(); ++i) {
     Job& job = *members[i];
+    const std::size_t index = step.first[i];
+    if (!job.verifying.empty()) {
+      accept_drafted(job, result, index, step.end(i) - index > 1);
+      continue;
+    }
     cache.mark_computed(*job.sequence, chunks[i].end);
     if (!job.ranges.empty()) {
       cache::TokenRange& range = job.ranges.front();
@@ -403,9 +447,9 @@ bool Generator::step() {
         continue;
       }
     }
-    const std::optional<cache::TokenId> token = sample_or_end(job, result, i);
+    const std::optional<cache::TokenId> token = sample_or_end(job, result, index);
     if (!token) continue;
-    if (!job.followers.empty()) branch_alternatives(job, result, i);
+    if (!job.followers.empty()) branch_alternatives(job, result, index);
     accept_token(job, *token);
   }
   std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
@@ -421,7 +465,9 @@ std::vector<Generator::Prefill> Generator::take_prefill_pages(std::vector<Job*>&
   for (bool settled = false; !settled;) {
     settled = true;
     prefills.clear();
-    int budget = config_.max_step_tokens - static_cast<int>(decoding.size());
+    int budget = config_.max_step_tokens;
+    for (const Job* job : decoding)
+      budget -= std::max<int>(1, static_cast<int>(job->verifying.size()));
     for (const auto& job : running_) {
       if (job->ranges.empty() || budget <= 0 || !job->sequence) continue;
       const cache::TokenRange chunk =

@@ -102,10 +102,16 @@ void Generator::run_fewer(StepBatch& step, std::size_t keep) {
     Job& job = *running_.back();
     const auto member = std::find(step.members.begin(), step.members.end(), &job);
     if (member != step.members.end()) {
-      const auto index = member - step.members.begin();
+      const auto index = static_cast<std::size_t>(member - step.members.begin());
+      const std::size_t begin = step.first[index];
+      const std::size_t count = step.end(index) - begin;
+      step.sequences.erase(step.sequences.begin() + std::ptrdiff_t(begin),
+                           step.sequences.begin() + std::ptrdiff_t(begin + count));
+      step.first.erase(step.first.begin() + std::ptrdiff_t(index));
+      for (std::size_t later = index; later < step.first.size(); ++later)
+        step.first[later] -= count;
       step.members.erase(member);
-      step.sequences.erase(step.sequences.begin() + index);
-      step.chunks.erase(step.chunks.begin() + index);
+      step.chunks.erase(step.chunks.begin() + std::ptrdiff_t(index));
     }
     const cache::SequenceId sequence = *job.sequence;
     runtime_.cache().release(sequence);
@@ -115,8 +121,10 @@ void Generator::run_fewer(StepBatch& step, std::size_t keep) {
   // Page tables of the jobs left are the same, but their spans are read anew.
   for (std::size_t i = 0; i < step.members.size(); ++i) {
     const cache::SequenceId sequence = *step.members[i]->sequence;
-    step.sequences[i].pages = runtime_.cache().page_table(sequence);
-    step.sequences[i].window_pages = runtime_.cache().window_page_table(sequence);
+    for (std::size_t s = step.first[i]; s < step.end(i); ++s) {
+      step.sequences[s].pages = runtime_.cache().page_table(sequence);
+      step.sequences[s].window_pages = runtime_.cache().window_page_table(sequence);
+    }
   }
   memory_batch_limit_ = std::max(1, static_cast<int>(running_.size()));
   calm_steps_ = 0;
@@ -177,6 +185,7 @@ std::optional<ForwardPass::Result> Generator::run_pass(StepBatch& step) {
         step.members.clear();
         step.sequences.clear();
         step.chunks.clear();
+        step.first.clear();
         action = MemoryRecoveries::Action::EndedJob;
         ++memory_.ended_jobs;
         const std::string device_text = device_name(device);

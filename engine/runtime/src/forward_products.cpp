@@ -14,8 +14,8 @@ void ForwardPass::segment_rows(std::span<const Sequence> sequences,
   token_sequence_.assign(token_sequence.begin(), token_sequence.end());
   std::vector<std::int32_t> logit_sequence;
   for (std::size_t s = 0; s < sequences.size(); ++s) {
-    sequence_kind_.push_back(sequences[s].tokens.size() == 1 ? kernels::ProductRows::decode
-                                                             : kernels::ProductRows::prompt);
+    const bool decode = sequences[s].tokens.size() == 1 || sequences[s].decode_rows;
+    sequence_kind_.push_back(decode ? kernels::ProductRows::decode : kernels::ProductRows::prompt);
     logit_sequence.insert(logit_sequence.end(), static_cast<std::size_t>(logit_rows[s]),
                           static_cast<std::int32_t>(s));
   }

@@ -101,6 +101,8 @@ struct Setup {
   // Sampling that leaves the candidates undecided, so that rows are fetched
   // (seeded per reply); greedy otherwise.
   bool fetch_rows = false;
+  // Greedy replies that draft by prompt lookup (speculative decoding).
+  bool draft = false;
 };
 
 Outcome run_jobs(const std::vector<JobSpec>& jobs, const FaultPlan& plan, BackendCall counted,
@@ -147,6 +149,7 @@ Outcome run_jobs(const std::vector<JobSpec>& jobs, const FaultPlan& plan, Backen
       }
       request.max_new_tokens = jobs[j].max_new;
       request.stop_at_eos = false;
+      if (setup.draft) request.draft.method = engine::DraftSettings::Method::Ngram;
       request.on_done = [&outcome, j](const JobResult& done) { outcome.results[j] = done; };
       generator.submit(std::move(request));
       ++submitted;
@@ -219,9 +222,10 @@ class MemoryRecoveryTest : public QObject {
     QTest::addColumn<cache::CacheFormat>("format");
     QTest::addColumn<int>("stride");  // every stride-th call is tried
     QTest::addColumn<int>("pages");   // of the cache
+    QTest::addColumn<bool>("draft");  // speculative decoding
     const auto row = [](const char* name, BackendCall call, int length, cache::CacheFormat format,
-                        int stride, int pages = 40) {
-      QTest::newRow(name) << call << length << format << stride << pages;
+                        int stride, int pages = 40, bool draft = false) {
+      QTest::newRow(name) << call << length << format << stride << pages << draft;
     };
     using cache::CacheFormat;
     row("allocate", BackendCall::Allocate, 1, CacheFormat::FP16, 1);
@@ -232,7 +236,7 @@ class MemoryRecoveryTest : public QObject {
     row("write_kv", BackendCall::WriteKv, 1, CacheFormat::FP16, 1);
     for (const CacheFormat format : cache::all_cache_formats()) {
       const std::string name = "paged_attention " + std::string(cache::format_info(format).name);
-      QTest::newRow(name.c_str()) << BackendCall::PagedAttention << 1 << format << 1 << 40;
+      QTest::newRow(name.c_str()) << BackendCall::PagedAttention << 1 << format << 1 << 40 << false;
     }
     // Three failures in a row: the retry fails too, so the batch halves,
     // and halves again, before the step runs.
@@ -244,6 +248,11 @@ class MemoryRecoveryTest : public QObject {
     // step that then fails, and the replies sent back find them again.
     row("linear x3 small cache", BackendCall::Linear, 3, CacheFormat::FP16, 1, 18);
     row("write_kv x2 small cache", BackendCall::WriteKv, 2, CacheFormat::FP16, 1, 18);
+    // Steps that verify drafts: as single-token sequences (FP16) and as one
+    // chunk (a coded cache).
+    row("linear x3 drafts", BackendCall::Linear, 3, CacheFormat::FP16, 1, 40, true);
+    row("write_kv x2 drafts small cache", BackendCall::WriteKv, 2, CacheFormat::FP16, 1, 18, true);
+    row("write_kv x3 drafts Q4", BackendCall::WriteKv, 3, CacheFormat::Q4, 1, 40, true);
   }
 
   void faultsAtEveryCallKeepEveryReply() {
@@ -252,15 +261,21 @@ class MemoryRecoveryTest : public QObject {
     QFETCH(cache::CacheFormat, format);
     QFETCH(int, stride);
     QFETCH(int, pages);
+    QFETCH(bool, draft);
     const std::vector<JobSpec> jobs = overlapping_jobs();
     Setup setup;
     setup.format = format;
     setup.pages = pages;
+    setup.draft = draft;
     const Outcome clean = run_jobs(jobs, {}, call, setup);
     QCOMPARE(clean.recoveries.steps, std::int64_t{0});
     QVERIFY(clean.calls > 0);
-    for (const JobResult& result : clean.results)
+    std::int64_t accepted = 0;
+    for (const JobResult& result : clean.results) {
       QCOMPARE(result.stop_reason, StopReason::MaxNewTokens);
+      accepted += result.statistics.accepted_tokens;
+    }
+    QCOMPARE(accepted > 0, draft);
 
     int shrunk = 0;
     for (std::int64_t first = 1; first <= clean.calls; first += stride) {

@@ -227,6 +227,16 @@ class PageCache {
   // on release, with some layers overwritten). What mark_computed counts as
   // written stays so.
   void mark_overwritten(SequenceId sequence, std::int32_t begin, std::int32_t end);
+  // Gives back the sequence's tokens [length, end), appended but never
+  // computed (computed <= length): a speculative step's rejected drafts,
+  // whose K/V a forward pass wrote. Only the sequence's own unsealed tail
+  // changes: its pages stay in its table (empty slots for later tokens),
+  // forget the content they held before they were taken (as mark_overwritten),
+  // and count only the tokens kept. Sealed pages and pages other sequences
+  // hold are never touched, since everything past `computed` is the
+  // sequence's own. Throws std::out_of_range for a length outside
+  // [computed, tokens].
+  void truncate(SequenceId sequence, std::int32_t length);
   // Ends a sequence. Its pages keep their content as cached pages.
   void release(SequenceId sequence);
   // The instructions of the sequence's admission failed midway, so pages
@@ -295,6 +305,7 @@ class PageCache {
   AppendResult ensure_pages_here(SequenceId sequence, std::int32_t end);
   void mark_computed_here(SequenceId sequence, std::int32_t end);
   void mark_overwritten_here(SequenceId sequence, std::int32_t begin, std::int32_t end);
+  void truncate_here(SequenceId sequence, std::int32_t length);
   void release_here(SequenceId sequence);
   void abandon_here(SequenceId sequence, const CacheInstructions& instructions);
   void release_after_failure_here(SequenceId sequence);

@@ -150,6 +150,21 @@ class Generator {
   // The leader's waiting alternatives are admitted as ordinary jobs.
   void release_alternatives(Job& leader);
   bool accept_token(Job& job, cache::TokenId token);
+  // Speculative decoding (generator_drafts.cpp). The drafts for a job about
+  // to decode, at most `limit`; none where the job does not draft.
+  std::vector<cache::TokenId> draft_for(const Job& job, int limit) const;
+  // The most tokens each decoding job may draft this step, so that the step
+  // keeps within its tokens and rows of logits.
+  int draft_limit() const;
+  // After a step that verified `job`'s drafts (row `index` of `result`):
+  // keeps the drafts the model confirms, gives back the rest, and accepts
+  // the tokens in order as a step without drafts would have.
+  // `index`: the job's first sequence in the pass; `split`: it verified its
+  // tokens as sequences of one token each, else as one sequence.
+  void accept_drafted(Job& job, const ForwardPass::Result& result, std::size_t index, bool split);
+  // Whether drafts are verified as single-token sequences (exact: each row
+  // is computed as a decode step's) rather than as one chunk.
+  bool split_verification() const;
   void finish(Job& job, StopReason reason, std::string error = {});
   void maintain_when_idle();
   bool use_candidates() const;
@@ -169,10 +184,18 @@ class Generator {
 
   // One step's forward pass: a sequence per member job, with the positions
   // it computes.
+  // A member has one sequence of the pass, or one per token when it
+  // verifies drafts as single tokens (generator_drafts.cpp); first[i] is
+  // member i's first, the rest follow it.
   struct StepBatch {
     std::vector<ForwardPass::Sequence> sequences;
     std::vector<Job*> members;
     std::vector<cache::TokenRange> chunks;
+    std::vector<std::size_t> first;
+    // Member i's sequences: [first[i], end(i)).
+    std::size_t end(std::size_t i) const {
+      return i + 1 < first.size() ? first[i + 1] : sequences.size();
+    }
   };
   // Runs the pass, recovering from DeviceOutOfMemory as MemoryRecoveries
   // says (generator_memory.cpp); members that leave the step leave `step`.

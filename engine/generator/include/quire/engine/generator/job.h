@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "quire/cache/types.h"
+#include "quire/engine/generator/ngram_drafter.h"
 #include "quire/engine/generator/sampler.h"
 #include "quire/engine/generator/stop_conditions.h"
 #include "quire/engine/grammar/grammar.h"
@@ -23,6 +24,11 @@ struct JobStatistics {
   std::int64_t computed_tokens = 0;  // prompt tokens computed
   std::int64_t generated_tokens = 0;
   int preemptions = 0;
+  // Speculative decoding (JobRequest::draft): tokens drafted, and of those
+  // the ones the model's own choices confirmed; steps that verified drafts.
+  std::int64_t drafted_tokens = 0;
+  std::int64_t accepted_tokens = 0;
+  std::int64_t draft_steps = 0;
   double queue_seconds = 0;        // submit to admission
   double prefill_seconds = 0;      // admission to the first token
   double decode_seconds = 0;       // first token to the last (to the stop when cancelled)
@@ -46,6 +52,24 @@ struct JobResult {
   // Which of Generator::submit_alternatives' replies this is; 0 for a lone job.
   int alternative = 0;
 };
+
+// Speculative decoding for one job: each decode step drafts up to
+// `max_tokens` tokens cheaply and the model verifies them in the same
+// forward pass as the job's last token, keeping the longest prefix that
+// equals its own greedy choices and then its own next token. The reply is
+// token for token what it is without drafting. Used only for greedy jobs
+// (penalties, bias and bans allowed) without a grammar: others decode as
+// usual with the setting ignored.
+struct DraftSettings {
+  enum class Method : std::uint8_t { Off, Ngram };
+  Method method = Method::Off;
+  int max_tokens = 4;  // drafted per step, at most (1..64)
+  NgramSettings ngram;
+};
+
+// Throws std::invalid_argument naming the setting out of range; Generator::
+// submit checks a request that drafts.
+void validate(const DraftSettings& settings);
 
 struct JobRequest {
   std::vector<cache::TokenId> prompt;
@@ -71,6 +95,8 @@ struct JobRequest {
   // by them (<|python_tag|>, [TOOL_CALLS], Harmony's channels). A stop token
   // or EOS that ends the reply is never part of the text.
   bool special_tokens_in_text = false;
+  // Off by default; see DraftSettings.
+  DraftSettings draft;
   // Shown where this job's pages are described (the chat's title).
   std::string label;
   // Newly decided text, in order; never half a UTF-8 character. Called on the

@@ -55,6 +55,12 @@ class ForwardPass {
     // Its table in the window pool (cache::PageCache::window_page_table),
     // which the window pool's layers read and write; unused without one.
     std::span<const cache::PageIndex> window_pages = {};
+    // Each of its tokens is multiplied as a decode step's token is (where
+    // the backend's products tell the two apart: Backend::
+    // invariant_decode_rows), so that every row gets the bits it gets in a
+    // decode step of its own: a speculative step verifying drafts. A
+    // sequence of one token always is.
+    bool decode_rows = false;
   };
 
   struct RowCandidates {

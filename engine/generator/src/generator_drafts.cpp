@@ -1,0 +1,188 @@
+// Speculative decoding in the generator's step: a job that drafts verifies
+// its drafts in the same forward pass as its last token.
+//
+// A decoding job holds `tokens` (all in the cache, the last one not yet
+// computed) and its pending token. Without drafting a step appends the
+// pending token and computes that one position. With drafting, the step
+// appends the pending token t and the drafts d1..dk to the sequence
+// (PageCache::append, so the pages for them are taken as for any decoded
+// token, with the same preemption and reservation rules), and the forward
+// pass computes positions p..p+k with a row of logits for each (as single
+// tokens or as one chunk: see "Arithmetic" below). Row r is the model's
+// distribution after d1..dr; its greedy choice g_r is drawn by the job's own
+// sampler with the context the job would have then, so penalties, bias and
+// bans apply exactly. The longest prefix d1..dj with d_r = g_{r-1} is accepted, and
+// g_j (the model's own next token) follows it: j + 1 tokens for one pass.
+//
+// Rollback is bookkeeping. The positions past p + j hold K/V the pass wrote
+// for rejected drafts; PageCache::truncate gives those tokens back. They
+// lie past what the sequence counts as computed, so they are in its own
+// unsealed tail: a page is hashed (sealed) only once every position in it is
+// computed, and pages shared with other sequences are full and sealed, so
+// the pass never wrote into one (append refuses a shared page). The pages
+// there forget the content they held before they were taken, since some of
+// their slots were overwritten; the kept positions are overwritten by later
+// steps before any query reads them, as attention reads only positions
+// before the query's own.
+//
+// The accepted tokens then go through accept_token one by one, exactly as
+// if each had come from a step of its own: stop tokens, EOS, stop strings
+// and max_new_tokens end the job at the same token, and the cache counts as
+// computed what it would count without drafting (each accepted draft's
+// position is marked computed only once the token before it was accepted
+// and did not end the job). Drafts never run past max_new_tokens: a job
+// drafts at most max_new_tokens - generated - 1 tokens, so its last draft
+// and the model's token after it are still tokens it may emit.
+//
+// Not drafted (the setting is ignored, the job decodes one token a step):
+// sampled jobs, whose exact rule (speculative sampling's rejection test)
+// is still to come; jobs with a grammar, whose masks depend on the text
+// accepted so far; and alternatives while they branch. Drafted rows come to
+// the host whole, never as candidates.
+//
+// Arithmetic: a verified row must get the bits it gets in a decode step of
+// its own, or a greedy reply can change at a near tie. Where the cache has
+// no FP16 mirrors (an FP16 cache) and no pages in host memory, the step
+// verifies the job's k + 1 tokens as k + 1 sequences of one token each over
+// the same page table at consecutive positions (split_verification): each
+// layer writes every token's K/V before any attends, so token i reads the
+// drafts before it, and each row is computed exactly as in a batch of
+// decode steps (the forward pass keeps a decode row's bits whatever else
+// runs: row_segments.h, and the CPU attention's one block per sequence). A
+// drafting job then takes k + 1 of the pass's sequences, which bounds the
+// drafts in a busy batch (draft_limit). With FP16 mirrors (coded caches) the
+// residual window serves one sequence's open page a step, and host pages
+// are staged per sequence, so there the tokens go as one chunk
+// (ForwardPass::Sequence::all_logits), whose rows are still multiplied as
+// decode rows (decode_rows) but whose attention groups several tokens'
+// query rows (attention_kernel.cpp's four-row sums), which can differ in
+// the last bits from one token's (on the small test model, by up to 1.3e-5
+// in a logit). On the CPU, with the tests' prompts, FP16 caches give the
+// same greedy replies with drafts as without for FP16, GPTQ, EXL2 and EXL3
+// weights. The CUDA backend's products ignore the row kind and choose
+// kernels by row count; chunks are never recorded as graphs (they ask for
+// every row of logits), split steps can be, like any decode batch.
+//
+// Cache codings (the chunk path): the integer formats encode each token on
+// its own, so a rejected draft leaves nothing behind that a later token
+// sees; FP8's per-page scale only grows, so a rejected draft's values may
+// have grown it and later tokens of that page encode at the larger scale;
+// and the FP16 mirror of a page whose drafts crossed into the next page is
+// filled again from its coded tokens. Measured on the CPU with the tests'
+// prompts: Q8 and Q4 caches give the same replies with drafts as without;
+// FP8 and Q6 part at some point, where the coding's rounding turns a
+// last-bit difference (or FP8's grown scale) into another token.
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "generator_job.h"
+#include "quire/engine/generator/generator.h"
+
+namespace quire::engine {
+namespace {
+
+constexpr int kMostDraftTokens = 64;
+
+}  // namespace
+
+void validate(const DraftSettings& settings) {
+  if (settings.max_tokens < 1 || settings.max_tokens > kMostDraftTokens) {
+    throw std::invalid_argument("a job drafts between 1 and " + std::to_string(kMostDraftTokens) +
+                                " tokens a step (got " + std::to_string(settings.max_tokens) + ")");
+  }
+  if (settings.method == DraftSettings::Method::Ngram) validate(settings.ngram);
+}
+
+int Generator::draft_limit() const {
+  if (running_.empty()) return 0;
+  const auto jobs = static_cast<int>(running_.size());
+  // Every running job may bring a token (or a prefill chunk) of its own.
+  const ForwardPass::Limits& limits = runtime_.forward().limits();
+  const int tokens = config_.max_step_tokens - jobs;
+  const int rows = limits.max_logit_rows - jobs;
+  int limit = std::min(tokens, rows) / jobs;
+  // Verified as single tokens, each draft is a sequence of the pass.
+  if (split_verification()) limit = std::min(limit, (limits.max_sequences - jobs) / jobs);
+  // With a sliding window a sequence's pages are bounded by one step's
+  // positions (cache::CacheConfig::max_step_tokens).
+  const cache::CacheConfig& cache = runtime_.cache().config();
+  const int step = cache.max_step_tokens > 0 ? cache.max_step_tokens : cache.page_size;
+  limit = std::min(limit, step - 1);
+  return std::max(0, limit);
+}
+
+bool Generator::split_verification() const {
+  // The residual window's FP16 mirrors serve one sequence's open page a
+  // step, and pages in host memory are staged per sequence: several
+  // sequences of one job would each want the same page.
+  const KvStorage& storage = runtime_.storage();
+  return storage.mirror_slots() == 0 && !storage.any_on_host();
+}
+
+std::vector<cache::TokenId> Generator::draft_for(const Job& job, int limit) const {
+  if (!job.drafter || !job.pending || job.constraint || !job.sampler.settings().greedy() ||
+      !job.followers.empty() || job.leader) {
+    return {};
+  }
+  // The drafts and the model's token after them must all be tokens the job
+  // may still emit.
+  limit = std::min(
+      {limit, job.request.draft.max_tokens, job.request.max_new_tokens - job.generated - 1});
+  if (limit <= 0) return {};
+  std::vector<cache::TokenId> history;
+  history.reserve(job.tokens.size() + 1);
+  history.assign(job.tokens.begin(), job.tokens.end());
+  history.push_back(*job.pending);
+  return job.drafter->draft(history, limit);
+}
+
+void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std::size_t index,
+                               bool split) {
+  cache::PageCache& cache = runtime_.cache();
+  const cache::SequenceId sequence = *job.sequence;
+  const std::vector<cache::TokenId> verified = std::move(job.verifying);
+  job.verifying.clear();
+  const std::size_t drafted = verified.size() - 1;
+  // `tokens` ends with the token this step computed; the drafts follow it.
+  const auto base = static_cast<std::int32_t>(job.tokens.size());
+  cache.mark_computed(sequence, base);
+  // Whatever is kept, the pass wrote K/V at every drafted position.
+  cache.mark_overwritten(sequence, base, base + static_cast<std::int32_t>(drafted));
+
+  // The model's own choice after each position, in the context it has there.
+  std::vector<cache::TokenId> choices;
+  std::size_t accepted = 0;
+  try {
+    std::vector<cache::TokenId> context = job.tokens;
+    for (std::size_t r = 0; r <= drafted; ++r) {
+      const std::span<const float> row =
+          split ? result.row(index + r) : result.row(index, static_cast<int>(r));
+      const cache::TokenId choice = job.sampler.sample(row, context);
+      choices.push_back(choice);
+      if (r == drafted || choice != verified[r + 1]) break;
+      context.push_back(choice);
+      ++accepted;
+    }
+  } catch (const std::invalid_argument& error) {
+    finish(job, StopReason::Error, std::string("sampling failed: ") + error.what());
+    return;
+  }
+  cache.truncate(sequence, base + static_cast<std::int32_t>(accepted));
+  JobStatistics& stats = job.result.statistics;
+  stats.drafted_tokens += static_cast<std::int64_t>(drafted);
+  stats.accepted_tokens += static_cast<std::int64_t>(accepted);
+  ++stats.draft_steps;
+
+  for (std::size_t r = 0; r < accepted; ++r) {
+    if (!accept_token(job, choices[r])) return;
+    // Already in the cache: what a step of its own would have computed.
+    job.tokens.push_back(choices[r]);
+    job.pending.reset();
+    cache.mark_computed(sequence, base + static_cast<std::int32_t>(r) + 1);
+  }
+  accept_token(job, choices[accepted]);
+}
+
+}  // namespace quire::engine
