@@ -16,6 +16,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
+#include <algorithm>
 
 #include "app_test_support.h"
 #include "chat_controller.h"
@@ -73,6 +74,14 @@ bool server_ready(AppRun& run) {
       30'000);
 }
 
+// Starts the program on `run` (shown, so that the cards' buttons are
+// visible) and waits for the model and the tool server.
+bool start_with_tools(AppRun& run) {
+  run.start();
+  run.app->show();
+  return run.waitForModel() && server_ready(run);
+}
+
 // The card's decision button of the newest reply's first call.
 QPushButton* decision(AppRun& run, const char* name) {
   const QList<QPushButton*> buttons =
@@ -102,10 +111,7 @@ class ToolCallsAppTest : public QObject {
     AppRun run(model, 40);
     write_tool_servers(run.data.path(), QStringLiteral("stats"));
     open_calls(run, model);
-    run.start();
-    run.app->show();
-    QVERIFY(run.waitForModel());
-    QVERIFY2(server_ready(run), "the tool server did not connect");
+    QVERIFY2(start_with_tools(run), "the model or the tool server did not start");
 
     // The reply is a call; it waits for the user.
     const std::optional<store::GenerationStats> asked = run.send(QStringLiteral("Any stats?"));
@@ -178,9 +184,15 @@ class ToolCallsAppTest : public QObject {
     const QList<store::Message> restored = path(run);
     QCOMPARE(restored.size(), 16);
     QCOMPARE(restored[6].tool_result->status, store::ToolStatus::Denied);
-    const auto* first =
-        run.app->window().chatView()->findChild<QLabel*>(QStringLiteral("toolCallState"));
-    QVERIFY(first != nullptr);
+    // One card per call, the denied one saying so.
+    const QList<QLabel*> states =
+        run.app->window().chatView()->findChildren<QLabel*>(QStringLiteral("toolCallState"));
+    QCOMPARE(states.size(), 4);
+    QCOMPARE(std::count_if(states.begin(), states.end(),
+                           [](const QLabel* state) {
+                             return state->text().startsWith(QStringLiteral("Denied"));
+                           }),
+             1);
   }
 
   void aFailingToolIsAResultAndTheChatGoesOn() {
@@ -188,10 +200,7 @@ class ToolCallsAppTest : public QObject {
     AppRun run(model, 40);
     write_tool_servers(run.data.path(), QStringLiteral("fail"));
     open_calls(run, model);
-    run.start();
-    run.app->show();
-    QVERIFY(run.waitForModel());
-    QVERIFY2(server_ready(run), "the tool server did not connect");
+    QVERIFY2(start_with_tools(run), "the model or the tool server did not start");
     QVERIFY(run.send(QStringLiteral("Try it.")));
     QTRY_VERIFY(decision(run, "allowOnceButton") != nullptr);
     QSignalSpy finished(&run.app->chats(), &gui::ChatController::replyFinished);
@@ -255,10 +264,7 @@ class ToolCallsAppTest : public QObject {
       opens(request);
       request.history.last().role = last;
     };
-    run.start();
-    run.app->show();
-    QVERIFY(run.waitForModel());
-    QVERIFY2(server_ready(run), "the tool server did not connect");
+    QVERIFY2(start_with_tools(run), "the model or the tool server did not start");
     QVERIFY(run.send(QStringLiteral("Keep going.")));
     QTRY_VERIFY(decision(run, "alwaysAllowButton") != nullptr);
     decision(run, "alwaysAllowButton")->click();
@@ -284,9 +290,7 @@ class ToolCallsAppTest : public QObject {
     write_tool_servers(run.data.path(), QStringLiteral("stats"));
     QList<QByteArray> offered;
     run.adjust_request = [&offered](gui::ReplyRequest& request) { offered.append(request.tools); };
-    run.start();
-    QVERIFY(run.waitForModel());
-    QVERIFY2(server_ready(run), "the tool server did not connect");
+    QVERIFY2(start_with_tools(run), "the model or the tool server did not start");
     QVERIFY(run.send(QStringLiteral("Hello")));
     QCOMPARE(offered.size(), 1);
     QVERIFY2(offered[0].contains("\"name\":\"stats\""), offered[0].constData());
@@ -305,10 +309,7 @@ class ToolCallsAppTest : public QObject {
     AppRun run(model, 40);
     write_tool_servers(run.data.path(), QStringLiteral("stats"));
     open_calls(run, model);
-    run.start();
-    run.app->show();
-    QVERIFY(run.waitForModel());
-    QVERIFY2(server_ready(run), "the tool server did not connect");
+    QVERIFY2(start_with_tools(run), "the model or the tool server did not start");
     QVERIFY(run.send(QStringLiteral("Stats?")));
     QTRY_VERIFY(decision(run, "allowOnceButton") != nullptr);
     run.adjust_request = {};
