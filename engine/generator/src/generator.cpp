@@ -56,8 +56,10 @@ JobId Generator::submit(JobRequest request) {
   auto job =
       std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
   job->constraint = std::move(constraint);
-  if (job->request.draft.method == DraftSettings::Method::Ngram)
+  if (job->request.draft.method == DraftSettings::Method::Ngram) {
     job->drafter.emplace(job->request.draft.ngram);
+    job->draft_length.emplace(job->request.draft.max_tokens);
+  }
   job->result.id = job->id;
   job->result.statistics.prompt_tokens = static_cast<std::int64_t>(job->tokens.size());
   const JobId id = job->id;

@@ -121,15 +121,16 @@ bool Generator::split_verification() const {
   return storage.mirror_slots() == 0 && !storage.any_on_host();
 }
 
-std::vector<cache::TokenId> Generator::draft_for(const Job& job, int limit) const {
+std::vector<cache::TokenId> Generator::draft_for(Job& job, int limit) const {
   if (!job.drafter || !job.pending || job.constraint || !job.sampler.settings().greedy() ||
       !job.followers.empty() || job.leader) {
     return {};
   }
   // The drafts and the model's token after them must all be tokens the job
   // may still emit.
-  limit = std::min(
-      {limit, job.request.draft.max_tokens, job.request.max_new_tokens - job.generated - 1});
+  limit = std::min(limit, job.request.max_new_tokens - job.generated - 1);
+  if (limit <= 0) return {};
+  limit = std::min(limit, job.draft_length->next());
   if (limit <= 0) return {};
   std::vector<cache::TokenId> history;
   history.reserve(job.tokens.size() + 1);
@@ -174,6 +175,7 @@ void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std:
   stats.drafted_tokens += static_cast<std::int64_t>(drafted);
   stats.accepted_tokens += static_cast<std::int64_t>(accepted);
   ++stats.draft_steps;
+  job.draft_length->record(static_cast<int>(drafted), static_cast<int>(accepted));
 
   for (std::size_t r = 0; r < accepted; ++r) {
     if (!accept_token(job, choices[r])) return;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "quire/engine/generator/draft_length.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/generator/token_constraint.h"
 
@@ -36,6 +37,7 @@ struct Generator::Job {
   // a step that verifies drafts, the job's last token followed by them (in
   // the cache past `tokens`, as the forward pass computes them).
   std::optional<NgramDrafter> drafter;
+  std::optional<DraftLength> draft_length;  // how many to draft next (drafting jobs)
   std::vector<cache::TokenId> verifying;
   int skips = 0;
   int failed_admissions = 0;  // in a row, for want of device memory

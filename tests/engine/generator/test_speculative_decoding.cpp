@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "quire/engine/generator/draft_length.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/modelgen/random_model_spec.h"
 #include "quire/engine/runtime/model_runtime.h"
@@ -424,5 +425,64 @@ class SpeculativeDecodingTest : public QObject {
   }
 };
 
+// The draft length follows what the model keeps.
+class DraftLengthTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void growsWhileEveryDraftIsKept() {
+    engine::DraftLength length(6);
+    QCOMPARE(length.next(), 6);
+    length.record(6, 2);  // kept two: three next time
+    QCOMPARE(length.next(), 3);
+    length.record(3, 3);
+    QCOMPARE(length.next(), 4);
+    length.record(4, 4);
+    length.record(5, 5);
+    length.record(6, 6);
+    QCOMPARE(length.next(), 6);  // never past the longest
+    length.record(0, 0);         // a step that drafted nothing changes nothing
+    QCOMPARE(length.next(), 6);
+  }
+
+  void missesPauseDraftingLongerEachTime() {
+    engine::DraftLength length(4);
+    // Every draft rejected: the steps that still draft, out of 1000.
+    std::vector<int> drafting;
+    for (int step = 1; step <= 1000; ++step) {
+      const int wanted = length.next();
+      if (wanted == 0) continue;
+      drafting.push_back(step);
+      length.record(wanted, 0);
+    }
+    const std::vector<int> doubling{1, 2, 4, 8, 16, 32, 64, 128};
+    QCOMPARE(std::vector<int>(drafting.begin(), drafting.begin() + 8), doubling);
+    // Then one step in kLongestPause + 1.
+    for (std::size_t i = 8; i < drafting.size(); ++i)
+      QCOMPARE(drafting[i] - drafting[i - 1], engine::DraftLength::kLongestPause + 1);
+    QCOMPARE(drafting.size(), std::size_t(21));
+    QCOMPARE(length.length(), 1);
+  }
+
+  void aKeptDraftEndsThePause() {
+    engine::DraftLength length(4);
+    for (int i = 0; i < 4; ++i) {
+      while (length.next() == 0) {
+      }
+      length.record(1, 0);
+    }
+    QCOMPARE(length.paused(), 7);
+    while (length.next() == 0) {
+    }
+    length.record(1, 1);  // the text turned repetitive
+    QCOMPARE(length.paused(), 0);
+    QCOMPARE(length.next(), 2);
+    length.record(2, 0);  // a single miss only shortens the draft
+    QCOMPARE(length.paused(), 0);
+    QCOMPARE(length.next(), 1);
+  }
+};
+
 QUIRE_TEST(SpeculativeDecodingTest)
+QUIRE_TEST(DraftLengthTest)
 #include "test_speculative_decoding.moc"

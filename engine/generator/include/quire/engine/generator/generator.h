@@ -151,8 +151,9 @@ class Generator {
   void release_alternatives(Job& leader);
   bool accept_token(Job& job, cache::TokenId token);
   // Speculative decoding (generator_drafts.cpp). The drafts for a job about
-  // to decode, at most `limit`; none where the job does not draft.
-  std::vector<cache::TokenId> draft_for(const Job& job, int limit) const;
+  // to decode, at most `limit`; none where the job does not draft, or
+  // pauses drafting (DraftLength).
+  std::vector<cache::TokenId> draft_for(Job& job, int limit) const;
   // The most tokens each decoding job may draft this step, so that the step
   // keeps within its tokens and rows of logits.
   int draft_limit() const;
