@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "generator_job.h"
+#include "quire/engine/generator/draft_model.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/kernels/backend.h"
 
@@ -53,13 +54,16 @@ JobId Generator::submit(JobRequest request) {
                                                    std::move(end_tokens), request.grammar_triggers);
   }
   if (request.draft.method != DraftSettings::Method::Off) validate(request.draft);
+  if (request.draft.method == DraftSettings::Method::Model && !draft_model_) {
+    throw std::invalid_argument("this request drafts with a draft model, but none is loaded");
+  }
   auto job =
       std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
   job->constraint = std::move(constraint);
-  if (job->request.draft.method == DraftSettings::Method::Ngram) {
+  if (job->request.draft.method == DraftSettings::Method::Ngram)
     job->drafter.emplace(job->request.draft.ngram);
+  if (job->request.draft.method != DraftSettings::Method::Off)
     job->draft_length.emplace(job->request.draft.max_tokens);
-  }
   job->result.id = job->id;
   job->result.statistics.prompt_tokens = static_cast<std::int64_t>(job->tokens.size());
   const JobId id = job->id;
@@ -85,6 +89,8 @@ std::string Generator::label_of(cache::SequenceId sequence) const {
 void Generator::finish(Job& job, StopReason reason, std::string error) {
   release_alternatives(job);
   job.verifying.clear();
+  if (draft_model_ && job.request.draft.method == DraftSettings::Method::Model)
+    draft_model_->release(job.id);
   if (job.sequence) {
     runtime_.cache().release(*job.sequence);
     by_sequence_.erase(*job.sequence);
@@ -304,14 +310,14 @@ bool Generator::step() {
   // drafts when they draft; that may preempt the youngest jobs, which leave
   // the batch.
   std::vector<Job*> decoding;
-  const int drafts_at_most = draft_limit();
+  const std::map<const Job*, std::vector<cache::TokenId>> drafts = draft_all(draft_limit());
   for (std::size_t i = 0; i < running_.size(); ++i) {
     Job* job = running_[i].get();
     if (!job->ranges.empty() || !job->pending || !job->sequence) continue;
     const cache::TokenId token = *job->pending;
     std::vector<cache::TokenId> appending{token};
-    for (const cache::TokenId drafted : draft_for(*job, drafts_at_most))
-      appending.push_back(drafted);
+    if (const auto drafted = drafts.find(job); drafted != drafts.end())
+      appending.insert(appending.end(), drafted->second.begin(), drafted->second.end());
     cache::AppendResult appended = cache.append(*job->sequence, appending);
     if (appended.status == cache::AppendStatus::NoSpace && appending.size() > 1) {
       // No room for the drafts: the token alone, as without drafting (a

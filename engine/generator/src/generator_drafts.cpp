@@ -78,6 +78,7 @@
 #include <string>
 
 #include "generator_job.h"
+#include "quire/engine/generator/draft_model.h"
 #include "quire/engine/generator/generator.h"
 
 namespace quire::engine {
@@ -93,6 +94,14 @@ void validate(const DraftSettings& settings) {
                                 " tokens a step (got " + std::to_string(settings.max_tokens) + ")");
   }
   if (settings.method == DraftSettings::Method::Ngram) validate(settings.ngram);
+}
+
+void Generator::set_draft_model(DraftModel* draft) {
+  for (const auto& job : running_) {
+    if (job->request.draft.method == DraftSettings::Method::Model)
+      throw std::logic_error("the draft model changes while a job drafts with it");
+  }
+  draft_model_ = draft;
 }
 
 int Generator::draft_limit() const {
@@ -121,22 +130,46 @@ bool Generator::split_verification() const {
   return storage.mirror_slots() == 0 && !storage.any_on_host();
 }
 
-std::vector<cache::TokenId> Generator::draft_for(Job& job, int limit) const {
-  if (!job.drafter || !job.pending || job.constraint || !job.sampler.settings().greedy() ||
-      !job.followers.empty() || job.leader) {
-    return {};
+std::map<const Generator::Job*, std::vector<cache::TokenId>> Generator::draft_all(int limit) {
+  std::map<const Job*, std::vector<cache::TokenId>> drafts;
+  // The draft model's requests, drafted together below; their histories
+  // live here until then.
+  std::vector<DraftModel::Request> requests;
+  std::vector<const Job*> requesting;
+  std::vector<std::vector<cache::TokenId>> histories;
+  for (const auto& owned : running_) {
+    Job& job = *owned;
+    const bool decoding = job.ranges.empty() && job.pending && job.sequence;
+    if (!decoding || !job.draft_length || job.constraint || !job.sampler.settings().greedy() ||
+        !job.followers.empty() || job.leader) {
+      continue;
+    }
+    // The drafts and the model's token after them must all be tokens the
+    // job may still emit.
+    int wanted = std::min(limit, job.request.max_new_tokens - job.generated - 1);
+    if (wanted <= 0) continue;
+    wanted = std::min(wanted, job.draft_length->next());
+    if (wanted <= 0) continue;
+    std::vector<cache::TokenId> history;
+    history.reserve(job.tokens.size() + 1);
+    history.assign(job.tokens.begin(), job.tokens.end());
+    history.push_back(*job.pending);
+    if (job.drafter) {
+      drafts[&job] = job.drafter->draft(history, wanted);
+      continue;
+    }
+    if (!draft_model_) continue;
+    histories.push_back(std::move(history));
+    requesting.push_back(&job);
+    requests.push_back({job.id, {}, wanted, nullptr});
   }
-  // The drafts and the model's token after them must all be tokens the job
-  // may still emit.
-  limit = std::min(limit, job.request.max_new_tokens - job.generated - 1);
-  if (limit <= 0) return {};
-  limit = std::min(limit, job.draft_length->next());
-  if (limit <= 0) return {};
-  std::vector<cache::TokenId> history;
-  history.reserve(job.tokens.size() + 1);
-  history.assign(job.tokens.begin(), job.tokens.end());
-  history.push_back(*job.pending);
-  return job.drafter->draft(history, limit);
+  if (requests.empty()) return drafts;
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    requests[i].history = histories[i];
+  std::vector<DraftProposal> proposals = draft_model_->draft(requests);
+  for (std::size_t i = 0; i < proposals.size(); ++i)
+    drafts[requesting[i]] = std::move(proposals[i].tokens);
+  return drafts;
 }
 
 void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std::size_t index,

@@ -18,6 +18,8 @@
 
 namespace quire::engine {
 
+class DraftModel;
+
 struct GeneratorConfig {
   // Running jobs at once; 0: as many as the runtime's steps hold (one slot
   // stays free for a prefill).
@@ -135,6 +137,13 @@ class Generator {
   ModelRuntime& runtime() { return runtime_; }
   const GeneratorConfig& config() const { return config_; }
 
+  // The draft model for jobs that draft with one (DraftSettings::Method::
+  // Model), or null for none; the caller keeps it alive while it is set.
+  // Submitting such a job without one throws std::invalid_argument;
+  // changing it while such a job runs throws std::logic_error.
+  void set_draft_model(DraftModel* draft);
+  DraftModel* draft_model() const { return draft_model_; }
+
  private:
   using Clock = std::chrono::steady_clock;
   struct Job;
@@ -150,10 +159,11 @@ class Generator {
   // The leader's waiting alternatives are admitted as ordinary jobs.
   void release_alternatives(Job& leader);
   bool accept_token(Job& job, cache::TokenId token);
-  // Speculative decoding (generator_drafts.cpp). The drafts for a job about
-  // to decode, at most `limit`; none where the job does not draft, or
-  // pauses drafting (DraftLength).
-  std::vector<cache::TokenId> draft_for(Job& job, int limit) const;
+  // Speculative decoding (generator_drafts.cpp). The drafts of this step's
+  // decoding jobs, at most `limit` each; none for a job that does not
+  // draft, or pauses drafting (DraftLength). Jobs that draft with the draft
+  // model draft together.
+  std::map<const Job*, std::vector<cache::TokenId>> draft_all(int limit);
   // The most tokens each decoding job may draft this step, so that the step
   // keeps within its tokens and rows of logits.
   int draft_limit() const;
@@ -228,6 +238,7 @@ class Generator {
 
   ModelRuntime& runtime_;
   const Tokenizer& tokenizer_;
+  DraftModel* draft_model_ = nullptr;
   GeneratorConfig config_;
   JobId next_id_ = 1;
   std::deque<std::unique_ptr<Job>> queue_;

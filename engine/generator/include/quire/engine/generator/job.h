@@ -61,7 +61,9 @@ struct JobResult {
 // (penalties, bias and bans allowed) without a grammar: others decode as
 // usual with the setting ignored.
 struct DraftSettings {
-  enum class Method : std::uint8_t { Off, Ngram };
+  // Ngram: prompt lookup (NgramDrafter). Model: the generator's draft model
+  // (Generator::set_draft_model), a smaller model with the same tokenizer.
+  enum class Method : std::uint8_t { Off, Ngram, Model };
   Method method = Method::Off;
   int max_tokens = 4;  // drafted per step, at most (1..64)
   NgramSettings ngram;

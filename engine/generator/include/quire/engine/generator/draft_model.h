@@ -1,0 +1,104 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "quire/cache/types.h"
+#include "quire/engine/generator/sampler.h"
+#include "quire/engine/runtime/model_runtime.h"
+#include "quire/engine/tokenizer/tokenizer.h"
+
+namespace quire::engine {
+
+// Drafted tokens for one job's step, and, where the drafter sampled them,
+// the distribution each was drawn from (the draft model's row after the
+// job's sampler settings: what speculative sampling divides by). Empty
+// `distributions`: the tokens were chosen, not drawn (greedy drafts and
+// prompt lookup).
+struct DraftProposal {
+  std::vector<cache::TokenId> tokens;
+  std::vector<std::vector<SamplingCandidate>> distributions;
+};
+
+// Refuses a draft model whose tokenizer is not the model's: the drafts are
+// token ids, so the two must mean the same text by every id. Throws
+// ModelError naming the draft's directory, the first id that differs and
+// what to use instead.
+void check_draft_tokenizer(const Tokenizer& model, const Tokenizer& draft,
+                           const std::string& model_directory, const std::string& draft_directory);
+
+// A smaller model with the model's tokenizer that drafts for jobs
+// (DraftSettings::Method::Model). Each drafting job has a sequence of its
+// own in the draft model's paged cache, admitted like any prompt, so the
+// pages of a chat's earlier turns (and of a system prompt other chats
+// share) are found by their hashes instead of being computed again. The
+// sequence follows the job: before drafting, it computes what the job
+// accepted since the last step (the whole prompt the first time, less what
+// the cache has), then decodes the drafts one token a pass, every drafting
+// job in the same passes.
+//
+// Drafted tokens are fed back to draft the next one, so their K/V are in
+// the sequence's pages, but they count as computed only once the job has
+// accepted them: a rejected draft is given back (PageCache::truncate) and
+// never sealed into a page that others could share.
+//
+// Drafting is a hint: where the draft cache has no page left, a pass runs
+// out of memory, or the draft model fails, the job gets fewer drafts (or
+// none) for that step and decodes as usual. Single-threaded, like Generator.
+class DraftModel {
+ public:
+  // `runtime`: the draft model, loaded (planned against what the model left
+  // free, so a draft that does not fit is refused before its weights are
+  // read); the caller keeps it alive. Drafts are ids below `vocabulary`
+  // (the tokenizer's), whatever rows the draft's embedding pads.
+  DraftModel(ModelRuntime& runtime, std::int64_t vocabulary);
+  ~DraftModel();
+  DraftModel(const DraftModel&) = delete;
+  DraftModel& operator=(const DraftModel&) = delete;
+
+  struct Request {
+    std::uint64_t job = 0;                    // Generator's JobId
+    std::span<const cache::TokenId> history;  // the job's tokens, the last not yet computed
+    int count = 0;                            // drafts wanted
+    // Sampled jobs: the job's settings, so that drafts are drawn as the
+    // job draws (the draft's own sampler, seeded from the settings' seed).
+    // Null: greedy drafts (the draft model's argmax).
+    const SamplingSettings* sampling = nullptr;
+  };
+  // Up to `count` drafts per request, in order.
+  std::vector<DraftProposal> draft(std::span<const Request> requests);
+  // The job ended: its sequence is released, its pages stay cached.
+  void release(std::uint64_t job);
+
+  ModelRuntime& runtime() { return runtime_; }
+  // Draft-model forward passes run, over all jobs.
+  std::int64_t passes() const { return passes_; }
+
+ private:
+  struct Drafting;
+  struct Follower {
+    cache::SequenceId sequence = 0;
+    std::optional<Sampler> sampler;
+  };
+  // Brings the job's sequence to `history` less its last token computed:
+  // admitted, or cut back to what the job kept and extended. The
+  // positions still to compute go into `drafting`. False where the draft
+  // cache cannot hold it now.
+  bool follow(Drafting& drafting);
+  void forget(cache::SequenceId sequence);
+  // The draft after a row of logits for a request; nothing for a row that
+  // allows no token.
+  std::optional<cache::TokenId> choose(Drafting& drafting, std::span<const float> row,
+                                       const ForwardPass::RowCandidates* candidates);
+
+  ModelRuntime& runtime_;
+  std::int64_t vocabulary_;
+  std::map<std::uint64_t, Follower> followers_;
+  std::int64_t passes_ = 0;
+};
+
+}  // namespace quire::engine
