@@ -29,6 +29,14 @@ void check_draft_tokenizer(const Tokenizer& model, const Tokenizer& draft,
   }
 }
 
+RuntimeOptions draft_runtime_options(const ModelRuntime& target) {
+  RuntimeOptions options = target.options();
+  options.cache_tokens =
+      std::int64_t{target.cache().num_pages()} * std::int64_t{target.cache().page_size()};
+  options.host_pages = 0;
+  return options;
+}
+
 // One request's progress through a draft() call.
 struct DraftModel::Drafting {
   const Request* request = nullptr;

@@ -14,6 +14,12 @@
 // bans apply exactly. The longest prefix d1..dj with d_r = g_{r-1} is accepted, and
 // g_j (the model's own next token) follows it: j + 1 tokens for one pass.
 //
+// The drafts come from prompt lookup (NgramDrafter: the job's own tokens,
+// free) or from the draft model (DraftModel: a smaller model with the same
+// tokenizer and a cache of its own, which drafts for every job that asks
+// in the same passes, before the step). How many a job drafts follows what
+// it kept (DraftLength): drafts that keep failing pause drafting.
+//
 // Rollback is bookkeeping. The positions past p + j hold K/V the pass wrote
 // for rejected drafts; PageCache::truncate gives those tokens back. They
 // lie past what the sequence counts as computed, so they are in its own

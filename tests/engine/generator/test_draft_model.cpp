@@ -216,6 +216,29 @@ class DraftModelTest : public QObject {
     engine::check_draft_tokenizer(*target.tokenizer, *sibling.tokenizer, "target-dir", "draft-dir");
   }
 
+  // Planned against what the model left free, before any weight is read.
+  void aDraftThatDoesNotFitIsRefusedBeforeLoading() {
+    const SmallModel target(qwen2_spec(92));
+    const SmallModel draft(draft_spec(target, 93, 1));
+    kernels::CpuBackend roomy;
+    const ModelRuntime measured(target.description, roomy, small_options());
+    const engine::DevicePlacement& used = measured.plan().devices.front();
+    // Room for the model and 96 KiB more (the draft needs several times that).
+    kernels::CpuBackend backend({kernels::CpuBackend::Device{
+        "small", used.weights + used.scratch + used.cache + (std::int64_t{96} << 10)}});
+    ModelRuntime runtime(target.description, backend, small_options());
+    try {
+      ModelRuntime draft_runtime(draft.description, backend, engine::draft_runtime_options(runtime));
+      QFAIL("the draft model fitted beside the model");
+    } catch (const engine::ModelError& error) {
+      QVERIFY2(std::string(error.what()).starts_with("does not fit"), error.what());
+    }
+    // Beside the model on a roomy device it runs with the model's cache shape.
+    ModelRuntime draft_runtime(draft.description, roomy, engine::draft_runtime_options(measured));
+    QCOMPARE(draft_runtime.cache().num_pages(), measured.cache().num_pages());
+    QCOMPARE(draft_runtime.cache().page_size(), measured.cache().page_size());
+  }
+
   void aRequestForADraftModelNeedsOne() {
     const SmallModel target(qwen2_spec(91));
     kernels::CpuBackend backend;

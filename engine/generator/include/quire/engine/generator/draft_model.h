@@ -31,6 +31,13 @@ struct DraftProposal {
 void check_draft_tokenizer(const Tokenizer& model, const Tokenizer& draft,
                            const std::string& model_directory, const std::string& draft_directory);
 
+// The options a draft model runs with beside `target`: the same cache
+// coding, pages, sequences, step size and placement policy, and room for as
+// many tokens as the target's cache, so that every chat the target caches
+// the draft can cache too (a draft's pages are a fraction of the target's).
+// No host tier of its own.
+RuntimeOptions draft_runtime_options(const ModelRuntime& target);
+
 // A smaller model with the model's tokenizer that drafts for jobs
 // (DraftSettings::Method::Model). Each drafting job has a sequence of its
 // own in the draft model's paged cache, admitted like any prompt, so the
