@@ -83,6 +83,7 @@ std::string Generator::label_of(cache::SequenceId sequence) const {
 void Generator::finish(Job& job, StopReason reason, std::string error) {
   release_alternatives(job);
   job.verifying.clear();
+  job.drafted_from.clear();
   if (job.sequence) {
     runtime_.cache().release(*job.sequence);
     by_sequence_.erase(*job.sequence);
@@ -266,7 +267,9 @@ void Generator::preempted(cache::SequenceId sequence) {
   by_sequence_.erase(found);
   job->sequence.reset();
   job->ranges.clear();
-  job->verifying.clear();  // its drafts left with its pages; its last token is pending
+  // Its drafts left with its pages; its last token is pending.
+  job->verifying.clear();
+  job->drafted_from.clear();
   ++job->result.statistics.preemptions;
   auto it =
       std::find_if(running_.begin(), running_.end(),
@@ -308,8 +311,8 @@ bool Generator::step() {
     if (!job->ranges.empty() || !job->pending || !job->sequence) continue;
     const cache::TokenId token = *job->pending;
     std::vector<cache::TokenId> appending{token};
-    for (const cache::TokenId drafted : draft_for(*job, drafts_at_most))
-      appending.push_back(drafted);
+    DraftProposal proposal = draft_for(*job, drafts_at_most);
+    appending.insert(appending.end(), proposal.tokens.begin(), proposal.tokens.end());
     cache::AppendResult appended = cache.append(*job->sequence, appending);
     if (appended.status == cache::AppendStatus::NoSpace && appending.size() > 1) {
       // No room for the drafts: the token alone, as without drafting (a
@@ -330,7 +333,10 @@ bool Generator::step() {
     if (appended.status == cache::AppendStatus::Appended) {
       job->tokens.push_back(token);
       job->pending.reset();
-      if (appending.size() > 1) job->verifying = std::move(appending);
+      if (appending.size() > 1) {
+        job->verifying = std::move(appending);
+        job->drafted_from = std::move(proposal.distributions);
+      }
     }
     // Preemption moved jobs out of running_; rescan from the start.
     if (!appended.preempted.empty()) i = static_cast<std::size_t>(-1);
