@@ -153,6 +153,8 @@ DraftProposal Generator::draft_for(const Job& job, int limit) const {
   // Prompt lookup proposes tokens without a distribution: a point mass each.
   DraftProposal proposal;
   proposal.tokens = job.drafter->draft(history, limit);
+  // accept_drafted reads one distribution per draft, or takes none as point
+  // masses; a drafter that gives some but not all would bias the reply.
   if (!proposal.distributions.empty() && proposal.distributions.size() != proposal.tokens.size()) {
     throw std::logic_error("a drafter gave " + std::to_string(proposal.distributions.size()) +
                            " distributions for " + std::to_string(proposal.tokens.size()) +
