@@ -55,7 +55,7 @@ Setup setup_named(const QString& name) {
   } else if (name == "top-k") {
     setup.settings.top_k = 5;
   } else if (name == "top-p") {
-    setup.settings.top_p = 0.75f;
+    setup.settings.top_p = 0.85f;
   } else if (name == "min-p") {
     setup.settings.min_p = 0.2f;
   } else if (name == "typical") {
