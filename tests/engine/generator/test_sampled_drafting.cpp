@@ -85,11 +85,25 @@ class SampledDraftingTest : public QObject {
   Q_OBJECT
 
  private slots:
+  void sampledJobsDraftAndVerify_data() {
+    // An FP16 cache verifies drafts as single-token sequences, a coded one
+    // as one chunk; small pages put drafts across page ends.
+    QTest::addColumn<bool>("coded");
+    QTest::addColumn<int>("page_size");
+    QTest::newRow("fp16") << false << 16;
+    QTest::newRow("fp16, small pages") << false << 4;
+    QTest::newRow("q8") << true << 16;
+  }
+
   void sampledJobsDraftAndVerify() {
     namespace t = sampled_drafting_test;
+    QFETCH(bool, coded);
+    QFETCH(int, page_size);
     const quire::test::SmallModel model(quire::test::qwen2_spec(81));
+    const auto format = coded ? quire::cache::CacheFormat::Q8 : quire::cache::CacheFormat::FP16;
+    const auto options = quire::test::small_options(format, 1024 / page_size, page_size);
     const std::vector<t::JobResult> results =
-        quire::test::run_each(model, quire::test::small_options(), t::sampled_requests(40, 100));
+        quire::test::run_each(model, options, t::sampled_requests(40, 100));
     std::int64_t drafted = 0, accepted = 0, steps = 0;
     for (const t::JobResult& result : results) {
       QVERIFY2(t::valid_reply(result, model, 512), result.error.c_str());
@@ -103,6 +117,11 @@ class SampledDraftingTest : public QObject {
     QVERIFY(steps > 0);
     QVERIFY(accepted > 0);
     QVERIFY(drafted > accepted);
+    // The same requests again: a seed gives the same reply.
+    const std::vector<t::JobResult> again =
+        quire::test::run_each(model, options, t::sampled_requests(40, 100));
+    for (std::size_t i = 0; i < results.size(); ++i)
+      QCOMPARE(again[i].tokens, results[i].tokens);
   }
 
   void aSeedReproducesTheReply() {
