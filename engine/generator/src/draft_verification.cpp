@@ -66,13 +66,13 @@ double Sampler::load_draft_distribution(const DraftDistribution& q, std::int32_t
   }
   // Checked before anything is written, so that a refusal leaves no scratch behind.
   double total = 0;
+  double listed_draft = 0;
   for (std::size_t i = 0; i < q.ids.size(); ++i) {
     const std::int32_t id = q.ids[i];
     const float probability = q.probabilities[i];
-    if (id < 0 || static_cast<std::size_t>(id) >= vocab) {
+    if (id < 0) {
       throw std::invalid_argument("a draft distribution names token " + std::to_string(id) +
-                                  ", outside the model's " + std::to_string(vocab) +
-                                  " tokens; the drafter must share the model's vocabulary");
+                                  "; token ids are not negative");
     }
     if (!std::isfinite(probability) || probability < 0) {
       throw std::invalid_argument("a draft distribution gives token " + std::to_string(id) +
@@ -80,39 +80,32 @@ double Sampler::load_draft_distribution(const DraftDistribution& q, std::int32_t
                                   "; probabilities must be finite and not negative");
     }
     total += probability;
+    if (id == draft) listed_draft += probability;
   }
-  if (draft_q_.size() < vocab) draft_q_.resize(vocab, 0.0f);
-  std::int32_t twice = -1;
-  for (std::size_t i = 0; i < q.ids.size(); ++i) {
-    // A token listed with probability 0 is as good as not listed.
-    if (q.probabilities[i] == 0) continue;
-    float& slot = draft_q_[static_cast<std::size_t>(q.ids[i])];
-    if (slot != 0) {
-      twice = q.ids[i];
-      break;
-    }
-    slot = static_cast<float>(static_cast<double>(q.probabilities[i]) / total);
-    draft_q_ids_.push_back(q.ids[i]);
-  }
-  if (twice >= 0) {
-    for (const std::int32_t id : draft_q_ids_)
-      draft_q_[static_cast<std::size_t>(id)] = 0;
-    draft_q_ids_.clear();
-    throw std::invalid_argument("a draft distribution lists token " + std::to_string(twice) +
-                                " twice; each token must appear once");
-  }
-  const double q_draft = draft >= 0 && static_cast<std::size_t>(draft) < vocab
-                             ? static_cast<double>(draft_q_[static_cast<std::size_t>(draft)])
-                             : 0.0;
-  if (!(q_draft > 0)) {
-    for (const std::int32_t id : draft_q_ids_)
-      draft_q_[static_cast<std::size_t>(id)] = 0;
-    draft_q_ids_.clear();
+  if (!(listed_draft > 0)) {
     throw std::invalid_argument("the drafted token " + std::to_string(draft) +
                                 " has no probability in the distribution it was drafted from; "
                                 "a drafter must draw its tokens from the distribution it reports");
   }
-  return q_draft;
+  // Tokens past the row (a draft model's vocabulary may be padded further
+  // than the model's) keep their share of q: p gives them nothing, so they
+  // only make a rejection likelier, as they should, and never come out.
+  if (draft_q_.size() < vocab) draft_q_.resize(vocab, 0.0f);
+  for (std::size_t i = 0; i < q.ids.size(); ++i) {
+    const auto id = static_cast<std::size_t>(q.ids[i]);
+    // A token listed with probability 0 is as good as not listed.
+    if (id >= vocab || q.probabilities[i] == 0) continue;
+    if (draft_q_[id] != 0) {
+      for (const std::int32_t loaded : draft_q_ids_)
+        draft_q_[static_cast<std::size_t>(loaded)] = 0;
+      draft_q_ids_.clear();
+      throw std::invalid_argument("a draft distribution lists token " + std::to_string(id) +
+                                  " twice; each token must appear once");
+    }
+    draft_q_[id] = static_cast<float>(static_cast<double>(q.probabilities[i]) / total);
+    draft_q_ids_.push_back(q.ids[i]);
+  }
+  return listed_draft / total;
 }
 
 void Sampler::residual_after_rejection(std::int32_t draft, bool point_mass) {

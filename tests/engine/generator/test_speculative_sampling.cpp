@@ -30,6 +30,8 @@ using Ids = std::vector<std::int32_t>;
 // Twelve tokens, likeliest first, the last ones far in the tail.
 const std::vector<float> kRow = {2.0f, 1.6f,  1.3f,  1.1f,  0.7f,  0.4f,
                                  0.2f, -0.1f, -0.5f, -0.9f, -1.4f, -2.0f};
+// A draft model's vocabulary may be padded past the model's: q's tokens.
+constexpr std::size_t kDraftVocabulary = 14;
 constexpr int kDraws = 20000;
 constexpr double kSignificance = 0.001;
 
@@ -79,26 +81,29 @@ Setup setup_named(const QString& name) {
   return setup;
 }
 
-// p: what sample() draws from for this row and context, by token id.
+// p: what sample() draws from for this row and context, by token id (the
+// drafter's ids past the row included, at 0).
 std::vector<double> target_of(const Setup& setup) {
   SamplingSettings settings = setup.settings;
   settings.seed = 1;
   Sampler sampler(settings);
   sampler.sample(kRow, setup.context);
-  std::vector<double> p(kRow.size(), 0.0);
+  std::vector<double> p(kDraftVocabulary, 0.0);
   for (const auto& candidate : sampler.last_candidates())
     p[static_cast<std::size_t>(candidate.id)] = candidate.probability;
   return p;
 }
 
 // A drafter's q unlike p: no mass on the likeliest token, most on the tail,
-// some on tokens that filters may remove.
+// some on tokens that filters may remove and on one past the row.
 DraftDistribution skewed_draft() {
   DraftDistribution q;
   for (std::int32_t id = 1; id < static_cast<std::int32_t>(kRow.size()); ++id) {
     q.ids.push_back(id);
     q.probabilities.push_back(static_cast<float>(id));  // scaled by the sampler
   }
+  q.ids.push_back(static_cast<std::int32_t>(kDraftVocabulary) - 1);
+  q.probabilities.push_back(4.0f);
   return q;
 }
 
@@ -126,7 +131,7 @@ enum class Draft : std::uint8_t { Likely, Unlikely, Removed, Sampled };
 // The histogram of the tokens the rule gives over kDraws seeds.
 std::vector<std::int64_t> histogram(const Setup& setup, Draft kind, std::int32_t point, Rule rule) {
   const DraftDistribution q = skewed_draft();
-  std::vector<std::int64_t> counts(kRow.size(), 0);
+  std::vector<std::int64_t> counts(kDraftVocabulary, 0);
   for (int i = 0; i < kDraws; ++i) {
     SamplingSettings settings = setup.settings;
     settings.seed = 1'000'003ull * static_cast<std::uint64_t>(i) + 17;
@@ -151,7 +156,7 @@ std::vector<std::int64_t> histogram(const Setup& setup, Draft kind, std::int32_t
 // and a token it gives probability 0 (-1 when it removes none).
 std::int32_t point_draft(const std::vector<double>& p, Draft kind) {
   std::int32_t likely = 0, unlikely = 0, removed = -1;
-  for (std::size_t i = 0; i < p.size(); ++i) {
+  for (std::size_t i = 0; i < kRow.size(); ++i) {
     const auto id = static_cast<std::int32_t>(i);
     if (p[i] > p[static_cast<std::size_t>(likely)]) likely = id;
     if (p[i] > 0 && (p[static_cast<std::size_t>(unlikely)] == 0 ||
@@ -273,7 +278,7 @@ class SpeculativeSamplingTest : public QObject {
     const std::vector<double> p = t::target_of(chosen);
     QCOMPARE(p[3], 0.0);
     QVERIFY(p[7] > 0);
-    QVERIFY(std::count(p.begin(), p.end(), 0.0) >= 3);
+    QVERIFY(std::count(p.begin(), p.begin() + std::ptrdiff_t(t::kRow.size()), 0.0) >= 3);
   }
 
   void greedyAcceptsExactlyTheArgmax() {
@@ -337,6 +342,33 @@ class SpeculativeSamplingTest : public QObject {
     QVERIFY(std::unique(tokens.begin(), tokens.end()) - tokens.begin() > 2);
   }
 
+  // A draft model's vocabulary may be padded past the model's: q may give
+  // those ids some mass, and a draft of one is always turned down, the token
+  // coming from p.
+  void draftsPastTheVocabularyAreTurnedDown() {
+    namespace t = speculative_sampling_test;
+    const t::Setup chosen = t::setup_named("top-k");
+    const std::vector<double> p = t::target_of(chosen);
+    const DraftDistribution padded{{0, 1, 14}, {0.25f, 0.25f, 0.5f}};
+    int accepted = 0;
+    for (std::uint64_t seed = 0; seed < 200; ++seed) {
+      Sampler sampler(t::seeded(chosen.settings, seed));
+      const DraftVerdict past = sampler.verify_draft(t::kRow, chosen.context, 14, &padded);
+      QVERIFY(!past.accepted);
+      QVERIFY(past.token >= 0 && past.token < 12);
+      QVERIFY(p[static_cast<std::size_t>(past.token)] > 0);
+      // Drafts inside the row still stand as often as min(1, p / q) says:
+      // token 0 has p(0) > q(0) = 0.25, so it always stands.
+      const DraftVerdict inside = sampler.verify_draft(t::kRow, chosen.context, 0, &padded);
+      QVERIFY(inside.accepted);
+      QCOMPARE(inside.token, 0);
+      if (sampler.verify_draft(t::kRow, chosen.context, 1, &padded).accepted) ++accepted;
+    }
+    // p(1) < q(1) = 0.25: token 1 stands only some of the time.
+    QVERIFY(p[1] < 0.25 && p[0] > 0.25);
+    QVERIFY(accepted > 0 && accepted < 200);
+  }
+
   void malformedDraftDistributionsAreRefused_data() {
     QTest::addColumn<QVector<int>>("ids");
     QTest::addColumn<QVector<float>>("probabilities");
@@ -344,8 +376,8 @@ class SpeculativeSamplingTest : public QObject {
     QTest::addColumn<QString>("message");
     QTest::newRow("lengths differ")
         << QVector<int>{1, 2} << QVector<float>{1.0f} << 1 << "lists 2 tokens but 1 probabilities";
-    QTest::newRow("id outside the row") << QVector<int>{1, 12} << QVector<float>{0.5f, 0.5f} << 1
-                                        << "names token 12, outside the model's 12 tokens";
+    QTest::newRow("negative id") << QVector<int>{1, -2} << QVector<float>{0.5f, 0.5f} << 1
+                                 << "names token -2; token ids are not negative";
     QTest::newRow("negative") << QVector<int>{1, 2} << QVector<float>{1.5f, -0.5f} << 1
                               << "gives token 2 the probability -0.5";
     QTest::newRow("not finite") << QVector<int>{1, 2}

@@ -11,7 +11,9 @@ namespace quire::engine {
 // listed has probability 0. A draft model that samples with top-k or top-p
 // usually lists a few candidates; a dense distribution lists every token.
 // The probabilities need not sum to exactly 1 (they are scaled to), but the
-// drafted token must be among them with a probability above 0.
+// drafted token must be among them with a probability above 0. Ids past the
+// model's vocabulary (a draft model's padding) may be listed: the model never
+// chooses them, so such a draft is always turned down.
 struct DraftDistribution {
   std::vector<std::int32_t> ids;
   std::vector<float> probabilities;  // one per id, finite and not negative

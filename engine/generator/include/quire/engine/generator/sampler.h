@@ -123,9 +123,11 @@ class Sampler {
   // one more on rejection, so a seed reproduces the verdicts. Greedy
   // settings accept exactly when the draft is the argmax and consume none.
   // Throws std::invalid_argument as sample() does, and for a malformed
-  // `drafted_from` (lengths that differ, an id outside the row or listed
-  // twice with a probability above 0, a probability that is negative or
-  // not finite, or none above 0 for the draft itself).
+  // `drafted_from` (lengths that differ, a negative id, a probability that
+  // is negative or not finite, a token of the row listed twice with a
+  // probability above 0, or none above 0 for the draft itself). Ids past
+  // the row are allowed (a drafter's vocabulary may be padded further):
+  // p gives them nothing, so they are never the token that comes out.
   DraftVerdict verify_draft(std::span<const float> logits, std::span<const std::int32_t> context,
                             std::int32_t draft, const DraftDistribution* drafted_from = nullptr);
 
