@@ -171,12 +171,10 @@ class SampledDraftingTest : public QObject {
       drafting.sampling.top_k = 1;
       t::JobRequest plain = t::sampled_request(prompt, 36, 5, false);
       plain.sampling = t::SamplingSettings::greedy_settings();
-      for (const auto& [field, value] : {std::pair{&t::SamplingSettings::repetition_penalty, 0.0f},
-                                         std::pair{&t::SamplingSettings::frequency_penalty, 0.0f},
-                                         std::pair{&t::SamplingSettings::presence_penalty, 0.0f}}) {
-        (void)value;
-        plain.sampling.*field = drafting.sampling.*field;
-      }
+      // The same penalties: greedy, with nothing else on.
+      plain.sampling.repetition_penalty = drafting.sampling.repetition_penalty;
+      plain.sampling.frequency_penalty = drafting.sampling.frequency_penalty;
+      plain.sampling.presence_penalty = drafting.sampling.presence_penalty;
       plain.sampling.penalty_range = drafting.sampling.penalty_range;
       greedy.push_back(plain);
       sampled.push_back(drafting);
