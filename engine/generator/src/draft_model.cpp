@@ -162,8 +162,11 @@ std::optional<cache::TokenId> DraftModel::choose(Drafting& drafting, std::span<c
   } catch (const std::invalid_argument&) {
     return std::nullopt;  // a broken row drafts nothing; the model's own step says why
   }
-  const std::span<const SamplingCandidate> drawn_from = follower.sampler->last_candidates();
-  drafting.proposal.distributions.emplace_back(drawn_from.begin(), drawn_from.end());
+  DraftDistribution& drawn_from = drafting.proposal.distributions.emplace_back();
+  for (const SamplingCandidate& candidate : follower.sampler->last_candidates()) {
+    drawn_from.ids.push_back(candidate.id);
+    drawn_from.probabilities.push_back(candidate.probability);
+  }
   return token;
 }
 

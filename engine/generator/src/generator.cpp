@@ -89,6 +89,7 @@ std::string Generator::label_of(cache::SequenceId sequence) const {
 void Generator::finish(Job& job, StopReason reason, std::string error) {
   release_alternatives(job);
   job.verifying.clear();
+  job.drafted_from.clear();
   if (draft_model_ && job.request.draft.method == DraftSettings::Method::Model)
     draft_model_->release(job.id);
   if (job.sequence) {
@@ -274,7 +275,9 @@ void Generator::preempted(cache::SequenceId sequence) {
   by_sequence_.erase(found);
   job->sequence.reset();
   job->ranges.clear();
-  job->verifying.clear();  // its drafts left with its pages; its last token is pending
+  // Its drafts left with its pages; its last token is pending.
+  job->verifying.clear();
+  job->drafted_from.clear();
   ++job->result.statistics.preemptions;
   auto it =
       std::find_if(running_.begin(), running_.end(),
@@ -310,14 +313,16 @@ bool Generator::step() {
   // drafts when they draft; that may preempt the youngest jobs, which leave
   // the batch.
   std::vector<Job*> decoding;
-  const std::map<const Job*, std::vector<cache::TokenId>> drafts = draft_all(draft_limit());
+  std::map<const Job*, DraftProposal> drafts = draft_all(draft_limit());
   for (std::size_t i = 0; i < running_.size(); ++i) {
     Job* job = running_[i].get();
     if (!job->ranges.empty() || !job->pending || !job->sequence) continue;
     const cache::TokenId token = *job->pending;
     std::vector<cache::TokenId> appending{token};
-    if (const auto drafted = drafts.find(job); drafted != drafts.end())
-      appending.insert(appending.end(), drafted->second.begin(), drafted->second.end());
+    DraftProposal proposal;
+    if (auto drafted = drafts.find(job); drafted != drafts.end())
+      proposal = std::move(drafted->second);
+    appending.insert(appending.end(), proposal.tokens.begin(), proposal.tokens.end());
     cache::AppendResult appended = cache.append(*job->sequence, appending);
     if (appended.status == cache::AppendStatus::NoSpace && appending.size() > 1) {
       // No room for the drafts: the token alone, as without drafting (a
@@ -338,7 +343,10 @@ bool Generator::step() {
     if (appended.status == cache::AppendStatus::Appended) {
       job->tokens.push_back(token);
       job->pending.reset();
-      if (appending.size() > 1) job->verifying = std::move(appending);
+      if (appending.size() > 1) {
+        job->verifying = std::move(appending);
+        job->drafted_from = std::move(proposal.distributions);
+      }
     }
     // Preemption moved jobs out of running_; rescan from the start.
     if (!appended.preempted.empty()) i = static_cast<std::size_t>(-1);

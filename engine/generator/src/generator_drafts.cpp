@@ -9,10 +9,27 @@
 // token, with the same preemption and reservation rules), and the forward
 // pass computes positions p..p+k with a row of logits for each (as single
 // tokens or as one chunk: see "Arithmetic" below). Row r is the model's
-// distribution after d1..dr; its greedy choice g_r is drawn by the job's own
-// sampler with the context the job would have then, so penalties, bias and
-// bans apply exactly. The longest prefix d1..dj with d_r = g_{r-1} is accepted, and
-// g_j (the model's own next token) follows it: j + 1 tokens for one pass.
+// distribution after d1..dr, and the job's own sampler reads it in the
+// context the job would have then, so penalties, bias and bans apply
+// exactly (Sampler::verify_draft, draft_verification.cpp):
+//
+// - Greedy jobs keep the longest prefix d1..dj where each d_{r+1} is
+//   row r's argmax, and the argmax g_j after it (the model's own next token):
+//   j + 1 tokens for one pass, token for token the reply without drafting.
+// - Sampled jobs use speculative sampling's rejection rule (Leviathan et
+//   al. 2023, Chen et al. 2023). With p the distribution sample() would draw
+//   from at row r (every filter applied) and q the one d_{r+1} was drafted
+//   from, d_{r+1} stands with probability min(1, p(d) / q(d)); the first
+//   draft turned down is replaced by a draw from max(0, p - q),
+//   renormalized, and the rest are given back. When every draft stands, the
+//   last row is sampled as usual. Prompt lookup drafts without a
+//   distribution: q is a point mass, so d stands with probability p(d) and
+//   a rejected one is replaced by a draw from p without d. A draft model
+//   hands its q per position (DraftProposal). Each token that comes out is
+//   distributed exactly as a step of its own would draw it, though not the
+//   same token: the draws consume the seeded stream differently (one number
+//   per test, one more per rejection), so a seeded reply with drafts is
+//   reproducible but differs from the one without.
 //
 // The drafts come from prompt lookup (NgramDrafter: the job's own tokens,
 // free) or from the draft model (DraftModel: a smaller model with the same
@@ -41,10 +58,9 @@
 // and the model's token after it are still tokens it may emit.
 //
 // Not drafted (the setting is ignored, the job decodes one token a step):
-// sampled jobs, whose exact rule (speculative sampling's rejection test)
-// is still to come; jobs with a grammar, whose masks depend on the text
-// accepted so far; and alternatives while they branch. Drafted rows come to
-// the host whole, never as candidates.
+// jobs with a grammar, whose masks depend on the text accepted so far, and
+// alternatives while they branch. Drafted rows come to the host whole,
+// never as candidates.
 //
 // Arithmetic: a verified row must get the bits it gets in a decode step of
 // its own, or a greedy reply can change at a near tie. Where the cache has
@@ -136,8 +152,8 @@ bool Generator::split_verification() const {
   return storage.mirror_slots() == 0 && !storage.any_on_host();
 }
 
-std::map<const Generator::Job*, std::vector<cache::TokenId>> Generator::draft_all(int limit) {
-  std::map<const Job*, std::vector<cache::TokenId>> drafts;
+std::map<const Generator::Job*, DraftProposal> Generator::draft_all(int limit) {
+  std::map<const Job*, DraftProposal> drafts;
   // The draft model's requests, drafted together below; their histories
   // live here until then.
   std::vector<DraftModel::Request> requests;
@@ -146,10 +162,8 @@ std::map<const Generator::Job*, std::vector<cache::TokenId>> Generator::draft_al
   for (const auto& owned : running_) {
     Job& job = *owned;
     const bool decoding = job.ranges.empty() && job.pending && job.sequence;
-    if (!decoding || !job.draft_length || job.constraint || !job.sampler.settings().greedy() ||
-        !job.followers.empty() || job.leader) {
+    if (!decoding || !job.draft_length || job.constraint || !job.followers.empty() || job.leader)
       continue;
-    }
     // The drafts and the model's token after them must all be tokens the
     // job may still emit.
     int wanted = std::min(limit, job.request.max_new_tokens - job.generated - 1);
@@ -161,20 +175,33 @@ std::map<const Generator::Job*, std::vector<cache::TokenId>> Generator::draft_al
     history.assign(job.tokens.begin(), job.tokens.end());
     history.push_back(*job.pending);
     if (job.drafter) {
-      drafts[&job] = job.drafter->draft(history, wanted);
+      // Prompt lookup proposes tokens without a distribution: a point mass each.
+      drafts[&job].tokens = job.drafter->draft(history, wanted);
       continue;
     }
     if (!draft_model_) continue;
     histories.push_back(std::move(history));
     requesting.push_back(&job);
-    requests.push_back({job.id, {}, wanted, nullptr});
+    const SamplingSettings& sampling = job.sampler.settings();
+    requests.push_back({job.id, {}, wanted, sampling.greedy() ? nullptr : &sampling});
   }
   if (requests.empty()) return drafts;
   for (std::size_t i = 0; i < requests.size(); ++i)
     requests[i].history = histories[i];
   std::vector<DraftProposal> proposals = draft_model_->draft(requests);
-  for (std::size_t i = 0; i < proposals.size(); ++i)
-    drafts[requesting[i]] = std::move(proposals[i].tokens);
+  for (std::size_t i = 0; i < proposals.size(); ++i) {
+    DraftProposal& proposal = proposals[i];
+    // accept_drafted reads one distribution per draft, or takes none as
+    // point masses; some but not all would bias the reply.
+    if (!proposal.distributions.empty() &&
+        proposal.distributions.size() != proposal.tokens.size()) {
+      throw std::logic_error("the draft model gave " +
+                             std::to_string(proposal.distributions.size()) + " distributions for " +
+                             std::to_string(proposal.tokens.size()) +
+                             " drafted tokens; it must give one per token or none");
+    }
+    drafts[requesting[i]] = std::move(proposal);
+  }
   return drafts;
 }
 
@@ -183,7 +210,9 @@ void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std:
   cache::PageCache& cache = runtime_.cache();
   const cache::SequenceId sequence = *job.sequence;
   const std::vector<cache::TokenId> verified = std::move(job.verifying);
+  const std::vector<DraftDistribution> drafted_from = std::move(job.drafted_from);
   job.verifying.clear();
+  job.drafted_from.clear();
   const std::size_t drafted = verified.size() - 1;
   // `tokens` ends with the token this step computed; the drafts follow it.
   const auto base = static_cast<std::int32_t>(job.tokens.size());
@@ -191,18 +220,25 @@ void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std:
   // Whatever is kept, the pass wrote K/V at every drafted position.
   cache.mark_overwritten(sequence, base, base + static_cast<std::int32_t>(drafted));
 
-  // The model's own choice after each position, in the context it has there.
-  std::vector<cache::TokenId> choices;
+  // Row r decides the token after the first r drafts, in the context the
+  // job has there: the draft d_{r+1} or, once one is turned down, the token
+  // drawn in its place; after the last draft, the model's own next token.
+  std::vector<cache::TokenId> chosen;
   std::size_t accepted = 0;
   try {
     std::vector<cache::TokenId> context = job.tokens;
     for (std::size_t r = 0; r <= drafted; ++r) {
       const std::span<const float> row =
           split ? result.row(index + r) : result.row(index, static_cast<int>(r));
-      const cache::TokenId choice = job.sampler.sample(row, context);
-      choices.push_back(choice);
-      if (r == drafted || choice != verified[r + 1]) break;
-      context.push_back(choice);
+      if (r == drafted) {
+        chosen.push_back(job.sampler.sample(row, context));
+        break;
+      }
+      const DraftDistribution* q = drafted_from.empty() ? nullptr : &drafted_from[r];
+      const DraftVerdict verdict = job.sampler.verify_draft(row, context, verified[r + 1], q);
+      chosen.push_back(verdict.token);
+      if (!verdict.accepted) break;
+      context.push_back(verdict.token);
       ++accepted;
     }
   } catch (const std::invalid_argument& error) {
@@ -217,13 +253,13 @@ void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std:
   job.draft_length->record(static_cast<int>(drafted), static_cast<int>(accepted));
 
   for (std::size_t r = 0; r < accepted; ++r) {
-    if (!accept_token(job, choices[r])) return;
+    if (!accept_token(job, chosen[r])) return;
     // Already in the cache: what a step of its own would have computed.
-    job.tokens.push_back(choices[r]);
+    job.tokens.push_back(chosen[r]);
     job.pending.reset();
     cache.mark_computed(sequence, base + static_cast<std::int32_t>(r) + 1);
   }
-  accept_token(job, choices[accepted]);
+  accept_token(job, chosen[accepted]);
 }
 
 }  // namespace quire::engine

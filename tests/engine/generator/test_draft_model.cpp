@@ -150,6 +150,39 @@ class DraftModelTest : public QObject {
     QCOMPARE(result.statistics.drafted_tokens, std::int64_t(32));
   }
 
+  // Sampled: the draft model draws with the job's settings and hands over
+  // the distribution it drew from, so a model drafting for itself has its
+  // drafts kept (min(1, p/q) is 1 where p = q). Were q ignored, each draft
+  // would stand only with its probability p(d), next to never here.
+  void aSampledModelDraftingForItselfKeepsItsDrafts() {
+    const SmallModel target(qwen2_spec(94));
+    kernels::CpuBackend backend;
+    ModelRuntime draft_runtime(target.description, backend, small_options());
+    DraftModel drafter(draft_runtime, target.tokenizer->vocab_size());
+    ModelRuntime runtime(target.description, backend, small_options());
+    Generator generator(runtime, *target.tokenizer);
+    generator.set_draft_model(&drafter);
+    std::vector<JobResult> replies;
+    for (int round = 0; round < 2; ++round) {
+      JobRequest request = greedy_request(prompt_of(30, 12), 40, true);
+      request.sampling = engine::SamplingSettings{};
+      // The random model's rows are sharp; this hot, they spread over
+      // hundreds of tokens.
+      request.sampling.temperature = 20.0f;
+      request.sampling.top_k = 0;
+      request.sampling.top_p = 1.0f;
+      request.sampling.seed = 5;
+      replies.push_back(run_jobs(generator, {std::move(request)}).front());
+    }
+    QCOMPARE(replies[1].tokens, replies[0].tokens);  // reproducible from the seed
+    const engine::JobStatistics& stats = replies[0].statistics;
+    QCOMPARE(stats.generated_tokens, std::int64_t(40));
+    QVERIFY(stats.drafted_tokens >= 24);
+    QVERIFY2(stats.accepted_tokens * 10 >= stats.drafted_tokens * 9,
+             (std::to_string(stats.accepted_tokens) + " of " + std::to_string(stats.drafted_tokens))
+                 .c_str());
+  }
+
   // A second turn finds the first turn's pages in the draft cache too.
   void laterTurnsReuseTheDraftCache() {
     const SmallModel target(qwen2_spec(84));
@@ -228,7 +261,8 @@ class DraftModelTest : public QObject {
         "small", used.weights + used.scratch + used.cache + (std::int64_t{96} << 10)}});
     ModelRuntime runtime(target.description, backend, small_options());
     try {
-      ModelRuntime draft_runtime(draft.description, backend, engine::draft_runtime_options(runtime));
+      ModelRuntime draft_runtime(draft.description, backend,
+                                 engine::draft_runtime_options(runtime));
       QFAIL("the draft model fitted beside the model");
     } catch (const engine::ModelError& error) {
       QVERIFY2(std::string(error.what()).starts_with("does not fit"), error.what());

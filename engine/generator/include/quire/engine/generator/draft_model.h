@@ -8,21 +8,12 @@
 #include <vector>
 
 #include "quire/cache/types.h"
+#include "quire/engine/generator/draft_proposal.h"
 #include "quire/engine/generator/sampler.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 
 namespace quire::engine {
-
-// Drafted tokens for one job's step, and, where the drafter sampled them,
-// the distribution each was drawn from (the draft model's row after the
-// job's sampler settings: what speculative sampling divides by). Empty
-// `distributions`: the tokens were chosen, not drawn (greedy drafts and
-// prompt lookup).
-struct DraftProposal {
-  std::vector<cache::TokenId> tokens;
-  std::vector<std::vector<SamplingCandidate>> distributions;
-};
 
 // Refuses a draft model whose tokenizer is not the model's: the drafts are
 // token ids, so the two must mean the same text by every id. Throws
@@ -76,7 +67,8 @@ class DraftModel {
     // Null: greedy drafts (the draft model's argmax).
     const SamplingSettings* sampling = nullptr;
   };
-  // Up to `count` drafts per request, in order.
+  // Up to `count` drafts per request, in order; for a sampled request,
+  // with the distribution each was drawn from.
   std::vector<DraftProposal> draft(std::span<const Request> requests);
   // The job ended: its sequence is released, its pages stay cached.
   void release(std::uint64_t job);

@@ -160,15 +160,17 @@ class Generator {
   void release_alternatives(Job& leader);
   bool accept_token(Job& job, cache::TokenId token);
   // Speculative decoding (generator_drafts.cpp). The drafts of this step's
-  // decoding jobs, at most `limit` each; none for a job that does not
-  // draft, or pauses drafting (DraftLength). Jobs that draft with the draft
-  // model draft together.
-  std::map<const Job*, std::vector<cache::TokenId>> draft_all(int limit);
-  // The most tokens each decoding job may draft this step, so that the step
+  // decoding jobs, at most `limit` each, with the drafter's distributions
+  // when it has them; none for a job that does not draft, or pauses
+  // drafting (DraftLength). Jobs that draft with the draft model draft
+  // together.
+  std::map<const Job*, DraftProposal> draft_all(
+      int limit);  // The most tokens each decoding job may draft this step, so that the step
   // keeps within its tokens and rows of logits.
   int draft_limit() const;
   // After a step that verified `job`'s drafts (row `index` of `result`):
-  // keeps the drafts the model confirms, gives back the rest, and accepts
+  // keeps the drafts the model confirms (greedy: its own choices; sampled:
+  // speculative sampling's rejection rule), gives back the rest, and accepts
   // the tokens in order as a step without drafts would have.
   // `index`: the job's first sequence in the pass; `split`: it verified its
   // tokens as sequences of one token each, else as one sequence.
