@@ -233,20 +233,34 @@ class DraftModelTest : public QObject {
     engine::modelgen::RandomModelSpec other = qwen2_spec(89);
     other.vocab = 384;  // trained on its own, with fewer pieces
     const SmallModel foreign(other);
+    kernels::CpuBackend backend;
+    ModelRuntime runtime(target.description, backend, small_options());
     try {
-      engine::check_draft_tokenizer(*target.tokenizer, *foreign.tokenizer, "target-dir",
-                                    "draft-dir");
+      engine::LoadedDraftModel refused(foreign.path, runtime, *target.tokenizer, backend);
       QFAIL("a draft with another tokenizer was accepted");
     } catch (const engine::ModelError& error) {
-      const std::string message = error.what();
-      QVERIFY2(message.find("the draft model draft-dir has 384 tokens, the model target-dir has "
-                            "512") == 0,
-               error.what());
-      QVERIFY(message.find("the model's own tokenizer") != std::string::npos);
+      const std::string expected = "the draft model " + foreign.path.string() +
+                                   " has 384 tokens, " + "the model " + target.path.string() +
+                                   " has 512";
+      QVERIFY2(std::string(error.what()).starts_with(expected), error.what());
+      QVERIFY(std::string(error.what()).find("the model's own tokenizer") != std::string::npos);
     }
-    // Its own tokenizer files pass.
+    // The same number of tokens, one spelled otherwise.
     const SmallModel sibling(draft_spec(target, 90, 1));
-    engine::check_draft_tokenizer(*target.tokenizer, *sibling.tokenizer, "target-dir", "draft-dir");
+    engine::check_draft_tokenizer(*target.tokenizer, *sibling.tokenizer, "target", "draft");
+    try {
+      engine::check_draft_tokenizer(*target.tokenizer, *foreign.tokenizer, "target", "draft");
+      QFAIL("tokenizers of different sizes were taken for the same");
+    } catch (const engine::ModelError&) {
+    }
+    // Its own tokenizer files pass, and the draft loads beside the model.
+    engine::LoadedDraftModel loaded(sibling.path, runtime, *target.tokenizer, backend);
+    QCOMPARE(loaded.runtime().cache().num_pages(), runtime.cache().num_pages());
+    Generator generator(runtime, *target.tokenizer);
+    generator.set_draft_model(&loaded.drafter());
+    const JobResult result =
+        run_jobs(generator, {greedy_request(prompt_of(20, 2), 12, true)}).front();
+    QVERIFY(result.statistics.drafted_tokens > 0);
   }
 
   // Planned against what the model left free, before any weight is read.

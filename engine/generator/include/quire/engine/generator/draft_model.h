@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -98,6 +100,31 @@ class DraftModel {
   std::int64_t vocabulary_;
   std::map<std::uint64_t, Follower> followers_;
   std::int64_t passes_ = 0;
+};
+
+}  // namespace quire::engine
+
+namespace quire::engine {
+
+// A draft model opened beside `target`: its directory read, its tokenizer
+// checked against the model's (check_draft_tokenizer), planned against what
+// the model left free (draft_runtime_options; a draft that does not fit is
+// refused before its weights are read) and loaded. Throws ModelError naming
+// the directory and what to do.
+class LoadedDraftModel {
+ public:
+  LoadedDraftModel(const std::filesystem::path& directory, ModelRuntime& target,
+                   const Tokenizer& tokenizer, kernels::Backend& backend);
+  ~LoadedDraftModel();
+
+  DraftModel& drafter() { return *drafter_; }
+  ModelRuntime& runtime() { return *runtime_; }
+  const ModelDescription& description() const { return *description_; }
+
+ private:
+  std::shared_ptr<const ModelDescription> description_;
+  std::unique_ptr<ModelRuntime> runtime_;
+  std::unique_ptr<DraftModel> drafter_;
 };
 
 }  // namespace quire::engine
