@@ -130,6 +130,16 @@ std::vector<cache::TokenId> Generator::draft_for(const Job& job, int limit) cons
   // may still emit.
   limit = std::min(
       {limit, job.request.draft.max_tokens, job.request.max_new_tokens - job.generated - 1});
+  // With the residual window, every verified row must read its page from
+  // the FP16 mirror that its own decode step would read: the pending token
+  // and its drafts stay on the open page and leave its last slot free, so
+  // that the page's mirror neither moves to the next page nor is freed as
+  // sealed while drafts may still be given back.
+  if (runtime_.storage().mirror_slots() > 0) {
+    const int page_size = runtime_.cache().config().page_size;
+    const auto position = static_cast<int>(job.tokens.size());
+    limit = std::min(limit, page_size - 2 - position % page_size);
+  }
   if (limit <= 0) return {};
   std::vector<cache::TokenId> history;
   history.reserve(job.tokens.size() + 1);

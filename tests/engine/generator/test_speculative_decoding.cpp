@@ -122,6 +122,33 @@ std::map<cache::PageIndex, cache::PageHash> sealed_pages(const cache::PageCache&
   return sealed;
 }
 
+// Every sealed page's bytes in every layer (coded data and scales of keys
+// and values), by the page's hash: what a later turn that shares the page
+// reads.
+std::map<cache::PageHash, std::vector<std::uint8_t>> sealed_bytes(ModelRuntime& runtime) {
+  std::map<cache::PageHash, std::vector<std::uint8_t>> pages;
+  const engine::KvStorage& storage = runtime.storage();
+  for (const cache::PageInfo& info : runtime.cache().pages()) {
+    if (!info.hashed) continue;
+    std::vector<std::uint8_t>& bytes = pages[info.hash];
+    for (std::size_t layer = 0; layer < storage.layers(); ++layer) {
+      const kernels::KvLayerView& view = storage.view(layer);
+      const kernels::KvLayerLayout& layout = view.layout;
+      const std::pair<const void*, std::int64_t> planes[] = {
+          {view.planes.key_data, layout.key_data_page_bytes},
+          {view.planes.key_scales, layout.key_scale_page_bytes},
+          {view.planes.value_data, layout.value_data_page_bytes},
+          {view.planes.value_scales, layout.value_scale_page_bytes}};
+      for (const auto& [plane, page_bytes] : planes) {
+        if (page_bytes == 0) continue;
+        const auto* first = static_cast<const std::uint8_t*>(plane) + info.index * page_bytes;
+        bytes.insert(bytes.end(), first, first + page_bytes);
+      }
+    }
+  }
+  return pages;
+}
+
 }  // namespace
 
 class SpeculativeDecodingTest : public QObject {
@@ -142,6 +169,10 @@ class SpeculativeDecodingTest : public QObject {
         << cache::CacheFormat::FP16 << cache::ReservationPolicy::OnDemand << 4 << true << fp16;
     QTest::newRow("q8") << cache::CacheFormat::Q8 << reserve << 16 << true << fp16;
     QTest::newRow("q4") << cache::CacheFormat::Q4 << reserve << 16 << false << fp16;
+    QTest::newRow("q6") << cache::CacheFormat::Q6 << reserve << 16 << true << fp16;
+    QTest::newRow("q6 no penalties") << cache::CacheFormat::Q6 << reserve << 16 << false << fp16;
+    QTest::newRow("fp8") << cache::CacheFormat::FP8 << reserve << 16 << true << fp16;
+    QTest::newRow("fp8 no penalties") << cache::CacheFormat::FP8 << reserve << 16 << false << fp16;
     // Quantized weights, whose decode products differ from their prompt
     // products on the CPU (EXL2's and EXL3's 8-bit inputs).
     for (const char* weights : {"gptq", "exl2:4.0", "exl3:3.0"}) {
@@ -290,6 +321,48 @@ class SpeculativeDecodingTest : public QObject {
       QCOMPARE(runs[1][turn].statistics.computed_tokens, runs[0][turn].statistics.computed_tokens);
     }
     QVERIFY(runs[1].back().statistics.cached_tokens > 0);
+  }
+
+  // The mechanism behind equal replies on coded caches: drafts given back
+  // leave nothing behind in the pages a reply seals (an FP8 page's scale
+  // grown by a rejected draft, or its tokens encoded again at that scale,
+  // would be read by every later step and turn).
+  void sealedPagesHoldTheBytesOfARunWithoutDrafts_data() {
+    QTest::addColumn<cache::CacheFormat>("format");
+    QTest::newRow("fp8") << cache::CacheFormat::FP8;
+    QTest::newRow("q6") << cache::CacheFormat::Q6;
+    QTest::newRow("q8") << cache::CacheFormat::Q8;
+    QTest::newRow("q4") << cache::CacheFormat::Q4;
+    QTest::newRow("fp16") << cache::CacheFormat::FP16;
+  }
+
+  void sealedPagesHoldTheBytesOfARunWithoutDrafts() {
+    QFETCH(cache::CacheFormat, format);
+    const SmallModel model(qwen2_spec(79));
+    const engine::RuntimeOptions options = small_options(format);
+    kernels::CpuBackend backend;
+    std::int64_t rejected = 0;
+    std::size_t compared = 0;
+    for (const Tokens& prompt : prompts()) {
+      std::vector<std::map<cache::PageHash, std::vector<std::uint8_t>>> sealed;
+      std::vector<JobResult> replies;
+      for (const bool draft : {false, true}) {
+        ModelRuntime runtime(model.description, backend, options);
+        Generator generator(runtime, *model.tokenizer);
+        replies.push_back(run_all(generator, {greedy(prompt, 48, draft, true)}).front());
+        sealed.push_back(sealed_bytes(runtime));
+      }
+      compare_replies(replies[1], replies[0]);
+      rejected += replies[1].statistics.drafted_tokens - replies[1].statistics.accepted_tokens;
+      QCOMPARE(sealed[1].size(), sealed[0].size());
+      for (const auto& [hash, bytes] : sealed[0]) {
+        QVERIFY(sealed[1].contains(hash));
+        QVERIFY(sealed[1].at(hash) == bytes);
+        ++compared;
+      }
+    }
+    QVERIFY(rejected > 0);
+    QVERIFY(compared > prompts().size() * 2);
   }
 
   void sharedPagesKeepTheirHashes() {

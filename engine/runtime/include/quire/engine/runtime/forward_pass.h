@@ -125,6 +125,8 @@ class ForwardPass {
  private:
   struct Scratch {
     kernels::DeviceBuffer x, h, projection, q, attention, k, v, gate, up;
+    // sequence_ids: TokenBatch::token_sequence, each token's attention
+    // sequence (a row of block_tables; run_step).
     kernels::DeviceBuffer tokens, positions, sequence_ids, block_tables, inv_freq;
     kernels::DeviceBuffer mirrored;        // TokenBatch::mirrored
     kernels::DeviceBuffer inv_freq_local;  // Gemma 3's sliding-window layers
