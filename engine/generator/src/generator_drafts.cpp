@@ -117,13 +117,16 @@ bool Generator::split_verification() const {
   // The residual window's FP16 mirrors serve one sequence's open page a
   // step, and pages in host memory are staged per sequence: several
   // sequences of one job would each want the same page.
+  // Where writes recode pages (FP8 with per-page scales), taking back
+  // rejected drafts needs the step to keep their pages and keys and values
+  // (ForwardPass::rewind), which it does for one sequence of the job.
   const KvStorage& storage = runtime_.storage();
-  return storage.mirror_slots() == 0 && !storage.any_on_host();
+  return storage.mirror_slots() == 0 && !storage.any_on_host() && !storage.writes_recode_pages();
 }
 
 std::vector<cache::TokenId> Generator::draft_for(const Job& job, int limit) const {
   if (!job.drafter || !job.pending || job.constraint || !job.sampler.settings().greedy() ||
-      !job.followers.empty() || job.leader) {
+      !job.followers.empty() || job.leader || !runtime_.forward().can_rewind()) {
     return {};
   }
   // The drafts and the model's token after them must all be tokens the job
@@ -179,6 +182,10 @@ void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std:
     finish(job, StopReason::Error, std::string("sampling failed: ") + error.what());
     return;
   }
+  // The pages as a step of the kept tokens alone would leave them (an FP8
+  // page's scale grown by a rejected draft shrinks back).
+  if (!split && accepted < drafted)
+    runtime_.forward().rewind(index, static_cast<int>(accepted) + 1);
   cache.truncate(sequence, base + static_cast<std::int32_t>(accepted));
   JobStatistics& stats = job.result.statistics;
   stats.drafted_tokens += static_cast<std::int64_t>(drafted);

@@ -216,7 +216,7 @@ std::optional<StepShape> ForwardPass::step_shape(std::span<const Sequence> seque
   std::size_t pages = 1;
   std::size_t window_pages = 1;
   for (const Sequence& seq : sequences) {
-    if (seq.all_logits || (seq.decode_rows && seq.tokens.size() > 1) ||
+    if (seq.all_logits || seq.rewindable || (seq.decode_rows && seq.tokens.size() > 1) ||
         seq.tokens.size() > kRecordedTokensPerSequence) {
       return std::nullopt;
     }
@@ -236,6 +236,7 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
     // The step may have stopped between layers: what the mirrors hold is
     // no longer known. The coded pages are written as ever.
     storage_.mirrors().forget_all();
+    rewinds_.clear();
     throw;
   }
 }
@@ -330,6 +331,7 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
     storage_generation_ = storage_.generation();
   }
   segment_rows(sequences, sequence_ids, result.rows);
+  plan_rewinds(sequences);
   prepare_rope(longest);
   // Per attention sequence, the mirror of the sequence it belongs to.
   const std::vector<std::int32_t> mirrors = assign_mirrors(sequences);
@@ -496,6 +498,7 @@ void ForwardPass::attend(std::size_t index, std::int64_t count, const kernels::T
   if (kv_observer_) {
     kv_observer_(index, cache_device, there.k.as<float>(), there.v.as<float>(), count);
   }
+  keep_for_rewind(index, cache_device, pages, there.k.as<float>(), there.v.as<float>());
   backend_.write_kv(cache_device, pages, there_batch, there.k.as<float>(), there.v.as<float>());
   kernels::AttentionParams attention{c.num_heads, static_cast<float>(c.attention_scale()),
                                      c.sliding_windows[index]};
