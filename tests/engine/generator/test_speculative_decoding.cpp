@@ -161,24 +161,61 @@ class SpeculativeDecodingTest : public QObject {
     QTest::addColumn<int>("page_size");
     QTest::addColumn<bool>("penalties");
     QTest::addColumn<QString>("weights");
+    // Mirror slots of the residual window, and whether the pages live in
+    // host memory.
+    QTest::addColumn<int>("window");
+    QTest::addColumn<bool>("offloaded");
     const auto reserve = cache::ReservationPolicy::ReserveOnAdmission;
+    const auto on_demand = cache::ReservationPolicy::OnDemand;
     const QString fp16 = "fp16";
-    QTest::newRow("fp16") << cache::CacheFormat::FP16 << reserve << 16 << false << fp16;
-    QTest::newRow("fp16 penalties") << cache::CacheFormat::FP16 << reserve << 16 << true << fp16;
+    const int window = engine::kDefaultResidualWindow;
+    QTest::newRow("fp16") << cache::CacheFormat::FP16 << reserve << 16 << false << fp16 << window
+                          << false;
+    QTest::newRow("fp16 penalties")
+        << cache::CacheFormat::FP16 << reserve << 16 << true << fp16 << window << false;
     QTest::newRow("fp16 small pages on demand")
-        << cache::CacheFormat::FP16 << cache::ReservationPolicy::OnDemand << 4 << true << fp16;
-    QTest::newRow("q8") << cache::CacheFormat::Q8 << reserve << 16 << true << fp16;
-    QTest::newRow("q4") << cache::CacheFormat::Q4 << reserve << 16 << false << fp16;
-    QTest::newRow("q6") << cache::CacheFormat::Q6 << reserve << 16 << true << fp16;
-    QTest::newRow("q6 no penalties") << cache::CacheFormat::Q6 << reserve << 16 << false << fp16;
-    QTest::newRow("fp8") << cache::CacheFormat::FP8 << reserve << 16 << true << fp16;
-    QTest::newRow("fp8 no penalties") << cache::CacheFormat::FP8 << reserve << 16 << false << fp16;
+        << cache::CacheFormat::FP16 << on_demand << 4 << true << fp16 << window << false;
+    // Every coding: each verified row reads the mirror its own decode step
+    // reads, and rejected drafts leave FP8 pages as the kept tokens' steps
+    // would (ForwardPass::rewind).
+    const struct {
+      const char* name;
+      cache::CacheFormat format;
+    } codings[] = {{"q8", cache::CacheFormat::Q8},
+                   {"q6", cache::CacheFormat::Q6},
+                   {"q4", cache::CacheFormat::Q4},
+                   {"fp8", cache::CacheFormat::FP8},
+                   {"k fp8, v q4", {cache::ElementCoding::FP8, cache::ElementCoding::Q4}},
+                   {"k q8, v fp8", {cache::ElementCoding::Q8, cache::ElementCoding::FP8}}};
+    for (const auto& [name, format] : codings) {
+      for (const bool penalties : {false, true}) {
+        QTest::addRow("%s%s", name, penalties ? " penalties" : "")
+            << format << reserve << 16 << penalties << fp16 << window << false;
+      }
+      QTest::addRow("%s, no residual window", name)
+          << format << reserve << 16 << true << fp16 << 0 << false;
+    }
+    QTest::newRow("fp8 small pages on demand")
+        << cache::CacheFormat::FP8 << on_demand << 4 << true << fp16 << window << false;
+    QTest::newRow("q6 small pages on demand")
+        << cache::CacheFormat::Q6 << on_demand << 4 << true << fp16 << window << false;
+    // Pages in host memory: verified as a chunk; FP8 pages there are not
+    // kept for a rewind, so those jobs do not draft.
+    QTest::newRow("q6 offloaded") << cache::CacheFormat::Q6 << reserve << 16 << true << fp16
+                                  << window << true;
+    QTest::newRow("fp8 offloaded")
+        << cache::CacheFormat::FP8 << reserve << 16 << true << fp16 << window << true;
     // Quantized weights, whose decode products differ from their prompt
     // products on the CPU (EXL2's and EXL3's 8-bit inputs).
     for (const char* weights : {"gptq", "exl2:4.0", "exl3:3.0"}) {
       QTest::addRow("fp16 cache, %s weights", weights)
-          << cache::CacheFormat::FP16 << reserve << 16 << true << QString(weights);
+          << cache::CacheFormat::FP16 << reserve << 16 << true << QString(weights) << window
+          << false;
     }
+    QTest::newRow("q6 cache, exl2:4.0 weights") << cache::CacheFormat::Q6 << reserve << 16 << true
+                                                << QString("exl2:4.0") << window << false;
+    QTest::newRow("fp8 cache, gptq weights")
+        << cache::CacheFormat::FP8 << reserve << 16 << true << QString("gptq") << window << false;
   }
 
   void greedyRepliesAreThoseWithoutDrafts() {
@@ -187,11 +224,18 @@ class SpeculativeDecodingTest : public QObject {
     QFETCH(int, page_size);
     QFETCH(bool, penalties);
     QFETCH(QString, weights);
+    QFETCH(int, window);
+    QFETCH(bool, offloaded);
     engine::modelgen::RandomModelSpec spec = qwen2_spec(71);
     spec.format = engine::modelgen::parse_format(weights.toStdString());
     const SmallModel model(spec);
     engine::RuntimeOptions options = small_options(format, 1024 / page_size, page_size);
     options.reservation = reservation;
+    options.residual_window = window;
+    if (offloaded) {
+      options.cache_residence = engine::CacheResidence::Offloaded;
+      options.host_reserve_bytes = 0;
+    }
 
     std::vector<JobRequest> plain, drafted;
     for (const Tokens& prompt : prompts())
@@ -222,6 +266,10 @@ class SpeculativeDecodingTest : public QObject {
       compare_replies(alone[i], expected[i]);
       accepted += alone[i].statistics.accepted_tokens;
       rejected += alone[i].statistics.drafted_tokens - alone[i].statistics.accepted_tokens;
+    }
+    if (offloaded && format.key == cache::ElementCoding::FP8) {
+      QCOMPARE(accepted + rejected, std::int64_t(0));
+      return;
     }
     // Both paths were taken: drafts kept and drafts given back.
     QVERIFY(accepted > 0);
