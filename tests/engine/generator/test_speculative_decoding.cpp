@@ -275,15 +275,19 @@ class SpeculativeDecodingTest : public QObject {
     QVERIFY(accepted > 0);
     QVERIFY(rejected > 0);
 
-    // All at once on one generator. With a coded cache, which tokens a
-    // sequence reads from the FP16 mirror of its open page depends on the
-    // batch (MirrorSlots), so a job in a batch need not equal itself alone,
-    // drafts or not: batches are compared on FP16.
+    // All at once on one generator. With the residual window, which tokens
+    // a sequence reads from the FP16 mirror of its open page depends on the
+    // batch (more sequences than slots: MirrorSlots), so a job in a batch
+    // need not equal itself alone, drafts or not: batches are compared on
+    // FP16 and on coded caches without the window.
     // Both ways of reading logits: a drafting job's rows come whole while
     // the others' may come as candidates.
     // EXL3 weights on the CPU: a job in a batch need not equal itself alone
     // either (with or without drafts), so they are compared alone only.
-    if (format != cache::CacheFormat::FP16 || weights.startsWith("exl3")) return;
+    if ((format != cache::CacheFormat::FP16 && window > 0) || offloaded ||
+        weights.startsWith("exl3")) {
+      return;
+    }
     for (const auto logits : {engine::GeneratorConfig::Logits::WholeRows,
                               engine::GeneratorConfig::Logits::Candidates}) {
       kernels::CpuBackend backend;
