@@ -397,6 +397,7 @@ bool Generator::step() {
                          {}});
         batch.back().window_pages = cache.window_page_table(*job->sequence);
         batch.back().decode_rows = true;
+        batch.back().rewindable = !split;
       }
       members.push_back(job);
       chunks.push_back({position, position + count});

@@ -64,36 +64,48 @@
 //
 // Arithmetic: a verified row must get the bits it gets in a decode step of
 // its own, or a greedy reply can change at a near tie. Where the cache has
-// no FP16 mirrors (an FP16 cache) and no pages in host memory, the step
-// verifies the job's k + 1 tokens as k + 1 sequences of one token each over
-// the same page table at consecutive positions (split_verification): each
-// layer writes every token's K/V before any attends, so token i reads the
-// drafts before it, and each row is computed exactly as in a batch of
-// decode steps (the forward pass keeps a decode row's bits whatever else
-// runs: row_segments.h, and the CPU attention's one block per sequence). A
-// drafting job then takes k + 1 of the pass's sequences, which bounds the
-// drafts in a busy batch (draft_limit). With FP16 mirrors (coded caches) the
-// residual window serves one sequence's open page a step, and host pages
-// are staged per sequence, so there the tokens go as one chunk
-// (ForwardPass::Sequence::all_logits), whose rows are still multiplied as
-// decode rows (decode_rows) but whose attention groups several tokens'
-// query rows (attention_kernel.cpp's four-row sums), which can differ in
-// the last bits from one token's (on the small test model, by up to 1.3e-5
-// in a logit). On the CPU, with the tests' prompts, FP16 caches give the
-// same greedy replies with drafts as without for FP16, GPTQ, EXL2 and EXL3
-// weights. The CUDA backend's products ignore the row kind and choose
-// kernels by row count; chunks are never recorded as graphs (they ask for
-// every row of logits), split steps can be, like any decode batch.
+// no FP16 mirrors (FP16, or the residual window off), no pages in host memory and writes that
+// never recode a page, the step verifies the job's k + 1 tokens as k + 1
+// sequences of one token each over the same page table at consecutive
+// positions (split_verification): each layer writes every token's K/V
+// before any attends, so token i reads the drafts before it, and each row
+// is computed exactly as in a batch of decode steps (the forward pass keeps
+// a decode row's bits whatever else runs: row_segments.h, and the CPU
+// attention's one block per sequence). A drafting job then takes k + 1 of
+// the pass's sequences, which bounds the drafts in a busy batch
+// (draft_limit). Otherwise the tokens go as one chunk
+// (ForwardPass::Sequence::all_logits) whose rows are multiplied as decode
+// rows and attend as decode rows (decode_rows: each token its own attention
+// sequence over the chunk's page table and mirror), so that on the CPU each
+// row has a decode step's bits in either path. The CUDA backend's products
+// and attention choose kernels by the step's row count, so there a row
+// equals its decode step's where the kernels do not depend on it; chunks are
+// never recorded as graphs (they ask for every row of logits), split steps
+// can be, like any decode batch.
 //
-// Cache codings (the chunk path): the integer formats encode each token on
-// its own, so a rejected draft leaves nothing behind that a later token
-// sees; FP8's per-page scale only grows, so a rejected draft's values may
-// have grown it and later tokens of that page encode at the larger scale;
-// and the FP16 mirror of a page whose drafts crossed into the next page is
-// filled again from its coded tokens. Measured on the CPU with the tests'
-// prompts: Q8 and Q4 caches give the same replies with drafts as without;
-// FP8 and Q6 part at some point, where the coding's rounding turns a
-// last-bit difference (or FP8's grown scale) into another token.
+// Cache codings. With the residual window, a decode step reads the page of
+// its position from the FP16 mirror of the sequence's open page and every
+// other page coded; the mirror is the page of the step's last position, and
+// a step that fills a page frees its mirror. So the pending token and its
+// drafts stay on the open page and leave its last slot free (draft_for): a
+// chunk that crossed into the next page read its first page coded where its
+// decode steps read the mirror, and one that filled the page, or crossed it,
+// and then gave drafts back found the page's mirror gone and filled again
+// from the coded tokens, for the rest of the page. (On the tests' prompts,
+// keeping chunks on their page was what made the Q6 and FP8 replies equal
+// those without drafts; before, both parted from them.) The integer codings
+// encode each token on its own, so a rejected draft leaves nothing behind
+// that a later token sees. FP8's per-page scale only grows, and a token
+// that grows it encodes the page's earlier tokens again: a rejected draft
+// could leave the kept tokens at another scale and with other bytes, read
+// once the page leaves the mirror and by every later turn that shares it.
+// The chunk is run rewindable and, when drafts are given back,
+// ForwardPass::rewind puts its pages back as they were and writes the kept
+// tokens again in order, which is what their own steps would have done;
+// where FP8 pages live in host memory, which rewind cannot reach, jobs do
+// not draft. The tests compare every coding's greedy replies and sealed
+// pages with and without drafts (test_speculative_decoding), and each
+// chunk row and rewound page with decode steps (test_verification_rows).
 
 #include <algorithm>
 #include <stdexcept>
@@ -148,8 +160,11 @@ bool Generator::split_verification() const {
   // The residual window's FP16 mirrors serve one sequence's open page a
   // step, and pages in host memory are staged per sequence: several
   // sequences of one job would each want the same page.
+  // Where writes recode pages (FP8 with per-page scales), taking back
+  // rejected drafts needs the step to keep their pages and keys and values
+  // (ForwardPass::rewind), which it does for one sequence of the job.
   const KvStorage& storage = runtime_.storage();
-  return storage.mirror_slots() == 0 && !storage.any_on_host();
+  return storage.mirror_slots() == 0 && !storage.any_on_host() && !storage.writes_recode_pages();
 }
 
 std::map<const Generator::Job*, DraftProposal> Generator::draft_all(int limit) {
@@ -159,6 +174,7 @@ std::map<const Generator::Job*, DraftProposal> Generator::draft_all(int limit) {
   std::vector<DraftModel::Request> requests;
   std::vector<const Job*> requesting;
   std::vector<std::vector<cache::TokenId>> histories;
+  if (!runtime_.forward().can_rewind()) return drafts;
   for (const auto& owned : running_) {
     Job& job = *owned;
     const bool decoding = job.ranges.empty() && job.pending && job.sequence;
@@ -167,6 +183,16 @@ std::map<const Generator::Job*, DraftProposal> Generator::draft_all(int limit) {
     // The drafts and the model's token after them must all be tokens the
     // job may still emit.
     int wanted = std::min(limit, job.request.max_new_tokens - job.generated - 1);
+    // With the residual window, every verified row must read its page from
+    // the FP16 mirror that its own decode step would read: the pending token
+    // and its drafts stay on the open page and leave its last slot free, so
+    // that the page's mirror neither moves to the next page nor is freed as
+    // sealed while drafts may still be given back.
+    if (runtime_.storage().mirror_slots() > 0) {
+      const int page_size = runtime_.cache().config().page_size;
+      const auto position = static_cast<int>(job.tokens.size());
+      wanted = std::min(wanted, page_size - 2 - position % page_size);
+    }
     if (wanted <= 0) continue;
     wanted = std::min(wanted, job.draft_length->next());
     if (wanted <= 0) continue;
@@ -245,6 +271,10 @@ void Generator::accept_drafted(Job& job, const ForwardPass::Result& result, std:
     finish(job, StopReason::Error, std::string("sampling failed: ") + error.what());
     return;
   }
+  // The pages as a step of the kept tokens alone would leave them (an FP8
+  // page's scale grown by a rejected draft shrinks back).
+  if (!split && accepted < drafted)
+    runtime_.forward().rewind(index, static_cast<int>(accepted) + 1);
   cache.truncate(sequence, base + static_cast<std::int32_t>(accepted));
   JobStatistics& stats = job.result.statistics;
   stats.drafted_tokens += static_cast<std::int64_t>(drafted);

@@ -85,6 +85,33 @@ void compare_replies(const JobResult& drafted, const JobResult& plain) {
   QVERIFY(drafted.statistics.accepted_tokens <= drafted.statistics.drafted_tokens);
 }
 
+// Every sealed page's bytes in every layer (coded data and scales of keys
+// and values), by the page's hash: what a later turn that shares the page
+// reads.
+std::map<cache::PageHash, std::vector<std::uint8_t>> sealed_bytes(ModelRuntime& runtime) {
+  std::map<cache::PageHash, std::vector<std::uint8_t>> pages;
+  const engine::KvStorage& storage = runtime.storage();
+  for (const cache::PageInfo& info : runtime.cache().pages()) {
+    if (!info.hashed) continue;
+    std::vector<std::uint8_t>& bytes = pages[info.hash];
+    for (std::size_t layer = 0; layer < storage.layers(); ++layer) {
+      const kernels::KvLayerView& view = storage.view(layer);
+      const kernels::KvLayerLayout& layout = view.layout;
+      const std::pair<const void*, std::int64_t> planes[] = {
+          {view.planes.key_data, layout.key_data_page_bytes},
+          {view.planes.key_scales, layout.key_scale_page_bytes},
+          {view.planes.value_data, layout.value_data_page_bytes},
+          {view.planes.value_scales, layout.value_scale_page_bytes}};
+      for (const auto& [plane, page_bytes] : planes) {
+        if (page_bytes == 0) continue;
+        const auto* first = static_cast<const std::uint8_t*>(plane) + info.index * page_bytes;
+        bytes.insert(bytes.end(), first, first + page_bytes);
+      }
+    }
+  }
+  return pages;
+}
+
 }  // namespace
 
 class SpeculativeDecodingTest : public QObject {
@@ -97,20 +124,61 @@ class SpeculativeDecodingTest : public QObject {
     QTest::addColumn<int>("page_size");
     QTest::addColumn<bool>("penalties");
     QTest::addColumn<QString>("weights");
+    // Mirror slots of the residual window, and whether the pages live in
+    // host memory.
+    QTest::addColumn<int>("window");
+    QTest::addColumn<bool>("offloaded");
     const auto reserve = cache::ReservationPolicy::ReserveOnAdmission;
+    const auto on_demand = cache::ReservationPolicy::OnDemand;
     const QString fp16 = "fp16";
-    QTest::newRow("fp16") << cache::CacheFormat::FP16 << reserve << 16 << false << fp16;
-    QTest::newRow("fp16 penalties") << cache::CacheFormat::FP16 << reserve << 16 << true << fp16;
+    const int window = engine::kDefaultResidualWindow;
+    QTest::newRow("fp16") << cache::CacheFormat::FP16 << reserve << 16 << false << fp16 << window
+                          << false;
+    QTest::newRow("fp16 penalties")
+        << cache::CacheFormat::FP16 << reserve << 16 << true << fp16 << window << false;
     QTest::newRow("fp16 small pages on demand")
-        << cache::CacheFormat::FP16 << cache::ReservationPolicy::OnDemand << 4 << true << fp16;
-    QTest::newRow("q8") << cache::CacheFormat::Q8 << reserve << 16 << true << fp16;
-    QTest::newRow("q4") << cache::CacheFormat::Q4 << reserve << 16 << false << fp16;
+        << cache::CacheFormat::FP16 << on_demand << 4 << true << fp16 << window << false;
+    // Every coding: each verified row reads the mirror its own decode step
+    // reads, and rejected drafts leave FP8 pages as the kept tokens' steps
+    // would (ForwardPass::rewind).
+    const struct {
+      const char* name;
+      cache::CacheFormat format;
+    } codings[] = {{"q8", cache::CacheFormat::Q8},
+                   {"q6", cache::CacheFormat::Q6},
+                   {"q4", cache::CacheFormat::Q4},
+                   {"fp8", cache::CacheFormat::FP8},
+                   {"k fp8, v q4", {cache::ElementCoding::FP8, cache::ElementCoding::Q4}},
+                   {"k q8, v fp8", {cache::ElementCoding::Q8, cache::ElementCoding::FP8}}};
+    for (const auto& [name, format] : codings) {
+      for (const bool penalties : {false, true}) {
+        QTest::addRow("%s%s", name, penalties ? " penalties" : "")
+            << format << reserve << 16 << penalties << fp16 << window << false;
+      }
+      QTest::addRow("%s, no residual window", name)
+          << format << reserve << 16 << true << fp16 << 0 << false;
+    }
+    QTest::newRow("fp8 small pages on demand")
+        << cache::CacheFormat::FP8 << on_demand << 4 << true << fp16 << window << false;
+    QTest::newRow("q6 small pages on demand")
+        << cache::CacheFormat::Q6 << on_demand << 4 << true << fp16 << window << false;
+    // Pages in host memory: verified as a chunk; FP8 pages there are not
+    // kept for a rewind, so those jobs do not draft.
+    QTest::newRow("q6 offloaded") << cache::CacheFormat::Q6 << reserve << 16 << true << fp16
+                                  << window << true;
+    QTest::newRow("fp8 offloaded")
+        << cache::CacheFormat::FP8 << reserve << 16 << true << fp16 << window << true;
     // Quantized weights, whose decode products differ from their prompt
     // products on the CPU (EXL2's and EXL3's 8-bit inputs).
     for (const char* weights : {"gptq", "exl2:4.0", "exl3:3.0"}) {
       QTest::addRow("fp16 cache, %s weights", weights)
-          << cache::CacheFormat::FP16 << reserve << 16 << true << QString(weights);
+          << cache::CacheFormat::FP16 << reserve << 16 << true << QString(weights) << window
+          << false;
     }
+    QTest::newRow("q6 cache, exl2:4.0 weights") << cache::CacheFormat::Q6 << reserve << 16 << true
+                                                << QString("exl2:4.0") << window << false;
+    QTest::newRow("fp8 cache, gptq weights")
+        << cache::CacheFormat::FP8 << reserve << 16 << true << QString("gptq") << window << false;
   }
 
   void greedyRepliesAreThoseWithoutDrafts() {
@@ -119,11 +187,18 @@ class SpeculativeDecodingTest : public QObject {
     QFETCH(int, page_size);
     QFETCH(bool, penalties);
     QFETCH(QString, weights);
+    QFETCH(int, window);
+    QFETCH(bool, offloaded);
     engine::modelgen::RandomModelSpec spec = qwen2_spec(71);
     spec.format = engine::modelgen::parse_format(weights.toStdString());
     const SmallModel model(spec);
     engine::RuntimeOptions options = small_options(format, 1024 / page_size, page_size);
     options.reservation = reservation;
+    options.residual_window = window;
+    if (offloaded) {
+      options.cache_residence = engine::CacheResidence::Offloaded;
+      options.host_reserve_bytes = 0;
+    }
 
     std::vector<JobRequest> plain, drafted;
     for (const Tokens& prompt : prompts())
@@ -155,19 +230,27 @@ class SpeculativeDecodingTest : public QObject {
       accepted += alone[i].statistics.accepted_tokens;
       rejected += alone[i].statistics.drafted_tokens - alone[i].statistics.accepted_tokens;
     }
+    if (offloaded && format.key == cache::ElementCoding::FP8) {
+      QCOMPARE(accepted + rejected, std::int64_t(0));
+      return;
+    }
     // Both paths were taken: drafts kept and drafts given back.
     QVERIFY(accepted > 0);
     QVERIFY(rejected > 0);
 
-    // All at once on one generator. With a coded cache, which tokens a
-    // sequence reads from the FP16 mirror of its open page depends on the
-    // batch (MirrorSlots), so a job in a batch need not equal itself alone,
-    // drafts or not: batches are compared on FP16.
+    // All at once on one generator. With the residual window, which tokens
+    // a sequence reads from the FP16 mirror of its open page depends on the
+    // batch (more sequences than slots: MirrorSlots), so a job in a batch
+    // need not equal itself alone, drafts or not: batches are compared on
+    // FP16 and on coded caches without the window.
     // Both ways of reading logits: a drafting job's rows come whole while
     // the others' may come as candidates.
     // EXL3 weights on the CPU: a job in a batch need not equal itself alone
     // either (with or without drafts), so they are compared alone only.
-    if (format != cache::CacheFormat::FP16 || weights.startsWith("exl3")) return;
+    if ((format != cache::CacheFormat::FP16 && window > 0) || offloaded ||
+        weights.startsWith("exl3")) {
+      return;
+    }
     for (const auto logits : {engine::GeneratorConfig::Logits::WholeRows,
                               engine::GeneratorConfig::Logits::Candidates}) {
       kernels::CpuBackend backend;
@@ -253,6 +336,48 @@ class SpeculativeDecodingTest : public QObject {
       QCOMPARE(runs[1][turn].statistics.computed_tokens, runs[0][turn].statistics.computed_tokens);
     }
     QVERIFY(runs[1].back().statistics.cached_tokens > 0);
+  }
+
+  // The mechanism behind equal replies on coded caches: drafts given back
+  // leave nothing behind in the pages a reply seals (an FP8 page's scale
+  // grown by a rejected draft, or its tokens encoded again at that scale,
+  // would be read by every later step and turn).
+  void sealedPagesHoldTheBytesOfARunWithoutDrafts_data() {
+    QTest::addColumn<cache::CacheFormat>("format");
+    QTest::newRow("fp8") << cache::CacheFormat::FP8;
+    QTest::newRow("q6") << cache::CacheFormat::Q6;
+    QTest::newRow("q8") << cache::CacheFormat::Q8;
+    QTest::newRow("q4") << cache::CacheFormat::Q4;
+    QTest::newRow("fp16") << cache::CacheFormat::FP16;
+  }
+
+  void sealedPagesHoldTheBytesOfARunWithoutDrafts() {
+    QFETCH(cache::CacheFormat, format);
+    const SmallModel model(qwen2_spec(79));
+    const engine::RuntimeOptions options = small_options(format);
+    kernels::CpuBackend backend;
+    std::int64_t rejected = 0;
+    std::size_t compared = 0;
+    for (const Tokens& prompt : prompts()) {
+      std::vector<std::map<cache::PageHash, std::vector<std::uint8_t>>> sealed;
+      std::vector<JobResult> replies;
+      for (const bool draft : {false, true}) {
+        ModelRuntime runtime(model.description, backend, options);
+        Generator generator(runtime, *model.tokenizer);
+        replies.push_back(run_all(generator, {greedy(prompt, 48, draft, true)}).front());
+        sealed.push_back(sealed_bytes(runtime));
+      }
+      compare_replies(replies[1], replies[0]);
+      rejected += replies[1].statistics.drafted_tokens - replies[1].statistics.accepted_tokens;
+      QCOMPARE(sealed[1].size(), sealed[0].size());
+      for (const auto& [hash, bytes] : sealed[0]) {
+        QVERIFY(sealed[1].contains(hash));
+        QVERIFY(sealed[1].at(hash) == bytes);
+        ++compared;
+      }
+    }
+    QVERIFY(rejected > 0);
+    QVERIFY(compared > prompts().size() * 2);
   }
 
   void sharedPagesKeepTheirHashes() {

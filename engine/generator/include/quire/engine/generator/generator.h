@@ -175,8 +175,10 @@ class Generator {
   // `index`: the job's first sequence in the pass; `split`: it verified its
   // tokens as sequences of one token each, else as one sequence.
   void accept_drafted(Job& job, const ForwardPass::Result& result, std::size_t index, bool split);
-  // Whether drafts are verified as single-token sequences (exact: each row
-  // is computed as a decode step's) rather than as one chunk.
+  // Whether drafts are verified as single-token sequences rather than as
+  // one chunk of decode rows (both exact on the CPU: each row is computed
+  // as a decode step's); a chunk where the residual window, pages in host
+  // memory or FP8 pages (ForwardPass::rewind) need one sequence per job.
   bool split_verification() const;
   void finish(Job& job, StopReason reason, std::string error = {});
   void maintain_when_idle();
