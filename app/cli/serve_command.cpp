@@ -85,8 +85,12 @@ int run_serve(ServeOptions options) {
   const int port = http.bind();
   std::cerr << "quire-cli serve: " << model.id << " (" << format.title() << ", "
             << model.context_tokens << " tokens of context, " << options.parallel
-            << " replies at once) on http://" << options.server.host << ':' << port
-            << "/v1; Ctrl+C stops" << std::endl;
+            << " replies at once"
+            << (draft.method == engine::DraftSettings::Method::Ngram
+                    ? ", n-gram drafts of up to " + std::to_string(draft.max_tokens) + " tokens"
+                    : std::string())
+            << ") on http://" << options.server.host << ':' << port << "/v1; Ctrl+C stops"
+            << std::endl;
   std::atomic<bool> signalled = false;
   std::thread signal_waiter([&] {
     int signal = 0;
