@@ -151,8 +151,11 @@ class AppDraftsTest : public QObject {
     QVERIFY(!without.empty());
     QCOMPARE(drafted_so_far(port), drafted);
     // Token for token the same greedy reply.
-    QCOMPARE(json::parse(without)["choices"][0]["message"]["content"],
-             json::parse(with_drafts)["choices"][0]["message"]["content"]);
+    const auto content = [](const std::string& body) {
+      return json::parse(body)["choices"][0]["message"]["content"].get<std::string>();
+    };
+    QVERIFY(!content(with_drafts).empty());
+    QCOMPARE(content(without), content(with_drafts));
   }
 };
 
