@@ -446,7 +446,7 @@ int run_bench(const BenchOptions& options) {
   }
   if (out.contains("rewrite")) {
     const Json& r = out["rewrite"];
-    std::printf("rewrite (%4d-token prompt) %6.1f tokens/s  (drafts %s%s)\n",
+    std::printf("rewrite (%4d-token prompt) %6.1f tokens/s  (--draft %s%s)\n",
                 r["prompt_tokens"].get<int>(), r["tokens_per_s"].get<double>(),
                 options.draft.draft.c_str(), draft_text(r).c_str());
   }
