@@ -112,6 +112,7 @@ struct ReplyRequest {
   // The render key the history's token ids were made under.
   QString render_key;
   ui::SamplingDefaults sampling;
+  ui::DraftDefaults drafts;
   QString system_prompt;
   QString prompt_format;   // "auto" or a format's name
   qint64 max_context = 0;  // tokens; 0: the whole cache

@@ -288,6 +288,7 @@ void EngineWorker::startReply(const ReplyRequest& request) {
   engine::JobRequest job;
   job.prompt = std::move(turn.prompt);
   job.sampling = sampling_settings(request.sampling);
+  job.draft = draft_settings(request.drafts);
   job.stop_tokens = turn.stops.tokens;
   job.stop_strings = turn.stops.strings;
   job.max_new_tokens = turn.max_new_tokens;

@@ -198,6 +198,7 @@ void QuireApplication::start() {
   panel.setPlan(pricer_->price(settings_.engine));
   link_remote_settings(panel, host_->remoteEngine(), *keys_, *window_);
   chats_->setEngineSettings(settings_.engine);
+  host_->configureServerDrafts(settings_.engine.drafts);
   // Before any load: the worker starts the server once the model is in.
   window_->serverPanel()->setSettings(settings_.server);
   host_->configureServer(settings_.server);
@@ -347,6 +348,7 @@ void QuireApplication::onSettingsApplied(const ui::EngineSettings& applied, bool
   }
   saveSettings();
   chats_->setEngineSettings(settings_.engine);
+  host_->configureServerDrafts(settings_.engine.drafts);
   // Another backend has other devices to choose from.
   window_->settingsPanel()->setAvailableDevices(device_labels(settings_.engine, devices_));
   const bool loaded = host_->model().has_value() || host_->isLoading();
@@ -361,6 +363,7 @@ void QuireApplication::loadModel(const ui::EngineSettings& engine) {
   window_->settingsPanel()->setSettings(settings_.engine);
   window_->settingsPanel()->setPlan(pricer_->price(settings_.engine));
   chats_->setEngineSettings(settings_.engine);
+  host_->configureServerDrafts(settings_.engine.drafts);
   window_->clearNotice();
   window_->setEngineState(tr("Loading %1…").arg(loading_name(engine)));
   host_->load(settings_.engine, devices_);
@@ -480,6 +483,7 @@ void QuireApplication::onLoadFailed(const EngineFailure& failure) {
     const ui::EngineSettings& tried = settings_.engine;
     kept.recent_models = tried.recent_models;
     kept.sampling = tried.sampling;
+    kept.drafts = tried.drafts;
     kept.system_prompt = tried.system_prompt;
     kept.prompt_format = tried.prompt_format;
     kept.max_context = tried.max_context;
@@ -488,6 +492,7 @@ void QuireApplication::onLoadFailed(const EngineFailure& failure) {
     window_->settingsPanel()->setSettings(settings_.engine);
     window_->settingsPanel()->setPlan(pricer_->price(settings_.engine));
     chats_->setEngineSettings(settings_.engine);
+    host_->configureServerDrafts(settings_.engine.drafts);
   } else if (!host_->model()) {
     serving_settings_.reset();
   }

@@ -39,6 +39,21 @@ class RuntimeSettingsTest : public QObject {
         engine::ModelDescription::open(test::demo_model().toStdString()));
   }
 
+  // Settings → Speculative decoding as the engine's drafting of a job.
+  void draftSettingsBecomeTheJobsDrafting() {
+    const engine::DraftSettings off = gui::draft_settings(defaults().drafts);
+    QCOMPARE(off.method, engine::DraftSettings::Method::Off);
+    QCOMPARE(off.max_tokens, 4);
+    const engine::DraftSettings ngram = gui::draft_settings({QStringLiteral("ngram"), 12});
+    QCOMPARE(ngram.method, engine::DraftSettings::Method::Ngram);
+    QCOMPARE(ngram.max_tokens, 12);
+    // Values set in code, past the table's checks, stay within the engine's bounds.
+    QCOMPARE(gui::draft_settings({QStringLiteral("ngram"), 0}).max_tokens, 1);
+    QCOMPARE(gui::draft_settings({QStringLiteral("ngram"), 500}).max_tokens, 64);
+    QCOMPARE(gui::draft_settings({QStringLiteral("eagle"), 4}).method,
+             engine::DraftSettings::Method::Off);
+  }
+
   void theCommonReserveIsKeptOnEveryDevice() {
     ui::EngineSettings settings = defaults();
     settings.reserve_mib = 300;

@@ -20,6 +20,7 @@
 #include "settings_fixtures.h"
 #include "test_main.h"
 
+using quire::ui::DraftDefaults;
 using quire::ui::EngineSettings;
 using quire::ui::SettingsPanel;
 using Split = EngineSettings::Split;
@@ -33,7 +34,7 @@ struct FieldChange {
 
 // One row per field (and per kind of value a field can hold): each moves one
 // field away from the sample, so a field the panel dropped would show.
-const std::array<FieldChange, 41> kFieldChanges = {{
+const std::array<FieldChange, 43> kFieldChanges = {{
     {"model directory", [](EngineSettings& s) { s.model_directory = "/models/Other"; }},
     {"no model directory", [](EngineSettings& s) { s.model_directory.clear(); }},
     {"recent models",
@@ -88,6 +89,8 @@ const std::array<FieldChange, 41> kFieldChanges = {{
     {"min-p", [](EngineSettings& s) { s.sampling.min_p = 0.25; }},
     {"repetition penalty", [](EngineSettings& s) { s.sampling.repetition_penalty = 1.5; }},
     {"top-k off", [](EngineSettings& s) { s.sampling.top_k = 0; }},
+    {"drafts off", [](EngineSettings& s) { s.drafts.method = "off"; }},
+    {"longest draft", [](EngineSettings& s) { s.drafts.max_tokens = 64; }},
     {"system prompt", [](EngineSettings& s) { s.system_prompt = "Réponds en français.\n\n—"; }},
     {"prompt format unknown", [](EngineSettings& s) { s.prompt_format = "vicuna-1.1"; }},
 }};
@@ -153,6 +156,30 @@ class TestSettingsPanel : public QObject {
     QCOMPARE(edited.devices, (QList<int>{0, 1}));
     QCOMPARE(edited.manual_gb, (QList<double>{10.5, 20.5}));
     QVERIFY(panel_->hasUnappliedChanges());
+  }
+
+  // The speculative decoding group: n-gram drafts on or off, and the longest
+  // draft, which means nothing (and cannot be edited) while drafts are off.
+  void draftFieldsReachTheSettings() {
+    auto* ngram = child<QCheckBox>(*panel_, "ngramDrafts");
+    auto* tokens = child<QSpinBox>(*panel_, "draftTokens");
+    QVERIFY(ngram && tokens);
+    QVERIFY(ngram->isChecked());
+    QVERIFY(tokens->isEnabled());
+    QCOMPARE(tokens->minimum(), 1);
+    QCOMPARE(tokens->maximum(), 64);
+    tokens->setValue(12);
+    QCOMPARE(panel_->settings().drafts, (DraftDefaults{QStringLiteral("ngram"), 12}));
+    ngram->setChecked(false);
+    QVERIFY(!tokens->isEnabled());
+    QCOMPARE(panel_->settings().drafts, (DraftDefaults{QStringLiteral("off"), 12}));
+    QVERIFY(panel_->hasUnappliedChanges());
+    // Read per reply: applied live, without a reload.
+    QSignalSpy spy(panel_.get(), &SettingsPanel::applyRequested);
+    child<QPushButton>(*panel_, "applyButton")->click();
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.at(0).at(0).value<EngineSettings>().drafts.method, QStringLiteral("off"));
+    QCOMPARE(spy.at(0).at(1).toBool(), false);
   }
 
   void settingsEditedIsDebounced() {

@@ -13,7 +13,7 @@ bool operator==(const EngineSettings& a, const EngineSettings& b) {
          a.host_cache_mib == b.host_cache_mib && a.residual_window == b.residual_window &&
          a.reserve_pages == b.reserve_pages && a.cache_residence == b.cache_residence &&
          a.cache_device == b.cache_device && a.max_batch == b.max_batch &&
-         a.chunk_size == b.chunk_size && a.sampling == b.sampling &&
+         a.chunk_size == b.chunk_size && a.sampling == b.sampling && a.drafts == b.drafts &&
          a.system_prompt == b.system_prompt && a.prompt_format == b.prompt_format;
 }
 

@@ -1,5 +1,6 @@
 #include "quire/ui/settings_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -54,6 +55,10 @@ SettingsPanel::SettingsPanel(CacheFormatChoices cache_formats, QWidget* parent)
   column->addWidget(cache_group);
   local_only_ = {model_group, placement_group, cache_group};
   column->addWidget(buildGenerationGroup());
+  // Drafting runs in the engine here; a remote engine decodes its own way.
+  QGroupBox* draft_group = buildDraftGroup();
+  column->addWidget(draft_group);
+  local_only_.append(draft_group);
   column->addWidget(buildChatGroup());
   column->addStretch(1);
 
@@ -148,6 +153,8 @@ EngineSettings SettingsPanel::settings() const {
   s.sampling.top_p = top_p_->value();
   s.sampling.min_p = min_p_->value();
   s.sampling.repetition_penalty = repetition_penalty_->value();
+  s.drafts.method = ngram_drafts_->isChecked() ? QStringLiteral("ngram") : QStringLiteral("off");
+  s.drafts.max_tokens = draft_tokens_->value();
   s.system_prompt = system_prompt_->toPlainText();
   s.prompt_format = prompt_format_->currentData().toString();
   return s;

@@ -1,6 +1,7 @@
 // The settings panel's fields: how they are built, grouped and filled from a
 // set of settings. Behaviour (edits, plan, apply) is in settings_panel.cpp.
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -276,6 +277,30 @@ QGroupBox* SettingsPanel::buildGenerationGroup() {
   return group;
 }
 
+QGroupBox* SettingsPanel::buildDraftGroup() {
+  auto* group = new QGroupBox(tr("Speculative decoding"), this);
+  group->setObjectName(QStringLiteral("draftGroup"));
+  auto* form = new QFormLayout(group);
+  // A draft model's folder, once the engine drafts with one, is chosen here
+  // beside the n-gram drafts.
+  ngram_drafts_ = new QCheckBox(tr("Draft from the text so far (n-grams)"), group);
+  ngram_drafts_->setObjectName(QStringLiteral("ngramDrafts"));
+  ngram_drafts_->setToolTip(
+      tr("Proposes the tokens that followed the same words earlier in the chat; the model "
+         "checks them all in one step."));
+  form->addRow(tr("Drafts"), ngram_drafts_);
+  draft_tokens_ =
+      int_field(QStringLiteral("draftTokens"), limits::kDraftTokens, 1, tr(" tokens"), group);
+  draft_tokens_->setToolTip(tr("The most tokens drafted and checked in one step."));
+  form->addRow(tr("Longest draft"), draft_tokens_);
+  form->addRow(QString(),
+               hint(tr("Replies that repeat what came before, such as edits of code, come "
+                       "several tokens a step, with the same text. Used for replies at "
+                       "temperature 0."),
+                    group));
+  return group;
+}
+
 QGroupBox* SettingsPanel::buildChatGroup() {
   auto* group = new QGroupBox(tr("Chat"), this);
   auto* form = new QFormLayout(group);
@@ -367,6 +392,11 @@ void SettingsPanel::connectEdits() {
     connect(box, &QDoubleSpinBox::valueChanged, this, edited);
   }
   connect(system_prompt_, &QPlainTextEdit::textChanged, this, edited);
+  connect(ngram_drafts_, &QCheckBox::toggled, this, [this](bool on) {
+    draft_tokens_->setEnabled(on);
+    onFieldEdited();
+  });
+  connect(draft_tokens_, &QSpinBox::valueChanged, this, edited);
 }
 
 void SettingsPanel::writeFields(const EngineSettings& s) {
@@ -401,6 +431,9 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   top_p_->setValue(s.sampling.top_p);
   min_p_->setValue(s.sampling.min_p);
   repetition_penalty_->setValue(s.sampling.repetition_penalty);
+  ngram_drafts_->setChecked(s.drafts.method == QLatin1String("ngram"));
+  draft_tokens_->setValue(s.drafts.max_tokens);
+  draft_tokens_->setEnabled(ngram_drafts_->isChecked());
   system_prompt_->setPlainText(s.system_prompt);
   select_by_data(prompt_format_, s.prompt_format);
   writing_ = false;

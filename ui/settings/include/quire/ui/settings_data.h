@@ -23,6 +23,17 @@ struct SamplingDefaults {
   friend bool operator==(const SamplingDefaults&, const SamplingDefaults&) = default;
 };
 
+// Speculative decoding for the replies of every chat and of the server
+// inside the application: tokens are drafted cheaply and the model verifies
+// several in one step, with the same text as without. `method` is one of
+// draft_method_ids(); a draft model, named by its folder, is to join it.
+struct DraftDefaults {
+  QString method;      // "off" or "ngram"
+  int max_tokens = 0;  // the longest draft verified in one step (limits::kDraftTokens)
+
+  friend bool operator==(const DraftDefaults&, const DraftDefaults&) = default;
+};
+
 // Everything the engine needs to plan, load and run a model, plus the chat
 // defaults. The defaults live in one table, app's AppSettings; a
 // value-initialised EngineSettings is zeros and empty strings, not a usable
@@ -69,6 +80,7 @@ struct EngineSettings {
   int max_batch = 0;   // sequences decoded together
   int chunk_size = 0;  // prefill tokens per step
   SamplingDefaults sampling;
+  DraftDefaults drafts;
   QString system_prompt;
   QString prompt_format;  // "auto" or a format name
 
@@ -146,5 +158,6 @@ struct PlanView {
 
 }  // namespace quire::ui
 
+Q_DECLARE_METATYPE(quire::ui::DraftDefaults)
 Q_DECLARE_METATYPE(quire::ui::EngineSettings)
 Q_DECLARE_METATYPE(quire::ui::PlanView)

@@ -24,6 +24,7 @@ class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
+class QCheckBox;
 class QTimer;
 
 namespace quire::ui {
@@ -97,6 +98,7 @@ class SettingsPanel : public QWidget {
   QGroupBox* buildPlacementGroup();
   QGroupBox* buildCacheGroup();
   QGroupBox* buildGenerationGroup();
+  QGroupBox* buildDraftGroup();
   QGroupBox* buildChatGroup();
   QWidget* buildPlanSide();
   void connectEdits();
@@ -156,6 +158,8 @@ class SettingsPanel : public QWidget {
   QDoubleSpinBox* top_p_ = nullptr;
   QDoubleSpinBox* min_p_ = nullptr;
   QDoubleSpinBox* repetition_penalty_ = nullptr;
+  QCheckBox* ngram_drafts_ = nullptr;
+  QSpinBox* draft_tokens_ = nullptr;
   QPlainTextEdit* system_prompt_ = nullptr;
   QComboBox* prompt_format_ = nullptr;
   PlanWidget* plan_ = nullptr;
