@@ -133,7 +133,8 @@ int run_bench(const BenchOptions& options) {
   if (engine.context == 0) engine.context = 8192;
   const int max_batch =
       std::max(16, *std::max_element(options.batch_sizes.begin(), options.batch_sizes.end()));
-  LoadedSession session = load_session(options.directory, engine, engine.context, max_batch);
+  LoadedSession session = load_session(options.directory, engine, engine.context, max_batch,
+                                       options.draft.model_directory());
   const engine::ModelDescription& model = *session.model;
   const int vocab = static_cast<int>(model.config.vocab_size);
   Json out;

@@ -24,7 +24,8 @@ struct ChatOptions {
 
 int run_chat(const ChatOptions& options) {
   const engine::DraftSettings draft = options.draft.settings();
-  LoadedSession session = load_session(options.directory, options.engine, 4096, 1);
+  LoadedSession session =
+      load_session(options.directory, options.engine, 4096, 1, options.draft.model_directory());
   const engine::ChatFormat format = choose_format(options.directory, options.format);
   engine::Conversation conversation(format, *session.tokenizer, options.system);
   std::cerr << "Chatting with " << options.directory << " (" << format.title()

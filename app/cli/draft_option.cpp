@@ -31,11 +31,8 @@ engine::DraftSettings draft_settings(const DraftChoice& choice, int max_tokens) 
       settings.method = engine::DraftSettings::Method::Ngram;
       break;
     case DraftChoice::Kind::Model:
-      // The place where a draft model's directory becomes engine settings,
-      // once the generator takes a second model.
-      throw UsageError("--draft " + choice.model_directory +
-                       ": drafting with a draft model is not supported yet; use --draft ngram "
-                       "(drafts from the text so far) or --draft off");
+      settings.method = engine::DraftSettings::Method::Model;
+      break;
   }
   engine::validate(settings);
   return settings;
@@ -44,11 +41,13 @@ engine::DraftSettings draft_settings(const DraftChoice& choice, int max_tokens) 
 void DraftOptions::add_to(CLI::App& command) {
   command
       .add_option("--draft", draft,
-                  "Speculative decoding: ngram drafts tokens from the text so far and the model "
-                  "verifies them, several tokens a step where the reply repeats its context; "
-                  "off decodes one token a step. Greedy replies only; the text is the same")
+                  "Speculative decoding: ngram drafts tokens from the text so far, DIR drafts "
+                  "them with a smaller model of the same family (the same tokenizer), and the "
+                  "model verifies them, several tokens a step where drafts are right; off "
+                  "decodes one token a step. Greedy replies keep their text, sampled ones "
+                  "their distribution")
       ->capture_default_str()
-      ->type_name("ngram|off")
+      ->type_name("ngram|DIR|off")
       ->check(CLI::Validator(
           [](std::string& value) -> std::string {
             parse_draft_choice(value);
@@ -62,6 +61,10 @@ void DraftOptions::add_to(CLI::App& command) {
 
 engine::DraftSettings DraftOptions::settings() const {
   return draft_settings(parse_draft_choice(draft), max_tokens);
+}
+
+std::string DraftOptions::model_directory() const {
+  return parse_draft_choice(draft).model_directory;
 }
 
 DraftFigures draft_figures(const engine::JobStatistics& statistics) {

@@ -2,8 +2,7 @@
 
 // --draft and --draft-tokens: speculative decoding for the commands that
 // generate (generate, chat, serve, bench), and the figures they print about
-// it. The n-gram drafter is wired; a draft model, given as its directory,
-// is parsed already and waits for the engine (draft_settings below).
+// it: prompt lookup (ngram) or a draft model, given as its directory.
 
 #include <cstdint>
 #include <string>
@@ -27,9 +26,8 @@ struct DraftChoice {
 // throws UsageError naming the value and the choices.
 DraftChoice parse_draft_choice(const std::string& value);
 
-// The engine's settings for a choice: the one place where a draft model's
-// directory is to become engine settings. Until the engine drafts with a
-// second model, a directory throws UsageError saying what works instead.
+// The engine's settings for a choice (a draft model's directory is loaded by
+// load_session; see DraftOptions::model_directory).
 engine::DraftSettings draft_settings(const DraftChoice& choice, int max_tokens);
 
 struct DraftOptions {
@@ -40,6 +38,8 @@ struct DraftOptions {
   // Throws UsageError for a choice the engine cannot take; commands call it
   // before loading the model.
   engine::DraftSettings settings() const;
+  // The draft model's directory for load_session; empty unless --draft names one.
+  std::string model_directory() const;
 };
 
 // A job's speculative decoding in figures. Every verifying step yields its

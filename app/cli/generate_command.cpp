@@ -59,7 +59,8 @@ int run_generate(const GenerateOptions& options) {
   }
   LoadedSession session =
       load_session(options.directory, options.engine,
-                   static_cast<std::int64_t>(prompt.size()) + options.generation.max_new, 1);
+                   static_cast<std::int64_t>(prompt.size()) + options.generation.max_new, 1,
+                   options.draft.model_directory());
 
   engine::JobRequest request;
   request.prompt = prompt;

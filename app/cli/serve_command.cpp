@@ -24,6 +24,20 @@
 namespace quire::cli {
 namespace {
 
+// ", n-gram drafts of up to 4 tokens" for the line that says what is served.
+std::string drafting_note(const engine::DraftSettings& draft, const std::string& draft_model) {
+  const std::string longest = " of up to " + std::to_string(draft.max_tokens) + " tokens";
+  switch (draft.method) {
+    case engine::DraftSettings::Method::Ngram:
+      return ", n-gram drafts" + longest;
+    case engine::DraftSettings::Method::Model:
+      return ", drafts" + longest + " by " + draft_model;
+    case engine::DraftSettings::Method::Off:
+      break;
+  }
+  return {};
+}
+
 struct ServeOptions {
   std::string directory;
   std::string format = "auto";
@@ -68,7 +82,8 @@ int run_serve(ServeOptions options) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  LoadedSession session = load_session(options.directory, options.engine, 4096, options.parallel);
+  LoadedSession session = load_session(options.directory, options.engine, 4096, options.parallel,
+                                       options.draft.model_directory());
   const engine::ChatFormat format = choose_format(options.directory, options.format);
   server::ServedModel model;
   model.id = options.model_name.empty() ? directory_name(options.directory) : options.model_name;
@@ -85,10 +100,7 @@ int run_serve(ServeOptions options) {
   const int port = http.bind();
   std::cerr << "quire-cli serve: " << model.id << " (" << format.title() << ", "
             << model.context_tokens << " tokens of context, " << options.parallel
-            << " replies at once"
-            << (draft.method == engine::DraftSettings::Method::Ngram
-                    ? ", n-gram drafts of up to " + std::to_string(draft.max_tokens) + " tokens"
-                    : std::string())
+            << " replies at once" << drafting_note(draft, options.draft.model_directory())
             << ") on http://" << options.server.host << ':' << port << "/v1; Ctrl+C stops"
             << std::endl;
   std::atomic<bool> signalled = false;

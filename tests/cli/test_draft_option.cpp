@@ -1,5 +1,6 @@
 // --draft and --draft-tokens: refused values name themselves and the
-// choices, a greedy reply with n-gram drafts is the reply without them, and
+// choices, a greedy reply with n-gram drafts or a draft model is the reply
+// without them, a draft model for another tokenizer is refused by name, and
 // the figures that generate and bench print about the drafts.
 
 #include <QDir>
@@ -76,18 +77,52 @@ class DraftOptionTest : public QObject {
     QVERIFY(run.out.isEmpty());
   }
 
-  // A folder names a draft model, which the engine does not take yet: the
-  // message says so and what to use instead, before the model loads.
-  void aDraftModelIsRefusedForNow() {
-    const QString folder = root_.filePath(QStringLiteral("draft-model"));
-    QVERIFY(QDir().mkpath(folder));
-    const Run run = run_cli({QStringLiteral("generate"), kDemoModel, QStringLiteral("--prompt"),
-                             QStringLiteral("Hi"), QStringLiteral("--draft"), folder});
-    QCOMPARE(run.exit_code, 2);
-    QCOMPARE(run.err, QStringLiteral("quire-cli: --draft %1: drafting with a draft model is not "
-                                     "supported yet; use --draft ngram (drafts from the text so "
-                                     "far) or --draft off\n")
-                          .arg(folder));
+  // The demo model's EXL2 copy drafts for its FP16 weights: the same
+  // tokenizer, the same greedy reply, most drafts kept.
+  void aDraftModelGivesTheSameGreedyReply() {
+    const QString draft = QDir(kDemoModel).filePath(QStringLiteral("../exl2-4.0"));
+    const Run off = generate_json(QStringLiteral("off"));
+    const Run drafted_run = generate_json(draft);
+    QVERIFY2(off.exit_code == 0, qPrintable(draft_why(off)));
+    QVERIFY2(drafted_run.exit_code == 0, qPrintable(draft_why(drafted_run)));
+    const QJsonObject plain = draft_json_of(off);
+    const QJsonObject drafted = draft_json_of(drafted_run);
+    QCOMPARE(drafted[u"tokens"].toArray(), plain[u"tokens"].toArray());
+    QCOMPARE(drafted[u"text"].toString(), plain[u"text"].toString());
+    const int tokens = drafted[u"tokens"].toArray().size();
+    QVERIFY(drafted[u"drafted_tokens"].toInt() >= tokens / 2);
+    QVERIFY(drafted[u"accepted_tokens"].toInt() * 2 > drafted[u"drafted_tokens"].toInt());
+    check_draft_figures(drafted, tokens);
+  }
+
+  // A folder that holds no model, and a model with another tokenizer: each
+  // refused by name before the reply starts.
+  void aDraftThatIsNotADraftForThisModelIsRefused() {
+    const QString empty = root_.filePath(QStringLiteral("empty"));
+    QVERIFY(QDir().mkpath(empty));
+    const Run none = run_cli({QStringLiteral("generate"), kDemoModel, QStringLiteral("--prompt"),
+                              QStringLiteral("Hi"), QStringLiteral("--draft"), empty});
+    QCOMPARE(none.exit_code, 2);
+    QCOMPARE(none.err, QStringLiteral("quire-cli: no config.json in %1; choose a Hugging Face "
+                                      "model directory (config.json, *.safetensors and "
+                                      "tokenizer.model)\n")
+                           .arg(empty));
+    QVERIFY(none.out.isEmpty());
+
+    const QString foreign = root_.filePath(QStringLiteral("foreign"));
+    QCOMPARE(run_cli({QStringLiteral("make-model"), foreign, QStringLiteral("--vocab"),
+                      QStringLiteral("512")})
+                 .exit_code,
+             0);
+    const Run other = run_cli({QStringLiteral("generate"), kDemoModel, QStringLiteral("--prompt"),
+                               QStringLiteral("Hi"), QStringLiteral("--draft"), foreign});
+    QCOMPARE(other.exit_code, 2);
+    QVERIFY2(other.err.startsWith(QStringLiteral("quire-cli: the draft model %1 has 512 tokens, "
+                                                 "the model %2 has 4096; a draft model must "
+                                                 "use the model's own tokenizer")
+                                      .arg(foreign, kDemoModel)),
+             qPrintable(other.err));
+    QVERIFY(other.out.isEmpty());
   }
 
   void aDraftLengthOutsideOneTo64IsRefused_data() {
