@@ -109,6 +109,9 @@ class EngineWorker : public QObject {
   void setBusy(bool busy);
   std::unique_ptr<Loaded> prepare(const LoadRequest& request);
   void complete(Loaded& loaded);
+  // The draft model the settings choose, beside the loaded model; one that
+  // cannot load leaves a notice in loaded.info instead.
+  void loadDraftModel(Loaded& loaded);
   void restore(LoadRequest previous, EngineFailure& failure);
   // The server (engine_worker_server.cpp).
   void startServer();

@@ -39,7 +39,7 @@ void EngineWorker::setServer(const ui::ServerSettings& settings) {
 
 void EngineWorker::setServerDrafts(const ui::DraftDefaults& drafts) {
   server_drafts_ = drafts;
-  if (server_) server_->jobs().set_draft(draft_settings(drafts));
+  if (server_) server_->jobs().set_draft(draft_settings(drafts, loaded_ && loaded_->draft));
 }
 
 void EngineWorker::startServer() {
@@ -66,7 +66,7 @@ void EngineWorker::startServer() {
   };
   try {
     server_ = std::make_unique<AppServer>(std::move(setup));
-    server_->jobs().set_draft(draft_settings(server_drafts_));
+    server_->jobs().set_draft(draft_settings(server_drafts_, loaded_->draft != nullptr));
   } catch (const std::exception& error) {
     server_failure_ = QString::fromStdString(error.what());
   }

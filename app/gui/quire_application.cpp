@@ -456,6 +456,8 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
   // The model's template could not be used: say why, and which format runs.
   if (!info.format_notice.isEmpty())
     window_->showNotice(info.format_notice, MainWindow::Notice::Info);
+  if (!info.draft_notice.isEmpty())
+    window_->showNotice(info.draft_notice, MainWindow::Notice::Error);
   window_->setWindowTitle(QStringLiteral("%1 — Quire").arg(info.name));
   serving_settings_ = settings_.engine;
   // A remote model's address is not a folder for the recent list.

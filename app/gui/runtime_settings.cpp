@@ -123,10 +123,12 @@ engine::GeneratorConfig generator_config(const ui::EngineSettings& settings) {
   return config;
 }
 
-engine::DraftSettings draft_settings(const ui::DraftDefaults& defaults) {
+engine::DraftSettings draft_settings(const ui::DraftDefaults& defaults, bool draft_model_loaded) {
   engine::DraftSettings draft;
   if (defaults.method == QLatin1String("ngram"))
     draft.method = engine::DraftSettings::Method::Ngram;
+  if (defaults.method == QLatin1String("model") && draft_model_loaded)
+    draft.method = engine::DraftSettings::Method::Model;
   draft.max_tokens =
       std::clamp(defaults.max_tokens, ui::limits::kDraftTokens.min, ui::limits::kDraftTokens.max);
   return draft;

@@ -334,6 +334,7 @@ std::vector<SettingRow> make_rows() {
                  ui::draft_method_ids()),
       integer_row("speculative/max_tokens", QUIRE_FIELD(engine.drafts.max_tokens), 4,
                   limits::kDraftTokens),
+      text_row("speculative/model", QUIRE_FIELD(engine.drafts.model_directory), QString()),
       // Chat.
       text_row("chat/system_prompt", QUIRE_FIELD(engine.system_prompt), QString()),
       text_row("chat/prompt_format", QUIRE_FIELD(engine.prompt_format), QStringLiteral("auto"),

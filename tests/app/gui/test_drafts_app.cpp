@@ -1,7 +1,8 @@
 // Settings → Speculative decoding in the running application: chat replies
 // and the built-in server's requests draft as the settings say, a change
-// applies to the replies after it, and the reply's statistics carry the
-// drafts to the status line.
+// applies to the replies after it, the reply's statistics carry the drafts
+// to the status line, and a draft model loads with the model (or says why
+// it did not).
 
 #include <arpa/inet.h>
 #include <httplib.h>
@@ -9,7 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <QCheckBox>
+#include <QComboBox>
 #include <QPushButton>
 #include <QTest>
 #include <future>
@@ -34,13 +35,14 @@ const QString kRepeatingMessage =
     QStringLiteral("red green blue red green blue red green blue red green blue red green");
 
 // The settings file of `run` before the application starts: greedy replies
-// (drafting is for them), n-gram drafts as `method` says, the server on
-// `port` when it is not 0.
-void write_draft_settings(AppRun& run, const QString& method, int server_port = 0) {
+// drafts as `method` says (with the draft model in `draft_model`), the
+// server on `port` when it is not 0.
+void write_draft_settings(AppRun& run, const QString& method, int server_port = 0,
+                          const QString& draft_model = {}) {
   app::AppSettings settings(run.data.filePath(QStringLiteral("quire.conf")));
   settings.load();
   settings.engine.sampling.temperature = 0;
-  settings.engine.drafts = {method, 5};
+  settings.engine.drafts = {method, 5, draft_model};
   if (server_port > 0) settings.server = {true, server_port};
   QVERIFY(settings.save());
 }
@@ -80,10 +82,10 @@ int unused_port() {
 // Settings → Speculative decoding: n-gram drafts off, applied.
 bool turn_drafts_off(AppRun& run) {
   ui::SettingsPanel& panel = *run.app->window().settingsPanel();
-  auto* ngram = panel.findChild<QCheckBox*>(QStringLiteral("ngramDrafts"));
+  auto* method = panel.findChild<QComboBox*>(QStringLiteral("draftMethod"));
   auto* apply = panel.findChild<QPushButton*>(QStringLiteral("applyButton"));
-  if (!ngram || !apply || !ngram->isChecked()) return false;
-  ngram->setChecked(false);
+  if (!method || !apply || method->currentData().toString() == QLatin1String("off")) return false;
+  method->setCurrentIndex(method->findData(QStringLiteral("off")));
   if (!apply->isEnabled()) return false;
   apply->click();
   return run.app->settings().engine.drafts.method == QLatin1String("off");
@@ -120,6 +122,44 @@ class AppDraftsTest : public QObject {
     QVERIFY(plain);
     QCOMPARE(plain->drafted_tokens, 0);
     QCOMPARE(gui::drafts_text(*plain), QString());
+  }
+
+  // The model drafting for itself: a draft model with its tokenizer, loaded
+  // beside it, whose drafts the model keeps.
+  void aDraftModelLoadsWithTheModel() {
+    AppRun run(random_model(), 32);
+    write_draft_settings(run, QStringLiteral("model"), 0, random_model());
+    run.start();
+    QVERIFY(run.waitForModel());
+    QCOMPARE(run.app->window().noticeText(), QString());
+    const std::optional<store::GenerationStats> drafted =
+        run.send(QStringLiteral("Tell me something"));
+    QVERIFY(drafted);
+    QCOMPARE(drafted->generated_tokens, 32);
+    QVERIFY(drafted->drafted_tokens >= 16);
+    QVERIFY(drafted->accepted_tokens * 10 >= drafted->drafted_tokens * 9);
+  }
+
+  // A folder that holds no model: the model loads and serves, the notice
+  // says why the draft did not, and replies decode without drafts.
+  void aDraftModelThatCannotLoadIsNamed() {
+    AppRun run(random_model(), 16);
+    QTemporaryDir empty;
+    write_draft_settings(run, QStringLiteral("model"), 0, empty.path());
+    run.start();
+    QVERIFY(run.waitForModel());
+    const QString notice = run.app->window().noticeText();
+    QVERIFY2(notice.startsWith(QStringLiteral("The draft model %1 was not loaded: no config.json "
+                                              "in %1")
+                                   .arg(empty.path())),
+             qPrintable(notice));
+    QVERIFY(
+        notice.endsWith(QStringLiteral("Replies decode without its drafts; choose another in "
+                                       "Settings → Speculative decoding.")));
+    const std::optional<store::GenerationStats> plain = run.send(QStringLiteral("Hello"));
+    QVERIFY(plain);
+    QCOMPARE(plain->generated_tokens, 16);
+    QCOMPARE(plain->drafted_tokens, 0);
   }
 
   void serverRequestsDraftWithTheSameReply() {

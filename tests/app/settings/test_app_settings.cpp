@@ -41,7 +41,7 @@ AppSettings every_value_changed(const QString& path) {
   e.max_batch = 4;
   e.chunk_size = 1024;
   e.sampling = {0.65, 0.85, 0.02, 1.12, 64};
-  e.drafts = {QStringLiteral("ngram"), 9};
+  e.drafts = {QStringLiteral("model"), 9, QStringLiteral("/models/small-draft")};
   e.system_prompt =
       QStringLiteral("Line one; \"quoted\"\n\tLine two = two, [three]\n# not a comment");
   e.prompt_format = QStringLiteral("llama3");
@@ -117,7 +117,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 39);
+    QCOMPARE(keys.size(), 40);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);

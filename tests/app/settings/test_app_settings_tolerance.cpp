@@ -89,7 +89,7 @@ class TestAppSettingsTolerance : public QObject {
                                     << "is outside 0 to 1000";
     QTest::newRow("unknown draft method") << "speculative"
                                           << "method=eagle"
-                                          << "is not one of off, ngram";
+                                          << "is not one of off, ngram, model";
     QTest::newRow("draft too long") << "speculative"
                                     << "max_tokens=65"
                                     << "is outside 1 to 64";

@@ -48,7 +48,14 @@ QStringList reload_reasons(const EngineSettings& applied, const EngineSettings& 
   // planner reserves on every device.
   if (applied.max_batch != edited.max_batch) reasons << QStringLiteral("batch size");
   if (applied.chunk_size != edited.chunk_size) reasons << QStringLiteral("chunk size");
+  if (loaded_draft_model(applied) != loaded_draft_model(edited))
+    reasons << QStringLiteral("draft model");
   return reasons;
+}
+
+QString loaded_draft_model(const EngineSettings& settings) {
+  return settings.drafts.method == QLatin1String("model") ? settings.drafts.model_directory
+                                                          : QString();
 }
 
 ApplyEffect apply_effect(const EngineSettings& applied, const EngineSettings& edited) {

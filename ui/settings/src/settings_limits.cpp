@@ -7,7 +7,7 @@ QStringList backend_ids() {
 }
 
 QStringList draft_method_ids() {
-  return {QStringLiteral("off"), QStringLiteral("ngram")};
+  return {QStringLiteral("off"), QStringLiteral("ngram"), QStringLiteral("model")};
 }
 
 QStringList reservation_ids() {

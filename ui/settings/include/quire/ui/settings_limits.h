@@ -58,7 +58,7 @@ QStringList backend_ids();
 
 // How a reply's cache pages are reserved: "all", "on-demand".
 QStringList reservation_ids();
-// How replies draft (DraftDefaults::method): "off" and "ngram".
+// How replies draft (DraftDefaults::method): "off", "ngram" and "model".
 QStringList draft_method_ids();
 // The one-line explanation the settings show under the choice.
 QString reservation_explanation(const QString& id);

@@ -83,6 +83,7 @@ class SettingsPanel : public QWidget {
   void apply();
   void revert();
   void browseForModel();
+  void browseForDraftModel();
 
  signals:
   void settingsEdited(const quire::ui::EngineSettings& settings);
@@ -99,6 +100,8 @@ class SettingsPanel : public QWidget {
   QGroupBox* buildCacheGroup();
   QGroupBox* buildGenerationGroup();
   QGroupBox* buildDraftGroup();
+  // The draft fields that mean something for the chosen method.
+  void enableDraftFields();
   QGroupBox* buildChatGroup();
   QWidget* buildPlanSide();
   void connectEdits();
@@ -158,8 +161,10 @@ class SettingsPanel : public QWidget {
   QDoubleSpinBox* top_p_ = nullptr;
   QDoubleSpinBox* min_p_ = nullptr;
   QDoubleSpinBox* repetition_penalty_ = nullptr;
-  QCheckBox* ngram_drafts_ = nullptr;
+  QComboBox* draft_method_ = nullptr;  // draft_method_ids()
   QSpinBox* draft_tokens_ = nullptr;
+  QLineEdit* draft_model_ = nullptr;
+  QPushButton* browse_draft_model_ = nullptr;
   QPlainTextEdit* system_prompt_ = nullptr;
   QComboBox* prompt_format_ = nullptr;
   PlanWidget* plan_ = nullptr;
