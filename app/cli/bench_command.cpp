@@ -1,14 +1,14 @@
 // quire-cli bench: prefill and decode speed, batch throughput, warm vs cold
 // time to first token over a 10-turn conversation, KV bytes per token, how
-// close decode comes to the memory-bandwidth bound, and prefill as a fraction
-// of the backend's own dense matrix-multiply rate.
+// close decode comes to the memory-bandwidth bound, prefill as a fraction
+// of the backend's own dense matrix-multiply rate, and decode of a reply
+// that rewrites its prompt (bench_rewrite.h). With --draft the decode
+// measurements draft, and report how many drafts the model accepted.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -16,8 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "bench_hardware.h"
+#include "bench_rewrite.h"
 #include "cli_support.h"
 #include "conversation_runner.h"
+#include "draft_option.h"
 #include "generation_commands.h"
 #include "hub_model_option.h"
 #include "quire/kernels/cpu/cpu_backend.h"
@@ -43,7 +46,10 @@ struct BenchOptions {
   int batch_tokens = 128;
   int turn_words = 40;
   int turn_reply = 48;
+  int rewrite_tokens = 128;
+  std::string prompt_file;
   EngineOptions engine;
+  DraftOptions draft;
 };
 
 std::vector<std::int32_t> random_prompt(int count, int vocab, std::uint32_t seed) {
@@ -54,101 +60,16 @@ std::vector<std::int32_t> random_prompt(int count, int vocab, std::uint32_t seed
   return tokens;
 }
 
-// Bytes copied per second by memcpy over a buffer far larger than the caches,
-// counting the read and the write: the practical ceiling of memory traffic.
-double copy_bandwidth() {
-  const std::size_t bytes = std::size_t{256} << 20;
-  std::vector<char> source(bytes, 1), target(bytes, 0);
-  double best = 0;
-  // The best of several copies: a ceiling, and single copies on a shared
-  // machine scatter.
-  for (int round = 0; round < 10; ++round) {
-    const Clock::time_point start = Clock::now();
-    std::memcpy(target.data(), source.data(), bytes);
-    best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds_since(start));
-  }
-  volatile char sink = target[bytes / 2];
-  (void)sink;
-  return best;
-}
-
-// The same ceiling on a GPU: a device-to-device copy within its memory, timed
-// around a synchronization, counting the read and the write. A gigabyte
-// each way is many times any GPU's L2 cache.
-double device_copy_bandwidth(kernels::Backend& backend, int device) {
-  const std::size_t bytes = std::size_t{1} << 30;
-  kernels::DeviceBuffer source = backend.allocate(device, bytes, "benchmark copy source");
-  kernels::DeviceBuffer target = backend.allocate(device, bytes, "benchmark copy target");
-  backend.fill_zero(device, source.data(), bytes);
-  backend.copy(target.data(), device, source.data(), device, bytes);  // warm-up
-  backend.synchronize(device);
-  double best = 0;
-  for (int round = 0; round < 10; ++round) {
-    const Clock::time_point start = Clock::now();
-    backend.copy(target.data(), device, source.data(), device, bytes);
-    backend.synchronize(device);
-    best = std::max(best, 2.0 * static_cast<double>(bytes) / seconds_since(start));
-  }
-  return best;
-}
-
-// Multiply-adds per second of the backend's dense FP16 product, measured on
-// the model's own MLP shape (hidden -> intermediate) with `rows` input rows:
-// the rate that prefill, which is mostly such products, could reach.
-double matmul_rate(kernels::Backend& backend, int device, std::int64_t in, std::int64_t out,
-                   std::int64_t rows) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(rows * in));
-  for (float& v : x)
-    v = uniform(rng);
-  // FP16 0.0 to 0.5 (sign and exponent bits kept small, so no infinities).
-  std::vector<std::uint16_t> w(static_cast<std::size_t>(in * out));
-  for (std::uint16_t& v : w)
-    v = static_cast<std::uint16_t>(0x3400u | (rng() & 0x3ffu));
-  kernels::DeviceBuffer input = backend.allocate(device, x.size() * 4, "benchmark inputs");
-  kernels::DeviceBuffer weight = backend.allocate(device, w.size() * 2, "benchmark weight");
-  kernels::DeviceBuffer output =
-      backend.allocate(device, static_cast<std::size_t>(rows * out) * 4, "benchmark outputs");
-  backend.copy(input.data(), device, x.data(), -1, x.size() * 4);
-  backend.copy(weight.data(), device, w.data(), -1, w.size() * 2);
-  kernels::LinearWeight linear;
-  linear.in_features = in;
-  linear.out_features = out;
-  linear.format = kernels::DenseWeight{weight.data(), kernels::DType::F16};
-  double best = 0.0;
-  for (int round = 0; round < 3; ++round) {
-    const Clock::time_point start = Clock::now();
-    backend.linear(device, input.as<float>(), rows, linear, output.as<float>(),
-                   kernels::ProductRows::prompt);
-    backend.synchronize(device);
-    best = std::max(best, double(rows) * double(in) * double(out) / seconds_since(start));
-  }
-  return best;
-}
-
-// The processor's name as the kernel reports it, so that results from
-// different machines are not mistaken for each other.
-std::string cpu_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.starts_with("model name")) {
-      const std::size_t colon = line.find(':');
-      if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
-    }
-  }
-  return "unknown";
-}
-
 // Each figure also goes to stderr as soon as it is measured, so a run that is
 // stopped part way still leaves what it measured.
 void progress(const std::string& line) {
   std::cerr << "bench: " << line << std::endl;
 }
 
-engine::JobResult generate(LoadedSession& session, std::vector<std::int32_t> prompt, int max_new) {
+engine::JobResult generate(LoadedSession& session, std::vector<std::int32_t> prompt, int max_new,
+                           const engine::DraftSettings& draft = {}) {
   engine::JobRequest request;
+  request.draft = draft;
   request.prompt = std::move(prompt);
   request.sampling = engine::SamplingSettings::greedy_settings();
   request.stop_at_eos = false;
@@ -205,11 +126,15 @@ BatchRun run_batch(LoadedSession& session, int jobs, int vocab, std::uint32_t se
 }
 
 int run_bench(const BenchOptions& options) {
+  const engine::DraftSettings draft = options.draft.settings();
+  // Read before the model loads: a missing file is refused at once.
+  if (options.rewrite_tokens > 0) rewrite_message(options.prompt_file);
   EngineOptions engine = options.engine;
   if (engine.context == 0) engine.context = 8192;
   const int max_batch =
       std::max(16, *std::max_element(options.batch_sizes.begin(), options.batch_sizes.end()));
-  LoadedSession session = load_session(options.directory, engine, engine.context, max_batch);
+  LoadedSession session = load_session(options.directory, engine, engine.context, max_batch,
+                                       options.draft.model_directory());
   const engine::ModelDescription& model = *session.model;
   const int vocab = static_cast<int>(model.config.vocab_size);
   Json out;
@@ -231,6 +156,7 @@ int run_bench(const BenchOptions& options) {
                       {"per_token", model.config.moe.experts_per_token}};
   }
   out["cache_format"] = engine.cache;
+  out["draft"] = {{"method", options.draft.draft}, {"max_tokens", draft.max_tokens}};
   out["devices"] = engine.devices;
   out["cpu"] = cpu_name();
   out["hardware_threads"] = std::thread::hardware_concurrency();
@@ -336,10 +262,14 @@ int run_bench(const BenchOptions& options) {
     if (context + options.decode_tokens > capacity) continue;
     // The median of a few runs: on a shared machine single runs scatter.
     std::vector<double> rates;
+    std::int64_t generated = 0, drafted = 0, accepted = 0;
     for (int run = 0; run < options.repeats; ++run) {
-      const engine::JobResult result =
-          generate(session, random_prompt(context, vocab, 200 + context), options.decode_tokens);
+      const engine::JobResult result = generate(
+          session, random_prompt(context, vocab, 200 + context), options.decode_tokens, draft);
       rates.push_back(result.statistics.decode_tokens_per_second());
+      generated += result.statistics.generated_tokens;
+      drafted += result.statistics.drafted_tokens;
+      accepted += result.statistics.accepted_tokens;
     }
     std::vector<double> sorted = rates;
     std::sort(sorted.begin(), sorted.end());
@@ -348,13 +278,24 @@ int run_bench(const BenchOptions& options) {
              " tokens/s");
     const double bytes_per_token =
         double(active_bytes) + double(kv_per_token) * (context + options.decode_tokens / 2);
-    decode.push_back({{"context", context},
-                      {"tokens_per_s", rate},
-                      {"runs_tokens_per_s", rates},
-                      {"bytes_per_token", bytes_per_token},
-                      {"fraction_of_bandwidth_bound", rate * bytes_per_token / bandwidth}});
+    Json entry{{"context", context},
+               {"tokens_per_s", rate},
+               {"runs_tokens_per_s", rates},
+               {"bytes_per_token", bytes_per_token},
+               {"fraction_of_bandwidth_bound", rate * bytes_per_token / bandwidth}};
+    add_draft_fields(entry, generated, drafted, accepted);
+    decode.push_back(std::move(entry));
   }
   out["decode"] = decode;
+
+  // A reply that repeats its prompt: where drafting pays.
+  if (options.rewrite_tokens > 0) {
+    const RewriteWorkload workload{options.directory, options.prompt_file, options.rewrite_tokens,
+                                   options.repeats, draft};
+    out["rewrite"] = measure_rewrite(session, workload);
+    progress("rewrite: " + std::to_string(out["rewrite"]["tokens_per_s"].get<double>()) +
+             " tokens/s" + draft_text(out["rewrite"]));
+  }
 
   // Concurrent jobs decoding together: first with their prompts computed
   // (what a burst of new requests gets, prefill included), then the same
@@ -500,9 +441,15 @@ int run_bench(const BenchOptions& options) {
     std::printf(")\n");
   }
   for (const Json& d : decode) {
-    std::printf("decode at %5d context   %8.1f tokens/s  (%.0f%% of the bandwidth bound)\n",
+    std::printf("decode at %5d context   %8.1f tokens/s  (%.0f%% of the bandwidth bound%s)\n",
                 d["context"].get<int>(), d["tokens_per_s"].get<double>(),
-                100.0 * d["fraction_of_bandwidth_bound"].get<double>());
+                100.0 * d["fraction_of_bandwidth_bound"].get<double>(), draft_text(d).c_str());
+  }
+  if (out.contains("rewrite")) {
+    const Json& r = out["rewrite"];
+    std::printf("rewrite (%4d-token prompt) %6.1f tokens/s  (--draft %s%s)\n",
+                r["prompt_tokens"].get<int>(), r["tokens_per_s"].get<double>(),
+                options.draft.draft.c_str(), draft_text(r).c_str());
   }
   const double one_job = batches.empty() || batches[0]["jobs"].get<int>() != 1
                              ? 0.0
@@ -586,6 +533,17 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                    "Tokens of each reply in the 10-turn conversation")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  command
+      ->add_option("--rewrite-tokens", options->rewrite_tokens,
+                   "Tokens generated from a prompt that asks to rewrite a code block with one "
+                   "change, the decode that --draft ngram speeds up (0: skipped)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  command
+      ->add_option("--prompt-file", options->prompt_file,
+                   "The rewrite measurement's user message, instead of the built-in one")
+      ->type_name("FILE");
+  options->draft.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_bench(*options); });
 }

@@ -6,6 +6,7 @@
 
 #include "cli_support.h"
 #include "conversation_runner.h"
+#include "draft_option.h"
 #include "generation_commands.h"
 #include "hub_model_option.h"
 
@@ -18,10 +19,13 @@ struct ChatOptions {
   std::string format = "auto";
   EngineOptions engine;
   GenerationOptions generation;
+  DraftOptions draft;
 };
 
 int run_chat(const ChatOptions& options) {
-  LoadedSession session = load_session(options.directory, options.engine, 4096, 1);
+  const engine::DraftSettings draft = options.draft.settings();
+  LoadedSession session =
+      load_session(options.directory, options.engine, 4096, 1, options.draft.model_directory());
   const engine::ChatFormat format = choose_format(options.directory, options.format);
   engine::Conversation conversation(format, *session.tokenizer, options.system);
   std::cerr << "Chatting with " << options.directory << " (" << format.title()
@@ -38,9 +42,9 @@ int run_chat(const ChatOptions& options) {
     }
     std::cout << "\nassistant> " << std::flush;
     try {
-      const TurnOutcome outcome =
-          run_turn(session, conversation, line, options.generation,
-                   [](std::string_view text) { std::cout << text << std::flush; });
+      const TurnOutcome outcome = run_turn(
+          session, conversation, line, options.generation,
+          [](std::string_view text) { std::cout << text << std::flush; }, draft);
       const engine::JobStatistics& stats = outcome.result.statistics;
       std::cout << '\n';
       if (outcome.trimmed) {
@@ -49,7 +53,10 @@ int run_chat(const ChatOptions& options) {
       std::cerr << "[" << stats.generated_tokens << " tokens at "
                 << static_cast<int>(stats.decode_tokens_per_second()) << " tokens/s; "
                 << stats.cached_tokens << " of " << stats.prompt_tokens
-                << " prompt tokens from the cache]\n";
+                << " prompt tokens from the cache";
+      if (draft.method != engine::DraftSettings::Method::Off)
+        std::cerr << "; " << draft_summary(stats);
+      std::cerr << "]\n";
       if (outcome.recomputed_tokens > 0) {
         std::cerr << "(the chat template rewrote earlier turns: " << outcome.recomputed_tokens
                   << " tokens computed again)\n";
@@ -75,6 +82,7 @@ void add_chat_command(CLI::App& app, int& exit_code) {
   command->add_option("--system", options->system, "System prompt")->capture_default_str();
   command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   options->generation.add_to(*command);
+  options->draft.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_chat(*options); });
 }

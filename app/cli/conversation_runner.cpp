@@ -9,7 +9,8 @@ namespace quire::cli {
 
 TurnOutcome run_turn(LoadedSession& session, engine::Conversation& conversation,
                      const std::string& message, const GenerationOptions& generation,
-                     const std::function<void(std::string_view)>& on_text) {
+                     const std::function<void(std::string_view)>& on_text,
+                     const engine::DraftSettings& draft) {
   TurnOutcome outcome;
   const std::int64_t context = static_cast<std::int64_t>(session.runtime->cache().num_pages()) *
                                session.runtime->cache().page_size();
@@ -25,6 +26,7 @@ TurnOutcome run_turn(LoadedSession& session, engine::Conversation& conversation,
   for (const std::string& stop : generation.stop)
     request.stop_strings.push_back(stop);
   request.max_new_tokens = generation.max_new;
+  request.draft = draft;
   if (on_text) request.on_text = [&](engine::JobId, std::string_view text) { on_text(text); };
   request.on_done = [&](const engine::JobResult& done) { outcome.result = done; };
   session.generator->submit(std::move(request));

@@ -11,7 +11,8 @@
 namespace quire::cli {
 
 // One turn of a conversation through the generator: fit the context, render
-// the prompt, generate with the format's stop markers, record the reply.
+// the prompt, generate with the format's stop markers (drafting as `draft`
+// says), record the reply.
 struct TurnOutcome {
   engine::JobResult result;
   std::optional<engine::Trimmed> trimmed;
@@ -21,7 +22,8 @@ struct TurnOutcome {
 
 TurnOutcome run_turn(LoadedSession& session, engine::Conversation& conversation,
                      const std::string& message, const GenerationOptions& generation,
-                     const std::function<void(std::string_view)>& on_text);
+                     const std::function<void(std::string_view)>& on_text,
+                     const engine::DraftSettings& draft = {});
 
 // The format for `name` ("auto", "template" or a built-in name; see
 // engine::choose_chat_format). A notice (why the model's template is not

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
+#include "draft_option.h"
 #include "generation_commands.h"
 #include "generation_options.h"
 #include "hub_model_option.h"
@@ -23,6 +24,7 @@ struct GenerateOptions {
   bool json_object = false;
   EngineOptions engine;
   GenerationOptions generation;
+  DraftOptions draft;
 };
 
 // The grammar that --json-schema or --json-object asks for, compiled before
@@ -43,6 +45,7 @@ int run_generate(const GenerateOptions& options) {
     throw UsageError("give exactly one of --prompt TEXT or --tokens ids");
   }
   std::shared_ptr<const engine::grammar::Grammar> grammar = output_grammar(options);
+  const engine::DraftSettings draft = options.draft.settings();
   engine::Tokenizer probe = engine::Tokenizer::load(options.directory);
   std::vector<std::int32_t> prompt = options.tokens.empty()
                                          ? probe.encode(options.prompt, probe.adds_bos())
@@ -56,7 +59,8 @@ int run_generate(const GenerateOptions& options) {
   }
   LoadedSession session =
       load_session(options.directory, options.engine,
-                   static_cast<std::int64_t>(prompt.size()) + options.generation.max_new, 1);
+                   static_cast<std::int64_t>(prompt.size()) + options.generation.max_new, 1,
+                   options.draft.model_directory());
 
   engine::JobRequest request;
   request.prompt = prompt;
@@ -65,6 +69,7 @@ int run_generate(const GenerateOptions& options) {
   request.stop_at_eos = !options.ignore_eos;
   request.max_new_tokens = options.generation.max_new;
   request.grammar = std::move(grammar);
+  request.draft = draft;
   engine::JobResult result;
   if (!options.json) {
     request.on_text = [](engine::JobId, std::string_view text) { std::cout << text << std::flush; };
@@ -84,6 +89,7 @@ int run_generate(const GenerateOptions& options) {
   }
 
   const engine::JobStatistics& stats = result.statistics;
+  const DraftFigures drafts = draft_figures(stats);
   if (options.json) {
     const nlohmann::ordered_json out{
         {"text", result.text},
@@ -94,12 +100,19 @@ int run_generate(const GenerateOptions& options) {
         {"prefill_s", stats.prefill_seconds},
         {"decode_s", stats.decode_seconds},
         {"time_to_first_token_s", stats.time_to_first_token},
-        {"decode_tokens_per_s", stats.decode_tokens_per_second()}};
+        {"decode_tokens_per_s", stats.decode_tokens_per_second()},
+        {"drafted_tokens", drafts.drafted},
+        {"accepted_tokens", drafts.accepted},
+        {"acceptance_rate", drafts.acceptance_rate},
+        {"tokens_per_step", drafts.tokens_per_step}};
     std::cout << out.dump() << '\n';
   } else {
     std::cout << '\n';
     std::cerr << "[" << result.tokens.size() << " tokens, " << engine::to_string(result.stop_reason)
-              << ", " << stats.decode_tokens_per_second() << " tokens/s]\n";
+              << ", " << stats.decode_tokens_per_second() << " tokens/s";
+    if (draft.method != engine::DraftSettings::Method::Off)
+      std::cerr << "; " << draft_summary(stats);
+    std::cerr << "]\n";
   }
   memory_note();
   return 0;
@@ -117,7 +130,8 @@ void add_generate_command(CLI::App& app, int& exit_code) {
   command->add_option("--tokens", options->tokens, "Prompt token ids, e.g. 1,2,3");
   command->add_flag("--json", options->json,
                     "Print one JSON object: text, tokens, stop_reason, prompt_tokens, "
-                    "cached_tokens, prefill_s, decode_s");
+                    "cached_tokens, prefill_s, decode_s, drafted_tokens, accepted_tokens, "
+                    "acceptance_rate, tokens_per_step");
   command->add_flag("--ignore-eos", options->ignore_eos, "Do not stop at the end-of-text token");
   CLI::Option* schema =
       command
@@ -130,6 +144,7 @@ void add_generate_command(CLI::App& app, int& exit_code) {
                  "Constrain the output to one JSON object (any keys and values)")
       ->excludes(schema);
   options->generation.add_to(*command);
+  options->draft.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_generate(*options); });
 }

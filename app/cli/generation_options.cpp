@@ -46,7 +46,8 @@ engine::SamplingSettings GenerationOptions::sampling() const {
 }
 
 LoadedSession load_session(const std::string& directory, const EngineOptions& engine,
-                           std::int64_t context, int max_batch) {
+                           std::int64_t context, int max_batch,
+                           const std::string& draft_directory) {
   LoadedSession session;
   session.model =
       std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(directory));
@@ -70,6 +71,12 @@ LoadedSession load_session(const std::string& directory, const EngineOptions& en
   config.max_step_tokens = runtime.max_chunk_tokens;
   session.generator =
       std::make_unique<engine::Generator>(*session.runtime, *session.tokenizer, config);
+  if (!draft_directory.empty()) {
+    // After the model, so that it is planned against what the model left.
+    session.draft = std::make_unique<engine::LoadedDraftModel>(
+        draft_directory, *session.runtime, *session.tokenizer, *session.backend);
+    session.generator->set_draft_model(&session.draft->drafter());
+  }
   return session;
 }
 

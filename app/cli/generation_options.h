@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine_options.h"
+#include "quire/engine/generator/draft_model.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/generator/sampler.h"
 #include "quire/engine/tokenizer/tokenizer.h"
@@ -36,11 +37,16 @@ struct LoadedSession {
   std::unique_ptr<engine::Tokenizer> tokenizer;
   std::unique_ptr<kernels::Backend> backend;
   std::unique_ptr<engine::ModelRuntime> runtime;
+  // The draft model (--draft DIR), loaded beside the model; null without one.
+  std::unique_ptr<engine::LoadedDraftModel> draft;
   std::unique_ptr<engine::Generator> generator;
 };
 
 // `context`: tokens of KV cache when --context is not given.
+// `draft_directory`: a draft model to load beside the model and set on the
+// generator (empty: none).
 LoadedSession load_session(const std::string& directory, const EngineOptions& engine,
-                           std::int64_t context, int max_batch = 4);
+                           std::int64_t context, int max_batch = 4,
+                           const std::string& draft_directory = {});
 
 }  // namespace quire::cli

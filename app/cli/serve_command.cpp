@@ -15,6 +15,7 @@
 
 #include "cli_support.h"
 #include "conversation_runner.h"
+#include "draft_option.h"
 #include "generation_options.h"
 #include "hub_model_option.h"
 #include "quire/server/engine_host.h"
@@ -22,6 +23,20 @@
 
 namespace quire::cli {
 namespace {
+
+// ", n-gram drafts of up to 4 tokens" for the line that says what is served.
+std::string drafting_note(const engine::DraftSettings& draft, const std::string& draft_model) {
+  const std::string longest = " of up to " + std::to_string(draft.max_tokens) + " tokens";
+  switch (draft.method) {
+    case engine::DraftSettings::Method::Ngram:
+      return ", n-gram drafts" + longest;
+    case engine::DraftSettings::Method::Model:
+      return ", drafts" + longest + " by " + draft_model;
+    case engine::DraftSettings::Method::Off:
+      break;
+  }
+  return {};
+}
 
 struct ServeOptions {
   std::string directory;
@@ -33,6 +48,7 @@ struct ServeOptions {
   int timeout = 30;
   server::ServerOptions server;
   EngineOptions engine;
+  DraftOptions draft;
 };
 
 std::string directory_name(const std::string& directory) {
@@ -50,6 +66,7 @@ int run_serve(ServeOptions options) {
   // (model lists, statistics, requests refused at once).
   options.server.threads = static_cast<std::size_t>(options.parallel + options.max_queue + 8);
   options.server.capacity_advice = "quire-cli serve's --parallel plus --max-queue";
+  const engine::DraftSettings draft = options.draft.settings();
   try {
     server::check_exposure(options.server);
   } catch (const std::invalid_argument& error) {
@@ -65,7 +82,8 @@ int run_serve(ServeOptions options) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  LoadedSession session = load_session(options.directory, options.engine, 4096, options.parallel);
+  LoadedSession session = load_session(options.directory, options.engine, 4096, options.parallel,
+                                       options.draft.model_directory());
   const engine::ChatFormat format = choose_format(options.directory, options.format);
   server::ServedModel model;
   model.id = options.model_name.empty() ? directory_name(options.directory) : options.model_name;
@@ -76,14 +94,15 @@ int run_serve(ServeOptions options) {
   }
   model.vocab_size = session.tokenizer->vocab_size();
 
-  server::EngineHost engine(*session.generator,
-                            {static_cast<std::size_t>(options.parallel + options.max_queue)});
+  server::EngineHost engine(
+      *session.generator, {static_cast<std::size_t>(options.parallel + options.max_queue), draft});
   server::OpenAiServer http(options.server, model, format, *session.tokenizer, engine);
   const int port = http.bind();
   std::cerr << "quire-cli serve: " << model.id << " (" << format.title() << ", "
             << model.context_tokens << " tokens of context, " << options.parallel
-            << " replies at once) on http://" << options.server.host << ':' << port
-            << "/v1; Ctrl+C stops" << std::endl;
+            << " replies at once" << drafting_note(draft, options.draft.model_directory())
+            << ") on http://" << options.server.host << ':' << port << "/v1; Ctrl+C stops"
+            << std::endl;
   std::atomic<bool> signalled = false;
   std::thread signal_waiter([&] {
     int signal = 0;
@@ -143,6 +162,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                    "Seconds a client may take to send a request, or to take the answer")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
+  options->draft.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_serve(*options); });
 }

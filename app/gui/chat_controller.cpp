@@ -307,6 +307,7 @@ ReplyRequest ChatController::requestFor(store::ChatId chat, store::MessageId rep
   }
   request.tools = tool_calls_->toolsFor(chat);
   request.sampling = settings_.sampling;
+  request.drafts = settings_.drafts;
   request.system_prompt = settings_.system_prompt;
   request.prompt_format = settings_.prompt_format;
   request.max_context = settings_.max_context;

@@ -20,6 +20,7 @@ EngineHost::EngineHost(remote::ApiKeyStore& keys, QObject* parent)
   connect(this, &EngineHost::forgetRequested, worker_, &EngineWorker::forgetChat);
   connect(this, &EngineHost::snapshotRequested, worker_, &EngineWorker::publishSnapshot);
   connect(this, &EngineHost::serverRequested, worker_, &EngineWorker::setServer);
+  connect(this, &EngineHost::serverDraftsRequested, worker_, &EngineWorker::setServerDrafts);
 
   connect(worker_, &EngineWorker::loadProgress, this, &EngineHost::onLoadProgress);
   connect(worker_, &EngineWorker::modelLoaded, this, &EngineHost::onModelLoaded);
@@ -126,6 +127,10 @@ void EngineHost::requestSnapshot() {
 
 void EngineHost::configureServer(const ui::ServerSettings& settings) {
   emit serverRequested(settings);
+}
+
+void EngineHost::configureServerDrafts(const ui::DraftDefaults& drafts) {
+  emit serverDraftsRequested(drafts);
 }
 
 void EngineHost::onLoadProgress(quint64 id, qint64 done, qint64 total) {

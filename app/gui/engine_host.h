@@ -58,6 +58,8 @@ class EngineHost : public QObject {
   void requestSnapshot();
   // Settings → Server; serverStatus answers.
   void configureServer(const ui::ServerSettings& settings);
+  // Settings → Speculative decoding, for the server's requests.
+  void configureServerDrafts(const ui::DraftDefaults& drafts);
   const ui::ServerStatusView& serverState() const { return server_; }
 
  signals:
@@ -87,6 +89,7 @@ class EngineHost : public QObject {
   void forgetRequested(qint64 chat_id);
   void snapshotRequested();
   void serverRequested(const quire::ui::ServerSettings& settings);
+  void serverDraftsRequested(const quire::ui::DraftDefaults& drafts);
 
  private:
   struct PendingLoad {

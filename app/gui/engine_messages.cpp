@@ -34,6 +34,7 @@ void register_engine_message_types() {
   qRegisterMetaType<ReplyRequest>("quire::gui::ReplyRequest");
   qRegisterMetaType<ReplyOutcome>("quire::gui::ReplyOutcome");
   qRegisterMetaType<ui::ServerSettings>("quire::ui::ServerSettings");
+  qRegisterMetaType<ui::DraftDefaults>("quire::ui::DraftDefaults");
   qRegisterMetaType<ui::ServerStatusView>("quire::ui::ServerStatusView");
   ui::registerMemoryViewMetaTypes();
 }

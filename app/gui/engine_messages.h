@@ -62,6 +62,10 @@ struct ModelInfo {
   // Why the model's own chat template is not used (it names the problem and
   // the built-in format used instead); empty when all is well.
   QString format_notice;
+  // The draft model loaded beside it (its folder), or why the one chosen
+  // was not: replies then decode without its drafts.
+  QString draft_model;
+  QString draft_notice;
   qint64 parameters = 0;
   // Identifies how messages are turned into token ids (model, prompt format,
   // system prompt). Token ids stored under another key are rendered afresh.
@@ -112,6 +116,7 @@ struct ReplyRequest {
   // The render key the history's token ids were made under.
   QString render_key;
   ui::SamplingDefaults sampling;
+  ui::DraftDefaults drafts;
   QString system_prompt;
   QString prompt_format;   // "auto" or a format's name
   qint64 max_context = 0;  // tokens; 0: the whole cache

@@ -155,11 +155,30 @@ void EngineWorker::complete(Loaded& loaded) {
   loaded.info =
       describe(*loaded.runtime, settings, format, QString::fromStdString(loaded.backend->name()));
   loaded.info.backend_note = selection.fallback_reason;
+  loadDraftModel(loaded);
   loaded.info.render_key =
       loaded.books.at(settings.prompt_format)->render_key(settings.system_prompt);
   // Cancelled after its last tensor is still cancelled: the model before is
   // loaded again rather than this one kept.
   if (request.cancel && request.cancel->load()) throw engine::LoadCancelled();
+}
+
+void EngineWorker::loadDraftModel(Loaded& loaded) {
+  const QString folder = ui::loaded_draft_model(loaded.request.settings);
+  if (folder.isEmpty()) return;
+  try {
+    // After the model, planned against what it left free.
+    loaded.draft = std::make_unique<engine::LoadedDraftModel>(folder.toStdString(), *loaded.runtime,
+                                                              *loaded.tokenizer, *loaded.backend);
+    loaded.generator->set_draft_model(&loaded.draft->drafter());
+    loaded.info.draft_model = folder;
+  } catch (const std::exception& error) {
+    // The model serves without it: a draft is a speed-up, not the reply.
+    loaded.draft.reset();
+    loaded.info.draft_notice = tr("The draft model %1 was not loaded: %2. Replies decode without "
+                                  "its drafts; choose another in Settings → Speculative decoding.")
+                                   .arg(folder, QString::fromStdString(error.what()));
+  }
 }
 
 void EngineWorker::loadModel(const LoadRequest& request) {
@@ -288,6 +307,7 @@ void EngineWorker::startReply(const ReplyRequest& request) {
   engine::JobRequest job;
   job.prompt = std::move(turn.prompt);
   job.sampling = sampling_settings(request.sampling);
+  job.draft = draft_settings(request.drafts, loaded_->draft != nullptr);
   job.stop_tokens = turn.stops.tokens;
   job.stop_strings = turn.stops.strings;
   job.max_new_tokens = turn.max_new_tokens;

@@ -60,6 +60,9 @@ class EngineWorker : public QObject {
   // Settings → Server. Starts, stops or moves the server as they say; it
   // serves only while a model is loaded.
   void setServer(const quire::ui::ServerSettings& settings);
+  // Settings → Speculative decoding, for the server's requests (a chat's
+  // reply brings its own, ReplyRequest::drafts).
+  void setServerDrafts(const quire::ui::DraftDefaults& drafts);
 
  signals:
   void loadProgress(quint64 load_id, qint64 done, qint64 total);
@@ -106,6 +109,9 @@ class EngineWorker : public QObject {
   void setBusy(bool busy);
   std::unique_ptr<Loaded> prepare(const LoadRequest& request);
   void complete(Loaded& loaded);
+  // The draft model the settings choose, beside the loaded model; one that
+  // cannot load leaves a notice in loaded.info instead.
+  void loadDraftModel(Loaded& loaded);
   void restore(LoadRequest previous, EngineFailure& failure);
   // The server (engine_worker_server.cpp).
   void startServer();
@@ -125,6 +131,7 @@ class EngineWorker : public QObject {
   engine::MemoryRecoveries::Action memory_reported_ = engine::MemoryRecoveries::Action::None;
   QElapsedTimer since_snapshot_;
   ui::ServerSettings server_settings_;
+  ui::DraftDefaults server_drafts_;
   std::unique_ptr<AppServer> server_;
   QString server_failure_;  // why the server could not start
   ui::ServerStatusView server_status_;

@@ -9,6 +9,7 @@
 
 #include "conversation_book.h"
 #include "engine_worker.h"
+#include "quire/engine/generator/draft_model.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/runtime/model_description.h"
 #include "quire/engine/runtime/model_runtime.h"
@@ -24,6 +25,8 @@ struct EngineWorker::Loaded {
   std::shared_ptr<const engine::ModelDescription> model;
   std::unique_ptr<engine::Tokenizer> tokenizer;
   std::unique_ptr<engine::ModelRuntime> runtime;
+  // The draft model (Settings → Speculative decoding), when one loaded.
+  std::unique_ptr<engine::LoadedDraftModel> draft;
   // The book of each prompt format setting in use ("auto", "chatml", ...): a
   // chat may set its own, and chats of different formats generate together.
   std::map<QString, std::unique_ptr<ConversationBook>> books;

@@ -9,6 +9,7 @@
 #include "engine_failure.h"
 #include "engine_worker.h"
 #include "engine_worker_loaded.h"
+#include "runtime_settings.h"
 
 namespace quire::gui {
 namespace {
@@ -36,6 +37,11 @@ void EngineWorker::setServer(const ui::ServerSettings& settings) {
   startServer();
 }
 
+void EngineWorker::setServerDrafts(const ui::DraftDefaults& drafts) {
+  server_drafts_ = drafts;
+  if (server_) server_->jobs().set_draft(draft_settings(drafts, loaded_ && loaded_->draft));
+}
+
 void EngineWorker::startServer() {
   server_failure_.clear();
   if (server_ || !loaded_ || !server_settings_.enabled) {
@@ -60,6 +66,7 @@ void EngineWorker::startServer() {
   };
   try {
     server_ = std::make_unique<AppServer>(std::move(setup));
+    server_->jobs().set_draft(draft_settings(server_drafts_, loaded_->draft != nullptr));
   } catch (const std::exception& error) {
     server_failure_ = QString::fromStdString(error.what());
   }

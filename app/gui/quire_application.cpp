@@ -198,6 +198,7 @@ void QuireApplication::start() {
   panel.setPlan(pricer_->price(settings_.engine));
   link_remote_settings(panel, host_->remoteEngine(), *keys_, *window_);
   chats_->setEngineSettings(settings_.engine);
+  host_->configureServerDrafts(settings_.engine.drafts);
   // Before any load: the worker starts the server once the model is in.
   window_->serverPanel()->setSettings(settings_.server);
   host_->configureServer(settings_.server);
@@ -347,6 +348,7 @@ void QuireApplication::onSettingsApplied(const ui::EngineSettings& applied, bool
   }
   saveSettings();
   chats_->setEngineSettings(settings_.engine);
+  host_->configureServerDrafts(settings_.engine.drafts);
   // Another backend has other devices to choose from.
   window_->settingsPanel()->setAvailableDevices(device_labels(settings_.engine, devices_));
   const bool loaded = host_->model().has_value() || host_->isLoading();
@@ -361,6 +363,7 @@ void QuireApplication::loadModel(const ui::EngineSettings& engine) {
   window_->settingsPanel()->setSettings(settings_.engine);
   window_->settingsPanel()->setPlan(pricer_->price(settings_.engine));
   chats_->setEngineSettings(settings_.engine);
+  host_->configureServerDrafts(settings_.engine.drafts);
   window_->clearNotice();
   window_->setEngineState(tr("Loading %1…").arg(loading_name(engine)));
   host_->load(settings_.engine, devices_);
@@ -453,6 +456,8 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
   // The model's template could not be used: say why, and which format runs.
   if (!info.format_notice.isEmpty())
     window_->showNotice(info.format_notice, MainWindow::Notice::Info);
+  if (!info.draft_notice.isEmpty())
+    window_->showNotice(info.draft_notice, MainWindow::Notice::Error);
   window_->setWindowTitle(QStringLiteral("%1 — Quire").arg(info.name));
   serving_settings_ = settings_.engine;
   // A remote model's address is not a folder for the recent list.
@@ -480,6 +485,7 @@ void QuireApplication::onLoadFailed(const EngineFailure& failure) {
     const ui::EngineSettings& tried = settings_.engine;
     kept.recent_models = tried.recent_models;
     kept.sampling = tried.sampling;
+    kept.drafts = tried.drafts;
     kept.system_prompt = tried.system_prompt;
     kept.prompt_format = tried.prompt_format;
     kept.max_context = tried.max_context;
@@ -488,6 +494,7 @@ void QuireApplication::onLoadFailed(const EngineFailure& failure) {
     window_->settingsPanel()->setSettings(settings_.engine);
     window_->settingsPanel()->setPlan(pricer_->price(settings_.engine));
     chats_->setEngineSettings(settings_.engine);
+    host_->configureServerDrafts(settings_.engine.drafts);
   } else if (!host_->model()) {
     serving_settings_.reset();
   }

@@ -37,6 +37,8 @@ store::GenerationStats generation_stats(const engine::JobResult& result, const Q
     stats.tokens_per_second =
         static_cast<double>(statistics.generated_tokens) / statistics.decode_seconds;
   }
+  stats.drafted_tokens = static_cast<int>(statistics.drafted_tokens);
+  stats.accepted_tokens = static_cast<int>(statistics.accepted_tokens);
   stats.stop_reason = stop_reason_name(result.stop_reason);
   stats.model = model;
   return stats;
@@ -51,6 +53,16 @@ QString first_token_text(double milliseconds) {
   return QStringLiteral("%1 s to first token").arg(milliseconds / 1000.0, 0, 'f', 2);
 }
 
+QString drafts_text(const store::GenerationStats& stats) {
+  if (stats.drafted_tokens <= 0) return {};
+  const int percent = qRound(100.0 * stats.accepted_tokens / stats.drafted_tokens);
+  // Each step that verified drafts gave its accepted drafts and one token of
+  // the model's own: the reply took generated - accepted steps.
+  const int steps = stats.generated_tokens - stats.accepted_tokens;
+  const double per_step = steps > 0 ? static_cast<double>(stats.generated_tokens) / steps : 0.0;
+  return QStringLiteral("drafts %1% accepted, %2 tok/step").arg(percent).arg(per_step, 0, 'f', 1);
+}
+
 QString stats_text(const store::GenerationStats& stats) {
   QStringList parts;
   parts << (stats.generated_tokens == 1 ? QStringLiteral("1 token")
@@ -58,6 +70,7 @@ QString stats_text(const store::GenerationStats& stats) {
   if (stats.tokens_per_second > 0) {
     parts << QStringLiteral("%1 tok/s").arg(stats.tokens_per_second, 0, 'f', 1);
   }
+  if (const QString drafts = drafts_text(stats); !drafts.isEmpty()) parts << drafts;
   if (stats.time_to_first_token_ms > 0) parts << first_token_text(stats.time_to_first_token_ms);
   if (stats.prompt_tokens > 0 && stats.cached_tokens >= 0) {
     parts << QStringLiteral("%1 of %2 prompt tokens from the cache")

@@ -18,8 +18,13 @@ store::GenerationStats generation_stats(const engine::JobResult& result, const Q
 // "12 ms to first token" below a second, "1.25 s to first token" above.
 QString first_token_text(double milliseconds);
 
-// "212 tokens · 34.1 tok/s · 0.18 s to first token · 480 of 512 prompt tokens
-// from the cache", for the line under a reply.
+// "drafts 72% accepted, 2.9 tok/step" for a reply that drafted (speculative
+// decoding), else empty.
+QString drafts_text(const store::GenerationStats& stats);
+
+// "212 tokens · 34.1 tok/s · drafts 72% accepted, 2.9 tok/step · 0.18 s to
+// first token · 480 of 512 prompt tokens from the cache", for the line under
+// a reply; the drafts only where it drafted.
 QString stats_text(const store::GenerationStats& stats);
 
 }  // namespace quire::gui

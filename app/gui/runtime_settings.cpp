@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "quire/ui/settings_limits.h"
+
 namespace quire::gui {
 namespace {
 
@@ -119,6 +121,17 @@ engine::GeneratorConfig generator_config(const ui::EngineSettings& settings) {
   config.max_batch_size = settings.max_batch;
   config.max_step_tokens = step_tokens(settings);
   return config;
+}
+
+engine::DraftSettings draft_settings(const ui::DraftDefaults& defaults, bool draft_model_loaded) {
+  engine::DraftSettings draft;
+  if (defaults.method == QLatin1String("ngram"))
+    draft.method = engine::DraftSettings::Method::Ngram;
+  if (defaults.method == QLatin1String("model") && draft_model_loaded)
+    draft.method = engine::DraftSettings::Method::Model;
+  draft.max_tokens =
+      std::clamp(defaults.max_tokens, ui::limits::kDraftTokens.min, ui::limits::kDraftTokens.max);
+  return draft;
 }
 
 engine::SamplingSettings sampling_settings(const ui::SamplingDefaults& defaults) {

@@ -26,6 +26,13 @@ engine::GeneratorConfig generator_config(const ui::EngineSettings& settings);
 
 engine::SamplingSettings sampling_settings(const ui::SamplingDefaults& defaults);
 
+// The engine's drafting for the Settings' speculative decoding group: off
+// unless the method is "ngram"; the draft length kept within the engine's
+// bounds. Where a draft model's folder is to become engine settings.
+// `draft_model_loaded`: whether the generator has a draft model; without
+// one, "model" drafts nothing (the load said why).
+engine::DraftSettings draft_settings(const ui::DraftDefaults& defaults, bool draft_model_loaded);
+
 // Host-tier pages that `mebibytes` of host memory hold for this model.
 int host_pages(const engine::ModelDescription& model, cache::CacheFormat format, int mebibytes);
 

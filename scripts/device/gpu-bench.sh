@@ -5,7 +5,9 @@
 # caches, then transformers' static-cache decode of the FP16 one. JSON
 # results and logs go under $1.
 # The vocabulary is make-model's largest, 4096, not 128256: the head is 0.2%
-# of the weights instead of 6.5%.
+# of the weights instead of 6.5%. Last, speculative decoding: a pair with a
+# third part drafts, "ngram" by prompt lookup, "first2" with the model's
+# own first two layers (first_layers.py) as the draft model.
 #   gpu-bench.sh OUTPUT_FOLDER [MODEL_FOLDER]   make (if missing) and bench
 #   gpu-bench.sh --make-only MODEL_FOLDER       only make the models
 set -uo pipefail
@@ -43,7 +45,7 @@ if (( make_only )); then
 fi
 # Headline first: the EXL2 model with each cache, then FP16 weights against
 # transformers, then EXL3 beside EXL2's headline, then the remaining pair.
-pairs=${QUIRE_BENCH_PAIRS:-exl2:4.0/q4 exl2:4.0/fp16 fp16/fp16 reference exl3:4.0/q4 fp16/q4}
+pairs=${QUIRE_BENCH_PAIRS:-exl2:4.0/q4 exl2:4.0/fp16 fp16/fp16 reference exl3:4.0/q4 fp16/q4 exl2:4.0/q4/ngram fp16/fp16/first2}
 for pair in $pairs; do
   if [[ "$pair" == reference ]]; then
     dir="$models/llama-8b-fp16"
@@ -54,12 +56,23 @@ for pair in $pairs; do
     echo "transformers: exit $?"
     continue
   fi
-  format=${pair%/*} cache=${pair#*/}
+  IFS=/ read -r format cache draft <<<"$pair"
   dir="$models/llama-8b-${format/:/-}"
   wait_for_model "$dir"
   make_model "$format" || { echo "make-model $format failed"; continue; }
+  drafting=()
+  case "${draft:-}" in
+    "") ;;
+    ngram) drafting=(--draft ngram) ;;
+    first2)
+      [[ -f "$dir-first2/config.json" ]] ||
+        timeout "$(step_budget 120)" python3 "$kit/first_layers.py" "$dir" 2 "$dir-first2" ||
+        { echo "first_layers.py failed"; continue; }
+      drafting=(--draft "$dir-first2") ;;
+    *) echo "unknown draft $draft"; continue ;;
+  esac
   for base in "" ${QUIRE_BENCH_BASE_KIT:+"$QUIRE_BENCH_BASE_KIT"}; do
-    name="$(basename "$dir")-$cache${base:+-base}"
+    name="$(basename "$dir")-$cache${draft:+-$draft}${base:+-base}"
     runner=(quire-cli)
     if [[ -n "$base" ]]; then
       runner=(env "LD_LIBRARY_PATH=$base/lib:$LD_LIBRARY_PATH"
@@ -68,7 +81,7 @@ for pair in $pairs; do
     start=$SECONDS
     timeout "$(step_budget 90)" "${runner[@]}" bench "$dir" --devices "${QUIRE_BENCH_DEVICES:-cuda}" --cache "$cache" \
       --context 40960 --prefill 2048 --decode-contexts 512,4096,32768 --decode-tokens 64 \
-      --repeat 2 --batches 4,16,64 --turn-reply 32 --json >"$out/$name.json" 2>"$out/$name.log"
+      --repeat 2 --batches 4,16,64 --turn-reply 32 "${drafting[@]}" --json >"$out/$name.json" 2>"$out/$name.log"
     echo "bench $name: exit $?, $((SECONDS - start)) s"
     grep "^bench:" "$out/$name.log" | sed 's/^/  /'
   done

@@ -8,6 +8,7 @@ namespace quire::server {
 
 EngineHost::EngineHost(engine::Generator& generator, EngineHostConfig config)
     : generator_(generator), jobs_(config.max_jobs, [this] { wake(); }) {
+  jobs_.set_draft(config.draft);
   jobs_.publish(generator_);
   thread_ = std::thread([this] { run(); });
 }

@@ -19,6 +19,7 @@ std::shared_ptr<ReplyChannel> GeneratorJobs::submit(engine::JobRequest request, 
     if (closed_ || in_flight_ + jobs > max_jobs_) return nullptr;
     in_flight_ += jobs;
     stats_.waiting += jobs;
+    request.draft = draft_;
     incoming_.push_back({std::move(request), channel});
   }
   if (wake_) wake_();
@@ -41,6 +42,12 @@ EngineStats GeneratorJobs::stats() const {
 void GeneratorJobs::close() {
   const std::lock_guard lock(mutex_);
   closed_ = true;
+}
+
+void GeneratorJobs::set_draft(const engine::DraftSettings& draft) {
+  engine::validate(draft);
+  const std::lock_guard lock(mutex_);
+  draft_ = draft;
 }
 
 bool GeneratorJobs::pending() const {
@@ -93,6 +100,8 @@ void GeneratorJobs::start(Submission submission, engine::Generator& generator) {
       const std::lock_guard lock(mutex_);
       --in_flight_;
       if (request_ended) ++stats_.requests;
+      stats_.drafted_tokens += result.statistics.drafted_tokens;
+      stats_.accepted_tokens += result.statistics.accepted_tokens;
       // The last snapshot counted the job as running, or as waiting when it
       // was cancelled before it started.
       if (stats_.running > 0) {
@@ -160,6 +169,8 @@ void GeneratorJobs::publish(engine::Generator& generator) {
   const std::lock_guard lock(mutex_);
   stats.waiting = in_flight_ >= stats.running ? in_flight_ - stats.running : 0;
   stats.requests = stats_.requests;
+  stats.drafted_tokens = stats_.drafted_tokens;
+  stats.accepted_tokens = stats_.accepted_tokens;
   stats_ = std::move(stats);
 }
 

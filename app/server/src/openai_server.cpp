@@ -229,6 +229,8 @@ struct OpenAiServer::Impl {
                                   {"waiting", stats.waiting},
                                   {"finished_requests", stats.requests},
                                   {"sampled_tokens", stats.sampled_tokens},
+                                  {"drafted_tokens", stats.drafted_tokens},
+                                  {"accepted_tokens", stats.accepted_tokens},
                                   {"cache",
                                    {{"page_size", cache.page_size},
                                     {"total_pages", cache.total_pages},

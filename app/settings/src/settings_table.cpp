@@ -328,6 +328,13 @@ std::vector<SettingRow> make_rows() {
       real_row("sampling/repetition_penalty", QUIRE_FIELD(engine.sampling.repetition_penalty), 1.0,
                limits::kRepetitionPenalty),
       integer_row("sampling/top_k", QUIRE_FIELD(engine.sampling.top_k), 40, limits::kTopK),
+      // Speculative decoding: off, as in the engine and the CLI (--draft);
+      // the engine's default draft length.
+      choice_row("speculative/method", QUIRE_FIELD(engine.drafts.method), QStringLiteral("off"),
+                 ui::draft_method_ids()),
+      integer_row("speculative/max_tokens", QUIRE_FIELD(engine.drafts.max_tokens), 4,
+                  limits::kDraftTokens),
+      text_row("speculative/model", QUIRE_FIELD(engine.drafts.model_directory), QString()),
       // Chat.
       text_row("chat/system_prompt", QUIRE_FIELD(engine.system_prompt), QString()),
       text_row("chat/prompt_format", QUIRE_FIELD(engine.prompt_format), QStringLiteral("auto"),

@@ -39,6 +39,11 @@ QJsonObject GenerationStats::to_json() const {
       {QStringLiteral("model"), model},
   };
   if (!endpoint.isEmpty()) object.insert(QStringLiteral("endpoint"), endpoint);
+  // Only for replies that drafted: the others' statistics read as before.
+  if (drafted_tokens > 0) {
+    object.insert(QStringLiteral("drafted_tokens"), drafted_tokens);
+    object.insert(QStringLiteral("accepted_tokens"), accepted_tokens);
+  }
   return object;
 }
 
@@ -53,6 +58,8 @@ GenerationStats GenerationStats::from_json(const QJsonObject& object) {
   stats.stop_reason = object.value(QStringLiteral("stop_reason")).toString();
   stats.model = object.value(QStringLiteral("model")).toString();
   stats.endpoint = object.value(QStringLiteral("endpoint")).toString();
+  stats.drafted_tokens = object.value(QStringLiteral("drafted_tokens")).toInt();
+  stats.accepted_tokens = object.value(QStringLiteral("accepted_tokens")).toInt();
   return stats;
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "generator_job.h"
+#include "quire/engine/generator/draft_model.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/kernels/backend.h"
 
@@ -53,11 +54,16 @@ JobId Generator::submit(JobRequest request) {
                                                    std::move(end_tokens), request.grammar_triggers);
   }
   if (request.draft.method != DraftSettings::Method::Off) validate(request.draft);
+  if (request.draft.method == DraftSettings::Method::Model && !draft_model_) {
+    throw std::invalid_argument("this request drafts with a draft model, but none is loaded");
+  }
   auto job =
       std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
   job->constraint = std::move(constraint);
   if (job->request.draft.method == DraftSettings::Method::Ngram)
     job->drafter.emplace(job->request.draft.ngram);
+  if (job->request.draft.method != DraftSettings::Method::Off)
+    job->draft_length.emplace(job->request.draft.max_tokens);
   job->result.id = job->id;
   job->result.statistics.prompt_tokens = static_cast<std::int64_t>(job->tokens.size());
   const JobId id = job->id;
@@ -83,6 +89,9 @@ std::string Generator::label_of(cache::SequenceId sequence) const {
 void Generator::finish(Job& job, StopReason reason, std::string error) {
   release_alternatives(job);
   job.verifying.clear();
+  job.drafted_from.clear();
+  if (draft_model_ && job.request.draft.method == DraftSettings::Method::Model)
+    draft_model_->release(job.id);
   if (job.sequence) {
     runtime_.cache().release(*job.sequence);
     by_sequence_.erase(*job.sequence);
@@ -266,7 +275,9 @@ void Generator::preempted(cache::SequenceId sequence) {
   by_sequence_.erase(found);
   job->sequence.reset();
   job->ranges.clear();
-  job->verifying.clear();  // its drafts left with its pages; its last token is pending
+  // Its drafts left with its pages; its last token is pending.
+  job->verifying.clear();
+  job->drafted_from.clear();
   ++job->result.statistics.preemptions;
   auto it =
       std::find_if(running_.begin(), running_.end(),
@@ -302,14 +313,16 @@ bool Generator::step() {
   // drafts when they draft; that may preempt the youngest jobs, which leave
   // the batch.
   std::vector<Job*> decoding;
-  const int drafts_at_most = draft_limit();
+  std::map<const Job*, DraftProposal> drafts = draft_all(draft_limit());
   for (std::size_t i = 0; i < running_.size(); ++i) {
     Job* job = running_[i].get();
     if (!job->ranges.empty() || !job->pending || !job->sequence) continue;
     const cache::TokenId token = *job->pending;
     std::vector<cache::TokenId> appending{token};
-    for (const cache::TokenId drafted : draft_for(*job, drafts_at_most))
-      appending.push_back(drafted);
+    DraftProposal proposal;
+    if (auto drafted = drafts.find(job); drafted != drafts.end())
+      proposal = std::move(drafted->second);
+    appending.insert(appending.end(), proposal.tokens.begin(), proposal.tokens.end());
     cache::AppendResult appended = cache.append(*job->sequence, appending);
     if (appended.status == cache::AppendStatus::NoSpace && appending.size() > 1) {
       // No room for the drafts: the token alone, as without drafting (a
@@ -330,7 +343,10 @@ bool Generator::step() {
     if (appended.status == cache::AppendStatus::Appended) {
       job->tokens.push_back(token);
       job->pending.reset();
-      if (appending.size() > 1) job->verifying = std::move(appending);
+      if (appending.size() > 1) {
+        job->verifying = std::move(appending);
+        job->drafted_from = std::move(proposal.distributions);
+      }
     }
     // Preemption moved jobs out of running_; rescan from the start.
     if (!appended.preempted.empty()) i = static_cast<std::size_t>(-1);
@@ -381,6 +397,7 @@ bool Generator::step() {
                          {}});
         batch.back().window_pages = cache.window_page_table(*job->sequence);
         batch.back().decode_rows = true;
+        batch.back().rewindable = !split;
       }
       members.push_back(job);
       chunks.push_back({position, position + count});
@@ -496,62 +513,6 @@ std::vector<Generator::Prefill> Generator::take_prefill_pages(std::vector<Job*>&
     }
   }
   return prefills;
-}
-
-bool Generator::use_candidates() const {
-  switch (config_.logits) {
-    case GeneratorConfig::Logits::WholeRows:
-      return false;
-    case GeneratorConfig::Logits::Candidates:
-      return true;
-    case GeneratorConfig::Logits::Automatic:
-      break;
-  }
-  return !runtime_.backend().shares_host_memory();
-}
-
-cache::TokenId Generator::sample(Job& job, const ForwardPass::Result& result, std::size_t index) {
-  // The grammar's mask is applied where the draw happens, on the host, to the
-  // candidates or the row: the device only ranks the raw logits, which the
-  // mask does not change, and the candidates decide a masked row only when
-  // they prove it (else the row comes over, below).
-  const TokenMask allowed = job.constraint ? job.constraint->mask() : TokenMask{};
-  if (result.host_row.at(index) >= 0) {
-    return job.sampler.sample(result.row(index), job.tokens, allowed);
-  }
-  const ForwardPass::RowCandidates& row = result.candidates.at(index);
-  LogitCandidates candidates;
-  candidates.vocab = result.vocab;
-  candidates.values = row.values;
-  candidates.ids = row.ids;
-  candidates.tail_sum = row.stats.tail_sum;
-  const SamplingSettings& settings = job.sampler.settings();
-  candidates.inv_temperature = settings.greedy() ? 1.0f : 1.0f / settings.temperature;
-  candidates.tail_sum_tolerance = kernels::kTopLogitsTailSumTolerance;
-  candidates.finite = row.stats.finite;
-  candidates.nans = row.stats.nans;
-  candidates.adjusted_ids = job.adjusted;
-  candidates.adjusted_logits = row.gathered;
-  if (const std::optional<std::int32_t> token =
-          job.sampler.sample_from_candidates(candidates, job.tokens, allowed)) {
-    ++sampling_counters_.from_candidates;
-    return *token;
-  }
-  ++sampling_counters_.row_fetches;
-  fetch_row(result, index);
-  return job.sampler.sample(fetched_row_, job.tokens, allowed);
-}
-
-std::optional<cache::TokenId> Generator::sample_or_end(Job& job, const ForwardPass::Result& result,
-                                                       std::size_t index) {
-  try {
-    return sample(job, result, index);
-  } catch (const std::invalid_argument& error) {
-    finish(job, StopReason::Error, std::string("sampling failed: ") + error.what());
-  } catch (const kernels::DeviceOutOfMemory& error) {
-    finish(job, StopReason::Error, row_fetch_failed(error));
-  }
-  return std::nullopt;
 }
 
 void Generator::run_until_idle() {

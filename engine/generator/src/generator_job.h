@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "quire/engine/generator/draft_length.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/generator/token_constraint.h"
 
@@ -34,9 +35,12 @@ struct Generator::Job {
   std::vector<std::int32_t> adjusted;     // the candidate path's gathered ids, this step
   // Speculative decoding: the drafter when the request asks for one, and in
   // a step that verifies drafts, the job's last token followed by them (in
-  // the cache past `tokens`, as the forward pass computes them).
+  // the cache past `tokens`, as the forward pass computes them) and the
+  // distributions they were drawn from (empty for a point mass: DraftProposal).
   std::optional<NgramDrafter> drafter;
+  std::optional<DraftLength> draft_length;  // how many to draft next (drafting jobs)
   std::vector<cache::TokenId> verifying;
+  std::vector<DraftDistribution> drafted_from;
   int skips = 0;
   int failed_admissions = 0;  // in a row, for want of device memory
   int generated = 0;

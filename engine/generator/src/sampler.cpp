@@ -62,6 +62,23 @@ Sampler::Sampler(const SamplingSettings& settings)
 
 std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> context,
                              TokenMask allowed) {
+  adjust_logits(logits, context, allowed);
+  if (settings_.greedy()) {
+    const std::size_t best = detail::argmax(logits_);
+    candidates_.assign(1, {static_cast<std::int32_t>(best), logits_[best], 1.0f});
+    return candidates_.front().id;
+  }
+
+  detail::collect_candidates(logits_, candidates_);
+  bool ranked = false;
+  if (settings_.top_k > 0) ranked = detail::keep_top_k(candidates_, settings_.top_k);
+  // One number per call, whatever the filters leave, so a seeded stream does
+  // not shift when a step happens to leave a single candidate.
+  return filter_and_draw(ranked, random_.uniform(), logits_.size());
+}
+
+void Sampler::adjust_logits(std::span<const float> logits, std::span<const std::int32_t> context,
+                            TokenMask allowed) {
   logits_.assign(logits.begin(), logits.end());
   const std::size_t size = logits_.size();
   if (penalties_on()) apply_penalties(context);
@@ -80,22 +97,9 @@ std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std:
       }
     }
   }
-
-  if (settings_.greedy()) {
-    const std::size_t best = detail::argmax(logits_);
-    candidates_.assign(1, {static_cast<std::int32_t>(best), logits_[best], 1.0f});
-    return candidates_.front().id;
-  }
-
-  detail::collect_candidates(logits_, candidates_);
-  bool ranked = false;
-  if (settings_.top_k > 0) ranked = detail::keep_top_k(candidates_, settings_.top_k);
-  // One number per call, whatever the filters leave, so a seeded stream does
-  // not shift when a step happens to leave a single candidate.
-  return filter_and_draw(ranked, random_.uniform(), size);
 }
 
-std::int32_t Sampler::filter_and_draw(bool ranked, double u, std::size_t vocab) {
+void Sampler::filter(bool ranked, std::size_t vocab) {
   detail::apply_softmax(candidates_, settings_.temperature);
   if (settings_.top_p > 0 && settings_.top_p < 1) {
     ranked = detail::keep_top_p(candidates_, settings_.top_p, ranked);
@@ -105,6 +109,10 @@ std::int32_t Sampler::filter_and_draw(bool ranked, double u, std::size_t vocab) 
     if (scores_.size() < vocab) scores_.resize(vocab);
     detail::keep_typical(candidates_, settings_.typical, scores_);
   }
+}
+
+std::int32_t Sampler::filter_and_draw(bool ranked, double u, std::size_t vocab) {
+  filter(ranked, vocab);
   return candidates_[detail::draw_index(candidates_, u)].id;
 }
 

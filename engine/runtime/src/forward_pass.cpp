@@ -216,7 +216,10 @@ std::optional<StepShape> ForwardPass::step_shape(std::span<const Sequence> seque
   std::size_t pages = 1;
   std::size_t window_pages = 1;
   for (const Sequence& seq : sequences) {
-    if (seq.all_logits || seq.tokens.size() > kRecordedTokensPerSequence) return std::nullopt;
+    if (seq.all_logits || seq.rewindable || (seq.decode_rows && seq.tokens.size() > 1) ||
+        seq.tokens.size() > kRecordedTokensPerSequence) {
+      return std::nullopt;
+    }
     shape.tokens.push_back(static_cast<int>(seq.tokens.size()));
     pages = std::max(pages, seq.pages.size());
     window_pages = std::max(window_pages, seq.window_pages.size());
@@ -233,6 +236,7 @@ ForwardPass::Result ForwardPass::run(std::span<const Sequence> sequences) {
     // The step may have stopped between layers: what the mirrors hold is
     // no longer known. The coded pages are written as ever.
     storage_.mirrors().forget_all();
+    rewinds_.clear();
     throw;
   }
 }
@@ -248,15 +252,25 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
   }
 
   // Flatten the batch: one entry per token, and one page-table row per
-  // sequence; with a window pool, its tables follow the main pool's.
-  std::vector<std::int32_t> tokens, positions, sequence_ids, block_tables;
+  // attention sequence; with a window pool, its tables follow the main
+  // pool's. A sequence of decode rows attends as one attention sequence per
+  // token over copies of its page-table row (and its mirror), so that each
+  // token's attention is computed as a decode step's: the kernels group a
+  // sequence's tokens (the CPU's several query rows at once), which can
+  // change a row's last bits. The products still see the step's sequences
+  // (sequence_ids).
+  std::vector<std::int32_t> tokens, positions, sequence_ids, attention_ids, block_tables;
+  std::vector<std::size_t> attention_owner;  // per attention sequence: its sequence
   const bool pooled = storage_.has_window_pool();
   std::size_t max_pages = 1;
   std::size_t max_window_pages = 0;
-  for (const Sequence& seq : sequences) {
+  for (std::size_t s = 0; s < sequences.size(); ++s) {
+    const Sequence& seq = sequences[s];
     max_pages = std::max(max_pages, seq.pages.size());
     if (pooled)
       max_window_pages = std::max({max_window_pages, seq.window_pages.size(), std::size_t{1}});
+    const std::size_t rows = seq.decode_rows ? std::max<std::size_t>(seq.tokens.size(), 1) : 1;
+    attention_owner.insert(attention_owner.end(), rows, s);
   }
   // A recorded step's page tables are padded with -1 to its shape's width.
   const std::optional<StepShape> shape = step_shape(sequences);
@@ -264,8 +278,8 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
     max_pages = static_cast<std::size_t>(shape->max_pages);
     max_window_pages = static_cast<std::size_t>(shape->max_window_pages);
   }
-  const std::size_t window_tables = sequences.size() * max_pages;
-  block_tables.assign(window_tables + sequences.size() * max_window_pages, -1);
+  const std::size_t window_tables = attention_owner.size() * max_pages;
+  block_tables.assign(window_tables + attention_owner.size() * max_window_pages, -1);
   int rows = 0;
   std::int32_t longest = 0;
   for (std::size_t s = 0; s < sequences.size(); ++s) {
@@ -281,16 +295,22 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
         end > static_cast<std::int64_t>(seq.window_pages.size()) * storage_.config().page_size) {
       throw std::invalid_argument("a sequence's tokens run past its window pool pages");
     }
-    std::copy(seq.pages.begin(), seq.pages.end(),
-              block_tables.begin() + std::ptrdiff_t(s * max_pages));
-    if (pooled) {
-      std::copy(seq.window_pages.begin(), seq.window_pages.end(),
-                block_tables.begin() + std::ptrdiff_t(window_tables + s * max_window_pages));
-    }
     for (std::size_t i = 0; i < seq.tokens.size(); ++i) {
       tokens.push_back(seq.tokens[i]);
       positions.push_back(seq.first_position + static_cast<std::int32_t>(i));
       sequence_ids.push_back(static_cast<std::int32_t>(s));
+      if (i == 0 || seq.decode_rows) {
+        const std::size_t row = attention_ids.empty() ? 0 : std::size_t(attention_ids.back()) + 1;
+        std::copy(seq.pages.begin(), seq.pages.end(),
+                  block_tables.begin() + std::ptrdiff_t(row * max_pages));
+        if (pooled) {
+          std::copy(seq.window_pages.begin(), seq.window_pages.end(),
+                    block_tables.begin() + std::ptrdiff_t(window_tables + row * max_window_pages));
+        }
+        attention_ids.push_back(static_cast<std::int32_t>(row));
+      } else {
+        attention_ids.push_back(attention_ids.back());
+      }
     }
     longest = std::max(longest, static_cast<std::int32_t>(end));
     result.first_row.push_back(rows);
@@ -311,10 +331,19 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
     storage_generation_ = storage_.generation();
   }
   segment_rows(sequences, sequence_ids, result.rows);
+  plan_rewinds(sequences);
   prepare_rope(longest);
-  const std::vector<std::int32_t> mirrored = assign_mirrors(sequences);
+  // Per attention sequence, the mirror of the sequence it belongs to.
+  const std::vector<std::int32_t> mirrors = assign_mirrors(sequences);
+  std::vector<std::int32_t> mirrored;
+  if (!mirrors.empty()) {
+    for (const std::size_t s : attention_owner) {
+      mirrored.push_back(mirrors[2 * s]);
+      mirrored.push_back(mirrors[2 * s + 1]);
+    }
+  }
   for (int device : devices_)
-    upload_metadata(device, tokens, positions, sequence_ids, block_tables, mirrored);
+    upload_metadata(device, tokens, positions, attention_ids, block_tables, mirrored);
   if (storage_.any_on_host()) {
     std::vector<StepPages> step_pages;
     for (const Sequence& seq : sequences) {
@@ -469,6 +498,7 @@ void ForwardPass::attend(std::size_t index, std::int64_t count, const kernels::T
   if (kv_observer_) {
     kv_observer_(index, cache_device, there.k.as<float>(), there.v.as<float>(), count);
   }
+  keep_for_rewind(index, cache_device, pages, there.k.as<float>(), there.v.as<float>());
   backend_.write_kv(cache_device, pages, there_batch, there.k.as<float>(), there.v.as<float>());
   kernels::AttentionParams attention{c.num_heads, static_cast<float>(c.attention_scale()),
                                      c.sliding_windows[index]};

@@ -174,6 +174,11 @@ bool KvStorage::calibrated_values() const {
   return !calibrated_scales_.empty() && config_.format.value == cache::ElementCoding::FP8;
 }
 
+bool KvStorage::writes_recode_pages() const {
+  return (config_.format.key == cache::ElementCoding::FP8 && !calibrated_keys()) ||
+         (config_.format.value == cache::ElementCoding::FP8 && !calibrated_values());
+}
+
 void KvStorage::place_layer(std::size_t layer, int device, PageHome home) {
   if (placed(layer)) throw std::logic_error("cache layer placed twice");
   if (home == PageHome::Host && windowed(layer)) {

@@ -7,6 +7,7 @@
 #include "layer_description.h"
 #include "quire/engine/model_error.h"
 #include "quire/kernels/cpu/half.h"
+#include "quire/kernels/top_logits.h"
 
 namespace quire::engine {
 namespace {
@@ -215,8 +216,13 @@ std::vector<ModuleCost> ModelDescription::modules(cache::CacheFormat format, int
     modules.push_back(ModuleCost{"model.layers." + std::to_string(i), ModuleKind::Layer,
                                  layers[i].device_bytes(), page_bytes, 0});
   }
-  // Logits of the requested rows, and the rows gathered before the head.
-  const std::int64_t head_scratch = logit_rows * (config.vocab_size + config.hidden_size) * 4;
+  // Per row of logits (ForwardPass's buffers on the head's device): the row
+  // gathered before the head and its norm, the logits, the sampler's
+  // candidates (values and ids) and their statistics and temperature.
+  const std::int64_t candidates = std::min<std::int64_t>(kernels::kMaxTopLogits, config.vocab_size);
+  const std::int64_t head_scratch =
+      logit_rows * ((config.vocab_size + 2 * config.hidden_size + 2 * candidates + 1) * 4 +
+                    static_cast<std::int64_t>(sizeof(kernels::TopLogitsStats)));
   modules.push_back(ModuleCost{head_tied ? std::string("lm_head") : head.key, ModuleKind::Head,
                                final_norm_bytes + head.device_bytes, 0, head_scratch});
   return modules;

@@ -78,6 +78,44 @@ class ReportedNumbersTest : public QObject {
     QCOMPARE(gui::first_token_text(1250), QStringLiteral("1.25 s to first token"));
   }
 
+  // A reply that drafted says how many drafts the model accepted and how
+  // many tokens each step gave: 40 tokens with 26 of 36 drafts accepted
+  // took 14 steps.
+  void aReplyThatDraftedShowsItsAcceptanceAndTokensPerStep() {
+    store::GenerationStats stats;
+    stats.generated_tokens = 40;
+    stats.tokens_per_second = 88.04;
+    stats.time_to_first_token_ms = 120;
+    stats.prompt_tokens = 300;
+    stats.cached_tokens = 0;
+    stats.drafted_tokens = 36;
+    stats.accepted_tokens = 26;
+    QCOMPARE(gui::drafts_text(stats), QStringLiteral("drafts 72% accepted, 2.9 tok/step"));
+    QCOMPARE(gui::stats_text(stats),
+             QStringLiteral("40 tokens · 88.0 tok/s · drafts 72% accepted, 2.9 tok/step · 120 ms "
+                            "to first token · 0 of 300 prompt tokens from the cache"));
+    // Kept with the reply, and read back.
+    QCOMPARE(store::GenerationStats::from_json(stats.to_json()), stats);
+
+    // Drafting on, nothing drafted (no repeat to copy): no figure at all.
+    stats.drafted_tokens = 0;
+    stats.accepted_tokens = 0;
+    QCOMPARE(gui::drafts_text(stats), QString());
+    QVERIFY(!stats.to_json().contains(QStringLiteral("drafted_tokens")));
+    QCOMPARE(gui::stats_text(stats),
+             QStringLiteral("40 tokens · 88.0 tok/s · 120 ms to first token · 0 of 300 prompt "
+                            "tokens from the cache"));
+
+    // From the engine's statistics.
+    engine::JobResult result;
+    result.statistics.generated_tokens = 40;
+    result.statistics.drafted_tokens = 36;
+    result.statistics.accepted_tokens = 26;
+    const store::GenerationStats from_job = gui::generation_stats(result, QString());
+    QCOMPARE(from_job.drafted_tokens, 36);
+    QCOMPARE(from_job.accepted_tokens, 26);
+  }
+
   // A remote engine's reply names the engine, and one that does not report
   // its cache (-1) gets no cache figure rather than a wrong 0.
   void aRemoteReplyNamesItsEngineAndNoCacheItDidNotReport() {

@@ -39,6 +39,26 @@ class RuntimeSettingsTest : public QObject {
         engine::ModelDescription::open(test::demo_model().toStdString()));
   }
 
+  // Settings → Speculative decoding as the engine's drafting of a job.
+  void draftSettingsBecomeTheJobsDrafting() {
+    const engine::DraftSettings off = gui::draft_settings(defaults().drafts, false);
+    QCOMPARE(off.method, engine::DraftSettings::Method::Off);
+    QCOMPARE(off.max_tokens, 4);
+    const engine::DraftSettings ngram =
+        gui::draft_settings({QStringLiteral("ngram"), 12, {}}, false);
+    QCOMPARE(ngram.method, engine::DraftSettings::Method::Ngram);
+    QCOMPARE(ngram.max_tokens, 12);
+    // A draft model drafts where one loaded, and nothing where none did.
+    const ui::DraftDefaults model{QStringLiteral("model"), 6, QStringLiteral("/models/draft")};
+    QCOMPARE(gui::draft_settings(model, true).method, engine::DraftSettings::Method::Model);
+    QCOMPARE(gui::draft_settings(model, false).method, engine::DraftSettings::Method::Off);
+    // Values set in code, past the table's checks, stay within the engine's bounds.
+    QCOMPARE(gui::draft_settings({QStringLiteral("ngram"), 0, {}}, false).max_tokens, 1);
+    QCOMPARE(gui::draft_settings({QStringLiteral("ngram"), 500, {}}, false).max_tokens, 64);
+    QCOMPARE(gui::draft_settings({QStringLiteral("eagle"), 4, {}}, true).method,
+             engine::DraftSettings::Method::Off);
+  }
+
   void theCommonReserveIsKeptOnEveryDevice() {
     ui::EngineSettings settings = defaults();
     settings.reserve_mib = 300;

@@ -25,11 +25,21 @@ struct Served {
   engine::Generator generator;
   server::EngineHost host;
 
-  // A cache of `pages` pages of 16 tokens.
-  Served(const Model& model, std::size_t max_jobs, int pages = 64)
+  // A cache of `pages` pages of 16 tokens; every request's jobs draft as
+  // `draft` says.
+  Served(const Model& model, std::size_t max_jobs, int pages = 64,
+         const engine::DraftSettings& draft = {})
       : runtime(model.description, backend, small_options(cache::CacheFormat::FP16, pages)),
         generator(runtime, *model.tokenizer),
-        host(generator, {max_jobs}) {}
+        host(generator, host_config(max_jobs, draft)) {}
+
+  static server::EngineHostConfig host_config(std::size_t max_jobs,
+                                              const engine::DraftSettings& draft) {
+    server::EngineHostConfig config;
+    config.max_jobs = max_jobs;
+    config.draft = draft;
+    return config;
+  }
 };
 
 }  // namespace quire::test

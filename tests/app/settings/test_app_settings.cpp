@@ -41,6 +41,7 @@ AppSettings every_value_changed(const QString& path) {
   e.max_batch = 4;
   e.chunk_size = 1024;
   e.sampling = {0.65, 0.85, 0.02, 1.12, 64};
+  e.drafts = {QStringLiteral("model"), 9, QStringLiteral("/models/small-draft")};
   e.system_prompt =
       QStringLiteral("Line one; \"quoted\"\n\tLine two = two, [three]\n# not a comment");
   e.prompt_format = QStringLiteral("llama3");
@@ -93,6 +94,9 @@ class TestAppSettings : public QObject {
     QCOMPARE(e.sampling.min_p, 0.05);
     QCOMPARE(e.sampling.repetition_penalty, 1.0);
     QCOMPARE(e.sampling.top_k, 40);
+    // Speculative decoding off, with the engine's draft length ready.
+    QCOMPARE(e.drafts.method, QStringLiteral("off"));
+    QCOMPARE(e.drafts.max_tokens, 4);
     QCOMPARE(e.system_prompt, QString());
     QCOMPARE(e.prompt_format, QStringLiteral("auto"));
     QVERIFY(s.window.geometry.isEmpty());
@@ -113,7 +117,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 37);
+    QCOMPARE(keys.size(), 40);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);
@@ -152,6 +156,7 @@ class TestAppSettings : public QObject {
     QCOMPARE(read.engine.residual_window, written.engine.residual_window);
     QCOMPARE(read.engine.system_prompt, written.engine.system_prompt);
     QCOMPARE(read.engine.sampling, written.engine.sampling);
+    QCOMPARE(read.engine.drafts, written.engine.drafts);
     QCOMPARE(read.window, written.window);
     QCOMPARE(read.preferences, written.preferences);
     QCOMPARE(read.server, written.server);

@@ -87,6 +87,12 @@ class TestAppSettingsTolerance : public QObject {
     QTest::newRow("top-k negative") << "sampling"
                                     << "top_k=-1"
                                     << "is outside 0 to 1000";
+    QTest::newRow("unknown draft method") << "speculative"
+                                          << "method=eagle"
+                                          << "is not one of off, ngram, model";
+    QTest::newRow("draft too long") << "speculative"
+                                    << "max_tokens=65"
+                                    << "is outside 1 to 64";
     QTest::newRow("empty prompt format") << "chat"
                                          << "prompt_format="
                                          << "is empty";

@@ -10,11 +10,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "quire/engine/generator/draft_length.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/modelgen/random_model_spec.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "small_model.h"
+#include "speculative_test_support.h"
 #include "test_main.h"
 
 using namespace quire;
@@ -27,6 +29,10 @@ using engine::ModelRuntime;
 using engine::StopReason;
 using test::prompt_of;
 using test::qwen2_spec;
+using test::repeating_prompt;
+using test::run_all;
+using test::run_each;
+using test::sealed_pages;
 using test::small_options;
 using test::SmallModel;
 
@@ -36,16 +42,6 @@ Q_DECLARE_METATYPE(cache::ReservationPolicy)
 namespace {
 
 using Tokens = std::vector<cache::TokenId>;
-
-// A block of `block` random tokens said `times` times after BOS: input a
-// reply may copy from, where prompt lookup has something to find.
-Tokens repeating_prompt(int block, int times, std::uint32_t seed) {
-  const Tokens random = prompt_of(block + 1, seed);
-  Tokens prompt{1};
-  for (int i = 0; i < times; ++i)
-    prompt.insert(prompt.end(), random.begin() + 1, random.end());
-  return prompt;
-}
 
 std::vector<Tokens> prompts() {
   std::vector<Tokens> all;
@@ -78,30 +74,6 @@ JobRequest greedy(Tokens prompt, int max_new, bool draft, bool penalties = false
   return request;
 }
 
-// Runs the requests together on one generator; results in submission order.
-std::vector<JobResult> run_all(Generator& generator, std::vector<JobRequest> requests) {
-  std::vector<JobResult> results(requests.size());
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    requests[i].on_done = [&results, i](const JobResult& done) { results[i] = done; };
-    generator.submit(std::move(requests[i]));
-  }
-  generator.run_until_idle();
-  return results;
-}
-
-// Each request on a fresh runtime of its own.
-std::vector<JobResult> run_each(const SmallModel& model, const engine::RuntimeOptions& options,
-                                std::vector<JobRequest> requests) {
-  std::vector<JobResult> results;
-  kernels::CpuBackend backend;
-  for (JobRequest& request : requests) {
-    ModelRuntime runtime(model.description, backend, options);
-    Generator generator(runtime, *model.tokenizer);
-    results.push_back(run_all(generator, {std::move(request)}).front());
-  }
-  return results;
-}
-
 void compare_replies(const JobResult& drafted, const JobResult& plain) {
   QCOMPARE(drafted.tokens, plain.tokens);
   QCOMPARE(drafted.text, plain.text);
@@ -113,13 +85,31 @@ void compare_replies(const JobResult& drafted, const JobResult& plain) {
   QVERIFY(drafted.statistics.accepted_tokens <= drafted.statistics.drafted_tokens);
 }
 
-// Hashes of the sealed pages, by page.
-std::map<cache::PageIndex, cache::PageHash> sealed_pages(const cache::PageCache& cache) {
-  std::map<cache::PageIndex, cache::PageHash> sealed;
-  for (const cache::PageInfo& info : cache.pages()) {
-    if (info.hashed) sealed[info.index] = info.hash;
+// Every sealed page's bytes in every layer (coded data and scales of keys
+// and values), by the page's hash: what a later turn that shares the page
+// reads.
+std::map<cache::PageHash, std::vector<std::uint8_t>> sealed_bytes(ModelRuntime& runtime) {
+  std::map<cache::PageHash, std::vector<std::uint8_t>> pages;
+  const engine::KvStorage& storage = runtime.storage();
+  for (const cache::PageInfo& info : runtime.cache().pages()) {
+    if (!info.hashed) continue;
+    std::vector<std::uint8_t>& bytes = pages[info.hash];
+    for (std::size_t layer = 0; layer < storage.layers(); ++layer) {
+      const kernels::KvLayerView& view = storage.view(layer);
+      const kernels::KvLayerLayout& layout = view.layout;
+      const std::pair<const void*, std::int64_t> planes[] = {
+          {view.planes.key_data, layout.key_data_page_bytes},
+          {view.planes.key_scales, layout.key_scale_page_bytes},
+          {view.planes.value_data, layout.value_data_page_bytes},
+          {view.planes.value_scales, layout.value_scale_page_bytes}};
+      for (const auto& [plane, page_bytes] : planes) {
+        if (page_bytes == 0) continue;
+        const auto* first = static_cast<const std::uint8_t*>(plane) + info.index * page_bytes;
+        bytes.insert(bytes.end(), first, first + page_bytes);
+      }
+    }
   }
-  return sealed;
+  return pages;
 }
 
 }  // namespace
@@ -134,20 +124,61 @@ class SpeculativeDecodingTest : public QObject {
     QTest::addColumn<int>("page_size");
     QTest::addColumn<bool>("penalties");
     QTest::addColumn<QString>("weights");
+    // Mirror slots of the residual window, and whether the pages live in
+    // host memory.
+    QTest::addColumn<int>("window");
+    QTest::addColumn<bool>("offloaded");
     const auto reserve = cache::ReservationPolicy::ReserveOnAdmission;
+    const auto on_demand = cache::ReservationPolicy::OnDemand;
     const QString fp16 = "fp16";
-    QTest::newRow("fp16") << cache::CacheFormat::FP16 << reserve << 16 << false << fp16;
-    QTest::newRow("fp16 penalties") << cache::CacheFormat::FP16 << reserve << 16 << true << fp16;
+    const int window = engine::kDefaultResidualWindow;
+    QTest::newRow("fp16") << cache::CacheFormat::FP16 << reserve << 16 << false << fp16 << window
+                          << false;
+    QTest::newRow("fp16 penalties")
+        << cache::CacheFormat::FP16 << reserve << 16 << true << fp16 << window << false;
     QTest::newRow("fp16 small pages on demand")
-        << cache::CacheFormat::FP16 << cache::ReservationPolicy::OnDemand << 4 << true << fp16;
-    QTest::newRow("q8") << cache::CacheFormat::Q8 << reserve << 16 << true << fp16;
-    QTest::newRow("q4") << cache::CacheFormat::Q4 << reserve << 16 << false << fp16;
+        << cache::CacheFormat::FP16 << on_demand << 4 << true << fp16 << window << false;
+    // Every coding: each verified row reads the mirror its own decode step
+    // reads, and rejected drafts leave FP8 pages as the kept tokens' steps
+    // would (ForwardPass::rewind).
+    const struct {
+      const char* name;
+      cache::CacheFormat format;
+    } codings[] = {{"q8", cache::CacheFormat::Q8},
+                   {"q6", cache::CacheFormat::Q6},
+                   {"q4", cache::CacheFormat::Q4},
+                   {"fp8", cache::CacheFormat::FP8},
+                   {"k fp8, v q4", {cache::ElementCoding::FP8, cache::ElementCoding::Q4}},
+                   {"k q8, v fp8", {cache::ElementCoding::Q8, cache::ElementCoding::FP8}}};
+    for (const auto& [name, format] : codings) {
+      for (const bool penalties : {false, true}) {
+        QTest::addRow("%s%s", name, penalties ? " penalties" : "")
+            << format << reserve << 16 << penalties << fp16 << window << false;
+      }
+      QTest::addRow("%s, no residual window", name)
+          << format << reserve << 16 << true << fp16 << 0 << false;
+    }
+    QTest::newRow("fp8 small pages on demand")
+        << cache::CacheFormat::FP8 << on_demand << 4 << true << fp16 << window << false;
+    QTest::newRow("q6 small pages on demand")
+        << cache::CacheFormat::Q6 << on_demand << 4 << true << fp16 << window << false;
+    // Pages in host memory: verified as a chunk; FP8 pages there are not
+    // kept for a rewind, so those jobs do not draft.
+    QTest::newRow("q6 offloaded") << cache::CacheFormat::Q6 << reserve << 16 << true << fp16
+                                  << window << true;
+    QTest::newRow("fp8 offloaded")
+        << cache::CacheFormat::FP8 << reserve << 16 << true << fp16 << window << true;
     // Quantized weights, whose decode products differ from their prompt
     // products on the CPU (EXL2's and EXL3's 8-bit inputs).
     for (const char* weights : {"gptq", "exl2:4.0", "exl3:3.0"}) {
       QTest::addRow("fp16 cache, %s weights", weights)
-          << cache::CacheFormat::FP16 << reserve << 16 << true << QString(weights);
+          << cache::CacheFormat::FP16 << reserve << 16 << true << QString(weights) << window
+          << false;
     }
+    QTest::newRow("q6 cache, exl2:4.0 weights") << cache::CacheFormat::Q6 << reserve << 16 << true
+                                                << QString("exl2:4.0") << window << false;
+    QTest::newRow("fp8 cache, gptq weights")
+        << cache::CacheFormat::FP8 << reserve << 16 << true << QString("gptq") << window << false;
   }
 
   void greedyRepliesAreThoseWithoutDrafts() {
@@ -156,11 +187,18 @@ class SpeculativeDecodingTest : public QObject {
     QFETCH(int, page_size);
     QFETCH(bool, penalties);
     QFETCH(QString, weights);
+    QFETCH(int, window);
+    QFETCH(bool, offloaded);
     engine::modelgen::RandomModelSpec spec = qwen2_spec(71);
     spec.format = engine::modelgen::parse_format(weights.toStdString());
     const SmallModel model(spec);
     engine::RuntimeOptions options = small_options(format, 1024 / page_size, page_size);
     options.reservation = reservation;
+    options.residual_window = window;
+    if (offloaded) {
+      options.cache_residence = engine::CacheResidence::Offloaded;
+      options.host_reserve_bytes = 0;
+    }
 
     std::vector<JobRequest> plain, drafted;
     for (const Tokens& prompt : prompts())
@@ -192,19 +230,27 @@ class SpeculativeDecodingTest : public QObject {
       accepted += alone[i].statistics.accepted_tokens;
       rejected += alone[i].statistics.drafted_tokens - alone[i].statistics.accepted_tokens;
     }
+    if (offloaded && format.key == cache::ElementCoding::FP8) {
+      QCOMPARE(accepted + rejected, std::int64_t(0));
+      return;
+    }
     // Both paths were taken: drafts kept and drafts given back.
     QVERIFY(accepted > 0);
     QVERIFY(rejected > 0);
 
-    // All at once on one generator. With a coded cache, which tokens a
-    // sequence reads from the FP16 mirror of its open page depends on the
-    // batch (MirrorSlots), so a job in a batch need not equal itself alone,
-    // drafts or not: batches are compared on FP16.
+    // All at once on one generator. With the residual window, which tokens
+    // a sequence reads from the FP16 mirror of its open page depends on the
+    // batch (more sequences than slots: MirrorSlots), so a job in a batch
+    // need not equal itself alone, drafts or not: batches are compared on
+    // FP16 and on coded caches without the window.
     // Both ways of reading logits: a drafting job's rows come whole while
     // the others' may come as candidates.
     // EXL3 weights on the CPU: a job in a batch need not equal itself alone
     // either (with or without drafts), so they are compared alone only.
-    if (format != cache::CacheFormat::FP16 || weights.startsWith("exl3")) return;
+    if ((format != cache::CacheFormat::FP16 && window > 0) || offloaded ||
+        weights.startsWith("exl3")) {
+      return;
+    }
     for (const auto logits : {engine::GeneratorConfig::Logits::WholeRows,
                               engine::GeneratorConfig::Logits::Candidates}) {
       kernels::CpuBackend backend;
@@ -290,6 +336,48 @@ class SpeculativeDecodingTest : public QObject {
       QCOMPARE(runs[1][turn].statistics.computed_tokens, runs[0][turn].statistics.computed_tokens);
     }
     QVERIFY(runs[1].back().statistics.cached_tokens > 0);
+  }
+
+  // The mechanism behind equal replies on coded caches: drafts given back
+  // leave nothing behind in the pages a reply seals (an FP8 page's scale
+  // grown by a rejected draft, or its tokens encoded again at that scale,
+  // would be read by every later step and turn).
+  void sealedPagesHoldTheBytesOfARunWithoutDrafts_data() {
+    QTest::addColumn<cache::CacheFormat>("format");
+    QTest::newRow("fp8") << cache::CacheFormat::FP8;
+    QTest::newRow("q6") << cache::CacheFormat::Q6;
+    QTest::newRow("q8") << cache::CacheFormat::Q8;
+    QTest::newRow("q4") << cache::CacheFormat::Q4;
+    QTest::newRow("fp16") << cache::CacheFormat::FP16;
+  }
+
+  void sealedPagesHoldTheBytesOfARunWithoutDrafts() {
+    QFETCH(cache::CacheFormat, format);
+    const SmallModel model(qwen2_spec(79));
+    const engine::RuntimeOptions options = small_options(format);
+    kernels::CpuBackend backend;
+    std::int64_t rejected = 0;
+    std::size_t compared = 0;
+    for (const Tokens& prompt : prompts()) {
+      std::vector<std::map<cache::PageHash, std::vector<std::uint8_t>>> sealed;
+      std::vector<JobResult> replies;
+      for (const bool draft : {false, true}) {
+        ModelRuntime runtime(model.description, backend, options);
+        Generator generator(runtime, *model.tokenizer);
+        replies.push_back(run_all(generator, {greedy(prompt, 48, draft, true)}).front());
+        sealed.push_back(sealed_bytes(runtime));
+      }
+      compare_replies(replies[1], replies[0]);
+      rejected += replies[1].statistics.drafted_tokens - replies[1].statistics.accepted_tokens;
+      QCOMPARE(sealed[1].size(), sealed[0].size());
+      for (const auto& [hash, bytes] : sealed[0]) {
+        QVERIFY(sealed[1].contains(hash));
+        QVERIFY(sealed[1].at(hash) == bytes);
+        ++compared;
+      }
+    }
+    QVERIFY(rejected > 0);
+    QVERIFY(compared > prompts().size() * 2);
   }
 
   void sharedPagesKeepTheirHashes() {
@@ -395,18 +483,23 @@ class SpeculativeDecodingTest : public QObject {
     QVERIFY(drafted.accepted_tokens >= 24);
   }
 
+  // A grammar's masks depend on the text accepted so far: such a job
+  // ignores the draft setting.
   void jobsThatCannotDraftDecodeAsUsual() {
     const SmallModel model(qwen2_spec(75));
     const Tokens prompt = repeating_prompt(8, 3, 3);
-    JobRequest sampled = greedy(prompt, 24, true);
-    sampled.sampling = engine::SamplingSettings{};
-    sampled.sampling.seed = 7;
-    JobRequest plain_sampled = sampled;
-    plain_sampled.draft = {};
+    JobRequest constrained = greedy(prompt, 24, true);
+    constrained.sampling = engine::SamplingSettings{};
+    constrained.sampling.seed = 7;
+    constrained.grammar = engine::grammar::compile_json_schema_text(R"({"type":"integer"})");
+    JobRequest plain_constrained = constrained;
+    plain_constrained.draft = {};
     const std::vector<JobResult> results =
-        run_each(model, small_options(), {std::move(sampled), std::move(plain_sampled)});
+        run_each(model, small_options(), {std::move(constrained), std::move(plain_constrained)});
     compare_replies(results[0], results[1]);
     QCOMPARE(results[0].statistics.drafted_tokens, std::int64_t(0));
+    QCOMPARE(results[0].statistics.draft_steps, std::int64_t(0));
+    QVERIFY(!results[0].tokens.empty());
   }
 
   void badDraftSettingsAreRefused() {
@@ -424,5 +517,64 @@ class SpeculativeDecodingTest : public QObject {
   }
 };
 
+// The draft length follows what the model keeps.
+class DraftLengthTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void growsWhileEveryDraftIsKept() {
+    engine::DraftLength length(6);
+    QCOMPARE(length.next(), 6);
+    length.record(6, 2);  // kept two: three next time
+    QCOMPARE(length.next(), 3);
+    length.record(3, 3);
+    QCOMPARE(length.next(), 4);
+    length.record(4, 4);
+    length.record(5, 5);
+    length.record(6, 6);
+    QCOMPARE(length.next(), 6);  // never past the longest
+    length.record(0, 0);         // a step that drafted nothing changes nothing
+    QCOMPARE(length.next(), 6);
+  }
+
+  void missesPauseDraftingLongerEachTime() {
+    engine::DraftLength length(4);
+    // Every draft rejected: the steps that still draft, out of 1000.
+    std::vector<int> drafting;
+    for (int step = 1; step <= 1000; ++step) {
+      const int wanted = length.next();
+      if (wanted == 0) continue;
+      drafting.push_back(step);
+      length.record(wanted, 0);
+    }
+    const std::vector<int> doubling{1, 2, 4, 8, 16, 32, 64, 128};
+    QCOMPARE(std::vector<int>(drafting.begin(), drafting.begin() + 8), doubling);
+    // Then one step in kLongestPause + 1.
+    for (std::size_t i = 8; i < drafting.size(); ++i)
+      QCOMPARE(drafting[i] - drafting[i - 1], engine::DraftLength::kLongestPause + 1);
+    QCOMPARE(drafting.size(), std::size_t(21));
+    QCOMPARE(length.length(), 1);
+  }
+
+  void aKeptDraftEndsThePause() {
+    engine::DraftLength length(4);
+    for (int i = 0; i < 4; ++i) {
+      while (length.next() == 0) {
+      }
+      length.record(1, 0);
+    }
+    QCOMPARE(length.paused(), 7);
+    while (length.next() == 0) {
+    }
+    length.record(1, 1);  // the text turned repetitive
+    QCOMPARE(length.paused(), 0);
+    QCOMPARE(length.next(), 2);
+    length.record(2, 0);  // a single miss only shortens the draft
+    QCOMPARE(length.paused(), 0);
+    QCOMPARE(length.next(), 1);
+  }
+};
+
 QUIRE_TEST(SpeculativeDecodingTest)
+QUIRE_TEST(DraftLengthTest)
 #include "test_speculative_decoding.moc"

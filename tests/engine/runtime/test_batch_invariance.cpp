@@ -3,8 +3,10 @@
 // in products whose kernels give each row the bits it gets alone
 // (quire/engine/runtime/row_segments.h). A sequence decoded beside two
 // others, whose prompts came in the same step, gets exactly the logits it
-// gets alone, for the formats whose few-row kernels are row-invariant (FP16
-// and EXL2), in a dense model and a mixture of experts.
+// gets alone, for the formats whose few-row kernels are row-invariant (FP16,
+// EXL2 and EXL3), in a dense model and a mixture of experts. (A prompt cut
+// into other chunks, as the generator may cut it beside other jobs, gets
+// other last bits in every format.)
 
 #include <QTest>
 #include <memory>
@@ -75,7 +77,7 @@ class BatchInvarianceTest : public QObject {
     // Prompts of 7 tokens: alone a few-row product, three together more
     // rows than that; of 21: tiles either way.
     for (const char* architecture : {"llama", "mixtral"}) {
-      for (const char* format : {"fp16", "exl2:4.0", "exl2:6.0"}) {
+      for (const char* format : {"fp16", "exl2:4.0", "exl2:6.0", "exl3:3.0"}) {
         for (const int prompt : {7, 21}) {
           QTest::addRow("%s, %s, %d-token prompts", architecture, format, prompt)
               << architecture << format << prompt;

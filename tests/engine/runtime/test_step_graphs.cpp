@@ -248,7 +248,7 @@ class StepGraphsTest : public QObject {
     RecordingBackend recording(cpu);
     engine::RuntimeOptions o = options();
     o.placement.mode = engine::PlacementMode::Balanced;
-    o.max_chunk_tokens = 64;  // scratch small enough for the layers to split
+    o.max_chunk_tokens = 16;  // scratch small enough for the layers to split
     engine::ModelRuntime runtime(model_->description(), recording, o);
     QCOMPARE(runtime.loaded().layers.back().device, 1);
     QCOMPARE(DecodeLoop(runtime, 1, 5, vocab_).run(6), reference(*model_, 1, 5, 6));

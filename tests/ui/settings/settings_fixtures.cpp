@@ -53,6 +53,8 @@ EngineSettings sample_settings(const QString& model_directory) {
   s.sampling.min_p = 0.1;
   s.sampling.repetition_penalty = 1.15;
   s.sampling.top_k = 30;
+  s.drafts.method = QStringLiteral("ngram");
+  s.drafts.max_tokens = 6;
   s.system_prompt = QStringLiteral("You are terse.\nAnswer in one line.");
   s.prompt_format = QStringLiteral("chatml");
   return s;

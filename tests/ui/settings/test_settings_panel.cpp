@@ -3,6 +3,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QLabel>
@@ -20,6 +21,7 @@
 #include "settings_fixtures.h"
 #include "test_main.h"
 
+using quire::ui::DraftDefaults;
 using quire::ui::EngineSettings;
 using quire::ui::SettingsPanel;
 using Split = EngineSettings::Split;
@@ -33,7 +35,7 @@ struct FieldChange {
 
 // One row per field (and per kind of value a field can hold): each moves one
 // field away from the sample, so a field the panel dropped would show.
-const std::array<FieldChange, 41> kFieldChanges = {{
+const std::array<FieldChange, 43> kFieldChanges = {{
     {"model directory", [](EngineSettings& s) { s.model_directory = "/models/Other"; }},
     {"no model directory", [](EngineSettings& s) { s.model_directory.clear(); }},
     {"recent models",
@@ -88,6 +90,8 @@ const std::array<FieldChange, 41> kFieldChanges = {{
     {"min-p", [](EngineSettings& s) { s.sampling.min_p = 0.25; }},
     {"repetition penalty", [](EngineSettings& s) { s.sampling.repetition_penalty = 1.5; }},
     {"top-k off", [](EngineSettings& s) { s.sampling.top_k = 0; }},
+    {"drafts off", [](EngineSettings& s) { s.drafts.method = "off"; }},
+    {"longest draft", [](EngineSettings& s) { s.drafts.max_tokens = 64; }},
     {"system prompt", [](EngineSettings& s) { s.system_prompt = "Réponds en français.\n\n—"; }},
     {"prompt format unknown", [](EngineSettings& s) { s.prompt_format = "vicuna-1.1"; }},
 }};
@@ -153,6 +157,72 @@ class TestSettingsPanel : public QObject {
     QCOMPARE(edited.devices, (QList<int>{0, 1}));
     QCOMPARE(edited.manual_gb, (QList<double>{10.5, 20.5}));
     QVERIFY(panel_->hasUnappliedChanges());
+  }
+
+  // The speculative decoding group: off, n-gram drafts or a draft model, the
+  // longest draft, which means nothing (and cannot be edited) while drafts
+  // are off, and the draft model's folder, only for a draft model.
+  void draftFieldsReachTheSettings() {
+    auto* method = child<QComboBox>(*panel_, "draftMethod");
+    auto* tokens = child<QSpinBox>(*panel_, "draftTokens");
+    auto* folder = child<QLineEdit>(*panel_, "draftModel");
+    QVERIFY(method && tokens && folder);
+    QCOMPARE(method->currentData().toString(), QStringLiteral("ngram"));
+    QVERIFY(tokens->isEnabled());
+    QVERIFY(!folder->isEnabled());
+    QCOMPARE(tokens->minimum(), 1);
+    QCOMPARE(tokens->maximum(), 64);
+    tokens->setValue(12);
+    QCOMPARE(panel_->settings().drafts, (DraftDefaults{QStringLiteral("ngram"), 12, {}}));
+    method->setCurrentIndex(method->findData(QStringLiteral("off")));
+    QVERIFY(!tokens->isEnabled());
+    QCOMPARE(panel_->settings().drafts, (DraftDefaults{QStringLiteral("off"), 12, {}}));
+    QVERIFY(panel_->hasUnappliedChanges());
+    // Read per reply: applied live, without a reload.
+    QSignalSpy spy(panel_.get(), &SettingsPanel::applyRequested);
+    child<QPushButton>(*panel_, "applyButton")->click();
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.at(0).at(0).value<EngineSettings>().drafts.method, QStringLiteral("off"));
+    QCOMPARE(spy.at(0).at(1).toBool(), false);
+  }
+
+  // A draft model loads with the model: choosing one (or leaving it) reloads,
+  // a folder typed while drafts come from n-grams does not.
+  void aDraftModelIsChosenAndReloads() {
+    auto* method = child<QComboBox>(*panel_, "draftMethod");
+    auto* folder = child<QLineEdit>(*panel_, "draftModel");
+    auto* browse = child<QPushButton>(*panel_, "browseDraftModel");
+    QVERIFY(method && folder && browse);
+    QString asked_from;
+    panel_->setDirectoryChooser([&](QWidget*, const QString& start) {
+      asked_from = start;
+      return QStringLiteral("/models/small-draft");
+    });
+    method->setCurrentIndex(method->findData(QStringLiteral("model")));
+    QVERIFY(folder->isEnabled() && browse->isEnabled());
+    browse->click();
+    QCOMPARE(asked_from, panel_->settings().model_directory.isEmpty()
+                             ? QDir::homePath()
+                             : panel_->settings().model_directory);
+    QCOMPARE(panel_->settings().drafts.model_directory, QStringLiteral("/models/small-draft"));
+    QCOMPARE(loaded_draft_model(panel_->settings()), QStringLiteral("/models/small-draft"));
+    QSignalSpy spy(panel_.get(), &SettingsPanel::applyRequested);
+    child<QPushButton>(*panel_, "applyButton")->click();
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(spy.at(0).at(1).toBool(), true);
+    QVERIFY(reload_reasons(panel_->settings(),
+                           [&] {
+                             EngineSettings other = panel_->settings();
+                             other.drafts.method = QStringLiteral("ngram");
+                             return other;
+                           }())
+                .contains(QStringLiteral("draft model")));
+    // The folder alone, drafting from n-grams: nothing to load.
+    EngineSettings ngram = panel_->settings();
+    ngram.drafts.method = QStringLiteral("ngram");
+    EngineSettings retyped = ngram;
+    retyped.drafts.model_directory = QStringLiteral("/models/other");
+    QVERIFY(!needs_reload(ngram, retyped));
   }
 
   void settingsEditedIsDebounced() {

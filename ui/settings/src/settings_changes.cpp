@@ -13,7 +13,7 @@ bool operator==(const EngineSettings& a, const EngineSettings& b) {
          a.host_cache_mib == b.host_cache_mib && a.residual_window == b.residual_window &&
          a.reserve_pages == b.reserve_pages && a.cache_residence == b.cache_residence &&
          a.cache_device == b.cache_device && a.max_batch == b.max_batch &&
-         a.chunk_size == b.chunk_size && a.sampling == b.sampling &&
+         a.chunk_size == b.chunk_size && a.sampling == b.sampling && a.drafts == b.drafts &&
          a.system_prompt == b.system_prompt && a.prompt_format == b.prompt_format;
 }
 
@@ -48,7 +48,14 @@ QStringList reload_reasons(const EngineSettings& applied, const EngineSettings& 
   // planner reserves on every device.
   if (applied.max_batch != edited.max_batch) reasons << QStringLiteral("batch size");
   if (applied.chunk_size != edited.chunk_size) reasons << QStringLiteral("chunk size");
+  if (loaded_draft_model(applied) != loaded_draft_model(edited))
+    reasons << QStringLiteral("draft model");
   return reasons;
+}
+
+QString loaded_draft_model(const EngineSettings& settings) {
+  return settings.drafts.method == QLatin1String("model") ? settings.drafts.model_directory
+                                                          : QString();
 }
 
 ApplyEffect apply_effect(const EngineSettings& applied, const EngineSettings& edited) {

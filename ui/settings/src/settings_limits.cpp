@@ -6,6 +6,10 @@ QStringList backend_ids() {
   return {QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")};
 }
 
+QStringList draft_method_ids() {
+  return {QStringLiteral("off"), QStringLiteral("ngram"), QStringLiteral("model")};
+}
+
 QStringList reservation_ids() {
   return {QStringLiteral("all"), QStringLiteral("on-demand")};
 }

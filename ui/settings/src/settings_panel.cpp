@@ -1,5 +1,6 @@
 #include "quire/ui/settings_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -54,6 +55,10 @@ SettingsPanel::SettingsPanel(CacheFormatChoices cache_formats, QWidget* parent)
   column->addWidget(cache_group);
   local_only_ = {model_group, placement_group, cache_group};
   column->addWidget(buildGenerationGroup());
+  // Drafting runs in the engine here; a remote engine decodes its own way.
+  QGroupBox* draft_group = buildDraftGroup();
+  column->addWidget(draft_group);
+  local_only_.append(draft_group);
   column->addWidget(buildChatGroup());
   column->addStretch(1);
 
@@ -148,6 +153,9 @@ EngineSettings SettingsPanel::settings() const {
   s.sampling.top_p = top_p_->value();
   s.sampling.min_p = min_p_->value();
   s.sampling.repetition_penalty = repetition_penalty_->value();
+  s.drafts.method = draft_method_->currentData().toString();
+  s.drafts.max_tokens = draft_tokens_->value();
+  s.drafts.model_directory = draft_model_->text().trimmed();
   s.system_prompt = system_prompt_->toPlainText();
   s.prompt_format = prompt_format_->currentData().toString();
   return s;
@@ -269,6 +277,23 @@ void SettingsPanel::browseForModel() {
   const QString start = current.isEmpty() ? QDir::homePath() : current;
   const QString chosen = choose_directory_ ? choose_directory_(this, start) : QString();
   if (!chosen.isEmpty()) model_directory_->setText(chosen);
+}
+
+void SettingsPanel::browseForDraftModel() {
+  const QString current = draft_model_->text().trimmed();
+  QString start = current;
+  if (start.isEmpty())
+    start = model_directory_->text().isEmpty() ? QDir::homePath() : model_directory_->text();
+  const QString chosen = choose_directory_ ? choose_directory_(this, start) : QString();
+  if (!chosen.isEmpty()) draft_model_->setText(chosen);
+}
+
+void SettingsPanel::enableDraftFields() {
+  const QString method = draft_method_->currentData().toString();
+  draft_tokens_->setEnabled(method != QLatin1String("off"));
+  const bool model = method == QLatin1String("model");
+  draft_model_->setEnabled(model);
+  browse_draft_model_->setEnabled(model);
 }
 
 void SettingsPanel::onFieldEdited() {

@@ -1,6 +1,7 @@
 // The settings panel's fields: how they are built, grouped and filled from a
 // set of settings. Behaviour (edits, plan, apply) is in settings_panel.cpp.
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -276,6 +277,45 @@ QGroupBox* SettingsPanel::buildGenerationGroup() {
   return group;
 }
 
+QGroupBox* SettingsPanel::buildDraftGroup() {
+  auto* group = new QGroupBox(tr("Speculative decoding"), this);
+  group->setObjectName(QStringLiteral("draftGroup"));
+  auto* form = new QFormLayout(group);
+  draft_method_ = new QComboBox(group);
+  draft_method_->setObjectName(QStringLiteral("draftMethod"));
+  draft_method_->addItem(tr("Off"), QStringLiteral("off"));
+  draft_method_->addItem(tr("From the text so far (n-grams)"), QStringLiteral("ngram"));
+  draft_method_->addItem(tr("With a draft model"), QStringLiteral("model"));
+  draft_method_->setToolTip(
+      tr("N-grams propose the tokens that followed the same words earlier in the chat; a "
+         "draft model, a smaller model of the same family, proposes what it would say. The "
+         "model checks them all in one step."));
+  form->addRow(tr("Drafts"), draft_method_);
+  draft_model_ = new QLineEdit(group);
+  draft_model_->setObjectName(QStringLiteral("draftModel"));
+  draft_model_->setPlaceholderText(
+      tr("A smaller model of the same family, with the same tokenizer"));
+  browse_draft_model_ = new QPushButton(tr("Browse…"), group);
+  browse_draft_model_->setObjectName(QStringLiteral("browseDraftModel"));
+  connect(browse_draft_model_, &QPushButton::clicked, this, &SettingsPanel::browseForDraftModel);
+  auto* row = new QHBoxLayout;
+  row->addWidget(draft_model_, 1);
+  row->addWidget(browse_draft_model_);
+  form->addRow(tr("Draft model"), row);
+  draft_tokens_ =
+      int_field(QStringLiteral("draftTokens"), limits::kDraftTokens, 1, tr(" tokens"), group);
+  draft_tokens_->setToolTip(tr("The most tokens drafted and checked in one step."));
+  form->addRow(tr("Longest draft"), draft_tokens_);
+  form->addRow(QString(),
+               hint(tr("Replies come several tokens a step where the drafts are right: "
+                       "n-grams where a reply repeats what came before, such as edits of "
+                       "code; a draft model wherever it agrees with the model. Greedy "
+                       "replies keep their text, sampled ones their distribution. A draft "
+                       "model loads with the model."),
+                    group));
+  return group;
+}
+
 QGroupBox* SettingsPanel::buildChatGroup() {
   auto* group = new QGroupBox(tr("Chat"), this);
   auto* form = new QFormLayout(group);
@@ -367,6 +407,12 @@ void SettingsPanel::connectEdits() {
     connect(box, &QDoubleSpinBox::valueChanged, this, edited);
   }
   connect(system_prompt_, &QPlainTextEdit::textChanged, this, edited);
+  connect(draft_method_, &QComboBox::currentIndexChanged, this, [this] {
+    enableDraftFields();
+    onFieldEdited();
+  });
+  connect(draft_model_, &QLineEdit::textChanged, this, edited);
+  connect(draft_tokens_, &QSpinBox::valueChanged, this, edited);
 }
 
 void SettingsPanel::writeFields(const EngineSettings& s) {
@@ -401,6 +447,10 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   top_p_->setValue(s.sampling.top_p);
   min_p_->setValue(s.sampling.min_p);
   repetition_penalty_->setValue(s.sampling.repetition_penalty);
+  select_by_data(draft_method_, s.drafts.method);
+  draft_tokens_->setValue(s.drafts.max_tokens);
+  draft_model_->setText(s.drafts.model_directory);
+  enableDraftFields();
   system_prompt_->setPlainText(s.system_prompt);
   select_by_data(prompt_format_, s.prompt_format);
   writing_ = false;

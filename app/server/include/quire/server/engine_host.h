@@ -23,6 +23,8 @@ struct EngineHostConfig {
   // Jobs handed over and not finished (running and waiting) beyond which
   // submit() refuses at once.
   std::size_t max_jobs = 64;
+  // Speculative decoding for every request's jobs (GeneratorJobs::set_draft).
+  engine::DraftSettings draft;
 };
 
 class EngineHost final : public JobHost {

@@ -38,6 +38,9 @@ class GeneratorJobs final : public JobHost {
   EngineStats stats() const override;
   // Every later submit() is refused.
   void close();
+  // Speculative decoding for the jobs of every request handed over from now
+  // on (OpenAI's requests have no field for it: the server's setting rules).
+  void set_draft(const engine::DraftSettings& draft);
   // Requests or cancellations wait for take().
   bool pending() const;
 
@@ -79,6 +82,7 @@ class GeneratorJobs final : public JobHost {
   std::vector<std::shared_ptr<ReplyChannel>> cancels_;
   std::size_t in_flight_ = 0;
   bool closed_ = false;
+  engine::DraftSettings draft_;
   EngineStats stats_;
 
   // Owning thread only.

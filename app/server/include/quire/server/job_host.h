@@ -68,6 +68,10 @@ struct EngineStats {
   std::int64_t requests = 0;  // requests whose every job finished, since the start
   cache::CacheStats cache;
   std::int64_t sampled_tokens = 0;
+  // Speculative decoding over the finished jobs, since the start: tokens
+  // drafted and of those the ones the model confirmed.
+  std::int64_t drafted_tokens = 0;
+  std::int64_t accepted_tokens = 0;
 };
 
 class JobHost {

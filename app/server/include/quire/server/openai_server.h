@@ -9,7 +9,8 @@
 //   GET  /v1/models/{id}
 //   POST /v1/chat/completions     messages in the model's prompt format
 //   POST /v1/completions          a raw prompt
-//   GET  /v1/quire/stats          jobs running and waiting, cache pages
+//   GET  /v1/quire/stats          jobs running and waiting, cache pages, drafted and
+//                                 accepted tokens (speculative decoding)
 
 #include <cstddef>
 #include <memory>

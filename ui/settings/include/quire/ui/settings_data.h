@@ -23,6 +23,20 @@ struct SamplingDefaults {
   friend bool operator==(const SamplingDefaults&, const SamplingDefaults&) = default;
 };
 
+// Speculative decoding for the replies of every chat and of the server
+// inside the application: tokens are drafted cheaply and the model verifies
+// several in one step, with the same text as without. `method` is one of
+// draft_method_ids(): "ngram" drafts from the chat's own text, "model" with
+// the draft model in `model_directory` (a smaller model of the same family,
+// loaded beside the model: changing it reloads).
+struct DraftDefaults {
+  QString method;      // "off", "ngram" or "model"
+  int max_tokens = 0;  // the longest draft verified in one step (limits::kDraftTokens)
+  QString model_directory;
+
+  friend bool operator==(const DraftDefaults&, const DraftDefaults&) = default;
+};
+
 // Everything the engine needs to plan, load and run a model, plus the chat
 // defaults. The defaults live in one table, app's AppSettings; a
 // value-initialised EngineSettings is zeros and empty strings, not a usable
@@ -69,6 +83,7 @@ struct EngineSettings {
   int max_batch = 0;   // sequences decoded together
   int chunk_size = 0;  // prefill tokens per step
   SamplingDefaults sampling;
+  DraftDefaults drafts;
   QString system_prompt;
   QString prompt_format;  // "auto" or a format name
 
@@ -76,6 +91,10 @@ struct EngineSettings {
   // memcmp even when one empty list has no buffer, which UBSan rejects.
   friend bool operator==(const EngineSettings& a, const EngineSettings& b);
 };
+
+// The draft model a load of these settings brings beside the model: the
+// draft folder while replies draft with a model, else none (empty).
+QString loaded_draft_model(const EngineSettings& settings);
 
 // The settings chat through a remote engine rather than a model run here.
 inline bool is_remote(const EngineSettings& settings) {
@@ -146,5 +165,6 @@ struct PlanView {
 
 }  // namespace quire::ui
 
+Q_DECLARE_METATYPE(quire::ui::DraftDefaults)
 Q_DECLARE_METATYPE(quire::ui::EngineSettings)
 Q_DECLARE_METATYPE(quire::ui::PlanView)

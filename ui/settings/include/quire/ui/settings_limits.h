@@ -42,6 +42,8 @@ inline constexpr RealRange kTopP{0, 1, 2};
 inline constexpr RealRange kMinP{0, 1, 2};
 inline constexpr RealRange kRepetitionPenalty{1, 3, 2};
 inline constexpr IntRange kTopK{0, 1000};
+// The engine's bounds on a draft (engine::DraftSettings::max_tokens).
+inline constexpr IntRange kDraftTokens{1, 64};
 // The application's server: ports below 1024 need privileges it should not have.
 inline constexpr IntRange kServerPort{1024, 65535};
 inline constexpr int kDefaultServerPort = 8642;  // quire-cli serve's default too
@@ -56,6 +58,8 @@ QStringList backend_ids();
 
 // How a reply's cache pages are reserved: "all", "on-demand".
 QStringList reservation_ids();
+// How replies draft (DraftDefaults::method): "off", "ngram" and "model".
+QStringList draft_method_ids();
 // The one-line explanation the settings show under the choice.
 QString reservation_explanation(const QString& id);
 

@@ -24,6 +24,7 @@ class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
+class QCheckBox;
 class QTimer;
 
 namespace quire::ui {
@@ -82,6 +83,7 @@ class SettingsPanel : public QWidget {
   void apply();
   void revert();
   void browseForModel();
+  void browseForDraftModel();
 
  signals:
   void settingsEdited(const quire::ui::EngineSettings& settings);
@@ -97,6 +99,9 @@ class SettingsPanel : public QWidget {
   QGroupBox* buildPlacementGroup();
   QGroupBox* buildCacheGroup();
   QGroupBox* buildGenerationGroup();
+  QGroupBox* buildDraftGroup();
+  // The draft fields that mean something for the chosen method.
+  void enableDraftFields();
   QGroupBox* buildChatGroup();
   QWidget* buildPlanSide();
   void connectEdits();
@@ -156,6 +161,10 @@ class SettingsPanel : public QWidget {
   QDoubleSpinBox* top_p_ = nullptr;
   QDoubleSpinBox* min_p_ = nullptr;
   QDoubleSpinBox* repetition_penalty_ = nullptr;
+  QComboBox* draft_method_ = nullptr;  // draft_method_ids()
+  QSpinBox* draft_tokens_ = nullptr;
+  QLineEdit* draft_model_ = nullptr;
+  QPushButton* browse_draft_model_ = nullptr;
   QPlainTextEdit* system_prompt_ = nullptr;
   QComboBox* prompt_format_ = nullptr;
   PlanWidget* plan_ = nullptr;

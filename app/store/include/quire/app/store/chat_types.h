@@ -84,6 +84,10 @@ struct GenerationStats {
   int generated_tokens = 0;
   double time_to_first_token_ms = 0;
   double tokens_per_second = 0;
+  // Speculative decoding: tokens drafted, and of those the ones the model
+  // confirmed; both 0 for a reply that did not draft.
+  int drafted_tokens = 0;
+  int accepted_tokens = 0;
   // "eos", "stop_string", "max_tokens", "cancelled", "error", or kStopInterrupted.
   QString stop_reason;
   QString model;

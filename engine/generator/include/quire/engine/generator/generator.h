@@ -18,6 +18,8 @@
 
 namespace quire::engine {
 
+class DraftModel;
+
 struct GeneratorConfig {
   // Running jobs at once; 0: as many as the runtime's steps hold (one slot
   // stays free for a prefill).
@@ -135,6 +137,13 @@ class Generator {
   ModelRuntime& runtime() { return runtime_; }
   const GeneratorConfig& config() const { return config_; }
 
+  // The draft model for jobs that draft with one (DraftSettings::Method::
+  // Model), or null for none; the caller keeps it alive while it is set.
+  // Submitting such a job without one throws std::invalid_argument;
+  // changing it while such a job runs throws std::logic_error.
+  void set_draft_model(DraftModel* draft);
+  DraftModel* draft_model() const { return draft_model_; }
+
  private:
   using Clock = std::chrono::steady_clock;
   struct Job;
@@ -150,20 +159,26 @@ class Generator {
   // The leader's waiting alternatives are admitted as ordinary jobs.
   void release_alternatives(Job& leader);
   bool accept_token(Job& job, cache::TokenId token);
-  // Speculative decoding (generator_drafts.cpp). The drafts for a job about
-  // to decode, at most `limit`; none where the job does not draft.
-  std::vector<cache::TokenId> draft_for(const Job& job, int limit) const;
-  // The most tokens each decoding job may draft this step, so that the step
+  // Speculative decoding (generator_drafts.cpp). The drafts of this step's
+  // decoding jobs, at most `limit` each, with the drafter's distributions
+  // when it has them; none for a job that does not draft, or pauses
+  // drafting (DraftLength). Jobs that draft with the draft model draft
+  // together.
+  std::map<const Job*, DraftProposal> draft_all(
+      int limit);  // The most tokens each decoding job may draft this step, so that the step
   // keeps within its tokens and rows of logits.
   int draft_limit() const;
   // After a step that verified `job`'s drafts (row `index` of `result`):
-  // keeps the drafts the model confirms, gives back the rest, and accepts
+  // keeps the drafts the model confirms (greedy: its own choices; sampled:
+  // speculative sampling's rejection rule), gives back the rest, and accepts
   // the tokens in order as a step without drafts would have.
   // `index`: the job's first sequence in the pass; `split`: it verified its
   // tokens as sequences of one token each, else as one sequence.
   void accept_drafted(Job& job, const ForwardPass::Result& result, std::size_t index, bool split);
-  // Whether drafts are verified as single-token sequences (exact: each row
-  // is computed as a decode step's) rather than as one chunk.
+  // Whether drafts are verified as single-token sequences rather than as
+  // one chunk of decode rows (both exact on the CPU: each row is computed
+  // as a decode step's); a chunk where the residual window, pages in host
+  // memory or FP8 pages (ForwardPass::rewind) need one sequence per job.
   bool split_verification() const;
   void finish(Job& job, StopReason reason, std::string error = {});
   void maintain_when_idle();
@@ -227,6 +242,7 @@ class Generator {
 
   ModelRuntime& runtime_;
   const Tokenizer& tokenizer_;
+  DraftModel* draft_model_ = nullptr;
   GeneratorConfig config_;
   JobId next_id_ = 1;
   std::deque<std::unique_ptr<Job>> queue_;

@@ -25,7 +25,7 @@ struct JobStatistics {
   std::int64_t generated_tokens = 0;
   int preemptions = 0;
   // Speculative decoding (JobRequest::draft): tokens drafted, and of those
-  // the ones the model's own choices confirmed; steps that verified drafts.
+  // the ones verification kept; steps that verified drafts.
   std::int64_t drafted_tokens = 0;
   std::int64_t accepted_tokens = 0;
   std::int64_t draft_steps = 0;
@@ -55,13 +55,18 @@ struct JobResult {
 
 // Speculative decoding for one job: each decode step drafts up to
 // `max_tokens` tokens cheaply and the model verifies them in the same
-// forward pass as the job's last token, keeping the longest prefix that
-// equals its own greedy choices and then its own next token. The reply is
-// token for token what it is without drafting. Used only for greedy jobs
-// (penalties, bias and bans allowed) without a grammar: others decode as
-// usual with the setting ignored.
+// forward pass as the job's last token. A greedy job keeps the longest
+// prefix that equals its own greedy choices and then its own next token:
+// the reply is token for token what it is without drafting. A sampled job
+// keeps drafts by speculative sampling's rejection rule: each token is
+// distributed exactly as without drafting (every sampling setting applies),
+// and a seed still reproduces the reply, though not the same reply as
+// without drafting. Jobs with a grammar, and alternatives while they branch,
+// decode as usual with the setting ignored.
 struct DraftSettings {
-  enum class Method : std::uint8_t { Off, Ngram };
+  // Ngram: prompt lookup (NgramDrafter). Model: the generator's draft model
+  // (Generator::set_draft_model), a smaller model with the same tokenizer.
+  enum class Method : std::uint8_t { Off, Ngram, Model };
   Method method = Method::Off;
   int max_tokens = 4;  // drafted per step, at most (1..64)
   NgramSettings ngram;

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "quire/engine/generator/draft_proposal.h"
 #include "quire/engine/generator/random.h"
 
 namespace quire::engine {
@@ -48,6 +49,14 @@ struct SamplingCandidate {
   std::int32_t id = 0;
   float logit = 0;  // after penalties, bias and bans, before the temperature
   float probability = 0;
+};
+
+// Speculative sampling's answer for one drafted position (Sampler::verify_draft).
+struct DraftVerdict {
+  bool accepted = false;
+  // The draft when accepted; otherwise the token drawn in its place, after
+  // which the job's drafts stop.
+  std::int32_t token = 0;
 };
 
 // One row of logits as the candidate path sees it (Sampler::sample_from_candidates):
@@ -101,6 +110,27 @@ class Sampler {
   std::int32_t sample(std::span<const float> logits, std::span<const std::int32_t> context,
                       TokenMask allowed = {});
 
+  // Speculative sampling (Leviathan et al. 2023, Chen et al. 2023): whether
+  // the drafted token `draft` stands at a position whose row is `logits`,
+  // and if not, the token drawn instead, such that the token this returns is
+  // distributed exactly as sample() on the same row and context would draw
+  // it. p is the distribution sample() draws from (every setting applied:
+  // last_candidates() holds it afterwards); q is `drafted_from`, the
+  // distribution the drafter drew `draft` from, or a point mass on `draft`
+  // when null. The draft is accepted with probability min(1, p(d) / q(d));
+  // on rejection the token is drawn from max(0, p - q), renormalized (with
+  // a point mass: p without d). Consumes one random number for the test and
+  // one more on rejection, so a seed reproduces the verdicts. Greedy
+  // settings accept exactly when the draft is the argmax and consume none.
+  // Throws std::invalid_argument as sample() does, and for a malformed
+  // `drafted_from` (lengths that differ, a negative id, a probability that
+  // is negative or not finite, a token of the row listed twice with a
+  // probability above 0, or none above 0 for the draft itself). Ids past
+  // the row are allowed (a drafter's vocabulary may be padded further):
+  // p gives them nothing, so they are never the token that comes out.
+  DraftVerdict verify_draft(std::span<const float> logits, std::span<const std::int32_t> context,
+                            std::int32_t draft, const DraftDistribution* drafted_from = nullptr);
+
   // The candidate path, for logits that stay on a device. How many of the
   // highest logits it asks for: enough that top-k, top-p and min-p usually
   // cut inside them.
@@ -138,9 +168,19 @@ class Sampler {
   void apply_penalties(std::span<const std::int32_t> context);
   // One penalized logit; out of line so both paths round alike.
   float penalized(float logit, std::int32_t count) const;
-  // Softmax, the filters after it and the draw, on candidates_ (shared by
-  // both paths); `vocab` sizes typical sampling's scratch.
+  // logits_ from the row: penalties, bias, bans and the mask applied.
+  void adjust_logits(std::span<const float> logits, std::span<const std::int32_t> context,
+                     TokenMask allowed);
+  // Softmax and the filters after it, on candidates_ (shared by every path);
+  // `vocab` sizes typical sampling's scratch.
+  void filter(bool ranked, std::size_t vocab);
+  // filter() and the draw.
   std::int32_t filter_and_draw(bool ranked, double u, std::size_t vocab);
+  // verify_draft's parts (draft_verification.cpp): q(draft), with q scaled
+  // to sum to 1 and kept in draft_q_ by token; and the residual max(0, p - q)
+  // in residual_.
+  double load_draft_distribution(const DraftDistribution& q, std::int32_t draft);
+  void residual_after_rejection(std::int32_t draft, bool point_mass);
 
   SamplingSettings settings_;
   Random random_;
@@ -149,6 +189,11 @@ class Sampler {
   std::vector<std::int32_t> counts_;   // per token in the penalty window; zero between calls
   std::vector<std::int32_t> touched_;  // the tokens whose count is not zero
   std::vector<float> scores_;          // typical sampling's, by token id
+  // verify_draft's scratch: q by token id (zero between calls) and the
+  // candidates with the residual's probabilities.
+  std::vector<float> draft_q_;
+  std::vector<std::int32_t> draft_q_ids_;
+  std::vector<SamplingCandidate> residual_;
   // The candidate path's scratch (candidate_sampling.cpp).
   std::vector<std::int32_t> returned_;  // the candidates' ids, ascending
   std::vector<float> adjusted_;         // by position in LogitCandidates::adjusted_ids

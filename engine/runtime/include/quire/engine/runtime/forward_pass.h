@@ -61,6 +61,10 @@ class ForwardPass {
     // decode step of its own: a speculative step verifying drafts. A
     // sequence of one token always is.
     bool decode_rows = false;
+    // The step keeps what rewind() needs to take back the cache writes of
+    // all but the sequence's first tokens (drafts given back after a
+    // verification step). Not recorded as a graph.
+    bool rewindable = false;
   };
 
   struct RowCandidates {
@@ -92,6 +96,20 @@ class ForwardPass {
   void fetch_row(const Result& result, std::size_t sequence, std::vector<float>& out);
 
   const Limits& limits() const { return limits_; }
+
+  // After run(), before the next: the pages that rewindable sequence
+  // `sequence` of that step wrote hold again exactly what they would hold
+  // had the step brought only its first `kept` tokens. Where a token's
+  // write can change its page's earlier tokens (KvStorage::
+  // writes_recode_pages: an FP8 page's scale grown by a later token), the
+  // pages are put back as they were before the step and the kept tokens'
+  // keys and values written again, in order; otherwise the tokens past
+  // `kept` left nothing a later step reads, and nothing is done. Mirrors
+  // are left alone: the kept tokens' FP16 copies are already right.
+  void rewind(std::size_t sequence, int kept);
+  // Whether rewind() can restore every layer's pages: not where some layer's
+  // pages live in host memory and writes recode pages.
+  bool can_rewind() const;
 
   // Called with each layer's keys and values [tokens, kv_heads, head_dim]
   // (after RoPE, as the cache stores them) on `device`, just before they are
@@ -125,6 +143,8 @@ class ForwardPass {
  private:
   struct Scratch {
     kernels::DeviceBuffer x, h, projection, q, attention, k, v, gate, up;
+    // sequence_ids: TokenBatch::token_sequence, each token's attention
+    // sequence (a row of block_tables; run_step).
     kernels::DeviceBuffer tokens, positions, sequence_ids, block_tables, inv_freq;
     kernels::DeviceBuffer mirrored;        // TokenBatch::mirrored
     kernels::DeviceBuffer inv_freq_local;  // Gemma 3's sliding-window layers
@@ -163,6 +183,33 @@ class ForwardPass {
                        std::span<const std::int32_t> sequence_ids,
                        std::span<const std::int32_t> block_tables,
                        std::span<const std::int32_t> mirrored);
+  // What rewind() restores (forward_rewind.cpp): per rewindable sequence of
+  // the step, its pages and tokens; per layer, the bytes of those pages'
+  // recoded planes before the step and the tokens' keys and values.
+  struct RewindSequence {
+    std::size_t sequence = 0;
+    std::int32_t first_position = 0;
+    int count = 0;
+    std::int64_t first_token = 0;  // its first token's row in the step
+    std::vector<cache::PageIndex> pages, window_pages;
+  };
+  struct PageRegion {
+    std::uint8_t* at = nullptr;  // in the layer's planes
+    std::size_t bytes = 0;
+    std::size_t offset = 0;  // in the layer's rewind buffer
+    std::size_t rewind = 0;  // its RewindSequence
+  };
+  struct LayerRewind {
+    kernels::DeviceBuffer buffer;  // on the cache device: regions, then K and V rows
+    std::vector<PageRegion> regions;
+    std::vector<std::size_t> kv_offsets;  // per RewindSequence: its keys, then values
+  };
+  // Called from run_step and attend.
+  void plan_rewinds(std::span<const Sequence> sequences);
+  void keep_for_rewind(std::size_t layer, int device, const kernels::KvLayerView& view,
+                       const float* key, const float* value);
+  std::vector<RewindSequence> rewinds_;
+  std::map<std::size_t, LayerRewind> layer_rewinds_;
   // The residual window: each sequence's open page gets a mirror slot where
   // one is free (filled first if the slot is new to it). Returns
   // TokenBatch::mirrored's entries; empty without mirrors.

@@ -70,6 +70,11 @@ class KvStorage {
   // Whether FP8 keys or values of this cache use calibrated scales.
   bool calibrated_keys() const;
   bool calibrated_values() const;
+  // Whether writing a token can change the bytes of tokens written before
+  // it: an FP8 half with per-page scales, which grow with the page's
+  // largest value and encode its earlier tokens again. Integer and FP16
+  // halves, and calibrated FP8, encode each token on its own.
+  bool writes_recode_pages() const;
 
   // Whether the layer's pages are the window pool's (Config::windowed_layers).
   bool windowed(std::size_t layer) const;

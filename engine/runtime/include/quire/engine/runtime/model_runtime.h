@@ -99,6 +99,7 @@ class ModelRuntime {
   const RuntimeOptions& options() const { return options_; }
   kernels::Backend& backend() { return backend_; }
   cache::PageCache& cache() { return *cache_; }
+  const cache::PageCache& cache() const { return *cache_; }
   KvStorage& storage() { return *storage_; }
   ForwardPass& forward() { return *forward_; }
   const LoadedModel& loaded() const { return loaded_; }
