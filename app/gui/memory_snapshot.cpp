@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "quire/engine/generator/draft_model.h"
 #include "quire/engine/runtime/weights_summary.h"
 
 namespace quire::gui {
@@ -47,8 +48,32 @@ ui::CacheSummaryView cache_summary(const cache::CacheStats& stats,
   return summary;
 }
 
+// What the draft model (speculative decoding) holds on `device`, counted
+// with the model's own weights, cache and scratch rather than as memory of
+// other processes.
+void add_draft_model(ui::DeviceMemoryView& view, engine::ModelRuntime& draft, int device) {
+  const std::vector<std::int64_t>& weights = draft.loaded().device_bytes;
+  const auto index = static_cast<std::size_t>(device);
+  const std::int64_t draft_weights = index < weights.size() ? weights[index] : 0;
+  view.weights += draft_weights;
+  if (draft_weights > 0) {
+    view.weights_detail +=
+        QStringLiteral("%1draft model: %2")
+            .arg(view.weights_detail.isEmpty() ? QString() : QStringLiteral("; "),
+                 QString::fromStdString(engine::summarize_weights(draft.model()).text()));
+  }
+  for (const cache::DeviceCacheBytes& bytes : draft.cache().stats().devices) {
+    if (bytes.device == device) view.cache += bytes.allocated_bytes;
+  }
+  view.cache += draft.storage().mirror_bytes_on(device);
+  for (const engine::DevicePlacement& placed : draft.plan().devices) {
+    if (placed.index == device && placed.used()) view.scratch += placed.scratch;
+  }
+}
+
 QList<ui::DeviceMemoryView> device_views(engine::ModelRuntime& runtime,
-                                         const cache::CacheStats& stats) {
+                                         const cache::CacheStats& stats,
+                                         engine::DraftModel* draft) {
   QList<ui::DeviceMemoryView> views;
   const engine::PlacementPlan& plan = runtime.plan();
   const QString weights_detail =
@@ -72,6 +97,7 @@ QList<ui::DeviceMemoryView> device_views(engine::ModelRuntime& runtime,
     for (const engine::DevicePlacement& placed : plan.devices) {
       if (placed.index == device.index && placed.used()) view.scratch = placed.scratch;
     }
+    if (draft != nullptr) add_draft_model(view, draft->runtime(), device.index);
     const qint64 ours = view.weights + view.cache + view.scratch;
     view.other = std::max<qint64>(0, view.total - view.free - ours);
     views.append(view);
@@ -156,7 +182,7 @@ ui::MemorySnapshotView memory_snapshot(engine::ModelRuntime& runtime,
   if (cache.window_pool() != nullptr) {
     snapshot.window_pool = window_pool_view(cache, stats, generator, format);
   }
-  snapshot.devices = device_views(runtime, stats);
+  snapshot.devices = device_views(runtime, stats, generator.draft_model());
   snapshot.sampled_tokens = generator.sampled_tokens();
   snapshot.generating_seconds = generator.generating_seconds();
   return snapshot;

@@ -190,7 +190,7 @@ class ModelsCommandTest : public QObject {
                "fits, with up to 256 tokens of context (the "
                "model's limit)");
     QTest::newRow("a smaller cache")
-        << QStringList{QStringLiteral("--devices"), QStringLiteral("cpu:1x24MiB"),
+        << QStringList{QStringLiteral("--devices"), QStringLiteral("cpu:1x26MiB"),
                        QStringLiteral("--context"), QStringLiteral("4096")}
         << QStringLiteral("smaller") << QJsonValue(256)
         << QStringLiteral(
@@ -201,7 +201,7 @@ class ModelsCommandTest : public QObject {
                                << QStringLiteral("no") << QJsonValue(QJsonValue::Null)
                                << QStringLiteral(
                                       "does not fit even with no context: the weights and "
-                                      "scratch alone need 19 MiB on device 0 (cpu0), has 16 MiB "
+                                      "scratch alone need 21 MiB on device 0 (cpu0), has 16 MiB "
                                       "free after the 0 MiB reserve — use a smaller "
                                       "quantization or add a device");
   }
@@ -240,7 +240,7 @@ class ModelsCommandTest : public QObject {
     const QString mamba = machine.models + QStringLiteral("/mamba");
     const qsizetype width = copy.size() + 2;
     const QString no_fit = QStringLiteral(
-        "    does not fit even with no context: the weights and scratch alone need 19 MiB on "
+        "    does not fit even with no context: the weights and scratch alone need 21 MiB on "
         "device 0 (cpu0), has 16 MiB free after the 0 MiB reserve — use a smaller quantization "
         "or add a device");
     const auto line = [&](const QString& model, const char* size, const char* fits,

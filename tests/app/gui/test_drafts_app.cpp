@@ -19,6 +19,7 @@
 #include "app_test_support.h"
 #include "engine_host.h"
 #include "main_window.h"
+#include "quire/ui/memory_panel.h"
 #include "quire/ui/settings_panel.h"
 #include "reply_stats.h"
 #include "test_main.h"
@@ -138,6 +139,12 @@ class AppDraftsTest : public QObject {
     QCOMPARE(drafted->generated_tokens, 32);
     QVERIFY(drafted->drafted_tokens >= 16);
     QVERIFY(drafted->accepted_tokens * 10 >= drafted->drafted_tokens * 9);
+    // The memory panel counts the draft's weights with the model's, not as
+    // memory of other processes.
+    ui::MemoryPanel& memory = *run.app->window().memoryPanel();
+    QTRY_VERIFY(!memory.snapshot().isEmpty());
+    const QString detail = memory.snapshot().devices.value(0).weights_detail;
+    QVERIFY2(detail.contains(QStringLiteral("; draft model: ")), qPrintable(detail));
   }
 
   // A folder that holds no model: the model loads and serves, the notice

@@ -3,6 +3,7 @@
 // What the speculative decoding suites share: prompts a reply may copy from,
 // running requests to the end, and the hashes of sealed pages.
 
+#include <QMetaType>
 #include <map>
 #include <vector>
 
@@ -10,6 +11,9 @@
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/runtime/model_runtime.h"
 #include "small_model.h"
+
+// The suites' data rows name cache codings.
+Q_DECLARE_METATYPE(quire::cache::CacheFormat)
 
 namespace quire::test {
 

@@ -16,6 +16,7 @@
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "small_model.h"
+#include "speculative_test_support.h"
 #include "test_main.h"
 
 using namespace quire;
@@ -126,6 +127,51 @@ class DraftModelTest : public QObject {
     QVERIFY(draft_runtime.cache().check_invariants().empty());
     // Every drafting job's sequence in the draft cache ended with it.
     QVERIFY(draft_runtime.cache().sequences().empty());
+  }
+
+  // The target's replies stay its own over every kind of cache and model:
+  // coded caches (verified as one chunk), a sliding window, experts. The
+  // draft is a small dense model with the target's tokenizer, caching in the
+  // target's coding.
+  void otherCachesAndFamiliesGiveTheSameReplies_data() {
+    QTest::addColumn<QString>("architecture");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<cache::CacheFormat>("format");
+    QTest::newRow("q8 cache") << "qwen2" << 0 << cache::CacheFormat::Q8;
+    QTest::newRow("fp8 cache") << "qwen2" << 0 << cache::CacheFormat::FP8;
+    QTest::newRow("q6 cache") << "qwen2" << 0 << cache::CacheFormat::Q6;
+    QTest::newRow("sliding window") << "mistral" << 24 << cache::CacheFormat::FP16;
+    QTest::newRow("mixture of experts") << "mixtral" << 0 << cache::CacheFormat::FP16;
+  }
+
+  void otherCachesAndFamiliesGiveTheSameReplies() {
+    QFETCH(QString, architecture);
+    QFETCH(int, window);
+    QFETCH(cache::CacheFormat, format);
+    engine::modelgen::RandomModelSpec spec =
+        engine::modelgen::default_spec(architecture.toStdString());
+    spec.seed = 95;
+    if (window > 0) spec.sliding_window = window;
+    const SmallModel target(spec);
+    const SmallModel draft(draft_spec(target, 96, 1));
+    kernels::CpuBackend backend;
+    ModelRuntime draft_runtime(draft.description, backend, small_options(format));
+    DraftModel drafter(draft_runtime, target.tokenizer->vocab_size());
+    std::int64_t drafted = 0;
+    for (const Tokens& prompt : draft_test_prompts()) {
+      ModelRuntime plain_runtime(target.description, backend, small_options(format));
+      Generator plain(plain_runtime, *target.tokenizer);
+      const JobResult expected = run_jobs(plain, {greedy_request(prompt, 32, false)}).front();
+      ModelRuntime runtime(target.description, backend, small_options(format));
+      Generator generator(runtime, *target.tokenizer);
+      generator.set_draft_model(&drafter);
+      const JobResult result = run_jobs(generator, {greedy_request(prompt, 32, true)}).front();
+      QCOMPARE(result.tokens, expected.tokens);
+      drafted += result.statistics.drafted_tokens;
+      QVERIFY(runtime.cache().check_invariants().empty());
+    }
+    QVERIFY(drafted > 0);
+    QVERIFY(draft_runtime.cache().check_invariants().empty());
   }
 
   // The same weights drafting for themselves choose what the model chooses:
