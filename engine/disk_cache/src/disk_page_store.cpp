@@ -179,6 +179,8 @@ ReadOutcome DiskPageStore::read_open(int fd, const cache::PageHash& hash,
   PageFileHeader header;
   PageFileCheck check = parse_page_header(prefix, file_size, header);
   if (!check) return reject(fd, hash, check);
+  // A file with fewer layers than ours was read past its table.
+  prefix.resize(header.header_bytes());
 
   const PageExpectation expected{model_, &coding_, hash};
   const PageFileCheck identity = compare_with_expectation(header, expected);
@@ -267,3 +269,5 @@ ReadOutcome DiskPageStore::reject(int fd, const cache::PageHash& hash, const Pag
                     "; the page file was removed and the page will be computed again";
   return outcome;
 }
+
+}  // namespace quire::engine::disk_cache

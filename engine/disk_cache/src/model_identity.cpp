@@ -64,7 +64,7 @@ class IdentityDigest {
     for (int i = 0; i < 8; ++i)
       le[i] = static_cast<std::uint8_t>(std::uint64_t{size} >> (8 * i));
     blake2b_update(&state_, le, sizeof le);
-    if (size > 0) blake2b_update(&state_, data, size);
+    if (size > 0) blake2b_update(&state_, static_cast<const std::uint8_t*>(data), size);
   }
 
   blake2b_state state_{};

@@ -107,7 +107,9 @@ PageChecksum::PageChecksum() : state_(std::make_unique<State>()) {
 PageChecksum::~PageChecksum() = default;
 
 void PageChecksum::update(std::span<const std::byte> bytes) {
-  if (!bytes.empty()) blake2b_update(&state_->blake, bytes.data(), bytes.size());
+  if (!bytes.empty())
+    blake2b_update(&state_->blake, reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                   bytes.size());
 }
 
 std::array<std::uint8_t, kPageFileChecksum> PageChecksum::finish() {

@@ -13,6 +13,7 @@
 #include <system_error>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "quire/engine/disk_cache/page_file.h"
 
@@ -150,6 +151,15 @@ std::vector<StoreFolder::PageEntry> StoreFolder::scan() const {
     entry.bytes = static_cast<std::uint64_t>(st.st_size);
     entry.mtime_ns = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
     entries.push_back(entry);
+  });
+  // Forget the parents of files that are gone.
+  std::unordered_set<cache::PageHash, cache::PageHashHasher> present;
+  for (const PageEntry& entry : entries)
+    present.insert(entry.hash);
+  const std::lock_guard lock(mutex_);
+  std::erase_if(parents_, [&](const auto& known) {
+    const auto hash = page_name_hash(known.first);
+    return !hash || !present.contains(*hash);
   });
   return entries;
 }
