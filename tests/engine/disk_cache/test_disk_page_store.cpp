@@ -1,4 +1,5 @@
 #include <QTest>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
@@ -135,7 +136,11 @@ class DiskPageStoreTest : public QObject {
         << "flip:3000" << int(PageFileProblem::ChecksumMismatch);
     QTest::addRow("not a page file") << "flip:1" << int(PageFileProblem::BadMagic);
     QTest::addRow("another model") << "model" << int(PageFileProblem::OtherModel);
-    QTest::addRow("another coding") << "coding" << int(PageFileProblem::OtherCoding);
+    QTest::addRow("another coding") << "coding:3" << int(PageFileProblem::OtherCoding);
+    QTest::addRow("fewer layers") << "coding:2" << int(PageFileProblem::OtherCoding);
+    QTest::addRow("more layers") << "coding:5" << int(PageFileProblem::OtherCoding);
+    QTest::addRow("another coding, damaged")
+        << "coding:-5" << int(PageFileProblem::ChecksumMismatch);
     QTest::addRow("another page") << "rename" << int(PageFileProblem::OtherPage);
   }
   void badFilesAreRefusedAndRemoved() {
@@ -160,10 +165,20 @@ class DiskPageStoreTest : public QObject {
       other.write(hashes[1], hashes[0], 16, random_payload(store.coding(), 1));
       std::filesystem::rename(other.path_of(hashes[1]), path);
     } else if (kind == "coding") {
-      DiskPageStore other(path_of(dir) / "other", model_number(1),
-                          small_coding(cache::CacheFormat::FP8), clocked());
+      // FP8 pages of as many layers, or Q6 pages of another layer count; a
+      // negative count: such a file with a flipped bit in its data.
+      const int layers = int(std::abs(at));
+      DiskPageStore other(
+          path_of(dir) / "other", model_number(1),
+          small_coding(layers == 3 ? cache::CacheFormat::FP8 : cache::CacheFormat::Q6, layers),
+          clocked());
       other.write(hashes[1], hashes[0], 16, random_payload(other.coding(), 1));
       std::filesystem::rename(other.path_of(hashes[1]), path);
+      if (at < 0) {
+        bytes = read_file(path);
+        bytes[bytes.size() - 100] ^= std::byte{0x01};
+        write_file(path, bytes);
+      }
     } else {
       std::filesystem::rename(store.path_of(hashes[0]), path);
     }
