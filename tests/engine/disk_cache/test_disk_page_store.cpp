@@ -76,6 +76,19 @@ class DiskPageStoreTest : public QObject {
     QCOMPARE(outcomes[2].status, ReadStatus::Read);
     QVERIFY(buffers[0] == random_payload(store.coding(), 3));
     QVERIFY(buffers[2] == random_payload(store.coding(), 0));
+
+    // A damaged file among them is refused alone.
+    auto bytes = read_file(store.path_of(hashes[1]));
+    bytes[bytes.size() / 2] ^= std::byte{0x80};
+    write_file(store.path_of(hashes[1]), bytes);
+    const std::vector<cache::PageHash> again = {hashes[0], hashes[1], hashes[2]};
+    const auto second = store.read_many(again, spans);
+    QCOMPARE(second[0].status, ReadStatus::Read);
+    QCOMPARE(second[1].status, ReadStatus::Rejected);
+    QVERIFY(second[1].problem == PageFileProblem::ChecksumMismatch);
+    QCOMPARE(second[2].status, ReadStatus::Read);
+    QVERIFY(buffers[2] == random_payload(store.coding(), 2));
+    QVERIFY(!store.contains(hashes[1]));
   }
 
   void aBufferOfAnotherSizeIsRefused() {

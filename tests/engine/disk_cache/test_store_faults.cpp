@@ -1,4 +1,5 @@
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -100,6 +101,36 @@ class StoreFaultTest : public QObject {
     ops.fail(FailingOps::Step::None, 0);
     QCOMPARE(store.write(hash, std::nullopt, 16, random_payload(store.coding(), 0)).status,
              WriteStatus::Written);
+  }
+
+  // The real system calls failing: a file size limit (RLIMIT_FSIZE, with
+  // SIGXFSZ ignored) makes write() fail with EFBIG in a child process. That
+  // is not a full disk: the page fails alone, and nothing is left behind.
+  void aFailingWriteSystemCallLeavesNothingBehind() {
+    QTemporaryDir dir;
+    const pid_t child = ::fork();
+    QVERIFY(child >= 0);
+    if (child == 0) {
+      ::signal(SIGXFSZ, SIG_IGN);
+      const rlimit limit{1000, 1000};
+      if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
+      DiskPageStoreOptions options;
+      DiskPageStore store(path_of(dir), model_number(1), small_coding(), options);
+      const auto hash = chain(1, 4)[0];
+      const WriteOutcome outcome =
+          store.write(hash, std::nullopt, 16, random_payload(store.coding(), 0));
+      if (outcome.status != WriteStatus::Failed) ::_exit(11);
+      if (outcome.error != EFBIG) ::_exit(12);
+      if (!outcome.message.ends_with(std::string(": cannot write the page file: ") +
+                                     std::strerror(EFBIG)))
+        ::_exit(13);
+      ::_exit(0);
+    }
+    int status = 0;
+    QCOMPARE(::waitpid(child, &status, 0), child);
+    QVERIFY(WIFEXITED(status));
+    QCOMPARE(WEXITSTATUS(status), 0);
+    QVERIFY(folder_names(path_of(dir)).empty());
   }
 
   // A writer killed in the middle of a page leaves only its temporary, never
