@@ -1,5 +1,7 @@
 #include "quire/engine/disk_cache/page_coding.h"
 
+#include <blake2.h>
+
 #include <stdexcept>
 #include <string>
 
@@ -37,6 +39,34 @@ void PageCoding::check() const {
            ", value data " + std::to_string(layer.value_data) + ", value scales " +
            std::to_string(layer.value_scales) + " bytes)");
   }
+}
+
+std::string PageCoding::key() const {
+  std::vector<std::uint8_t> fields;
+  const auto put = [&fields](std::uint64_t value) {
+    for (int i = 0; i < 8; ++i)
+      fields.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+  };
+  put(producer);
+  put(static_cast<std::uint64_t>(format.key));
+  put(static_cast<std::uint64_t>(format.value));
+  put(static_cast<std::uint64_t>(page_size));
+  put(layers.size());
+  for (const cache::PageBytes& layer : layers)
+    for (const std::int64_t bytes :
+         {layer.key_data, layer.key_scales, layer.value_data, layer.value_scales})
+      put(static_cast<std::uint64_t>(bytes));
+  std::uint8_t digest[8];
+  if (blake2b(digest, fields.data(), nullptr, sizeof digest, fields.size(), 0) != 0)
+    throw std::runtime_error("blake2b failed");
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text =
+      std::string(cache::format_info(format).name) + "-" + std::to_string(page_size) + "-";
+  for (const std::uint8_t b : digest) {
+    text.push_back(kDigits[b >> 4]);
+    text.push_back(kDigits[b & 15]);
+  }
+  return text;
 }
 
 std::string PageCoding::describe() const {

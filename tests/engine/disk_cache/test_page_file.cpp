@@ -75,6 +75,22 @@ class PageFileTest : public QObject {
     QCOMPARE(header.version, kPageFileVersion);
   }
 
+  // Each coding field changes the coding's folder name.
+  void codingKeysTellCodingsApart() {
+    const PageCoding q6 = small_coding();
+    QVERIFY(q6.key().starts_with("q6-16-"));
+    QCOMPARE(q6.key().size(), std::string("q6-16-").size() + 16);
+    QCOMPARE(small_coding().key(), q6.key());
+    std::vector<PageCoding> others(5, q6);
+    others[0] = small_coding(cache::CacheFormat::Q8);
+    others[1] = small_coding(cache::CacheFormat::Q6, 4);
+    others[2].producer += 1;
+    others[3].page_size = 32;
+    others[4].layers[2].value_scales += 2;
+    for (const PageCoding& other : others)
+      QVERIFY(other.key() != q6.key());
+  }
+
   void encodingRefusesAPayloadOfAnotherSize() {
     const PageCoding coding = small_coding();
     auto payload = random_payload(coding, 1);

@@ -148,23 +148,28 @@ class StoreEvictionTest : public QObject {
     QTemporaryDir dir;
     const auto root = path_of(dir);
     QVERIFY(usage_by_model(root / "absent").empty());
-    DiskPageStore first(root / model_number(1).hex(), model_number(1), small_coding(),
+    const PageCoding q6 = small_coding();
+    const PageCoding fp16 = small_coding(cache::CacheFormat::FP16);
+    QCOMPARE(store_folder(root, model_number(1), q6), root / model_number(1).hex() / q6.key());
+    DiskPageStore first(store_folder(root, model_number(1), q6), model_number(1), q6,
                         with_clock(ticking_clock(), 1u << 30));
-    DiskPageStore second(root / model_number(2).hex(), model_number(2),
-                         small_coding(cache::CacheFormat::FP16),
+    DiskPageStore first_fp16(store_folder(root, model_number(1), fp16), model_number(1), fp16,
+                             with_clock(ticking_clock(), 1u << 30));
+    DiskPageStore second(store_folder(root, model_number(2), fp16), model_number(2), fp16,
                          with_clock(ticking_clock(), 1u << 30));
     std::filesystem::create_directory(root / "not-a-model");
     Forest().write(first);
     const auto hashes = chain(2, 9);
-    second.write(hashes[0], std::nullopt, 16, random_payload(second.coding(), 0));
-    second.write(hashes[1], hashes[0], 16, random_payload(second.coding(), 1));
+    first_fp16.write(hashes[0], std::nullopt, 16, random_payload(fp16, 0));
+    second.write(hashes[0], std::nullopt, 16, random_payload(fp16, 0));
+    second.write(hashes[1], hashes[0], 16, random_payload(fp16, 1));
 
     auto usage = usage_by_model(root);
     QCOMPARE(usage.size(), std::size_t(2));
     const std::size_t one = usage[0].model == model_number(1).hex() ? 0 : 1;
     QCOMPARE(usage[one].model, model_number(1).hex());
-    QCOMPARE(usage[one].pages, std::uint64_t(6));
-    QCOMPARE(usage[one].bytes, 6 * page_file_bytes(first));
+    QCOMPARE(usage[one].pages, std::uint64_t(7));
+    QCOMPARE(usage[one].bytes, 6 * page_file_bytes(first) + page_file_bytes(first_fp16));
     QCOMPARE(usage[1 - one].model, model_number(2).hex());
     QCOMPARE(usage[1 - one].pages, std::uint64_t(2));
     QCOMPARE(usage[1 - one].bytes, 2 * page_file_bytes(second));

@@ -44,6 +44,11 @@ struct PageCoding {
   // negative.
   void check() const;
 
+  // A folder name for pages of this coding: the format's short name, the
+  // page size and 8 bytes of blake2b over every field, e.g. "q6-256-1f3a…".
+  // Two codings that differ in any field have different keys.
+  std::string key() const;
+
   // "Q8/Q4, 256-token pages, 24 layers, 3,145,728 bytes a page, producer 1".
   std::string describe() const;
 
