@@ -2,6 +2,8 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QLocale>
+#include <algorithm>
 #include <stdexcept>
 
 #include "backend_choice.h"
@@ -123,7 +125,42 @@ ui::PlanView PlanPricer::price(const ui::EngineSettings& settings) {
   if (described_) {
     view.weights = QString::fromStdString(engine::summarize_weights(*described_).text());
   }
+  if (planned->fits && !ui::loaded_draft_model(settings).isEmpty())
+    price_draft(settings, *planned, view);
   return view;
+}
+
+void PlanPricer::price_draft(const ui::EngineSettings& settings,
+                             const engine::PlacementPlan& planned, ui::PlanView& view) {
+  const QString folder = ui::loaded_draft_model(settings);
+  try {
+    const engine::ModelDescription draft = engine::ModelDescription::open(folder.toStdString());
+    const BackendSelection selection = make_backend(settings, devices_);
+    // The devices as the model leaves them: what its plan takes is taken.
+    std::vector<kernels::DeviceInfo> devices = selection.backend->devices();
+    for (kernels::DeviceInfo& device : devices) {
+      for (const engine::DevicePlacement& placed : planned.devices) {
+        if (placed.index == device.index) device.free_bytes -= placed.planned;
+      }
+      device.free_bytes = std::max<std::int64_t>(0, device.free_bytes);
+    }
+    // As the load runs it: the model's options, as many cache tokens.
+    const engine::RuntimeOptions options = runtime_options(settings, draft, selection.indices);
+    const engine::PlacementPlan drafted =
+        engine::plan_placement(engine::placement_request(draft, devices, options));
+    std::int64_t bytes = 0;
+    for (const engine::DevicePlacement& placed : drafted.devices)
+      bytes += placed.planned;
+    view.draft_fits = drafted.fits;
+    view.draft_verdict =
+        drafted.fits ? QStringLiteral("Draft model %1: %2 beside the model")
+                           .arg(QDir(folder).dirName(), QLocale().formattedDataSize(bytes))
+                     : QStringLiteral("Draft model %1: %2 beside the model")
+                           .arg(QDir(folder).dirName(), QString::fromStdString(drafted.problem));
+  } catch (const std::exception& failure) {
+    view.draft_fits = false;
+    view.draft_verdict = QStringLiteral("Draft model %1: %2").arg(folder, failure.what());
+  }
 }
 
 }  // namespace quire::gui

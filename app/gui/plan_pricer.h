@@ -37,6 +37,10 @@ class PlanPricer {
 
  private:
   std::shared_ptr<const engine::ModelDescription> describe(const QString& directory);
+  // The draft model of `settings` beside `planned` (the model's plan) on the
+  // same devices, into view.draft_verdict.
+  void price_draft(const ui::EngineSettings& settings, const engine::PlacementPlan& planned,
+                   ui::PlanView& view);
 
   DeviceLists devices_;
   QString described_path_;

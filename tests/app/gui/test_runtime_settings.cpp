@@ -1,6 +1,7 @@
 // The settings a user edits as the engine's options: what the memory
 // choices become, and how the plan prices them.
 
+#include <QDir>
 #include <QTest>
 #include <optional>
 #include <stdexcept>
@@ -197,6 +198,36 @@ class RuntimeSettingsTest : public QObject {
     const ui::PlanView fitted = pricer.price(settings);
     QVERIFY2(fitted.fits, qPrintable(fitted.verdict));
     QCOMPARE(fitted.fit_label, QString());
+  }
+
+  // The draft model is priced beside the model: what it takes where it fits,
+  // the planner's reason where the model leaves too little.
+  void theDraftModelIsPricedBesideTheModel() {
+    ui::EngineSettings settings = defaults();
+    settings.model_directory = test::demo_model();
+    settings.backend = QStringLiteral("cpu");
+    settings.reserve_mib = 0;
+    settings.cache_tokens = 4096;
+    settings.drafts = {QStringLiteral("model"), 4, test::demo_model()};
+    gui::PlanPricer pricer(gui::DeviceLists{QStringLiteral("cpu:1x64MiB"), QStringLiteral("cuda")});
+    const ui::PlanView roomy = pricer.price(settings);
+    QVERIFY2(roomy.fits, qPrintable(roomy.verdict + roomy.error));
+    QVERIFY(roomy.draft_fits);
+    const QString name = QDir(test::demo_model()).dirName();
+    QVERIFY2(roomy.draft_verdict.startsWith(QStringLiteral("Draft model %1: ").arg(name)) &&
+                 roomy.draft_verdict.endsWith(QStringLiteral(" beside the model")),
+             qPrintable(roomy.draft_verdict));
+    // Room for the model alone: the draft is refused in the planner's words.
+    gui::PlanPricer tight(gui::DeviceLists{QStringLiteral("cpu:1x32MiB"), QStringLiteral("cuda")});
+    const ui::PlanView alone = tight.price(settings);
+    QVERIFY2(alone.fits, qPrintable(alone.verdict + alone.error));
+    QVERIFY(!alone.draft_fits);
+    QVERIFY2(
+        alone.draft_verdict.startsWith(QStringLiteral("Draft model %1: does not fit").arg(name)),
+        qPrintable(alone.draft_verdict));
+    // n-gram drafts load nothing.
+    settings.drafts.method = QStringLiteral("ngram");
+    QCOMPARE(pricer.price(settings).draft_verdict, QString());
   }
 };
 

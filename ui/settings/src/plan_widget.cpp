@@ -54,6 +54,9 @@ PlanWidget::PlanWidget(QWidget* parent) : QWidget(parent) {
   largest_ = make_label(QStringLiteral("planLargestContext"), this);
   layout->addWidget(largest_);
 
+  draft_ = make_label(QStringLiteral("planDraftModel"), this);
+  layout->addWidget(draft_);
+
   legend_ = new QLabel(this);
   legend_->setObjectName(QStringLiteral("planLegend"));
   legend_->setTextFormat(Qt::RichText);
@@ -86,6 +89,9 @@ void PlanWidget::setPlan(const PlanView& plan) {
   largest_->setText(
       plan_text::largest_context(plan.largest_context_tokens, plan.largest_context_is_model_limit));
   largest_->setVisible(plan.valid && !plan.remote);
+  draft_->setText(plan.draft_verdict);
+  draft_->setStyleSheet(plan.draft_fits ? QString() : kRed);
+  draft_->setVisible(plan.valid && !plan.draft_verdict.isEmpty());
   legend_->setVisible(plan.valid && !plan.devices.isEmpty());
   rebuildDevices();
   setStale(false);

@@ -40,6 +40,7 @@ class PlanWidget : public QWidget {
   QVBoxLayout* devices_slot_ = nullptr;
   QLabel* host_ = nullptr;  // offloaded pages in host memory
   QLabel* largest_ = nullptr;
+  QLabel* draft_ = nullptr;  // the draft model beside the model
   QLabel* legend_ = nullptr;
 };
 

@@ -159,6 +159,11 @@ struct PlanView {
   // beyond its reserve; both 0 when the cache lives on the devices.
   qint64 host_cache = 0;
   qint64 host_usable = 0;
+  // The draft model (Settings → Speculative decoding), planned against what
+  // the model leaves free: what it takes, or the planner's reason it does
+  // not fit beside the model. Empty without one.
+  QString draft_verdict;
+  bool draft_fits = false;
 
   friend bool operator==(const PlanView&, const PlanView&) = default;
 };
