@@ -29,6 +29,10 @@ QString random_model();
 QString published_family_model(const QString& name, const char* config, const char* package,
                                const char* format = nullptr);
 
+// A port nothing listens on now: the system's choice for a socket that is
+// closed again at once.
+int free_port();
+
 // Saves `shot` as `name` in $QUIRE_SCREENSHOT_DIR (scripts/screenshots.sh
 // sets it for docs/screenshots/); nothing without it.
 void keep_screenshot(const QImage& shot, const char* name);

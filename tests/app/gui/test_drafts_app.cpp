@@ -4,11 +4,7 @@
 // to the status line, and a draft model loads with the model (or says why
 // it did not).
 
-#include <arpa/inet.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <QComboBox>
 #include <QPushButton>
@@ -63,21 +59,6 @@ std::string drafts_http(int port, const std::string& method, const std::string& 
       [&] { return reply.wait_for(std::chrono::seconds(0)) == std::future_status::ready; },
       180'000);
   return reply.get();
-}
-
-// A port nothing listens on now: the system's choice for a socket closed
-// again at once.
-int unused_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  ::close(fd);
-  return ntohs(address.sin_port);
 }
 
 // Settings → Speculative decoding: n-gram drafts off, applied.
@@ -171,7 +152,7 @@ class AppDraftsTest : public QObject {
 
   void serverRequestsDraftWithTheSameReply() {
     AppRun run(random_model(), 24);
-    const int port = unused_port();
+    const int port = free_port();
     write_draft_settings(run, QStringLiteral("ngram"), port);
     run.start();
     QVERIFY(run.waitForModel());
