@@ -314,13 +314,18 @@ void PageCache::abandon_here(SequenceId id, const CacheInstructions& instruction
   drop_host_saves(instructions.saves);
   // Only this sequence holds these pages (restores and copies go into pages
   // it took), so with nothing counted as written they are freed on release.
+  // A page already handed back behind the window (a copy moved the window
+  // past it at commit) is freed here.
   const auto forget_content = [&](PageIndex index) {
     mutate(index, [](PageRecord& page) {
       page.identity.valid = 0;
       page.saved.reset();
     });
+    if (record(index).refs == 0) settle_unreferenced(index);
   };
   for (const HostRestore& restore : instructions.restores)
+    forget_content(restore.page);
+  for (const DiskRestore& restore : instructions.disk_restores)
     forget_content(restore.page);
   for (const PageCopy& copy : instructions.copies)
     forget_content(copy.destination);
@@ -376,6 +381,15 @@ void PageCache::place_layer(std::size_t layer, int device) {
   if (window_pool_ && placed.windowed) window_pool_->place_layer(layer, device);
 }
 
+void PageCache::attach_disk(const DiskIndex* index) {
+  if (index && window_pool_) {
+    throw std::invalid_argument(
+        "the disk tier does not keep the pages of sliding-window layers mixed with global ones");
+  }
+  disk_ = index;
+  ++generation_;  // plans prepared without the disk tier are stale
+}
+
 CacheStats PageCache::stats() const {
   CacheStats stats;
   stats.page_size = config_.page_size;
@@ -396,6 +410,9 @@ CacheStats PageCache::stats() const {
   stats.host_saves = counters_.host_saves;
   stats.host_restores = counters_.host_restores;
   stats.host_evictions = counters_.host_evictions;
+  stats.disk_saves = counters_.disk_saves;
+  stats.disk_restores = counters_.disk_restores;
+  stats.disk_restored_tokens = counters_.disk_restored_tokens;
   stats.dedup_switches = counters_.dedup_switches;
   stats.preemptions = counters_.preemptions;
   stats.defragmentations = counters_.defragmentations;
@@ -453,6 +470,7 @@ std::vector<PageInfo> PageCache::pages() const {
     info.hashed = page.identity.hashed;
     info.hash = page.identity.hash;
     info.last_access = page.last_access;
+    info.from_disk = page.from_disk;
   }
   for (const auto& [id, seq] : sequences_) {
     for (const PageIndex index : seq.pages) {

@@ -24,97 +24,6 @@ std::string tokens_text(std::int64_t tokens) {
 
 }  // namespace
 
-std::vector<EvictionCandidate> PageCache::eviction_candidates(
-    const std::set<PageIndex>& pinned) const {
-  // Children are counted over every page with content, so a cached page that a
-  // running sequence continues is never a leaf.
-  std::vector<int> children(pages_.size(), 0);
-  std::vector<PageIndex> parents(pages_.size(), kNoPage);
-  for (PageIndex index = 0; index < config_.num_pages; ++index) {
-    const PageRecord& page = this->page(index);
-    if (page.state() == PageState::Free) continue;
-    if (const std::optional<PageIndex> parent = chain_parent(page.identity)) {
-      parents[static_cast<std::size_t>(index)] = *parent;
-      ++children[static_cast<std::size_t>(*parent)];
-    }
-  }
-  std::vector<EvictionCandidate> candidates;
-  for (PageIndex index = 0; index < config_.num_pages; ++index) {
-    const PageRecord& page = this->page(index);
-    if (page.state() != PageState::Cached || pinned.contains(index)) continue;
-    candidates.push_back(EvictionCandidate{index, page.last_access,
-                                           parents[static_cast<std::size_t>(index)],
-                                           children[static_cast<std::size_t>(index)]});
-  }
-  return candidates;
-}
-
-PageCache::Acquisition PageCache::plan_acquisition(int count, const std::set<PageIndex>& pinned,
-                                                   std::span<const HostSlot> pinned_slots) const {
-  Acquisition acquisition;
-  if (count <= 0) return acquisition;
-  for (auto it = free_.begin(); it != free_.end() && acquisition.pages.size() < std::size_t(count);
-       ++it) {
-    acquisition.pages.push_back(*it);
-  }
-  acquisition.available = static_cast<int>(free_.size());
-  const std::size_t missing = static_cast<std::size_t>(count) - acquisition.pages.size();
-  if (missing == 0) return acquisition;
-
-  const std::vector<EvictionCandidate> candidates = eviction_candidates(pinned);
-  acquisition.available += static_cast<int>(candidates.size());
-
-  acquisition.victims = policy_->select(candidates, missing);
-  if (acquisition.victims.size() < missing) return acquisition;  // caller sees the shortfall
-  acquisition.pages.insert(acquisition.pages.end(), acquisition.victims.begin(),
-                           acquisition.victims.end());
-
-  if (host_.capacity() == 0) return acquisition;
-  std::vector<HostSlot> taken(pinned_slots.begin(), pinned_slots.end());
-  for (const PageIndex victim : acquisition.victims) {
-    const PageIdentity& identity = page(victim).identity;
-    if (!identity.hashed || identity.valid != config_.page_size) continue;
-    if (host_.find(identity.hash)) continue;  // already kept there
-    const std::optional<HostSlot> slot = host_.choose_slot(taken);
-    if (!slot) break;
-    acquisition.saves.push_back(HostSave{victim, *slot});
-    taken.push_back(*slot);
-  }
-  return acquisition;
-}
-
-void PageCache::take_pages(const Acquisition& acquisition, std::uint64_t now) {
-  for (const HostSave& save : acquisition.saves) {
-    if (host_.occupied(save.slot)) ++counters_.host_evictions;
-    host_.store(save.slot, page(save.page).identity, now);
-    ++counters_.host_saves;
-  }
-  for (const PageIndex victim : acquisition.victims) {
-    mutate(victim, [&](PageRecord& page) {
-      if (page.indexed) {
-        index_.erase(page.identity.hash);
-        page.indexed = false;
-      }
-      // Kept aside: if the new owner never writes the page, it gets this back.
-      page.saved = page.identity;
-      page.identity.hash = placeholders_.next();
-      page.identity.hashed = false;
-      page.identity.link = ChainLink::Unknown;
-      page.identity.filled = 0;
-      page.identity.valid = 0;
-      page.refs = 1;  // the caller hands the page to its sequence
-      page.last_access = now;
-    });
-    ++counters_.evictions;
-  }
-  for (const PageIndex index : acquisition.pages) {
-    mutate(index, [&](PageRecord& page) {
-      page.refs = 1;
-      page.last_access = now;
-    });
-  }
-}
-
 std::pair<PageIndex, std::int32_t> PageCache::best_copy_source(ChainLink link,
                                                                const PageHash* previous,
                                                                std::span<const TokenId> tokens,
@@ -196,6 +105,8 @@ AdmissionPlan PageCache::prepare_here(AdmissionRequest request) const {
       slot.source = AdmissionPlan::Source::Restore;
       slot.host = *host;
       pinned_slots.push_back(*host);
+    } else if (!found && disk_ && disk_->holds(plan.hashes_[i])) {
+      slot.source = AdmissionPlan::Source::Disk;
     }
   }
 
@@ -212,6 +123,7 @@ AdmissionPlan PageCache::prepare_here(AdmissionRequest request) const {
       for (std::size_t i = first_kept_page(static_cast<std::int32_t>(k * size)); i < k; ++i) {
         const AdmissionPlan::Slot& slot = plan.slots_[i];
         present = present && (slot.source == AdmissionPlan::Source::Restore ||
+                              slot.source == AdmissionPlan::Source::Disk ||
                               (slot.source != AdmissionPlan::Source::Fresh &&
                                page(slot.page).identity.valid == config_.page_size));
       }
@@ -279,19 +191,14 @@ AdmissionPlan PageCache::prepare_here(AdmissionRequest request) const {
   // sequence takes its own in their place.
   if (config_.reservation == ReservationPolicy::ReserveOnAdmission) {
     int own = 0;
-    for (const AdmissionPlan::Slot& slot : plan.slots_) {
-      own += slot.source == AdmissionPlan::Source::Fresh ||
-             slot.source == AdmissionPlan::Source::Restore;
-    }
+    for (const AdmissionPlan::Slot& slot : plan.slots_)
+      own += AdmissionPlan::takes_page(slot.source);
     plan.reservation_ = std::min(later, std::max(0, static_cast<int>(bound) - own));
   }
 
   int needed = 0;
-  for (const AdmissionPlan::Slot& slot : plan.slots_) {
-    if (slot.source == AdmissionPlan::Source::Fresh ||
-        slot.source == AdmissionPlan::Source::Restore)
-      ++needed;
-  }
+  for (const AdmissionPlan::Slot& slot : plan.slots_)
+    needed += AdmissionPlan::takes_page(slot.source);
   Acquisition acquisition = plan_acquisition(needed, pinned, pinned_slots);
   if (static_cast<int>(acquisition.pages.size()) < needed && !copy_sources.empty()) {
     // Copying K/V from a cached sibling only saves compute; it must never keep
@@ -333,12 +240,11 @@ AdmissionPlan PageCache::prepare_here(AdmissionRequest request) const {
 
   std::size_t next = 0;
   for (AdmissionPlan::Slot& slot : plan.slots_) {
-    if (slot.source == AdmissionPlan::Source::Fresh ||
-        slot.source == AdmissionPlan::Source::Restore)
-      slot.page = acquisition.pages[next++];
+    if (AdmissionPlan::takes_page(slot.source)) slot.page = acquisition.pages[next++];
   }
   plan.victims_ = acquisition.victims;
   plan.saves_ = acquisition.saves;
+  plan.disk_saves_ = acquisition.disk_saves;
 
   std::int32_t cached = 0;
   for (std::size_t i = 0; i < static_cast<std::size_t>(prompt_pages); ++i) {
@@ -350,6 +256,10 @@ AdmissionPlan PageCache::prepare_here(AdmissionRequest request) const {
         break;
       case AdmissionPlan::Source::Restore:
         cached += config_.page_size;
+        break;
+      case AdmissionPlan::Source::Disk:
+        cached += config_.page_size;
+        plan.disk_tokens_ += config_.page_size;
         break;
       case AdmissionPlan::Source::Fresh:
         cached += slot.copy_tokens;
@@ -382,16 +292,16 @@ Admission PageCache::commit_here(AdmissionPlan plan) {
   Acquisition acquisition;
   acquisition.victims = plan.victims_;
   acquisition.saves = plan.saves_;
+  acquisition.disk_saves = plan.disk_saves_;
   for (const AdmissionPlan::Slot& slot : plan.slots_) {
-    if (slot.source == AdmissionPlan::Source::Fresh ||
-        slot.source == AdmissionPlan::Source::Restore)
-      acquisition.pages.push_back(slot.page);
+    if (AdmissionPlan::takes_page(slot.source)) acquisition.pages.push_back(slot.page);
   }
   take_pages(acquisition, now);
 
   Admission admission;
   admission.sequence = next_sequence_++;
   admission.instructions.saves = plan.saves_;
+  admission.instructions.disk_saves = plan.disk_saves_;
   admission.evicted_pages = static_cast<int>(plan.victims_.size());
   Sequence seq;
   seq.pages.reserve(plan.slots_.size());
@@ -426,6 +336,30 @@ Admission PageCache::commit_here(AdmissionPlan plan) {
         admission.instructions.restores.push_back(HostRestore{slot.host, slot.page});
         ++counters_.host_restores;
         counters_.restored_tokens += size;
+        covered = size;
+        break;
+      case AdmissionPlan::Source::Disk:
+        // Every page of the chain before this one is known, so the whole
+        // identity follows from the request (page_size tokens, all written).
+        mutate(slot.page, [&](PageRecord& page) {
+          PageIdentity& identity = page.identity;
+          std::copy_n(tokens.begin() + static_cast<std::ptrdiff_t>(begin), size,
+                      identity.tokens.begin());
+          identity.filled = size;
+          identity.valid = size;
+          identity.link = i == 0 ? ChainLink::Root : ChainLink::Known;
+          if (i > 0) identity.previous = plan.hashes_[i - 1];
+          identity.hash = plan.hashes_[i];
+          identity.hashed = true;
+          page.saved.reset();
+          page.indexed = true;
+          page.from_disk = true;
+        });
+        index_.emplace(plan.hashes_[i], slot.page);
+        admission.instructions.disk_restores.push_back(DiskRestore{plan.hashes_[i], slot.page});
+        ++counters_.disk_restores;
+        counters_.disk_restored_tokens += size;
+        admission.disk_tokens += size;
         covered = size;
         break;
       case AdmissionPlan::Source::Skip:
@@ -468,8 +402,7 @@ Admission PageCache::commit_here(AdmissionPlan plan) {
       }
     }
     seq.pages.push_back(slot.page);
-    seq.owned.push_back(slot.source == AdmissionPlan::Source::Fresh ||
-                        slot.source == AdmissionPlan::Source::Restore);
+    seq.owned.push_back(AdmissionPlan::takes_page(slot.source));
 
     if (count == 0) continue;  // reserved for decode
     covered = std::min<std::int32_t>(covered, static_cast<std::int32_t>(count));

@@ -136,6 +136,7 @@ std::optional<Admission> PageCache::branch_here(const BranchRequest& request,
   Admission admission;
   admission.sequence = next_sequence_++;
   admission.instructions.saves = acquisition.saves;
+  admission.instructions.disk_saves = acquisition.disk_saves;
   admission.evicted_pages = static_cast<int>(acquisition.victims.size());
   Sequence seq;
   seq.tokens.assign(source.tokens.begin(), source.tokens.begin() + length);

@@ -203,6 +203,16 @@ std::vector<std::string> PageCache::check_invariants() const {
   for (std::string& problem : host_.check_invariants())
     problems.push_back(std::move(problem));
 
+  // A page read from disk holds a whole hashed page.
+  for (PageIndex index = 0; index < config_.num_pages; ++index) {
+    const PageRecord& page = this->page(index);
+    if (page.from_disk && (!page.identity.hashed || page.identity.valid != size)) {
+      fail("page " + std::to_string(index) + " is marked as read from disk but holds " +
+           std::to_string(page.identity.valid) + " tokens" +
+           (page.identity.hashed ? "" : " without a hash"));
+    }
+  }
+
   if (window_pool_) {
     // Both pools hold the same sequences with the same tokens and progress.
     if (window_sequences_.size() != sequences_.size()) {

@@ -12,6 +12,8 @@ void PageCache::mutate(PageIndex index, Change&& change) {
   const PageState before = page.state();
   const bool shared_before = page.refs > 1;
   change(page);
+  // Content read from disk is a full page; anything less is other content.
+  if (page.identity.valid < config_.page_size) page.from_disk = false;
   const PageState after = page.state();
   const bool shared_after = page.refs > 1;
 

@@ -64,6 +64,7 @@ std::int32_t PageCache::covered_prefix(const AdmissionPlan& plan) const {
         here = page(slot.page).identity.valid;
         break;
       case AdmissionPlan::Source::Restore:
+      case AdmissionPlan::Source::Disk:
       case AdmissionPlan::Source::Skip:
         here = size;
         break;

@@ -134,6 +134,7 @@ AppendResult PageCache::take_slots(SequenceId id, std::size_t end_slot) {
   ++generation_;
   take_pages(acquisition, clock_->now());
   result.saves = acquisition.saves;
+  result.disk_saves = acquisition.disk_saves;
   Sequence& seq = sequence(id);
   if (seq.pages.size() < end_slot) {
     seq.pages.resize(end_slot, kNoPage);

@@ -26,6 +26,16 @@ ShadowEngine::ShadowEngine(PageCache& cache)
   if (cache.window_pool()) window_device_ = junk_pages(cache.window_pool()->num_pages());
 }
 
+ShadowEngine::~ShadowEngine() {
+  if (disk_attached_ && cache_.disk() == this) cache_.attach_disk(nullptr);
+}
+
+void ShadowEngine::attach_disk(Disk disk) {
+  disk_ = std::move(disk);
+  disk_attached_ = true;
+  cache_.attach_disk(this);
+}
+
 ShadowEngine::Pages ShadowEngine::junk_pages(int count) {
   Pages pages(static_cast<std::size_t>(count));
   for (auto& page : pages) {
@@ -51,16 +61,28 @@ std::vector<std::uint64_t> ShadowEngine::fingerprints(std::span<const TokenId> t
   return result;
 }
 
-void ShadowEngine::execute_saves(std::span<const HostSave> saves) {
+void ShadowEngine::execute_saves(std::span<const HostSave> saves,
+                                 std::span<const DiskSave> disk_saves) {
   for (const HostSave& save : saves) {
     host_[static_cast<std::size_t>(save.slot)] = device_[static_cast<std::size_t>(save.page)];
   }
+  for (const DiskSave& save : disk_saves)
+    disk_[save.hash] = device_[static_cast<std::size_t>(save.page)];
 }
 
 void ShadowEngine::execute(const CacheInstructions& instructions) {
-  execute_saves(instructions.saves);
+  execute_saves(instructions.saves, instructions.disk_saves);
   for (const HostRestore& restore : instructions.restores) {
     device_[static_cast<std::size_t>(restore.page)] = host_[static_cast<std::size_t>(restore.slot)];
+  }
+  for (const DiskRestore& restore : instructions.disk_restores) {
+    auto stored = disk_.find(restore.hash);
+    if (stored == disk_.end()) {
+      failed_restores_.push_back(restore);
+      device_[static_cast<std::size_t>(restore.page)] = junk_pages(1).front();
+      continue;
+    }
+    device_[static_cast<std::size_t>(restore.page)] = stored->second;
   }
   for (const PageCopy& copy : instructions.copies) {
     const auto& source = device_[static_cast<std::size_t>(copy.source)];
@@ -86,7 +108,7 @@ AppendResult ShadowEngine::compute(SequenceId sequence, TokenRange range) {
   for (std::int32_t begin = range.begin; begin < range.end; begin += step) {
     const std::int32_t end = std::min(range.end, begin + step);
     AppendResult taken = cache_.ensure_pages(sequence, end);
-    execute_saves(taken.saves);
+    execute_saves(taken.saves, taken.disk_saves);
     result.preempted.insert(result.preempted.end(), taken.preempted.begin(), taken.preempted.end());
     if (taken.status != AppendStatus::Appended) {
       result.status = taken.status;
@@ -118,7 +140,7 @@ void ShadowEngine::prefill(const Admission& admission) {
 AppendResult ShadowEngine::decode(SequenceId sequence, TokenId token) {
   const TokenId tokens[] = {token};
   AppendResult result = cache_.append(sequence, tokens);
-  execute_saves(result.saves);
+  execute_saves(result.saves, result.disk_saves);
   if (result.status == AppendStatus::Appended) {
     const auto end = static_cast<std::int32_t>(cache_.tokens(sequence).size());
     compute(sequence, TokenRange{end - 1, end});
@@ -129,7 +151,7 @@ AppendResult ShadowEngine::decode(SequenceId sequence, TokenId token) {
 AppendResult ShadowEngine::speculate(SequenceId sequence, std::span<const TokenId> tokens,
                                      std::int32_t keep) {
   AppendResult result = cache_.append(sequence, tokens);
-  execute_saves(result.saves);
+  execute_saves(result.saves, result.disk_saves);
   if (result.status != AppendStatus::Appended) return result;
   const auto end = static_cast<std::int32_t>(cache_.tokens(sequence).size());
   const std::int32_t begin = end - static_cast<std::int32_t>(tokens.size());

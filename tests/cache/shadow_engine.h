@@ -16,15 +16,32 @@ namespace quire::test {
 // cache's bookkeeping put the right content there. Unwritten slots hold junk.
 // A cache with a window pool has a second set of pages for it: each computed
 // position is written in both, as the engine's windowed and global layers do.
-class ShadowEngine {
+// It also plays the disk tier (attach_disk): page contents by hash, which
+// outlive the cache, as files outlive a process.
+class ShadowEngine : public cache::DiskIndex {
  public:
+  using Disk =
+      std::unordered_map<cache::PageHash, std::vector<std::uint64_t>, cache::PageHashHasher>;
+
   explicit ShadowEngine(cache::PageCache& cache);
+  ~ShadowEngine() override;
+
+  // Serves as the cache's disk tier, starting with `disk`'s pages (another
+  // engine's disk(), to play a restart).
+  void attach_disk(Disk disk = {});
+  const Disk& disk() const { return disk_; }
+  Disk& disk() { return disk_; }
+  bool holds(const cache::PageHash& hash) const override { return disk_.contains(hash); }
+  // Disk restores whose page was not on disk when executed (their device
+  // page is left with junk, as a failed read leaves it).
+  const std::vector<cache::DiskRestore>& failed_restores() const { return failed_restores_; }
 
   // Fingerprint of tokens [0, i] for every i.
   static std::vector<std::uint64_t> fingerprints(std::span<const cache::TokenId> tokens);
 
   void execute(const cache::CacheInstructions& instructions);
-  void execute_saves(std::span<const cache::HostSave> saves);
+  void execute_saves(std::span<const cache::HostSave> saves,
+                     std::span<const cache::DiskSave> disk_saves = {});
   // Takes the range's pages, writes its K/V and reports it computed (in steps
   // of the cache's max_step_tokens when it has a window). Returns what taking
   // the pages did: any status but Appended stops the computation there.
@@ -72,6 +89,9 @@ class ShadowEngine {
   std::vector<std::uint64_t> buffer_;
   std::unordered_map<cache::PageHash, std::vector<std::uint64_t>, cache::PageHashHasher> by_hash_;
   std::uint64_t junk_state_ = 0x5eed;
+  bool disk_attached_ = false;
+  Disk disk_;
+  std::vector<cache::DiskRestore> failed_restores_;
 };
 
 }  // namespace quire::test

@@ -55,14 +55,18 @@ struct Paused {
 
 class Workload {
  public:
-  explicit Workload(const Scenario& scenario)
+  // With `disk`, the engine plays a disk tier too, and now and then loses a
+  // page file between an admission and its execution.
+  Workload(const Scenario& scenario, bool disk)
       : rng_(scenario.seed),
         cache_(scenario.config,
                scenario.leaf_first ? std::unique_ptr<EvictionPolicy>(new LeafFirstLru)
                                    : std::unique_ptr<EvictionPolicy>(new LeastRecentlyUsed),
                std::make_unique<CoarseClock>(scenario.clock_step)),
         engine_(cache_),
-        page_size_(scenario.config.page_size) {
+        page_size_(scenario.config.page_size),
+        disk_(disk) {
+    if (disk_) engine_.attach_disk();
     for (int i = 0; i < 4; ++i)
       system_prompts_.push_back(random_tokens(pick(0, 3 * page_size_)));
   }
@@ -105,6 +109,7 @@ class Workload {
 
   const PageCache& cache() const { return cache_; }
   int failed_defragmentations() const { return failed_defragmentations_; }
+  int abandoned_restores() const { return abandoned_restores_; }
 
  private:
   int pick(int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng_); }
@@ -167,7 +172,21 @@ class Workload {
     if (admission->compute.empty() || admission->compute.back().end != int(tokens.size())) {
       fail("the last prompt token is not computed");
     }
+    const std::vector<DiskRestore>& restores = admission->instructions.disk_restores;
+    if (disk_ && !restores.empty() && pick(0, 3) == 0) {
+      // Another process removed a file the plan counted on.
+      engine_.disk().erase(
+          restores[static_cast<std::size_t>(pick(0, static_cast<int>(restores.size()) - 1))].hash);
+    }
+    const std::size_t failed_before = engine_.failed_restores().size();
     engine_.execute(admission->instructions);
+    if (engine_.failed_restores().size() != failed_before) {
+      // The generator's way: abandon the admission and plan it again, now
+      // without the missing page.
+      cache_.abandon(admission->sequence, admission->instructions);
+      ++abandoned_restores_;
+      return start(std::move(tokens), max_new, conversation);
+    }
     jobs_.push_back(
         Job{admission->sequence, std::move(tokens), admission->compute, max_new, conversation});
     check(admission->sequence);
@@ -419,6 +438,8 @@ class Workload {
   PageCache cache_;
   ShadowEngine engine_;
   int page_size_;
+  bool disk_ = false;
+  int abandoned_restores_ = 0;
   int step_ = 0;
   int defragmentations_ = 0;
   int failed_defragmentations_ = 0;
@@ -468,29 +489,34 @@ class PageCacheRandomizedTest : public QObject {
     QTest::addColumn<Scenario>("scenario");
     QTest::addColumn<bool>("expectPreemption");
     QTest::addColumn<bool>("expectHostRestores");
+    QTest::addColumn<bool>("disk");
     using enum ReservationPolicy;
     for (const std::uint64_t seed : {11ull, 29ull, 47ull}) {
       QTest::addRow("reserve, leaf-first, seed %llu", static_cast<unsigned long long>(seed))
-          << Scenario{config(16, 40, ReserveOnAdmission, 0), true, 1, seed, 3000} << false << false;
+          << Scenario{config(16, 40, ReserveOnAdmission, 0), true, 1, seed, 3000} << false << false
+          << false;
       QTest::addRow("on demand, leaf-first, seed %llu", static_cast<unsigned long long>(seed))
-          << Scenario{config(16, 14, OnDemand, 0), true, 1, seed, 3000} << true << false;
+          << Scenario{config(16, 14, OnDemand, 0), true, 1, seed, 3000} << true << false << false;
       QTest::addRow("reserve, host tier, seed %llu", static_cast<unsigned long long>(seed))
-          << Scenario{config(8, 24, ReserveOnAdmission, 12), true, 1, seed, 3000} << false << true;
+          << Scenario{config(8, 24, ReserveOnAdmission, 12), true, 1, seed, 3000} << false << true
+          << false;
       QTest::addRow("on demand, host tier, lru, seed %llu", static_cast<unsigned long long>(seed))
-          << Scenario{config(8, 20, OnDemand, 8), false, 1, seed, 3000} << true << true;
+          << Scenario{config(8, 20, OnDemand, 8), false, 1, seed, 3000} << true << true << false;
       QTest::addRow("tight, min copy 2, seed %llu", static_cast<unsigned long long>(seed))
-          << Scenario{config(4, 14, OnDemand, 4, 2), true, 1, seed, 3000} << true << true;
+          << Scenario{config(4, 14, OnDemand, 4, 2), true, 1, seed, 3000} << true << true << false;
       QTest::addRow("coarse clock, seed %llu", static_cast<unsigned long long>(seed))
-          << Scenario{config(8, 32, ReserveOnAdmission, 6), true, 7, seed, 3000} << false << true;
+          << Scenario{config(8, 32, ReserveOnAdmission, 6), true, 7, seed, 3000} << false << true
+          << false;
       // Sliding windows: shorter than a page, not a multiple of one, several.
       QTest::addRow("window 5, reserve, seed %llu", static_cast<unsigned long long>(seed))
           << Scenario{config(8, 24, ReserveOnAdmission, 6, 1, 5), true, 1, seed, 3000} << false
-          << true;
+          << true << false;
       QTest::addRow("window 21, on demand, seed %llu", static_cast<unsigned long long>(seed))
-          << Scenario{config(8, 16, OnDemand, 4, 1, 21), true, 1, seed, 3000} << true << true;
+          << Scenario{config(8, 16, OnDemand, 4, 1, 21), true, 1, seed, 3000} << true << true
+          << false;
       QTest::addRow("window 32, reserve, lru, seed %llu", static_cast<unsigned long long>(seed))
           << Scenario{config(16, 20, ReserveOnAdmission, 0, 1, 32), false, 1, seed, 3000} << false
-          << false;
+          << false << false;
       // Two pools: windows shorter than a page and not a multiple of one;
       // window pools barely above a sequence's bound, so that they evict
       // (and, on demand, preempt) on their own. The host tier keeps only
@@ -499,14 +525,24 @@ class PageCacheRandomizedTest : public QObject {
       QTest::addRow("two pools, window 5, reserve, seed %llu",
                     static_cast<unsigned long long>(seed))
           << Scenario{pooled(8, 32, ReserveOnAdmission, 6, 5, 16), true, 1, seed, 3000} << false
-          << false;
+          << false << false;
       QTest::addRow("two pools, window 13, on demand, seed %llu",
                     static_cast<unsigned long long>(seed))
-          << Scenario{pooled(8, 24, OnDemand, 4, 13, 8), true, 1, seed, 3000} << true << false;
+          << Scenario{pooled(8, 24, OnDemand, 4, 13, 8), true, 1, seed, 3000} << true << false
+          << false;
       QTest::addRow("two pools, window 21, reserve, lru, seed %llu",
                     static_cast<unsigned long long>(seed))
           << Scenario{pooled(16, 24, ReserveOnAdmission, 0, 21, 12), false, 1, seed, 3000} << false
-          << false;
+          << false << false;
+      // The disk tier, under and without a host tier, with a sliding window.
+      QTest::addRow("disk, reserve, seed %llu", static_cast<unsigned long long>(seed))
+          << Scenario{config(8, 24, ReserveOnAdmission, 0), true, 1, seed, 3000} << false << false
+          << true;
+      QTest::addRow("disk, host tier, on demand, seed %llu", static_cast<unsigned long long>(seed))
+          << Scenario{config(8, 20, OnDemand, 6), true, 1, seed, 3000} << true << true << true;
+      QTest::addRow("disk, window 21, on demand, seed %llu", static_cast<unsigned long long>(seed))
+          << Scenario{config(8, 16, OnDemand, 0, 1, 21), true, 1, seed, 3000} << true << false
+          << true;
     }
   }
 
@@ -514,7 +550,8 @@ class PageCacheRandomizedTest : public QObject {
     QFETCH(Scenario, scenario);
     QFETCH(bool, expectPreemption);
     QFETCH(bool, expectHostRestores);
-    Workload workload(scenario);
+    QFETCH(bool, disk);
+    Workload workload(scenario, disk);
     const std::string failure = workload.run(scenario.operations);
     QVERIFY2(failure.empty(), failure.c_str());
 
@@ -535,6 +572,14 @@ class PageCacheRandomizedTest : public QObject {
     QVERIFY(workload.failed_defragmentations() > 0);
     if (expectPreemption) QVERIFY(stats.preemptions > 0);
     if (expectHostRestores) QVERIFY(stats.host_restores > 0);
+    if (disk) {
+      qInfo("disk saves %lld, disk restores %lld, abandoned restores %d",
+            static_cast<long long>(stats.disk_saves), static_cast<long long>(stats.disk_restores),
+            workload.abandoned_restores());
+      QVERIFY(stats.disk_saves > 0);
+      QVERIFY(stats.disk_restores > 0);
+      QVERIFY(workload.abandoned_restores() > 0);
+    }
   }
 };
 

@@ -30,11 +30,12 @@ struct CacheStats {
 
   // Prompt tokens admitted, and how each was obtained.
   std::int64_t prompt_tokens = 0;
-  std::int64_t reused_tokens = 0;     // pages shared or revived by hash
-  std::int64_t copied_tokens = 0;     // partial pages copied from a cached sibling
-  std::int64_t restored_tokens = 0;   // pages brought back from the host tier
-  std::int64_t computed_tokens = 0;   // left to compute
-  std::int64_t generated_tokens = 0;  // appended during decode
+  std::int64_t reused_tokens = 0;         // pages shared or revived by hash
+  std::int64_t copied_tokens = 0;         // partial pages copied from a cached sibling
+  std::int64_t restored_tokens = 0;       // pages brought back from the host tier
+  std::int64_t disk_restored_tokens = 0;  // pages read back from the disk tier
+  std::int64_t computed_tokens = 0;       // left to compute
+  std::int64_t generated_tokens = 0;      // appended during decode
   // Sequences made by PageCache::branch; their tokens count as prompt tokens,
   // shared ones as reused and the copied part of the open page as copied.
   std::int64_t branches = 0;
@@ -43,6 +44,8 @@ struct CacheStats {
   std::int64_t host_saves = 0;
   std::int64_t host_restores = 0;
   std::int64_t host_evictions = 0;
+  std::int64_t disk_saves = 0;     // evicted pages given to the disk tier
+  std::int64_t disk_restores = 0;  // pages read back from it
   std::int64_t dedup_switches = 0;
   std::int64_t preemptions = 0;
   std::int64_t defragmentations = 0;
@@ -53,7 +56,9 @@ struct CacheStats {
 
   std::vector<DeviceCacheBytes> devices;
 
-  std::int64_t served_tokens() const { return reused_tokens + copied_tokens + restored_tokens; }
+  std::int64_t served_tokens() const {
+    return reused_tokens + copied_tokens + restored_tokens + disk_restored_tokens;
+  }
   // Fraction of admitted prompt tokens that did not have to be computed.
   double hit_rate() const {
     return prompt_tokens == 0
@@ -71,6 +76,7 @@ struct PageInfo {
   bool hashed = false;
   PageHash hash;
   std::uint64_t last_access = 0;
+  bool from_disk = false;  // its content was read back from the disk tier
   std::vector<SequenceId> holders;
 };
 

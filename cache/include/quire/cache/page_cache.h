@@ -13,6 +13,7 @@
 #include "quire/cache/cache_config.h"
 #include "quire/cache/cache_stats.h"
 #include "quire/cache/clock.h"
+#include "quire/cache/disk_index.h"
 #include "quire/cache/eviction_policy.h"
 #include "quire/cache/host_tier.h"
 #include "quire/cache/page_hash.h"
@@ -53,17 +54,21 @@ struct TokenRange {
 };
 
 // Byte work the engine must execute before it computes anything for the
-// sequence, in this order: saves, then restores, then copies. Saves, restores
-// and copies concern the layers of the main pool; window_copies, the layers
-// whose pages come from the window pool (CacheConfig::layer_window).
+// sequence, in this order: saves (to the host tier and to disk), then
+// restores (from the host tier and from disk), then copies. Everything but
+// window_copies concerns the layers of the main pool; window_copies, the
+// layers whose pages come from the window pool (CacheConfig::layer_window).
 struct CacheInstructions {
   std::vector<HostSave> saves;
+  std::vector<DiskSave> disk_saves;
   std::vector<HostRestore> restores;
+  std::vector<DiskRestore> disk_restores;
   std::vector<PageCopy> copies;
   std::vector<PageCopy> window_copies;
 
   bool empty() const {
-    return saves.empty() && restores.empty() && copies.empty() && window_copies.empty();
+    return saves.empty() && disk_saves.empty() && restores.empty() && disk_restores.empty() &&
+           copies.empty() && window_copies.empty();
   }
 };
 
@@ -99,13 +104,21 @@ class AdmissionPlan {
   int pages_available() const { return pages_available_; }
   // Prompt tokens that would not have to be computed.
   std::int32_t cached_tokens() const { return cached_tokens_; }
+  // Of those, the tokens of pages read back from the disk tier.
+  std::int32_t disk_tokens() const { return disk_tokens_; }
 
  private:
   friend class PageCache;
 
+  // Restore: from the host tier; Disk: from the disk tier.
   // Skip: before the window of the cached prefix, never needed (no page).
   // Later: a page taken when the sequence reaches it (no page yet).
-  enum class Source : std::uint8_t { Fresh, Share, Revive, Restore, Skip, Later };
+  enum class Source : std::uint8_t { Fresh, Share, Revive, Restore, Disk, Skip, Later };
+  // Whether a slot of this source takes a page of its own now (from the free
+  // or evictable pages), rather than sharing one or waiting.
+  static bool takes_page(Source source) {
+    return source == Source::Fresh || source == Source::Restore || source == Source::Disk;
+  }
   struct Slot {
     Source source = Source::Fresh;
     PageIndex page = kNoPage;  // chosen page (shared, revived or newly taken)
@@ -119,6 +132,7 @@ class AdmissionPlan {
   int pages_needed_ = 0;
   int pages_available_ = 0;
   std::int32_t cached_tokens_ = 0;
+  std::int32_t disk_tokens_ = 0;
 
   std::uint64_t generation_ = 0;
   AdmissionRequest request_;
@@ -126,6 +140,7 @@ class AdmissionPlan {
   std::vector<Slot> slots_;       // one per page of the new sequence's table
   std::vector<PageIndex> victims_;
   std::vector<HostSave> saves_;
+  std::vector<DiskSave> disk_saves_;
   int reservation_ = 0;  // pages promised for Later slots
   int bound_ = 0;        // pages the sequence may hold at once
   // The same request's plan in the window pool, when the cache has one.
@@ -150,6 +165,8 @@ struct Admission {
   std::vector<TokenRange> compute;
   // Prompt tokens that are not computed (shared, revived, restored or copied).
   std::int32_t cached_tokens = 0;
+  // Of those, the tokens of pages read back from the disk tier.
+  std::int32_t disk_tokens = 0;
   int evicted_pages = 0;
 };
 
@@ -164,8 +181,9 @@ struct AppendResult {
   // Sequences preempted to make room (released as cached; resume by admitting
   // their tokens again). Contains the appending sequence when status is Preempted.
   std::vector<SequenceId> preempted;
-  // Host saves to execute before the new pages are written.
+  // Host and disk saves to execute before the new pages are written.
   std::vector<HostSave> saves;
+  std::vector<DiskSave> disk_saves;
 };
 
 struct DefragPlan {
@@ -286,6 +304,16 @@ class PageCache {
   // Records where the autosplit placed an attention layer's storage.
   void place_layer(std::size_t layer, int device);
 
+  // The disk tier below the host tier, or null for none. With one, every
+  // full hashed page evicted from the device is saved to disk unless the
+  // index holds it already (instructions' disk_saves), and admission
+  // restores pages the index holds that neither memory tier has
+  // (disk_restores). The index must outlive its use here. Throws
+  // std::invalid_argument for a cache with a window pool, whose windowed
+  // layers' pages the disk tier does not keep.
+  void attach_disk(const DiskIndex* index);
+  const DiskIndex* disk() const { return disk_; }
+
   CacheStats stats() const;
   std::vector<PageInfo> pages() const;
   const PageRecord& page(PageIndex index) const {
@@ -336,7 +364,8 @@ class PageCache {
     std::int64_t prompt_tokens = 0, reused_tokens = 0, copied_tokens = 0, restored_tokens = 0,
                  computed_tokens = 0, generated_tokens = 0, evictions = 0, host_saves = 0,
                  host_restores = 0, host_evictions = 0, dedup_switches = 0, preemptions = 0,
-                 defragmentations = 0, pages_moved = 0, branches = 0;
+                 defragmentations = 0, pages_moved = 0, branches = 0, disk_saves = 0,
+                 disk_restores = 0, disk_restored_tokens = 0;
   };
   struct StateCounts {
     int free = 0, referenced = 0, cached = 0, shared = 0;
@@ -345,6 +374,7 @@ class PageCache {
     std::vector<PageIndex> pages;    // free pages first, then victims
     std::vector<PageIndex> victims;  // the evicted subset
     std::vector<HostSave> saves;
+    std::vector<DiskSave> disk_saves;
     int available = 0;  // free pages, plus eviction candidates when they were needed
   };
 
@@ -404,6 +434,7 @@ class PageCache {
   std::map<SequenceId, Sequence> sequences_;
   SequenceId next_sequence_ = 1;
   HostTier host_;
+  const DiskIndex* disk_ = nullptr;
   std::uint64_t generation_ = 0;
   std::uint64_t defrag_epoch_ = 0;
   int reserved_pages_ = 0;  // sum of the sequences' reservations

@@ -40,6 +40,9 @@ struct PageRecord {
   // been written into the page, releasing it gives this identity back.
   std::optional<PageIdentity> saved;
   bool indexed = false;  // registered in the hash index under identity.hash
+  // The page's content was read back from the disk tier (for the page map);
+  // false once the page is taken for other content.
+  bool from_disk = false;
   std::int32_t refs = 0;
   std::uint64_t last_access = 0;
 
