@@ -42,6 +42,15 @@ void DiskPageWriter::flush() {
   idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }
 
+bool DiskPageWriter::pending(const cache::PageHash& hash) const {
+  const std::lock_guard lock(mutex_);
+  if (busy_ && current_ == hash) return true;
+  for (const PageToWrite& page : queue_) {
+    if (page.hash == hash) return true;
+  }
+  return false;
+}
+
 DiskWriterStatus DiskPageWriter::status() const {
   const std::lock_guard lock(mutex_);
   return status_;
@@ -55,6 +64,7 @@ void DiskPageWriter::run() {
     PageToWrite page = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
+    current_ = page.hash;
     lock.unlock();
     WriteOutcome outcome;
     try {

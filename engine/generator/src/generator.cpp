@@ -188,23 +188,41 @@ void Generator::drop_cancelled() {
 }
 
 bool Generator::try_admit(Job& job, cache::AdmissionStatus& status, std::string& reason) {
-  std::vector<cache::TokenId> prompt = job.tokens;
-  if (job.pending) prompt.push_back(*job.pending);
+  // Its context and the token it has yet to append.
+  const auto prompt_of = [](const Job& admitted) {
+    std::vector<cache::TokenId> prompt = admitted.tokens;
+    if (admitted.pending) prompt.push_back(*admitted.pending);
+    return prompt;
+  };
   const int remaining = job.request.max_new_tokens - job.generated;
-  cache::AdmissionPlan plan = runtime_.cache().prepare({std::move(prompt), remaining});
+  cache::AdmissionPlan plan = runtime_.cache().prepare({prompt_of(job), remaining});
   status = plan.status();
   if (status != cache::AdmissionStatus::Fits) {
     reason = plan.reason();
     return false;
   }
 
-  const cache::Admission admission = runtime_.cache().commit(std::move(plan));
-  try {
-    runtime_.storage().execute(admission.instructions);
-  } catch (...) {
-    // Pages half restored or copied must not come back as cached content.
+  cache::Admission admission = runtime_.cache().commit(std::move(plan));
+  for (;;) {
+    bool complete = false;
+    try {
+      complete = runtime_.execute(admission.instructions);
+    } catch (...) {
+      // Pages half restored or copied must not come back as cached content.
+      runtime_.cache().abandon(admission.sequence, admission.instructions);
+      throw;
+    }
+    if (complete) break;
+    // A page file was gone or damaged when read: the disk tier no longer
+    // offers it, so the prompt is planned again and computes that page.
     runtime_.cache().abandon(admission.sequence, admission.instructions);
-    throw;
+    plan = runtime_.cache().prepare({prompt_of(job), remaining});
+    status = plan.status();
+    if (status != cache::AdmissionStatus::Fits) {
+      reason = plan.reason();
+      return false;
+    }
+    admission = runtime_.cache().commit(std::move(plan));
   }
   job.failed_admissions = 0;
   if (job.pending) {
@@ -220,6 +238,7 @@ bool Generator::try_admit(Job& job, cache::AdmissionStatus& status, std::string&
     JobStatistics& stats = job.result.statistics;
     stats.queue_seconds = seconds(job.admitted - job.submitted);
     stats.cached_tokens = admission.cached_tokens;
+    stats.disk_tokens = admission.disk_tokens;
     stats.computed_tokens = stats.prompt_tokens - admission.cached_tokens;
   }
   return true;
@@ -331,7 +350,7 @@ bool Generator::step() {
       appending.resize(1);
       appended = cache.append(*job->sequence, appending);
     }
-    save_evicted(appended.saves);
+    save_evicted(appended);
     if (appended.status == cache::AppendStatus::NoSpace) {
       finish(*job, StopReason::Error,
              "the cache has no page left for this reply; it holds " +
@@ -490,7 +509,7 @@ std::vector<Generator::Prefill> Generator::take_prefill_pages(std::vector<Job*>&
       const cache::TokenRange chunk =
           page_aligned_chunks(job->ranges.front(), budget, cache.page_size()).front();
       const cache::AppendResult taken = cache.ensure_pages(*job->sequence, chunk.end);
-      save_evicted(taken.saves);
+      save_evicted(taken);
       if (taken.status == cache::AppendStatus::NoSpace) {
         finish(*job, StopReason::Error,
                "the cache has no page left for this prompt; it holds " +

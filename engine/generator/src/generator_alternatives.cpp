@@ -61,7 +61,8 @@ void Generator::branch_alternatives(Job& leader, const ForwardPass::Result& resu
         cache.branch({*leader.sequence, static_cast<std::int32_t>(job.tokens.size()), remaining});
     if (!branch) continue;  // admitted as usual once pages free up
     try {
-      runtime_.storage().execute(branch->instructions);
+      // A branch shares or copies what it reuses: nothing comes from disk.
+      [[maybe_unused]] const bool complete = runtime_.execute(branch->instructions);
     } catch (const kernels::DeviceOutOfMemory& error) {
       cache.abandon(branch->sequence, branch->instructions);
       ran_short(error);

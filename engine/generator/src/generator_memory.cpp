@@ -237,9 +237,10 @@ bool Generator::admission_failed(Job& job, const kernels::DeviceOutOfMemory& err
   return true;
 }
 
-void Generator::save_evicted(std::span<const cache::HostSave> saves) {
+void Generator::save_evicted(const cache::AppendResult& taken) {
+  const std::span<const cache::HostSave> saves = taken.saves;
   try {
-    runtime_.storage().save_to_host(saves);
+    runtime_.save_evicted(saves, taken.disk_saves);
   } catch (const kernels::DeviceOutOfMemory&) {
     // Only a copy of pages about to be reused is lost: they are computed
     // again if ever needed. Slots that may hold part of a page are emptied.

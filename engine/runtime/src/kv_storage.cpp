@@ -361,6 +361,43 @@ void KvStorage::execute(const cache::CacheInstructions& instructions) {
   }
 }
 
+std::int64_t KvStorage::block_bytes() const {
+  std::int64_t bytes = 0;
+  for (std::size_t layer = 0; layer < layers(); ++layer) {
+    if (placed(layer) && !windowed(layer)) bytes += page_bytes(layer);
+  }
+  return bytes;
+}
+
+void KvStorage::read_page(cache::PageIndex page, std::span<std::byte> block) {
+  if (static_cast<std::int64_t>(block.size()) != block_bytes()) {
+    throw std::invalid_argument("a page block of " + std::to_string(block.size()) +
+                                " bytes for pages of " + std::to_string(block_bytes()));
+  }
+  settle();
+  std::byte* out = block.data();
+  for (std::size_t layer = 0; layer < layers(); ++layer) {
+    if (!placed(layer) || windowed(layer)) continue;
+    save_page(layer, page, out);
+    out += page_bytes(layer);
+  }
+}
+
+void KvStorage::write_page(cache::PageIndex page, std::span<const std::byte> block) {
+  if (static_cast<std::int64_t>(block.size()) != block_bytes()) {
+    throw std::invalid_argument("a page block of " + std::to_string(block.size()) +
+                                " bytes for pages of " + std::to_string(block_bytes()));
+  }
+  settle();
+  mirrors_.forget(page);
+  const std::byte* in = block.data();
+  for (std::size_t layer = 0; layer < layers(); ++layer) {
+    if (!placed(layer) || windowed(layer)) continue;
+    restore_page(layer, page, in);
+    in += page_bytes(layer);
+  }
+}
+
 void KvStorage::apply_moves(const cache::DefragPlan& plan) {
   if (plan.moves.empty()) return;
   settle();

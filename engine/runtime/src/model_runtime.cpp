@@ -214,6 +214,61 @@ ModelRuntime::ModelRuntime(std::shared_ptr<const ModelDescription> model, kernel
   forward_->graphs().set_enabled(step_graphs_allowed(options));
 }
 
+ModelRuntime::~ModelRuntime() {
+  if (disk_) cache_->attach_disk(nullptr);
+}
+
+DiskTier& ModelRuntime::open_disk_tier(DiskTierOptions options) {
+  close_disk_tier();
+  // Calibrated FP8 scales code pages differently from per-page scales.
+  if (storage_->calibrated_keys() || storage_->calibrated_values()) {
+    options.identity_extra += options.identity_extra.empty() ? "" : ";";
+    options.identity_extra += "calibrated-kv-scales";
+  }
+  auto tier = std::make_unique<DiskTier>(model_->directory, *storage_, cache_->config(),
+                                         std::move(options));
+  cache_->attach_disk(tier.get());
+  disk_ = std::move(tier);
+  return *disk_;
+}
+
+void ModelRuntime::close_disk_tier() {
+  if (!disk_) return;
+  cache_->attach_disk(nullptr);
+  disk_.reset();
+}
+
+ArchiveResult ModelRuntime::archive_cache() {
+  if (!disk_) return {};
+  return disk_->archive(*cache_);
+}
+
+bool ModelRuntime::execute(const cache::CacheInstructions& instructions) {
+  if (instructions.disk_saves.empty() && instructions.disk_restores.empty()) {
+    storage_->execute(instructions);
+    return true;
+  }
+  if (!disk_) throw std::logic_error("disk instructions without a disk tier");
+  // Victims go to disk before anything is restored or copied into them.
+  storage_->save_to_host(instructions.saves);
+  disk_->save(instructions.disk_saves);
+  cache::CacheInstructions rest;
+  rest.restores = instructions.restores;
+  rest.copies = instructions.copies;
+  rest.window_copies = instructions.window_copies;
+  storage_->execute(rest);
+  return disk_->restore(instructions.disk_restores).empty();
+}
+
+void ModelRuntime::save_evicted(std::span<const cache::HostSave> saves,
+                                std::span<const cache::DiskSave> disk_saves) {
+  storage_->save_to_host(saves);
+  if (!disk_saves.empty()) {
+    if (!disk_) throw std::logic_error("disk saves without a disk tier");
+    disk_->save(disk_saves);
+  }
+}
+
 void ModelRuntime::offload_cache() {
   std::vector<std::size_t> moving;
   for (std::size_t i = 0; i < storage_->layers(); ++i) {
@@ -259,19 +314,31 @@ std::vector<std::vector<float>> ModelRuntime::prefill(std::span<const cache::Tok
   cache::AdmissionPlan refused;
   cache::AdmissionRequest request{std::vector<cache::TokenId>(tokens.begin(), tokens.end()), 0};
   request.every_page = all;  // every position is computed again
-  std::optional<cache::Admission> admission = cache_->admit(std::move(request), &refused);
-  if (!admission) throw ModelError("the prompt does not fit the cache: " + refused.reason());
+  std::optional<cache::Admission> admission;
+  // A page that cannot be read from disk is computed instead: plan again.
+  for (;;) {
+    admission = cache_->admit(request, &refused);
+    if (!admission) throw ModelError("the prompt does not fit the cache: " + refused.reason());
+    bool restored = false;
+    try {
+      restored = execute(admission->instructions);
+    } catch (...) {
+      cache_->abandon(admission->sequence, admission->instructions);
+      throw;
+    }
+    if (restored) break;
+    cache_->abandon(admission->sequence, admission->instructions);
+  }
   const cache::SequenceId sequence = admission->sequence;
   std::vector<std::vector<float>> logits;
   try {
-    storage_->execute(admission->instructions);
     std::vector<cache::TokenRange> ranges = admission->compute;
     if (all) ranges = {cache::TokenRange{0, static_cast<std::int32_t>(tokens.size())}};
     for (const cache::TokenRange& range : ranges) {
       for (const cache::TokenRange& chunk :
            page_aligned_chunks(range, options_.max_chunk_tokens, options_.page_size)) {
         const cache::AppendResult taken = cache_->ensure_pages(sequence, chunk.end);
-        storage_->save_to_host(taken.saves);
+        save_evicted(taken.saves, taken.disk_saves);
         if (taken.status != cache::AppendStatus::Appended) {
           throw ModelError("the prompt does not fit the cache: no page is left for its tokens " +
                            std::to_string(chunk.begin) + ".." + std::to_string(chunk.end));

@@ -57,6 +57,8 @@ class DiskPageWriter {
   bool write(PageToWrite page);
   // Waits until every page queued so far has been written or has failed.
   void flush();
+  // Whether the page is queued or being written.
+  bool pending(const cache::PageHash& hash) const;
   DiskWriterStatus status() const;
 
  private:
@@ -69,6 +71,7 @@ class DiskPageWriter {
   std::condition_variable idle_;
   std::deque<PageToWrite> queue_;
   bool busy_ = false;
+  cache::PageHash current_;  // the page being written, while busy_
   bool stopping_ = false;
   DiskWriterStatus status_;
   std::thread thread_;

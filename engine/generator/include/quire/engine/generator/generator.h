@@ -230,7 +230,7 @@ class Generator {
   bool admission_failed(Job& job, const kernels::DeviceOutOfMemory& error);
   // Saves of evicted pages to the host tier; ones that fail are forgotten,
   // as if the pages had been evicted without a save.
-  void save_evicted(std::span<const cache::HostSave> saves);
+  void save_evicted(const cache::AppendResult& taken);
   // The row `index` of `result` into fetched_row_, run again once after the
   // backend frees its workspaces; a second shortage is thrown.
   void fetch_row(const ForwardPass::Result& result, std::size_t index);

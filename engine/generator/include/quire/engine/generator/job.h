@@ -21,6 +21,7 @@ using JobId = std::uint64_t;
 struct JobStatistics {
   std::int64_t prompt_tokens = 0;
   std::int64_t cached_tokens = 0;    // prompt tokens served from the cache
+  std::int64_t disk_tokens = 0;      // of those, read back from the disk tier
   std::int64_t computed_tokens = 0;  // prompt tokens computed
   std::int64_t generated_tokens = 0;
   int preemptions = 0;

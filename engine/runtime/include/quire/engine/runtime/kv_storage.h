@@ -134,6 +134,17 @@ class KvStorage {
 
   // Bytes of one page of one layer, all planes.
   std::int64_t page_bytes(std::size_t layer) const;
+
+  // One page of every placed main-pool layer as one block, for the disk
+  // tier: layer after layer, each layer's planes in save order (key data,
+  // key scales, value data, value scales; absent planes take no room), as a
+  // page file's payload is laid out. read_page copies the page out (waiting
+  // for copies to host layers); write_page puts such a block back and drops
+  // the page's residual-window mirror. Both throw std::invalid_argument for
+  // a block of another size.
+  std::int64_t block_bytes() const;
+  void read_page(cache::PageIndex page, std::span<std::byte> block);
+  void write_page(cache::PageIndex page, std::span<const std::byte> block);
   // Device bytes of the staging rings, and host bytes of the host layers' planes.
   std::int64_t staging_bytes() const;
   std::int64_t host_layer_bytes() const;

@@ -10,6 +10,7 @@
 #include "quire/cache/page_cache.h"
 #include "quire/engine/planner/planner.h"
 #include "quire/engine/runtime/device_reserves.h"
+#include "quire/engine/runtime/disk_tier.h"
 #include "quire/engine/runtime/forward_pass.h"
 #include "quire/engine/runtime/kv_storage.h"
 #include "quire/engine/runtime/loaded_model.h"
@@ -93,6 +94,7 @@ class ModelRuntime {
  public:
   ModelRuntime(std::shared_ptr<const ModelDescription> model, kernels::Backend& backend,
                const RuntimeOptions& options, const LoadOptions& load = {});
+  ~ModelRuntime();
 
   const ModelDescription& model() const { return *model_; }
   const PlacementPlan& plan() const { return plan_; }
@@ -103,6 +105,29 @@ class ModelRuntime {
   KvStorage& storage() { return *storage_; }
   ForwardPass& forward() { return *forward_; }
   const LoadedModel& loaded() const { return loaded_; }
+
+  // The disk tier (DiskTier) of this model's cache: opened under
+  // options.root, replacing any before, and attached to the cache's
+  // bookkeeping. Throws what DiskTier throws; then the cache goes on without
+  // one. The identity counts the engine settings that change K/V bytes.
+  DiskTier& open_disk_tier(DiskTierOptions options);
+  // Detaches and closes the disk tier (queued pages are written first).
+  void close_disk_tier();
+  DiskTier* disk_tier() { return disk_.get(); }
+  const DiskTier* disk_tier() const { return disk_.get(); }
+  // Writes what the device cache holds to the disk tier (DiskTier::archive):
+  // for a quit or an unload. Nothing without a disk tier.
+  ArchiveResult archive_cache();
+
+  // Executes an admission's instructions: saves to the host tier and to
+  // disk, restores from both, copies. False when a page could not be read
+  // from disk: then the caller abandons the admission (PageCache::abandon)
+  // and prepares it again, which no longer counts on that page.
+  [[nodiscard]] bool execute(const cache::CacheInstructions& instructions);
+  // Saves pages about to be reused (an AppendResult's saves) to the host
+  // tier and to disk.
+  void save_evicted(std::span<const cache::HostSave> saves,
+                    std::span<const cache::DiskSave> disk_saves);
 
   // Runs `tokens` as one new sequence through the cache: shared and cached
   // pages are reused, the rest is computed in page-aligned chunks. Returns the
@@ -129,6 +154,7 @@ class ModelRuntime {
   std::unique_ptr<cache::PageCache> cache_;
   std::unique_ptr<KvStorage> storage_;
   std::unique_ptr<ForwardPass> forward_;
+  std::unique_ptr<DiskTier> disk_;
 };
 
 // Chunks of [begin, end) no longer than `max_tokens`, ending on page
