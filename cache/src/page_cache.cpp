@@ -309,8 +309,18 @@ void PageCache::release_here(SequenceId id) {
 }
 
 void PageCache::abandon_here(SequenceId id, const CacheInstructions& instructions) {
-  (void)sequence(id);  // throws for an unknown sequence before anything changes
+  // Throws for an unknown sequence before anything changes. Its admission
+  // did not happen as far as the statistics go: it is planned again.
+  const Sequence::Admitted admitted = sequence(id).admitted;
   ++generation_;
+  counters_.prompt_tokens -= admitted.prompt;
+  counters_.reused_tokens -= admitted.reused;
+  counters_.copied_tokens -= admitted.copied;
+  counters_.restored_tokens -= admitted.restored;
+  counters_.host_restores -= admitted.host_restores;
+  counters_.disk_restored_tokens -= admitted.disk_restored;
+  counters_.disk_restores -= admitted.disk_restores;
+  counters_.computed_tokens -= admitted.computed;
   drop_host_saves(instructions.saves);
   // Only this sequence holds these pages (restores and copies go into pages
   // it took), so with nothing counted as written they are freed on release.

@@ -302,6 +302,8 @@ Admission PageCache::commit_here(AdmissionPlan plan) {
   admission.sequence = next_sequence_++;
   admission.instructions.saves = plan.saves_;
   admission.instructions.disk_saves = plan.disk_saves_;
+  const std::int64_t reused_before = counters_.reused_tokens;
+  const std::int64_t copied_before = counters_.copied_tokens;
   admission.evicted_pages = static_cast<int>(plan.victims_.size());
   Sequence seq;
   seq.pages.reserve(plan.slots_.size());
@@ -419,6 +421,15 @@ Admission PageCache::commit_here(AdmissionPlan plan) {
     }
   }
 
+  seq.admitted.prompt = static_cast<std::int64_t>(prompt);
+  seq.admitted.computed = static_cast<std::int64_t>(prompt) - admission.cached_tokens;
+  seq.admitted.disk_restored = admission.disk_tokens;
+  seq.admitted.disk_restores =
+      static_cast<std::int64_t>(admission.instructions.disk_restores.size());
+  seq.admitted.host_restores = static_cast<std::int64_t>(admission.instructions.restores.size());
+  seq.admitted.restored = seq.admitted.host_restores * size;
+  seq.admitted.reused = counters_.reused_tokens - reused_before;
+  seq.admitted.copied = counters_.copied_tokens - copied_before;
   seq.tokens = std::move(plan.request_.tokens);
   seq.hashes = plan.hashes_;
   seq.bound = plan.bound_;

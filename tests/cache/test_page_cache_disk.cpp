@@ -203,9 +203,14 @@ class PageCacheDiskTest : public QObject {
     engine.disk().erase(hashes_of(chat, 4)[1]);
     engine.execute(resumed->instructions);
     QCOMPARE(engine.failed_restores().size(), std::size_t(1));
+    const std::int64_t prompts_before = cache.stats().prompt_tokens;
     cache.abandon(resumed->sequence, resumed->instructions);
     QCOMPARE(pages_from_disk(cache), 0);
     QUIRE_VERIFY_INVARIANTS(cache);
+    // The abandoned admission is taken out of the statistics.
+    QCOMPARE(cache.stats().disk_restores, qint64(0));
+    QCOMPARE(cache.stats().disk_restored_tokens, qint64(0));
+    QCOMPARE(cache.stats().prompt_tokens, prompts_before - 9);
 
     // Admitted again, the chat restores what is there and computes the rest.
     const auto retried = cache.admit({next, 0});
@@ -213,6 +218,8 @@ class PageCacheDiskTest : public QObject {
     QCOMPARE(retried->compute, (std::vector<TokenRange>{{4, 9}}));
     engine.prefill(*retried);
     QCOMPARE(engine.failed_restores().size(), std::size_t(1));
+    QCOMPARE(cache.stats().disk_restored_tokens, qint64(4));
+    QCOMPARE(cache.stats().prompt_tokens, prompts_before);
     QUIRE_VERIFY_EMPTY(engine.verify_sequence(retried->sequence));
     QUIRE_VERIFY_EMPTY(engine.verify_cached_pages());
     QUIRE_VERIFY_INVARIANTS(cache);

@@ -359,6 +359,11 @@ class PageCache {
     int bound = 0;       // owned pages held at most at once (window + step)
     int reserved = 0;    // pages promised to it under ReserveOnAdmission
     bool whole = false;  // recomputing its whole prompt: nothing handed back yet
+    // What its admission added to the counters, taken back if it is abandoned.
+    struct Admitted {
+      std::int64_t prompt = 0, reused = 0, copied = 0, restored = 0, host_restores = 0,
+                   disk_restored = 0, disk_restores = 0, computed = 0;
+    } admitted;
   };
   struct Counters {
     std::int64_t prompt_tokens = 0, reused_tokens = 0, copied_tokens = 0, restored_tokens = 0,
