@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 // A restore reads at most this much at once: a long chat of a large model
 // is gigabytes, read and put in place a slice at a time.
-constexpr std::uint64_t kRestoreSliceBytes = std::uint64_t{256} << 20;
+constexpr std::uint64_t kRestoreSliceBytes = std::uint64_t{64} << 20;
 
 disk_cache::PageCoding coding_of(const cache::CacheConfig& cache) {
   std::vector<cache::LayerShape> shapes;
