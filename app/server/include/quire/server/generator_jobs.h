@@ -58,7 +58,9 @@ class GeneratorJobs final : public JobHost {
   // The generator that held the jobs is gone without ending them: their
   // channels get StopReason::Error and `why`, and they count no more.
   void abandon(const std::string& why);
-  // Counts this object's jobs and the generator's cache for stats().
+  // Counts this object's jobs and the generator's cache for stats(); the
+  // disk tier's state is read again when a request finished since the last
+  // reading, or the tier came or went.
   void publish(engine::Generator& generator);
 
  private:
@@ -87,6 +89,8 @@ class GeneratorJobs final : public JobHost {
 
   // Owning thread only.
   std::map<ReplyChannel*, HostedRequest> jobs_;
+  // The finished requests when the disk tier was last read; -1: never.
+  std::int64_t disk_read_at_requests_ = -1;
 };
 
 }  // namespace quire::server
