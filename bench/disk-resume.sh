@@ -43,8 +43,8 @@ case "$shape" in
     ;;
   tiny)
     model="$models/llama-tiny-demo-tokenizer-32k"
-    [[ -f "$model/config.json" ]] || "$cli" make-model "$model" --arch llama --hidden 64 \
-      --layers 2 --heads 4 --kv-heads 2 --intermediate 128 --vocab 4096 \
+    [[ -f "$model/config.json" ]] || "$cli" make-model "$model" --arch llama --hidden 128 \
+      --layers 2 --heads 4 --kv-heads 2 --intermediate 256 --vocab 4096 \
       --tokenizer-from "$demo" --max-position-embeddings 32768 --seed 1
     ;;
   *)

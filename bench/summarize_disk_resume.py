@@ -13,7 +13,7 @@ import results_file
 SHAPES = {
     "0.98b": "Llama, 0.98B parameters with random weights (hidden 2048, 22 layers, "
              "4 KV heads of 64)",
-    "tiny": "a 2-layer Llama of hidden 64 (a check of the script, not a measurement)",
+    "tiny": "A 2-layer Llama of hidden 128 (a check of the script, not a measurement)",
 }
 
 
@@ -33,13 +33,14 @@ def main():
 
     first = results["runs"][0]["result"]
     repeats = first["resume"]["runs"]
+    runs = (f"median of {repeats} runs, each with a prompt of its own" if repeats > 1
+            else "one run")
     lines = [results_file.title("Reopening a chat after a restart, from the disk cache", results),
              "",
              results_file.machine_line(results) + f" {SHAPES[args.shape]}, "
-             f"{first['cache_format']} cache on {first['devices']}; time to first token, "
-             f"median of {repeats} runs, each with a prompt of its own. From disk: a new "
-             "runtime over the folder the first one archived to, in the same process; the "
-             "files were just written, so the page cache may hold them.", "",
+             f"{first['cache_format']} cache on {first['devices']}; time to first token, {runs}. "
+             "From disk: a new runtime over the folder the first one archived to, in the same "
+             "process; the files were just written, so the page cache may hold them.", "",
              "| prompt tokens | computed (s) | warm (s) | from disk (s) | restored tokens "
              "| read (MiB) | disk vs warm (target <= 2x) | computed vs disk (target >= 10x) "
              "| same first token |",
