@@ -10,18 +10,18 @@
 namespace quire::cli {
 namespace {
 
-[[noreturn]] void refuse(std::string_view text, std::string_view problem) {
+[[noreturn]] void refuse_size(std::string_view text, std::string_view problem) {
   throw std::invalid_argument("\"" + std::string(text) + "\" " + std::string(problem) + "; write " +
                               std::string(kByteSizeForms));
 }
 
-char lower(char c) {
+char lower_ascii(char c) {
   return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
 }
 
 // 1024^n for the unit letter; 0 for a letter that is no unit.
 double unit_bytes(char letter) {
-  switch (lower(letter)) {
+  switch (lower_ascii(letter)) {
     case 'k':
       return 1024.0;
     case 'm':
@@ -39,7 +39,7 @@ double unit_bytes(char letter) {
 
 std::uint64_t parse_byte_size(std::string_view text) {
   std::string_view rest = text;
-  if (!rest.empty() && rest.front() == '-') refuse(text, "is negative");
+  if (!rest.empty() && rest.front() == '-') refuse_size(text, "is negative");
   // The number: digits, and with a unit a fraction.
   std::size_t digits = 0;
   while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits])) != 0)
@@ -49,42 +49,44 @@ std::uint64_t parse_byte_size(std::string_view text) {
     std::size_t fraction = number_end + 1;
     while (fraction < rest.size() && std::isdigit(static_cast<unsigned char>(rest[fraction])) != 0)
       ++fraction;
-    if (fraction == number_end + 1) refuse(text, "is not a size");
+    if (fraction == number_end + 1) refuse_size(text, "is not a size");
     number_end = fraction;
   }
-  if (digits == 0) refuse(text, "is not a size");
+  if (digits == 0) refuse_size(text, "is not a size");
   const std::string number(rest.substr(0, number_end));
   std::string_view unit = rest.substr(number_end);
 
   double multiplier = 1;
   if (!unit.empty()) {
-    if (unit.size() == 1 && lower(unit[0]) == 'b') {
+    if (unit.size() == 1 && lower_ascii(unit[0]) == 'b') {
       unit = {};
     } else {
       multiplier = unit_bytes(unit[0]);
-      if (multiplier == 0) refuse(text, "is not a size");
+      if (multiplier == 0) refuse_size(text, "is not a size");
       unit.remove_prefix(1);
       // K, KB, KiB (any case).
-      const bool bytes = unit.size() == 1 && lower(unit[0]) == 'b';
-      const bool binary = unit.size() == 2 && lower(unit[0]) == 'i' && lower(unit[1]) == 'b';
-      if (!unit.empty() && !bytes && !binary) refuse(text, "is not a size");
+      const bool bytes = unit.size() == 1 && lower_ascii(unit[0]) == 'b';
+      const bool binary =
+          unit.size() == 2 && lower_ascii(unit[0]) == 'i' && lower_ascii(unit[1]) == 'b';
+      if (!unit.empty() && !bytes && !binary) refuse_size(text, "is not a size");
     }
   }
   const bool fractional = number_end != digits;
-  if (fractional && multiplier == 1) refuse(text, "is not a whole number of bytes");
+  if (fractional && multiplier == 1) refuse_size(text, "is not a whole number of bytes");
 
   std::uint64_t bytes = 0;
   if (!fractional && multiplier == 1) {
     const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), bytes);
-    if (error != std::errc() || end != number.data() + number.size()) refuse(text, "is too large");
+    if (error != std::errc() || end != number.data() + number.size())
+      refuse_size(text, "is too large");
   } else {
     // Digits and at most one point: strtod reads them all, an overflow as infinity.
     const double value = std::strtod(number.c_str(), nullptr) * multiplier;
     // 2^64: no disk is larger.
-    if (!(value < 18446744073709551616.0)) refuse(text, "is too large");
+    if (!(value < 18446744073709551616.0)) refuse_size(text, "is too large");
     bytes = static_cast<std::uint64_t>(std::floor(value));
   }
-  if (bytes == 0) refuse(text, "is zero: the disk cache needs room for at least one page");
+  if (bytes == 0) refuse_size(text, "is zero: the disk cache needs room for at least one page");
   return bytes;
 }
 
