@@ -1,6 +1,7 @@
 #include "quire/server/generator_jobs.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 namespace quire::server {
@@ -199,8 +200,14 @@ void GeneratorJobs::publish(engine::Generator& generator) {
   if (tier == nullptr) {
     stats.disk_cache.reset();
   } else if (!had_disk || requests != disk_read_at_requests_) {
-    stats.disk_cache = disk_cache_stats(*tier);
-    disk_read_at_requests_ = requests;
+    // Reading lists the folder: while replies run, at most once a second;
+    // once the generator is idle, at once.
+    const auto now = std::chrono::steady_clock::now();
+    if (!had_disk || generator.idle() || now - disk_read_time_ >= std::chrono::seconds(1)) {
+      stats.disk_cache = disk_cache_stats(*tier);
+      disk_read_at_requests_ = requests;
+      disk_read_time_ = now;
+    }
   }
   const std::lock_guard lock(mutex_);
   stats.waiting = in_flight_ >= stats.running ? in_flight_ - stats.running : 0;

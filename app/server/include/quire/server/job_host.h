@@ -87,8 +87,8 @@ struct EngineStats {
   // drafted and of those the ones the model confirmed.
   std::int64_t drafted_tokens = 0;
   std::int64_t accepted_tokens = 0;
-  // With a disk tier: its state when the last request finished (reading it
-  // lists the folder, so it is not read at every step).
+  // With a disk tier: its state after the last request finished (reading it
+  // lists the folder, so it is not read at every step; GeneratorJobs::publish).
   std::optional<DiskCacheStats> disk_cache;
 };
 
