@@ -5,6 +5,7 @@
 // bench's disk-resume workload at a tiny size.
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <QDir>
 #include <QDirIterator>
@@ -363,6 +364,28 @@ class DiskCacheOptionTest : public QObject {
     QCOMPARE(run.err, QStringLiteral("quire-cli: going on without the disk cache: %1: is not a "
                                      "folder: Not a directory\n")
                           .arg(file));
+    QCOMPARE(disk_json_of(run)[u"tokens"].toArray().size(), 3);
+  }
+
+  void aFolderThatCannotBeWrittenLeavesTheCacheOut() {
+    if (::geteuid() == 0) QSKIP("root writes into any folder");
+    QTemporaryDir work;
+    const QString cache = work.filePath(QStringLiteral("read-only"));
+    QVERIFY(QDir().mkdir(cache));
+    QVERIFY(QFile::setPermissions(cache, QFile::ReadOwner | QFile::ExeOwner));
+    const Run run =
+        run_cli({QStringLiteral("generate"), model_, QStringLiteral("--tokens"), prompt_ids(300),
+                 QStringLiteral("--greedy"), QStringLiteral("--max-new"), QStringLiteral("3"),
+                 QStringLiteral("--ignore-eos"), QStringLiteral("--json"),
+                 QStringLiteral("--disk-cache"), cache});
+    QFile::setPermissions(cache, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    QVERIFY2(run.exit_code == 0, qPrintable(disk_why(run)));
+    // The model's folder inside it cannot be made.
+    const QRegularExpression notice(
+        QStringLiteral("^quire-cli: going on without the disk cache: %1/[0-9a-f]{32}: cannot "
+                       "create the folder: Permission denied\n$")
+            .arg(QRegularExpression::escape(cache)));
+    QVERIFY2(notice.match(run.err).hasMatch(), qPrintable(run.err));
     QCOMPARE(disk_json_of(run)[u"tokens"].toArray().size(), 3);
   }
 
