@@ -350,6 +350,42 @@ class DiskCacheOptionTest : public QObject {
              qPrintable(again.err));
   }
 
+  void chatArchivesOnQuitAndResumesFromDisk() {
+    QTemporaryDir work;
+    QString message = QStringLiteral("Please remember this list:");
+    for (int i = 0; i < 120; ++i)
+      message += QStringLiteral(" apple%1").arg(i % 10);
+    // One turn, then /quit; the second time the same first message.
+    const auto chat = [&](const QString& quit) {
+      QProcess process;
+      process.start(QStringLiteral(QUIRE_CLI_PATH),
+                    {QStringLiteral("chat"), model_, QStringLiteral("--greedy"),
+                     QStringLiteral("--max-new"), QStringLiteral("8"), QStringLiteral("--format"),
+                     QStringLiteral("chatml"), QStringLiteral("--disk-cache"), work.path()});
+      process.write((message + QLatin1Char('\n') + quit).toUtf8());
+      process.closeWriteChannel();
+      process.waitForFinished(120000);
+      return QString::fromUtf8(process.readAllStandardError());
+    };
+    const QString first = chat(QStringLiteral("/quit\n"));
+    const QRegularExpression written(QStringLiteral("\ndisk cache: (\\d+) pages? written to "));
+    const QRegularExpressionMatch archived = written.match(first);
+    QVERIFY2(archived.hasMatch(), qPrintable(first));
+    QVERIFY(archived.captured(1).toInt() >= 1);
+    QVERIFY2(first.contains(QStringLiteral(" prompt tokens from the cache (0 from disk)]")),
+             qPrintable(first));
+
+    // Ended by the end of input this time: the prompt's full pages come from disk.
+    const QString second = chat(QString());
+    const QRegularExpression line(
+        QStringLiteral("; (\\d+) of (\\d+) prompt tokens from the cache \\((\\d+) from disk\\)]"));
+    const QRegularExpressionMatch resumed = line.match(second);
+    QVERIFY2(resumed.hasMatch(), qPrintable(second));
+    QVERIFY(resumed.captured(3).toInt() >= kPageSize);
+    QCOMPARE(resumed.captured(3).toInt() % kPageSize, 0);
+    QCOMPARE(resumed.captured(1), resumed.captured(3));
+  }
+
   void aFolderThatCannotBeMadeLeavesTheCacheOut() {
     QTemporaryDir work;
     // A file where a folder must go: no user, root included, can make it.
