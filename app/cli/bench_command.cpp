@@ -4,6 +4,8 @@
 // of the backend's own dense matrix-multiply rate, and decode of a reply
 // that rewrites its prompt (bench_rewrite.h). With --draft the decode
 // measurements draft, and report how many drafts the model accepted.
+// --resume-tokens measures instead reopening a chat after a restart, from
+// the disk cache (bench_disk_resume.h).
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_disk_resume.h"
 #include "bench_hardware.h"
 #include "bench_rewrite.h"
 #include "cli_support.h"
@@ -48,6 +51,8 @@ struct BenchOptions {
   int turn_reply = 48;
   int rewrite_tokens = 128;
   std::string prompt_file;
+  int resume_tokens = 0;  // > 0: only the disk-resume workload
+  std::string resume_folder;
   EngineOptions engine;
   DraftOptions draft;
 };
@@ -127,6 +132,17 @@ BatchRun run_batch(LoadedSession& session, int jobs, int vocab, std::uint32_t se
 
 int run_bench(const BenchOptions& options) {
   const engine::DraftSettings draft = options.draft.settings();
+  if (options.resume_tokens > 0) {
+    const DiskResumeWorkload workload{options.directory, options.engine, options.resume_tokens,
+                                      options.repeats, options.resume_folder};
+    const nlohmann::ordered_json result = measure_disk_resume(workload);
+    if (options.json) {
+      std::cout << result.dump(2) << '\n';
+    } else {
+      print_disk_resume(result);
+    }
+    return 0;
+  }
   // Read before the model loads: a missing file is refused at once.
   if (options.rewrite_tokens > 0) rewrite_message(options.prompt_file);
   EngineOptions engine = options.engine;
@@ -543,6 +559,17 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->add_option("--prompt-file", options->prompt_file,
                    "The rewrite measurement's user message, instead of the built-in one")
       ->type_name("FILE");
+  command
+      ->add_option("--resume-tokens", options->resume_tokens,
+                   "Measure only reopening a chat of this many tokens after a restart: time to "
+                   "first token computed, warm, and restored from the disk cache by a new "
+                   "runtime (--repeat runs, the median reported)")
+      ->check(CLI::Range(1, 1 << 20));
+  command
+      ->add_option("--resume-folder", options->resume_folder,
+                   "Folder in which --resume-tokens makes its disk cache (removed afterwards; "
+                   "default: the system's temporary folder)")
+      ->type_name("DIR");
   options->draft.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_bench(*options); });

@@ -6,6 +6,7 @@
 
 #include "cli_support.h"
 #include "conversation_runner.h"
+#include "disk_cache_option.h"
 #include "draft_option.h"
 #include "generation_commands.h"
 #include "hub_model_option.h"
@@ -20,12 +21,14 @@ struct ChatOptions {
   EngineOptions engine;
   GenerationOptions generation;
   DraftOptions draft;
+  DiskCacheOptions disk;
 };
 
 int run_chat(const ChatOptions& options) {
   const engine::DraftSettings draft = options.draft.settings();
-  LoadedSession session =
-      load_session(options.directory, options.engine, 4096, 1, options.draft.model_directory());
+  const std::optional<engine::DiskTierOptions> disk = options.disk.tier_options();
+  LoadedSession session = load_session(options.directory, options.engine, 4096, 1,
+                                       options.draft.model_directory(), disk);
   const engine::ChatFormat format = choose_format(options.directory, options.format);
   engine::Conversation conversation(format, *session.tokenizer, options.system);
   std::cerr << "Chatting with " << options.directory << " (" << format.title()
@@ -53,7 +56,7 @@ int run_chat(const ChatOptions& options) {
       std::cerr << "[" << stats.generated_tokens << " tokens at "
                 << static_cast<int>(stats.decode_tokens_per_second()) << " tokens/s; "
                 << stats.cached_tokens << " of " << stats.prompt_tokens
-                << " prompt tokens from the cache";
+                << " prompt tokens from the cache" << disk_tokens_note(*session.runtime, stats);
       if (draft.method != engine::DraftSettings::Method::Off)
         std::cerr << "; " << draft_summary(stats);
       std::cerr << "]\n";
@@ -68,6 +71,9 @@ int run_chat(const ChatOptions& options) {
       std::cerr << '\n' << error.what() << '\n';
     }
   }
+  // On /quit or the end of input: the next chat that begins the same way,
+  // in this process or another, reads these pages instead of computing them.
+  archive_disk_cache(*session.runtime, std::cerr);
   return 0;
 }
 
@@ -83,6 +89,7 @@ void add_chat_command(CLI::App& app, int& exit_code) {
   command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   options->generation.add_to(*command);
   options->draft.add_to(*command);
+  options->disk.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_chat(*options); });
 }

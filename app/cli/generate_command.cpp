@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
+#include "disk_cache_option.h"
 #include "draft_option.h"
 #include "generation_commands.h"
 #include "generation_options.h"
@@ -25,6 +26,7 @@ struct GenerateOptions {
   EngineOptions engine;
   GenerationOptions generation;
   DraftOptions draft;
+  DiskCacheOptions disk;
 };
 
 // The grammar that --json-schema or --json-object asks for, compiled before
@@ -46,6 +48,7 @@ int run_generate(const GenerateOptions& options) {
   }
   std::shared_ptr<const engine::grammar::Grammar> grammar = output_grammar(options);
   const engine::DraftSettings draft = options.draft.settings();
+  const std::optional<engine::DiskTierOptions> disk = options.disk.tier_options();
   engine::Tokenizer probe = engine::Tokenizer::load(options.directory);
   std::vector<std::int32_t> prompt = options.tokens.empty()
                                          ? probe.encode(options.prompt, probe.adds_bos())
@@ -60,7 +63,7 @@ int run_generate(const GenerateOptions& options) {
   LoadedSession session =
       load_session(options.directory, options.engine,
                    static_cast<std::int64_t>(prompt.size()) + options.generation.max_new, 1,
-                   options.draft.model_directory());
+                   options.draft.model_directory(), disk);
 
   engine::JobRequest request;
   request.prompt = prompt;
@@ -97,6 +100,7 @@ int run_generate(const GenerateOptions& options) {
         {"stop_reason", std::string(engine::to_string(result.stop_reason))},
         {"prompt_tokens", stats.prompt_tokens},
         {"cached_tokens", stats.cached_tokens},
+        {"disk_tokens", stats.disk_tokens},
         {"prefill_s", stats.prefill_seconds},
         {"decode_s", stats.decode_seconds},
         {"time_to_first_token_s", stats.time_to_first_token},
@@ -110,11 +114,18 @@ int run_generate(const GenerateOptions& options) {
     std::cout << '\n';
     std::cerr << "[" << result.tokens.size() << " tokens, " << engine::to_string(result.stop_reason)
               << ", " << stats.decode_tokens_per_second() << " tokens/s";
+    // With a disk tier, what the prompt took from the cache and the disk.
+    if (session.runtime->disk_tier() != nullptr) {
+      std::cerr << "; " << stats.cached_tokens << " of " << stats.prompt_tokens
+                << " prompt tokens from the cache" << disk_tokens_note(*session.runtime, stats);
+    }
     if (draft.method != engine::DraftSettings::Method::Off)
       std::cerr << "; " << draft_summary(stats);
     std::cerr << "]\n";
   }
   memory_note();
+  // The next run of this prompt, or of one that extends it, reads its pages.
+  archive_disk_cache(*session.runtime, std::cerr);
   return 0;
 }
 
@@ -128,10 +139,11 @@ void add_generate_command(CLI::App& app, int& exit_code) {
       ->transform(hub_model_reference());
   command->add_option("--prompt", options->prompt, "Prompt text (encoded with the model's BOS)");
   command->add_option("--tokens", options->tokens, "Prompt token ids, e.g. 1,2,3");
-  command->add_flag("--json", options->json,
-                    "Print one JSON object: text, tokens, stop_reason, prompt_tokens, "
-                    "cached_tokens, prefill_s, decode_s, drafted_tokens, accepted_tokens, "
-                    "acceptance_rate, tokens_per_step");
+  command->add_flag(
+      "--json", options->json,
+      "Print one JSON object: text, tokens, stop_reason, prompt_tokens, "
+      "cached_tokens, disk_tokens, prefill_s, decode_s, drafted_tokens, accepted_tokens, "
+      "acceptance_rate, tokens_per_step");
   command->add_flag("--ignore-eos", options->ignore_eos, "Do not stop at the end-of-text token");
   CLI::Option* schema =
       command
@@ -145,6 +157,7 @@ void add_generate_command(CLI::App& app, int& exit_code) {
       ->excludes(schema);
   options->generation.add_to(*command);
   options->draft.add_to(*command);
+  options->disk.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_generate(*options); });
 }

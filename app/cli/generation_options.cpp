@@ -1,8 +1,10 @@
 #include "generation_options.h"
 
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "cli_support.h"
+#include "disk_cache_option.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/kernels/fault_injecting_backend.h"
 
@@ -46,8 +48,8 @@ engine::SamplingSettings GenerationOptions::sampling() const {
 }
 
 LoadedSession load_session(const std::string& directory, const EngineOptions& engine,
-                           std::int64_t context, int max_batch,
-                           const std::string& draft_directory) {
+                           std::int64_t context, int max_batch, const std::string& draft_directory,
+                           const std::optional<engine::DiskTierOptions>& disk) {
   LoadedSession session;
   session.model =
       std::make_shared<const engine::ModelDescription>(engine::ModelDescription::open(directory));
@@ -66,6 +68,8 @@ LoadedSession load_session(const std::string& directory, const EngineOptions& en
   runtime = engine.fitted(*session.model, *session.backend, runtime);
   session.runtime =
       std::make_unique<engine::ModelRuntime>(session.model, *session.backend, runtime);
+  // Before the generator: pages found on disk serve its first admission.
+  if (disk) open_disk_cache(*session.runtime, *disk, std::cerr);
   engine::GeneratorConfig config;
   config.max_batch_size = max_batch;
   config.max_step_tokens = runtime.max_chunk_tokens;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,9 +45,12 @@ struct LoadedSession {
 
 // `context`: tokens of KV cache when --context is not given.
 // `draft_directory`: a draft model to load beside the model and set on the
-// generator (empty: none).
+// generator (empty: none). `disk`: the disk tier to open on the runtime
+// (DiskCacheOptions::tier_options); one that cannot open is said on stderr
+// and left out.
 LoadedSession load_session(const std::string& directory, const EngineOptions& engine,
                            std::int64_t context, int max_batch = 4,
-                           const std::string& draft_directory = {});
+                           const std::string& draft_directory = {},
+                           const std::optional<engine::DiskTierOptions>& disk = std::nullopt);
 
 }  // namespace quire::cli

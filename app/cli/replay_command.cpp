@@ -9,6 +9,7 @@
 #include "cli_support.h"
 #include "conversation_runner.h"
 #include "conversation_script.h"
+#include "disk_cache_option.h"
 #include "generation_commands.h"
 #include "hub_model_option.h"
 
@@ -22,11 +23,13 @@ struct ReplayOptions {
   bool json = false;
   EngineOptions engine;
   GenerationOptions generation;
+  DiskCacheOptions disk;
 };
 
 int run_replay(const ReplayOptions& options) {
+  const std::optional<engine::DiskTierOptions> disk = options.disk.tier_options();
   const ConversationScript script = read_conversation_script(options.conversation);
-  LoadedSession session = load_session(options.directory, options.engine, 4096, 1);
+  LoadedSession session = load_session(options.directory, options.engine, 4096, 1, {}, disk);
   const engine::ChatFormat format = choose_format(options.directory, options.format);
   engine::Conversation conversation(format, *session.tokenizer, script.system);
 
@@ -42,6 +45,7 @@ int run_replay(const ReplayOptions& options) {
     turns.push_back({{"turn", i + 1},
                      {"prompt_tokens", stats.prompt_tokens},
                      {"cached_tokens", stats.cached_tokens},
+                     {"disk_tokens", stats.disk_tokens},
                      {"computed_tokens", stats.computed_tokens},
                      {"time_to_first_token_s", stats.time_to_first_token},
                      {"decode_tokens_per_s", stats.decode_tokens_per_second()},
@@ -69,11 +73,14 @@ int run_replay(const ReplayOptions& options) {
                                         {"host_pages", config.host_pages},
                                         {"host_saves", cache.host_saves},
                                         {"host_restores", cache.host_restores},
+                                        {"disk_saves", cache.disk_saves},
+                                        {"disk_restores", cache.disk_restores},
                                         {"evictions", cache.evictions},
                                         {"preemptions", cache.preemptions}}
                      .dump(2)
               << '\n';
   }
+  archive_disk_cache(*session.runtime, std::cerr);
   return 0;
 }
 
@@ -90,6 +97,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
   command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   command->add_flag("--json", options->json, "Print the numbers as JSON");
   options->generation.add_to(*command);
+  options->disk.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_replay(*options); });
 }

@@ -15,6 +15,7 @@
 
 #include "cli_support.h"
 #include "conversation_runner.h"
+#include "disk_cache_option.h"
 #include "draft_option.h"
 #include "generation_options.h"
 #include "hub_model_option.h"
@@ -49,6 +50,7 @@ struct ServeOptions {
   server::ServerOptions server;
   EngineOptions engine;
   DraftOptions draft;
+  DiskCacheOptions disk;
 };
 
 std::string directory_name(const std::string& directory) {
@@ -67,6 +69,7 @@ int run_serve(ServeOptions options) {
   options.server.threads = static_cast<std::size_t>(options.parallel + options.max_queue + 8);
   options.server.capacity_advice = "quire-cli serve's --parallel plus --max-queue";
   const engine::DraftSettings draft = options.draft.settings();
+  const std::optional<engine::DiskTierOptions> disk = options.disk.tier_options();
   try {
     server::check_exposure(options.server);
   } catch (const std::invalid_argument& error) {
@@ -83,7 +86,7 @@ int run_serve(ServeOptions options) {
   std::signal(SIGPIPE, SIG_IGN);
 
   LoadedSession session = load_session(options.directory, options.engine, 4096, options.parallel,
-                                       options.draft.model_directory());
+                                       options.draft.model_directory(), disk);
   const engine::ChatFormat format = choose_format(options.directory, options.format);
   server::ServedModel model;
   model.id = options.model_name.empty() ? directory_name(options.directory) : options.model_name;
@@ -103,6 +106,9 @@ int run_serve(ServeOptions options) {
             << " replies at once" << drafting_note(draft, options.draft.model_directory())
             << ") on http://" << options.server.host << ':' << port << "/v1; Ctrl+C stops"
             << std::endl;
+  if (const engine::DiskTier* tier = session.runtime->disk_tier()) {
+    std::cerr << "quire-cli serve: disk cache in " << tier->folder().string() << std::endl;
+  }
   std::atomic<bool> signalled = false;
   std::thread signal_waiter([&] {
     int signal = 0;
@@ -118,6 +124,9 @@ int run_serve(ServeOptions options) {
   if (!signalled) pthread_kill(signal_waiter.native_handle(), SIGTERM);
   signal_waiter.join();
   engine.stop();
+  // The engine thread has ended: the runtime is this thread's again. What the
+  // clients' chats hold goes to disk, so that a restarted server finds it.
+  archive_disk_cache(*session.runtime, std::cerr);
   return 0;
 }
 
@@ -163,6 +172,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(1, 3600));
   options->draft.add_to(*command);
+  options->disk.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_serve(*options); });
 }

@@ -1,6 +1,7 @@
 #include "quire/server/generator_jobs.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 namespace quire::server {
@@ -158,6 +159,27 @@ void GeneratorJobs::abandon(const std::string& why) {
   in_flight_ -= std::min(unfinished, in_flight_);
 }
 
+namespace {
+
+DiskCacheStats disk_cache_stats(const engine::DiskTier& tier) {
+  const engine::DiskTierStatus status = tier.status();
+  const engine::disk_cache::DiskWriterStatus& writer = status.writer;
+  DiskCacheStats stats;
+  stats.folder = status.folder.string();
+  stats.limit_bytes = status.limit_bytes;
+  stats.used_bytes = status.usage.bytes;
+  stats.pages = status.usage.pages;
+  stats.restored_pages = status.restored_pages;
+  stats.written_pages = writer.written + status.archived_pages;
+  stats.dropped_pages =
+      writer.dropped_queue_full + writer.dropped_disk_full + writer.too_large + writer.failed;
+  stats.disk_full = writer.disk_full;
+  stats.notice = writer.notice;
+  return stats;
+}
+
+}  // namespace
+
 void GeneratorJobs::publish(engine::Generator& generator) {
   EngineStats stats;
   for (const auto& [channel, hosted] : jobs_) {
@@ -166,6 +188,27 @@ void GeneratorJobs::publish(engine::Generator& generator) {
   }
   stats.cache = generator.runtime().cache().stats();
   stats.sampled_tokens = generator.sampled_tokens();
+  const engine::DiskTier* tier = generator.runtime().disk_tier();
+  std::int64_t requests = 0;
+  bool had_disk = false;
+  {
+    const std::lock_guard lock(mutex_);
+    requests = stats_.requests;
+    had_disk = stats_.disk_cache.has_value();
+    stats.disk_cache = stats_.disk_cache;
+  }
+  if (tier == nullptr) {
+    stats.disk_cache.reset();
+  } else if (!had_disk || requests != disk_read_at_requests_) {
+    // Reading lists the folder: while replies run, at most once a second;
+    // once the generator is idle, at once.
+    const auto now = std::chrono::steady_clock::now();
+    if (!had_disk || generator.idle() || now - disk_read_time_ >= std::chrono::seconds(1)) {
+      stats.disk_cache = disk_cache_stats(*tier);
+      disk_read_at_requests_ = requests;
+      disk_read_time_ = now;
+    }
+  }
   const std::lock_guard lock(mutex_);
   stats.waiting = in_flight_ >= stats.running ? in_flight_ - stats.running : 0;
   stats.requests = stats_.requests;

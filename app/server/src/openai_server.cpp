@@ -224,27 +224,38 @@ struct OpenAiServer::Impl {
   std::string stats_json() const {
     const EngineStats stats = engine.stats();
     const cache::CacheStats& cache = stats.cache;
-    return nlohmann::ordered_json{{"model", model.id},
-                                  {"running", stats.running},
-                                  {"waiting", stats.waiting},
-                                  {"finished_requests", stats.requests},
-                                  {"sampled_tokens", stats.sampled_tokens},
-                                  {"drafted_tokens", stats.drafted_tokens},
-                                  {"accepted_tokens", stats.accepted_tokens},
-                                  {"cache",
-                                   {{"page_size", cache.page_size},
-                                    {"total_pages", cache.total_pages},
-                                    {"free_pages", cache.free_pages},
-                                    {"referenced_pages", cache.referenced_pages},
-                                    {"cached_pages", cache.cached_pages},
-                                    {"shared_pages", cache.shared_pages},
-                                    {"sequences", cache.sequences},
-                                    {"branches", cache.branches},
-                                    {"prompt_tokens", cache.prompt_tokens},
-                                    {"reused_tokens", cache.served_tokens()},
-                                    {"computed_tokens", cache.computed_tokens},
-                                    {"hit_rate", cache.hit_rate()}}}}
-        .dump();
+    nlohmann::ordered_json out{{"model", model.id},
+                               {"running", stats.running},
+                               {"waiting", stats.waiting},
+                               {"finished_requests", stats.requests},
+                               {"sampled_tokens", stats.sampled_tokens},
+                               {"drafted_tokens", stats.drafted_tokens},
+                               {"accepted_tokens", stats.accepted_tokens},
+                               {"cache",
+                                {{"page_size", cache.page_size},
+                                 {"total_pages", cache.total_pages},
+                                 {"free_pages", cache.free_pages},
+                                 {"referenced_pages", cache.referenced_pages},
+                                 {"cached_pages", cache.cached_pages},
+                                 {"shared_pages", cache.shared_pages},
+                                 {"sequences", cache.sequences},
+                                 {"branches", cache.branches},
+                                 {"prompt_tokens", cache.prompt_tokens},
+                                 {"reused_tokens", cache.served_tokens()},
+                                 {"computed_tokens", cache.computed_tokens},
+                                 {"hit_rate", cache.hit_rate()}}}};
+    if (const std::optional<DiskCacheStats>& disk = stats.disk_cache) {
+      out["disk_cache"] = {{"folder", disk->folder},
+                           {"limit_bytes", disk->limit_bytes},
+                           {"used_bytes", disk->used_bytes},
+                           {"pages", disk->pages},
+                           {"restored_pages", disk->restored_pages},
+                           {"written_pages", disk->written_pages},
+                           {"dropped_pages", disk->dropped_pages},
+                           {"disk_full", disk->disk_full},
+                           {"notice", disk->notice}};
+    }
+    return out.dump();
   }
 
   void routes() {

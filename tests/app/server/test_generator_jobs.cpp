@@ -4,8 +4,10 @@
 // own jobs, count only themselves as running or waiting, and end with an
 // error when the generator that held them is gone.
 
+#include <QTemporaryDir>
 #include <QTest>
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include "quire/server/generator_jobs.h"
@@ -40,6 +42,16 @@ struct Owned {
                 quire::test::small_options(cache::CacheFormat::FP16, 64)),
         generator(runtime, *model.tokenizer) {}
 };
+
+// One request of greedy_request(2) handed over, taken and stepped to its end.
+void finish_one(GeneratorJobs& jobs, Generator& generator) {
+  const std::shared_ptr<ReplyChannel> channel = jobs.submit(greedy_request(2), 1);
+  QVERIFY(channel);
+  jobs.take(generator);
+  while (jobs.holding())
+    generator.step();
+  channel->wait_results();
+}
 
 }  // namespace
 
@@ -143,6 +155,52 @@ class TestGeneratorJobs : public QObject {
       QCOMPARE(result.error, std::string("The engine failed: a test"));
     }
     QVERIFY(jobs.submit(greedy_request(4), 2));  // both places free again
+  }
+
+  // GET /v1/quire/stats's disk_cache: absent without a tier, read when one is
+  // there and again once a request finished, not at every step (reading it
+  // lists the folder).
+  void theDiskTierIsPublishedWhenRequestsFinish() {
+    const Model model(34);
+    Owned owned(model);
+    GeneratorJobs jobs(4, {});
+    jobs.publish(owned.generator);
+    QVERIFY(!jobs.stats().disk_cache);
+
+    QTemporaryDir folder;
+    DiskTierOptions options;
+    options.root = folder.path().toStdString();
+    options.limit_bytes = std::uint64_t{16} << 20;
+    const DiskTier& tier = owned.runtime.open_disk_tier(options);
+    jobs.publish(owned.generator);
+    std::optional<server::DiskCacheStats> disk = jobs.stats().disk_cache;
+    QVERIFY(disk);
+    QCOMPARE(disk->folder, tier.folder().string());
+    QCOMPARE(disk->limit_bytes, options.limit_bytes);
+    QCOMPARE(disk->pages, std::uint64_t{0});
+    QCOMPARE(disk->written_pages, std::uint64_t{0});
+    QVERIFY(!disk->disk_full);
+    QCOMPARE(disk->notice, std::string());
+
+    // 40 prompt tokens and 2 more: two full pages of 16, archived.
+    finish_one(jobs, owned.generator);
+    jobs.publish(owned.generator);
+    QCOMPARE(jobs.stats().disk_cache->pages, std::uint64_t{0});
+    QCOMPARE(owned.runtime.archive_cache().written, std::uint64_t{2});
+    jobs.publish(owned.generator);
+    QCOMPARE(jobs.stats().disk_cache->pages, std::uint64_t{0});  // no request finished since
+    finish_one(jobs, owned.generator);
+    jobs.publish(owned.generator);
+    disk = jobs.stats().disk_cache;
+    QVERIFY(disk);
+    QCOMPARE(disk->pages, std::uint64_t{2});
+    QCOMPARE(disk->written_pages, std::uint64_t{2});
+    QVERIFY(disk->used_bytes > 0);
+    QCOMPARE(disk->dropped_pages, std::uint64_t{0});
+
+    owned.runtime.close_disk_tier();
+    jobs.publish(owned.generator);
+    QVERIFY(!jobs.stats().disk_cache);
   }
 };
 

@@ -7,6 +7,7 @@
 // quire-cli serve's EngineHost owns a thread for this; the desktop
 // application's engine worker does it between the steps of its chats.
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -58,7 +59,10 @@ class GeneratorJobs final : public JobHost {
   // The generator that held the jobs is gone without ending them: their
   // channels get StopReason::Error and `why`, and they count no more.
   void abandon(const std::string& why);
-  // Counts this object's jobs and the generator's cache for stats().
+  // Counts this object's jobs and the generator's cache for stats(); the
+  // disk tier's state is read again when a request finished since the last
+  // reading (at most once a second while the generator is busy), or the
+  // tier came.
   void publish(engine::Generator& generator);
 
  private:
@@ -87,6 +91,9 @@ class GeneratorJobs final : public JobHost {
 
   // Owning thread only.
   std::map<ReplyChannel*, HostedRequest> jobs_;
+  // The finished requests when the disk tier was last read (-1: never), and when.
+  std::int64_t disk_read_at_requests_ = -1;
+  std::chrono::steady_clock::time_point disk_read_time_;
 };
 
 }  // namespace quire::server

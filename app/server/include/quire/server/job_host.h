@@ -60,6 +60,21 @@ class ReplyChannel {
   std::vector<Slot> slots_;
 };
 
+// The KV cache's disk tier, for GET /v1/quire/stats (engine::DiskTierStatus
+// in plain figures).
+struct DiskCacheStats {
+  std::string folder;
+  std::uint64_t limit_bytes = 0;
+  std::uint64_t used_bytes = 0;
+  std::uint64_t pages = 0;           // page files in the folder
+  std::uint64_t restored_pages = 0;  // read back into the device cache, since the start
+  std::uint64_t written_pages = 0;   // by the background writer and by archiving
+  // Not written: the writer's queue or the disk was full, or the write failed.
+  std::uint64_t dropped_pages = 0;
+  bool disk_full = false;
+  std::string notice;  // disk_cache::kDiskFullNotice once the disk filled up, else empty
+};
+
 // What GET /v1/quire/stats reports, as the engine thread last published it.
 // The jobs counted are the server's; the cache is the whole generator's.
 struct EngineStats {
@@ -72,6 +87,9 @@ struct EngineStats {
   // drafted and of those the ones the model confirmed.
   std::int64_t drafted_tokens = 0;
   std::int64_t accepted_tokens = 0;
+  // With a disk tier: its state after the last request finished (reading it
+  // lists the folder, so it is not read at every step; GeneratorJobs::publish).
+  std::optional<DiskCacheStats> disk_cache;
 };
 
 class JobHost {

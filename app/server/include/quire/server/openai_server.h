@@ -10,7 +10,8 @@
 //   POST /v1/chat/completions     messages in the model's prompt format
 //   POST /v1/completions          a raw prompt
 //   GET  /v1/quire/stats          jobs running and waiting, cache pages, drafted and
-//                                 accepted tokens (speculative decoding)
+//                                 accepted tokens (speculative decoding), the disk
+//                                 cache's folder, use and pages (with a disk tier)
 
 #include <cstddef>
 #include <memory>
