@@ -7,7 +7,9 @@
 # The vocabulary is make-model's largest, 4096, not 128256: the head is 0.2%
 # of the weights instead of 6.5%. Last, speculative decoding: a pair with a
 # third part drafts, "ngram" by prompt lookup, "first2" with the model's
-# own first two layers (first_layers.py) as the draft model.
+# own first two layers (first_layers.py) as the draft model; "resume"
+# measures reopening chats of 8,000 and 30,000 tokens after a restart
+# (bench --resume-tokens: computed, warm, from the disk tier).
 #   gpu-bench.sh OUTPUT_FOLDER [MODEL_FOLDER]   make (if missing) and bench
 #   gpu-bench.sh --make-only MODEL_FOLDER       only make the models
 set -uo pipefail
@@ -45,7 +47,7 @@ if (( make_only )); then
 fi
 # Headline first: the EXL2 model with each cache, then FP16 weights against
 # transformers, then EXL3 beside EXL2's headline, then the remaining pair.
-pairs=${QUIRE_BENCH_PAIRS:-exl2:4.0/q4 exl2:4.0/fp16 fp16/fp16 reference exl3:4.0/q4 fp16/q4 exl2:4.0/q4/ngram fp16/fp16/first2}
+pairs=${QUIRE_BENCH_PAIRS:-exl2:4.0/q4 exl2:4.0/fp16 fp16/fp16 reference exl3:4.0/q4 fp16/q4 exl2:4.0/q4/ngram fp16/fp16/first2 exl2:4.0/q4/resume}
 for pair in $pairs; do
   if [[ "$pair" == reference ]]; then
     dir="$models/llama-8b-fp16"
@@ -63,6 +65,16 @@ for pair in $pairs; do
   drafting=()
   case "${draft:-}" in
     "") ;;
+    resume)
+      for tokens in 8000 30000; do
+        name="$(basename "$dir")-$cache-resume-$tokens"
+        start=$SECONDS
+        timeout "$(step_budget 120)" quire-cli bench "$dir" --devices "${QUIRE_BENCH_DEVICES:-cuda}" \
+          --cache "$cache" --resume-tokens "$tokens" --resume-folder "$out/disk-cache" --repeat 2 \
+          --json >"$out/$name.json" 2>"$out/$name.log"
+        echo "bench $name: exit $?, $((SECONDS - start)) s"
+      done
+      continue ;;
     ngram) drafting=(--draft ngram) ;;
     first2)
       [[ -f "$dir-first2/config.json" ]] ||
