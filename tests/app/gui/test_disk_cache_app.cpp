@@ -4,6 +4,7 @@
 // used leaves one notice and replies that work.
 
 #include <QCheckBox>
+#include <QDockWidget>
 #include <QDir>
 #include <QFile>
 #include <QLabel>
@@ -77,6 +78,12 @@ class DiskCacheAppTest : public QObject {
     // Started again on the same folders: the chat is open, and its next
     // turn reads the earlier pages back instead of computing them.
     run.restart();
+    gui::MainWindow& window = run.app->window();
+    // Sized and shown as the README's screenshot wants it.
+    window.resize(1440, 900);
+    window.memoryDock()->show();
+    run.app->show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(run.waitForModel());
     QVERIFY(run.app->chats().currentChat() == chat);
     const std::optional<store::GenerationStats> second = run.send(QStringLiteral("And then?"));
@@ -110,7 +117,9 @@ class DiskCacheAppTest : public QObject {
     for (const ui::PageCellView& page : panel.snapshot().pages)
       drawn_from_disk += page.from_disk ? 1 : 0;
     QCOMPARE(drawn_from_disk, cache.disk_pages);
-    keep_screenshot(run.app->window().grab().toImage(), "disk_cache_restored.png");
+    // The README's picture: the page map's restored pages and the reply's line.
+    QTest::qWait(300);
+    keep_screenshot(window.grab().toImage(), "quire-disk-cache.png");
 
     // Settings names the loaded model's pages.
     ui::SettingsPanel& settings = *run.app->window().settingsPanel();
