@@ -11,6 +11,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardPaths>
 #include <QTest>
 #include <filesystem>
 
@@ -155,6 +156,24 @@ class DiskCacheAppTest : public QObject {
     QCOMPARE(pages_on_disk(run.disk_cache_dir), std::uint64_t{0});
     QTRY_COMPARE(usage->text(), QStringLiteral("Empty"));
     QVERIFY(!clear->isEnabled());
+  }
+
+  // Without a folder of its own the application uses the user's cache
+  // folder; nothing is made there before a model loads.
+  void theDefaultFolderIsTheUsersCacheFolder() {
+    AppRun run(QString());
+    run.disk_cache_dir.clear();
+    run.restart();
+    QCOMPARE(run.app->engine().diskCache().root,
+             QDir(QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation))
+                 .filePath(QStringLiteral("quire/pages")));
+    QVERIFY(run.app->engine().diskCache().enabled);
+    QCOMPARE(run.app->engine().diskCache().limit_bytes, qint64{4} << 30);
+    QCOMPARE(run.app->window()
+                 .settingsPanel()
+                 ->findChild<QLabel*>(QStringLiteral("diskCacheFolder"))
+                 ->text(),
+             run.app->engine().diskCache().root);
   }
 
   void aLimitChangedInSettingsAppliesLive() {
