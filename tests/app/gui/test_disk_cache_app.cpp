@@ -161,7 +161,7 @@ class DiskCacheAppTest : public QObject {
   // Without a folder of its own the application uses the user's cache
   // folder; nothing is made there before a model loads.
   void theDefaultFolderIsTheUsersCacheFolder() {
-    AppRun run(QString());
+    AppRun run{QString()};
     run.disk_cache_dir.clear();
     run.restart();
     QCOMPARE(run.app->engine().diskCache().root,
