@@ -2,6 +2,7 @@
 // cleared from Settings, archived before the model goes (unload, switch,
 // quit) so that the next start finds the chats' pages.
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <stdexcept>
@@ -80,7 +81,9 @@ void EngineWorker::refreshDiskStatus() {
   disk_view_.enabled = true;
   disk_view_.used_bytes = static_cast<qint64>(status.usage.bytes);
   disk_view_.pages = static_cast<qint64>(status.usage.pages);
-  disk_view_.limit_bytes = static_cast<qint64>(status.limit_bytes);
+  // The user's limit, every model's pages together (this model's share of
+  // it, status.limit_bytes, shrinks as other models' pages take room).
+  disk_view_.limit_bytes = loaded_->request.disk_cache.limit_bytes;
   if (status.writer.disk_full && !disk_full_reported_) {
     disk_full_reported_ = true;
     emit notice(tr("The disk cache stopped: %1. Replies go on; free some disk space, or lower "
@@ -102,7 +105,19 @@ void EngineWorker::setDiskCache(const DiskCacheRequest& request) {
     tier = nullptr;
   }
   if (tier != nullptr) {
-    tier->set_limit(static_cast<std::uint64_t>(request.limit_bytes));
+    // The limit is the whole folder's: as when the tier opens, other
+    // models' pages give way first, down to half of it, and this model
+    // keeps what they leave.
+    const auto limit = static_cast<std::uint64_t>(request.limit_bytes);
+    try {
+      const std::uint64_t others =
+          engine::trim_other_models(disk_tier_options(request).root, tier->model(), limit / 2);
+      tier->set_limit(limit - std::min(others, limit));
+    } catch (const std::exception& error) {
+      emit notice(tr("The disk cache's new limit could not be applied: %1. It applies when the "
+                     "model is loaded again.")
+                      .arg(QString::fromStdString(error.what())));
+    }
   } else {
     openDiskTier(loaded);
     disk_full_reported_ = false;

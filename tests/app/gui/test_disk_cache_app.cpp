@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -180,12 +181,25 @@ class DiskCacheAppTest : public QObject {
     AppRun run(random_model());
     run.start();
     QVERIFY(run.waitForModel());
+    // Another model's pages: 300 MiB (a sparse file) of the folder.
+    const QString other =
+        QDir(run.disk_cache_dir).filePath(QStringLiteral("ffffffffffffffffffffffffffffffff"));
+    QVERIFY(QDir().mkpath(other + QStringLiteral("/fp16-256-0000000000000000")));
+    QFile page(other + QStringLiteral("/fp16-256-0000000000000000/") + QString(32, u'a') +
+               QStringLiteral(".page"));
+    QVERIFY(page.open(QIODevice::WriteOnly));
+    QVERIFY(page.resize(qint64{300} << 20));
+    page.close();
+
     ui::SettingsPanel& settings = *run.app->window().settingsPanel();
     QSignalSpy loads(&run.app->engine(), &gui::EngineHost::loadStarted);
     settings.findChild<QSpinBox*>(QStringLiteral("diskCacheMib"))->setValue(512);
     settings.apply();
     QTRY_COMPARE(run.app->window().memoryPanel()->snapshot().cache.disk.limit_bytes,
                  qint64{512} << 20);
+    // The limit is the whole folder's: other models' pages give way first,
+    // down to half of it.
+    QVERIFY(!QFileInfo::exists(other));
     // Turned off: the model runs on without it, no reload.
     settings.findChild<QCheckBox*>(QStringLiteral("diskCacheEnabled"))->setChecked(false);
     settings.apply();
