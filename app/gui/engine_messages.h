@@ -20,6 +20,10 @@
 #include "quire/ui/server_settings.h"
 #include "quire/ui/settings_data.h"
 
+namespace quire::engine::disk_cache {
+class PageFileOps;
+}
+
 namespace quire::gui {
 
 // The device lists each backend is started over; the settings then choose
@@ -38,6 +42,10 @@ struct DiskCacheRequest {
   QString root;
   bool enabled = false;
   qint64 limit_bytes = 0;  // for every model's pages together
+  // The calls that write page files; null: the system's. Tests make them
+  // fail as a full disk would (ApplicationOptions::disk_file_ops, which
+  // keeps them alive while the application lives).
+  std::shared_ptr<engine::disk_cache::PageFileOps> file_ops;
 
   friend bool operator==(const DiskCacheRequest&, const DiskCacheRequest&) = default;
 };

@@ -20,6 +20,7 @@ engine::DiskTierOptions disk_tier_options(const DiskCacheRequest& request) {
   engine::DiskTierOptions options;
   options.root = std::filesystem::path(request.root.toStdString());
   options.limit_bytes = static_cast<std::uint64_t>(request.limit_bytes);
+  options.file_ops = request.file_ops.get();
   return options;
 }
 

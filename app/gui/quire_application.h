@@ -79,6 +79,9 @@ struct ApplicationOptions {
   // The disk tier's root (Settings → Disk cache); empty: the user's cache
   // folder, $XDG_CACHE_HOME/quire/pages.
   QString disk_cache_dir;
+  // The calls that write the disk cache's page files; null: the system's.
+  // Tests make them fail as a full disk would.
+  std::shared_ptr<engine::disk_cache::PageFileOps> disk_file_ops;
   // Asked before something is removed for good (Disk cache → Clear); null:
   // a dialog. Tests answer without one.
   std::function<bool(const QString& title, const QString& question)> confirm;

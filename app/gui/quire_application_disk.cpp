@@ -20,6 +20,7 @@ DiskCacheRequest QuireApplication::diskCacheRequest() const {
                      : options_.disk_cache_dir;
   request.enabled = settings_.engine.disk_cache;
   request.limit_bytes = qint64{settings_.engine.disk_cache_mib} << 20;
+  request.file_ops = options_.disk_file_ops;
   return request;
 }
 

@@ -113,6 +113,7 @@ void AppRun::make(int max_new_tokens) {
     if (adjust_request) adjust_request(request);
   };
   options.disk_cache_dir = disk_cache_dir;
+  options.disk_file_ops = disk_file_ops;
   options.confirm = [this](const QString& title, const QString& question) {
     return confirm ? confirm(title, question) : false;
   };

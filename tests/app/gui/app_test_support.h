@@ -55,6 +55,9 @@ struct AppRun {
   // The disk cache's root: in the data folder, so that it is the test's own
   // and survives restart() as the user's would.
   QString disk_cache_dir;
+  // The calls that write page files (ApplicationOptions::disk_file_ops);
+  // null: the system's.
+  std::shared_ptr<engine::disk_cache::PageFileOps> disk_file_ops;
   // Answers the application's confirmations (ApplicationOptions::confirm);
   // unset, every one is declined.
   std::function<bool(const QString& title, const QString& question)> confirm;

@@ -14,6 +14,7 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTest>
+#include <cerrno>
 #include <filesystem>
 
 #include "app_test_support.h"
@@ -21,6 +22,7 @@
 #include "engine_host.h"
 #include "main_window.h"
 #include "quire/engine/disk_cache/disk_cache_usage.h"
+#include "quire/engine/disk_cache/file_ops.h"
 #include "quire/ui/memory_panel.h"
 #include "quire/ui/settings_panel.h"
 #include "quire/ui/status_line.h"
@@ -41,11 +43,18 @@ std::uint64_t pages_on_disk(const QString& root) {
   return pages;
 }
 
+// Every page write fails as on a full disk.
+class FullDisk : public engine::disk_cache::PageFileOps {
+ public:
+  int write_all(int, std::span<const std::byte>) override { return ENOSPC; }
+};
+
 // A message of about a thousand tokens of the random model's small
 // vocabulary: several 256-token pages, well within its 2,048 positions.
-QString long_message() {
+// Messages of different `first` items share no page.
+QString long_message(int first = 0) {
   QStringList words;
-  for (int i = 0; i < 100; ++i)
+  for (int i = first; i < first + 100; ++i)
     words << QStringLiteral("item%1 garden").arg(i);
   return words.join(u' ');
 }
@@ -211,6 +220,39 @@ class DiskCacheAppTest : public QObject {
     run.restart();
     QVERIFY(!run.app->settings().engine.disk_cache);
     QCOMPARE(run.app->settings().engine.disk_cache_mib, 512);
+  }
+
+  // Pages evicted from a full cache go to disk; a full disk stops the tier's
+  // writing with one notice, and replies go on.
+  void aFullDiskIsToldOnceAndRepliesGoOn() {
+    AppRun run(random_model());
+    run.disk_file_ops = std::make_shared<FullDisk>();
+    run.app.reset();
+    run.restart();
+    QVERIFY(run.waitForModel());
+    QSignalSpy notices(&run.app->engine(), &gui::EngineHost::notice);
+    // Five chats of four pages each do not fit the 16-page cache: the
+    // oldest pages are evicted, and written to disk.
+    for (int chat = 0; chat < 5; ++chat) {
+      run.app->chats().openChat(std::nullopt);
+      const std::optional<store::GenerationStats> reply = run.send(long_message(1000 * chat));
+      QVERIFY(reply);
+      QVERIFY(reply->generated_tokens > 0);
+      QVERIFY(reply->stop_reason != QLatin1String("error"));
+    }
+    QTRY_COMPARE(notices.size(), 1);
+    const QString notice = notices.first().first().toString();
+    QVERIFY2(notice.startsWith(QStringLiteral("The disk cache stopped: the disk is full; the "
+                                              "cache's disk tier stopped writing. ")),
+             qPrintable(notice));
+    QCOMPARE(run.app->window().noticeText(), notice);
+    QVERIFY(run.app->window().memoryPanel()->snapshot().cache.disk.saves > 0);
+    QCOMPARE(pages_on_disk(run.disk_cache_dir), std::uint64_t{0});
+    // Said once: more evictions say nothing more.
+    run.app->chats().openChat(std::nullopt);
+    QVERIFY(run.send(long_message(9000)));
+    QTest::qWait(200);
+    QCOMPARE(notices.size(), 1);
   }
 
   void aFolderThatCannotBeMadeGivesANoticeAndRepliesWork() {
