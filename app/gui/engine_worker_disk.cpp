@@ -62,7 +62,8 @@ void EngineWorker::archiveCache(bool tell_failure) {
   } catch (const std::exception& error) {
     failure = QString::fromStdString(error.what());
   }
-  if (tell_failure && !failure.isEmpty()) {
+  // A full disk was told already, once.
+  if (tell_failure && !failure.isEmpty() && !disk_full_reported_) {
     emit notice(tr("The chats' cache pages could not all be written to disk: %1. Those chats "
                    "are computed again when resumed.")
                     .arg(failure));
