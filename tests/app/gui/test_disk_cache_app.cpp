@@ -168,6 +168,30 @@ class DiskCacheAppTest : public QObject {
     QVERIFY(!clear->isEnabled());
   }
 
+  // Another model loaded in place of this one: its chats' pages are written
+  // before it goes, and the other model's Settings count them as another's.
+  void aModelSwitchWritesTheChatsPages() {
+    AppRun run(random_model());
+    run.start();
+    QVERIFY(run.waitForModel());
+    QVERIFY(run.send(long_message()));
+    const QString first_identity = run.app->model()->disk_identity;
+    QCOMPARE(pages_on_disk(run.disk_cache_dir), std::uint64_t{0});
+
+    QSignalSpy loaded(run.app.get(), &gui::QuireApplication::modelLoaded);
+    ui::EngineSettings demo = run.app->settings().engine;
+    demo.model_directory = demo_model();
+    run.app->loadModel(demo);
+    QVERIFY(loaded.wait(120'000));
+    QVERIFY(pages_on_disk(run.disk_cache_dir) >= 3);
+    QVERIFY(run.app->model()->disk_identity != first_identity);
+    auto* usage =
+        run.app->window().settingsPanel()->findChild<QLabel*>(QStringLiteral("diskCacheUsage"));
+    QTRY_VERIFY2(
+        usage->text().startsWith(QStringLiteral("Other model %1: ").arg(first_identity.left(8))),
+        qPrintable(usage->text()));
+  }
+
   // Without a folder of its own the application uses the user's cache
   // folder; nothing is made there before a model loads.
   void theDefaultFolderIsTheUsersCacheFolder() {
