@@ -21,6 +21,8 @@ EngineHost::EngineHost(remote::ApiKeyStore& keys, QObject* parent)
   connect(this, &EngineHost::snapshotRequested, worker_, &EngineWorker::publishSnapshot);
   connect(this, &EngineHost::serverRequested, worker_, &EngineWorker::setServer);
   connect(this, &EngineHost::serverDraftsRequested, worker_, &EngineWorker::setServerDrafts);
+  connect(this, &EngineHost::diskCacheRequested, worker_, &EngineWorker::setDiskCache);
+  connect(this, &EngineHost::clearDiskCacheRequested, worker_, &EngineWorker::clearDiskCache);
 
   connect(worker_, &EngineWorker::loadProgress, this, &EngineHost::onLoadProgress);
   connect(worker_, &EngineWorker::modelLoaded, this, &EngineHost::onModelLoaded);
@@ -32,6 +34,16 @@ EngineHost::EngineHost(remote::ApiKeyStore& keys, QObject* parent)
   connect(worker_, &EngineWorker::snapshotReady, this, &EngineHost::snapshotReady);
   connect(worker_, &EngineWorker::busyChanged, this, &EngineHost::onBusyChanged);
   connect(worker_, &EngineWorker::memoryRecovered, this, &EngineHost::memoryRecovered);
+  connect(worker_, &EngineWorker::notice, this, &EngineHost::notice);
+  connect(worker_, &EngineWorker::diskCacheCleared, this, &EngineHost::diskCacheCleared);
+  connect(worker_, &EngineWorker::diskTierChanged, this,
+          [this](const QString& identity, const QString& notice, bool notice_is_error) {
+            if (!model_ || isRemote()) return;
+            model_->disk_identity = identity;
+            model_->disk_notice = notice;
+            model_->disk_notice_is_error = notice_is_error;
+            emit diskTierChanged(notice, notice_is_error);
+          });
   connect(worker_, &EngineWorker::serverStatus, this, [this](const ui::ServerStatusView& status) {
     server_ = status;
     emit serverStatus(status);
@@ -59,6 +71,7 @@ quint64 EngineHost::load(const ui::EngineSettings& settings, const DeviceLists& 
   request.id = next_load_++;
   request.settings = settings;
   request.devices = devices;
+  request.disk_cache = disk_cache_;
   request.cancel = std::make_shared<std::atomic<bool>>(false);
   loading_ = PendingLoad{request.id, request.cancel};
   if (ui::is_remote(settings)) {
@@ -131,6 +144,15 @@ void EngineHost::configureServer(const ui::ServerSettings& settings) {
 
 void EngineHost::configureServerDrafts(const ui::DraftDefaults& drafts) {
   emit serverDraftsRequested(drafts);
+}
+
+void EngineHost::configureDiskCache(const DiskCacheRequest& request) {
+  disk_cache_ = request;
+  emit diskCacheRequested(request);
+}
+
+void EngineHost::clearDiskCache() {
+  emit clearDiskCacheRequested(disk_cache_.root);
 }
 
 void EngineHost::onLoadProgress(quint64 id, qint64 done, qint64 total) {

@@ -29,7 +29,8 @@ class EngineHost : public QObject {
   // `keys` holds the API keys of remote engines (settings' remote_url); it
   // outlives the host.
   explicit EngineHost(remote::ApiKeyStore& keys, QObject* parent = nullptr);
-  // Stops the thread: a load in flight is cancelled, replies end unsaved.
+  // Stops the thread: a load in flight is cancelled, replies end unsaved,
+  // and it waits while the worker writes the cache's pages to the disk tier.
   ~EngineHost() override;
 
   // Loads a model with `settings` on a backend over `devices`; a load
@@ -61,6 +62,13 @@ class EngineHost : public QObject {
   // Settings → Speculative decoding, for the server's requests.
   void configureServerDrafts(const ui::DraftDefaults& drafts);
   const ui::ServerStatusView& serverState() const { return server_; }
+  // Settings → Disk cache: given to every load from now on, and to the
+  // model loaded now (live: the tier opens, closes or takes the new limit).
+  void configureDiskCache(const DiskCacheRequest& request);
+  const DiskCacheRequest& diskCache() const { return disk_cache_; }
+  // Disk cache → Clear, on the engine thread (the loaded model's tier knows
+  // its pages); diskCacheCleared answers.
+  void clearDiskCache();
 
  signals:
   void loadStarted(const QString& directory);
@@ -80,6 +88,12 @@ class EngineHost : public QObject {
   // The server inside the application started, stopped, could not start, or
   // its requests in flight changed.
   void serverStatus(const quire::ui::ServerStatusView& status);
+  // The loaded model's disk tier opened or closed (model().disk_identity),
+  // or could not open (`notice`).
+  void diskTierChanged(const QString& notice, bool notice_is_error);
+  void diskCacheCleared(const QString& error);
+  // EngineWorker::notice: the disk filled up, an archive failed.
+  void notice(const QString& text);
 
   // To the worker (queued: it lives on the engine thread).
   void loadRequested(const quire::gui::LoadRequest& request);
@@ -90,6 +104,8 @@ class EngineHost : public QObject {
   void snapshotRequested();
   void serverRequested(const quire::ui::ServerSettings& settings);
   void serverDraftsRequested(const quire::ui::DraftDefaults& drafts);
+  void diskCacheRequested(const quire::gui::DiskCacheRequest& request);
+  void clearDiskCacheRequested(const QString& root);
 
  private:
   struct PendingLoad {
@@ -112,6 +128,7 @@ class EngineHost : public QObject {
   std::optional<ModelInfo> model_;
   bool busy_ = false;
   ui::ServerStatusView server_;
+  DiskCacheRequest disk_cache_;
   std::unique_ptr<RemoteEngine> remote_;
 };
 

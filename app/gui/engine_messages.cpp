@@ -28,6 +28,7 @@ void EngineFailure::addAdvice(const QString& sentence) {
 }
 
 void register_engine_message_types() {
+  qRegisterMetaType<DiskCacheRequest>("quire::gui::DiskCacheRequest");
   qRegisterMetaType<LoadRequest>("quire::gui::LoadRequest");
   qRegisterMetaType<ModelInfo>("quire::gui::ModelInfo");
   qRegisterMetaType<EngineFailure>("quire::gui::EngineFailure");

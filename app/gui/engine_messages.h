@@ -20,6 +20,10 @@
 #include "quire/ui/server_settings.h"
 #include "quire/ui/settings_data.h"
 
+namespace quire::engine::disk_cache {
+class PageFileOps;
+}
+
 namespace quire::gui {
 
 // The device lists each backend is started over; the settings then choose
@@ -32,11 +36,26 @@ struct DeviceLists {
   QString cuda = QStringLiteral("cuda");
 };
 
+// The cache's disk tier as the settings want it (Settings → Disk cache).
+struct DiskCacheRequest {
+  // The disk cache's root, every model's folders in it; empty: none.
+  QString root;
+  bool enabled = false;
+  qint64 limit_bytes = 0;  // for every model's pages together
+  // The calls that write page files; null: the system's. Tests make them
+  // fail as a full disk would (ApplicationOptions::disk_file_ops, which
+  // keeps them alive while the application lives).
+  std::shared_ptr<engine::disk_cache::PageFileOps> file_ops;
+
+  friend bool operator==(const DiskCacheRequest&, const DiskCacheRequest&) = default;
+};
+
 // Load (or reload) a model with these settings.
 struct LoadRequest {
   quint64 id = 0;  // echoed in every answer, so a stale answer is recognised
   ui::EngineSettings settings;
   DeviceLists devices;
+  DiskCacheRequest disk_cache;
   // Set from the GUI thread to stop the load between two tensors: a queued
   // call could not reach the worker while it is busy reading weights.
   std::shared_ptr<std::atomic<bool>> cancel;
@@ -66,6 +85,13 @@ struct ModelInfo {
   // was not: replies then decode without its drafts.
   QString draft_model;
   QString draft_notice;
+  // The disk tier's folder name for this model (its identity in hex) while
+  // the tier is open; else why it could not be opened (empty when it was,
+  // or is off). A model the tier cannot keep yet is said as information,
+  // a folder that cannot be used as an error.
+  QString disk_identity;
+  QString disk_notice;
+  bool disk_notice_is_error = false;
   qint64 parameters = 0;
   // Identifies how messages are turned into token ids (model, prompt format,
   // system prompt). Token ids stored under another key are rendered afresh.
@@ -153,6 +179,7 @@ void register_engine_message_types();
 
 }  // namespace quire::gui
 
+Q_DECLARE_METATYPE(quire::gui::DiskCacheRequest)
 Q_DECLARE_METATYPE(quire::gui::LoadRequest)
 Q_DECLARE_METATYPE(quire::gui::ModelInfo)
 Q_DECLARE_METATYPE(quire::gui::EngineFailure)

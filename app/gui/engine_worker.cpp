@@ -96,6 +96,9 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {
 
 EngineWorker::~EngineWorker() {
   stopServer();
+  // Quitting: the thread is joined after this, so the application waits
+  // until the chats' pages are on disk for the next start.
+  archiveCache(false);
 }
 
 // ---- loading ----
@@ -156,6 +159,7 @@ void EngineWorker::complete(Loaded& loaded) {
       describe(*loaded.runtime, settings, format, QString::fromStdString(loaded.backend->name()));
   loaded.info.backend_note = selection.fallback_reason;
   loadDraftModel(loaded);
+  openDiskTier(loaded);
   loaded.info.render_key =
       loaded.books.at(settings.prompt_format)->render_key(settings.system_prompt);
   // Cancelled after its last tensor is still cancelled: the model before is
@@ -207,6 +211,8 @@ void EngineWorker::loadModel(const LoadRequest& request) {
   }
   loaded_ = std::move(next);
   memory_reported_ = engine::MemoryRecoveries::Action::None;
+  disk_full_reported_ = false;
+  refreshDiskStatus();
   emit modelLoaded(request.id, loaded_->info);
   publishSnapshot();
   startServer();
@@ -228,6 +234,8 @@ void EngineWorker::restore(LoadRequest previous, EngineFailure& failure) {
   }
   failure.addAdvice(
       QStringLiteral("Quire loaded %1 again with its earlier settings.").arg(loaded_->info.name));
+  disk_full_reported_ = false;
+  refreshDiskStatus();
   emit modelRestored(loaded_->info);
   publishSnapshot();
   startServer();
@@ -237,7 +245,11 @@ void EngineWorker::unloadModel() {
   if (!loaded_) return;
   stopServer();
   endAllReplies();
+  // The next load of this model (after a switch, or tomorrow) finds its
+  // chats' pages on disk.
+  archiveCache(true);
   loaded_.reset();
+  disk_view_ = ui::DiskTierView{};
   emit modelUnloaded();
   emit snapshotReady(ui::MemorySnapshotView{});
 }
@@ -437,6 +449,8 @@ void EngineWorker::pump() {
     schedulePump();
     return;
   }
+  // Idle: the disk tier's folder is read once per burst of work, not per step.
+  refreshDiskStatus();
   publishSnapshot();
   setBusy(false);
 }
@@ -527,7 +541,14 @@ void EngineWorker::setBusy(bool busy) {
 void EngineWorker::publishSnapshot() {
   since_snapshot_.restart();
   if (!loaded_) return;
-  emit snapshotReady(memory_snapshot(*loaded_->runtime, *loaded_->generator));
+  ui::MemorySnapshotView snapshot = memory_snapshot(*loaded_->runtime, *loaded_->generator);
+  // The counters are the cache's own; the files and the limit as last read.
+  ui::DiskTierView& disk = snapshot.cache.disk;
+  disk.enabled = disk_view_.enabled;
+  disk.used_bytes = disk_view_.used_bytes;
+  disk.limit_bytes = disk_view_.limit_bytes;
+  disk.pages = disk_view_.pages;
+  emit snapshotReady(snapshot);
 }
 
 }  // namespace quire::gui

@@ -63,6 +63,12 @@ class EngineWorker : public QObject {
   // Settings → Speculative decoding, for the server's requests (a chat's
   // reply brings its own, ReplyRequest::drafts).
   void setServerDrafts(const quire::ui::DraftDefaults& drafts);
+  // Settings → Disk cache, live: opens or closes the loaded model's disk
+  // tier, or changes its limit (engine_worker_disk.cpp).
+  void setDiskCache(const quire::gui::DiskCacheRequest& request);
+  // Disk cache → Clear: the loaded model's pages, then every other model's
+  // under `root`. diskCacheCleared answers.
+  void clearDiskCache(const QString& root);
 
  signals:
   void loadProgress(quint64 load_id, qint64 done, qint64 total);
@@ -82,6 +88,14 @@ class EngineWorker : public QObject {
   // The server started, stopped, failed to start, or its requests in flight
   // changed.
   void serverStatus(const quire::ui::ServerStatusView& status);
+  // The loaded model's disk tier was opened (its identity) or closed
+  // (empty), or could not be opened (`notice` says why).
+  void diskTierChanged(const QString& identity, const QString& notice, bool notice_is_error);
+  // Something the user should know that is not a reply's: the disk filled
+  // up and the disk tier stopped writing, or the cache could not be archived.
+  void notice(const QString& text);
+  // Clear finished; `error` is empty when every page file went.
+  void diskCacheCleared(const QString& error);
 
  private:
   struct Loaded;
@@ -120,6 +134,15 @@ class EngineWorker : public QObject {
   // Requests and cancellations that came in since the last step.
   void takeServerJobs();
   void publishServerStatus();
+  // The disk tier (engine_worker_disk.cpp). Opens the tier the load's
+  // request asks for; a failure becomes loaded.info.disk_notice.
+  void openDiskTier(Loaded& loaded);
+  // Writes the device cache's pages to the disk tier, for an unload, a
+  // switch or a quit; a write error is told (notice) when `tell_failure`.
+  void archiveCache(bool tell_failure);
+  // Reads the tier's folder for the memory panel and says once that the
+  // disk is full. Not per step: it scans the folder.
+  void refreshDiskStatus();
 
   std::unique_ptr<Loaded> loaded_;
   std::map<engine::JobId, Active> active_;
@@ -135,6 +158,9 @@ class EngineWorker : public QObject {
   std::unique_ptr<AppServer> server_;
   QString server_failure_;  // why the server could not start
   ui::ServerStatusView server_status_;
+  // The disk tier's figures at the last refreshDiskStatus.
+  ui::DiskTierView disk_view_;
+  bool disk_full_reported_ = false;
 };
 
 }  // namespace quire::gui

@@ -20,6 +20,7 @@ ui::CacheSummaryView cache_summary(const cache::CacheStats& stats,
   summary.total_pages = static_cast<int>(pages.size());
   // Counted from the cells, so the legend's numbers add up to what is drawn.
   for (const ui::PageCellView& page : pages) {
+    if (page.from_disk && page.state != ui::PageCellState::Free) ++summary.disk_pages;
     switch (page.state) {
       case ui::PageCellState::Free:
         ++summary.free_pages;
@@ -45,6 +46,9 @@ ui::CacheSummaryView cache_summary(const cache::CacheStats& stats,
   summary.host_saves = stats.host_saves;
   summary.host_restores = stats.host_restores;
   summary.defragmentations = stats.defragmentations;
+  // The tier's files and limit come from the worker (DiskTier::status).
+  summary.disk.saves = stats.disk_saves;
+  summary.disk.restores = stats.disk_restores;
   return summary;
 }
 
@@ -117,6 +121,7 @@ QList<ui::PageCellView> page_cells(const cache::PageCache& pool, const LabelOf& 
     cell.refs = page.refs;
     cell.tokens = page.valid_tokens;
     cell.page_size = pool.page_size();
+    cell.from_disk = page.from_disk;
     if (page.hashed) {
       cell.hash_prefix = QString::fromStdString(page.hash.hex()).left(kHashPrefixDigits);
     }

@@ -16,6 +16,7 @@
 #include "chat_settings_editor.h"
 #include "context_text.h"
 #include "demo_model_text.h"
+#include "disk_cache_link.h"
 #include "engine_host.h"
 #include "help_menu.h"
 #include "main_window.h"
@@ -119,6 +120,7 @@ QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
   wireWelcome();
   wireEngine();
   wireServer();
+  wireDiskCache();
   wireFiles();
   fill_help_menu(*window_->helpMenu(), *window_, [this] { return aboutFacts(); });
   connect(&sample_timer_, &QTimer::timeout, this, &QuireApplication::takeSample);
@@ -154,8 +156,10 @@ QuireApplication::~QuireApplication() {
     saveSettings();
   }
   // The controller's writers commit their last text before the store closes,
-  // and the engine thread stops before the window's widgets go.
+  // and the engine thread stops before the window's widgets go; it stops
+  // once the cache's pages are on disk (the disk tier), so this may wait.
   chats_.reset();
+  disk_cache_.reset();
   host_.reset();
 }
 
@@ -202,6 +206,8 @@ void QuireApplication::start() {
   // Before any load: the worker starts the server once the model is in.
   window_->serverPanel()->setSettings(settings_.server);
   host_->configureServer(settings_.server);
+  host_->configureDiskCache(diskCacheRequest());
+  disk_cache_->refresh();
   startToolServers();
   window_->welcome()->setDemoAvailable(!options_.demo_model.isEmpty());
   window_->demoAction()->setEnabled(!options_.demo_model.isEmpty());
@@ -349,6 +355,8 @@ void QuireApplication::onSettingsApplied(const ui::EngineSettings& applied, bool
   saveSettings();
   chats_->setEngineSettings(settings_.engine);
   host_->configureServerDrafts(settings_.engine.drafts);
+  // Live: the loaded model's tier opens, closes or takes the new limit.
+  host_->configureDiskCache(diskCacheRequest());
   // Another backend has other devices to choose from.
   window_->settingsPanel()->setAvailableDevices(device_labels(settings_.engine, devices_));
   const bool loaded = host_->model().has_value() || host_->isLoading();
@@ -458,6 +466,11 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
     window_->showNotice(info.format_notice, MainWindow::Notice::Info);
   if (!info.draft_notice.isEmpty())
     window_->showNotice(info.draft_notice, MainWindow::Notice::Error);
+  // The model runs without its disk tier: say why.
+  if (!info.disk_notice.isEmpty()) {
+    window_->showNotice(info.disk_notice, info.disk_notice_is_error ? MainWindow::Notice::Error
+                                                                    : MainWindow::Notice::Info);
+  }
   window_->setWindowTitle(QStringLiteral("%1 — Quire").arg(info.name));
   serving_settings_ = settings_.engine;
   // A remote model's address is not a folder for the recent list.

@@ -30,6 +30,7 @@ namespace quire::gui {
 
 class ChatController;
 class ChatSettingsEditor;
+class DiskCacheLink;
 class ModelHubController;
 struct ModelHubOptions;
 class EngineHost;
@@ -75,6 +76,15 @@ struct ApplicationOptions {
   // Changes each chat reply's request before the engine gets it (tests make
   // a random model begin a tool call with a bias).
   std::function<void(ReplyRequest&)> adjust_request;
+  // The disk tier's root (Settings → Disk cache); empty: the user's cache
+  // folder, $XDG_CACHE_HOME/quire/pages.
+  QString disk_cache_dir;
+  // The calls that write the disk cache's page files; null: the system's.
+  // Tests make them fail as a full disk would.
+  std::shared_ptr<engine::disk_cache::PageFileOps> disk_file_ops;
+  // Asked before something is removed for good (Disk cache → Clear); null:
+  // a dialog. Tests answer without one.
+  std::function<bool(const QString& title, const QString& question)> confirm;
 };
 
 class QuireApplication : public QObject {
@@ -98,6 +108,7 @@ class QuireApplication : public QObject {
   ChatSettingsEditor& chatSettings() { return *chat_settings_; }
   // Made by start().
   ModelHubController& modelHub() { return *hub_; }
+  DiskCacheLink& diskCache() { return *disk_cache_; }
   EngineHost& engine() { return *host_; }
   app::AppSettings& settings() { return settings_; }
   const std::optional<ModelInfo>& model() const;
@@ -118,6 +129,9 @@ class QuireApplication : public QObject {
   void wireModelHub();
   void wireEngine();
   void wireServer();
+  void wireDiskCache();
+  // The disk tier as the applied settings want it, for the engine.
+  DiskCacheRequest diskCacheRequest() const;
   void wireFiles();
   void onModelLoaded(const ModelInfo& info);
   void onLoadFailed(const EngineFailure& failure);
@@ -152,6 +166,7 @@ class QuireApplication : public QObject {
   std::unique_ptr<ChatController> chats_;
   std::unique_ptr<ChatSettingsEditor> chat_settings_;
   std::unique_ptr<ModelHubController> hub_;
+  std::unique_ptr<DiskCacheLink> disk_cache_;
   QTimer sample_timer_;
   QElapsedTimer clock_;
   bool started_ = false;

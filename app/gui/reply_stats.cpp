@@ -28,6 +28,7 @@ store::GenerationStats generation_stats(const engine::JobResult& result, const Q
   stats.prompt_tokens = static_cast<int>(statistics.prompt_tokens);
   stats.cached_tokens = static_cast<int>(statistics.cached_tokens);
   stats.computed_tokens = static_cast<int>(statistics.computed_tokens);
+  stats.disk_tokens = static_cast<int>(statistics.disk_tokens);
   stats.generated_tokens = static_cast<int>(statistics.generated_tokens);
   stats.time_to_first_token_ms = statistics.time_to_first_token * 1000.0;
   stats.tokens_per_second = statistics.decode_tokens_per_second();
@@ -73,9 +74,12 @@ QString stats_text(const store::GenerationStats& stats) {
   if (const QString drafts = drafts_text(stats); !drafts.isEmpty()) parts << drafts;
   if (stats.time_to_first_token_ms > 0) parts << first_token_text(stats.time_to_first_token_ms);
   if (stats.prompt_tokens > 0 && stats.cached_tokens >= 0) {
-    parts << QStringLiteral("%1 of %2 prompt tokens from the cache")
-                 .arg(stats.cached_tokens)
-                 .arg(stats.prompt_tokens);
+    QString cached = QStringLiteral("%1 of %2 prompt tokens from the cache")
+                         .arg(stats.cached_tokens)
+                         .arg(stats.prompt_tokens);
+    // A chat resumed after a restart: its pages were read, not computed.
+    if (stats.disk_tokens > 0) cached += QStringLiteral(", %1 from disk").arg(stats.disk_tokens);
+    parts << cached;
   } else if (stats.prompt_tokens > 0) {
     // A remote engine that does not report its cache.
     parts << QStringLiteral("%1 prompt tokens").arg(stats.prompt_tokens);

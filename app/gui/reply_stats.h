@@ -24,7 +24,8 @@ QString drafts_text(const store::GenerationStats& stats);
 
 // "212 tokens · 34.1 tok/s · drafts 72% accepted, 2.9 tok/step · 0.18 s to
 // first token · 480 of 512 prompt tokens from the cache", for the line under
-// a reply; the drafts only where it drafted.
+// a reply; the drafts only where it drafted, and ", 256 from disk" after the
+// cache's figure where pages were read from the disk tier.
 QString stats_text(const store::GenerationStats& stats);
 
 }  // namespace quire::gui

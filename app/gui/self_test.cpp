@@ -1,6 +1,7 @@
 #include "self_test.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <cstdio>
@@ -32,6 +33,8 @@ int run_self_test(const SelfTestOptions& options) {
   // user's chats or settings.
   QTemporaryDir scratch;
   app_options.data_dir = options.data_dir.isEmpty() ? scratch.path() : options.data_dir;
+  // Nor the user's disk cache: its pages go with the folder.
+  app_options.disk_cache_dir = QDir(app_options.data_dir).filePath(QStringLiteral("pages"));
   app_options.sample_interval_ms = 60'000;
 
   int status = 1;

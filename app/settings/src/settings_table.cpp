@@ -303,6 +303,10 @@ std::vector<SettingRow> make_rows() {
       // share of the memory free then (host_cache_default.h says how much).
       integer_row("engine/host_cache_mib", QUIRE_FIELD(engine.host_cache_mib), 0,
                   limits::kHostCacheMib),
+      // On, at the engine's default size (kDefaultDiskCacheBytes, 4 GiB).
+      boolean_row("engine/disk_cache", QUIRE_FIELD(engine.disk_cache), true),
+      integer_row("engine/disk_cache_mib", QUIRE_FIELD(engine.disk_cache_mib),
+                  limits::kDefaultDiskCacheMib, limits::kDiskCacheMib),
       // As in the engine (kDefaultResidualWindow, which says why).
       integer_row("engine/residual_window", QUIRE_FIELD(engine.residual_window), 4,
                   limits::kResidualWindow),

@@ -44,6 +44,8 @@ QJsonObject GenerationStats::to_json() const {
     object.insert(QStringLiteral("drafted_tokens"), drafted_tokens);
     object.insert(QStringLiteral("accepted_tokens"), accepted_tokens);
   }
+  // Likewise only for replies that read pages from the disk tier.
+  if (disk_tokens > 0) object.insert(QStringLiteral("disk_tokens"), disk_tokens);
   return object;
 }
 
@@ -60,6 +62,7 @@ GenerationStats GenerationStats::from_json(const QJsonObject& object) {
   stats.endpoint = object.value(QStringLiteral("endpoint")).toString();
   stats.drafted_tokens = object.value(QStringLiteral("drafted_tokens")).toInt();
   stats.accepted_tokens = object.value(QStringLiteral("accepted_tokens")).toInt();
+  stats.disk_tokens = object.value(QStringLiteral("disk_tokens")).toInt();
   return stats;
 }
 

@@ -80,7 +80,9 @@ void keep_screenshot(const QImage& shot, const char* name) {
 
 AppRun::AppRun(const QString& model, int max_new_tokens, QString cpu_devices,
                const QString& backend)
-    : model_(model), cpu_devices_(std::move(cpu_devices)) {
+    : disk_cache_dir(data.filePath(QStringLiteral("pages"))),
+      model_(model),
+      cpu_devices_(std::move(cpu_devices)) {
   app::AppSettings settings(data.filePath(QStringLiteral("quire.conf")));
   settings.engine.model_directory = model;
   settings.engine.backend = backend;
@@ -109,6 +111,11 @@ void AppRun::make(int max_new_tokens) {
   };
   options.adjust_request = [this](gui::ReplyRequest& request) {
     if (adjust_request) adjust_request(request);
+  };
+  options.disk_cache_dir = disk_cache_dir;
+  options.disk_file_ops = disk_file_ops;
+  options.confirm = [this](const QString& title, const QString& question) {
+    return confirm ? confirm(title, question) : false;
   };
   app = std::make_unique<gui::QuireApplication>(options);
 }

@@ -52,6 +52,15 @@ struct AppRun {
   std::function<void(gui::ModelHubOptions&)> adjust_hub;
   // Changes each chat reply's request (see ApplicationOptions::adjust_request).
   std::function<void(gui::ReplyRequest&)> adjust_request;
+  // The disk cache's root: in the data folder, so that it is the test's own
+  // and survives restart() as the user's would.
+  QString disk_cache_dir;
+  // The calls that write page files (ApplicationOptions::disk_file_ops);
+  // null: the system's.
+  std::shared_ptr<engine::disk_cache::PageFileOps> disk_file_ops;
+  // Answers the application's confirmations (ApplicationOptions::confirm);
+  // unset, every one is declined.
+  std::function<bool(const QString& title, const QString& question)> confirm;
 
   // Settings written before start: `model` configured (empty: none), a
   // 4096-token cache, `backend` ("cpu" unless a test is about the choice, so

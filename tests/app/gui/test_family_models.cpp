@@ -84,6 +84,14 @@ class FamilyModelsAppTest : public QObject {
                true, [](AppRun& run) {
                  // Scaled to one period of its pattern: five sliding layers, one global.
                  expect_window_pool(run, 5, 6, 1024);
+                 // The disk tier does not keep a window pool's pages yet: the
+                 // model runs without it, and says so as information.
+                 QVERIFY(run.app->model()->disk_identity.isEmpty());
+                 QVERIFY2(run.app->model()->disk_notice.startsWith(
+                              QStringLiteral("Chats with this model are not kept on disk: ")),
+                          qPrintable(run.app->model()->disk_notice));
+                 QVERIFY(!run.app->model()->disk_notice_is_error);
+                 QVERIFY(!run.app->window().memoryPanel()->snapshot().cache.disk.enabled);
                });
   }
 

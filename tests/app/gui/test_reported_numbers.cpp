@@ -116,6 +116,34 @@ class ReportedNumbersTest : public QObject {
     QCOMPARE(from_job.accepted_tokens, 26);
   }
 
+  // A chat resumed after a restart: the cache's figure says how much of it
+  // was read from the disk tier; without disk tokens the line reads as before.
+  void aReplyResumedFromDiskSaysHowManyTokensCameFromDisk() {
+    store::GenerationStats stats;
+    stats.generated_tokens = 12;
+    stats.tokens_per_second = 20.0;
+    stats.time_to_first_token_ms = 480;
+    stats.prompt_tokens = 30500;
+    stats.cached_tokens = 30464;
+    QCOMPARE(gui::stats_text(stats),
+             QStringLiteral("12 tokens · 20.0 tok/s · 480 ms to first token · 30464 of 30500 "
+                            "prompt tokens from the cache"));
+    QVERIFY(!stats.to_json().contains(QStringLiteral("disk_tokens")));
+    stats.disk_tokens = 29952;
+    QCOMPARE(gui::stats_text(stats),
+             QStringLiteral("12 tokens · 20.0 tok/s · 480 ms to first token · 30464 of 30500 "
+                            "prompt tokens from the cache, 29952 from disk"));
+    // Kept with the reply, and read back.
+    QCOMPARE(stats.to_json().value(QStringLiteral("disk_tokens")).toInt(), 29952);
+    QCOMPARE(store::GenerationStats::from_json(stats.to_json()), stats);
+
+    engine::JobResult result;
+    result.statistics.prompt_tokens = 600;
+    result.statistics.cached_tokens = 512;
+    result.statistics.disk_tokens = 256;
+    QCOMPARE(gui::generation_stats(result, QString()).disk_tokens, 256);
+  }
+
   // A remote engine's reply names the engine, and one that does not report
   // its cache (-1) gets no cache figure rather than a wrong 0.
   void aRemoteReplyNamesItsEngineAndNoCacheItDidNotReport() {

@@ -35,6 +35,8 @@ AppSettings every_value_changed(const QString& path) {
   e.cache_format = QStringLiteral("q6");
   e.cache_tokens = 131072;
   e.host_cache_mib = 8192;
+  e.disk_cache = false;
+  e.disk_cache_mib = 12288;
   e.residual_window = 6;
   e.cache_residence = QStringLiteral("offload-global");
   e.cache_device = 2;
@@ -84,6 +86,9 @@ class TestAppSettings : public QObject {
     QCOMPARE(e.cache_format, QStringLiteral("fp16"));
     QCOMPARE(e.cache_tokens, 16384);
     QCOMPARE(e.host_cache_mib, 0);
+    // The disk tier is on, at the engine's 4 GiB.
+    QVERIFY(e.disk_cache);
+    QCOMPARE(e.disk_cache_mib, 4096);
     QCOMPARE(e.residual_window, 4);
     QCOMPARE(e.cache_residence, QStringLiteral("device"));
     QCOMPARE(e.cache_device, -1);
@@ -117,7 +122,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 40);
+    QCOMPARE(keys.size(), 42);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);

@@ -107,6 +107,56 @@ class MemoryPanelTest : public QObject {
                             "Free 130 (21.7%)"));
   }
 
+  // Pages restored from disk get an entry of their own after the states',
+  // only while there are some; they count in their states as well.
+  void legendHasAnEntryForPagesRestoredFromDisk() {
+    MemoryPanel panel;
+    MemorySnapshotView snapshot = realisticSnapshot();
+    snapshot.cache.free_pages = 130;
+    snapshot.cache.active_pages = 240;
+    snapshot.cache.cached_pages = 224;
+    snapshot.cache.shared_pages = 6;
+    panel.setSnapshot(snapshot);
+    QCOMPARE(panel.legend()->fromDiskEntryText(), QString());
+    QVERIFY(!panel.legend()->accessibleDescription().contains(QStringLiteral("disk")));
+
+    snapshot.cache.disk_pages = 60;
+    panel.setSnapshot(snapshot);
+    QCOMPARE(panel.legend()->fromDiskEntryText(), QStringLiteral("Restored from disk 60 (10.0%)"));
+    QCOMPARE(panel.legend()->accessibleDescription(),
+             QStringLiteral("In use 240 (40.0%), Shared 6 (1.0%), Cached 224 (37.3%), "
+                            "Free 130 (21.7%), Restored from disk 60 (10.0%)"));
+
+    // Counted from the pages when the summary has no counts.
+    MemorySnapshotView from_pages;
+    from_pages.devices = snapshot.devices;
+    from_pages.pages = cyclingPages(10);
+    from_pages.pages[1].from_disk = true;  // active
+    from_pages.pages[0].from_disk = true;  // free: its content is gone
+    const PageStateCounts counts = PageStateCounts::fromPages(from_pages.pages);
+    QCOMPARE(counts.from_disk, 1);
+    QCOMPARE(counts.total(), 10);
+  }
+
+  // The disk tier's figures follow the host tier's while it is open.
+  void summaryShowsTheDiskTier() {
+    CacheSummaryView cache;
+    cache.reused_tokens = 512;
+    cache.computed_tokens = 300;
+    cache.disk.enabled = true;
+    cache.disk.used_bytes = 96 * (qint64{1} << 20);
+    cache.disk.limit_bytes = qint64{4} << 30;
+    cache.disk.pages = 12;
+    cache.disk.saves = 3;
+    cache.disk.restores = 2;
+    QCOMPARE(cacheSummaryText(cache),
+             QStringLiteral("512 tokens reused, 300 computed · 0 evictions · "
+                            "host tier: 0 saved, 0 restored · disk tier: 96.0 MiB of 4.00 GiB in "
+                            "12 pages, 3 saved, 2 restored · 0 defragmentations"));
+    cache.disk.enabled = false;
+    QVERIFY(!cacheSummaryText(cache).contains(QStringLiteral("disk")));
+  }
+
   void legendFallsBackToThePages() {
     MemoryPanel panel;
     MemorySnapshotView snapshot;

@@ -117,6 +117,43 @@ class PageMapWidgetTest : public QObject {
              widget.stateColor(PageCellState::Shared).darker(260).rgb());
   }
 
+  // Pages read back from the disk tier take their own colour whatever their
+  // state, except free pages (their content is gone); the tooltip says so.
+  void paintsPagesRestoredFromDiskInTheirOwnColour() {
+    PageMapWidget widget;
+    widget.resize(400, 200);
+    QList<PageCellView> pages = cyclingPages(4);
+    for (PageCellView& page : pages)
+      page.from_disk = true;
+    widget.setPages(pages);
+    const QImage image = render(widget);
+    QCOMPARE(fromDiskColor(), QColor(0xf0, 0xe4, 0x42));
+    for (int page = 0; page < 4; ++page) {
+      const auto state = static_cast<PageCellState>(page);
+      const QColor expected =
+          state == PageCellState::Free ? widget.stateColor(state) : fromDiskColor();
+      QCOMPARE(pixel(image, widget.pageRect(page).topLeft() + QPoint(1, 1)), expected);
+    }
+    QVERIFY(pageToolTip(pages[2]).endsWith(QStringLiteral("\nRestored from disk")));
+    QVERIFY(!pageToolTip(cyclingPages(4)[2]).contains(QStringLiteral("disk")));
+
+    // Computed again (no longer from disk): back to the state's colour.
+    pages[2].from_disk = false;
+    widget.setPages(pages);
+    const QImage again = render(widget);
+    QCOMPARE(pixel(again, widget.pageRect(2).topLeft() + QPoint(1, 1)),
+             widget.stateColor(PageCellState::Cached));
+
+    // Many pages to a pixel: a run mostly restored from disk shows as such.
+    QList<PageCellView> many = cyclingPages(100000);
+    for (PageCellView& page : many)
+      page.from_disk = page.state != PageCellState::Free;
+    widget.setPages(many);
+    QVERIFY(widget.cellLayout().pages_per_cell > 1);
+    const QImage dense = render(widget);
+    QCOMPARE(pixel(dense, widget.pageRect(0).topLeft()), fromDiskColor());
+  }
+
   void followsThePalette() {
     PageMapWidget widget;
     widget.resize(200, 100);

@@ -43,6 +43,8 @@ EngineSettings sample_settings(const QString& model_directory) {
   s.cache_tokens = 65536;
   s.reserve_pages = QStringLiteral("on-demand");
   s.host_cache_mib = 4096;
+  s.disk_cache = true;
+  s.disk_cache_mib = 8192;
   s.residual_window = 4;
   s.cache_residence = QStringLiteral("device");
   s.cache_device = -1;
@@ -114,6 +116,7 @@ char* toString(const EngineSettings& s) {
                           << " reserve=" << s.reserve_mib << "/" << s.device_reserve_mib
                           << " max_context=" << s.max_context << " cache=" << s.cache_format << "/"
                           << s.cache_tokens << " host=" << s.host_cache_mib
+                          << " disk=" << s.disk_cache << "/" << s.disk_cache_mib
                           << " window=" << s.residual_window << " pages=" << s.reserve_pages
                           << " lives=" << s.cache_residence << "/" << s.cache_device
                           << " batch=" << s.max_batch << " chunk=" << s.chunk_size

@@ -35,7 +35,7 @@ struct FieldChange {
 
 // One row per field (and per kind of value a field can hold): each moves one
 // field away from the sample, so a field the panel dropped would show.
-const std::array<FieldChange, 43> kFieldChanges = {{
+const std::array<FieldChange, 45> kFieldChanges = {{
     {"model directory", [](EngineSettings& s) { s.model_directory = "/models/Other"; }},
     {"no model directory", [](EngineSettings& s) { s.model_directory.clear(); }},
     {"recent models",
@@ -76,6 +76,8 @@ const std::array<FieldChange, 43> kFieldChanges = {{
     {"cache k16v8", [](EngineSettings& s) { s.cache_format = "k16v8"; }},
     {"cache tokens", [](EngineSettings& s) { s.cache_tokens = 1 << 20; }},
     {"host cache off", [](EngineSettings& s) { s.host_cache_mib = 0; }},
+    {"disk cache off", [](EngineSettings& s) { s.disk_cache = false; }},
+    {"disk cache of 512 MiB", [](EngineSettings& s) { s.disk_cache_mib = 512; }},
     {"residual window off", [](EngineSettings& s) { s.residual_window = 0; }},
     {"residual window of 16 chats", [](EngineSettings& s) { s.residual_window = 16; }},
     {"every page reserved", [](EngineSettings& s) { s.reserve_pages = "all"; }},

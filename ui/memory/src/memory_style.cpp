@@ -65,6 +65,14 @@ QString pageStateLabel(PageCellState state) {
   return name;
 }
 
+QColor fromDiskColor() {
+  return QColor::fromRgb(palette::kYellow);
+}
+
+QString fromDiskLabel() {
+  return QStringLiteral("Restored from disk");
+}
+
 QColor segmentColor(MemorySegment segment, const QPalette& palette) {
   switch (segment) {
     case MemorySegment::Weights:

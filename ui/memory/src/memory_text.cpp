@@ -97,6 +97,7 @@ QString pageToolTip(const PageCellView& page) {
   }
   lines << (page.hash_prefix.isEmpty() ? QStringLiteral("Not hashed yet")
                                        : QStringLiteral("Hash %1…").arg(page.hash_prefix));
+  if (page.from_disk) lines << QStringLiteral("Restored from disk");
   if (!page.holders.isEmpty()) {
     // A page at the start of a popular system prompt can be held by dozens of
     // chats; name a few and count the rest so the tooltip stays small.
@@ -134,6 +135,13 @@ QString hitRateText(const CacheSummaryView& cache) {
   return formatPercent(cache.hit_rate);
 }
 
+QString diskTierText(const DiskTierView& disk) {
+  return QStringLiteral("disk tier: %1 of %2 in %3, %4 saved, %5 restored")
+      .arg(formatBytes(disk.used_bytes), formatBytes(disk.limit_bytes),
+           countNoun(disk.pages, QStringLiteral("page"), QStringLiteral("pages")),
+           groupDigits(disk.saves), groupDigits(disk.restores));
+}
+
 QString cacheSummaryText(const CacheSummaryView& cache) {
   QStringList parts;
   parts << QStringLiteral("%1 reused, %2 computed")
@@ -149,6 +157,7 @@ QString cacheSummaryText(const CacheSummaryView& cache) {
   }
   parts << QStringLiteral("host tier: %1 saved, %2 restored")
                .arg(groupDigits(cache.host_saves), groupDigits(cache.host_restores));
+  if (cache.disk.enabled) parts << diskTierText(cache.disk);
   parts << countNoun(cache.defragmentations, QStringLiteral("defragmentation"),
                      QStringLiteral("defragmentations"));
   return parts.join(kSeparator);

@@ -6,6 +6,7 @@ void registerMemoryViewMetaTypes() {
   qRegisterMetaType<DeviceMemoryView>("quire::ui::DeviceMemoryView");
   qRegisterMetaType<PageCellState>("quire::ui::PageCellState");
   qRegisterMetaType<PageCellView>("quire::ui::PageCellView");
+  qRegisterMetaType<DiskTierView>("quire::ui::DiskTierView");
   qRegisterMetaType<CacheSummaryView>("quire::ui::CacheSummaryView");
   qRegisterMetaType<WindowPoolView>("quire::ui::WindowPoolView");
   qRegisterMetaType<MemorySnapshotView>("quire::ui::MemorySnapshotView");

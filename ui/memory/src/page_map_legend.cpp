@@ -4,6 +4,7 @@
 #include <QFontMetrics>
 #include <QPainter>
 #include <numeric>
+#include <optional>
 
 #include "quire/ui/memory_style.h"
 #include "quire/ui/memory_text.h"
@@ -24,11 +25,29 @@ detail::LegendEntry entryFor(const PageStateCounts& counts, PageCellState state)
   return {pageStateLabel(state), groupDigits(n), note};
 }
 
+std::optional<detail::LegendEntry> fromDiskEntry(const PageStateCounts& counts) {
+  if (counts.from_disk <= 0) return std::nullopt;
+  const int total = counts.total();
+  QString note;
+  if (total > 0) {
+    note = QStringLiteral("(%1)").arg(formatPercent(double(counts.from_disk) / double(total)));
+  }
+  return detail::LegendEntry{fromDiskLabel(), groupDigits(counts.from_disk), note};
+}
+
+// The states' entries in kLegendOrder, then the restored pages' if any.
 QList<detail::LegendEntry> entriesFor(const PageStateCounts& counts) {
   QList<detail::LegendEntry> entries;
   for (PageCellState state : kLegendOrder)
     entries << entryFor(counts, state);
+  if (const std::optional<detail::LegendEntry> disk = fromDiskEntry(counts)) entries << *disk;
   return entries;
+}
+
+QString entryLine(const detail::LegendEntry& entry) {
+  QString text = entry.label + u' ' + entry.value;
+  if (!entry.note.isEmpty()) text += u' ' + entry.note;
+  return text;
 }
 
 }  // namespace
@@ -43,13 +62,16 @@ PageStateCounts PageStateCounts::fromSummary(const CacheSummaryView& cache) {
   result[PageCellState::Active] = cache.active_pages;
   result[PageCellState::Cached] = cache.cached_pages;
   result[PageCellState::Shared] = cache.shared_pages;
+  result.from_disk = cache.disk_pages;
   return result;
 }
 
 PageStateCounts PageStateCounts::fromPages(const QList<PageCellView>& pages) {
   PageStateCounts result;
-  for (const PageCellView& page : pages)
+  for (const PageCellView& page : pages) {
     ++result[page.state];
+    if (page.from_disk && page.state != PageCellState::Free) ++result.from_disk;
+  }
   return result;
 }
 
@@ -66,6 +88,7 @@ void PageMapLegend::setCounts(const PageStateCounts& counts) {
   QStringList description;
   for (PageCellState state : kLegendOrder)
     description << entryText(state);
+  if (const QString disk = fromDiskEntryText(); !disk.isEmpty()) description << disk;
   setAccessibleDescription(description.join(QStringLiteral(", ")));
   const int height = heightForWidth(width());
   if (height != laid_out_height_) {
@@ -76,10 +99,12 @@ void PageMapLegend::setCounts(const PageStateCounts& counts) {
 }
 
 QString PageMapLegend::entryText(PageCellState state) const {
-  const detail::LegendEntry entry = entryFor(counts_, state);
-  QString text = entry.label + u' ' + entry.value;
-  if (!entry.note.isEmpty()) text += u' ' + entry.note;
-  return text;
+  return entryLine(entryFor(counts_, state));
+}
+
+QString PageMapLegend::fromDiskEntryText() const {
+  const std::optional<detail::LegendEntry> entry = fromDiskEntry(counts_);
+  return entry ? entryLine(*entry) : QString();
 }
 
 int PageMapLegend::heightForWidth(int width) const {
@@ -115,8 +140,14 @@ void PageMapLegend::paintEvent(QPaintEvent* /*event*/) {
       detail::flowLegend(entries, QFontMetrics(font()), QFontMetrics(bold), width());
   QPainter painter(this);
   for (qsizetype i = 0; i < entries.size(); ++i) {
-    const PageCellState state = kLegendOrder[static_cast<std::size_t>(i)];
     const QRect swatch = detail::legendSwatchRect(rects[i]);
+    if (i >= kPageCellStateCount) {
+      // The entry after the states': pages restored from disk.
+      painter.fillRect(swatch, fromDiskColor());
+      detail::paintLegendText(painter, rects[i], entries[i], font(), bold, palette());
+      continue;
+    }
+    const PageCellState state = kLegendOrder[static_cast<std::size_t>(i)];
     detail::paintPageCell(painter, swatch, state, pageStateColor(state, palette()));
     if (state == PageCellState::Free) {
       // The free swatch is the track colour; an outline keeps it from

@@ -20,9 +20,20 @@ constexpr int kFrameMargin = 3;
 // many small regions.
 constexpr std::size_t kMaxPartialUpdates = 256;
 
-// Tie-break for runs of pages: the rarer, more telling states win.
-constexpr std::array<PageCellState, kPageCellStateCount> kRunPriority{
-    PageCellState::Shared, PageCellState::Active, PageCellState::Cached, PageCellState::Free};
+// What a cell draws for a page restored from disk, after the page states.
+constexpr quint8 kFromDiskCell = kPageCellStateCount;
+
+// Tie-break for runs of pages: the rarer, more telling states win; pages
+// restored from disk rank with the busy ones, so a resumed chat shows.
+constexpr std::array<quint8, kPageCellStateCount + 1> kRunPriority{
+    static_cast<quint8>(PageCellState::Shared), static_cast<quint8>(PageCellState::Active),
+    kFromDiskCell, static_cast<quint8>(PageCellState::Cached),
+    static_cast<quint8>(PageCellState::Free)};
+
+quint8 drawnState(const PageCellView& page) {
+  if (page.from_disk && page.state != PageCellState::Free) return kFromDiskCell;
+  return static_cast<quint8>(page.state);
+}
 
 // A frame `thickness` pixels wide just outside `rect`.
 void drawFrame(QPainter& painter, const QRect& rect, int thickness, const QColor& colour) {
@@ -149,29 +160,28 @@ void PageMapWidget::updateColours() {
   for (PageCellState state : kPageCellStates) {
     colours_[static_cast<std::size_t>(state)] = pageStateColor(state, palette());
   }
+  colours_[kFromDiskCell] = fromDiskColor();
 }
 
 std::vector<quint8> PageMapWidget::cellStates(const PageMapLayout& layout) const {
   std::vector<quint8> states(static_cast<std::size_t>(layout.cells));
   if (layout.pages_per_cell == 1) {
     for (std::size_t i = 0; i < states.size(); ++i) {
-      states[i] = static_cast<quint8>(pages_[static_cast<qsizetype>(i)].state);
+      states[i] = drawnState(pages_[static_cast<qsizetype>(i)]);
     }
     return states;
   }
   for (int cell = 0; cell < layout.cells; ++cell) {
-    std::array<int, kPageCellStateCount> counts{};
+    std::array<int, kPageCellStateCount + 1> counts{};
     const int first = layout.firstPage(cell);
     for (int page = first; page < first + layout.pageCount(cell); ++page) {
-      ++counts[static_cast<std::size_t>(pages_[page].state)];
+      ++counts[drawnState(pages_[page])];
     }
-    PageCellState best = kRunPriority.front();
-    for (PageCellState state : kRunPriority) {
-      if (counts[static_cast<std::size_t>(state)] > counts[static_cast<std::size_t>(best)]) {
-        best = state;
-      }
+    quint8 best = kRunPriority.front();
+    for (const quint8 state : kRunPriority) {
+      if (counts[state] > counts[best]) best = state;
     }
-    states[static_cast<std::size_t>(cell)] = static_cast<quint8>(best);
+    states[static_cast<std::size_t>(cell)] = best;
   }
   return states;
 }
@@ -184,7 +194,7 @@ void PageMapWidget::fillPixelImage(Cells& cells) const {
   }
   cells.pixels = QImage(layout.columns, layout.rows, QImage::Format_ARGB32_Premultiplied);
   cells.pixels.fill(Qt::transparent);
-  std::array<QRgb, kPageCellStateCount> rgb{};
+  std::array<QRgb, kPageCellStateCount + 1> rgb{};
   for (std::size_t i = 0; i < rgb.size(); ++i)
     rgb[i] = colours_[i].rgba();
   for (int row = 0; row < layout.rows; ++row) {
@@ -265,9 +275,13 @@ void PageMapWidget::paintEvent(QPaintEvent* event) {
       for (int column = span.first_column; column <= span.last_column; ++column) {
         const int cell = row * layout.columns + column;
         if (cell >= layout.cells) break;
-        const auto state = static_cast<PageCellState>(drawn.states[static_cast<std::size_t>(cell)]);
-        detail::paintPageCell(painter, layout.cellRect(cell), state,
-                              colours_[static_cast<std::size_t>(state)]);
+        const quint8 state = drawn.states[static_cast<std::size_t>(cell)];
+        if (state == kFromDiskCell) {
+          painter.fillRect(layout.cellRect(cell), colours_[kFromDiskCell]);
+          continue;
+        }
+        detail::paintPageCell(painter, layout.cellRect(cell), static_cast<PageCellState>(state),
+                              colours_[state]);
       }
     }
   }

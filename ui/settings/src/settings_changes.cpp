@@ -10,7 +10,8 @@ bool operator==(const EngineSettings& a, const EngineSettings& b) {
          same_list(a.manual_gb, b.manual_gb) && a.reserve_mib == b.reserve_mib &&
          same_list(a.device_reserve_mib, b.device_reserve_mib) && a.max_context == b.max_context &&
          a.cache_format == b.cache_format && a.cache_tokens == b.cache_tokens &&
-         a.host_cache_mib == b.host_cache_mib && a.residual_window == b.residual_window &&
+         a.host_cache_mib == b.host_cache_mib && a.disk_cache == b.disk_cache &&
+         a.disk_cache_mib == b.disk_cache_mib && a.residual_window == b.residual_window &&
          a.reserve_pages == b.reserve_pages && a.cache_residence == b.cache_residence &&
          a.cache_device == b.cache_device && a.max_batch == b.max_batch &&
          a.chunk_size == b.chunk_size && a.sampling == b.sampling && a.drafts == b.drafts &&

@@ -53,7 +53,11 @@ SettingsPanel::SettingsPanel(CacheFormatChoices cache_formats, QWidget* parent)
   column->addWidget(placement_group);
   QGroupBox* cache_group = buildCacheGroup();
   column->addWidget(cache_group);
-  local_only_ = {model_group, placement_group, cache_group};
+  disk_cache_ = new DiskCacheGroup(fields);
+  column->addWidget(disk_cache_);
+  connect(disk_cache_, &DiskCacheGroup::clearRequested, this,
+          &SettingsPanel::clearDiskCacheRequested);
+  local_only_ = {model_group, placement_group, cache_group, disk_cache_};
   column->addWidget(buildGenerationGroup());
   // Drafting runs in the engine here; a remote engine decodes its own way.
   QGroupBox* draft_group = buildDraftGroup();
@@ -142,6 +146,8 @@ EngineSettings SettingsPanel::settings() const {
   s.cache_format = cacheFormat();
   s.cache_tokens = cache_tokens_->value();
   s.host_cache_mib = host_cache_->value();
+  s.disk_cache = disk_cache_->isOn();
+  s.disk_cache_mib = disk_cache_->limitMib();
   s.residual_window = residual_window_->value();
   s.reserve_pages = reserve_pages_->currentData().toString();
   s.cache_residence = cache_residence_->currentData().toString();
@@ -159,6 +165,10 @@ EngineSettings SettingsPanel::settings() const {
   s.system_prompt = system_prompt_->toPlainText();
   s.prompt_format = prompt_format_->currentData().toString();
   return s;
+}
+
+void SettingsPanel::setDiskCacheUsage(const DiskCacheUsageView& usage) {
+  disk_cache_->setUsage(usage);
 }
 
 bool SettingsPanel::hasUnappliedChanges() const {

@@ -413,6 +413,7 @@ void SettingsPanel::connectEdits() {
   });
   connect(draft_model_, &QLineEdit::textChanged, this, edited);
   connect(draft_tokens_, &QSpinBox::valueChanged, this, edited);
+  connect(disk_cache_, &DiskCacheGroup::edited, this, edited);
 }
 
 void SettingsPanel::writeFields(const EngineSettings& s) {
@@ -434,6 +435,7 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   selectCacheFormat(s.cache_format);
   cache_tokens_->setValue(s.cache_tokens);
   host_cache_->setValue(s.host_cache_mib);
+  disk_cache_->setValues(s.disk_cache, s.disk_cache_mib);
   residual_window_->setValue(s.residual_window);
   select_by_data(reserve_pages_, s.reserve_pages);
   reserve_pages_hint_->setText(reservation_explanation(s.reserve_pages));

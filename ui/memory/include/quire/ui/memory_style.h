@@ -34,6 +34,7 @@ namespace palette {
 inline constexpr QRgb kBlue = 0xff0072b2;         // pages in use
 inline constexpr QRgb kSkyBlue = 0xff56b4e9;      // cached pages
 inline constexpr QRgb kOrange = 0xffe69f00;       // shared pages
+inline constexpr QRgb kYellow = 0xfff0e442;       // pages restored from disk
 inline constexpr QRgb kBluishGreen = 0xff009e73;  // model weights
 inline constexpr QRgb kVermillion = 0xffd55e00;   // KV cache bytes
 inline constexpr QRgb kPurple = 0xffcc79a7;       // scratch buffers
@@ -56,6 +57,13 @@ QColor pageStateColor(PageCellState state, const QPalette& palette);
 QString pageStateName(PageCellState state);
 // Capitalised legend label: "In use".
 QString pageStateLabel(PageCellState state);
+
+// Pages whose content was read back from the disk tier (PageCellView::from_disk)
+// are drawn in a colour of their own, whatever their state, so that a chat
+// resumed after a restart shows where it came from.
+QColor fromDiskColor();
+// Their legend label: "Restored from disk".
+QString fromDiskLabel();
 
 QColor segmentColor(MemorySegment segment, const QPalette& palette);
 // Hatch drawn over the segment's colour; Qt::NoBrush for none.

@@ -37,8 +37,13 @@ QString pageGroupToolTip(const QList<PageCellView>& pages, int first, int count)
 // "72.4%" for the headline; "—" before any prompt was admitted.
 QString hitRateText(const CacheSummaryView& cache);
 // "18,432 tokens reused, 7,020 computed · 12 evictions · host tier: 3 saved, 2 restored ·
-// 1 defragmentation"; with preemptions, "· 2 replies paused for pages" after the evictions
+// 1 defragmentation"; with preemptions, "· 2 replies paused for pages" after the evictions;
+// with the disk tier on, diskTierText after the host tier's figures.
 QString cacheSummaryText(const CacheSummaryView& cache);
+// "disk tier: 96.0 MiB of 4.00 GiB in 12 pages, 3 saved, 2 restored": this
+// model's page files, the limit of every model's together, and what the
+// cache gave to the tier and read back from it.
+QString diskTierText(const DiskTierView& disk);
 // "600 pages of 256 tokens · Q4"
 QString cacheShapeText(const CacheSummaryView& cache);
 

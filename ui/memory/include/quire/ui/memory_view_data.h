@@ -18,9 +18,9 @@ struct DeviceMemoryView {
   QString name;  // e.g. "GPU 0 · NVIDIA H100"
   qint64 total = 0;
   qint64 weights = 0;
-  qint64 cache = 0;        // KV cache pages (and residual-window pages) allocated on this device
-  qint64 scratch = 0;      // activations and working buffers
-  qint64 other = 0;        // used by other processes
+  qint64 cache = 0;    // KV cache pages (and residual-window pages) allocated on this device
+  qint64 scratch = 0;  // activations and working buffers
+  qint64 other = 0;    // used by other processes
   qint64 free = 0;
   // How the weights are stored ("EXL3, codebook MUL1: ..."); may be empty.
   QString weights_detail;
@@ -47,8 +47,23 @@ struct PageCellView {
   int page_size = 0;
   QString hash_prefix;  // leading hex digits of the page hash; empty when unhashed
   QStringList holders;  // titles of the chats whose sequences hold the page
+  // Its content was read back from the cache's disk tier rather than computed
+  // (a chat resumed after a restart); drawn in a colour of its own.
+  bool from_disk = false;
 
   friend bool operator==(const PageCellView&, const PageCellView&) = default;
+};
+
+// The cache's third tier, page files on disk (Settings → Disk cache).
+struct DiskTierView {
+  bool enabled = false;    // open for the loaded model
+  qint64 used_bytes = 0;   // this model's page files
+  qint64 limit_bytes = 0;  // for every model's pages together
+  qint64 pages = 0;        // this model's page files
+  qint64 saves = 0;        // evicted pages given to the tier
+  qint64 restores = 0;     // pages read back from it
+
+  friend bool operator==(const DiskTierView&, const DiskTierView&) = default;
 };
 
 // Counts follow PageCellState, so free + active + cached + shared == total.
@@ -69,6 +84,10 @@ struct CacheSummaryView {
   qint64 host_saves = 0;
   qint64 host_restores = 0;
   qint64 defragmentations = 0;
+  // Pages drawn as restored from disk (PageCellView::from_disk), counted
+  // within the states above as well.
+  int disk_pages = 0;
+  DiskTierView disk;
 
   friend bool operator==(const CacheSummaryView&, const CacheSummaryView&) = default;
 };
@@ -124,6 +143,7 @@ void registerMemoryViewMetaTypes();
 Q_DECLARE_METATYPE(quire::ui::DeviceMemoryView)
 Q_DECLARE_METATYPE(quire::ui::PageCellState)
 Q_DECLARE_METATYPE(quire::ui::PageCellView)
+Q_DECLARE_METATYPE(quire::ui::DiskTierView)
 Q_DECLARE_METATYPE(quire::ui::CacheSummaryView)
 Q_DECLARE_METATYPE(quire::ui::WindowPoolView)
 Q_DECLARE_METATYPE(quire::ui::MemorySnapshotView)

@@ -1,7 +1,8 @@
 #pragma once
 
 // The key to the page map: a swatch per page state with its page count and
-// share of the cache, flowing onto a second line when the panel is narrow.
+// share of the cache, flowing onto a second line when the panel is narrow;
+// while pages restored from disk are drawn, one more for them.
 
 #include <QWidget>
 #include <array>
@@ -12,6 +13,8 @@ namespace quire::ui {
 
 struct PageStateCounts {
   std::array<int, kPageCellStateCount> counts{};
+  // Pages drawn as restored from disk; they are counted in their states too.
+  int from_disk = 0;
 
   int& operator[](PageCellState state) { return counts[static_cast<std::size_t>(state)]; }
   int operator[](PageCellState state) const { return counts[static_cast<std::size_t>(state)]; }
@@ -34,6 +37,9 @@ class PageMapLegend : public QWidget {
   int count(PageCellState state) const { return counts_[state]; }
   // What one entry reads, e.g. "In use 40 (6.7%)".
   QString entryText(PageCellState state) const;
+  // The entry of pages restored from disk, "Restored from disk 12 (2.0%)";
+  // empty while there are none (and the entry is not shown).
+  QString fromDiskEntryText() const;
 
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;

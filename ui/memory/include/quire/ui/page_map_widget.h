@@ -74,14 +74,17 @@ class PageMapWidget : public QWidget {
     QRect area;
     bool valid = false;
     PageMapLayout layout;
-    std::vector<quint8> states;  // drawn state per cell
+    // Drawn per cell: a PageCellState, or kPageCellStateCount for a page
+    // restored from disk (PageCellView::from_disk).
+    std::vector<quint8> states;
     // Cells of at most two pixels are drawn from this image, one pixel per
     // cell, scaled up without smoothing: far cheaper than a rectangle per page.
     QImage pixels;
   };
   const Cells& cells() const;
   QRect cellArea() const;
-  // State drawn for each cell: the page's own, or the most frequent one of a run.
+  // State drawn for each cell: the page's own (or restored from disk), or the
+  // most frequent one of a run.
   std::vector<quint8> cellStates(const PageMapLayout& layout) const;
   void fillPixelImage(Cells& cells) const;
   void updateColours();
@@ -93,7 +96,8 @@ class PageMapWidget : public QWidget {
 
   QList<PageCellView> pages_;
   mutable Cells cells_;
-  std::array<QColor, kPageCellStateCount> colours_;
+  // By drawn state: the page states', then that of pages restored from disk.
+  std::array<QColor, kPageCellStateCount + 1> colours_;
   int current_ = -1;
   int hovered_ = -1;
 };

@@ -66,6 +66,11 @@ struct EngineSettings {
   QString cache_format;    // "fp16", "q8", "q6", "q4" or "fp8"
   int cache_tokens = 0;    // size of the shared paged cache, in tokens
   int host_cache_mib = 0;  // host-memory tier for evicted pages; 0: off
+  // The disk tier (Settings → Disk cache): pages kept on disk, so a chat
+  // resumes after a restart without being computed again; the limit is for
+  // every model's pages together. Both apply live.
+  bool disk_cache = false;
+  int disk_cache_mib = 0;
   // Running chats whose newest page is also kept in FP16 beside a coded
   // cache (the residual window, --residual-window); 0: off.
   int residual_window = 4;

@@ -33,6 +33,10 @@ inline constexpr RealRange kReserveMib{0, 65536, 0};
 inline constexpr IntRange kMaxContext{256, 1 << 20};
 inline constexpr IntRange kCacheTokens{256, 1 << 24};
 inline constexpr IntRange kHostCacheMib{0, 1 << 20};
+// The disk tier's limit, every model's pages together: at least a few long
+// chats of a small model, at most 4 TiB.
+inline constexpr IntRange kDiskCacheMib{256, 1 << 22};
+inline constexpr int kDefaultDiskCacheMib = 4096;
 inline constexpr IntRange kMaxBatch{1, 256};
 // Chats whose newest page the residual window keeps in FP16: at most a batch.
 inline constexpr IntRange kResidualWindow{0, kMaxBatch.max};

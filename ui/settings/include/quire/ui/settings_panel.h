@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "quire/ui/cache_format_choices.h"
+#include "quire/ui/disk_cache_group.h"
 #include "quire/ui/settings_data.h"
 #include "quire/ui/settings_validation.h"
 
@@ -75,6 +76,10 @@ class SettingsPanel : public QWidget {
   // The key field was typed in and not applied yet.
   bool apiKeyEdited() const;
 
+  // Settings → Disk cache: the folder and what each model's pages take there.
+  void setDiskCacheUsage(const DiskCacheUsageView& usage);
+  DiskCacheGroup* diskCacheGroup() const { return disk_cache_; }
+
   // Writes the plan's nearest fitting settings ("Use q8 cache") into the
   // fields, to be priced and applied like any edit. Nothing without one.
   void useFitSuggestion();
@@ -92,6 +97,8 @@ class SettingsPanel : public QWidget {
   // Emitted before applyRequested, which reconnects with it.
   void apiKeyApplied(const QString& url, const QString& key);
   void remoteModelsRequested(const QString& url, const QString& key);
+  // Disk cache → Clear was pressed.
+  void clearDiskCacheRequested();
 
  private:
   // Building the form (settings_panel_form.cpp).
@@ -147,6 +154,7 @@ class SettingsPanel : public QWidget {
   QSpinBox* cache_tokens_ = nullptr;
   QLabel* cache_issue_ = nullptr;
   QSpinBox* host_cache_ = nullptr;
+  DiskCacheGroup* disk_cache_ = nullptr;
   QSpinBox* residual_window_ = nullptr;
   QComboBox* reserve_pages_ = nullptr;
   QLabel* reserve_pages_hint_ = nullptr;

@@ -81,6 +81,9 @@ struct GenerationStats {
   // Prompt tokens that were computed (prompt_tokens - cached_tokens, as
   // measured); -1 when a remote engine did not say.
   int computed_tokens = 0;
+  // Of the cached tokens, those whose pages were read back from the cache's
+  // disk tier (a chat resumed after a restart).
+  int disk_tokens = 0;
   int generated_tokens = 0;
   double time_to_first_token_ms = 0;
   double tokens_per_second = 0;
