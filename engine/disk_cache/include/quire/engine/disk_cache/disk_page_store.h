@@ -96,7 +96,9 @@ class DiskPageStore {
   // std::invalid_argument). After anything but Read its content is unspecified.
   ReadOutcome read(const cache::PageHash& hash, std::span<std::byte> payload);
   // Several pages at once: every file is opened and announced to the kernel
-  // (read-ahead) before the first is read, so the reads overlap.
+  // (read-ahead) before the first is read, and the pages are read and
+  // checked on up to four threads. Throws std::invalid_argument, before
+  // reading anything, for a buffer of the wrong size.
   std::vector<ReadOutcome> read_many(std::span<const cache::PageHash> hashes,
                                      std::span<const std::span<std::byte>> payloads);
 
