@@ -1,6 +1,7 @@
 #include "disk_cache_option.h"
 
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <ostream>
 #include <stdexcept>
 #include <system_error>
@@ -75,7 +76,14 @@ bool open_disk_cache(engine::ModelRuntime& runtime, const engine::DiskTierOption
 std::uint64_t archive_disk_cache(engine::ModelRuntime& runtime, std::ostream& err) {
   const engine::DiskTier* tier = runtime.disk_tier();
   if (tier == nullptr) return 0;
-  const engine::ArchiveResult result = runtime.archive_cache();
+  engine::ArchiveResult result;
+  try {
+    result = runtime.archive_cache();
+  } catch (const std::exception& error) {
+    // The reply is done; only the next start's head start is lost.
+    err << "disk cache: the pages could not be written: " << error.what() << '\n';
+    return 0;
+  }
   if (result.written > 0) {
     err << "disk cache: " << result.written << (result.written == 1 ? " page" : " pages")
         << " written to " << tier->folder().string() << '\n';
