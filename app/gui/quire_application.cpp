@@ -44,10 +44,6 @@
 namespace quire::gui {
 namespace {
 
-// How long a confirmation stays in the status bar.
-constexpr int kStatusMessageMs = 10'000;
-constexpr int kMemoryMessageMs = 30'000;
-
 app::AppSettings make_settings(const QString& data_dir) {
   if (data_dir.isEmpty()) return app::AppSettings();
   return app::AppSettings(QDir(data_dir).filePath(QStringLiteral("quire.conf")));
@@ -415,33 +411,6 @@ void QuireApplication::wireEngine() {
   // state is, for long enough to be read.
   connect(&host, &EngineHost::memoryRecovered, this, [this](const QString& text) {
     window_->statusBar()->showMessage(text, kMemoryMessageMs);
-  });
-}
-
-// ---- the server inside the application ----
-
-void QuireApplication::wireServer() {
-  connect(window_->serverPanel(), &ui::ServerPanel::settingsChanged, this,
-          [this](const ui::ServerSettings& edited) {
-            for (const app::SettingsProblem& problem : settings_.setServerSettings(edited))
-              window_->showNotice(tr("A setting could not be used: %1").arg(problem.text()));
-            saveSettings();
-            window_->serverPanel()->setSettings(settings_.server);
-            host_->configureServer(settings_.server);
-          });
-  connect(host_.get(), &EngineHost::serverStatus, this, [this](const ui::ServerStatusView& status) {
-    using State = ui::ServerStatusView::State;
-    window_->serverPanel()->setStatus(status);
-    // Said when it changes, not for each request that comes and goes.
-    if (status.state == server_state_) return;
-    server_state_ = status.state;
-    if (status.state == State::Failed) {
-      window_->showNotice(status.message);
-      window_->statusBar()->showMessage(status.message, kMemoryMessageMs);
-    } else if (status.state == State::Serving) {
-      window_->statusBar()->showMessage(tr("The API server is on at %1").arg(status.url),
-                                        kStatusMessageMs);
-    }
   });
 }
 

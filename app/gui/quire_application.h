@@ -87,6 +87,10 @@ struct ApplicationOptions {
   std::function<bool(const QString& title, const QString& question)> confirm;
 };
 
+// How long a confirmation, and a note about memory, stay in the status bar.
+inline constexpr int kStatusMessageMs = 10'000;
+inline constexpr int kMemoryMessageMs = 30'000;
+
 class QuireApplication : public QObject {
   Q_OBJECT
 
