@@ -38,7 +38,19 @@ struct PerplexityOptions : TextRunOptions {
   int page_size = 0;  // 0: the engine's
   bool kl_divergence = false;
   std::string reference_model;  // empty: the model itself, with an FP16 cache
+  bool window_given = false;    // --window on the command line, not its default
 };
+
+// The tokens per window: --window as given, which must fit the positions the
+// model was trained for; without it the default, cut to those positions, so
+// a model trained for 256 runs without being told.
+int chosen_window(const PerplexityOptions& options, const engine::ModelConfig& config) {
+  const std::int64_t trained = config.max_position_embeddings;
+  if (trained <= 0 || options.window <= trained) return options.window;
+  if (!options.window_given) return static_cast<int>(trained);
+  throw UsageError("--window " + std::to_string(options.window) + " is longer than the " +
+                   std::to_string(trained) + " positions the model was trained for");
+}
 
 // The reference distributions --kl-divergence keeps in memory are refused
 // beyond this size, with the option that makes them smaller.
@@ -134,13 +146,8 @@ std::shared_ptr<const engine::ModelDescription> open_reference(
 
 int run_perplexity(const PerplexityOptions& options) {
   const auto [model, tokens] = open_text_run(options);
-  if (model->config.max_position_embeddings > 0 &&
-      options.window > model->config.max_position_embeddings) {
-    throw UsageError("--window " + std::to_string(options.window) + " is longer than the " +
-                     std::to_string(model->config.max_position_embeddings) +
-                     " positions the model was trained for");
-  }
-  const auto window = static_cast<std::size_t>(options.window);
+  const int window_tokens = chosen_window(options, model->config);
+  const auto window = static_cast<std::size_t>(window_tokens);
   if (tokens.size() < window) {
     throw UsageError("the text has " + std::to_string(tokens.size()) +
                      " tokens, fewer than one --window of " + std::to_string(window) +
@@ -151,7 +158,7 @@ int run_perplexity(const PerplexityOptions& options) {
 
   engine::RuntimeOptions runtime = options.engine.runtime_options();
   if (options.page_size != 0) runtime.page_size = options.page_size;
-  if (runtime.cache_tokens == 0) runtime.cache_tokens = options.window;
+  if (runtime.cache_tokens == 0) runtime.cache_tokens = window_tokens;
   const std::unique_ptr<kernels::Backend> backend = options.engine.make_backend();
   runtime = options.engine.fitted(*model, *backend, runtime);
 
@@ -172,7 +179,7 @@ int run_perplexity(const PerplexityOptions& options) {
       reference_model = open_reference(options, *model, tokens);
       reference = options.engine.runtime_options();
       if (options.page_size != 0) reference.page_size = options.page_size;
-      if (reference.cache_tokens == 0) reference.cache_tokens = options.window;
+      if (reference.cache_tokens == 0) reference.cache_tokens = window_tokens;
       reference = options.engine.fitted(*reference_model, *backend, reference);
     }
     reference.cache_format = cache::CacheFormat::FP16;
@@ -218,7 +225,7 @@ int run_perplexity(const PerplexityOptions& options) {
                           {"cache_format", std::string(format.name)},
                           {"cache_bits_per_element", format.bits_per_element()},
                           {"fp8_scales", has_fp8 ? nlohmann::json(fp8_scales) : nlohmann::json()},
-                          {"window", options.window},
+                          {"window", window_tokens},
                           {"page_size", runtime.page_size},
                           {"residual_window", window_slots},
                           {"windows", windows},
@@ -238,7 +245,7 @@ int run_perplexity(const PerplexityOptions& options) {
     std::cout << out.dump(1) << '\n';
   } else {
     std::cout << "perplexity " << perplexity << " over " << scored << " tokens (" << windows
-              << " windows of " << options.window << ", cache " << format.name
+              << " windows of " << window_tokens << ", cache " << format.name
               << (has_fp8 ? " with " + fp8_scales + " FP8 scales" : std::string()) << ", "
               << format.bits_per_element() << " bits per element"
               << (window_slots > 0 ? ", residual window" : "") << ", pages of " << runtime.page_size
@@ -262,7 +269,8 @@ void add_perplexity_command(CLI::App& app, int& exit_code) {
   CLI::App* command = app.add_subcommand(
       "perplexity", "How well the model predicts a text, through the paged cache (--cache)");
   add_text_run_options(*command, *options, "A UTF-8 text file",
-                       "Tokens per window; the second half of each is scored (default 512)");
+                       "Tokens per window; the second half of each is scored (default 512, or the "
+                       "positions the model was trained for when fewer)");
   command->add_flag("--json", options->json, "Print the result as JSON");
   // Smaller pages than a chat's put less of each window in the open page,
   // the one the residual window keeps in FP16: a short-context model can
@@ -279,12 +287,13 @@ void add_perplexity_command(CLI::App& app, int& exit_code) {
                    "With --kl-divergence: the reference distributions from this model (say, "
                    "the FP16 weights of a quantized one), with an FP16 cache")
       ->type_name("DIR");
-  command->callback([options, &exit_code] {
+  command->callback([options, command, &exit_code] {
     if (!options->reference_model.empty() && !options->kl_divergence) {
       throw UsageError(
           "--reference-model gives --kl-divergence its reference; add "
           "--kl-divergence");
     }
+    options->window_given = command->count("--window") > 0;
     exit_code = run_perplexity(*options);
   });
 }

@@ -264,6 +264,38 @@ class PerplexityCommandTest : public QObject {
              qPrintable(QStringLiteral("%1 with, %2 without").arg(with).arg(without)));
   }
 
+  // Without --window a model trained for fewer positions than the default
+  // 512 runs in windows of its own length; a longer --window is still refused.
+  void defaultWindowIsCutToTheModelsPositions() {
+    const QString short_model = root_.filePath(QStringLiteral("positions-256"));
+    QCOMPARE(run_cli({QStringLiteral("make-model"), short_model, QStringLiteral("--format"),
+                      QStringLiteral("fp16"), QStringLiteral("--max-position-embeddings"),
+                      QStringLiteral("256")})
+                 .exit_code,
+             0);
+    const QJsonObject result = perplexity_json(
+        {QStringLiteral("perplexity"), short_model, QStringLiteral("--text"), text_,
+         QStringLiteral("--max-tokens"), QStringLiteral("512"), QStringLiteral("--json")});
+    QCOMPARE(result[u"window"].toInt(), 256);
+    QCOMPARE(result[u"windows"].toInt(), 2);
+    QCOMPARE(result[u"scored_tokens"].toInt(), 2 * (256 - 1 - 128));
+
+    // The default stays 512 for a model trained for more.
+    const QJsonObject longer = perplexity_json(
+        {QStringLiteral("perplexity"), model_, QStringLiteral("--text"), text_,
+         QStringLiteral("--max-tokens"), QStringLiteral("512"), QStringLiteral("--json")});
+    QCOMPARE(longer[u"window"].toInt(), 512);
+    QCOMPARE(longer[u"windows"].toInt(), 1);
+
+    const Run explicit_window =
+        run_cli({QStringLiteral("perplexity"), short_model, QStringLiteral("--text"), text_,
+                 QStringLiteral("--window"), QStringLiteral("512")});
+    QCOMPARE(explicit_window.exit_code, 2);
+    QCOMPARE(explicit_window.err,
+             QStringLiteral("quire-cli: --window 512 is longer than the 256 positions the model "
+                            "was trained for\n"));
+  }
+
   void refusesWhatItCannotScore() {
     QStringList too_short = command(QStringLiteral("fp16"), kWindow - 1);
     const Run short_text = run_cli(too_short);
