@@ -7,5 +7,8 @@ cd "$(dirname "$0")/.."
 
 scripts/setup-debian.sh
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build/release --parallel "$(nproc)"
+# Only the program: its target brings what it needs at run time (the CUDA
+# backend plugin, through the loader's dependency); the tests and tools are
+# scripts/test.sh's to build.
+cmake --build build/release --parallel "$(nproc)" --target quire
 exec build/release/app/gui/quire --demo "$@"
