@@ -158,6 +158,8 @@ void MainWindow::buildMenus() {
   edit->addAction(chat_list_->renameAction());
   edit->addAction(chat_list_->deleteAction());
   edit->addSeparator();
+  edit->addAction(input_->stopAction());
+  edit->addSeparator();
   chat_settings_ = edit->addAction(tr("Chat se&ttings…"));
   chat_settings_->setObjectName(QStringLiteral("chatSettingsAction"));
   chat_settings_->setToolTip(tr("System prompt, sampling and prompt format of this chat only"));

@@ -3,6 +3,7 @@
 // regenerate, edit and resend) and by no other chat, kept across a restart.
 
 #include <QAction>
+#include <QApplication>
 #include <QCheckBox>
 #include <QCryptographicHash>
 #include <QDialog>
@@ -14,6 +15,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTest>
+#include <QWheelEvent>
 
 #include "app_test_support.h"
 #include "chat_controller.h"
@@ -77,6 +79,15 @@ std::optional<store::GenerationStats> wait_for_reply(gui::QuireApplication& app,
 
 gui::ReplyRequest last_request(const QSignalSpy& requests) {
   return requests.constLast().first().value<gui::ReplyRequest>();
+}
+
+// `notches` of a mouse wheel rolled away from the user (scrolling up, which
+// steps a spin box up) over the middle of `target`.
+void roll_wheel_up(QWidget* target, int notches) {
+  const QPointF inside(target->width() / 2.0, target->height() / 2.0);
+  QWheelEvent event(inside, target->mapToGlobal(inside), QPoint(), QPoint(0, 120 * notches),
+                    Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+  QApplication::sendEvent(target, &event);
 }
 
 store::ChatSettings pirate_settings() {
@@ -264,6 +275,58 @@ class ChatSettingsTest : public QObject {
         app.store().chat(plain)->model.settings.value(QLatin1String("render_key")).toString();
     QVERIFY2(chatml_key.section(u'|', -2, -2) != plain_key.section(u'|', -2, -2),
              qPrintable(chatml_key + QStringLiteral(" vs ") + plain_key));
+  }
+
+  // The wheel rolled over a field on the way down the dialog must not change
+  // it (and so the saved settings); a field the user clicked into takes it.
+  void theWheelChangesOnlyTheFieldWithFocus() {
+    AppRun run(demo_model(), kGlobalMaxNewTokens);
+    run.start();
+    QVERIFY(run.waitForModel());
+    gui::QuireApplication& app = *run.app;
+    QVERIFY(run.send(QStringLiteral("Hello!")));
+    const store::ChatId chat = *app.chats().currentChat();
+    QVERIFY(app.store().set_chat_settings(chat, pirate_settings()));
+    app.window().show();
+
+    QDialog* dialog = open_dialog(app);
+    QVERIFY(dialog);
+    dialog->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(dialog));
+    ui::ChatSettingsPanel* panel = app.chatSettings().panel();
+    auto* temperature = panel->findChild<QDoubleSpinBox*>(QStringLiteral("chatTemperature"));
+    auto* longest = panel->findChild<QSpinBox*>(QStringLiteral("chatMaxNewTokens"));
+    QVERIFY(temperature && longest);
+    QCOMPARE(temperature->value(), 0.0);
+    QCOMPARE(longest->value(), kChatMaxNewTokens);
+
+    auto* elsewhere = panel->findChild<QPushButton*>(QStringLiteral("resetChatSettings"));
+    elsewhere->setFocus(Qt::OtherFocusReason);
+    QVERIFY(elsewhere->hasFocus());
+    roll_wheel_up(temperature, 3);
+    roll_wheel_up(longest, 3);
+    QCOMPARE(temperature->value(), 0.0);
+    QCOMPARE(longest->value(), kChatMaxNewTokens);
+    // Rolling over a field does not give it focus either.
+    QVERIFY(elsewhere->hasFocus());
+    save(dialog);
+    QCOMPARE(app.store().chat_settings(chat)->temperature, std::optional<double>(0.0));
+    QCOMPARE(app.store().chat_settings(chat)->max_new_tokens,
+             std::optional<int>(kChatMaxNewTokens));
+
+    // Clicked into, the field takes the wheel, and the change is saved.
+    dialog = open_dialog(app);
+    QVERIFY(dialog);
+    dialog->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(dialog));
+    longest->setFocus(Qt::MouseFocusReason);
+    QVERIFY(longest->hasFocus());
+    roll_wheel_up(longest, 2);
+    QCOMPARE(longest->value(), kChatMaxNewTokens + 2 * longest->singleStep());
+    save(dialog);
+    QCOMPARE(app.store().chat_settings(chat)->max_new_tokens,
+             std::optional<int>(kChatMaxNewTokens + 2 * longest->singleStep()));
+    QCOMPARE(app.store().chat_settings(chat)->temperature, std::optional<double>(0.0));
   }
 
   void resetToDefaultsFollowsTheGlobalSettingsAgain() {

@@ -1,6 +1,10 @@
 // One chat through the whole program: typed, streamed, stored, reused from
 // the cache, found again after a restart, stopped with Escape.
 
+#include <QAction>
+#include <QApplication>
+#include <QDialog>
+#include <QDockWidget>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QTest>
@@ -9,6 +13,7 @@
 #include "chat_controller.h"
 #include "engine_host.h"
 #include "main_window.h"
+#include "quire/ui/chat_list_widget.h"
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
 #include "quire/ui/memory_panel.h"
@@ -137,6 +142,69 @@ class ConversationFlowTest : public QObject {
     for (const QList<QVariant>& delta : deltas)
       streamed += delta.at(1).toString();
     QCOMPARE(messages[1].text, streamed);
+  }
+
+  // The hint says "Esc stops a reply": it does wherever focus is in the
+  // window, not only in the message box, and a dialog keeps its own Esc.
+  void escapeStopsTheReplyWithFocusOutsideTheMessageBox() {
+    AppRun run(random_model(), 1500);
+    run.start();
+    QVERIFY(run.waitForModel());
+    gui::MainWindow& window = run.app->window();
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    QAction* stop = window.input()->stopAction();
+    QVERIFY(!stop->isEnabled());
+
+    // Nothing runs: Esc in the chat list does nothing, and sends no stop.
+    QSignalSpy stopsAsked(window.input(), &ui::InputBox::stopRequested);
+    window.chatList()->setFocus();
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Escape);
+    QCOMPARE(stopsAsked.size(), 0);
+
+    const auto stopWithFocusOn = [&](QWidget* target) {
+      QSignalSpy finished(&run.app->chats(), &gui::ChatController::replyFinished);
+      QSignalSpy deltas(&run.app->engine(), &gui::EngineHost::replyText);
+      run.type(QStringLiteral("Go on and on."));
+      QVERIFY(window.input()->isGenerating());
+      QVERIFY(stop->isEnabled());
+      QTRY_VERIFY_WITH_TIMEOUT(deltas.size() >= 3, 60'000);
+      target->setFocus(Qt::OtherFocusReason);
+      QVERIFY(QApplication::focusWidget() != nullptr);
+      QVERIFY(!window.input()->isAncestorOf(QApplication::focusWidget()));
+      QTest::keyClick(QApplication::focusWidget(), Qt::Key_Escape);
+      QVERIFY(finished.wait(60'000));
+      const auto stats = finished.first().at(1).value<store::GenerationStats>();
+      QCOMPARE(stats.stop_reason, QStringLiteral("cancelled"));
+      QVERIFY(stats.generated_tokens < 1500);
+      QVERIFY(!window.input()->isGenerating());
+      QVERIFY(!stop->isEnabled());
+    };
+    stopWithFocusOn(window.chatList());
+    if (QTest::currentTestFailed()) return;
+    window.memoryDock()->show();
+    auto* panel = window.memoryPanel();
+    panel->setFocusPolicy(Qt::StrongFocus);
+    stopWithFocusOn(panel);
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(stopsAsked.size(), 2);
+
+    // A dialog over the window keeps its Esc: it closes, and no stop is asked.
+    QSignalSpy finished(&run.app->chats(), &gui::ChatController::replyFinished);
+    run.type(QStringLiteral("Go on and on."));
+    QVERIFY(window.input()->isGenerating());
+    auto* chatSettings = window.findChild<QDialog*>(QStringLiteral("chatSettingsDialog"));
+    QVERIFY(chatSettings);
+    chatSettings->show();
+    chatSettings->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(chatSettings));
+    QTest::keyClick(chatSettings, Qt::Key_Escape);
+    QTRY_VERIFY(!chatSettings->isVisible());
+    QCOMPARE(stopsAsked.size(), 2);
+    QVERIFY(window.input()->isGenerating());
+    stop->trigger();
+    QVERIFY(finished.wait(60'000));
   }
 
   void shiftEnterStartsANewLineInsteadOfSending() {

@@ -1,4 +1,5 @@
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QApplication>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -135,6 +136,39 @@ class ChatListWidgetTest : public QObject {
     // Clicking the chat on show again opens nothing.
     clickChat(widget, 14);
     QCOMPARE(selected.count(), 1);
+  }
+
+  // The app's window stops a running reply with Esc (a window-wide shortcut);
+  // Esc in the rename editor still cancels the rename and stops nothing.
+  void escapeCancelsARenameBeforeTheWindowsShortcut() {
+    auto model = makeModel();
+    QWidget window;
+    auto* layout = new QHBoxLayout(&window);
+    auto* widget = new ChatListWidget;
+    layout->addWidget(widget);
+    widget->setModel(model.get());
+    auto* stopReply = new QAction(&window);
+    stopReply->setShortcut(QKeySequence(Qt::Key_Escape));
+    stopReply->setShortcutContext(Qt::WindowShortcut);
+    window.addAction(stopReply);
+    QSignalSpy stops(stopReply, &QAction::triggered);
+    window.resize(600, 500);
+    window.show();
+    window.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&window));
+    widget->setCurrentChat(14);
+    QSignalSpy renames(widget, &ChatListWidget::renameRequested);
+
+    widget->renameAction()->trigger();
+    auto* editor = widget->findChild<QLineEdit*>(QStringLiteral("renameEditor"));
+    QVERIFY(editor);
+    QTRY_VERIFY(editor->isVisible());
+    QTRY_VERIFY(editor->hasFocus());
+    editor->setText(QStringLiteral("Not this"));
+    QTest::keyClick(editor, Qt::Key_Escape);
+    QTRY_VERIFY(!editor->isVisible());
+    QCOMPARE(renames.count(), 0);
+    QCOMPARE(stops.count(), 0);
   }
 
   void keysActFromAnywhereInTheWindow() {

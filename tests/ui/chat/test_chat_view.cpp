@@ -1,3 +1,4 @@
+#include <QAction>
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QLabel>
@@ -153,6 +154,39 @@ class ChatViewTest : public QObject {
     QTest::keyClick(text, Qt::Key_Home, Qt::ControlModifier | Qt::ShiftModifier);
     QTest::keySequence(text, QKeySequence::Copy);
     QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("Hello world"));
+  }
+
+  // The app's window stops a running reply with Esc (a window-wide shortcut);
+  // in a message being edited Esc still cancels the edit, and stops nothing.
+  void escapeInAnEditCancelsItBeforeTheWindowsShortcut() {
+    ChatView view;
+    view.resize(700, 600);
+    view.setMessages(sampleConversation());
+    auto* stopReply = new QAction(&view);
+    stopReply->setShortcut(QKeySequence(Qt::Key_Escape));
+    stopReply->setShortcutContext(Qt::WindowShortcut);
+    view.addAction(stopReply);
+    QSignalSpy stops(stopReply, &QAction::triggered);
+    view.show();
+    view.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&view));
+
+    MessageWidget* question = messageWidget(view, 3);
+    QTest::mouseClick(visibleChild<QToolButton>(question, QStringLiteral("editButton")),
+                      Qt::LeftButton);
+    QVERIFY(question->isEditing());
+    auto* editor = visibleChild<QPlainTextEdit>(question, QStringLiteral("messageEditor"));
+    QVERIFY(editor);
+    editor->setFocus();
+    QVERIFY(editor->hasFocus());
+    QTest::keyClick(editor, Qt::Key_Escape);
+    QVERIFY(!question->isEditing());
+    QCOMPARE(stops.count(), 0);
+
+    // Elsewhere in the window the shortcut has Esc.
+    view.setFocus();
+    QTest::keyClick(&view, Qt::Key_Escape);
+    QCOMPARE(stops.count(), 1);
   }
 
   void editAndResendEmitsTheNewText() {

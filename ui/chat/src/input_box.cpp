@@ -1,6 +1,7 @@
 #include "quire/ui/input_box.h"
 
 #include <QAbstractTextDocumentLayout>
+#include <QAction>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QPlainTextEdit>
@@ -66,7 +67,17 @@ InputBox::InputBox(QWidget* parent) : QWidget(parent) {
   layout->addWidget(sendButton_, 0, Qt::AlignBottom);
   layout->addWidget(stopButton_, 0, Qt::AlignBottom);
 
+  stopAction_ = new QAction(tr("&Stop reply"), this);
+  stopAction_->setObjectName(QStringLiteral("stopReplyAction"));
+  stopAction_->setShortcut(QKeySequence(Qt::Key_Escape));
+  stopAction_->setShortcutContext(Qt::WindowShortcut);
+  stopAction_->setToolTip(stopButton_->toolTip());
+  // Added to the box as well as to a menu, so the shortcut also works where
+  // the box stands alone in a window.
+  addAction(stopAction_);
+
   connect(sendButton_, &QPushButton::clicked, this, &InputBox::send);
+  connect(stopAction_, &QAction::triggered, this, &InputBox::stopRequested);
   connect(stopButton_, &QPushButton::clicked, this, &InputBox::stopRequested);
   connect(editor_, &QPlainTextEdit::textChanged, this, &InputBox::updateButtons);
   connect(editor_->document()->documentLayout(), &QAbstractTextDocumentLayout::documentSizeChanged,
@@ -127,6 +138,7 @@ void InputBox::updateButtons() {
   sendButton_->setVisible(!generating_);
   sendButton_->setEnabled(canSend());
   stopButton_->setVisible(generating_);
+  stopAction_->setEnabled(generating_);
 }
 
 void InputBox::fitHeight() {
@@ -166,6 +178,8 @@ bool InputBox::eventFilter(QObject* watched, QEvent* event) {
       editor_->textCursor().insertText(QStringLiteral("\n"));
       return true;
     }
+    // Reached only where the window's "Stop reply" shortcut did not take
+    // Esc first (the box's window is not the active one).
     if (key->key() == Qt::Key_Escape && generating_) {
       emit stopRequested();
       return true;

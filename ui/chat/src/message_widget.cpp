@@ -402,6 +402,13 @@ void MessageWidget::fitEditor() {
 }
 
 bool MessageWidget::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == editor_ && event->type() == QEvent::ShortcutOverride &&
+      static_cast<QKeyEvent*>(event)->key() == Qt::Key_Escape) {
+    // Esc cancels the edit here, before the window's "Stop reply" shortcut
+    // can take it while a reply runs.
+    event->accept();
+    return true;
+  }
   if (watched == editor_ && event->type() == QEvent::KeyPress) {
     const auto* key = static_cast<QKeyEvent*>(event);
     if (key->key() == Qt::Key_Escape) {

@@ -12,6 +12,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "wheel_guard.h"
+
 namespace quire::ui {
 namespace {
 
@@ -178,6 +180,9 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
   layout->addLayout(buttons);
   layout->addStretch();
   setPromptFormats({});
+  // As in the global settings: a field the pointer passes over while the
+  // wheel scrolls must not change, and the dialog would save the change.
+  guard_wheel_in(this);
 }
 
 ChatSettingsPanel::~ChatSettingsPanel() = default;

@@ -2,6 +2,7 @@
 
 #include <QWidget>
 
+class QAction;
 class QPlainTextEdit;
 class QPushButton;
 
@@ -11,8 +12,9 @@ class TintedFrame;
 
 // Where the user writes the next message. Enter sends, Shift+Enter starts a new
 // line; the box grows with its text up to maximumLines() and then scrolls.
-// While a reply is generated, Send gives way to Stop (Esc stops too); the user
-// can keep typing the next message meanwhile. Delete in an empty box is left
+// While a reply is generated, Send gives way to Stop; the user can keep typing
+// the next message meanwhile. Esc stops the reply wherever focus is in the
+// box's window, through stopAction(). Delete in an empty box is left
 // to the window's shortcuts (it deletes the chat on show in the app).
 //
 // Object names: "messageInput", "sendButton", "stopButton".
@@ -33,6 +35,11 @@ class InputBox : public QWidget {
   bool isGenerating() const { return generating_; }
   // There is something besides whitespace to send, and no reply is running.
   bool canSend() const;
+  // "Stop reply" (Esc), enabled only while a reply runs. Its shortcut covers
+  // the whole window, not just the box, and while it is disabled Esc passes
+  // on untouched; dialogs and menus are windows of their own and keep their
+  // Esc. The window puts it in its Chat menu.
+  QAction* stopAction() const { return stopAction_; }
 
  public slots:
   void setGenerating(bool generating);
@@ -57,6 +64,7 @@ class InputBox : public QWidget {
   QPlainTextEdit* editor_ = nullptr;
   QPushButton* sendButton_ = nullptr;
   QPushButton* stopButton_ = nullptr;
+  QAction* stopAction_ = nullptr;
   int maximumLines_ = kDefaultMaximumLines;
   bool generating_ = false;
 };
