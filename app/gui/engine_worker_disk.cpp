@@ -107,14 +107,9 @@ void EngineWorker::setDiskCache(const DiskCacheRequest& request) {
     tier = nullptr;
   }
   if (tier != nullptr) {
-    // The limit is the whole folder's: as when the tier opens, other
-    // models' pages give way first, down to half of it, and this model
-    // keeps what they leave.
-    const auto limit = static_cast<std::uint64_t>(request.limit_bytes);
+    // The limit is the whole folder's: other models' pages give way first.
     try {
-      const std::uint64_t others =
-          engine::trim_other_models(disk_tier_options(request).root, tier->model(), limit / 2);
-      tier->set_limit(limit - std::min(others, limit));
+      tier->set_limit(static_cast<std::uint64_t>(request.limit_bytes));
     } catch (const std::exception& error) {
       emit notice(tr("The disk cache's new limit could not be applied: %1. It applies when the "
                      "model is loaded again.")

@@ -101,11 +101,9 @@ DiskTier::DiskTier(const fs::path& model_directory, KvStorage& storage,
   }
   const disk_cache::ModelIdentity model =
       disk_cache::model_identity(model_directory, options.identity_extra);
-  // The model in use may take what other models' pages leave of the limit,
-  // and at least half of it: older models give way first.
-  const std::uint64_t others = trim_other_models(options.root, model, options.limit_bytes / 2);
+  root_ = options.root;
   disk_cache::DiskPageStoreOptions store_options;
-  store_options.limit_bytes = options.limit_bytes - std::min(others, options.limit_bytes);
+  store_options.limit_bytes = own_share(model, options.limit_bytes);
   store_options.file_ops = options.file_ops;
   const fs::path folder = disk_cache::store_folder(options.root, model, coding);
   const auto page_bytes = static_cast<std::uint64_t>(coding.page_bytes());
@@ -239,8 +237,16 @@ void DiskTier::flush() {
   writer_->flush();
 }
 
+std::uint64_t DiskTier::own_share(const disk_cache::ModelIdentity& model,
+                                  std::uint64_t limit) const {
+  // The model in use may take what other models' pages leave of the limit,
+  // and at least half of it: older models give way first.
+  const std::uint64_t others = trim_other_models(root_, model, limit / 2);
+  return limit - std::min(others, limit);
+}
+
 void DiskTier::set_limit(std::uint64_t bytes) {
-  store_->set_limit(bytes);
+  store_->set_limit(own_share(store_->model(), bytes));
 }
 
 void DiskTier::clear() {

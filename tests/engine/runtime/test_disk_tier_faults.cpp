@@ -77,6 +77,15 @@ class DiskTierFaultsTest : public QObject {
 
   std::shared_ptr<const engine::ModelDescription> model() { return model_->description(); }
 
+  // What a tier for the model under `disk` names its pages by.
+  std::pair<engine::disk_cache::ModelIdentity, engine::disk_cache::PageCoding> identity_and_coding(
+      const engine::RuntimeOptions& options, const engine::DiskTierOptions& disk) {
+    kernels::CpuBackend backend;
+    engine::ModelRuntime runtime(model(), backend, options);
+    const engine::DiskTier& tier = runtime.open_disk_tier(disk);
+    return {tier.model(), tier.coding()};
+  }
+
   // The first turn's nine page files in `root`, in chain order.
   std::vector<fs::path> archive_first_turn(const engine::DiskTierOptions& disk,
                                            const engine::RuntimeOptions& options) {
@@ -206,17 +215,10 @@ class DiskTierFaultsTest : public QObject {
     const fs::path folder = files.front().parent_path();
     // Page 3 is being written again when its writer dies.
     std::vector<std::byte> payload;
-    cache::PageHash hash;
-    engine::disk_cache::ModelIdentity identity;
-    engine::disk_cache::PageCoding coding;
-    {
-      kernels::CpuBackend backend;
-      engine::ModelRuntime runtime(model(), backend, options);
-      const engine::DiskTier& tier = runtime.open_disk_tier(disk);
-      identity = tier.model();
-      coding = tier.coding();
-    }
-    hash = cache::hash_full_pages(test::first_turn(), options.page_size)[3];
+    const auto names = identity_and_coding(options, disk);
+    const engine::disk_cache::ModelIdentity& identity = names.first;
+    const engine::disk_cache::PageCoding& coding = names.second;
+    const cache::PageHash hash = cache::hash_full_pages(test::first_turn(), options.page_size)[3];
     payload.resize(static_cast<std::size_t>(coding.page_bytes()));
     {
       engine::disk_cache::DiskPageStore store(folder, identity, coding);
@@ -253,15 +255,9 @@ class DiskTierFaultsTest : public QObject {
     // The pages' bytes, read once, then written by two processes at once,
     // each many times over, removing them between rounds.
     const fs::path folder = test::store_folder_of(model(), options, disk);
-    engine::disk_cache::ModelIdentity identity;
-    engine::disk_cache::PageCoding coding;
-    {
-      kernels::CpuBackend backend;
-      engine::ModelRuntime runtime(model(), backend, options);
-      const engine::DiskTier& tier = runtime.open_disk_tier(disk);
-      identity = tier.model();
-      coding = tier.coding();
-    }
+    const auto names = identity_and_coding(options, disk);
+    const engine::disk_cache::ModelIdentity& identity = names.first;
+    const engine::disk_cache::PageCoding& coding = names.second;
     const std::vector<cache::PageHash> hashes =
         cache::hash_full_pages(test::first_turn(), options.page_size);
     std::vector<std::vector<std::byte>> payloads(hashes.size());

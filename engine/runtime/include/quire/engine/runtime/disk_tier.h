@@ -101,12 +101,18 @@ class DiskTier final : public cache::DiskIndex {
   // Waits until every queued page is written.
   void flush();
 
+  // A new limit for the whole root, applied as when the tier opens: other
+  // models' pages give way first, and this model's are kept within the rest.
   void set_limit(std::uint64_t bytes);
   // Removes every page file of this model and coding.
   void clear();
   DiskTierStatus status() const;
 
  private:
+  // This model's share of a limit for the whole root (trim_other_models).
+  std::uint64_t own_share(const disk_cache::ModelIdentity& model, std::uint64_t limit) const;
+
+  std::filesystem::path root_;
   KvStorage& storage_;
   std::unique_ptr<disk_cache::DiskPageStore> store_;
   std::unique_ptr<disk_cache::DiskPageWriter> writer_;
