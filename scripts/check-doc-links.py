@@ -35,15 +35,18 @@ def default_files():
     return [f for f in files if f.is_file()]
 
 
-def prose_lines(path):
-    """The file's lines outside fenced code blocks, inline code blanked."""
+def prose(path):
+    """The file's text with fenced code blocks and inline code blanked, its
+    lines kept where they were (a link's text may run over a line break)."""
+    lines = []
     in_fence = False
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for line in path.read_text(encoding="utf-8").splitlines():
         if FENCE.match(line):
             in_fence = not in_fence
-            continue
-        if not in_fence:
-            yield number, INLINE_CODE.sub("", line)
+            lines.append("")
+        else:
+            lines.append("" if in_fence else INLINE_CODE.sub("", line))
+    return "\n".join(lines)
 
 
 def github_slug(heading):
@@ -78,21 +81,25 @@ def anchors(path):
     return _anchor_cache[path]
 
 
+def shown(path):
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
 def check(path):
-    """Yields (line, target, problem) for each broken link; counts the rest."""
-    for number, line in prose_lines(path):
-        targets = MARKDOWN_LINK.findall(line) + HTML_LINK.findall(line)
-        for target in targets:
-            if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
-                continue  # another site, or mailto:
-            file_part, _, fragment = target.partition("#")
-            resolved = (path.parent / file_part).resolve() if file_part else path
-            check.count += 1
-            if not resolved.exists():
-                yield number, target, f"{resolved.relative_to(ROOT) if resolved.is_relative_to(ROOT) else resolved} does not exist"
-                continue
-            if fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
-                yield number, target, f"no heading with the anchor #{fragment} in {resolved.relative_to(ROOT)}"
+    """Yields (line, target, problem) for each broken link; counts them all."""
+    text = prose(path)
+    for match in list(MARKDOWN_LINK.finditer(text)) + list(HTML_LINK.finditer(text)):
+        target = match.group(1)
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
+            continue  # another site, or mailto:
+        number = text.count("\n", 0, match.start(1)) + 1
+        file_part, _, fragment = target.partition("#")
+        resolved = (path.parent / file_part).resolve() if file_part else path
+        check.count += 1
+        if not resolved.exists():
+            yield number, target, f"{shown(resolved)} does not exist"
+        elif fragment and resolved.suffix == ".md" and fragment not in anchors(resolved):
+            yield number, target, f"no heading with the anchor #{fragment} in {shown(resolved)}"
 
 
 check.count = 0
@@ -104,7 +111,7 @@ def main(argv):
     for path in files:
         for number, target, problem in check(path):
             broken += 1
-            print(f"{path.relative_to(ROOT)}:{number}: {target}: {problem}")
+            print(f"{shown(path)}:{number}: {target}: {problem}")
     if broken:
         print(f"{broken} broken link(s) of {check.count} in {len(files)} file(s)", file=sys.stderr)
         return 1
