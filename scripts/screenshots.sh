@@ -4,7 +4,7 @@
 # with its last reply regenerated (its "‹ 2/2 ›" switcher) and the Get models
 # window (a fake Hub's repository, priced and downloading), and a long chat
 # resumed after a restart from the disk cache (its pages restored), into
-# docs/screenshots/ (the pictures the README shows).
+# docs/screenshots/ (the pictures the README and docs/ show).
 #   scripts/screenshots.sh [build folder]   default: build/release
 set -euo pipefail
 cd "$(dirname "$0")/.."
