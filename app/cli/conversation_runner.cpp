@@ -25,6 +25,7 @@ TurnOutcome run_turn(LoadedSession& session, engine::Conversation& conversation,
   request.stop_strings = conversation.stops().strings;
   for (const std::string& stop : generation.stop)
     request.stop_strings.push_back(stop);
+  generation.apply_text_options(request, *session.tokenizer);
   request.max_new_tokens = generation.max_new;
   request.draft = draft;
   if (on_text) request.on_text = [&](engine::JobId, std::string_view text) { on_text(text); };

@@ -69,6 +69,7 @@ int run_generate(const GenerateOptions& options) {
   request.prompt = prompt;
   request.sampling = options.generation.sampling();
   request.stop_strings = options.generation.stop;
+  options.generation.apply_text_options(request, *session.tokenizer);
   request.stop_at_eos = !options.ignore_eos;
   request.max_new_tokens = options.generation.max_new;
   request.grammar = std::move(grammar);
@@ -108,7 +109,8 @@ int run_generate(const GenerateOptions& options) {
         {"drafted_tokens", drafts.drafted},
         {"accepted_tokens", drafts.accepted},
         {"acceptance_rate", drafts.acceptance_rate},
-        {"tokens_per_step", drafts.tokens_per_step}};
+        {"tokens_per_step", drafts.tokens_per_step},
+        {"banned_rewinds", stats.banned_rewinds}};
     std::cout << out.dump() << '\n';
   } else {
     std::cout << '\n';
@@ -143,7 +145,7 @@ void add_generate_command(CLI::App& app, int& exit_code) {
       "--json", options->json,
       "Print one JSON object: text, tokens, stop_reason, prompt_tokens, "
       "cached_tokens, disk_tokens, prefill_s, decode_s, drafted_tokens, accepted_tokens, "
-      "acceptance_rate, tokens_per_step");
+      "acceptance_rate, tokens_per_step, banned_rewinds");
   command->add_flag("--ignore-eos", options->ignore_eos, "Do not stop at the end-of-text token");
   CLI::Option* schema =
       command

@@ -29,6 +29,42 @@ void GenerationOptions::add_to(CLI::App& command) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
   command.add_option("--stop", stop, "Stop at this text (repeatable)");
+  command.add_option("--ban-string", banned_strings,
+                     "Never show this text, in any case: the reply goes back and chooses again "
+                     "where it began (repeatable)");
+  command.add_option("--logit-bias-text", text_biases,
+                     "TEXT=BIAS: add BIAS (-100 to 100) to the logit of every token of TEXT "
+                     "(repeatable)");
+}
+
+void GenerationOptions::apply_text_options(engine::JobRequest& request,
+                                           const engine::Tokenizer& tokenizer) const {
+  request.banned_strings = banned_strings;
+  for (const std::string& option : text_biases) {
+    const std::size_t equals = option.rfind('=');
+    const std::string text = equals == std::string::npos ? option : option.substr(0, equals);
+    double bias = 0;
+    bool parsed = equals != std::string::npos && equals + 1 < option.size();
+    if (parsed) {
+      try {
+        std::size_t used = 0;
+        bias = std::stod(option.substr(equals + 1), &used);
+        parsed = used == option.size() - equals - 1;
+      } catch (const std::exception&) {
+        parsed = false;
+      }
+    }
+    if (!parsed || text.empty() || !(bias >= -100 && bias <= 100)) {
+      throw UsageError(
+          "--logit-bias-text takes TEXT=BIAS with a bias from -100 to 100, e.g. "
+          "\" Sure=-5\"; \"" +
+          option + "\" is not one");
+    }
+    const std::vector<std::int32_t> ids = tokenizer.encode(text, false);
+    if (ids.empty()) throw UsageError("--logit-bias-text: \"" + text + "\" has no tokens");
+    for (const std::int32_t id : ids)
+      request.sampling.token_bias[id] = static_cast<float>(bias);
+  }
 }
 
 engine::SamplingSettings GenerationOptions::sampling() const {

@@ -26,9 +26,15 @@ struct GenerationOptions {
   std::int64_t seed = -1;
   int max_new = 256;
   std::vector<std::string> stop;
+  std::vector<std::string> banned_strings;
+  // "TEXT=BIAS": the bias for every token of TEXT as the tokenizer spells it.
+  std::vector<std::string> text_biases;
 
   void add_to(CLI::App& command);
   engine::SamplingSettings sampling() const;
+  // The banned strings and the text biases, which need the model's
+  // tokenizer; throws UsageError naming a malformed --logit-bias-text.
+  void apply_text_options(engine::JobRequest& request, const engine::Tokenizer& tokenizer) const;
 };
 
 // A model ready to generate with: description, tokenizer, backend, runtime

@@ -131,6 +131,43 @@ class GenerationCommandsTest : public QObject {
     QCOMPARE(json_of(first)[u"text"].toString(), json_of(second)[u"text"].toString());
   }
 
+  void bannedStringsAndTextBiases() {
+    const QStringList base{QStringLiteral("generate"), model_,
+                           QStringLiteral("--prompt"), QStringLiteral("Once upon a time"),
+                           QStringLiteral("--greedy"), QStringLiteral("--max-new"),
+                           QStringLiteral("24"),       QStringLiteral("--ignore-eos"),
+                           QStringLiteral("--json")};
+    const Run plain = run_cli(base);
+    QCOMPARE(plain.exit_code, 0);
+    const QString text = json_of(plain)[u"text"].toString();
+    QVERIFY2(text.size() > 10, qPrintable(text));
+    QCOMPARE(json_of(plain)[u"banned_rewinds"].toInt(), 0);
+    const QString banned = text.mid(3, 5).toUpper();
+    const Run guarded = run_cli(base + QStringList{QStringLiteral("--ban-string"), banned});
+    QCOMPARE(guarded.exit_code, 0);
+    const QString kept = json_of(guarded)[u"text"].toString();
+    QVERIFY2(!kept.contains(banned, Qt::CaseInsensitive), qPrintable(kept));
+    QVERIFY(json_of(guarded)[u"banned_rewinds"].toInt() >= 1);
+    QCOMPARE(ints(json_of(guarded)[u"tokens"].toArray()).size(), 24);
+
+    // Every token of the text pushed far up: greedy takes only those.
+    const Run ids = run_cli({QStringLiteral("tokenize"), model_, QStringLiteral("--text"),
+                             QStringLiteral("zebra"), QStringLiteral("--no-bos")});
+    QCOMPARE(ids.exit_code, 0);
+    const QList<int> zebra = ints(QJsonDocument::fromJson(ids.out).array());
+    QVERIFY(!zebra.isEmpty());
+    const Run biased = run_cli(
+        base + QStringList{QStringLiteral("--logit-bias-text"), QStringLiteral("zebra=100")});
+    QCOMPARE(biased.exit_code, 0);
+    for (const int token : ints(json_of(biased)[u"tokens"].toArray()))
+      QVERIFY2(zebra.contains(token), qPrintable(QString::number(token)));
+
+    const Run bad =
+        run_cli(base + QStringList{QStringLiteral("--logit-bias-text"), QStringLiteral("no bias")});
+    QCOMPARE(bad.exit_code, 2);
+    QVERIFY2(bad.err.contains(QStringLiteral("TEXT=BIAS")), qPrintable(bad.err));
+  }
+
   void generateRejectsBadInput() {
     const Run missing =
         run_cli({QStringLiteral("generate"), root_.filePath(QStringLiteral("no-such-model")),

@@ -160,6 +160,28 @@ engine::SamplingSettings openai_sampling(const SamplingFields& fields, const Ser
   return settings;
 }
 
+void apply_text_fields(engine::JobRequest& job, const SamplingFields& fields,
+                       const engine::Tokenizer& tokenizer) {
+  for (const auto& [text, bias] : fields.logit_bias_text) {
+    const std::vector<std::int32_t> ids = tokenizer.encode(text, false);
+    if (ids.empty()) {
+      throw ApiException(invalid_request(
+          "logit_bias names the text \"" + text + "\", which has no tokens.", "logit_bias"));
+    }
+    for (const std::int32_t id : ids)
+      job.sampling.token_bias[id] = static_cast<float>(bias);
+  }
+  job.banned_strings = fields.banned_strings;
+  const bool banning = std::any_of(fields.banned_strings.begin(), fields.banned_strings.end(),
+                                   [](const std::string& text) { return !text.empty(); });
+  if (banning && job.grammar) {
+    throw ApiException(invalid_request(
+        "banned_strings cannot be combined with a reply shaped by a grammar (response_format "
+        "json_object or json_schema, or tools the reply must call): leave one of them out.",
+        "banned_strings"));
+  }
+}
+
 PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine::ChatFormat& format,
                              const engine::Tokenizer& tokenizer, const ServedModel& model,
                              ReplyMemory* replies) {
@@ -197,6 +219,7 @@ PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine:
     job.special_tokens_in_text = true;
     prepared.shape = ReplyShape{engine::tools::ToolCallFormat::Harmony};
   }
+  apply_text_fields(job, request.sampling, tokenizer);
   prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
   job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages");
   return prepared;
@@ -267,6 +290,7 @@ PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
   shape.starts_in_reasoning = shape.think_tags && ends_inside_think(rendered.text);
   shape.parallel = request.tools.parallel;
   prepared.shape = shape;
+  apply_text_fields(job, request.sampling, tokenizer);
   prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
   job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages");
   return prepared;
@@ -297,6 +321,7 @@ PreparedJob prepare_completion_job(const CompletionRequest& request,
         "prompt"));
   }
   add_stop_strings(job, request.sampling);
+  apply_text_fields(job, request.sampling, tokenizer);
   prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
   job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "prompt");
   return prepared;

@@ -101,42 +101,105 @@ std::vector<std::string> parse_stop(const Fields& fields) {
   return strings;
 }
 
-std::map<std::int64_t, double> parse_logit_bias(const Fields& fields) {
-  const json* bias = fields.find("logit_bias");
-  if (!bias) return {};
-  if (!bias->is_object()) {
-    fail("logit_bias must be an object mapping token ids to biases, not " +
-             std::string(kind_of(*bias)) + ".",
+// One logit_bias entry: `key` a token id (decimal digits) or text to
+// tokenize, as llama.cpp's server takes it; `label` names it in errors.
+void add_logit_bias(const std::string& key, const json& value, const std::string& label,
+                    SamplingFields& sampling) {
+  if (!value.is_number()) {
+    fail(label + " must be a number, not " + std::string(kind_of(value)) + ".", "logit_bias");
+  }
+  const double number = value.get<double>();
+  if (!(number >= -100 && number <= 100)) {
+    fail(label + " must be between -100 and 100; it is " + format_number(number) + ".",
          "logit_bias");
   }
+  const bool digits = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits) {
+    if (key.empty()) fail("logit_bias keys must be token ids or text, not empty.", "logit_bias");
+    sampling.logit_bias_text[key] = number;
+    return;
+  }
+  if (key.size() > 10 || std::stoll(key) > kInt32Max) {
+    fail("logit_bias names token " + key + ", beyond any vocabulary.", "logit_bias");
+  }
+  sampling.logit_bias[std::stoll(key)] = number;
+}
+
+// OpenAI's object of token ids (llama.cpp's text keys too), or llama.cpp's
+// array of [token id or text, bias] pairs.
+void parse_logit_bias(const Fields& fields, SamplingFields& sampling) {
+  const json* bias = fields.find("logit_bias");
+  if (!bias) return;
+  if (!bias->is_object() && !bias->is_array()) {
+    fail(
+        "logit_bias must be an object mapping token ids (or text) to biases, or an array of "
+        "[token id or text, bias] pairs, not " +
+            std::string(kind_of(*bias)) + ".",
+        "logit_bias");
+  }
   if (bias->size() > kMaxLogitBias) {
-    fail("logit_bias may hold at most " + std::to_string(kMaxLogitBias) + " tokens; it holds " +
+    fail("logit_bias may hold at most " + std::to_string(kMaxLogitBias) + " entries; it holds " +
              std::to_string(bias->size()) + ".",
          "logit_bias");
   }
-  std::map<std::int64_t, double> biases;
-  for (const auto& [key, value] : bias->items()) {
-    std::int64_t id = 0;
-    const bool digits = !key.empty() && key.size() <= 10 &&
-                        key.find_first_not_of("0123456789") == std::string::npos;
-    if (digits) id = std::stoll(key);
-    if (!digits || id > kInt32Max) {
-      fail("logit_bias keys must be token ids (decimal integers); \"" + key + "\" is not one.",
-           "logit_bias");
-    }
-    if (!value.is_number()) {
-      fail("logit_bias[\"" + key + "\"] must be a number, not " + std::string(kind_of(value)) + ".",
-           "logit_bias");
-    }
-    const double number = value.get<double>();
-    if (!(number >= -100 && number <= 100)) {
-      fail("logit_bias[\"" + key + "\"] must be between -100 and 100; it is " +
-               format_number(number) + ".",
-           "logit_bias");
-    }
-    biases[id] = number;
+  if (bias->is_object()) {
+    for (const auto& [key, value] : bias->items())
+      add_logit_bias(key, value, "logit_bias[\"" + key + "\"]", sampling);
+    return;
   }
-  return biases;
+  for (std::size_t i = 0; i < bias->size(); ++i) {
+    const json& pair = (*bias)[i];
+    const std::string label = "logit_bias[" + std::to_string(i) + "]";
+    if (!pair.is_array() || pair.size() != 2 ||
+        !(pair[0].is_string() || pair[0].is_number_unsigned())) {
+      fail(label + " must be a [token id or text, bias] pair.", "logit_bias");
+    }
+    const std::string key = pair[0].is_string() ? pair[0].get<std::string>()
+                                                : std::to_string(pair[0].get<std::uint64_t>());
+    // In the array a string is always text, even "42", and a number an id.
+    if (pair[0].is_string()) {
+      if (key.empty()) fail(label + " names empty text.", "logit_bias");
+      if (!pair[1].is_number()) {
+        fail(label + "[1] must be a number, not " + std::string(kind_of(pair[1])) + ".",
+             "logit_bias");
+      }
+      const double number = pair[1].get<double>();
+      if (!(number >= -100 && number <= 100)) {
+        fail(label + "[1] must be between -100 and 100; it is " + format_number(number) + ".",
+             "logit_bias");
+      }
+      sampling.logit_bias_text[key] = number;
+      continue;
+    }
+    add_logit_bias(key, pair[1], label + "[1]", sampling);
+  }
+}
+
+std::vector<std::string> parse_banned_strings(const Fields& fields) {
+  const json* banned = fields.find("banned_strings");
+  if (!banned) return {};
+  if (banned->is_string()) return {banned->get<std::string>()};
+  if (!banned->is_array()) {
+    fail("banned_strings must be a string or an array of strings, not " +
+             std::string(kind_of(*banned)) + ".",
+         "banned_strings");
+  }
+  if (banned->size() > kMaxBannedStrings) {
+    fail("banned_strings may hold at most " + std::to_string(kMaxBannedStrings) +
+             " strings; it holds " + std::to_string(banned->size()) + ".",
+         "banned_strings");
+  }
+  std::vector<std::string> strings;
+  for (std::size_t i = 0; i < banned->size(); ++i) {
+    const json& item = (*banned)[i];
+    if (!item.is_string()) {
+      fail("banned_strings[" + std::to_string(i) + "] must be a string, not " +
+               std::string(kind_of(item)) + ".",
+           "banned_strings");
+    }
+    strings.push_back(item.get<std::string>());
+  }
+  return strings;
 }
 
 int parse_choices(const Fields& fields) {
@@ -184,7 +247,8 @@ SamplingFields parse_sampling(const Fields& fields) {
   sampling.presence_penalty = fields.number("presence_penalty", -2, 2);
   sampling.seed = fields.integer("seed", kInt64Min, kInt64Max);
   sampling.stop = parse_stop(fields);
-  sampling.logit_bias = parse_logit_bias(fields);
+  parse_logit_bias(fields, sampling);
+  sampling.banned_strings = parse_banned_strings(fields);
   return sampling;
 }
 

@@ -53,6 +53,12 @@ JobId Generator::submit(JobRequest request) {
     constraint = std::make_unique<TokenConstraint>(request.grammar, vocabulary_,
                                                    std::move(end_tokens), request.grammar_triggers);
   }
+  if (request.grammar && std::any_of(request.banned_strings.begin(), request.banned_strings.end(),
+                                     [](const std::string& text) { return !text.empty(); })) {
+    throw std::invalid_argument(
+        "banned strings cannot be combined with a response format or a strict tool: the "
+        "grammar decides the reply's text; leave one of them out");
+  }
   if (request.draft.method != DraftSettings::Method::Off) validate(request.draft);
   if (request.draft.method == DraftSettings::Method::Model && !draft_model_) {
     throw std::invalid_argument("this request drafts with a draft model, but none is loaded");
@@ -99,7 +105,7 @@ void Generator::finish(Job& job, StopReason reason, std::string error) {
   }
   // Text held back for a possible stop string turned out to be plain text.
   std::string tail = job.detokenizer.flush();
-  std::string rest = job.stops.finish(tail);
+  std::string rest = job.stops.finish(job.bans.finish(tail));
   if (reason != StopReason::StopString && !rest.empty()) {
     job.result.text += rest;
     if (job.request.on_text) job.request.on_text(job.id, rest);
@@ -133,10 +139,30 @@ bool Generator::accept_token(Job& job, cache::TokenId token) {
            "token " + std::to_string(token) + " was sampled outside the response format's grammar");
     return false;
   }
-  const std::string piece =
-      job.stops.is_stop_token(token) ? std::string() : job.detokenizer.push(token);
+  const bool stop_token = job.stops.is_stop_token(token);
+  const std::string piece = stop_token ? std::string() : job.detokenizer.push(token);
   if (job.constraint) job.constraint->observe_text(piece);
-  const StopMatcher::Step decided = job.stops.feed(token, piece);
+  StopMatcher::Step decided;
+  if (job.bans.empty()) {
+    decided = job.stops.feed(token, piece);
+  } else if (stop_token) {
+    // What banned strings held back can no longer become one.
+    decided = job.stops.feed_text(job.bans.release());
+    if (!decided.stop) {
+      StopMatcher::Step stopped = job.stops.feed(token, {});
+      decided.text += stopped.text;
+      decided.stop = stopped.stop;
+    }
+  } else if (const std::optional<int> begins = job.bans.match_if_fed(job.generated, piece)) {
+    // Only where the draw was not screened (an alternative's first token).
+    ++stats.banned_rewinds;
+    rewind_for_ban(
+        job, *begins,
+        *begins < job.generated ? job.result.tokens[static_cast<std::size_t>(*begins)] : token);
+    return false;
+  } else {
+    decided = job.stops.feed(token, job.bans.feed(job.generated, piece));
+  }
   if (!decided.text.empty()) {
     job.result.text += decided.text;
     if (job.request.on_text) job.request.on_text(job.id, decided.text);
@@ -483,7 +509,7 @@ bool Generator::step() {
         continue;
       }
     }
-    const std::optional<cache::TokenId> token = sample_or_end(job, result, index);
+    const std::optional<cache::TokenId> token = sample_unbanned(job, result, index);
     if (!token) continue;
     if (!job.followers.empty()) branch_alternatives(job, result, index);
     accept_token(job, *token);

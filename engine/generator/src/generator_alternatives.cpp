@@ -82,7 +82,7 @@ void Generator::branch_alternatives(Job& leader, const ForwardPass::Result& resu
     // The leader's row was asked for with its sampler's wants, which differ
     // from this one's only in the seed.
     job.adjusted = leader.adjusted;
-    if (const std::optional<cache::TokenId> token = sample_or_end(job, result, index)) {
+    if (const std::optional<cache::TokenId> token = sample_unbanned(job, result, index)) {
       accept_token(job, *token);
     }
   }

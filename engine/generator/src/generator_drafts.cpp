@@ -178,7 +178,8 @@ std::map<const Generator::Job*, DraftProposal> Generator::draft_all(int limit) {
   for (const auto& owned : running_) {
     Job& job = *owned;
     const bool decoding = job.ranges.empty() && job.pending && job.sequence;
-    if (!decoding || !job.draft_length || job.constraint || !job.followers.empty() || job.leader)
+    if (!decoding || !job.draft_length || job.constraint || !job.bans.empty() ||
+        !job.followers.empty() || job.leader)
       continue;
     // The drafts and the model's token after them must all be tokens the
     // job may still emit.

@@ -3,10 +3,12 @@
 // A job as the generator keeps it, shared by the files that make up
 // Generator (generator.cpp, generator_memory.cpp).
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "quire/engine/generator/banned_strings.h"
 #include "quire/engine/generator/draft_length.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/generator/token_constraint.h"
@@ -22,6 +24,7 @@ struct Generator::Job {
         sampler(request.sampling),
         detokenizer(tokenizer, !request.special_tokens_in_text),
         stops(request.stop_strings, request.stop_tokens, std::move(eos_tokens)),
+        bans(request.banned_strings),
         submitted(Clock::now()) {}
 
   JobId id;
@@ -56,6 +59,12 @@ struct Generator::Job {
   std::unique_ptr<TokenConstraint> constraint;
   StreamingDetokenizer detokenizer;
   StopMatcher stops;
+  // Banned strings (generator_bans.cpp): the guard, the tokens banned at a
+  // reply index after a banned string began there, and the mask that bans
+  // them for one draw.
+  BannedStringGuard bans;
+  std::map<int, std::vector<cache::TokenId>> position_bans;
+  std::vector<std::uint32_t> ban_mask;
   JobResult result;
   Clock::time_point submitted, admitted, first_token, last_token;
 };

@@ -29,7 +29,8 @@ cache::TokenId Generator::sample(Job& job, const ForwardPass::Result& result, st
   // candidates or the row: the device only ranks the raw logits, which the
   // mask does not change, and the candidates decide a masked row only when
   // they prove it (else the row comes over, below).
-  const TokenMask allowed = job.constraint ? job.constraint->mask() : TokenMask{};
+  // A job with banned strings has no grammar (Generator::submit).
+  const TokenMask allowed = job.constraint ? job.constraint->mask() : ban_mask(job, result.vocab);
   if (result.host_row.at(index) >= 0) {
     return job.sampler.sample(result.row(index), job.tokens, allowed);
   }

@@ -113,7 +113,17 @@ StopMatcher::Step StopMatcher::feed(std::int32_t token, std::string_view text_pi
     held_.clear();
     return step;
   }
-  held_.append(text_piece);
+  return feed_text(text_piece);
+}
+
+StopMatcher::Step StopMatcher::feed_text(std::string_view text) {
+  Step step;
+  if (stop_) {
+    step.stop = stop_;
+    step.stop_string = matched_;
+    return step;
+  }
+  held_.append(text);
   if (const auto match = first_match_in(held_)) {
     stop_ = StopReason::StopString;
     matched_ = stop_strings_[match->string_index];

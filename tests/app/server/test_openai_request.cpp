@@ -67,6 +67,21 @@ class TestOpenAiRequest : public QObject {
     QCOMPARE(request.sampling.logit_bias, bias);
   }
 
+  void logitBiasByTextAndBannedStrings() {
+    const ChatCompletionRequest object = parse_chat_completion_request(
+        R"({"messages": [{"role": "user", "content": "x"}],
+            "logit_bias": {"17": 1, "Hello": -5}, "banned_strings": "delve"})");
+    QCOMPARE(object.sampling.logit_bias, (std::map<std::int64_t, double>{{17, 1}}));
+    QCOMPARE(object.sampling.logit_bias_text, (std::map<std::string, double>{{"Hello", -5}}));
+    QCOMPARE(object.sampling.banned_strings, std::vector<std::string>{"delve"});
+    const ChatCompletionRequest pairs = parse_chat_completion_request(
+        R"({"messages": [{"role": "user", "content": "x"}],
+            "logit_bias": [[15, 2], ["42", -1.5]], "banned_strings": ["a", "B c"]})");
+    QCOMPARE(pairs.sampling.logit_bias, (std::map<std::int64_t, double>{{15, 2}}));
+    QCOMPARE(pairs.sampling.logit_bias_text, (std::map<std::string, double>{{"42", -1.5}}));
+    QCOMPARE(pairs.sampling.banned_strings, (std::vector<std::string>{"a", "B c"}));
+  }
+
   void absentAndNullFieldsStayEmpty() {
     const ChatCompletionRequest request = parse_chat_completion_request(
         R"({"messages": [{"role": "user", "content": "x"}], "temperature": null,
@@ -239,10 +254,22 @@ class TestOpenAiRequest : public QObject {
     QTest::newRow("penalty") << chat_with("\"presence_penalty\": -3")
                              << "presence_penalty must be between -2 and 2; it is -3."
                              << "presence_penalty";
-    QTest::newRow("bias key") << chat_with("\"logit_bias\": {\"abc\": 1}")
-                              << "logit_bias keys must be token ids (decimal integers); \"abc\" is "
-                                 "not one."
+    QTest::newRow("bias key") << chat_with("\"logit_bias\": {\"\": 1}")
+                              << "logit_bias keys must be token ids or text, not empty."
                               << "logit_bias";
+    QTest::newRow("bias pair") << chat_with("\"logit_bias\": [[1]]")
+                               << "logit_bias[0] must be a [token id or text, bias] pair."
+                               << "logit_bias";
+    QTest::newRow("bias text value") << chat_with("\"logit_bias\": [[\"no\", \"x\"]]")
+                                     << "logit_bias[0][1] must be a number, not a string."
+                                     << "logit_bias";
+    QTest::newRow("banned number") << chat_with("\"banned_strings\": 3")
+                                   << "banned_strings must be a string or an array of strings, "
+                                      "not an integer."
+                                   << "banned_strings";
+    QTest::newRow("banned item") << chat_with("\"banned_strings\": [\"a\", 1]")
+                                 << "banned_strings[1] must be a string, not an integer."
+                                 << "banned_strings";
     QTest::newRow("bias value") << chat_with("\"logit_bias\": {\"5\": 101}")
                                 << "logit_bias[\"5\"] must be between -100 and 100; it is 101."
                                 << "logit_bias";

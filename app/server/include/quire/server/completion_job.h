@@ -36,6 +36,14 @@ void check_model(const std::string& requested, const ServedModel& model);
 // is greedy. Throws ApiException for a logit_bias id outside the vocabulary.
 engine::SamplingSettings openai_sampling(const SamplingFields& fields, const ServedModel& model);
 
+// The fields that need the tokenizer or the job's grammar: logit_bias given
+// as text (every token of the text gets the bias, as llama.cpp's server
+// does) and banned_strings. Call after the job's grammar is set: banned
+// strings and a grammar (response_format, strict or required tools) are
+// refused together with ApiException, as is text with no tokens.
+void apply_text_fields(engine::JobRequest& job, const SamplingFields& fields,
+                       const engine::Tokenizer& tokenizer);
+
 // How a reply's text becomes content, reasoning and tool calls.
 struct ReplyShape {
   // The chat template's tool-call format; None: every byte is content.

@@ -31,6 +31,10 @@ struct SamplingFields {
   std::optional<std::int64_t> seed;
   std::vector<std::string> stop;
   std::map<std::int64_t, double> logit_bias;  // token id -> bias in [-100, 100]
+  // llama.cpp's form of logit_bias: text whose every token gets the bias.
+  std::map<std::string, double> logit_bias_text;
+  // TabbyAPI's banned_strings: text the reply must never show.
+  std::vector<std::string> banned_strings;
 
   friend bool operator==(const SamplingFields&, const SamplingFields&) = default;
 };
@@ -93,6 +97,7 @@ struct CompletionRequest {
 // Most stop strings and logit_bias entries a request may give.
 inline constexpr std::size_t kMaxStopStrings = 16;
 inline constexpr std::size_t kMaxLogitBias = 1024;
+inline constexpr std::size_t kMaxBannedStrings = 64;
 
 // Both throw ApiException (status 400, an OpenAI error object naming the
 // field) for a body that is not valid UTF-8, not JSON, not an object, or has

@@ -196,6 +196,19 @@ class Generator {
   // error, and the caller moves on to the next one.
   std::optional<cache::TokenId> sample_or_end(Job& job, const ForwardPass::Result& result,
                                               std::size_t index);
+  // Banned strings (generator_bans.cpp). sample_or_end(), drawing the row
+  // again while the token would begin a banned string right there; nothing
+  // when the job ended or went back to an earlier token (rewind_for_ban).
+  std::optional<cache::TokenId> sample_unbanned(Job& job, const ForwardPass::Result& result,
+                                                std::size_t index);
+  // The mask for the job's next draw: every token but those banned at its
+  // reply index; empty when none is.
+  TokenMask ban_mask(Job& job, std::int64_t vocab);
+  // Takes the reply back to before reply index `index`, where `token` began
+  // a banned string and is banned from now on. The job leaves its pages
+  // (they stay cached) and goes back to the front of the queue, to compute
+  // again the position before `index` and draw there.
+  void rewind_for_ban(Job& job, int index, cache::TokenId token);
 
   // One step's forward pass: a sequence per member job, with the positions
   // it computes.

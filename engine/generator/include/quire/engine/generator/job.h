@@ -30,6 +30,9 @@ struct JobStatistics {
   std::int64_t drafted_tokens = 0;
   std::int64_t accepted_tokens = 0;
   std::int64_t draft_steps = 0;
+  // Times a banned string sent the reply back to draw a token again
+  // (JobRequest::banned_strings), counting draws refused on the spot.
+  std::int64_t banned_rewinds = 0;
   double queue_seconds = 0;        // submit to admission
   double prefill_seconds = 0;      // admission to the first token
   double decode_seconds = 0;       // first token to the last (to the stop when cancelled)
@@ -84,6 +87,13 @@ struct JobRequest {
   std::vector<cache::TokenId> stop_tokens;  // in addition to the model's EOS
   bool stop_at_eos = true;
   int max_new_tokens = 256;
+  // Text the reply must never show, matched without regard to case across
+  // tokens (BannedStringGuard). Text that may begin one is held back; when
+  // one appears the reply goes back to the token where it began and draws
+  // that position again with the token banned there, as exllamav2 does.
+  // A job with banned strings does not draft; they cannot be combined with
+  // a grammar (Generator::submit refuses it), whose matcher cannot go back.
+  std::vector<std::string> banned_strings;
   // Structured output: when set, every sampled token keeps the reply inside
   // this grammar (grammar::compile_json_schema), the reply may end on EOS or
   // a stop token only where the grammar's text is complete, and it ends by

@@ -50,6 +50,9 @@ class StopMatcher {
   // string can complete any more. After the reply has ended, feed() returns
   // nothing new and repeats the reason.
   Step feed(std::int32_t token, std::string_view text_piece);
+  // feed() for text that comes with no token of its own: what banned
+  // strings held back, released by a later token.
+  Step feed_text(std::string_view text);
 
   // Ends the reply: returns the held-back text that turned out not to start a
   // stop string, followed by `trailing_text` (what the detokenizer's flush()
