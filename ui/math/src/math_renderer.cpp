@@ -1,0 +1,99 @@
+#include "quire/ui/math_renderer.h"
+
+#include <QCoreApplication>
+#include <QFontInfo>
+#include <QPainter>
+#include <cmath>
+
+#include "katex_engine.h"
+#include "math_box.h"
+#include "math_fonts.h"
+#include "math_layout.h"
+#include "mathml_tree.h"
+
+namespace quire::ui {
+namespace {
+
+// KaTeX sets math at 1.21 times the surrounding text on the web; next to the
+// larger x-height of a UI sans serif, 1.15 looks the same size.
+constexpr qreal kMathToTextScale = 1.15;
+// Ink of slanted letters and accents may stray a little outside the boxes.
+constexpr qreal kImageMarginEm = 0.12;
+// Enough for every formula of a long conversation; past it the cache starts
+// over rather than growing without end.
+constexpr qsizetype kMaxCached = 4096;
+
+MathRenderer* sharedRenderer = nullptr;
+
+}  // namespace
+
+qreal mathEmPixels(const QFont& font) {
+  return QFontInfo(font).pixelSize() * kMathToTextScale;
+}
+
+MathRenderer::MathRenderer()
+    : katex_(std::make_unique<KatexEngine>()), fonts_(std::make_unique<MathFonts>()) {}
+
+MathRenderer::~MathRenderer() = default;
+
+MathRenderer& MathRenderer::shared() {
+  if (!sharedRenderer) {
+    sharedRenderer = new MathRenderer;
+    // Before QCoreApplication goes: QJSEngine must not outlive it.
+    qAddPostRoutine([] {
+      delete sharedRenderer;
+      sharedRenderer = nullptr;
+    });
+  }
+  return *sharedRenderer;
+}
+
+MathResult<QString> MathRenderer::toMathML(const QString& tex, bool display) {
+  const std::pair<QString, bool> key{tex, display};
+  if (auto it = mathml_.constFind(key); it != mathml_.cend()) return *it;
+  if (mathml_.size() >= kMaxCached) mathml_.clear();
+  ++katexRuns_;
+  MathResult<QString> result = katex_->toMathML(tex, display);
+  mathml_.insert(key, result);
+  return result;
+}
+
+MathResult<MathImage> MathRenderer::render(const QString& tex, bool display, const QFont& font,
+                                           const QColor& colour, qreal devicePixelRatio) {
+  const qreal em = mathEmPixels(font);
+  const Key key{tex, display, em, colour.rgba(), devicePixelRatio};
+  if (auto it = images_.constFind(key); it != images_.cend()) return *it;
+  if (images_.size() >= kMaxCached) images_.clear();
+
+  auto remember = [&](MathResult<MathImage> result) {
+    images_.insert(key, result);
+    return result;
+  };
+  const MathResult<QString> mathml = toMathML(tex, display);
+  if (!mathml.ok()) return remember(MathResult<MathImage>::failure(mathml.error()));
+  const MathResult<MathNode> tree = parseMathML(mathml.value());
+  if (!tree.ok()) return remember(MathResult<MathImage>::failure(tree.error()));
+  ++layouts_;
+  const MathResult<MathBox> box = layoutMath(tree.value(), em, *fonts_);
+  if (!box.ok()) return remember(MathResult<MathImage>::failure(box.error()));
+
+  const MathBox& formula = box.value();
+  const qreal margin = std::ceil(kImageMarginEm * em);
+  const QSize pixels(qCeil((formula.width + 2 * margin) * devicePixelRatio),
+                     qCeil((formula.height() + 2 * margin) * devicePixelRatio));
+  MathImage image;
+  image.image = QImage(pixels.expandedTo({1, 1}), QImage::Format_ARGB32_Premultiplied);
+  image.image.setDevicePixelRatio(devicePixelRatio);
+  image.image.fill(Qt::transparent);
+  image.size = QSizeF(image.image.size()) / devicePixelRatio;
+  image.baseline = margin + formula.ascent;
+  {
+    QPainter painter(&image.image);
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setRenderHint(QPainter::TextAntialiasing);
+    paintBox(painter, formula, {margin, image.baseline}, colour);
+  }
+  return remember(std::move(image));
+}
+
+}  // namespace quire::ui
