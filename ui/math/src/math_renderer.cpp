@@ -15,10 +15,13 @@ namespace quire::ui {
 namespace {
 
 // KaTeX sets math at 1.21 times the surrounding text on the web; next to the
-// larger x-height of a UI sans serif, 1.15 looks the same size.
-constexpr qreal kMathToTextScale = 1.15;
-// Ink of slanted letters and accents may stray a little outside the boxes.
+// larger x-height of a UI sans serif (DejaVu Sans, Noto Sans) a little more
+// makes the letters look the same size.
+constexpr qreal kMathToTextScale = 1.25;
+// Ink of accents and of big operators may stray a little outside the boxes;
+// sideways only a slanted last letter does, by its italic correction.
 constexpr qreal kImageMarginEm = 0.12;
+constexpr qreal kImageSideMarginEm = 0.04;
 // Enough for every formula of a long conversation; past it the cache starts
 // over rather than growing without end.
 constexpr qsizetype kMaxCached = 4096;
@@ -79,7 +82,9 @@ MathResult<MathImage> MathRenderer::render(const QString& tex, bool display, con
 
   const MathBox& formula = box.value();
   const qreal margin = std::ceil(kImageMarginEm * em);
-  const QSize pixels(qCeil((formula.width + 2 * margin) * devicePixelRatio),
+  const qreal side = std::ceil(kImageSideMarginEm * em);
+  const qreal right = std::ceil(std::max(side, formula.italic));
+  const QSize pixels(qCeil((side + formula.width + right) * devicePixelRatio),
                      qCeil((formula.height() + 2 * margin) * devicePixelRatio));
   MathImage image;
   image.image = QImage(pixels.expandedTo({1, 1}), QImage::Format_ARGB32_Premultiplied);
@@ -91,7 +96,7 @@ MathResult<MathImage> MathRenderer::render(const QString& tex, bool display, con
     QPainter painter(&image.image);
     painter.setRenderHint(QPainter::Antialiasing);
     painter.setRenderHint(QPainter::TextAntialiasing);
-    paintBox(painter, formula, {margin, image.baseline}, colour);
+    paintBox(painter, formula, {side, image.baseline}, colour);
   }
   return remember(std::move(image));
 }
