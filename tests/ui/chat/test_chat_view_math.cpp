@@ -1,6 +1,8 @@
 #include <QClipboard>
 #include <QDir>
 #include <QGuiApplication>
+#include <QRegularExpression>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTextBlock>
 #include <QTextDocument>
@@ -197,4 +199,40 @@ class ChatViewMathTest : public QObject {
 };
 
 QUIRE_TEST(ChatViewMathTest)
+
+// Without KaTeX (libjs-katex not installed) formulas stay their source, and
+// the reason is logged once. Runs in a process of its own, before anything
+// there has loaded KaTeX.
+class ChatViewWithoutKatexTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    qputenv("QUIRE_KATEX_JS", dir_.filePath(QStringLiteral("katex.min.js")).toLocal8Bit());
+  }
+
+  void formulasStaySourceText() {
+    ChatView view;
+    view.resize(600, 400);
+    QTest::ignoreMessage(QtWarningMsg,
+                         QRegularExpression(QStringLiteral("KaTeX is not installed.*libjs-katex")));
+    view.setMessages({assistantMessage(2, QStringLiteral("So $x^2$ and $$y_1$$ stay."))});
+    QTextDocument* document = replyText(view, 2)->document();
+    QVERIFY(formulaImages(document).isEmpty());
+    QCOMPARE(document->toPlainText(), QStringLiteral("So $x^2$ and $$y_1$$ stay."));
+    const QTextCursor cursor = document->find(QStringLiteral("$x^2$"));
+    QVERIFY(cursor.charFormat().fontFixedPitch());
+    QVERIFY(cursor.charFormat().toolTip().contains(u"libjs-katex"));
+    // One log line, not one per formula or per render.
+    QTest::failOnWarning(QRegularExpression(QStringLiteral("KaTeX")));
+    view.setMessages({assistantMessage(3, QStringLiteral("And $z$."))});
+    QVERIFY(formulaImages(replyText(view, 3)->document()).isEmpty());
+  }
+
+ private:
+  QTemporaryDir dir_;
+};
+
+QUIRE_TEST(ChatViewWithoutKatexTest)
 #include "test_chat_view_math.moc"
