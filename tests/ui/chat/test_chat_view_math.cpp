@@ -6,6 +6,7 @@
 #include <QTest>
 #include <QTextBlock>
 #include <QTextDocument>
+#include <QTextList>
 
 #include "chat_test_support.h"
 #include "document_view.h"
@@ -103,6 +104,22 @@ class ChatViewMathTest : public QObject {
     const QList<FormulaImage> inlineImages = formulaImages(replyText(view, 3)->document());
     QCOMPARE(inlineImages.size(), 1);
     QVERIFY(inlineImages[0].size.height() < images[0].size.height());
+  }
+
+  void displayFormulaInAListItemKeepsTheList() {
+    ChatView view;
+    view.resize(600, 400);
+    view.setMessages({assistantMessage(2, QStringLiteral("- first $$a^2$$ after\n- second"))});
+    QTextDocument* document = replyText(view, 2)->document();
+    QCOMPARE(formulaImages(document).size(), 1);
+    QCOMPARE(document->toPlainText(), QStringLiteral("first\n\uFFFC\nafter\nsecond"));
+    // The list keeps its two items; the formula and the text after it are
+    // paragraphs of the first item, not items of their own.
+    QTextBlock block = document->begin();
+    QVERIFY(block.textList());
+    QTextList* list = block.textList();
+    QCOMPARE(list->count(), 2);
+    QCOMPARE(list->item(1).text(), QStringLiteral("second"));
   }
 
   void currencyAndCodeStayText() {
