@@ -88,6 +88,18 @@ class ChatViewMathTest : public QObject {
     QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("$x^2$"));
   }
 
+  void copyingATableGivesItsFormulas() {
+    ChatView view;
+    view.resize(600, 400);
+    view.setMessages(
+        {assistantMessage(2, QStringLiteral("| f | f' |\n|---|---|\n| $x^2$ | $2x$ |"))});
+    DocumentView* text = replyText(view, 2);
+    QCOMPARE(formulaImages(text->document()).size(), 2);
+    text->selectAll();
+    text->copy();
+    QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("\nf\nf'\n$x^2$\n$2x$\n"));
+  }
+
   void displayFormulaIsACentredParagraph() {
     ChatView view;
     view.resize(600, 400);

@@ -202,7 +202,11 @@ QString selectionSource(const QTextCursor& selection) {
       probe.setPosition(start + static_cast<int>(i) + 1);
       const QString source = probe.charFormat().stringProperty(kMathSourceProperty);
       text += source.isEmpty() ? QString(c) : source;
-    } else if (c == QChar::ParagraphSeparator || c == QChar::LineSeparator) {
+    } else if (c == QChar::ParagraphSeparator || c == QChar::LineSeparator ||
+               c.unicode() == 0xFDD0 || c.unicode() == 0xFDD1) {
+      // Paragraph and line ends, and the edges of tables and other frames
+      // (QTextBeginningOfFrame, QTextEndOfFrame), as QTextDocument's own
+      // toPlainText writes them.
       text += u'\n';
     } else if (c == QChar::Nbsp) {
       text += u' ';
