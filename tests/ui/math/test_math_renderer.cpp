@@ -90,6 +90,49 @@ class MathRendererTest : public QObject {
     QVERIFY(bigger.size.width() > again.size.width());
   }
 
+  // Every element KaTeX emits for these is laid out: none falls back to
+  // source for want of layout.
+  void rendersWhatKatexEmits_data() {
+    QTest::addColumn<QString>("tex");
+    const char* formulas[] = {
+        "\\phantom{x}y \\hphantom{x} \\vphantom{x}",
+        "\\text{中文 text}",
+        "\\color{#abc}{x} \\textcolor{red}{y}",
+        "\\not= \\not\\in \\neq",
+        "\\begin{array}{c|c} a & b \\\\ \\hline c & d \\end{array}",
+        "\\operatorname{tr} A \\xrightarrow{f} B \\stackrel{?}{=} C",
+        "\\overset{a}{b} \\underset{a}{b} \\sum_{\\substack{a\\\\b}}",
+        "\\smash{x} \\rlap{x} \\llap{x} \\raisebox{1em}{x} \\mathclap{x}",
+        "\\mathring{a}\\grave{a}\\acute{a}\\breve{a}\\check{a}\\ddot{a}",
+        "\\underline{x} \\overleftarrow{ab} \\widetilde{abc} \\overbrace{a}^{b}",
+        "\\fbox{x} \\bcancel{x} \\xcancel{x} \\sout{x} \\colorbox{red}{x}",
+        "\\begin{gathered} a \\\\ b \\end{gathered} \\begin{smallmatrix} a & b "
+        "\\end{smallmatrix}",
+        "\\dfrac{1}{2} \\tfrac{1}{2} \\cfrac{1}{2} a \\choose b",
+        "\\displaystyle\\sum_i \\scriptstyle x \\Huge x \\tiny y",
+        "\\mathit{ab} \\mathsf{x} \\mathtt{y} \\boldsymbol{\\alpha} \\mathscr{L}",
+        "\\left. \\frac{a}{b} \\right|_0^1 \\lVert x \\rVert",
+        "\\frac{\\frac{\\frac{a}{b}}{c}}{d} x^{y^{z^{w}}}",
+        "\\lim\\limits_{x} \\sum\\nolimits_i \\bmod \\pmod{n}",
+        "\\dots \\cdots \\vdots \\ddots \\hbar \\ell \\Re",
+        "\\kern1em x \\hskip1em y \\mskip3mu z \\, \\: \\; \\! \\quad \\qquad",
+        "\\begin{align} a &= b \\\\ c &= d \\end{align} \\tag{1}",
+        "😀 \\href{https://example.org}{y}",
+    };
+    for (const char* formula : formulas)
+      QTest::newRow(formula) << QString::fromUtf8(formula);
+  }
+  void rendersWhatKatexEmits() {
+    QFETCH(QString, tex);
+    for (const bool display : {false, true}) {
+      if (!display && tex.contains(u"{align}")) continue;  // display only, in KaTeX too
+      const MathResult<MathImage> image = rowsRenderer_.render(tex, display, textFont(), Qt::black);
+      QVERIFY2(image.ok(), qPrintable(image.error()));
+      QVERIFY(image.value().size.width() > 0);
+      QVERIFY(image.value().size.height() > 0);
+    }
+  }
+
   void brokenTexIsAnErrorNotAnException() {
     MathRenderer renderer;
     const MathResult<MathImage> image =
@@ -150,6 +193,10 @@ class MathRendererTest : public QObject {
       QVERIFY(page.save(QDir(dir).filePath(QString::fromLatin1(formula.name))));
     }
   }
+
+ private:
+  // One KaTeX for all rows of a data-driven test: loading it is the slow part.
+  MathRenderer rowsRenderer_;
 };
 
 QUIRE_TEST(MathRendererTest)
