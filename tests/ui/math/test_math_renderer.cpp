@@ -69,6 +69,16 @@ class MathRendererTest : public QObject {
     QVERIFY(displayImage.size.height() > inlineImage.size.height());
   }
 
+  void smashedContentIsNotCutOff() {
+    MathRenderer renderer;
+    const MathImage plain =
+        renderer.render(QStringLiteral("\\frac{1}{2}"), true, textFont(), Qt::black).value();
+    const MathImage smashed =
+        renderer.render(QStringLiteral("\\smash{\\frac{1}{2}}"), true, textFont(), Qt::black)
+            .value();
+    QVERIFY(smashed.size.height() >= plain.size.height() - 1);
+  }
+
   void repeatedFormulasComeFromTheCache() {
     MathRenderer renderer;
     const QString tex = QStringLiteral("a^2+b^2=c^2");

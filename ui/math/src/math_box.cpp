@@ -20,6 +20,15 @@ std::optional<QRectF> findRole(const MathBox& root, const QString& role) {
   return findRoleAt(root, role, {0, 0});
 }
 
+QRectF paintedBounds(const MathBox& box) {
+  QRectF extent = box.bounds();
+  for (const MathBox& child : box.children) {
+    if (child.phantom) continue;
+    extent = extent.united(paintedBounds(child).translated(child.offset));
+  }
+  return extent;
+}
+
 void paintBox(QPainter& painter, const MathBox& box, QPointF origin, const QColor& colour) {
   if (box.phantom) return;
   const QColor ink = box.colour.isValid() ? box.colour : colour;

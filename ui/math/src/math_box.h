@@ -66,6 +66,10 @@ struct MathBox {
 // coordinates; nullopt when there is none.
 std::optional<QRectF> findRole(const MathBox& root, const QString& role);
 
+// The extent of `box` and everything in it, around its origin: larger than
+// bounds() where content is smashed, lapped or raised out of its box.
+QRectF paintedBounds(const MathBox& box);
+
 // Paints `box` with its origin at `origin`, in `colour` where no box says
 // otherwise.
 void paintBox(QPainter& painter, const MathBox& box, QPointF origin, const QColor& colour);

@@ -450,6 +450,15 @@ MathBox MathLayout::layout(const MathNode& node, const MathStyle& inherited) {
     fail(QStringLiteral("The MathML element <%1> is not supported").arg(tag));
   }
   if (style.colour.isValid() && !box.colour.isValid()) box.colour = style.colour;
+  if (const QString background = node.attribute(QStringLiteral("mathbackground"));
+      !background.isEmpty()) {
+    // \colorbox: a filled rectangle behind the box.
+    MathBox fill = ruleBox(0, -box.ascent, box.width, box.height());
+    fill.colour = QColor::fromString(background);
+    const qreal width = box.width;
+    box = groupOf({std::move(fill), placed(std::move(box), 0, 0)});
+    box.width = width;
+  }
   return box;
 }
 

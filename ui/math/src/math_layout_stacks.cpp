@@ -446,8 +446,9 @@ MathBox MathLayout::padded(const MathNode& node, const MathStyle& style) {
   const qreal voffset = length(node.attribute(QStringLiteral("voffset")), style).value_or(0);
   MathBox box = groupOf({placed(std::move(content), lspace, -voffset)});
   box.width = std::max<qreal>(0, width);
-  box.ascent = std::max<qreal>(0, ascent + voffset);
-  box.descent = std::max<qreal>(0, descent - voffset);
+  // voffset moves the content, not the box (MathML's mpadded).
+  box.ascent = std::max<qreal>(0, ascent);
+  box.descent = std::max<qreal>(0, descent);
   return box;
 }
 

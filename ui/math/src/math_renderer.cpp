@@ -81,17 +81,22 @@ MathResult<MathImage> MathRenderer::render(const QString& tex, bool display, con
   if (!box.ok()) return remember(MathResult<MathImage>::failure(box.error()));
 
   const MathBox& formula = box.value();
+  // Content smashed or lapped out of the formula's box is painted too.
+  const QRectF extent = paintedBounds(formula);
   const qreal margin = std::ceil(kImageMarginEm * em);
-  const qreal side = std::ceil(kImageSideMarginEm * em);
-  const qreal right = std::ceil(std::max(side, formula.italic));
+  const qreal side = std::ceil(kImageSideMarginEm * em) + std::ceil(-extent.left());
+  const qreal right = std::ceil(std::max(kImageSideMarginEm * em, formula.italic)) +
+                      std::ceil(extent.right() - formula.width);
+  const qreal top = margin + std::ceil(-extent.top() - formula.ascent);
+  const qreal bottom = margin + std::ceil(extent.bottom() - formula.descent);
   const QSize pixels(qCeil((side + formula.width + right) * devicePixelRatio),
-                     qCeil((formula.height() + 2 * margin) * devicePixelRatio));
+                     qCeil((top + formula.height() + bottom) * devicePixelRatio));
   MathImage image;
   image.image = QImage(pixels.expandedTo({1, 1}), QImage::Format_ARGB32_Premultiplied);
   image.image.setDevicePixelRatio(devicePixelRatio);
   image.image.fill(Qt::transparent);
   image.size = QSizeF(image.image.size()) / devicePixelRatio;
-  image.baseline = margin + formula.ascent;
+  image.baseline = top + formula.ascent;
   {
     QPainter painter(&image.image);
     painter.setRenderHint(QPainter::Antialiasing);
