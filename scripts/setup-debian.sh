@@ -18,6 +18,9 @@ packages=(
   # remote engines: API keys in the desktop keyring (app/remote)
   qtkeychain-qt6-dev
   qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins
+  # formulas in replies (ui/math): KaTeX run in Qt's JavaScript engine, and
+  # its fonts
+  qt6-declarative-dev libjs-katex fonts-katex
   # packaging and its checks
   dpkg-dev file desktop-file-utils appstream
   # scripts/screenshots.sh

@@ -2,8 +2,11 @@
 
 #include <QAbstractTextDocumentLayout>
 #include <QDesktopServices>
+#include <QMimeData>
 #include <QScrollBar>
 #include <QtMath>
+
+#include "markdown_math.h"
 
 namespace quire::ui {
 
@@ -56,6 +59,17 @@ QSize DocumentView::minimumSizeHint() const {
 
 QVariant DocumentView::loadResource(int, const QUrl&) {
   return {};
+}
+
+QMimeData* DocumentView::createMimeDataFromSelection() const {
+  const QTextCursor selection = textCursor();
+  if (!selection.selectedText().contains(QChar::ObjectReplacementCharacter))
+    return QTextBrowser::createMimeDataFromSelection();
+  // Rich text would carry the formulas as images of an internal name that
+  // no other program can load: plain text with their sources instead.
+  auto* mime = new QMimeData;
+  mime->setText(selectionSource(selection));
+  return mime;
 }
 
 void DocumentView::resizeEvent(QResizeEvent* event) {

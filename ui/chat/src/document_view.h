@@ -29,6 +29,8 @@ class DocumentView : public QTextBrowser {
   QVariant loadResource(int type, const QUrl& name) override;
 
  protected:
+  // Copy and drag give formulas as their LaTeX source, not as images.
+  QMimeData* createMimeDataFromSelection() const override;
   void resizeEvent(QResizeEvent* event) override;
 
  private:

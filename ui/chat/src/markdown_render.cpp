@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "chat_style.h"
+#include "markdown_math.h"
 
 namespace quire::ui {
 namespace {
@@ -21,7 +22,10 @@ int headingSizeStep(int level) {
 }  // namespace
 
 void renderMarkdown(QTextDocument* document, const QString& markdown, const QPalette& palette) {
-  document->setMarkdown(markdown, QTextDocument::MarkdownDialectGitHub);
+  // Formulas are taken out before Qt reads the Markdown and put back, as
+  // images, after: TeX is not Markdown.
+  const HiddenMath math = hideMath(markdown);
+  document->setMarkdown(math.markdown, QTextDocument::MarkdownDialectGitHub);
 
   const QColor codeBackground = tintColor(Tint::Code, palette);
   // Collected first and applied after: merging formats splits fragments and
@@ -69,6 +73,7 @@ void renderMarkdown(QTextDocument* document, const QString& markdown, const QPal
     format.setBackground(codeBackground);
     cursor.mergeCharFormat(format);
   }
+  showMath(document, math, palette.color(QPalette::Text));
 }
 
 }  // namespace quire::ui
