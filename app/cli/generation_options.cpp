@@ -29,6 +29,7 @@ void GenerationOptions::add_to(CLI::App& command) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
   command.add_option("--stop", stop, "Stop at this text (repeatable)");
+  tuned.add_to(command);
 }
 
 engine::SamplingSettings GenerationOptions::sampling() const {
@@ -44,6 +45,7 @@ engine::SamplingSettings GenerationOptions::sampling() const {
   settings.frequency_penalty = static_cast<float>(frequency_penalty);
   settings.presence_penalty = static_cast<float>(presence_penalty);
   if (seed >= 0) settings.seed = static_cast<std::uint64_t>(seed);
+  tuned.apply(settings);
   return settings;
 }
 

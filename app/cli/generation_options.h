@@ -10,6 +10,7 @@
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/generator/sampler.h"
 #include "quire/engine/tokenizer/tokenizer.h"
+#include "tuned_sampling_options.h"
 
 namespace CLI {
 class App;
@@ -26,6 +27,7 @@ struct GenerationOptions {
   std::int64_t seed = -1;
   int max_new = 256;
   std::vector<std::string> stop;
+  TunedSamplingOptions tuned;  // DRY, XTC, top-nσ, mirostat
 
   void add_to(CLI::App& command);
   engine::SamplingSettings sampling() const;
