@@ -8,6 +8,7 @@
 #include "quire/server/api_error.h"
 #include "request_fields.h"
 #include "response_format_parser.h"
+#include "tuned_sampling_fields.h"
 
 namespace quire::server {
 namespace {
@@ -185,6 +186,7 @@ SamplingFields parse_sampling(const Fields& fields) {
   sampling.seed = fields.integer("seed", kInt64Min, kInt64Max);
   sampling.stop = parse_stop(fields);
   sampling.logit_bias = parse_logit_bias(fields);
+  parse_tuned_sampling(fields, sampling);
   return sampling;
 }
 
