@@ -15,7 +15,7 @@ void TunedSamplingOptions::add_to(CLI::App& command) {
       ->check(CLI::Range(1.0, 1e6));
   command
       .add_option("--dry-allowed-length", dry_allowed_length,
-                  "DRY: repeats this long are not penalized (default 2)")
+                  "DRY: the longest repeat left unpenalized (default 2)")
       ->check(CLI::Range(1, 1 << 30));
   command
       .add_option("--dry-range", dry_range,

@@ -31,10 +31,10 @@ TunedSampling tuned_values() {
 
 // A chat file with these chat_settings and no messages.
 QByteArray chat_file_with(const QByteArray& settings) {
-  return R"({"format": "quire-chat", "version": 3, "title": "t",
-             "created": "2024-05-01T12:00:00.000Z", "updated": "2024-05-01T12:00:00.000Z",
-             "model": {"dir": "", "settings": {}}, "chat_settings": )" +
-         settings + R"(, "messages": []})";
+  return "{\"format\": \"quire-chat\", \"version\": 3, \"title\": \"t\",\n             "
+         "\"created\": \"2024-05-01T12:00:00.000Z\", \"updated\": \"2024-05-01T12:00:00.000Z\",\n  "
+         "           \"model\": {\"dir\": \"\", \"settings\": {}}, \"chat_settings\": " +
+         settings + ", \"messages\": []}";
 }
 
 }  // namespace
@@ -117,7 +117,7 @@ class TunedSamplingSettingsTest : public QObject {
   void absentKeysInTheFileTakeTheDefaults() {
     QString error;
     const auto read =
-        chat_from_json(chat_file_with(R"({"tuned_sampling": {"xtc_probability": 0.5}})"), &error);
+        chat_from_json(chat_file_with("{\"tuned_sampling\": {\"xtc_probability\": 0.5}}"), &error);
     QVERIFY2(read, qPrintable(error));
     TunedSampling expected;
     expected.xtc_probability = 0.5;
@@ -127,18 +127,19 @@ class TunedSamplingSettingsTest : public QObject {
   void badFilesAreRefusedNamingTheField_data() {
     QTest::addColumn<QByteArray>("settings");
     QTest::addColumn<QString>("message");
-    QTest::newRow("not an object") << QByteArray(R"({"tuned_sampling": 2})")
+    QTest::newRow("not an object") << QByteArray("{\"tuned_sampling\": 2}")
                                    << "chat_settings.tuned_sampling: expected an object";
-    QTest::newRow("out of range") << QByteArray(R"({"tuned_sampling": {"dry_base": 0.5}})")
+    QTest::newRow("out of range") << QByteArray("{\"tuned_sampling\": {\"dry_base\": 0.5}}")
                                   << "chat_settings.tuned_sampling: dry_base must be 1 or more "
                                      "(got 0.5)";
-    QTest::newRow("mirostat 1") << QByteArray(R"({"tuned_sampling": {"mirostat": 1}})")
+    QTest::newRow("mirostat 1") << QByteArray("{\"tuned_sampling\": {\"mirostat\": 1}}")
                                 << "chat_settings.tuned_sampling: mirostat: expected 0 (off) or "
                                    "2 (mirostat v2)";
     QTest::newRow("a number as text")
-        << QByteArray(R"({"tuned_sampling": {"top_n_sigma": "1"}})")
+        << QByteArray("{\"tuned_sampling\": {\"top_n_sigma\": \"1\"}}")
         << "chat_settings.tuned_sampling: top_n_sigma: expected a number";
-    QTest::newRow("breakers") << QByteArray(R"({"tuned_sampling": {"dry_sequence_breakers": [1]}})")
+    QTest::newRow("breakers") << QByteArray(
+                                     "{\"tuned_sampling\": {\"dry_sequence_breakers\": [1]}}")
                               << "chat_settings.tuned_sampling: dry_sequence_breakers: expected "
                                  "strings";
   }
