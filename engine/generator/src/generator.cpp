@@ -61,7 +61,7 @@ JobId Generator::submit(JobRequest request) {
       std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
   job->constraint = std::move(constraint);
   const SamplingSettings& sampling = job->request.sampling;
-  if (sampling.dry_on() && !sampling.greedy() && !sampling.dry_sequence_breakers.empty()) {
+  if (sampling.dry_on() && !sampling.dry_sequence_breakers.empty()) {
     // DRY's breakers are strings; the sampler matches tokens, those whose
     // text contains one (the vocabulary's bytes, as a grammar sees them).
     if (!vocabulary_) vocabulary_ = grammar::TokenVocabulary::from_tokenizer(tokenizer_);
