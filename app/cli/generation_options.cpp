@@ -35,6 +35,7 @@ void GenerationOptions::add_to(CLI::App& command) {
   command.add_option("--logit-bias-text", text_biases,
                      "TEXT=BIAS: add BIAS (-100 to 100) to the logit of every token of TEXT "
                      "(repeatable)");
+  tuned.add_to(command);
 }
 
 void GenerationOptions::apply_text_options(engine::JobRequest& request,
@@ -80,6 +81,7 @@ engine::SamplingSettings GenerationOptions::sampling() const {
   settings.frequency_penalty = static_cast<float>(frequency_penalty);
   settings.presence_penalty = static_cast<float>(presence_penalty);
   if (seed >= 0) settings.seed = static_cast<std::uint64_t>(seed);
+  tuned.apply(settings);
   return settings;
 }
 

@@ -10,6 +10,7 @@
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/generator/sampler.h"
 #include "quire/engine/tokenizer/tokenizer.h"
+#include "tuned_sampling_options.h"
 
 namespace CLI {
 class App;
@@ -29,6 +30,7 @@ struct GenerationOptions {
   std::vector<std::string> banned_strings;
   // "TEXT=BIAS": the bias for every token of TEXT as the tokenizer spells it.
   std::vector<std::string> text_biases;
+  TunedSamplingOptions tuned;  // DRY, XTC, top-nσ, mirostat
 
   void add_to(CLI::App& command);
   engine::SamplingSettings sampling() const;

@@ -2,6 +2,38 @@
 
 namespace quire::gui {
 
+ui::TunedSampling to_ui(const store::TunedSampling& tuned) {
+  ui::TunedSampling out;
+  out.dry_multiplier = tuned.dry_multiplier;
+  out.dry_base = tuned.dry_base;
+  out.dry_allowed_length = tuned.dry_allowed_length;
+  out.dry_range = tuned.dry_range;
+  out.dry_sequence_breakers = tuned.dry_sequence_breakers;
+  out.xtc_threshold = tuned.xtc_threshold;
+  out.xtc_probability = tuned.xtc_probability;
+  out.top_n_sigma = tuned.top_n_sigma;
+  out.mirostat = tuned.mirostat;
+  out.mirostat_tau = tuned.mirostat_tau;
+  out.mirostat_eta = tuned.mirostat_eta;
+  return out;
+}
+
+store::TunedSampling to_store(const ui::TunedSampling& tuned) {
+  store::TunedSampling out;
+  out.dry_multiplier = tuned.dry_multiplier;
+  out.dry_base = tuned.dry_base;
+  out.dry_allowed_length = tuned.dry_allowed_length;
+  out.dry_range = tuned.dry_range;
+  out.dry_sequence_breakers = tuned.dry_sequence_breakers;
+  out.xtc_threshold = tuned.xtc_threshold;
+  out.xtc_probability = tuned.xtc_probability;
+  out.top_n_sigma = tuned.top_n_sigma;
+  out.mirostat = tuned.mirostat;
+  out.mirostat_tau = tuned.mirostat_tau;
+  out.mirostat_eta = tuned.mirostat_eta;
+  return out;
+}
+
 ui::ChatOverrides to_overrides(const store::ChatSettings& settings) {
   ui::ChatOverrides overrides;
   overrides.system_prompt = settings.system_prompt;
@@ -12,6 +44,7 @@ ui::ChatOverrides to_overrides(const store::ChatSettings& settings) {
   overrides.max_new_tokens = settings.max_new_tokens;
   overrides.prompt_format = settings.prompt_format;
   overrides.use_tools = settings.tools_enabled;
+  if (settings.tuned_sampling) overrides.tuned_sampling = to_ui(*settings.tuned_sampling);
   return overrides;
 }
 
@@ -25,6 +58,7 @@ store::ChatSettings to_chat_settings(const ui::ChatOverrides& overrides) {
   settings.max_new_tokens = overrides.max_new_tokens;
   settings.prompt_format = overrides.prompt_format;
   settings.tools_enabled = overrides.use_tools;
+  if (overrides.tuned_sampling) settings.tuned_sampling = to_store(*overrides.tuned_sampling);
   return settings;
 }
 
@@ -47,6 +81,7 @@ void apply_chat_settings(const store::ChatSettings& settings, ReplyRequest& requ
     request.sampling.repetition_penalty = *settings.repetition_penalty;
   }
   if (settings.max_new_tokens) request.max_new_tokens = *settings.max_new_tokens;
+  if (settings.tuned_sampling) request.sampling.tuned = to_ui(*settings.tuned_sampling);
 }
 
 }  // namespace quire::gui

@@ -13,6 +13,10 @@ namespace quire::gui {
 ui::ChatOverrides to_overrides(const store::ChatSettings& settings);
 store::ChatSettings to_chat_settings(const ui::ChatOverrides& overrides);
 
+// DRY, XTC, top-nσ and mirostat between the store's and the panel's shapes.
+ui::TunedSampling to_ui(const store::TunedSampling& tuned);
+store::TunedSampling to_store(const ui::TunedSampling& tuned);
+
 // The global values a chat follows: the engine settings, and the longest
 // reply the application allows.
 ui::ChatDefaults chat_defaults(const ui::EngineSettings& settings, int max_new_tokens);

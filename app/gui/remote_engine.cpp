@@ -176,6 +176,19 @@ void RemoteEngine::startReply(const ReplyRequest& request) {
   sampling.top_k = request.sampling.top_k;
   sampling.min_p = request.sampling.min_p;
   sampling.repetition_penalty = request.sampling.repetition_penalty;
+  const ui::TunedSampling& tuned = request.sampling.tuned;
+  sampling.dry_multiplier = tuned.dry_multiplier;
+  sampling.dry_base = tuned.dry_base;
+  sampling.dry_allowed_length = tuned.dry_allowed_length;
+  sampling.dry_range = tuned.dry_range;
+  for (const QString& breaker : tuned.dry_sequence_breakers)
+    sampling.dry_sequence_breakers.push_back(breaker.toStdString());
+  sampling.xtc_threshold = tuned.xtc_threshold;
+  sampling.xtc_probability = tuned.xtc_probability;
+  sampling.top_n_sigma = tuned.top_n_sigma;
+  sampling.mirostat = tuned.mirostat;
+  sampling.mirostat_tau = tuned.mirostat_tau;
+  sampling.mirostat_eta = tuned.mirostat_eta;
   const std::string body =
       remote::chat_request_body(model_->id, messages, sampling, request.max_new_tokens);
   const bool was_idle = replies_.empty();

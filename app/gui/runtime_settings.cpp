@@ -143,6 +143,20 @@ engine::SamplingSettings sampling_settings(const ui::SamplingDefaults& defaults)
   sampling.min_p = static_cast<float>(defaults.min_p);
   sampling.repetition_penalty =
       defaults.repetition_penalty >= 1 ? static_cast<float>(defaults.repetition_penalty) : 1.0f;
+  const ui::TunedSampling& tuned = defaults.tuned;
+  sampling.dry_multiplier = static_cast<float>(tuned.dry_multiplier);
+  sampling.dry_base = static_cast<float>(tuned.dry_base);
+  sampling.dry_allowed_length = tuned.dry_allowed_length;
+  sampling.dry_range = tuned.dry_range;
+  sampling.dry_sequence_breakers.clear();
+  for (const QString& breaker : tuned.dry_sequence_breakers)
+    sampling.dry_sequence_breakers.push_back(breaker.toStdString());
+  sampling.xtc_threshold = static_cast<float>(tuned.xtc_threshold);
+  sampling.xtc_probability = static_cast<float>(tuned.xtc_probability);
+  sampling.top_n_sigma = static_cast<float>(tuned.top_n_sigma);
+  sampling.mirostat = tuned.mirostat ? 2 : 0;
+  sampling.mirostat_tau = static_cast<float>(tuned.mirostat_tau);
+  sampling.mirostat_eta = static_cast<float>(tuned.mirostat_eta);
   return sampling;
 }
 

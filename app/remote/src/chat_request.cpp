@@ -36,6 +36,24 @@ std::string chat_request_body(const std::string& model, const std::vector<ChatMe
   if (sampling.repetition_penalty > 0 && sampling.repetition_penalty != 1)
     body["repetition_penalty"] = sampling.repetition_penalty;
   if (sampling.seed) body["seed"] = *sampling.seed;
+  if (sampling.dry_multiplier > 0) {
+    body["dry_multiplier"] = sampling.dry_multiplier;
+    body["dry_base"] = sampling.dry_base;
+    body["dry_allowed_length"] = sampling.dry_allowed_length;
+    // llama.cpp's spelling: -1 for the whole context.
+    body["dry_penalty_last_n"] = sampling.dry_range > 0 ? sampling.dry_range : -1;
+    body["dry_sequence_breakers"] = sampling.dry_sequence_breakers;
+  }
+  if (sampling.xtc_probability > 0 && sampling.xtc_threshold <= 0.5) {
+    body["xtc_threshold"] = sampling.xtc_threshold;
+    body["xtc_probability"] = sampling.xtc_probability;
+  }
+  if (sampling.top_n_sigma > 0) body["top_n_sigma"] = sampling.top_n_sigma;
+  if (sampling.mirostat) {
+    body["mirostat"] = 2;
+    body["mirostat_tau"] = sampling.mirostat_tau;
+    body["mirostat_eta"] = sampling.mirostat_eta;
+  }
   // Text the engine cannot encode would fail its JSON parser; replace it.
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -148,6 +148,19 @@ engine::SamplingSettings openai_sampling(const SamplingFields& fields, const Ser
   settings.frequency_penalty = static_cast<float>(fields.frequency_penalty.value_or(0.0));
   settings.presence_penalty = static_cast<float>(fields.presence_penalty.value_or(0.0));
   if (fields.seed) settings.seed = static_cast<std::uint64_t>(*fields.seed);
+  if (fields.dry_multiplier) settings.dry_multiplier = static_cast<float>(*fields.dry_multiplier);
+  if (fields.dry_base) settings.dry_base = static_cast<float>(*fields.dry_base);
+  if (fields.dry_allowed_length)
+    settings.dry_allowed_length = static_cast<int>(*fields.dry_allowed_length);
+  if (fields.dry_range) settings.dry_range = static_cast<int>(*fields.dry_range);
+  if (fields.dry_sequence_breakers) settings.dry_sequence_breakers = *fields.dry_sequence_breakers;
+  if (fields.xtc_threshold) settings.xtc_threshold = static_cast<float>(*fields.xtc_threshold);
+  if (fields.xtc_probability)
+    settings.xtc_probability = static_cast<float>(*fields.xtc_probability);
+  if (fields.top_n_sigma) settings.top_n_sigma = static_cast<float>(*fields.top_n_sigma);
+  if (fields.mirostat) settings.mirostat = static_cast<int>(*fields.mirostat);
+  if (fields.mirostat_tau) settings.mirostat_tau = static_cast<float>(*fields.mirostat_tau);
+  if (fields.mirostat_eta) settings.mirostat_eta = static_cast<float>(*fields.mirostat_eta);
   for (const auto& [id, bias] : fields.logit_bias) {
     if (id >= model.vocab_size) {
       throw ApiException(invalid_request("logit_bias names token " + std::to_string(id) +

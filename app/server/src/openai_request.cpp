@@ -8,6 +8,7 @@
 #include "quire/server/api_error.h"
 #include "request_fields.h"
 #include "response_format_parser.h"
+#include "tuned_sampling_fields.h"
 
 namespace quire::server {
 namespace {
@@ -249,6 +250,7 @@ SamplingFields parse_sampling(const Fields& fields) {
   sampling.stop = parse_stop(fields);
   parse_logit_bias(fields, sampling);
   sampling.banned_strings = parse_banned_strings(fields);
+  parse_tuned_sampling(fields, sampling);
   return sampling;
 }
 

@@ -1,5 +1,7 @@
 #include "settings_table.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QStringList>
 #include <algorithm>
 
@@ -152,6 +154,38 @@ SettingRow recent_models_row() {
               if (!path.isEmpty() && !kept.contains(path)) kept.append(path);
             }
             field(s) = kept.mid(0, limits::kMaxRecentModels);
+            return {};
+          }};
+}
+
+// DRY's sequence breakers, stored as a JSON array of strings (they are
+// mostly punctuation and line breaks, and an empty list must stay empty).
+QString breakers_text(const QStringList& breakers) {
+  return QString::fromUtf8(
+      QJsonDocument(QJsonArray::fromStringList(breakers)).toJson(QJsonDocument::Compact));
+}
+
+SettingRow dry_breakers_row() {
+  auto field = QUIRE_FIELD(engine.sampling.tuned.dry_sequence_breakers);
+  const QStringList fallback = ui::TunedSampling{}.dry_sequence_breakers;
+  return {QStringLiteral("sampling/dry_sequence_breakers"), breakers_text(fallback),
+          [=](AppSettings& s) { field(s) = fallback; },
+          [=](const AppSettings& s) { return QVariant(breakers_text(field(s))); },
+          [=](AppSettings& s, const QVariant& value) -> QString {
+            const std::optional<QString> text = stored::text(value);
+            const QJsonDocument document =
+                text ? QJsonDocument::fromJson(text->toUtf8()) : QJsonDocument();
+            QStringList breakers;
+            for (const QJsonValue& item : document.array()) {
+              if (!item.isString() || item.toString().isEmpty()) {
+                return QStringLiteral("is not a JSON array of non-empty strings");
+              }
+              breakers << item.toString();
+            }
+            if (!document.isArray()) {
+              return QStringLiteral("is not a JSON array of non-empty strings");
+            }
+            field(s) = breakers;
             return {};
           }};
 }
@@ -360,6 +394,28 @@ std::vector<SettingRow> make_rows() {
       boolean_row("ui/show_memory_panel", QUIRE_FIELD(preferences.show_memory_panel), true),
       boolean_row("ui/send_with_enter", QUIRE_FIELD(preferences.send_with_enter), true),
       text_row("ui/last_chat", QUIRE_FIELD(preferences.last_chat), QString()),
+      // DRY, XTC, top-nσ and mirostat for new chats: off, as in the engine.
+      real_row("sampling/dry_multiplier", QUIRE_FIELD(engine.sampling.tuned.dry_multiplier), 0.0,
+               limits::kDryMultiplier),
+      real_row("sampling/dry_base", QUIRE_FIELD(engine.sampling.tuned.dry_base), 1.75,
+               limits::kDryBase),
+      integer_row("sampling/dry_allowed_length",
+                  QUIRE_FIELD(engine.sampling.tuned.dry_allowed_length), 2,
+                  limits::kDryAllowedLength),
+      integer_row("sampling/dry_range", QUIRE_FIELD(engine.sampling.tuned.dry_range), 0,
+                  limits::kDryRange),
+      dry_breakers_row(),
+      real_row("sampling/xtc_threshold", QUIRE_FIELD(engine.sampling.tuned.xtc_threshold), 0.1,
+               limits::kXtcThreshold),
+      real_row("sampling/xtc_probability", QUIRE_FIELD(engine.sampling.tuned.xtc_probability), 0.0,
+               limits::kXtcProbability),
+      real_row("sampling/top_n_sigma", QUIRE_FIELD(engine.sampling.tuned.top_n_sigma), 0.0,
+               limits::kTopNSigma),
+      boolean_row("sampling/mirostat", QUIRE_FIELD(engine.sampling.tuned.mirostat), false),
+      real_row("sampling/mirostat_tau", QUIRE_FIELD(engine.sampling.tuned.mirostat_tau), 5.0,
+               limits::kMirostatTau),
+      real_row("sampling/mirostat_eta", QUIRE_FIELD(engine.sampling.tuned.mirostat_eta), 0.1,
+               limits::kMirostatEta),
   };
 }
 

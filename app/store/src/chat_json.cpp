@@ -98,6 +98,18 @@ class Reader {
     return true;
   }
 
+  bool tuned_sampling(const QJsonObject& object, const QString& prefix, ChatSettings* out) {
+    const QString key = QStringLiteral("tuned_sampling");
+    const QJsonValue value = object.value(key);
+    if (value.isUndefined() || value.isNull()) return true;
+    if (!value.isObject()) return fail(prefix + key, QStringLiteral("expected an object"));
+    TunedSampling tuned;
+    const QString problem = TunedSampling::from_json(value.toObject(), &tuned);
+    if (!problem.isEmpty()) return fail(prefix + key, problem);
+    out->tuned_sampling = tuned;
+    return true;
+  }
+
   bool settings(const QJsonValue& value, ChatSettings* out) {
     const QString where = QStringLiteral("chat_settings");
     if (value.isUndefined() || value.isNull()) return true;
@@ -113,7 +125,7 @@ class Reader {
                          &out->repetition_penalty) ||
         !optional_number(object, QStringLiteral("max_new_tokens"), prefix, &max_new_tokens) ||
         !optional_text(object, QStringLiteral("prompt_format"), prefix, &out->prompt_format) ||
-        !tool_settings(object, prefix, out)) {
+        !tool_settings(object, prefix, out) || !tuned_sampling(object, prefix, out)) {
       return false;
     }
     if (max_new_tokens) {
@@ -263,6 +275,9 @@ QByteArray chat_to_json(const ChatDocument& document) {
   if (!chat.always_allowed_tools.isEmpty()) {
     settings.insert(QStringLiteral("always_allowed_tools"),
                     QJsonArray::fromStringList(chat.always_allowed_tools));
+  }
+  if (chat.tuned_sampling) {
+    settings.insert(QStringLiteral("tuned_sampling"), chat.tuned_sampling->to_json());
   }
   QJsonObject root{
       {QStringLiteral("format"), QString::fromLatin1(kChatFileFormat)},

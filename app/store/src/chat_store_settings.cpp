@@ -34,7 +34,7 @@ namespace detail {
 std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat) {
   Run run(d.sql(), QStringLiteral("SELECT system_prompt, temperature, top_p, min_p,"
                                   " repetition_penalty, max_new_tokens, prompt_format,"
-                                  " tools_enabled, always_allowed_tools"
+                                  " tools_enabled, always_allowed_tools, tuned_sampling"
                                   " FROM chats WHERE id = ?"));
   run << raw(chat);
   if (!run.exec()) {
@@ -60,6 +60,15 @@ std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat) {
       if (tool.isString()) settings.always_allowed_tools << tool.toString();
     }
   }
+  if (!run.value(9).isNull()) {
+    // Written by write_settings from checked values; a value that no longer
+    // reads (edited by hand) follows the global settings again.
+    TunedSampling tuned;
+    const QJsonDocument stored = QJsonDocument::fromJson(run.value(9).toString().toUtf8());
+    if (stored.isObject() && TunedSampling::from_json(stored.object(), &tuned).isEmpty()) {
+      settings.tuned_sampling = tuned;
+    }
+  }
   return settings;
 }
 
@@ -72,7 +81,7 @@ bool write_settings(StoreState& d, ChatId chat, const ChatSettings& settings) {
   Run run(d.sql(), QStringLiteral("UPDATE chats SET system_prompt = ?, temperature = ?, top_p = ?,"
                                   " min_p = ?, repetition_penalty = ?, max_new_tokens = ?,"
                                   " prompt_format = ?, tools_enabled = ?,"
-                                  " always_allowed_tools = ? WHERE id = ?"));
+                                  " always_allowed_tools = ?, tuned_sampling = ? WHERE id = ?"));
   run << text_or_null(settings.system_prompt) << number_or_null(settings.temperature)
       << number_or_null(settings.top_p) << number_or_null(settings.min_p)
       << number_or_null(settings.repetition_penalty)
@@ -86,6 +95,10 @@ bool write_settings(StoreState& d, ChatId chat, const ChatSettings& settings) {
               : QVariant(QString::fromUtf8(
                     QJsonDocument(QJsonArray::fromStringList(settings.always_allowed_tools))
                         .toJson(QJsonDocument::Compact))))
+      << (settings.tuned_sampling
+              ? QVariant(QString::fromUtf8(QJsonDocument(settings.tuned_sampling->to_json())
+                                               .toJson(QJsonDocument::Compact)))
+              : QVariant(QMetaType::fromType<QString>()))
       << raw(chat);
   if (!run.exec()) return d.fail_sql(QStringLiteral("save a chat's settings"), run.error());
   if (run.rows_affected() == 0) {

@@ -90,6 +90,7 @@ QString ChatSettings::problem() const {
   if (max_new_tokens && *max_new_tokens < 1) {
     return QStringLiteral("max_new_tokens must be 1 or more (got %1)").arg(*max_new_tokens);
   }
+  if (tuned_sampling) return tuned_sampling->problem();
   return {};
 }
 

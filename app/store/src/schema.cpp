@@ -224,8 +224,14 @@ int count_search_triggers(const QSqlDatabase& db, QString* error) {
 
 }  // namespace
 
+// Version 5: a chat's own DRY, XTC, top-nσ and mirostat settings, one JSON
+// object (chat_json.cpp's TunedSampling shape) or NULL to follow the global ones.
+QStringList version5() {
+  return {QStringLiteral("ALTER TABLE chats ADD COLUMN tuned_sampling TEXT")};
+}
+
 int current_schema_version() {
-  return 4;
+  return 5;
 }
 
 QStringList migration(int version) {
@@ -238,6 +244,8 @@ QStringList migration(int version) {
       return version3();
     case 4:
       return version4();
+    case 5:
+      return version5();
     default:
       return {};
   }

@@ -29,6 +29,14 @@
 // U might beat) falls back: the caller fetches the row and calls sample(),
 // and the random number this path looked at is drawn there instead.
 //
+// DRY penalizes only tokens of the context, so adjusted_tokens() names the
+// ones it penalizes here and their penalty is applied with the same code as
+// sample()'s, after the other penalties. XTC runs inside filter(), so the
+// exact cases A and B run it on the very list sample() runs it on, with the
+// same number; C falls back while XTC is on. Top-nσ needs the mean and the
+// deviation of the whole row, and mirostat's cut depends on the row's total
+// weight: with either on, every row falls back.
+//
 // A token mask (structured output) removes K's masked tokens as bans do. Of
 // U only an upper bound is known then (its count; the tail sum also holds
 // masked tokens), so greedy and A (with top-k cutting strictly inside K's
@@ -133,6 +141,11 @@ void Sampler::adjusted_tokens(std::span<const std::int32_t> context, std::int64_
     }
     touched_.clear();
   }
+  if (settings_.dry_on()) {
+    compute_dry_penalties(context, size);
+    for (const auto& [token, penalty] : dry_penalties_)
+      out.push_back(token);
+  }
   for (const auto& [token, bias] : settings_.token_bias) {
     if (inside(token)) out.push_back(token);
   }
@@ -152,7 +165,8 @@ std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidate
   };
   const std::size_t k = c.values.size();
   if (c.vocab <= 0 || k == 0 || c.ids.size() != k ||
-      c.adjusted_ids.size() != c.adjusted_logits.size() || c.nans > 0) {
+      c.adjusted_ids.size() != c.adjusted_logits.size() || c.nans > 0 ||
+      (!settings_.greedy() && (settings_.top_n_sigma_on() || settings_.mirostat_on()))) {
     return fallback();
   }
   const auto size = static_cast<std::size_t>(c.vocab);
@@ -175,6 +189,17 @@ std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidate
       counts_[index] = 0;
     }
     touched_.clear();
+  }
+  if (settings_.dry_on()) {
+    compute_dry_penalties(context, size);
+    for (const auto& [token, penalty] : dry_penalties_) {
+      const std::ptrdiff_t at = position(c.adjusted_ids, token);
+      if (at < 0) {
+        missing = true;
+      } else {
+        adjusted_[static_cast<std::size_t>(at)] -= penalty;
+      }
+    }
   }
   for (const auto& [token, bias] : settings_.token_bias) {
     if (token < 0 || static_cast<std::size_t>(token) >= size) continue;
@@ -253,9 +278,10 @@ std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidate
   const float temperature = settings_.temperature;
 
   Random probe = random_;
-  const double u = probe.uniform();
+  const DrawNumbers numbers = draw_numbers(probe);
+  const double u = numbers.draw;
   const auto exact = [&](bool ranked) -> std::optional<std::int32_t> {
-    const std::int32_t token = filter_and_draw(ranked, u, size);
+    const std::int32_t token = filter_and_draw(ranked, numbers, size);
     random_ = probe;
     ++candidate_draws_;
     return token;
@@ -293,8 +319,9 @@ std::optional<std::int32_t> Sampler::sample_from_candidates(const LogitCandidate
   const bool top_p_on = settings_.top_p > 0 && settings_.top_p < 1;
   const bool min_p_on = settings_.min_p > 0;
   const bool typical_on = settings_.typical > 0 && settings_.typical < 1;
-  if (masked || cut_by_k || std::isinf(top) || typical_on || (!top_p_on && !min_p_on) ||
-      !std::isfinite(c.values.front()) || c.inv_temperature != 1.0f / temperature) {
+  if (masked || cut_by_k || std::isinf(top) || typical_on || settings_.xtc_on() ||
+      (!top_p_on && !min_p_on) || !std::isfinite(c.values.front()) ||
+      c.inv_temperature != 1.0f / temperature) {
     return fallback();
   }
   // Softmax weights as sample() computes them; zeros are erased there, and

@@ -10,9 +10,13 @@
 // otherwise draw from p without d.
 //
 // p is built by the very code sample() draws with (adjust_logits, the
-// candidates, top-k and filter()), so every setting (temperature, top-k,
-// top-p, min-p, typical, penalties in this context, bias, bans) shapes it
-// exactly as it shapes a draw, and last_candidates() shows it afterwards.
+// candidates, cut_logits() and filter()), so every setting (temperature,
+// top-nσ, top-k, top-p, min-p, typical, XTC, mirostat's current mu,
+// penalties and DRY in this context, bias, bans) shapes it exactly as it
+// shapes a draw, and last_candidates() shows it afterwards. XTC's number is
+// drawn first, as sample() draws it: given that number p is exactly what
+// sample() would draw from, so the token is distributed as sample()'s for
+// every value of it, hence overall.
 
 #include <cmath>
 #include <stdexcept>
@@ -37,9 +41,9 @@ DraftVerdict Sampler::verify_draft(std::span<const float> logits,
   }
 
   detail::collect_candidates(logits_, candidates_);
-  bool ranked = false;
-  if (settings_.top_k > 0) ranked = detail::keep_top_k(candidates_, settings_.top_k);
-  filter(ranked, logits_.size());
+  const bool ranked = cut_logits();
+  const double xtc_number = settings_.xtc_on() ? random_.uniform() : 1.0;
+  filter(ranked, logits_.size(), xtc_number);
 
   double p_draft = 0;
   for (const SamplingCandidate& candidate : candidates_) {
@@ -53,8 +57,13 @@ DraftVerdict Sampler::verify_draft(std::span<const float> logits,
   for (const std::int32_t id : draft_q_ids_)
     draft_q_[static_cast<std::size_t>(id)] = 0;
   draft_q_ids_.clear();
-  if (accepted) return {true, draft};
-  return {false, residual_[detail::draw_index(residual_, random_.uniform())].id};
+  if (accepted) {
+    update_mirostat(draft);
+    return {true, draft};
+  }
+  const std::int32_t token = residual_[detail::draw_index(residual_, random_.uniform())].id;
+  update_mirostat(token);
+  return {false, token};
 }
 
 double Sampler::load_draft_distribution(const DraftDistribution& q, std::int32_t draft) {

@@ -66,6 +66,16 @@ JobId Generator::submit(JobRequest request) {
   auto job =
       std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
   job->constraint = std::move(constraint);
+  const SamplingSettings& sampling = job->request.sampling;
+  if (sampling.dry_on() && !sampling.dry_sequence_breakers.empty()) {
+    // DRY's breakers are strings; the sampler matches tokens, those whose
+    // text contains one (the vocabulary's bytes, as a grammar sees them).
+    if (!vocabulary_) vocabulary_ = grammar::TokenVocabulary::from_tokenizer(tokenizer_);
+    const grammar::TokenVocabulary& vocabulary = *vocabulary_;
+    job->sampler.set_dry_breaker_tokens(
+        dry_breaker_tokens(sampling.dry_sequence_breakers, vocabulary.size(),
+                           [&vocabulary](std::int32_t id) { return vocabulary.bytes(id); }));
+  }
   if (job->request.draft.method == DraftSettings::Method::Ngram)
     job->drafter.emplace(job->request.draft.ngram);
   if (job->request.draft.method != DraftSettings::Method::Off)

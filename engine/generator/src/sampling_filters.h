@@ -47,6 +47,22 @@ void keep_min_p(std::vector<SamplingCandidate>& candidates, float min_p);
 void keep_typical(std::vector<SamplingCandidate>& candidates, float mass,
                   std::vector<float>& scores);
 
+// Top-nσ: keeps the candidates whose logit is at least the highest minus n
+// population standard deviations of all the candidates' logits (doubles,
+// summed in list order). Leaves the list alone when a logit is +inf (those
+// take all the probability anyway). Order kept; never empties the list.
+void keep_top_n_sigma(std::vector<SamplingCandidate>& candidates, float n);
+
+// Mirostat v2's cut, on normalized probabilities: keeps the candidates whose
+// surprise -log2(p) is at most mu, or the likeliest alone when none is.
+// Order kept; renormalizes what it keeps.
+void keep_within_surprise(std::vector<SamplingCandidate>& candidates, double mu);
+
+// XTC's removal, on normalized probabilities: when two or more candidates are
+// at least `threshold` likely, removes all of them but the least likely (the
+// one ranking last); renormalizes. Order kept.
+void exclude_top_choices(std::vector<SamplingCandidate>& candidates, float threshold);
+
 // Scales the probabilities to sum to 1.
 void normalize(std::vector<SamplingCandidate>& candidates);
 

@@ -42,7 +42,20 @@ AppSettings every_value_changed(const QString& path) {
   e.cache_device = 2;
   e.max_batch = 4;
   e.chunk_size = 1024;
-  e.sampling = {0.65, 0.85, 0.02, 1.12, 64};
+  quire::ui::TunedSampling tuned;
+  tuned.dry_multiplier = 0.8;
+  tuned.dry_base = 2.25;
+  tuned.dry_allowed_length = 4;
+  tuned.dry_range = 2048;
+  tuned.dry_sequence_breakers = {QStringLiteral("\n"), QStringLiteral("\", = #"),
+                                 QStringLiteral("「")};
+  tuned.xtc_threshold = 0.15;
+  tuned.xtc_probability = 0.5;
+  tuned.top_n_sigma = 1.5;
+  tuned.mirostat = true;
+  tuned.mirostat_tau = 4.5;
+  tuned.mirostat_eta = 0.25;
+  e.sampling = {0.65, 0.85, 0.02, 1.12, 64, tuned};
   e.drafts = {QStringLiteral("model"), 9, QStringLiteral("/models/small-draft")};
   e.system_prompt =
       QStringLiteral("Line one; \"quoted\"\n\tLine two = two, [three]\n# not a comment");
@@ -99,6 +112,11 @@ class TestAppSettings : public QObject {
     QCOMPARE(e.sampling.min_p, 0.05);
     QCOMPARE(e.sampling.repetition_penalty, 1.0);
     QCOMPARE(e.sampling.top_k, 40);
+    // DRY, XTC, top-nσ and mirostat off, as in the engine.
+    QCOMPARE(e.sampling.tuned, quire::ui::TunedSampling{});
+    QCOMPARE(e.sampling.tuned.dry_sequence_breakers,
+             (QStringList{QStringLiteral("\n"), QStringLiteral(":"), QStringLiteral("\""),
+                          QStringLiteral("*")}));
     // Speculative decoding off, with the engine's draft length ready.
     QCOMPARE(e.drafts.method, QStringLiteral("off"));
     QCOMPARE(e.drafts.max_tokens, 4);
@@ -122,7 +140,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 42);
+    QCOMPARE(keys.size(), 53);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);
@@ -166,6 +184,15 @@ class TestAppSettings : public QObject {
     QCOMPARE(read.preferences, written.preferences);
     QCOMPARE(read.server, written.server);
     QVERIFY(read == written);
+  }
+
+  void noDryBreakersStayNone() {
+    AppSettings written(path_);
+    written.engine.sampling.tuned.dry_sequence_breakers.clear();
+    QVERIFY2(written.save(), qPrintable(written.errorString()));
+    AppSettings read(path_);
+    QCOMPARE(read.load(), QList<SettingsProblem>());
+    QCOMPARE(read.engine.sampling.tuned.dry_sequence_breakers, QStringList());
   }
 
   void shortListsRoundTrip_data() {

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "tuned_sampling_editor.h"
 #include "wheel_guard.h"
 
 namespace quire::ui {
@@ -67,6 +68,7 @@ struct ChatSettingsPanel::Fields {
   QSpinBox* max_new_tokens = nullptr;
   QComboBox* prompt_format = nullptr;
   QCheckBox* use_tools = nullptr;
+  TunedSamplingEditor* tuned = nullptr;
   QList<Row> rows;  // in the order above
   QPushButton* reset = nullptr;
 
@@ -114,6 +116,7 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
   f.use_tools->setToolTip(
       tr("Offer the model the tools of the servers enabled in Settings → Tools; every call "
          "still waits for your approval"));
+  f.tuned = new TunedSamplingEditor(this);
 
   const struct {
     QWidget* editor;
@@ -128,6 +131,7 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
       {f.max_new_tokens, QStringLiteral("chatMaxNewTokens"), tr("Longest reply")},
       {f.prompt_format, QStringLiteral("chatPromptFormat"), tr("Prompt format")},
       {f.use_tools, QStringLiteral("chatUseTools"), tr("Tools")},
+      {f.tuned, QStringLiteral("chatTunedSampling"), tr("Advanced sampling")},
   };
   int line = 0;
   for (const auto& spec : specs) {
@@ -169,6 +173,7 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
   connect(f.max_new_tokens, &QSpinBox::valueChanged, this, changed);
   connect(f.prompt_format, &QComboBox::currentIndexChanged, this, changed);
   connect(f.use_tools, &QCheckBox::toggled, this, changed);
+  connect(f.tuned, &TunedSamplingEditor::changed, this, changed);
 
   f.reset = new QPushButton(tr("Reset to defaults"), this);
   f.reset->setObjectName(QStringLiteral("resetChatSettings"));
@@ -225,6 +230,7 @@ void ChatSettingsPanel::showDefaults() {
                                                                    : defaults_.prompt_format);
   }
   if (!f.owns(f.use_tools)) f.use_tools->setChecked(defaults_.use_tools);
+  if (!f.owns(f.tuned)) f.tuned->setValue(defaults_.sampling.tuned);
   writing_ = was_writing;
 }
 
@@ -239,6 +245,7 @@ void ChatSettingsPanel::setOverrides(const ChatOverrides& overrides) {
   f.row(f.max_new_tokens).own->setChecked(overrides.max_new_tokens.has_value());
   f.row(f.prompt_format).own->setChecked(overrides.prompt_format.has_value());
   f.row(f.use_tools).own->setChecked(overrides.use_tools.has_value());
+  f.row(f.tuned).own->setChecked(overrides.tuned_sampling.has_value());
   if (overrides.system_prompt) f.system_prompt->setPlainText(*overrides.system_prompt);
   if (overrides.temperature) f.temperature->setValue(*overrides.temperature);
   if (overrides.top_p) f.top_p->setValue(*overrides.top_p);
@@ -247,6 +254,7 @@ void ChatSettingsPanel::setOverrides(const ChatOverrides& overrides) {
   if (overrides.max_new_tokens) f.max_new_tokens->setValue(*overrides.max_new_tokens);
   if (overrides.prompt_format) select_data(f.prompt_format, *overrides.prompt_format);
   if (overrides.use_tools) f.use_tools->setChecked(*overrides.use_tools);
+  if (overrides.tuned_sampling) f.tuned->setValue(*overrides.tuned_sampling);
   showDefaults();
   writing_ = false;
   refreshStates();
@@ -263,6 +271,7 @@ ChatOverrides ChatSettingsPanel::overrides() const {
   if (f.owns(f.max_new_tokens)) o.max_new_tokens = f.max_new_tokens->value();
   if (f.owns(f.prompt_format)) o.prompt_format = f.prompt_format->currentData().toString();
   if (f.owns(f.use_tools)) o.use_tools = f.use_tools->isChecked();
+  if (f.owns(f.tuned)) o.tuned_sampling = f.tuned->value();
   return o;
 }
 
@@ -287,6 +296,7 @@ void ChatSettingsPanel::refreshStates() {
       tr("%L1 tokens").arg(defaults_.max_new_tokens),
       format_text,
       defaults_.use_tools ? tr("on") : tr("off"),
+      tuned_sampling_summary(defaults_.sampling.tuned),
   };
   bool any_own = false;
   for (qsizetype i = 0; i < f.rows.size(); ++i) {

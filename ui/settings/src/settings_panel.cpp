@@ -159,6 +159,7 @@ EngineSettings SettingsPanel::settings() const {
   s.sampling.top_p = top_p_->value();
   s.sampling.min_p = min_p_->value();
   s.sampling.repetition_penalty = repetition_penalty_->value();
+  s.sampling.tuned = tuned_sampling_;
   s.drafts.method = draft_method_->currentData().toString();
   s.drafts.max_tokens = draft_tokens_->value();
   s.drafts.model_directory = draft_model_->text().trimmed();

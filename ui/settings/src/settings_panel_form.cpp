@@ -421,6 +421,7 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   model_directory_->setText(s.model_directory);
   remote_->setValues(s.remote_url, s.remote_model);
   recent_models_ = s.recent_models;
+  tuned_sampling_ = s.sampling.tuned;
   recent_->clear();
   for (const QString& path : s.recent_models)
     recent_->addItem(path, path);

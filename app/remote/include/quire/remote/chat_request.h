@@ -38,6 +38,19 @@ struct ChatSampling {
   double min_p = 0;               // 0: off
   double repetition_penalty = 0;  // 0 or 1: off (vLLM, SGLang, TabbyAPI read it)
   std::optional<std::int64_t> seed;
+  // DRY, XTC, top-nσ and mirostat v2, under llama.cpp's server's names (which
+  // TabbyAPI also reads for DRY and XTC); each group is sent only when on.
+  double dry_multiplier = 0;  // 0: off
+  double dry_base = 1.75;
+  int dry_allowed_length = 2;
+  int dry_range = 0;  // 0: the whole context
+  std::vector<std::string> dry_sequence_breakers;
+  double xtc_threshold = 0.1;
+  double xtc_probability = 0;  // 0: off
+  double top_n_sigma = 0;      // 0: off
+  bool mirostat = false;
+  double mirostat_tau = 5;
+  double mirostat_eta = 0.1;
 };
 
 // {"model", "messages", "stream": true, "stream_options": {"include_usage":

@@ -35,6 +35,19 @@ struct SamplingFields {
   std::map<std::string, double> logit_bias_text;
   // TabbyAPI's banned_strings: text the reply must never show.
   std::vector<std::string> banned_strings;
+  // DRY, XTC, top-nσ and mirostat v2, named as llama.cpp's server and
+  // TabbyAPI name them (tuned_sampling_fields.cpp lists the spellings).
+  std::optional<double> dry_multiplier;            // [0, 100] (0: off)
+  std::optional<double> dry_base;                  // [1, 100]
+  std::optional<std::int64_t> dry_allowed_length;  // >= 1
+  std::optional<std::int64_t> dry_range;           // >= 0 (0: the whole context)
+  std::optional<std::vector<std::string>> dry_sequence_breakers;
+  std::optional<double> xtc_threshold;    // [0, 1]
+  std::optional<double> xtc_probability;  // [0, 1]
+  std::optional<double> top_n_sigma;      // [-100, 100] (0 or less: off)
+  std::optional<std::int64_t> mirostat;   // 0 or 2
+  std::optional<double> mirostat_tau;     // [0.01, 100]
+  std::optional<double> mirostat_eta;     // [0.001, 1]
 
   friend bool operator==(const SamplingFields&, const SamplingFields&) = default;
 };

@@ -11,7 +11,9 @@
 // chat's own) and <field>State (what it follows now), where <field> is one of
 // "chatSystemPrompt", "chatTemperature", "chatTopP", "chatMinP",
 // "chatRepetitionPenalty", "chatMaxNewTokens", "chatPromptFormat",
-// "chatUseTools".
+// "chatUseTools", "chatTunedSampling" (the "Advanced sampling" group: DRY,
+// XTC, top-nσ and mirostat, owned together; its fields are named in
+// tuned_sampling_editor.h).
 
 #include <QString>
 #include <QStringList>
@@ -41,6 +43,7 @@ struct ChatOverrides {
   // Whether the model is offered the enabled tool servers' tools in this
   // chat; false keeps a chat free of tools whatever the global setting.
   std::optional<bool> use_tools;
+  std::optional<TunedSampling> tuned_sampling;
 
   friend bool operator==(const ChatOverrides&, const ChatOverrides&) = default;
 };

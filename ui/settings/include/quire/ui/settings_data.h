@@ -10,6 +10,8 @@
 #include <QStringList>
 #include <QtGlobal>
 
+#include "quire/ui/tuned_sampling.h"
+
 namespace quire::ui {
 
 // Sampling used for a new chat unless the chat overrides it.
@@ -18,7 +20,8 @@ struct SamplingDefaults {
   double top_p = 0;
   double min_p = 0;
   double repetition_penalty = 0;
-  int top_k = 0;  // 0: off
+  int top_k = 0;        // 0: off
+  TunedSampling tuned;  // DRY, XTC, top-nσ, mirostat
 
   friend bool operator==(const SamplingDefaults&, const SamplingDefaults&) = default;
 };

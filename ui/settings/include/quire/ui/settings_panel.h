@@ -132,6 +132,9 @@ class SettingsPanel : public QWidget {
   CacheFormatChoices cache_formats_;
   EngineSettings applied_;
   QStringList recent_models_;
+  // DRY, XTC, top-nσ and mirostat have no fields here (chats set them in
+  // their own settings); kept so that saving this panel leaves them as set.
+  TunedSampling tuned_sampling_;
   bool writing_ = false;  // fields are being filled from settings, not edited
   DirectoryChooser choose_directory_;
   QTimer* debounce_ = nullptr;

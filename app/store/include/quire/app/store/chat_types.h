@@ -157,6 +157,33 @@ struct Message {
   bool operator==(const Message&) const = default;
 };
 
+// The samplers beyond temperature, top-p and min-p, as a chat keeps them: the
+// engine's SamplingSettings says what each does. A chat overrides them as a
+// group ("Advanced sampling"); each default turns its sampler off.
+struct TunedSampling {
+  double dry_multiplier = 0;
+  double dry_base = 1.75;
+  int dry_allowed_length = 2;
+  int dry_range = 0;  // 0: the whole context
+  QStringList dry_sequence_breakers{QStringLiteral("\n"), QStringLiteral(":"), QStringLiteral("\""),
+                                    QStringLiteral("*")};
+  double xtc_threshold = 0.1;
+  double xtc_probability = 0;
+  double top_n_sigma = 0;
+  bool mirostat = false;  // mirostat v2
+  double mirostat_tau = 5;
+  double mirostat_eta = 0.1;
+
+  // "" when every value is in range, else what is wrong, naming the field.
+  QString problem() const;
+  // As JSON with the field names above (the chat file's and the store's
+  // column's shape); from_json leaves absent keys at their defaults and
+  // returns what is wrong with a present one, or "".
+  QJsonObject to_json() const;
+  static QString from_json(const QJsonObject& object, TunedSampling* out);
+  bool operator==(const TunedSampling&) const = default;
+};
+
 // Settings a chat overrides; each absent one follows the application's
 // global setting.
 struct ChatSettings {
@@ -173,6 +200,8 @@ struct ChatSettings {
   // Tools the user allowed to run in this chat without asking each time, by
   // the key the caller chooses (e.g. "server/tool"); in the order allowed.
   QStringList always_allowed_tools;
+  // DRY, XTC, top-nσ and mirostat, overridden together.
+  std::optional<TunedSampling> tuned_sampling;
 
   // An empty string when every value is in range, else what is wrong, e.g.
   // "top_p must be greater than 0 and at most 1 (got 1.5)".
