@@ -127,7 +127,8 @@ std::optional<double> optional_number(const Json& object, const char* key,
 Json parse_json(std::string_view json) {
   try {
     return Json::parse(json.begin(), json.end());
-  } catch (const Json::parse_error& error) {
+  } catch (const Json::exception& error) {
+    // A syntax error, or a number too large for any type ("1e999999").
     throw ImportError(std::string("not valid JSON (") + error.what() + ")");
   }
 }
