@@ -23,7 +23,10 @@ std::optional<ForeignFormat> format_of(const Json& root) {
   if (has_member(*first, "chat") && (*first)["chat"].is_object()) return ForeignFormat::OpenWebUi;
   if (root.is_object() && has_member(root, "messages") && root["messages"].is_array()) {
     const Json& messages = root["messages"];
-    if (messages.empty() || has_member(messages[0], "versions")) return ForeignFormat::LmStudio;
+    // An empty conversation says it is LM Studio's by its creation time
+    // (an OpenAI request has "messages" too).
+    if (messages.empty() ? has_member(root, "createdAt") : has_member(messages[0], "versions"))
+      return ForeignFormat::LmStudio;
   }
   return std::nullopt;
 }

@@ -208,6 +208,14 @@ class ChatImportTest : public QObject {
                             "\"quire-chat\"); Quire imports its own chats, ChatGPT's "
                             "conversations.json, Open WebUI's chat exports and LM Studio's "
                             "conversation files."));
+    // An OpenAI request has messages too, but is no conversation file.
+    const QString request = dir_->filePath(QStringLiteral("request.json"));
+    test::write_bytes(request, QByteArrayLiteral("{\"model\": \"x\", \"messages\": []}"));
+    QVERIFY(!import_chat_file(store, request, &problem));
+    QVERIFY2(problem.startsWith(QStringLiteral("Cannot import request.json: not a Quire chat "
+                                               "export")),
+             qPrintable(problem));
+    QVERIFY(store.list_chats().isEmpty());
   }
 
   void aFailingChatLeavesNoneOfTheBatch() {
