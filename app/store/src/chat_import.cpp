@@ -25,12 +25,6 @@ QDateTime time_of(const std::optional<double>& seconds) {
   return QDateTime::fromMSecsSinceEpoch(std::llround(*seconds * 1000.0), Qt::UTC);
 }
 
-bool is_quire_chat(const QByteArray& bytes) {
-  // Cheap before a full parse: Quire's own export says so near its start.
-  return bytes.left(256).contains("\"format\": \"quire-chat\"") ||
-         bytes.left(256).contains("\"format\":\"quire-chat\"");
-}
-
 }  // namespace
 
 ChatDocument document_from_foreign(const importers::ForeignChat& chat, const QString& format) {
@@ -69,24 +63,21 @@ std::optional<ChatFileContents> read_chat_file(const QByteArray& bytes, QString*
     if (error != nullptr) *error = problem;
     return std::nullopt;
   };
-  if (is_quire_chat(bytes)) {
-    QString problem;
-    std::optional<ChatDocument> document = chat_from_json(bytes, &problem);
-    if (!document) return failed(problem);
-    return ChatFileContents{QStringLiteral("Quire chat"), {*document}};
-  }
   const std::string_view json(bytes.constData(), static_cast<std::size_t>(bytes.size()));
   const std::optional<importers::ForeignFormat> format = importers::detect_foreign_format(json);
   if (!format) {
-    // Quire's own reader gives the precise complaint for JSON of no known
-    // shape (or no JSON at all).
+    // Quire's own, or else Quire's reader gives the precise complaint (its
+    // "format" member can come after a long system prompt, so the whole
+    // file is read).
     QString problem;
-    if (chat_from_json(bytes, &problem)) {
-      return failed(QStringLiteral("the file is not a chat export Quire knows"));
+    std::optional<ChatDocument> document = chat_from_json(bytes, &problem);
+    if (document) return ChatFileContents{QStringLiteral("Quire chat"), {*document}};
+    if (problem.startsWith(QStringLiteral("not a Quire chat export"))) {
+      problem += QStringLiteral(
+          "; Quire imports its own chats, ChatGPT's conversations.json, Open WebUI's chat "
+          "exports and LM Studio's conversation files");
     }
-    return failed(problem +
-                  QStringLiteral("; Quire imports its own chats, ChatGPT's conversations.json, "
-                                 "Open WebUI's chat exports and LM Studio's conversation files"));
+    return failed(problem);
   }
   const QString name = QString::fromLatin1(importers::format_name(*format));
   try {

@@ -6,6 +6,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "quire/app/store/chat_export.h"
 #include "quire/app/store/chat_import.h"
 #include "quire/app/store/chat_store.h"
 #include "store_test_helpers.h"
@@ -216,6 +217,25 @@ class ChatImportTest : public QObject {
                                                "export")),
              qPrintable(problem));
     QVERIFY(store.list_chats().isEmpty());
+  }
+
+  void quireExportsAreReadWhateverTheirLength() {
+    // QJsonDocument writes keys sorted: "format" comes after the chat's
+    // settings, which a long system prompt pushes far down the file.
+    ChatDocument document = read_fixture(QStringLiteral("open_webui_export.json")).chats[0];
+    document.settings.system_prompt = QString(5000, u'x');
+    QString error;
+    const auto contents = read_chat_file(chat_to_json(document), &error);
+    QVERIFY2(contents, qPrintable(error));
+    QCOMPARE(contents->format, QStringLiteral("Quire chat"));
+    QCOMPARE(contents->chats.size(), 1);
+    QCOMPARE(contents->chats[0].settings.system_prompt, document.settings.system_prompt);
+    QCOMPARE(shape(contents->chats[0]), shape(document));
+    // Quire's own problems are told as they are.
+    QVERIFY(!read_chat_file(QByteArrayLiteral("{\"format\": \"quire-chat\", \"version\": 99}"),
+                            &error));
+    QVERIFY2(error.startsWith(QStringLiteral("written by a newer version of Quire")),
+             qPrintable(error));
   }
 
   void aFailingChatLeavesNoneOfTheBatch() {
