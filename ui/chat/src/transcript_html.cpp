@@ -10,6 +10,7 @@
 #include <QTextFrame>
 #include <QTextList>
 #include <QTextTable>
+#include <algorithm>
 #include <vector>
 
 #include "chat_style.h"
@@ -83,7 +84,8 @@ class ProseWriter {
     return html;
   }
 
-  // `heading`: the heading's own weight is left to its element.
+  // `heading`: a heading's or a header cell's own weight is left to its
+  // element.
   QString inlines(const QTextBlock& block, bool heading = false) const {
     QString html;
     for (auto it = block.begin(); !it.atEnd(); ++it) {
@@ -129,7 +131,9 @@ class ProseWriter {
   }
 
   void table(QTextTable* table) {
-    const int headerRows = table->format().headerRowCount();
+    // A Markdown table always has its first row as the header; Qt's importer
+    // marks it only by a bold weight, which <th> carries by itself.
+    const int headerRows = std::max(1, table->format().headerRowCount());
     out_ += QStringLiteral("<table>\n");
     for (int row = 0; row < table->rows(); ++row) {
       out_ += QStringLiteral("<tr>");
@@ -138,7 +142,7 @@ class ProseWriter {
         const QTextTableCell cell = table->cellAt(row, column);
         QStringList lines;
         for (auto it = cell.begin(); !it.atEnd(); ++it) {
-          if (it.currentBlock().isValid()) lines << inlines(it.currentBlock());
+          if (it.currentBlock().isValid()) lines << inlines(it.currentBlock(), row < headerRows);
         }
         out_ += QStringLiteral("<%1>%2</%1>").arg(tag, lines.join(QStringLiteral("<br>")));
       }
@@ -181,7 +185,11 @@ class ProseWriter {
       return;
     }
     closeLists(-1, nullptr);
-    if (format.nonBreakableLines()) {
+    // Qt's importer marks an indented code block by its language property
+    // (empty) and a fenced one, which a reply's prose no longer holds, by its
+    // fence too.
+    if (format.nonBreakableLines() || format.hasProperty(QTextFormat::BlockCodeLanguage) ||
+        format.hasProperty(QTextFormat::BlockCodeFence)) {
       code_ << block.text();
       return;
     }
