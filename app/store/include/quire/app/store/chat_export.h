@@ -2,8 +2,10 @@
 
 // A chat as a file: JSON that imports back losslessly (title, model, the
 // chat's settings, the tree of messages with roles, text, token ids and
-// statistics, and the current path), and Markdown of the current path for
-// reading.
+// statistics, and the current path), and Markdown of the current path or
+// of the whole tree for reading (HTML and PDF are laid out by ui/chat, see
+// app/gui/chat_export_files.h; other applications' files are read by
+// chat_import.h).
 // Files are written through QSaveFile: an interrupted export never leaves a
 // half-written file in place of a good one.
 
