@@ -29,6 +29,8 @@ packages=(
   python3-jinja2 python3-sentencepiece
   # scripts/fuzz.sh (libFuzzer)
   clang libclang-rt-14-dev
+  # pdftotext: the chat export tests read the exported PDF's text
+  poppler-utils
 )
 # Node.js runs the reference tokenizer (tests/reference). Debian's nodejs and
 # npm are installed only where either command is missing: Debian's npm

@@ -150,6 +150,19 @@ void MainWindow::buildMenus() {
   import_ = file->addAction(tr("&Import chat…"));
   export_json_ = file->addAction(tr("Export chat as &JSON…"));
   export_markdown_ = file->addAction(tr("Export chat as &Markdown…"));
+  export_html_ = file->addAction(tr("Export chat as &HTML…"));
+  export_pdf_ = file->addAction(tr("Export chat as &PDF…"));
+  export_all_branches_ = file->addAction(tr("Export &all branches"));
+  export_all_branches_->setCheckable(true);
+  export_all_branches_->setObjectName(QStringLiteral("exportAllBranchesAction"));
+  export_all_branches_->setToolTip(
+      tr("Markdown, HTML and PDF exports hold every branch of the chat, each after the branch "
+         "it leaves; unchecked, only the branch on show"));
+  // The same exports from the chat's context menu in the list.
+  auto* separator = new QAction(this);
+  separator->setSeparator(true);
+  chat_list_->addChatActions(
+      {separator, export_json_, export_markdown_, export_html_, export_pdf_, export_all_branches_});
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);

@@ -63,6 +63,11 @@ class MainWindow : public QMainWindow {
   QAction* importAction() const { return import_; }
   QAction* exportJsonAction() const { return export_json_; }
   QAction* exportMarkdownAction() const { return export_markdown_; }
+  QAction* exportHtmlAction() const { return export_html_; }
+  QAction* exportPdfAction() const { return export_pdf_; }
+  // Checked: Markdown, HTML and PDF exports hold every branch of the chat,
+  // not only the current one (JSON always holds the whole tree).
+  QAction* exportAllBranchesAction() const { return export_all_branches_; }
   QAction* settingsAction() const { return settings_; }
   // "Chat settings…": the chat on show's own settings.
   QAction* chatSettingsAction() const { return chat_settings_; }
@@ -134,6 +139,9 @@ class MainWindow : public QMainWindow {
   QAction* import_ = nullptr;
   QAction* export_json_ = nullptr;
   QAction* export_markdown_ = nullptr;
+  QAction* export_html_ = nullptr;
+  QAction* export_pdf_ = nullptr;
+  QAction* export_all_branches_ = nullptr;
   QAction* settings_ = nullptr;
   QAction* get_models_ = nullptr;
   QAction* chat_settings_ = nullptr;

@@ -533,45 +533,4 @@ QString QuireApplication::chooseFile(const QString& title, const QString& start,
               : QFileDialog::getOpenFileName(window_.get(), title, start, filter);
 }
 
-void QuireApplication::wireFiles() {
-  const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
-  connect(window_->importAction(), &QAction::triggered, this, [this, documents] {
-    const QString path =
-        chooseFile(tr("Import a chat"), documents, tr("Quire chats (*.json)"), false);
-    if (path.isEmpty()) return;
-    QString error;
-    if (const std::optional<store::ChatId> chat = store::import_chat_json(store_, path, &error)) {
-      selectChat(*chat);
-    } else {
-      window_->showNotice(error);
-    }
-  });
-  const auto exporter = [this, documents](bool json) {
-    const std::optional<store::ChatId> chat = chats_->currentChat();
-    const std::optional<store::ChatSummary> summary = chat ? store_.chat(*chat) : std::nullopt;
-    if (!summary) {
-      window_->showNotice(tr("Open a chat to export it."), MainWindow::Notice::Info);
-      return;
-    }
-    const QString extension = json ? QStringLiteral("json") : QStringLiteral("md");
-    const QString suggested =
-        QDir(documents).filePath(store::export_file_name(summary->title, extension));
-    QString path = chooseFile(tr("Export “%1”").arg(summary->title), suggested,
-                              json ? tr("Quire chats (*.json)") : tr("Markdown (*.md)"), true);
-    if (path.isEmpty()) return;
-    // Not every file dialog adds the format's extension to a typed name.
-    if (QFileInfo(path).suffix().isEmpty()) path += u'.' + extension;
-    QString error;
-    const bool written = json ? store::export_chat_json(store_, *chat, path, &error)
-                              : store::export_chat_markdown(store_, *chat, path, &error);
-    if (!written) return window_->showNotice(error);
-    window_->statusBar()->showMessage(
-        tr("Exported “%1” to %2").arg(summary->title, QDir::toNativeSeparators(path)),
-        kStatusMessageMs);
-  };
-  connect(window_->exportJsonAction(), &QAction::triggered, this, [exporter] { exporter(true); });
-  connect(window_->exportMarkdownAction(), &QAction::triggered, this,
-          [exporter] { exporter(false); });
-}
-
 }  // namespace quire::gui

@@ -83,6 +83,16 @@ bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& pa
   return export_document(store, chat, path, error, markdown_bytes);
 }
 
+bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path,
+                          ExportScope scope, QString* error) {
+  const auto document = store.document(chat);
+  if (!document) {
+    if (error != nullptr) *error = store.error_string();
+    return false;
+  }
+  return write_file_atomically(path, chat_to_markdown(*document, scope).toUtf8(), error);
+}
+
 std::optional<ChatId> import_chat_json(ChatStore& store, const QString& path, QString* error) {
   const auto failed = [&](const QString& problem) {
     if (error != nullptr) *error = QStringLiteral("Cannot import %1: %2.").arg(path, problem);

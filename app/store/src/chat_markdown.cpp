@@ -89,28 +89,61 @@ QString open_fence(const QString& text) {
   return open;
 }
 
+// A message's heading (one level deeper inside a branch section), its text
+// and its tool calls or result.
+void append_message(const Message& message, bool in_branch, QStringList* blocks) {
+  *blocks << (in_branch ? QStringLiteral("#") : QString()) + heading(message.role);
+  if (message.role == Role::Tool) {
+    *blocks << tool_result_block(message);
+    return;
+  }
+  QString text = message.text;
+  while (text.endsWith(QLatin1Char('\n')))
+    text.chop(1);
+  if (!text.isEmpty()) {
+    const QString fence = open_fence(text);
+    if (!fence.isEmpty()) text += QLatin1Char('\n') + fence;
+    *blocks << text;
+  }
+  for (const ToolCall& call : message.tool_calls)
+    *blocks << tool_call_block(call);
+}
+
+QString title_line(const ChatDocument& document) {
+  const QString title = document.title.simplified();
+  return QStringLiteral("# ") + (title.isEmpty() ? QStringLiteral("Untitled chat") : title);
+}
+
 }  // namespace
 
 QString chat_to_markdown(const ChatDocument& document) {
-  const QString title = document.title.simplified();
-  QStringList blocks{QStringLiteral("# ") +
-                     (title.isEmpty() ? QStringLiteral("Untitled chat") : title)};
-  for (const Message& message : current_path(document)) {
-    blocks << heading(message.role);
-    if (message.role == Role::Tool) {
-      blocks << tool_result_block(message);
-      continue;
+  QStringList blocks{title_line(document)};
+  for (const Message& message : current_path(document))
+    append_message(message, false, &blocks);
+  return blocks.join(QStringLiteral("\n\n")) + QLatin1Char('\n');
+}
+
+QString chat_to_markdown(const ChatDocument& document, ExportScope scope) {
+  const QList<ChatBranch> branches = chat_branches(document);
+  if (scope == ExportScope::CurrentBranch || branches.size() <= 1) {
+    return chat_to_markdown(document);
+  }
+  QStringList blocks{title_line(document)};
+  blocks << QStringLiteral(
+                "*%1 branches: branch 1 is the current one; each other branch follows "
+                "the branch it leaves, from the message where it starts.*")
+                .arg(branches.size());
+  for (const ChatBranch& branch : branches) {
+    const bool first = branch.parent_label.isEmpty();
+    if (!first) {
+      blocks << QStringLiteral("## Branch %1").arg(branch.label);
+      const int number = branch.messages.isEmpty() ? 1 : branch.messages.front().position + 1;
+      blocks << QStringLiteral("*Another version of message %1 of branch %2.*")
+                    .arg(number)
+                    .arg(branch.parent_label);
     }
-    QString text = message.text;
-    while (text.endsWith(QLatin1Char('\n')))
-      text.chop(1);
-    if (!text.isEmpty()) {
-      const QString fence = open_fence(text);
-      if (!fence.isEmpty()) text += QLatin1Char('\n') + fence;
-      blocks << text;
-    }
-    for (const ToolCall& call : message.tool_calls)
-      blocks << tool_call_block(call);
+    for (const Message& message : branch.messages)
+      append_message(message, !first, &blocks);
   }
   return blocks.join(QStringLiteral("\n\n")) + QLatin1Char('\n');
 }

@@ -132,6 +132,31 @@ std::optional<ChatId> ChatStore::insert_document(const ChatDocument& document) {
   return chat;
 }
 
+std::optional<QList<ChatId>> ChatStore::insert_documents(const QList<ChatDocument>& documents) {
+  if (!d_->require_open()) return std::nullopt;
+  for (const ChatDocument& document : documents) {
+    const QString problem = document.settings.problem();
+    if (!problem.isEmpty()) {
+      d_->fail(StoreError::InvalidArgument,
+               QStringLiteral("The chat “%1” cannot be added: %2.").arg(document.title, problem));
+      return std::nullopt;
+    }
+  }
+  detail::Transaction transaction(d_->db);
+  if (!detail::begin(*d_, transaction)) return std::nullopt;
+  QList<ChatId> chats;
+  for (const ChatDocument& document : documents) {
+    const auto chat = detail::insert_document_rows(*d_, document);
+    if (!chat) return std::nullopt;
+    chats << *chat;
+  }
+  if (!detail::commit(*d_, transaction)) return std::nullopt;
+  d_->succeed();
+  for (const ChatId chat : chats)
+    emit chat_added(chat);
+  return chats;
+}
+
 std::optional<ChatId> ChatStore::branch_chat(MessageId message, const QString& title) {
   if (!d_->require_open()) return std::nullopt;
   const auto place = detail::place_of(*d_, message);

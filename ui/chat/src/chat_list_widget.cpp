@@ -268,6 +268,10 @@ void ChatListWidget::elideUndoTitle() {
   undoLabel_->setText(tr("Deleted “%1”").arg(title));
 }
 
+void ChatListWidget::addChatActions(const QList<QAction*>& actions) {
+  view_->addActions(actions);
+}
+
 bool ChatListWidget::eventFilter(QObject* watched, QEvent* event) {
   if (watched == undoLabel_ && event->type() == QEvent::Resize) elideUndoTitle();
   return QWidget::eventFilter(watched, event);

@@ -63,6 +63,9 @@ class ChatListWidget : public QWidget {
   QAction* newChatAction() const { return newAction_; }
   QAction* renameAction() const { return renameAction_; }
   QAction* deleteAction() const { return deleteAction_; }
+  // Adds the app's actions on the current chat (export) to the chat's
+  // context menu, after Rename and Delete.
+  void addChatActions(const QList<QAction*>& actions);
 
  public slots:
   // Selects the chat without emitting chatSelected (the app chose it).

@@ -2,8 +2,10 @@
 
 // A chat as a file: JSON that imports back losslessly (title, model, the
 // chat's settings, the tree of messages with roles, text, token ids and
-// statistics, and the current path), and Markdown of the current path for
-// reading.
+// statistics, and the current path), and Markdown of the current path or
+// of the whole tree for reading (HTML and PDF are laid out by ui/chat, see
+// app/gui/chat_export_files.h; other applications' files are read by
+// chat_import.h).
 // Files are written through QSaveFile: an interrupted export never leaves a
 // half-written file in place of a good one.
 
@@ -32,6 +34,30 @@ std::optional<ChatDocument> chat_from_json(const QByteArray& json, QString* erro
 // is closed, so the next heading is not swallowed into it.
 QString chat_to_markdown(const ChatDocument& document);
 
+// What an export holds: the current path only, or every branch of the tree.
+enum class ExportScope { CurrentBranch, WholeTree };
+
+// A chat's tree as branches, for reading it all in order. Branch "1" is the
+// current path from its first message. Every other child of a message on a
+// branch starts a branch of its own, numbered after the branch it leaves
+// ("1.1", "1.2", then "1.1.1" for a branch leaving 1.1), in the order of
+// the message it leaves and then of the children (oldest first). A branch
+// follows, at each message, the newest child. Listed depth first: a branch,
+// then the branches that leave it.
+struct ChatBranch {
+  QString label;         // "1", "1.2", "1.2.1"
+  QString parent_label;  // empty for branch 1
+  int depth = 0;         // 0 for branch 1, the number of dots otherwise
+  QList<Message> messages;
+};
+QList<ChatBranch> chat_branches(const ChatDocument& document);
+
+// CurrentBranch: as chat_to_markdown(document). WholeTree: the same for
+// branch 1, then each other branch under "## Branch 1.2", with a line saying
+// which message it starts at, and its messages under "### User" and so on.
+// A chat without branches reads the same either way.
+QString chat_to_markdown(const ChatDocument& document, ExportScope scope);
+
 // The file name an export suggests: the chat's title without the characters
 // file systems refuse or treat specially ('/' and '\\' become '-', ':' '*'
 // '?' '"' '<' '>' '|' and control characters go), then "." and `extension`
@@ -47,6 +73,8 @@ bool write_file_atomically(const QString& path, const QByteArray& bytes, QString
 
 bool export_chat_json(const ChatStore& store, ChatId chat, const QString& path, QString* error);
 bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path, QString* error);
+bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path,
+                          ExportScope scope, QString* error);
 // Reads, validates and adds the chat as a new one, titled by import_title().
 // Errors name the file.
 std::optional<ChatId> import_chat_json(ChatStore& store, const QString& path, QString* error);

@@ -205,6 +205,9 @@ class ChatStore : public QObject {
   // document's current path selected; one transaction. InvalidArgument when
   // a parent does not come before its child or a setting is out of range.
   std::optional<ChatId> insert_document(const ChatDocument& document);
+  // Adds several chats in one transaction: all of them, or none when one
+  // fails (an import of many conversations is never left half done).
+  std::optional<QList<ChatId>> insert_documents(const QList<ChatDocument>& documents);
 
  signals:
   // The set of chats changed wholesale (open, close).
