@@ -18,7 +18,7 @@
 #include "markdown_segments.h"
 #include "quire/ui/chat_transcript.h"
 #include "tool_call_text.h"
-#include "transcript_math.h"
+#include "quire/ui/math_delimiters.h"
 
 namespace quire::ui {
 namespace {
@@ -36,7 +36,7 @@ struct ProtectedProse {
 ProtectedProse protectMath(const QString& prose) {
   ProtectedProse out;
   qsizetype copied = 0;
-  for (const MathSpan& span : findMathSpans(prose)) {
+  for (const MathSpan& span : findMath(prose)) {
     if (kFirstMathMark + out.math.size() > kLastMathMark) break;
     out.markdown += prose.mid(copied, span.start - copied);
     out.markdown += QChar(static_cast<char16_t>(kFirstMathMark + out.math.size()));
