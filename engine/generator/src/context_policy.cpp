@@ -1,0 +1,166 @@
+#include "quire/engine/generator/context_policy.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "quire/engine/generator/conversation.h"
+
+namespace quire::engine {
+namespace {
+
+// "1840" as "1,840": the messages name sizes people compare at a glance.
+std::string grouped(std::int64_t count) {
+  std::string digits = std::to_string(count < 0 ? -count : count);
+  for (auto at = static_cast<std::ptrdiff_t>(digits.size()) - 3; at > 0; at -= 3)
+    digits.insert(static_cast<std::size_t>(at), ",");
+  return count < 0 ? "-" + digits : digits;
+}
+
+void check_shape(const ContextShape& shape) {
+  if (shape.turns.empty()) {
+    throw std::invalid_argument("a context plan needs at least the newest turn");
+  }
+  if (!shape.turns_as_first.empty() && shape.turns_as_first.size() != shape.turns.size()) {
+    throw std::invalid_argument("turns_as_first needs one size per turn, or none");
+  }
+  auto negative = [](std::int64_t n) { return n < 0; };
+  if (shape.preamble < 0 || shape.reserve < 0 || std::ranges::any_of(shape.turns, negative) ||
+      std::ranges::any_of(shape.turns_as_first, negative)) {
+    throw std::invalid_argument("token counts in a context plan cannot be negative");
+  }
+  if (shape.page_tokens <= 0 || shape.context - shape.reserve <= 0) {
+    throw std::invalid_argument(
+        "a context plan needs a positive page size and a context larger than the reply's "
+        "reserve");
+  }
+}
+
+std::int64_t as_first(const ContextShape& shape, std::size_t turn) {
+  return shape.turns_as_first.empty() ? shape.turns[turn] : shape.turns_as_first[turn];
+}
+
+// The prompt without turns [first, first + count): the first kept turn is
+// rendered as the first one when the turns before it all went.
+std::int64_t size_without(const ContextShape& shape, std::size_t first, std::size_t count) {
+  std::int64_t total = shape.preamble;
+  for (std::size_t t = 0; t < shape.turns.size(); ++t) {
+    if (t >= first && t < first + count) continue;
+    const bool becomes_first = t == first + count && first == 0;
+    total += becomes_first ? as_first(shape, t) : shape.turns[t];
+  }
+  return total;
+}
+
+[[noreturn]] void pinned_too_long(const ContextShape& shape, std::int64_t pinned,
+                                  std::int64_t newest) {
+  const std::int64_t room = shape.context - shape.reserve;
+  throw ContextOverflow("the newest turn alone does not fit: it takes " + grouped(newest) +
+                            " tokens and the system prompt " + grouped(shape.preamble) + ", " +
+                            grouped(pinned) + " together, but a context of " +
+                            grouped(shape.context) + " tokens with " + grouped(shape.reserve) +
+                            " kept for the reply leaves " + grouped(room) +
+                            ". Shorten the message or the system prompt, or allow a longer context",
+                        pinned + shape.reserve, shape.context);
+}
+
+}  // namespace
+
+std::string_view to_string(ContextPolicy policy) {
+  switch (policy) {
+    case ContextPolicy::Stop:
+      return "stop";
+    case ContextPolicy::DropOldest:
+      return "drop_oldest";
+    case ContextPolicy::TruncateMiddle:
+      return "truncate_middle";
+  }
+  return "drop_oldest";
+}
+
+std::optional<ContextPolicy> parse_context_policy(std::string_view text) {
+  if (text == "stop" || text == "stopAtLimit") return ContextPolicy::Stop;
+  if (text == "drop_oldest" || text == "drop-oldest" || text == "rollingWindow")
+    return ContextPolicy::DropOldest;
+  if (text == "truncate_middle" || text == "truncate-middle" || text == "truncateMiddle")
+    return ContextPolicy::TruncateMiddle;
+  return std::nullopt;
+}
+
+std::string context_policy_choices() {
+  return "stop, drop_oldest or truncate_middle (also drop-oldest, truncate-middle, and LM "
+         "Studio's stopAtLimit, rollingWindow, truncateMiddle)";
+}
+
+ContextPlan plan_context(ContextPolicy policy, const ContextShape& shape) {
+  check_shape(shape);
+  const std::size_t turns = shape.turns.size();
+  const std::size_t newest = turns - 1;
+  const std::int64_t room = shape.context - shape.reserve;
+
+  ContextPlan plan;
+  plan.tokens_before = size_without(shape, 0, 0);
+  plan.tokens_after = plan.tokens_before;
+  plan.kept_prefix = plan.tokens_before;
+  plan.reused_tokens = plan.tokens_before;
+  if (plan.tokens_before <= room) return plan;
+  plan.over_by = plan.tokens_before - room;
+  if (policy == ContextPolicy::Stop) {
+    plan.outcome = ContextPlan::Outcome::Stopped;
+    return plan;
+  }
+
+  // What stays whatever else goes: the preamble and the newest turn, rendered
+  // as the first turn when everything before it goes.
+  const std::int64_t pinned = shape.preamble + as_first(shape, newest);
+  if (turns == 1 || pinned > room) pinned_too_long(shape, pinned, as_first(shape, newest));
+
+  // Truncate-middle keeps the first turn while it fits beside the newest.
+  const bool keep_first = policy == ContextPolicy::TruncateMiddle && turns >= 3 &&
+                          shape.preamble + shape.turns[0] + shape.turns[newest] <= room;
+  const std::size_t first = keep_first ? 1 : 0;
+  const std::int64_t target = room / 2;
+  std::size_t count = 0;
+  std::int64_t after = plan.tokens_before;
+  while (first + count < newest) {
+    ++count;
+    after = size_without(shape, first, count);
+    if (after <= target) break;
+  }
+  // With every unpinned turn gone the prompt fits: the pinned ones fit the
+  // room by the checks above.
+  plan.outcome = ContextPlan::Outcome::Dropped;
+  plan.first_dropped = static_cast<int>(first);
+  plan.dropped_turns = static_cast<int>(count);
+  plan.tokens_after = after;
+  plan.kept_prefix = shape.preamble + (keep_first ? shape.turns[0] : 0);
+  plan.reused_tokens = plan.kept_prefix / shape.page_tokens * shape.page_tokens;
+  plan.recomputed_tokens = plan.tokens_after - plan.reused_tokens;
+  return plan;
+}
+
+std::string describe(const ContextPlan& plan) {
+  switch (plan.outcome) {
+    case ContextPlan::Outcome::Fits:
+      return {};
+    case ContextPlan::Outcome::Stopped:
+      return "the chat is " + grouped(plan.over_by) + " tokens over the context";
+    case ContextPlan::Outcome::Dropped:
+      break;
+  }
+  const std::string turns = plan.dropped_turns == 1
+                                ? "turn " + std::to_string(plan.first_dropped_turn())
+                                : "turns " + std::to_string(plan.first_dropped_turn()) + "\u2013" +
+                                      std::to_string(plan.last_dropped_turn());
+  return turns + " left the context (" + grouped(plan.dropped_tokens()) + " tokens); " +
+         grouped(plan.recomputed_tokens) + " tokens read again";
+}
+
+std::string stopped_message(const ContextPlan& plan, const ContextShape& shape) {
+  return "The chat takes " + grouped(plan.tokens_before) + " tokens with " +
+         grouped(shape.reserve) + " kept for the reply: " + grouped(plan.over_by) +
+         " tokens over the context of " + grouped(shape.context) +
+         ", and the chat's context policy is to stop. Shorten the message, allow a longer "
+         "context, or choose another policy (drop the oldest turns, or truncate the middle)";
+}
+
+}  // namespace quire::engine
