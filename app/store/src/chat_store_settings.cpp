@@ -34,7 +34,7 @@ namespace detail {
 std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat) {
   Run run(d.sql(), QStringLiteral("SELECT system_prompt, temperature, top_p, min_p,"
                                   " repetition_penalty, max_new_tokens, prompt_format,"
-                                  " tools_enabled, always_allowed_tools"
+                                  " tools_enabled, always_allowed_tools, context_overflow"
                                   " FROM chats WHERE id = ?"));
   run << raw(chat);
   if (!run.exec()) {
@@ -60,6 +60,7 @@ std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat) {
       if (tool.isString()) settings.always_allowed_tools << tool.toString();
     }
   }
+  settings.context_overflow = text_of(run.value(9));
   return settings;
 }
 
@@ -72,7 +73,8 @@ bool write_settings(StoreState& d, ChatId chat, const ChatSettings& settings) {
   Run run(d.sql(), QStringLiteral("UPDATE chats SET system_prompt = ?, temperature = ?, top_p = ?,"
                                   " min_p = ?, repetition_penalty = ?, max_new_tokens = ?,"
                                   " prompt_format = ?, tools_enabled = ?,"
-                                  " always_allowed_tools = ? WHERE id = ?"));
+                                  " always_allowed_tools = ?, context_overflow = ?"
+                                  " WHERE id = ?"));
   run << text_or_null(settings.system_prompt) << number_or_null(settings.temperature)
       << number_or_null(settings.top_p) << number_or_null(settings.min_p)
       << number_or_null(settings.repetition_penalty)
@@ -86,7 +88,7 @@ bool write_settings(StoreState& d, ChatId chat, const ChatSettings& settings) {
               : QVariant(QString::fromUtf8(
                     QJsonDocument(QJsonArray::fromStringList(settings.always_allowed_tools))
                         .toJson(QJsonDocument::Compact))))
-      << raw(chat);
+      << text_or_null(settings.context_overflow) << raw(chat);
   if (!run.exec()) return d.fail_sql(QStringLiteral("save a chat's settings"), run.error());
   if (run.rows_affected() == 0) {
     return d.fail(StoreError::NotFound, QStringLiteral("There is no chat %1.").arg(raw(chat)));

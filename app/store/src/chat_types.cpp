@@ -90,6 +90,10 @@ QString ChatSettings::problem() const {
   if (max_new_tokens && *max_new_tokens < 1) {
     return QStringLiteral("max_new_tokens must be 1 or more (got %1)").arg(*max_new_tokens);
   }
+  if (context_overflow && !kContextOverflowPolicies.contains(*context_overflow)) {
+    return QStringLiteral("context_overflow must be %1 (got \"%2\")")
+        .arg(kContextOverflowPolicies.join(QStringLiteral(", ")), *context_overflow);
+  }
   return {};
 }
 

@@ -170,6 +170,12 @@ QStringList version4() {
   };
 }
 
+// Version 5: what the chat does when it outgrows the context (a policy's
+// name, NULL: the global setting).
+QStringList version5() {
+  return {QStringLiteral("ALTER TABLE chats ADD COLUMN context_overflow TEXT")};
+}
+
 const QStringList kSearchTriggerNames = {
     QStringLiteral("chat_search_insert"),    QStringLiteral("chat_search_delete"),
     QStringLiteral("chat_search_update"),    QStringLiteral("message_search_insert"),
@@ -225,7 +231,7 @@ int count_search_triggers(const QSqlDatabase& db, QString* error) {
 }  // namespace
 
 int current_schema_version() {
-  return 4;
+  return 5;
 }
 
 QStringList migration(int version) {
@@ -238,6 +244,8 @@ QStringList migration(int version) {
       return version3();
     case 4:
       return version4();
+    case 5:
+      return version5();
     default:
       return {};
   }

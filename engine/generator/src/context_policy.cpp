@@ -54,42 +54,17 @@ std::int64_t size_without(const ContextShape& shape, std::size_t first, std::siz
 [[noreturn]] void pinned_too_long(const ContextShape& shape, std::int64_t pinned,
                                   std::int64_t newest) {
   const std::int64_t room = shape.context - shape.reserve;
-  throw ContextOverflow("the newest turn alone does not fit: it takes " + grouped(newest) +
-                            " tokens and the system prompt " + grouped(shape.preamble) + ", " +
-                            grouped(pinned) + " together, but a context of " +
-                            grouped(shape.context) + " tokens with " + grouped(shape.reserve) +
-                            " kept for the reply leaves " + grouped(room) +
-                            ". Shorten the message or the system prompt, or allow a longer context",
-                        pinned + shape.reserve, shape.context);
+  throw ContextOverflow(
+      "the newest turn alone does not fit: it takes " + grouped(newest) +
+          " tokens and the system prompt " + grouped(shape.preamble) + ", " + grouped(pinned) +
+          " together; with " + grouped(shape.reserve) +
+          " kept for the reply that exceeds the context of " + grouped(shape.context) +
+          " tokens, which leaves " + grouped(room) +
+          " for them. Shorten the message or the system prompt, or allow a longer context",
+      pinned + shape.reserve, shape.context);
 }
 
 }  // namespace
-
-std::string_view to_string(ContextPolicy policy) {
-  switch (policy) {
-    case ContextPolicy::Stop:
-      return "stop";
-    case ContextPolicy::DropOldest:
-      return "drop_oldest";
-    case ContextPolicy::TruncateMiddle:
-      return "truncate_middle";
-  }
-  return "drop_oldest";
-}
-
-std::optional<ContextPolicy> parse_context_policy(std::string_view text) {
-  if (text == "stop" || text == "stopAtLimit") return ContextPolicy::Stop;
-  if (text == "drop_oldest" || text == "drop-oldest" || text == "rollingWindow")
-    return ContextPolicy::DropOldest;
-  if (text == "truncate_middle" || text == "truncate-middle" || text == "truncateMiddle")
-    return ContextPolicy::TruncateMiddle;
-  return std::nullopt;
-}
-
-std::string context_policy_choices() {
-  return "stop, drop_oldest or truncate_middle (also drop-oldest, truncate-middle, and LM "
-         "Studio's stopAtLimit, rollingWindow, truncateMiddle)";
-}
 
 ContextPlan plan_context(ContextPolicy policy, const ContextShape& shape) {
   check_shape(shape);

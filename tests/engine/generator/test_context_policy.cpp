@@ -147,7 +147,9 @@ class ContextPolicyTest : public QObject {
         QVERIFY2(what.find("takes 2,000 tokens and the system prompt 100, 2,100 together") !=
                      std::string::npos,
                  what.c_str());
-        QVERIFY2(what.find("leaves 1,800") != std::string::npos, what.c_str());
+        QVERIFY2(what.find("exceeds the context of 2,048 tokens, which leaves 1,800") !=
+                     std::string::npos,
+                 what.c_str());
       }
     }
     // Stop reports it as over, like any other chat that does not fit.

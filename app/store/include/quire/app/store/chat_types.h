@@ -157,6 +157,11 @@ struct Message {
   bool operator==(const Message&) const = default;
 };
 
+// The context policies' names as the engine spells them
+// (engine::to_string(ContextPolicy)).
+inline const QStringList kContextOverflowPolicies{
+    QStringLiteral("stop"), QStringLiteral("drop_oldest"), QStringLiteral("truncate_middle")};
+
 // Settings a chat overrides; each absent one follows the application's
 // global setting.
 struct ChatSettings {
@@ -173,6 +178,9 @@ struct ChatSettings {
   // Tools the user allowed to run in this chat without asking each time, by
   // the key the caller chooses (e.g. "server/tool"); in the order allowed.
   QStringList always_allowed_tools;
+  // What happens when the chat outgrows the context: "stop", "drop_oldest"
+  // or "truncate_middle" (kContextOverflowPolicies).
+  std::optional<QString> context_overflow;
 
   // An empty string when every value is in range, else what is wrong, e.g.
   // "top_p must be greater than 0 and at most 1 (got 1.5)".

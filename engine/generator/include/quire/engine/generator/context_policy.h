@@ -40,14 +40,37 @@ namespace quire::engine {
 
 enum class ContextPolicy { Stop, DropOldest, TruncateMiddle };
 
-// "stop", "drop_oldest", "truncate_middle".
-std::string_view to_string(ContextPolicy policy);
+// "stop", "drop_oldest", "truncate_middle". Inline, as the server's request
+// parser reads the names without linking the engine.
+inline std::string_view to_string(ContextPolicy policy) {
+  switch (policy) {
+    case ContextPolicy::Stop:
+      return "stop";
+    case ContextPolicy::DropOldest:
+      return "drop_oldest";
+    case ContextPolicy::TruncateMiddle:
+      return "truncate_middle";
+  }
+  return "drop_oldest";
+}
+
 // Takes the names above, with '-' for '_' ("drop-oldest"), and LM Studio's
 // spellings "stopAtLimit", "rollingWindow" and "truncateMiddle"; nullopt for
 // anything else.
-std::optional<ContextPolicy> parse_context_policy(std::string_view text);
-// The names parse_context_policy() takes, for messages: "stop, drop_oldest, ...".
-std::string context_policy_choices();
+inline std::optional<ContextPolicy> parse_context_policy(std::string_view text) {
+  if (text == "stop" || text == "stopAtLimit") return ContextPolicy::Stop;
+  if (text == "drop_oldest" || text == "drop-oldest" || text == "rollingWindow")
+    return ContextPolicy::DropOldest;
+  if (text == "truncate_middle" || text == "truncate-middle" || text == "truncateMiddle")
+    return ContextPolicy::TruncateMiddle;
+  return std::nullopt;
+}
+
+// The names parse_context_policy() takes, for messages.
+inline constexpr std::string_view kContextPolicyChoices =
+    "\"stop\", \"drop_oldest\" or \"truncate_middle\" (also \"drop-oldest\", "
+    "\"truncate-middle\", and LM Studio's \"stopAtLimit\", \"rollingWindow\", "
+    "\"truncateMiddle\")";
 
 // The KV cache's page, in tokens (the design's 256-token pages).
 inline constexpr std::int64_t kContextPageTokens = 256;
