@@ -24,14 +24,15 @@ void check_shape(const ContextShape& shape) {
     throw std::invalid_argument("turns_as_first needs one size per turn, or none");
   }
   auto negative = [](std::int64_t n) { return n < 0; };
-  if (shape.preamble < 0 || shape.reserve < 0 || std::ranges::any_of(shape.turns, negative) ||
+  if (shape.preamble < 0 || shape.reserve < 0 || shape.incoming < 0 ||
+      std::ranges::any_of(shape.turns, negative) ||
       std::ranges::any_of(shape.turns_as_first, negative)) {
     throw std::invalid_argument("token counts in a context plan cannot be negative");
   }
-  if (shape.page_tokens <= 0 || shape.context - shape.reserve <= 0) {
+  if (shape.page_tokens <= 0 || shape.room() <= 0) {
     throw std::invalid_argument(
         "a context plan needs a positive page size and a context larger than the reply's "
-        "reserve");
+        "reserve and the new message");
   }
 }
 
@@ -51,17 +52,23 @@ std::int64_t size_without(const ContextShape& shape, std::size_t first, std::siz
   return total;
 }
 
+// "248 kept for the reply" and, with a message not among the turns yet,
+// "and about 40 for the new message".
+std::string kept_beside(const ContextShape& shape) {
+  std::string kept = grouped(shape.reserve) + " kept for the reply";
+  if (shape.incoming > 0) kept += " and about " + grouped(shape.incoming) + " for the new message";
+  return kept;
+}
+
 [[noreturn]] void pinned_too_long(const ContextShape& shape, std::int64_t pinned,
                                   std::int64_t newest) {
-  const std::int64_t room = shape.context - shape.reserve;
   throw ContextOverflow(
       "the newest turn alone does not fit: it takes " + grouped(newest) +
           " tokens and the system prompt " + grouped(shape.preamble) + ", " + grouped(pinned) +
-          " together; with " + grouped(shape.reserve) +
-          " kept for the reply that exceeds the context of " + grouped(shape.context) +
-          " tokens, which leaves " + grouped(room) +
+          " together; with " + kept_beside(shape) + " that exceeds the context of " +
+          grouped(shape.context) + " tokens, which leaves " + grouped(shape.room()) +
           " for them. Shorten the message or the system prompt, or allow a longer context",
-      pinned + shape.reserve, shape.context);
+      pinned + shape.reserve + shape.incoming, shape.context);
 }
 
 }  // namespace
@@ -70,7 +77,7 @@ ContextPlan plan_context(ContextPolicy policy, const ContextShape& shape) {
   check_shape(shape);
   const std::size_t turns = shape.turns.size();
   const std::size_t newest = turns - 1;
-  const std::int64_t room = shape.context - shape.reserve;
+  const std::int64_t room = shape.room();
 
   ContextPlan plan;
   plan.tokens_before = size_without(shape, 0, 0);
@@ -113,6 +120,34 @@ ContextPlan plan_context(ContextPolicy policy, const ContextShape& shape) {
   return plan;
 }
 
+PromptCut cut_prompt(ContextPolicy policy, std::int64_t prompt_tokens, std::int64_t pinned,
+                     std::int64_t context, std::int64_t reserve, std::int64_t page_tokens) {
+  const std::int64_t room = context - reserve;
+  if (pinned < 0 || prompt_tokens < pinned || page_tokens <= 0 || room <= pinned) {
+    throw std::invalid_argument("a context of " + grouped(context) + " tokens with " +
+                                grouped(reserve) + " kept for the reply leaves no room for a " +
+                                "prompt; allow a longer context or fewer new tokens");
+  }
+  PromptCut cut;
+  if (prompt_tokens <= room) return cut;
+  cut.over_by = prompt_tokens - room;
+  if (policy == ContextPolicy::Stop) {
+    throw ContextOverflow(
+        "the prompt takes " + grouped(prompt_tokens) + " tokens with " + grouped(reserve) +
+            " kept for the reply: " + grouped(cut.over_by) + " tokens over the context of " +
+            grouped(context) +
+            ", and the context policy is to stop. Shorten the prompt, allow a longer context or "
+            "fewer new tokens, or choose drop-oldest or truncate-middle",
+        prompt_tokens + reserve, context);
+  }
+  const std::int64_t head =
+      policy == ContextPolicy::TruncateMiddle ? pinned + (room - pinned) / 2 : pinned;
+  cut.drop_begin = head;
+  cut.drop_end = head + cut.over_by;
+  cut.recomputed_tokens = room - head / page_tokens * page_tokens;
+  return cut;
+}
+
 std::string describe(const ContextPlan& plan) {
   switch (plan.outcome) {
     case ContextPlan::Outcome::Fits:
@@ -131,9 +166,9 @@ std::string describe(const ContextPlan& plan) {
 }
 
 std::string stopped_message(const ContextPlan& plan, const ContextShape& shape) {
-  return "The chat takes " + grouped(plan.tokens_before) + " tokens with " +
-         grouped(shape.reserve) + " kept for the reply: " + grouped(plan.over_by) +
-         " tokens over the context of " + grouped(shape.context) +
+  return "The chat takes " + grouped(plan.tokens_before) + " tokens; with " + kept_beside(shape) +
+         " that is " + grouped(plan.over_by) + " tokens over the context of " +
+         grouped(shape.context) +
          ", and the chat's context policy is to stop. Shorten the message, allow a longer "
          "context, or choose another policy (drop the oldest turns, or truncate the middle)";
 }

@@ -159,12 +159,13 @@ std::size_t Conversation::turn_start(const std::vector<std::size_t>& users,
   return turn < users.size() ? users[turn] : messages_.size();
 }
 
-ContextShape Conversation::context_shape(std::int64_t max_tokens,
-                                         std::int64_t reserve_for_reply) const {
+ContextShape Conversation::context_shape(std::int64_t max_tokens, std::int64_t reserve_for_reply,
+                                         std::int64_t incoming) const {
   const std::vector<std::size_t> users = user_indices();
   ContextShape shape;
   shape.context = max_tokens;
   shape.reserve = reserve_for_reply;
+  shape.incoming = incoming;
   // Anything before the first user message is the preamble's.
   for (std::size_t i = 0; i < turn_start(users, 0); ++i)
     shape.preamble += size_of(messages_[i]);
@@ -185,27 +186,30 @@ ContextShape Conversation::context_shape(std::int64_t max_tokens,
 }
 
 std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t reserve_for_reply,
-                                         ContextPolicy policy) {
-  if (max_tokens <= 0 || reserve_for_reply < 0) {
-    throw std::invalid_argument("fit() needs a positive context and a reply reserve of 0 or more");
+                                         ContextPolicy policy, std::int64_t incoming) {
+  if (max_tokens <= 0 || reserve_for_reply < 0 || incoming < 0) {
+    throw std::invalid_argument(
+        "fit() needs a positive context, and a reply reserve and a new message of 0 or more");
   }
-  const std::int64_t room = max_tokens - reserve_for_reply;
+  const std::int64_t room = max_tokens - reserve_for_reply - incoming;
   const std::int64_t before = token_count();
   if (before <= room) return std::nullopt;
   if (turn_count() == 0 || room <= 0) {
     throw ContextOverflow("the system prompt takes " + std::to_string(before) + " tokens; with " +
-                              std::to_string(reserve_for_reply) +
-                              " kept for the reply that exceeds the context of " +
+                              std::to_string(reserve_for_reply + incoming) +
+                              " kept for the new message and the reply that exceeds the "
+                              "context of " +
                               std::to_string(max_tokens) +
                               " tokens. Shorten the system prompt, or allow a longer context",
-                          before + reserve_for_reply, max_tokens);
+                          before + reserve_for_reply + incoming, max_tokens);
   }
-  if (format_.is_template()) return fit_template(max_tokens, reserve_for_reply, policy, before);
+  const ContextShape shape = context_shape(max_tokens, reserve_for_reply, incoming);
+  if (format_.is_template()) return fit_template(shape, policy, before);
 
-  const ContextShape shape = context_shape(max_tokens, reserve_for_reply);
   const ContextPlan plan = plan_context(policy, shape);
   if (plan.outcome == ContextPlan::Outcome::Stopped) {
-    throw ContextOverflow(stopped_message(plan, shape), before + reserve_for_reply, max_tokens);
+    throw ContextOverflow(stopped_message(plan, shape), before + reserve_for_reply + incoming,
+                          max_tokens);
   }
 
   const std::vector<std::size_t> users = user_indices();

@@ -106,14 +106,13 @@ void Conversation::open_template_prompt() {
 // The template's side of fit(): the rules of plan_context(), with each
 // candidate rendered, since a template may write a turn differently once its
 // neighbours are gone.
-std::optional<Trimmed> Conversation::fit_template(std::int64_t max_tokens,
-                                                  std::int64_t reserve_for_reply,
-                                                  ContextPolicy policy, std::int64_t before) {
-  const std::int64_t room = max_tokens - reserve_for_reply;
+std::optional<Trimmed> Conversation::fit_template(const ContextShape& shape, ContextPolicy policy,
+                                                  std::int64_t before) {
+  const std::int64_t room = shape.room();
   if (policy == ContextPolicy::Stop) {
-    ContextShape shape = context_shape(max_tokens, reserve_for_reply);
     const ContextPlan plan = plan_context(policy, shape);
-    throw ContextOverflow(stopped_message(plan, shape), before + reserve_for_reply, max_tokens);
+    throw ContextOverflow(stopped_message(plan, shape), before + shape.reserve + shape.incoming,
+                          shape.context);
   }
   const std::vector<std::size_t> users = user_indices();
   const std::size_t turns = users.size();
@@ -144,13 +143,13 @@ std::optional<Trimmed> Conversation::fit_template(std::int64_t max_tokens,
   }
   if (count == 0 || after > room) {
     const std::int64_t needed = count == 0 ? before : after;
-    throw ContextOverflow("the system prompt and the newest turn take " + std::to_string(needed) +
-                              " tokens; with " + std::to_string(reserve_for_reply) +
-                              " kept for the reply that exceeds the context of " +
-                              std::to_string(max_tokens) +
-                              " tokens. Shorten the message or the system prompt, or allow a "
-                              "longer context",
-                          needed + reserve_for_reply, max_tokens);
+    throw ContextOverflow(
+        "the system prompt and the newest turn take " + std::to_string(needed) + " tokens; with " +
+            std::to_string(shape.reserve + shape.incoming) +
+            " kept for the new message and the reply that exceeds the context of " +
+            std::to_string(shape.context) +
+            " tokens. Shorten the message or the system prompt, or allow a longer context",
+        needed + shape.reserve + shape.incoming, shape.context);
   }
   // The shortened chat renders anew. The messages before the gap keep the
   // ids it shares with the old prompt; everything after those becomes the

@@ -71,6 +71,16 @@ class ContextPolicyTest : public QObject {
     const std::string why = stopped_message(plan, long_chat());
     QVERIFY2(why.find("800 tokens over the context of 2,048") != std::string::npos, why.c_str());
     QVERIFY2(why.find("choose another policy") != std::string::npos, why.c_str());
+
+    // A message not among the turns yet takes its room too.
+    ContextShape sending = long_chat();
+    sending.incoming = 40;
+    const ContextPlan with_message = plan_context(ContextPolicy::Stop, sending);
+    QCOMPARE(with_message.over_by, std::int64_t{840});
+    const std::string said = stopped_message(with_message, sending);
+    QVERIFY2(said.find("248 kept for the reply and about 40 for the new message that is 840 "
+                       "tokens over the context of 2,048") != std::string::npos,
+             said.c_str());
   }
 
   // 2,600 → turns 1–5 go (2,100, 1,800, 1,500, 1,200, then 900 ≤ 900). Only

@@ -86,7 +86,13 @@ struct ContextShape {
   std::vector<std::int64_t> turns_as_first;
   std::int64_t context = 0;  // tokens the prompt and the reply may take
   std::int64_t reserve = 0;  // kept for the reply
+  // Tokens of the message about to be sent when it is not among `turns` yet
+  // (an estimate before it is rendered); kept besides the reply.
+  std::int64_t incoming = 0;
   std::int64_t page_tokens = kContextPageTokens;
+
+  // What the turns may take: the context less the reply and the message.
+  std::int64_t room() const { return context - reserve - incoming; }
 };
 
 struct ContextPlan {
@@ -122,6 +128,24 @@ struct ContextPlan {
 // ContextOverflow (conversation.h) when even the pinned turns do not fit
 // the room with a dropping policy.
 ContextPlan plan_context(ContextPolicy policy, const ContextShape& shape);
+
+// A prompt without turns (quire-cli generate's text): the same choice on
+// tokens. Drop-oldest keeps the first `pinned` tokens (BOS) and the newest
+// ones; truncate-middle keeps the first half of the room and the newest
+// tokens for the rest; both drop exactly what does not fit, in one range.
+struct PromptCut {
+  std::int64_t drop_begin = 0;  // tokens [drop_begin, drop_end) go; equal: none
+  std::int64_t drop_end = 0;
+  std::int64_t over_by = 0;  // tokens the prompt exceeds the room by
+  // Of what stays, the tokens the cache cannot serve from the uncut prompt.
+  std::int64_t recomputed_tokens = 0;
+};
+// Throws ContextOverflow with Stop when the prompt does not fit (saying by
+// how much), and std::invalid_argument for a context that leaves no room
+// beyond the pinned tokens.
+PromptCut cut_prompt(ContextPolicy policy, std::int64_t prompt_tokens, std::int64_t pinned,
+                     std::int64_t context, std::int64_t reserve,
+                     std::int64_t page_tokens = kContextPageTokens);
 
 // One line for people: "turns 1–3 left the context (1,840 tokens);
 // 2,304 tokens read again". Empty for Fits.

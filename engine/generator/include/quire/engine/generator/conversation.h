@@ -191,11 +191,15 @@ class Conversation {
   // system prompt and the newest turn leave too little room, or with Stop
   // when the conversation does not fit (its message says by how much and
   // what to do).
+  // `incoming`: tokens of a message about to be sent that is not in the
+  // conversation yet (begin_turn() comes after), kept besides the reply.
   std::optional<Trimmed> fit(std::int64_t max_tokens, std::int64_t reserve_for_reply,
-                             ContextPolicy policy = ContextPolicy::DropOldest);
+                             ContextPolicy policy = ContextPolicy::DropOldest,
+                             std::int64_t incoming = 0);
   // The conversation as token counts for plan_context(): the preamble and
   // each turn's ids (for a chat template, as its messages hold them now).
-  ContextShape context_shape(std::int64_t max_tokens, std::int64_t reserve_for_reply) const;
+  ContextShape context_shape(std::int64_t max_tokens, std::int64_t reserve_for_reply,
+                             std::int64_t incoming = 0) const;
 
   // The whole conversation; after begin_turn(), the prompt.
   const std::vector<std::int32_t>& ids() const { return ids_; }
@@ -234,8 +238,8 @@ class Conversation {
   std::vector<std::size_t> user_indices() const;
   void check_tool_calls(const std::vector<tools::ToolCall>& calls) const;
   std::optional<std::size_t> last_calling_reply() const;
-  std::optional<Trimmed> fit_template(std::int64_t max_tokens, std::int64_t reserve_for_reply,
-                                      ContextPolicy policy, std::int64_t before);
+  std::optional<Trimmed> fit_template(const ContextShape& shape, ContextPolicy policy,
+                                      std::int64_t before);
   // Message index where turn `turn` begins; messages_.size() past the last.
   std::size_t turn_start(const std::vector<std::size_t>& users, std::size_t turn) const;
 
