@@ -12,6 +12,7 @@ ui::ChatOverrides to_overrides(const store::ChatSettings& settings) {
   overrides.max_new_tokens = settings.max_new_tokens;
   overrides.prompt_format = settings.prompt_format;
   overrides.use_tools = settings.tools_enabled;
+  overrides.context_overflow = settings.context_overflow;
   return overrides;
 }
 
@@ -25,6 +26,7 @@ store::ChatSettings to_chat_settings(const ui::ChatOverrides& overrides) {
   settings.max_new_tokens = overrides.max_new_tokens;
   settings.prompt_format = overrides.prompt_format;
   settings.tools_enabled = overrides.use_tools;
+  settings.context_overflow = overrides.context_overflow;
   return settings;
 }
 
@@ -34,6 +36,7 @@ ui::ChatDefaults chat_defaults(const ui::EngineSettings& settings, int max_new_t
   defaults.sampling = settings.sampling;
   defaults.max_new_tokens = max_new_tokens;
   defaults.prompt_format = settings.prompt_format;
+  defaults.context_overflow = settings.context_overflow;
   return defaults;
 }
 
@@ -47,6 +50,7 @@ void apply_chat_settings(const store::ChatSettings& settings, ReplyRequest& requ
     request.sampling.repetition_penalty = *settings.repetition_penalty;
   }
   if (settings.max_new_tokens) request.max_new_tokens = *settings.max_new_tokens;
+  if (settings.context_overflow) request.context_overflow = *settings.context_overflow;
 }
 
 }  // namespace quire::gui

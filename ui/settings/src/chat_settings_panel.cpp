@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "quire/ui/context_overflow_choices.h"
 #include "wheel_guard.h"
 
 namespace quire::ui {
@@ -67,6 +68,7 @@ struct ChatSettingsPanel::Fields {
   QSpinBox* max_new_tokens = nullptr;
   QComboBox* prompt_format = nullptr;
   QCheckBox* use_tools = nullptr;
+  QComboBox* context_overflow = nullptr;
   QList<Row> rows;  // in the order above
   QPushButton* reset = nullptr;
 
@@ -114,6 +116,10 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
   f.use_tools->setToolTip(
       tr("Offer the model the tools of the servers enabled in Settings → Tools; every call "
          "still waits for your approval"));
+  f.context_overflow = new QComboBox(this);
+  for (const QString& id : context_overflow_ids())
+    f.context_overflow->addItem(context_overflow_label(id), id);
+  f.context_overflow->setToolTip(context_overflow_explanation());
 
   const struct {
     QWidget* editor;
@@ -128,6 +134,7 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
       {f.max_new_tokens, QStringLiteral("chatMaxNewTokens"), tr("Longest reply")},
       {f.prompt_format, QStringLiteral("chatPromptFormat"), tr("Prompt format")},
       {f.use_tools, QStringLiteral("chatUseTools"), tr("Tools")},
+      {f.context_overflow, QStringLiteral("chatContextOverflow"), tr("When the context fills")},
   };
   int line = 0;
   for (const auto& spec : specs) {
@@ -169,6 +176,7 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
   connect(f.max_new_tokens, &QSpinBox::valueChanged, this, changed);
   connect(f.prompt_format, &QComboBox::currentIndexChanged, this, changed);
   connect(f.use_tools, &QCheckBox::toggled, this, changed);
+  connect(f.context_overflow, &QComboBox::currentIndexChanged, this, changed);
 
   f.reset = new QPushButton(tr("Reset to defaults"), this);
   f.reset->setObjectName(QStringLiteral("resetChatSettings"));
@@ -225,6 +233,7 @@ void ChatSettingsPanel::showDefaults() {
                                                                    : defaults_.prompt_format);
   }
   if (!f.owns(f.use_tools)) f.use_tools->setChecked(defaults_.use_tools);
+  if (!f.owns(f.context_overflow)) select_data(f.context_overflow, defaults_.context_overflow);
   writing_ = was_writing;
 }
 
@@ -239,6 +248,7 @@ void ChatSettingsPanel::setOverrides(const ChatOverrides& overrides) {
   f.row(f.max_new_tokens).own->setChecked(overrides.max_new_tokens.has_value());
   f.row(f.prompt_format).own->setChecked(overrides.prompt_format.has_value());
   f.row(f.use_tools).own->setChecked(overrides.use_tools.has_value());
+  f.row(f.context_overflow).own->setChecked(overrides.context_overflow.has_value());
   if (overrides.system_prompt) f.system_prompt->setPlainText(*overrides.system_prompt);
   if (overrides.temperature) f.temperature->setValue(*overrides.temperature);
   if (overrides.top_p) f.top_p->setValue(*overrides.top_p);
@@ -247,6 +257,7 @@ void ChatSettingsPanel::setOverrides(const ChatOverrides& overrides) {
   if (overrides.max_new_tokens) f.max_new_tokens->setValue(*overrides.max_new_tokens);
   if (overrides.prompt_format) select_data(f.prompt_format, *overrides.prompt_format);
   if (overrides.use_tools) f.use_tools->setChecked(*overrides.use_tools);
+  if (overrides.context_overflow) select_data(f.context_overflow, *overrides.context_overflow);
   showDefaults();
   writing_ = false;
   refreshStates();
@@ -263,6 +274,7 @@ ChatOverrides ChatSettingsPanel::overrides() const {
   if (f.owns(f.max_new_tokens)) o.max_new_tokens = f.max_new_tokens->value();
   if (f.owns(f.prompt_format)) o.prompt_format = f.prompt_format->currentData().toString();
   if (f.owns(f.use_tools)) o.use_tools = f.use_tools->isChecked();
+  if (f.owns(f.context_overflow)) o.context_overflow = f.context_overflow->currentData().toString();
   return o;
 }
 
@@ -287,6 +299,7 @@ void ChatSettingsPanel::refreshStates() {
       tr("%L1 tokens").arg(defaults_.max_new_tokens),
       format_text,
       defaults_.use_tools ? tr("on") : tr("off"),
+      context_overflow_label(defaults_.context_overflow).toLower(),
   };
   bool any_own = false;
   for (qsizetype i = 0; i < f.rows.size(); ++i) {

@@ -41,6 +41,9 @@ struct ChatOverrides {
   // Whether the model is offered the enabled tool servers' tools in this
   // chat; false keeps a chat free of tools whatever the global setting.
   std::optional<bool> use_tools;
+  // What happens when the chat outgrows the context: "stop", "drop_oldest"
+  // or "truncate_middle" (context_overflow_ids()).
+  std::optional<QString> context_overflow;
 
   friend bool operator==(const ChatOverrides&, const ChatOverrides&) = default;
 };
@@ -52,6 +55,7 @@ struct ChatDefaults {
   int max_new_tokens = 0;
   QString prompt_format;  // "auto" or a format's name
   bool use_tools = true;  // chats use the enabled tool servers unless told not to
+  QString context_overflow = QStringLiteral("drop_oldest");
 };
 
 class ChatSettingsPanel : public QWidget {
