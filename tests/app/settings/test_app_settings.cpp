@@ -125,7 +125,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 42);
+    QCOMPARE(keys.size(), 43);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);
