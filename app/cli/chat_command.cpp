@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli_support.h"
+#include "context_overflow_option.h"
 #include "conversation_runner.h"
 #include "disk_cache_option.h"
 #include "draft_option.h"
@@ -22,6 +23,7 @@ struct ChatOptions {
   GenerationOptions generation;
   DraftOptions draft;
   DiskCacheOptions disk;
+  ContextOverflowOption overflow;
 };
 
 int run_chat(const ChatOptions& options) {
@@ -47,12 +49,11 @@ int run_chat(const ChatOptions& options) {
     try {
       const TurnOutcome outcome = run_turn(
           session, conversation, line, options.generation,
-          [](std::string_view text) { std::cout << text << std::flush; }, draft);
+          [](std::string_view text) { std::cout << text << std::flush; }, draft,
+          options.overflow.policy());
       const engine::JobStatistics& stats = outcome.result.statistics;
       std::cout << '\n';
-      if (outcome.trimmed) {
-        std::cerr << "(the oldest " << outcome.trimmed->turns << " turns left the context)\n";
-      }
+      if (outcome.trimmed) std::cerr << dropped_line(*outcome.trimmed) << '\n';
       std::cerr << "[" << stats.generated_tokens << " tokens at "
                 << static_cast<int>(stats.decode_tokens_per_second()) << " tokens/s; "
                 << stats.cached_tokens << " of " << stats.prompt_tokens
@@ -88,6 +89,7 @@ void add_chat_command(CLI::App& app, int& exit_code) {
   command->add_option("--system", options->system, "System prompt")->capture_default_str();
   command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   options->generation.add_to(*command);
+  options->overflow.add_to(*command);
   options->draft.add_to(*command);
   options->disk.add_to(*command);
   options->engine.add_to(*command, true);

@@ -10,13 +10,13 @@ namespace quire::cli {
 TurnOutcome run_turn(LoadedSession& session, engine::Conversation& conversation,
                      const std::string& message, const GenerationOptions& generation,
                      const std::function<void(std::string_view)>& on_text,
-                     const engine::DraftSettings& draft) {
+                     const engine::DraftSettings& draft, engine::ContextPolicy policy) {
   TurnOutcome outcome;
   const std::int64_t context = static_cast<std::int64_t>(session.runtime->cache().num_pages()) *
                                session.runtime->cache().page_size();
   // Room for the new message, then for the reply.
   const std::int64_t message_estimate = static_cast<std::int64_t>(message.size()) + 16;
-  outcome.trimmed = conversation.fit(context - message_estimate, generation.max_new);
+  outcome.trimmed = conversation.fit(context, generation.max_new, policy, message_estimate);
   engine::JobRequest request;
   request.prompt = conversation.begin_turn(message);
   outcome.recomputed_tokens = conversation.recomputed_tokens();

@@ -20,10 +20,13 @@ struct TurnOutcome {
   std::int64_t recomputed_tokens = 0;
 };
 
+// `policy`: what happens when the conversation outgrows the context
+// (Conversation::fit; Stop throws ContextOverflow, sending nothing).
 TurnOutcome run_turn(LoadedSession& session, engine::Conversation& conversation,
                      const std::string& message, const GenerationOptions& generation,
                      const std::function<void(std::string_view)>& on_text,
-                     const engine::DraftSettings& draft = {});
+                     const engine::DraftSettings& draft = {},
+                     engine::ContextPolicy policy = engine::ContextPolicy::DropOldest);
 
 // The format for `name` ("auto", "template" or a built-in name; see
 // engine::choose_chat_format). A notice (why the model's template is not

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
+#include "context_overflow_option.h"
 #include "disk_cache_option.h"
 #include "draft_option.h"
 #include "generation_commands.h"
@@ -27,6 +28,7 @@ struct GenerateOptions {
   GenerationOptions generation;
   DraftOptions draft;
   DiskCacheOptions disk;
+  ContextOverflowOption overflow;
 };
 
 // The grammar that --json-schema or --json-object asks for, compiled before
@@ -40,6 +42,22 @@ std::shared_ptr<const engine::grammar::Grammar> output_grammar(const GenerateOpt
   } catch (const engine::grammar::GrammarError& error) {
     throw UsageError("--json-schema " + options.json_schema + ": " + error.what());
   }
+}
+
+// A prompt longer than --context leaves, with --max-new kept for the reply:
+// cut as --context-overflow says (engine::cut_prompt), the BOS kept.
+void fit_prompt(std::vector<std::int32_t>& prompt, const GenerateOptions& options,
+                std::int64_t pinned) {
+  if (options.engine.context <= 0) return;  // the cache is sized to fit
+  const auto tokens = static_cast<std::int64_t>(prompt.size());
+  const engine::PromptCut cut =
+      engine::cut_prompt(options.overflow.policy(), tokens, pinned, options.engine.context,
+                         options.generation.max_new);
+  if (cut.drop_end == cut.drop_begin) return;
+  prompt.erase(prompt.begin() + cut.drop_begin, prompt.begin() + cut.drop_end);
+  std::cerr << "quire-cli: tokens " << cut.drop_begin + 1 << "\u2013" << cut.drop_end
+            << " of the prompt left the context (" << cut.drop_end - cut.drop_begin << " tokens; "
+            << cut.recomputed_tokens << " read again)\n";
 }
 
 int run_generate(const GenerateOptions& options) {
@@ -60,6 +78,7 @@ int run_generate(const GenerateOptions& options) {
                        std::to_string(probe.vocab_size()));
     }
   }
+  fit_prompt(prompt, options, probe.adds_bos() && options.tokens.empty() ? 1 : 0);
   LoadedSession session =
       load_session(options.directory, options.engine,
                    static_cast<std::int64_t>(prompt.size()) + options.generation.max_new, 1,
@@ -158,6 +177,7 @@ void add_generate_command(CLI::App& app, int& exit_code) {
                  "Constrain the output to one JSON object (any keys and values)")
       ->excludes(schema);
   options->generation.add_to(*command);
+  options->overflow.add_to(*command);
   options->draft.add_to(*command);
   options->disk.add_to(*command);
   options->engine.add_to(*command, true);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_support.h"
+#include "context_overflow_option.h"
 #include "conversation_runner.h"
 #include "conversation_script.h"
 #include "disk_cache_option.h"
@@ -24,6 +25,7 @@ struct ReplayOptions {
   EngineOptions engine;
   GenerationOptions generation;
   DiskCacheOptions disk;
+  ContextOverflowOption overflow;
 };
 
 int run_replay(const ReplayOptions& options) {
@@ -39,8 +41,8 @@ int run_replay(const ReplayOptions& options) {
                 "ttft ms", "decode tok/s", "reply");
   }
   for (std::size_t i = 0; i < script.messages.size(); ++i) {
-    const TurnOutcome outcome =
-        run_turn(session, conversation, script.messages[i], options.generation, {});
+    const TurnOutcome outcome = run_turn(session, conversation, script.messages[i],
+                                         options.generation, {}, {}, options.overflow.policy());
     const engine::JobStatistics& stats = outcome.result.statistics;
     turns.push_back({{"turn", i + 1},
                      {"prompt_tokens", stats.prompt_tokens},
@@ -52,6 +54,9 @@ int run_replay(const ReplayOptions& options) {
                      {"generated_tokens", stats.generated_tokens},
                      {"stop_reason", std::string(engine::to_string(outcome.result.stop_reason))},
                      {"trimmed_turns", outcome.trimmed ? outcome.trimmed->turns : 0},
+                     {"trimmed_first_turn", outcome.trimmed ? outcome.trimmed->first_turn + 1 : 0},
+                     {"trimmed_tokens", outcome.trimmed ? outcome.trimmed->tokens : 0},
+                     {"trim_recomputed_tokens", outcome.trimmed ? outcome.trimmed->recomputed : 0},
                      {"recomputed_tokens", outcome.recomputed_tokens},
                      {"reply", outcome.result.text}});
     if (!options.json) {
@@ -97,6 +102,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
   command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   command->add_flag("--json", options->json, "Print the numbers as JSON");
   options->generation.add_to(*command);
+  options->overflow.add_to(*command);
   options->disk.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] { exit_code = run_replay(*options); });

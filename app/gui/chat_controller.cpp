@@ -45,6 +45,10 @@ ChatController::ChatController(store::ChatStore& store, EngineHost& host, ui::Ch
     : QObject(parent), store_(store), host_(host), view_(view), input_(input), status_(status) {
   connect(&host_, &EngineHost::replyText, this, &ChatController::onReplyText);
   connect(&host_, &EngineHost::replyFinished, this, &ChatController::onReplyFinished);
+  // A chat's own context policy may change in its settings: the forecast follows.
+  connect(&store_, &store::ChatStore::chat_changed, this, [this](store::ChatId chat) {
+    if (current_ == chat) showContextForecast(chat);
+  });
   connect(&input_, &ui::InputBox::sendRequested, this, &ChatController::send);
   connect(&input_, &ui::InputBox::stopRequested, this, &ChatController::stop);
   connect(&view_, &ui::ChatView::regenerateRequested, this, &ChatController::regenerate);
@@ -112,18 +116,6 @@ ui::ChatMessageView ChatController::viewOf(const store::Message& message) {
   return view;
 }
 
-QString ChatController::leftOutText(int turns) {
-  // Spelled out for one and many: without a translation loaded, Qt's %n
-  // plural would print "turn(s)".
-  if (turns == 1)
-    return tr(
-        "1 turn at the start of this chat no longer fits the context; the model did not "
-        "see it.");
-  return tr("%1 turns at the start of this chat no longer fit the context; the model did not "
-            "see them.")
-      .arg(turns);
-}
-
 bool ChatController::isGenerating(store::ChatId chat) const {
   return runningReplyOf(chat).has_value();
 }
@@ -173,11 +165,14 @@ ui::ChatMessageView ChatController::pathViewOf(const store::Message& message) co
 }
 
 void ChatController::showPath(store::ChatId chat) {
+  const auto context = contexts_.find(store::raw(chat));
+  const qint64 resumes_at = context == contexts_.end() ? 0 : context->second.turns.resumes_at;
   QList<ui::ChatMessageView> views;
   for (const store::Message& message : store_.current_path(chat)) {
     // A result shows in the card of the call it answers.
     if (message.role == store::Role::Tool) continue;
     views.append(pathViewOf(message));
+    views.last().contextResumesHere = resumes_at != 0 && store::raw(message.id) == resumes_at;
   }
   view_.setMessages(views);
 }
@@ -193,9 +188,49 @@ void ChatController::showLastReplyOf(store::ChatId chat) {
     status_.setReusedTokens(stats.cached_tokens, stats.prompt_tokens);
     break;
   }
-  if (auto found = contexts_.find(store::raw(chat)); found != contexts_.end()) {
-    status_.setContextFill(found->second.used, found->second.limit);
+  showContextForecast(chat);
+}
+
+void ChatController::markContextResume(store::ChatId chat) {
+  const auto context = contexts_.find(store::raw(chat));
+  const qint64 resumes_at = context == contexts_.end() ? 0 : context->second.turns.resumes_at;
+  // Only the messages whose mark changes are shown again: the divider moves
+  // to where the model's context now resumes.
+  for (const store::Message& message : store_.current_path(chat)) {
+    const std::optional<ui::ChatMessageView> shown = view_.message(store::raw(message.id));
+    if (!shown) continue;
+    const bool mark = resumes_at != 0 && store::raw(message.id) == resumes_at;
+    if (shown->contextResumesHere == mark) continue;
+    ui::ChatMessageView changed = *shown;
+    changed.contextResumesHere = mark;
+    view_.updateMessage(changed);
   }
+}
+
+void ChatController::setEngineSettings(const ui::EngineSettings& settings) {
+  settings_ = settings;
+  // The global context policy may have changed.
+  if (current_) showContextForecast(*current_);
+}
+
+QString ChatController::contextPolicyOf(store::ChatId chat) const {
+  ReplyRequest request;
+  request.context_overflow = settings_.context_overflow;
+  if (const std::optional<store::ChatSettings> own = store_.chat_settings(chat))
+    apply_chat_settings(*own, request);
+  return request.context_overflow;
+}
+
+void ChatController::showContextForecast(store::ChatId chat) {
+  const auto found = contexts_.find(store::raw(chat));
+  if (found == contexts_.end() || current_ != chat) return;
+  const ChatContextState& state = found->second;
+  status_.setContextFill(state.used, state.limit);
+  QList<qint64> user_ids;
+  for (const store::Message& message : store_.current_path(chat)) {
+    if (message.role == store::Role::User) user_ids.append(store::raw(message.id));
+  }
+  status_.setContextDrop(forecast_drop(state, contextPolicyOf(chat), user_ids));
 }
 
 void ChatController::refreshInput() {
@@ -312,6 +347,7 @@ ReplyRequest ChatController::requestFor(store::ChatId chat, store::MessageId rep
   request.prompt_format = settings_.prompt_format;
   request.max_context = settings_.max_context;
   request.max_new_tokens = max_new_tokens_;
+  request.context_overflow = settings_.context_overflow;
   // What the chat sets itself replaces the global values, for every reply.
   if (const std::optional<store::ChatSettings> own = store_.chat_settings(chat))
     apply_chat_settings(*own, request);
@@ -384,7 +420,8 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
     tool_calls_->callsMade(chat, store::MessageId{outcome.reply_id}, outcome.tool_calls);
   }
 
-  contexts_[store::raw(chat)] = ChatContext{outcome.context_used, outcome.context_limit};
+  contexts_[store::raw(chat)] = ChatContextState{outcome.context_used, outcome.context_limit,
+                                                 outcome.context_reserve, outcome.context_turns};
   if (current_ == chat) {
     ui::ChatMessageView view = streaming_reply(store::MessageId{outcome.reply_id});
     view.streaming = false;
@@ -399,7 +436,7 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
       // the message itself is what has to change (Edit on it).
       view.canRegenerate = !empty;
     } else if (outcome.trimmed_turns > 0) {
-      view.notice = leftOutText(outcome.trimmed_turns);
+      view.notice = dropped_note(outcome);
     }
     view_.updateMessage(view);
     if (!failed) {
@@ -407,8 +444,10 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
       status_.setTimeToFirstToken(outcome.stats.time_to_first_token_ms / 1000.0);
       status_.setReusedTokens(outcome.stats.cached_tokens, outcome.stats.prompt_tokens);
     }
-    if (outcome.context_limit > 0)
-      status_.setContextFill(outcome.context_used, outcome.context_limit);
+    if (outcome.context_limit > 0) {
+      if (outcome.trimmed_turns > 0) markContextResume(chat);
+      showContextForecast(chat);
+    }
     refreshInput();
   }
   emit replyFinished(chat, outcome.stats);

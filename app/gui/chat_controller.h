@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 
+#include "context_forecast.h"
 #include "engine_messages.h"
 #include "quire/app/store/chat_store.h"
 #include "quire/app/store/reply_writer.h"
@@ -51,7 +52,7 @@ class ChatController : public QObject {
   ~ChatController() override;
 
   // Sampling, system prompt, prompt format and context for the next replies.
-  void setEngineSettings(const ui::EngineSettings& settings) { settings_ = settings; }
+  void setEngineSettings(const ui::EngineSettings& settings);
   // How long a reply may stay uncommitted (ReplyWriter's interval).
   void setCommitInterval(int milliseconds) { commit_interval_ms_ = milliseconds; }
   // The longest reply, in tokens (the context may allow fewer).
@@ -72,8 +73,6 @@ class ChatController : public QObject {
 
   // The title a chat gets from its first message: its first line, shortened.
   static QString titleFor(const QString& text);
-  // The note on a reply for which the oldest `turns` were left out.
-  static QString leftOutText(int turns);
   // A stored message as the view shows it.
   static ui::ChatMessageView viewOf(const store::Message& message);
 
@@ -120,10 +119,13 @@ class ChatController : public QObject {
     store::ChatId chat{};
     std::unique_ptr<store::ReplyWriter> writer;
   };
-  struct ChatContext {
-    qint64 used = 0;
-    qint64 limit = 0;
-  };
+  // What the gauge forecasts for the next message of the chat on show, and
+  // which message the view marks as where the model's context resumes.
+  void showContextForecast(store::ChatId chat);
+  // Marks the message where the model's context resumes after dropped turns.
+  void markContextResume(store::ChatId chat);
+  // The chat's context policy: its own, else the global one.
+  QString contextPolicyOf(store::ChatId chat) const;
 
   void onReplyText(qint64 reply_id, const QString& delta);
   // Every call of the chat's last reply has its result: the model answers.
@@ -153,8 +155,8 @@ class ChatController : public QObject {
   int commit_interval_ms_ = 1000;
   int max_new_tokens_ = 1024;
   std::optional<store::ChatId> current_;
-  std::map<qint64, Running> replies_;       // by the reply's message id
-  std::map<qint64, ChatContext> contexts_;  // by chat id
+  std::map<qint64, Running> replies_;            // by the reply's message id
+  std::map<qint64, ChatContextState> contexts_;  // by chat id
   std::unique_ptr<ChatToolCalls> tool_calls_;
   std::function<void(ReplyRequest&)> adjust_request_;
 };

@@ -45,6 +45,7 @@ ui::ChatOverrides to_overrides(const store::ChatSettings& settings) {
   overrides.prompt_format = settings.prompt_format;
   overrides.use_tools = settings.tools_enabled;
   if (settings.tuned_sampling) overrides.tuned_sampling = to_ui(*settings.tuned_sampling);
+  overrides.context_overflow = settings.context_overflow;
   return overrides;
 }
 
@@ -59,6 +60,7 @@ store::ChatSettings to_chat_settings(const ui::ChatOverrides& overrides) {
   settings.prompt_format = overrides.prompt_format;
   settings.tools_enabled = overrides.use_tools;
   if (overrides.tuned_sampling) settings.tuned_sampling = to_store(*overrides.tuned_sampling);
+  settings.context_overflow = overrides.context_overflow;
   return settings;
 }
 
@@ -68,6 +70,7 @@ ui::ChatDefaults chat_defaults(const ui::EngineSettings& settings, int max_new_t
   defaults.sampling = settings.sampling;
   defaults.max_new_tokens = max_new_tokens;
   defaults.prompt_format = settings.prompt_format;
+  defaults.context_overflow = settings.context_overflow;
   return defaults;
 }
 
@@ -82,6 +85,7 @@ void apply_chat_settings(const store::ChatSettings& settings, ReplyRequest& requ
   }
   if (settings.max_new_tokens) request.max_new_tokens = *settings.max_new_tokens;
   if (settings.tuned_sampling) request.sampling.tuned = to_ui(*settings.tuned_sampling);
+  if (settings.context_overflow) request.context_overflow = *settings.context_overflow;
 }
 
 }  // namespace quire::gui

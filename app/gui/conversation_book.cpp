@@ -121,10 +121,12 @@ bool ConversationBook::matches(const Entry& entry, const QList<TurnMessage>& com
   const std::vector<engine::Message>& messages = entry.conversation.messages();
   const std::size_t kept = entry.ids.size();
   const auto total = static_cast<std::size_t>(completed.size());
-  if (kept > total || (!entry.trimmed && kept != total)) return false;
-  // The kept messages must be the newest of the history, unchanged.
+  if (kept > total || (!entry.trimmed && kept != total) || entry.head > kept) return false;
+  // The kept messages must be the first `head` and the newest of the
+  // history, unchanged.
   for (std::size_t i = 0; i < kept; ++i) {
-    const TurnMessage& stored = completed.at(static_cast<qsizetype>(total - kept + i));
+    const std::size_t at = i < entry.head ? i : total - kept + i;
+    const TurnMessage& stored = completed.at(static_cast<qsizetype>(at));
     if (stored.id != entry.ids[i] || utf8(stored.text) != messages[i + 1].text ||
         static_cast<std::size_t>(stored.tool_calls.size()) != messages[i + 1].tool_calls.size()) {
       return false;
@@ -154,7 +156,7 @@ ConversationBook::Entry ConversationBook::build(const QList<TurnMessage>& comple
     try {
       return Entry{engine::Conversation::restore(format_, tokenizer_, std::move(messages),
                                                  tools_of(request)),
-                   std::move(ids), request.system_prompt, false};
+                   std::move(ids), request.system_prompt, false, 0};
     } catch (const std::invalid_argument&) {
       // Ids from another vocabulary: render the text instead.
     }
@@ -180,7 +182,7 @@ ConversationBook::Entry ConversationBook::build(const QList<TurnMessage>& comple
     }
     rendered.append({message.id, conversation.messages().back().tokens});
   }
-  return Entry{std::move(conversation), std::move(ids), request.system_prompt, false};
+  return Entry{std::move(conversation), std::move(ids), request.system_prompt, false, 0};
 }
 
 ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request, const Limits& limits) {
@@ -217,14 +219,31 @@ ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request, cons
     throw engine::ContextOverflow(overflow_text(request, limits, estimate, reserve),
                                   estimate + reserve, turn.context_limit);
   }
-  const std::size_t before = entry.conversation.messages().size();
-  if (const std::optional<engine::Trimmed> trimmed = entry.conversation.fit(room, reserve)) {
+  const std::optional<engine::ContextPolicy> policy =
+      engine::parse_context_policy(request.context_overflow.toStdString());
+  if (!policy) {
+    throw std::invalid_argument("the context policy \"" + utf8(request.context_overflow) +
+                                "\" is none of " + std::string(engine::kContextPolicyChoices));
+  }
+  turn.reserve = reserve;
+  const std::vector<engine::Message>& messages = entry.conversation.messages();
+  const std::size_t before = messages.size();
+  // Where each turn starts among the messages (message 0 is the system's).
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 1; i < before; ++i) {
+    if (messages[i].role == engine::Role::User) starts.push_back(i);
+  }
+  if (const std::optional<engine::Trimmed> trimmed =
+          entry.conversation.fit(turn.context_limit, reserve, *policy, estimate)) {
     // Whole turns went: each user message with its replies, calls and results.
-    const std::size_t dropped =
-        std::min(entry.ids.size(), before - entry.conversation.messages().size());
-    entry.ids.erase(entry.ids.begin(), entry.ids.begin() + static_cast<std::ptrdiff_t>(dropped));
+    const std::size_t first = starts.at(static_cast<std::size_t>(trimmed->first_turn)) - 1;
+    const std::size_t dropped = std::min(entry.ids.size() - std::min(entry.ids.size(), first),
+                                         before - entry.conversation.messages().size());
+    const auto from = entry.ids.begin() + static_cast<std::ptrdiff_t>(first);
+    entry.ids.erase(from, from + static_cast<std::ptrdiff_t>(dropped));
     entry.trimmed = true;
-    turn.trimmed_turns = trimmed->turns;
+    entry.head = first;
+    turn.trimmed = trimmed;
     // The first kept message may have been rendered again with the system
     // prompt; such ids belong to this trimmed view only, not to the store.
     turn.rendered.clear();
@@ -269,7 +288,22 @@ ConversationBook::Closed ConversationBook::end(qint64 chat_id, qint64 reply_id,
   entry.ids.push_back(reply_id);
   closed.reply.tokens = entry.conversation.messages().back().tokens;
   closed.context_used = entry.conversation.token_count();
+  closed.turns = turns_of(entry);
   return closed;
+}
+
+ContextTurns ConversationBook::turns_of(const Entry& entry) const {
+  ContextTurns turns;
+  const engine::ContextShape shape = entry.conversation.context_shape(1, 0);
+  turns.preamble = shape.preamble;
+  for (const std::int64_t tokens : shape.turns)
+    turns.tokens.append(tokens);
+  const std::vector<engine::Message>& messages = entry.conversation.messages();
+  for (std::size_t i = 1; i < messages.size() && i - 1 < entry.ids.size(); ++i) {
+    if (messages[i].role == engine::Role::User) turns.user_message_ids.append(entry.ids[i - 1]);
+  }
+  if (entry.trimmed && entry.head < entry.ids.size()) turns.resumes_at = entry.ids[entry.head];
+  return turns;
 }
 
 }  // namespace quire::gui

@@ -9,6 +9,7 @@
 #include <QString>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "engine_messages.h"
@@ -30,7 +31,9 @@ class ConversationBook {
     engine::StopSet stops;  // where a reply ends in this format
     int max_new_tokens = 0;
     std::int64_t context_limit = 0;
-    int trimmed_turns = 0;
+    // What the chat's context policy dropped for this turn; nullopt: nothing.
+    std::optional<engine::Trimmed> trimmed;
+    std::int64_t reserve = 0;  // kept for the reply when fitting
     // Messages rendered afresh for this turn (ids worth storing), the new
     // user message (or the last result) included.
     QList<RenderedMessage> rendered;
@@ -54,6 +57,7 @@ class ConversationBook {
   struct Closed {
     RenderedMessage reply;  // the reply's ids, closing marker included
     std::int64_t context_used = 0;
+    ContextTurns turns;  // the conversation as the engine now holds it
   };
   // Records the reply of the chat's open turn: its ids as generated, and
   // `reply`, its text read for tool calls (content and calls). A failed
@@ -73,8 +77,12 @@ class ConversationBook {
     engine::Conversation conversation;
     std::vector<qint64> ids;  // store ids of messages()[1..]
     QString system_prompt;
-    bool trimmed = false;  // older turns were dropped: ids is a suffix
+    // Turns were dropped: ids is the first `head` ids of the history (what
+    // truncate-middle keeps at the start) followed by its newest ones.
+    bool trimmed = false;
+    std::size_t head = 0;
   };
+  ContextTurns turns_of(const Entry& entry) const;
 
   bool matches(const Entry& entry, const QList<TurnMessage>& completed,
                const QString& system_prompt, const nlohmann::ordered_json& tools) const;

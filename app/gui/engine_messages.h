@@ -147,6 +147,20 @@ struct ReplyRequest {
   QString prompt_format;   // "auto" or a format's name
   qint64 max_context = 0;  // tokens; 0: the whole cache
   int max_new_tokens = 1024;
+  // What to do when the chat outgrows the context: "stop", "drop_oldest" or
+  // "truncate_middle" (engine::parse_context_policy's names).
+  QString context_overflow = QStringLiteral("drop_oldest");
+};
+
+// The conversation the engine holds for a chat, as token counts: what the
+// window's context gauge asks engine::plan_context() about the next turn.
+struct ContextTurns {
+  qint64 preamble = 0;             // the system prompt's tokens
+  QList<qint64> tokens;            // each turn's, oldest first
+  QList<qint64> user_message_ids;  // the store id of each turn's user message
+  // The store id of the first message after turns a context policy dropped
+  // (the view marks it); 0 while nothing was dropped.
+  qint64 resumes_at = 0;
 };
 
 // The token ids a message was rendered to, for the store.
@@ -170,9 +184,15 @@ struct ReplyOutcome {
   // Token ids worth storing: the reply's and the messages rendered for it.
   QList<RenderedMessage> rendered;
   QString render_key;
-  int trimmed_turns = 0;    // oldest turns left out to fit the context
-  qint64 context_used = 0;  // tokens of the conversation after the reply
+  int trimmed_turns = 0;         // turns left out to fit the context for this reply
+  int trimmed_first_turn = 0;    // of the conversation the engine held, from 0
+  qint64 trimmed_tokens = 0;     // how much shorter the prompt became
+  qint64 recomputed_tokens = 0;  // of the shortened prompt, what the cache could not serve
+  QString context_overflow;      // the policy that applied
+  qint64 context_used = 0;       // tokens of the conversation after the reply
   qint64 context_limit = 0;
+  qint64 context_reserve = 0;  // kept for a reply when fitting the context
+  ContextTurns context_turns;
 };
 
 void register_engine_message_types();

@@ -345,10 +345,16 @@ void EngineWorker::startReply(const ReplyRequest& request) {
   // Called inside Generator::step(); the result is settled after the step.
   job.on_done = [this](const engine::JobResult& result) { finished_.push_back(result); };
   const engine::JobId id = loaded.generator->submit(std::move(job));
-  active_[id] = Active{request.reply_id,         request.chat_id,
-                       turn.trimmed_turns,       turn.context_limit,
-                       std::move(turn.rendered), book.render_key(request.system_prompt),
-                       request.prompt_format,    reader};
+  active_[id] = Active{request.reply_id,
+                       request.chat_id,
+                       turn.context_limit,
+                       std::move(turn.rendered),
+                       book.render_key(request.system_prompt),
+                       request.prompt_format,
+                       reader,
+                       turn.trimmed,
+                       request.context_overflow,
+                       turn.reserve};
   setBusy(true);
   schedulePump();
 }
@@ -390,14 +396,22 @@ void EngineWorker::finishActive(const Active& active, const engine::JobResult& r
     outcome.tool_call_error = QString::fromStdString(reply.broken_reason);
   }
   outcome.stats = generation_stats(result, loaded_->info.name);
-  outcome.trimmed_turns = active.trimmed_turns;
+  if (active.trimmed) {
+    outcome.trimmed_turns = active.trimmed->turns;
+    outcome.trimmed_first_turn = active.trimmed->first_turn;
+    outcome.trimmed_tokens = active.trimmed->tokens;
+    outcome.recomputed_tokens = active.trimmed->recomputed;
+  }
+  outcome.context_overflow = active.context_overflow;
   outcome.context_limit = active.context_limit;
+  outcome.context_reserve = active.context_reserve;
   if (result.stop_reason == engine::StopReason::Error) {
     outcome.error = QString::fromStdString(result.error);
   }
   const ConversationBook::Closed closed =
       loaded_->books.at(active.format_request)->end(active.chat_id, active.reply_id, result, reply);
   outcome.context_used = closed.context_used;
+  outcome.context_turns = closed.turns;
   if (result.stop_reason != engine::StopReason::Error) {
     outcome.rendered = active.rendered;
     outcome.rendered.append(closed.reply);

@@ -21,9 +21,11 @@
 #include <QObject>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine_messages.h"
+#include "quire/engine/generator/conversation.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/ui/memory_view_data.h"
 
@@ -102,7 +104,6 @@ class EngineWorker : public QObject {
   struct Active {
     qint64 reply_id = 0;
     qint64 chat_id = 0;
-    int trimmed_turns = 0;
     qint64 context_limit = 0;
     QList<RenderedMessage> rendered;
     QString render_key;
@@ -110,6 +111,10 @@ class EngineWorker : public QObject {
     // Reads the reply for tool calls when the chat offers tools (or the
     // model writes Harmony's channels); null otherwise.
     std::shared_ptr<ToolReplyReader> reader;
+    // What the chat's context policy dropped for this reply, under which policy.
+    std::optional<engine::Trimmed> trimmed;
+    QString context_overflow;
+    qint64 context_reserve = 0;
   };
 
   void schedulePump();

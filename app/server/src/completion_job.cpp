@@ -23,10 +23,15 @@ int reply_budget(std::int64_t prompt_tokens, const SamplingFields& fields, const
                   std::to_string(prompt_tokens) + " in the prompt, " +
                   std::to_string(*fields.max_tokens) + " for the completion)"
             : std::to_string(prompt_tokens) + " tokens in the prompt and no room for a completion";
+    const std::string policies =
+        std::string_view(prompt_param) == "messages"
+            ? " Or send \"context_overflow\": \"drop_oldest\" or \"truncate_middle\" to "
+              "drop earlier turns."
+            : "";
     throw ApiException(invalid_request(
         "This model's maximum context length is " + std::to_string(model.context_tokens) +
             " tokens. However, you requested " + asked + ". Please reduce the length of the " +
-            prompt_param + " or the completion.",
+            prompt_param + " or the completion." + policies,
         prompt_param, "context_length_exceeded"));
   }
   return static_cast<int>(fields.max_tokens ? *fields.max_tokens : left);
@@ -118,6 +123,37 @@ std::shared_ptr<const engine::grammar::Grammar> strict_calls(const ToolsRequest&
                             ". Leave \"strict\" out for this tool, or change its parameters.",
                         "tools"));
   }
+}
+
+// Drops whole turns as the request's context_overflow says, so that the
+// prompt leaves max_tokens (else a quarter of the context) for the reply.
+// Stop (the default) leaves the prompt to reply_budget(), which refuses it.
+std::optional<ContextDropUsage> fit_context(engine::Conversation& conversation,
+                                            const ChatCompletionRequest& request,
+                                            const ServedModel& model) {
+  const engine::ContextPolicy policy =
+      request.context_overflow.value_or(engine::ContextPolicy::Stop);
+  if (policy == engine::ContextPolicy::Stop) return std::nullopt;
+  const std::int64_t reserve = request.sampling.max_tokens.value_or(model.context_tokens / 4);
+  if (reserve >= model.context_tokens) return std::nullopt;  // reply_budget says why
+  std::optional<engine::Trimmed> trimmed;
+  try {
+    trimmed = conversation.fit(model.context_tokens, reserve, policy);
+  } catch (const engine::ContextOverflow& overflow) {
+    throw ApiException(invalid_request(
+        "This model's maximum context length is " + std::to_string(model.context_tokens) +
+            " tokens and context_overflow \"" + std::string(engine::to_string(policy)) +
+            "\" cannot make the messages fit: " + overflow.what() + ".",
+        "messages", "context_length_exceeded"));
+  }
+  if (!trimmed) return std::nullopt;
+  ContextDropUsage drop;
+  drop.policy = engine::to_string(policy);
+  drop.first_dropped_turn = trimmed->first_turn + 1;
+  drop.dropped_turns = trimmed->turns;
+  drop.dropped_tokens = trimmed->tokens;
+  drop.recomputed_tokens = trimmed->recomputed;
+  return drop;
 }
 
 // Whether the rendered prompt leaves the reply inside a think block.
@@ -216,6 +252,8 @@ PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine:
       conversation.end_turn(*ids, false, exchange.assistant);
     }
     job.prompt = conversation.begin_turn(request.turns.user);
+    prepared.context_drop = fit_context(conversation, request, model);
+    job.prompt = conversation.ids();
     job.stop_tokens = conversation.stops().tokens;
     job.stop_strings = conversation.stops().strings;
   } catch (const engine::ChatTemplateError& error) {

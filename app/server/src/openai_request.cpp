@@ -265,6 +265,21 @@ void parse_streaming(const Fields& fields, bool& stream, bool& include_usage) {
   }
 }
 
+std::optional<engine::ContextPolicy> parse_context_overflow(const Fields& fields) {
+  const json* value = fields.find("context_overflow");
+  if (!value) return std::nullopt;
+  const std::optional<engine::ContextPolicy> policy =
+      value->is_string() ? engine::parse_context_policy(value->get<std::string>()) : std::nullopt;
+  if (!policy) {
+    fail("context_overflow must be " + std::string(engine::kContextPolicyChoices) + "; it is " +
+             (value->is_string() ? "\"" + value->get<std::string>() + "\""
+                                 : std::string(kind_of(*value))) +
+             ".",
+         "context_overflow");
+  }
+  return policy;
+}
+
 void parse_prompt(const Fields& fields, CompletionRequest& request) {
   const json* prompt = fields.find("prompt");
   if (!prompt) fail("Missing required parameter: 'prompt'.", "prompt");
@@ -364,6 +379,7 @@ ChatCompletionRequest parse_chat_completion_request(std::string_view body) {
   }
   parse_streaming(fields, request.stream, request.include_usage);
   request.sampling = parse_sampling(fields);
+  request.context_overflow = parse_context_overflow(fields);
   return request;
 }
 

@@ -12,10 +12,18 @@ std::string dump(const json& value) {
 }
 
 json usage_object(const Usage& usage) {
-  return json{{"prompt_tokens", usage.prompt_tokens},
+  json object{{"prompt_tokens", usage.prompt_tokens},
               {"completion_tokens", usage.completion_tokens},
               {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
               {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+  if (const std::optional<ContextDropUsage>& drop = usage.context_drop) {
+    object["context_overflow"] = json{{"policy", drop->policy},
+                                      {"first_dropped_turn", drop->first_dropped_turn},
+                                      {"dropped_turns", drop->dropped_turns},
+                                      {"dropped_tokens", drop->dropped_tokens},
+                                      {"recomputed_tokens", drop->recomputed_tokens}};
+  }
+  return object;
 }
 
 json envelope(const ResponseHeader& header, std::string_view object) {

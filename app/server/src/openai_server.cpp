@@ -175,6 +175,7 @@ struct OpenAiServer::Impl {
         check_model(parsed.model, model);
         job = prepare_chat_job(parsed, format, tokenizer, model, &replies);
         context.shape = job.shape;
+        context.context_drop = job.context_drop;
         // A reply read for tool calls goes back as messages of another
         // shape, rendered whole by the template: nothing to remember.
         if (!job.shape) {

@@ -72,7 +72,8 @@ void answer_whole(httplib::Response& response, JobHost& engine,
     response.set_content(error_body(error), "application/json");
     return;
   }
-  const Usage usage = request_usage(results);
+  Usage usage = request_usage(results);
+  usage.context_drop = context.context_drop;
   note.has_usage = true;
   note.usage = usage;
   std::vector<Choice> choices;
@@ -185,7 +186,8 @@ bool provide(StreamState& state, httplib::DataSink& sink) {
     std::vector<engine::JobResult> results;
     for (auto& result : state.results)
       results.push_back(std::move(*result));
-    const Usage usage = request_usage(results);
+    Usage usage = request_usage(results);
+    usage.context_drop = context.context_drop;
     state.note->has_usage = true;
     state.note->usage = usage;
     if (!write(closing_events(context, usage))) return false;

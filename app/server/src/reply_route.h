@@ -28,6 +28,8 @@ struct ReplyContext {
   bool include_usage = false;
   // A chat request with tools: each reply is read for reasoning and calls.
   std::optional<ReplyShape> shape;
+  // What the request's context_overflow policy dropped; goes into usage.
+  std::optional<ContextDropUsage> context_drop;
   // Called with each choice that ends without an error, on the handler's
   // thread, before its end is sent.
   std::function<void(const engine::JobResult&)> on_result;

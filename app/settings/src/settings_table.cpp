@@ -7,6 +7,7 @@
 
 #include "quire/app/app_settings.h"
 #include "quire/cache/cache_format.h"
+#include "quire/ui/context_overflow_choices.h"
 #include "quire/ui/settings_limits.h"
 #include "stored_values.h"
 
@@ -377,6 +378,8 @@ std::vector<SettingRow> make_rows() {
       text_row("chat/system_prompt", QUIRE_FIELD(engine.system_prompt), QString()),
       text_row("chat/prompt_format", QUIRE_FIELD(engine.prompt_format), QStringLiteral("auto"),
                Empty::Refused),
+      choice_row("chat/context_overflow", QUIRE_FIELD(engine.context_overflow),
+                 QStringLiteral("drop_oldest"), ui::context_overflow_ids()),
       // The OpenAI-compatible server inside the application: off unless
       // asked for, on quire-cli serve's port.
       boolean_row("server/enabled", QUIRE_FIELD(server.enabled), false),

@@ -125,6 +125,8 @@ class Reader {
                          &out->repetition_penalty) ||
         !optional_number(object, QStringLiteral("max_new_tokens"), prefix, &max_new_tokens) ||
         !optional_text(object, QStringLiteral("prompt_format"), prefix, &out->prompt_format) ||
+        !optional_text(object, QStringLiteral("context_overflow"), prefix,
+                       &out->context_overflow) ||
         !tool_settings(object, prefix, out) || !tuned_sampling(object, prefix, out)) {
       return false;
     }
@@ -272,6 +274,7 @@ QByteArray chat_to_json(const ChatDocument& document) {
   put("max_new_tokens", chat.max_new_tokens);
   put("prompt_format", chat.prompt_format);
   put("tools_enabled", chat.tools_enabled);
+  put("context_overflow", chat.context_overflow);
   if (!chat.always_allowed_tools.isEmpty()) {
     settings.insert(QStringLiteral("always_allowed_tools"),
                     QJsonArray::fromStringList(chat.always_allowed_tools));

@@ -34,7 +34,7 @@ namespace detail {
 std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat) {
   Run run(d.sql(), QStringLiteral("SELECT system_prompt, temperature, top_p, min_p,"
                                   " repetition_penalty, max_new_tokens, prompt_format,"
-                                  " tools_enabled, always_allowed_tools, tuned_sampling"
+                                  " tools_enabled, always_allowed_tools, tuned_sampling, context_overflow"
                                   " FROM chats WHERE id = ?"));
   run << raw(chat);
   if (!run.exec()) {
@@ -69,6 +69,7 @@ std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat) {
       settings.tuned_sampling = tuned;
     }
   }
+  settings.context_overflow = text_of(run.value(10));
   return settings;
 }
 
@@ -81,7 +82,8 @@ bool write_settings(StoreState& d, ChatId chat, const ChatSettings& settings) {
   Run run(d.sql(), QStringLiteral("UPDATE chats SET system_prompt = ?, temperature = ?, top_p = ?,"
                                   " min_p = ?, repetition_penalty = ?, max_new_tokens = ?,"
                                   " prompt_format = ?, tools_enabled = ?,"
-                                  " always_allowed_tools = ?, tuned_sampling = ? WHERE id = ?"));
+                                  " always_allowed_tools = ?, tuned_sampling = ?, context_overflow = ?"
+                                  " WHERE id = ?"));
   run << text_or_null(settings.system_prompt) << number_or_null(settings.temperature)
       << number_or_null(settings.top_p) << number_or_null(settings.min_p)
       << number_or_null(settings.repetition_penalty)
@@ -99,7 +101,7 @@ bool write_settings(StoreState& d, ChatId chat, const ChatSettings& settings) {
               ? QVariant(QString::fromUtf8(QJsonDocument(settings.tuned_sampling->to_json())
                                                .toJson(QJsonDocument::Compact)))
               : QVariant(QMetaType::fromType<QString>()))
-      << raw(chat);
+      << text_or_null(settings.context_overflow) << raw(chat);
   if (!run.exec()) return d.fail_sql(QStringLiteral("save a chat's settings"), run.error());
   if (run.rows_affected() == 0) {
     return d.fail(StoreError::NotFound, QStringLiteral("There is no chat %1.").arg(raw(chat)));

@@ -91,6 +91,10 @@ QString ChatSettings::problem() const {
     return QStringLiteral("max_new_tokens must be 1 or more (got %1)").arg(*max_new_tokens);
   }
   if (tuned_sampling) return tuned_sampling->problem();
+  if (context_overflow && !kContextOverflowPolicies.contains(*context_overflow)) {
+    return QStringLiteral("context_overflow must be %1 (got \"%2\")")
+        .arg(kContextOverflowPolicies.join(QStringLiteral(", ")), *context_overflow);
+  }
   return {};
 }
 

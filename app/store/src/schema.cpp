@@ -230,8 +230,14 @@ QStringList version5() {
   return {QStringLiteral("ALTER TABLE chats ADD COLUMN tuned_sampling TEXT")};
 }
 
+// Version 6: what the chat does when it outgrows the context (a policy's
+// name, NULL: the global setting).
+QStringList version6() {
+  return {QStringLiteral("ALTER TABLE chats ADD COLUMN context_overflow TEXT")};
+}
+
 int current_schema_version() {
-  return 5;
+  return 6;
 }
 
 QStringList migration(int version) {
@@ -246,6 +252,8 @@ QStringList migration(int version) {
       return version4();
     case 5:
       return version5();
+    case 6:
+      return version6();
     default:
       return {};
   }

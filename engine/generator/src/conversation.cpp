@@ -154,61 +154,79 @@ void Conversation::end_turn(std::span<const std::int32_t> reply_tokens, bool clo
   open_ = false;
 }
 
-std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t reserve_for_reply) {
-  if (max_tokens <= 0 || reserve_for_reply < 0) {
-    throw std::invalid_argument("fit() needs a positive context and a reply reserve of 0 or more");
+std::size_t Conversation::turn_start(const std::vector<std::size_t>& users,
+                                     std::size_t turn) const {
+  return turn < users.size() ? users[turn] : messages_.size();
+}
+
+ContextShape Conversation::context_shape(std::int64_t max_tokens, std::int64_t reserve_for_reply,
+                                         std::int64_t incoming) const {
+  const std::vector<std::size_t> users = user_indices();
+  ContextShape shape;
+  shape.context = max_tokens;
+  shape.reserve = reserve_for_reply;
+  shape.incoming = incoming;
+  // Anything before the first user message is the preamble's.
+  for (std::size_t i = 0; i < turn_start(users, 0); ++i)
+    shape.preamble += size_of(messages_[i]);
+  const bool rerender = !format_.is_template() && builtin().system_in_first_message();
+  for (std::size_t t = 0; t < users.size(); ++t) {
+    std::int64_t size = 0;
+    for (std::size_t i = users[t]; i < turn_start(users, t + 1); ++i)
+      size += size_of(messages_[i]);
+    shape.turns.push_back(size);
+    if (rerender) {
+      // The system prompt moves into whichever user message comes first.
+      const auto first =
+          static_cast<std::int64_t>(render_user(messages_[users[t]].text, true).size());
+      shape.turns_as_first.push_back(size - size_of(messages_[users[t]]) + first);
+    }
   }
-  const std::int64_t room = max_tokens - reserve_for_reply;
+  return shape;
+}
+
+std::optional<Trimmed> Conversation::fit(std::int64_t max_tokens, std::int64_t reserve_for_reply,
+                                         ContextPolicy policy, std::int64_t incoming) {
+  if (max_tokens <= 0 || reserve_for_reply < 0 || incoming < 0) {
+    throw std::invalid_argument(
+        "fit() needs a positive context, and a reply reserve and a new message of 0 or more");
+  }
+  const std::int64_t room = max_tokens - reserve_for_reply - incoming;
   const std::int64_t before = token_count();
   if (before <= room) return std::nullopt;
-  if (format_.is_template()) return fit_template(max_tokens, reserve_for_reply, before);
+  if (turn_count() == 0 || room <= 0) {
+    throw ContextOverflow("the system prompt takes " + std::to_string(before) + " tokens; with " +
+                              std::to_string(reserve_for_reply + incoming) +
+                              " kept for the new message and the reply that exceeds the "
+                              "context of " +
+                              std::to_string(max_tokens) +
+                              " tokens. Shorten the system prompt, or allow a longer context",
+                          before + reserve_for_reply + incoming, max_tokens);
+  }
+  const ContextShape shape = context_shape(max_tokens, reserve_for_reply, incoming);
+  if (format_.is_template()) return fit_template(shape, policy, before);
 
-  // Message 0 is the system message; turn t starts at its user message users[t].
+  const ContextPlan plan = plan_context(policy, shape);
+  if (plan.outcome == ContextPlan::Outcome::Stopped) {
+    throw ContextOverflow(stopped_message(plan, shape), before + reserve_for_reply + incoming,
+                          max_tokens);
+  }
+
   const std::vector<std::size_t> users = user_indices();
-  const int turns = static_cast<int>(users.size());
-  std::vector<std::int64_t> suffix(messages_.size() + 1, 0);
-  for (std::size_t i = messages_.size(); i-- > 0;)
-    suffix[i] = suffix[i + 1] + size_of(messages_[i]);
-
-  // Dropping the first k turns: the preamble, turn k's user message (which
-  // becomes the first and may now carry the system prompt), and the rest.
-  const bool rerender = builtin().system_in_first_message();
-  auto first_user_tokens = [&](int k) {
-    const Message& user = messages_[users[static_cast<std::size_t>(k)]];
-    return rerender ? render_user(user.text, true) : user.tokens;
-  };
-  auto total_after = [&](int k, const std::vector<std::int32_t>& first) {
-    const std::size_t user = users[static_cast<std::size_t>(k)];
-    return size_of(messages_.front()) + static_cast<std::int64_t>(first.size()) + suffix[user + 1];
-  };
-
-  const std::int64_t target = room / 2;
-  int drop = 0;
-  std::vector<std::int32_t> first;
-  std::int64_t after = before;
-  for (int k = 1; k < turns; ++k) {
-    first = first_user_tokens(k);
-    after = total_after(k, first);
-    drop = k;
-    if (after <= target) break;
+  const auto first = static_cast<std::size_t>(plan.first_dropped);
+  const std::size_t end = first + static_cast<std::size_t>(plan.dropped_turns);
+  const std::vector<std::int32_t> old_ids = ids_;
+  messages_.erase(messages_.begin() + static_cast<std::ptrdiff_t>(users[first]),
+                  messages_.begin() + static_cast<std::ptrdiff_t>(users[end]));
+  if (first == 0 && builtin().system_in_first_message()) {
+    // The new first message carries the system prompt now.
+    messages_[1].tokens = render_user(messages_[1].text, true);
   }
-  if (drop == 0 || after > room) {
-    const std::int64_t needed = (drop == 0 ? before : after) + reserve_for_reply;
-    throw ContextOverflow(
-        "the system prompt and the newest message take " +
-            std::to_string(needed - reserve_for_reply) + " tokens; with " +
-            std::to_string(reserve_for_reply) + " kept for the reply that exceeds the context of " +
-            std::to_string(max_tokens) +
-            " tokens. Shorten the message or the system prompt, or allow a longer context",
-        needed, max_tokens);
-  }
-
-  const auto user = static_cast<std::ptrdiff_t>(users[static_cast<std::size_t>(drop)]);
-  messages_.erase(messages_.begin() + 1, messages_.begin() + user);
-  messages_[1].tokens = std::move(first);
   rebuild_ids();
-  recomputed_ = token_count() - size_of(messages_.front());
-  return Trimmed{drop, before - token_count()};
+  const auto kept = std::mismatch(old_ids.begin(), old_ids.end(), ids_.begin(), ids_.end());
+  recomputed_ = token_count() - (kept.second - ids_.begin());
+  return Trimmed(plan.dropped_turns, before - token_count(), plan.first_dropped,
+                 plan.recomputed_tokens);
 }
 
 std::string Conversation::text() const {

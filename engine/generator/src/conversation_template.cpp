@@ -16,13 +16,15 @@ std::string_view role_name(Role role) {
 
 }  // namespace
 
-std::vector<TemplateMessage> Conversation::template_messages(std::size_t first_kept_user) const {
+std::vector<TemplateMessage> Conversation::template_messages(std::size_t skip_from,
+                                                             std::size_t skip_to) const {
   std::vector<TemplateMessage> out;
   const std::string& system = messages_.front().text;
   const bool fold_system = format_.system_in_first_user();
   if (!system.empty() && !fold_system) out.push_back({"system", system});
   bool first_user = true;
-  for (std::size_t i = first_kept_user; i < messages_.size(); ++i) {
+  for (std::size_t i = 1; i < messages_.size(); ++i) {
+    if (i >= skip_from && i < skip_to) continue;
     const Message& message = messages_[i];
     TemplateMessage rendered{std::string(role_name(message.role)), message.text};
     rendered.tool_calls = message.tool_calls;
@@ -41,9 +43,9 @@ std::vector<TemplateMessage> Conversation::template_messages(std::size_t first_k
   return out;
 }
 
-jinja::Rendered Conversation::render_template(std::size_t first_kept_user,
-                                              bool add_generation_prompt) const {
-  const std::vector<TemplateMessage> messages = template_messages(first_kept_user);
+jinja::Rendered Conversation::render_template(bool add_generation_prompt, std::size_t skip_from,
+                                              std::size_t skip_to) const {
+  const std::vector<TemplateMessage> messages = template_messages(skip_from, skip_to);
   return format_.chat_template()->render(messages, add_generation_prompt, template_tools());
 }
 
@@ -66,7 +68,7 @@ std::vector<std::int32_t> Conversation::tokenize_rendered(const jinja::Rendered&
 // the last tool result) takes the ids that are new. It may hold ids already
 // (set_tools() renders an open prompt again).
 void Conversation::open_template_prompt() {
-  const jinja::Rendered rendered = render_template(1, /*add_generation_prompt=*/true);
+  const jinja::Rendered rendered = render_template(/*add_generation_prompt=*/true);
   Message& user = messages_.back();
   if (rendered.text.starts_with(rendered_)) {
     const std::vector<std::int32_t> added = tokenize_rendered(rendered, rendered_.size());
@@ -101,46 +103,79 @@ void Conversation::open_template_prompt() {
   rendered_ = rendered.text;
 }
 
-std::optional<Trimmed> Conversation::fit_template(std::int64_t max_tokens,
-                                                  std::int64_t reserve_for_reply,
+// The template's side of fit(): the rules of plan_context(), with each
+// candidate rendered, since a template may write a turn differently once its
+// neighbours are gone.
+std::optional<Trimmed> Conversation::fit_template(const ContextShape& shape, ContextPolicy policy,
                                                   std::int64_t before) {
-  const std::int64_t room = max_tokens - reserve_for_reply;
+  const std::int64_t room = shape.room();
+  if (policy == ContextPolicy::Stop) {
+    const ContextPlan plan = plan_context(policy, shape);
+    throw ContextOverflow(stopped_message(plan, shape), before + shape.reserve + shape.incoming,
+                          shape.context);
+  }
   const std::vector<std::size_t> users = user_indices();
-  const int turns = static_cast<int>(users.size());
+  const std::size_t turns = users.size();
+  const std::size_t newest = turns - 1;
   const bool prompt_open = awaiting_reply();
-  const std::int64_t target = room / 2;
-  int drop = 0;
-  std::int64_t after = before;
+  auto render_without = [&](std::size_t first, std::size_t count, jinja::Rendered& rendered) {
+    rendered =
+        render_template(prompt_open, turn_start(users, first), turn_start(users, first + count));
+    return tokenize_rendered(rendered, 0);
+  };
+
   jinja::Rendered rendered;
   std::vector<std::int32_t> ids;
-  for (int k = 1; k < turns; ++k) {
-    rendered = render_template(users[static_cast<std::size_t>(k)], prompt_open);
-    ids = tokenize_rendered(rendered, 0);
+  // Truncate-middle keeps the first turn while it fits beside the newest.
+  std::size_t first = 0;
+  if (policy == ContextPolicy::TruncateMiddle && turns >= 3 &&
+      static_cast<std::int64_t>(render_without(1, newest - 1, rendered).size()) <= room) {
+    first = 1;
+  }
+  const std::int64_t target = room / 2;
+  std::size_t count = 0;
+  std::int64_t after = before;
+  while (first + count < newest) {
+    ++count;
+    ids = render_without(first, count, rendered);
     after = static_cast<std::int64_t>(ids.size());
-    drop = k;
     if (after <= target) break;
   }
-  if (drop == 0 || after > room) {
-    const std::int64_t needed = drop == 0 ? before : after;
+  if (count == 0 || after > room) {
+    const std::int64_t needed = count == 0 ? before : after;
     throw ContextOverflow(
-        "the system prompt and the newest message take " + std::to_string(needed) +
-            " tokens; with " + std::to_string(reserve_for_reply) +
-            " kept for the reply that exceeds the context of " + std::to_string(max_tokens) +
-            " tokens. Shorten the message or the system prompt, or allow a "
-            "longer context",
-        needed + reserve_for_reply, max_tokens);
+        "the system prompt and the newest turn take " + std::to_string(needed) + " tokens; with " +
+            std::to_string(shape.reserve + shape.incoming) +
+            " kept for the new message and the reply that exceeds the context of " +
+            std::to_string(shape.context) +
+            " tokens. Shorten the message or the system prompt, or allow a longer context",
+        needed + shape.reserve + shape.incoming, shape.context);
   }
-  const auto first_kept = static_cast<std::ptrdiff_t>(users[static_cast<std::size_t>(drop)]);
-  messages_.erase(messages_.begin() + 1, messages_.begin() + first_kept);
-  // The shortened chat renders anew from its first token; it all belongs to
-  // the preamble now, the kept messages keep their texts.
-  for (Message& message : messages_)
-    message.tokens.clear();
-  messages_.front().tokens = ids;
+  // The shortened chat renders anew. The messages before the gap keep the
+  // ids it shares with the old prompt; everything after those becomes the
+  // last message's, so the messages' ids still concatenate to the prompt.
+  std::size_t before_gap = 0;
+  for (std::size_t i = 0; i < turn_start(users, first); ++i)
+    before_gap += messages_[i].tokens.size();
+  messages_.erase(
+      messages_.begin() + static_cast<std::ptrdiff_t>(turn_start(users, first)),
+      messages_.begin() + static_cast<std::ptrdiff_t>(turn_start(users, first + count)));
+  const auto same = std::mismatch(ids_.begin(), ids_.end(), ids.begin(), ids.end());
+  const auto kept = static_cast<std::size_t>(same.second - ids.begin());
+  recomputed_ = static_cast<std::int64_t>(ids.size() - kept);
+  std::size_t held = 0;
+  for (Message& message : messages_) {
+    const std::size_t keep = std::min(message.tokens.size(), std::min(kept, before_gap) - held);
+    message.tokens.resize(keep);
+    held += keep;
+  }
+  std::vector<std::int32_t>& last = messages_.back().tokens;
+  last.insert(last.end(), ids.begin() + static_cast<std::ptrdiff_t>(held), ids.end());
   ids_ = std::move(ids);
   rendered_ = std::move(rendered.text);
-  recomputed_ = static_cast<std::int64_t>(ids_.size());
-  return Trimmed{drop, before - token_count()};
+  const auto reused = static_cast<std::int64_t>(kept) / kContextPageTokens * kContextPageTokens;
+  return Trimmed(static_cast<int>(count), before - token_count(), static_cast<int>(first),
+                 token_count() - reused);
 }
 
 }  // namespace quire::engine

@@ -147,7 +147,8 @@ class ContextLimitsTest : public QObject {
     QCOMPARE(shownChild<QLabel>(reply, QStringLiteral("messageError")), nullptr);
     auto* notice = shownChild<QLabel>(reply, QStringLiteral("messageNotice"));
     QVERIFY(notice);
-    QCOMPARE(notice->text(), expected);
+    QCOMPARE(notice->text(), expected + QStringLiteral(" %1 tokens of the prompt were read again.")
+                                            .arg(outcome->recomputed_tokens));
     QVERIFY(window.chatView()->message(outcome->reply_id)->error.isEmpty());
   }
 };

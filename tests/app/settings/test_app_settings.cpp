@@ -60,6 +60,7 @@ AppSettings every_value_changed(const QString& path) {
   e.system_prompt =
       QStringLiteral("Line one; \"quoted\"\n\tLine two = two, [three]\n# not a comment");
   e.prompt_format = QStringLiteral("llama3");
+  e.context_overflow = QStringLiteral("truncate_middle");
   s.server = {true, 18642};
   s.window.geometry = QByteArray("\x01\xd9\xd0\xcb\x00\x03", 6);
   s.window.state = QByteArray(64, '\0');
@@ -122,6 +123,8 @@ class TestAppSettings : public QObject {
     QCOMPARE(e.drafts.max_tokens, 4);
     QCOMPARE(e.system_prompt, QString());
     QCOMPARE(e.prompt_format, QStringLiteral("auto"));
+    // Quire's behaviour before chats chose a context policy.
+    QCOMPARE(e.context_overflow, QStringLiteral("drop_oldest"));
     QVERIFY(s.window.geometry.isEmpty());
     QCOMPARE(s.preferences.theme, QStringLiteral("system"));
     QCOMPARE(s.preferences.chat_font_point_size, 0);
@@ -140,7 +143,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 53);
+    QCOMPARE(keys.size(), 54);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);

@@ -96,6 +96,9 @@ class TestAppSettingsTolerance : public QObject {
     QTest::newRow("empty prompt format") << "chat"
                                          << "prompt_format="
                                          << "is empty";
+    QTest::newRow("unknown context policy") << "chat"
+                                            << "context_overflow=sideways"
+                                            << "is not one of stop, drop_oldest, truncate_middle";
     QTest::newRow("maybe") << "ui"
                            << "show_memory_panel=maybe"
                            << "is not true or false";

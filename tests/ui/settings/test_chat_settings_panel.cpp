@@ -220,6 +220,38 @@ class TestChatSettingsPanel : public QObject {
                                    QStringLiteral("chatml"), QStringLiteral("llama3")}));
   }
 
+  // What the chat does when it outgrows the context: the global default
+  // until the chat chooses its own, by the engine's names.
+  void theContextPolicyIsAChatSetting() {
+    auto* policy = panel_->findChild<QComboBox*>(QStringLiteral("chatContextOverflow"));
+    QVERIFY(policy);
+    QCOMPARE(policy->count(), 3);
+    QCOMPARE(policy->currentData().toString(), QStringLiteral("drop_oldest"));
+    QVERIFY(!policy->isEnabled());
+    QCOMPARE(state("chatContextOverflow"), QStringLiteral("Default: drop the oldest turns"));
+
+    own(QStringLiteral("chatContextOverflow"))->setChecked(true);
+    policy->setCurrentIndex(policy->findData(QStringLiteral("truncate_middle")));
+    ChatOverrides expected;
+    expected.context_overflow = QStringLiteral("truncate_middle");
+    QCOMPARE(panel_->overrides(), expected);
+    QCOMPARE(state("chatContextOverflow"),
+             QStringLiteral("This chat's own value; the default is drop the oldest turns"));
+
+    ChatOverrides chat;
+    chat.context_overflow = QStringLiteral("stop");
+    panel_->setOverrides(chat);
+    QCOMPARE(policy->currentText(), QStringLiteral("Stop and say so"));
+    QCOMPARE(panel_->overrides(), chat);
+
+    ChatDefaults defaults = global_values();
+    defaults.context_overflow = QStringLiteral("truncate_middle");
+    panel_->setDefaults(defaults);
+    panel_->setOverrides(ChatOverrides{});
+    QCOMPARE(policy->currentText(), QStringLiteral("Truncate the middle"));
+    QCOMPARE(state("chatContextOverflow"), QStringLiteral("Default: truncate the middle"));
+  }
+
   void defaultsChangedLaterShowInFollowingFields() {
     ChatOverrides chat;
     chat.temperature = 0.2;

@@ -36,6 +36,12 @@ void ContextGauge::setFill(qint64 used, qint64 maximum, double warningShare, dou
   update();
 }
 
+void ContextGauge::setDropped(qint64 from, qint64 to) {
+  droppedFrom_ = std::clamp<qint64>(from, 0, used_);
+  droppedTo_ = std::clamp<qint64>(to, droppedFrom_, used_);
+  update();
+}
+
 double ContextGauge::fraction() const {
   if (maximum_ <= 0) return 0.0;
   return std::clamp(static_cast<double>(used_) / static_cast<double>(maximum_), 0.0, 1.0);
@@ -67,6 +73,19 @@ void ContextGauge::paintEvent(QPaintEvent*) {
     filled.setWidth(std::max(static_cast<double>(kBarHeight), track.width() * share));
     painter.setBrush(barColor());
     painter.drawRoundedRect(filled, kBarHeight / 2.0, kBarHeight / 2.0);
+  }
+  if (droppedTo_ > droppedFrom_ && maximum_ > 0) {
+    // What the next turn drops: the window's colour with diagonal lines over
+    // the fill, so the section reads as "going" in any palette.
+    const double scale = track.width() / static_cast<double>(maximum_);
+    QRectF section = track;
+    section.setLeft(track.left() + scale * static_cast<double>(droppedFrom_));
+    section.setRight(
+        std::min(track.right(), track.left() + scale * static_cast<double>(droppedTo_)));
+    painter.setBrush(window);
+    painter.drawRect(section);
+    painter.setBrush(QBrush(barColor(), Qt::BDiagPattern));
+    painter.drawRect(section);
   }
   painter.setPen(palette().color(QPalette::WindowText));
   painter.drawText(QRect(kBarWidth + kGap, 0, width() - kBarWidth - kGap, height()),

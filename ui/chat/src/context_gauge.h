@@ -14,6 +14,11 @@ class ContextGauge : public QWidget {
   explicit ContextGauge(QWidget* parent = nullptr);
 
   void setFill(qint64 used, qint64 maximum, double warningShare, double criticalShare);
+  // Tokens [from, to) of the fill that the next turn drops, drawn hatched;
+  // from == to: none.
+  void setDropped(qint64 from, qint64 to);
+  qint64 droppedFrom() const { return droppedFrom_; }
+  qint64 droppedTo() const { return droppedTo_; }
   double fraction() const;
   QString text() const { return text_; }
   QColor barColor() const;
@@ -29,6 +34,8 @@ class ContextGauge : public QWidget {
   qint64 maximum_ = 0;
   double warning_ = 1.0;
   double critical_ = 1.0;
+  qint64 droppedFrom_ = 0;
+  qint64 droppedTo_ = 0;
   QString text_;
 };
 

@@ -1,6 +1,7 @@
 #include "message_widget.h"
 
 #include <QClipboard>
+#include <QFrame>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QKeyEvent>
@@ -80,6 +81,9 @@ void MessageWidget::buildFrame() {
   auto* root = new QVBoxLayout(this);
   root->setContentsMargins(0, 0, 0, 0);
   root->setSpacing(4);
+
+  contextDivider_ = buildContextDivider();
+  root->addWidget(contextDivider_);
 
   caption_ = new QLabel(user                      ? tr("You")
                         : role == Role::Assistant ? tr("Assistant")
@@ -322,8 +326,38 @@ void MessageWidget::renderMarkdown() {
   parts_.resize(i);
 }
 
+// A hairline, a muted line of text, a hairline: where the model's context
+// resumes after turns a context policy dropped.
+QWidget* MessageWidget::buildContextDivider() {
+  auto* divider = new QWidget(this);
+  divider->setObjectName(QStringLiteral("contextDivider"));
+  auto* layout = new QHBoxLayout(divider);
+  layout->setContentsMargins(0, 2, 0, 6);
+  auto line = [divider] {
+    auto* rule = new QFrame(divider);
+    rule->setFrameShape(QFrame::HLine);
+    rule->setFrameShadow(QFrame::Plain);
+    rule->setEnabled(false);
+    return rule;
+  };
+  auto* text = new QLabel(tr("Earlier messages are not in the model's context"), divider);
+  text->setObjectName(QStringLiteral("contextDividerText"));
+  scaleFont(text, 0.88);
+  useMutedText(text);
+  divider->setToolTip(
+      tr("The chat outgrew the context, and its context policy dropped the messages above "
+         "back to the previous divider. The model no longer reads them; they stay in the "
+         "chat. Chat settings choose the policy."));
+  layout->addWidget(line(), 1);
+  layout->addWidget(text);
+  layout->addWidget(line(), 1);
+  divider->hide();
+  return divider;
+}
+
 void MessageWidget::updateChrome() {
   const bool assistant = message_.role == Role::Assistant;
+  contextDivider_->setVisible(message_.contextResumesHere);
   progressLabel_->setVisible(assistant && message_.streaming);
   errorLabel_->setText(QStringLiteral("⚠  ") + message_.error);
   errorFrame_->setVisible(!message_.error.isEmpty());

@@ -109,6 +109,8 @@ class MessageWidget : public QWidget {
   bool foldable_ = false;
   bool expanded_ = false;
 
+  QWidget* buildContextDivider();
+  QWidget* contextDivider_ = nullptr;
   QLabel* caption_ = nullptr;
   TintedFrame* bubble_ = nullptr;
   QVBoxLayout* bodyLayout_ = nullptr;

@@ -214,13 +214,31 @@ void StatusLine::setContextFill(qint64 used, qint64 maximum) {
   contextUsed_ = std::max<qint64>(0, used);
   contextMaximum_ = std::max<qint64>(0, maximum);
   gauge_->setFill(contextUsed_, contextMaximum_, kWarningFill, kCriticalFill);
-  gauge_->setToolTip(
-      tr("Context of this chat: %1 of %2 tokens used (%3%). When it is full, the oldest "
-         "messages no longer fit in what the model reads.")
-          .arg(QLocale().toString(contextUsed_), QLocale().toString(contextMaximum_))
-          .arg(qRound(contextFraction() * 100)));
+  // A new fill says nothing yet of what the next turn drops.
+  contextDrop_ = ContextDrop{};
+  gauge_->setDropped(0, 0);
+  refreshGaugeTip();
   gauge_->setVisible(contextMaximum_ > 0);
   fitItems();  // the gauge's width changes with its figures
+}
+
+void StatusLine::setContextDrop(const ContextDrop& drop) {
+  contextDrop_ = drop;
+  gauge_->setDropped(drop.from, drop.to);
+  refreshGaugeTip();
+}
+
+void StatusLine::refreshGaugeTip() {
+  QString tip = tr("Context of this chat: %1 of %2 tokens used (%3%).")
+                    .arg(QLocale().toString(contextUsed_), QLocale().toString(contextMaximum_))
+                    .arg(qRound(contextFraction() * 100));
+  if (!contextDrop_.description.isEmpty()) {
+    tip += u'\n' + contextDrop_.description;
+  } else {
+    tip += u' ' + tr("When it is full, the chat's context policy (Chat settings) decides what "
+                     "the model no longer reads.");
+  }
+  gauge_->setToolTip(tip);
 }
 
 double StatusLine::contextFraction() const {

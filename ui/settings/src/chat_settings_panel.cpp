@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "tuned_sampling_editor.h"
+#include "quire/ui/context_overflow_choices.h"
 #include "wheel_guard.h"
 
 namespace quire::ui {
@@ -69,6 +70,7 @@ struct ChatSettingsPanel::Fields {
   QComboBox* prompt_format = nullptr;
   QCheckBox* use_tools = nullptr;
   TunedSamplingEditor* tuned = nullptr;
+  QComboBox* context_overflow = nullptr;
   QList<Row> rows;  // in the order above
   QPushButton* reset = nullptr;
 
@@ -117,6 +119,10 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
       tr("Offer the model the tools of the servers enabled in Settings → Tools; every call "
          "still waits for your approval"));
   f.tuned = new TunedSamplingEditor(this);
+  f.context_overflow = new QComboBox(this);
+  for (const QString& id : context_overflow_ids())
+    f.context_overflow->addItem(context_overflow_label(id), id);
+  f.context_overflow->setToolTip(context_overflow_explanation());
 
   const struct {
     QWidget* editor;
@@ -132,6 +138,7 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
       {f.prompt_format, QStringLiteral("chatPromptFormat"), tr("Prompt format")},
       {f.use_tools, QStringLiteral("chatUseTools"), tr("Tools")},
       {f.tuned, QStringLiteral("chatTunedSampling"), tr("Advanced sampling")},
+      {f.context_overflow, QStringLiteral("chatContextOverflow"), tr("When the context fills")},
   };
   int line = 0;
   for (const auto& spec : specs) {
@@ -174,6 +181,7 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
   connect(f.prompt_format, &QComboBox::currentIndexChanged, this, changed);
   connect(f.use_tools, &QCheckBox::toggled, this, changed);
   connect(f.tuned, &TunedSamplingEditor::changed, this, changed);
+  connect(f.context_overflow, &QComboBox::currentIndexChanged, this, changed);
 
   f.reset = new QPushButton(tr("Reset to defaults"), this);
   f.reset->setObjectName(QStringLiteral("resetChatSettings"));
@@ -231,6 +239,7 @@ void ChatSettingsPanel::showDefaults() {
   }
   if (!f.owns(f.use_tools)) f.use_tools->setChecked(defaults_.use_tools);
   if (!f.owns(f.tuned)) f.tuned->setValue(defaults_.sampling.tuned);
+  if (!f.owns(f.context_overflow)) select_data(f.context_overflow, defaults_.context_overflow);
   writing_ = was_writing;
 }
 
@@ -246,6 +255,7 @@ void ChatSettingsPanel::setOverrides(const ChatOverrides& overrides) {
   f.row(f.prompt_format).own->setChecked(overrides.prompt_format.has_value());
   f.row(f.use_tools).own->setChecked(overrides.use_tools.has_value());
   f.row(f.tuned).own->setChecked(overrides.tuned_sampling.has_value());
+  f.row(f.context_overflow).own->setChecked(overrides.context_overflow.has_value());
   if (overrides.system_prompt) f.system_prompt->setPlainText(*overrides.system_prompt);
   if (overrides.temperature) f.temperature->setValue(*overrides.temperature);
   if (overrides.top_p) f.top_p->setValue(*overrides.top_p);
@@ -255,6 +265,7 @@ void ChatSettingsPanel::setOverrides(const ChatOverrides& overrides) {
   if (overrides.prompt_format) select_data(f.prompt_format, *overrides.prompt_format);
   if (overrides.use_tools) f.use_tools->setChecked(*overrides.use_tools);
   if (overrides.tuned_sampling) f.tuned->setValue(*overrides.tuned_sampling);
+  if (overrides.context_overflow) select_data(f.context_overflow, *overrides.context_overflow);
   showDefaults();
   writing_ = false;
   refreshStates();
@@ -272,6 +283,7 @@ ChatOverrides ChatSettingsPanel::overrides() const {
   if (f.owns(f.prompt_format)) o.prompt_format = f.prompt_format->currentData().toString();
   if (f.owns(f.use_tools)) o.use_tools = f.use_tools->isChecked();
   if (f.owns(f.tuned)) o.tuned_sampling = f.tuned->value();
+  if (f.owns(f.context_overflow)) o.context_overflow = f.context_overflow->currentData().toString();
   return o;
 }
 
@@ -297,6 +309,7 @@ void ChatSettingsPanel::refreshStates() {
       format_text,
       defaults_.use_tools ? tr("on") : tr("off"),
       tuned_sampling_summary(defaults_.sampling.tuned),
+      context_overflow_label(defaults_.context_overflow).toLower(),
   };
   bool any_own = false;
   for (qsizetype i = 0; i < f.rows.size(); ++i) {

@@ -15,7 +15,8 @@ bool operator==(const EngineSettings& a, const EngineSettings& b) {
          a.reserve_pages == b.reserve_pages && a.cache_residence == b.cache_residence &&
          a.cache_device == b.cache_device && a.max_batch == b.max_batch &&
          a.chunk_size == b.chunk_size && a.sampling == b.sampling && a.drafts == b.drafts &&
-         a.system_prompt == b.system_prompt && a.prompt_format == b.prompt_format;
+         a.system_prompt == b.system_prompt && a.prompt_format == b.prompt_format &&
+         a.context_overflow == b.context_overflow;
 }
 
 QStringList reload_reasons(const EngineSettings& applied, const EngineSettings& edited) {

@@ -165,6 +165,7 @@ EngineSettings SettingsPanel::settings() const {
   s.drafts.model_directory = draft_model_->text().trimmed();
   s.system_prompt = system_prompt_->toPlainText();
   s.prompt_format = prompt_format_->currentData().toString();
+  s.context_overflow = context_overflow_->currentData().toString();
   return s;
 }
 

@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "device_selector.h"
+#include "quire/ui/context_overflow_choices.h"
 #include "quire/ui/plan_widget.h"
 #include "quire/ui/remote_endpoint_fields.h"
 #include "quire/ui/settings_limits.h"
@@ -329,6 +330,13 @@ QGroupBox* SettingsPanel::buildChatGroup() {
   system_prompt_->setTabChangesFocus(true);
   system_prompt_->setMinimumHeight(72);
   form->addRow(tr("System prompt"), system_prompt_);
+  context_overflow_ = new QComboBox(group);
+  context_overflow_->setObjectName(QStringLiteral("contextOverflow"));
+  for (const QString& id : context_overflow_ids())
+    context_overflow_->addItem(context_overflow_label(id), id);
+  context_overflow_->setToolTip(context_overflow_explanation() + u' ' +
+                                tr("A chat may choose otherwise in its Chat settings."));
+  form->addRow(tr("When the context fills"), context_overflow_);
   return group;
 }
 
@@ -395,7 +403,7 @@ void SettingsPanel::connectEdits() {
         cache_residence_explanation(cache_residence_->currentData().toString()));
   });
   for (QComboBox* box : {cache_keys_, cache_values_, prompt_format_, reserve_pages_,
-                         cache_residence_, cache_device_}) {
+                         cache_residence_, cache_device_, context_overflow_}) {
     connect(box, &QComboBox::currentIndexChanged, this, edited);
   }
   for (QSpinBox* box : {max_context_, cache_tokens_, host_cache_, residual_window_, max_batch_,
@@ -456,6 +464,7 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   enableDraftFields();
   system_prompt_->setPlainText(s.system_prompt);
   select_by_data(prompt_format_, s.prompt_format);
+  select_by_data(context_overflow_, s.context_overflow);
   writing_ = false;
 }
 

@@ -62,14 +62,20 @@ struct PreparedJob {
   std::int64_t prompt_tokens = 0;
   // Set for a request with tools: the reply is read for calls.
   std::optional<ReplyShape> shape;
+  // What the request's context_overflow policy dropped, when it dropped turns.
+  std::optional<ContextDropUsage> context_drop;
 };
 
 // The conversation rendered with `format` (a chat template, or a built-in
 // format), the format's stop markers and the request's stop strings. Earlier
 // replies that `replies` knows take the ids they were generated as; others
 // are tokenized from their text.
+// With context_overflow "drop_oldest" or "truncate_middle", whole turns are
+// dropped as Conversation::fit() does, keeping max_tokens (else a quarter of
+// the context) for the reply; context_drop says what went.
 // Throws ApiException: 400 when the template refuses the messages or the
-// prompt and the reply do not fit the context (naming the numbers).
+// prompt and the reply do not fit the context (naming the numbers; code
+// context_length_exceeded).
 PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine::ChatFormat& format,
                              const engine::Tokenizer& tokenizer, const ServedModel& model,
                              ReplyMemory* replies = nullptr);

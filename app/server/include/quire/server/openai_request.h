@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "quire/engine/generator/context_policy.h"
 #include "quire/server/chat_messages.h"
 #include "quire/server/response_format.h"
 
@@ -88,6 +89,10 @@ struct ChatCompletionRequest {
   bool include_usage = false;  // stream_options.include_usage
   SamplingFields sampling;
   ResponseFormat response_format;
+  // Quire's extension "context_overflow": what to do when the chat does not
+  // fit the context (docs/context-policy.md). Absent: stop, answering 400
+  // context_length_exceeded, as OpenAI's API does.
+  std::optional<engine::ContextPolicy> context_overflow;
 
   // Tools are offered (and tool_choice is not "none"), or the messages hold
   // tool calls or their results: the conversation goes to the model's chat

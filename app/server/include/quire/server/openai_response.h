@@ -22,10 +22,29 @@ std::string_view to_string(FinishReason reason);  // "stop", "length", "tool_cal
 
 // With several choices the prompt counts once and the completions add up, as
 // in OpenAI's API.
+// Quire's extension to usage, "context_overflow": the turns a chat request's
+// context_overflow policy dropped to fit (numbered from 1 among the request's
+// user messages), and the tokens of the shortened prompt the prefix cache
+// had to compute again because of it.
+struct ContextDropUsage {
+  std::string policy;  // "drop_oldest", "truncate_middle"
+  int first_dropped_turn = 0;
+  int dropped_turns = 0;
+  std::int64_t dropped_tokens = 0;
+  std::int64_t recomputed_tokens = 0;
+
+  friend bool operator==(const ContextDropUsage&, const ContextDropUsage&) = default;
+};
+
 struct Usage {
+  Usage() = default;
+  Usage(std::int64_t prompt, std::int64_t completion, std::int64_t cached)
+      : prompt_tokens(prompt), completion_tokens(completion), cached_tokens(cached) {}
+
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
   std::int64_t cached_tokens = 0;  // prompt tokens the KV cache already held
+  std::optional<ContextDropUsage> context_drop;
 };
 
 // What every response and chunk of one request repeats.

@@ -61,6 +61,10 @@ struct ChatMessageView {
   // Something worth knowing about the turn that is no failure, e.g. that the
   // oldest turns were left out to fit the context.
   QString notice;
+  // The messages before this one (back to the last message marked so, or the
+  // start) are not in the model's context any more: a context policy dropped
+  // them to fit. The view draws a thin divider above the message saying so.
+  bool contextResumesHere = false;
   // Whether Regenerate may be offered on this reply (when it is the last
   // message): false where generating it again cannot succeed or has nothing
   // to replace, such as a reply refused before it started.

@@ -45,8 +45,20 @@ class StatusLine : public QWidget {
   void setReusedTokens(qint64 reused, qint64 promptTokens = -1);
   // Hides the three items about the last reply (a new chat, a new model).
   void clearLastReply();
-  // Tokens of the context window in use by this chat, of `maximum`.
+  // Tokens of the context window in use by this chat, of `maximum`. Clears
+  // the drop (setContextDrop).
   void setContextFill(qint64 used, qint64 maximum);
+  // What sending the next message would do to the context: tokens [from, to)
+  // of the fill are marked on the gauge as going, and `description` ("Sending
+  // now drops turns 1–3 (1,840 tokens) …") joins its tooltip. An empty
+  // description and from == to: nothing goes.
+  struct ContextDrop {
+    qint64 from = 0;
+    qint64 to = 0;
+    QString description;
+  };
+  void setContextDrop(const ContextDrop& drop);
+  const ContextDrop& contextDrop() const { return contextDrop_; }
 
   // The item's whole text (a label may show it shortened); empty when unset.
   QString itemText(const QString& objectName) const;
@@ -62,6 +74,7 @@ class StatusLine : public QWidget {
   QLabel* addItem(const char* name, const QString& tip);
   void setItem(QLabel* label, const QString& text);
   void refreshSeparators();
+  void refreshGaugeTip();
   // Shows the items that fit the width, in priority order.
   void fitItems();
   // Width the line needs with the items in `hidden` left out.
@@ -87,6 +100,7 @@ class StatusLine : public QWidget {
   ContextGauge* gauge_ = nullptr;
   qint64 contextUsed_ = 0;
   qint64 contextMaximum_ = 0;
+  ContextDrop contextDrop_;
 };
 
 }  // namespace quire::ui

@@ -44,6 +44,9 @@ struct ChatOverrides {
   // chat; false keeps a chat free of tools whatever the global setting.
   std::optional<bool> use_tools;
   std::optional<TunedSampling> tuned_sampling;
+  // What happens when the chat outgrows the context: "stop", "drop_oldest"
+  // or "truncate_middle" (context_overflow_ids()).
+  std::optional<QString> context_overflow;
 
   friend bool operator==(const ChatOverrides&, const ChatOverrides&) = default;
 };
@@ -55,6 +58,7 @@ struct ChatDefaults {
   int max_new_tokens = 0;
   QString prompt_format;  // "auto" or a format's name
   bool use_tools = true;  // chats use the enabled tool servers unless told not to
+  QString context_overflow = QStringLiteral("drop_oldest");
 };
 
 class ChatSettingsPanel : public QWidget {

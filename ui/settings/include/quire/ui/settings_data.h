@@ -94,6 +94,9 @@ struct EngineSettings {
   DraftDefaults drafts;
   QString system_prompt;
   QString prompt_format;  // "auto" or a format name
+  // What a chat does when it outgrows the context, unless it says otherwise:
+  // "stop", "drop_oldest" or "truncate_middle" (context_overflow_ids()).
+  QString context_overflow = QStringLiteral("drop_oldest");
 
   // Written out rather than defaulted: Qt 6.4 compares lists of numbers with
   // memcmp even when one empty list has no buffer, which UBSan rejects.

@@ -178,6 +178,7 @@ class SettingsPanel : public QWidget {
   QPushButton* browse_draft_model_ = nullptr;
   QPlainTextEdit* system_prompt_ = nullptr;
   QComboBox* prompt_format_ = nullptr;
+  QComboBox* context_overflow_ = nullptr;
   PlanWidget* plan_ = nullptr;
   QLabel* reload_note_ = nullptr;
   QPushButton* fit_button_ = nullptr;

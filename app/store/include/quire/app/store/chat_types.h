@@ -183,6 +183,10 @@ struct TunedSampling {
   static QString from_json(const QJsonObject& object, TunedSampling* out);
   bool operator==(const TunedSampling&) const = default;
 };
+// The context policies' names as the engine spells them
+// (engine::to_string(ContextPolicy)).
+inline const QStringList kContextOverflowPolicies{
+    QStringLiteral("stop"), QStringLiteral("drop_oldest"), QStringLiteral("truncate_middle")};
 
 // Settings a chat overrides; each absent one follows the application's
 // global setting.
@@ -202,6 +206,9 @@ struct ChatSettings {
   QStringList always_allowed_tools;
   // DRY, XTC, top-nσ and mirostat, overridden together.
   std::optional<TunedSampling> tuned_sampling;
+  // What happens when the chat outgrows the context: "stop", "drop_oldest"
+  // or "truncate_middle" (kContextOverflowPolicies).
+  std::optional<QString> context_overflow;
 
   // An empty string when every value is in range, else what is wrong, e.g.
   // "top_p must be greater than 0 and at most 1 (got 1.5)".

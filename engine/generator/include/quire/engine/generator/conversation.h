@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "quire/engine/generator/chat_format.h"
+#include "quire/engine/generator/context_policy.h"
 #include "quire/engine/generator/prompt_format.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 #include "quire/engine/tools/tool_call.h"
@@ -48,10 +49,19 @@ struct Message {
   friend bool operator==(const Message&, const Message&) = default;
 };
 
-// What fit() removed to make room.
+// What fit() removed to make room: turns [first_turn, first_turn + turns)
+// of those the conversation had, numbered from 0.
 struct Trimmed {
+  Trimmed() = default;
+  Trimmed(int dropped_turns, std::int64_t dropped_tokens, int first, std::int64_t read_again)
+      : turns(dropped_turns), tokens(dropped_tokens), first_turn(first), recomputed(read_again) {}
+
   int turns = 0;            // user messages dropped, each with what followed it
   std::int64_t tokens = 0;  // how much shorter the conversation became
+  int first_turn = 0;       // 0 for drop-oldest; 1 where truncate-middle kept the first turn
+  // Tokens of the shortened prompt the prefix cache cannot serve: all after
+  // the last full page of what stayed unchanged at its start.
+  std::int64_t recomputed = 0;
 
   friend bool operator==(const Trimmed&, const Trimmed&) = default;
 };
@@ -168,15 +178,28 @@ class Conversation {
   std::vector<std::int32_t> continue_turn();
 
   // Makes room for a reply of reserve_for_reply tokens in a context of
-  // max_tokens. Nothing happens while it fits. Otherwise the oldest turns go
-  // in one step, until the conversation fills about half of what the reply
-  // leaves (fewer, larger trims: each one costs a full re-read of the prompt);
-  // the system prompt and the newest user message always stay. A turn goes
-  // whole: its user message, replies, tool calls and results, so no call is
-  // ever kept without its result or the other way round. Returns what
+  // max_tokens, as `policy` says (context_policy.h has the exact rules).
+  // Nothing happens while it fits. DropOldest and TruncateMiddle drop whole
+  // turns (a user message with its replies, tool calls and results, so no
+  // call is ever kept without its result) in one step, until the
+  // conversation fills about half of what the reply leaves: fewer, larger
+  // drops, as each one costs a re-read of what follows the change. The system
+  // prompt and the newest turn always stay; TruncateMiddle keeps the first
+  // turn too while it fits. With a chat template each candidate is rendered,
+  // as a template may write a turn differently after the drop. Returns what
   // was dropped; throws ContextOverflow, changing nothing, when even the
-  // system prompt and the newest message leave too little room.
-  std::optional<Trimmed> fit(std::int64_t max_tokens, std::int64_t reserve_for_reply);
+  // system prompt and the newest turn leave too little room, or with Stop
+  // when the conversation does not fit (its message says by how much and
+  // what to do).
+  // `incoming`: tokens of a message about to be sent that is not in the
+  // conversation yet (begin_turn() comes after), kept besides the reply.
+  std::optional<Trimmed> fit(std::int64_t max_tokens, std::int64_t reserve_for_reply,
+                             ContextPolicy policy = ContextPolicy::DropOldest,
+                             std::int64_t incoming = 0);
+  // The conversation as token counts for plan_context(): the preamble and
+  // each turn's ids (for a chat template, as its messages hold them now).
+  ContextShape context_shape(std::int64_t max_tokens, std::int64_t reserve_for_reply,
+                             std::int64_t incoming = 0) const;
 
   // The whole conversation; after begin_turn(), the prompt.
   const std::vector<std::int32_t>& ids() const { return ids_; }
@@ -204,8 +227,10 @@ class Conversation {
   const PromptFormat& builtin() const { return PromptFormat::get(format_.builtin()); }
 
   // The chat template's side (conversation_template.cpp).
-  std::vector<TemplateMessage> template_messages(std::size_t first_kept_user) const;
-  jinja::Rendered render_template(std::size_t first_kept_user, bool add_generation_prompt) const;
+  // The messages but those in [skip_from, skip_to) (message indices).
+  std::vector<TemplateMessage> template_messages(std::size_t skip_from, std::size_t skip_to) const;
+  jinja::Rendered render_template(bool add_generation_prompt, std::size_t skip_from = 1,
+                                  std::size_t skip_to = 1) const;
   std::vector<std::int32_t> tokenize_rendered(const jinja::Rendered& rendered,
                                               std::size_t from) const;
   void open_template_prompt();
@@ -213,8 +238,10 @@ class Conversation {
   std::vector<std::size_t> user_indices() const;
   void check_tool_calls(const std::vector<tools::ToolCall>& calls) const;
   std::optional<std::size_t> last_calling_reply() const;
-  std::optional<Trimmed> fit_template(std::int64_t max_tokens, std::int64_t reserve_for_reply,
+  std::optional<Trimmed> fit_template(const ContextShape& shape, ContextPolicy policy,
                                       std::int64_t before);
+  // Message index where turn `turn` begins; messages_.size() past the last.
+  std::size_t turn_start(const std::vector<std::size_t>& users, std::size_t turn) const;
 
   ChatFormat format_;
   const Tokenizer* tokenizer_;
