@@ -144,34 +144,61 @@ QWidget* MainWindow::buildCentral() {
 }
 
 void MainWindow::buildMenus() {
+  // Shortcuts follow the platform's standard keys where there is one (New,
+  // Find, Open, Save As, Preferences, Quit) and the usual chat programs' keys
+  // elsewhere; Help → Keyboard shortcuts reads them off these actions.
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(chat_list_->newChatAction());
+  file->addAction(chat_list_->searchAction());
   file->addSeparator();
   import_ = file->addAction(tr("&Import chat…"));
+  import_->setObjectName(QStringLiteral("importChatAction"));
+  import_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
   export_json_ = file->addAction(tr("Export chat as &JSON…"));
   export_markdown_ = file->addAction(tr("Export chat as &Markdown…"));
+  export_markdown_->setObjectName(QStringLiteral("exportMarkdownAction"));
+  export_markdown_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
+  if (quit->shortcut().isEmpty()) quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
 
   QMenu* edit = menuBar()->addMenu(tr("&Chat"));
   edit->addAction(chat_list_->renameAction());
   edit->addAction(chat_list_->deleteAction());
   edit->addSeparator();
   edit->addAction(input_->stopAction());
+  edit->addAction(chat_view_->regenerateAction());
+  edit->addAction(chat_view_->editLastAction());
+  edit->addAction(chat_view_->copyLastReplyAction());
+  focus_input_ = edit->addAction(tr("&Write a message"));
+  focus_input_->setObjectName(QStringLiteral("focusInputAction"));
+  focus_input_->setToolTip(tr("Move the focus to the message box"));
+  focus_input_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+  connect(focus_input_, &QAction::triggered, this, [this] {
+    showChat();
+    input_->focusInput();
+  });
   edit->addSeparator();
   chat_settings_ = edit->addAction(tr("Chat se&ttings…"));
   chat_settings_->setObjectName(QStringLiteral("chatSettingsAction"));
   chat_settings_->setToolTip(tr("System prompt, sampling and prompt format of this chat only"));
+  chat_settings_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
 
   QMenu* model = menuBar()->addMenu(tr("&Model"));
+  open_model_ = model->addAction(tr("&Open a model folder…"));
+  open_model_->setObjectName(QStringLiteral("openModelAction"));
+  open_model_->setToolTip(tr("Load a model from a folder, with the settings in use"));
+  open_model_->setShortcut(QKeySequence::Open);
   get_models_ = model->addAction(tr("&Get models…"));
   get_models_->setObjectName(QStringLiteral("getModelsAction"));
-  get_models_->setShortcut(QKeySequence(tr("Ctrl+Shift+G")));
+  get_models_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G));
   get_models_->setToolTip(tr("Search Hugging Face and download a model that fits this computer"));
   settings_ = model->addAction(tr("&Settings…"));
+  settings_->setObjectName(QStringLiteral("settingsAction"));
   settings_->setShortcut(QKeySequence::Preferences);
-  if (settings_->shortcut().isEmpty()) settings_->setShortcut(QKeySequence(tr("Ctrl+,")));
+  if (settings_->shortcut().isEmpty())
+    settings_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
   connect(settings_, &QAction::triggered, this, [this] {
     settings_dialog_->show();
     settings_dialog_->raise();
@@ -183,7 +210,7 @@ void MainWindow::buildMenus() {
   QMenu* view = menuBar()->addMenu(tr("&View"));
   memory_ = memory_dock_->toggleViewAction();
   memory_->setText(tr("&Memory panel"));
-  memory_->setShortcut(QKeySequence(tr("Ctrl+M")));
+  memory_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
   view->addAction(memory_);
 
   // Filled by the application, which knows the backend's state and the data folder.

@@ -64,6 +64,11 @@ class MainWindow : public QMainWindow {
   QAction* exportJsonAction() const { return export_json_; }
   QAction* exportMarkdownAction() const { return export_markdown_; }
   QAction* settingsAction() const { return settings_; }
+  // Model → "Open a model folder…" (Ctrl+O): the application asks for the
+  // folder and loads it.
+  QAction* openModelAction() const { return open_model_; }
+  // Chat → "Write a message" (Ctrl+L): focus to the message box.
+  QAction* focusInputAction() const { return focus_input_; }
   // "Chat settings…": the chat on show's own settings.
   QAction* chatSettingsAction() const { return chat_settings_; }
   QAction* demoAction() const { return demo_; }
@@ -136,6 +141,8 @@ class MainWindow : public QMainWindow {
   QAction* export_markdown_ = nullptr;
   QAction* settings_ = nullptr;
   QAction* get_models_ = nullptr;
+  QAction* open_model_ = nullptr;
+  QAction* focus_input_ = nullptr;
   QAction* chat_settings_ = nullptr;
   QAction* demo_ = nullptr;
   QAction* unload_ = nullptr;

@@ -57,6 +57,8 @@ class MessageWidget : public QWidget {
  public slots:
   void startEditing();
   void cancelEditing();
+  // Copies the text, and the Copy button says "Copied" for a moment.
+  void copyMessage();
   // Shows all of a folded message, or folds it again.
   void toggleFold();
 
@@ -100,7 +102,6 @@ class MessageWidget : public QWidget {
   void updateBubbleWidth();
   void fitEditor();
   void submitEdit();
-  void copyMessage();
 
   ChatMessageView message_;
   bool rendered_ = false;

@@ -63,6 +63,9 @@ class ChatListWidget : public QWidget {
   QAction* newChatAction() const { return newAction_; }
   QAction* renameAction() const { return renameAction_; }
   QAction* deleteAction() const { return deleteAction_; }
+  // "Search chats" (Ctrl+F, window-wide): focuses the search field with its
+  // text selected.
+  QAction* searchAction() const { return searchAction_; }
 
  public slots:
   // Selects the chat without emitting chatSelected (the app chose it).
@@ -105,6 +108,7 @@ class ChatListWidget : public QWidget {
   ChatListDelegate* delegate_ = nullptr;
   QPushButton* newButton_ = nullptr;
   QLineEdit* search_ = nullptr;
+  QAction* searchAction_ = nullptr;
   QListView* view_ = nullptr;
   QLabel* emptyLabel_ = nullptr;
   TintedFrame* undoBar_ = nullptr;
