@@ -48,6 +48,7 @@ ChatController::ChatController(store::ChatStore& store, EngineHost& host, ui::Ch
   connect(&input_, &ui::InputBox::sendRequested, this, &ChatController::send);
   connect(&input_, &ui::InputBox::stopRequested, this, &ChatController::stop);
   connect(&view_, &ui::ChatView::regenerateRequested, this, &ChatController::regenerate);
+  connect(&view_, &ui::ChatView::retryRequested, this, &ChatController::retry);
   connect(&view_, &ui::ChatView::editRequested, this, &ChatController::editAndResend);
   connect(&view_, &ui::ChatView::branchSwitchRequested, this, &ChatController::switchBranch);
   connect(&view_, &ui::ChatView::branchFromHereRequested, this, &ChatController::branchFromHere);
@@ -256,6 +257,20 @@ void ChatController::regenerate(qint64 message_id) {
   showPath(chat);
 }
 
+void ChatController::retry(qint64 failed_reply_id) {
+  if (!current_ || isGenerating(*current_)) return;
+  // The failed reply was never kept; what it answered is the path's end.
+  if (store_.message(store::MessageId{failed_reply_id})) return;
+  const QList<store::Message> path = store_.current_path(*current_);
+  if (path.isEmpty() || path.constLast().role != store::Role::User) return;
+  const store::ChatId chat = *current_;
+  const QString model = host_.model() ? host_.model()->name : QString();
+  const std::optional<store::MessageId> reply = store_.begin_reply(chat, model);
+  if (!reply) return report(tr("The reply could not be started"));
+  startReply(chat, *reply);
+  showPath(chat);
+}
+
 void ChatController::editAndResend(qint64 message_id, const QString& text) {
   if (!current_ || isGenerating(*current_) || text.trimmed().isEmpty()) return;
   const std::optional<store::Message> original = store_.message(store::MessageId{message_id});
@@ -396,8 +411,11 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
     if (failed) {
       view.error = outcome.error;
       // The reply was never stored: there is nothing to generate again, and
-      // the message itself is what has to change (Edit on it).
+      // the message itself or the settings have to change.
       view.canRegenerate = !empty;
+      // Asking again can succeed once the settings change (a longer
+      // context, a larger cache): Retry, besides editing the message.
+      view.canRetry = empty;
     } else if (outcome.trimmed_turns > 0) {
       view.notice = leftOutText(outcome.trimmed_turns);
     }

@@ -87,6 +87,11 @@ class ChatController : public QObject {
   void stop();
   // Generates a reply of the chat on show again, as a new version beside it.
   void regenerate(qint64 message_id);
+  // Asks again for the reply `failed_reply_id` of the chat on show, which
+  // failed before anything of it was kept (it is not in the store): a new
+  // reply to the unanswered message at the end of the path, with the
+  // settings as they are now.
+  void retry(qint64 failed_reply_id);
   // Sends `text` as a new version of a user message (the original and what
   // followed it stay, one switch away), then asks for a reply.
   void editAndResend(qint64 message_id, const QString& text);

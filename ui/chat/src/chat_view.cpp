@@ -264,6 +264,7 @@ MessageWidget* ChatView::buildWidget(qsizetype index) {
   widget->setBranchingAvailable(branchSwitching_);
   connect(widget, &MessageWidget::editRequested, this, &ChatView::editRequested);
   connect(widget, &MessageWidget::regenerateRequested, this, &ChatView::regenerateRequested);
+  connect(widget, &MessageWidget::retryRequested, this, &ChatView::retryRequested);
   connect(widget, &MessageWidget::branchSwitchRequested, this, &ChatView::branchSwitchRequested);
   connect(widget, &MessageWidget::branchFromHereRequested, this,
           &ChatView::branchFromHereRequested);
@@ -340,9 +341,11 @@ void ChatView::refreshActions() {
   // finished reply: regenerating an older one would orphan what follows.
   const qsizetype last = messages_.size() - 1;
   const bool canRegenerate = lastReplyCanRegenerate();
+  const bool canRetry = lastReplyCanRetry();
   for (qsizetype i = firstBuilt_; i < messages_.size(); ++i) {
     if (MessageWidget* widget = widgets_[static_cast<std::size_t>(i)]) {
       widget->setRegenerateAvailable(i == last && canRegenerate);
+      widget->setRetryAvailable(i == last && canRetry);
       widget->setBranchingAvailable(branchSwitching_);
     }
   }

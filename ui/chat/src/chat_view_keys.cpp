@@ -52,8 +52,14 @@ bool ChatView::lastReplyCanRegenerate() const {
   return last.role == ChatMessageView::Role::Assistant && !last.streaming && last.canRegenerate;
 }
 
+bool ChatView::lastReplyCanRetry() const {
+  if (messages_.isEmpty()) return false;
+  const ChatMessageView& last = messages_.constLast();
+  return last.role == ChatMessageView::Role::Assistant && !last.streaming && last.canRetry;
+}
+
 void ChatView::refreshKeyboardActions() {
-  regenerateAction_->setEnabled(lastReplyCanRegenerate());
+  regenerateAction_->setEnabled(lastReplyCanRegenerate() || lastReplyCanRetry());
   editLastAction_->setEnabled(lastIndexOf(ChatMessageView::Role::User).has_value());
   const std::optional<qsizetype> reply = lastIndexOf(ChatMessageView::Role::Assistant);
   copyLastReplyAction_->setEnabled(reply && !messages_[*reply].streaming &&
@@ -61,8 +67,12 @@ void ChatView::refreshKeyboardActions() {
 }
 
 void ChatView::regenerateLast() {
-  if (!lastReplyCanRegenerate()) return;
-  emit regenerateRequested(messages_.constLast().id);
+  // A failed reply that can be retried is asked for again, as its Retry does.
+  if (lastReplyCanRetry()) {
+    emit retryRequested(messages_.constLast().id);
+  } else if (lastReplyCanRegenerate()) {
+    emit regenerateRequested(messages_.constLast().id);
+  }
 }
 
 void ChatView::editLast() {

@@ -203,6 +203,11 @@ void MessageWidget::buildFrame() {
     connect(regenerateButton_, &QToolButton::clicked, this,
             [this] { emit regenerateRequested(message_.id); });
     footer->addWidget(regenerateButton_);
+    retryButton_ = addAction(QStringLiteral("retryButton"), tr("Retry"), tr("Retry the reply"),
+                             tr("Ask for this reply again, with the settings as they are now"));
+    connect(retryButton_, &QToolButton::clicked, this,
+            [this] { emit retryRequested(message_.id); });
+    footer->addWidget(retryButton_);
   }
   branchButton_ = addAction(QStringLiteral("branchButton"), tr("Branch"), tr("Branch from here"),
                             tr("Start a new chat with the conversation up to this message"));
@@ -251,6 +256,11 @@ void MessageWidget::setBranchingAvailable(bool available) {
 
 void MessageWidget::setRegenerateAvailable(bool available) {
   regenerateAvailable_ = available;
+  updateChrome();
+}
+
+void MessageWidget::setRetryAvailable(bool available) {
+  retryAvailable_ = available;
   updateChrome();
 }
 
@@ -342,6 +352,7 @@ void MessageWidget::updateChrome() {
   copyButton_->setVisible(!message_.text.isEmpty() && !message_.streaming && !isEditing());
   if (editButton_) editButton_->setVisible(!isEditing());
   if (regenerateButton_) regenerateButton_->setVisible(regenerateAvailable_ && !message_.streaming);
+  if (retryButton_) retryButton_->setVisible(retryAvailable_ && !message_.streaming);
   switcher_->setPosition(message_.siblingIndex, message_.siblingCount);
   // While a reply streams its chat stays on its branch.
   switcher_->setEnabled(!message_.streaming && branchingAvailable_);

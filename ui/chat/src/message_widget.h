@@ -43,6 +43,8 @@ class MessageWidget : public QWidget {
   void setMessage(const ChatMessageView& message);
   // Regenerate is offered on the conversation's last reply only.
   void setRegenerateAvailable(bool available);
+  // Retry is offered on a failed last reply that allows it (canRetry).
+  void setRetryAvailable(bool available);
   // Switching to another version and deleting one wait while the chat
   // generates: the reply streams into the path on show.
   void setBranchingAvailable(bool available);
@@ -65,6 +67,7 @@ class MessageWidget : public QWidget {
  signals:
   void editRequested(qint64 id, const QString& newText);
   void regenerateRequested(qint64 id);
+  void retryRequested(qint64 id);
   // The switcher's arrows: -1 for the previous version, +1 for the next.
   void branchSwitchRequested(qint64 id, int step);
   void branchFromHereRequested(qint64 id);
@@ -106,6 +109,7 @@ class MessageWidget : public QWidget {
   ChatMessageView message_;
   bool rendered_ = false;
   bool regenerateAvailable_ = false;
+  bool retryAvailable_ = false;
   bool branchingAvailable_ = true;
   bool foldable_ = false;
   bool expanded_ = false;
@@ -129,6 +133,7 @@ class MessageWidget : public QWidget {
   QToolButton* copyButton_ = nullptr;
   QToolButton* editButton_ = nullptr;
   QToolButton* regenerateButton_ = nullptr;
+  QToolButton* retryButton_ = nullptr;
   BranchSwitcher* switcher_ = nullptr;
   QToolButton* branchButton_ = nullptr;
   QToolButton* deleteBranchButton_ = nullptr;

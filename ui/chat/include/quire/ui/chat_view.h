@@ -107,7 +107,7 @@ class ChatView : public QWidget {
 
   // Keyboard actions on the conversation's end, for the app's menus, with
   // window-wide shortcuts (chat_view_keys.cpp): "Regenerate reply" (Ctrl+R)
-  // asks for the last reply again when its Regenerate button is offered;
+  // asks for the last reply again when its Regenerate or Retry button is offered;
   // "Edit last message" (Ctrl+Shift+E) opens the last user message's editor;
   // "Copy last reply" (Ctrl+Shift+C) copies the last finished reply. Each is
   // disabled while there is nothing for it to act on.
@@ -125,6 +125,8 @@ class ChatView : public QWidget {
   void editRequested(qint64 id, const QString& newText);
   // The last reply should be generated again.
   void regenerateRequested(qint64 id);
+  // The failed last reply `id` (canRetry) should be asked for again.
+  void retryRequested(qint64 id);
   // The switcher of message `id`: -1 shows its previous version, +1 its next.
   void branchSwitchRequested(qint64 id, int step);
   // A new chat with the conversation up to message `id`.
@@ -159,6 +161,7 @@ class ChatView : public QWidget {
   void refreshKeyboardActions();
   std::optional<qsizetype> lastIndexOf(ChatMessageView::Role role) const;
   bool lastReplyCanRegenerate() const;
+  bool lastReplyCanRetry() const;
   void regenerateLast();
   void editLast();
   void copyLastReply();
