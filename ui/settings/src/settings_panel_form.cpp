@@ -375,8 +375,7 @@ void SettingsPanel::connectEdits() {
   auto edited = [this] { onFieldEdited(); };
   connect(model_directory_, &QLineEdit::textChanged, this, edited);
   connect(remote_, &RemoteEndpointFields::edited, this, edited);
-  connect(remote_, &RemoteEndpointFields::listModelsRequested, this,
-          &SettingsPanel::remoteModelsRequested);
+  connect(remote_, &RemoteEndpointFields::listModelsRequested, this, [this] { askRemote(false); });
   connect(backend_, &QComboBox::currentIndexChanged, this, edited);
   connect(devices_, &DeviceSelector::edited, this, edited);
   connect(split_, &QComboBox::currentIndexChanged, this, [this] {
