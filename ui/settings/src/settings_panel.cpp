@@ -218,6 +218,15 @@ void SettingsPanel::askRemote(bool then_apply) {
 
 void SettingsPanel::showPlan() {
   PlanView shown = priced_;
+  // The planner prices memory only: settings that cannot be applied as they
+  // stand do not "fit", whatever their memory says.
+  if (shown.valid && shown.fits && !shown.remote) {
+    const QList<SettingsIssue> found = issues();
+    if (!found.isEmpty()) {
+      shown.fits = false;
+      shown.verdict = tr("cannot be applied as set: %1").arg(found.first().message);
+    }
+  }
   if (shown.valid && shown.remote && !remoteChecked()) {
     shown.unchecked = true;
     shown.verdict = tr("will run on the remote engine at %1 once it answers: Apply checks the "
@@ -366,6 +375,7 @@ void SettingsPanel::announceEdit() {
 }
 
 void SettingsPanel::refreshState() {
+  showPlan();
   const EngineSettings edited = settings();
   const QList<SettingsIssue> found = issues();
   show_issues(model_issue_, found, SettingsIssue::Field::ModelDirectory);
@@ -392,6 +402,12 @@ void SettingsPanel::refreshState() {
           ? QString()
           : tr("Applying reloads the model for: %1.").arg(reasons.join(QStringLiteral(", "))));
   reload_note_->setVisible(!reasons.isEmpty());
+  QStringList blocked;
+  for (const SettingsIssue& issue : found)
+    blocked << issue.message;
+  apply_blocked_->setText(
+      blocked.isEmpty() ? QString() : tr("Apply is off: %1").arg(blocked.join(QLatin1Char(' '))));
+  apply_blocked_->setVisible(dirty && !blocked.isEmpty());
 
   const PlanView& plan = plan_->plan();
   const bool offer = plan.valid && !plan.fits && !plan.fit_label.isEmpty() && !plan_->isStale();

@@ -194,6 +194,7 @@ class SettingsPanel : public QWidget {
   QComboBox* prompt_format_ = nullptr;
   PlanWidget* plan_ = nullptr;
   QLabel* reload_note_ = nullptr;
+  QLabel* apply_blocked_ = nullptr;  // why Apply is disabled, next to it
   QPushButton* fit_button_ = nullptr;
   QPushButton* revert_button_ = nullptr;
   QPushButton* apply_button_ = nullptr;
