@@ -11,6 +11,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QProgressBar>
+#include <QScreen>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -38,6 +39,19 @@ namespace {
 constexpr int kInfoNoticeMs = 8000;
 // Space around the message box, so it never touches the window's edge.
 constexpr int kInputMargin = 12;
+// The memory panel's share of the first window: the chat column comes first.
+constexpr int kMemoryPanelPercent = 28;
+
+// `preferred`, made small enough for the screen `widget` opens on (its
+// available area: without panels and docks of the desktop), but no smaller
+// than the widget can be.
+QSize size_within_screen(const QWidget& widget, QSize preferred) {
+  const QScreen* screen = widget.screen();
+  if (screen == nullptr) return preferred;
+  const QSize room = screen->availableGeometry().size() -
+                     QSize(MainWindow::kFrameAllowance, MainWindow::kFrameAllowance);
+  return preferred.boundedTo(room).expandedTo(widget.minimumSizeHint());
+}
 
 }  // namespace
 
@@ -68,13 +82,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tool_servers_panel_ = new ui::ToolServersPanel(settings_dialog_);
   services->addWidget(tool_servers_panel_, 1);
   dialog_layout->addLayout(services);
-  settings_dialog_->resize(settings_panel_->sizeHint().expandedTo(QSize(1180, 800)));
+  settings_dialog_->resize(size_within_screen(
+      *settings_dialog_, settings_panel_->sizeHint().expandedTo(QSize(1180, 800))));
   // A window of its own, so that a download can run beside a chat.
   model_hub_ = new ui::ModelHubWindow(this);
 
   buildMenus();
   buildStatusBar();
-  resize(1400, 860);
+  resize(size_within_screen(*this, kPreferredSize));
+  resizeDocks({memory_dock_}, {width() * kMemoryPanelPercent / 100}, Qt::Horizontal);
 }
 
 QWidget* MainWindow::buildCentral() {

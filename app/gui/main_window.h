@@ -11,6 +11,7 @@
 // "settingsDialog", "centralStack", "chatPage", "modelHubWindow", "getModelsAction".
 
 #include <QMainWindow>
+#include <QSize>
 
 class QAction;
 class QDialog;
@@ -41,6 +42,13 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
+  // The first window's size where the screen has room for it; on a smaller
+  // screen it takes the screen's available area less kFrameAllowance, for
+  // the title bar and borders a window manager adds (not known before the
+  // window shows), but never less than its minimum size.
+  static constexpr QSize kPreferredSize{1400, 860};
+  static constexpr int kFrameAllowance = 40;
+
   explicit MainWindow(QWidget* parent = nullptr);
 
   ui::ChatListWidget* chatList() const { return chat_list_; }
