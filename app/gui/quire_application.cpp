@@ -261,6 +261,11 @@ void QuireApplication::refreshCentral() {
   // The welcome view stands in for the conversation until a model is there
   // (or loading) or the user opens a chat to read.
   const bool engine_ready = host_->model().has_value() || host_->isLoading();
+  // A message sent with no model would only come back as a failed reply.
+  window_->input()->setUnavailableReason(
+      engine_ready ? QString()
+                   : tr("Load a model to chat: Model → Open a model folder (Ctrl+O) or Get "
+                        "models (Ctrl+Shift+G)"));
   if (engine_ready || chats_->currentChat()) {
     window_->showChat();
   } else {
@@ -534,7 +539,11 @@ QString QuireApplication::chooseFile(const QString& title, const QString& start,
 }
 
 void QuireApplication::wireFiles() {
-  const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  // With a closing separator: some file dialogs take a folder path without
+  // one as a file name to fill in ("Documents") instead of the folder to open.
+  const QString documents =
+      QDir(QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).absolutePath() +
+      u'/';
   connect(window_->importAction(), &QAction::triggered, this, [this, documents] {
     const QString path =
         chooseFile(tr("Import a chat"), documents, tr("Quire chats (*.json)"), false);
