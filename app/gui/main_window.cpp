@@ -39,6 +39,8 @@ namespace {
 constexpr int kInfoNoticeMs = 8000;
 // Space around the message box, so it never touches the window's edge.
 constexpr int kInputMargin = 12;
+// Room the progress bar's style takes around its text.
+constexpr int kProgressPadding = 24;
 // The memory panel's share of the first window: the chat column comes first.
 constexpr int kMemoryPanelPercent = 28;
 
@@ -249,6 +251,11 @@ void MainWindow::buildStatusBar() {
   backend_note_->setTextFormat(Qt::PlainText);
   backend_note_->hide();
   statusBar()->addWidget(backend_note_);
+  server_state_ = new QLabel;
+  server_state_->setObjectName(QStringLiteral("serverState"));
+  server_state_->setTextFormat(Qt::PlainText);
+  server_state_->hide();
+  statusBar()->addPermanentWidget(server_state_);
   progress_ = new QProgressBar;
   progress_->setObjectName(QStringLiteral("loadProgress"));
   progress_->setMaximumWidth(260);
@@ -315,7 +322,12 @@ void MainWindow::showLoading(const QString& what, qint64 done, qint64 total) {
     progress_->setRange(0, 1000);
     progress_->setValue(static_cast<int>(done * 1000 / total));
   }
-  progress_->setFormat(what + QStringLiteral(" %p%"));
+  // The bar is narrow: a long folder name gives way, the percentage stays.
+  const QString percent = QStringLiteral(" %p%");
+  const int room = progress_->maximumWidth() - kProgressPadding -
+                   progress_->fontMetrics().horizontalAdvance(QStringLiteral(" 100%"));
+  progress_->setFormat(progress_->fontMetrics().elidedText(what, Qt::ElideMiddle, room) + percent);
+  progress_->setToolTip(what);
   progress_->show();
   cancel_load_->show();
 }
@@ -346,6 +358,15 @@ void MainWindow::setBackendNote(const QString& text) {
       backend_note_->fontMetrics().elidedText(text, Qt::ElideRight, backend_note_->maximumWidth()));
   backend_note_->setToolTip(text);
   backend_note_->setVisible(!text.isEmpty());
+}
+
+void MainWindow::setServerAddress(const QString& url) {
+  server_state_->setText(url.isEmpty() ? QString() : tr("API server: %1").arg(url));
+  server_state_->setToolTip(
+      url.isEmpty()
+          ? QString()
+          : tr("The built-in API server is on: programs can use the loaded model at %1").arg(url));
+  server_state_->setVisible(!url.isEmpty());
 }
 
 QString MainWindow::backendNote() const {

@@ -7,7 +7,7 @@
 // the engine, so tests drive the same window the program shows.
 //
 // Object names: "noticeBar", "noticeText", "noticeClose", "loadProgress",
-// "cancelLoadButton", "engineState", "backendNote", "memoryDock",
+// "cancelLoadButton", "engineState", "backendNote", "serverState", "memoryDock",
 // "settingsDialog", "centralStack", "chatPage", "modelHubWindow", "getModelsAction".
 
 #include <QMainWindow>
@@ -108,6 +108,9 @@ class MainWindow : public QMainWindow {
   // ("Running on the CPU: ..."), beside the engine state; empty hides it.
   void setBackendNote(const QString& text);
   QString backendNote() const;
+  // The built-in API server's address ("http://127.0.0.1:8642/v1") in the
+  // status bar for as long as it serves; empty hides it.
+  void setServerAddress(const QString& url);
 
  signals:
   void cancelLoadRequested();
@@ -142,6 +145,7 @@ class MainWindow : public QMainWindow {
   QToolButton* cancel_load_ = nullptr;
   QLabel* engine_state_ = nullptr;
   QLabel* backend_note_ = nullptr;
+  QLabel* server_state_ = nullptr;
 
   QMenu* help_ = nullptr;
   QAction* import_ = nullptr;

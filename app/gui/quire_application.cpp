@@ -409,7 +409,12 @@ void QuireApplication::wireEngine() {
   });
   connect(&host, &EngineHost::snapshotReady, window_->memoryPanel(), &ui::MemoryPanel::setSnapshot);
   connect(&host, &EngineHost::busyChanged, this, [this](bool busy) {
-    if (host_->model()) window_->setEngineState(busy ? tr("Generating…") : tr("Ready"));
+    if (!host_->model()) return;
+    // The engine also runs the API server's requests: "Generating…" is for
+    // the chats' own replies.
+    window_->setEngineState(!busy                          ? tr("Ready")
+                            : chats_->runningReplies() > 0 ? tr("Generating…")
+                                                           : tr("Answering API requests…"));
   });
   connect(window_.get(), &MainWindow::cancelLoadRequested, this, [this] { host_->cancelLoad(); });
   // Replies went on after memory ran short: said once, where the engine's
