@@ -184,18 +184,25 @@ void ChatController::showPath(store::ChatId chat) {
 }
 
 void ChatController::showLastReplyOf(store::ChatId chat) {
-  const QList<store::Message> messages = store_.messages(chat);
-  for (auto it = messages.crbegin(); it != messages.crend(); ++it) {
+  // The path on show, not the newest message of the chat: after switching
+  // versions the footer speaks of the version the user reads.
+  const QList<store::Message> path = store_.current_path(chat);
+  std::optional<std::int64_t> used;
+  for (auto it = path.crbegin(); it != path.crend(); ++it) {
     if (it->role != store::Role::Assistant || !it->stats) continue;
     const store::GenerationStats& stats = *it->stats;
     if (stats.generated_tokens <= 0) continue;
     status_.setTokensPerSecond(stats.tokens_per_second);
     status_.setTimeToFirstToken(stats.time_to_first_token_ms / 1000.0);
     status_.setReusedTokens(stats.cached_tokens, stats.prompt_tokens);
+    const auto known = reply_contexts_.find(store::raw(it->id));
+    used = known != reply_contexts_.end()
+               ? known->second
+               : std::int64_t{stats.prompt_tokens} + stats.generated_tokens;
     break;
   }
   if (auto found = contexts_.find(store::raw(chat)); found != contexts_.end()) {
-    status_.setContextFill(found->second.used, found->second.limit);
+    status_.setContextFill(used.value_or(found->second.used), found->second.limit);
   }
 }
 
@@ -400,6 +407,7 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
   }
 
   contexts_[store::raw(chat)] = ChatContext{outcome.context_used, outcome.context_limit};
+  if (!(failed && empty)) reply_contexts_[outcome.reply_id] = outcome.context_used;
   if (current_ == chat) {
     ui::ChatMessageView view = streaming_reply(store::MessageId{outcome.reply_id});
     view.streaming = false;
@@ -441,6 +449,7 @@ void ChatController::chatRemoved(store::ChatId chat) {
 
 void ChatController::modelChanged() {
   contexts_.clear();
+  reply_contexts_.clear();
   if (current_) status_.setContextFill(0, 0);
 }
 

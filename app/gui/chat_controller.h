@@ -160,6 +160,9 @@ class ChatController : public QObject {
   std::optional<store::ChatId> current_;
   std::map<qint64, Running> replies_;       // by the reply's message id
   std::map<qint64, ChatContext> contexts_;  // by chat id
+  // What each reply finished in this session left in its context, by the
+  // reply's id: the footer shows the count of the version on show.
+  std::map<qint64, std::int64_t> reply_contexts_;
   std::unique_ptr<ChatToolCalls> tool_calls_;
   std::function<void(ReplyRequest&)> adjust_request_;
 };
