@@ -18,6 +18,7 @@
 #include "chat_style.h"
 #include "code_block_widget.h"
 #include "document_view.h"
+#include "elided_label.h"
 #include "markdown_render.h"
 #include "message_fold.h"
 
@@ -167,17 +168,17 @@ void MessageWidget::buildFrame() {
   auto* footer = new QHBoxLayout;
   footer->setContentsMargins(0, 0, 0, 0);
   footer->setSpacing(2);
-  statsLabel_ = new QLabel(this);
+  statsLabel_ = new ElidedLabel(this);
   statsLabel_->setObjectName(QStringLiteral("messageStats"));
-  statsLabel_->setToolTip(
+  statsLabel_->setExplanation(
       tr("Reply length, generation speed, time to the first token, and tokens "
          "reused from the cache"));
   statsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   scaleFont(statsLabel_, 0.88);
   useMutedText(statsLabel_);
-  // Wraps rather than widening the message: a long line of numbers must not
-  // push the conversation past the edge of a narrow window.
-  statsLabel_->setWordWrap(true);
+  // One line, cut with "…" (the whole line in the tooltip): wrapped over
+  // several lines it took the chat column's height, and widened it pushed
+  // the conversation past the edge of a narrow window.
   statsLabel_->setAlignment(user ? Qt::AlignRight | Qt::AlignVCenter
                                  : Qt::AlignLeft | Qt::AlignVCenter);
   // A user message has no statistics: the stretch keeps its buttons right.
@@ -347,7 +348,7 @@ void MessageWidget::updateChrome() {
   foldButton_->setToolTip(isFolded() ? tr("Show the whole message (%1 characters)")
                                            .arg(QLocale().toString(message_.text.size()))
                                      : tr("Fold the message to its beginning"));
-  statsLabel_->setText(message_.stats);
+  statsLabel_->setFullText(message_.stats);
   statsLabel_->setVisible(!message_.stats.isEmpty() && !message_.streaming);
   copyButton_->setVisible(!message_.text.isEmpty() && !message_.streaming && !isEditing());
   if (editButton_) editButton_->setVisible(!isEditing());

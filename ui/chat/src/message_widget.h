@@ -17,6 +17,8 @@ class QVBoxLayout;
 
 namespace quire::ui {
 
+class ElidedLabel;
+
 class BranchSwitcher;
 class DocumentView;
 class TintedFrame;
@@ -129,7 +131,7 @@ class MessageWidget : public QWidget {
   TintedFrame* noticeFrame_ = nullptr;
   QLabel* noticeLabel_ = nullptr;
   QToolButton* foldButton_ = nullptr;
-  QLabel* statsLabel_ = nullptr;
+  ElidedLabel* statsLabel_ = nullptr;
   QToolButton* copyButton_ = nullptr;
   QToolButton* editButton_ = nullptr;
   QToolButton* regenerateButton_ = nullptr;
