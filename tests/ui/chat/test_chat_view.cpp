@@ -294,6 +294,33 @@ class ChatViewTest : public QObject {
     QTRY_COMPARE(label->text(), stats);
   }
 
+  // Regenerate makes a second version, whose Delete button appears: the
+  // buttons the user clicked stay where they were.
+  void buttonsStayPutWhenASecondVersionAppears() {
+    ChatView view;
+    view.resize(800, 600);
+    view.show();
+    ChatMessageView reply =
+        assistantMessage(2, QStringLiteral("Hello."), QStringLiteral("6 tokens"));
+    view.setMessages({userMessage(1, QStringLiteral("Hi")), reply});
+    const auto place = [&](const char* name) {
+      auto* button = visibleChild<QToolButton>(messageWidget(view, 2), QString::fromLatin1(name));
+      return button ? button->mapTo(&view, QPoint(0, 0)).x() : -1;
+    };
+    QTRY_VERIFY(place("regenerateButton") > 0);
+    const int regenerate = place("regenerateButton");
+    const int copy = place("copyMessageButton");
+    const int branch = place("branchButton");
+    QCOMPARE(place("deleteBranchButton"), -1);
+    reply.siblingIndex = 1;
+    reply.siblingCount = 2;
+    view.updateMessage(reply);
+    QTRY_VERIFY(place("deleteBranchButton") > 0);
+    QCOMPARE(place("regenerateButton"), regenerate);
+    QCOMPARE(place("copyMessageButton"), copy);
+    QCOMPARE(place("branchButton"), branch);
+  }
+
   void showsAnErrorPerMessage() {
     ChatView view;
     view.resize(700, 500);

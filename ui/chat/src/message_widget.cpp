@@ -188,6 +188,15 @@ void MessageWidget::buildFrame() {
           [this](int step) { emit branchSwitchRequested(message_.id, step); });
   footer->addWidget(switcher_);
   footer->addWidget(statsLabel_, 1);
+  // Delete shows only once there are other versions: first in the row of
+  // right-aligned buttons, so that appearing after Regenerate it moves none
+  // of the others from under the pointer.
+  deleteBranchButton_ =
+      addAction(QStringLiteral("deleteBranchButton"), tr("Delete"), tr("Delete this version"),
+                tr("Delete this version and everything that follows it"));
+  connect(deleteBranchButton_, &QToolButton::clicked, this,
+          [this] { emit deleteBranchRequested(message_.id); });
+  footer->addWidget(deleteBranchButton_);
   copyButton_ = addAction(QStringLiteral("copyMessageButton"), tr("Copy"), tr("Copy message"),
                           tr("Copy the message's text to the clipboard"));
   connect(copyButton_, &QToolButton::clicked, this, &MessageWidget::copyMessage);
@@ -215,12 +224,6 @@ void MessageWidget::buildFrame() {
   connect(branchButton_, &QToolButton::clicked, this,
           [this] { emit branchFromHereRequested(message_.id); });
   footer->addWidget(branchButton_);
-  deleteBranchButton_ =
-      addAction(QStringLiteral("deleteBranchButton"), tr("Delete"), tr("Delete this version"),
-                tr("Delete this version and everything that follows it"));
-  connect(deleteBranchButton_, &QToolButton::clicked, this,
-          [this] { emit deleteBranchRequested(message_.id); });
-  footer->addWidget(deleteBranchButton_);
   root->addLayout(footer);
 }
 
