@@ -52,6 +52,7 @@ ChatController::ChatController(store::ChatStore& store, EngineHost& host, ui::Ch
   connect(&input_, &ui::InputBox::sendRequested, this, &ChatController::send);
   connect(&input_, &ui::InputBox::stopRequested, this, &ChatController::stop);
   connect(&view_, &ui::ChatView::regenerateRequested, this, &ChatController::regenerate);
+  connect(&view_, &ui::ChatView::retryRequested, this, &ChatController::retry);
   connect(&view_, &ui::ChatView::editRequested, this, &ChatController::editAndResend);
   connect(&view_, &ui::ChatView::branchSwitchRequested, this, &ChatController::switchBranch);
   connect(&view_, &ui::ChatView::branchFromHereRequested, this, &ChatController::branchFromHere);
@@ -178,17 +179,24 @@ void ChatController::showPath(store::ChatId chat) {
 }
 
 void ChatController::showLastReplyOf(store::ChatId chat) {
-  const QList<store::Message> messages = store_.messages(chat);
-  for (auto it = messages.crbegin(); it != messages.crend(); ++it) {
+  // The path on show, not the newest message of the chat: after switching
+  // versions the footer speaks of the version the user reads.
+  const QList<store::Message> path = store_.current_path(chat);
+  std::optional<std::int64_t> used;
+  for (auto it = path.crbegin(); it != path.crend(); ++it) {
     if (it->role != store::Role::Assistant || !it->stats) continue;
     const store::GenerationStats& stats = *it->stats;
     if (stats.generated_tokens <= 0) continue;
     status_.setTokensPerSecond(stats.tokens_per_second);
     status_.setTimeToFirstToken(stats.time_to_first_token_ms / 1000.0);
     status_.setReusedTokens(stats.cached_tokens, stats.prompt_tokens);
+    const auto known = reply_contexts_.find(store::raw(it->id));
+    used = known != reply_contexts_.end()
+               ? known->second
+               : std::int64_t{stats.prompt_tokens} + stats.generated_tokens;
     break;
   }
-  showContextForecast(chat);
+  showContextForecast(chat, used);
 }
 
 void ChatController::markContextResume(store::ChatId chat) {
@@ -221,11 +229,11 @@ QString ChatController::contextPolicyOf(store::ChatId chat) const {
   return request.context_overflow;
 }
 
-void ChatController::showContextForecast(store::ChatId chat) {
+void ChatController::showContextForecast(store::ChatId chat, std::optional<std::int64_t> used) {
   const auto found = contexts_.find(store::raw(chat));
   if (found == contexts_.end() || current_ != chat) return;
   const ChatContextState& state = found->second;
-  status_.setContextFill(state.used, state.limit);
+  status_.setContextFill(used.value_or(state.used), state.limit);
   QList<qint64> user_ids;
   for (const store::Message& message : store_.current_path(chat)) {
     if (message.role == store::Role::User) user_ids.append(store::raw(message.id));
@@ -287,6 +295,20 @@ void ChatController::regenerate(qint64 message_id) {
   const std::optional<store::MessageId> reply = store_.begin_reply_after(*last->parent, model);
   if (!reply) return report(tr("The reply could not be started"));
   const store::ChatId chat = *current_;
+  startReply(chat, *reply);
+  showPath(chat);
+}
+
+void ChatController::retry(qint64 failed_reply_id) {
+  if (!current_ || isGenerating(*current_)) return;
+  // The failed reply was never kept; what it answered is the path's end.
+  if (store_.message(store::MessageId{failed_reply_id})) return;
+  const QList<store::Message> path = store_.current_path(*current_);
+  if (path.isEmpty() || path.constLast().role != store::Role::User) return;
+  const store::ChatId chat = *current_;
+  const QString model = host_.model() ? host_.model()->name : QString();
+  const std::optional<store::MessageId> reply = store_.begin_reply(chat, model);
+  if (!reply) return report(tr("The reply could not be started"));
   startReply(chat, *reply);
   showPath(chat);
 }
@@ -422,6 +444,7 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
 
   contexts_[store::raw(chat)] = ChatContextState{outcome.context_used, outcome.context_limit,
                                                  outcome.context_reserve, outcome.context_turns};
+  if (!(failed && empty)) reply_contexts_[outcome.reply_id] = outcome.context_used;
   if (current_ == chat) {
     ui::ChatMessageView view = streaming_reply(store::MessageId{outcome.reply_id});
     view.streaming = false;
@@ -433,8 +456,11 @@ void ChatController::onReplyFinished(const ReplyOutcome& outcome) {
     if (failed) {
       view.error = outcome.error;
       // The reply was never stored: there is nothing to generate again, and
-      // the message itself is what has to change (Edit on it).
+      // the message itself or the settings have to change.
       view.canRegenerate = !empty;
+      // Asking again can succeed once the settings change (a longer
+      // context, a larger cache): Retry, besides editing the message.
+      view.canRetry = empty;
     } else if (outcome.trimmed_turns > 0) {
       view.notice = dropped_note(outcome);
     }
@@ -462,6 +488,7 @@ void ChatController::chatRemoved(store::ChatId chat) {
 
 void ChatController::modelChanged() {
   contexts_.clear();
+  reply_contexts_.clear();
   if (current_) status_.setContextFill(0, 0);
 }
 

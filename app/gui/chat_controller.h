@@ -86,6 +86,11 @@ class ChatController : public QObject {
   void stop();
   // Generates a reply of the chat on show again, as a new version beside it.
   void regenerate(qint64 message_id);
+  // Asks again for the reply `failed_reply_id` of the chat on show, which
+  // failed before anything of it was kept (it is not in the store): a new
+  // reply to the unanswered message at the end of the path, with the
+  // settings as they are now.
+  void retry(qint64 failed_reply_id);
   // Sends `text` as a new version of a user message (the original and what
   // followed it stay, one switch away), then asks for a reply.
   void editAndResend(qint64 message_id, const QString& text);
@@ -121,7 +126,9 @@ class ChatController : public QObject {
   };
   // What the gauge forecasts for the next message of the chat on show, and
   // which message the view marks as where the model's context resumes.
-  void showContextForecast(store::ChatId chat);
+  // `used`: the context of the reply version on show, when it is not the
+  // chat's latest.
+  void showContextForecast(store::ChatId chat, std::optional<std::int64_t> used = std::nullopt);
   // Marks the message where the model's context resumes after dropped turns.
   void markContextResume(store::ChatId chat);
   // The chat's context policy: its own, else the global one.
@@ -157,6 +164,9 @@ class ChatController : public QObject {
   std::optional<store::ChatId> current_;
   std::map<qint64, Running> replies_;            // by the reply's message id
   std::map<qint64, ChatContextState> contexts_;  // by chat id
+  // What each reply finished in this session left in its context, by the
+  // reply's id: the footer shows the count of the version on show.
+  std::map<qint64, std::int64_t> reply_contexts_;
   std::unique_ptr<ChatToolCalls> tool_calls_;
   std::function<void(ReplyRequest&)> adjust_request_;
 };

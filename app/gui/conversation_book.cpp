@@ -70,27 +70,45 @@ std::string count_text(std::int64_t count) {
 }
 
 // Names what caps the context and offers only a way out that can work: no
-// setting makes a model read past its max_position_embeddings.
+// setting makes a model read past its max_position_embeddings, and a longer
+// context is only offered when the cache (or a larger one the model can
+// read) would hold the whole message.
 std::string overflow_text(const ReplyRequest& request, const Limits& limits, std::int64_t estimate,
                           std::int64_t reserve) {
   const std::int64_t limit = context_limit(request, limits);
+  const std::int64_t needed = estimate + reserve;
   const std::string needs = "the message takes about " + count_text(estimate) + " tokens and " +
                             count_text(reserve) + " are kept for the reply: more than ";
   const std::string tokens = count_text(limit) + " tokens";
-  if (limits.model_tokens > 0 && limits.model_tokens <= limit) {
+  const bool model_caps = limits.model_tokens > 0 && limits.model_tokens <= limit;
+  if (model_caps) {
     return needs + "the model's " + tokens + " (the most it reads at once). Shorten the message.";
   }
+  // Past the model's own length no setting helps.
+  const bool beyond_model = limits.model_tokens > 0 && needed > limits.model_tokens;
+  const std::string beyond = beyond_model
+                                 ? " It is also more than the " + count_text(limits.model_tokens) +
+                                       " tokens this model reads at once: shorten the message."
+                                 : std::string();
   if (limits.cache_tokens <= limit) {
-    return needs + "the cache's " + tokens +
-           ". Shorten the message, or give the cache more tokens in Settings.";
+    if (beyond_model) return needs + "the cache's " + tokens + "." + beyond;
+    return needs + "the cache's " + tokens + ". Shorten the message, or give the cache at least " +
+           count_text(needed) + " tokens in Settings, then Retry.";
   }
+  const std::string set = needs + "the context of " + tokens + " set in Settings.";
+  if (beyond_model) return set + beyond;
   const std::int64_t most = model_or_cache(limits);
+  if (needed > most) {
+    // The cache is what stops a longer context from holding the message.
+    return set + " The cache holds " + count_text(limits.cache_tokens) +
+           " tokens: shorten the message, or give the cache and the context at least " +
+           count_text(needed) + " tokens in Settings, then Retry.";
+  }
   const std::string room = limits.model_tokens == most
                                ? "this model reads up to " + count_text(most) + " tokens"
                                : "the cache holds " + count_text(most) + " tokens";
-  return needs + "the context of " + tokens +
-         " set in Settings. Shorten the message, or allow a longer context in Settings (" + room +
-         ").";
+  return set + " Shorten the message, or allow a longer context in Settings (" + room +
+         "), then Retry.";
 }
 
 }  // namespace

@@ -5,19 +5,25 @@
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QHeaderView>
+#include <QKeySequence>
 #include <QLabel>
 #include <QMenu>
 #include <QRegularExpression>
 #include <QSet>
+#include <QStyle>
 #include <QTableWidget>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <optional>
 
 #include "build_info.h"
 
 namespace quire::gui {
 namespace {
+
+// Past this the shortcuts table scrolls rather than growing off the screen.
+constexpr int kShortcutsMaxHeight = 640;
 
 QString action_name(const QAction& action) {
   QString text = action.text();
@@ -59,6 +65,19 @@ void show_about(QWidget& window, const AboutFacts& facts) {
   dialog->raise();
 }
 
+// The keys column must show every key in full: the dialog is as wide as
+// both columns' contents, and as tall as its rows up to a screenful.
+void fit_table(QTableWidget& table) {
+  table.resizeColumnsToContents();
+  table.resizeRowsToContents();
+  const int frame = 2 * table.frameWidth();
+  const int width = table.horizontalHeader()->length() + frame +
+                    table.style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, &table);
+  const int height = table.horizontalHeader()->height() + table.verticalHeader()->length() + frame;
+  table.setMinimumWidth(width);
+  table.setMinimumHeight(std::min(height, kShortcutsMaxHeight));
+}
+
 void show_shortcuts(QWidget& window) {
   QDialog* dialog =
       reusable_dialog(window, QStringLiteral("shortcutsDialog"), QObject::tr("Keyboard shortcuts"));
@@ -69,11 +88,11 @@ void show_shortcuts(QWidget& window) {
     table->setColumnCount(2);
     table->setHorizontalHeaderLabels({QObject::tr("Action"), QObject::tr("Keys")});
     table->verticalHeader()->hide();
-    table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
-    table->horizontalHeader()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    table->horizontalHeader()->setStretchLastSection(true);
+    table->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table->setSelectionMode(QAbstractItemView::NoSelection);
-    table->setMinimumSize(360, 280);
+    table->setWordWrap(false);
     static_cast<QVBoxLayout*>(dialog->layout())->insertWidget(0, table);
   }
   // Read afresh each time: actions added or rebound since are listed as they are now.
@@ -83,6 +102,8 @@ void show_shortcuts(QWidget& window) {
     table->setItem(row, 0, new QTableWidgetItem(rows.at(row).action));
     table->setItem(row, 1, new QTableWidgetItem(rows.at(row).keys));
   }
+  fit_table(*table);
+  dialog->adjustSize();
   dialog->show();
   dialog->raise();
 }
@@ -119,12 +140,35 @@ QList<ShortcutRow> shortcut_rows(const QWidget& window) {
   std::sort(rows.begin(), rows.end(), [](const ShortcutRow& a, const ShortcutRow& b) {
     return a.action.localeAwareCompare(b.action) < 0;
   });
+  rows.append(typed_key_rows());
   return rows;
+}
+
+QList<ShortcutRow> typed_key_rows() {
+  // Keys the message box and a message's editor read themselves (InputBox and
+  // MessageWidget): no action carries them, so they are listed here.
+  const auto keys = [](QKeyCombination first, std::optional<QKeyCombination> second = {}) {
+    QString text = QKeySequence(first).toString(QKeySequence::NativeText);
+    if (second) {
+      text = QObject::tr("%1 or %2")
+                 .arg(text, QKeySequence(*second).toString(QKeySequence::NativeText));
+    }
+    return text;
+  };
+  const QKeyCombination enter(Qt::Key_Enter);
+  const QKeyCombination ctrl_enter(Qt::CTRL | Qt::Key_Enter);
+  return {
+      {QObject::tr("Send the message"), keys(enter, ctrl_enter)},
+      {QObject::tr("New line in the message"), keys(Qt::SHIFT | Qt::Key_Enter)},
+      {QObject::tr("Send an edited message again"), keys(enter, ctrl_enter)},
+      {QObject::tr("Cancel editing a message"), keys(QKeyCombination(Qt::Key_Escape))},
+  };
 }
 
 void fill_help_menu(QMenu& menu, QWidget& window, std::function<AboutFacts()> facts) {
   QAction* shortcuts = menu.addAction(QObject::tr("&Keyboard shortcuts"));
   shortcuts->setObjectName(QStringLiteral("shortcutsAction"));
+  shortcuts->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Slash));
   QObject::connect(shortcuts, &QAction::triggered, &window, [&window] { show_shortcuts(window); });
   QAction* folder = menu.addAction(QObject::tr("Open the &data folder"));
   folder->setObjectName(QStringLiteral("dataFolderAction"));

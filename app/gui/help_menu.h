@@ -27,8 +27,14 @@ struct ShortcutRow {
   friend bool operator==(const ShortcutRow&, const ShortcutRow&) = default;
 };
 
-// Every action under `window` that has a shortcut, once each, sorted by name.
+// Every action under `window` that has a shortcut, once each, sorted by
+// name, then typed_key_rows().
 QList<ShortcutRow> shortcut_rows(const QWidget& window);
+
+// The keys of the message box and of a message being edited, which no action
+// carries: Enter and Ctrl+Enter send, Shift+Enter starts a new line, Esc
+// cancels an edit.
+QList<ShortcutRow> typed_key_rows();
 
 // Adds "About Quire", "Keyboard shortcuts" and "Open the data folder" to
 // `menu`; the dialogs open over `window` (object names "aboutDialog" and

@@ -11,6 +11,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QProgressBar>
+#include <QScreen>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -38,6 +39,21 @@ namespace {
 constexpr int kInfoNoticeMs = 8000;
 // Space around the message box, so it never touches the window's edge.
 constexpr int kInputMargin = 12;
+// Room the progress bar's style takes around its text.
+constexpr int kProgressPadding = 24;
+// The memory panel's share of the first window: the chat column comes first.
+constexpr int kMemoryPanelPercent = 28;
+
+// `preferred`, made small enough for the screen `widget` opens on (its
+// available area: without panels and docks of the desktop), but no smaller
+// than the widget can be.
+QSize size_within_screen(const QWidget& widget, QSize preferred) {
+  const QScreen* screen = widget.screen();
+  if (screen == nullptr) return preferred;
+  const QSize room = screen->availableGeometry().size() -
+                     QSize(MainWindow::kFrameAllowance, MainWindow::kFrameAllowance);
+  return preferred.boundedTo(room).expandedTo(widget.minimumSizeHint());
+}
 
 }  // namespace
 
@@ -68,13 +84,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tool_servers_panel_ = new ui::ToolServersPanel(settings_dialog_);
   services->addWidget(tool_servers_panel_, 1);
   dialog_layout->addLayout(services);
-  settings_dialog_->resize(settings_panel_->sizeHint().expandedTo(QSize(1180, 800)));
+  settings_dialog_->resize(size_within_screen(
+      *settings_dialog_, settings_panel_->sizeHint().expandedTo(QSize(1180, 800))));
   // A window of its own, so that a download can run beside a chat.
   model_hub_ = new ui::ModelHubWindow(this);
 
   buildMenus();
   buildStatusBar();
-  resize(1400, 860);
+  resize(size_within_screen(*this, kPreferredSize));
+  resizeDocks({memory_dock_}, {width() * kMemoryPanelPercent / 100}, Qt::Horizontal);
 }
 
 QWidget* MainWindow::buildCentral() {
@@ -144,10 +162,16 @@ QWidget* MainWindow::buildCentral() {
 }
 
 void MainWindow::buildMenus() {
+  // Shortcuts follow the platform's standard keys where there is one (New,
+  // Find, Open, Save As, Preferences, Quit) and the usual chat programs' keys
+  // elsewhere; Help → Keyboard shortcuts reads them off these actions.
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(chat_list_->newChatAction());
+  file->addAction(chat_list_->searchAction());
   file->addSeparator();
   import_ = file->addAction(tr("&Import chat…"));
+  import_->setObjectName(QStringLiteral("importChatAction"));
+  import_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
   export_json_ = file->addAction(tr("Export chat as &JSON…"));
   export_markdown_ = file->addAction(tr("Export chat as &Markdown…"));
   export_html_ = file->addAction(tr("Export chat as &HTML…"));
@@ -163,28 +187,49 @@ void MainWindow::buildMenus() {
   separator->setSeparator(true);
   chat_list_->addChatActions(
       {separator, export_json_, export_markdown_, export_html_, export_pdf_, export_all_branches_});
+  export_markdown_->setObjectName(QStringLiteral("exportMarkdownAction"));
+  export_markdown_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
+  if (quit->shortcut().isEmpty()) quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
 
   QMenu* edit = menuBar()->addMenu(tr("&Chat"));
   edit->addAction(chat_list_->renameAction());
   edit->addAction(chat_list_->deleteAction());
   edit->addSeparator();
   edit->addAction(input_->stopAction());
+  edit->addAction(chat_view_->regenerateAction());
+  edit->addAction(chat_view_->editLastAction());
+  edit->addAction(chat_view_->copyLastReplyAction());
+  focus_input_ = edit->addAction(tr("&Write a message"));
+  focus_input_->setObjectName(QStringLiteral("focusInputAction"));
+  focus_input_->setToolTip(tr("Move the focus to the message box"));
+  focus_input_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+  connect(focus_input_, &QAction::triggered, this, [this] {
+    showChat();
+    input_->focusInput();
+  });
   edit->addSeparator();
   chat_settings_ = edit->addAction(tr("Chat se&ttings…"));
   chat_settings_->setObjectName(QStringLiteral("chatSettingsAction"));
   chat_settings_->setToolTip(tr("System prompt, sampling and prompt format of this chat only"));
+  chat_settings_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
 
   QMenu* model = menuBar()->addMenu(tr("&Model"));
+  open_model_ = model->addAction(tr("&Open a model folder…"));
+  open_model_->setObjectName(QStringLiteral("openModelAction"));
+  open_model_->setToolTip(tr("Load a model from a folder, with the settings in use"));
+  open_model_->setShortcut(QKeySequence::Open);
   get_models_ = model->addAction(tr("&Get models…"));
   get_models_->setObjectName(QStringLiteral("getModelsAction"));
-  get_models_->setShortcut(QKeySequence(tr("Ctrl+Shift+G")));
+  get_models_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G));
   get_models_->setToolTip(tr("Search Hugging Face and download a model that fits this computer"));
   settings_ = model->addAction(tr("&Settings…"));
+  settings_->setObjectName(QStringLiteral("settingsAction"));
   settings_->setShortcut(QKeySequence::Preferences);
-  if (settings_->shortcut().isEmpty()) settings_->setShortcut(QKeySequence(tr("Ctrl+,")));
+  if (settings_->shortcut().isEmpty())
+    settings_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
   connect(settings_, &QAction::triggered, this, [this] {
     settings_dialog_->show();
     settings_dialog_->raise();
@@ -196,7 +241,7 @@ void MainWindow::buildMenus() {
   QMenu* view = menuBar()->addMenu(tr("&View"));
   memory_ = memory_dock_->toggleViewAction();
   memory_->setText(tr("&Memory panel"));
-  memory_->setShortcut(QKeySequence(tr("Ctrl+M")));
+  memory_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
   view->addAction(memory_);
 
   // Filled by the application, which knows the backend's state and the data folder.
@@ -219,6 +264,11 @@ void MainWindow::buildStatusBar() {
   backend_note_->setTextFormat(Qt::PlainText);
   backend_note_->hide();
   statusBar()->addWidget(backend_note_);
+  server_state_ = new QLabel;
+  server_state_->setObjectName(QStringLiteral("serverState"));
+  server_state_->setTextFormat(Qt::PlainText);
+  server_state_->hide();
+  statusBar()->addPermanentWidget(server_state_);
   progress_ = new QProgressBar;
   progress_->setObjectName(QStringLiteral("loadProgress"));
   progress_->setMaximumWidth(260);
@@ -285,7 +335,12 @@ void MainWindow::showLoading(const QString& what, qint64 done, qint64 total) {
     progress_->setRange(0, 1000);
     progress_->setValue(static_cast<int>(done * 1000 / total));
   }
-  progress_->setFormat(what + QStringLiteral(" %p%"));
+  // The bar is narrow: a long folder name gives way, the percentage stays.
+  const QString percent = QStringLiteral(" %p%");
+  const int room = progress_->maximumWidth() - kProgressPadding -
+                   progress_->fontMetrics().horizontalAdvance(QStringLiteral(" 100%"));
+  progress_->setFormat(progress_->fontMetrics().elidedText(what, Qt::ElideMiddle, room) + percent);
+  progress_->setToolTip(what);
   progress_->show();
   cancel_load_->show();
 }
@@ -316,6 +371,15 @@ void MainWindow::setBackendNote(const QString& text) {
       backend_note_->fontMetrics().elidedText(text, Qt::ElideRight, backend_note_->maximumWidth()));
   backend_note_->setToolTip(text);
   backend_note_->setVisible(!text.isEmpty());
+}
+
+void MainWindow::setServerAddress(const QString& url) {
+  server_state_->setText(url.isEmpty() ? QString() : tr("API server: %1").arg(url));
+  server_state_->setToolTip(
+      url.isEmpty()
+          ? QString()
+          : tr("The built-in API server is on: programs can use the loaded model at %1").arg(url));
+  server_state_->setVisible(!url.isEmpty());
 }
 
 QString MainWindow::backendNote() const {

@@ -7,10 +7,11 @@
 // the engine, so tests drive the same window the program shows.
 //
 // Object names: "noticeBar", "noticeText", "noticeClose", "loadProgress",
-// "cancelLoadButton", "engineState", "backendNote", "memoryDock",
+// "cancelLoadButton", "engineState", "backendNote", "serverState", "memoryDock",
 // "settingsDialog", "centralStack", "chatPage", "modelHubWindow", "getModelsAction".
 
 #include <QMainWindow>
+#include <QSize>
 
 class QAction;
 class QDialog;
@@ -41,6 +42,13 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
+  // The first window's size where the screen has room for it; on a smaller
+  // screen it takes the screen's available area less kFrameAllowance, for
+  // the title bar and borders a window manager adds (not known before the
+  // window shows), but never less than its minimum size.
+  static constexpr QSize kPreferredSize{1400, 860};
+  static constexpr int kFrameAllowance = 40;
+
   explicit MainWindow(QWidget* parent = nullptr);
 
   ui::ChatListWidget* chatList() const { return chat_list_; }
@@ -69,6 +77,11 @@ class MainWindow : public QMainWindow {
   // not only the current one (JSON always holds the whole tree).
   QAction* exportAllBranchesAction() const { return export_all_branches_; }
   QAction* settingsAction() const { return settings_; }
+  // Model → "Open a model folder…" (Ctrl+O): the application asks for the
+  // folder and loads it.
+  QAction* openModelAction() const { return open_model_; }
+  // Chat → "Write a message" (Ctrl+L): focus to the message box.
+  QAction* focusInputAction() const { return focus_input_; }
   // "Chat settings…": the chat on show's own settings.
   QAction* chatSettingsAction() const { return chat_settings_; }
   QAction* demoAction() const { return demo_; }
@@ -100,6 +113,9 @@ class MainWindow : public QMainWindow {
   // ("Running on the CPU: ..."), beside the engine state; empty hides it.
   void setBackendNote(const QString& text);
   QString backendNote() const;
+  // The built-in API server's address ("http://127.0.0.1:8642/v1") in the
+  // status bar for as long as it serves; empty hides it.
+  void setServerAddress(const QString& url);
 
  signals:
   void cancelLoadRequested();
@@ -134,6 +150,7 @@ class MainWindow : public QMainWindow {
   QToolButton* cancel_load_ = nullptr;
   QLabel* engine_state_ = nullptr;
   QLabel* backend_note_ = nullptr;
+  QLabel* server_state_ = nullptr;
 
   QMenu* help_ = nullptr;
   QAction* import_ = nullptr;
@@ -144,6 +161,8 @@ class MainWindow : public QMainWindow {
   QAction* export_all_branches_ = nullptr;
   QAction* settings_ = nullptr;
   QAction* get_models_ = nullptr;
+  QAction* open_model_ = nullptr;
+  QAction* focus_input_ = nullptr;
   QAction* chat_settings_ = nullptr;
   QAction* demo_ = nullptr;
   QAction* unload_ = nullptr;

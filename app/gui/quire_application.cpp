@@ -261,6 +261,11 @@ void QuireApplication::refreshCentral() {
   // The welcome view stands in for the conversation until a model is there
   // (or loading) or the user opens a chat to read.
   const bool engine_ready = host_->model().has_value() || host_->isLoading();
+  // A message sent with no model would only come back as a failed reply.
+  window_->input()->setUnavailableReason(
+      engine_ready ? QString()
+                   : tr("Load a model to chat: Model → Open a model folder (Ctrl+O) or Get "
+                        "models (Ctrl+Shift+G)"));
   if (engine_ready || chats_->currentChat()) {
     window_->showChat();
   } else {
@@ -404,7 +409,12 @@ void QuireApplication::wireEngine() {
   });
   connect(&host, &EngineHost::snapshotReady, window_->memoryPanel(), &ui::MemoryPanel::setSnapshot);
   connect(&host, &EngineHost::busyChanged, this, [this](bool busy) {
-    if (host_->model()) window_->setEngineState(busy ? tr("Generating…") : tr("Ready"));
+    if (!host_->model()) return;
+    // The engine also runs the API server's requests: "Generating…" is for
+    // the chats' own replies.
+    window_->setEngineState(!busy                          ? tr("Ready")
+                            : chats_->runningReplies() > 0 ? tr("Generating…")
+                                                           : tr("Answering API requests…"));
   });
   connect(window_.get(), &MainWindow::cancelLoadRequested, this, [this] { host_->cancelLoad(); });
   // Replies went on after memory ran short: said once, where the engine's

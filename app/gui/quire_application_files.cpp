@@ -44,7 +44,11 @@ FormatInfo export_format_info(ExportFormat format) {
 }  // namespace
 
 void QuireApplication::wireFiles() {
-  const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  // With a closing separator: some file dialogs take a folder path without
+  // one as a file name to fill in ("Documents") instead of the folder to open.
+  const QString documents =
+      QDir(QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation)).absolutePath() +
+      u'/';
   // Adds every chat of the file; says how many and from what.
   const auto import_file = [this](const QString& path) {
     QString error;

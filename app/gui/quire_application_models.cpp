@@ -48,6 +48,18 @@ void QuireApplication::wireWelcome() {
   connect(&welcome, &ui::WelcomeView::getModelsRequested, this, [this] {
     if (hub_) hub_->show();
   });
+  // Model → Open a model folder: the folder loads at once with the settings
+  // in use, as a model opened from Get models does.
+  connect(window_->openModelAction(), &QAction::triggered, this, [this] {
+    const QString loaded = host_->model() ? host_->model()->directory : QString();
+    const QString directory =
+        chooseDirectory(tr("Choose a model folder"), loaded.isEmpty() ? QDir::homePath() : loaded);
+    if (directory.isEmpty()) return;
+    ui::EngineSettings engine = settings_.engine;
+    engine.model_directory = directory;
+    engine.remote_url.clear();
+    loadModel(engine);
+  });
 }
 
 // ---- the Get models window ----

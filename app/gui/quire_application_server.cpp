@@ -22,6 +22,7 @@ void QuireApplication::wireServer() {
   connect(host_.get(), &EngineHost::serverStatus, this, [this](const ui::ServerStatusView& status) {
     using State = ui::ServerStatusView::State;
     window_->serverPanel()->setStatus(status);
+    window_->setServerAddress(status.state == State::Serving ? status.url : QString());
     // Said when it changes, not for each request that comes and goes.
     if (status.state == server_state_) return;
     server_state_ = status.state;

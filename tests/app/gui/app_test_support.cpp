@@ -106,6 +106,9 @@ void AppRun::make(int max_new_tokens) {
                                bool save) {
     return choose_file ? choose_file(title, start, filter, save) : QString();
   };
+  options.choose_directory = [this](const QString& title, const QString& start) {
+    return choose_directory ? choose_directory(title, start) : QString();
+  };
   options.adjust_hub = [this](gui::ModelHubOptions& hub) {
     if (adjust_hub) adjust_hub(hub);
   };

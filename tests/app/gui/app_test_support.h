@@ -47,6 +47,9 @@ struct AppRun {
   std::function<QString(const QString& title, const QString& start, const QString& filter,
                         bool save)>
       choose_file;
+  // Answers the application's folder dialogs (ApplicationOptions::choose_directory);
+  // unset, every one is cancelled.
+  std::function<QString(const QString& title, const QString& start)> choose_directory;
   // Points the Get models window at a fake Hub and a temporary cache (see
   // ApplicationOptions::adjust_hub); unset, the environment's Hub settings.
   std::function<void(gui::ModelHubOptions&)> adjust_hub;

@@ -2,6 +2,8 @@
 // context: the demo model knows 256 positions, far fewer than its cache holds.
 
 #include <QLabel>
+#include <QLocale>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTest>
 #include <QTextEdit>
@@ -11,6 +13,7 @@
 #include "chat_controller.h"
 #include "engine_host.h"
 #include "main_window.h"
+#include "quire/app/app_settings.h"
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
 #include "test_main.h"
@@ -114,8 +117,93 @@ class ContextLimitsTest : public QObject {
     QVERIFY2(error.contains(QStringLiteral("the context of 128 tokens set in Settings")),
              qPrintable(error));
     QVERIFY2(error.endsWith(QStringLiteral("Shorten the message, or allow a longer context in "
-                                           "Settings (this model reads up to 256 tokens).")),
+                                           "Settings (this model reads up to 256 tokens), then "
+                                           "Retry.")),
              qPrintable(error));
+  }
+
+  // A longer context setting cannot help a message longer than the model
+  // reads: the advice does not offer it.
+  void aLongerContextIsNotOfferedWhenTheMessageWouldStillNotFit() {
+    AppRun run(demo_model());
+    run.start();
+    QVERIFY(run.waitForModel());
+    ui::EngineSettings settings = run.app->settings().engine;
+    settings.max_context = 128;
+    run.app->chats().setEngineSettings(settings);
+    const std::optional<gui::ReplyOutcome> outcome = paste(run, words(400));
+    QVERIFY(outcome);
+    const QString error = run.app->window().chatView()->message(outcome->reply_id)->error;
+    QVERIFY2(error.contains(QStringLiteral("the context of 128 tokens set in Settings.")),
+             qPrintable(error));
+    QVERIFY2(error.endsWith(QStringLiteral(" It is also more than the 256 tokens this model reads "
+                                           "at once: shorten the message.")),
+             qPrintable(error));
+    QVERIFY2(!error.contains(QStringLiteral("longer context")), qPrintable(error));
+  }
+
+  // The cache, smaller than the message, is what a longer context would
+  // still meet: the advice names it and the size the message needs.
+  void aCacheSmallerThanTheMessageIsNamedWithTheSizeNeeded() {
+    AppRun run(random_model());
+    {
+      app::AppSettings stored(run.data.filePath(QStringLiteral("quire.conf")));
+      stored.load();
+      stored.engine.cache_tokens = 512;
+      stored.engine.max_context = 256;
+      stored.save();
+    }
+    run.restart();
+    run.start();
+    QVERIFY(run.waitForModel());
+    const std::optional<gui::ReplyOutcome> outcome = paste(run, words(700));
+    QVERIFY(outcome);
+    const QString error = run.app->window().chatView()->message(outcome->reply_id)->error;
+    const QRegularExpression advice(QStringLiteral(
+        "the context of 256 tokens set in Settings\\. The cache holds 512 tokens: shorten the "
+        "message, or give the cache and the context at least ([0-9,]+) tokens in Settings, then "
+        "Retry\\.$"));
+    const QRegularExpressionMatch match = advice.match(error);
+    QVERIFY2(match.hasMatch(), qPrintable(error));
+    QVERIFY2(QLocale().toInt(match.captured(1)) > 700, qPrintable(error));
+    QVERIFY2(!error.contains(QStringLiteral("longer context")), qPrintable(error));
+  }
+
+  // Retry asks again for a reply that did not fit, once the settings allow it.
+  void retryAsksAgainWithTheSettingsChanged() {
+    AppRun run(demo_model());
+    run.start();
+    QVERIFY(run.waitForModel());
+    run.app->show();
+    gui::MainWindow& window = run.app->window();
+    ui::EngineSettings settings = run.app->settings().engine;
+    settings.max_context = 128;
+    run.app->chats().setEngineSettings(settings);
+    const QString message = words(110);
+    const std::optional<gui::ReplyOutcome> failed = paste(run, message);
+    QVERIFY(failed);
+    QVERIFY(!failed->error.isEmpty());
+    QWidget* reply = messageWidget(window, failed->reply_id);
+    QVERIFY(reply);
+    QCOMPARE(shownChild<QToolButton>(reply, QStringLiteral("regenerateButton")), nullptr);
+    auto* retry = shownChild<QToolButton>(reply, QStringLiteral("retryButton"));
+    QVERIFY(retry);
+
+    settings.max_context = 0;  // the model's own 256
+    run.app->chats().setEngineSettings(settings);
+    QSignalSpy finished(&run.app->engine(), &gui::EngineHost::replyFinished);
+    retry->click();
+    QVERIFY(finished.wait(120'000));
+    const auto outcome = finished.first().first().value<gui::ReplyOutcome>();
+    QVERIFY2(outcome.error.isEmpty(), qPrintable(outcome.error));
+    const store::ChatId chat = *run.app->chats().currentChat();
+    const QList<store::Message> path = run.app->store().current_path(chat);
+    QCOMPARE(path.size(), 2);
+    QCOMPARE(path[0].text, message);
+    QCOMPARE(store::raw(path[1].id), outcome.reply_id);
+    QCOMPARE(path[1].role, store::Role::Assistant);
+    QCOMPARE(window.chatView()->messageCount(), 2);
+    QVERIFY(window.chatView()->message(outcome.reply_id)->error.isEmpty());
   }
 
   void leftOutTurnsAreInformationNotAnError() {

@@ -8,7 +8,9 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStandardItem>
 #include <QStandardItemModel>
+#include <QStyleOptionViewItem>
 #include <QTest>
 #include <QToolButton>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "chat_list_delegate.h"
 #include "quire/ui/chat_list_widget.h"
 #include "test_main.h"
+#include "title_elide.h"
 
 using namespace quire::ui;
 
@@ -397,6 +400,51 @@ class ChatListWidgetTest : public QObject {
     QTest::keyClick(search, Qt::Key_Delete);
     QCOMPARE(search->text(), QStringLiteral("b"));
     QCOMPARE(deletes.count(), 0);
+  }
+
+  // A branch or an imported copy keeps its note in a narrow list: the base
+  // gives way, so it never reads as a duplicate of the chat it came from.
+  void aTitlesClosingNoteStaysWhole() {
+    const QFontMetrics metrics(QApplication::font());
+    const QString base = QStringLiteral("Planning the garden for next spring and summer");
+    const QString branch = base + QStringLiteral(" (branch)");
+    const int width = metrics.horizontalAdvance(QStringLiteral("Planning the gar (branch)"));
+    const QString shown = elide_title(metrics, branch, width);
+    QVERIFY2(shown.endsWith(QStringLiteral("\u2026 (branch)")), qPrintable(shown));
+    QVERIFY(metrics.horizontalAdvance(shown) <= width);
+    QVERIFY(shown.startsWith(QStringLiteral("Plan")));
+    const QString imported = elide_title(metrics, base + QStringLiteral(" (imported 2)"), width);
+    QVERIFY2(imported.endsWith(QStringLiteral("\u2026 (imported 2)")), qPrintable(imported));
+    // A title that fits is left alone; one without a note is cut at the right.
+    QCOMPARE(elide_title(metrics, QStringLiteral("Short (branch)"), width),
+             QStringLiteral("Short (branch)"));
+    QVERIFY(elide_title(metrics, base, width).endsWith(QChar(0x2026)));
+    // No room for the note beside an ellipsis: the middle goes.
+    const int tiny = metrics.horizontalAdvance(QStringLiteral("Plan (bra"));
+    const QString middle = elide_title(metrics, branch, tiny);
+    QVERIFY(metrics.horizontalAdvance(middle) <= tiny);
+    QVERIFY2(middle.contains(QChar(0x2026)) && !middle.endsWith(QChar(0x2026)), qPrintable(middle));
+
+    // The list draws what elide_title gives for its rows' width.
+    auto model = std::make_unique<QStandardItemModel>();
+    auto* item = new QStandardItem(branch);
+    item->setData(qint64{1}, ChatIdRole);
+    item->setData(kNow, ChatLastActivityRole);
+    model->appendRow(item);
+    ChatListWidget widget;
+    widget.setModel(model.get());
+    widget.resize(200, 400);
+    widget.show();
+    auto* view = widget.findChild<QListView*>(QStringLiteral("chatListView"));
+    QVERIFY(view);
+    auto* delegate = qobject_cast<ChatListDelegate*>(view->itemDelegate());
+    QVERIFY(delegate);
+    const QModelIndex index = view->model()->index(0, 0);
+    QStyleOptionViewItem option;
+    option.initFrom(view);
+    option.rect = view->visualRect(index);
+    const QString drawn = delegate->shownTitle(option, index);
+    QVERIFY2(drawn.endsWith(QStringLiteral("\u2026 (branch)")), qPrintable(drawn));
   }
 
   void formatsLastActivity_data() {

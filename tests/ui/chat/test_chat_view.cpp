@@ -273,6 +273,54 @@ class ChatViewTest : public QObject {
     QVERIFY(!visibleChild<QLabel>(messageWidget(view, 6), QStringLiteral("progressLabel")));
   }
 
+  // A long line of statistics stays on one line, cut with "…", with the
+  // whole line in its tooltip: wrapped, it took several lines of the column.
+  void longStatisticsStayOnOneLine() {
+    ChatView view;
+    view.resize(420, 600);
+    view.show();
+    const QString stats = QStringLiteral(
+        "212 tokens · 34.1 tok/s · 0.18 s to first token · 1,024 of 1,100 prompt tokens from "
+        "the cache · stopped at the longest reply");
+    view.appendMessage(assistantMessage(7, QStringLiteral("Hello."), stats));
+    auto* label = visibleChild<QLabel>(messageWidget(view, 7), QStringLiteral("messageStats"));
+    QVERIFY(label);
+    QTRY_VERIFY2(label->text().endsWith(QChar(0x2026)), qPrintable(label->text()));
+    QVERIFY(label->fontMetrics().horizontalAdvance(label->text()) <= label->width());
+    QVERIFY2(label->toolTip().startsWith(stats), qPrintable(label->toolTip()));
+    QVERIFY(label->height() < 2 * label->fontMetrics().lineSpacing());
+    // Wide enough, the whole line shows.
+    view.resize(1400, 600);
+    QTRY_COMPARE(label->text(), stats);
+  }
+
+  // Regenerate makes a second version, whose Delete button appears: the
+  // buttons the user clicked stay where they were.
+  void buttonsStayPutWhenASecondVersionAppears() {
+    ChatView view;
+    view.resize(800, 600);
+    view.show();
+    ChatMessageView reply =
+        assistantMessage(2, QStringLiteral("Hello."), QStringLiteral("6 tokens"));
+    view.setMessages({userMessage(1, QStringLiteral("Hi")), reply});
+    const auto place = [&](const char* name) {
+      auto* button = visibleChild<QToolButton>(messageWidget(view, 2), QString::fromLatin1(name));
+      return button ? button->mapTo(&view, QPoint(0, 0)).x() : -1;
+    };
+    QTRY_VERIFY(place("regenerateButton") > 0);
+    const int regenerate = place("regenerateButton");
+    const int copy = place("copyMessageButton");
+    const int branch = place("branchButton");
+    QCOMPARE(place("deleteBranchButton"), -1);
+    reply.siblingIndex = 1;
+    reply.siblingCount = 2;
+    view.updateMessage(reply);
+    QTRY_VERIFY(place("deleteBranchButton") > 0);
+    QCOMPARE(place("regenerateButton"), regenerate);
+    QCOMPARE(place("copyMessageButton"), copy);
+    QCOMPARE(place("branchButton"), branch);
+  }
+
   void showsAnErrorPerMessage() {
     ChatView view;
     view.resize(700, 500);

@@ -75,10 +75,16 @@ class TestRemoteFields : public QObject {
     // Sampling still applies: it is sent with every request.
     QVERIFY(panel_->findChild<QWidget*>(QStringLiteral("temperature"))->isEnabled());
     QSignalSpy applied(panel_, &SettingsPanel::applyRequested);
+    QSignalSpy asked(panel_, &SettingsPanel::remoteModelsRequested);
     panel_->apply();
+    // The address is checked before anything is applied.
+    QCOMPARE(asked.size(), 1);
+    QVERIFY(applied.isEmpty());
+    panel_->setRemoteModels({QStringLiteral("m")}, QString());
     QCOMPARE(applied.size(), 1);
     const auto settings = applied.at(0).at(0).value<EngineSettings>();
     QCOMPARE(settings.remote_url, QStringLiteral("gpu-box:8000/v1"));
+    QCOMPARE(settings.remote_model, QStringLiteral("m"));
     QCOMPARE(settings.model_directory, model_.path());  // kept for going back
     QVERIFY(applied.at(0).at(1).toBool());
     // Emptied again, the folder runs here.
@@ -107,11 +113,72 @@ class TestRemoteFields : public QObject {
     connect(panel_, &SettingsPanel::applyRequested, this, [&](const EngineSettings&, bool reload) {
       order << QStringLiteral("apply %1").arg(reload ? "reload" : "live");
     });
+    // The new key is checked with the address first; the engine answers.
+    connect(panel_, &SettingsPanel::remoteModelsRequested, this,
+            [&](const QString& url, const QString& value) {
+              order << QStringLiteral("check %1 %2").arg(url, value);
+              panel_->setRemoteModels({QStringLiteral("m")}, QString());
+            });
     panel_->apply();
-    QCOMPARE(order, (QStringList{QStringLiteral("key http://gpu-box:8000/v1 new-key"),
+    QCOMPARE(order, (QStringList{QStringLiteral("check http://gpu-box:8000/v1 new-key"),
+                                 QStringLiteral("key http://gpu-box:8000/v1 new-key"),
                                  QStringLiteral("apply reload")}));
     QVERIFY(!apply_button()->isEnabled());
     QVERIFY(!panel_->hasUnappliedChanges());
+  }
+
+  // A wrong address is found out in the dialog, next to its field: Apply
+  // asks the engine first, applies nothing when it does not answer, keeps
+  // the address in its field, and the plan promises nothing meanwhile.
+  void aWrongAddressIsSaidNextToItsFieldAndNothingIsApplied() {
+    type("remoteUrl", QStringLiteral("gpu-box:8000/v1"));
+    auto* verdict = panel_->findChild<QLabel*>(QStringLiteral("planVerdict"));
+    QCOMPARE(verdict->text(), QStringLiteral("will run on the remote engine at gpu-box:8000/v1 "
+                                             "once it answers: Apply checks the address first"));
+    QVERIFY2(!verdict->styleSheet().contains(QStringLiteral("#2e7d32")),
+             qPrintable(verdict->styleSheet()));
+    QSignalSpy applied(panel_, &SettingsPanel::applyRequested);
+    QSignalSpy asked(panel_, &SettingsPanel::remoteModelsRequested);
+    QTest::mouseClick(apply_button(), Qt::LeftButton);
+    QCOMPARE(asked.size(), 1);
+    QCOMPARE(asked.at(0).at(0).toString(), QStringLiteral("gpu-box:8000/v1"));
+    auto* status = panel_->findChild<QLabel*>(QStringLiteral("remoteStatus"));
+    QVERIFY(!status->isHidden());
+    QCOMPARE(status->text(), QStringLiteral("Asking gpu-box:8000/v1 for its models…"));
+
+    panel_->setRemoteModels({}, QStringLiteral("Nothing answers at gpu-box:8000."));
+    QVERIFY(applied.isEmpty());
+    QCOMPARE(status->text(), QStringLiteral("Nothing answers at gpu-box:8000."));
+    QVERIFY(!status->isHidden());
+    QCOMPARE(panel_->findChild<QLineEdit*>(QStringLiteral("remoteUrl"))->text(),
+             QStringLiteral("gpu-box:8000/v1"));
+    QVERIFY(panel_->hasUnappliedChanges());
+    QVERIFY(!verdict->styleSheet().contains(QStringLiteral("#2e7d32")));
+
+    // Asked again, the engine answers now: the settings are applied, and the
+    // plan says where the model runs.
+    QTest::mouseClick(apply_button(), Qt::LeftButton);
+    QCOMPARE(asked.size(), 2);
+    panel_->setRemoteModels({QStringLiteral("m")}, QString());
+    QCOMPARE(applied.size(), 1);
+    QCOMPARE(applied.at(0).at(0).value<EngineSettings>().remote_url,
+             QStringLiteral("gpu-box:8000/v1"));
+    QTRY_COMPARE(verdict->text(), QStringLiteral("runs on the remote engine"));
+    QVERIFY(verdict->styleSheet().contains(QStringLiteral("#2e7d32")));
+  }
+
+  // An answer for the address before an edit checks nothing of the new one.
+  void anAnswerForAnEarlierAddressAppliesNothing() {
+    type("remoteUrl", QStringLiteral("gpu-box:8000"));
+    QSignalSpy applied(panel_, &SettingsPanel::applyRequested);
+    panel_->apply();
+    type("remoteUrl", QStringLiteral("/v1"));
+    panel_->setRemoteModels({QStringLiteral("m")}, QString());
+    QVERIFY(applied.isEmpty());
+    QSignalSpy asked(panel_, &SettingsPanel::remoteModelsRequested);
+    panel_->apply();
+    QCOMPARE(asked.size(), 1);
+    QCOMPARE(asked.at(0).at(0).toString(), QStringLiteral("gpu-box:8000/v1"));
   }
 
   void listingModelsFillsTheModelField() {

@@ -338,6 +338,32 @@ class TestSettingsPanel : public QObject {
     QVERIFY(!child<QPushButton>(*panel_, "applyButton")->isEnabled());
   }
 
+  // The reason Apply is off stands beside it, where the field that says so
+  // may be scrolled out of sight, and the plan does not call it a fit.
+  void theReasonApplyIsOffStandsBesideIt() {
+    panel_->setPlan(quire::ui::test::fitting_plan());
+    auto* verdict = child<QLabel>(*panel_, "planVerdict");
+    QCOMPARE(verdict->text(), QStringLiteral("fits"));
+    auto* apply = child<QPushButton>(*panel_, "applyButton");
+    auto* reason = child<QLabel>(*panel_, "applyBlockedReason");
+    QVERIFY(reason->isHidden());
+    child<QSpinBox>(*panel_, "cacheTokens")->setValue(8192);
+    QVERIFY(!apply->isEnabled());
+    const QString issue =
+        QStringLiteral("The cache holds %1 tokens, fewer than one full context of %2.")
+            .arg(QLocale().toString(8192), QLocale().toString(16384));
+    QVERIFY(!reason->isHidden());
+    QCOMPARE(reason->text(), QStringLiteral("Apply is off: ") + issue);
+    QCOMPARE(reason->parentWidget(), apply->parentWidget());
+    QCOMPARE(verdict->text(), QStringLiteral("cannot be applied as set: ") + issue);
+    QVERIFY(!verdict->styleSheet().contains(QStringLiteral("#2e7d32")));
+    // Mended, the reason goes and the plan fits again.
+    child<QSpinBox>(*panel_, "cacheTokens")->setValue(16384);
+    QVERIFY(reason->isHidden());
+    QCOMPARE(verdict->text(), QStringLiteral("fits"));
+    QVERIFY(apply->isEnabled());
+  }
+
   void applyLiveChange() {
     auto* apply = child<QPushButton>(*panel_, "applyButton");
     auto* revert = child<QPushButton>(*panel_, "revertButton");

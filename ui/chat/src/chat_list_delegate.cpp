@@ -8,6 +8,7 @@
 
 #include "chat_style.h"
 #include "quire/ui/chat_list_roles.h"
+#include "title_elide.h"
 
 namespace quire::ui {
 namespace {
@@ -83,11 +84,18 @@ void ChatListDelegate::paint(QPainter* painter, const QStyleOptionViewItem& opti
   painter->setFont(opt.font);
   painter->setPen(text);
   painter->drawText(titleArea, Qt::AlignLeft | Qt::AlignVCenter,
-                    QFontMetrics(opt.font).elidedText(title, Qt::ElideRight, titleArea.width()));
+                    elide_title(QFontMetrics(opt.font), title, titleArea.width()));
   painter->setFont(small);
   painter->setPen(muted);
   painter->drawText(timeArea, Qt::AlignLeft | Qt::AlignVCenter, when);
   painter->restore();
+}
+
+QString ChatListDelegate::shownTitle(const QStyleOptionViewItem& option,
+                                     const QModelIndex& index) const {
+  QStyleOptionViewItem opt(option);
+  initStyleOption(&opt, index);
+  return elide_title(QFontMetrics(opt.font), opt.text, titleRect(opt).width());
 }
 
 QSize ChatListDelegate::sizeHint(const QStyleOptionViewItem& option, const QModelIndex&) const {

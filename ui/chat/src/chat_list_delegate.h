@@ -21,6 +21,9 @@ class ChatListDelegate : public QStyledItemDelegate {
   void paint(QPainter* painter, const QStyleOptionViewItem& option,
              const QModelIndex& index) const override;
   QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override;
+  // The title as the row draws it in `option.rect` (see elide_title: a
+  // closing "(branch)" or "(imported)" stays whole).
+  QString shownTitle(const QStyleOptionViewItem& option, const QModelIndex& index) const;
   QWidget* createEditor(QWidget* parent, const QStyleOptionViewItem& option,
                         const QModelIndex& index) const override;
   void setEditorData(QWidget* editor, const QModelIndex& index) const override;

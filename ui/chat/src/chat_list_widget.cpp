@@ -104,18 +104,28 @@ ChatListWidget::ChatListWidget(QWidget* parent) : QWidget(parent) {
   // Window-wide: the user types in the message box most of the time, and a
   // key that works only once the list has focus looks broken. The list view
   // is hidden while there are no chats, so New chat lives on the widget itself.
-  newAction_ = new QAction(tr("New chat"), this);
+  newAction_ = new QAction(tr("&New chat"), this);
   newAction_->setShortcut(QKeySequence::New);
   newAction_->setShortcutContext(Qt::WindowShortcut);
   addAction(newAction_);
-  renameAction_ = new QAction(tr("Rename"), view_);
+  renameAction_ = new QAction(tr("&Rename chat"), view_);
   renameAction_->setShortcut(Qt::Key_F2);
   renameAction_->setShortcutContext(Qt::WindowShortcut);
-  deleteAction_ = new QAction(tr("Delete"), view_);
+  deleteAction_ = new QAction(tr("&Delete chat"), view_);
   deleteAction_->setShortcut(QKeySequence::Delete);
   deleteAction_->setShortcutContext(Qt::WindowShortcut);
   view_->addAction(renameAction_);
   view_->addAction(deleteAction_);
+  // Ctrl+F is the platform's Find: here it finds chats, by title and text.
+  searchAction_ = new QAction(tr("&Search chats"), this);
+  searchAction_->setObjectName(QStringLiteral("searchChatsAction"));
+  searchAction_->setShortcut(QKeySequence::Find);
+  searchAction_->setShortcutContext(Qt::WindowShortcut);
+  addAction(searchAction_);
+  connect(searchAction_, &QAction::triggered, this, [this] {
+    search_->setFocus(Qt::ShortcutFocusReason);
+    search_->selectAll();
+  });
 
   connect(newButton_, &QPushButton::clicked, this, &ChatListWidget::newChatRequested);
   connect(newAction_, &QAction::triggered, this, &ChatListWidget::newChatRequested);

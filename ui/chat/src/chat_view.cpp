@@ -96,6 +96,7 @@ ChatView::ChatView(QWidget* parent) : QWidget(parent) {
   QScrollBar* bar = scroll_->verticalScrollBar();
   connect(bar, &QScrollBar::valueChanged, this, &ChatView::onScrollValueChanged);
   connect(bar, &QScrollBar::rangeChanged, this, &ChatView::onScrollRangeChanged);
+  buildKeyboardActions();
   refreshEmptyState();
 }
 
@@ -263,6 +264,7 @@ MessageWidget* ChatView::buildWidget(qsizetype index) {
   widget->setBranchingAvailable(branchSwitching_);
   connect(widget, &MessageWidget::editRequested, this, &ChatView::editRequested);
   connect(widget, &MessageWidget::regenerateRequested, this, &ChatView::regenerateRequested);
+  connect(widget, &MessageWidget::retryRequested, this, &ChatView::retryRequested);
   connect(widget, &MessageWidget::branchSwitchRequested, this, &ChatView::branchSwitchRequested);
   connect(widget, &MessageWidget::branchFromHereRequested, this,
           &ChatView::branchFromHereRequested);
@@ -338,15 +340,16 @@ void ChatView::refreshActions() {
   // Regenerate belongs to the conversation's last message, when it is a
   // finished reply: regenerating an older one would orphan what follows.
   const qsizetype last = messages_.size() - 1;
-  const bool canRegenerate = last >= 0 &&
-                             messages_[last].role == ChatMessageView::Role::Assistant &&
-                             !messages_[last].streaming && messages_[last].canRegenerate;
+  const bool canRegenerate = lastReplyCanRegenerate();
+  const bool canRetry = lastReplyCanRetry();
   for (qsizetype i = firstBuilt_; i < messages_.size(); ++i) {
     if (MessageWidget* widget = widgets_[static_cast<std::size_t>(i)]) {
       widget->setRegenerateAvailable(i == last && canRegenerate);
+      widget->setRetryAvailable(i == last && canRetry);
       widget->setBranchingAvailable(branchSwitching_);
     }
   }
+  refreshKeyboardActions();
 }
 
 void ChatView::refreshEmptyState() {

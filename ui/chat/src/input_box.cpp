@@ -56,7 +56,6 @@ InputBox::InputBox(QWidget* parent) : QWidget(parent) {
 
   sendButton_ = new QPushButton(tr("Send"), frame_);
   sendButton_->setObjectName(QStringLiteral("sendButton"));
-  sendButton_->setToolTip(tr("Send the message (Enter)"));
   sendButton_->setAccessibleName(tr("Send message"));
   sendButton_->setCursor(Qt::PointingHandCursor);
   stopButton_ = new QPushButton(tr("Stop"), frame_);
@@ -97,11 +96,19 @@ void InputBox::setText(const QString& text) {
 }
 
 QString InputBox::placeholderText() const {
-  return editor_->placeholderText();
+  return placeholder_;
 }
 
 void InputBox::setPlaceholderText(const QString& text) {
-  editor_->setPlaceholderText(text);
+  placeholder_ = text;
+  if (unavailableReason_.isEmpty()) editor_->setPlaceholderText(text);
+}
+
+void InputBox::setUnavailableReason(const QString& reason) {
+  if (unavailableReason_ == reason) return;
+  unavailableReason_ = reason;
+  editor_->setPlaceholderText(reason.isEmpty() ? placeholder_ : reason);
+  updateButtons();
 }
 
 void InputBox::setMaximumLines(int lines) {
@@ -110,7 +117,7 @@ void InputBox::setMaximumLines(int lines) {
 }
 
 bool InputBox::canSend() const {
-  return !generating_ && !text().trimmed().isEmpty();
+  return !generating_ && unavailableReason_.isEmpty() && !text().trimmed().isEmpty();
 }
 
 void InputBox::setGenerating(bool generating) {
@@ -137,6 +144,8 @@ void InputBox::focusInput() {
 void InputBox::updateButtons() {
   sendButton_->setVisible(!generating_);
   sendButton_->setEnabled(canSend());
+  sendButton_->setToolTip(unavailableReason_.isEmpty() ? tr("Send the message (Enter)")
+                                                       : unavailableReason_);
   stopButton_->setVisible(generating_);
   stopAction_->setEnabled(generating_);
 }

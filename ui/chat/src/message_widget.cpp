@@ -19,6 +19,7 @@
 #include "chat_style.h"
 #include "code_block_widget.h"
 #include "document_view.h"
+#include "elided_label.h"
 #include "markdown_render.h"
 #include "message_fold.h"
 
@@ -171,17 +172,17 @@ void MessageWidget::buildFrame() {
   auto* footer = new QHBoxLayout;
   footer->setContentsMargins(0, 0, 0, 0);
   footer->setSpacing(2);
-  statsLabel_ = new QLabel(this);
+  statsLabel_ = new ElidedLabel(this);
   statsLabel_->setObjectName(QStringLiteral("messageStats"));
-  statsLabel_->setToolTip(
+  statsLabel_->setExplanation(
       tr("Reply length, generation speed, time to the first token, and tokens "
          "reused from the cache"));
   statsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   scaleFont(statsLabel_, 0.88);
   useMutedText(statsLabel_);
-  // Wraps rather than widening the message: a long line of numbers must not
-  // push the conversation past the edge of a narrow window.
-  statsLabel_->setWordWrap(true);
+  // One line, cut with "…" (the whole line in the tooltip): wrapped over
+  // several lines it took the chat column's height, and widened it pushed
+  // the conversation past the edge of a narrow window.
   statsLabel_->setAlignment(user ? Qt::AlignRight | Qt::AlignVCenter
                                  : Qt::AlignLeft | Qt::AlignVCenter);
   // A user message has no statistics: the stretch keeps its buttons right.
@@ -191,6 +192,15 @@ void MessageWidget::buildFrame() {
           [this](int step) { emit branchSwitchRequested(message_.id, step); });
   footer->addWidget(switcher_);
   footer->addWidget(statsLabel_, 1);
+  // Delete shows only once there are other versions: first in the row of
+  // right-aligned buttons, so that appearing after Regenerate it moves none
+  // of the others from under the pointer.
+  deleteBranchButton_ =
+      addAction(QStringLiteral("deleteBranchButton"), tr("Delete"), tr("Delete this version"),
+                tr("Delete this version and everything that follows it"));
+  connect(deleteBranchButton_, &QToolButton::clicked, this,
+          [this] { emit deleteBranchRequested(message_.id); });
+  footer->addWidget(deleteBranchButton_);
   copyButton_ = addAction(QStringLiteral("copyMessageButton"), tr("Copy"), tr("Copy message"),
                           tr("Copy the message's text to the clipboard"));
   connect(copyButton_, &QToolButton::clicked, this, &MessageWidget::copyMessage);
@@ -207,18 +217,17 @@ void MessageWidget::buildFrame() {
     connect(regenerateButton_, &QToolButton::clicked, this,
             [this] { emit regenerateRequested(message_.id); });
     footer->addWidget(regenerateButton_);
+    retryButton_ = addAction(QStringLiteral("retryButton"), tr("Retry"), tr("Retry the reply"),
+                             tr("Ask for this reply again, with the settings as they are now"));
+    connect(retryButton_, &QToolButton::clicked, this,
+            [this] { emit retryRequested(message_.id); });
+    footer->addWidget(retryButton_);
   }
   branchButton_ = addAction(QStringLiteral("branchButton"), tr("Branch"), tr("Branch from here"),
                             tr("Start a new chat with the conversation up to this message"));
   connect(branchButton_, &QToolButton::clicked, this,
           [this] { emit branchFromHereRequested(message_.id); });
   footer->addWidget(branchButton_);
-  deleteBranchButton_ =
-      addAction(QStringLiteral("deleteBranchButton"), tr("Delete"), tr("Delete this version"),
-                tr("Delete this version and everything that follows it"));
-  connect(deleteBranchButton_, &QToolButton::clicked, this,
-          [this] { emit deleteBranchRequested(message_.id); });
-  footer->addWidget(deleteBranchButton_);
   root->addLayout(footer);
 }
 
@@ -255,6 +264,11 @@ void MessageWidget::setBranchingAvailable(bool available) {
 
 void MessageWidget::setRegenerateAvailable(bool available) {
   regenerateAvailable_ = available;
+  updateChrome();
+}
+
+void MessageWidget::setRetryAvailable(bool available) {
+  retryAvailable_ = available;
   updateChrome();
 }
 
@@ -371,11 +385,12 @@ void MessageWidget::updateChrome() {
   foldButton_->setToolTip(isFolded() ? tr("Show the whole message (%1 characters)")
                                            .arg(QLocale().toString(message_.text.size()))
                                      : tr("Fold the message to its beginning"));
-  statsLabel_->setText(message_.stats);
+  statsLabel_->setFullText(message_.stats);
   statsLabel_->setVisible(!message_.stats.isEmpty() && !message_.streaming);
   copyButton_->setVisible(!message_.text.isEmpty() && !message_.streaming && !isEditing());
   if (editButton_) editButton_->setVisible(!isEditing());
   if (regenerateButton_) regenerateButton_->setVisible(regenerateAvailable_ && !message_.streaming);
+  if (retryButton_) retryButton_->setVisible(retryAvailable_ && !message_.streaming);
   switcher_->setPosition(message_.siblingIndex, message_.siblingCount);
   // While a reply streams its chat stays on its branch.
   switcher_->setEnabled(!message_.streaming && branchingAvailable_);

@@ -17,6 +17,8 @@ class QVBoxLayout;
 
 namespace quire::ui {
 
+class ElidedLabel;
+
 class BranchSwitcher;
 class DocumentView;
 class TintedFrame;
@@ -43,6 +45,8 @@ class MessageWidget : public QWidget {
   void setMessage(const ChatMessageView& message);
   // Regenerate is offered on the conversation's last reply only.
   void setRegenerateAvailable(bool available);
+  // Retry is offered on a failed last reply that allows it (canRetry).
+  void setRetryAvailable(bool available);
   // Switching to another version and deleting one wait while the chat
   // generates: the reply streams into the path on show.
   void setBranchingAvailable(bool available);
@@ -57,12 +61,15 @@ class MessageWidget : public QWidget {
  public slots:
   void startEditing();
   void cancelEditing();
+  // Copies the text, and the Copy button says "Copied" for a moment.
+  void copyMessage();
   // Shows all of a folded message, or folds it again.
   void toggleFold();
 
  signals:
   void editRequested(qint64 id, const QString& newText);
   void regenerateRequested(qint64 id);
+  void retryRequested(qint64 id);
   // The switcher's arrows: -1 for the previous version, +1 for the next.
   void branchSwitchRequested(qint64 id, int step);
   void branchFromHereRequested(qint64 id);
@@ -100,11 +107,11 @@ class MessageWidget : public QWidget {
   void updateBubbleWidth();
   void fitEditor();
   void submitEdit();
-  void copyMessage();
 
   ChatMessageView message_;
   bool rendered_ = false;
   bool regenerateAvailable_ = false;
+  bool retryAvailable_ = false;
   bool branchingAvailable_ = true;
   bool foldable_ = false;
   bool expanded_ = false;
@@ -126,10 +133,11 @@ class MessageWidget : public QWidget {
   TintedFrame* noticeFrame_ = nullptr;
   QLabel* noticeLabel_ = nullptr;
   QToolButton* foldButton_ = nullptr;
-  QLabel* statsLabel_ = nullptr;
+  ElidedLabel* statsLabel_ = nullptr;
   QToolButton* copyButton_ = nullptr;
   QToolButton* editButton_ = nullptr;
   QToolButton* regenerateButton_ = nullptr;
+  QToolButton* retryButton_ = nullptr;
   BranchSwitcher* switcher_ = nullptr;
   QToolButton* branchButton_ = nullptr;
   QToolButton* deleteBranchButton_ = nullptr;

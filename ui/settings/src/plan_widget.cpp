@@ -80,7 +80,7 @@ void PlanWidget::setPlan(const PlanView& plan) {
   } else {
     // The planner's words, unchanged: they name the device and the remedy.
     verdict_->setText(plan.verdict);
-    verdict_->setStyleSheet(plan.fits ? kGreen : kRed);
+    verdict_->setStyleSheet(plan.unchecked ? QString() : plan.fits ? kGreen : kRed);
   }
   weights_->setText(plan.weights.isEmpty() ? QString() : tr("Weights: %1").arg(plan.weights));
   weights_->setVisible(plan.valid && !plan.weights.isEmpty());

@@ -65,12 +65,8 @@ RemoteEndpointFields::RemoteEndpointFields(QWidget* parent)
   connect(model_, &QComboBox::currentTextChanged, this, [this] {
     if (!writing_) emit edited();
   });
-  connect(list_, &QPushButton::clicked, this, [this] {
-    status_->setText(tr("Asking %1 for its models…").arg(url_->text().trimmed()));
-    status_->setStyleSheet(QString());
-    status_->show();
-    emit listModelsRequested(url_->text().trimmed(), key_->text());
-  });
+  connect(list_, &QPushButton::clicked, this,
+          [this] { emit listModelsRequested(url_->text().trimmed(), key_->text()); });
   list_->setEnabled(false);
 }
 
@@ -120,6 +116,12 @@ void RemoteEndpointFields::setModels(const QStringList& models, const QString& p
                                         : tr("The engine serves %1 models.").arg(models.size()));
   status_->show();
   emit edited();
+}
+
+void RemoteEndpointFields::showAsking(const QString& url) {
+  status_->setText(tr("Asking %1 for its models…").arg(url));
+  status_->setStyleSheet(QString());
+  status_->show();
 }
 
 void RemoteEndpointFields::setIssue(const QString& issue) {

@@ -127,6 +127,10 @@ void SettingsPanel::setSettings(const EngineSettings& settings) {
   // Read back rather than copied: what Revert restores and what the reload
   // check compares against must be what the fields can hold.
   applied_ = this->settings();
+  // The application loads what it sets and reports a failure itself; the
+  // address it set needs no check before it is applied again.
+  answered_url_ = applied_.remote_url;
+  answered_key_.clear();
   refreshState();
 }
 
@@ -187,7 +191,54 @@ bool SettingsPanel::apiKeyEdited() const {
 }
 
 void SettingsPanel::setRemoteModels(const QStringList& models, const QString& problem) {
+  // The answer is for the address and key asked; an edit since then is not checked by it.
+  const bool current = asked_url_ == remote_->url() && asked_key_ == remote_->key();
+  const bool apply_now = apply_after_check_ && current && problem.isEmpty();
+  apply_after_check_ = false;
+  if (current && problem.isEmpty()) {
+    answered_url_ = asked_url_;
+    answered_key_ = asked_key_;
+  }
   remote_->setModels(models, problem);
+  showPlan();
+  if (apply_now) apply();
+}
+
+bool SettingsPanel::remoteChecked() const {
+  // A key typed since is checked with the address; the stored one came with it.
+  return !answered_url_.isEmpty() && answered_url_ == remote_->url() &&
+         (!remote_->keyEdited() || answered_key_ == remote_->key());
+}
+
+void SettingsPanel::askRemote(bool then_apply) {
+  asked_url_ = remote_->url();
+  asked_key_ = remote_->key();
+  apply_after_check_ = then_apply;
+  remote_->showAsking(asked_url_);
+  emit remoteModelsRequested(asked_url_, asked_key_);
+}
+
+void SettingsPanel::showPlan() {
+  PlanView shown = priced_;
+  // The planner prices memory only: settings that cannot be applied as they
+  // stand do not "fit", whatever their memory says.
+  if (shown.valid && shown.fits && !shown.remote) {
+    const QList<SettingsIssue> found = issues();
+    if (!found.isEmpty()) {
+      shown.fits = false;
+      shown.verdict = tr("cannot be applied as set: %1").arg(found.first().message);
+    }
+  }
+  if (shown.valid && shown.remote && !remoteChecked()) {
+    shown.unchecked = true;
+    shown.verdict = tr("will run on the remote engine at %1 once it answers: Apply checks the "
+                       "address first")
+                        .arg(remote_->url());
+  }
+  // Shown again after a check, a plan waiting for its pricing stays marked so.
+  const bool stale = plan_->isStale();
+  plan_->setPlan(shown);
+  if (stale) plan_->setStale(true);
 }
 
 QList<SettingsIssue> SettingsPanel::issues() const {
@@ -202,6 +253,8 @@ QList<SettingsIssue> SettingsPanel::issues() const {
 }
 
 void SettingsPanel::setPlan(const PlanView& plan) {
+  priced_ = plan;
+  plan_->setStale(false);
   plan_->setPlan(plan);
   refreshContextCap();
   refreshState();
@@ -264,6 +317,9 @@ void SettingsPanel::apply() {
   }
   if (!hasUnappliedChanges() || !issues().isEmpty() || planRejectsEdit()) return;
   const EngineSettings edited = settings();
+  // A remote address or key that has not answered is checked first: a wrong
+  // one is said next to the fields, in this dialog, and nothing is applied.
+  if (is_remote(edited) && !remoteChecked()) return askRemote(true);
   // A new key reconnects the remote engine with it.
   const bool key_changed = remote_->keyEdited();
   const bool reload = needs_reload(applied_, edited) || (key_changed && is_remote(edited));
@@ -321,6 +377,7 @@ void SettingsPanel::announceEdit() {
 }
 
 void SettingsPanel::refreshState() {
+  showPlan();
   const EngineSettings edited = settings();
   const QList<SettingsIssue> found = issues();
   show_issues(model_issue_, found, SettingsIssue::Field::ModelDirectory);
@@ -347,6 +404,12 @@ void SettingsPanel::refreshState() {
           ? QString()
           : tr("Applying reloads the model for: %1.").arg(reasons.join(QStringLiteral(", "))));
   reload_note_->setVisible(!reasons.isEmpty());
+  QStringList blocked;
+  for (const SettingsIssue& issue : found)
+    blocked << issue.message;
+  apply_blocked_->setText(
+      blocked.isEmpty() ? QString() : tr("Apply is off: %1").arg(blocked.join(QLatin1Char(' '))));
+  apply_blocked_->setVisible(dirty && !blocked.isEmpty());
 
   const PlanView& plan = plan_->plan();
   const bool offer = plan.valid && !plan.fits && !plan.fit_label.isEmpty() && !plan_->isStale();

@@ -364,6 +364,14 @@ QWidget* SettingsPanel::buildPlanSide() {
   reload_note_->setVisible(false);
   layout->addWidget(reload_note_);
 
+  // Why Apply is off, beside it: the field that says so may be scrolled away.
+  apply_blocked_ = new QLabel(side);
+  apply_blocked_->setObjectName(QStringLiteral("applyBlockedReason"));
+  apply_blocked_->setWordWrap(true);
+  apply_blocked_->setStyleSheet(QStringLiteral("color: #b3261e;"));
+  apply_blocked_->setVisible(false);
+  layout->addWidget(apply_blocked_);
+
   auto* buttons = new QHBoxLayout;
   buttons->addStretch(1);
   revert_button_ = new QPushButton(tr("Revert"), side);
@@ -383,8 +391,7 @@ void SettingsPanel::connectEdits() {
   auto edited = [this] { onFieldEdited(); };
   connect(model_directory_, &QLineEdit::textChanged, this, edited);
   connect(remote_, &RemoteEndpointFields::edited, this, edited);
-  connect(remote_, &RemoteEndpointFields::listModelsRequested, this,
-          &SettingsPanel::remoteModelsRequested);
+  connect(remote_, &RemoteEndpointFields::listModelsRequested, this, [this] { askRemote(false); });
   connect(backend_, &QComboBox::currentIndexChanged, this, edited);
   connect(devices_, &DeviceSelector::edited, this, edited);
   connect(split_, &QComboBox::currentIndexChanged, this, [this] {

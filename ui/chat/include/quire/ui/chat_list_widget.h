@@ -66,6 +66,9 @@ class ChatListWidget : public QWidget {
   // Adds the app's actions on the current chat (export) to the chat's
   // context menu, after Rename and Delete.
   void addChatActions(const QList<QAction*>& actions);
+  // "Search chats" (Ctrl+F, window-wide): focuses the search field with its
+  // text selected.
+  QAction* searchAction() const { return searchAction_; }
 
  public slots:
   // Selects the chat without emitting chatSelected (the app chose it).
@@ -108,6 +111,7 @@ class ChatListWidget : public QWidget {
   ChatListDelegate* delegate_ = nullptr;
   QPushButton* newButton_ = nullptr;
   QLineEdit* search_ = nullptr;
+  QAction* searchAction_ = nullptr;
   QListView* view_ = nullptr;
   QLabel* emptyLabel_ = nullptr;
   TintedFrame* undoBar_ = nullptr;

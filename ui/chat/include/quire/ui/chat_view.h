@@ -10,6 +10,7 @@
 
 #include "quire/ui/chat_view_data.h"
 
+class QAction;
 class QLabel;
 class QScrollArea;
 class QStackedWidget;
@@ -104,6 +105,16 @@ class ChatView : public QWidget {
   void setBranchSwitchingEnabled(bool enabled);
   bool isBranchSwitchingEnabled() const { return branchSwitching_; }
 
+  // Keyboard actions on the conversation's end, for the app's menus, with
+  // window-wide shortcuts (chat_view_keys.cpp): "Regenerate reply" (Ctrl+R)
+  // asks for the last reply again when its Regenerate or Retry button is offered;
+  // "Edit last message" (Ctrl+Shift+E) opens the last user message's editor;
+  // "Copy last reply" (Ctrl+Shift+C) copies the last finished reply. Each is
+  // disabled while there is nothing for it to act on.
+  QAction* regenerateAction() const { return regenerateAction_; }
+  QAction* editLastAction() const { return editLastAction_; }
+  QAction* copyLastReplyAction() const { return copyLastReplyAction_; }
+
  public slots:
   void scrollToBottom();
   // Renders streamed text that is waiting for the next render slot now.
@@ -114,6 +125,8 @@ class ChatView : public QWidget {
   void editRequested(qint64 id, const QString& newText);
   // The last reply should be generated again.
   void regenerateRequested(qint64 id);
+  // The failed last reply `id` (canRetry) should be asked for again.
+  void retryRequested(qint64 id);
   // The switcher of message `id`: -1 shows its previous version, +1 its next.
   void branchSwitchRequested(qint64 id, int step);
   // A new chat with the conversation up to message `id`.
@@ -144,6 +157,14 @@ class ChatView : public QWidget {
   void reindex();
   void scheduleRender();
   void refreshActions();
+  void buildKeyboardActions();
+  void refreshKeyboardActions();
+  std::optional<qsizetype> lastIndexOf(ChatMessageView::Role role) const;
+  bool lastReplyCanRegenerate() const;
+  bool lastReplyCanRetry() const;
+  void regenerateLast();
+  void editLast();
+  void copyLastReply();
   void refreshEmptyState();
   void placeJumpButton();
   void onScrollValueChanged(int value);
@@ -178,6 +199,9 @@ class ChatView : public QWidget {
   QVBoxLayout* column_ = nullptr;
   QToolButton* jumpButton_ = nullptr;
   BranchUndoBar* branchUndo_ = nullptr;
+  QAction* regenerateAction_ = nullptr;
+  QAction* editLastAction_ = nullptr;
+  QAction* copyLastReplyAction_ = nullptr;
 };
 
 }  // namespace quire::ui

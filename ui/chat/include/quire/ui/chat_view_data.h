@@ -77,6 +77,10 @@ struct ChatMessageView {
   // The tool calls this reply made, in the order it made them, each with its
   // outcome; shown as cards under the reply's text. Empty for other roles.
   QList<ToolCallView> toolCalls;
+  // A reply that failed before it began (the message did not fit the
+  // context): Retry asks for it again once the user has changed something,
+  // such as the context or the cache in Settings. Offered on the last message.
+  bool canRetry = false;
 };
 
 }  // namespace quire::ui

@@ -29,12 +29,18 @@ class InputBox : public QWidget {
   QString text() const;
   void setText(const QString& text);
   QString placeholderText() const;
-  void setPlaceholderText(const QString& text);
+  void setPlaceholderText(const QString& text);  // shown while sending is available
   int maximumLines() const { return maximumLines_; }
   void setMaximumLines(int lines);
   bool isGenerating() const { return generating_; }
-  // There is something besides whitespace to send, and no reply is running.
+  // There is something besides whitespace to send, no reply is running and
+  // nothing makes sending unavailable.
   bool canSend() const;
+  // Why nothing can be sent now ("Load a model to chat…"), shown in the empty
+  // box and on the Send button, which is disabled; "" makes sending
+  // available again. Typing stays possible: the text waits in the box.
+  void setUnavailableReason(const QString& reason);
+  QString unavailableReason() const { return unavailableReason_; }
   // "Stop reply" (Esc), enabled only while a reply runs. Its shortcut covers
   // the whole window, not just the box, and while it is disabled Esc passes
   // on untouched; dialogs and menus are windows of their own and keep their
@@ -66,6 +72,8 @@ class InputBox : public QWidget {
   QPushButton* stopButton_ = nullptr;
   QAction* stopAction_ = nullptr;
   int maximumLines_ = kDefaultMaximumLines;
+  QString placeholder_;
+  QString unavailableReason_;
   bool generating_ = false;
 };
 

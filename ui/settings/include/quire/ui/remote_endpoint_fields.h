@@ -40,6 +40,8 @@ class RemoteEndpointFields : public QGroupBox {
 
   // The engine's answer to listModelsRequested: its models, or why there are none.
   void setModels(const QStringList& models, const QString& problem);
+  // "Asking <url> for its models…" in the status line, while an answer is awaited.
+  void showAsking(const QString& url);
   // A problem with the address that keeps Apply disabled; "" clears it.
   void setIssue(const QString& issue);
 

@@ -175,6 +175,9 @@ struct PlanView {
   // not fit beside the model. Empty without one.
   QString draft_verdict;
   bool draft_fits = false;
+  // A remote engine whose address has not answered yet: the verdict is
+  // neither a promise (green) nor a failure (red).
+  bool unchecked = false;
 
   friend bool operator==(const PlanView&, const PlanView&) = default;
 };

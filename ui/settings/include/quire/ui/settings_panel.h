@@ -71,7 +71,11 @@ class SettingsPanel : public QWidget {
   void setPlan(const PlanView& plan);
   // The API key stored for the remote engine on show, for its field.
   void setApiKey(const QString& key);
-  // The remote engine's answer to remoteModelsRequested.
+  // The remote engine's answer to remoteModelsRequested. It is also how a
+  // remote address is checked: Apply with an address (or key) that has not
+  // answered yet asks for the models first and applies only when they come;
+  // a problem stays next to the fields and nothing is applied. Until the
+  // address answers, the plan does not say that it runs there.
   void setRemoteModels(const QStringList& models, const QString& problem);
   // The key field was typed in and not applied yet.
   bool apiKeyEdited() const;
@@ -128,6 +132,11 @@ class SettingsPanel : public QWidget {
   // folder, or it does not fit): they are not applied.
   bool planRejectsEdit() const;
   void refreshContextCap();
+  // The remote address and key in the fields answered a listing.
+  bool remoteChecked() const;
+  void askRemote(bool then_apply);
+  // The plan of the last setPlan, shown with the remote check's state.
+  void showPlan();
 
   CacheFormatChoices cache_formats_;
   EngineSettings applied_;
@@ -137,6 +146,14 @@ class SettingsPanel : public QWidget {
   TunedSampling tuned_sampling_;
   bool writing_ = false;  // fields are being filled from settings, not edited
   DirectoryChooser choose_directory_;
+  PlanView priced_;  // the plan as last set, before showPlan() adds the remote check
+  // The remote address and key asked for models last, and the last pair
+  // that answered; Apply waits for an answer when apply_after_check_.
+  QString asked_url_;
+  QString asked_key_;
+  QString answered_url_;
+  QString answered_key_;
+  bool apply_after_check_ = false;
   QTimer* debounce_ = nullptr;
 
   QLineEdit* model_directory_ = nullptr;
@@ -181,6 +198,7 @@ class SettingsPanel : public QWidget {
   QComboBox* context_overflow_ = nullptr;
   PlanWidget* plan_ = nullptr;
   QLabel* reload_note_ = nullptr;
+  QLabel* apply_blocked_ = nullptr;  // why Apply is disabled, next to it
   QPushButton* fit_button_ = nullptr;
   QPushButton* revert_button_ = nullptr;
   QPushButton* apply_button_ = nullptr;
