@@ -32,8 +32,11 @@ bool is_built_in_name(const QString& name) {
 }  // namespace
 
 QString default_presets_dir() {
-  return QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation) +
-         QStringLiteral("/presets");
+  // Not AppConfigLocation: that depends on the organization and application
+  // names, which the app sets ("Quire/quire") and quire-cli does not; both
+  // must find the same folder.
+  return QStandardPaths::writableLocation(QStandardPaths::GenericConfigLocation) +
+         QStringLiteral("/quire/presets");
 }
 
 PresetLibrary::PresetLibrary(QString dir) : dir_(std::move(dir)) {}

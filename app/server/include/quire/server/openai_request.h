@@ -35,6 +35,9 @@ struct SamplingFields {
   std::map<std::string, double> logit_bias_text;
   // TabbyAPI's banned_strings: text the reply must never show.
   std::vector<std::string> banned_strings;
+  // TabbyAPI's and exllamav2's multiplicative penalty (> 0; 1: off), which a
+  // preset may also give.
+  std::optional<double> repetition_penalty;
 
   friend bool operator==(const SamplingFields&, const SamplingFields&) = default;
 };
@@ -75,6 +78,8 @@ struct ChatCompletionRequest {
   bool include_usage = false;  // stream_options.include_usage
   SamplingFields sampling;
   ResponseFormat response_format;
+  // A preset's name (request_preset.h): its values fill what the request leaves out.
+  std::string preset;
 
   // Tools are offered (and tool_choice is not "none"), or the messages hold
   // tool calls or their results: the conversation goes to the model's chat
@@ -92,6 +97,7 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;
   SamplingFields sampling;
+  std::string preset;  // as ChatCompletionRequest::preset
 };
 
 // Most stop strings and logit_bias entries a request may give.

@@ -13,7 +13,8 @@
 
 namespace quire::presets {
 
-// $XDG_CONFIG_HOME/quire/presets: QStandardPaths::AppConfigLocation + "/presets".
+// $XDG_CONFIG_HOME/quire/presets (~/.config/quire/presets), for the app and
+// quire-cli alike.
 QString default_presets_dir();
 
 class PresetLibrary {
