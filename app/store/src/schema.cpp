@@ -170,6 +170,11 @@ QStringList version4() {
   };
 }
 
+// Version 5: the preset a chat's settings were last chosen from (its name).
+QStringList version5() {
+  return {QStringLiteral("ALTER TABLE chats ADD COLUMN preset TEXT")};
+}
+
 const QStringList kSearchTriggerNames = {
     QStringLiteral("chat_search_insert"),    QStringLiteral("chat_search_delete"),
     QStringLiteral("chat_search_update"),    QStringLiteral("message_search_insert"),
@@ -225,7 +230,7 @@ int count_search_triggers(const QSqlDatabase& db, QString* error) {
 }  // namespace
 
 int current_schema_version() {
-  return 4;
+  return 5;
 }
 
 QStringList migration(int version) {
@@ -238,6 +243,8 @@ QStringList migration(int version) {
       return version3();
     case 4:
       return version4();
+    case 5:
+      return version5();
     default:
       return {};
   }
