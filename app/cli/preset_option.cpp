@@ -4,6 +4,7 @@
 
 #include "cli_support.h"
 #include "quire/app/presets/preset_library.h"
+#include "quire/app/presets/server_catalog.h"
 
 namespace quire::cli {
 namespace {
@@ -56,21 +57,7 @@ std::optional<PresetValues> PresetOption::load() const {
 }
 
 server::PresetCatalog PresetOption::catalog() const {
-  // Read on each request, so that presets saved while the server runs count.
-  const std::string dir = presets_dir;
-  server::PresetCatalog catalog;
-  catalog.find = [dir](const std::string& name) -> std::optional<server::RequestPreset> {
-    const std::optional<presets::Preset> found = library_at(dir).find(QString::fromStdString(name));
-    if (!found) return std::nullopt;
-    return request_preset(values_of(*found));
-  };
-  catalog.names = [dir] {
-    std::vector<std::string> names;
-    for (const QString& name : library_at(dir).names())
-      names.push_back(name.toStdString());
-    return names;
-  };
-  return catalog;
+  return presets::server_catalog(library_at(presets_dir).dir());
 }
 
 server::RequestPreset request_preset(const PresetValues& values) {

@@ -64,6 +64,8 @@ class MainWindow : public QMainWindow {
   QAction* exportJsonAction() const { return export_json_; }
   QAction* exportMarkdownAction() const { return export_markdown_; }
   QAction* settingsAction() const { return settings_; }
+  // Model → Presets…: the library of presets (QuireApplication opens it).
+  QAction* presetsAction() const { return presets_; }
   // "Chat settings…": the chat on show's own settings.
   QAction* chatSettingsAction() const { return chat_settings_; }
   QAction* demoAction() const { return demo_; }
@@ -135,6 +137,7 @@ class MainWindow : public QMainWindow {
   QAction* export_json_ = nullptr;
   QAction* export_markdown_ = nullptr;
   QAction* settings_ = nullptr;
+  QAction* presets_ = nullptr;
   QAction* get_models_ = nullptr;
   QAction* chat_settings_ = nullptr;
   QAction* demo_ = nullptr;
