@@ -3,12 +3,14 @@
 // naming it and its field, new/save/rename/delete reach the folder, and the
 // chooser hands over a preset's values and says when they were changed.
 
+#include <QApplication>
 #include <QComboBox>
 #include <QFile>
 #include <QListWidget>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QWheelEvent>
 
 #include "quire/app/presets/preset_chooser.h"
 #include "quire/app/presets/presets_page.h"
@@ -128,6 +130,23 @@ class TestPresetsPage : public QObject {
     chooser.show(QStringLiteral("Code"), library.find(QStringLiteral("Code"))->settings);
     QCOMPARE(combo->currentText(), QStringLiteral("Code"));
     QCOMPARE(chooser.stateText(), QStringLiteral("Preset: Code"));
+  }
+
+  void aWheelOverTheUnfocusedChooserChoosesNothing() {
+    qRegisterMetaType<Preset>();
+    QTemporaryDir dir;
+    const PresetLibrary library(dir.path());
+    PresetChooser chooser(library);
+    chooser.show(std::nullopt, {});
+    QSignalSpy chosen(&chooser, &PresetChooser::chosen);
+    auto* combo = chooser.findChild<QComboBox*>(QStringLiteral("chatPresetChooser"));
+    const QPointF inside(combo->width() / 2.0, combo->height() / 2.0);
+    QWheelEvent down(inside, combo->mapToGlobal(inside), QPoint(), QPoint(0, -120), Qt::NoButton,
+                     Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(combo, &down);
+    QCOMPARE(combo->currentIndex(), 0);
+    QCOMPARE(chosen.count(), 0);
+    QCOMPARE(chooser.stateText(), QStringLiteral("No preset"));
   }
 };
 

@@ -1,6 +1,7 @@
 #include "quire/app/presets/preset_chooser.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 
@@ -13,8 +14,8 @@ PresetChooser::PresetChooser(const PresetLibrary& library, QWidget* parent)
   layout->addWidget(new QLabel(tr("Start from a preset:"), this));
   combo_ = new QComboBox(this);
   combo_->setObjectName(QStringLiteral("chatPresetChooser"));
-  // A wheel over the dialog must not choose a preset and overwrite the fields.
   combo_->setFocusPolicy(Qt::StrongFocus);
+  combo_->installEventFilter(this);
   layout->addWidget(combo_, 1);
   state_ = new QLabel(this);
   state_->setObjectName(QStringLiteral("chatPresetState"));
@@ -50,6 +51,14 @@ void PresetChooser::compare(const store::ChatSettings& current) {
     changed = !stored || preset_values(current) != stored->settings;
   }
   state_->setText(describe(preset_, changed));
+}
+
+bool PresetChooser::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == combo_ && event->type() == QEvent::Wheel && !combo_->hasFocus()) {
+    event->ignore();
+    return true;
+  }
+  return QWidget::eventFilter(watched, event);
 }
 
 void PresetChooser::onActivated(int index) {

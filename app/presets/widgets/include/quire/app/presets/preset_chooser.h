@@ -43,6 +43,9 @@ class PresetChooser : public QWidget {
 
  private:
   void onActivated(int index);
+  // A wheel over the closed list, without focus, scrolls the dialog instead
+  // of choosing a preset (which would overwrite the fields).
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
   const PresetLibrary& library_;
   QComboBox* combo_ = nullptr;
