@@ -86,14 +86,22 @@ void add_chat_command(CLI::App& app, int& exit_code) {
   command->add_option("directory", options->directory, kModelDirectoryHelp)
       ->required()
       ->transform(hub_model_reference());
-  command->add_option("--system", options->system, "System prompt")->capture_default_str();
-  command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
+  CLI::Option* system =
+      command->add_option("--system", options->system, "System prompt")->capture_default_str();
+  CLI::Option* format =
+      command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   options->generation.add_to(*command);
   options->overflow.add_to(*command);
   options->draft.add_to(*command);
   options->disk.add_to(*command);
   options->engine.add_to(*command, true);
-  command->callback([options, &exit_code] { exit_code = run_chat(*options); });
+  command->callback([options, system, format, &exit_code] {
+    if (const std::optional<PresetValues> preset = options->generation.apply_preset()) {
+      if (!given(system) && preset->system_prompt) options->system = *preset->system_prompt;
+      if (!given(format) && preset->prompt_format) options->format = *preset->prompt_format;
+    }
+    exit_code = run_chat(*options);
+  });
 }
 
 }  // namespace quire::cli

@@ -181,7 +181,12 @@ void add_generate_command(CLI::App& app, int& exit_code) {
   options->draft.add_to(*command);
   options->disk.add_to(*command);
   options->engine.add_to(*command, true);
-  command->callback([options, &exit_code] { exit_code = run_generate(*options); });
+  command->callback([options, &exit_code] {
+    // A raw prompt has no system message or format: only sampling and the
+    // longest reply come from a preset.
+    options->generation.apply_preset();
+    exit_code = run_generate(*options);
+  });
 }
 
 }  // namespace quire::cli

@@ -25,9 +25,9 @@ void GenerationOptions::add_to(CLI::App& command) {
   command.add_option("--frequency-penalty", frequency_penalty, "Frequency penalty");
   command.add_option("--presence-penalty", presence_penalty, "Presence penalty");
   command.add_option("--seed", seed, "Seed for reproducible sampling");
-  command.add_option("--max-new", max_new, "Most tokens to generate")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 20));
+  max_new_option = command.add_option("--max-new", max_new, "Most tokens to generate")
+                       ->capture_default_str()
+                       ->check(CLI::Range(0, 1 << 20));
   command.add_option("--stop", stop, "Stop at this text (repeatable)");
   command.add_option("--ban-string", banned_strings,
                      "Never show this text, in any case: the reply goes back and chooses again "
@@ -36,6 +36,24 @@ void GenerationOptions::add_to(CLI::App& command) {
                      "TEXT=BIAS: add BIAS (-100 to 100) to the logit of every token of TEXT "
                      "(repeatable)");
   tuned.add_to(command);
+  presets.add_to(command);
+}
+
+std::optional<PresetValues> GenerationOptions::apply_preset() {
+  std::optional<PresetValues> preset = presets.load();
+  if (!preset) return std::nullopt;
+  // -1: not given on the command line.
+  const auto fill = [](double& option, const std::optional<double>& value) {
+    if (option < 0 && value) option = *value;
+  };
+  if (!greedy) {
+    fill(temperature, preset->temperature);
+    fill(top_p, preset->top_p);
+    fill(min_p, preset->min_p);
+    fill(repetition_penalty, preset->repetition_penalty);
+  }
+  if (!given(max_new_option) && preset->max_new_tokens) max_new = *preset->max_new_tokens;
+  return preset;
 }
 
 void GenerationOptions::apply_text_options(engine::JobRequest& request,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine_options.h"
+#include "preset_option.h"
 #include "quire/engine/generator/draft_model.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/generator/sampler.h"
@@ -31,8 +32,15 @@ struct GenerationOptions {
   // "TEXT=BIAS": the bias for every token of TEXT as the tokenizer spells it.
   std::vector<std::string> text_biases;
   TunedSamplingOptions tuned;  // DRY, XTC, top-nσ, mirostat
+  // --preset and --presets.
+  PresetOption presets;
+  CLI::Option* max_new_option = nullptr;
 
   void add_to(CLI::App& command);
+  // Loads --preset and takes its sampling and longest reply where these
+  // options are silent (--greedy keeps its settings); returns the preset for
+  // the command's own options (system prompt, format). Throws UsageError.
+  std::optional<PresetValues> apply_preset();
   engine::SamplingSettings sampling() const;
   // The banned strings and the text biases, which need the model's
   // tokenizer; throws UsageError naming a malformed --logit-bias-text.

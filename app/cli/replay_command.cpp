@@ -105,7 +105,11 @@ void add_replay_command(CLI::App& app, int& exit_code) {
   options->overflow.add_to(*command);
   options->disk.add_to(*command);
   options->engine.add_to(*command, true);
-  command->callback([options, &exit_code] { exit_code = run_replay(*options); });
+  command->callback([options, &exit_code] {
+    // The script brings its own system prompt; the preset its sampling.
+    options->generation.apply_preset();
+    exit_code = run_replay(*options);
+  });
 }
 
 }  // namespace quire::cli

@@ -51,6 +51,7 @@ struct ServeOptions {
   EngineOptions engine;
   DraftOptions draft;
   DiskCacheOptions disk;
+  PresetOption presets;
 };
 
 std::string directory_name(const std::string& directory) {
@@ -152,7 +153,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                       "Origin that browsers may call from (CORS headers); none by default");
   command->add_option("--model-name", options->model_name,
                       "Model id that /v1/models lists (default: the directory's name)");
-  command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
+  CLI::Option* format =
+      command->add_option("--format", options->format, kFormatHelp)->capture_default_str();
   command->add_option("--parallel", options->parallel, "Replies generated at once (one batch)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
@@ -174,7 +176,17 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   options->draft.add_to(*command);
   options->disk.add_to(*command);
   options->engine.add_to(*command, true);
-  command->callback([options, &exit_code] { exit_code = run_serve(*options); });
+  // --presets: the library requests name with "preset"; --preset: the one
+  // for requests that name none.
+  options->presets.add_to(*command);
+  command->callback([options, format, &exit_code] {
+    options->server.presets = options->presets.catalog();
+    if (const std::optional<PresetValues> preset = options->presets.load()) {
+      options->server.presets.fallback = request_preset(*preset);
+      if (!given(format) && preset->prompt_format) options->format = *preset->prompt_format;
+    }
+    exit_code = run_serve(*options);
+  });
 }
 
 }  // namespace quire::cli

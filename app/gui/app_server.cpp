@@ -19,6 +19,7 @@ server::ServerOptions options_for(const AppServerSetup& setup) {
   // A connection per job running or waiting, and some for the rest (model
   // lists, statistics, requests refused at once), as quire-cli serve has.
   options.threads = setup.max_jobs + 8;
+  options.presets = setup.presets;
   return options;
 }
 

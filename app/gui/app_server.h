@@ -31,6 +31,8 @@ struct AppServerSetup {
   // Called from HTTP threads when a request or a cancellation waits for the
   // engine thread to take it (GeneratorJobs::take).
   std::function<void()> wake;
+  // The presets requests may name ("preset"): the app's library.
+  server::PresetCatalog presets;
 };
 
 class AppServer {

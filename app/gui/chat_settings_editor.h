@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 
+#include "quire/app/presets/preset_chooser.h"
 #include "quire/app/store/chat_store.h"
 #include "quire/ui/chat_settings_panel.h"
 
@@ -28,14 +29,18 @@ class ChatSettingsEditor : public QObject {
   // The global values a chat follows, read each time the dialog opens.
   using Defaults = std::function<ui::ChatDefaults()>;
 
+  // `presets`: the library the preset chooser offers; it must outlive the editor.
   ChatSettingsEditor(store::ChatStore& store, ChatController& chats, QWidget& window,
-                     Defaults defaults, QObject* parent = nullptr);
+                     Defaults defaults, const presets::PresetLibrary& presets,
+                     QObject* parent = nullptr);
   ~ChatSettingsEditor() override;
 
   // Prompt formats offered besides "auto", as the global settings offer them.
   void setPromptFormats(const QStringList& names);
+  const QStringList& promptFormats() const { return prompt_formats_; }
   QDialog* dialog() const { return dialog_; }
   ui::ChatSettingsPanel* panel() const { return panel_; }
+  presets::PresetChooser* presetChooser() const { return chooser_; }
 
  public slots:
   // Shows the dialog with the settings of the chat on show.
@@ -52,17 +57,22 @@ class ChatSettingsEditor : public QObject {
 
  private:
   void onChatCreated(store::ChatId chat);
+  // A preset chosen: its values replace the fields (the tools choice stays).
+  void applyPreset(const presets::Preset& preset);
 
   store::ChatStore& store_;
   ChatController& chats_;
   Defaults defaults_;
   QDialog* dialog_ = nullptr;
   ui::ChatSettingsPanel* panel_ = nullptr;
+  presets::PresetChooser* chooser_ = nullptr;
   // The chat the dialog was opened over; nullopt: the new chat not created yet.
   std::optional<store::ChatId> editing_;
   // Saved on the empty page of a new chat: written when its first message
   // creates it.
   std::optional<store::ChatSettings> pending_;
+  std::optional<QString> pending_preset_;
+  QStringList prompt_formats_;
 };
 
 }  // namespace quire::gui

@@ -21,6 +21,7 @@ EngineHost::EngineHost(remote::ApiKeyStore& keys, QObject* parent)
   connect(this, &EngineHost::snapshotRequested, worker_, &EngineWorker::publishSnapshot);
   connect(this, &EngineHost::serverRequested, worker_, &EngineWorker::setServer);
   connect(this, &EngineHost::serverDraftsRequested, worker_, &EngineWorker::setServerDrafts);
+  connect(this, &EngineHost::serverPresetsRequested, worker_, &EngineWorker::setServerPresets);
   connect(this, &EngineHost::diskCacheRequested, worker_, &EngineWorker::setDiskCache);
   connect(this, &EngineHost::clearDiskCacheRequested, worker_, &EngineWorker::clearDiskCache);
 
@@ -144,6 +145,10 @@ void EngineHost::configureServer(const ui::ServerSettings& settings) {
 
 void EngineHost::configureServerDrafts(const ui::DraftDefaults& drafts) {
   emit serverDraftsRequested(drafts);
+}
+
+void EngineHost::configureServerPresets(const QString& dir) {
+  emit serverPresetsRequested(dir);
 }
 
 void EngineHost::configureDiskCache(const DiskCacheRequest& request) {

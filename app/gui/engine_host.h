@@ -61,6 +61,9 @@ class EngineHost : public QObject {
   void configureServer(const ui::ServerSettings& settings);
   // Settings → Speculative decoding, for the server's requests.
   void configureServerDrafts(const ui::DraftDefaults& drafts);
+  // The folder of presets the API server's requests may name; takes effect
+  // when the server next starts.
+  void configureServerPresets(const QString& dir);
   const ui::ServerStatusView& serverState() const { return server_; }
   // Settings → Disk cache: given to every load from now on, and to the
   // model loaded now (live: the tier opens, closes or takes the new limit).
@@ -104,6 +107,7 @@ class EngineHost : public QObject {
   void snapshotRequested();
   void serverRequested(const quire::ui::ServerSettings& settings);
   void serverDraftsRequested(const quire::ui::DraftDefaults& drafts);
+  void serverPresetsRequested(const QString& dir);
   void diskCacheRequested(const quire::gui::DiskCacheRequest& request);
   void clearDiskCacheRequested(const QString& root);
 

@@ -65,6 +65,8 @@ class EngineWorker : public QObject {
   // Settings → Speculative decoding, for the server's requests (a chat's
   // reply brings its own, ReplyRequest::drafts).
   void setServerDrafts(const quire::ui::DraftDefaults& drafts);
+  // The library the server's requests name presets from.
+  void setServerPresets(const QString& dir);
   // Settings → Disk cache, live: opens or closes the loaded model's disk
   // tier, or changes its limit (engine_worker_disk.cpp).
   void setDiskCache(const quire::gui::DiskCacheRequest& request);
@@ -160,6 +162,7 @@ class EngineWorker : public QObject {
   QElapsedTimer since_snapshot_;
   ui::ServerSettings server_settings_;
   ui::DraftDefaults server_drafts_;
+  QString server_presets_dir_;
   std::unique_ptr<AppServer> server_;
   QString server_failure_;  // why the server could not start
   ui::ServerStatusView server_status_;

@@ -9,6 +9,7 @@
 #include "engine_failure.h"
 #include "engine_worker.h"
 #include "engine_worker_loaded.h"
+#include "quire/app/presets/server_catalog.h"
 #include "runtime_settings.h"
 
 namespace quire::gui {
@@ -42,6 +43,10 @@ void EngineWorker::setServerDrafts(const ui::DraftDefaults& drafts) {
   if (server_) server_->jobs().set_draft(draft_settings(drafts, loaded_ && loaded_->draft));
 }
 
+void EngineWorker::setServerPresets(const QString& dir) {
+  server_presets_dir_ = dir;
+}
+
 void EngineWorker::startServer() {
   server_failure_.clear();
   if (server_ || !loaded_ || !server_settings_.enabled) {
@@ -59,6 +64,7 @@ void EngineWorker::startServer() {
   setup.format = loaded.books.at(loaded.request.settings.prompt_format)->format();
   setup.tokenizer = loaded.tokenizer.get();
   setup.max_jobs = kMaxServerJobs;
+  if (!server_presets_dir_.isEmpty()) setup.presets = presets::server_catalog(server_presets_dir_);
   // From HTTP threads: the request is taken at the next pump, on this thread.
   setup.wake = [this] {
     QMetaObject::invokeMethod(

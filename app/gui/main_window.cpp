@@ -235,6 +235,10 @@ void MainWindow::buildMenus() {
     settings_dialog_->raise();
     settings_dialog_->activateWindow();
   });
+  presets_ = model->addAction(tr("&Presets…"));
+  presets_->setObjectName(QStringLiteral("presetsAction"));
+  presets_->setToolTip(
+      tr("Named sets of system prompt, sampling, longest reply and prompt format"));
   demo_ = model->addAction(tr("Load the &demo model"));
   unload_ = model->addAction(tr("&Unload"));
 

@@ -82,6 +82,8 @@ class MainWindow : public QMainWindow {
   QAction* openModelAction() const { return open_model_; }
   // Chat → "Write a message" (Ctrl+L): focus to the message box.
   QAction* focusInputAction() const { return focus_input_; }
+  // Model → Presets…: the library of presets (QuireApplication opens it).
+  QAction* presetsAction() const { return presets_; }
   // "Chat settings…": the chat on show's own settings.
   QAction* chatSettingsAction() const { return chat_settings_; }
   QAction* demoAction() const { return demo_; }
@@ -160,6 +162,7 @@ class MainWindow : public QMainWindow {
   QAction* export_pdf_ = nullptr;
   QAction* export_all_branches_ = nullptr;
   QAction* settings_ = nullptr;
+  QAction* presets_ = nullptr;
   QAction* get_models_ = nullptr;
   QAction* open_model_ = nullptr;
   QAction* focus_input_ = nullptr;

@@ -22,6 +22,7 @@
 #include "main_window.h"
 #include "model_hub_controller.h"
 #include "plan_pricer.h"
+#include "quire/app/presets/preset_library.h"
 #include "quire/app/store/chat_export.h"
 #include "quire/engine/generator/prompt_format.h"
 #include "quire/remote/api_key_store.h"
@@ -104,9 +105,14 @@ QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
   chats_->setCommitInterval(options_.commit_interval_ms);
   chats_->setMaxNewTokens(options_.max_new_tokens);
   chats_->setRequestAdjuster(options_.adjust_request);
-  chat_settings_ = std::make_unique<ChatSettingsEditor>(store_, *chats_, *window_, [this] {
-    return chat_defaults(settings_.engine, options_.max_new_tokens);
-  });
+  presets_ = std::make_unique<presets::PresetLibrary>(
+      options_.presets_dir.isEmpty() ? presets::default_presets_dir() : options_.presets_dir);
+  chat_settings_ = std::make_unique<ChatSettingsEditor>(
+      store_, *chats_, *window_,
+      [this] { return chat_defaults(settings_.engine, options_.max_new_tokens); }, *presets_);
+  connect(window_->presetsAction(), &QAction::triggered, this, &QuireApplication::openPresets);
+  // Before any server starts: its requests name presets from the same library.
+  host_->configureServerPresets(presets_->dir());
   connect(window_->chatSettingsAction(), &QAction::triggered, chat_settings_.get(),
           &ChatSettingsEditor::open);
   connect(chat_settings_.get(), &ChatSettingsEditor::problem, this,

@@ -25,6 +25,10 @@ class ToolServers;
 namespace quire::remote {
 class ApiKeyStore;
 }
+namespace quire::presets {
+class PresetLibrary;
+class PresetsPage;
+}  // namespace quire::presets
 
 namespace quire::gui {
 
@@ -42,6 +46,9 @@ struct ApplicationOptions {
   // Chats and settings live here (chats.sqlite, quire.conf) when set; else in
   // the user's data and configuration folders.
   QString data_dir;
+  // The folder of presets; empty: presets::default_presets_dir(), which
+  // quire-cli reads too.
+  QString presets_dir;
   // Load this model folder instead of the configured one (not saved until
   // the user applies settings).
   QString model_override;
@@ -110,6 +117,10 @@ class QuireApplication : public QObject {
   store::ChatListModel& chatList() { return *chat_list_; }
   ChatController& chats() { return *chats_; }
   ChatSettingsEditor& chatSettings() { return *chat_settings_; }
+  presets::PresetLibrary& presets() { return *presets_; }
+  // Model → Presets…'s dialog, made when first opened; null before.
+  presets::PresetsPage* presetsPage() const { return presets_page_; }
+  void openPresets();
   // Made by start().
   ModelHubController& modelHub() { return *hub_; }
   DiskCacheLink& diskCache() { return *disk_cache_; }
@@ -168,6 +179,8 @@ class QuireApplication : public QObject {
   std::unique_ptr<tools::ToolServers> tool_servers_;
   std::unique_ptr<ToolSettingsLink> tool_settings_;
   std::unique_ptr<ChatController> chats_;
+  std::unique_ptr<presets::PresetLibrary> presets_;
+  presets::PresetsPage* presets_page_ = nullptr;
   std::unique_ptr<ChatSettingsEditor> chat_settings_;
   std::unique_ptr<ModelHubController> hub_;
   std::unique_ptr<DiskCacheLink> disk_cache_;

@@ -180,7 +180,7 @@ engine::SamplingSettings openai_sampling(const SamplingFields& fields, const Ser
   settings.top_k = static_cast<int>(std::max<std::int64_t>(fields.top_k.value_or(0), 0));
   settings.min_p = static_cast<float>(fields.min_p.value_or(0.0));
   settings.typical = 1.0f;
-  settings.repetition_penalty = 1.0f;
+  settings.repetition_penalty = static_cast<float>(fields.repetition_penalty.value_or(1.0));
   settings.frequency_penalty = static_cast<float>(fields.frequency_penalty.value_or(0.0));
   settings.presence_penalty = static_cast<float>(fields.presence_penalty.value_or(0.0));
   if (fields.seed) settings.seed = static_cast<std::uint64_t>(*fields.seed);

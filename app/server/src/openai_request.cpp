@@ -251,6 +251,10 @@ SamplingFields parse_sampling(const Fields& fields) {
   parse_logit_bias(fields, sampling);
   sampling.banned_strings = parse_banned_strings(fields);
   parse_tuned_sampling(fields, sampling);
+  sampling.repetition_penalty = fields.number("repetition_penalty", 0, 10);
+  if (sampling.repetition_penalty && *sampling.repetition_penalty <= 0) {
+    fail("repetition_penalty must be greater than 0 (1: off).", "repetition_penalty");
+  }
   return sampling;
 }
 
@@ -380,6 +384,7 @@ ChatCompletionRequest parse_chat_completion_request(std::string_view body) {
   parse_streaming(fields, request.stream, request.include_usage);
   request.sampling = parse_sampling(fields);
   request.context_overflow = parse_context_overflow(fields);
+  request.preset = fields.string("preset");
   return request;
 }
 
@@ -406,6 +411,7 @@ CompletionRequest parse_completion_request(std::string_view body) {
   parse_prompt(fields, request);
   parse_streaming(fields, request.stream, request.include_usage);
   request.sampling = parse_sampling(fields);
+  request.preset = fields.string("preset");
   return request;
 }
 

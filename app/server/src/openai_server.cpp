@@ -171,8 +171,9 @@ struct OpenAiServer::Impl {
       context.header.created = unix_seconds();
       context.header.model = model.id;
       if (endpoint == detail::Endpoint::Chat) {
-        const ChatCompletionRequest parsed = parse_chat_completion_request(request.body);
+        ChatCompletionRequest parsed = parse_chat_completion_request(request.body);
         check_model(parsed.model, model);
+        apply_requested_preset(parsed, options.presets);
         job = prepare_chat_job(parsed, format, tokenizer, model, &replies);
         context.shape = job.shape;
         context.context_drop = job.context_drop;
@@ -188,8 +189,9 @@ struct OpenAiServer::Impl {
         context.include_usage = parsed.include_usage;
         context.header.id = new_id("chatcmpl-");
       } else {
-        const CompletionRequest parsed = parse_completion_request(request.body);
+        CompletionRequest parsed = parse_completion_request(request.body);
         check_model(parsed.model, model);
+        apply_requested_preset(parsed, options.presets);
         job = prepare_completion_job(parsed, tokenizer, model);
         context.choices = parsed.n;
         context.stream = parsed.stream;

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "quire/app/store/chat_export.h"
+#include "quire/app/store/chat_settings_json.h"
 
 namespace quire::store {
 namespace {
@@ -80,86 +81,11 @@ class Reader {
     return true;
   }
 
-  bool optional_text(const QJsonObject& object, const QString& key, const QString& where,
-                     std::optional<QString>* out) {
-    const QJsonValue value = object.value(key);
-    if (value.isUndefined() || value.isNull()) return true;
-    if (!value.isString()) return fail(where + key, QStringLiteral("expected a string"));
-    *out = value.toString();
-    return true;
-  }
-
-  bool optional_number(const QJsonObject& object, const QString& key, const QString& where,
-                       std::optional<double>* out) {
-    const QJsonValue value = object.value(key);
-    if (value.isUndefined() || value.isNull()) return true;
-    if (!value.isDouble()) return fail(where + key, QStringLiteral("expected a number"));
-    *out = value.toDouble();
-    return true;
-  }
-
-  bool tuned_sampling(const QJsonObject& object, const QString& prefix, ChatSettings* out) {
-    const QString key = QStringLiteral("tuned_sampling");
-    const QJsonValue value = object.value(key);
-    if (value.isUndefined() || value.isNull()) return true;
-    if (!value.isObject()) return fail(prefix + key, QStringLiteral("expected an object"));
-    TunedSampling tuned;
-    const QString problem = TunedSampling::from_json(value.toObject(), &tuned);
-    if (!problem.isEmpty()) return fail(prefix + key, problem);
-    out->tuned_sampling = tuned;
-    return true;
-  }
-
   bool settings(const QJsonValue& value, ChatSettings* out) {
-    const QString where = QStringLiteral("chat_settings");
-    if (value.isUndefined() || value.isNull()) return true;
-    if (!value.isObject()) return fail(where, QStringLiteral("expected an object"));
-    const QJsonObject object = value.toObject();
-    const QString prefix = where + QLatin1Char('.');
-    std::optional<double> max_new_tokens;
-    if (!optional_text(object, QStringLiteral("system_prompt"), prefix, &out->system_prompt) ||
-        !optional_number(object, QStringLiteral("temperature"), prefix, &out->temperature) ||
-        !optional_number(object, QStringLiteral("top_p"), prefix, &out->top_p) ||
-        !optional_number(object, QStringLiteral("min_p"), prefix, &out->min_p) ||
-        !optional_number(object, QStringLiteral("repetition_penalty"), prefix,
-                         &out->repetition_penalty) ||
-        !optional_number(object, QStringLiteral("max_new_tokens"), prefix, &max_new_tokens) ||
-        !optional_text(object, QStringLiteral("prompt_format"), prefix, &out->prompt_format) ||
-        !optional_text(object, QStringLiteral("context_overflow"), prefix,
-                       &out->context_overflow) ||
-        !tool_settings(object, prefix, out) || !tuned_sampling(object, prefix, out)) {
-      return false;
-    }
-    if (max_new_tokens) {
-      if (*max_new_tokens != static_cast<double>(static_cast<int>(*max_new_tokens))) {
-        return fail(prefix + QStringLiteral("max_new_tokens"),
-                    QStringLiteral("expected an integer"));
-      }
-      out->max_new_tokens = static_cast<int>(*max_new_tokens);
-    }
-    const QString problem = out->problem();
-    if (!problem.isEmpty()) return fail(where, problem);
-    return true;
-  }
-
-  // Version 3: tools on or off, and the tools always allowed.
-  bool tool_settings(const QJsonObject& object, const QString& prefix, ChatSettings* out) {
-    const QJsonValue enabled = object.value(QStringLiteral("tools_enabled"));
-    if (!enabled.isUndefined() && !enabled.isNull()) {
-      if (!enabled.isBool()) {
-        return fail(prefix + QStringLiteral("tools_enabled"),
-                    QStringLiteral("expected true or false"));
-      }
-      out->tools_enabled = enabled.toBool();
-    }
-    const QJsonValue allowed = object.value(QStringLiteral("always_allowed_tools"));
-    if (allowed.isUndefined() || allowed.isNull()) return true;
-    const QString where = prefix + QStringLiteral("always_allowed_tools");
-    if (!allowed.isArray()) return fail(where, QStringLiteral("expected an array of names"));
-    for (const QJsonValue& tool : allowed.toArray()) {
-      if (!tool.isString()) return fail(where, QStringLiteral("expected an array of names"));
-      out->always_allowed_tools << tool.toString();
-    }
+    const std::optional<ChatSettings> read =
+        chat_settings_from_json(value, QStringLiteral("chat_settings"), error_);
+    if (!read) return false;
+    *out = *read;
     return true;
   }
 
@@ -261,27 +187,7 @@ QByteArray chat_to_json(const ChatDocument& document) {
     }
     messages.append(object);
   }
-  QJsonObject settings;
-  const ChatSettings& chat = document.settings;
-  const auto put = [&settings](const char* key, const auto& value) {
-    if (value) settings.insert(QLatin1String(key), *value);
-  };
-  put("system_prompt", chat.system_prompt);
-  put("temperature", chat.temperature);
-  put("top_p", chat.top_p);
-  put("min_p", chat.min_p);
-  put("repetition_penalty", chat.repetition_penalty);
-  put("max_new_tokens", chat.max_new_tokens);
-  put("prompt_format", chat.prompt_format);
-  put("tools_enabled", chat.tools_enabled);
-  put("context_overflow", chat.context_overflow);
-  if (!chat.always_allowed_tools.isEmpty()) {
-    settings.insert(QStringLiteral("always_allowed_tools"),
-                    QJsonArray::fromStringList(chat.always_allowed_tools));
-  }
-  if (chat.tuned_sampling) {
-    settings.insert(QStringLiteral("tuned_sampling"), chat.tuned_sampling->to_json());
-  }
+  const QJsonObject settings = chat_settings_to_json(document.settings);
   QJsonObject root{
       {QStringLiteral("format"), QString::fromLatin1(kChatFileFormat)},
       {QStringLiteral("version"), kChatFileVersion},

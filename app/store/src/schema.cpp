@@ -170,6 +170,7 @@ QStringList version4() {
   };
 }
 
+
 const QStringList kSearchTriggerNames = {
     QStringLiteral("chat_search_insert"),    QStringLiteral("chat_search_delete"),
     QStringLiteral("chat_search_update"),    QStringLiteral("message_search_insert"),
@@ -236,8 +237,13 @@ QStringList version6() {
   return {QStringLiteral("ALTER TABLE chats ADD COLUMN context_overflow TEXT")};
 }
 
+// Version 7: the preset a chat's settings were last chosen from (its name).
+QStringList version7() {
+  return {QStringLiteral("ALTER TABLE chats ADD COLUMN preset TEXT")};
+}
+
 int current_schema_version() {
-  return 6;
+  return 7;
 }
 
 QStringList migration(int version) {
@@ -254,6 +260,8 @@ QStringList migration(int version) {
       return version5();
     case 6:
       return version6();
+    case 7:
+      return version7();
     default:
       return {};
   }

@@ -95,6 +95,8 @@ AppRun::AppRun(const QString& model, int max_new_tokens, QString cpu_devices,
 void AppRun::make(int max_new_tokens) {
   gui::ApplicationOptions options;
   options.data_dir = data.path();
+  // The test's own presets, never the user's.
+  options.presets_dir = data.filePath(QStringLiteral("presets"));
   options.demo_model = demo_model();
   options.cpu_devices = cpu_devices_;
   options.api_keys = keys;

@@ -24,6 +24,7 @@
 #include "app_test_support.h"
 #include "engine_host.h"
 #include "main_window.h"
+#include "quire/app/presets/preset_library.h"
 #include "quire/ui/input_box.h"
 #include "quire/ui/memory_panel.h"
 #include "quire/ui/server_panel.h"
@@ -317,6 +318,37 @@ class AppServerTest : public QObject {
     }
     QVERIFY(saw_running);
     QTRY_COMPARE(engine.serverState().running + engine.serverState().waiting, 0);
+  }
+
+  void requestsNamePresetsFromTheAppsLibrary() {
+    AppRun run(random_model(), 24);
+    const int port = free_port();
+    QVERIFY(start_serving(run, port));
+    presets::Preset tiny;
+    tiny.name = QStringLiteral("Tiny");
+    tiny.settings.temperature = 0.0;
+    tiny.settings.max_new_tokens = 2;
+    QString error;
+    QVERIFY2(run.app->presets().save(tiny, &error), qPrintable(error));
+
+    json unknown = chat_request("Hello", 4);
+    unknown["preset"] = "Nope";
+    const HttpReply refused = http(port, "POST", "/v1/chat/completions", unknown);
+    QCOMPARE(refused.status, 400);
+    QCOMPARE(json::parse(refused.body)["error"]["message"].get<std::string>(),
+             std::string("preset \"Nope\" is unknown. Available presets: Precise, Balanced, "
+                         "Creative, Code, Tiny."));
+
+    // The preset's longest reply where the request gives none.
+    json named = chat_request("Hello", 4);
+    named.erase("max_tokens");
+    named["preset"] = "Tiny";
+    const HttpReply answered = http(port, "POST", "/v1/chat/completions", named);
+    QCOMPARE(answered.status, 200);
+    const json reply = json::parse(answered.body);
+    QVERIFY(reply["usage"]["completion_tokens"].get<int>() <= 2);
+    if (reply["choices"][0]["finish_reason"] == "length")
+      QCOMPARE(reply["usage"]["completion_tokens"].get<int>(), 2);
   }
 
   void turningItOffClosesThePort() {

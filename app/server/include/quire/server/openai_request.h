@@ -49,6 +49,9 @@ struct SamplingFields {
   std::optional<std::int64_t> mirostat;   // 0 or 2
   std::optional<double> mirostat_tau;     // [0.01, 100]
   std::optional<double> mirostat_eta;     // [0.001, 1]
+  // TabbyAPI's and exllamav2's multiplicative penalty (> 0; 1: off), which a
+  // preset may also give.
+  std::optional<double> repetition_penalty;
 
   friend bool operator==(const SamplingFields&, const SamplingFields&) = default;
 };
@@ -93,6 +96,8 @@ struct ChatCompletionRequest {
   // fit the context (docs/context-policy.md). Absent: stop, answering 400
   // context_length_exceeded, as OpenAI's API does.
   std::optional<engine::ContextPolicy> context_overflow;
+  // A preset's name (request_preset.h): its values fill what the request leaves out.
+  std::string preset;
 
   // Tools are offered (and tool_choice is not "none"), or the messages hold
   // tool calls or their results: the conversation goes to the model's chat
@@ -110,6 +115,7 @@ struct CompletionRequest {
   bool stream = false;
   bool include_usage = false;
   SamplingFields sampling;
+  std::string preset;  // as ChatCompletionRequest::preset
 };
 
 // Most stop strings and logit_bias entries a request may give.

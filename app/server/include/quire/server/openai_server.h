@@ -22,6 +22,7 @@
 #include "quire/engine/tokenizer/tokenizer.h"
 #include "quire/server/completion_job.h"
 #include "quire/server/job_host.h"
+#include "quire/server/request_preset.h"
 
 namespace quire::server {
 
@@ -39,6 +40,8 @@ struct ServerOptions {
   // What raises the number of replies the server holds at once, said when a
   // request asks for more choices than that (empty: nothing to say).
   std::string capacity_advice;
+  // The presets a request may name ("preset"); empty: none.
+  PresetCatalog presets;
 };
 
 // 127.0.0.0/8, ::1 and "localhost".

@@ -112,6 +112,11 @@ class ChatStore : public QObject {
   // Replaces all of them; InvalidArgument (nothing changed) when a value is
   // out of range, see ChatSettings::problem().
   bool set_chat_settings(ChatId chat, const ChatSettings& settings);
+  // The name of the preset the chat's settings were last chosen from (the
+  // settings may have been edited since); nullopt: none. In
+  // chat_store_preset.cpp.
+  std::optional<QString> chat_preset(ChatId chat) const;
+  bool set_chat_preset(ChatId chat, const std::optional<QString>& preset);
 
   // --- messages along the current path ---
   // A chat is a tree of messages (see Message); these work on its current

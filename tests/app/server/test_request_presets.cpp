@@ -1,0 +1,165 @@
+// A request's "preset": parsed, its values filling only what the request
+// leaves out (the request's own fields and system message win), an unknown
+// name refused with a 400 that lists the presets, the catalog's fallback for
+// requests that name none, and the job that comes of it.
+
+#include <QTest>
+
+#include "quire/server/api_error.h"
+#include "quire/server/completion_job.h"
+#include "quire/server/openai_request.h"
+#include "quire/server/request_preset.h"
+#include "served_model.h"
+#include "test_main.h"
+
+using namespace quire;
+using quire::server::ChatCompletionRequest;
+using quire::server::CompletionRequest;
+using quire::server::PresetCatalog;
+using quire::server::RequestPreset;
+
+namespace {
+
+RequestPreset creative() {
+  RequestPreset preset;
+  preset.name = "Creative";
+  preset.system_prompt = "You are a storyteller.";
+  preset.temperature = 1.2;
+  preset.top_p = 0.9;
+  preset.min_p = 0.1;
+  preset.repetition_penalty = 1.05;
+  preset.max_tokens = 7;
+  return preset;
+}
+
+PresetCatalog catalog_of_creative() {
+  PresetCatalog catalog;
+  catalog.find = [](const std::string& name) -> std::optional<RequestPreset> {
+    if (name == "Creative") return creative();
+    return std::nullopt;
+  };
+  catalog.names = [] { return std::vector<std::string>{"Precise", "Creative"}; };
+  return catalog;
+}
+
+}  // namespace
+
+class RequestPresetsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void theFieldIsParsed() {
+    const ChatCompletionRequest chat = server::parse_chat_completion_request(
+        R"({"messages": [{"role": "user", "content": "Hi"}], "preset": "Creative",
+            "repetition_penalty": 1.1})");
+    QCOMPARE(chat.preset, std::string("Creative"));
+    QCOMPARE(chat.sampling.repetition_penalty, std::optional<double>(1.1));
+    const CompletionRequest completion =
+        server::parse_completion_request(R"({"prompt": "Once", "preset": "Code"})");
+    QCOMPARE(completion.preset, std::string("Code"));
+    try {
+      server::parse_completion_request(R"({"prompt": "Once", "preset": 3})");
+      QFAIL("a number was taken as a preset's name");
+    } catch (const server::ApiException& error) {
+      QCOMPARE(error.error().param, std::string("preset"));
+    }
+    try {
+      server::parse_completion_request(R"({"prompt": "Once", "repetition_penalty": 0})");
+      QFAIL("a repetition penalty of 0 was accepted");
+    } catch (const server::ApiException& error) {
+      QCOMPARE(error.error().message,
+               std::string("repetition_penalty must be greater than 0 (1: off)."));
+    }
+  }
+
+  void presetFillsWhatTheRequestLeavesOut() {
+    ChatCompletionRequest request = server::parse_chat_completion_request(
+        R"({"messages": [{"role": "user", "content": "Hi"}], "preset": "Creative",
+            "temperature": 0.3})");
+    server::apply_requested_preset(request, catalog_of_creative());
+    QCOMPARE(request.sampling.temperature, std::optional<double>(0.3));  // the request's
+    QCOMPARE(request.sampling.top_p, std::optional<double>(0.9));
+    QCOMPARE(request.sampling.min_p, std::optional<double>(0.1));
+    QCOMPARE(request.sampling.repetition_penalty, std::optional<double>(1.05));
+    QCOMPARE(request.sampling.max_tokens, std::optional<std::int64_t>(7));
+    QCOMPARE(request.turns.system, std::string("You are a storyteller."));
+    QCOMPARE(request.messages.size(), std::size_t{2});
+    QCOMPARE(request.messages.front().role, std::string("system"));
+  }
+
+  void theRequestsSystemMessageWins() {
+    ChatCompletionRequest request = server::parse_chat_completion_request(
+        R"({"messages": [{"role": "system", "content": "Be terse."},
+                         {"role": "user", "content": "Hi"}], "preset": "Creative"})");
+    server::apply_requested_preset(request, catalog_of_creative());
+    QCOMPARE(request.turns.system, std::string("Be terse."));
+    QCOMPARE(request.messages.size(), std::size_t{2});
+    QCOMPARE(request.sampling.temperature, std::optional<double>(1.2));
+  }
+
+  void anUnknownPresetIsRefusedListingTheKnownOnes() {
+    ChatCompletionRequest request = server::parse_chat_completion_request(
+        R"({"messages": [{"role": "user", "content": "Hi"}], "preset": "Poetic"})");
+    try {
+      server::apply_requested_preset(request, catalog_of_creative());
+      QFAIL("an unknown preset was accepted");
+    } catch (const server::ApiException& error) {
+      QCOMPARE(error.error().status, 400);
+      QCOMPARE(error.error().param, std::string("preset"));
+      QCOMPARE(error.error().message,
+               std::string("preset \"Poetic\" is unknown. Available presets: Precise, Creative."));
+    }
+    try {
+      server::apply_requested_preset(request, PresetCatalog{});
+      QFAIL("a preset was accepted by a server without presets");
+    } catch (const server::ApiException& error) {
+      QCOMPARE(error.error().message,
+               std::string("preset \"Poetic\" is unknown: this server has no presets."));
+    }
+  }
+
+  void theFallbackServesRequestsThatNameNone() {
+    PresetCatalog catalog = catalog_of_creative();
+    RequestPreset fallback;
+    fallback.name = "house";
+    fallback.temperature = 0.5;
+    catalog.fallback = fallback;
+    CompletionRequest unnamed = server::parse_completion_request(R"({"prompt": "Once"})");
+    server::apply_requested_preset(unnamed, catalog);
+    QCOMPARE(unnamed.sampling.temperature, std::optional<double>(0.5));
+    CompletionRequest named =
+        server::parse_completion_request(R"({"prompt": "Once", "preset": "Creative"})");
+    server::apply_requested_preset(named, catalog);
+    QCOMPARE(named.sampling.temperature, std::optional<double>(1.2));
+    QCOMPARE(named.sampling.max_tokens, std::optional<std::int64_t>(7));
+  }
+
+  void theJobCarriesThePresetsValues() {
+    const test::Model model(73);
+    const server::ServedModel served{"small", 4096,
+                                     static_cast<int>(model.description->config.vocab_size)};
+    ChatCompletionRequest request = server::parse_chat_completion_request(
+        R"({"messages": [{"role": "user", "content": "Hi"}], "preset": "Creative"})");
+    server::apply_requested_preset(request, catalog_of_creative());
+    const server::PreparedJob job =
+        server::prepare_chat_job(request, engine::PromptFormatId::ChatML, *model.tokenizer, served);
+    QCOMPARE(job.request.sampling.temperature, 1.2f);
+    QCOMPARE(job.request.sampling.top_p, 0.9f);
+    QCOMPARE(job.request.sampling.min_p, 0.1f);
+    QCOMPARE(job.request.sampling.repetition_penalty, 1.05f);
+    QCOMPARE(job.request.max_new_tokens, 7);
+    const std::string prompt = model.tokenizer->decode(job.request.prompt, false);
+    QVERIFY2(prompt.find("<|im_start|>system\nYou are a storyteller.") != std::string::npos,
+             prompt.c_str());
+    // Without a preset: OpenAI's defaults.
+    const ChatCompletionRequest plain = server::parse_chat_completion_request(
+        R"({"messages": [{"role": "user", "content": "Hi"}]})");
+    const server::PreparedJob plain_job =
+        server::prepare_chat_job(plain, engine::PromptFormatId::ChatML, *model.tokenizer, served);
+    QCOMPARE(plain_job.request.sampling.temperature, 1.0f);
+    QCOMPARE(plain_job.request.sampling.repetition_penalty, 1.0f);
+  }
+};
+
+QUIRE_TEST(RequestPresetsTest)
+#include "test_request_presets.moc"
