@@ -1,5 +1,6 @@
 // How the HTML export keeps a reply's math (found as the chat view finds it,
-// quire/ui/math_delimiters.h): its source, untouched by the Markdown around it.
+// quire/ui/math_delimiters.h): as MathML, untouched by the Markdown around
+// it, and as its source where KaTeX cannot read it.
 
 #include <QTest>
 
@@ -31,13 +32,27 @@ class TranscriptMathTest : public QObject {
   Q_OBJECT
 
  private slots:
-  void htmlKeepsTheSourceOutOfTheMarkdown() {
+  void htmlHoldsMathMLOutOfTheMarkdown() {
     // The underscores and stars would be emphasis to Markdown.
-    QCOMPARE(replyHtml(QStringLiteral("Take $a_1 * b_2$ and *this*; it costs $5 and $10.\n\n"
-                                      "\\[x_1 < y_1\\]")),
-             QStringLiteral("<p>Take <span class=\"math\">$a_1 * b_2$</span> and <em>this</em>; "
-                            "it costs $5 and $10.</p>\n"
-                            "<div class=\"math\">\\[x_1 &lt; y_1\\]</div>\n"));
+    const QString html = replyHtml(
+        QStringLiteral("Take $a_1 * b_2$ and *this*; it costs $5 and $10.\n\n\\[x_1 < y_1\\]"));
+    QVERIFY2(html.startsWith(QStringLiteral("<p>Take <span class=\"math\"><math xmlns=")),
+             qPrintable(html));
+    QVERIFY2(html.contains(QStringLiteral("<msub><mi>a</mi><mn>1</mn></msub>")), qPrintable(html));
+    // The TeX rides along as the formula's annotation, for copying and search.
+    QVERIFY(html.contains(
+        QStringLiteral("<annotation encoding=\"application/x-tex\">a_1 * b_2</annotation>")));
+    QVERIFY(html.contains(QStringLiteral("</span> and <em>this</em>; it costs $5 and $10.</p>")));
+    QVERIFY2(html.contains(QStringLiteral("<div class=\"math\"><math xmlns=\"http://www.w3.org/"
+                                          "1998/Math/MathML\" display=\"block\">")),
+             qPrintable(html));
+    QVERIFY(html.contains(QStringLiteral("x_1 &lt; y_1</annotation>")));
+  }
+
+  void htmlKeepsTheSourceOfWhatKatexCannotRead() {
+    QCOMPARE(
+        replyHtml(QStringLiteral("Broken: $\\frac{a$ here.")),
+        QStringLiteral("<p>Broken: <span class=\"math source\">$\\frac{a$</span> here.</p>\n"));
   }
 };
 

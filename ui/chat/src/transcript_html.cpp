@@ -1,7 +1,9 @@
 // The transcript as one HTML page. Replies go through the chat view's
 // Markdown renderer and the resulting document is written out as plain HTML
 // elements; math is taken out before (so Markdown does not read its _ and *)
-// and put back as its source in <span class="math"> / <div class="math">.
+// and put back in <span class="math"> / <div class="math"> as MathML, which
+// browsers typeset themselves (KaTeX's, with the TeX as its annotation), or
+// as its source where KaTeX cannot read it or is not installed.
 
 #include <QGuiApplication>
 #include <QPalette>
@@ -17,8 +19,9 @@
 #include "markdown_render.h"
 #include "markdown_segments.h"
 #include "quire/ui/chat_transcript.h"
-#include "tool_call_text.h"
 #include "quire/ui/math_delimiters.h"
+#include "quire/ui/math_renderer.h"
+#include "tool_call_text.h"
 
 namespace quire::ui {
 namespace {
@@ -30,6 +33,7 @@ constexpr char16_t kLastMathMark = 0xF8FF;
 struct ProtectedProse {
   QString markdown;
   QStringList math;  // the source of each span, by its mark
+  QStringList tex;   // between its delimiters
   QList<bool> display;
 };
 
@@ -41,6 +45,7 @@ ProtectedProse protectMath(const QString& prose) {
     out.markdown += prose.mid(copied, span.start - copied);
     out.markdown += QChar(static_cast<char16_t>(kFirstMathMark + out.math.size()));
     out.math << prose.mid(span.start, span.length);
+    out.tex << span.tex;
     out.display << span.display;
     copied = span.start + span.length;
   }
@@ -64,6 +69,18 @@ class ProseWriter {
   }
 
  private:
+  // A math mark's element: MathML, or the escaped source with the class
+  // "source" when KaTeX cannot make MathML of it.
+  QString mathElement(qsizetype mark, const QString& element, const QString& classes) const {
+    const MathResult<QString> mathml =
+        MathRenderer::shared().toMathML(prose_.tex[mark], prose_.display[mark]);
+    if (mathml.ok()) {
+      return QStringLiteral("<%1 class=\"%2\">%3</%1>").arg(element, classes, mathml.value());
+    }
+    return QStringLiteral("<%1 class=\"%2 source\">%3</%1>")
+        .arg(element, classes, escaped(prose_.math[mark]));
+  }
+
   // Text with math marks turned back into math elements.
   QString text(const QString& raw) const {
     QString html;
@@ -71,10 +88,9 @@ class ProseWriter {
       const char16_t u = c.unicode();
       const qsizetype mark = u - kFirstMathMark;
       if (u >= kFirstMathMark && mark < prose_.math.size()) {
-        html +=
-            QStringLiteral("<span class=\"%1\">%2</span>")
-                .arg(prose_.display[mark] ? QStringLiteral("math display") : QStringLiteral("math"),
-                     escaped(prose_.math[mark]));
+        html += mathElement(
+            mark, QStringLiteral("span"),
+            prose_.display[mark] ? QStringLiteral("math display") : QStringLiteral("math"));
       } else if (c == QChar::LineSeparator) {
         html += QStringLiteral("<br>");
       } else {
@@ -211,7 +227,7 @@ class ProseWriter {
       const qsizetype mark = trimmed.at(0).unicode() - kFirstMathMark;
       if (trimmed.at(0).unicode() >= kFirstMathMark && mark < prose_.math.size() &&
           prose_.display[mark]) {
-        out_ += QStringLiteral("<div class=\"math\">%1</div>\n").arg(escaped(prose_.math[mark]));
+        out_ += mathElement(mark, QStringLiteral("div"), QStringLiteral("math")) + u'\n';
         return;
       }
     }
@@ -350,7 +366,7 @@ QString styleSheet(const QPalette& palette) {
              "blockquote { border-left: 3px solid %9; margin: 0.5rem 0; padding-left: 0.75rem; }\n"
              "table { border-collapse: collapse; margin: 0.5rem 0; }\n"
              "th, td { border: 1px solid %9; padding: 0.2rem 0.5rem; text-align: left; }\n"
-             ".math { font-family: ui-monospace, \"DejaVu Sans Mono\", monospace; }\n"
+             ".math.source { font-family: ui-monospace, \"DejaVu Sans Mono\", monospace; }\n"
              "div.math { margin: 0.5rem 0; text-align: center; }\n"
              "a { color: %15; }\n")
       .arg(palette.color(QPalette::Base).name(), palette.color(QPalette::Text).name(),
