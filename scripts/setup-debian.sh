@@ -31,6 +31,9 @@ packages=(
   clang libclang-rt-14-dev
   # pdftotext: the chat export tests read the exported PDF's text
   poppler-utils
+  # images: Qt's WebP plugin (app/images), and NumPy and PIL for the
+  # reference image preprocessing (tests/tools/reference_image_preprocess.py)
+  qt6-image-formats-plugins python3-numpy python3-pil
 )
 # Node.js runs the reference tokenizer (tests/reference). Debian's nodejs and
 # npm are installed only where either command is missing: Debian's npm

@@ -308,6 +308,13 @@ def encoded_samples():
     rgba = base.copy()
     rgba.putalpha(Image.fromarray(synthetic(37, 23, 8)[..., 0]))
     save("rgba.png", rgba, "PNG")
+    # Every value under every alpha: PIL's compositing arithmetic, whole.
+    ramp = np.zeros((256, 256, 4), np.uint8)
+    ramp[..., 0] = np.arange(256)[None, :]
+    ramp[..., 1] = 255 - np.arange(256)[None, :]
+    ramp[..., 2] = np.arange(256)[None, :] // 2
+    ramp[..., 3] = np.arange(256)[:, None]
+    save("alpha_ramp.png", Image.fromarray(ramp, "RGBA"), "PNG")
     save("rgb.jpg", base, "JPEG", quality=90)
     save("gray.jpg", base.convert("L"), "JPEG", quality=90)
     save("progressive.jpg", base, "JPEG", quality=75, progressive=True)
