@@ -147,6 +147,14 @@ def rescale_normalize(array, config):
 # --- Gemma 3 --------------------------------------------------------------
 
 
+def crops_along(long_side, short_side, min_crop, max_crops):
+    """The aspect ratio rounded half up, at most as many crops as fit the
+    minimum crop size, within [2, max_crops]."""
+    count = int(math.floor(long_side / short_side + 0.5))
+    count = min(int(math.floor(long_side / min_crop)), count)
+    return min(max_crops, max(2, count))
+
+
 def pan_and_scan(array, config):
     height, width = array.shape[:2]
     min_crop = value(config, "pan_and_scan_min_crop_size", 256)
@@ -155,17 +163,11 @@ def pan_and_scan(array, config):
     if width >= height:
         if width / height < min_ratio:
             return []
-        num_w = int(math.floor(width / height + 0.5))
-        num_w = min(int(math.floor(width / min_crop)), num_w)
-        num_w = min(max_crops, max(2, num_w))
-        num_h = 1
+        num_w, num_h = crops_along(width, height, min_crop, max_crops), 1
     else:
         if height / width < min_ratio:
             return []
-        num_h = int(math.floor(height / width + 0.5))
-        num_h = min(int(math.floor(height / min_crop)), num_h)
-        num_h = min(max_crops, max(2, num_h))
-        num_w = 1
+        num_w, num_h = 1, crops_along(height, width, min_crop, max_crops)
     crop_w = int(math.ceil(width / num_w))
     crop_h = int(math.ceil(height / num_h))
     if min(crop_w, crop_h) < min_crop:

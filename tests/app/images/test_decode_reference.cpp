@@ -10,17 +10,13 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cstring>
 
+#include "python_tool.h"
 #include "quire/app/images/decode_image.h"
 #include "test_main.h"
-
-#ifndef QUIRE_PYTHON
-#define QUIRE_PYTHON "python3"
-#endif
 
 using quire::images::decode_image;
 using quire::vision::RgbImage;
@@ -65,18 +61,11 @@ class DecodeReferenceTest : public QObject {
 
  private slots:
   void initTestCase() {
-    if (QStringLiteral(QUIRE_PYTHON).isEmpty()) QFAIL("Python was not found at configure time");
     QVERIFY(dir_.isValid());
-    QProcess python;
-    python.start(QStringLiteral(QUIRE_PYTHON),
-                 {QStringLiteral(QUIRE_TEST_TOOLS_DIR "/reference_image_preprocess.py"),
-                  QStringLiteral("decode"), dir_.path()});
-    QVERIFY2(python.waitForFinished(120000), "the reference decoding did not finish");
-    QVERIFY2(python.exitCode() == 0,
-             qPrintable(
-                 QStringLiteral("the reference decoding failed (python3-numpy and python3-pil are "
-                                "needed, scripts/setup-debian.sh installs them):\n") +
-                 QString::fromUtf8(python.readAllStandardError())));
+    const QString failure = quire::test::run_python_tool(
+        QStringLiteral("reference_image_preprocess.py"), {QStringLiteral("decode"), dir_.path()},
+        120000, QStringLiteral("python3-numpy and python3-pil"));
+    QVERIFY2(failure.isEmpty(), qPrintable(failure));
   }
 
   void every_file_decodes_to_pils_pixels_data() {

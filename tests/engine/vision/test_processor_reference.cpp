@@ -6,21 +6,17 @@
 
 #include <QDir>
 #include <QFile>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "python_tool.h"
 #include "quire/engine/vision/image_processor.h"
 #include "quire/engine/vision/pil_resample.h"
 #include "quire/engine/vision/processor_config.h"
 #include "test_main.h"
-
-#ifndef QUIRE_PYTHON
-#define QUIRE_PYTHON "python3"
-#endif
 
 using namespace quire::vision;
 
@@ -166,18 +162,12 @@ class ProcessorReferenceTest : public QObject {
 
  private slots:
   void initTestCase() {
-    if (QStringLiteral(QUIRE_PYTHON).isEmpty()) QFAIL("Python was not found at configure time");
     QVERIFY(dir_.isValid());
-    QProcess python;
-    python.start(QStringLiteral(QUIRE_PYTHON),
-                 {QStringLiteral(QUIRE_TEST_TOOLS_DIR "/reference_image_preprocess.py"),
-                  QStringLiteral("preprocess"), dir_.path()});
-    QVERIFY2(python.waitForFinished(300000), "the reference preprocessing did not finish");
-    QVERIFY2(python.exitCode() == 0,
-             qPrintable(QStringLiteral("the reference preprocessing failed (python3-numpy and "
-                                       "python3-pil are needed, scripts/setup-debian.sh installs "
-                                       "them):\n") +
-                        QString::fromUtf8(python.readAllStandardError())));
+    const QString failure =
+        quire::test::run_python_tool(QStringLiteral("reference_image_preprocess.py"),
+                                     {QStringLiteral("preprocess"), dir_.path()}, 300000,
+                                     QStringLiteral("python3-numpy and python3-pil"));
+    QVERIFY2(failure.isEmpty(), qPrintable(failure));
     manifest_ =
         nlohmann::json::parse(read_bytes(path(QStringLiteral("manifest.json"))).toStdString());
     for (const auto& entry : manifest_["cases"]) {
