@@ -9,7 +9,7 @@ float Normalization::apply(std::uint8_t value, int channel) const {
                        : static_cast<float>(value);
   if (do_normalize) {
     const auto m = static_cast<float>(mean[static_cast<std::size_t>(channel)]);
-    const auto s = static_cast<float>(std[static_cast<std::size_t>(channel)]);
+    const auto s = static_cast<float>(deviation[static_cast<std::size_t>(channel)]);
     x = (x - m) / s;
   }
   return x;

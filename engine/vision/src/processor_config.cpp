@@ -252,8 +252,8 @@ ProcessorConfig parse_processor_config(std::string_view preprocessor_json,
   const std::array<double, 3> clip_std{0.26862954, 0.26130258, 0.27577711};
   const bool clip_defaults = family != Family::Gemma3;
   n.mean = pre.channels("image_mean", clip_defaults ? clip_mean : half);
-  n.std = pre.channels("image_std", clip_defaults ? clip_std : half);
-  for (double s : n.std)
+  n.deviation = pre.channels("image_std", clip_defaults ? clip_std : half);
+  for (double s : n.deviation)
     if (s == 0.0) pre.fail("image_std", "holds a zero, which normalization would divide by");
 
   switch (family) {

@@ -11,7 +11,9 @@ namespace quire::images {
 // What Quire reads at most. A file over max_bytes is refused before it is
 // parsed; an image over max_pixels is refused from the size its header
 // states, before any pixel memory is allocated (a decompression bomb, a few
-// kilobytes claiming 100000x100000 pixels, costs nothing).
+// kilobytes claiming 100000x100000 pixels, costs nothing). Qt refuses on its
+// own to allocate more than 256 MB for one image (QImageReader's allocation
+// limit), about 64 megapixels: a larger max_pixels needs that limit raised.
 struct ImageLimits {
   std::int64_t max_bytes = std::int64_t{64} * 1024 * 1024;
   std::int64_t max_pixels = std::int64_t{50} * 1000 * 1000;

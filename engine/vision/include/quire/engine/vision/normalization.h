@@ -16,7 +16,7 @@ struct Normalization {
   double rescale_factor = 1.0 / 255.0;
   bool do_normalize = true;
   std::array<double, 3> mean{0.5, 0.5, 0.5};
-  std::array<double, 3> std{0.5, 0.5, 0.5};
+  std::array<double, 3> deviation{0.5, 0.5, 0.5};  // image_std
 
   // One channel value of one pixel, as the processors compute it.
   float apply(std::uint8_t value, int channel) const;
