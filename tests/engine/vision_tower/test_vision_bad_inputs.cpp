@@ -2,11 +2,14 @@
 // tensor or key and what to do; the model's description keeps the language
 // model usable and says why it cannot see images.
 
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 #include <stdexcept>
 
 #include "bad_model_support.h"
+#include "quire/engine/io/safetensors_file.h"
+#include "quire/engine/io/safetensors_writer.h"
 #include "quire/engine/model_error.h"
 #include "quire/engine/modelgen/random_model.h"
 #include "quire/engine/runtime/model_description.h"
@@ -39,6 +42,20 @@ bool contains(const std::string& text, const std::string& part) {
 
 const std::string kTower = "vision_tower.vision_model.";
 
+// Stores tensor `from` of model.safetensors under the name `to`, as a format
+// that quantizes it would name its codes.
+void rename_tensor(const std::filesystem::path& model, const std::string& from,
+                   const std::string& to) {
+  const std::filesystem::path path = model / "model.safetensors";
+  io::SafetensorsWriter writer;
+  {
+    const io::SafetensorsFile file = io::SafetensorsFile::open(path);
+    for (const io::TensorInfo& info : file.tensors())
+      writer.add(info.name == from ? to : info.name, info.dtype, info.shape, file.data(info));
+  }
+  writer.write(path);
+}
+
 }  // namespace
 
 class VisionBadInputTest : public QObject {
@@ -61,6 +78,32 @@ class VisionBadInputTest : public QObject {
 
   void goodModelLoads() { QCOMPARE(load_error(fresh_model()), std::string()); }
 
+  // gemma-3-4b-it's config.json as published: SiglipVisionConfig's defaults
+  // fill in the epsilon and the activation it leaves out.
+  void publishedConfig() {
+    QFile file(QStringLiteral(QUIRE_TEST_DATA_DIR "/configs/gemma-3-4b-it.json"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const std::optional<vision::Gemma3VisionConfig> config =
+        vision::parse_gemma3_vision_config(file.readAll().toStdString(), "gemma-3-4b-it.json");
+    QVERIFY(config.has_value());
+    const vision::SiglipConfig& tower = config->tower;
+    QCOMPARE(tower.hidden_size, 1152);
+    QCOMPARE(tower.intermediate_size, 4304);
+    QCOMPARE(tower.num_layers, 27);
+    QCOMPARE(tower.num_heads, 16);
+    QCOMPARE(tower.head_dim(), 72);
+    QCOMPARE(tower.num_channels, 3);
+    QCOMPARE(tower.image_size, 896);
+    QCOMPARE(tower.patch_size, 14);
+    QCOMPARE(tower.patches(), 4096);
+    QCOMPARE(tower.layer_norm_eps, 1e-6);
+    QCOMPARE(tower.activation, vision::Gelu::Tanh);
+    QCOMPARE(config->tokens_per_image, 256);
+    QCOMPARE(config->tokens_per_side(), 16);
+    QCOMPARE(config->pool_kernel(), 4);
+    QCOMPARE(config->text_hidden_size, 2560);
+  }
+
   void missingTensor() {
     const std::filesystem::path model = fresh_model();
     const std::string name = kTower + "encoder.layers.1.mlp.fc2.bias";
@@ -73,6 +116,15 @@ class VisionBadInputTest : public QObject {
     const ModelDescription description = ModelDescription::open(model);
     QVERIFY(!description.vision.tower.has_value());
     QUIRE_VERIFY_CONTAINS(description.vision.problem, name);
+  }
+
+  void quantizedTower() {
+    const std::filesystem::path model = fresh_model();
+    const std::string key = kTower + "encoder.layers.0.self_attn.k_proj";
+    rename_tensor(model, key + ".weight", key + ".q_weight");
+    const std::string error = load_error(model);
+    QUIRE_VERIFY_CONTAINS(error, key + " is quantized (" + key + ".q_weight)");
+    QUIRE_VERIFY_CONTAINS(error, "FP16, BF16 or FP32");
   }
 
   void noTowerAtAll() {
