@@ -27,6 +27,8 @@ packages=(
   xvfb xauth
   # the reference chat-template renderer and SentencePiece (tests/reference)
   python3-jinja2 python3-sentencepiece
+  # the float64 vision reference (tests/tools/reference_vision.py)
+  python3-numpy
   # scripts/fuzz.sh (libFuzzer)
   clang libclang-rt-14-dev
   # pdftotext: the chat export tests read the exported PDF's text

@@ -202,6 +202,7 @@ ModelDescription ModelDescription::open(const std::filesystem::path& directory) 
     ++model.unused_tensors;
     model.unused_bytes += static_cast<std::int64_t>(model.tensors.get(name).info->bytes);
   }
+  if (a.multimodal) model.vision = vision::describe_vision(model.directory, model.tensors);
   return model;
 }
 

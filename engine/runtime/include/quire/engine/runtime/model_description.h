@@ -15,6 +15,7 @@
 #include "quire/engine/model/model_config.h"
 #include "quire/engine/planner/placement_request.h"
 #include "quire/engine/runtime/kv_scales.h"
+#include "quire/engine/vision/vision_tower_summary.h"
 #include "quire/kernels/dtype.h"
 
 namespace quire::engine {
@@ -133,6 +134,10 @@ struct ModelDescription {
   // Tensors that are not the language model's (a vision tower), left on disk.
   std::int64_t unused_tensors = 0;
   std::int64_t unused_bytes = 0;
+  // Whether the model can see images, and with which tower (vision.tower
+  // unset: it cannot; vision.problem says why when config.json declares one
+  // the files do not hold). The language model's forward pass ignores it.
+  vision::VisionAvailability vision;
   kernels::DType embedding_dtype = kernels::DType::F16;
   // Gemma: sqrt(hidden) rounded to the embedding's dtype; 1: none.
   float embedding_scale = 1.0f;

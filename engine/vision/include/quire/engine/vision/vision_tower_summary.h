@@ -1,0 +1,45 @@
+#pragma once
+
+// Whether a model directory can see images, and with which tower: what the
+// model's description tells the application before anything is loaded.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "quire/engine/io/model_tensors.h"
+#include "quire/kernels/dtype.h"
+
+namespace quire::engine::vision {
+
+struct VisionTowerSummary {
+  std::string tower;      // "SigLIP"
+  std::string projector;  // "Gemma 3"
+  int image_size = 0;     // pixels on a side of the (square) input
+  int patch_size = 0;
+  int layers = 0;
+  int hidden_size = 0;
+  int tokens_per_image = 0;  // prompt positions one image takes
+  kernels::DType dtype = kernels::DType::BF16;
+  std::int64_t parameters = 0;  // tower and projector
+  std::int64_t bytes = 0;
+  std::string tensor_prefix;  // where the tower's tensors start
+};
+
+struct VisionAvailability {
+  // Set when the files hold a complete tower that matches config.json.
+  std::optional<VisionTowerSummary> tower;
+  // Empty when the model has no vision side at all; otherwise, when `tower`
+  // is unset, why the one config.json declares cannot be used (the checks'
+  // ModelError message, naming the tensor or key).
+  std::string problem;
+};
+
+// Reads `directory`/config.json and checks `tensors` (the directory's) without
+// reading their data. Never throws for a broken vision side: the language
+// model may still run, so the reason goes into `problem`.
+VisionAvailability describe_vision(const std::filesystem::path& directory,
+                                   const io::ModelTensors& tensors);
+
+}  // namespace quire::engine::vision

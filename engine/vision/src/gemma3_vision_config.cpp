@@ -1,0 +1,164 @@
+#include "quire/engine/vision/gemma3_vision_config.h"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "quire/engine/model_error.h"
+
+namespace quire::engine::vision {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::string_view kGemma3Multimodal = "Gemma3ForConditionalGeneration";
+
+// Reads the keys of one object of config.json, with messages naming the
+// file and the key's full path ("vision_config.hidden_size").
+class KeyReader {
+ public:
+  KeyReader(const Json& object, std::string path, const std::string& source)
+      : object_(object), path_(std::move(path)), source_(source) {}
+
+  int integer(const char* key, int fallback, int low, int high) const {
+    const Json* value = find(key);
+    if (value == nullptr) return fallback;
+    if (!value->is_number_integer() || *value < low || *value > high) {
+      fail(key, "must be a whole number from " + std::to_string(low) + " to " +
+                    std::to_string(high) + ", not " + value->dump());
+    }
+    return value->get<int>();
+  }
+
+  double number(const char* key, double fallback, double low, double high) const {
+    const Json* value = find(key);
+    if (value == nullptr) return fallback;
+    if (!value->is_number() || !(value->get<double>() >= low && value->get<double>() <= high)) {
+      std::ostringstream range;
+      range << low << " to " << high;
+      fail(key, "must be a number from " + range.str() + ", not " + value->dump());
+    }
+    return value->get<double>();
+  }
+
+  std::string string(const char* key, const std::string& fallback) const {
+    const Json* value = find(key);
+    if (value == nullptr) return fallback;
+    if (!value->is_string()) fail(key, "must be a string, not " + value->dump());
+    return value->get<std::string>();
+  }
+
+  [[noreturn]] void fail(const char* key, const std::string& what) const {
+    throw ModelError(source_ + ": " + path_ + key + " " + what);
+  }
+
+ private:
+  // Absent and null both mean "not set", as transformers reads them.
+  const Json* find(const char* key) const {
+    if (!object_.is_object() || !object_.contains(key) || object_.at(key).is_null()) return nullptr;
+    return &object_.at(key);
+  }
+
+  const Json& object_;
+  std::string path_;
+  const std::string& source_;
+};
+
+Gelu activation_of(const std::string& name, const KeyReader& reader) {
+  if (name == "gelu_pytorch_tanh" || name == "gelu_new") return Gelu::Tanh;
+  if (name == "gelu") return Gelu::Erf;
+  reader.fail("hidden_act", "is \"" + name +
+                                "\"; Quire runs SigLIP towers with gelu_pytorch_tanh, gelu_new "
+                                "or gelu");
+}
+
+// SiglipVisionConfig's defaults for what the file leaves out.
+SiglipConfig read_tower(const Json& object, const std::string& source) {
+  const KeyReader reader(object, "vision_config.", source);
+  const std::string model_type = reader.string("model_type", "siglip_vision_model");
+  if (model_type != "siglip_vision_model") {
+    reader.fail("model_type", "is \"" + model_type +
+                                  "\"; Gemma 3's vision tower is SigLIP (siglip_vision_model)");
+  }
+  SiglipConfig c;
+  c.hidden_size = reader.integer("hidden_size", c.hidden_size, 1, 1 << 16);
+  c.intermediate_size = reader.integer("intermediate_size", c.intermediate_size, 1, 1 << 18);
+  c.num_layers = reader.integer("num_hidden_layers", c.num_layers, 1, 1024);
+  c.num_heads = reader.integer("num_attention_heads", c.num_heads, 1, c.hidden_size);
+  c.num_channels = reader.integer("num_channels", c.num_channels, 1, 16);
+  c.image_size = reader.integer("image_size", c.image_size, 1, 1 << 14);
+  c.patch_size = reader.integer("patch_size", c.patch_size, 1, c.image_size);
+  c.layer_norm_eps = reader.number("layer_norm_eps", c.layer_norm_eps, 0.0, 1.0);
+  c.activation_name = reader.string("hidden_act", c.activation_name);
+  c.activation = activation_of(c.activation_name, reader);
+  if (c.hidden_size % c.num_heads != 0) {
+    reader.fail("num_attention_heads", "(" + std::to_string(c.num_heads) +
+                                           ") does not divide hidden_size (" +
+                                           std::to_string(c.hidden_size) + ")");
+  }
+  if (c.image_size % c.patch_size != 0) {
+    reader.fail("image_size", "(" + std::to_string(c.image_size) +
+                                  ") is not a multiple of patch_size (" +
+                                  std::to_string(c.patch_size) + ")");
+  }
+  return c;
+}
+
+}  // namespace
+
+int Gemma3VisionConfig::tokens_per_side() const {
+  return static_cast<int>(std::lround(std::sqrt(static_cast<double>(tokens_per_image))));
+}
+
+std::optional<Gemma3VisionConfig> parse_gemma3_vision_config(std::string_view json,
+                                                             const std::string& source) {
+  Json root;
+  try {
+    root = Json::parse(json);
+  } catch (const Json::parse_error& error) {
+    throw ModelError(source + " is not valid JSON: " + error.what());
+  }
+  const auto architectures = root.find("architectures");
+  if (architectures == root.end() || !architectures->is_array() || architectures->empty() ||
+      *architectures->begin() != kGemma3Multimodal) {
+    return std::nullopt;
+  }
+  const auto vision = root.find("vision_config");
+  if (vision == root.end() || vision->is_null()) return std::nullopt;
+  if (!vision->is_object()) throw ModelError(source + ": vision_config must be an object");
+
+  Gemma3VisionConfig config;
+  config.tower = read_tower(*vision, source);
+  const KeyReader top(root, "", source);
+  config.tokens_per_image =
+      top.integer("mm_tokens_per_image", config.tokens_per_image, 1, config.tower.patches());
+  static const Json kNoTextConfig = Json::object();
+  const auto text = root.find("text_config");
+  const KeyReader text_reader(text != root.end() ? *text : kNoTextConfig, "text_config.", source);
+  config.text_hidden_size = text_reader.integer("hidden_size", config.text_hidden_size, 1, 1 << 17);
+
+  const int side = config.tokens_per_side();
+  const int patches_per_side = config.tower.patches_per_side();
+  if (side * side != config.tokens_per_image || patches_per_side % side != 0) {
+    top.fail("mm_tokens_per_image",
+             "(" + std::to_string(config.tokens_per_image) +
+                 ") must be the square of a number dividing the " +
+                 std::to_string(patches_per_side) + " patches on a side (image_size " +
+                 std::to_string(config.tower.image_size) + " / patch_size " +
+                 std::to_string(config.tower.patch_size) + "), which are averaged into tokens");
+  }
+  return config;
+}
+
+std::optional<Gemma3VisionConfig> read_gemma3_vision_config(
+    const std::filesystem::path& directory) {
+  const std::filesystem::path path = directory / "config.json";
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw ModelError(path.string() + " cannot be read; is this a model directory?");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_gemma3_vision_config(text.str(), path.string());
+}
+
+}  // namespace quire::engine::vision

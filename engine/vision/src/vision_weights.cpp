@@ -1,0 +1,217 @@
+#include "quire/engine/vision/vision_weights.h"
+
+#include <cstring>
+#include <functional>
+
+#include "quire/engine/model_error.h"
+#include "quire/kernels/cpu/half.h"
+
+namespace quire::engine::vision {
+namespace {
+
+using kernels::DType;
+
+constexpr const char* kOldTower = "vision_tower.vision_model.";
+constexpr const char* kNewTower = "model.vision_tower.vision_model.";
+constexpr const char* kOldProjector = "multi_modal_projector.";
+constexpr const char* kNewProjector = "model.multi_modal_projector.";
+
+// What each format stores in place of a dense ".weight".
+constexpr const char* kQuantizedSuffixes[] = {".q_weight", ".qweight", ".trellis",
+                                              ".weight_packed"};
+
+VisionTensorPrefixes find_prefixes(const io::ModelTensors& tensors) {
+  const std::string probe = "embeddings.patch_embedding.weight";
+  if (tensors.contains(std::string(kOldTower) + probe)) return {kOldTower, kOldProjector};
+  if (tensors.contains(std::string(kNewTower) + probe)) return {kNewTower, kNewProjector};
+  throw ModelError(tensors.directory().string() + ": config.json describes a vision tower, but " +
+                   "the files hold neither " + kOldTower + probe + " nor " + kNewTower + probe +
+                   "; the download is incomplete, or holds only the language model");
+}
+
+// Visits every tensor of the tower and projector with its expected shape, in
+// the order the model runs them.
+void for_each_expected(
+    const Gemma3VisionConfig& config, const VisionTensorPrefixes& prefixes,
+    const std::function<void(const std::string&, std::vector<std::int64_t>)>& f) {
+  const SiglipConfig& c = config.tower;
+  const std::int64_t width = c.hidden_size;
+  const std::string& t = prefixes.tower;
+  f(t + "embeddings.patch_embedding.weight", {width, c.num_channels, c.patch_size, c.patch_size});
+  f(t + "embeddings.patch_embedding.bias", {width});
+  f(t + "embeddings.position_embedding.weight", {c.patches(), width});
+  for (int i = 0; i < c.num_layers; ++i) {
+    const std::string layer = t + "encoder.layers." + std::to_string(i) + ".";
+    for (const char* norm : {"layer_norm1", "layer_norm2"}) {
+      f(layer + norm + ".weight", {width});
+      f(layer + norm + ".bias", {width});
+    }
+    for (const char* projection : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
+      f(layer + "self_attn." + projection + ".weight", {width, width});
+      f(layer + "self_attn." + projection + ".bias", {width});
+    }
+    f(layer + "mlp.fc1.weight", {c.intermediate_size, width});
+    f(layer + "mlp.fc1.bias", {c.intermediate_size});
+    f(layer + "mlp.fc2.weight", {width, c.intermediate_size});
+    f(layer + "mlp.fc2.bias", {width});
+  }
+  f(t + "post_layernorm.weight", {width});
+  f(t + "post_layernorm.bias", {width});
+  f(prefixes.projector + "mm_input_projection_weight", {width, config.text_hidden_size});
+  f(prefixes.projector + "mm_soft_emb_norm.weight", {width});
+}
+
+void check_present(const io::ModelTensors& tensors, const std::string& name) {
+  if (tensors.contains(name)) return;
+  const std::string where = tensors.directory().string() + ": ";
+  if (name.ends_with(".weight")) {
+    const std::string base = name.substr(0, name.size() - 7);
+    for (const char* suffix : kQuantizedSuffixes) {
+      if (tensors.contains(base + suffix)) {
+        throw ModelError(where + base + " is quantized (" + base + suffix +
+                         "); Quire runs the vision tower from FP16, BF16 or FP32 weights, as "
+                         "the published conversions keep it");
+      }
+    }
+  }
+  throw ModelError(where + "the vision tower has no tensor " + name +
+                   "; the download is incomplete or does not match config.json's vision_config");
+}
+
+// A layer beyond vision_config's count means the config describes another
+// tower than the files hold.
+void check_no_extra_layers(const io::ModelTensors& tensors, const Gemma3VisionConfig& config,
+                           const VisionTensorPrefixes& prefixes) {
+  const std::string extra = prefixes.tower + "encoder.layers." +
+                            std::to_string(config.tower.num_layers) + ".layer_norm1.weight";
+  if (!tensors.contains(extra)) return;
+  throw ModelError(tensors.directory().string() + ": the files hold " + extra +
+                   ", but vision_config.num_hidden_layers is " +
+                   std::to_string(config.tower.num_layers) +
+                   "; config.json does not match the vision tower's weights");
+}
+
+std::vector<float> widen(std::span<const std::byte> bytes, DType dtype) {
+  const std::size_t count = bytes.size() / kernels::dtype_size(dtype);
+  std::vector<float> values(count);
+  if (dtype == DType::F32) {
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+    return values;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint16_t bits = 0;
+    std::memcpy(&bits, bytes.data() + 2 * i, 2);
+    values[i] = dtype == DType::BF16 ? kernels::bf16_to_float(bits) : kernels::half_to_float(bits);
+  }
+  return values;
+}
+
+class WeightReader {
+ public:
+  explicit WeightReader(const io::ModelTensors& tensors) : tensors_(tensors) {}
+
+  std::vector<float> floats(const std::string& name) const {
+    const io::ModelTensors::Located located = tensors_.get(name);
+    return widen(located.file->data(*located.info), located.info->dtype);
+  }
+
+  LayerNormWeights layer_norm(const std::string& key) const {
+    return {floats(key + ".weight"), floats(key + ".bias")};
+  }
+
+  // A weight of any shape [out, ...] read as [out, product of the rest].
+  DenseLinear linear(const std::string& key) const {
+    const io::ModelTensors::Located located = tensors_.get(key + ".weight");
+    const std::span<const std::byte> bytes = located.file->data(*located.info);
+    DenseLinear linear;
+    linear.dtype = located.info->dtype;
+    linear.out_features = located.info->shape.front();
+    linear.in_features = located.info->elements() / linear.out_features;
+    linear.weight.assign(bytes.begin(), bytes.end());
+    linear.bias = floats(key + ".bias");
+    return linear;
+  }
+
+  // A [rows, columns] matrix stored for x W, turned into a linear's [columns, rows].
+  DenseLinear transposed(const std::string& name) const {
+    const io::ModelTensors::Located located = tensors_.get(name);
+    const std::span<const std::byte> bytes = located.file->data(*located.info);
+    const std::int64_t rows = located.info->shape[0];
+    const std::int64_t columns = located.info->shape[1];
+    const std::size_t size = kernels::dtype_size(located.info->dtype);
+    DenseLinear linear;
+    linear.dtype = located.info->dtype;
+    linear.in_features = rows;
+    linear.out_features = columns;
+    linear.weight.resize(bytes.size());
+    for (std::int64_t r = 0; r < rows; ++r) {
+      for (std::int64_t c = 0; c < columns; ++c) {
+        std::memcpy(linear.weight.data() + std::size_t(c * rows + r) * size,
+                    bytes.data() + std::size_t(r * columns + c) * size, size);
+      }
+    }
+    return linear;
+  }
+
+ private:
+  const io::ModelTensors& tensors_;
+};
+
+}  // namespace
+
+kernels::LinearWeight DenseLinear::view() const {
+  kernels::LinearWeight view;
+  view.in_features = in_features;
+  view.out_features = out_features;
+  view.format = kernels::DenseWeight{weight.data(), dtype};
+  view.bias = bias.empty() ? nullptr : bias.data();
+  view.bias_dtype = DType::F32;
+  return view;
+}
+
+VisionTensorSummary check_gemma3_vision_tensors(const io::ModelTensors& tensors,
+                                                const Gemma3VisionConfig& config) {
+  VisionTensorSummary summary;
+  summary.prefixes = find_prefixes(tensors);
+  for_each_expected(config, summary.prefixes,
+                    [&](const std::string& name, std::vector<std::int64_t> shape) {
+                      check_present(tensors, name);
+                      const io::ModelTensors::Located located =
+                          tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
+                      summary.parameters += located.info->elements();
+                      summary.bytes += static_cast<std::int64_t>(located.info->bytes);
+                    });
+  check_no_extra_layers(tensors, config, summary.prefixes);
+  summary.dtype =
+      tensors.get(summary.prefixes.tower + "embeddings.patch_embedding.weight").info->dtype;
+  return summary;
+}
+
+Gemma3VisionWeights load_gemma3_vision_weights(const io::ModelTensors& tensors,
+                                               const Gemma3VisionConfig& config) {
+  const VisionTensorPrefixes prefixes = check_gemma3_vision_tensors(tensors, config).prefixes;
+  const WeightReader read(tensors);
+  const std::string& t = prefixes.tower;
+  Gemma3VisionWeights weights;
+  SiglipWeights& tower = weights.tower;
+  tower.patch_embedding = read.linear(t + "embeddings.patch_embedding");
+  tower.position_embedding = read.floats(t + "embeddings.position_embedding.weight");
+  for (int i = 0; i < config.tower.num_layers; ++i) {
+    const std::string layer = t + "encoder.layers." + std::to_string(i) + ".";
+    SiglipLayerWeights& w = tower.layers.emplace_back();
+    w.norm1 = read.layer_norm(layer + "layer_norm1");
+    w.q = read.linear(layer + "self_attn.q_proj");
+    w.k = read.linear(layer + "self_attn.k_proj");
+    w.v = read.linear(layer + "self_attn.v_proj");
+    w.out = read.linear(layer + "self_attn.out_proj");
+    w.norm2 = read.layer_norm(layer + "layer_norm2");
+    w.fc1 = read.linear(layer + "mlp.fc1");
+    w.fc2 = read.linear(layer + "mlp.fc2");
+  }
+  tower.post_norm = read.layer_norm(t + "post_layernorm");
+  weights.projector.norm_weight = read.floats(prefixes.projector + "mm_soft_emb_norm.weight");
+  weights.projector.projection = read.transposed(prefixes.projector + "mm_input_projection_weight");
+  return weights;
+}
+
+}  // namespace quire::engine::vision
