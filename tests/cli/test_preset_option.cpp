@@ -12,6 +12,7 @@
 #include <QTest>
 
 #include "cli_run.h"
+#include "shared_model.h"
 #include "test_main.h"
 
 namespace {
@@ -46,11 +47,8 @@ class PresetOptionTest : public QObject {
 
  private slots:
   void initTestCase() {
-    model_ = root_.filePath(QStringLiteral("model"));
-    QCOMPARE(run_cli({QStringLiteral("make-model"), model_, QStringLiteral("--format"),
-                      QStringLiteral("exl2:4.0"), QStringLiteral("--seed"), QStringLiteral("5")})
-                 .exit_code,
-             0);
+    model_ = cli_test::make_exl2_model(root_.path());
+    QVERIFY(!model_.isEmpty());
   }
 
   void aPresetFileGivesTheLongestReply() {
@@ -79,6 +77,105 @@ class PresetOptionTest : public QObject {
                                          QStringLiteral("--preset"), QStringLiteral("Exact")}));
     QCOMPARE(preset.exit_code, 0);
     QCOMPARE(generated_tokens(preset), generated_tokens(greedy));
+  }
+
+  // DRY, XTC, top-nσ and mirostat v2 from a preset sample exactly as the same
+  // options given on the command line do, under one seed; an option given
+  // beside the preset overrides the preset's value.
+  void aPresetGivesItsTunedSamplers() {
+    const QString preset = root_.filePath(QStringLiteral("tuned.json"));
+    write_preset(preset, R"({"tuned_sampling": {"dry_multiplier": 0.8, "dry_base": 1.5,
+        "dry_allowed_length": 1, "dry_range": 64, "dry_sequence_breakers": ["|"],
+        "mirostat": 2, "mirostat_tau": 3, "mirostat_eta": 0.2}})");
+    const QStringList seeded{QStringLiteral("--seed"), QStringLiteral("7"),
+                             QStringLiteral("--max-new"), QStringLiteral("24")};
+    const Run from_preset =
+        run_cli(generate(seeded + QStringList{QStringLiteral("--preset"), preset}));
+    QCOMPARE(from_preset.exit_code, 0);
+    const QStringList dry{QStringLiteral("--dry-multiplier"),
+                          QStringLiteral("0.8"),
+                          QStringLiteral("--dry-base"),
+                          QStringLiteral("1.5"),
+                          QStringLiteral("--dry-allowed-length"),
+                          QStringLiteral("1"),
+                          QStringLiteral("--dry-range"),
+                          QStringLiteral("64"),
+                          QStringLiteral("--dry-sequence-breaker"),
+                          QStringLiteral("|")};
+    const QStringList mirostat{QStringLiteral("--mirostat"),     QStringLiteral("2"),
+                               QStringLiteral("--mirostat-tau"), QStringLiteral("3"),
+                               QStringLiteral("--mirostat-eta"), QStringLiteral("0.2")};
+    const Run from_options = run_cli(generate(seeded + dry + mirostat));
+    QCOMPARE(from_options.exit_code, 0);
+    const Run plain = run_cli(generate(seeded));
+    QCOMPARE(plain.exit_code, 0);
+    QCOMPARE(generated_tokens(from_preset), generated_tokens(from_options));
+    QVERIFY(generated_tokens(from_preset) != generated_tokens(plain));
+
+    // --mirostat 0 beside the preset: its DRY stays, mirostat goes.
+    const Run overridden =
+        run_cli(generate(seeded + QStringList{QStringLiteral("--preset"), preset,
+                                              QStringLiteral("--mirostat"), QStringLiteral("0")}));
+    QCOMPARE(overridden.exit_code, 0);
+    const Run dry_only = run_cli(generate(seeded + dry));
+    QCOMPARE(dry_only.exit_code, 0);
+    QCOMPARE(generated_tokens(overridden), generated_tokens(dry_only));
+    QVERIFY(generated_tokens(overridden) != generated_tokens(from_preset));
+  }
+
+  // XTC and top-nσ likewise.
+  void aPresetGivesXtcAndTopNSigma() {
+    const QString preset = root_.filePath(QStringLiteral("xtc.json"));
+    write_preset(preset, R"({"tuned_sampling": {"xtc_threshold": 0.01, "xtc_probability": 1,
+        "top_n_sigma": 2}})");
+    const QStringList seeded{QStringLiteral("--seed"), QStringLiteral("3"),
+                             QStringLiteral("--max-new"), QStringLiteral("24")};
+    const QStringList xtc{QStringLiteral("--xtc-threshold"), QStringLiteral("0.01"),
+                          QStringLiteral("--xtc-probability"), QStringLiteral("1")};
+    const QStringList sigma{QStringLiteral("--top-n-sigma"), QStringLiteral("2")};
+    const Run from_preset =
+        run_cli(generate(seeded + QStringList{QStringLiteral("--preset"), preset}));
+    const Run from_options = run_cli(generate(seeded + xtc + sigma));
+    const Run plain = run_cli(generate(seeded));
+    QCOMPARE(from_preset.exit_code, 0);
+    QCOMPARE(generated_tokens(from_preset), generated_tokens(from_options));
+    QVERIFY(generated_tokens(from_preset) != generated_tokens(plain));
+    // --xtc-probability 0 beside the preset: only its top-nσ stays.
+    const Run overridden = run_cli(
+        generate(seeded + QStringList{QStringLiteral("--preset"), preset,
+                                      QStringLiteral("--xtc-probability"), QStringLiteral("0")}));
+    const Run sigma_only = run_cli(generate(seeded + sigma));
+    QCOMPARE(overridden.exit_code, 0);
+    QCOMPARE(generated_tokens(overridden), generated_tokens(sigma_only));
+    QVERIFY(generated_tokens(overridden) != generated_tokens(from_preset));
+  }
+
+  // A preset's context policy applies where --context-overflow is not given.
+  void aPresetGivesItsContextPolicy() {
+    const QString preset = root_.filePath(QStringLiteral("stop.json"));
+    write_preset(preset, R"({"context_overflow": "stop"})");
+    QString text;
+    for (int i = 0; i < 300; ++i)
+      text += QStringLiteral("word ");
+    const QStringList base{QStringLiteral("generate"),
+                           model_,
+                           QStringLiteral("--prompt"),
+                           text,
+                           QStringLiteral("--max-new"),
+                           QStringLiteral("8"),
+                           QStringLiteral("--greedy"),
+                           QStringLiteral("--context"),
+                           QStringLiteral("256"),
+                           QStringLiteral("--preset"),
+                           preset};
+    const Run stopped = run_cli(base);
+    QCOMPARE(stopped.exit_code, 1);
+    QVERIFY2(stopped.err.contains(QStringLiteral("tokens over the context of 256")),
+             qPrintable(stopped.err));
+    const Run dropped = run_cli(
+        base + QStringList{QStringLiteral("--context-overflow"), QStringLiteral("drop-oldest")});
+    QCOMPARE(dropped.exit_code, 0);
+    QVERIFY2(dropped.err.contains(QStringLiteral("tokens 2\u2013")), qPrintable(dropped.err));
   }
 
   void anUnknownNameListsThePresets() {
