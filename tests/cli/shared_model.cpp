@@ -37,4 +37,12 @@ QString write_ten_turn_script(const QString& dir) {
   return path;
 }
 
+bool make_model_and_script(const QString& dir, QString* model, QString* script) {
+  *model = make_exl2_model(dir);
+  *script = write_ten_turn_script(dir);
+  if (script->isEmpty())
+    qWarning("the conversation script cannot be written in %s", qPrintable(dir));
+  return !model->isEmpty() && !script->isEmpty();
+}
+
 }  // namespace cli_test

@@ -17,4 +17,8 @@ QString make_exl2_model(const QString& dir);
 // would type them. Its path, or an empty string when it cannot be written.
 QString write_ten_turn_script(const QString& dir);
 
+// Both of the above under `dir`, into *model and *script; false (with a
+// warning) when either could not be made.
+bool make_model_and_script(const QString& dir, QString* model, QString* script);
+
 }  // namespace cli_test

@@ -46,12 +46,7 @@ class ContextOverflowOptionTest : public QObject {
   }
 
  private slots:
-  void initTestCase() {
-    model_ = cli_test::make_exl2_model(root_.path());
-    QVERIFY(!model_.isEmpty());
-    script_ = cli_test::write_ten_turn_script(root_.path());
-    QVERIFY(!script_.isEmpty());
-  }
+  void initTestCase() { QVERIFY(cli_test::make_model_and_script(root_.path(), &model_, &script_)); }
 
   // Each turn adds 54 tokens; the fifth would not fit. Truncate-middle keeps
   // the first turn and drops turns 2-3 (108 tokens); drop-oldest drops turns

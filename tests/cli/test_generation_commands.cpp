@@ -69,12 +69,7 @@ class GenerationCommandsTest : public QObject {
   QString script_;
 
  private slots:
-  void initTestCase() {
-    model_ = cli_test::make_exl2_model(root_.path());
-    QVERIFY(!model_.isEmpty());
-    script_ = cli_test::write_ten_turn_script(root_.path());
-    QVERIFY(!script_.isEmpty());
-  }
+  void initTestCase() { QVERIFY(cli_test::make_model_and_script(root_.path(), &model_, &script_)); }
 
   void greedyGenerationFollowsTheLogits() {
     const QList<int> prompt{1, 17, 42, 99};

@@ -81,73 +81,51 @@ class PresetOptionTest : public QObject {
 
   // DRY, XTC, top-nσ and mirostat v2 from a preset sample exactly as the same
   // options given on the command line do, under one seed; an option given
-  // beside the preset overrides the preset's value.
-  void aPresetGivesItsTunedSamplers() {
-    const QString preset = root_.filePath(QStringLiteral("tuned.json"));
-    write_preset(preset, R"({"tuned_sampling": {"dry_multiplier": 0.8, "dry_base": 1.5,
-        "dry_allowed_length": 1, "dry_range": 64, "dry_sequence_breakers": ["|"],
-        "mirostat": 2, "mirostat_tau": 3, "mirostat_eta": 0.2}})");
-    const QStringList seeded{QStringLiteral("--seed"), QStringLiteral("7"),
-                             QStringLiteral("--max-new"), QStringLiteral("24")};
-    const Run from_preset =
-        run_cli(generate(seeded + QStringList{QStringLiteral("--preset"), preset}));
-    QCOMPARE(from_preset.exit_code, 0);
-    const QStringList dry{QStringLiteral("--dry-multiplier"),
-                          QStringLiteral("0.8"),
-                          QStringLiteral("--dry-base"),
-                          QStringLiteral("1.5"),
-                          QStringLiteral("--dry-allowed-length"),
-                          QStringLiteral("1"),
-                          QStringLiteral("--dry-range"),
-                          QStringLiteral("64"),
-                          QStringLiteral("--dry-sequence-breaker"),
-                          QStringLiteral("|")};
-    const QStringList mirostat{QStringLiteral("--mirostat"),     QStringLiteral("2"),
-                               QStringLiteral("--mirostat-tau"), QStringLiteral("3"),
-                               QStringLiteral("--mirostat-eta"), QStringLiteral("0.2")};
-    const Run from_options = run_cli(generate(seeded + dry + mirostat));
-    QCOMPARE(from_options.exit_code, 0);
-    const Run plain = run_cli(generate(seeded));
-    QCOMPARE(plain.exit_code, 0);
-    QCOMPARE(generated_tokens(from_preset), generated_tokens(from_options));
-    QVERIFY(generated_tokens(from_preset) != generated_tokens(plain));
-
-    // --mirostat 0 beside the preset: its DRY stays, mirostat goes.
-    const Run overridden =
-        run_cli(generate(seeded + QStringList{QStringLiteral("--preset"), preset,
-                                              QStringLiteral("--mirostat"), QStringLiteral("0")}));
-    QCOMPARE(overridden.exit_code, 0);
-    const Run dry_only = run_cli(generate(seeded + dry));
-    QCOMPARE(dry_only.exit_code, 0);
-    QCOMPARE(generated_tokens(overridden), generated_tokens(dry_only));
-    QVERIFY(generated_tokens(overridden) != generated_tokens(from_preset));
+  // beside the preset overrides the preset's value and keeps the others.
+  void aPresetGivesItsTunedSamplers_data() {
+    QTest::addColumn<QByteArray>("tuned");        // the preset's tuned_sampling
+    QTest::addColumn<QStringList>("same");        // the options that say the same
+    QTest::addColumn<QStringList>("given");       // an option given beside the preset
+    QTest::addColumn<QStringList>("overridden");  // what the preset then says
+    const QStringList dry{"--dry-multiplier",       "0.8", "--dry-base",  "1.5",
+                          "--dry-allowed-length",   "1",   "--dry-range", "64",
+                          "--dry-sequence-breaker", "|"};
+    const QStringList mirostat{"--mirostat", "2", "--mirostat-tau", "3", "--mirostat-eta", "0.2"};
+    QTest::newRow("DRY and mirostat")
+        << QByteArray(R"({"dry_multiplier": 0.8, "dry_base": 1.5, "dry_allowed_length": 1,
+            "dry_range": 64, "dry_sequence_breakers": ["|"], "mirostat": 2,
+            "mirostat_tau": 3, "mirostat_eta": 0.2})")
+        << dry + mirostat << QStringList{"--mirostat", "0"} << dry;
+    const QStringList xtc{"--xtc-threshold", "0.01", "--xtc-probability", "1"};
+    const QStringList sigma{"--top-n-sigma", "2"};
+    QTest::newRow("XTC and top-nσ")
+        << QByteArray(R"({"xtc_threshold": 0.01, "xtc_probability": 1, "top_n_sigma": 2})")
+        << xtc + sigma << QStringList{"--xtc-probability", "0"} << sigma;
   }
 
-  // XTC and top-nσ likewise.
-  void aPresetGivesXtcAndTopNSigma() {
-    const QString preset = root_.filePath(QStringLiteral("xtc.json"));
-    write_preset(preset, R"({"tuned_sampling": {"xtc_threshold": 0.01, "xtc_probability": 1,
-        "top_n_sigma": 2}})");
-    const QStringList seeded{QStringLiteral("--seed"), QStringLiteral("3"),
+  void aPresetGivesItsTunedSamplers() {
+    QFETCH(QByteArray, tuned);
+    QFETCH(QStringList, same);
+    QFETCH(QStringList, given);
+    QFETCH(QStringList, overridden);
+    const QString preset = root_.filePath(QStringLiteral("tuned.json"));
+    write_preset(preset, R"({"tuned_sampling": )" + tuned + "}");
+    const QStringList seeded{QStringLiteral("--seed"), QStringLiteral("7"),
                              QStringLiteral("--max-new"), QStringLiteral("24")};
-    const QStringList xtc{QStringLiteral("--xtc-threshold"), QStringLiteral("0.01"),
-                          QStringLiteral("--xtc-probability"), QStringLiteral("1")};
-    const QStringList sigma{QStringLiteral("--top-n-sigma"), QStringLiteral("2")};
-    const Run from_preset =
-        run_cli(generate(seeded + QStringList{QStringLiteral("--preset"), preset}));
-    const Run from_options = run_cli(generate(seeded + xtc + sigma));
+    const QStringList with_preset = seeded + QStringList{QStringLiteral("--preset"), preset};
+    const Run from_preset = run_cli(generate(with_preset));
+    const Run from_options = run_cli(generate(seeded + same));
     const Run plain = run_cli(generate(seeded));
     QCOMPARE(from_preset.exit_code, 0);
+    QCOMPARE(from_options.exit_code, 0);
     QCOMPARE(generated_tokens(from_preset), generated_tokens(from_options));
     QVERIFY(generated_tokens(from_preset) != generated_tokens(plain));
-    // --xtc-probability 0 beside the preset: only its top-nσ stays.
-    const Run overridden = run_cli(
-        generate(seeded + QStringList{QStringLiteral("--preset"), preset,
-                                      QStringLiteral("--xtc-probability"), QStringLiteral("0")}));
-    const Run sigma_only = run_cli(generate(seeded + sigma));
-    QCOMPARE(overridden.exit_code, 0);
-    QCOMPARE(generated_tokens(overridden), generated_tokens(sigma_only));
-    QVERIFY(generated_tokens(overridden) != generated_tokens(from_preset));
+
+    const Run beside = run_cli(generate(with_preset + given));
+    const Run rest = run_cli(generate(seeded + overridden));
+    QCOMPARE(beside.exit_code, 0);
+    QCOMPARE(generated_tokens(beside), generated_tokens(rest));
+    QVERIFY(generated_tokens(beside) != generated_tokens(from_preset));
   }
 
   // A preset's context policy applies where --context-overflow is not given.

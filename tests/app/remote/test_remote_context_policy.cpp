@@ -40,13 +40,6 @@ RemoteChatResult chat_until_done(RemoteClient& client, const RemoteEndpoint& at,
   return finished.at(0).at(1).value<RemoteChatResult>();
 }
 
-RemoteEndpoint local_endpoint(const FakeEngine& engine) {
-  QString error;
-  const std::optional<QUrl> base = endpoint_base_url(engine.url(), &error);
-  if (!base) qFatal("%s", qPrintable(error));
-  return RemoteEndpoint{*base, QString()};
-}
-
 const std::vector<ChatMessage> kChat{{"user", "Hi"}, {"assistant", "Hello"}, {"user", "Again"}};
 
 }  // namespace quire::test::remote_policy
@@ -66,7 +59,7 @@ class RemoteContextPolicyTest : public QObject {
     stream.body = quire::test::remote_fixture("quire_context_drop.sse");
     engine.enqueue(stream);
     RemoteClient client;
-    const RemoteEndpoint at = local_endpoint(engine);
+    const RemoteEndpoint at = quire::test::endpoint_at(engine.url());
     const RemoteModel model = listed_model(client, at);
     QCOMPARE(model.owned_by, std::string("quire"));
     QVERIFY(is_quire_server(model));
@@ -108,7 +101,7 @@ class RemoteContextPolicyTest : public QObject {
     stream.body = quire::test::remote_fixture(fixture.toUtf8().constData());
     engine.enqueue(stream);
     RemoteClient client;
-    const RemoteEndpoint at = local_endpoint(engine);
+    const RemoteEndpoint at = quire::test::endpoint_at(engine.url());
     const RemoteModel model = listed_model(client, at);
     QVERIFY(!is_quire_server(model));
     for (const char* policy : {"stop", "drop_oldest", "truncate_middle"}) {

@@ -63,6 +63,26 @@ PresetCatalog catalog_of_creative() {
   return catalog;
 }
 
+// A one-message chat that names `preset` (none when empty), the catalog
+// applied, and the job it becomes on `model`.
+struct PresetChatJob {
+  ChatCompletionRequest request;
+  server::PreparedJob job;
+};
+
+PresetChatJob preset_chat_job(const test::Model& model, const std::string& preset) {
+  const server::ServedModel served{"small", 4096,
+                                   static_cast<int>(model.description->config.vocab_size)};
+  const std::string named = preset.empty() ? std::string() : R"(, "preset": ")" + preset + "\"";
+  PresetChatJob made;
+  made.request = server::parse_chat_completion_request(
+      R"({"messages": [{"role": "user", "content": "Hi"}])" + named + "}");
+  server::apply_requested_preset(made.request, catalog_of_creative());
+  made.job = server::prepare_chat_job(made.request, engine::PromptFormatId::ChatML,
+                                      *model.tokenizer, served);
+  return made;
+}
+
 }  // namespace
 
 class RequestPresetsTest : public QObject {
@@ -157,16 +177,10 @@ class RequestPresetsTest : public QObject {
 
   void presetGivesEverySamplerAndTheContextPolicy() {
     const test::Model model(73);
-    const server::ServedModel served{"small", 4096,
-                                     static_cast<int>(model.description->config.vocab_size)};
-    ChatCompletionRequest request = server::parse_chat_completion_request(
-        R"({"messages": [{"role": "user", "content": "Hi"}], "preset": "Roleplay"})");
-    server::apply_requested_preset(request, catalog_of_creative());
-    QCOMPARE(request.context_overflow,
+    const PresetChatJob made = preset_chat_job(model, "Roleplay");
+    QCOMPARE(made.request.context_overflow,
              std::optional<engine::ContextPolicy>(engine::ContextPolicy::TruncateMiddle));
-    const server::PreparedJob job =
-        server::prepare_chat_job(request, engine::PromptFormatId::ChatML, *model.tokenizer, served);
-    const engine::SamplingSettings& sampling = job.request.sampling;
+    const engine::SamplingSettings& sampling = made.job.request.sampling;
     QCOMPARE(sampling.dry_multiplier, 0.8f);
     QCOMPARE(sampling.dry_base, 1.5f);
     QCOMPARE(sampling.dry_allowed_length, 3);
@@ -209,28 +223,19 @@ class RequestPresetsTest : public QObject {
 
   void theJobCarriesThePresetsValues() {
     const test::Model model(73);
-    const server::ServedModel served{"small", 4096,
-                                     static_cast<int>(model.description->config.vocab_size)};
-    ChatCompletionRequest request = server::parse_chat_completion_request(
-        R"({"messages": [{"role": "user", "content": "Hi"}], "preset": "Creative"})");
-    server::apply_requested_preset(request, catalog_of_creative());
-    const server::PreparedJob job =
-        server::prepare_chat_job(request, engine::PromptFormatId::ChatML, *model.tokenizer, served);
-    QCOMPARE(job.request.sampling.temperature, 1.2f);
-    QCOMPARE(job.request.sampling.top_p, 0.9f);
-    QCOMPARE(job.request.sampling.min_p, 0.1f);
-    QCOMPARE(job.request.sampling.repetition_penalty, 1.05f);
-    QCOMPARE(job.request.max_new_tokens, 7);
-    const std::string prompt = model.tokenizer->decode(job.request.prompt, false);
+    const engine::JobRequest job = preset_chat_job(model, "Creative").job.request;
+    QCOMPARE(job.sampling.temperature, 1.2f);
+    QCOMPARE(job.sampling.top_p, 0.9f);
+    QCOMPARE(job.sampling.min_p, 0.1f);
+    QCOMPARE(job.sampling.repetition_penalty, 1.05f);
+    QCOMPARE(job.max_new_tokens, 7);
+    const std::string prompt = model.tokenizer->decode(job.prompt, false);
     QVERIFY2(prompt.find("<|im_start|>system\nYou are a storyteller.") != std::string::npos,
              prompt.c_str());
     // Without a preset: OpenAI's defaults.
-    const ChatCompletionRequest plain = server::parse_chat_completion_request(
-        R"({"messages": [{"role": "user", "content": "Hi"}]})");
-    const server::PreparedJob plain_job =
-        server::prepare_chat_job(plain, engine::PromptFormatId::ChatML, *model.tokenizer, served);
-    QCOMPARE(plain_job.request.sampling.temperature, 1.0f);
-    QCOMPARE(plain_job.request.sampling.repetition_penalty, 1.0f);
+    const engine::JobRequest plain = preset_chat_job(model, "").job.request;
+    QCOMPARE(plain.sampling.temperature, 1.0f);
+    QCOMPARE(plain.sampling.repetition_penalty, 1.0f);
   }
 };
 
