@@ -96,8 +96,10 @@ void add_chat_command(CLI::App& app, int& exit_code) {
   options->disk.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, system, format, &exit_code] {
-    if (const std::optional<PresetValues> preset = options->generation.apply_preset()) {
-      if (!given(system) && preset->system_prompt) options->system = *preset->system_prompt;
+    if (const std::optional<PresetValues> preset =
+            options->generation.apply_preset(options->overflow)) {
+      const std::optional<std::string>& prompt = preset->values.system_prompt;
+      if (!given(system) && prompt) options->system = *prompt;
       if (!given(format) && preset->prompt_format) options->format = *preset->prompt_format;
     }
     exit_code = run_chat(*options);

@@ -3,6 +3,7 @@
 // --context-overflow for chat, replay and generate: what happens when the
 // conversation (or the prompt) outgrows the context.
 
+#include <optional>
 #include <string>
 
 #include "quire/engine/generator/context_policy.h"
@@ -10,14 +11,21 @@
 
 namespace CLI {
 class App;
-}
+class Option;
+}  // namespace CLI
 
 namespace quire::cli {
 
 struct ContextOverflowOption {
   std::string name = "drop-oldest";
+  CLI::Option* option = nullptr;
+  // A preset's policy, which applies when --context-overflow is not given.
+  std::optional<engine::ContextPolicy> preset;
 
   void add_to(CLI::App& command);
+  // Takes `policy` (a preset's; nullopt: none) for when the option is not given.
+  void fill(const std::optional<engine::ContextPolicy>& policy) { preset = policy; }
+  // --context-overflow when given, else the preset's, else drop-oldest.
   engine::ContextPolicy policy() const;
 };
 

@@ -182,9 +182,9 @@ void add_generate_command(CLI::App& app, int& exit_code) {
   options->disk.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] {
-    // A raw prompt has no system message or format: only sampling and the
-    // longest reply come from a preset.
-    options->generation.apply_preset();
+    // A raw prompt has no system message or format: the sampling, the longest
+    // reply and the context policy come from a preset.
+    options->generation.apply_preset(options->overflow);
     exit_code = run_generate(*options);
   });
 }

@@ -7,6 +7,7 @@
 #include "disk_cache_option.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/kernels/fault_injecting_backend.h"
+#include "quire/server/completion_job.h"
 
 namespace quire::cli {
 
@@ -39,20 +40,23 @@ void GenerationOptions::add_to(CLI::App& command) {
   presets.add_to(command);
 }
 
-std::optional<PresetValues> GenerationOptions::apply_preset() {
+std::optional<PresetValues> GenerationOptions::apply_preset(ContextOverflowOption& overflow) {
   std::optional<PresetValues> preset = presets.load();
   if (!preset) return std::nullopt;
+  const server::SamplingFields& values = preset->values.sampling;
   // -1: not given on the command line.
   const auto fill = [](double& option, const std::optional<double>& value) {
     if (option < 0 && value) option = *value;
   };
   if (!greedy) {
-    fill(temperature, preset->temperature);
-    fill(top_p, preset->top_p);
-    fill(min_p, preset->min_p);
-    fill(repetition_penalty, preset->repetition_penalty);
+    fill(temperature, values.temperature);
+    fill(top_p, values.top_p);
+    fill(min_p, values.min_p);
+    fill(repetition_penalty, values.repetition_penalty);
+    preset_sampling = values;
   }
-  if (!given(max_new_option) && preset->max_new_tokens) max_new = *preset->max_new_tokens;
+  if (!given(max_new_option) && values.max_tokens) max_new = static_cast<int>(*values.max_tokens);
+  overflow.fill(preset->values.context_overflow);
   return preset;
 }
 
@@ -89,6 +93,8 @@ void GenerationOptions::apply_text_options(engine::JobRequest& request,
 engine::SamplingSettings GenerationOptions::sampling() const {
   engine::SamplingSettings settings =
       greedy ? engine::SamplingSettings::greedy_settings() : engine::SamplingSettings{};
+  // The preset's samplers first, so that each option given overrides its own.
+  server::apply_tuned_fields(settings, preset_sampling);
   if (temperature >= 0) settings.temperature = static_cast<float>(temperature);
   if (top_k >= 0) settings.top_k = top_k;
   if (top_p >= 0) settings.top_p = static_cast<float>(top_p);

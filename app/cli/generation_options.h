@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "context_overflow_option.h"
 #include "engine_options.h"
 #include "preset_option.h"
 #include "quire/engine/generator/draft_model.h"
@@ -34,13 +35,17 @@ struct GenerationOptions {
   TunedSamplingOptions tuned;  // DRY, XTC, top-nσ, mirostat
   // --preset and --presets.
   PresetOption presets;
+  // The preset's request fields: its DRY, XTC, top-nσ and mirostat apply
+  // beneath the options above (empty without a preset, or with --greedy).
+  server::SamplingFields preset_sampling;
   CLI::Option* max_new_option = nullptr;
 
   void add_to(CLI::App& command);
-  // Loads --preset and takes its sampling and longest reply where these
-  // options are silent (--greedy keeps its settings); returns the preset for
-  // the command's own options (system prompt, format). Throws UsageError.
-  std::optional<PresetValues> apply_preset();
+  // Loads --preset and takes its sampling (every sampler), longest reply and
+  // context policy (into `overflow`) where these options are silent
+  // (--greedy keeps its settings); returns the preset for the command's own
+  // options (system prompt, format). Throws UsageError.
+  std::optional<PresetValues> apply_preset(ContextOverflowOption& overflow);
   engine::SamplingSettings sampling() const;
   // The banned strings and the text biases, which need the model's
   // tokenizer; throws UsageError naming a malformed --logit-bias-text.

@@ -15,17 +15,7 @@ std::optional<std::string> utf8(const std::optional<QString>& text) {
 }
 
 PresetValues values_of(const presets::Preset& preset) {
-  const store::ChatSettings& settings = preset.settings;
-  PresetValues values;
-  values.name = preset.name.toStdString();
-  values.system_prompt = utf8(settings.system_prompt);
-  values.prompt_format = utf8(settings.prompt_format);
-  values.temperature = settings.temperature;
-  values.top_p = settings.top_p;
-  values.min_p = settings.min_p;
-  values.repetition_penalty = settings.repetition_penalty;
-  values.max_new_tokens = settings.max_new_tokens;
-  return values;
+  return PresetValues{presets::request_preset_of(preset), utf8(preset.settings.prompt_format)};
 }
 
 presets::PresetLibrary library_at(const std::string& dir) {
@@ -58,18 +48,6 @@ std::optional<PresetValues> PresetOption::load() const {
 
 server::PresetCatalog PresetOption::catalog() const {
   return presets::server_catalog(library_at(presets_dir).dir());
-}
-
-server::RequestPreset request_preset(const PresetValues& values) {
-  server::RequestPreset preset;
-  preset.name = values.name;
-  preset.system_prompt = values.system_prompt;
-  preset.temperature = values.temperature;
-  preset.top_p = values.top_p;
-  preset.min_p = values.min_p;
-  preset.repetition_penalty = values.repetition_penalty;
-  if (values.max_new_tokens) preset.max_tokens = *values.max_new_tokens;
-  return preset;
 }
 
 bool given(const CLI::Option* option) {

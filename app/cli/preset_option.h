@@ -16,13 +16,12 @@ class Option;
 
 namespace quire::cli {
 
-// A preset's values in the CLI's types.
+// A preset's values in the CLI's types: what the server takes from a preset
+// (name, system prompt, every sampler and the longest reply as request
+// fields, the context policy), and the prompt format.
 struct PresetValues {
-  std::string name;
-  std::optional<std::string> system_prompt;
+  server::RequestPreset values;
   std::optional<std::string> prompt_format;
-  std::optional<double> temperature, top_p, min_p, repetition_penalty;
-  std::optional<int> max_new_tokens;
 };
 
 struct PresetOption {
@@ -39,8 +38,6 @@ struct PresetOption {
   // The library for a server's requests.
   server::PresetCatalog catalog() const;
 };
-
-server::RequestPreset request_preset(const PresetValues& values);
 
 // Whether the user gave `option` on the command line (defaults do not count).
 bool given(const CLI::Option* option);

@@ -106,8 +106,9 @@ void add_replay_command(CLI::App& app, int& exit_code) {
   options->disk.add_to(*command);
   options->engine.add_to(*command, true);
   command->callback([options, &exit_code] {
-    // The script brings its own system prompt; the preset its sampling.
-    options->generation.apply_preset();
+    // The script brings its own system prompt; the preset its sampling and
+    // context policy.
+    options->generation.apply_preset(options->overflow);
     exit_code = run_replay(*options);
   });
 }

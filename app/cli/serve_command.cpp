@@ -182,7 +182,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   command->callback([options, format, &exit_code] {
     options->server.presets = options->presets.catalog();
     if (const std::optional<PresetValues> preset = options->presets.load()) {
-      options->server.presets.fallback = request_preset(*preset);
+      options->server.presets.fallback = preset->values;
       if (!given(format) && preset->prompt_format) options->format = *preset->prompt_format;
     }
     exit_code = run_serve(*options);

@@ -1,5 +1,7 @@
 #include "remote_engine.h"
 
+#include <algorithm>
+
 #include "quire/remote/api_key_store.h"
 #include "quire/remote/chat_request.h"
 
@@ -110,7 +112,7 @@ void RemoteEngine::onListed(quint64 id, const QList<remote::RemoteModel>& models
     return;
   }
   stopAll();
-  model_ = Model{endpoint, chosen->id, chosen->context_tokens};
+  model_ = Model{endpoint, *chosen};
   ModelInfo info;
   info.directory = endpoint.base.toString();
   info.name = QString::fromStdString(chosen->id);
@@ -190,7 +192,8 @@ void RemoteEngine::startReply(const ReplyRequest& request) {
   sampling.mirostat_tau = tuned.mirostat_tau;
   sampling.mirostat_eta = tuned.mirostat_eta;
   const std::string body =
-      remote::chat_request_body(model_->id, messages, sampling, request.max_new_tokens);
+      remote::chat_request_body(model_->served, messages, sampling, request.max_new_tokens,
+                                request.context_overflow.toStdString());
   const bool was_idle = replies_.empty();
   replies_[request.reply_id] = request.chat_id;
   client_.startChat(request.reply_id, model_->endpoint, QByteArray::fromStdString(body));
@@ -223,15 +226,25 @@ void RemoteEngine::onFinished(qint64 reply_id, const remote::RemoteChatResult& r
     stats.computed_tokens = cached < 0 ? -1 : stats.prompt_tokens - stats.cached_tokens;
     stats.generated_tokens = static_cast<int>(result.usage->completion_tokens);
     outcome.context_used = result.usage->prompt_tokens + result.usage->completion_tokens;
+    // Only a Quire server takes the chat's policy, and says what it dropped;
+    // for another engine the reply claims no policy it did not apply.
+    if (const std::optional<remote::ContextDrop>& drop = result.usage->context_drop) {
+      outcome.context_overflow = QString::fromStdString(drop->policy);
+      outcome.trimmed_turns = static_cast<int>(drop->dropped_turns);
+      outcome.trimmed_first_turn =
+          static_cast<int>(std::max<std::int64_t>(drop->first_dropped_turn - 1, 0));
+      outcome.trimmed_tokens = drop->dropped_tokens;
+      outcome.recomputed_tokens = drop->recomputed_tokens;
+    }
   } else {
     stats.cached_tokens = -1;
     stats.computed_tokens = -1;
     stats.generated_tokens = result.text_chunks;
   }
   if (model_) {
-    stats.model = QString::fromStdString(model_->id);
+    stats.model = QString::fromStdString(model_->served.id);
     stats.endpoint = model_->endpoint.name();
-    outcome.context_limit = model_->context_tokens;
+    outcome.context_limit = model_->served.context_tokens;
   }
   emit replyFinished(outcome);
   if (replies_.empty()) emit busyChanged(false);

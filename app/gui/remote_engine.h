@@ -61,8 +61,7 @@ class RemoteEngine : public QObject {
  private:
   struct Model {
     remote::RemoteEndpoint endpoint;
-    std::string id;
-    std::int64_t context_tokens = 0;
+    remote::RemoteModel served;  // as the engine listed it
   };
 
   void onListed(quint64 id, const QList<remote::RemoteModel>& models);

@@ -2,7 +2,6 @@
 // one-page (256-token) context on a small model made by make-model, with
 // each policy's exact drops, and stop's refusal.
 
-#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -10,6 +9,7 @@
 #include <QTest>
 
 #include "cli_run.h"
+#include "shared_model.h"
 #include "test_main.h"
 
 namespace {
@@ -46,25 +46,7 @@ class ContextOverflowOptionTest : public QObject {
   }
 
  private slots:
-  void initTestCase() {
-    model_ = root_.filePath(QStringLiteral("exl2"));
-    QCOMPARE(run_cli({QStringLiteral("make-model"), model_, QStringLiteral("--format"),
-                      QStringLiteral("exl2:4.0"), QStringLiteral("--seed"), QStringLiteral("5")})
-                 .exit_code,
-             0);
-    QJsonArray messages;
-    for (int turn = 1; turn <= 10; ++turn) {
-      messages.append(QStringLiteral("Turn %1: what happens to the pages of turn %2 now?")
-                          .arg(turn)
-                          .arg(turn - 1));
-    }
-    script_ = root_.filePath(QStringLiteral("ten-turns.json"));
-    QFile file(script_);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(QJsonDocument(QJsonObject{{QStringLiteral("system"), QStringLiteral("Be brief.")},
-                                         {QStringLiteral("messages"), messages}})
-                   .toJson());
-  }
+  void initTestCase() { QVERIFY(cli_test::make_model_and_script(root_.path(), &model_, &script_)); }
 
   // Each turn adds 54 tokens; the fifth would not fit. Truncate-middle keeps
   // the first turn and drops turns 2-3 (108 tokens); drop-oldest drops turns

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "cli_run.h"
+#include "shared_model.h"
 #include "test_main.h"
 
 namespace {
@@ -68,26 +69,7 @@ class GenerationCommandsTest : public QObject {
   QString script_;
 
  private slots:
-  void initTestCase() {
-    model_ = root_.filePath(QStringLiteral("exl2"));
-    QCOMPARE(run_cli({QStringLiteral("make-model"), model_, QStringLiteral("--format"),
-                      QStringLiteral("exl2:4.0"), QStringLiteral("--seed"), QStringLiteral("5")})
-                 .exit_code,
-             0);
-    // Ten user messages, as a person would type them.
-    QJsonArray messages;
-    for (int turn = 1; turn <= 10; ++turn) {
-      messages.append(QStringLiteral("Turn %1: what happens to the pages of turn %2 now?")
-                          .arg(turn)
-                          .arg(turn - 1));
-    }
-    script_ = root_.filePath(QStringLiteral("ten-turns.json"));
-    QFile file(script_);
-    QVERIFY(file.open(QIODevice::WriteOnly));
-    file.write(QJsonDocument(QJsonObject{{QStringLiteral("system"), QStringLiteral("Be brief.")},
-                                         {QStringLiteral("messages"), messages}})
-                   .toJson());
-  }
+  void initTestCase() { QVERIFY(cli_test::make_model_and_script(root_.path(), &model_, &script_)); }
 
   void greedyGenerationFollowsTheLogits() {
     const QList<int> prompt{1, 17, 42, 99};

@@ -12,6 +12,7 @@
 #include <QTest>
 
 #include "cli_run.h"
+#include "shared_model.h"
 #include "test_main.h"
 
 namespace {
@@ -46,11 +47,8 @@ class PresetOptionTest : public QObject {
 
  private slots:
   void initTestCase() {
-    model_ = root_.filePath(QStringLiteral("model"));
-    QCOMPARE(run_cli({QStringLiteral("make-model"), model_, QStringLiteral("--format"),
-                      QStringLiteral("exl2:4.0"), QStringLiteral("--seed"), QStringLiteral("5")})
-                 .exit_code,
-             0);
+    model_ = cli_test::make_exl2_model(root_.path());
+    QVERIFY(!model_.isEmpty());
   }
 
   void aPresetFileGivesTheLongestReply() {
@@ -79,6 +77,83 @@ class PresetOptionTest : public QObject {
                                          QStringLiteral("--preset"), QStringLiteral("Exact")}));
     QCOMPARE(preset.exit_code, 0);
     QCOMPARE(generated_tokens(preset), generated_tokens(greedy));
+  }
+
+  // DRY, XTC, top-nσ and mirostat v2 from a preset sample exactly as the same
+  // options given on the command line do, under one seed; an option given
+  // beside the preset overrides the preset's value and keeps the others.
+  void aPresetGivesItsTunedSamplers_data() {
+    QTest::addColumn<QByteArray>("tuned");        // the preset's tuned_sampling
+    QTest::addColumn<QStringList>("same");        // the options that say the same
+    QTest::addColumn<QStringList>("given");       // an option given beside the preset
+    QTest::addColumn<QStringList>("overridden");  // what the preset then says
+    const QStringList dry{"--dry-multiplier",       "0.8", "--dry-base",  "1.5",
+                          "--dry-allowed-length",   "1",   "--dry-range", "64",
+                          "--dry-sequence-breaker", "|"};
+    const QStringList mirostat{"--mirostat", "2", "--mirostat-tau", "3", "--mirostat-eta", "0.2"};
+    QTest::newRow("DRY and mirostat")
+        << QByteArray(R"({"dry_multiplier": 0.8, "dry_base": 1.5, "dry_allowed_length": 1,
+            "dry_range": 64, "dry_sequence_breakers": ["|"], "mirostat": 2,
+            "mirostat_tau": 3, "mirostat_eta": 0.2})")
+        << dry + mirostat << QStringList{"--mirostat", "0"} << dry;
+    const QStringList xtc{"--xtc-threshold", "0.01", "--xtc-probability", "1"};
+    const QStringList sigma{"--top-n-sigma", "2"};
+    QTest::newRow("XTC and top-nσ")
+        << QByteArray(R"({"xtc_threshold": 0.01, "xtc_probability": 1, "top_n_sigma": 2})")
+        << xtc + sigma << QStringList{"--xtc-probability", "0"} << sigma;
+  }
+
+  void aPresetGivesItsTunedSamplers() {
+    QFETCH(QByteArray, tuned);
+    QFETCH(QStringList, same);
+    QFETCH(QStringList, given);
+    QFETCH(QStringList, overridden);
+    const QString preset = root_.filePath(QStringLiteral("tuned.json"));
+    write_preset(preset, R"({"tuned_sampling": )" + tuned + "}");
+    const QStringList seeded{QStringLiteral("--seed"), QStringLiteral("7"),
+                             QStringLiteral("--max-new"), QStringLiteral("24")};
+    const QStringList with_preset = seeded + QStringList{QStringLiteral("--preset"), preset};
+    const Run from_preset = run_cli(generate(with_preset));
+    const Run from_options = run_cli(generate(seeded + same));
+    const Run plain = run_cli(generate(seeded));
+    QCOMPARE(from_preset.exit_code, 0);
+    QCOMPARE(from_options.exit_code, 0);
+    QCOMPARE(generated_tokens(from_preset), generated_tokens(from_options));
+    QVERIFY(generated_tokens(from_preset) != generated_tokens(plain));
+
+    const Run beside = run_cli(generate(with_preset + given));
+    const Run rest = run_cli(generate(seeded + overridden));
+    QCOMPARE(beside.exit_code, 0);
+    QCOMPARE(generated_tokens(beside), generated_tokens(rest));
+    QVERIFY(generated_tokens(beside) != generated_tokens(from_preset));
+  }
+
+  // A preset's context policy applies where --context-overflow is not given.
+  void aPresetGivesItsContextPolicy() {
+    const QString preset = root_.filePath(QStringLiteral("stop.json"));
+    write_preset(preset, R"({"context_overflow": "stop"})");
+    QString text;
+    for (int i = 0; i < 300; ++i)
+      text += QStringLiteral("word ");
+    const QStringList base{QStringLiteral("generate"),
+                           model_,
+                           QStringLiteral("--prompt"),
+                           text,
+                           QStringLiteral("--max-new"),
+                           QStringLiteral("8"),
+                           QStringLiteral("--greedy"),
+                           QStringLiteral("--context"),
+                           QStringLiteral("256"),
+                           QStringLiteral("--preset"),
+                           preset};
+    const Run stopped = run_cli(base);
+    QCOMPARE(stopped.exit_code, 1);
+    QVERIFY2(stopped.err.contains(QStringLiteral("tokens over the context of 256")),
+             qPrintable(stopped.err));
+    const Run dropped = run_cli(
+        base + QStringList{QStringLiteral("--context-overflow"), QStringLiteral("drop-oldest")});
+    QCOMPARE(dropped.exit_code, 0);
+    QVERIFY2(dropped.err.contains(QStringLiteral("tokens 2\u2013")), qPrintable(dropped.err));
   }
 
   void anUnknownNameListsThePresets() {

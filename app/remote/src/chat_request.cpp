@@ -4,17 +4,21 @@
 
 namespace quire::remote {
 
-std::string chat_request_body(const std::string& model, const std::vector<ChatMessage>& messages,
-                              const ChatSampling& sampling, int max_tokens) {
-  using json = nlohmann::ordered_json;
-  json list = json::array();
+namespace {
+
+// Ordered: the body lists its fields as written, as people read it in logs.
+using BodyJson = nlohmann::ordered_json;
+
+BodyJson request_json(const std::string& model, const std::vector<ChatMessage>& messages,
+                      const ChatSampling& sampling, int max_tokens) {
+  BodyJson list = BodyJson::array();
   for (const ChatMessage& message : messages) {
-    json entry{{"role", message.role}, {"content", message.content}};
+    BodyJson entry{{"role", message.role}, {"content", message.content}};
     // OpenAI's shape of a tool loop: content null beside the calls, and a
     // result that names its call.
     if (!message.tool_calls.empty()) {
       if (message.content.empty()) entry["content"] = nullptr;
-      json& calls = entry["tool_calls"] = json::array();
+      BodyJson& calls = entry["tool_calls"] = BodyJson::array();
       for (const ChatMessage::Call& call : message.tool_calls) {
         calls.push_back({{"id", call.id},
                          {"type", "function"},
@@ -24,11 +28,11 @@ std::string chat_request_body(const std::string& model, const std::vector<ChatMe
     if (!message.tool_call_id.empty()) entry["tool_call_id"] = message.tool_call_id;
     list.push_back(std::move(entry));
   }
-  json body{{"model", model},
-            {"messages", std::move(list)},
-            {"stream", true},
-            {"stream_options", {{"include_usage", true}}},
-            {"temperature", sampling.temperature}};
+  BodyJson body{{"model", model},
+                {"messages", std::move(list)},
+                {"stream", true},
+                {"stream_options", {{"include_usage", true}}},
+                {"temperature", sampling.temperature}};
   if (max_tokens > 0) body["max_tokens"] = max_tokens;
   if (sampling.top_p > 0 && sampling.top_p < 1) body["top_p"] = sampling.top_p;
   if (sampling.top_k > 0) body["top_k"] = sampling.top_k;
@@ -54,8 +58,28 @@ std::string chat_request_body(const std::string& model, const std::vector<ChatMe
     body["mirostat_tau"] = sampling.mirostat_tau;
     body["mirostat_eta"] = sampling.mirostat_eta;
   }
-  // Text the engine cannot encode would fail its JSON parser; replace it.
-  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return body;
+}
+
+// Text the engine cannot encode would fail its JSON parser; replaced.
+std::string body_text(const BodyJson& body) {
+  return body.dump(-1, ' ', false, BodyJson::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string chat_request_body(const std::string& model, const std::vector<ChatMessage>& messages,
+                              const ChatSampling& sampling, int max_tokens) {
+  return body_text(request_json(model, messages, sampling, max_tokens));
+}
+
+std::string chat_request_body(const RemoteModel& model, const std::vector<ChatMessage>& messages,
+                              const ChatSampling& sampling, int max_tokens,
+                              const std::string& context_overflow) {
+  BodyJson body = request_json(model.id, messages, sampling, max_tokens);
+  if (is_quire_server(model) && !context_overflow.empty())
+    body["context_overflow"] = context_overflow;
+  return body_text(body);
 }
 
 }  // namespace quire::remote

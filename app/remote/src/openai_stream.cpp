@@ -65,6 +65,17 @@ StreamUsage usage_of(const json& usage, const json& chunk) {
     // llama.cpp's server states its cache reuse in its own timings.
     result.cached_tokens = count_of(*timings, "cache_n", "timings");
   }
+  // Quire's server says what its context policy dropped.
+  if (const auto drop = usage.find("context_overflow"); drop != usage.end() && !drop->is_null()) {
+    if (!drop->is_object()) throw ProtocolError("usage.context_overflow is not an object");
+    ContextDrop read;
+    read.policy = text_of(*drop, "policy", "usage.context_overflow");
+    read.first_dropped_turn = count_of(*drop, "first_dropped_turn", "usage.context_overflow");
+    read.dropped_turns = count_of(*drop, "dropped_turns", "usage.context_overflow");
+    read.dropped_tokens = count_of(*drop, "dropped_tokens", "usage.context_overflow");
+    read.recomputed_tokens = count_of(*drop, "recomputed_tokens", "usage.context_overflow");
+    result.context_drop = std::move(read);
+  }
   return result;
 }
 
@@ -196,9 +207,15 @@ std::vector<RemoteModel> parse_model_list(std::string_view body) {
         break;
       }
     }
+    if (const auto owner = entry.find("owned_by"); owner != entry.end() && owner->is_string())
+      model.owned_by = owner->get<std::string>();
     models.push_back(std::move(model));
   }
   return models;
+}
+
+bool is_quire_server(const RemoteModel& model) {
+  return model.owned_by == "quire";
 }
 
 }  // namespace quire::remote

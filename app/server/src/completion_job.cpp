@@ -173,17 +173,7 @@ void check_model(const std::string& requested, const ServedModel& model) {
       "invalid_request_error", "model", "model_not_found"});
 }
 
-engine::SamplingSettings openai_sampling(const SamplingFields& fields, const ServedModel& model) {
-  engine::SamplingSettings settings;
-  settings.temperature = static_cast<float>(fields.temperature.value_or(1.0));
-  settings.top_p = static_cast<float>(fields.top_p.value_or(1.0));
-  settings.top_k = static_cast<int>(std::max<std::int64_t>(fields.top_k.value_or(0), 0));
-  settings.min_p = static_cast<float>(fields.min_p.value_or(0.0));
-  settings.typical = 1.0f;
-  settings.repetition_penalty = static_cast<float>(fields.repetition_penalty.value_or(1.0));
-  settings.frequency_penalty = static_cast<float>(fields.frequency_penalty.value_or(0.0));
-  settings.presence_penalty = static_cast<float>(fields.presence_penalty.value_or(0.0));
-  if (fields.seed) settings.seed = static_cast<std::uint64_t>(*fields.seed);
+void apply_tuned_fields(engine::SamplingSettings& settings, const SamplingFields& fields) {
   if (fields.dry_multiplier) settings.dry_multiplier = static_cast<float>(*fields.dry_multiplier);
   if (fields.dry_base) settings.dry_base = static_cast<float>(*fields.dry_base);
   if (fields.dry_allowed_length)
@@ -197,6 +187,20 @@ engine::SamplingSettings openai_sampling(const SamplingFields& fields, const Ser
   if (fields.mirostat) settings.mirostat = static_cast<int>(*fields.mirostat);
   if (fields.mirostat_tau) settings.mirostat_tau = static_cast<float>(*fields.mirostat_tau);
   if (fields.mirostat_eta) settings.mirostat_eta = static_cast<float>(*fields.mirostat_eta);
+}
+
+engine::SamplingSettings openai_sampling(const SamplingFields& fields, const ServedModel& model) {
+  engine::SamplingSettings settings;
+  settings.temperature = static_cast<float>(fields.temperature.value_or(1.0));
+  settings.top_p = static_cast<float>(fields.top_p.value_or(1.0));
+  settings.top_k = static_cast<int>(std::max<std::int64_t>(fields.top_k.value_or(0), 0));
+  settings.min_p = static_cast<float>(fields.min_p.value_or(0.0));
+  settings.typical = 1.0f;
+  settings.repetition_penalty = static_cast<float>(fields.repetition_penalty.value_or(1.0));
+  settings.frequency_penalty = static_cast<float>(fields.frequency_penalty.value_or(0.0));
+  settings.presence_penalty = static_cast<float>(fields.presence_penalty.value_or(0.0));
+  if (fields.seed) settings.seed = static_cast<std::uint64_t>(*fields.seed);
+  apply_tuned_fields(settings, fields);
   for (const auto& [id, bias] : fields.logit_bias) {
     if (id >= model.vocab_size) {
       throw ApiException(invalid_request("logit_bias names token " + std::to_string(id) +

@@ -99,6 +99,21 @@ std::optional<store::GenerationStats> send_then(AppRun& run, const QString& text
   return finished.takeFirst().at(1).value<store::GenerationStats>();
 }
 
+// Numbered questions, one after another, until a reply's outcome says that
+// turns were dropped (or a reply fails, or fourteen were asked): the last
+// outcome, or nullopt when one never came.
+std::optional<gui::ReplyOutcome> ask_until_a_drop(AppRun& run) {
+  QSignalSpy finished(&run.app->engine(), &gui::EngineHost::replyFinished);
+  std::optional<gui::ReplyOutcome> last;
+  for (int turn = 1; turn < 14; ++turn) {
+    run.type(QStringLiteral("Tell me about the number %1, in a few words.").arg(turn));
+    if (finished.isEmpty() && !finished.wait(120'000)) return std::nullopt;
+    last = finished.takeFirst().first().value<gui::ReplyOutcome>();
+    if (last->trimmed_turns > 0 || !last->error.isEmpty()) break;
+  }
+  return last;
+}
+
 }  // namespace quire::test::remote_app
 
 using namespace quire::test::remote_app;
@@ -179,6 +194,33 @@ class RemoteEngineTest : public QObject {
     QCOMPARE(messages.size(), 6);
     QCOMPARE(messages[0].text, QStringLiteral("Hello!"));
     QCOMPARE(messages[4].text, QStringLiteral("Third."));
+  }
+
+  // A chat whose policy is truncate-middle, on `quire-cli serve` of the demo
+  // model (256 positions): the server is sent the policy, drops turns after
+  // the first, and the reply says what went, as a chat run here does.
+  void aQuireServerKeepsTheChatsContextPolicy() {
+    ServeProcess serve(demo_model(), QStringLiteral("k"));
+    QVERIFY(serve.port() > 0);
+    AppRun run{QString()};
+    use_remote(run, serve, QStringLiteral("k"));
+    QVERIFY(run.waitForModel());
+    QVERIFY(run.send(QStringLiteral("Tell me about the number 0, in a few words.")));
+    const store::ChatId chat = *run.app->chats().currentChat();
+    store::ChatSettings settings;
+    settings.context_overflow = QStringLiteral("truncate_middle");
+    QVERIFY(run.app->store().set_chat_settings(chat, settings));
+    const std::optional<gui::ReplyOutcome> outcome = ask_until_a_drop(run);
+    QVERIFY(outcome);
+    QVERIFY2(outcome->error.isEmpty(), qPrintable(outcome->error));
+    // The server's own report: the first turn stays, later ones went.
+    QVERIFY(outcome->trimmed_turns > 0);
+    QCOMPARE(outcome->trimmed_first_turn, 1);
+    QVERIFY(outcome->trimmed_tokens > 0);
+    QCOMPARE(outcome->context_overflow, QStringLiteral("truncate_middle"));
+    const QString note = run.app->window().chatView()->message(outcome->reply_id)->notice;
+    QVERIFY2(note.contains(QStringLiteral("after the first of this chat no longer")),
+             qPrintable(note));
   }
 
   void stopAbortsTheRequest() {

@@ -21,17 +21,11 @@
 #include "test_main.h"
 
 using namespace quire::remote;
+using quire::test::endpoint_at;
 using quire::test::FakeAnswer;
 using quire::test::FakeEngine;
 
 namespace {
-
-RemoteEndpoint endpoint_at(const QString& typed, const QString& key = {}) {
-  QString error;
-  const std::optional<QUrl> base = endpoint_base_url(typed, &error);
-  if (!base) qFatal("%s", qPrintable(error));
-  return RemoteEndpoint{*base, key};
-}
 
 QByteArray hello_body() {
   return QByteArray::fromStdString(chat_request_body("m", {{"user", "Hi"}}, ChatSampling{}, 32));

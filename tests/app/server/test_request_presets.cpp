@@ -24,11 +24,31 @@ RequestPreset creative() {
   RequestPreset preset;
   preset.name = "Creative";
   preset.system_prompt = "You are a storyteller.";
-  preset.temperature = 1.2;
-  preset.top_p = 0.9;
-  preset.min_p = 0.1;
-  preset.repetition_penalty = 1.05;
-  preset.max_tokens = 7;
+  preset.sampling.temperature = 1.2;
+  preset.sampling.top_p = 0.9;
+  preset.sampling.min_p = 0.1;
+  preset.sampling.repetition_penalty = 1.05;
+  preset.sampling.max_tokens = 7;
+  return preset;
+}
+
+// A preset for roleplay: every tuned sampler set, and a context policy.
+RequestPreset roleplay() {
+  RequestPreset preset;
+  preset.name = "Roleplay";
+  server::SamplingFields& sampling = preset.sampling;
+  sampling.dry_multiplier = 0.8;
+  sampling.dry_base = 1.5;
+  sampling.dry_allowed_length = 3;
+  sampling.dry_range = 512;
+  sampling.dry_sequence_breakers = std::vector<std::string>{"\n", "|"};
+  sampling.xtc_threshold = 0.2;
+  sampling.xtc_probability = 0.4;
+  sampling.top_n_sigma = 1.5;
+  sampling.mirostat = 2;
+  sampling.mirostat_tau = 4;
+  sampling.mirostat_eta = 0.2;
+  preset.context_overflow = engine::ContextPolicy::TruncateMiddle;
   return preset;
 }
 
@@ -36,10 +56,31 @@ PresetCatalog catalog_of_creative() {
   PresetCatalog catalog;
   catalog.find = [](const std::string& name) -> std::optional<RequestPreset> {
     if (name == "Creative") return creative();
+    if (name == "Roleplay") return roleplay();
     return std::nullopt;
   };
   catalog.names = [] { return std::vector<std::string>{"Precise", "Creative"}; };
   return catalog;
+}
+
+// A one-message chat that names `preset` (none when empty), the catalog
+// applied, and the job it becomes on `model`.
+struct PresetChatJob {
+  ChatCompletionRequest request;
+  server::PreparedJob job;
+};
+
+PresetChatJob preset_chat_job(const test::Model& model, const std::string& preset) {
+  const server::ServedModel served{"small", 4096,
+                                   static_cast<int>(model.description->config.vocab_size)};
+  const std::string named = preset.empty() ? std::string() : R"(, "preset": ")" + preset + "\"";
+  PresetChatJob made;
+  made.request = server::parse_chat_completion_request(
+      R"({"messages": [{"role": "user", "content": "Hi"}])" + named + "}");
+  server::apply_requested_preset(made.request, catalog_of_creative());
+  made.job = server::prepare_chat_job(made.request, engine::PromptFormatId::ChatML,
+                                      *model.tokenizer, served);
+  return made;
 }
 
 }  // namespace
@@ -122,7 +163,7 @@ class RequestPresetsTest : public QObject {
     PresetCatalog catalog = catalog_of_creative();
     RequestPreset fallback;
     fallback.name = "house";
-    fallback.temperature = 0.5;
+    fallback.sampling.temperature = 0.5;
     catalog.fallback = fallback;
     CompletionRequest unnamed = server::parse_completion_request(R"({"prompt": "Once"})");
     server::apply_requested_preset(unnamed, catalog);
@@ -134,30 +175,67 @@ class RequestPresetsTest : public QObject {
     QCOMPARE(named.sampling.max_tokens, std::optional<std::int64_t>(7));
   }
 
+  void presetGivesEverySamplerAndTheContextPolicy() {
+    const test::Model model(73);
+    const PresetChatJob made = preset_chat_job(model, "Roleplay");
+    QCOMPARE(made.request.context_overflow,
+             std::optional<engine::ContextPolicy>(engine::ContextPolicy::TruncateMiddle));
+    const engine::SamplingSettings& sampling = made.job.request.sampling;
+    QCOMPARE(sampling.dry_multiplier, 0.8f);
+    QCOMPARE(sampling.dry_base, 1.5f);
+    QCOMPARE(sampling.dry_allowed_length, 3);
+    QCOMPARE(sampling.dry_range, 512);
+    QCOMPARE(sampling.dry_sequence_breakers, (std::vector<std::string>{"\n", "|"}));
+    QCOMPARE(sampling.xtc_threshold, 0.2f);
+    QCOMPARE(sampling.xtc_probability, 0.4f);
+    QCOMPARE(sampling.top_n_sigma, 1.5f);
+    QCOMPARE(sampling.mirostat, 2);
+    QCOMPARE(sampling.mirostat_tau, 4.0f);
+    QCOMPARE(sampling.mirostat_eta, 0.2f);
+    // A completion takes the samplers; it has no turns to drop.
+    CompletionRequest completion =
+        server::parse_completion_request(R"({"prompt": "Once", "preset": "Roleplay"})");
+    server::apply_requested_preset(completion, catalog_of_creative());
+    QCOMPARE(completion.sampling.mirostat, std::optional<std::int64_t>(2));
+    QCOMPARE(completion.sampling.dry_range, std::optional<std::int64_t>(512));
+  }
+
+  void theRequestsSamplersAndPolicyWinOverThePresets() {
+    ChatCompletionRequest request = server::parse_chat_completion_request(
+        R"({"messages": [{"role": "user", "content": "Hi"}], "preset": "Roleplay",
+            "dry_multiplier": 0, "nsigma": 0.5, "mirostat_mode": 0, "xtc_probability": 0.1,
+            "dry_sequence_breakers": ["."], "context_overflow": "rollingWindow"})");
+    server::apply_requested_preset(request, catalog_of_creative());
+    const server::SamplingFields& sampling = request.sampling;
+    QCOMPARE(sampling.dry_multiplier, std::optional<double>(0));
+    QCOMPARE(sampling.top_n_sigma, std::optional<double>(0.5));
+    QCOMPARE(sampling.mirostat, std::optional<std::int64_t>(0));
+    QCOMPARE(sampling.xtc_probability, std::optional<double>(0.1));
+    QCOMPARE(sampling.dry_sequence_breakers,
+             std::optional<std::vector<std::string>>(std::vector<std::string>{"."}));
+    QCOMPARE(request.context_overflow,
+             std::optional<engine::ContextPolicy>(engine::ContextPolicy::DropOldest));
+    // What the request leaves out still comes from the preset.
+    QCOMPARE(sampling.dry_base, std::optional<double>(1.5));
+    QCOMPARE(sampling.xtc_threshold, std::optional<double>(0.2));
+    QCOMPARE(sampling.mirostat_tau, std::optional<double>(4));
+  }
+
   void theJobCarriesThePresetsValues() {
     const test::Model model(73);
-    const server::ServedModel served{"small", 4096,
-                                     static_cast<int>(model.description->config.vocab_size)};
-    ChatCompletionRequest request = server::parse_chat_completion_request(
-        R"({"messages": [{"role": "user", "content": "Hi"}], "preset": "Creative"})");
-    server::apply_requested_preset(request, catalog_of_creative());
-    const server::PreparedJob job =
-        server::prepare_chat_job(request, engine::PromptFormatId::ChatML, *model.tokenizer, served);
-    QCOMPARE(job.request.sampling.temperature, 1.2f);
-    QCOMPARE(job.request.sampling.top_p, 0.9f);
-    QCOMPARE(job.request.sampling.min_p, 0.1f);
-    QCOMPARE(job.request.sampling.repetition_penalty, 1.05f);
-    QCOMPARE(job.request.max_new_tokens, 7);
-    const std::string prompt = model.tokenizer->decode(job.request.prompt, false);
+    const engine::JobRequest job = preset_chat_job(model, "Creative").job.request;
+    QCOMPARE(job.sampling.temperature, 1.2f);
+    QCOMPARE(job.sampling.top_p, 0.9f);
+    QCOMPARE(job.sampling.min_p, 0.1f);
+    QCOMPARE(job.sampling.repetition_penalty, 1.05f);
+    QCOMPARE(job.max_new_tokens, 7);
+    const std::string prompt = model.tokenizer->decode(job.prompt, false);
     QVERIFY2(prompt.find("<|im_start|>system\nYou are a storyteller.") != std::string::npos,
              prompt.c_str());
     // Without a preset: OpenAI's defaults.
-    const ChatCompletionRequest plain = server::parse_chat_completion_request(
-        R"({"messages": [{"role": "user", "content": "Hi"}]})");
-    const server::PreparedJob plain_job =
-        server::prepare_chat_job(plain, engine::PromptFormatId::ChatML, *model.tokenizer, served);
-    QCOMPARE(plain_job.request.sampling.temperature, 1.0f);
-    QCOMPARE(plain_job.request.sampling.repetition_penalty, 1.0f);
+    const engine::JobRequest plain = preset_chat_job(model, "").job.request;
+    QCOMPARE(plain.sampling.temperature, 1.0f);
+    QCOMPARE(plain.sampling.repetition_penalty, 1.0f);
   }
 };
 

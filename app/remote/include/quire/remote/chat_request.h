@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "quire/remote/openai_stream.h"
+
 namespace quire::remote {
 
 struct ChatMessage {
@@ -57,5 +59,18 @@ struct ChatSampling {
 // true}, "max_tokens", "temperature", ...} as compact JSON.
 std::string chat_request_body(const std::string& model, const std::vector<ChatMessage>& messages,
                               const ChatSampling& sampling, int max_tokens);
+
+// The body for `model` as its engine reads it: the above, and the chat's
+// context policy (`context_overflow`: "stop", "drop_oldest" or
+// "truncate_middle") as "context_overflow" when Quire's server serves it; its
+// usage then says what it dropped (StreamUsage::context_drop). No other
+// engine takes a policy per request (llama.cpp's context shift is an option
+// of its server, vLLM and TabbyAPI refuse a prompt that does not fit, LM
+// Studio's contextOverflowPolicy belongs to its own SDK, not to its
+// OpenAI-compatible API), so they are sent none and what they do with a long
+// chat is theirs.
+std::string chat_request_body(const RemoteModel& model, const std::vector<ChatMessage>& messages,
+                              const ChatSampling& sampling, int max_tokens,
+                              const std::string& context_overflow);
 
 }  // namespace quire::remote

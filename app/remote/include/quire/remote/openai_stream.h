@@ -26,11 +26,23 @@ class ProtocolError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a Quire server's context policy dropped from the conversation to fit
+// its context (usage.context_overflow, docs/context-policy.md).
+struct ContextDrop {
+  std::string policy;                   // "drop_oldest" or "truncate_middle"
+  std::int64_t first_dropped_turn = 0;  // from 1, among the request's user messages
+  std::int64_t dropped_turns = 0;
+  std::int64_t dropped_tokens = 0;
+  std::int64_t recomputed_tokens = 0;  // of the shortened prompt, what its cache could not serve
+};
+
 struct StreamUsage {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
   // Prompt tokens the engine took from its prefix cache, when it says.
   std::optional<std::int64_t> cached_tokens;
+  // Turns a Quire server dropped; no other engine says.
+  std::optional<ContextDrop> context_drop;
 };
 
 // One event of a streamed chat completion, for the first choice.
@@ -65,7 +77,14 @@ struct RemoteModel {
   // max_model_len, context_length); else 0. llama.cpp's meta.n_ctx_train is
   // the context it was trained with, not the one it serves, and is not used.
   std::int64_t context_tokens = 0;
+  // Who serves it, as the list says ("quire" for Quire's server, "vllm",
+  // "llamacpp", ...); empty when it does not say.
+  std::string owned_by;
 };
+
+// Whether the model is served by Quire's own server, which reads Quire's
+// request fields (context_overflow) and reports what they did.
+bool is_quire_server(const RemoteModel& model);
 
 // GET /v1/models's answer. Throws ProtocolError when it is not a list.
 std::vector<RemoteModel> parse_model_list(std::string_view body);

@@ -36,6 +36,11 @@ void check_model(const std::string& requested, const ServedModel& model);
 // is greedy. Throws ApiException for a logit_bias id outside the vocabulary.
 engine::SamplingSettings openai_sampling(const SamplingFields& fields, const ServedModel& model);
 
+// DRY, XTC, top-nσ and mirostat's fields written into `settings` where they
+// are given (the others keep their values): openai_sampling's, and
+// quire-cli's for a preset's samplers.
+void apply_tuned_fields(engine::SamplingSettings& settings, const SamplingFields& fields);
+
 // The fields that need the tokenizer or the job's grammar: logit_bias given
 // as text (every token of the text gets the bias, as llama.cpp's server
 // does) and banned_strings. Call after the job's grammar is set: banned

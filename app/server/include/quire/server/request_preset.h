@@ -18,14 +18,14 @@ namespace quire::server {
 
 // The values of a preset that a request can take. (A preset's prompt format
 // is not among them: the server renders every request in the model's format.)
+// The sampling is the request's own SamplingFields, so that each field a
+// preset gains is filled in like the request's (fill_sampling_fields).
 struct RequestPreset {
   std::string name;
   std::optional<std::string> system_prompt;
-  std::optional<double> temperature;
-  std::optional<double> top_p;
-  std::optional<double> min_p;
-  std::optional<double> repetition_penalty;
-  std::optional<std::int64_t> max_tokens;
+  SamplingFields sampling;
+  // A chat completion's context_overflow; completions have none.
+  std::optional<engine::ContextPolicy> context_overflow;
 
   friend bool operator==(const RequestPreset&, const RequestPreset&) = default;
 };
@@ -39,6 +39,10 @@ struct PresetCatalog {
   // requests keep OpenAI's defaults.
   std::optional<RequestPreset> fallback;
 };
+
+// Each field of `sampling` that is empty or absent taken from `preset`; the
+// given ones stay. quire-cli fills its options the same way.
+void fill_sampling_fields(SamplingFields& sampling, const SamplingFields& preset);
 
 // Fills what the request leaves out from `preset`.
 void apply_preset(ChatCompletionRequest& request, const RequestPreset& preset);
