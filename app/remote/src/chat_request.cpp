@@ -3,6 +3,26 @@
 #include <nlohmann/json.hpp>
 
 namespace quire::remote {
+namespace {
+
+// OpenAI's content parts: {"type": "text", "text"} and {"type": "image_url",
+// "image_url": {"url", "detail"}}.
+nlohmann::ordered_json content_parts(const std::vector<ChatMessage::Part>& parts) {
+  using json = nlohmann::ordered_json;
+  json list = json::array();
+  for (const ChatMessage::Part& part : parts) {
+    if (part.image_url.empty()) {
+      list.push_back({{"type", "text"}, {"text", part.text}});
+      continue;
+    }
+    json image{{"url", part.image_url}};
+    if (!part.detail.empty()) image["detail"] = part.detail;
+    list.push_back({{"type", "image_url"}, {"image_url", std::move(image)}});
+  }
+  return list;
+}
+
+}  // namespace
 
 std::string chat_request_body(const std::string& model, const std::vector<ChatMessage>& messages,
                               const ChatSampling& sampling, int max_tokens) {
@@ -10,6 +30,7 @@ std::string chat_request_body(const std::string& model, const std::vector<ChatMe
   json list = json::array();
   for (const ChatMessage& message : messages) {
     json entry{{"role", message.role}, {"content", message.content}};
+    if (!message.parts.empty()) entry["content"] = content_parts(message.parts);
     // OpenAI's shape of a tool loop: content null beside the calls, and a
     // result that names its call.
     if (!message.tool_calls.empty()) {
