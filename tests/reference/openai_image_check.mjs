@@ -16,7 +16,7 @@ if (!cli || !modelDir) {
   process.exit(2);
 }
 
-const { started, serve, stop, client } = checkSupport(cli, modelDir);
+const { serve, stop, client, watchdog, failWithLogs } = checkSupport(cli, modelDir);
 
 // The first 16 bytes of a PNG file: the server checks the signature and
 // keeps the bytes; the model's preprocessing would decode them.
@@ -106,24 +106,7 @@ async function main() {
   console.log('openai_image_check: every check passed');
 }
 
-const watchdog = setTimeout(() => {
-  console.error('openai_image_check: no result after 60 s');
-  for (const child of started) {
-    console.error(`--- server log (${child.url}) ---\n${child.log}`);
-    child.kill('SIGKILL');
-  }
-  process.exit(1);
-}, 60000);
-
+const timer = watchdog('openai_image_check', 60);
 main()
-  .then(() => clearTimeout(watchdog))
-  .catch((error) => {
-    console.error(error);
-    for (const child of started) {
-      if (child.exitCode === null) {
-        child.kill('SIGTERM');
-        console.error(`--- server log (${child.url}) ---\n${child.log}`);
-      }
-    }
-    process.exit(1);
-  });
+  .then(() => clearTimeout(timer))
+  .catch(failWithLogs);

@@ -56,6 +56,13 @@ std::string media_type(std::string_view header) {
   return type;
 }
 
+// What a client sent, quoted in a message: at most 40 bytes of it, so that a
+// megabyte of nonsense is not sent back.
+std::string quote_clipped(std::string_view text) {
+  constexpr std::size_t kShown = 40;
+  return "\"" + std::string(text.substr(0, kShown)) + (text.size() > kShown ? "...\"" : "\"");
+}
+
 // The URL's scheme ("https"), or empty when it does not begin with one.
 std::string scheme_of(std::string_view url) {
   const std::size_t colon = url.find(':');
@@ -71,8 +78,7 @@ std::string scheme_of(std::string_view url) {
 // The image of a data: URL, its media type and signature checked.
 MessageImage image_of_data_url(std::string_view url, const std::string& name) {
   const std::string example =
-      " Send the image inline as data:image/png;base64,... (or jpeg, "
-      "webp, gif).";
+      " Send the image inline as data:image/png;base64,... (or jpeg, webp, gif).";
   const std::string scheme = scheme_of(url);
   if (scheme == "http" || scheme == "https") {
     fail(name + " is an " + scheme + " URL: this server does not fetch images from the network." +
@@ -96,7 +102,7 @@ MessageImage image_of_data_url(std::string_view url, const std::string& name) {
   if (std::ranges::find(kImageTypes, image.mime_type) == kImageTypes.end()) {
     fail(name +
              (image.mime_type.empty() ? std::string(" names no media type")
-                                      : " has the media type \"" + image.mime_type + "\"") +
+                                      : " has the media type " + quote_clipped(image.mime_type)) +
              ": this server takes image/png, image/jpeg, image/webp and image/gif.",
          "messages");
   }
@@ -152,7 +158,7 @@ MessageImage parse_image_part(const json& part, const std::string& where) {
       detail = detail_value->is_string() ? detail_value->get<std::string>() : std::string();
       if (detail != "auto" && detail != "low" && detail != "high") {
         fail(field + ".detail must be \"auto\", \"low\" or \"high\"; it is " +
-                 (detail_value->is_string() ? "\"" + detail + "\""
+                 (detail_value->is_string() ? quote_clipped(detail)
                                             : std::string(kind_of(*detail_value))) +
                  ".",
              "messages");

@@ -138,6 +138,10 @@ void TestImageParts::refusals_data() {
       << user_parts(image_part("data:image/bmp;base64,Qk0="))
       << std::string(
              R"(400 {"error":{"message":"messages[0].content[0].image_url.url has the media type \"image/bmp\": this server takes image/png, image/jpeg, image/webp and image/gif.","type":"invalid_request_error","param":"messages","code":null}})");
+  QTest::newRow("long media type")
+      << user_parts(image_part("data:image/" + std::string(100, 'x') + ";base64," + kPng))
+      << std::string(
+             R"(400 {"error":{"message":"messages[0].content[0].image_url.url has the media type \"image/xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...\": this server takes image/png, image/jpeg, image/webp and image/gif.","type":"invalid_request_error","param":"messages","code":null}})");
   QTest::newRow("no media type")
       << user_parts(image_part("data:;base64," + kPng))
       << std::string(
