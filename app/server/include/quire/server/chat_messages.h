@@ -4,6 +4,7 @@
 // the tools it offers: what a request with tools hands to the model's chat
 // template. Parsed at the edge (chat_messages_parser.cpp); plain C++.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,9 +37,9 @@ struct MessageImage {
   friend bool operator==(const MessageImage&, const MessageImage&) = default;
 };
 
-// Largest image one part may hold, decoded: OpenAI's limit per image. The
-// request body's own limit (--max-body-mib, 8 MiB by default) usually comes
-// first.
+// Largest image one part may hold, decoded: room for any photo a camera
+// writes, and a bound on what one part makes the server hold. The request
+// body's own limit (--max-body-mib, 8 MiB by default) usually comes first.
 inline constexpr std::size_t kMaxImageBytes = std::size_t{20} << 20;
 
 // One part of a message's content, text or an image, in the request's order.
