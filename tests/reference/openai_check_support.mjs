@@ -106,8 +106,37 @@ export function checkSupport(cli, modelDir) {
     return Array.isArray(id) ? id : [id];
   }
 
+  // A check that waits forever would leave CI with a timeout and no word of
+  // where: after `seconds`, say so, show the servers' logs and stop. Returns
+  // the timer, for clearTimeout once the check is done.
+  function watchdog(name, seconds) {
+    return setTimeout(() => {
+      console.error(`${name}: no result after ${seconds} s`);
+      for (const child of started) {
+        console.error(`--- server log (${child.url}) ---\n${child.log}`);
+        child.kill('SIGKILL');
+      }
+      process.exit(1);
+    }, seconds * 1000);
+  }
+
+  // A failed check: the error, the logs of the servers still running, which
+  // are stopped, and exit status 1.
+  function failWithLogs(error) {
+    console.error(error);
+    for (const child of started) {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        console.error(`--- server log (${child.url}) ---\n${child.log}`);
+      }
+    }
+    process.exit(1);
+  }
+
   return {
     started,
+    watchdog,
+    failWithLogs,
     serve,
     stop,
     client,

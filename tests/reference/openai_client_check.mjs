@@ -18,7 +18,6 @@ if (!cli || !modelDir) {
 }
 
 const {
-  started,
   serve,
   stop,
   client,
@@ -28,6 +27,8 @@ const {
   stats,
   waitFor,
   eosIds,
+  watchdog,
+  failWithLogs,
 } = checkSupport(cli, modelDir);
 
 const system = { role: 'system', content: 'Be brief.' };
@@ -519,16 +520,8 @@ async function checkExposure() {
   assert.match(log, /--host 0\.0\.0\.0 lets other machines reach the server, and without --api-key/);
 }
 
-// A check that waits forever would leave CI with a timeout and no word of
-// where: after two minutes, say so, show the servers' logs and stop.
-const watchdog = setTimeout(() => {
-  console.error('openai_client_check: no result after 120 s');
-  for (const child of started) {
-    console.error(`--- server log (${child.url}) ---\n${child.log}`);
-    child.kill('SIGKILL');
-  }
-  process.exit(1);
-}, 120000);
+// After two minutes without a result, say so, show the servers' logs and stop.
+const timer = watchdog('openai_client_check', 120);
 
 async function main() {
   // Cache room for every reply at once: under page pressure a waiting reply
@@ -546,16 +539,7 @@ async function main() {
   await checkBusy();
   await checkExposure();
   console.log('openai_client_check: every check passed');
-  clearTimeout(watchdog);
+  clearTimeout(timer);
 }
 
-main().catch(async (error) => {
-  console.error(error);
-  for (const child of started) {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      console.error(`--- server log (${child.url}) ---\n${child.log}`);
-    }
-  }
-  process.exit(1);
-});
+main().catch(failWithLogs);

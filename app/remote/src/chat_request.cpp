@@ -3,17 +3,33 @@
 #include <nlohmann/json.hpp>
 
 namespace quire::remote {
-
 namespace {
 
 // Ordered: the body lists its fields as written, as people read it in logs.
 using BodyJson = nlohmann::ordered_json;
+
+// OpenAI's content parts: {"type": "text", "text"} and {"type": "image_url",
+// "image_url": {"url", "detail"}}.
+BodyJson content_parts(const std::vector<ChatMessage::Part>& parts) {
+  BodyJson list = BodyJson::array();
+  for (const ChatMessage::Part& part : parts) {
+    if (part.image_url.empty()) {
+      list.push_back({{"type", "text"}, {"text", part.text}});
+      continue;
+    }
+    BodyJson image{{"url", part.image_url}};
+    if (!part.detail.empty()) image["detail"] = part.detail;
+    list.push_back({{"type", "image_url"}, {"image_url", std::move(image)}});
+  }
+  return list;
+}
 
 BodyJson request_json(const std::string& model, const std::vector<ChatMessage>& messages,
                       const ChatSampling& sampling, int max_tokens) {
   BodyJson list = BodyJson::array();
   for (const ChatMessage& message : messages) {
     BodyJson entry{{"role", message.role}, {"content", message.content}};
+    if (!message.parts.empty()) entry["content"] = content_parts(message.parts);
     // OpenAI's shape of a tool loop: content null beside the calls, and a
     // result that names its call.
     if (!message.tool_calls.empty()) {

@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 
+#include "image_part_parser.h"
+
 namespace quire::server {
 namespace {
 
@@ -16,15 +18,23 @@ using request::kind_of;
 // Most tools one request may offer.
 constexpr std::size_t kMaxTools = 128;
 
-// A message's text: a string, or a list of text parts joined by newlines.
-std::string message_text(const json& content, const std::string& where) {
-  if (content.is_string()) return content.get<std::string>();
+// A message's content: a string, or a list of parts whose text parts are
+// joined by newlines. A user message may also hold image_url parts; then
+// `parts` keeps every part in order. Other roles take text only, as in
+// OpenAI's API.
+void read_content(const json& content, const std::string& where, ChatMessage& message) {
+  if (content.is_string()) {
+    message.content = content.get<std::string>();
+    return;
+  }
   if (!content.is_array()) {
-    fail(where + " must be a string or an array of text parts, not " +
+    fail(where + " must be a string or an array of content parts, not " +
              std::string(kind_of(content)) + ".",
          "messages");
   }
-  std::string text;
+  std::vector<ContentPart> parts;
+  bool images = false;
+  bool text = false;
   for (std::size_t i = 0; i < content.size(); ++i) {
     const std::string part_name = where + "[" + std::to_string(i) + "]";
     const json& part = content[i];
@@ -32,19 +42,32 @@ std::string message_text(const json& content, const std::string& where) {
     if (!type || !type->is_string()) {
       fail(part_name + " must be an object with a string \"type\".", "messages");
     }
-    if (type->get<std::string>() != "text") {
-      fail(part_name + " is of type \"" + type->get<std::string>() +
-               "\": this server takes text parts only.",
+    const std::string type_name = type->get<std::string>();
+    if (type_name == "image_url") {
+      if (message.role != "user") {
+        fail(part_name + " is an image in a" + (message.role == "assistant" ? "n " : " ") +
+                 message.role + " message; images go in user messages only.",
+             "messages");
+      }
+      parts.push_back({{}, parse_image_part(part, part_name)});
+      images = true;
+      continue;
+    }
+    if (type_name != "text") {
+      fail(part_name + " is of type \"" + type_name +
+               "\": this server takes \"text\" and \"image_url\" parts only.",
            "messages");
     }
     const json* part_text = Fields(part).find("text");
     if (!part_text || !part_text->is_string()) {
       fail(part_name + ".text must be a string.", "messages");
     }
-    if (i > 0) text += '\n';
-    text += part_text->get<std::string>();
+    if (text) message.content += '\n';
+    text = true;
+    message.content += part_text->get<std::string>();
+    parts.push_back({part_text->get<std::string>(), std::nullopt});
   }
-  return text;
+  if (images) message.parts = std::move(parts);
 }
 
 // OpenAI's rule for function names: letters, digits, '_' and '-', 64 at most.
@@ -131,7 +154,7 @@ ChatMessage parse_message(const json& message, const std::string& name) {
   }
   if (!content && parsed.role != "assistant") fail(name + ".content is missing.", "messages");
   parsed.null_content = content == nullptr;
-  if (content) parsed.content = message_text(*content, name + ".content");
+  if (content) read_content(*content, name + ".content", parsed);
   if (parsed.role == "tool") {
     parsed.tool_call_id = required_string(message, "tool_call_id", name);
     if (const json* function = fields.find("name"); function && function->is_string()) {

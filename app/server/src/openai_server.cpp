@@ -15,6 +15,7 @@
 #include "client_connection.h"
 #include "quire/server/api_error.h"
 #include "quire/server/openai_request.h"
+#include "quire/server/vision_support.h"
 #include "reply_route.h"
 
 namespace quire::server {
@@ -173,6 +174,7 @@ struct OpenAiServer::Impl {
       if (endpoint == detail::Endpoint::Chat) {
         ChatCompletionRequest parsed = parse_chat_completion_request(request.body);
         check_model(parsed.model, model);
+        check_images_seen(parsed, model);
         apply_requested_preset(parsed, options.presets);
         job = prepare_chat_job(parsed, format, tokenizer, model, &replies);
         context.shape = job.shape;

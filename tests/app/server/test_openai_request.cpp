@@ -175,12 +175,13 @@ class TestOpenAiRequest : public QObject {
         << "messages";
     QTest::newRow("content number")
         << std::string(R"({"messages": [{"role": "user", "content": 5}]})")
-        << "messages[0].content must be a string or an array of text parts, not an integer."
+        << "messages[0].content must be a string or an array of content parts, not an integer."
         << "messages";
-    QTest::newRow("image part")
+    QTest::newRow("audio part")
         << std::string(
-               R"({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]})")
-        << "messages[0].content[0] is of type \"image_url\": this server takes text parts only."
+               R"({"messages": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}]})")
+        << "messages[0].content[0] is of type \"input_audio\": this server takes \"text\" and "
+           "\"image_url\" parts only."
         << "messages";
     QTest::newRow("two users")
         << std::string(R"({"messages": [)" + kUser + ", " + kUser + "]}")

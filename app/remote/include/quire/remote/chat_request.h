@@ -31,6 +31,17 @@ struct ChatMessage {
   };
   std::vector<Call> tool_calls;
   std::string tool_call_id;
+  // A user message that holds images: its content as OpenAI's content parts,
+  // in order, each image's data: URL passed on unchanged (remote engines
+  // such as vLLM, llama.cpp's server or another Quire may see images). Empty:
+  // the content is `content`, as text. Each field has a default, so a part
+  // may be written as {text} or {"", url}.
+  struct Part {
+    std::string text = {};       // a text part
+    std::string image_url = {};  // an image part: "data:image/png;base64,..." (text empty)
+    std::string detail = {};     // the image's detail ("auto", "low", "high"); empty: not sent
+  };
+  std::vector<Part> parts;
 };
 
 struct ChatSampling {

@@ -24,6 +24,10 @@ struct ServedModel {
   std::string id;                   // what /v1/models lists and requests name
   std::int64_t context_tokens = 0;  // prompt and reply of one request together
   int vocab_size = 0;               // token ids from 0 below this
+  // The model's vision tower is loaded and runs: with the generator's image
+  // support it decides whether requests may hold images (model_sees_images
+  // in vision_support.h). Front ends set it once the engine loads towers.
+  bool vision_tower = false;
 };
 
 // Throws ApiException 404 (model_not_found) when `requested` is neither empty
