@@ -97,6 +97,7 @@ int run_serve(ServeOptions options) {
     model.context_tokens = std::min(model.context_tokens, positions);
   }
   model.vocab_size = session.tokenizer->vocab_size();
+  model.vision_tower = session.model->vision.tower.has_value();
 
   server::EngineHost engine(
       *session.generator, {static_cast<std::size_t>(options.parallel + options.max_queue), draft});

@@ -26,7 +26,8 @@ struct ServedModel {
   int vocab_size = 0;               // token ids from 0 below this
   // The model's vision tower is loaded and runs: with the generator's image
   // support it decides whether requests may hold images (model_sees_images
-  // in vision_support.h). Front ends set it once the engine loads towers.
+  // in vision_support.h). Front ends set it from the model description's
+  // vision tower.
   bool vision_tower = false;
 };
 
