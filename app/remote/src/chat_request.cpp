@@ -54,6 +54,13 @@ std::string chat_request_body(const std::string& model, const std::vector<ChatMe
     body["mirostat_tau"] = sampling.mirostat_tau;
     body["mirostat_eta"] = sampling.mirostat_eta;
   }
+  if (!sampling.banned_strings.empty()) body["banned_strings"] = sampling.banned_strings;
+  if (!sampling.logit_bias_text.empty()) {
+    json pairs = json::array();
+    for (const auto& [text, bias] : sampling.logit_bias_text)
+      pairs.push_back(json::array({text, bias}));
+    body["logit_bias"] = std::move(pairs);
+  }
   // Text the engine cannot encode would fail its JSON parser; replace it.
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
