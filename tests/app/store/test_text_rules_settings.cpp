@@ -23,13 +23,6 @@ ChatSettings text_rules() {
   return settings;
 }
 
-QByteArray chat_file_holding(const QByteArray& settings) {
-  return "{\"format\": \"quire-chat\", \"version\": 3, \"title\": \"t\", "
-         "\"created\": \"2024-05-01T12:00:00.000Z\", \"updated\": \"2024-05-01T12:00:00.000Z\", "
-         "\"model\": {\"dir\": \"\", \"settings\": {}}, \"chat_settings\": " +
-         settings + ", \"messages\": []}";
-}
-
 }  // namespace
 
 class TextRulesSettingsTest : public QObject {
@@ -140,7 +133,7 @@ class TextRulesSettingsTest : public QObject {
     QFETCH(QByteArray, settings);
     QFETCH(QString, message);
     QString error;
-    QVERIFY(!chat_from_json(chat_file_holding(settings), &error));
+    QVERIFY(!chat_from_json(test::chat_file_with_settings(settings), &error));
     QCOMPARE(error, message);
   }
 };
