@@ -1,6 +1,7 @@
 // Every field a preset file holds survives an edit on the presets page: the
 // page shows a preset through the same conversion as the chat settings
-// dialog, so the advanced samplers and the context policy are kept.
+// dialog, so the advanced samplers, the context policy, the banned strings
+// and the biases by text are kept.
 
 #include <QFile>
 #include <QJsonDocument>
@@ -27,6 +28,7 @@ class TestPresetPageFields : public QObject {
       QVERIFY(out.open(QIODevice::WriteOnly));
       out.write(R"({"format": "quire-preset", "version": 1, "name": "Tuned",
                     "settings": {"temperature": 0.9, "context_overflow": "truncate_middle",
+                                 "banned_strings": ["As an AI"], "logit_bias": {" Sure": -5},
                                  "tuned_sampling": {"dry_multiplier": 0.8, "dry_allowed_length": 3,
                                                     "xtc_probability": 0.5, "top_n_sigma": 1.5,
                                                     "mirostat": 2, "mirostat_tau": 4}}})");
@@ -43,6 +45,7 @@ class TestPresetPageFields : public QObject {
     QCOMPARE(shown.tuned_sampling->dry_multiplier, 0.8);
     QCOMPARE(shown.tuned_sampling->mirostat, true);
     QCOMPARE(shown.context_overflow, std::optional<QString>(QStringLiteral("truncate_middle")));
+    QCOMPARE(shown.banned_strings, QStringList{QStringLiteral("As an AI")});
 
     // ... and an edit of another field saves them unchanged.
     shown.temperature = 0.7;
@@ -54,6 +57,8 @@ class TestPresetPageFields : public QObject {
     QCOMPARE(after.tuned_sampling->top_n_sigma, 1.5);
     QCOMPARE(after.tuned_sampling->mirostat_tau, 4.0);
     QCOMPARE(after.context_overflow, std::optional<QString>(QStringLiteral("truncate_middle")));
+    QCOMPARE(after.banned_strings, before.banned_strings);
+    QCOMPARE(after.logit_bias_text, (QMap<QString, double>{{QStringLiteral(" Sure"), -5.0}}));
   }
 };
 
