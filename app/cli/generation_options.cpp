@@ -5,6 +5,7 @@
 
 #include "cli_support.h"
 #include "disk_cache_option.h"
+#include "quire/engine/generator/text_bias.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/kernels/fault_injecting_backend.h"
 #include "quire/server/completion_job.h"
@@ -83,10 +84,8 @@ void GenerationOptions::apply_text_options(engine::JobRequest& request,
           "\" Sure=-5\"; \"" +
           option + "\" is not one");
     }
-    const std::vector<std::int32_t> ids = tokenizer.encode(text, false);
-    if (ids.empty()) throw UsageError("--logit-bias-text: \"" + text + "\" has no tokens");
-    for (const std::int32_t id : ids)
-      request.sampling.token_bias[id] = static_cast<float>(bias);
+    if (!engine::add_text_bias(request.sampling, tokenizer, text, static_cast<float>(bias)))
+      throw UsageError("--logit-bias-text: \"" + text + "\" has no tokens");
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "chat_controller.h"
 #include "chat_overrides.h"
+#include "quire/app/presets/preset.h"
 #include "quire/app/presets/preset_overrides.h"
 
 namespace quire::gui {
@@ -14,7 +15,11 @@ namespace quire::gui {
 ChatSettingsEditor::ChatSettingsEditor(store::ChatStore& store, ChatController& chats,
                                        QWidget& window, Defaults defaults,
                                        const presets::PresetLibrary& presets, QObject* parent)
-    : QObject(parent), store_(store), chats_(chats), defaults_(std::move(defaults)) {
+    : QObject(parent),
+      store_(store),
+      chats_(chats),
+      defaults_(std::move(defaults)),
+      presets_(presets) {
   dialog_ = new QDialog(&window);
   dialog_->setObjectName(QStringLiteral("chatSettingsDialog"));
   dialog_->setWindowModality(Qt::WindowModal);
@@ -68,6 +73,7 @@ void ChatSettingsEditor::save() {
   if (!editing_) {
     pending_ = settings;
     pending_preset_ = chooser_->preset();
+    pending_is_default_ = false;
     return;
   }
   // The tools the user allowed always are no field of the panel: they stay.
@@ -89,6 +95,27 @@ void ChatSettingsEditor::applyPreset(const presets::Preset& preset) {
 void ChatSettingsEditor::chatShown() {
   pending_.reset();
   pending_preset_.reset();
+  pending_is_default_ = false;
+  if (!chats_.currentChat()) startFromDefaultPreset();
+}
+
+void ChatSettingsEditor::setDefaultPreset(const QString& name) {
+  default_preset_ = name;
+  if (chats_.currentChat() || (pending_ && !pending_is_default_)) return;
+  pending_.reset();
+  pending_preset_.reset();
+  pending_is_default_ = false;
+  startFromDefaultPreset();
+}
+
+void ChatSettingsEditor::startFromDefaultPreset() {
+  if (default_preset_.isEmpty()) return;
+  // A preset deleted since it was chosen leaves new chats as they were.
+  const std::optional<presets::Preset> preset = presets_.find(default_preset_);
+  if (!preset) return;
+  pending_ = presets::preset_values(preset->settings);
+  pending_preset_ = preset->name;
+  pending_is_default_ = true;
 }
 
 void ChatSettingsEditor::onChatCreated(store::ChatId chat) {
@@ -97,6 +124,7 @@ void ChatSettingsEditor::onChatCreated(store::ChatId chat) {
   if (!pending_ || chats_.currentChat() != chat) return;
   const store::ChatSettings settings = *std::exchange(pending_, std::nullopt);
   const std::optional<QString> preset = std::exchange(pending_preset_, std::nullopt);
+  pending_is_default_ = false;
   if (!store_.set_chat_settings(chat, settings) || !store_.set_chat_preset(chat, preset)) {
     emit problem(tr("The chat's settings could not be saved: %1").arg(store_.error_string()));
   }

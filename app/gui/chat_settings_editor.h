@@ -48,8 +48,13 @@ class ChatSettingsEditor : public QObject {
   // Saves what the dialog shows for the chat it was opened over.
   void save();
   // Another chat (or a new, empty one) is on show: values kept for the new
-  // chat's first message are dropped.
+  // chat's first message are dropped. A new chat starts from the default
+  // preset, if any: its values wait for the first message as if chosen.
   void chatShown();
+  // The preset new chats start from (Settings → Default preset for new
+  // chats); empty: none. The empty page of a new chat on show takes it now,
+  // unless its values were edited.
+  void setDefaultPreset(const QString& name);
 
  signals:
   // The settings could not be saved (the store failed or refused them).
@@ -59,6 +64,8 @@ class ChatSettingsEditor : public QObject {
   void onChatCreated(store::ChatId chat);
   // A preset chosen: its values replace the fields (the tools choice stays).
   void applyPreset(const presets::Preset& preset);
+  // The values of the default preset, waiting for a new chat's first message.
+  void startFromDefaultPreset();
 
   store::ChatStore& store_;
   ChatController& chats_;
@@ -73,6 +80,10 @@ class ChatSettingsEditor : public QObject {
   std::optional<store::ChatSettings> pending_;
   std::optional<QString> pending_preset_;
   QStringList prompt_formats_;
+  const presets::PresetLibrary& presets_;
+  QString default_preset_;
+  // pending_ holds the default preset's values as taken, not the user's edits.
+  bool pending_is_default_ = false;
 };
 
 }  // namespace quire::gui

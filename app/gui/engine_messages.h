@@ -139,6 +139,11 @@ struct ReplyRequest {
   QByteArray tools;
   // Added to the logits of these token ids, for every token of the reply.
   QMap<qint32, double> token_bias;
+  // The chat's biases by text: added to every token of each text as the
+  // loaded model's tokenizer spells it (the engine resolves them).
+  QMap<QString, double> logit_bias_text;
+  // Text the reply must never show (the chat's banned strings).
+  QStringList banned_strings;
   // The render key the history's token ids were made under.
   QString render_key;
   ui::SamplingDefaults sampling;

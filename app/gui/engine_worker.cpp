@@ -11,6 +11,7 @@
 #include "engine_worker_loaded.h"
 #include "memory_snapshot.h"
 #include "quire/engine/generator/chat_format.h"
+#include "quire/engine/generator/text_bias.h"
 #include "quire/engine/generator/vocabulary_check.h"
 #include "quire/engine/planner/planner.h"
 #include "quire/engine/runtime/model_runtime.h"
@@ -326,6 +327,21 @@ void EngineWorker::startReply(const ReplyRequest& request) {
   job.label = request.chat_title.toStdString();
   for (auto it = request.token_bias.begin(); it != request.token_bias.end(); ++it)
     job.sampling.token_bias[it.key()] = static_cast<float>(it.value());
+  for (auto it = request.logit_bias_text.begin(); it != request.logit_bias_text.end(); ++it) {
+    if (!engine::add_text_bias(job.sampling, *loaded.tokenizer, it.key().toStdString(),
+                               static_cast<float>(it.value()))) {
+      book.forget(request.chat_id);
+      failReply(request, EngineFailure{EngineFailure::Kind::Other,
+                                       QStringLiteral("The reply could not start"),
+                                       QStringLiteral("The chat's logit bias names the text "
+                                                      "\"%1\", which has no tokens.")
+                                           .arg(it.key()),
+                                       QStringLiteral("Remove it in Chat settings.")});
+      return;
+    }
+  }
+  for (const QString& text : request.banned_strings)
+    job.banned_strings.push_back(text.toStdString());
   const qint64 reply_id = request.reply_id;
   // A reply that may call tools is read for them: its text spells the
   // markers, the chat sees only the content, and a call once begun is held
@@ -344,7 +360,25 @@ void EngineWorker::startReply(const ReplyRequest& request) {
   };
   // Called inside Generator::step(); the result is settled after the step.
   job.on_done = [this](const engine::JobResult& result) { finished_.push_back(result); };
-  const engine::JobId id = loaded.generator->submit(std::move(job));
+  const bool shaped = job.grammar != nullptr;
+  engine::JobId id{};
+  try {
+    id = loaded.generator->submit(std::move(job));
+  } catch (...) {
+    book.forget(request.chat_id);
+    EngineFailure failure = failure_from(std::current_exception());
+    if (shaped && !request.banned_strings.isEmpty()) {
+      // The engine refuses the two together: a grammar decides the text.
+      failure = EngineFailure{
+          EngineFailure::Kind::Other, QStringLiteral("The reply could not start"),
+          QStringLiteral("This chat's banned strings cannot be combined with tool calls, whose "
+                         "text follows each tool's schema."),
+          QStringLiteral("Remove the banned strings in Chat settings, or turn tools off for "
+                         "this chat there.")};
+    }
+    failReply(request, failure);
+    return;
+  }
   active_[id] = Active{request.reply_id,
                        request.chat_id,
                        turn.context_limit,

@@ -110,6 +110,8 @@ QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
   chat_settings_ = std::make_unique<ChatSettingsEditor>(
       store_, *chats_, *window_,
       [this] { return chat_defaults(settings_.engine, options_.max_new_tokens); }, *presets_);
+  // Settings offers the library's presets as the one new chats start from.
+  window_->settingsPanel()->setPresetNames(presets_->names());
   connect(window_->presetsAction(), &QAction::triggered, this, &QuireApplication::openPresets);
   // Before any server starts: its requests name presets from the same library.
   host_->configureServerPresets(presets_->dir());
@@ -204,6 +206,7 @@ void QuireApplication::start() {
   panel.setPlan(pricer_->price(settings_.engine));
   link_remote_settings(panel, host_->remoteEngine(), *keys_, *window_);
   chats_->setEngineSettings(settings_.engine);
+  chat_settings_->setDefaultPreset(settings_.engine.default_preset);
   host_->configureServerDrafts(settings_.engine.drafts);
   // Before any load: the worker starts the server once the model is in.
   window_->serverPanel()->setSettings(settings_.server);
@@ -361,6 +364,7 @@ void QuireApplication::onSettingsApplied(const ui::EngineSettings& applied, bool
   }
   saveSettings();
   chats_->setEngineSettings(settings_.engine);
+  chat_settings_->setDefaultPreset(settings_.engine.default_preset);
   host_->configureServerDrafts(settings_.engine.drafts);
   // Live: the loaded model's tier opens, closes or takes the new limit.
   host_->configureDiskCache(diskCacheRequest());
@@ -378,6 +382,7 @@ void QuireApplication::loadModel(const ui::EngineSettings& engine) {
   window_->settingsPanel()->setSettings(settings_.engine);
   window_->settingsPanel()->setPlan(pricer_->price(settings_.engine));
   chats_->setEngineSettings(settings_.engine);
+  chat_settings_->setDefaultPreset(settings_.engine.default_preset);
   host_->configureServerDrafts(settings_.engine.drafts);
   window_->clearNotice();
   window_->setEngineState(tr("Loading %1…").arg(loading_name(engine)));

@@ -8,6 +8,7 @@
 #include "chat_settings_editor.h"
 #include "main_window.h"
 #include "quire/app/presets/presets_page.h"
+#include "quire/ui/settings_panel.h"
 #include "quire_application.h"
 
 namespace quire::gui {
@@ -20,6 +21,8 @@ void QuireApplication::openPresets() {
     auto* layout = new QVBoxLayout(dialog);
     presets_page_ = new presets::PresetsPage(*presets_, dialog);
     layout->addWidget(presets_page_);
+    connect(presets_page_, &presets::PresetsPage::libraryChanged, this,
+            [this] { window_->settingsPanel()->setPresetNames(presets_->names()); });
     dialog->resize(900, 640);
   }
   presets_page_->setPromptFormats(chat_settings_->promptFormats());

@@ -191,6 +191,10 @@ void RemoteEngine::startReply(const ReplyRequest& request) {
   sampling.mirostat = tuned.mirostat;
   sampling.mirostat_tau = tuned.mirostat_tau;
   sampling.mirostat_eta = tuned.mirostat_eta;
+  for (const QString& text : request.banned_strings)
+    sampling.banned_strings.push_back(text.toStdString());
+  for (auto it = request.logit_bias_text.begin(); it != request.logit_bias_text.end(); ++it)
+    sampling.logit_bias_text[it.key().toStdString()] = it.value();
   const std::string body =
       remote::chat_request_body(model_->served, messages, sampling, request.max_new_tokens,
                                 request.context_overflow.toStdString());

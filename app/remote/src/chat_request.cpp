@@ -74,6 +74,13 @@ BodyJson request_json(const std::string& model, const std::vector<ChatMessage>& 
     body["mirostat_tau"] = sampling.mirostat_tau;
     body["mirostat_eta"] = sampling.mirostat_eta;
   }
+  if (!sampling.banned_strings.empty()) body["banned_strings"] = sampling.banned_strings;
+  if (!sampling.logit_bias_text.empty()) {
+    BodyJson pairs = BodyJson::array();
+    for (const auto& [text, bias] : sampling.logit_bias_text)
+      pairs.push_back(BodyJson::array({text, bias}));
+    body["logit_bias"] = std::move(pairs);
+  }
   return body;
 }
 

@@ -5,6 +5,7 @@
 
 #include "quire/engine/generator/chat_template.h"
 #include "quire/engine/generator/conversation.h"
+#include "quire/engine/generator/text_bias.h"
 #include "quire/engine/grammar/grammar.h"
 #include "quire/engine/tools/tool_call_grammar.h"
 #include "quire/server/api_error.h"
@@ -216,13 +217,10 @@ engine::SamplingSettings openai_sampling(const SamplingFields& fields, const Ser
 void apply_text_fields(engine::JobRequest& job, const SamplingFields& fields,
                        const engine::Tokenizer& tokenizer) {
   for (const auto& [text, bias] : fields.logit_bias_text) {
-    const std::vector<std::int32_t> ids = tokenizer.encode(text, false);
-    if (ids.empty()) {
+    if (!engine::add_text_bias(job.sampling, tokenizer, text, static_cast<float>(bias))) {
       throw ApiException(invalid_request(
           "logit_bias names the text \"" + text + "\", which has no tokens.", "logit_bias"));
     }
-    for (const std::int32_t id : ids)
-      job.sampling.token_bias[id] = static_cast<float>(bias);
   }
   job.banned_strings = fields.banned_strings;
   const bool banning = std::any_of(fields.banned_strings.begin(), fields.banned_strings.end(),

@@ -419,6 +419,8 @@ std::vector<SettingRow> make_rows() {
                limits::kMirostatTau),
       real_row("sampling/mirostat_eta", QUIRE_FIELD(engine.sampling.tuned.mirostat_eta), 0.1,
                limits::kMirostatEta),
+      // The preset new chats start from: none unless chosen.
+      text_row("chat/default_preset", QUIRE_FIELD(engine.default_preset), QString()),
   };
 }
 

@@ -56,13 +56,31 @@ class SettingsReader {
     return true;
   }
 
-  bool names(const QJsonObject& object, const QString& key, QStringList* out) {
+  // An array of strings; `expected` says what is wrong with anything else.
+  bool strings(const QJsonObject& object, const QString& key, const QString& expected,
+               QStringList* out) {
     const QJsonValue value = object.value(key);
     if (value.isUndefined() || value.isNull()) return true;
-    if (!value.isArray()) return fail(key, QStringLiteral("expected an array of names"));
-    for (const QJsonValue& name : value.toArray()) {
-      if (!name.isString()) return fail(key, QStringLiteral("expected an array of names"));
-      *out << name.toString();
+    if (!value.isArray()) return fail(key, expected);
+    for (const QJsonValue& text : value.toArray()) {
+      if (!text.isString()) return fail(key, expected);
+      *out << text.toString();
+    }
+    return true;
+  }
+
+  // {"text": bias, ...}, as the server's text-keyed logit_bias.
+  bool biases(const QJsonObject& object, const QString& key, QMap<QString, double>* out) {
+    const QJsonValue value = object.value(key);
+    if (value.isUndefined() || value.isNull()) return true;
+    if (!value.isObject()) return fail(key, QStringLiteral("expected an object of text to bias"));
+    const QJsonObject biases = value.toObject();
+    for (auto it = biases.begin(); it != biases.end(); ++it) {
+      if (!it.value().isDouble()) {
+        return fail(key + QStringLiteral("[\"") + it.key() + QStringLiteral("\"]"),
+                    QStringLiteral("expected a number"));
+      }
+      out->insert(it.key(), it.value().toDouble());
     }
     return true;
   }
@@ -107,6 +125,16 @@ QJsonObject chat_settings_to_json(const ChatSettings& chat) {
   if (chat.tuned_sampling) {
     settings.insert(QStringLiteral("tuned_sampling"), chat.tuned_sampling->to_json());
   }
+  if (!chat.banned_strings.isEmpty()) {
+    settings.insert(QStringLiteral("banned_strings"),
+                    QJsonArray::fromStringList(chat.banned_strings));
+  }
+  if (!chat.logit_bias_text.isEmpty()) {
+    QJsonObject biases;
+    for (auto it = chat.logit_bias_text.begin(); it != chat.logit_bias_text.end(); ++it)
+      biases.insert(it.key(), it.value());
+    settings.insert(QStringLiteral("logit_bias"), biases);
+  }
   return settings;
 }
 
@@ -128,9 +156,13 @@ std::optional<ChatSettings> chat_settings_from_json(const QJsonValue& value, con
       !reader.integer(object, QStringLiteral("max_new_tokens"), &out.max_new_tokens) ||
       !reader.text(object, QStringLiteral("prompt_format"), &out.prompt_format) ||
       !reader.boolean(object, QStringLiteral("tools_enabled"), &out.tools_enabled) ||
-      !reader.names(object, QStringLiteral("always_allowed_tools"), &out.always_allowed_tools) ||
+      !reader.strings(object, QStringLiteral("always_allowed_tools"),
+                      QStringLiteral("expected an array of names"), &out.always_allowed_tools) ||
       !reader.text(object, QStringLiteral("context_overflow"), &out.context_overflow) ||
-      !reader.tuned(object, QStringLiteral("tuned_sampling"), &out.tuned_sampling)) {
+      !reader.tuned(object, QStringLiteral("tuned_sampling"), &out.tuned_sampling) ||
+      !reader.strings(object, QStringLiteral("banned_strings"),
+                      QStringLiteral("expected an array of strings"), &out.banned_strings) ||
+      !reader.biases(object, QStringLiteral("logit_bias"), &out.logit_bias_text)) {
     return std::nullopt;
   }
   const QString problem = out.problem();

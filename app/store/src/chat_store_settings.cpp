@@ -3,6 +3,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 
 #include "chat_store_impl.h"
 
@@ -16,6 +17,19 @@ QVariant text_or_null(const std::optional<QString>& value) {
 }
 QVariant number_or_null(const std::optional<double>& value) {
   return value ? QVariant(*value) : QVariant(QMetaType::fromType<double>());
+}
+
+// A JSON column: NULL when `json` is empty.
+QVariant json_or_null(bool empty, const QJsonDocument& json) {
+  if (empty) return QVariant(QMetaType::fromType<QString>());
+  return QVariant(QString::fromUtf8(json.toJson(QJsonDocument::Compact)));
+}
+
+QJsonObject biases_json(const QMap<QString, double>& biases) {
+  QJsonObject object;
+  for (auto it = biases.begin(); it != biases.end(); ++it)
+    object.insert(it.key(), it.value());
+  return object;
 }
 
 std::optional<QString> text_of(const QVariant& value) {
@@ -32,10 +46,11 @@ std::optional<double> number_of(const QVariant& value) {
 namespace detail {
 
 std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat) {
-  Run run(d.sql(), QStringLiteral("SELECT system_prompt, temperature, top_p, min_p,"
-                                  " repetition_penalty, max_new_tokens, prompt_format,"
-                                  " tools_enabled, always_allowed_tools, tuned_sampling, context_overflow"
-                                  " FROM chats WHERE id = ?"));
+  Run run(d.sql(),
+          QStringLiteral("SELECT system_prompt, temperature, top_p, min_p,"
+                         " repetition_penalty, max_new_tokens, prompt_format,"
+                         " tools_enabled, always_allowed_tools, tuned_sampling, context_overflow,"
+                         " banned_strings, logit_bias_text FROM chats WHERE id = ?"));
   run << raw(chat);
   if (!run.exec()) {
     d.fail_sql(QStringLiteral("read a chat's settings"), run.error());
@@ -70,6 +85,18 @@ std::optional<ChatSettings> read_settings(StoreState& d, ChatId chat) {
     }
   }
   settings.context_overflow = text_of(run.value(10));
+  // Both written from checked values; entries that no longer read (edited
+  // by hand) are left out.
+  for (const QJsonValue& text :
+       QJsonDocument::fromJson(run.value(11).toString().toUtf8()).array()) {
+    if (text.isString() && !text.toString().isEmpty()) settings.banned_strings << text.toString();
+  }
+  const QJsonObject biases = QJsonDocument::fromJson(run.value(12).toString().toUtf8()).object();
+  for (auto it = biases.begin(); it != biases.end(); ++it) {
+    const double bias = it.value().toDouble(kLogitBiasLimit + 1);
+    if (!it.key().isEmpty() && bias >= -kLogitBiasLimit && bias <= kLogitBiasLimit)
+      settings.logit_bias_text.insert(it.key(), bias);
+  }
   return settings;
 }
 
@@ -79,11 +106,12 @@ bool write_settings(StoreState& d, ChatId chat, const ChatSettings& settings) {
     return d.fail(StoreError::InvalidArgument,
                   QStringLiteral("The chat's settings were not changed: %1.").arg(problem));
   }
-  Run run(d.sql(), QStringLiteral("UPDATE chats SET system_prompt = ?, temperature = ?, top_p = ?,"
-                                  " min_p = ?, repetition_penalty = ?, max_new_tokens = ?,"
-                                  " prompt_format = ?, tools_enabled = ?,"
-                                  " always_allowed_tools = ?, tuned_sampling = ?, context_overflow = ?"
-                                  " WHERE id = ?"));
+  Run run(d.sql(),
+          QStringLiteral("UPDATE chats SET system_prompt = ?, temperature = ?, top_p = ?,"
+                         " min_p = ?, repetition_penalty = ?, max_new_tokens = ?,"
+                         " prompt_format = ?, tools_enabled = ?,"
+                         " always_allowed_tools = ?, tuned_sampling = ?, context_overflow = ?,"
+                         " banned_strings = ?, logit_bias_text = ? WHERE id = ?"));
   run << text_or_null(settings.system_prompt) << number_or_null(settings.temperature)
       << number_or_null(settings.top_p) << number_or_null(settings.min_p)
       << number_or_null(settings.repetition_penalty)
@@ -101,7 +129,12 @@ bool write_settings(StoreState& d, ChatId chat, const ChatSettings& settings) {
               ? QVariant(QString::fromUtf8(QJsonDocument(settings.tuned_sampling->to_json())
                                                .toJson(QJsonDocument::Compact)))
               : QVariant(QMetaType::fromType<QString>()))
-      << text_or_null(settings.context_overflow) << raw(chat);
+      << text_or_null(settings.context_overflow)
+      << json_or_null(settings.banned_strings.isEmpty(),
+                      QJsonDocument(QJsonArray::fromStringList(settings.banned_strings)))
+      << json_or_null(settings.logit_bias_text.isEmpty(),
+                      QJsonDocument(biases_json(settings.logit_bias_text)))
+      << raw(chat);
   if (!run.exec()) return d.fail_sql(QStringLiteral("save a chat's settings"), run.error());
   if (run.rows_affected() == 0) {
     return d.fail(StoreError::NotFound, QStringLiteral("There is no chat %1.").arg(raw(chat)));

@@ -90,7 +90,20 @@ QString ChatSettings::problem() const {
   if (max_new_tokens && *max_new_tokens < 1) {
     return QStringLiteral("max_new_tokens must be 1 or more (got %1)").arg(*max_new_tokens);
   }
-  if (tuned_sampling) return tuned_sampling->problem();
+  if (tuned_sampling) {
+    const QString tuned = tuned_sampling->problem();
+    if (!tuned.isEmpty()) return tuned;
+  }
+  if (banned_strings.contains(QString()))
+    return QStringLiteral("banned_strings must not hold an empty string");
+  for (auto it = logit_bias_text.begin(); it != logit_bias_text.end(); ++it) {
+    if (it.key().isEmpty()) return QStringLiteral("logit_bias must not name an empty text");
+    if (!(it.value() >= -kLogitBiasLimit && it.value() <= kLogitBiasLimit)) {
+      return QStringLiteral("logit_bias for \"%1\" must be from -100 to 100 (got %2)")
+          .arg(it.key())
+          .arg(it.value());
+    }
+  }
   if (context_overflow && !kContextOverflowPolicies.contains(*context_overflow)) {
     return QStringLiteral("context_overflow must be %1 (got \"%2\")")
         .arg(kContextOverflowPolicies.join(QStringLiteral(", ")), *context_overflow);

@@ -170,7 +170,6 @@ QStringList version4() {
   };
 }
 
-
 const QStringList kSearchTriggerNames = {
     QStringLiteral("chat_search_insert"),    QStringLiteral("chat_search_delete"),
     QStringLiteral("chat_search_update"),    QStringLiteral("message_search_insert"),
@@ -242,8 +241,16 @@ QStringList version7() {
   return {QStringLiteral("ALTER TABLE chats ADD COLUMN preset TEXT")};
 }
 
+// Version 8: the text a chat's replies must never show (a JSON array of
+// strings) and its logit biases by text (a JSON object of text to bias);
+// NULL: none.
+QStringList version8() {
+  return {QStringLiteral("ALTER TABLE chats ADD COLUMN banned_strings TEXT"),
+          QStringLiteral("ALTER TABLE chats ADD COLUMN logit_bias_text TEXT")};
+}
+
 int current_schema_version() {
-  return 7;
+  return 8;
 }
 
 QStringList migration(int version) {
@@ -262,6 +269,8 @@ QStringList migration(int version) {
       return version6();
     case 7:
       return version7();
+    case 8:
+      return version8();
     default:
       return {};
   }

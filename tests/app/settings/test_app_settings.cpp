@@ -61,6 +61,7 @@ AppSettings every_value_changed(const QString& path) {
       QStringLiteral("Line one; \"quoted\"\n\tLine two = two, [three]\n# not a comment");
   e.prompt_format = QStringLiteral("llama3");
   e.context_overflow = QStringLiteral("truncate_middle");
+  e.default_preset = QStringLiteral("Story, \"long\" = mine");
   s.server = {true, 18642};
   s.window.geometry = QByteArray("\x01\xd9\xd0\xcb\x00\x03", 6);
   s.window.state = QByteArray(64, '\0');
@@ -108,6 +109,7 @@ class TestAppSettings : public QObject {
     QCOMPARE(e.cache_device, -1);
     QCOMPARE(e.max_batch, 16);
     QCOMPARE(e.chunk_size, 256);
+    QCOMPARE(e.default_preset, QString());  // new chats follow the settings
     QCOMPARE(e.sampling.temperature, 0.8);
     QCOMPARE(e.sampling.top_p, 0.95);
     QCOMPARE(e.sampling.min_p, 0.05);
@@ -143,7 +145,7 @@ class TestAppSettings : public QObject {
 
   void keysTable() {
     const auto keys = AppSettings::keys();
-    QCOMPARE(keys.size(), 54);
+    QCOMPARE(keys.size(), 55);
     QSet<QString> names;
     for (const auto& key : keys)
       names.insert(key.key);

@@ -64,4 +64,11 @@ QVariant RawDatabase::value(const QString& sql) {
   return query.value(0);
 }
 
+QByteArray chat_file_with_settings(const QByteArray& settings) {
+  return "{\"format\": \"quire-chat\", \"version\": 3, \"title\": \"t\", "
+         "\"created\": \"2024-05-01T12:00:00.000Z\", \"updated\": \"2024-05-01T12:00:00.000Z\", "
+         "\"model\": {\"dir\": \"\", \"settings\": {}}, \"chat_settings\": " +
+         settings + ", \"messages\": []}";
+}
+
 }  // namespace quire::store::test

@@ -19,6 +19,9 @@ QByteArray read_bytes(const QString& path);
 void write_bytes(const QString& path, const QByteArray& bytes);
 // The names of the files in `dir`, sorted.
 QStringList file_names(const QString& dir);
+// A chat file (format version 3) with no messages whose "chat_settings" is
+// `settings`, JSON text.
+QByteArray chat_file_with_settings(const QByteArray& settings);
 
 // A wall clock that moves only when told, starting at 2024-05-01T12:00:00Z.
 class ManualTime {

@@ -29,14 +29,6 @@ TunedSampling tuned_values() {
   return tuned;
 }
 
-// A chat file with these chat_settings and no messages.
-QByteArray chat_file_with(const QByteArray& settings) {
-  return "{\"format\": \"quire-chat\", \"version\": 3, \"title\": \"t\",\n             "
-         "\"created\": \"2024-05-01T12:00:00.000Z\", \"updated\": \"2024-05-01T12:00:00.000Z\",\n  "
-         "           \"model\": {\"dir\": \"\", \"settings\": {}}, \"chat_settings\": " +
-         settings + ", \"messages\": []}";
-}
-
 }  // namespace
 
 class TunedSamplingSettingsTest : public QObject {
@@ -116,8 +108,8 @@ class TunedSamplingSettingsTest : public QObject {
 
   void absentKeysInTheFileTakeTheDefaults() {
     QString error;
-    const auto read =
-        chat_from_json(chat_file_with("{\"tuned_sampling\": {\"xtc_probability\": 0.5}}"), &error);
+    const auto read = chat_from_json(
+        test::chat_file_with_settings("{\"tuned_sampling\": {\"xtc_probability\": 0.5}}"), &error);
     QVERIFY2(read, qPrintable(error));
     TunedSampling expected;
     expected.xtc_probability = 0.5;
@@ -148,7 +140,7 @@ class TunedSamplingSettingsTest : public QObject {
     QFETCH(QByteArray, settings);
     QFETCH(QString, message);
     QString error;
-    QVERIFY(!chat_from_json(chat_file_with(settings), &error));
+    QVERIFY(!chat_from_json(test::chat_file_with_settings(settings), &error));
     QVERIFY2(error.contains(message), qPrintable(error));
   }
 };

@@ -12,8 +12,9 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "tuned_sampling_editor.h"
 #include "quire/ui/context_overflow_choices.h"
+#include "text_rules_editor.h"
+#include "tuned_sampling_editor.h"
 #include "wheel_guard.h"
 
 namespace quire::ui {
@@ -72,6 +73,7 @@ struct ChatSettingsPanel::Fields {
   TunedSamplingEditor* tuned = nullptr;
   QComboBox* context_overflow = nullptr;
   QList<Row> rows;  // in the order above
+  TextRulesEditor* text_rules = nullptr;
   QPushButton* reset = nullptr;
 
   Row& row(const QWidget* editor) {
@@ -170,6 +172,9 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
     });
   }
   grid->setColumnStretch(1, 1);
+  f.text_rules = new TextRulesEditor(this);
+  f.text_rules->setObjectName(QStringLiteral("chatTextRules"));
+  layout->addWidget(f.text_rules);
 
   const auto changed = [this] {
     if (!writing_) emit edited();
@@ -182,6 +187,7 @@ ChatSettingsPanel::ChatSettingsPanel(QWidget* parent)
   connect(f.use_tools, &QCheckBox::toggled, this, changed);
   connect(f.tuned, &TunedSamplingEditor::changed, this, changed);
   connect(f.context_overflow, &QComboBox::currentIndexChanged, this, changed);
+  connect(f.text_rules, &TextRulesEditor::changed, this, changed);
 
   f.reset = new QPushButton(tr("Reset to defaults"), this);
   f.reset->setObjectName(QStringLiteral("resetChatSettings"));
@@ -266,6 +272,7 @@ void ChatSettingsPanel::setOverrides(const ChatOverrides& overrides) {
   if (overrides.use_tools) f.use_tools->setChecked(*overrides.use_tools);
   if (overrides.tuned_sampling) f.tuned->setValue(*overrides.tuned_sampling);
   if (overrides.context_overflow) select_data(f.context_overflow, *overrides.context_overflow);
+  f.text_rules->setValue(overrides.banned_strings, overrides.logit_bias_text);
   showDefaults();
   writing_ = false;
   refreshStates();
@@ -284,6 +291,8 @@ ChatOverrides ChatSettingsPanel::overrides() const {
   if (f.owns(f.use_tools)) o.use_tools = f.use_tools->isChecked();
   if (f.owns(f.tuned)) o.tuned_sampling = f.tuned->value();
   if (f.owns(f.context_overflow)) o.context_overflow = f.context_overflow->currentData().toString();
+  o.banned_strings = f.text_rules->bannedStrings();
+  o.logit_bias_text = f.text_rules->textBiases();
   return o;
 }
 
@@ -320,7 +329,8 @@ void ChatSettingsPanel::refreshStates() {
     row.state->setText(own ? tr("This chat's own value; the default is %1").arg(global[i])
                            : tr("Default: %1").arg(global[i]));
   }
-  f.reset->setEnabled(any_own);
+  f.reset->setEnabled(any_own || !f.text_rules->bannedStrings().isEmpty() ||
+                      !f.text_rules->textBiases().isEmpty());
 }
 
 }  // namespace quire::ui

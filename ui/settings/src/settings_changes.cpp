@@ -16,7 +16,7 @@ bool operator==(const EngineSettings& a, const EngineSettings& b) {
          a.cache_device == b.cache_device && a.max_batch == b.max_batch &&
          a.chunk_size == b.chunk_size && a.sampling == b.sampling && a.drafts == b.drafts &&
          a.system_prompt == b.system_prompt && a.prompt_format == b.prompt_format &&
-         a.context_overflow == b.context_overflow;
+         a.context_overflow == b.context_overflow && a.default_preset == b.default_preset;
 }
 
 QStringList reload_reasons(const EngineSettings& applied, const EngineSettings& edited) {

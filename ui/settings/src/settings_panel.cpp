@@ -24,6 +24,7 @@
 #include "quire/ui/remote_endpoint_fields.h"
 #include "quire/ui/settings_limits.h"
 #include "settings_panel_fields.h"
+#include "tuned_sampling_editor.h"
 #include "wheel_guard.h"
 
 namespace quire::ui {
@@ -117,6 +118,21 @@ void SettingsPanel::setPromptFormats(const QStringList& names) {
   refreshState();
 }
 
+void SettingsPanel::setPresetNames(const QStringList& names) {
+  const QString current = default_preset_->currentData().toString();
+  writing_ = true;
+  default_preset_->clear();
+  default_preset_->addItem(tr("None"), QString());
+  for (const QString& name : names)
+    default_preset_->addItem(name, name);
+  if (current.isEmpty())
+    default_preset_->setCurrentIndex(0);
+  else
+    select_by_data(default_preset_, current);
+  writing_ = false;
+  refreshState();
+}
+
 void SettingsPanel::setDirectoryChooser(DirectoryChooser chooser) {
   choose_directory_ = std::move(chooser);
 }
@@ -163,13 +179,14 @@ EngineSettings SettingsPanel::settings() const {
   s.sampling.top_p = top_p_->value();
   s.sampling.min_p = min_p_->value();
   s.sampling.repetition_penalty = repetition_penalty_->value();
-  s.sampling.tuned = tuned_sampling_;
+  s.sampling.tuned = tuned_sampling_->value();
   s.drafts.method = draft_method_->currentData().toString();
   s.drafts.max_tokens = draft_tokens_->value();
   s.drafts.model_directory = draft_model_->text().trimmed();
   s.system_prompt = system_prompt_->toPlainText();
   s.prompt_format = prompt_format_->currentData().toString();
   s.context_overflow = context_overflow_->currentData().toString();
+  s.default_preset = default_preset_->currentData().toString();
   return s;
 }
 

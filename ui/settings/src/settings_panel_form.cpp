@@ -22,6 +22,7 @@
 #include "quire/ui/settings_limits.h"
 #include "quire/ui/settings_panel.h"
 #include "settings_panel_fields.h"
+#include "tuned_sampling_editor.h"
 
 namespace quire::ui {
 namespace {
@@ -275,6 +276,12 @@ QGroupBox* SettingsPanel::buildGenerationGroup() {
   repetition_penalty_ = real_field(QStringLiteral("repetitionPenalty"), limits::kRepetitionPenalty,
                                    0.01, QString(), group);
   form->addRow(tr("Repetition penalty"), repetition_penalty_);
+  tuned_sampling_ = new TunedSamplingEditor(group, QStringLiteral("default"));
+  tuned_sampling_->setObjectName(QStringLiteral("defaultTunedSampling"));
+  form->addRow(QString(), hint(tr("Advanced sampling: DRY, XTC, top-nσ and mirostat v2, for "
+                                  "every chat that does not set its own."),
+                               group));
+  form->addRow(tuned_sampling_);
   return group;
 }
 
@@ -337,6 +344,13 @@ QGroupBox* SettingsPanel::buildChatGroup() {
   context_overflow_->setToolTip(context_overflow_explanation() + u' ' +
                                 tr("A chat may choose otherwise in its Chat settings."));
   form->addRow(tr("When the context fills"), context_overflow_);
+  default_preset_ = new QComboBox(group);
+  default_preset_->setObjectName(QStringLiteral("defaultPreset"));
+  default_preset_->addItem(tr("None"), QString());
+  default_preset_->setToolTip(
+      tr("A new chat starts with this preset's values and remembers it, as if chosen in its "
+         "Chat settings."));
+  form->addRow(tr("Default preset for new chats"), default_preset_);
   return group;
 }
 
@@ -428,6 +442,8 @@ void SettingsPanel::connectEdits() {
   });
   connect(draft_model_, &QLineEdit::textChanged, this, edited);
   connect(draft_tokens_, &QSpinBox::valueChanged, this, edited);
+  connect(tuned_sampling_, &TunedSamplingEditor::changed, this, edited);
+  connect(default_preset_, &QComboBox::currentIndexChanged, this, edited);
   connect(disk_cache_, &DiskCacheGroup::edited, this, edited);
 }
 
@@ -436,7 +452,7 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   model_directory_->setText(s.model_directory);
   remote_->setValues(s.remote_url, s.remote_model);
   recent_models_ = s.recent_models;
-  tuned_sampling_ = s.sampling.tuned;
+  tuned_sampling_->setValue(s.sampling.tuned);
   recent_->clear();
   for (const QString& path : s.recent_models)
     recent_->addItem(path, path);
@@ -472,6 +488,10 @@ void SettingsPanel::writeFields(const EngineSettings& s) {
   system_prompt_->setPlainText(s.system_prompt);
   select_by_data(prompt_format_, s.prompt_format);
   select_by_data(context_overflow_, s.context_overflow);
+  if (s.default_preset.isEmpty())
+    default_preset_->setCurrentIndex(0);
+  else
+    select_by_data(default_preset_, s.default_preset);
   writing_ = false;
 }
 

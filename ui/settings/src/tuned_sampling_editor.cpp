@@ -34,42 +34,44 @@ QString tuned_number(double value) {
 
 }  // namespace
 
-TunedSamplingEditor::TunedSamplingEditor(QWidget* parent) : QWidget(parent) {
+TunedSamplingEditor::TunedSamplingEditor(QWidget* parent, const QString& prefix) : QWidget(parent) {
   auto* form = new QFormLayout(this);
   form->setContentsMargins(0, 0, 0, 0);
   dry_multiplier_ =
-      tuned_real(limits::kDryMultiplier, 0.1, QStringLiteral("chatDryMultiplier"), this);
+      tuned_real(limits::kDryMultiplier, 0.1, prefix + QStringLiteral("DryMultiplier"), this);
   dry_multiplier_->setToolTip(tr("How hard a repeated sequence is penalized; 0 turns DRY off"));
-  dry_base_ = tuned_real(limits::kDryBase, 0.05, QStringLiteral("chatDryBase"), this);
+  dry_base_ = tuned_real(limits::kDryBase, 0.05, prefix + QStringLiteral("DryBase"), this);
   dry_base_->setToolTip(tr("How fast the penalty grows with the length of the repeat"));
   dry_allowed_length_ =
-      tuned_integer(limits::kDryAllowedLength, QStringLiteral("chatDryAllowedLength"), this);
+      tuned_integer(limits::kDryAllowedLength, prefix + QStringLiteral("DryAllowedLength"), this);
   dry_allowed_length_->setToolTip(tr("Repeats up to this many tokens are not penalized"));
-  dry_range_ = tuned_integer(limits::kDryRange, QStringLiteral("chatDryRange"), this);
+  dry_range_ = tuned_integer(limits::kDryRange, prefix + QStringLiteral("DryRange"), this);
   dry_range_->setSpecialValueText(tr("Whole context"));
   dry_range_->setToolTip(tr("How many tokens back DRY looks for repeats"));
   dry_breakers_ = new QLineEdit(this);
-  dry_breakers_->setObjectName(QStringLiteral("chatDryBreakers"));
+  dry_breakers_->setObjectName(prefix + QStringLiteral("DryBreakers"));
   dry_breakers_->setToolTip(
       tr("Text that ends a repeat, as quoted strings separated by commas: \"\\n\", \":\""));
   xtc_threshold_ =
-      tuned_real(limits::kXtcThreshold, 0.01, QStringLiteral("chatXtcThreshold"), this);
+      tuned_real(limits::kXtcThreshold, 0.01, prefix + QStringLiteral("XtcThreshold"), this);
   xtc_threshold_->setToolTip(tr("Tokens at least this likely may be excluded"));
   xtc_probability_ =
-      tuned_real(limits::kXtcProbability, 0.05, QStringLiteral("chatXtcProbability"), this);
+      tuned_real(limits::kXtcProbability, 0.05, prefix + QStringLiteral("XtcProbability"), this);
   xtc_probability_->setToolTip(
       tr("How often the likeliest tokens are excluded, keeping the least likely of them; 0 turns "
          "XTC off"));
-  top_n_sigma_ = tuned_real(limits::kTopNSigma, 0.1, QStringLiteral("chatTopNSigma"), this);
+  top_n_sigma_ = tuned_real(limits::kTopNSigma, 0.1, prefix + QStringLiteral("TopNSigma"), this);
   top_n_sigma_->setToolTip(
       tr("Keep the tokens within this many standard deviations of the best; 0 turns it off"));
   mirostat_ = new QCheckBox(tr("Mirostat v2"), this);
-  mirostat_->setObjectName(QStringLiteral("chatMirostat"));
+  mirostat_->setObjectName(prefix + QStringLiteral("Mirostat"));
   mirostat_->setToolTip(
       tr("Steer towards a steady surprise instead of top-k, top-p, min-p, top-nσ and XTC"));
-  mirostat_tau_ = tuned_real(limits::kMirostatTau, 0.5, QStringLiteral("chatMirostatTau"), this);
+  mirostat_tau_ =
+      tuned_real(limits::kMirostatTau, 0.5, prefix + QStringLiteral("MirostatTau"), this);
   mirostat_tau_->setToolTip(tr("The surprise mirostat aims at, in bits"));
-  mirostat_eta_ = tuned_real(limits::kMirostatEta, 0.05, QStringLiteral("chatMirostatEta"), this);
+  mirostat_eta_ =
+      tuned_real(limits::kMirostatEta, 0.05, prefix + QStringLiteral("MirostatEta"), this);
   mirostat_eta_->setToolTip(tr("How fast mirostat adjusts"));
 
   form->addRow(tr("DRY multiplier"), dry_multiplier_);

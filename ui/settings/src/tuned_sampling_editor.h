@@ -11,17 +11,19 @@ class QSpinBox;
 
 namespace quire::ui {
 
-// The "Advanced sampling" fields of a chat: DRY, XTC, top-nσ and mirostat v2.
-// Object names: "chatDryMultiplier", "chatDryBase", "chatDryAllowedLength",
-// "chatDryRange", "chatDryBreakers", "chatXtcThreshold", "chatXtcProbability",
-// "chatTopNSigma", "chatMirostat", "chatMirostatTau", "chatMirostatEta".
+// The "Advanced sampling" fields: DRY, XTC, top-nσ and mirostat v2, of a chat
+// (prefix "chat") or of the global settings (prefix "default"). Object names:
+// <prefix> followed by "DryMultiplier", "DryBase", "DryAllowedLength",
+// "DryRange", "DryBreakers", "XtcThreshold", "XtcProbability", "TopNSigma",
+// "Mirostat", "MirostatTau", "MirostatEta".
 // The breakers are written as text-generation-webui writes them: quoted
 // strings separated by commas, "\n" for a line break.
 class TunedSamplingEditor : public QWidget {
   Q_OBJECT
 
  public:
-  explicit TunedSamplingEditor(QWidget* parent = nullptr);
+  explicit TunedSamplingEditor(QWidget* parent = nullptr,
+                               const QString& prefix = QStringLiteral("chat"));
 
   // Shows `value`; emits nothing.
   void setValue(const TunedSampling& value);

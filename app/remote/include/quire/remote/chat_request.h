@@ -6,6 +6,7 @@
 // it must refuse when the user never set it. No Qt.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -64,6 +65,13 @@ struct ChatSampling {
   bool mirostat = false;
   double mirostat_tau = 5;
   double mirostat_eta = 0.1;
+  // Text the reply must never show, and biases by text; each sent only when
+  // not empty, as our own server (and llama.cpp's, for the biases) reads
+  // them: "banned_strings": [...], "logit_bias": [[text, bias], ...]. The
+  // array of pairs keeps a text of digits ("42") text, where an object's
+  // key would name a token id.
+  std::vector<std::string> banned_strings;
+  std::map<std::string, double> logit_bias_text;
 };
 
 // {"model", "messages", "stream": true, "stream_options": {"include_usage":

@@ -13,8 +13,11 @@
 // "chatRepetitionPenalty", "chatMaxNewTokens", "chatPromptFormat",
 // "chatUseTools", "chatTunedSampling" (the "Advanced sampling" group: DRY,
 // XTC, top-nσ and mirostat, owned together; its fields are named in
-// tuned_sampling_editor.h).
+// tuned_sampling_editor.h). Below them, "chatTextRules": the banned strings
+// and the logit biases by text (text_rules_editor.h), which belong to the
+// chat alone and have no Own value box.
 
+#include <QMap>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
@@ -47,6 +50,10 @@ struct ChatOverrides {
   // What happens when the chat outgrows the context: "stop", "drop_oldest"
   // or "truncate_middle" (context_overflow_ids()).
   std::optional<QString> context_overflow;
+  // Text the replies must never show, and logit biases by text. They have
+  // no global value: empty is none.
+  QStringList banned_strings;
+  QMap<QString, double> logit_bias_text;
 
   friend bool operator==(const ChatOverrides&, const ChatOverrides&) = default;
 };

@@ -97,6 +97,9 @@ struct EngineSettings {
   // What a chat does when it outgrows the context, unless it says otherwise:
   // "stop", "drop_oldest" or "truncate_middle" (context_overflow_ids()).
   QString context_overflow = QStringLiteral("drop_oldest");
+  // The preset a new chat starts from (its values copied in, its name
+  // remembered); empty: none, the chat follows these settings.
+  QString default_preset;
 
   // Written out rather than defaulted: Qt 6.4 compares lists of numbers with
   // memcmp even when one empty list has no buffer, which UBSan rejects.

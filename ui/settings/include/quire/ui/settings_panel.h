@@ -33,6 +33,7 @@ namespace quire::ui {
 class DeviceSelector;
 class PlanWidget;
 class RemoteEndpointFields;
+class TunedSamplingEditor;
 
 class SettingsPanel : public QWidget {
   Q_OBJECT
@@ -52,6 +53,8 @@ class SettingsPanel : public QWidget {
   void setAvailableDevices(const QStringList& names);
   // Prompt formats offered besides "auto" (the model's own).
   void setPromptFormats(const QStringList& names);
+  // The presets "Default preset for new chats" offers besides none.
+  void setPresetNames(const QStringList& names);
   // Replaces the QFileDialog behind Browse… (tests, or a platform dialog).
   void setDirectoryChooser(DirectoryChooser chooser);
 
@@ -141,9 +144,6 @@ class SettingsPanel : public QWidget {
   CacheFormatChoices cache_formats_;
   EngineSettings applied_;
   QStringList recent_models_;
-  // DRY, XTC, top-nσ and mirostat have no fields here (chats set them in
-  // their own settings); kept so that saving this panel leaves them as set.
-  TunedSampling tuned_sampling_;
   bool writing_ = false;  // fields are being filled from settings, not edited
   DirectoryChooser choose_directory_;
   PlanView priced_;  // the plan as last set, before showPlan() adds the remote check
@@ -196,6 +196,9 @@ class SettingsPanel : public QWidget {
   QPlainTextEdit* system_prompt_ = nullptr;
   QComboBox* prompt_format_ = nullptr;
   QComboBox* context_overflow_ = nullptr;
+  // DRY, XTC, top-nσ and mirostat that chats follow unless they set their own.
+  TunedSamplingEditor* tuned_sampling_ = nullptr;
+  QComboBox* default_preset_ = nullptr;  // data: the preset's name, "" for none
   PlanWidget* plan_ = nullptr;
   QLabel* reload_note_ = nullptr;
   QLabel* apply_blocked_ = nullptr;  // why Apply is disabled, next to it

@@ -6,6 +6,7 @@
 #include <QDateTime>
 #include <QJsonObject>
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 #include <QtGlobal>
@@ -188,6 +189,9 @@ struct TunedSampling {
 inline const QStringList kContextOverflowPolicies{
     QStringLiteral("stop"), QStringLiteral("drop_oldest"), QStringLiteral("truncate_middle")};
 
+// The range of a text's logit bias, as the CLI and the server take it.
+inline constexpr double kLogitBiasLimit = 100;
+
 // Settings a chat overrides; each absent one follows the application's
 // global setting.
 struct ChatSettings {
@@ -209,6 +213,12 @@ struct ChatSettings {
   // What happens when the chat outgrows the context: "stop", "drop_oldest"
   // or "truncate_middle" (kContextOverflowPolicies).
   std::optional<QString> context_overflow;
+  // Text the replies must never show, matched without regard to case (the
+  // engine's banned strings); empty: none.
+  QStringList banned_strings;
+  // A bias (-100 to 100) added to the logit of every token of each text, as
+  // the model's tokenizer spells it; empty: none.
+  QMap<QString, double> logit_bias_text;
 
   // An empty string when every value is in range, else what is wrong, e.g.
   // "top_p must be greater than 0 and at most 1 (got 1.5)".
