@@ -1,7 +1,8 @@
 #pragma once
 
 // What the engine worker holds while a model is loaded, shared by the files
-// that make up EngineWorker (engine_worker.cpp, engine_worker_server.cpp).
+// that make up EngineWorker (engine_worker.cpp, engine_worker_load.cpp, engine_worker_server.cpp,
+// engine_worker_disk.cpp).
 
 #include <QString>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include "conversation_book.h"
 #include "engine_worker.h"
+#include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/draft_model.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/runtime/model_description.h"
@@ -17,6 +19,11 @@
 #include "quire/kernels/backend.h"
 
 namespace quire::gui {
+
+// The model's chat template, or a built-in format, for a chat's format
+// setting; a setting that cannot be followed falls back as "auto" does and
+// says so in the choice's notice.
+engine::FormatChoice format_for_chat(const QString& directory, const QString& name);
 
 // Declared in the order they are built; destroyed in reverse, so the
 // generator goes before the runtime it steps and the backend goes last.
