@@ -57,6 +57,9 @@ std::optional<PresetValues> GenerationOptions::apply_preset(ContextOverflowOptio
     preset_sampling = values;
   }
   if (!given(max_new_option) && values.max_tokens) max_new = static_cast<int>(*values.max_tokens);
+  banned_strings.insert(banned_strings.begin(), values.banned_strings.begin(),
+                        values.banned_strings.end());
+  preset_text_biases = values.logit_bias_text;
   overflow.fill(preset->values.context_overflow);
   return preset;
 }
@@ -64,6 +67,10 @@ std::optional<PresetValues> GenerationOptions::apply_preset(ContextOverflowOptio
 void GenerationOptions::apply_text_options(engine::JobRequest& request,
                                            const engine::Tokenizer& tokenizer) const {
   request.banned_strings = banned_strings;
+  for (const auto& [text, bias] : preset_text_biases) {
+    if (!engine::add_text_bias(request.sampling, tokenizer, text, static_cast<float>(bias)))
+      throw UsageError("the preset's logit_bias: \"" + text + "\" has no tokens");
+  }
   for (const std::string& option : text_biases) {
     const std::size_t equals = option.rfind('=');
     const std::string text = equals == std::string::npos ? option : option.substr(0, equals);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,13 +39,18 @@ struct GenerationOptions {
   // The preset's request fields: its DRY, XTC, top-nσ and mirostat apply
   // beneath the options above (empty without a preset, or with --greedy).
   server::SamplingFields preset_sampling;
+  // The preset's text biases, beneath --logit-bias-text's (a token both
+  // name takes the option's bias). Its banned strings join --ban-string's.
+  std::map<std::string, double> preset_text_biases;
   CLI::Option* max_new_option = nullptr;
 
   void add_to(CLI::App& command);
   // Loads --preset and takes its sampling (every sampler), longest reply and
   // context policy (into `overflow`) where these options are silent
   // (--greedy keeps its settings); returns the preset for the command's own
-  // options (system prompt, format). Throws UsageError.
+  // options (system prompt, format). Its banned strings and text biases
+  // apply with --greedy too: they constrain the text, not the sampling.
+  // Throws UsageError.
   std::optional<PresetValues> apply_preset(ContextOverflowOption& overflow);
   engine::SamplingSettings sampling() const;
   // The banned strings and the text biases, which need the model's

@@ -156,6 +156,39 @@ class PresetOptionTest : public QObject {
     QVERIFY2(dropped.err.contains(QStringLiteral("tokens 2\u2013")), qPrintable(dropped.err));
   }
 
+  // A preset's banned strings and text biases apply as --ban-string and
+  // --logit-bias-text do, also beside --greedy.
+  void aPresetGivesItsBannedStringsAndTextBiases() {
+    const QStringList greedy{QStringLiteral("--greedy"), QStringLiteral("--max-new"),
+                             QStringLiteral("24")};
+    const Run plain = run_cli(generate(greedy));
+    QCOMPARE(plain.exit_code, 0);
+    const QJsonObject plain_json = QJsonDocument::fromJson(plain.out).object();
+    const QString text = plain_json.value(QStringLiteral("text")).toString();
+    QVERIFY2(text.size() > 10, qPrintable(text));
+    const QString banned = text.mid(3, 5);
+    const QString preset = root_.filePath(QStringLiteral("banned.json"));
+    write_preset(preset, R"({"banned_strings": [")" + banned.toUtf8() + R"("]})");
+    const Run guarded = run_cli(generate(greedy + QStringList{QStringLiteral("--preset"), preset}));
+    QCOMPARE(guarded.exit_code, 0);
+    const QJsonObject guarded_json = QJsonDocument::fromJson(guarded.out).object();
+    const QString kept = guarded_json.value(QStringLiteral("text")).toString();
+    QVERIFY2(!kept.contains(banned, Qt::CaseInsensitive), qPrintable(kept));
+    QVERIFY(guarded_json.value(QStringLiteral("banned_rewinds")).toInt() >= 1);
+
+    // "zebra" pushed far up: greedy takes only its tokens, as with the option.
+    const QString biased = root_.filePath(QStringLiteral("zebra.json"));
+    write_preset(biased, R"({"logit_bias": {"zebra": 100}})");
+    const Run from_preset =
+        run_cli(generate(greedy + QStringList{QStringLiteral("--preset"), biased}));
+    const Run from_option = run_cli(generate(
+        greedy + QStringList{QStringLiteral("--logit-bias-text"), QStringLiteral("zebra=100")}));
+    QCOMPARE(from_preset.exit_code, 0);
+    QCOMPARE(from_option.exit_code, 0);
+    QCOMPARE(generated_tokens(from_preset), generated_tokens(from_option));
+    QVERIFY(generated_tokens(from_preset) != generated_tokens(plain));
+  }
+
   void anUnknownNameListsThePresets() {
     const QString library = root_.filePath(QStringLiteral("empty-library"));
     for (const QString& command : {QStringLiteral("generate"), QStringLiteral("serve")}) {

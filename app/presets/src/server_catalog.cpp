@@ -40,6 +40,10 @@ server::RequestPreset request_preset_of(const Preset& preset) {
   sampling.repetition_penalty = settings.repetition_penalty;
   if (settings.max_new_tokens) sampling.max_tokens = *settings.max_new_tokens;
   if (settings.tuned_sampling) put_tuned(sampling, *settings.tuned_sampling);
+  for (const QString& text : settings.banned_strings)
+    sampling.banned_strings.push_back(text.toStdString());
+  for (auto it = settings.logit_bias_text.begin(); it != settings.logit_bias_text.end(); ++it)
+    sampling.logit_bias_text[it.key().toStdString()] = it.value();
   if (settings.context_overflow)
     values.context_overflow =
         engine::parse_context_policy(settings.context_overflow->toStdString());
