@@ -112,7 +112,7 @@ void EngineWorker::complete(Loaded& loaded) {
         std::make_unique<kernels::FaultInjectingBackend>(std::move(loaded.backend), faults);
   }
   const engine::RuntimeOptions options =
-      runtime_options(settings, *loaded.model, selection.indices);
+      runtime_options(settings, *loaded.model, selection.indices, loaded.backend->devices());
 
   // The verdict first, in the planner's words, before any weight is read.
   const engine::PlacementPlan plan = engine::plan_placement(

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "host_memory_parts.h"
 #include "quire/engine/generator/draft_model.h"
 #include "quire/engine/runtime/weights_summary.h"
 
@@ -75,10 +76,23 @@ void add_draft_model(ui::DeviceMemoryView& view, engine::ModelRuntime& draft, in
   }
 }
 
+// What neither the model nor Quire holds of the device's used memory.
+void set_other(ui::DeviceMemoryView& view) {
+  const qint64 ours = view.weights + view.cache + view.host_tier + view.scratch + view.program;
+  view.other = std::max<qint64>(0, view.total - view.free - ours);
+}
+
 QList<ui::DeviceMemoryView> device_views(engine::ModelRuntime& runtime,
                                          const cache::CacheStats& stats,
                                          engine::DraftModel* draft) {
   QList<ui::DeviceMemoryView> views;
+  // The cache's pages in host memory (offloaded layers) and its host tier:
+  // part of the device that is the machine's memory where there is one (a
+  // CPU without a GPU), else of a row of their own.
+  const std::int64_t offloaded = runtime.storage().host_layer_bytes();
+  const std::int64_t host_tier = runtime.storage().host_tier_bytes();
+  const ProcessMemory process = read_process_memory();
+  bool host_shown = false;
   const engine::PlacementPlan& plan = runtime.plan();
   const QString weights_detail =
       QString::fromStdString(engine::summarize_weights(runtime.model()).text());
@@ -102,9 +116,21 @@ QList<ui::DeviceMemoryView> device_views(engine::ModelRuntime& runtime,
       if (placed.index == device.index && placed.used()) view.scratch = placed.scratch;
     }
     if (draft != nullptr) add_draft_model(view, draft->runtime(), device.index);
-    const qint64 ours = view.weights + view.cache + view.scratch;
-    view.other = std::max<qint64>(0, view.total - view.free - ours);
+    if (device.host_memory && !host_shown) {
+      add_host_parts(view, offloaded, host_tier, process.resident);
+      host_shown = true;
+    }
+    set_other(view);
     views.append(view);
+  }
+  if (!host_shown && (offloaded > 0 || host_tier > 0)) {
+    ui::DeviceMemoryView host;
+    host.name = QStringLiteral("Host memory");
+    host.total = process.machine_total;
+    host.free = process.machine_available;
+    add_host_parts(host, offloaded, host_tier, process.resident);
+    set_other(host);
+    views.append(host);
   }
   return views;
 }

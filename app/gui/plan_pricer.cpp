@@ -88,7 +88,8 @@ std::optional<engine::PlacementPlan> PlanPricer::plan(const ui::EngineSettings& 
         describe(settings.model_directory);
     const BackendSelection selection = make_backend(settings, devices_);
     const std::vector<kernels::DeviceInfo> devices = selection.backend->devices();
-    const engine::RuntimeOptions options = runtime_options(settings, *model, selection.indices);
+    const engine::RuntimeOptions options =
+        runtime_options(settings, *model, selection.indices, devices);
     engine::PlacementPlan planned =
         engine::plan_placement(engine::placement_request(*model, devices, options));
     if (fit != nullptr && !planned.fits) *fit = engine::suggest_fit(*model, devices, options);
@@ -145,7 +146,8 @@ void PlanPricer::price_draft(const ui::EngineSettings& settings,
       device.free_bytes = std::max<std::int64_t>(0, device.free_bytes);
     }
     // As the load runs it: the model's options, as many cache tokens.
-    const engine::RuntimeOptions options = runtime_options(settings, draft, selection.indices);
+    const engine::RuntimeOptions options =
+        runtime_options(settings, draft, selection.indices, devices);
     const engine::PlacementPlan drafted =
         engine::plan_placement(engine::placement_request(draft, devices, options));
     std::int64_t bytes = 0;

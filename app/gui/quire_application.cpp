@@ -37,6 +37,7 @@
 #include "quire/ui/welcome_view.h"
 #include "remote_settings_link.h"
 #include "tool_settings_link.h"
+#include "tooltip_width.h"
 
 #ifndef QUIRE_SOURCE_DEMO_MODEL
 #define QUIRE_SOURCE_DEMO_MODEL ""
@@ -95,6 +96,7 @@ QuireApplication::QuireApplication(ApplicationOptions options, QObject* parent)
     : QObject(parent), options_(std::move(options)), settings_(make_settings(options_.data_dir)) {
   devices_.cpu = options_.cpu_devices.isEmpty() ? default_cpu_devices() : options_.cpu_devices;
   devices_.cuda = options_.cuda_devices.isEmpty() ? default_cuda_devices() : options_.cuda_devices;
+  new TooltipWidth(this);
   chat_list_ = std::make_unique<store::ChatListModel>(&store_);
   keys_ = options_.api_keys ? options_.api_keys : std::make_shared<remote::KeyringStore>();
   host_ = std::make_unique<EngineHost>(*keys_);

@@ -116,6 +116,15 @@ engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
   return options;
 }
 
+engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
+                                       const engine::ModelDescription& model,
+                                       const std::vector<int>& selected,
+                                       std::span<const kernels::DeviceInfo> devices) {
+  engine::RuntimeOptions options = runtime_options(settings, model, selected);
+  options.cache_residence = engine::effective_residence(options.cache_residence, devices);
+  return options;
+}
+
 engine::GeneratorConfig generator_config(const ui::EngineSettings& settings) {
   engine::GeneratorConfig config;
   config.max_batch_size = settings.max_batch;

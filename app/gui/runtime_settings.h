@@ -4,6 +4,7 @@
 // live plan) and the worker (the real load) both go through here, so the plan
 // shown is the plan the load will make.
 
+#include <span>
 #include <vector>
 
 #include "quire/engine/generator/generator.h"
@@ -21,6 +22,15 @@ inline constexpr int kPageSize = 256;
 engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
                                        const engine::ModelDescription& model,
                                        const std::vector<int>& selected);
+
+// runtime_options for a backend that offers `devices`: a cache the settings
+// put in host memory stays where it is on devices that are host memory
+// (engine::effective_residence), so the plan and the memory panel count it
+// once, on them.
+engine::RuntimeOptions runtime_options(const ui::EngineSettings& settings,
+                                       const engine::ModelDescription& model,
+                                       const std::vector<int>& selected,
+                                       std::span<const kernels::DeviceInfo> devices);
 
 engine::GeneratorConfig generator_config(const ui::EngineSettings& settings);
 

@@ -104,7 +104,8 @@ class DraftOptionTest : public QObject {
                               QStringLiteral("Hi"), QStringLiteral("--draft"), empty});
     QCOMPARE(none.exit_code, 2);
     QCOMPARE(none.err, QStringLiteral("quire-cli: no config.json in %1; choose a Hugging Face "
-                                      "model directory (config.json, *.safetensors and "
+                                      "model directory (config.json, *.safetensors weights "
+                                      "and a tokenizer: tokenizer.json or "
                                       "tokenizer.model)\n")
                            .arg(empty));
     QVERIFY(none.out.isEmpty());

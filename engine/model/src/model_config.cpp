@@ -221,8 +221,8 @@ ModelConfig load_model_config(const std::filesystem::path& model_dir) {
   std::ifstream file(path);
   if (!file) {
     throw ModelError("no config.json in " + model_dir.string() +
-                     "; choose a Hugging Face model directory (config.json, *.safetensors and "
-                     "tokenizer.model)");
+                     "; choose a Hugging Face model directory (config.json, *.safetensors weights "
+                     "and a tokenizer: tokenizer.json or tokenizer.model)");
   }
   std::ostringstream text;
   text << file.rdbuf();

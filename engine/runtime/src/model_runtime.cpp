@@ -95,6 +95,14 @@ int residual_window_slots(const RuntimeOptions& options) {
   return std::clamp(options.residual_window, 0, std::max(options.max_sequences, 0));
 }
 
+CacheResidence effective_residence(CacheResidence asked,
+                                   std::span<const kernels::DeviceInfo> devices) {
+  const bool host_only =
+      !devices.empty() && std::all_of(devices.begin(), devices.end(),
+                                      [](const kernels::DeviceInfo& d) { return d.host_memory; });
+  return host_only ? CacheResidence::Device : asked;
+}
+
 PlacementRequest placement_request(const ModelDescription& model,
                                    std::span<const kernels::DeviceInfo> devices,
                                    const RuntimeOptions& options) {

@@ -25,6 +25,7 @@ struct Outcome {
   QString reply;                 // empty when something failed (and said so)
   QList<qint64> device_cache;    // cache bytes on each device, from the memory view
   QList<qint64> device_scratch;  // the forward pass's scratch on each device, likewise
+  QStringList names;             // of the memory view's rows
 };
 
 Outcome reply_with(const QString& residence, int cache_device) {
@@ -57,6 +58,7 @@ Outcome reply_with(const QString& residence, int cache_device) {
   for (const ui::DeviceMemoryView& device : snapshot.devices) {
     outcome.device_cache.append(device.cache);
     outcome.device_scratch.append(device.scratch);
+    outcome.names.append(device.name);
   }
   const store::ChatId chat = *run.app->chats().currentChat();
   outcome.reply = run.app->store().messages(chat).last().text;
@@ -84,8 +86,10 @@ class CacheResidenceTest : public QObject {
   void anOffloadedCacheGivesTheSameReply() {
     const Outcome offloaded = reply_with(QStringLiteral("offloaded"), -1);
     QCOMPARE(offloaded.reply, on_devices_.reply);
-    // No page on either device: they are in host memory.
-    QCOMPARE(offloaded.device_cache, (QList<qint64>{0, 0}));
+    // No page on either device: they are in host memory, which the memory
+    // view shows as a row of its own after the devices.
+    QCOMPARE(offloaded.device_cache, (QList<qint64>{0, 0, on_devices_.device_cache.at(0)}));
+    QCOMPARE(offloaded.names.value(2), QStringLiteral("Host memory"));
   }
 
   void aCacheHeldByAnotherDeviceGivesTheSameReply() {

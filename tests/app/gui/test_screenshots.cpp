@@ -50,7 +50,10 @@ class ScreenshotTest : public QObject {
 
  private slots:
   void theWindowTheSettingsAndTheMemoryPanel() {
-    AppRun run(demo_model(), 60);
+    // A device with memory of its own, as a GPU has: on the machine's own
+    // memory a cache "in host memory" is where it already is, and the plan
+    // would have no host-memory line to show.
+    AppRun run(demo_model(), 60, QStringLiteral("cpu:8GiB"));
     QVERIFY(start_and_chat(run));
     gui::MainWindow& window = run.app->window();
     QCOMPARE(window.chatView()->messageCount(), 4);

@@ -193,6 +193,20 @@ class ModelConfigTest : public QObject {
               std::string::npos);
     }
   }
+
+  // A model directory's tokenizer is either file: the advice must not send
+  // the owner of a tokenizer.json model looking for a tokenizer.model.
+  void missingFileNamesEitherTokenizer() {
+    try {
+      load_model_config("/nonexistent/model");
+      QFAIL("no error");
+    } catch (const ModelError& error) {
+      QCOMPARE(std::string(error.what()),
+               std::string("no config.json in /nonexistent/model; choose a Hugging Face model "
+                           "directory (config.json, *.safetensors weights and a tokenizer: "
+                           "tokenizer.json or tokenizer.model)"));
+    }
+  }
 };
 
 QUIRE_TEST(ModelConfigTest)

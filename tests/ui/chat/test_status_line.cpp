@@ -202,7 +202,7 @@ class StatusLineTest : public QObject {
     }
     QVERIFY(line.findChild<ContextGauge*>(QStringLiteral("contextGauge"))->isVisible());
 
-    line.resize(200, line.height());
+    line.resize(260, line.height());
     QTRY_VERIFY(label(QStringLiteral("modelLabel"))->text().endsWith(QChar(0x2026)));
     for (const QString& name : names.mid(1))
       QVERIFY2(!label(name)->isVisible(), qPrintable(name));

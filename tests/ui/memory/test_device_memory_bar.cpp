@@ -18,7 +18,7 @@ namespace {
 // GiB is 20 px, so the parts are 160, 80, 10, 20 and 210 px wide.
 DeviceMemoryView device24() {
   return {QStringLiteral("GPU 0 · Test"), 24 * kGiB, 8 * kGiB, 4 * kGiB, 512 * kMiB, 1 * kGiB,
-          10 * kGiB + 512 * kMiB, {}};
+          10 * kGiB + 512 * kMiB,         {}};
 }
 
 }  // namespace
@@ -63,7 +63,13 @@ class DeviceMemoryBarTest : public QObject {
   void eachPartHasItsColourAndPattern() {
     DeviceMemoryBar bar;
     bar.resize(480, bar.heightForWidth(480));
-    bar.setDevice(device24());
+    // Host memory, which has every part.
+    DeviceMemoryView device = device24();
+    device.host = true;
+    device.host_tier = 512 * kMiB;
+    device.program = 512 * kMiB;
+    device.free -= kGiB;
+    bar.setDevice(device);
     const QImage image = render(bar);
     for (MemorySegment segment : kMemorySegments) {
       // Sample inside the part, away from the rounded ends and separators.

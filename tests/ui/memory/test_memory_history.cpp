@@ -149,6 +149,36 @@ class MemoryHistoryTest : public QObject {
     QCOMPARE(chart.memoryAxisMaximum(), 50.0);
   }
 
+  // Figures that hover around 1 GiB keep the axis's unit: GiB once the
+  // peak reaches it, MiB again only when the peak falls well below.
+  void theUnitHoldsWhileTheFiguresHoverAroundAGibibyte() {
+    const auto used = [](qint64 bytes) {
+      MemorySnapshotView snapshot;
+      DeviceMemoryView device;
+      device.total = 16 * kGiB;
+      device.weights = bytes;
+      snapshot.devices = {device};
+      return snapshot;
+    };
+    MemoryHistoryChart chart;
+    const auto unitAt = [&](qint64 bytes, qint64 time_ms) {
+      // A short window: each sample leaves only itself to draw.
+      MemoryHistory history(1);
+      history.add(used(bytes), time_ms);
+      chart.setHistory(history);
+      return chart.axisTitles().value(1);
+    };
+    QCOMPARE(unitAt(1000 * kMiB, 1000), QStringLiteral("MiB"));
+    QCOMPARE(unitAt(1100 * kMiB, 2000), QStringLiteral("GiB"));
+    QCOMPARE(chart.memoryPoints().value(0).y(), 1100.0 / 1024.0);
+    QCOMPARE(unitAt(1000 * kMiB, 3000), QStringLiteral("GiB"));
+    QCOMPARE(chart.memoryPoints().value(0).y(), 1000.0 / 1024.0);
+    QCOMPARE(unitAt(600 * kMiB, 4000), QStringLiteral("GiB"));
+    QCOMPARE(unitAt(300 * kMiB, 5000), QStringLiteral("MiB"));
+    QCOMPARE(chart.memoryPoints().value(0).y(), 300.0);
+    QCOMPARE(unitAt(1000 * kMiB, 6000), QStringLiteral("MiB"));
+  }
+
   void thePanelRecordsSamplesOnlyWithAModel() {
     MemoryPanel panel;
     panel.recordSample(1000);

@@ -105,7 +105,7 @@ class MemoryTextTest : public QObject {
   void deviceToolTipHasExactBytes() {
     DeviceMemoryView device{
         QStringLiteral("GPU 0 · Test"), 24 * kGiB, 8 * kGiB, 4 * kGiB, 512 * kMiB, 1 * kGiB,
-        10 * kGiB + 512 * kMiB,         {}};
+        10 * kGiB + 512 * kMiB,         {},        false,    0,        0};
     const QString without = deviceToolTip(device);
     QVERIFY(!without.contains(QStringLiteral("stored as")));
     // How the weights are stored follows their line.
@@ -120,6 +120,33 @@ class MemoryTextTest : public QObject {
                             "Free: 10.5 GiB (11,274,289,152 bytes), 43.8% of total\n"
                             "Total: 24.0 GiB (25,769,803,776 bytes)"));
     QCOMPARE(deviceUsageText(device), QStringLiteral("13.5 GiB of 24.0 GiB used"));
+  }
+
+  // The machine's own memory holds the cache's host tier and Quire itself,
+  // each named as what it is rather than counted as other processes.
+  void hostMemoryNamesQuiresOwnParts() {
+    DeviceMemoryView device;
+    device.name = QStringLiteral("cpu");
+    device.host = true;
+    device.total = 16 * kGiB;
+    device.weights = kGiB;
+    device.cache = 512 * kMiB;
+    device.host_tier = 256 * kMiB;
+    device.scratch = 64 * kMiB;
+    device.program = 320 * kMiB;
+    device.other = 4 * kGiB;
+    device.free = 10 * kGiB - 128 * kMiB;
+    QCOMPARE(deviceToolTip(device),
+             QStringLiteral("cpu\n"
+                            "Weights: 1.00 GiB (1,073,741,824 bytes), 6.3% of total\n"
+                            "KV cache: 512 MiB (536,870,912 bytes), 3.1% of total\n"
+                            "Host tier: 256 MiB (268,435,456 bytes), 1.6% of total\n"
+                            "Scratch: 64.0 MiB (67,108,864 bytes), 0.4% of total\n"
+                            "Quire itself: 320 MiB (335,544,320 bytes), 2.0% of total\n"
+                            "Other processes: 4.00 GiB (4,294,967,296 bytes), 25.0% of total\n"
+                            "Free: 9.88 GiB (10,603,200,512 bytes), 61.7% of total\n"
+                            "Total: 16.0 GiB (17,179,869,184 bytes)"));
+    QCOMPARE(deviceUsageText(device), QStringLiteral("6.13 GiB of 16.0 GiB used"));
   }
 
   void summaryTexts() {

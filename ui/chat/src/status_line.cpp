@@ -97,7 +97,7 @@ int StatusLine::widthWithout(const std::set<const QWidget*>& hidden) const {
   int width = margins.left() + margins.right() + box->spacing();
   int shown = 0;
   for (const Item& item : items_) {
-    const bool gone = item.widget == gauge_ ? gauge_->isHidden() : hidden.contains(item.widget);
+    const bool gone = item.widget == gauge_ ? contextMaximum_ <= 0 : hidden.contains(item.widget);
     if (gone) continue;
     width += item.widget->sizeHint().width();
     if (shown > 0) width += item.separator->sizeHint().width() + 2 * box->spacing();
@@ -111,6 +111,7 @@ void StatusLine::fitItems() {
     label->setText(text);
     label->setVisible(!text.isEmpty());
   }
+  gauge_->setVisible(contextMaximum_ > 0);
   refreshSeparators();
   // Until it is shown the line has no width of its own to fit: show all.
   if (!isVisible()) return;
@@ -120,16 +121,28 @@ void StatusLine::fitItems() {
     layout()->invalidate();
     return layout()->sizeHint().width();
   };
+  const auto drop = [this](QWidget* item) {
+    item->hide();
+    refreshSeparators();
+  };
   for (QLabel* label : {reused_, firstToken_, devices_, cache_, speed_}) {
     if (needed() <= width()) break;
-    label->hide();
-    refreshSeparators();
+    drop(label);
   }
-  const int excess = needed() - width();
-  if (excess > 0) {
+  if (const int excess = needed() - width(); excess > 0) {
     const int room = std::max(0, model_->sizeHint().width() - excess);
-    model_->setText(model_->fontMetrics().elidedText(texts_[model_], Qt::ElideRight, room));
+    const QString whole = texts_[model_];
+    const QString shortened = model_->fontMetrics().elidedText(whole, Qt::ElideRight, room);
+    // A name cut to its first letter or two and "…" names nothing: the
+    // whole item goes, with its separator, rather than leave a fragment.
+    if (shortened == whole || shortened.size() >= kShortestModelName) {
+      model_->setText(shortened);
+    } else {
+      drop(model_);
+    }
   }
+  // The gauge goes last, and only where not even it fits.
+  if (needed() > width()) drop(gauge_);
   // Lay the chosen items out now: the resize that asked for this fit has
   // already placed them as they were.
   layout()->invalidate();

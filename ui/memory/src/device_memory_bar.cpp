@@ -18,11 +18,20 @@ constexpr int kHeaderGap = 4;  // between the header line and the bar
 constexpr int kLegendGap = 6;  // between the bar and its legend
 constexpr int kRadius = 4;
 
-QList<detail::LegendEntry> legendEntries(const DeviceMemoryView& device) {
-  // Every part is always listed, zero or not, so the legend does not jump
-  // about as a job starts or ends.
-  QList<detail::LegendEntry> entries;
+// The parts the legend lists, in order: every part, zero or not, so the
+// legend does not jump about as a job starts or ends (host memory's own parts
+// on host memory only).
+QList<MemorySegment> legendSegments(const DeviceMemoryView& device) {
+  QList<MemorySegment> segments;
   for (MemorySegment segment : kMemorySegments) {
+    if (segmentListed(device, segment)) segments.append(segment);
+  }
+  return segments;
+}
+
+QList<detail::LegendEntry> legendEntries(const DeviceMemoryView& device) {
+  QList<detail::LegendEntry> entries;
+  for (MemorySegment segment : legendSegments(device)) {
     entries.push_back(
         {segmentLabel(segment), formatBytes(segmentBytes(device, segment)), QString()});
   }
@@ -195,9 +204,10 @@ void DeviceMemoryBar::paintEvent(QPaintEvent* /*event*/) {
 
   // Legend with sizes.
   const QList<detail::LegendEntry> entries = legendEntries(device_);
+  const QList<MemorySegment> segments = legendSegments(device_);
   for (qsizetype i = 0; i < entries.size() && i < geometry.legend.size(); ++i) {
     const QRect swatch = detail::legendSwatchRect(geometry.legend[i]);
-    detail::paintSegment(painter, swatch, kMemorySegments[static_cast<std::size_t>(i)], pal);
+    detail::paintSegment(painter, swatch, segments.at(i), pal);
     painter.setPen(outlineColor(pal));
     painter.drawRect(swatch.adjusted(0, 0, -1, -1));
     detail::paintLegendText(painter, geometry.legend[i], entries[i], font(), bold, pal);

@@ -8,6 +8,7 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "quire/ui/memory_style.h"
 
@@ -26,6 +27,15 @@ double nice_ceiling(double value) {
     if (value <= step * magnitude) return step * magnitude;
   }
   return 10 * magnitude;
+}
+
+// The memory axis's unit for a window whose largest figure is `peak` bytes.
+// GiB from 1 GiB up; once in GiB, MiB again only below half of that: figures
+// that hover around 1 GiB (a cache filling, old samples leaving the window)
+// keep the unit, and the labels do not jump between scales with each sample.
+bool memory_in_gib(std::optional<bool> in_gib, double peak) {
+  if (!in_gib) return peak >= kGiB;
+  return *in_gib ? peak >= kGiB / 2 : peak >= kGiB;
 }
 
 }  // namespace
@@ -92,7 +102,8 @@ void MemoryHistoryChart::setHistory(const MemoryHistory& history) {
   qint64 peak_used = 0;
   for (const MemoryHistoryPoint& point : points)
     peak_used = std::max(peak_used, point.used_bytes);
-  const bool gib = static_cast<double>(peak_used) >= kGiB;
+  if (!points.isEmpty()) in_gib_ = memory_in_gib(in_gib_, static_cast<double>(peak_used));
+  const bool gib = in_gib_.value_or(true);
   const double unit = gib ? kGiB : kMiB;
   memory_->setName(gib ? tr("Memory used (GiB)") : tr("Memory used (MiB)"));
   memory_axis_->setLabelFormat(gib ? QStringLiteral("%.1f") : QStringLiteral("%.0f"));

@@ -79,6 +79,11 @@ QColor segmentColor(MemorySegment segment, const QPalette& palette) {
       return QColor::fromRgb(palette::kBluishGreen);
     case MemorySegment::Cache:
       return QColor::fromRgb(palette::kVermillion);
+    case MemorySegment::HostTier:
+      // The cache's colour, lighter: pages of the same cache, set aside.
+      return blend(QColor::fromRgb(palette::kVermillion), Qt::white, 0.45);
+    case MemorySegment::Program:
+      return QColor::fromRgb(palette::kDarkGrey);
     case MemorySegment::Scratch:
       return QColor::fromRgb(palette::kPurple);
     case MemorySegment::Other:
@@ -95,6 +100,10 @@ Qt::BrushStyle segmentPattern(MemorySegment segment) {
       return Qt::NoBrush;
     case MemorySegment::Cache:
       return Qt::BDiagPattern;
+    case MemorySegment::HostTier:
+      return Qt::FDiagPattern;
+    case MemorySegment::Program:
+      return Qt::VerPattern;
     case MemorySegment::Scratch:
       return Qt::DiagCrossPattern;
     case MemorySegment::Other:
@@ -116,6 +125,10 @@ QString segmentLabel(MemorySegment segment) {
       return QStringLiteral("Weights");
     case MemorySegment::Cache:
       return QStringLiteral("KV cache");
+    case MemorySegment::HostTier:
+      return QStringLiteral("Host tier");
+    case MemorySegment::Program:
+      return QStringLiteral("Quire itself");
     case MemorySegment::Scratch:
       return QStringLiteral("Scratch");
     case MemorySegment::Other:
@@ -132,6 +145,10 @@ qint64 segmentBytes(const DeviceMemoryView& device, MemorySegment segment) {
       return device.weights;
     case MemorySegment::Cache:
       return device.cache;
+    case MemorySegment::HostTier:
+      return device.host_tier;
+    case MemorySegment::Program:
+      return device.program;
     case MemorySegment::Scratch:
       return device.scratch;
     case MemorySegment::Other:
@@ -140,6 +157,11 @@ qint64 segmentBytes(const DeviceMemoryView& device, MemorySegment segment) {
       return device.free;
   }
   return 0;
+}
+
+bool segmentListed(const DeviceMemoryView& device, MemorySegment segment) {
+  const bool host_only = segment == MemorySegment::HostTier || segment == MemorySegment::Program;
+  return device.host || !host_only;
 }
 
 }  // namespace quire::ui

@@ -56,7 +56,8 @@ QString countNoun(qint64 count, const QString& singular, const QString& plural) 
 }
 
 qint64 usedBytes(const DeviceMemoryView& device) {
-  return device.weights + device.cache + device.scratch + device.other;
+  return device.weights + device.cache + device.host_tier + device.scratch + device.program +
+         device.other;
 }
 
 QString deviceUsageText(const DeviceMemoryView& device) {
@@ -67,6 +68,7 @@ QString deviceUsageText(const DeviceMemoryView& device) {
 QString deviceToolTip(const DeviceMemoryView& device) {
   QStringList lines{device.name};
   for (MemorySegment segment : kMemorySegments) {
+    if (!segmentListed(device, segment)) continue;
     const qint64 bytes = segmentBytes(device, segment);
     QString line = QStringLiteral("%1: %2").arg(segmentLabel(segment), exactBytes(bytes));
     if (device.total > 0) {

@@ -114,6 +114,7 @@ std::vector<DeviceInfo> CpuBackend::devices() const {
       info.free_bytes = machine.available;
       // The rest of the desktop needs memory too; a budgeted device has none to keep.
       info.recommended_reserve_bytes = std::int64_t{1} << 30;
+      info.host_memory = true;
     }
     infos.push_back(std::move(info));
   }

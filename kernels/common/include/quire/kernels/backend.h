@@ -28,6 +28,9 @@ struct DeviceInfo {
   // The GPU's architecture as CUDA names it ("sm_90"), so that results can be
   // told apart by the kernels' code path; empty on the CPU.
   std::string architecture;
+  // The device's memory is the machine's own (a CPU device without a budget
+  // of its own): host memory is this device, not a second place beside it.
+  bool host_memory = false;
 };
 
 // A device allocation failed. The message names the device and the numbers.

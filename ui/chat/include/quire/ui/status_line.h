@@ -17,8 +17,9 @@ class ContextGauge;
 // tokens reused from the cache) and how full this chat's context is. Every
 // item has a tooltip saying what it means. Setters take plain values; an
 // empty string or a negative number hides the item. When the line is too
-// narrow, whole items give way (the last reply's figures first, then the
-// devices and the cache format) and the model name ends in "…"; the gauge stays.
+// narrow, whole items give way with their separators (the last reply's
+// figures first, then the devices and the cache format), the model name ends
+// in "…" and goes when too little of it would be left; the gauge goes last.
 //
 // Object names: "modelLabel", "devicesLabel", "cacheLabel", "speedLabel",
 // "firstTokenLabel", "reusedLabel", "contextGauge".
@@ -30,6 +31,8 @@ class StatusLine : public QWidget {
   // The gauge turns amber, then red, from these shares of the context.
   static constexpr double kWarningFill = 0.75;
   static constexpr double kCriticalFill = 0.90;
+  // Characters, "…" included, below which a shortened model name is dropped.
+  static constexpr int kShortestModelName = 4;
 
   explicit StatusLine(QWidget* parent = nullptr);
 

@@ -8,6 +8,7 @@
 
 #include <QStringList>
 #include <QWidget>
+#include <optional>
 
 #include "quire/ui/memory_history.h"
 
@@ -46,6 +47,9 @@ class MemoryHistoryChart : public QWidget {
   QValueAxis* time_axis_ = nullptr;
   QValueAxis* memory_axis_ = nullptr;
   QValueAxis* speed_axis_ = nullptr;
+  // The memory axis's unit (GiB or MiB), kept while the figures stay near
+  // it; unset until the first samples.
+  std::optional<bool> in_gib_;
 };
 
 }  // namespace quire::ui

@@ -20,12 +20,16 @@
 namespace quire::ui {
 
 // The parts of a device bar, in drawing order (left to right).
-enum class MemorySegment : quint8 { Weights, Cache, Scratch, Other, Free };
+// HostTier and Program are parts of host memory only (DeviceMemoryView::host).
+enum class MemorySegment : quint8 { Weights, Cache, HostTier, Scratch, Program, Other, Free };
 
-inline constexpr int kMemorySegmentCount = 5;
+inline constexpr int kMemorySegmentCount = 7;
 inline constexpr std::array<MemorySegment, kMemorySegmentCount> kMemorySegments{
-    MemorySegment::Weights, MemorySegment::Cache, MemorySegment::Scratch, MemorySegment::Other,
-    MemorySegment::Free};
+    MemorySegment::Weights, MemorySegment::Cache, MemorySegment::HostTier, MemorySegment::Scratch,
+    MemorySegment::Program, MemorySegment::Other, MemorySegment::Free};
+// Whether `device`'s legend and tooltip list `segment`: every part, zero or
+// not, except the parts only host memory has.
+bool segmentListed(const DeviceMemoryView& device, MemorySegment segment);
 inline constexpr std::array<PageCellState, kPageCellStateCount> kPageCellStates{
     PageCellState::Free, PageCellState::Active, PageCellState::Cached, PageCellState::Shared};
 
@@ -39,6 +43,7 @@ inline constexpr QRgb kBluishGreen = 0xff009e73;  // model weights
 inline constexpr QRgb kVermillion = 0xffd55e00;   // KV cache bytes
 inline constexpr QRgb kPurple = 0xffcc79a7;       // scratch buffers
 inline constexpr QRgb kGrey = 0xff8c8c8c;         // other processes
+inline constexpr QRgb kDarkGrey = 0xff4d4d4d;     // Quire's own memory
 }  // namespace palette
 
 // `a` moved towards `b` by `amount` (0..1), per channel.

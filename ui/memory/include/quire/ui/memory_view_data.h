@@ -24,6 +24,13 @@ struct DeviceMemoryView {
   qint64 free = 0;
   // How the weights are stored ("EXL3, codebook MUL1: ..."); may be empty.
   QString weights_detail;
+  // The machine's own memory (a CPU without a GPU, or host memory beside the
+  // GPUs): it also holds the cache's host-memory tier and Quire itself.
+  bool host = false;
+  qint64 host_tier = 0;  // the host-memory tier: pages evicted from the cache, kept by hash
+  // Quire's own memory beyond the parts above (program, libraries, the
+  // window's buffers): its resident set less what they account for.
+  qint64 program = 0;
 
   friend bool operator==(const DeviceMemoryView&, const DeviceMemoryView&) = default;
 };

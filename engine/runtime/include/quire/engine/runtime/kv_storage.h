@@ -148,6 +148,8 @@ class KvStorage {
   // Device bytes of the staging rings, and host bytes of the host layers' planes.
   std::int64_t staging_bytes() const;
   std::int64_t host_layer_bytes() const;
+  // Host bytes of the host-memory tier's page slots (Config::host_pages).
+  std::int64_t host_tier_bytes() const { return host_slot_bytes_ * config_.host_pages; }
 
   // One step's traffic for host layers (kv_streamer.cpp). begin_step names
   // what the step's sequences read and write and, per layer, the sliding

@@ -82,6 +82,15 @@ bool cache_layer_offloaded(const ModelDescription& model, std::size_t layer,
 // cache, and at most max_sequences.
 int residual_window_slots(const RuntimeOptions& options);
 
+// Where the cache's pages should live on `devices`: as asked, except where
+// every device is the machine's own memory (DeviceInfo::host_memory), so that
+// the cache is in host memory already; offloading it would copy its pages
+// from host memory to host memory and count them twice. The application
+// applies it to the user's choice; the runtime itself does as it is told, so
+// the offload path stays testable on a CPU device.
+CacheResidence effective_residence(CacheResidence asked,
+                                   std::span<const kernels::DeviceInfo> devices);
+
 // What a placement request for this model with these options looks like.
 PlacementRequest placement_request(const ModelDescription& model,
                                    std::span<const kernels::DeviceInfo> devices,
