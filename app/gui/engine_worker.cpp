@@ -11,6 +11,7 @@
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 #include "reply_stats.h"
+#include "runtime_settings.h"
 #include "tool_reply.h"
 
 namespace quire::gui {
