@@ -21,9 +21,12 @@ namespace quire::store {
 // The "format" member of an exported chat, and the version this build writes
 // and the newest it reads. Version 2 added the tree ("id" and "parent" on each
 // message, "current" naming the current leaf) and "chat_settings"; a file of
-// version 1 reads as one branch.
+// version 1 reads as one branch. Version 3 added tool calls and results;
+// version 4 a message's "images" (MIME type, size and base64 bytes). A chat
+// without images is still written as version 3, so older builds read it; one
+// with images is version 4, which they refuse instead of dropping the images.
 inline constexpr char kChatFileFormat[] = "quire-chat";
-inline constexpr int kChatFileVersion = 3;
+inline constexpr int kChatFileVersion = 4;
 
 QByteArray chat_to_json(const ChatDocument& document);
 // nullopt with *error naming the first problem, e.g. "messages[2].role: ...".
