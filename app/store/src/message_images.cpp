@@ -51,15 +51,17 @@ bool write_message_images(StoreState& d, MessageId message, const QList<ChatImag
 
 bool load_message_images(StoreState& d, QList<Message>& messages) {
   if (messages.isEmpty()) return true;
-  // One query for the lot: most messages have none, and a chat is read whole.
+  // One query for the lot (a chat is read whole), or for the one message.
   QHash<qint64, qsizetype> index;
   for (qsizetype i = 0; i < messages.size(); ++i)
     index.insert(raw(messages[i].id), i);
+  const bool one = messages.size() == 1;
   Run run(d.sql(), QStringLiteral("SELECT mi.message_id, i.bytes, i.mime_type, i.width, i.height"
                                   " FROM message_images mi JOIN images i ON i.hash = mi.image_hash"
                                   " JOIN messages m ON m.id = mi.message_id"
-                                  " WHERE m.chat_id = ? ORDER BY mi.message_id, mi.ordinal"));
-  run << raw(messages.front().chat);
+                                  " WHERE %1 = ? ORDER BY mi.message_id, mi.ordinal")
+                       .arg(one ? QStringLiteral("m.id") : QStringLiteral("m.chat_id")));
+  run << (one ? raw(messages.front().id) : raw(messages.front().chat));
   if (!run.exec()) return d.fail_sql(QStringLiteral("load a message's images"), run.error());
   while (run.next()) {
     const auto found = index.constFind(run.value(0).toLongLong());
