@@ -4,6 +4,7 @@
 // non-image payloads are refused whole; a version-7 history upgrades.
 
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -243,6 +244,42 @@ class ChatImagesTest : public QObject {
                             "be stored: its size 0×0 is not a size in pixels."));
     QVERIFY(store.list_chats().isEmpty());
     QCOMPARE(count(QStringLiteral("images")), 0);
+  }
+
+  void markdownKeepsImagesAsFilesBesideIt() {
+    QString error;
+    const auto document = chat_from_json(
+        test::read_bytes(QStringLiteral(QUIRE_TEST_DATA_DIR "/chat_export/postcard.quire.json")),
+        &error);
+    QVERIFY2(document, qPrintable(error));
+    ChatStore store;
+    QVERIFY(store.open(test::options(path())));
+    const auto chat = store.insert_document(*document);
+    QVERIFY(chat);
+    const QString md = dir_->filePath(QStringLiteral("A postcard.md"));
+    QVERIFY2(export_chat_markdown(store, *chat, md, ExportScope::WholeTree, &error),
+             qPrintable(error));
+    QCOMPARE(QString::fromUtf8(test::read_bytes(md)),
+             QString::fromUtf8(
+                 test::read_bytes(QStringLiteral(QUIRE_TEST_DATA_DIR "/chat_export/postcard.md"))));
+    const QString folder = dir_->filePath(QStringLiteral("A postcard.images"));
+    const QList<ChatImage> images = document->messages[0].images;
+    QCOMPARE(test::file_names(folder), (QStringList{markdown_image_file_name(images[0]),
+                                                    markdown_image_file_name(images[1])}));
+    QCOMPARE(
+        markdown_image_file_name(images[0]),
+        QString::fromLatin1(images[0].content_hash().toHex().left(16)) + QStringLiteral(".png"));
+    QVERIFY(markdown_image_file_name(images[1]).endsWith(QStringLiteral(".jpg")));
+    for (const ChatImage& image : images) {
+      QCOMPARE(test::read_bytes(folder + QLatin1Char('/') + markdown_image_file_name(image)),
+               image.bytes);
+    }
+    // A chat without images leaves no folder behind.
+    const ChatId plain = *store.create_chat(QStringLiteral("Words"));
+    store.append_message(plain, Role::User, QStringLiteral("Hi"));
+    QVERIFY(export_chat_markdown(store, plain, dir_->filePath(QStringLiteral("Words.md")),
+                                 ExportScope::WholeTree, &error));
+    QVERIFY(!QFileInfo::exists(dir_->filePath(QStringLiteral("Words.images"))));
   }
 
   void aVersion7HistoryUpgrades() {

@@ -62,8 +62,12 @@ void AttachmentStrip::rebuild() {
     auto* picture = new QLabel(tile);
     picture->setFixedSize(kThumbnailSide, kThumbnailSide);
     picture->setAlignment(Qt::AlignCenter);
-    picture->setPixmap(QPixmap::fromImage(image.thumbnail.scaled(
-        kThumbnailSide, kThumbnailSide, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+    const bool fits =
+        image.thumbnail.width() <= kThumbnailSide && image.thumbnail.height() <= kThumbnailSide;
+    picture->setPixmap(QPixmap::fromImage(
+        fits ? image.thumbnail
+             : image.thumbnail.scaled(kThumbnailSide, kThumbnailSide, Qt::KeepAspectRatio,
+                                      Qt::SmoothTransformation)));
     layout->addWidget(picture);
     auto* remove = new QToolButton(tile);
     remove->setObjectName(QStringLiteral("removeAttachment"));

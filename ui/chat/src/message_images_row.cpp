@@ -29,8 +29,12 @@ void MessageImagesRow::setImages(const QList<QImage>& thumbnails) {
     delete item;
   }
   for (qsizetype i = 0; i < thumbnails_.size(); ++i) {
-    const QImage shown = thumbnails_[i].scaled(kThumbnailSide, kThumbnailSide, Qt::KeepAspectRatio,
-                                               Qt::SmoothTransformation);
+    // Scaled down to the side, never up: a tiny image stays tiny.
+    const QImage& thumbnail = thumbnails_[i];
+    const QImage shown = thumbnail.width() <= kThumbnailSide && thumbnail.height() <= kThumbnailSide
+                             ? thumbnail
+                             : thumbnail.scaled(kThumbnailSide, kThumbnailSide, Qt::KeepAspectRatio,
+                                                Qt::SmoothTransformation);
     auto* button = new QToolButton(this);
     button->setObjectName(QStringLiteral("messageImage"));
     button->setAutoRaise(true);

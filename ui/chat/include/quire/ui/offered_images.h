@@ -7,6 +7,7 @@
 
 #include <QByteArray>
 #include <QList>
+#include <QMetaType>
 #include <QString>
 
 class QMimeData;
@@ -30,3 +31,5 @@ bool is_image_file_name(const QString& path);
 QList<OfferedImage> offered_images(const QMimeData* data);
 
 }  // namespace quire::ui
+
+Q_DECLARE_METATYPE(quire::ui::OfferedImage)

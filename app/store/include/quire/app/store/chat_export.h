@@ -61,6 +61,19 @@ QList<ChatBranch> chat_branches(const ChatDocument& document);
 // A chat without branches reads the same either way.
 QString chat_to_markdown(const ChatDocument& document, ExportScope scope);
 
+// Images stay files: a message's images are links,
+// "![Image 1 (640 × 480)](<images_folder/name.png>)", under its heading, to
+// the files export_chat_markdown() writes into images_folder beside the .md
+// (named by markdown_image_file_name()). Every Markdown viewer shows a
+// relative image (GitHub and GitLab refuse data: URIs, and base64 would bury
+// the text for anyone reading the file itself). The overloads above use
+// "images".
+QString chat_to_markdown(const ChatDocument& document, ExportScope scope,
+                         const QString& images_folder);
+// The first 16 hex digits of the image's SHA-256 and its type's extension
+// ("3f0c…e1.png"): the same image is one file however often it is attached.
+QString markdown_image_file_name(const ChatImage& image);
+
 // The file name an export suggests: the chat's title without the characters
 // file systems refuse or treat specially ('/' and '\\' become '-', ':' '*'
 // '?' '"' '<' '>' '|' and control characters go), then "." and `extension`
@@ -76,6 +89,8 @@ bool write_file_atomically(const QString& path, const QByteArray& bytes, QString
 
 bool export_chat_json(const ChatStore& store, ChatId chat, const QString& path, QString* error);
 bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path, QString* error);
+// With images, they are written first into "<name>.images" beside `path`
+// (for "Trip.md", "Trip.images/"), which the Markdown links to.
 bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path,
                           ExportScope scope, QString* error);
 // Reads, validates and adds the chat as a new one, titled by import_title().
