@@ -39,21 +39,22 @@ QByteArray read_all(const QString& path) {
   return file.readAll();
 }
 
-store::ChatDocument kyoto() {
+// A chat file of tests/data/chat_export/.
+store::ChatDocument chat_fixture(const char* name) {
   QString error;
   const auto document = store::chat_from_json(
-      read_all(data_file(QStringLiteral("chat_export/kyoto.quire.json"))), &error);
-  if (!document) qFatal("kyoto.quire.json: %s", qPrintable(error));
+      read_all(data_file(QStringLiteral("chat_export/") + QLatin1String(name))), &error);
+  if (!document) qFatal("%s: %s", name, qPrintable(error));
   return *document;
+}
+
+store::ChatDocument kyoto() {
+  return chat_fixture("kyoto.quire.json");
 }
 
 // A chat whose question has two images (a PNG, and a JPEG shown rotated).
 store::ChatDocument postcard() {
-  QString error;
-  const auto document = store::chat_from_json(
-      read_all(data_file(QStringLiteral("chat_export/postcard.quire.json"))), &error);
-  if (!document) qFatal("postcard.quire.json: %s", qPrintable(error));
-  return *document;
+  return chat_fixture("postcard.quire.json");
 }
 
 bool same_as_file(const QByteArray& actual, const QString& name) {

@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 
 #include "chat_style.h"
+#include "image_tiles.h"
 
 namespace quire::ui {
 
@@ -44,12 +45,7 @@ QString AttachmentStrip::note() const {
 }
 
 void AttachmentStrip::rebuild() {
-  // Everything before the trailing stretch is a thumbnail.
-  while (row_->count() > 1) {
-    QLayoutItem* item = row_->takeAt(0);
-    delete item->widget();
-    delete item;
-  }
+  removeTilesBeforeStretch(row_);
   for (qsizetype i = 0; i < images_.size(); ++i) {
     const PendingImageView& image = images_[i];
     auto* tile = new QWidget(this);
@@ -62,12 +58,7 @@ void AttachmentStrip::rebuild() {
     auto* picture = new QLabel(tile);
     picture->setFixedSize(kThumbnailSide, kThumbnailSide);
     picture->setAlignment(Qt::AlignCenter);
-    const bool fits =
-        image.thumbnail.width() <= kThumbnailSide && image.thumbnail.height() <= kThumbnailSide;
-    picture->setPixmap(QPixmap::fromImage(
-        fits ? image.thumbnail
-             : image.thumbnail.scaled(kThumbnailSide, kThumbnailSide, Qt::KeepAspectRatio,
-                                      Qt::SmoothTransformation)));
+    picture->setPixmap(QPixmap::fromImage(shrunkToFit(image.thumbnail, kThumbnailSide)));
     layout->addWidget(picture);
     auto* remove = new QToolButton(tile);
     remove->setObjectName(QStringLiteral("removeAttachment"));

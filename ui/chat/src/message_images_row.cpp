@@ -3,6 +3,9 @@
 #include <QHBoxLayout>
 #include <QPixmap>
 #include <QToolButton>
+#include <algorithm>
+
+#include "image_tiles.h"
 
 namespace quire::ui {
 
@@ -23,18 +26,9 @@ void MessageImagesRow::setImages(const QList<QImage>& thumbnails) {
     return;
   }
   thumbnails_ = thumbnails;
-  while (row_->count() > 1) {
-    QLayoutItem* item = row_->takeAt(0);
-    delete item->widget();
-    delete item;
-  }
+  removeTilesBeforeStretch(row_);
   for (qsizetype i = 0; i < thumbnails_.size(); ++i) {
-    // Scaled down to the side, never up: a tiny image stays tiny.
-    const QImage& thumbnail = thumbnails_[i];
-    const QImage shown = thumbnail.width() <= kThumbnailSide && thumbnail.height() <= kThumbnailSide
-                             ? thumbnail
-                             : thumbnail.scaled(kThumbnailSide, kThumbnailSide, Qt::KeepAspectRatio,
-                                                Qt::SmoothTransformation);
+    const QImage shown = shrunkToFit(thumbnails_[i], kThumbnailSide);
     auto* button = new QToolButton(this);
     button->setObjectName(QStringLiteral("messageImage"));
     button->setAutoRaise(true);
