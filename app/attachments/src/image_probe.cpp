@@ -54,6 +54,11 @@ bool jpeg_is_whole(const QByteArray& bytes) {
 
 }  // namespace
 
+int allocation_limit_mb(const AttachLimits& limits) {
+  // Eight bytes a pixel: the widest format a reader decodes into (RGBA64).
+  return static_cast<int>(limits.max_pixels * 8 / (1024 * 1024)) + 1;
+}
+
 QString attachable_formats_text() {
   return QStringLiteral("PNG, JPEG, WebP, GIF and BMP");
 }
@@ -72,6 +77,9 @@ ProbeResult probe_image(const QByteArray& bytes, const QString& name, const Atta
   buffer.open(QIODevice::ReadOnly);
   QImageReader reader(&buffer);
   reader.setAutoTransform(true);
+  // Qt refuses to decode past 128 MB by default: a 48-megapixel photo needs
+  // more. The pixel limit below is what guards memory here.
+  reader.setAllocationLimit(allocation_limit_mb(limits));
   const QByteArray qt_format = reader.format();  // from the content, not a name
   const AttachableFormat* format = attachable_format(qt_format);
   if (format == nullptr) {

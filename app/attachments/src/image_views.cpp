@@ -3,6 +3,8 @@
 #include <QBuffer>
 #include <QImageReader>
 
+#include "quire/app/attachments/image_probe.h"
+
 namespace quire::attachments {
 
 QImage decode_image(const QByteArray& bytes) {
@@ -11,6 +13,8 @@ QImage decode_image(const QByteArray& bytes) {
   buffer.open(QIODevice::ReadOnly);
   QImageReader reader(&buffer);
   reader.setAutoTransform(true);
+  // Stored images passed the probe: decode what it allowed.
+  reader.setAllocationLimit(allocation_limit_mb(AttachLimits{}));
   return reader.read();
 }
 

@@ -3,6 +3,7 @@
 // and bomb files are refused, each with its own message naming the file.
 // Thumbnails keep the aspect and the EXIF orientation.
 
+#include <QBuffer>
 #include <QFile>
 #include <QTest>
 
@@ -107,6 +108,24 @@ class ImageProbeTest : public QObject {
     QVERIFY(!result.image);
     QCOMPARE(result.error, QStringLiteral("“flag.png” is 86 bytes; an image can be at most 50 "
                                           "bytes. Scale it down or save it as JPEG first."));
+  }
+
+  // 36 megapixels decode to 144 MB, past Qt's default allowance of 128 MB:
+  // within the pixel limit, such a photo is attached.
+  void aLargePhotoWithinTheLimitIsAccepted() {
+    QCOMPARE(allocation_limit_mb(AttachLimits{}), 382);  // 50 MP at 8 bytes a pixel
+    QByteArray bytes;
+    {
+      QImage large(6000, 6000, QImage::Format_RGB32);
+      large.fill(QColor(90, 120, 150));
+      QBuffer buffer(&bytes);
+      buffer.open(QIODevice::WriteOnly);
+      QVERIFY(large.save(&buffer, "PNG"));
+    }
+    const ProbeResult result = probe_image(bytes, QStringLiteral("large.png"));
+    QVERIFY2(result.image, qPrintable(result.error));
+    QCOMPARE(QSize(result.image->width, result.image->height), QSize(6000, 6000));
+    QCOMPARE(make_thumbnail(bytes, 64).size(), QSize(64, 64));
   }
 
   void aWebPSignatureWithoutAReaderSaysWhatIsMissing() {

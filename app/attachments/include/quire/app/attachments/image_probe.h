@@ -32,6 +32,10 @@ struct ProbeResult {
 ProbeResult probe_image(const QByteArray& bytes, const QString& name,
                         const AttachLimits& limits = {});
 
+// The decoding allowance (QImageReader::setAllocationLimit, in MB) that an
+// image within `limits` needs.
+int allocation_limit_mb(const AttachLimits& limits);
+
 // The formats the user is told about: "PNG, JPEG, WebP, GIF and BMP".
 QString attachable_formats_text();
 
