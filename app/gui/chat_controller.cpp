@@ -5,6 +5,9 @@
 #include "chat_overrides.h"
 #include "chat_tool_calls.h"
 #include "engine_host.h"
+#include "image_support.h"
+#include "pending_images.h"
+#include "quire/app/attachments/image_views.h"
 #include "quire/ui/chat_view.h"
 #include "quire/ui/input_box.h"
 #include "quire/ui/status_line.h"
@@ -14,6 +17,9 @@ namespace quire::gui {
 namespace {
 
 constexpr char kRenderKey[] = "render_key";
+// Thumbnails in the chat are made at this size (the bubble shows them smaller
+// where it must), so that a high-density screen still draws them sharply.
+constexpr int kThumbnailSide = 240;
 
 ui::ChatMessageView::Role view_role(store::Role role) {
   switch (role) {
@@ -49,6 +55,8 @@ ChatController::ChatController(store::ChatStore& store, EngineHost& host, ui::Ch
   connect(&store_, &store::ChatStore::chat_changed, this, [this](store::ChatId chat) {
     if (current_ == chat) showContextForecast(chat);
   });
+  pending_images_ = std::make_unique<PendingImages>(input_, host_);
+  connect(&view_, &ui::ChatView::imageOpenRequested, this, &ChatController::openImage);
   connect(&input_, &ui::InputBox::sendRequested, this, &ChatController::send);
   connect(&input_, &ui::InputBox::stopRequested, this, &ChatController::stop);
   connect(&view_, &ui::ChatView::regenerateRequested, this, &ChatController::regenerate);
@@ -103,6 +111,9 @@ ui::ChatMessageView ChatController::viewOf(const store::Message& message) {
   view.id = store::raw(message.id);
   view.role = view_role(message.role);
   view.text = message.text;
+  for (const store::ChatImage& image : message.images) {
+    view.images << attachments::make_thumbnail(image.bytes, kThumbnailSide);
+  }
   if (message.role == store::Role::Assistant && message.stats) {
     const store::GenerationStats& stats = *message.stats;
     if (stats.stop_reason == QLatin1String(store::kStopInterrupted)) {
@@ -162,6 +173,7 @@ ui::ChatMessageView ChatController::pathViewOf(const store::Message& message) co
     view.siblingIndex = siblings->index;
     view.siblingCount = static_cast<int>(siblings->ids.size());
   }
+  if (view.notice.isEmpty()) view.notice = imagesNoteOf(message);
   return view;
 }
 
@@ -248,7 +260,8 @@ void ChatController::refreshInput() {
 }
 
 void ChatController::send(const QString& text) {
-  if (text.trimmed().isEmpty()) return;
+  const QList<store::ChatImage> images = pending_images_->images();
+  if (text.trimmed().isEmpty() && images.isEmpty()) return;
   if (current_ && isGenerating(*current_)) return;
   const QString model = host_.model() ? host_.model()->name : QString();
   bool created = false;
@@ -264,8 +277,9 @@ void ChatController::send(const QString& text) {
   if (!created) settleToolCalls(chat);
   // Committed before the engine hears of it: a crash from here on keeps it.
   const std::optional<store::MessageId> question =
-      store_.append_message(chat, store::Role::User, text);
+      store_.append_message(chat, store::Role::User, text, {}, images);
   if (!question) return report(tr("The message could not be saved"));
+  pending_images_->take();
   const std::optional<store::MessageId> reply = store_.begin_reply(chat, model);
   if (!reply) return report(tr("The reply could not be started"));
   if (created) emit chatCreated(chat);
@@ -274,8 +288,15 @@ void ChatController::send(const QString& text) {
   asked.id = store::raw(*question);
   asked.role = ui::ChatMessageView::Role::User;
   asked.text = text;
+  if (const std::optional<store::Message> stored = store_.message(*question)) {
+    asked.images = viewOf(*stored).images;
+  }
   view_.appendMessage(asked);
-  view_.appendMessage(streaming_reply(*reply));
+  ui::ChatMessageView replying = streaming_reply(*reply);
+  if (!images.isEmpty() && !model_sees_images(host_.model())) {
+    replying.notice = reply_without_images_note(model);
+  }
+  view_.appendMessage(replying);
   startReply(chat, *reply);
 }
 
@@ -320,7 +341,7 @@ void ChatController::editAndResend(qint64 message_id, const QString& text) {
   const store::ChatId chat = *current_;
   settleToolCalls(chat);
   // The edit is a new version beside the original, which keeps its replies.
-  if (!store_.add_message(chat, original->parent, store::Role::User, text)) {
+  if (!store_.add_message(chat, original->parent, store::Role::User, text, {}, original->images)) {
     return report(tr("The edited message could not be saved"));
   }
   const QString model = host_.model() ? host_.model()->name : QString();

@@ -39,6 +39,7 @@ namespace quire::gui {
 
 class EngineHost;
 class ChatToolCalls;
+class PendingImages;
 
 class ChatController : public QObject {
   Q_OBJECT
@@ -60,6 +61,8 @@ class ChatController : public QObject {
   // The tool servers whose tools chats offer the model (null: none), and
   // whether a chat that says nothing itself uses them.
   void setToolServers(tools::ToolServers* servers);
+  // The images attached to the message being written (sent with it).
+  PendingImages& pendingImages() { return *pending_images_; }
   void setToolsByDefault(bool on);
   // Changes each request before it goes to the engine (tests: a bias that
   // makes a random model begin a tool call).
@@ -110,6 +113,9 @@ class ChatController : public QObject {
   void chatRemoved(quire::store::ChatId chat);
   // The model changed: conversations are rendered again with the new one.
   void modelChanged();
+  // The full view of image `index` of message `message_id`
+  // (chat_controller_images.cpp).
+  void openImage(qint64 message_id, int index);
 
  signals:
   // A chat was created by send() or branchFromHere(); the window selects it.
@@ -152,6 +158,9 @@ class ChatController : public QObject {
   void refreshInput();
   std::optional<qint64> runningReplyOf(store::ChatId chat) const;
   void report(const QString& what);
+  // The note on a reply to a message with images the model cannot see;
+  // empty when there is none (chat_controller_images.cpp).
+  QString imagesNoteOf(const store::Message& reply) const;
 
   store::ChatStore& store_;
   EngineHost& host_;
@@ -169,6 +178,7 @@ class ChatController : public QObject {
   std::map<qint64, std::int64_t> reply_contexts_;
   std::unique_ptr<ChatToolCalls> tool_calls_;
   std::function<void(ReplyRequest&)> adjust_request_;
+  std::unique_ptr<PendingImages> pending_images_;
 };
 
 }  // namespace quire::gui

@@ -4,6 +4,8 @@
 #include <QObject>
 #include <QSet>
 
+#include "quire/app/attachments/image_views.h"
+
 namespace quire::gui {
 namespace {
 
@@ -55,6 +57,10 @@ QList<ui::TranscriptMessage> exported_messages(const QList<store::Message>& mess
     entry.role = exported_role(message.role);
     entry.text = message.text;
     if (message.tool_result) entry.toolName = message.tool_result->name;
+    for (const store::ChatImage& image : message.images) {
+      entry.images << ui::TranscriptImage{image.bytes, image.mime_type,
+                                          attachments::decode_image(image.bytes)};
+    }
     for (const store::ToolCall& call : message.tool_calls) {
       ui::ToolCallView view;
       view.id = call.id;

@@ -96,6 +96,10 @@ struct ModelInfo {
   // Identifies how messages are turned into token ids (model, prompt format,
   // system prompt). Token ids stored under another key are rendered afresh.
   QString render_key;
+  // The directory holds a vision tower and projector the engine loaded with
+  // the language model. Whether images reach the model also takes the
+  // generator's support: model_sees_images() (image_support.h) decides.
+  bool has_vision = false;
 };
 
 // Why something failed, for people: a headline, what happened, what to do.

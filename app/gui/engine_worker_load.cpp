@@ -140,6 +140,7 @@ void EngineWorker::complete(Loaded& loaded) {
   loaded.info =
       describe(*loaded.runtime, settings, format, QString::fromStdString(loaded.backend->name()));
   loaded.info.backend_note = selection.fallback_reason;
+  loaded.info.has_vision = loaded.model->vision.tower.has_value();
   loadDraftModel(loaded);
   openDiskTier(loaded);
   loaded.info.render_key =

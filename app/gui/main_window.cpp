@@ -199,6 +199,7 @@ void MainWindow::buildMenus() {
   edit->addAction(chat_list_->deleteAction());
   edit->addSeparator();
   edit->addAction(input_->stopAction());
+  edit->addAction(input_->attachAction());
   edit->addAction(chat_view_->regenerateAction());
   edit->addAction(chat_view_->editLastAction());
   edit->addAction(chat_view_->copyLastReplyAction());

@@ -1,5 +1,6 @@
-// The File menu's exports and imports, the chat list's export actions, and
-// chat files dropped onto the window.
+// The File menu's exports and imports, the chat list's export actions, chat
+// files dropped onto the window (images dropped there are attached), and the
+// attach dialog.
 
 #include <QAction>
 #include <QDir>
@@ -12,9 +13,11 @@
 #include "chat_export_files.h"
 #include "file_drop.h"
 #include "main_window.h"
+#include "pending_images.h"
 #include "quire/app/store/chat_export.h"
 #include "quire/app/store/chat_import.h"
 #include "quire/ui/chat_list_widget.h"
+#include "quire/ui/input_box.h"
 #include "quire_application.h"
 
 namespace quire::gui {
@@ -77,11 +80,32 @@ void QuireApplication::wireFiles() {
   for (QWidget* target :
        {static_cast<QWidget*>(window_.get()), static_cast<QWidget*>(window_->chatList())}) {
     auto* drop = new FileDropTarget(target);
-    connect(drop, &FileDropTarget::filesDropped, this, [import_file](const QStringList& paths) {
-      for (const QString& path : paths)
-        import_file(path);
-    });
+    connect(drop, &FileDropTarget::filesDropped, this,
+            [this, import_file](const QStringList& paths) {
+              // Images go to the message being written; other files are chats to import.
+              QStringList images;
+              for (const QString& path : paths) {
+                if (ui::is_image_file_name(path))
+                  images << path;
+                else
+                  import_file(path);
+              }
+              if (!images.isEmpty()) {
+                window_->showChat();
+                chats_->pendingImages().attachFiles(images);
+              }
+            });
   }
+
+  // Attach (the button beside the message box, the Chat menu, Ctrl+Shift+A).
+  connect(window_->input(), &ui::InputBox::attachRequested, this, [this] {
+    const QString pictures = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+    const QString path =
+        chooseFile(tr("Attach an image"), pictures, PendingImages::fileFilter(), false);
+    if (!path.isEmpty()) chats_->pendingImages().attachFiles({path});
+  });
+  connect(&chats_->pendingImages(), &PendingImages::problem, this,
+          [this](const QString& text) { window_->showNotice(text); });
 
   const auto exporter = [this, documents](ExportFormat format) {
     const std::optional<store::ChatId> chat = chats_->currentChat();

@@ -1,6 +1,8 @@
 // Export and import through files.
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QSaveFile>
 #include <QSet>
 
@@ -20,10 +22,6 @@ bool export_document(const ChatStore& store, ChatId chat, const QString& path, Q
     return false;
   }
   return write_file_atomically(path, render(*document), error);
-}
-
-QByteArray markdown_bytes(const ChatDocument& document) {
-  return chat_to_markdown(document).toUtf8();
 }
 
 }  // namespace
@@ -80,7 +78,7 @@ bool export_chat_json(const ChatStore& store, ChatId chat, const QString& path, 
 
 bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path,
                           QString* error) {
-  return export_document(store, chat, path, error, markdown_bytes);
+  return export_chat_markdown(store, chat, path, ExportScope::CurrentBranch, error);
 }
 
 bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path,
@@ -90,7 +88,30 @@ bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& pa
     if (error != nullptr) *error = store.error_string();
     return false;
   }
-  return write_file_atomically(path, chat_to_markdown(*document, scope).toUtf8(), error);
+  const QFileInfo file(path);
+  const QString folder = file.completeBaseName() + QStringLiteral(".images");
+  const QList<Message> exported =
+      scope == ExportScope::WholeTree ? document->messages : current_path(*document);
+  QSet<QString> written;
+  for (const Message& message : exported) {
+    for (const ChatImage& image : message.images) {
+      const QString name = markdown_image_file_name(image);
+      if (written.contains(name)) continue;
+      if (written.isEmpty() && !file.dir().mkpath(folder)) {
+        if (error != nullptr) {
+          *error = QStringLiteral("Cannot create the folder %1 for the chat's images.")
+                       .arg(file.dir().filePath(folder));
+        }
+        return false;
+      }
+      if (!write_file_atomically(file.dir().filePath(folder + QLatin1Char('/') + name), image.bytes,
+                                 error)) {
+        return false;
+      }
+      written.insert(name);
+    }
+  }
+  return write_file_atomically(path, chat_to_markdown(*document, scope, folder).toUtf8(), error);
 }
 
 std::optional<ChatId> import_chat_json(ChatStore& store, const QString& path, QString* error) {

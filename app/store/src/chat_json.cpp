@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "chat_image_json.h"
 #include "quire/app/store/chat_export.h"
 #include "quire/app/store/chat_settings_json.h"
 
@@ -139,6 +140,12 @@ class Reader {
         !tools(object, prefix, out)) {
       return false;
     }
+    QString image_where;
+    QString image_problem;
+    if (!detail::chat_images_from_json(object.value(QStringLiteral("images")), &out->images,
+                                       &image_where, &image_problem)) {
+      return fail(prefix + image_where, image_problem);
+    }
     const QJsonValue stats = object.value(QStringLiteral("stats"));
     if (!stats.isUndefined() && !stats.isNull()) {
       if (!stats.isObject())
@@ -159,7 +166,9 @@ QByteArray chat_to_json(const ChatDocument& document) {
   const bool branched = std::any_of(document.messages.begin(), document.messages.end(),
                                     [](const Message& m) { return raw(m.id) != 0; });
   QJsonArray messages;
+  bool any_images = false;
   for (const Message& message : document.messages) {
+    any_images = any_images || !message.images.isEmpty();
     QJsonObject object{{QStringLiteral("role"), role_name(message.role)},
                        {QStringLiteral("text"), message.text},
                        {QStringLiteral("created"), iso(message.created)},
@@ -185,12 +194,15 @@ QByteArray chat_to_json(const ChatDocument& document) {
     if (message.tool_result) {
       object.insert(QStringLiteral("tool_result"), message.tool_result->to_json());
     }
+    if (!message.images.isEmpty()) {
+      object.insert(QStringLiteral("images"), detail::chat_images_to_json(message.images));
+    }
     messages.append(object);
   }
   const QJsonObject settings = chat_settings_to_json(document.settings);
   QJsonObject root{
       {QStringLiteral("format"), QString::fromLatin1(kChatFileFormat)},
-      {QStringLiteral("version"), kChatFileVersion},
+      {QStringLiteral("version"), any_images ? kChatFileVersion : 3},
       {QStringLiteral("title"), document.title},
       {QStringLiteral("created"), iso(document.created)},
       {QStringLiteral("updated"), iso(document.updated)},

@@ -1,6 +1,8 @@
 // The Markdown form of a chat: a heading per message, the text as written;
-// each tool call with its tool and arguments, each result with its status.
+// each tool call with its tool and arguments, each result with its status;
+// each image as a link to its file in the images folder beside the .md.
 
+#include <QCryptographicHash>
 #include <QStringList>
 #include <algorithm>
 
@@ -89,10 +91,28 @@ QString open_fence(const QString& text) {
   return open;
 }
 
-// A message's heading (one level deeper inside a branch section), its text
-// and its tool calls or result.
-void append_message(const Message& message, bool in_branch, QStringList* blocks) {
+// The images of a message, one line each (one paragraph): links to their
+// files in `folder`, in angle brackets so that spaces in the folder's name
+// need no escaping.
+QString images_block(const QList<ChatImage>& images, const QString& folder) {
+  QStringList lines;
+  for (qsizetype i = 0; i < images.size(); ++i) {
+    const ChatImage& image = images[i];
+    lines << QStringLiteral("![Image %1 (%2 × %3)](<%4/%5>)")
+                 .arg(i + 1)
+                 .arg(image.width)
+                 .arg(image.height)
+                 .arg(folder, markdown_image_file_name(image));
+  }
+  return lines.join(QLatin1Char('\n'));
+}
+
+// A message's heading (one level deeper inside a branch section), its
+// images, its text and its tool calls or result.
+void append_message(const Message& message, bool in_branch, const QString& images_folder,
+                    QStringList* blocks) {
   *blocks << (in_branch ? QStringLiteral("#") : QString()) + heading(message.role);
+  if (!message.images.isEmpty()) *blocks << images_block(message.images, images_folder);
   if (message.role == Role::Tool) {
     *blocks << tool_result_block(message);
     return;
@@ -116,17 +136,29 @@ QString title_line(const ChatDocument& document) {
 
 }  // namespace
 
+QString markdown_image_file_name(const ChatImage& image) {
+  QString extension = image.mime_type.section(QLatin1Char('/'), 1);
+  if (extension == QLatin1String("jpeg")) extension = QStringLiteral("jpg");
+  if (extension.isEmpty()) extension = QStringLiteral("bin");
+  return QString::fromLatin1(image.content_hash().toHex().left(16)) + QLatin1Char('.') + extension;
+}
+
 QString chat_to_markdown(const ChatDocument& document) {
-  QStringList blocks{title_line(document)};
-  for (const Message& message : current_path(document))
-    append_message(message, false, &blocks);
-  return blocks.join(QStringLiteral("\n\n")) + QLatin1Char('\n');
+  return chat_to_markdown(document, ExportScope::CurrentBranch, QStringLiteral("images"));
 }
 
 QString chat_to_markdown(const ChatDocument& document, ExportScope scope) {
+  return chat_to_markdown(document, scope, QStringLiteral("images"));
+}
+
+QString chat_to_markdown(const ChatDocument& document, ExportScope scope,
+                         const QString& images_folder) {
   const QList<ChatBranch> branches = chat_branches(document);
   if (scope == ExportScope::CurrentBranch || branches.size() <= 1) {
-    return chat_to_markdown(document);
+    QStringList blocks{title_line(document)};
+    for (const Message& message : current_path(document))
+      append_message(message, false, images_folder, &blocks);
+    return blocks.join(QStringLiteral("\n\n")) + QLatin1Char('\n');
   }
   QStringList blocks{title_line(document)};
   blocks << QStringLiteral(
@@ -143,7 +175,7 @@ QString chat_to_markdown(const ChatDocument& document, ExportScope scope) {
                     .arg(branch.parent_label);
     }
     for (const Message& message : branch.messages)
-      append_message(message, !first, &blocks);
+      append_message(message, !first, images_folder, &blocks);
   }
   return blocks.join(QStringLiteral("\n\n")) + QLatin1Char('\n');
 }

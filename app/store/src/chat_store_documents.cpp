@@ -78,6 +78,12 @@ std::optional<ChatId> insert_document_rows(StoreState& d, const ChatDocument& do
     }
     previous =
         Added{MessageId{run.last_insert_id().toLongLong()}, parent ? parent->position + 1 : 0};
+    if (!write_message_images(d, previous->id, message.images)) {
+      d.fail(
+          d.error,
+          QStringLiteral("The chat cannot be added: messages[%1]: %2").arg(i).arg(d.error_string));
+      return std::nullopt;
+    }
     if (branched) added.insert(raw(message.id), *previous);
   }
   // Only the current path is marked; elsewhere the newest child is taken.

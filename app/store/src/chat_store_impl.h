@@ -3,6 +3,7 @@
 // ChatStore's private state and the helpers its source files share.
 
 #include <QDateTime>
+#include <QHash>
 #include <QSqlDatabase>
 #include <QString>
 #include <memory>
@@ -111,6 +112,17 @@ std::optional<MessageId> insert_child(StoreState& d, ChatId chat, std::optional<
 
 // Removes every message below `message`, in every branch (not undoable).
 bool remove_descendants(StoreState& d, MessageId message);
+
+// --- images (message_images.cpp) ---
+
+// What makes an image unfit to store ("it is empty", ...), or "".
+QString image_problem(const ChatImage& image);
+// Attaches `images`, in order, to a message that has none yet; stores each
+// image unless it is stored already. InvalidArgument names the first unfit
+// one. The caller holds the transaction.
+bool write_message_images(StoreState& d, MessageId message, const QList<ChatImage>& images);
+// Fills in the images of `messages`, which are all of one chat.
+bool load_message_images(StoreState& d, QList<Message>& messages);
 
 // --- whole chats (chat_store_documents.cpp, chat_store_settings.cpp) ---
 

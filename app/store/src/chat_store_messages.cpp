@@ -21,12 +21,15 @@ std::optional<MessageId> append_to_path(detail::StoreState& d, ChatId chat, Role
 }  // namespace
 
 std::optional<MessageId> ChatStore::append_message(ChatId chat, Role role, const QString& text,
-                                                   std::span<const std::int32_t> tokens) {
+                                                   std::span<const std::int32_t> tokens,
+                                                   const QList<ChatImage>& images) {
   if (!d_->require_open()) return std::nullopt;
   detail::Transaction transaction(d_->db);
   if (!begin(*d_, transaction)) return std::nullopt;
   const auto id = append_to_path(*d_, chat, role, text, tokens, std::nullopt);
-  if (!id || !commit(*d_, transaction)) return std::nullopt;
+  if (!id || !detail::write_message_images(*d_, *id, images) || !commit(*d_, transaction)) {
+    return std::nullopt;
+  }
   d_->succeed();
   emit chat_changed(chat);
   return id;
@@ -50,8 +53,10 @@ std::optional<Message> ChatStore::message(MessageId message) const {
     d_->fail(StoreError::NotFound, QStringLiteral("There is no message %1.").arg(raw(message)));
     return std::nullopt;
   }
+  QList<Message> read{read_message(run)};
+  if (!detail::load_message_images(*d_, read)) return std::nullopt;
   d_->succeed();
-  return read_message(run);
+  return read.front();
 }
 
 bool ChatStore::edit_message(MessageId message, const QString& text, Following following) {

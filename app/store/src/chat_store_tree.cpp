@@ -20,6 +20,7 @@ QList<Message> read_messages(detail::StoreState& d, detail::Run& run, const QStr
   }
   while (run.next())
     messages << detail::read_message(run);
+  if (!detail::load_message_images(d, messages)) return {};
   d.succeed();
   return messages;
 }
@@ -83,13 +84,16 @@ bool ChatStore::select_message(MessageId message) {
 
 std::optional<MessageId> ChatStore::add_message(ChatId chat, std::optional<MessageId> parent,
                                                 Role role, const QString& text,
-                                                std::span<const std::int32_t> tokens) {
+                                                std::span<const std::int32_t> tokens,
+                                                const QList<ChatImage>& images) {
   if (!d_->require_open()) return std::nullopt;
   detail::Transaction transaction(d_->db);
   if (!detail::begin(*d_, transaction)) return std::nullopt;
   const auto id =
       detail::insert_child(*d_, chat, parent, role, text, tokens, std::nullopt, d_->now_ms());
-  if (!id || !detail::commit(*d_, transaction)) return std::nullopt;
+  if (!id || !detail::write_message_images(*d_, *id, images) || !detail::commit(*d_, transaction)) {
+    return std::nullopt;
+  }
   d_->succeed();
   emit chat_changed(chat);
   return id;

@@ -249,8 +249,41 @@ QStringList version8() {
           QStringLiteral("ALTER TABLE chats ADD COLUMN logit_bias_text TEXT")};
 }
 
+// Version 9: images attached to messages. Each image is stored once, keyed
+// by the SHA-256 of its bytes, and messages list theirs in order, so a branch,
+// an edited copy or a branched chat shares the bytes. message_images has no
+// foreign key to messages because a deleted branch (deleted_messages, same
+// ids) keeps its images for undo; triggers drop a message's list when its
+// row is gone from both tables, and an image when no list names it any more.
+QStringList version9() {
+  return {
+      QStringLiteral("CREATE TABLE images ("
+                     " hash BLOB PRIMARY KEY,"
+                     " bytes BLOB NOT NULL,"
+                     " mime_type TEXT NOT NULL,"
+                     " width INTEGER NOT NULL,"
+                     " height INTEGER NOT NULL)"),
+      QStringLiteral("CREATE TABLE message_images ("
+                     " message_id INTEGER NOT NULL,"
+                     " ordinal INTEGER NOT NULL,"
+                     " image_hash BLOB NOT NULL REFERENCES images(hash),"
+                     " PRIMARY KEY (message_id, ordinal))"),
+      QStringLiteral("CREATE INDEX message_images_by_image ON message_images(image_hash)"),
+      QStringLiteral("CREATE TRIGGER message_images_message_gone AFTER DELETE ON messages"
+                     " WHEN NOT EXISTS (SELECT 1 FROM deleted_messages WHERE id = old.id)"
+                     " BEGIN DELETE FROM message_images WHERE message_id = old.id; END"),
+      QStringLiteral("CREATE TRIGGER message_images_deleted_gone AFTER DELETE ON deleted_messages"
+                     " WHEN NOT EXISTS (SELECT 1 FROM messages WHERE id = old.id)"
+                     " BEGIN DELETE FROM message_images WHERE message_id = old.id; END"),
+      QStringLiteral("CREATE TRIGGER images_unused AFTER DELETE ON message_images"
+                     " WHEN NOT EXISTS (SELECT 1 FROM message_images"
+                     " WHERE image_hash = old.image_hash)"
+                     " BEGIN DELETE FROM images WHERE hash = old.image_hash; END"),
+  };
+}
+
 int current_schema_version() {
-  return 8;
+  return 9;
 }
 
 QStringList migration(int version) {
@@ -271,6 +304,8 @@ QStringList migration(int version) {
       return version7();
     case 8:
       return version8();
+    case 9:
+      return version9();
     default:
       return {};
   }

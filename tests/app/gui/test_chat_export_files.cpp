@@ -39,12 +39,22 @@ QByteArray read_all(const QString& path) {
   return file.readAll();
 }
 
-store::ChatDocument kyoto() {
+// A chat file of tests/data/chat_export/.
+store::ChatDocument chat_fixture(const char* name) {
   QString error;
   const auto document = store::chat_from_json(
-      read_all(data_file(QStringLiteral("chat_export/kyoto.quire.json"))), &error);
-  if (!document) qFatal("kyoto.quire.json: %s", qPrintable(error));
+      read_all(data_file(QStringLiteral("chat_export/") + QLatin1String(name))), &error);
+  if (!document) qFatal("%s: %s", name, qPrintable(error));
   return *document;
+}
+
+store::ChatDocument kyoto() {
+  return chat_fixture("kyoto.quire.json");
+}
+
+// A chat whose question has two images (a PNG, and a JPEG shown rotated).
+store::ChatDocument postcard() {
+  return chat_fixture("postcard.quire.json");
 }
 
 bool same_as_file(const QByteArray& actual, const QString& name) {
@@ -115,6 +125,40 @@ class ChatExportFilesTest : public QObject {
              qPrintable(error));
     QVERIFY(read_all(path).startsWith("%PDF-"));
     QVERIFY(same_as_file(pdf_text(path), QStringLiteral("kyoto.tree.pdf.txt")));
+  }
+
+  void htmlHoldsImagesAsDataUris() {
+    const ui::Transcript transcript =
+        gui::transcriptOf(postcard(), store::ExportScope::CurrentBranch);
+    QCOMPARE(transcript.sections[0].messages[0].images.size(), 2);
+    // The JPEG is decoded as it is shown: its EXIF orientation turns it upright.
+    QCOMPARE(transcript.sections[0].messages[0].images[1].image.size(), QSize(8, 16));
+    QVERIFY(
+        same_as_file(ui::transcriptToHtml(transcript).toUtf8(), QStringLiteral("postcard.html")));
+  }
+
+  void pdfDrawsTheImages() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("postcard.pdf"));
+    QString error;
+    QVERIFY2(ui::writeTranscriptPdf(gui::transcriptOf(postcard(), store::ExportScope::WholeTree),
+                                    path, QPageSize::A4, &error),
+             qPrintable(error));
+    QVERIFY(same_as_file(pdf_text(path), QStringLiteral("postcard.pdf.txt")));
+    // Both pictures are in the file (pdfimages lists each image drawn).
+    QProcess list;
+    list.start(QStringLiteral("pdfimages"), {QStringLiteral("-list"), path});
+    QVERIFY(list.waitForFinished(60'000));
+    const QStringList rows =
+        QString::fromUtf8(list.readAllStandardOutput()).split(u'\n', Qt::SkipEmptyParts);
+    QStringList sizes;
+    for (const QString& row : rows.mid(2)) {  // after the two header lines
+      const QStringList columns = row.simplified().split(u' ');
+      if (columns.size() > 4 && columns[2] == QLatin1String("image")) {
+        sizes << columns[3] + u'x' + columns[4];
+      }
+    }
+    QCOMPARE(sizes, (QStringList{QStringLiteral("6x4"), QStringLiteral("8x16")}));
   }
 
   void codeBlocksBreakBetweenLinesAcrossPages() {

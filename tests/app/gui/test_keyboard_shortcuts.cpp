@@ -73,6 +73,8 @@ class KeyboardShortcutsTest : public QObject {
         {QStringLiteral("Copy last reply"),
          shortcut_text(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C))},
         {QStringLiteral("Write a message"), shortcut_text(QKeySequence(Qt::CTRL | Qt::Key_L))},
+        {QStringLiteral("Attach an image"),
+         shortcut_text(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A))},
         {QStringLiteral("Chat settings"),
          shortcut_text(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P))},
         {QStringLiteral("Open a model folder"), shortcut_text(QKeySequence::Open)},

@@ -266,8 +266,8 @@ class ChatExportTest : public QObject {
     QTest::newRow("other program") << QByteArray(R"({"format": "gpt4all", "messages": []})")
                                    << QStringLiteral("not a Quire chat export");
     QTest::newRow("newer format")
-        << QByteArray(R"({"format": "quire-chat", "version": 4, "title": "t", "messages": []})")
-        << QStringLiteral("newer version of Quire (format version 4; this version reads up to 3)");
+        << QByteArray(R"({"format": "quire-chat", "version": 5, "title": "t", "messages": []})")
+        << QStringLiteral("newer version of Quire (format version 5; this version reads up to 4)");
     QTest::newRow("version as text")
         << QByteArray(R"({"format": "quire-chat", "version": "1", "messages": []})")
         << QStringLiteral("version: expected a positive integer");

@@ -68,9 +68,15 @@ class TextRulesSettingsTest : public QObject {
       QVERIFY(store.set_chat_preset(chat, QStringLiteral("Precise")));
     }
     {
-      // The file as version 7 left it: no columns for the text rules.
+      // The file as version 7 left it: no columns for the text rules, no
+      // image tables (version 9).
       test::RawDatabase raw(path());
-      QVERIFY(raw.exec({QStringLiteral("ALTER TABLE chats DROP COLUMN banned_strings"),
+      QVERIFY(raw.exec({QStringLiteral("DROP TRIGGER images_unused"),
+                        QStringLiteral("DROP TRIGGER message_images_message_gone"),
+                        QStringLiteral("DROP TRIGGER message_images_deleted_gone"),
+                        QStringLiteral("DROP TABLE message_images"),
+                        QStringLiteral("DROP TABLE images"),
+                        QStringLiteral("ALTER TABLE chats DROP COLUMN banned_strings"),
                         QStringLiteral("ALTER TABLE chats DROP COLUMN logit_bias_text"),
                         QStringLiteral("PRAGMA user_version = 7")}));
     }

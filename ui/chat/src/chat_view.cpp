@@ -270,6 +270,7 @@ MessageWidget* ChatView::buildWidget(qsizetype index) {
           &ChatView::branchFromHereRequested);
   connect(widget, &MessageWidget::deleteBranchRequested, this, &ChatView::deleteBranchRequested);
   connect(widget, &MessageWidget::toolCallDecided, this, &ChatView::toolCallDecided);
+  connect(widget, &MessageWidget::imageOpenRequested, this, &ChatView::imageOpenRequested);
   connect(widget, &MessageWidget::toolCallCancelRequested, this,
           &ChatView::toolCallCancelRequested);
   widgets_[static_cast<std::size_t>(index)] = widget;

@@ -2,13 +2,19 @@
 
 #include <QAbstractTextDocumentLayout>
 #include <QAction>
+#include <QClipboard>
+#include <QDropEvent>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QToolButton>
+#include <QVBoxLayout>
 #include <algorithm>
 
 #include "chat_style.h"
+#include "quire/ui/attachment_strip.h"
 
 namespace quire::ui {
 namespace {
@@ -29,15 +35,40 @@ QString tidy(const QString& text) {
 }  // namespace
 
 InputBox::InputBox(QWidget* parent) : QWidget(parent) {
-  auto* root = new QHBoxLayout(this);
+  auto* root = new QVBoxLayout(this);
   root->setContentsMargins(0, 0, 0, 0);
+  root->setSpacing(0);
+  strip_ = new AttachmentStrip(this);
+  root->addWidget(strip_);
+  connect(strip_, &AttachmentStrip::changed, this, &InputBox::updateButtons);
   frame_ = new TintedFrame(Tint::Input, this);
   frame_->setRadius(12);
   root->addWidget(frame_);
 
   auto* layout = new QHBoxLayout(frame_);
-  layout->setContentsMargins(12, 8, 8, 8);
+  layout->setContentsMargins(6, 8, 8, 8);
   layout->setSpacing(8);
+
+  attachAction_ = new QAction(tr("&Attach an image…"), this);
+  attachAction_->setObjectName(QStringLiteral("attachImageAction"));
+  attachAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
+  attachAction_->setShortcutContext(Qt::WindowShortcut);
+  attachAction_->setToolTip(
+      tr("Attach an image to the next message (PNG, JPEG, WebP, GIF or BMP); you can also drop "
+         "or paste one"));
+  addAction(attachAction_);
+  auto* attach = new QToolButton(frame_);
+  attach->setObjectName(QStringLiteral("attachButton"));
+  attach->setText(QStringLiteral("+"));
+  attach->setAutoRaise(true);
+  attach->setCursor(Qt::PointingHandCursor);
+  attach->setToolTip(attachAction_->toolTip() + QStringLiteral(" (") +
+                     attachAction_->shortcut().toString(QKeySequence::NativeText) +
+                     QStringLiteral(")"));
+  attach->setAccessibleName(tr("Attach an image"));
+  layout->addWidget(attach, 0, Qt::AlignBottom);
+  connect(attach, &QToolButton::clicked, attachAction_, &QAction::trigger);
+  connect(attachAction_, &QAction::triggered, this, &InputBox::attachRequested);
 
   editor_ = new QPlainTextEdit(frame_);
   editor_->setObjectName(QStringLiteral("messageInput"));
@@ -51,6 +82,8 @@ InputBox::InputBox(QWidget* parent) : QWidget(parent) {
   editor_->viewport()->setAutoFillBackground(false);
   editor_->setAutoFillBackground(false);
   editor_->installEventFilter(this);
+  // Drags reach the viewport of a scroll area, not the area itself.
+  editor_->viewport()->installEventFilter(this);
   setPlaceholderText(tr("Message the model…  (Enter sends, Shift+Enter for a new line)"));
   layout->addWidget(editor_, 1, Qt::AlignVCenter);
 
@@ -117,7 +150,8 @@ void InputBox::setMaximumLines(int lines) {
 }
 
 bool InputBox::canSend() const {
-  return !generating_ && unavailableReason_.isEmpty() && !text().trimmed().isEmpty();
+  return !generating_ && unavailableReason_.isEmpty() &&
+         (!text().trimmed().isEmpty() || strip_->count() > 0);
 }
 
 void InputBox::setGenerating(bool generating) {
@@ -162,7 +196,39 @@ void InputBox::fitHeight() {
                                                             : Qt::ScrollBarAlwaysOff);
 }
 
+bool InputBox::offerImages(QObject* watched, QEvent* event) {
+  if (watched != editor_ && watched != editor_->viewport()) return false;
+  switch (event->type()) {
+    case QEvent::DragEnter:
+    case QEvent::DragMove: {
+      auto* drag = static_cast<QDragMoveEvent*>(event);
+      if (offered_images(drag->mimeData()).isEmpty()) return false;
+      drag->acceptProposedAction();
+      return true;
+    }
+    case QEvent::Drop: {
+      auto* drop = static_cast<QDropEvent*>(event);
+      const QList<OfferedImage> images = offered_images(drop->mimeData());
+      if (images.isEmpty()) return false;
+      drop->acceptProposedAction();
+      emit imagesOffered(images);
+      return true;
+    }
+    case QEvent::KeyPress: {
+      // A pasted picture attaches; pasted text stays the editor's.
+      if (!static_cast<QKeyEvent*>(event)->matches(QKeySequence::Paste)) return false;
+      const QList<OfferedImage> images = offered_images(QGuiApplication::clipboard()->mimeData());
+      if (images.isEmpty()) return false;
+      emit imagesOffered(images);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 bool InputBox::eventFilter(QObject* watched, QEvent* event) {
+  if (offerImages(watched, event)) return true;
   if (watched == editor_ && event->type() == QEvent::ShortcutOverride) {
     // The editor claims Delete for its text even when it is empty, where the
     // key would do nothing. Left unclaimed there, it reaches the window's

@@ -22,6 +22,7 @@
 #include "elided_label.h"
 #include "markdown_render.h"
 #include "message_fold.h"
+#include "message_images_row.h"
 
 namespace quire::ui {
 namespace {
@@ -102,6 +103,11 @@ void MessageWidget::buildFrame() {
     bubbleLayout->setContentsMargins(0, 0, 0, 0);
   else
     bubbleLayout->setContentsMargins(14, 9, 14, 9);
+  // The images come first in the bubble, as they were attached above the text.
+  images_ = new MessageImagesRow(bubble_);
+  connect(images_, &MessageImagesRow::openRequested, this,
+          [this](int index) { emit imageOpenRequested(message_.id, index); });
+  bubbleLayout->addWidget(images_);
   bodyLayout_ = new QVBoxLayout;
   bodyLayout_->setContentsMargins(0, 0, 0, 0);
   bodyLayout_->setSpacing(10);
@@ -253,6 +259,7 @@ void MessageWidget::setMessage(const ChatMessageView& message) {
   if (textChanged) foldable_ = !message_.streaming && foldedText(message_.text).has_value();
   if (textChanged || foldedBefore != isFolded()) renderBody();
   rendered_ = true;
+  images_->setImages(message_.images);
   syncToolCalls();
   updateChrome();
 }

@@ -18,6 +18,7 @@ class QVBoxLayout;
 namespace quire::ui {
 
 class ElidedLabel;
+class MessageImagesRow;
 
 class BranchSwitcher;
 class DocumentView;
@@ -76,6 +77,7 @@ class MessageWidget : public QWidget {
   void deleteBranchRequested(qint64 id);
   void toolCallDecided(qint64 id, const QString& callId, quire::ui::ToolDecision decision);
   void toolCallCancelRequested(qint64 id, const QString& callId);
+  void imageOpenRequested(qint64 id, int index);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
@@ -119,6 +121,7 @@ class MessageWidget : public QWidget {
   QWidget* buildContextDivider();
   QWidget* contextDivider_ = nullptr;
   QLabel* caption_ = nullptr;
+  MessageImagesRow* images_ = nullptr;
   TintedFrame* bubble_ = nullptr;
   QVBoxLayout* bodyLayout_ = nullptr;
   DocumentView* plainView_ = nullptr;

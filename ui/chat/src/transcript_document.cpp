@@ -9,6 +9,8 @@
 #include <QTextDocument>
 #include <QTextDocumentFragment>
 #include <QTextFrame>
+#include <QUrl>
+#include <algorithm>
 
 #include "chat_style.h"
 #include "markdown_render.h"
@@ -21,6 +23,9 @@ namespace {
 
 constexpr int kSectionIndent = 24;  // pixels per level of branch nesting
 constexpr int kFramePadding = 8;
+// Images at most this wide (pixels at the PDF's 96 dpi: 85 mm, about half
+// the text's width on A4 or Letter).
+constexpr int kImageWidth = 320;
 
 using TranscriptRole = TranscriptMessage::Role;
 
@@ -130,6 +135,7 @@ class Writer {
     QTextBlockFormat spaced;
     spaced.setTopMargin(10);
     line(captionOf(message), caption, spaced);
+    images(message.images);
     switch (message.role) {
       case TranscriptRole::User:
         plainFrame(Tint::UserBubble, message.text, false);
@@ -146,6 +152,25 @@ class Writer {
     }
     for (const ToolCallView& call : message.toolCalls)
       toolCall(call);
+  }
+
+  // Each image on a line of its own, at most kImageWidth points wide (half
+  // a page's text, enough to read a screenshot); a smaller one keeps its size.
+  void images(const QList<TranscriptImage>& images) {
+    for (const TranscriptImage& image : images) {
+      if (image.image.isNull()) continue;
+      const QString name = QStringLiteral("quire-image:%1").arg(++imageCount_);
+      document_->addResource(QTextDocument::ImageResource, QUrl(name), image.image);
+      QTextImageFormat format;
+      format.setName(name);
+      const double width = std::min<double>(kImageWidth, image.image.width());
+      format.setWidth(width);
+      format.setHeight(width * image.image.height() / image.image.width());
+      QTextBlockFormat block;
+      block.setTopMargin(4);
+      cursor_.insertBlock(block);
+      cursor_.insertImage(format);
+    }
   }
 
   void plainFrame(Tint tint, const QString& text, bool code) {
@@ -224,6 +249,7 @@ class Writer {
   QTextDocument* document_;
   QPalette palette_;
   QTextCursor cursor_;
+  int imageCount_ = 0;
 };
 
 }  // namespace

@@ -291,6 +291,29 @@ QString toolCallHtml(const ToolCallView& call) {
   return html + QStringLiteral("</div>\n");
 }
 
+// The images in the page itself, as data: URIs, at most as wide as the text
+// (inline styles: the page's style sheet stays what it was for chats
+// without images).
+QString imagesHtml(const QList<TranscriptImage>& images) {
+  if (images.isEmpty()) return {};
+  QString html = QStringLiteral("<div class=\"images\">\n");
+  for (qsizetype i = 0; i < images.size(); ++i) {
+    const TranscriptImage& image = images[i];
+    html += QStringLiteral(
+                "<img src=\"data:%1;base64,%2\" width=\"%3\" height=\"%4\" "
+                "alt=\"%5\" style=\"max-width: 100%; height: auto; "
+                "border-radius: 8px; margin: 0 0.5rem 0.5rem 0;\">\n")
+                .arg(escaped(image.mimeType), QString::fromLatin1(image.bytes.toBase64()))
+                .arg(image.image.width())
+                .arg(image.image.height())
+                .arg(escaped(QGuiApplication::translate("Transcript", "Image %1 (%2 × %3)")
+                                 .arg(i + 1)
+                                 .arg(image.image.width())
+                                 .arg(image.image.height())));
+  }
+  return html + QStringLiteral("</div>\n");
+}
+
 QString messageHtml(const TranscriptMessage& message, const QPalette& palette) {
   QString role;
   QString caption;
@@ -316,6 +339,7 @@ QString messageHtml(const TranscriptMessage& message, const QPalette& palette) {
   }
   QString html = QStringLiteral("<article class=\"message %1\">\n<div class=\"role\">%2</div>\n")
                      .arg(role, escaped(caption));
+  html += imagesHtml(message.images);
   if (message.role == TranscriptMessage::Role::Assistant) {
     html += QStringLiteral("<div class=\"text\">\n") + replyHtml(message.text, palette) +
             QStringLiteral("</div>\n");

@@ -6,6 +6,8 @@
 // from it a PDF; and a self-contained HTML page with the same look in CSS.
 // Plain data in, like the view: app/ fills a Transcript from its store.
 
+#include <QByteArray>
+#include <QImage>
 #include <QList>
 #include <QPageSize>
 #include <QString>
@@ -18,6 +20,15 @@ class QTextDocument;
 
 namespace quire::ui {
 
+// An image attached to a message: the file's bytes for the HTML page (a
+// data: URI, so the page stays one file) and the decoded picture, EXIF
+// orientation applied, for the PDF.
+struct TranscriptImage {
+  QByteArray bytes;
+  QString mimeType;
+  QImage image;
+};
+
 struct TranscriptMessage {
   enum class Role { System, User, Assistant, Tool };
   Role role = Role::User;
@@ -28,6 +39,8 @@ struct TranscriptMessage {
   QList<ToolCallView> toolCalls;
   // Tool: the tool that answered, when no call of a reply shows the answer.
   QString toolName;
+  // The images attached to a user message, shown above its text.
+  QList<TranscriptImage> images;
 };
 
 // A run of messages: the whole current path, or one other branch of the
@@ -56,7 +69,7 @@ void layoutTranscript(QTextDocument* document, const Transcript& transcript,
                       const QPalette& palette);
 
 // One self-contained HTML file (UTF-8, inline CSS in the light theme, no
-// scripts, no outside resources). Math in replies ($…$, $$…$$, \(…\), \[…\])
+// scripts, no outside resources: images are data: URIs). Math in replies ($…$, $$…$$, \(…\), \[…\])
 // is kept as its source inside <span class="math"> or <div class="math">.
 QString transcriptToHtml(const Transcript& transcript);
 

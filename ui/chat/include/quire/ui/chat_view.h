@@ -141,6 +141,8 @@ class ChatView : public QWidget {
   void toolCallDecided(qint64 messageId, const QString& callId, quire::ui::ToolDecision decision);
   // Stop was pressed on a running call.
   void toolCallCancelRequested(qint64 messageId, const QString& callId);
+  // A thumbnail of message `messageId` was clicked: image `index` of it.
+  void imageOpenRequested(qint64 messageId, int index);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QImage>
 #include <QList>
 #include <QMetaType>
 #include <QString>
@@ -77,6 +78,9 @@ struct ChatMessageView {
   // The tool calls this reply made, in the order it made them, each with its
   // outcome; shown as cards under the reply's text. Empty for other roles.
   QList<ToolCallView> toolCalls;
+  // Thumbnails of the images attached to a user message, in order; a
+  // click asks for the full view (ChatView::imageOpenRequested).
+  QList<QImage> images;
   // A reply that failed before it began (the message did not fit the
   // context): Retry asks for it again once the user has changed something,
   // such as the context or the cache in Settings. Offered on the last message.

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <QList>
 #include <QWidget>
+
+#include "quire/ui/offered_images.h"
 
 class QAction;
 class QPlainTextEdit;
@@ -8,6 +11,7 @@ class QPushButton;
 
 namespace quire::ui {
 
+class AttachmentStrip;
 class TintedFrame;
 
 // Where the user writes the next message. Enter sends, Shift+Enter starts a new
@@ -16,8 +20,12 @@ class TintedFrame;
 // the next message meanwhile. Esc stops the reply wherever focus is in the
 // box's window, through stopAction(). Delete in an empty box is left
 // to the window's shortcuts (it deletes the chat on show in the app).
+// Images: the attach button and attachAction() ask for a file
+// (attachRequested), image files dropped on the box and pictures pasted into
+// it are offered (imagesOffered); the app shows what it took in
+// attachmentStrip(), above the box. A message of images alone may be sent.
 //
-// Object names: "messageInput", "sendButton", "stopButton".
+// Object names: "messageInput", "sendButton", "stopButton", "attachButton".
 class InputBox : public QWidget {
   Q_OBJECT
 
@@ -46,6 +54,9 @@ class InputBox : public QWidget {
   // on untouched; dialogs and menus are windows of their own and keep their
   // Esc. The window puts it in its Chat menu.
   QAction* stopAction() const { return stopAction_; }
+  // "Attach an image…" (Ctrl+Shift+A), for the Chat menu.
+  QAction* attachAction() const { return attachAction_; }
+  AttachmentStrip* attachmentStrip() const { return strip_; }
 
  public slots:
   void setGenerating(bool generating);
@@ -58,11 +69,15 @@ class InputBox : public QWidget {
   // The text without leading blank lines and trailing whitespace.
   void sendRequested(const QString& text);
   void stopRequested();
+  void attachRequested();
+  void imagesOffered(const QList<quire::ui::OfferedImage>& images);
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  // Drops and pastes of images become imagesOffered; true when taken.
+  bool offerImages(QObject* watched, QEvent* event);
   void fitHeight();
   void updateButtons();
 
@@ -71,6 +86,8 @@ class InputBox : public QWidget {
   QPushButton* sendButton_ = nullptr;
   QPushButton* stopButton_ = nullptr;
   QAction* stopAction_ = nullptr;
+  QAction* attachAction_ = nullptr;
+  AttachmentStrip* strip_ = nullptr;
   int maximumLines_ = kDefaultMaximumLines;
   QString placeholder_;
   QString unavailableReason_;

@@ -21,9 +21,12 @@ namespace quire::store {
 // The "format" member of an exported chat, and the version this build writes
 // and the newest it reads. Version 2 added the tree ("id" and "parent" on each
 // message, "current" naming the current leaf) and "chat_settings"; a file of
-// version 1 reads as one branch.
+// version 1 reads as one branch. Version 3 added tool calls and results;
+// version 4 a message's "images" (MIME type, size and base64 bytes). A chat
+// without images is still written as version 3, so older builds read it; one
+// with images is version 4, which they refuse instead of dropping the images.
 inline constexpr char kChatFileFormat[] = "quire-chat";
-inline constexpr int kChatFileVersion = 3;
+inline constexpr int kChatFileVersion = 4;
 
 QByteArray chat_to_json(const ChatDocument& document);
 // nullopt with *error naming the first problem, e.g. "messages[2].role: ...".
@@ -58,6 +61,19 @@ QList<ChatBranch> chat_branches(const ChatDocument& document);
 // A chat without branches reads the same either way.
 QString chat_to_markdown(const ChatDocument& document, ExportScope scope);
 
+// Images stay files: a message's images are links,
+// "![Image 1 (640 × 480)](<images_folder/name.png>)", under its heading, to
+// the files export_chat_markdown() writes into images_folder beside the .md
+// (named by markdown_image_file_name()). Every Markdown viewer shows a
+// relative image (GitHub and GitLab refuse data: URIs, and base64 would bury
+// the text for anyone reading the file itself). The overloads above use
+// "images".
+QString chat_to_markdown(const ChatDocument& document, ExportScope scope,
+                         const QString& images_folder);
+// The first 16 hex digits of the image's SHA-256 and its type's extension
+// ("3f0c…e1.png"): the same image is one file however often it is attached.
+QString markdown_image_file_name(const ChatImage& image);
+
 // The file name an export suggests: the chat's title without the characters
 // file systems refuse or treat specially ('/' and '\\' become '-', ':' '*'
 // '?' '"' '<' '>' '|' and control characters go), then "." and `extension`
@@ -73,6 +89,8 @@ bool write_file_atomically(const QString& path, const QByteArray& bytes, QString
 
 bool export_chat_json(const ChatStore& store, ChatId chat, const QString& path, QString* error);
 bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path, QString* error);
+// With images, they are written first into "<name>.images" beside `path`
+// (for "Trip.md", "Trip.images/"), which the Markdown links to.
 bool export_chat_markdown(const ChatStore& store, ChatId chat, const QString& path,
                           ExportScope scope, QString* error);
 // Reads, validates and adds the chat as a new one, titled by import_title().

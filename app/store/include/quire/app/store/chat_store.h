@@ -123,9 +123,12 @@ class ChatStore : public QObject {
   // path, the branch the chat shows.
   //
   // Appends below the current leaf, which it becomes; returns after the
-  // commit. The user's message goes through here before generation starts.
+  // commit. The user's message goes through here before generation starts,
+  // with the images attached to it (stored once by content; InvalidArgument,
+  // nothing stored, when one is unfit: see ChatImage).
   std::optional<MessageId> append_message(ChatId chat, Role role, const QString& text,
-                                          std::span<const std::int32_t> tokens = {});
+                                          std::span<const std::int32_t> tokens = {},
+                                          const QList<ChatImage>& images = {});
   // The current path (the same as current_path()).
   QList<Message> messages(ChatId chat) const;
   std::optional<Message> message(MessageId message) const;
@@ -182,9 +185,12 @@ class ChatStore : public QObject {
   // chat, after its other children, and makes it the current leaf. Edit and
   // resend adds the edited text as a sibling of the original:
   // add_message(chat, original.parent, Role::User, text).
+  // The images go with it as append_message() takes them; an edited message
+  // passes the original's on, and they are shared, not copied.
   std::optional<MessageId> add_message(ChatId chat, std::optional<MessageId> parent, Role role,
                                        const QString& text,
-                                       std::span<const std::int32_t> tokens = {});
+                                       std::span<const std::int32_t> tokens = {},
+                                       const QList<ChatImage>& images = {});
   // begin_reply() below `parent` instead of below the current leaf, which it
   // becomes. Regenerating keeps the old reply as a sibling of the new one:
   // begin_reply_after(*old_reply.parent, model).

@@ -3,6 +3,7 @@
 // Plain records of the chat history store. They carry no database handle, so
 // the GUI, the exporters and the tests pass them around freely.
 
+#include <QByteArray>
 #include <QDateTime>
 #include <QJsonObject>
 #include <QList>
@@ -115,6 +116,21 @@ struct ModelUse {
   bool operator==(const ModelUse&) const = default;
 };
 
+// An image attached to a message: the file's bytes as they came (never
+// re-encoded), stored once by content and shared by every message, branch and
+// chat that shows it. width and height are as the image is shown (EXIF
+// orientation applied).
+struct ChatImage {
+  QByteArray bytes;
+  QString mime_type;  // "image/png", "image/jpeg", "image/webp", "image/gif", "image/bmp"
+  int width = 0;
+  int height = 0;
+
+  // The key the store keeps it under: SHA-256 of the bytes.
+  QByteArray content_hash() const;
+  bool operator==(const ChatImage&) const = default;
+};
+
 // One chat as the sidebar lists it.
 struct ChatSummary {
   ChatId id{};
@@ -155,6 +171,8 @@ struct Message {
   QList<ToolCall> tool_calls;
   // A Tool message: the call it answers and what happened to it.
   std::optional<ToolResult> tool_result;
+  // Images the user attached, in the order attached.
+  QList<ChatImage> images;
   bool operator==(const Message&) const = default;
 };
 

@@ -4,8 +4,9 @@
 // only, and the forward pass reads every position's embedding from the
 // embedding table. It turns on when JobRequest carries the images of its
 // prompt and the forward pass takes the embeddings of image token ids from
-// the vision tower's output (docs/vision.md); the server's vision check
-// (app/server's model_sees_images) follows it, so that no image is accepted
+// the vision tower's output (docs/vision.md); the vision checks of the
+// server and the window (model_sees_images in app/server and app/gui)
+// follow it, so that no image is accepted
 // before the engine can place it.
 
 namespace quire::engine {

@@ -1,0 +1,201 @@
+// Images in the window: attached through the attach dialog, a paste from the
+// clipboard and a drop (on the message box and on the window), shown as
+// removable thumbnails with the note that the model cannot see them, sent
+// with the message (the reply says it got the text only), shown in the
+// bubble and opened in a full view that Esc closes. A file that is no
+// usable image is refused with a notice naming it.
+
+#include <QClipboard>
+#include <QDropEvent>
+#include <QGuiApplication>
+#include <QLabel>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QTest>
+#include <QToolButton>
+#include <QUrl>
+
+#include "app_test_support.h"
+#include "chat_controller.h"
+#include "image_support.h"
+#include "main_window.h"
+#include "quire/engine/generator/image_input.h"
+#include "quire/ui/attachment_strip.h"
+#include "quire/ui/chat_view.h"
+#include "quire/ui/image_viewer.h"
+#include "quire/ui/input_box.h"
+#include "test_main.h"
+
+using namespace quire;
+using quire::test::AppRun;
+
+namespace {
+
+QString imageFixturePath(const char* name) {
+  return QStringLiteral(QUIRE_TEST_DATA_DIR "/images/") + QLatin1String(name);
+}
+
+ui::AttachmentStrip& attachmentStripOf(AppRun& run) {
+  return *run.app->window().input()->attachmentStrip();
+}
+
+QList<QToolButton*> removeAttachmentButtons(AppRun& run) {
+  return attachmentStripOf(run).findChildren<QToolButton*>(QStringLiteral("removeAttachment"));
+}
+
+// A drop of `mime` on `target` as a window system delivers it.
+void dropImageMime(QWidget* target, QMimeData* mime) {
+  const QPointF at(target->width() / 2.0, target->height() / 2.0);
+  QDragEnterEvent enter(at.toPoint(), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(target, &enter);
+  QDropEvent drop(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+  QCoreApplication::sendEvent(target, &drop);
+}
+
+ui::ImageViewer* openImageViewer() {
+  for (QWidget* widget : QApplication::topLevelWidgets()) {
+    if (auto* viewer = qobject_cast<ui::ImageViewer*>(widget); viewer && viewer->isVisible()) {
+      return viewer;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+class ChatImagesAppTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // Until the generator takes images, no model sees them: not one whose
+  // directory has a vision tower, and never a remote engine.
+  void noModelSeesImagesYet() {
+    QVERIFY(!gui::model_sees_images(std::nullopt));
+    gui::ModelInfo vision;
+    vision.name = QStringLiteral("gemma-3-4b-it");
+    vision.backend = QStringLiteral("cuda");
+    vision.has_vision = true;
+    QCOMPARE(gui::model_sees_images(vision), quire::engine::kGeneratorTakesImages);
+    QVERIFY(!quire::engine::kGeneratorTakesImages);
+    gui::ModelInfo remote = vision;
+    remote.backend = QStringLiteral("remote");
+    QVERIFY(!gui::model_sees_images(remote));
+    gui::ModelInfo text_only = vision;
+    text_only.has_vision = false;
+    QVERIFY(!gui::model_sees_images(text_only));
+  }
+
+  void attachSendAndView() {
+    AppRun run(test::demo_model(), 8);
+    QString chosen = imageFixturePath("red-blue-6x4.png");
+    run.choose_file = [&chosen](const QString&, const QString&, const QString& filter, bool save) {
+      // The dialog offers images only, and opens rather than saves.
+      return !save && filter.contains(QStringLiteral("*.png")) && filter.contains("*.webp")
+                 ? chosen
+                 : QString();
+    };
+    run.start();
+    QVERIFY(run.waitForModel());
+    gui::MainWindow& window = run.app->window();
+    ui::InputBox& input = *window.input();
+    QVERIFY(!attachmentStripOf(run).isVisibleTo(&window));
+
+    // The attach action (the button, the Chat menu, Ctrl+Shift+A).
+    input.attachAction()->trigger();
+    QCOMPARE(attachmentStripOf(run).count(), 1);
+    QVERIFY(attachmentStripOf(run).isVisibleTo(&window));
+    const QString model = run.app->model()->name;
+    QCOMPARE(attachmentStripOf(run).note(),
+             model + QStringLiteral(" cannot see images; they will be kept "
+                                    "with the chat but not sent to it."));
+    // Removed again with its × button.
+    QCOMPARE(removeAttachmentButtons(run).size(), 1);
+    removeAttachmentButtons(run).front()->click();
+    QCOMPARE(attachmentStripOf(run).count(), 0);
+    QVERIFY(!attachmentStripOf(run).isVisibleTo(&window));
+    input.attachAction()->trigger();
+
+    // A picture pasted into the message box.
+    auto* editor = input.findChild<QPlainTextEdit*>(QStringLiteral("messageInput"));
+    QImage pasted(10, 20, QImage::Format_RGB32);
+    pasted.fill(QColor(0, 200, 0));
+    QGuiApplication::clipboard()->setImage(pasted);
+    editor->setFocus();
+    QTest::keyClick(editor, Qt::Key_V, Qt::ControlModifier);
+    QCOMPARE(attachmentStripOf(run).count(), 2);
+    QVERIFY(editor->toPlainText().isEmpty());  // not pasted as text as well
+
+    // An image file dropped on the message box.
+    auto* mime = new QMimeData;
+    mime->setUrls({QUrl::fromLocalFile(imageFixturePath("green-5x7.gif"))});
+    dropImageMime(editor->viewport(), mime);
+    QCOMPARE(attachmentStripOf(run).count(), 3);
+    delete mime;
+
+    QSignalSpy finished(&run.app->chats(), &gui::ChatController::replyFinished);
+    run.type(QStringLiteral("What are these?"));
+    QVERIFY(finished.wait(120'000));
+    QCOMPARE(attachmentStripOf(run).count(), 0);
+    const std::optional<store::ChatId> chat = run.app->chats().currentChat();
+    QVERIFY(chat);
+    const QList<store::Message> path = run.app->store().current_path(*chat);
+    QCOMPARE(path.size(), 2);
+    QCOMPARE(path[0].images.size(), 3);
+    QCOMPARE(path[0].images[0].mime_type, QStringLiteral("image/png"));
+    QCOMPARE(QSize(path[0].images[1].width, path[0].images[1].height), QSize(10, 20));
+    QCOMPARE(path[0].images[2].mime_type, QStringLiteral("image/gif"));
+
+    // The reply says the model got the text only.
+    ui::ChatView& view = *window.chatView();
+    const QList<QLabel*> notes = view.findChildren<QLabel*>(QStringLiteral("messageNotice"));
+    QVERIFY(std::any_of(notes.begin(), notes.end(), [&](QLabel* note) {
+      return note->text() == model + QStringLiteral(
+                                         " cannot see images: it was sent the text of "
+                                         "the message only. The images are kept with "
+                                         "the chat.");
+    }));
+
+    // The bubble's thumbnails open the full view; Esc closes it.
+    const QList<QToolButton*> thumbnails =
+        view.findChildren<QToolButton*>(QStringLiteral("messageImage"));
+    QCOMPARE(thumbnails.size(), 3);
+    thumbnails[1]->click();
+    ui::ImageViewer* viewer = openImageViewer();
+    QVERIFY(viewer);
+    QCOMPARE(viewer->image().size(), QSize(10, 20));
+    QCOMPARE(viewer->image().pixelColor(3, 3), QColor(0, 200, 0));
+    QVERIFY(QTest::qWaitForWindowExposed(viewer));
+    QTest::keyClick(viewer, Qt::Key_Escape);
+    QTRY_VERIFY(openImageViewer() == nullptr);
+  }
+
+  void aFileThatIsNoImageIsRefusedByName() {
+    AppRun run(test::demo_model(), 8);
+    run.choose_file = [](const QString&, const QString&, const QString&, bool) {
+      return imageFixturePath("truncated.png");
+    };
+    run.start();
+    QVERIFY(run.waitForModel());
+    run.app->window().input()->attachAction()->trigger();
+    QCOMPARE(attachmentStripOf(run).count(), 0);
+    const QString notice = run.app->window().noticeText();
+    QVERIFY2(notice.startsWith(QStringLiteral("“truncated.png” could not be read as a PNG image")),
+             qPrintable(notice));
+  }
+
+  void anImageDroppedOnTheWindowIsAttachedNotImported() {
+    AppRun run(test::demo_model(), 8);
+    run.start();
+    QVERIFY(run.waitForModel());
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(imageFixturePath("rotated-16x8-orientation6.jpg"))});
+    dropImageMime(&run.app->window(), &mime);
+    QCOMPARE(attachmentStripOf(run).count(), 1);
+    QVERIFY(run.app->store().list_chats().isEmpty());
+    QCOMPARE(run.app->window().noticeText(), QString());
+  }
+};
+
+QUIRE_TEST(ChatImagesAppTest)
+#include "test_chat_images_app.moc"
