@@ -18,6 +18,7 @@
 #include <QUrl>
 
 #include "chat_test_support.h"
+#include "message_widget.h"
 #include "quire/ui/attachment_strip.h"
 #include "quire/ui/chat_transcript.h"
 #include "quire/ui/chat_view.h"
