@@ -10,6 +10,7 @@
 #include "engine_options.h"
 #include "hub_model_option.h"
 #include "inspect_layers.h"
+#include "inspect_vision.h"
 #include "model_commands.h"
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/vocabulary_check.h"
@@ -157,6 +158,7 @@ int run_inspect(const InspectOptions& options) {
         {"kv_scales", model.kv_scales ? Json(model.kv_scales->per_head ? "attn_head" : "tensor")
                                       : Json(nullptr)},
         {"kv_scales_note", engine::describe_kv_scales(model)},
+        {"vision", vision_json(model.vision)},
         {"plan", plan_json}};
     for (auto& [key, value] : text_side.json.items())
       out[key] = value;
@@ -183,6 +185,9 @@ int run_inspect(const InspectOptions& options) {
               << "  prompt        " << text_side.prompt_line << '\n';
   } else {
     std::cout << "  tokenizer     cannot be used: " << text_side.problem << '\n';
+  }
+  if (const std::string vision = vision_text(model.vision); !vision.empty()) {
+    std::cout << "  vision        " << vision << '\n';
   }
   if (model.unused_tensors > 0) {
     std::cout << "  not loaded    " << model.unused_tensors << " tensors ("

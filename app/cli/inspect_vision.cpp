@@ -1,0 +1,44 @@
+#include "inspect_vision.h"
+
+#include "cli_support.h"
+#include "quire/engine/generator/image_input.h"
+
+namespace quire::cli {
+
+nlohmann::ordered_json vision_json(const engine::vision::VisionAvailability& vision) {
+  using Json = nlohmann::ordered_json;
+  if (!vision.tower)
+    return vision.problem.empty() ? Json(nullptr) : Json{{"problem", vision.problem}};
+  const engine::vision::VisionTowerSummary& tower = *vision.tower;
+  return Json{{"tower", tower.tower},
+              {"projector", tower.projector},
+              {"image_size", tower.image_size},
+              {"patch_size", tower.patch_size},
+              {"layers", tower.layers},
+              {"hidden_size", tower.hidden_size},
+              {"tokens_per_image", tower.tokens_per_image},
+              {"dtype", std::string(kernels::dtype_name(tower.dtype))},
+              {"parameters", tower.parameters},
+              {"bytes", tower.bytes},
+              {"tensor_prefix", tower.tensor_prefix},
+              {"images_given_to_model", engine::kGeneratorTakesImages}};
+}
+
+std::string vision_text(const engine::vision::VisionAvailability& vision) {
+  if (!vision.tower) return vision.problem.empty() ? "" : "cannot be used: " + vision.problem;
+  const engine::vision::VisionTowerSummary& tower = *vision.tower;
+  const std::string size = std::to_string(tower.image_size);
+  std::string text = tower.tower + " tower, " + tower.projector + " projector: " + size + " x " +
+                     size + " images in patches of " + std::to_string(tower.patch_size) + ", " +
+                     std::to_string(tower.tokens_per_image) + " tokens per image; " +
+                     std::to_string(tower.layers) + (tower.layers == 1 ? " layer" : " layers") +
+                     " of width " + std::to_string(tower.hidden_size) + ", " +
+                     std::string(kernels::dtype_name(tower.dtype)) + ", " +
+                     std::to_string(tower.parameters) + " parameters, " + human_bytes(tower.bytes);
+  // The engine cannot place an image's embeddings in a prompt yet
+  // (engine::kGeneratorTakesImages): say so, lest the tower promise more.
+  if (!engine::kGeneratorTakesImages) text += " (images are not yet given to the model)";
+  return text;
+}
+
+}  // namespace quire::cli
