@@ -11,10 +11,6 @@ std::uint8_t byte_at(const QByteArray& bytes, qsizetype i) {
   return static_cast<std::uint8_t>(bytes[i]);
 }
 
-bool starts_with(const QByteArray& bytes, qsizetype offset, const char* magic) {
-  return bytes.mid(offset, static_cast<qsizetype>(std::strlen(magic))) == magic;
-}
-
 std::uint32_t big_endian(const QByteArray& bytes, qsizetype i, int width) {
   std::uint32_t value = 0;
   for (int k = 0; k < width; ++k)
@@ -93,55 +89,6 @@ QString webp_problem(const QByteArray& bytes) {
 }
 
 }  // namespace
-
-SniffedFormat sniff_format(const QByteArray& bytes) {
-  if (starts_with(bytes, 0, "\x89PNG\r\n\x1a\n")) return SniffedFormat::Png;
-  if (bytes.size() >= 3 && byte_at(bytes, 0) == 0xff && byte_at(bytes, 1) == 0xd8 &&
-      byte_at(bytes, 2) == 0xff)
-    return SniffedFormat::Jpeg;
-  if (starts_with(bytes, 0, "RIFF") && starts_with(bytes, 8, "WEBP")) return SniffedFormat::WebP;
-  if (starts_with(bytes, 0, "GIF87a") || starts_with(bytes, 0, "GIF89a")) return SniffedFormat::Gif;
-  if (starts_with(bytes, 0, "BM")) return SniffedFormat::Bmp;
-  if (bytes.left(4) == QByteArray("II*\0", 4) || bytes.left(4) == QByteArray("MM\0*", 4))
-    return SniffedFormat::Tiff;
-  if (starts_with(bytes, 4, "ftypheic") || starts_with(bytes, 4, "ftypheix") ||
-      starts_with(bytes, 4, "ftypmif1"))
-    return SniffedFormat::Heif;
-  if (starts_with(bytes, 4, "ftypavif")) return SniffedFormat::Avif;
-  if (starts_with(bytes, 0, "8BPS")) return SniffedFormat::Psd;
-  const QByteArray head = bytes.left(256).trimmed();
-  if (head.startsWith("<svg") || (head.startsWith("<?xml") && head.contains("<svg")))
-    return SniffedFormat::Svg;
-  return SniffedFormat::Unknown;
-}
-
-QString sniffed_format_name(SniffedFormat format) {
-  switch (format) {
-    case SniffedFormat::Png:
-      return QStringLiteral("PNG");
-    case SniffedFormat::Jpeg:
-      return QStringLiteral("JPEG");
-    case SniffedFormat::WebP:
-      return QStringLiteral("WebP");
-    case SniffedFormat::Gif:
-      return QStringLiteral("GIF");
-    case SniffedFormat::Bmp:
-      return QStringLiteral("BMP");
-    case SniffedFormat::Tiff:
-      return QStringLiteral("TIFF");
-    case SniffedFormat::Heif:
-      return QStringLiteral("HEIC");
-    case SniffedFormat::Avif:
-      return QStringLiteral("AVIF");
-    case SniffedFormat::Svg:
-      return QStringLiteral("SVG");
-    case SniffedFormat::Psd:
-      return QStringLiteral("Photoshop (PSD)");
-    case SniffedFormat::Unknown:
-      break;
-  }
-  return {};
-}
 
 QString truncation_problem(SniffedFormat format, const QByteArray& bytes) {
   switch (format) {

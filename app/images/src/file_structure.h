@@ -6,14 +6,23 @@
 
 #include <QByteArray>
 #include <QString>
+#include <string_view>
+
+#include "quire/engine/vision/image_file_type.h"
 
 namespace quire::images::detail {
 
-enum class SniffedFormat { Unknown, Png, Jpeg, WebP, Gif, Bmp, Tiff, Heif, Avif, Svg, Psd };
+using SniffedFormat = vision::ImageFileType;
 
-SniffedFormat sniff_format(const QByteArray& bytes);
+inline SniffedFormat sniff_format(const QByteArray& bytes) {
+  return vision::sniff_image_file_type(
+      std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+}
 // "PNG", "GIF", ...; "" for Unknown.
-QString sniffed_format_name(SniffedFormat format);
+inline QString sniffed_format_name(SniffedFormat format) {
+  const std::string_view name = vision::format_name(format);
+  return QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size()));
+}
 
 // Empty when a PNG, JPEG or WebP file holds all of itself (the PNG's IEND
 // chunk, the JPEG's end-of-image marker after its last scan, the WebP's RIFF

@@ -4,6 +4,7 @@
 #include <array>
 #include <string_view>
 
+#include "quire/engine/vision/image_file_type.h"
 #include "strict_base64.h"
 
 namespace quire::server {
@@ -27,25 +28,11 @@ std::string lowercase(std::string_view text) {
   return lower;
 }
 
-bool starts_with_bytes(const std::vector<std::uint8_t>& bytes, std::string_view prefix,
-                       std::size_t at = 0) {
-  if (bytes.size() < at + prefix.size()) return false;
-  return std::equal(prefix.begin(), prefix.end(), bytes.begin() + static_cast<std::ptrdiff_t>(at),
-                    [](char a, std::uint8_t b) { return static_cast<std::uint8_t>(a) == b; });
-}
-
-// The format the bytes' signature says; empty when none of the four.
+// The taken format the bytes' signature says; empty when none of them.
 std::string_view sniffed_mime_type(const std::vector<std::uint8_t>& bytes) {
-  using namespace std::string_view_literals;
-  if (starts_with_bytes(bytes, "\x89PNG\r\n\x1a\n"sv)) return "image/png";
-  if (starts_with_bytes(bytes, "\xFF\xD8\xFF"sv)) return "image/jpeg";
-  if (starts_with_bytes(bytes, "RIFF"sv) && starts_with_bytes(bytes, "WEBP"sv, 8)) {
-    return "image/webp";
-  }
-  if (starts_with_bytes(bytes, "GIF87a"sv) || starts_with_bytes(bytes, "GIF89a"sv)) {
-    return "image/gif";
-  }
-  return {};
+  const std::string_view type = vision::media_type(vision::sniff_image_file_type(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+  return std::ranges::find(kImageTypes, type) != kImageTypes.end() ? type : std::string_view{};
 }
 
 // The media type a data: URL's header names, in lower case; image/jpg (a

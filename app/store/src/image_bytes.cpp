@@ -3,6 +3,7 @@
 #include <QCryptographicHash>
 
 #include "quire/app/store/chat_types.h"
+#include "quire/engine/vision/image_file_type.h"
 
 namespace quire::store {
 
@@ -12,16 +13,14 @@ QStringList chat_image_mime_types() {
 }
 
 QString sniff_image_mime_type(const QByteArray& bytes) {
-  // The signatures each format's specification puts at the start of a file.
-  if (bytes.startsWith(QByteArrayLiteral("\x89PNG\r\n\x1a\n"))) return QStringLiteral("image/png");
-  if (bytes.startsWith(QByteArrayLiteral("\xff\xd8\xff"))) return QStringLiteral("image/jpeg");
-  if (bytes.size() >= 12 && bytes.startsWith("RIFF") && bytes.mid(8, 4) == "WEBP") {
-    return QStringLiteral("image/webp");
-  }
-  if (bytes.startsWith("GIF87a") || bytes.startsWith("GIF89a")) return QStringLiteral("image/gif");
-  // "BM" and room for the smallest header (14 bytes, then a 12-byte core header).
-  if (bytes.size() >= 26 && bytes.startsWith("BM")) return QStringLiteral("image/bmp");
-  return {};
+  const vision::ImageFileType type = vision::sniff_image_file_type(
+      std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+  // A BMP needs room for its smallest header (14 bytes, then a 12-byte core
+  // header) to be one the store keeps.
+  if (type == vision::ImageFileType::Bmp && bytes.size() < 26) return {};
+  const std::string_view name = vision::media_type(type);
+  const QString media = QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size()));
+  return chat_image_mime_types().contains(media) ? media : QString();
 }
 
 QByteArray ChatImage::content_hash() const {
