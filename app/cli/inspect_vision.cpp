@@ -1,7 +1,7 @@
 #include "inspect_vision.h"
 
 #include "cli_support.h"
-#include "quire/engine/generator/image_input.h"
+#include "quire/engine/image_prompts/image_preparer.h"
 
 namespace quire::cli {
 
@@ -21,7 +21,7 @@ nlohmann::ordered_json vision_json(const engine::vision::VisionAvailability& vis
               {"parameters", tower.parameters},
               {"bytes", tower.bytes},
               {"tensor_prefix", tower.tensor_prefix},
-              {"images_given_to_model", engine::kGeneratorTakesImages}};
+              {"images_given_to_model", engine::ImagePreparer::takes_images_of(tower)}};
 }
 
 std::string vision_text(const engine::vision::VisionAvailability& vision) {
@@ -35,9 +35,11 @@ std::string vision_text(const engine::vision::VisionAvailability& vision) {
                      " of width " + std::to_string(tower.hidden_size) + ", " +
                      std::string(kernels::dtype_name(tower.dtype)) + ", " +
                      std::to_string(tower.parameters) + " parameters, " + human_bytes(tower.bytes);
-  // The engine cannot place an image's embeddings in a prompt yet
-  // (engine::kGeneratorTakesImages): say so, lest the tower promise more.
-  if (!engine::kGeneratorTakesImages) text += " (images are not yet given to the model)";
+  // A tower whose family's images the engine does not yet place in a
+  // prompt: say so, lest the tower promise more.
+  if (!engine::ImagePreparer::takes_images_of(tower)) {
+    text += " (images are not yet given to the model)";
+  }
   return text;
 }
 

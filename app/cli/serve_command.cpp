@@ -19,6 +19,7 @@
 #include "draft_option.h"
 #include "generation_options.h"
 #include "hub_model_option.h"
+#include "quire/app/images/prompt_images.h"
 #include "quire/server/engine_host.h"
 #include "quire/server/openai_server.h"
 
@@ -98,6 +99,18 @@ int run_serve(ServeOptions options) {
   }
   model.vocab_size = session.tokenizer->vocab_size();
   model.vision_tower = session.model->vision.tower.has_value();
+  if (model.vision_tower) {
+    std::string why;
+    if (auto preparer = images::open_image_preparer(options.directory, why)) {
+      model.prepare_image = [preparer](const server::MessageImage& image) {
+        const QByteArray bytes(reinterpret_cast<const char*>(image.bytes.data()),
+                               static_cast<qsizetype>(image.bytes.size()));
+        return images::prepare_image_file(*preparer, bytes);
+      };
+    } else {
+      std::cerr << "quire-cli serve: images are refused: " << why << std::endl;
+    }
+  }
 
   server::EngineHost engine(
       *session.generator, {static_cast<std::size_t>(options.parallel + options.max_queue), draft});

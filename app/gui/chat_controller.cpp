@@ -377,6 +377,11 @@ ReplyRequest ChatController::requestFor(store::ChatId chat, store::MessageId rep
     TurnMessage turn{
         store::raw(message.id), message.role, message.text, message.tokens, {}, {}, {}};
     turn.tool_calls = message.tool_calls;
+    // Images reach the model only where it sees them; else the text goes alone.
+    if (model_sees_images(host_.model())) {
+      for (const store::ChatImage& image : message.images)
+        turn.images.append(image.bytes);
+    }
     if (message.tool_result) {
       turn.tool_call_id = message.tool_result->call_id;
       turn.tool_name = message.tool_result->name;

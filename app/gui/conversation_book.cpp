@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "quire/app/images/prompt_images.h"
+
 namespace quire::gui {
 namespace {
 
@@ -35,14 +37,6 @@ std::vector<engine::tools::ToolCall> engine_calls(const QList<store::ToolCall>& 
   std::vector<engine::tools::ToolCall> converted;
   for (const store::ToolCall& call : calls)
     converted.push_back({utf8(call.id), utf8(call.name), utf8(call.arguments)});
-  return converted;
-}
-
-engine::Message engine_message(const TurnMessage& message) {
-  engine::Message converted(engine_role(message.role), utf8(message.text), message.tokens);
-  converted.tool_calls = engine_calls(message.tool_calls);
-  converted.tool_call_id = utf8(message.tool_call_id);
-  converted.tool_name = utf8(message.tool_name);
   return converted;
 }
 
@@ -127,6 +121,45 @@ QString ConversationBook::render_key(const QString& system_prompt) const {
          QString::fromLatin1(digest);
 }
 
+engine::Message ConversationBook::engine_message(const TurnMessage& message) const {
+  engine::Message converted(engine_role(message.role), utf8(message.text), message.tokens);
+  converted.tool_calls = engine_calls(message.tool_calls);
+  converted.tool_call_id = utf8(message.tool_call_id);
+  converted.tool_name = utf8(message.tool_name);
+  converted.images = prepared(message);
+  return converted;
+}
+
+void ConversationBook::set_image_preparer(std::shared_ptr<engine::ImagePreparer> preparer) {
+  images_ = std::move(preparer);
+  prepared_.clear();
+  chats_.clear();
+}
+
+std::vector<std::shared_ptr<const engine::PreparedImage>> ConversationBook::prepared(
+    const TurnMessage& message) const {
+  std::vector<std::shared_ptr<const engine::PreparedImage>> out;
+  for (qsizetype i = 0; i < message.images.size(); ++i) {
+    if (!images_) {
+      throw std::invalid_argument("this model does not see images; the message's " +
+                                  std::to_string(message.images.size()) + " cannot be given");
+    }
+    const QByteArray& bytes = message.images.at(i);
+    const QByteArray key = QCryptographicHash::hash(bytes, QCryptographicHash::Sha256);
+    auto found = prepared_.find(key);
+    if (found == prepared_.end()) {
+      try {
+        found = prepared_.emplace(key, images::prepare_image_file(*images_, bytes)).first;
+      } catch (const std::exception& error) {
+        throw std::invalid_argument("image " + std::to_string(i + 1) +
+                                    " of the message cannot be read: " + error.what());
+      }
+    }
+    out.push_back(found->second);
+  }
+  return out;
+}
+
 std::vector<std::int32_t> ConversationBook::preamble(const std::string& system_prompt) const {
   return engine::Conversation(format_, tokenizer_, system_prompt).messages().front().tokens;
 }
@@ -146,6 +179,7 @@ bool ConversationBook::matches(const Entry& entry, const QList<TurnMessage>& com
     const std::size_t at = i < entry.head ? i : total - kept + i;
     const TurnMessage& stored = completed.at(static_cast<qsizetype>(at));
     if (stored.id != entry.ids[i] || utf8(stored.text) != messages[i + 1].text ||
+        static_cast<std::size_t>(stored.images.size()) != messages[i + 1].images.size() ||
         static_cast<std::size_t>(stored.tool_calls.size()) != messages[i + 1].tool_calls.size()) {
       return false;
     }
@@ -187,7 +221,7 @@ ConversationBook::Entry ConversationBook::build(const QList<TurnMessage>& comple
   for (qsizetype i = 0; i < completed.size(); ++i) {
     const TurnMessage& message = completed.at(i);
     if (message.role == store::Role::User) {
-      conversation.begin_turn(utf8(message.text));
+      conversation.begin_turn(utf8(message.text), prepared(message));
     } else if (message.role == store::Role::Tool) {
       conversation.add_tool_result(utf8(message.tool_call_id), utf8(message.tool_name),
                                    utf8(message.text));
@@ -228,8 +262,13 @@ ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request, cons
 
   turn.context_limit = context_limit(request, limits);
   std::int64_t estimate = kMarkerAllowance;
-  for (const TurnMessage& message : fresh)
+  for (const TurnMessage& message : fresh) {
     estimate += static_cast<std::int64_t>(tokenizer_.encode(utf8(message.text), false).size());
+    for (const auto& image : prepared(message)) {
+      for (const auto& run : image->runs)
+        estimate += run->positions;
+    }
+  }
   const std::int64_t reserve =
       std::min<std::int64_t>(request.max_new_tokens, turn.context_limit / 4);
   const std::int64_t room = turn.context_limit - estimate;
@@ -275,11 +314,13 @@ ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request, cons
     }
     turn.prompt = entry.conversation.continue_turn();
   } else {
-    turn.prompt = entry.conversation.begin_turn(utf8(fresh.constFirst().text));
+    turn.prompt =
+        entry.conversation.begin_turn(utf8(fresh.constFirst().text), prepared(fresh.constFirst()));
     entry.ids.push_back(fresh.constFirst().id);
   }
   // The results share one run of ids, which the last of them holds.
   turn.rendered.append({fresh.constLast().id, entry.conversation.messages().back().tokens});
+  turn.images = entry.conversation.image_placements();
   turn.stops = entry.conversation.stops();
   turn.tool_format = entry.conversation.tool_call_format();
   turn.max_new_tokens = static_cast<int>(std::min<std::int64_t>(

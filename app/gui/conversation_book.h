@@ -6,9 +6,11 @@
 // for token and the prefix cache finds every full page of it. Lives on the
 // engine thread.
 
+#include <QByteArray>
 #include <QString>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/conversation.h"
 #include "quire/engine/generator/job.h"
+#include "quire/engine/image_prompts/image_preparer.h"
 #include "quire/engine/tools/tool_call_parser.h"
 
 namespace quire::gui {
@@ -39,6 +42,8 @@ class ConversationBook {
     QList<RenderedMessage> rendered;
     // The format the model writes tool calls in; None when it knows none.
     engine::tools::ToolCallFormat tool_format = engine::tools::ToolCallFormat::None;
+    // Where the prompt's images are (engine::JobRequest::images).
+    std::vector<engine::PromptImagePlacement> images;
   };
 
   // What bounds one conversation besides request.max_context (the setting).
@@ -72,6 +77,10 @@ class ConversationBook {
   QString render_key(const QString& system_prompt) const;
   const engine::ChatFormat& format() const { return format_; }
 
+  // The model's vision side, for user messages that hold images; without
+  // one, a message's images are refused (std::invalid_argument).
+  void set_image_preparer(std::shared_ptr<engine::ImagePreparer> preparer);
+
  private:
   struct Entry {
     engine::Conversation conversation;
@@ -89,11 +98,19 @@ class ConversationBook {
   Entry build(const QList<TurnMessage>& completed, const ReplyRequest& request,
               QList<RenderedMessage>& rendered) const;
   std::vector<std::int32_t> preamble(const std::string& system_prompt) const;
+  // A message's images as its prompt holds them, prepared once per file
+  // (by SHA-256) while the book lives. Throws what decoding and the
+  // processor throw, with the image's number.
+  std::vector<std::shared_ptr<const engine::PreparedImage>> prepared(
+      const TurnMessage& message) const;
+  engine::Message engine_message(const TurnMessage& message) const;
 
   const engine::Tokenizer& tokenizer_;
   engine::ChatFormat format_;
   QString model_directory_;
   std::map<qint64, Entry> chats_;
+  std::shared_ptr<engine::ImagePreparer> images_;
+  mutable std::map<QByteArray, std::shared_ptr<const engine::PreparedImage>> prepared_;
 };
 
 }  // namespace quire::gui

@@ -127,6 +127,9 @@ struct TurnMessage {
   QList<store::ToolCall> tool_calls;
   QString tool_call_id;
   QString tool_name;
+  // A user message's image files, shown before its text; empty where the
+  // model does not see images (model_sees_images), so the text goes alone.
+  QList<QByteArray> images;
 };
 
 // Generate the reply to the last user message of `history`.

@@ -71,6 +71,7 @@ void EngineWorker::startReply(const ReplyRequest& request) {
         format_for_chat(loaded.info.directory, request.prompt_format);
     slot =
         std::make_unique<ConversationBook>(*loaded.tokenizer, format.format, loaded.info.directory);
+    slot->set_image_preparer(loaded.images);
   }
   ConversationBook& book = *slot;
   for (auto& [format, other] : loaded.books) {
@@ -100,6 +101,7 @@ void EngineWorker::startReply(const ReplyRequest& request) {
 
   engine::JobRequest job;
   job.prompt = std::move(turn.prompt);
+  job.images = std::move(turn.images);
   job.sampling = sampling_settings(request.sampling);
   job.draft = draft_settings(request.drafts, loaded_->draft != nullptr);
   job.stop_tokens = turn.stops.tokens;

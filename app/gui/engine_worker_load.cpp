@@ -9,6 +9,7 @@
 #include "engine_failure.h"
 #include "engine_worker.h"
 #include "engine_worker_loaded.h"
+#include "quire/app/images/prompt_images.h"
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/planner/planner.h"
 #include "quire/engine/runtime/model_runtime.h"
@@ -132,15 +133,20 @@ void EngineWorker::complete(Loaded& loaded) {
       std::make_unique<engine::ModelRuntime>(loaded.model, *loaded.backend, options, load_options);
   const engine::FormatChoice format =
       format_for_chat(settings.model_directory, settings.prompt_format);
+  if (loaded.model->vision.tower) {
+    std::string why;
+    loaded.images = images::open_image_preparer(settings.model_directory.toStdString(), why);
+  }
   loaded.books[settings.prompt_format] = std::make_unique<ConversationBook>(
       *loaded.tokenizer, format.format, settings.model_directory);
+  loaded.books[settings.prompt_format]->set_image_preparer(loaded.images);
   loaded.generator_config = generator_config(settings);
   loaded.generator = std::make_unique<engine::Generator>(*loaded.runtime, *loaded.tokenizer,
                                                          loaded.generator_config);
   loaded.info =
       describe(*loaded.runtime, settings, format, QString::fromStdString(loaded.backend->name()));
   loaded.info.backend_note = selection.fallback_reason;
-  loaded.info.has_vision = loaded.model->vision.tower.has_value();
+  loaded.info.has_vision = loaded.images != nullptr;
   loadDraftModel(loaded);
   openDiskTier(loaded);
   loaded.info.render_key =

@@ -34,6 +34,9 @@ struct EngineWorker::Loaded {
   std::unique_ptr<engine::ModelRuntime> runtime;
   // The draft model (Settings → Speculative decoding), when one loaded.
   std::unique_ptr<engine::LoadedDraftModel> draft;
+  // The model's vision side, when it has one whose images Quire gives to
+  // the model; the books and the server prepare images with it.
+  std::shared_ptr<engine::ImagePreparer> images;
   // The book of each prompt format setting in use ("auto", "chatml", ...): a
   // chat may set its own, and chats of different formats generate together.
   std::map<QString, std::unique_ptr<ConversationBook>> books;

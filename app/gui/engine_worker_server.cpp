@@ -9,6 +9,7 @@
 #include "engine_failure.h"
 #include "engine_worker.h"
 #include "engine_worker_loaded.h"
+#include "quire/app/images/prompt_images.h"
 #include "quire/app/presets/server_catalog.h"
 #include "runtime_settings.h"
 
@@ -60,6 +61,13 @@ void EngineWorker::startServer() {
   setup.model.context_tokens = loaded.info.context_tokens;
   setup.model.vocab_size = loaded.tokenizer->vocab_size();
   setup.model.vision_tower = loaded.model->vision.tower.has_value();
+  if (loaded.images) {
+    setup.model.prepare_image = [preparer = loaded.images](const server::MessageImage& image) {
+      const QByteArray bytes(reinterpret_cast<const char*>(image.bytes.data()),
+                             static_cast<qsizetype>(image.bytes.size()));
+      return images::prepare_image_file(*preparer, bytes);
+    };
+  }
   // The format the model was loaded with; a chat's own format setting does
   // not reach the API, whose clients send messages, not a format.
   setup.format = loaded.books.at(loaded.request.settings.prompt_format)->format();

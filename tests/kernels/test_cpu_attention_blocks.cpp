@@ -30,6 +30,8 @@ constexpr int kSequences = 3;
 struct Query {
   int sequence;
   int position;
+  int visible_through = -1;  // -1: causal, its own position
+  int visible_from = -1;     // with visible_through: its block's first position
 };
 
 // Writes random K/V (with an outlier channel) for every sequence and keeps the
@@ -94,26 +96,37 @@ class CpuAttentionBlocksTest : public QObject {
   // softcap > 0: scores capped (Gemma 2) in the backend and the reference.
   static void check(CpuBackend& backend, const Context& context, const std::vector<Query>& queries,
                     int dim, int window, int heads = kHeads, float softcap = 0.0f) {
-    std::vector<std::int32_t> sequence, position;
+    std::vector<std::int32_t> sequence, position, visible, from;
+    bool both_ways = false;
     std::vector<float> q;
     std::mt19937 rng(99);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     for (const Query& query : queries) {
       sequence.push_back(query.sequence);
       position.push_back(query.position);
+      visible.push_back(query.visible_through < 0 ? query.position : query.visible_through);
+      from.push_back(query.visible_from < 0 ? query.position : query.visible_from);
+      both_ways = both_ways || query.visible_through >= 0;
       for (int i = 0; i < heads * dim; ++i)
         q.push_back(normal(rng));
     }
-    const TokenBatch batch{sequence.data(), position.data(), context.tables.data(),
-                           std::int64_t(queries.size()), kMaxPages};
+    TokenBatch batch{sequence.data(), position.data(), context.tables.data(),
+                     std::int64_t(queries.size()), kMaxPages};
+    if (both_ways) {
+      batch.visible_from = from.data();
+      batch.visible_through = visible.data();
+    }
     const float scale = 1.0f / std::sqrt(float(dim));
     std::vector<float> out(q.size(), std::nanf(""));
     backend.paged_attention(0, context.storage.view, batch, q.data(),
                             AttentionParams{heads, scale, window, softcap}, out.data());
 
     for (std::size_t t = 0; t < queries.size(); ++t) {
-      const int s = queries[t].sequence, last = queries[t].position;
-      const int first = window ? std::max(0, last - window + 1) : 0;
+      const int s = queries[t].sequence, own = queries[t].position;
+      const int last = visible[t];
+      // The window counts back from the query's own position; a block's
+      // keys are all seen.
+      const int first = window ? std::min(std::max(0, own - window + 1), from[t]) : 0;
       for (int head = 0; head < heads; ++head) {
         const int kv = head / (heads / kKvHeads);
         const float* query = q.data() + (t * heads + std::size_t(head)) * std::size_t(dim);
@@ -208,6 +221,60 @@ class CpuAttentionBlocksTest : public QObject {
     check(backend, context, {{0, 1099}}, dim, window, kHeads, softcap);
     if (QTest::currentTestFailed()) return;
     check(backend, context, {{2, 299}, {1, 64}}, dim, window, kHeads, softcap);
+  }
+
+  // Positions that see later keys (Gemma 3's image blocks at prefill): a
+  // chunk where a block of 40 positions attends both ways between causal
+  // text, a window shorter than the block, and lone rows that see ahead
+  // (the decode kernels' path).
+  void blocksThatAttendBothWays_data() {
+    QTest::addColumn<KvCoding>("coding");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<int>("threads");
+    QTest::newRow("fp16, 1 thread") << KvCoding::Fp16 << 0 << 1;
+    QTest::newRow("fp16, 8 threads") << KvCoding::Fp16 << 0 << 8;
+    QTest::newRow("fp16, window 30") << KvCoding::Fp16 << 30 << 8;
+    QTest::newRow("q4, window 100") << KvCoding::Int4 << 100 << 1;
+    QTest::newRow("fp8") << KvCoding::Fp8 << 0 << 8;
+  }
+
+  void blocksThatAttendBothWays() {
+    QFETCH(KvCoding, coding);
+    QFETCH(int, window);
+    QFETCH(int, threads);
+    ThreadPool pool(threads);
+    CpuBackend backend({}, &pool);
+    const int dim = 64;
+    const Context context(backend, coding, coding, dim);
+    std::vector<Query> chunk;
+    for (int p = 1030; p < 1100; ++p)
+      chunk.push_back({0, p, p >= 1040 && p < 1080 ? 1079 : -1, p >= 1040 && p < 1080 ? 1040 : -1});
+    chunk.push_back({2, 250, 299, 240});
+    std::shuffle(chunk.begin(), chunk.end(), std::mt19937(5));
+    check(backend, context, chunk, dim, window);
+    if (QTest::currentTestFailed()) return;
+    check(backend, context, {{1, 600, 699, 520}}, dim, window);
+    if (QTest::currentTestFailed()) return;
+    check(backend, context, {{1, 600, 699, 520}}, dim, window, 2 * kKvHeads);
+  }
+
+  // A row may not see before itself, nor past its page table.
+  void visibilityOutsideTheRowIsRefused() {
+    CpuBackend backend;
+    const Context context(backend, KvCoding::Fp16, KvCoding::Fp16, 64);
+    const std::vector<std::int32_t> sequence{0}, position{500};
+    std::vector<float> q(std::size_t(kHeads * 64), 0.5f), out(q.size());
+    for (const auto& [first, through] : std::vector<std::pair<std::int32_t, std::int32_t>>{
+             {500, 499}, {500, kMaxPages * kPageSize}, {501, 510}, {-1, 510}}) {
+      const std::vector<std::int32_t> from{first}, visible{through};
+      TokenBatch batch{sequence.data(), position.data(), context.tables.data(), 1, kMaxPages};
+      batch.visible_from = from.data();
+      batch.visible_through = visible.data();
+      QVERIFY_THROWS_EXCEPTION(
+          std::out_of_range,
+          backend.paged_attention(0, context.storage.view, batch, q.data(),
+                                  AttentionParams{kHeads, 0.125f, 0, 0.0f}, out.data()));
+    }
   }
 
   // Decode steps (one token per sequence) with every number of query heads per

@@ -216,6 +216,7 @@ ChatTurns plain_turns(const std::vector<ChatMessage>& messages,
                       const std::vector<std::size_t>& positions) {
   ChatTurns turns;
   std::optional<std::string> pending_user;
+  std::vector<MessageImage> pending_images;
   const std::size_t first = !messages.empty() && messages.front().role == "system" ? 1 : 0;
   if (first == 1) turns.system = messages.front().content;
   for (std::size_t i = first; i < messages.size(); ++i) {
@@ -229,6 +230,10 @@ ChatTurns plain_turns(const std::vector<ChatMessage>& messages,
              "messages");
       }
       pending_user = message.content;
+      pending_images.clear();
+      for (const ContentPart& part : message.parts) {
+        if (part.image) pending_images.push_back(*part.image);
+      }
     } else {
       if (!pending_user) {
         fail(name +
@@ -236,14 +241,17 @@ ChatTurns plain_turns(const std::vector<ChatMessage>& messages,
                  "assistant messages must take turns, starting with the user.",
              "messages");
       }
-      turns.history.push_back({std::move(*pending_user), message.content});
+      turns.history.push_back(
+          {std::move(*pending_user), message.content, std::move(pending_images)});
       pending_user.reset();
+      pending_images.clear();
     }
   }
   if (!pending_user) {
     fail("The last message must be a user message: the reply answers it.", "messages");
   }
   turns.user = std::move(*pending_user);
+  turns.user_images = std::move(pending_images);
   return turns;
 }
 

@@ -58,6 +58,22 @@ std::shared_ptr<const engine::grammar::Grammar> response_grammar(const ResponseF
   return nullptr;
 }
 
+// A user message's images as its prompt holds them (check_images_seen has
+// refused them where the model cannot see).
+std::vector<std::shared_ptr<const engine::PreparedImage>> prepared_images(
+    const std::vector<MessageImage>& images, const ServedModel& model) {
+  std::vector<std::shared_ptr<const engine::PreparedImage>> prepared;
+  for (const MessageImage& image : images) {
+    try {
+      prepared.push_back(model.prepare_image(image));
+    } catch (const std::exception& error) {
+      throw ApiException(invalid_request(
+          "The image in " + image.where + " cannot be read: " + error.what(), "messages"));
+    }
+  }
+  return prepared;
+}
+
 void add_stop_strings(engine::JobRequest& job, const SamplingFields& fields) {
   for (const std::string& stop : fields.stop)
     job.stop_strings.push_back(stop);
@@ -241,21 +257,32 @@ PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine:
   engine::JobRequest& job = prepared.request;
   job.sampling = openai_sampling(request.sampling, model);
   job.grammar = response_grammar(request.response_format);
+  const bool images = std::any_of(request.messages.begin(), request.messages.end(),
+                                  [](const ChatMessage& message) { return message.has_images(); });
+  if (images && !format.is_template()) {
+    throw ApiException(invalid_request(
+        "This model is served with " + format.title() +
+            ", one of Quire's built-in prompt formats, which do not say where images go: serve "
+            "it with its own chat template (--format template).",
+        "messages"));
+  }
   try {
     // Earlier replies take the ids they were generated as where the server
     // remembers them, else their text's tokens; each turn's prompt then
     // extends the previous one, so the cache finds the earlier turns' pages.
     engine::Conversation conversation(format, tokenizer, request.turns.system);
     for (const ChatExchange& exchange : request.turns.history) {
-      conversation.begin_turn(exchange.user);
+      conversation.begin_turn(exchange.user, prepared_images(exchange.user_images, model));
       std::optional<std::vector<std::int32_t>> ids;
       if (replies != nullptr) ids = replies->recall(exchange.assistant);
       if (!ids) ids = tokenizer.encode(exchange.assistant, false);
       conversation.end_turn(*ids, false, exchange.assistant);
     }
-    job.prompt = conversation.begin_turn(request.turns.user);
+    job.prompt = conversation.begin_turn(request.turns.user,
+                                         prepared_images(request.turns.user_images, model));
     prepared.context_drop = fit_context(conversation, request, model);
     job.prompt = conversation.ids();
+    job.images = conversation.image_placements();
     job.stop_tokens = conversation.stops().tokens;
     job.stop_strings = conversation.stops().strings;
   } catch (const engine::ChatTemplateError& error) {
@@ -282,6 +309,14 @@ PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
                                   const engine::ChatFormat& format,
                                   const engine::Tokenizer& tokenizer, const ServedModel& model) {
   using engine::tools::ToolCallFormat;
+  for (const ChatMessage& message : request.messages) {
+    if (message.has_images()) {
+      throw ApiException(invalid_request(
+          "Images and tools cannot be combined in one request yet: send the images without "
+          "tools and tool messages, or the tools without images.",
+          "messages"));
+    }
+  }
   const engine::ChatTemplate* chat_template = format.chat_template();
   if (chat_template == nullptr) {
     throw ApiException(invalid_request(

@@ -8,7 +8,7 @@ namespace quire::server {
 bool model_sees_images(const ServedModel& model) {
   // The generator's switch comes first: a vision tower whose output no job
   // can carry into the prompt sees nothing.
-  return engine::kGeneratorTakesImages && model.vision_tower;
+  return engine::kGeneratorTakesImages && model.vision_tower && model.prepare_image != nullptr;
 }
 
 void check_images_seen(const ChatCompletionRequest& request, const ServedModel& model) {

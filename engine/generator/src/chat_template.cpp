@@ -76,6 +76,13 @@ nlohmann::ordered_json template_message_list(std::span<const TemplateMessage> me
     item["content"] = message.null_content && conventions.keep_null_content
                           ? Ordered(nullptr)
                           : Ordered(message.content);
+    if (message.images > 0) {
+      Ordered parts = Ordered::array();
+      for (int i = 0; i < message.images; ++i)
+        parts.push_back({{"type", "image"}});
+      parts.push_back({{"type", "text"}, {"text", message.content}});
+      item["content"] = std::move(parts);
+    }
     if (!message.tool_calls.empty()) {
       Ordered calls = Ordered::array();
       for (const tools::ToolCall& call : message.tool_calls) {

@@ -76,7 +76,12 @@ std::vector<std::int32_t> Conversation::render_user(std::string_view text, bool 
   return render(builtin().user_turn(text, system_prompt(), first), *tokenizer_);
 }
 
-std::vector<std::int32_t> Conversation::begin_turn(std::string_view user_message) {
+std::vector<std::int32_t> Conversation::begin_turn(
+    std::string_view user_message, std::vector<std::shared_ptr<const PreparedImage>> images) {
+  if (!images.empty() && !format_.is_template()) {
+    throw std::logic_error("images need the model's own chat template, which says where they go; " +
+                           format_.title() + " is one of Quire's built-in formats");
+  }
   if (awaiting_reply()) {
     throw std::logic_error("a new message cannot begin before the previous one has its reply");
   }
@@ -87,6 +92,7 @@ std::vector<std::int32_t> Conversation::begin_turn(std::string_view user_message
   }
   if (format_.is_template()) {
     messages_.push_back({Role::User, std::string(user_message)});
+    messages_.back().images = std::move(images);
     try {
       open_template_prompt();
     } catch (...) {

@@ -31,6 +31,7 @@ std::vector<TemplateMessage> Conversation::template_messages(std::size_t skip_fr
     // OpenAI sends null content beside calls when the reply had no text.
     rendered.null_content = !message.tool_calls.empty() && message.text.empty();
     rendered.tool_call_id = message.tool_call_id;
+    rendered.images = static_cast<int>(message.images.size());
     rendered.name = message.tool_name;
     if (message.role == Role::User && first_user) {
       first_user = false;
@@ -55,13 +56,6 @@ TemplateTools Conversation::template_tools() const {
   tools.arguments = tools::template_arguments_form(tool_format_);
   tools.keep_null_content = tools::template_keeps_null_content(tool_format_);
   return tools;
-}
-
-// Tokenizes rendered.text from byte `from` on: special tokens the template
-// wrote become their ids, while the literal ranges (message texts) stay text.
-std::vector<std::int32_t> Conversation::tokenize_rendered(const jinja::Rendered& rendered,
-                                                          std::size_t from) const {
-  return encode_rendered(*tokenizer_, rendered, from);
 }
 
 // Renders the prompt for the next reply; the last message (the user's, or
@@ -121,7 +115,8 @@ std::optional<Trimmed> Conversation::fit_template(const ContextShape& shape, Con
   auto render_without = [&](std::size_t first, std::size_t count, jinja::Rendered& rendered) {
     rendered =
         render_template(prompt_open, turn_start(users, first), turn_start(users, first + count));
-    return tokenize_rendered(rendered, 0);
+    return tokenize_rendered(rendered, 0, turn_start(users, first),
+                             turn_start(users, first + count));
   };
 
   jinja::Rendered rendered;

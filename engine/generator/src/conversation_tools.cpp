@@ -106,6 +106,8 @@ Conversation Conversation::restore(ChatFormat format, const Tokenizer& tokenizer
   check_stored_order(messages, format.is_template());
   for (std::size_t i = 0; i < messages.size(); ++i) {
     for (const std::int32_t id : messages[i].tokens) {
+      // A user message's images render to the same ids again.
+      if (!messages[i].images.empty() && is_image_position(id)) continue;
       if (id < 0 || id >= tokenizer.vocab_size()) {
         throw std::invalid_argument("message " + std::to_string(i) +
                                     " of a stored conversation "
@@ -130,7 +132,7 @@ Conversation Conversation::restore(ChatFormat format, const Tokenizer& tokenizer
     Message& message = messages[i];
     switch (message.role) {
       case Role::User:
-        conversation.begin_turn(message.text);
+        conversation.begin_turn(message.text, message.images);
         break;
       case Role::Assistant:
         if (messages[i - 1].role == Role::Tool) conversation.continue_turn();

@@ -59,6 +59,8 @@ JobId Generator::submit(JobRequest request) {
         "banned strings cannot be combined with a response format or a strict tool: the "
         "grammar decides the reply's text; leave one of them out");
   }
+  check_images(request);
+  if (!request.images.empty()) request.draft.method = DraftSettings::Method::Off;
   if (request.draft.method != DraftSettings::Method::Off) validate(request.draft);
   if (request.draft.method == DraftSettings::Method::Model && !draft_model_) {
     throw std::invalid_argument("this request drafts with a draft model, but none is loaded");
@@ -466,14 +468,22 @@ bool Generator::step() {
     chunks.push_back({position, position + 1});
   }
   for (const auto& [job, chunk] : prefills) {
-    step.first.push_back(batch.size());
     const bool ends_prompt = job->ranges.size() == 1 && chunk.end == job->ranges.front().end &&
                              job->request.max_new_tokens > job->generated;
-    batch.push_back({cache.page_table(*job->sequence),
-                     std::span<const cache::TokenId>(job->tokens)
-                         .subspan(std::size_t(chunk.begin), std::size_t(chunk.end - chunk.begin)),
-                     chunk.begin, false, request(*job, ends_prompt)});
-    batch.back().window_pages = cache.window_page_table(*job->sequence);
+    ForwardPass::Sequence sequence{
+        cache.page_table(*job->sequence),
+        std::span<const cache::TokenId>(job->tokens)
+            .subspan(std::size_t(chunk.begin), std::size_t(chunk.end - chunk.begin)),
+        chunk.begin, false, request(*job, ends_prompt)};
+    sequence.window_pages = cache.window_page_table(*job->sequence);
+    try {
+      give_images(*job, chunk, sequence);
+    } catch (const std::exception& error) {
+      finish(*job, StopReason::Error, std::string("an image could not be read: ") + error.what());
+      continue;
+    }
+    step.first.push_back(batch.size());
+    batch.push_back(sequence);
     members.push_back(job);
     chunks.push_back(chunk);
   }
@@ -526,48 +536,6 @@ bool Generator::step() {
   }
   std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
   return !idle();
-}
-
-std::vector<Generator::Prefill> Generator::take_prefill_pages(std::vector<Job*>& decoding) {
-  cache::PageCache& cache = runtime_.cache();
-  std::vector<Prefill> prefills;
-  // With a sliding window a prefill's pages are taken as it reaches them; on
-  // demand that may preempt jobs, which leave the step, so the choice is made
-  // again without them.
-  for (bool settled = false; !settled;) {
-    settled = true;
-    prefills.clear();
-    int budget = config_.max_step_tokens;
-    for (const Job* job : decoding)
-      budget -= std::max<int>(1, static_cast<int>(job->verifying.size()));
-    for (const auto& job : running_) {
-      if (job->ranges.empty() || budget <= 0 || !job->sequence) continue;
-      const cache::TokenRange chunk =
-          page_aligned_chunks(job->ranges.front(), budget, cache.page_size()).front();
-      const cache::AppendResult taken = cache.ensure_pages(*job->sequence, chunk.end);
-      save_evicted(taken);
-      if (taken.status == cache::AppendStatus::NoSpace) {
-        finish(*job, StopReason::Error,
-               "the cache has no page left for this prompt; it holds " +
-                   std::to_string(cache.num_pages() * cache.page_size()) + " tokens");
-        settled = false;
-        break;
-      }
-      if (!taken.preempted.empty()) {
-        for (const cache::SequenceId victim : taken.preempted)
-          preempted(victim);
-        settled = false;
-        break;
-      }
-      prefills.push_back({job.get(), chunk});
-      budget -= chunk.end - chunk.begin;
-    }
-    if (!settled) {
-      std::erase_if(decoding, [](const Job* job) { return !job->sequence; });
-      std::erase_if(running_, [](const std::unique_ptr<Job>& job) { return !job->sequence; });
-    }
-  }
-  return prefills;
 }
 
 void Generator::run_until_idle() {

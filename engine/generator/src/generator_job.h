@@ -65,6 +65,12 @@ struct Generator::Job {
   BannedStringGuard bans;
   std::map<int, std::vector<cache::TokenId>> position_bans;
   std::vector<std::uint32_t> ban_mask;
+  // Images (generator_images.cpp): each image's embeddings once computed,
+  // by its index in request.images, kept while the job lives; and the rows
+  // and both-ways ranges its prefill chunk gives the forward pass this step.
+  std::map<std::size_t, std::vector<float>> image_rows;
+  std::vector<ForwardPass::EmbeddedRows> step_rows;
+  std::vector<cache::TokenRange> step_both_ways;
   JobResult result;
   Clock::time_point submitted, admitted, first_token, last_token;
 };

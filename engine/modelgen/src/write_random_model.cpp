@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "config_files.h"
+#include "processor_files.h"
 #include "quire/engine/io/safetensors_writer.h"
 #include "quire/engine/modelgen/random_model.h"
 #include "quire/engine/tokenizer/tokenizer.h"
@@ -121,12 +122,14 @@ int write_files(const RandomModelSpec& spec, const fs::path& dir) {
       }
     }
     write_text(dir / "config.json", detail::config_json(sized, copied.ids));
+    detail::write_processor_files(sized, dir);
     if (!fs::exists(dir / "generation_config.json")) {
       write_text(dir / "generation_config.json", detail::generation_config_json(copied.ids));
     }
     return write_tensors(sized, dir);
   }
   write_text(dir / "config.json", detail::config_json(spec));
+  detail::write_processor_files(spec, dir);
   write_text(dir / "generation_config.json",
              detail::generation_config_json(detail::special_ids(spec)));
   write_text(dir / "tokenizer_config.json", detail::tokenizer_config_json(spec));

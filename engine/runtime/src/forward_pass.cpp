@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "forward_inputs.h"
 #include "gated_activation.h"
 #include "quire/engine/model/rope_frequencies.h"
 
@@ -119,6 +120,8 @@ ForwardPass::Scratch& ForwardPass::scratch(int device) {
   s.positions = floats(backend_, device, t);
   s.sequence_ids = floats(backend_, device, t);
   s.mirrored = floats(backend_, device, 2 * t);
+  s.visible_from = floats(backend_, device, t);
+  s.visible_through = floats(backend_, device, t);
   s.inv_freq = floats(backend_, device, c.rotary_dim() / 2);
   if (c.rope_local_theta) {
     s.inv_freq_local = floats(backend_, device, c.rotary_dim() / 2);
@@ -159,7 +162,9 @@ void ForwardPass::upload_metadata(int device, std::span<const std::int32_t> toke
                                   std::span<const std::int32_t> positions,
                                   std::span<const std::int32_t> sequence_ids,
                                   std::span<const std::int32_t> block_tables,
-                                  std::span<const std::int32_t> mirrored) {
+                                  std::span<const std::int32_t> mirrored,
+                                  std::span<const std::int32_t> visible_from,
+                                  std::span<const std::int32_t> visible_through) {
   Scratch& s = scratch(device);
   if (block_tables.size() > s.block_table_entries) {
     graphs_.invalidate();  // they read the old buffer
@@ -182,6 +187,12 @@ void ForwardPass::upload_metadata(int device, std::span<const std::int32_t> toke
   backend_.copy(s.block_tables.data(), device, block_tables.data(), -1, block_tables.size_bytes());
   if (!mirrored.empty())
     backend_.copy(s.mirrored.data(), device, mirrored.data(), -1, mirrored.size_bytes());
+  if (!visible_through.empty()) {
+    backend_.copy(s.visible_from.data(), device, visible_from.data(), -1,
+                  visible_from.size_bytes());
+    backend_.copy(s.visible_through.data(), device, visible_through.data(), -1,
+                  visible_through.size_bytes());
+  }
 }
 
 std::vector<std::int32_t> ForwardPass::assign_mirrors(std::span<const Sequence> sequences) {
@@ -208,8 +219,10 @@ std::vector<std::int32_t> ForwardPass::assign_mirrors(std::span<const Sequence> 
 
 std::optional<StepShape> ForwardPass::step_shape(std::span<const Sequence> sequences) const {
   // Host cache layers' copies cannot be recorded.
+  // Nor can given embedding rows (host copies of their own) or both-ways
+  // ranges (a prefill's image).
   if (devices_.size() != 1 || !graphs_.enabled() || model_.config.moe.experts > 0 ||
-      storage_.any_on_host()) {
+      storage_.any_on_host() || detail::has_given_inputs(sequences)) {
     return std::nullopt;
   }
   StepShape shape;
@@ -260,6 +273,10 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
   // change a row's last bits. The products still see the step's sequences
   // (sequence_ids).
   std::vector<std::int32_t> tokens, positions, sequence_ids, attention_ids, block_tables;
+  // Where any sequence attends both ways: every token's block.
+  std::vector<std::int32_t> visible_from, visible_through;
+  const bool both_ways = std::any_of(sequences.begin(), sequences.end(),
+                                     [](const Sequence& seq) { return !seq.both_ways.empty(); });
   std::vector<std::size_t> attention_owner;  // per attention sequence: its sequence
   const bool pooled = storage_.has_window_pool();
   std::size_t max_pages = 1;
@@ -295,8 +312,9 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
         end > static_cast<std::int64_t>(seq.window_pages.size()) * storage_.config().page_size) {
       throw std::invalid_argument("a sequence's tokens run past its window pool pages");
     }
+    detail::append_table_ids(seq, c.vocab_size, tokens);
+    if (both_ways) detail::append_visibility(seq, visible_from, visible_through);
     for (std::size_t i = 0; i < seq.tokens.size(); ++i) {
-      tokens.push_back(seq.tokens[i]);
       positions.push_back(seq.first_position + static_cast<std::int32_t>(i));
       sequence_ids.push_back(static_cast<std::int32_t>(s));
       if (i == 0 || seq.decode_rows) {
@@ -343,7 +361,8 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
     }
   }
   for (int device : devices_)
-    upload_metadata(device, tokens, positions, attention_ids, block_tables, mirrored);
+    upload_metadata(device, tokens, positions, attention_ids, block_tables, mirrored, visible_from,
+                    visible_through);
   if (storage_.any_on_host()) {
     std::vector<StepPages> step_pages;
     for (const Sequence& seq : sequences) {
@@ -365,6 +384,15 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
 
     if (model_.embedding_scale != 1.0f)
       backend_.scale(current, x, count * hidden, model_.embedding_scale);
+    // Given rows replace the scaled table rows (an image's embeddings).
+    std::int64_t sequence_row = 0;
+    for (const Sequence& seq : sequences) {
+      for (const EmbeddedRows& given : seq.embedded) {
+        backend_.copy(x + (sequence_row + given.first) * hidden, current, given.values, -1,
+                      static_cast<std::size_t>(std::int64_t{given.count} * hidden) * 4);
+      }
+      sequence_row += static_cast<std::int64_t>(seq.tokens.size());
+    }
 
     for (std::size_t i = 0; i < loaded_.layers.size(); ++i) {
       const int d = loaded_.layers[i].device;
@@ -380,6 +408,10 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
                                 count, static_cast<int>(windowed ? max_window_pages : max_pages)};
       // The window pool's tables are other pages; it has no mirrors.
       if (!mirrored.empty() && !windowed) batch.mirrored = s.mirrored.as<std::int32_t>();
+      if (both_ways) {
+        batch.visible_from = s.visible_from.as<std::int32_t>();
+        batch.visible_through = s.visible_through.as<std::int32_t>();
+      }
       attention_block(i, count, batch, x);
       mlp_block(i, count, x);
     }
@@ -492,6 +524,10 @@ void ForwardPass::attend(std::size_t index, std::int64_t count, const kernels::T
     there_batch.block_tables = there.block_tables.as<std::int32_t>() +
                                (batch.block_tables - s.block_tables.as<std::int32_t>());
     if (batch.mirrored != nullptr) there_batch.mirrored = there.mirrored.as<std::int32_t>();
+    if (batch.visible_through != nullptr) {
+      there_batch.visible_from = there.visible_from.as<std::int32_t>();
+      there_batch.visible_through = there.visible_through.as<std::int32_t>();
+    }
   }
   // A layer whose pages live in host memory attends over a staging slot.
   const kernels::KvLayerView& pages = storage_.attend(index);

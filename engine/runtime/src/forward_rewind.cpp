@@ -160,7 +160,7 @@ void ForwardPass::rewind(std::size_t sequence, int kept) {
         storage_.windowed(layer) ? std::span(rewind.window_pages) : std::span(rewind.pages);
     // The kept tokens written again, into the pages alone (batch.mirrored
     // null: the mirror already holds them).
-    upload_metadata(device, zeros, positions, zeros, table, {});
+    upload_metadata(device, zeros, positions, zeros, table, {}, {}, {});
     Scratch& s = scratch(device);
     const kernels::TokenBatch batch{
         s.sequence_ids.as<std::int32_t>(), s.positions.as<std::int32_t>(),

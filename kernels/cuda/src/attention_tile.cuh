@@ -234,7 +234,12 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(const AttentionCall
     row_sequence[r] = valid ? call.batch.token_sequence[token] : -1;
     const int position = valid ? call.batch.positions[token] : -1;
     row_first[r] = args.sliding_window > 0 ? max(0, position - args.sliding_window + 1) : 0;
-    row_last[r] = position;  // a negative position has no keys
+    // A negative position has no keys; a position inside a block that
+    // attends both ways sees the whole block (TokenBatch::visible_through).
+    const bool blocks = valid && call.batch.visible_through != nullptr;
+    if (blocks && args.sliding_window > 0)
+      row_first[r] = min(row_first[r], call.batch.visible_from[token]);
+    row_last[r] = blocks ? call.batch.visible_through[token] : position;
   }
   __syncthreads();
 

@@ -94,8 +94,9 @@ KvPagesArgs pages_of(const KvLayerView& layer) {
 }
 
 BatchArgs batch_of(const TokenBatch& batch) {
-  return BatchArgs{batch.token_sequence, batch.positions, batch.block_tables,
-                   batch.tokens,         batch.max_pages, batch.mirrored};
+  return BatchArgs{batch.token_sequence, batch.positions,      batch.block_tables,
+                   batch.tokens,         batch.max_pages,      batch.mirrored,
+                   batch.visible_from,   batch.visible_through};
 }
 
 // The attention kernels read head vectors 16 bytes at a time.

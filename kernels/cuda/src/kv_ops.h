@@ -51,7 +51,9 @@ struct BatchArgs {
   const std::int32_t* block_tables = nullptr;
   std::int64_t tokens = 0;
   int max_pages = 0;
-  const std::int32_t* mirrored = nullptr;  // [sequences][2]: page-table index, slot
+  const std::int32_t* mirrored = nullptr;         // [sequences][2]: page-table index, slot
+  const std::int32_t* visible_from = nullptr;     // TokenBatch::visible_from
+  const std::int32_t* visible_through = nullptr;  // TokenBatch::visible_through
 };
 
 // Encodes key and value [tokens, kv_heads, head_dim] into their pages. A token

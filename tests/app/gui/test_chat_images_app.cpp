@@ -68,16 +68,16 @@ class ChatImagesAppTest : public QObject {
   Q_OBJECT
 
  private slots:
-  // Until the generator takes images, no model sees them: not one whose
-  // directory has a vision tower, and never a remote engine.
-  void noModelSeesImagesYet() {
+  // A model loaded with a vision side whose images reach it sees them
+  // (has_vision is set only then); a text-only model and a remote engine
+  // do not.
+  void whichModelsSeeImages() {
     QVERIFY(!gui::model_sees_images(std::nullopt));
     gui::ModelInfo vision;
     vision.name = QStringLiteral("gemma-3-4b-it");
     vision.backend = QStringLiteral("cuda");
     vision.has_vision = true;
-    QCOMPARE(gui::model_sees_images(vision), quire::engine::kGeneratorTakesImages);
-    QVERIFY(!quire::engine::kGeneratorTakesImages);
+    QVERIFY(gui::model_sees_images(vision));
     gui::ModelInfo remote = vision;
     remote.backend = QStringLiteral("remote");
     QVERIFY(!gui::model_sees_images(remote));

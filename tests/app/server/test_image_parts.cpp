@@ -261,11 +261,16 @@ void TestImageParts::modelWithoutVision() {
       parse_chat_completion_request(R"({"messages": [{"role": "user", "content": "Hi"}]})"), model);
 }
 
-// A vision tower is not enough while the generator cannot place images in
-// a prompt: the generator's switch decides.
+// A vision tower is not enough without a way to prepare its images (a
+// family whose images the engine does not yet place in a prompt).
 void TestImageParts::generatorSwitchDecides() {
   ServedModel model{"gemma", 256, 512};
   model.vision_tower = true;
+  QVERIFY(!model_sees_images(model));
+  model.prepare_image =
+      [](const MessageImage&) -> std::shared_ptr<const quire::engine::PreparedImage> {
+    return nullptr;
+  };
   QCOMPARE(model_sees_images(model), quire::engine::kGeneratorTakesImages);
 }
 

@@ -405,7 +405,7 @@ bool attend_decode_rows(const AttentionCall& call, const AttentionItem& item,
                           item.kv_head,
                           token,
                           std::max(item.first_key, plan.first[std::size_t(token)]),
-                          std::min(item.last_key, call.batch->positions[token]),
+                          std::min(item.last_key, last_visible_position(*call.batch, token)),
                           item.partial_row};
   if (call.keys.coding == KvCoding::Fp16 && call.values.coding == KvCoding::Fp16) {
     attend_group_rows<std::uint16_t>(call.group, decode, scratch);

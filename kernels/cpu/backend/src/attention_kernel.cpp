@@ -256,7 +256,7 @@ void attend(const AttentionCall& call, const AttentionItem& item, AttentionScrat
       std::copy(source, source + dim, q);
       if (rotated_keys) rotate_groups(q, dim);
       s.first[std::size_t(r)] = plan.first[std::size_t(token)];
-      s.last[std::size_t(r)] = batch.positions[token];
+      s.last[std::size_t(r)] = last_visible_position(batch, token);
     } else {
       std::fill(q, q + dim, 0.0f);
       s.first[std::size_t(r)] = 1;  // no keys

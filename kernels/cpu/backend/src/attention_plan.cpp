@@ -22,8 +22,7 @@ AttentionPlan plan_attention(const TokenBatch& batch, int kv_heads, int group, i
   plan.first.resize(static_cast<std::size_t>(batch.tokens));
   for (std::int64_t t = 0; t < batch.tokens; ++t) {
     const std::int32_t position = batch.positions[t];
-    plan.first[std::size_t(t)] =
-        sliding_window > 0 ? std::max(0, position - sliding_window + 1) : 0;
+    plan.first[std::size_t(t)] = first_visible_position(batch, t, sliding_window);
     if (position < 0) {
       plan.idle.push_back(t);
     } else {
@@ -50,12 +49,14 @@ AttentionPlan plan_attention(const TokenBatch& batch, int kv_heads, int group, i
       QueryBlock& open = plan.blocks.back();
       if (open.sequence == sequence && open.end - open.begin < block_tokens &&
           first <= open.last_key + 1) {
-        open.last_key = std::max(open.last_key, batch.positions[t]);
+        // A both-ways block's rows may see back further than earlier rows.
+        open.first_key = std::min(open.first_key, first);
+        open.last_key = std::max(open.last_key, last_visible_position(batch, t));
         open.end = i + 1;
         continue;
       }
     }
-    plan.blocks.push_back(QueryBlock{sequence, first, batch.positions[t], i, i + 1});
+    plan.blocks.push_back(QueryBlock{sequence, first, last_visible_position(batch, t), i, i + 1});
   }
 
   const std::int64_t base = std::int64_t(plan.blocks.size()) * kv_heads;

@@ -37,6 +37,14 @@ void CpuBackend::paged_attention(int device, const KvLayerView& layer, const Tok
       throw std::out_of_range("position " + std::to_string(position) +
                               " lies outside the sequence's page table");
     }
+    const std::int32_t last = last_visible_position(batch, t);
+    const std::int32_t from = batch.visible_from != nullptr ? batch.visible_from[t] : position;
+    if (last < position || last / layout.page_size >= batch.max_pages || from < 0 ||
+        from > position) {
+      throw std::out_of_range("position " + std::to_string(position) + " attends to the block " +
+                              std::to_string(from) + ".." + std::to_string(last) +
+                              ", which does not hold it or lies outside the sequence's page table");
+    }
   }
   cpu_kv::check_mirrored(batch, layer.mirrors.slot_count);
   const int dim = layout.head_dim;

@@ -5,6 +5,8 @@
 // and the checks that need the model (its name, the context, the vocabulary).
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -29,6 +31,11 @@ struct ServedModel {
   // in vision_support.h). Front ends set it from the model description's
   // vision tower.
   bool vision_tower = false;
+  // Turns a request's image into what the prompt holds (the front end's
+  // decoder and the model's engine::ImagePreparer); unset where the model
+  // takes no images. Throws std::exception with a message for the client
+  // (the file does not decode, the processor refuses it).
+  std::function<std::shared_ptr<const engine::PreparedImage>(const MessageImage&)> prepare_image;
 };
 
 // Throws ApiException 404 (model_not_found) when `requested` is neither empty

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -121,7 +122,28 @@ struct TokenBatch {
   // slot); -1 for none. Null: no sequence has one. Ignored by a layer view
   // without mirrors.
   const std::int32_t* mirrored = nullptr;
+  // Blocks of positions that attend to each other both ways (Gemma 3's
+  // image positions at prefill), or null for causal attention: per token,
+  // the first and last position of its block (its own position twice
+  // outside one). A token sees every key of its block, the last of which
+  // this step or an earlier one must write, and through a sliding window
+  // the keys before it as ever: transformers ORs the block into the mask.
+  const std::int32_t* visible_from = nullptr;
+  const std::int32_t* visible_through = nullptr;
 };
+
+// The last key position token `t` of `batch` attends to.
+inline std::int32_t last_visible_position(const TokenBatch& batch, std::int64_t t) {
+  return batch.visible_through != nullptr ? batch.visible_through[t] : batch.positions[t];
+}
+
+// The first key position token `t` of `batch` attends to under a sliding
+// window of `window` positions (0: none).
+inline std::int32_t first_visible_position(const TokenBatch& batch, std::int64_t t, int window) {
+  if (window <= 0) return 0;
+  const std::int32_t first = std::max(0, batch.positions[t] - window + 1);
+  return batch.visible_from != nullptr ? std::min(first, batch.visible_from[t]) : first;
+}
 
 struct AttentionParams {
   int heads = 0;           // query heads; heads % kv_heads == 0 (grouped-query attention)

@@ -66,6 +66,10 @@ struct TemplateMessage {
   // The content is null, as OpenAI sends it beside tool_calls (see
   // TemplateTools::keep_null_content).
   bool null_content = false;
+  // Images before the text: the content becomes OpenAI's list of parts,
+  // {"type": "image"} for each and then {"type": "text", "text": content},
+  // as vision models' templates read it.
+  int images = 0;
   friend bool operator==(const TemplateMessage&, const TemplateMessage&) = default;
 };
 

@@ -11,6 +11,7 @@
 
 #include "quire/engine/generator/chat_format.h"
 #include "quire/engine/generator/context_policy.h"
+#include "quire/engine/generator/image_input.h"
 #include "quire/engine/generator/prompt_format.h"
 #include "quire/engine/tokenizer/tokenizer.h"
 #include "quire/engine/tools/tool_call.h"
@@ -45,6 +46,11 @@ struct Message {
   std::vector<tools::ToolCall> tool_calls;  // Assistant
   std::string tool_call_id;                 // Tool
   std::string tool_name;                    // Tool
+  // User, with a chat template: images shown before the text, each placed
+  // where the template writes its marker (PreparedImage). Their positions'
+  // ids are in `tokens` (image_position_ids), the same each time the
+  // message renders, so the cache keeps finding them.
+  std::vector<std::shared_ptr<const PreparedImage>> images;
 
   friend bool operator==(const Message&, const Message&) = default;
 };
@@ -138,7 +144,14 @@ class Conversation {
   // prompt. Throws std::logic_error while the previous turn awaits its reply
   // or the last reply's tool calls await their results, ChatTemplateError
   // when the model's template refuses the conversation.
-  std::vector<std::int32_t> begin_turn(std::string_view user_message);
+  // `images` come before the text; they need the model's chat template
+  // (std::logic_error with a built-in format) and a template that writes
+  // each image's marker (ChatTemplateError naming how many it placed).
+  std::vector<std::int32_t> begin_turn(
+      std::string_view user_message, std::vector<std::shared_ptr<const PreparedImage>> images = {});
+
+  // Where the images of the prompt (ids()) are, for JobRequest::images.
+  std::vector<PromptImagePlacement> image_placements() const;
 
   // Appends the reply's ids as generated and the format's closing marker(s),
   // unless the reply already ends with them. With closed_by_stop_token, a
@@ -231,8 +244,15 @@ class Conversation {
   std::vector<TemplateMessage> template_messages(std::size_t skip_from, std::size_t skip_to) const;
   jinja::Rendered render_template(bool add_generation_prompt, std::size_t skip_from = 1,
                                   std::size_t skip_to = 1) const;
-  std::vector<std::int32_t> tokenize_rendered(const jinja::Rendered& rendered,
-                                              std::size_t from) const;
+  // The ids of rendered.text from byte `from` on, for a rendering of the
+  // messages but [skip_from, skip_to): their images' markers replaced by
+  // the images' text and the position runs by the images' ids
+  // (conversation_images.cpp).
+  std::vector<std::int32_t> tokenize_rendered(const jinja::Rendered& rendered, std::size_t from,
+                                              std::size_t skip_from = 1,
+                                              std::size_t skip_to = 1) const;
+  std::vector<std::shared_ptr<const PreparedImage>> images_of(std::size_t skip_from,
+                                                              std::size_t skip_to) const;
   void open_template_prompt();
   TemplateTools template_tools() const;
   std::vector<std::size_t> user_indices() const;

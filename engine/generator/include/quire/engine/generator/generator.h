@@ -190,6 +190,19 @@ class Generator {
     cache::TokenRange chunk;
   };
   std::vector<Prefill> take_prefill_pages(std::vector<Job*>& decoding);
+  // Images (generator_images.cpp). Throws std::invalid_argument naming what
+  // request.prompt does not hold as request.images says.
+  void check_images(const JobRequest& request) const;
+  // `chunk` of `job`'s prompt ended where it would cut an image that
+  // attends both ways: before the image, or after it when the rest of the
+  // image fits `budget`; nothing when it must wait for a larger budget.
+  std::optional<cache::TokenRange> image_chunk(const Job& job, cache::TokenRange chunk,
+                                               int budget) const;
+  // The embedding rows and both-ways ranges of `job`'s images in `chunk`
+  // given to `sequence`, running an image's embed() the first time it is
+  // needed. Throws what embed() throws, or std::runtime_error for rows of
+  // the wrong size.
+  void give_images(Job& job, cache::TokenRange chunk, ForwardPass::Sequence& sequence);
   // The token for a job whose row `index` of `result` was computed in this step.
   cache::TokenId sample(Job& job, const ForwardPass::Result& result, std::size_t index);
   // sample(), or nothing when it failed: the job has then ended with the

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "quire/cache/types.h"
+#include "quire/engine/generator/image_input.h"
 #include "quire/engine/generator/ngram_drafter.h"
 #include "quire/engine/generator/sampler.h"
 #include "quire/engine/generator/stop_conditions.h"
@@ -82,6 +83,13 @@ void validate(const DraftSettings& settings);
 
 struct JobRequest {
   std::vector<cache::TokenId> prompt;
+  // The images the prompt holds, in order: each one's positions in the
+  // prompt hold image_position_ids() of its digest. Generator::submit
+  // refuses positions that do not, ids outside the vocabulary that no image
+  // covers, overlapping images, and an image attending both ways that one
+  // step cannot hold. A job with images does not draft (DraftSettings): a
+  // drafter would read image positions as tokens.
+  std::vector<PromptImagePlacement> images;
   SamplingSettings sampling;
   std::vector<std::string> stop_strings;
   std::vector<cache::TokenId> stop_tokens;  // in addition to the model's EOS

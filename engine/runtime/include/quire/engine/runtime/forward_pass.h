@@ -46,6 +46,16 @@ class ForwardPass {
     std::span<const std::int32_t> gather;  // token ids inside the vocabulary
   };
 
+  // Rows of a sequence whose input is given instead of read from the
+  // embedding table: tokens [first, first + count) of Sequence::tokens take
+  // `values`, count x hidden_size floats in host memory (an image's
+  // positions, from its vision tower).
+  struct EmbeddedRows {
+    std::int32_t first = 0;
+    std::int32_t count = 0;
+    const float* values = nullptr;
+  };
+
   struct Sequence {
     std::span<const cache::PageIndex> pages;  // the sequence's page table
     std::span<const cache::TokenId> tokens;   // the tokens to compute now
@@ -65,6 +75,16 @@ class ForwardPass {
     // all but the sequence's first tokens (drafts given back after a
     // verification step). Not recorded as a graph.
     bool rewindable = false;
+    // Rows given as embeddings (an image's positions), placed after the
+    // model's embedding scale: transformers replaces the scaled text
+    // embeddings with the unscaled image features. A token id outside the
+    // vocabulary (a content-keyed image position) must lie in one of them.
+    std::span<const EmbeddedRows> embedded = {};
+    // Position ranges [begin, end) whose positions attend to each other in
+    // both directions (Gemma 3's image positions at prefill): this step's
+    // rows in a range see through its last position, whose key this step
+    // (or an earlier one) writes, so a range may not end past the step.
+    std::span<const cache::TokenRange> both_ways = {};
   };
 
   struct RowCandidates {
@@ -146,9 +166,10 @@ class ForwardPass {
     // sequence_ids: TokenBatch::token_sequence, each token's attention
     // sequence (a row of block_tables; run_step).
     kernels::DeviceBuffer tokens, positions, sequence_ids, block_tables, inv_freq;
-    kernels::DeviceBuffer mirrored;        // TokenBatch::mirrored
-    kernels::DeviceBuffer inv_freq_local;  // Gemma 3's sliding-window layers
-    kernels::DeviceBuffer fused;           // a fused projection's output
+    kernels::DeviceBuffer mirrored;                       // TokenBatch::mirrored
+    kernels::DeviceBuffer visible_from, visible_through;  // TokenBatch's both-ways blocks
+    kernels::DeviceBuffer inv_freq_local;                 // Gemma 3's sliding-window layers
+    kernels::DeviceBuffer fused;                          // a fused projection's output
     // Mixtures of experts: router scores, the rows one expert takes and its
     // output, and every routed row's index and weight, expert by expert.
     kernels::DeviceBuffer router, expert_in, expert_out, route_rows, route_weights;
@@ -182,7 +203,9 @@ class ForwardPass {
                        std::span<const std::int32_t> positions,
                        std::span<const std::int32_t> sequence_ids,
                        std::span<const std::int32_t> block_tables,
-                       std::span<const std::int32_t> mirrored);
+                       std::span<const std::int32_t> mirrored,
+                       std::span<const std::int32_t> visible_from,
+                       std::span<const std::int32_t> visible_through);
   // What rewind() restores (forward_rewind.cpp): per rewindable sequence of
   // the step, its pages and tokens; per layer, the bytes of those pages'
   // recoded planes before the step and the tokens' keys and values.
