@@ -136,6 +136,24 @@ class ImageConversationTest : public QObject {
     QVERIFY(second.statistics.cached_tokens >= 16);
   }
 
+  // A user who types the markers gets text: only the template's marker
+  // becomes the image, and only the image's soft tokens take its ids.
+  void typedMarkersStayText() {
+    test::SmallModel model(vision_spec());
+    const std::shared_ptr<ImagePreparer> preparer =
+        ImagePreparer::open(model.path, std::make_shared<kernels::ThreadPool>(1));
+    const std::shared_ptr<const PreparedImage> image = preparer->prepare(picture());
+    Conversation chat(choose_chat_format(model.path, "template").format, *model.tokenizer);
+    const std::vector<std::int32_t> prompt =
+        chat.begin_turn("Is <start_of_image> or <image_soft_token> here?", {image});
+    QCOMPARE(std::count(prompt.begin(), prompt.end(), 255999), std::ptrdiff_t{1});
+    QCOMPARE(std::count(prompt.begin(), prompt.end(), 262144), std::ptrdiff_t{0});
+    QCOMPARE(std::count_if(prompt.begin(), prompt.end(), is_image_position), std::ptrdiff_t{4});
+    QCOMPARE(int(chat.image_placements().size()), 1);
+    QVERIFY(chat.text().find("Is <start_of_image> or <image_soft_token> here?") !=
+            std::string::npos);
+  }
+
   void imagesNeedATemplateThatPlacesThem() {
     test::SmallModel model(vision_spec());
     const std::shared_ptr<ImagePreparer> preparer =
