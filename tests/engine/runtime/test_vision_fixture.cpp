@@ -87,8 +87,10 @@ class VisionFixtureTest : public QObject {
     QFETCH(double, expected);
     const std::vector<float> pixels = vision_fixture_pixels({3, height, height}, phase);
     QCOMPARE(pixels.size(), std::size_t{3} * height * height);
-    // Exact: every value is a multiple of 2^-15 that float32 holds.
-    QCOMPARE(static_cast<double>(pixels[static_cast<std::size_t>(index)]), expected);
+    // Exact (QCOMPARE of doubles would be fuzzy): every value is a multiple
+    // of 2^-15 that float32 holds.
+    const double actual = pixels[static_cast<std::size_t>(index)];
+    QVERIFY2(actual == expected, qPrintable(QString::number(actual, 'g', 17)));
   }
 
   // The sum of every value, exact in double (multiples of 2^-15), as the
@@ -107,7 +109,8 @@ class VisionFixtureTest : public QObject {
     QFETCH(qint64, phase);
     QFETCH(double, sum);
     const std::vector<float> pixels = vision_fixture_pixels({3, height, height}, phase);
-    QCOMPARE(std::accumulate(pixels.begin(), pixels.end(), 0.0), sum);
+    const double actual = std::accumulate(pixels.begin(), pixels.end(), 0.0);
+    QVERIFY2(actual == sum, qPrintable(QString::number(actual, 'g', 17)));
   }
 
   void readsEveryCommittedFixture_data() {
