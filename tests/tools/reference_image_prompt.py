@@ -15,9 +15,11 @@ them (models/gemma3/modeling_gemma3.py), for reference_forward.py.
   on sliding layers an image's positions see every position of their run even
   where the run is longer than the window, while text, and an image position
   looking at anything outside its run, keep the causal (windowed) mask. A run
-  cannot see a later run. transformers 4.50 to 4.52 built this differently
-  (every image token saw every other image token, and the sliding layers cut
-  the window back in afterwards); this follows the current code.
+  cannot see a later run. Older transformers (4.50 to 4.52, before
+  masking_utils) built it differently: every image token of the prompt saw
+  every other one, whichever image it belonged to, and sliding layers then
+  hid the keys a window or more behind the query, image keys included. This
+  follows the current code.
 - The boi and eoi tokens around an image are text: token_type_ids is 1 only
   where the id is the image token.
 """
