@@ -4,8 +4,8 @@
 Follows Hugging Face transformers' modeling and configuration code for
 LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
 Qwen3MoeForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM,
-Gemma3ForCausalLM and Gemma3ForConditionalGeneration (its text model only) and
-runs it in float64 with PyTorch:
+Gemma3ForCausalLM and Gemma3ForConditionalGeneration (its text model, and
+images through reference_image_prompt.py) and runs it in float64 with PyTorch:
   - RMSNorm, or Gemma's x * rsqrt(mean(x^2) + eps) * (1 + w), with Gemma's
     norms after attention and around the MLP; Qwen3's and Gemma 3's norm over
     each query and key head before RoPE;
@@ -25,7 +25,9 @@ leaves out take the defaults of the transformers configuration class
 (CONFIG_DEFAULTS below).
 
 Usage: reference_forward.py MODEL_DIR --tokens 1,2,3  -> JSON {"logits": [[...], ...]}
-(one row per position);
+(one row per position); for Gemma3ForConditionalGeneration, --image-pixels
+FILE once per image puts images over the image tokens
+(reference_image_prompt.py says how);
        reference_forward.py MODEL_DIR --rope SEQ_LEN  -> JSON {"inv_freq": [...],
 "attention_factor": x} as float32 values in hexadecimal: the frequencies a
 sequence of SEQ_LEN tokens uses (longrope: the short factors up to
@@ -351,7 +353,12 @@ def note_close_routing(probabilities, top_k, layer):
                             top_k))
 
 
-def forward(config, t, tokens):
+def forward(config, t, tokens, images=None):
+    """Logits of every position. images (reference_image_prompt.ImageInput):
+    Gemma 3's image rows over the image tokens' embeddings and, unless it is
+    the causal control, each image run attending within itself."""
+    blocks = images.blocks(tokens) if images is not None else None
+    image_positions = images.positions(tokens) if images is not None else None
     tokens = torch.tensor(tokens, dtype=torch.int64)
     count = tokens.shape[0]
     heads, kv_heads, dim = (config["num_attention_heads"], config["num_key_value_heads"],
@@ -359,9 +366,16 @@ def forward(config, t, tokens):
     model = text_model_prefix(t)
     embed_key = model + "embed_tokens.weight"
     embed = torch.from_numpy(t[embed_key].astype(np.float64))
+    if images is not None:
+        # Gemma3Model.forward looks an image id beyond the vocabulary up as 0;
+        # its row is replaced below either way.
+        tokens = torch.where(tokens < embed.shape[0], tokens, torch.zeros_like(tokens))
     x = embed[tokens]
     if config["gemma"]:
         x = x * embedding_scale(config, t.dtypes[embed_key])
+    if images is not None:
+        # The image rows replace the scaled embeddings unscaled (masked_scatter).
+        x[image_positions] = images.rows
 
     positions = torch.arange(count, dtype=torch.float32)
     rotary_tables = {}
@@ -453,6 +467,9 @@ def forward(config, t, tokens):
         window = config["windows"][i]
         if window:
             allowed = allowed & (query_pos - key_pos < window)
+        if blocks is not None:
+            # Gemma 3: an image run sees all of itself, on sliding layers too.
+            allowed = allowed | blocks
         scores = scores.masked_fill(~allowed, float("-inf"))
         attention = torch.softmax(scores, dim=-1) @ v
         attention = attention.transpose(0, 1).reshape(count, heads * dim)
@@ -496,6 +513,14 @@ def main():
     parser.add_argument("--margin", type=float, default=1e-3,
                         help="the least lead of each greedy token, relative to the largest "
                              "logit (default 1e-3)")
+    parser.add_argument("--image-pixels", action="append", default=[], metavar="FILE",
+                        help="Gemma3ForConditionalGeneration: one image's pixel_values, raw "
+                             "little-endian float32 channels x size x size; repeat for each "
+                             "image, in the order of their image tokens in --tokens")
+    parser.add_argument("--image-attention", choices=("bidirectional", "causal"),
+                        default="bidirectional",
+                        help="bidirectional (transformers): each image run attends within "
+                             "itself both ways; causal: a purely causal mask, as a control")
     args = parser.parse_args()
     config = read_config(args.model_dir)
     if args.rope is not None:
@@ -513,11 +538,20 @@ def main():
         parser.error("--tokens is required")
     tokens = [int(token) for token in args.tokens.split(",")]
     tensors = load_tensors(args.model_dir)
+    images = None
+    if args.image_pixels:
+        if config["architecture"] != "Gemma3ForConditionalGeneration":
+            raise SystemExit("--image-pixels: %s takes no images (only "
+                             "Gemma3ForConditionalGeneration does)" % config["architecture"])
+        # Imported here so that text models need nothing of the vision code.
+        from reference_image_prompt import image_input
+        images = image_input(args.model_dir, args.image_pixels,
+                             args.image_attention == "bidirectional")
     if args.greedy:
         chosen = []
         for _ in range(args.greedy):
             with torch.no_grad():
-                last = forward(config, tensors, tokens + chosen)[-1]
+                last = forward(config, tensors, tokens + chosen, images)[-1]
             top = torch.topk(last, 2)
             margin = float(top.values[0] - top.values[1])
             if margin < args.margin * float(last.abs().max()):
@@ -527,7 +561,7 @@ def main():
         print(",".join(str(token) for token in chosen))
         return
     with torch.no_grad():
-        logits = forward(config, tensors, tokens)
+        logits = forward(config, tensors, tokens, images)
     json.dump({"logits": [[float("%.9g" % v) for v in row] for row in logits.tolist()]},
               sys.stdout)
     sys.stdout.write("\n")

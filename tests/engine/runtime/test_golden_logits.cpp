@@ -63,6 +63,9 @@ class GoldenLogitsTest : public QObject {
     const QStringList files = dir.entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
     QVERIFY(files.size() >= 12);
     for (const QString& file : files) {
+      // Prompts with images (gemma3-vision-*, make_vision_fixtures.sh) need
+      // the images given to the model; their own test reads them.
+      if (load_fixture(dir.filePath(file)).contains(u"images")) continue;
       QTest::newRow(qPrintable(file.chopped(5))) << dir.filePath(file);
     }
   }
