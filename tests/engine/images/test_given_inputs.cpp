@@ -95,11 +95,9 @@ class GivenInputsTest : public QObject {
     std::vector<cache::TokenId> with_image = text;
     for (int i = 10; i < 22; ++i)
       with_image[std::size_t(i)] = kImageId + i;
-    const std::vector<float> rows =
-        scaled_rows(model, std::span(text).subspan(10, 12));
+    const std::vector<float> rows = scaled_rows(model, std::span(text).subspan(10, 12));
     const engine::ForwardPass::EmbeddedRows given{10, 12, rows.data()};
-    QCOMPARE(all_rows(model, with_image, std::span(&given, 1), {}),
-             all_rows(model, text, {}, {}));
+    QCOMPARE(all_rows(model, with_image, std::span(&given, 1), {}), all_rows(model, text, {}, {}));
   }
 
   void idsOutsideTheVocabularyNeedGivenRows() {

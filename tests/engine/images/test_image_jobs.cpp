@@ -112,7 +112,8 @@ class ImageJobsTest : public QObject {
     ModelRuntime fresh(model.description, backend, test::small_options());
     Generator images(fresh, *model.tokenizer);
     const CountedImage image(scaled_rows(fresh, backend, seen), 40, false);
-    const JobResult first = run(images, image_request(slice(text, 0, 20), image, slice(text, 60, 90)));
+    const JobResult first =
+        run(images, image_request(slice(text, 0, 20), image, slice(text, 60, 90)));
     QCOMPARE(first.stop_reason, StopReason::MaxNewTokens);
     QCOMPARE(first.tokens, expected.tokens);
     QCOMPARE(*image.calls, 1);
@@ -120,7 +121,8 @@ class ImageJobsTest : public QObject {
 
     // Again: everything but the last token is found, the image (20..60)
     // included.
-    const JobResult again = run(images, image_request(slice(text, 0, 20), image, slice(text, 60, 90)));
+    const JobResult again =
+        run(images, image_request(slice(text, 0, 20), image, slice(text, 60, 90)));
     QCOMPARE(again.tokens, expected.tokens);
     QCOMPARE(again.statistics.cached_tokens, std::int64_t{89});
     QCOMPARE(*image.calls, 1);
