@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "config_files.h"
+#include "mistral3_files.h"
 #include "quire/engine/io/safetensors_writer.h"
 #include "quire/engine/modelgen/random_model.h"
 #include "quire/engine/tokenizer/tokenizer.h"
@@ -127,6 +128,10 @@ int write_files(const RandomModelSpec& spec, const fs::path& dir) {
     return write_tensors(sized, dir);
   }
   write_text(dir / "config.json", detail::config_json(spec));
+  if (detail::is_mistral3(spec)) {
+    for (const auto& [name, text] : detail::mistral3_processor_files(spec))
+      write_text(dir / name, text);
+  }
   write_text(dir / "generation_config.json",
              detail::generation_config_json(detail::special_ids(spec)));
   write_text(dir / "tokenizer_config.json", detail::tokenizer_config_json(spec));
