@@ -90,6 +90,10 @@ class PixtralReferenceTest : public QObject {
         << "bf16" << newer << 56 << 84 << false << QStringLiteral("/vision_feature_layer=-2");
     QTest::newRow("rope theta 100") << "fp16" << published << 84 << 112 << false
                                     << QStringLiteral("vision_config/rope_theta=100.0");
+    // The projector norm's epsilon is the text model's; large enough here
+    // that taking another moves the output.
+    QTest::newRow("projector norm epsilon") << "fp16" << published << 56 << 56 << false
+                                            << QStringLiteral("text_config/rms_norm_eps=0.25");
     QTest::newRow("tanh projector")
         << "bf16" << newer << 56 << 84 << false
         << QStringLiteral("/projector_hidden_act=\"gelu_pytorch_tanh\"");
