@@ -12,6 +12,8 @@
 #include <QTest>
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "pixtral_test_support.h"
 #include "quire/engine/io/model_tensors.h"
@@ -48,6 +50,15 @@ std::filesystem::path write_pixtral_model(const modelgen::RandomModelSpec& spec,
   const std::filesystem::path path = dir.toStdString();
   modelgen::write_random_model(spec, path);
   return path;
+}
+
+// A key of a written file against its expected value, naming both on failure.
+#define QUIRE_JSON_EQ(actual, expected) \
+  QVERIFY2((actual) == (expected), (#actual " is " + (actual).dump()).c_str())
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  return nlohmann::json::parse(file);
 }
 
 }  // namespace
@@ -206,6 +217,66 @@ class PixtralReferenceTest : public QObject {
     QCOMPARE(tower.parameters, parameters);
     QCOMPARE(tower.bytes, 2 * parameters);
     QVERIFY(vision.problem.empty());
+  }
+
+  // make-model's directory has the published layout: config.json's keys,
+  // the processor's files, and the tensors under each layout's prefixes.
+  void writtenDirectoryIsAsPublished_data() {
+    QTest::addColumn<QString>("prefix");
+    QTest::addColumn<QString>("tower");
+    QTest::addColumn<QString>("projector");
+    QTest::newRow("published") << "language_model.model."
+                               << "vision_tower."
+                               << "multi_modal_projector.";
+    QTest::newRow("newer") << "model.language_model."
+                           << "model.vision_tower."
+                           << "model.multi_modal_projector.";
+  }
+
+  void writtenDirectoryIsAsPublished() {
+    QFETCH(QString, prefix);
+    QFETCH(QString, tower);
+    QFETCH(QString, projector);
+    const modelgen::RandomModelSpec spec = pixtral_spec("bf16", qPrintable(prefix), 6);
+    const std::filesystem::path model = write_pixtral_model(
+        spec,
+        root_.filePath(QStringLiteral("layout ") + QString::fromUtf8(QTest::currentDataTag())));
+    nlohmann::json config = read_json(model / "config.json");
+    QUIRE_JSON_EQ(config["architectures"],
+                  nlohmann::json::array({"Mistral3ForConditionalGeneration"}));
+    QUIRE_JSON_EQ(config["model_type"], "mistral3");
+    QUIRE_JSON_EQ(config["text_config"]["model_type"], "mistral");
+    QUIRE_JSON_EQ(config["text_config"]["hidden_size"], spec.hidden);
+    QUIRE_JSON_EQ(config["vision_config"]["model_type"], "pixtral");
+    QUIRE_JSON_EQ(config["vision_config"]["hidden_act"], "silu");
+    QUIRE_JSON_EQ(config["vision_config"]["image_size"], 112);
+    QUIRE_JSON_EQ(config["spatial_merge_size"], 2);
+    QUIRE_JSON_EQ(config["projector_hidden_act"], "gelu");
+    QUIRE_JSON_EQ(config["multimodal_projector_bias"], false);
+    QUIRE_JSON_EQ(config["vision_feature_layer"], -1);
+
+    nlohmann::json preprocessor = read_json(model / "preprocessor_config.json");
+    QUIRE_JSON_EQ(preprocessor["image_processor_type"], "PixtralImageProcessor");
+    QUIRE_JSON_EQ(preprocessor["size"]["longest_edge"], 112);
+    QUIRE_JSON_EQ(preprocessor["patch_size"], 14);
+    QUIRE_JSON_EQ(preprocessor["resample"], 3);
+    nlohmann::json processor = read_json(model / "processor_config.json");
+    QUIRE_JSON_EQ(processor["processor_class"], "PixtralProcessor");
+    QUIRE_JSON_EQ(processor["image_token"], "[IMG]");
+    QUIRE_JSON_EQ(processor["image_break_token"], "[IMG_BREAK]");
+    QUIRE_JSON_EQ(processor["image_end_token"], "[IMG_END]");
+    QUIRE_JSON_EQ(processor["spatial_merge_size"], 2);
+
+    const io::ModelTensors tensors = io::ModelTensors::open(model);
+    for (const QString& name :
+         {prefix + "embed_tokens.weight", prefix + "layers.1.mlp.down_proj.weight",
+          tower + "patch_conv.weight", tower + "ln_pre.weight",
+          tower + "transformer.layers.1.feed_forward.gate_proj.weight",
+          tower + "transformer.layers.0.attention.o_proj.weight",
+          projector + "patch_merger.merging_layer.weight", projector + "linear_2.weight"}) {
+      QVERIFY2(tensors.contains(name.toStdString()), qPrintable(name));
+    }
+    QVERIFY(!tensors.contains((projector + "linear_1.bias").toStdString()));
   }
 
   void textOnlyMistralCannotSee() {
