@@ -13,6 +13,7 @@ nlohmann::ordered_json vision_json(const engine::vision::VisionAvailability& vis
   return Json{{"tower", tower.tower},
               {"projector", tower.projector},
               {"image_size", tower.image_size},
+              {"variable_size", tower.variable_size},
               {"patch_size", tower.patch_size},
               {"layers", tower.layers},
               {"hidden_size", tower.hidden_size},
@@ -28,8 +29,12 @@ std::string vision_text(const engine::vision::VisionAvailability& vision) {
   if (!vision.tower) return vision.problem.empty() ? "" : "cannot be used: " + vision.problem;
   const engine::vision::VisionTowerSummary& tower = *vision.tower;
   const std::string size = std::to_string(tower.image_size);
-  std::string text = tower.tower + " tower, " + tower.projector + " projector: " + size + " x " +
-                     size + " images in patches of " + std::to_string(tower.patch_size) + ", " +
+  // Pixtral takes each image at its own size, up to image_size on a side.
+  const std::string images =
+      tower.variable_size ? "images up to " + size + " x " + size : size + " x " + size + " images";
+  const char* up_to = tower.variable_size ? "up to " : "";
+  std::string text = tower.tower + " tower, " + tower.projector + " projector: " + images +
+                     " in patches of " + std::to_string(tower.patch_size) + ", " + up_to +
                      std::to_string(tower.tokens_per_image) + " tokens per image; " +
                      std::to_string(tower.layers) + (tower.layers == 1 ? " layer" : " layers") +
                      " of width " + std::to_string(tower.hidden_size) + ", " +

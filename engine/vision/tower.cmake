@@ -3,6 +3,9 @@
 # links it); quire_engine_vision_tower runs them on the CPU.
 add_library(quire_engine_vision_weights STATIC
   src/gemma3_vision_config.cpp
+  src/pixtral_vision_config.cpp
+  src/pixtral_vision_summary.cpp
+  src/pixtral_vision_weights.cpp
   src/vision_tower_summary.cpp
   src/vision_weights.cpp
 )
@@ -16,6 +19,10 @@ quire_target_warnings(quire_engine_vision_weights)
 add_library(quire_engine_vision_tower STATIC
   src/gemma3_projector.cpp
   src/gemma3_vision_encoder.cpp
+  src/mistral3_projector.cpp
+  src/pixtral_ops.cpp
+  src/pixtral_tower.cpp
+  src/pixtral_vision_encoder.cpp
   src/siglip_tower.cpp
   src/vision_ops.cpp
 )

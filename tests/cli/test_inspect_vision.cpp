@@ -69,6 +69,7 @@ class InspectVisionTest : public QObject {
     QCOMPARE(vision[u"tower"].toString(), QStringLiteral("SigLIP"));
     QCOMPARE(vision[u"projector"].toString(), QStringLiteral("Gemma 3"));
     QCOMPARE(vision[u"image_size"].toInt(), 56);
+    QCOMPARE(vision[u"variable_size"].toBool(true), false);  // Gemma 3 resizes every image
     QCOMPARE(vision[u"patch_size"].toInt(), 14);
     QCOMPARE(vision[u"layers"].toInt(), 1);
     QCOMPARE(vision[u"hidden_size"].toInt(), 64);

@@ -6,11 +6,15 @@ SiglipVisionEmbeddings, SiglipEncoderLayer, SiglipVisionTransformer without
 its head; models/gemma3/modeling_gemma3.py: Gemma3MultiModalProjector and
 Gemma3RMSNorm) with numpy only, every weight widened exactly to float64.
 
-    reference_vision.py MODEL_DIR PIXELS OUT
+    reference_vision.py MODEL_DIR PIXELS OUT [HEIGHT WIDTH]
 
 PIXELS: raw little-endian float32, channels x image_size x image_size (the
 processor's pixel_values for one image). OUT: raw little-endian float64,
-mm_tokens_per_image x text hidden_size."""
+mm_tokens_per_image x text hidden_size.
+
+Mistral3ForConditionalGeneration (Mistral Small 3.x) goes to
+reference_pixtral.py; its images have their own HEIGHT and WIDTH, and OUT is
+one row per merged square of patches."""
 import json
 import math
 import os
@@ -128,6 +132,16 @@ def main():
     cfg.update({k: v for k, v in config["vision_config"].items() if v is not None})
     tokens = config.get("mm_tokens_per_image", 256)
     t = model_tensors(model_dir)
+    if config.get("architectures", [""])[0] == "Mistral3ForConditionalGeneration":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import reference_pixtral
+        height, width = int(sys.argv[4]), int(sys.argv[5])
+        channels = config["vision_config"].get("num_channels") or 3
+        pixels = np.fromfile(pixels_path, dtype="<f4").astype(np.float64)
+        out = reference_pixtral.mistral3_embeddings(config, pixels.reshape(channels, height, width),
+                                                    t)
+        out.astype("<f8").tofile(out_path)
+        return
     prefixes = [pair for pair in TOWER_PREFIXES
                 if pair[0] + "embeddings.patch_embedding.weight" in t]
     if not prefixes:

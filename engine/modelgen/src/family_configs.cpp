@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config_parts.h"
+#include "mistral3_files.h"
 
 namespace quire::engine::modelgen::detail {
 namespace {
@@ -262,12 +263,14 @@ Json gemma_text_config(const RandomModelSpec& spec, const SpecialIds& ids) {
 
 bool has_family_config(const RandomModelSpec& spec) {
   const std::string& a = spec.architecture;
-  return a == "gemma2" || a == "gemma3" || a == "phi3" || a == "mixtral" || a == "qwen3_moe";
+  return a == "gemma2" || a == "gemma3" || a == "phi3" || a == "mixtral" || a == "qwen3_moe" ||
+         is_mistral3(spec);
 }
 
 Json family_config(const RandomModelSpec& spec, const SpecialIds& ids) {
   const std::string& a = spec.architecture;
   if (a == "gemma3" && spec.multimodal) return gemma3_multimodal(spec, ids);
+  if (is_mistral3(spec)) return mistral3_config(spec, ids);
   if (a == "gemma2" || a == "gemma3") return gemma_text(spec, ids);
   if (a == "phi3") return phi3(spec, ids);
   return mixture(spec, ids);

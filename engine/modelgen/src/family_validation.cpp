@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "mistral3_files.h"
 #include "spec_text.h"
 
 namespace quire::engine::modelgen::detail {
@@ -64,11 +65,16 @@ void validate_gemma(const RandomModelSpec& spec) {
 
 void validate_vision(const RandomModelSpec& spec) {
   if (!spec.multimodal) return;
-  only_for(spec.architecture == "gemma3", "multimodal", "gemma3");
+  only_for(spec.architecture == "gemma3" || spec.architecture == "mistral", "multimodal",
+           "gemma3 and mistral");
   if (spec.text_prefix != "language_model.model." && spec.text_prefix != "model.language_model.") {
     reject("text_prefix", "\"" + spec.text_prefix +
                               "\" is not language_model.model. (as published) or "
                               "model.language_model. (as transformers 4.52 and later save)");
+  }
+  if (is_mistral3(spec)) {
+    validate_mistral3_vision(spec);
+    return;
   }
   const VisionSpec& vision = spec.vision;
   check_range("vision_hidden", vision.hidden, 8, 4096);

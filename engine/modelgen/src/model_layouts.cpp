@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "mistral3_files.h"
 #include "tensor_builder.h"
 
 namespace quire::engine::modelgen::detail {
@@ -16,7 +17,7 @@ namespace {
 struct Names {
   std::string text = "model.";
   std::string head = "lm_head";
-  std::string vision;     // Gemma 3's SigLIP tower
+  std::string vision;     // Gemma 3's SigLIP tower, Mistral 3's Pixtral
   std::string projector;  // and its projection into the text model
 };
 
@@ -24,14 +25,16 @@ Names names_of(const RandomModelSpec& spec) {
   Names names;
   if (!spec.multimodal) return names;
   names.text = spec.text_prefix;
+  // Pixtral's tensors sit right under vision_tower., SigLIP's under vision_model.
+  const std::string tower = is_mistral3(spec) ? "vision_tower." : "vision_tower.vision_model.";
   if (spec.text_prefix == "model.language_model.") {
     // transformers >= 4.52 saves the conditional-generation model this way.
-    names.vision = "model.vision_tower.vision_model.";
+    names.vision = "model." + tower;
     names.projector = "model.multi_modal_projector.";
   } else {
     // As google/gemma-3-4b-it publishes it.
     names.head = "language_model.lm_head";
-    names.vision = "vision_tower.vision_model.";
+    names.vision = tower;
     names.projector = "multi_modal_projector.";
   }
   return names;
@@ -63,7 +66,11 @@ class LayoutPlanner {
     // exllamav3 quantizes the head of a tied model too, under lm_head.
     const bool exl3_head = spec_.format.kind == WeightFormat::EXL3 && spec_.exl3_head_bits != 16;
     if (!spec_.resolved_tie() || exl3_head) b_.head(names_.head, hidden, spec_.vocab, "lm_head");
-    if (spec_.multimodal) vision_tower();
+    if (is_mistral3(spec_)) {
+      plan_mistral3_vision(b_, names_.vision, names_.projector);
+    } else if (spec_.multimodal) {
+      vision_tower();
+    }
   }
 
  private:

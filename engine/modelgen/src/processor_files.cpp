@@ -1,6 +1,8 @@
 #include "processor_files.h"
 
 #include <fstream>
+
+#include "mistral3_files.h"
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -16,6 +18,14 @@ void write_json(const std::filesystem::path& path, const nlohmann::ordered_json&
 }  // namespace
 
 void write_processor_files(const RandomModelSpec& spec, const std::filesystem::path& dir) {
+  if (is_mistral3(spec)) {
+    for (const auto& [name, text] : mistral3_processor_files(spec)) {
+      std::ofstream out(dir / name, std::ios::binary);
+      out << text;
+      if (!out) throw std::runtime_error("cannot write " + (dir / name).string());
+    }
+    return;
+  }
   if (!spec.multimodal || spec.architecture != "gemma3") return;
   const VisionSpec& vision = spec.vision;
   // gemma-3-4b-it's files, keys in their order, nulls where it has them.

@@ -1,5 +1,6 @@
 #include "quire/engine/vision/vision_tower_summary.h"
 
+#include "pixtral_vision_summary.h"
 #include "quire/engine/model_error.h"
 #include "quire/engine/vision/gemma3_vision_config.h"
 #include "quire/engine/vision/vision_weights.h"
@@ -11,7 +12,10 @@ VisionAvailability describe_vision(const std::filesystem::path& directory,
   VisionAvailability availability;
   try {
     const std::optional<Gemma3VisionConfig> config = read_gemma3_vision_config(directory);
-    if (!config) return availability;
+    if (!config) {
+      detail::describe_mistral3_vision(directory, tensors, availability);
+      return availability;
+    }
     const VisionTensorSummary found = check_gemma3_vision_tensors(tensors, *config);
     VisionTowerSummary& summary = availability.tower.emplace();
     summary.tower = "SigLIP";

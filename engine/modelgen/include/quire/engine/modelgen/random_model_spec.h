@@ -96,8 +96,9 @@ struct MoeSpec {
   bool norm_topk_prob = true;  // qwen3_moe: renormalise the chosen experts' weights
 };
 
-// Gemma 3's SigLIP vision tower and projector, scaled down. A text-only
-// reader leaves them on disk; they make the directory look like the download.
+// Gemma 3's SigLIP vision tower and projector, or Mistral 3's Pixtral tower
+// and projector, scaled down. A text-only reader leaves them on disk; they
+// make the directory look like the download.
 struct VisionSpec {
   int hidden = 64;
   int intermediate = 128;
@@ -105,7 +106,11 @@ struct VisionSpec {
   int layers = 1;
   int image_size = 56;
   int patch_size = 14;
-  int tokens_per_image = 4;  // mm_tokens_per_image: patches average-pooled to this many
+  int tokens_per_image = 4;  // gemma3's mm_tokens_per_image: patches average-pooled to this many
+  // mistral: image_size is the longest side; squares of spatial_merge_size
+  // patches become one token; multimodal_projector_bias.
+  int spatial_merge_size = 2;
+  bool projector_bias = false;
 };
 
 // Fewest tokenizer pieces the trainer accepts for the built-in corpus: 256
@@ -184,7 +189,8 @@ struct RandomModelSpec {
   int sliding_window_pattern = 0;
   bool write_layer_types = false;     // config.json lists every layer's attention
   double rope_local_theta = 10000.0;  // gemma3: rope_local_base_freq of sliding layers
-  // gemma3: Gemma3ForConditionalGeneration with a vision tower; the text
+  // gemma3: Gemma3ForConditionalGeneration with a vision tower (mistral:
+  // Mistral3ForConditionalGeneration, as Mistral Small 3.1); the text
   // weights under text_prefix ("language_model.model." as published, or
   // "model.language_model." as newer transformers save).
   bool multimodal = false;

@@ -14,9 +14,13 @@
 namespace quire::engine::vision {
 
 struct VisionTowerSummary {
-  std::string tower;      // "SigLIP"
-  std::string projector;  // "Gemma 3"
+  std::string tower;      // "SigLIP", "Pixtral"
+  std::string projector;  // "Gemma 3", "Mistral 3"
   int image_size = 0;     // pixels on a side of the (square) input
+  // Images of any size up to image_size on a side (Pixtral), rather than
+  // resized to image_size x image_size; tokens_per_image is then the most
+  // an image takes, that of an image_size x image_size one.
+  bool variable_size = false;
   int patch_size = 0;
   int layers = 0;
   int hidden_size = 0;
