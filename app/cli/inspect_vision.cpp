@@ -14,6 +14,7 @@ nlohmann::ordered_json vision_json(const engine::vision::VisionAvailability& vis
               {"projector", tower.projector},
               {"image_size", tower.image_size},
               {"patch_size", tower.patch_size},
+              {"merge_size", tower.merge_size},
               {"layers", tower.layers},
               {"hidden_size", tower.hidden_size},
               {"tokens_per_image", tower.tokens_per_image},
@@ -27,10 +28,19 @@ nlohmann::ordered_json vision_json(const engine::vision::VisionAvailability& vis
 std::string vision_text(const engine::vision::VisionAvailability& vision) {
   if (!vision.tower) return vision.problem.empty() ? "" : "cannot be used: " + vision.problem;
   const engine::vision::VisionTowerSummary& tower = *vision.tower;
-  const std::string size = std::to_string(tower.image_size);
-  std::string text = tower.tower + " tower, " + tower.projector + " projector: " + size + " x " +
-                     size + " images in patches of " + std::to_string(tower.patch_size) + ", " +
-                     std::to_string(tower.tokens_per_image) + " tokens per image; " +
+  const std::string patch = std::to_string(tower.patch_size);
+  std::string images;
+  if (tower.image_size == 0) {
+    // Qwen2.5-VL: each image keeps its size, so its token count is its own.
+    const std::string merge = std::to_string(tower.merge_size);
+    images = "images at their own size in patches of " + patch + ", a token per " + merge + " x " +
+             merge + " patches";
+  } else {
+    const std::string size = std::to_string(tower.image_size);
+    images = size + " x " + size + " images in patches of " + patch + ", " +
+             std::to_string(tower.tokens_per_image) + " tokens per image";
+  }
+  std::string text = tower.tower + " tower, " + tower.projector + " projector: " + images + "; " +
                      std::to_string(tower.layers) + (tower.layers == 1 ? " layer" : " layers") +
                      " of width " + std::to_string(tower.hidden_size) + ", " +
                      std::string(kernels::dtype_name(tower.dtype)) + ", " +

@@ -262,7 +262,8 @@ Json gemma_text_config(const RandomModelSpec& spec, const SpecialIds& ids) {
 
 bool has_family_config(const RandomModelSpec& spec) {
   const std::string& a = spec.architecture;
-  return a == "gemma2" || a == "gemma3" || a == "phi3" || a == "mixtral" || a == "qwen3_moe";
+  return a == "gemma2" || a == "gemma3" || a == "phi3" || a == "mixtral" || a == "qwen3_moe" ||
+         a == "qwen2_5_vl";
 }
 
 Json family_config(const RandomModelSpec& spec, const SpecialIds& ids) {
@@ -270,6 +271,7 @@ Json family_config(const RandomModelSpec& spec, const SpecialIds& ids) {
   if (a == "gemma3" && spec.multimodal) return gemma3_multimodal(spec, ids);
   if (a == "gemma2" || a == "gemma3") return gemma_text(spec, ids);
   if (a == "phi3") return phi3(spec, ids);
+  if (a == "qwen2_5_vl") return qwen2_5_vl_config(spec, ids);
   return mixture(spec, ids);
 }
 

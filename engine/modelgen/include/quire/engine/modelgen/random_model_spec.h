@@ -96,16 +96,26 @@ struct MoeSpec {
   bool norm_topk_prob = true;  // qwen3_moe: renormalise the chosen experts' weights
 };
 
-// Gemma 3's SigLIP vision tower and projector, scaled down. A text-only
-// reader leaves them on disk; they make the directory look like the download.
+// A vision tower scaled down: Gemma 3's SigLIP tower and projector, or
+// Qwen2.5-VL's ViT and patch merger (whose output width is the text
+// model's hidden). A text-only reader leaves them on disk; they make the
+// directory look like the download.
 struct VisionSpec {
   int hidden = 64;
   int intermediate = 128;
   int heads = 2;
   int layers = 1;
-  int image_size = 56;
   int patch_size = 14;
+  // Gemma 3 only.
+  int image_size = 56;
   int tokens_per_image = 4;  // mm_tokens_per_image: patches average-pooled to this many
+  // Qwen2.5-VL only: patches merged per side into a token, frames per
+  // patch, the attention window's side in pixels, and the blocks that
+  // attend over the whole image.
+  int merge_size = 2;
+  int temporal_patch_size = 2;
+  int window_size = 112;
+  std::vector<int> fullatt_blocks;
 };
 
 // Fewest tokenizer pieces the trainer accepts for the built-in corpus: 256
@@ -121,7 +131,8 @@ inline constexpr int kMaxCopiedVocab = 1 << 19;
 // its published models (Gemma's window and soft-capping, Mixtral's theta);
 // a value-initialised spec is the plain Llama-style default.
 struct RandomModelSpec {
-  // llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, mixtral or qwen3_moe
+  // llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, mixtral, qwen3_moe
+  // or qwen2_5_vl (Qwen2-style text layers and a vision tower)
   std::string architecture = "llama";
   FormatSpec format;
   int layers = 2;
@@ -186,7 +197,9 @@ struct RandomModelSpec {
   double rope_local_theta = 10000.0;  // gemma3: rope_local_base_freq of sliding layers
   // gemma3: Gemma3ForConditionalGeneration with a vision tower; the text
   // weights under text_prefix ("language_model.model." as published, or
-  // "model.language_model." as newer transformers save).
+  // "model.language_model." as newer transformers save). qwen2_5_vl always
+  // has its tower: text_prefix "model." as published (tower "visual."), or
+  // "model.language_model." (tower "model.visual.").
   bool multimodal = false;
   std::string text_prefix = "language_model.model.";
   VisionSpec vision;

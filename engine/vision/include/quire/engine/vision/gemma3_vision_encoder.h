@@ -9,15 +9,10 @@
 #include <vector>
 
 #include "quire/engine/vision/gemma3_projector.h"
+#include "quire/engine/vision/image_embeddings.h"
 #include "quire/engine/vision/siglip_tower.h"
 
 namespace quire::engine::vision {
-
-struct ImageEmbeddings {
-  int tokens = 0;
-  int width = 0;              // the language model's hidden size
-  std::vector<float> values;  // [tokens, width] row-major
-};
 
 class Gemma3VisionEncoder {
  public:
