@@ -12,9 +12,9 @@ namespace {
 
 using detail::add_in_place;
 using detail::layer_norm_rows;
-
 using detail::multiply_by_transposed;
 
+// out = x W^T + b for `rows` rows of x.
 void apply(kernels::ThreadPool& pool, const DenseLinear& linear, const std::vector<float>& x,
            std::int64_t rows, std::vector<float>& out) {
   detail::apply_linear(pool, linear, x, rows, out);
