@@ -15,6 +15,7 @@ nlohmann::ordered_json vision_json(const engine::vision::VisionAvailability& vis
               {"image_size", tower.image_size},
               {"variable_size", tower.variable_size},
               {"patch_size", tower.patch_size},
+              {"merge_size", tower.merge_size},
               {"layers", tower.layers},
               {"hidden_size", tower.hidden_size},
               {"tokens_per_image", tower.tokens_per_image},
@@ -28,14 +29,22 @@ nlohmann::ordered_json vision_json(const engine::vision::VisionAvailability& vis
 std::string vision_text(const engine::vision::VisionAvailability& vision) {
   if (!vision.tower) return vision.problem.empty() ? "" : "cannot be used: " + vision.problem;
   const engine::vision::VisionTowerSummary& tower = *vision.tower;
-  const std::string size = std::to_string(tower.image_size);
-  // Pixtral takes each image at its own size, up to image_size on a side.
-  const std::string images =
-      tower.variable_size ? "images up to " + size + " x " + size : size + " x " + size + " images";
-  const char* up_to = tower.variable_size ? "up to " : "";
-  std::string text = tower.tower + " tower, " + tower.projector + " projector: " + images +
-                     " in patches of " + std::to_string(tower.patch_size) + ", " + up_to +
-                     std::to_string(tower.tokens_per_image) + " tokens per image; " +
+  const std::string patch = std::to_string(tower.patch_size);
+  std::string images;
+  if (tower.image_size == 0) {
+    // Qwen2.5-VL: each image keeps its size, so its token count is its own.
+    const std::string merge = std::to_string(tower.merge_size);
+    images = "images at their own size in patches of " + patch + ", a token per " + merge + " x " +
+             merge + " patches";
+  } else {
+    const std::string size = std::to_string(tower.image_size);
+    // Pixtral takes each image at its own size, up to image_size on a side.
+    images = (tower.variable_size ? "images up to " + size + " x " + size
+                                  : size + " x " + size + " images") +
+             " in patches of " + patch + ", " + (tower.variable_size ? "up to " : "") +
+             std::to_string(tower.tokens_per_image) + " tokens per image";
+  }
+  std::string text = tower.tower + " tower, " + tower.projector + " projector: " + images + "; " +
                      std::to_string(tower.layers) + (tower.layers == 1 ? " layer" : " layers") +
                      " of width " + std::to_string(tower.hidden_size) + ", " +
                      std::string(kernels::dtype_name(tower.dtype)) + ", " +

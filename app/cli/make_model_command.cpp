@@ -125,8 +125,8 @@ void set_family_options(const MakeModelArguments& a, modelgen::RandomModelSpec& 
   require_family(a.layer_types, is_gemma(arch), "layer_types", "gemma2 and gemma3");
   require_family(a.sliding_window_pattern.has_value(), arch == "gemma3", "sliding_window_pattern",
                  "gemma3 (Gemma 2 alternates)");
-  require_family(a.multimodal, arch == "gemma3" || arch == "mistral", "multimodal",
-                 "gemma3 and mistral");
+  require_family(a.multimodal, arch == "gemma3" || arch == "mistral" || arch == "qwen2_5_vl",
+                 "multimodal", "gemma3, mistral and qwen2_5_vl");
   require_family(a.partial_rotary_factor.has_value(), arch == "phi3", "partial_rotary_factor",
                  "phi3");
   require_family(a.experts.has_value(), has_experts(arch), "experts", "mixtral and qwen3_moe");
@@ -375,10 +375,11 @@ void add_make_model_command(CLI::App& app, int& exit_code) {
   command->add_flag("--multimodal", a->multimodal,
                     "gemma3: Gemma3ForConditionalGeneration with a small vision tower; "
                     "mistral: Mistral3ForConditionalGeneration (Mistral Small 3.1) with a "
-                    "small Pixtral tower");
+                    "small Pixtral tower (qwen2_5_vl always has one)");
   value("--text-prefix", a->text_prefix,
-        "With --multimodal: language_model.model. (as published, default) or "
-        "model.language_model. (transformers 4.52 and later)",
+        "With --multimodal: language_model.model. (gemma3 as published, default), model. "
+        "(qwen2_5_vl as published, default) or model.language_model. (transformers 4.52 "
+        "and later)",
         "PREFIX");
   value("--partial-rotary-factor", a->partial_rotary_factor,
         "phi3: the share of each head that rotates (default 1)", "F");

@@ -1,13 +1,17 @@
-# Vision towers and projectors. quire_engine_vision_weights reads and checks
-# them (config and tensors, without Qt or kernels: the model's description
-# links it); quire_engine_vision_tower runs them on the CPU.
+# Vision towers and projectors (Gemma 3's SigLIP, Qwen2.5-VL's ViT).
+# quire_engine_vision_weights reads and checks them (config and tensors,
+# without Qt or kernels: the model's description links it);
+# quire_engine_vision_tower runs them on the CPU.
 add_library(quire_engine_vision_weights STATIC
   src/gemma3_vision_config.cpp
   src/pixtral_vision_config.cpp
   src/pixtral_vision_summary.cpp
   src/pixtral_vision_weights.cpp
+  src/qwen25_vision_config.cpp
+  src/qwen25_vision_weights.cpp
   src/vision_tower_summary.cpp
   src/vision_weights.cpp
+  src/weight_reader.cpp
 )
 add_library(quire::engine_vision_weights ALIAS quire_engine_vision_weights)
 target_include_directories(quire_engine_vision_weights PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
@@ -23,6 +27,8 @@ add_library(quire_engine_vision_tower STATIC
   src/pixtral_ops.cpp
   src/pixtral_tower.cpp
   src/pixtral_vision_encoder.cpp
+  src/qwen25_vision_encoder.cpp
+  src/qwen25_vision_tower.cpp
   src/siglip_tower.cpp
   src/vision_ops.cpp
 )

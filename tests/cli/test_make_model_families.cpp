@@ -57,6 +57,8 @@ class MakeModelFamiliesTest : public QObject {
                              << "MixtralForCausalLM";
     QTest::newRow("qwen3_moe") << "qwen3_moe"
                                << "Qwen3MoeForCausalLM";
+    QTest::newRow("qwen2_5_vl") << "qwen2_5_vl"
+                                << "Qwen2_5_VLForConditionalGeneration";
   }
 
   void everyFamilyWritesItsClass() {
@@ -105,6 +107,28 @@ class MakeModelFamiliesTest : public QObject {
     QCOMPARE(config["vision_config"].toObject()["model_type"].toString(),
              QStringLiteral("siglip_vision_model"));
     QVERIFY(QFile::exists(out + "/model.safetensors"));
+  }
+
+  // Qwen2.5-VL always has its tower; --multimodal is accepted and changes
+  // nothing, --text-prefix picks the newer layout.
+  void qwenVlWritesThePublishedLayout() {
+    const QString out = root_.filePath("qwen2.5-vl");
+    const cli_test::Run run =
+        cli_test::run_cli({"make-model", out, "--arch", "qwen2_5_vl", "--multimodal",
+                           "--text-prefix", "model.language_model."});
+    QVERIFY2(run.exit_code == 0, qPrintable(run.err));
+    QVERIFY(QString::fromUtf8(run.out).contains("with a vision tower"));
+    const QJsonObject config = json_of(out + "/config.json");
+    QCOMPARE(config["model_type"].toString(), QStringLiteral("qwen2_5_vl"));
+    QCOMPARE(config["rope_scaling"].toObject(),
+             (QJsonObject{{"type", "mrope"}, {"mrope_section", QJsonArray{4, 6, 6}}}));
+    QCOMPARE(config["vision_config"].toObject()["out_hidden_size"].toInt(),
+             config["hidden_size"].toInt());
+    QCOMPARE(config["text_config"].toObject()["model_type"].toString(),
+             QStringLiteral("qwen2_5_vl_text"));
+    const QJsonObject processor = json_of(out + "/preprocessor_config.json");
+    QCOMPARE(processor["processor_class"].toString(), QStringLiteral("Qwen2_5_VLProcessor"));
+    QCOMPARE(processor["max_pixels"].toInt(), 12845056);
   }
 
   void phi3AndMixtureOptionsReachConfig() {
@@ -221,6 +245,9 @@ class MakeModelFamiliesTest : public QObject {
         << "--text-prefix";
     QTest::newRow("unknown prefix")
         << QStringList{"--arch", "gemma3", "--multimodal", "--text-prefix", "text."}
+        << "--text-prefix";
+    QTest::newRow("gemma's prefix on qwen2_5_vl")
+        << QStringList{"--arch", "qwen2_5_vl", "--text-prefix", "language_model.model."}
         << "--text-prefix";
     QTest::newRow("longrope on llama")
         << QStringList{"--rope-scaling", "longrope"} << "--rope-scaling";

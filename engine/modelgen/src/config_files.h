@@ -27,6 +27,9 @@ std::string config_json(const RandomModelSpec& spec);
 std::string config_json(const RandomModelSpec& spec, const SpecialIds& ids);
 std::string generation_config_json(const SpecialIds& ids);
 std::string tokenizer_config_json(const RandomModelSpec& spec);
+// qwen2_5_vl's preprocessor_config.json, as Qwen/Qwen2.5-VL-7B-Instruct's
+// with the spec's patch, merge and temporal sizes.
+std::string preprocessor_config_json(const RandomModelSpec& spec);
 // An EXL3 model's quantization_config.json, as exllamav3's converter writes
 // it beside config.json: config.json's quantization_config plus
 // "tensor_storage", each module's stored tensors (shape, bytes, torch dtype)

@@ -52,6 +52,10 @@ Json generated_config(const RandomModelSpec& spec, const SpecialIds& ids);
 Json family_config(const RandomModelSpec& spec, const SpecialIds& ids);
 bool has_family_config(const RandomModelSpec& spec);
 
+// Qwen/Qwen2.5-VL-7B-Instruct's config.json at the spec's shapes
+// (qwen_vl_config.cpp), before extra_config.
+Json qwen2_5_vl_config(const RandomModelSpec& spec, const SpecialIds& ids);
+
 // Every key of Gemma's text model, as the text-only file writes them; what
 // gemma3's text_config holds before the keys equal to their defaults go.
 Json gemma_text_config(const RandomModelSpec& spec, const SpecialIds& ids);

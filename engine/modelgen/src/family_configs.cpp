@@ -264,7 +264,7 @@ Json gemma_text_config(const RandomModelSpec& spec, const SpecialIds& ids) {
 bool has_family_config(const RandomModelSpec& spec) {
   const std::string& a = spec.architecture;
   return a == "gemma2" || a == "gemma3" || a == "phi3" || a == "mixtral" || a == "qwen3_moe" ||
-         is_mistral3(spec);
+         a == "qwen2_5_vl" || is_mistral3(spec);
 }
 
 Json family_config(const RandomModelSpec& spec, const SpecialIds& ids) {
@@ -273,6 +273,7 @@ Json family_config(const RandomModelSpec& spec, const SpecialIds& ids) {
   if (is_mistral3(spec)) return mistral3_config(spec, ids);
   if (a == "gemma2" || a == "gemma3") return gemma_text(spec, ids);
   if (a == "phi3") return phi3(spec, ids);
+  if (a == "qwen2_5_vl") return qwen2_5_vl_config(spec, ids);
   return mixture(spec, ids);
 }
 

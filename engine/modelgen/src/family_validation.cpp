@@ -63,10 +63,36 @@ void validate_gemma(const RandomModelSpec& spec) {
   }
 }
 
+void validate_qwen_vision(const RandomModelSpec& spec) {
+  if (!spec.multimodal) reject("multimodal", "qwen2_5_vl always has its vision tower");
+  if (spec.text_prefix != "model." && spec.text_prefix != "model.language_model.") {
+    reject("text_prefix", "\"" + spec.text_prefix +
+                              "\" is not model. (as published) or model.language_model. (as "
+                              "transformers 4.52 and later save)");
+  }
+  const VisionSpec& vision = spec.vision;
+  check_range("vision_hidden", vision.hidden, 8, 4096);
+  check_range("vision_heads", vision.heads, 1, vision.hidden);
+  if (vision.hidden % vision.heads != 0 || (vision.hidden / vision.heads) % 4 != 0) {
+    reject("vision_heads", std::to_string(vision.heads) + " must divide the vision width (" +
+                               std::to_string(vision.hidden) +
+                               ") into heads of a multiple of 4 (the 2D rotary embedding)");
+  }
+  check_range("vision_intermediate", vision.intermediate, 8, 16384);
+  check_range("vision_layers", vision.layers, 1, 32);
+  check_range("patch_size", vision.patch_size, 1, 64);
+  check_range("merge_size", vision.merge_size, 1, 8);
+  check_range("temporal_patch_size", vision.temporal_patch_size, 1, 8);
+  check_range("window_size", vision.window_size, vision.patch_size * vision.merge_size, 4096);
+  for (const int block : vision.fullatt_blocks)
+    check_range("fullatt_blocks", block, 0, vision.layers - 1);
+}
+
 void validate_vision(const RandomModelSpec& spec) {
+  if (spec.architecture == "qwen2_5_vl") return validate_qwen_vision(spec);
   if (!spec.multimodal) return;
   only_for(spec.architecture == "gemma3" || spec.architecture == "mistral", "multimodal",
-           "gemma3 and mistral");
+           "gemma3, mistral and qwen2_5_vl");
   if (spec.text_prefix != "language_model.model." && spec.text_prefix != "model.language_model.") {
     reject("text_prefix", "\"" + spec.text_prefix +
                               "\" is not language_model.model. (as published) or "

@@ -1,7 +1,8 @@
 // The tensors of each family, named and shaped as in the published
 // safetensors: Llama-style q/k/v/o and gate/up/down, Qwen3's and Gemma 3's
 // per-head norms, Gemma's four norms per layer, Phi-3's fused projections,
-// Mixtral's and Qwen3-MoE's routers and experts, Gemma 3's vision tower.
+// Mixtral's and Qwen3-MoE's routers and experts, Gemma 3's and Qwen2.5-VL's
+// vision towers.
 
 #include <cmath>
 #include <string>
@@ -17,7 +18,7 @@ namespace {
 struct Names {
   std::string text = "model.";
   std::string head = "lm_head";
-  std::string vision;     // Gemma 3's SigLIP tower, Mistral 3's Pixtral
+  std::string vision;     // Gemma 3's SigLIP tower, Mistral 3's Pixtral, Qwen2.5-VL's ViT
   std::string projector;  // and its projection into the text model
 };
 
@@ -25,6 +26,14 @@ Names names_of(const RandomModelSpec& spec) {
   Names names;
   if (!spec.multimodal) return names;
   names.text = spec.text_prefix;
+  if (spec.architecture == "qwen2_5_vl") {
+    // Qwen/Qwen2.5-VL-*-Instruct publish "model." and "visual."; transformers
+    // >= 4.52 saves "model.language_model." and "model.visual.". The head
+    // stays "lm_head" in both.
+    names.vision = spec.text_prefix == "model." ? "visual." : "model.visual.";
+    names.projector = names.vision + "merger.";
+    return names;
+  }
   // Pixtral's tensors sit right under vision_tower., SigLIP's under vision_model.
   const std::string tower = is_mistral3(spec) ? "vision_tower." : "vision_tower.vision_model.";
   if (spec.text_prefix == "model.language_model.") {
@@ -68,6 +77,8 @@ class LayoutPlanner {
     if (!spec_.resolved_tie() || exl3_head) b_.head(names_.head, hidden, spec_.vocab, "lm_head");
     if (is_mistral3(spec_)) {
       plan_mistral3_vision(b_, names_.vision, names_.projector);
+    } else if (spec_.multimodal && spec_.architecture == "qwen2_5_vl") {
+      qwen_vision_tower();
     } else if (spec_.multimodal) {
       vision_tower();
     }
@@ -111,7 +122,8 @@ class LayoutPlanner {
       text_linear(prefix + "self_attn.o_proj", q_out, hidden);
       return;
     }
-    const Bias qkv_bias = spec_.architecture == "qwen2" ? Bias::Random : Bias::None;
+    const bool qwen2_layers = spec_.architecture == "qwen2" || spec_.architecture == "qwen2_5_vl";
+    const Bias qkv_bias = qwen2_layers ? Bias::Random : Bias::None;
     text_linear(prefix + "self_attn.q_proj", hidden, q_out, qkv_bias);
     text_linear(prefix + "self_attn.k_proj", hidden, kv_out, qkv_bias);
     text_linear(prefix + "self_attn.v_proj", hidden, kv_out, qkv_bias);
@@ -212,6 +224,33 @@ class LayoutPlanner {
     vision_dense(names_.projector + "mm_input_projection_weight", {width, spec_.hidden}, 0.0,
                  inverse_sqrt(width));
     vision_dense(names_.projector + "mm_soft_emb_norm.weight", {width}, 0.0, 0.1);
+  }
+
+  // Qwen2.5-VL's ViT: the Conv3d patch embedding without bias, blocks of
+  // RMSNorm (weights around 1), fused qkv, proj and a gated MLP, all with
+  // biases, then the merger (ln_q, mlp.0, mlp.2) into the text width.
+  void qwen_vision_tower() {
+    const VisionSpec& vision = spec_.vision;
+    const std::int64_t width = vision.hidden;
+    const std::int64_t patch = vision.patch_size;
+    const std::int64_t frames = vision.temporal_patch_size;
+    const std::string& v = names_.vision;
+    vision_dense(v + "patch_embed.proj.weight", {width, 3, frames, patch, patch}, 0.0,
+                 inverse_sqrt(3 * frames * patch * patch));
+    for (int i = 0; i < vision.layers; ++i) {
+      const std::string block = v + "blocks." + std::to_string(i) + ".";
+      vision_dense(block + "norm1.weight", {width}, 1.0, 0.1);
+      vision_linear(block + "attn.qkv", width, 3 * width);
+      vision_linear(block + "attn.proj", width, width);
+      vision_dense(block + "norm2.weight", {width}, 1.0, 0.1);
+      vision_linear(block + "mlp.gate_proj", width, vision.intermediate);
+      vision_linear(block + "mlp.up_proj", width, vision.intermediate);
+      vision_linear(block + "mlp.down_proj", vision.intermediate, width);
+    }
+    const std::int64_t merged = width * vision.merge_size * vision.merge_size;
+    vision_dense(names_.projector + "ln_q.weight", {width}, 1.0, 0.1);
+    vision_linear(names_.projector + "mlp.0", merged, merged);
+    vision_linear(names_.projector + "mlp.2", merged, spec_.hidden);
   }
 
   TensorBuilder& b_;

@@ -17,8 +17,9 @@ using detail::check_range;
 using detail::decimal;
 using detail::reject;
 
-constexpr std::array<std::string_view, 9> kArchitectures = {
-    "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "mixtral", "qwen3_moe"};
+constexpr std::array<std::string_view, 10> kArchitectures = {
+    "llama",  "mistral", "qwen2",   "qwen3",     "gemma2",
+    "gemma3", "phi3",    "mixtral", "qwen3_moe", "qwen2_5_vl"};
 
 std::string known_architectures() {
   std::string names;
@@ -229,6 +230,18 @@ RandomModelSpec default_spec(std::string_view architecture) {
   } else if (architecture == "qwen3_moe") {
     spec.rope_theta = 1e6;
     spec.rms_norm_eps = 1e-6;
+  } else if (architecture == "qwen2_5_vl") {
+    // Qwen/Qwen2.5-VL-7B-Instruct: always with its vision tower, tensors as
+    // published (the language model under "model.", the tower under "visual.").
+    spec.rope_theta = 1e6;
+    spec.rms_norm_eps = 1e-6;
+    spec.tie_embeddings = false;
+    spec.multimodal = true;
+    spec.text_prefix = "model.";
+    spec.vision.heads = 4;
+    spec.vision.intermediate = 96;
+    spec.vision.layers = 2;
+    spec.vision.fullatt_blocks = {1};
   }
   return spec;
 }

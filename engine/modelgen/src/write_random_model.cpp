@@ -107,6 +107,9 @@ CopiedTokenizer read_copied_tokenizer(const RandomModelSpec& spec) {
 
 // Returns the number of tensors written.
 int write_files(const RandomModelSpec& spec, const fs::path& dir) {
+  if (spec.architecture == "qwen2_5_vl") {
+    write_text(dir / "preprocessor_config.json", detail::preprocessor_config_json(spec));
+  }
   if (spec.tokenizer_from) {
     const CopiedTokenizer copied = read_copied_tokenizer(spec);
     RandomModelSpec sized = spec;

@@ -12,23 +12,12 @@ namespace {
 
 using detail::add_in_place;
 using detail::layer_norm_rows;
+using detail::multiply_by_transposed;
 
 // out = x W^T + b for `rows` rows of x.
 void apply(kernels::ThreadPool& pool, const DenseLinear& linear, const std::vector<float>& x,
            std::int64_t rows, std::vector<float>& out) {
-  out.resize(std::size_t(rows * linear.out_features));
-  kernels::linear(pool, x.data(), rows, linear.view(), out.data());
-}
-
-// A product with an activation as the "weight": out[rows, n] = x[rows, k] m^T
-// for m [n, k] row-major FP32.
-void multiply_transposed(kernels::ThreadPool& pool, const float* x, std::int64_t rows,
-                         const std::vector<float>& m, std::int64_t n, std::int64_t k, float* out) {
-  kernels::LinearWeight weight;
-  weight.in_features = k;
-  weight.out_features = n;
-  weight.format = kernels::DenseWeight{m.data(), kernels::DType::F32};
-  kernels::linear(pool, x, rows, weight, out);
+  detail::apply_linear(pool, linear, x, rows, out);
 }
 
 // The rows of each patch's values in the order the convolution's weight
@@ -80,10 +69,11 @@ class Attention {
           head_v_t_[std::size_t(d * rows_ + r)] = v[from];
         }
       }
-      multiply_transposed(pool, head_q_.data(), rows_, head_k_, rows_, head_dim_, scores_.data());
+      multiply_by_transposed(pool, head_q_.data(), rows_, head_k_.data(), rows_, head_dim_,
+                             scores_.data());
       detail::scaled_softmax_rows(pool, scores_.data(), rows_, rows_, scale);
-      multiply_transposed(pool, scores_.data(), rows_, head_v_t_, head_dim_, rows_,
-                          head_out_.data());
+      multiply_by_transposed(pool, scores_.data(), rows_, head_v_t_.data(), head_dim_, rows_,
+                             head_out_.data());
       for (std::int64_t r = 0; r < rows_; ++r) {
         for (std::int64_t d = 0; d < head_dim_; ++d)
           attended[std::size_t(r * width + first + d)] = head_out_[std::size_t(r * head_dim_ + d)];

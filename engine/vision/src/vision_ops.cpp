@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "quire/kernels/cpu/linear.h"
+
 namespace quire::engine::vision::detail {
 namespace {
 
@@ -26,6 +28,56 @@ float gelu_erf(float x) {
 }
 
 }  // namespace
+
+void apply_linear(kernels::ThreadPool& pool, const DenseLinear& linear, const std::vector<float>& x,
+                  std::int64_t rows, std::vector<float>& out) {
+  out.resize(std::size_t(rows * linear.out_features));
+  kernels::linear(pool, x.data(), rows, linear.view(), out.data());
+}
+
+void multiply_by_transposed(kernels::ThreadPool& pool, const float* x, std::int64_t rows,
+                            const float* m, std::int64_t n, std::int64_t k, float* out) {
+  kernels::LinearWeight weight;
+  weight.in_features = k;
+  weight.out_features = n;
+  weight.format = kernels::DenseWeight{m, kernels::DType::F32};
+  kernels::linear(pool, x, rows, weight, out);
+}
+
+void rms_norm_rows(kernels::ThreadPool& pool, const float* x, std::int64_t rows, std::int64_t width,
+                   const std::vector<float>& weight, double eps, float* out) {
+  pool.parallel_for(rows, row_grain(width), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) {
+      const float* row = x + r * width;
+      double squares = 0.0;
+      for (std::int64_t i = 0; i < width; ++i)
+        squares += double(row[i]) * row[i];
+      const double inverse = 1.0 / std::sqrt(squares / double(width) + eps);
+      float* target = out + r * width;
+      for (std::int64_t i = 0; i < width; ++i)
+        target[i] = static_cast<float>(row[i] * inverse) * weight[std::size_t(i)];
+    }
+  });
+}
+
+void silu_gate_in_place(kernels::ThreadPool& pool, std::span<float> gate,
+                        std::span<const float> up) {
+  pool.parallel_for(std::int64_t(gate.size()), kElementGrain,
+                    [&](std::int64_t begin, std::int64_t end) {
+                      for (std::int64_t i = begin; i < end; ++i) {
+                        float& value = gate[std::size_t(i)];
+                        value = value / (1.0f + std::exp(-value)) * up[std::size_t(i)];
+                      }
+                    });
+}
+
+void multiply_in_place(kernels::ThreadPool& pool, std::span<float> x, std::span<const float> y) {
+  pool.parallel_for(std::int64_t(x.size()), kElementGrain,
+                    [&](std::int64_t begin, std::int64_t end) {
+                      for (std::int64_t i = begin; i < end; ++i)
+                        x[std::size_t(i)] *= y[std::size_t(i)];
+                    });
+}
 
 void layer_norm_rows(kernels::ThreadPool& pool, const float* x, std::int64_t rows,
                      std::int64_t width, const LayerNormWeights& norm, double eps, float* out) {

@@ -1,10 +1,9 @@
 #include "quire/engine/vision/vision_weights.h"
 
-#include <cstring>
 #include <functional>
 
 #include "quire/engine/model_error.h"
-#include "quire/kernels/cpu/half.h"
+#include "weight_reader.h"
 
 namespace quire::engine::vision {
 namespace {
@@ -15,10 +14,6 @@ constexpr const char* kOldTower = "vision_tower.vision_model.";
 constexpr const char* kNewTower = "model.vision_tower.vision_model.";
 constexpr const char* kOldProjector = "multi_modal_projector.";
 constexpr const char* kNewProjector = "model.multi_modal_projector.";
-
-// What each format stores in place of a dense ".weight".
-constexpr const char* kQuantizedSuffixes[] = {".q_weight", ".qweight", ".trellis",
-                                              ".weight_packed"};
 
 VisionTensorPrefixes find_prefixes(const io::ModelTensors& tensors) {
   const std::string probe = "embeddings.patch_embedding.weight";
@@ -61,23 +56,6 @@ void for_each_expected(
   f(prefixes.projector + "mm_soft_emb_norm.weight", {width});
 }
 
-void check_present(const io::ModelTensors& tensors, const std::string& name) {
-  if (tensors.contains(name)) return;
-  const std::string where = tensors.directory().string() + ": ";
-  if (name.ends_with(".weight")) {
-    const std::string base = name.substr(0, name.size() - 7);
-    for (const char* suffix : kQuantizedSuffixes) {
-      if (tensors.contains(base + suffix)) {
-        throw ModelError(where + base + " is quantized (" + base + suffix +
-                         "); Quire runs the vision tower from FP16, BF16 or FP32 weights, as "
-                         "the published conversions keep it");
-      }
-    }
-  }
-  throw ModelError(where + "the vision tower has no tensor " + name +
-                   "; the download is incomplete or does not match config.json's vision_config");
-}
-
 // A layer beyond vision_config's count means the config describes another
 // tower than the files hold.
 void check_no_extra_layers(const io::ModelTensors& tensors, const Gemma3VisionConfig& config,
@@ -90,72 +68,6 @@ void check_no_extra_layers(const io::ModelTensors& tensors, const Gemma3VisionCo
                    std::to_string(config.tower.num_layers) +
                    "; config.json does not match the vision tower's weights");
 }
-
-std::vector<float> widen(std::span<const std::byte> bytes, DType dtype) {
-  const std::size_t count = bytes.size() / kernels::dtype_size(dtype);
-  std::vector<float> values(count);
-  if (dtype == DType::F32) {
-    std::memcpy(values.data(), bytes.data(), bytes.size());
-    return values;
-  }
-  for (std::size_t i = 0; i < count; ++i) {
-    std::uint16_t bits = 0;
-    std::memcpy(&bits, bytes.data() + 2 * i, 2);
-    values[i] = dtype == DType::BF16 ? kernels::bf16_to_float(bits) : kernels::half_to_float(bits);
-  }
-  return values;
-}
-
-class WeightReader {
- public:
-  explicit WeightReader(const io::ModelTensors& tensors) : tensors_(tensors) {}
-
-  std::vector<float> floats(const std::string& name) const {
-    const io::ModelTensors::Located located = tensors_.get(name);
-    return widen(located.file->data(*located.info), located.info->dtype);
-  }
-
-  LayerNormWeights layer_norm(const std::string& key) const {
-    return {floats(key + ".weight"), floats(key + ".bias")};
-  }
-
-  // A weight of any shape [out, ...] read as [out, product of the rest].
-  DenseLinear linear(const std::string& key) const {
-    const io::ModelTensors::Located located = tensors_.get(key + ".weight");
-    const std::span<const std::byte> bytes = located.file->data(*located.info);
-    DenseLinear linear;
-    linear.dtype = located.info->dtype;
-    linear.out_features = located.info->shape.front();
-    linear.in_features = located.info->elements() / linear.out_features;
-    linear.weight.assign(bytes.begin(), bytes.end());
-    linear.bias = floats(key + ".bias");
-    return linear;
-  }
-
-  // A [rows, columns] matrix stored for x W, turned into a linear's [columns, rows].
-  DenseLinear transposed(const std::string& name) const {
-    const io::ModelTensors::Located located = tensors_.get(name);
-    const std::span<const std::byte> bytes = located.file->data(*located.info);
-    const std::int64_t rows = located.info->shape[0];
-    const std::int64_t columns = located.info->shape[1];
-    const std::size_t size = kernels::dtype_size(located.info->dtype);
-    DenseLinear linear;
-    linear.dtype = located.info->dtype;
-    linear.in_features = rows;
-    linear.out_features = columns;
-    linear.weight.resize(bytes.size());
-    for (std::int64_t r = 0; r < rows; ++r) {
-      for (std::int64_t c = 0; c < columns; ++c) {
-        std::memcpy(linear.weight.data() + std::size_t(c * rows + r) * size,
-                    bytes.data() + std::size_t(r * columns + c) * size, size);
-      }
-    }
-    return linear;
-  }
-
- private:
-  const io::ModelTensors& tensors_;
-};
 
 }  // namespace
 
@@ -175,7 +87,7 @@ VisionTensorSummary check_gemma3_vision_tensors(const io::ModelTensors& tensors,
   summary.prefixes = find_prefixes(tensors);
   for_each_expected(config, summary.prefixes,
                     [&](const std::string& name, std::vector<std::int64_t> shape) {
-                      check_present(tensors, name);
+                      detail::check_tower_tensor_present(tensors, name);
                       const io::ModelTensors::Located located =
                           tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
                       summary.parameters += located.info->elements();
@@ -190,7 +102,7 @@ VisionTensorSummary check_gemma3_vision_tensors(const io::ModelTensors& tensors,
 Gemma3VisionWeights load_gemma3_vision_weights(const io::ModelTensors& tensors,
                                                const Gemma3VisionConfig& config) {
   const VisionTensorPrefixes prefixes = check_gemma3_vision_tensors(tensors, config).prefixes;
-  const WeightReader read(tensors);
+  const detail::WeightReader read(tensors);
   const std::string& t = prefixes.tower;
   Gemma3VisionWeights weights;
   SiglipWeights& tower = weights.tower;

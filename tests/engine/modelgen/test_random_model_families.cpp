@@ -464,6 +464,31 @@ class RandomModelFamiliesTest : public QObject {
            s.multimodal = true;
            s.vision.tokens_per_image = 3;
          }},
+        {"qwen2_5_vl without its tower", "multimodal",
+         [](RandomModelSpec& s) {
+           s = family("qwen2_5_vl");
+           s.multimodal = false;
+         }},
+        {"qwen2_5_vl with gemma's prefix", "text_prefix",
+         [](RandomModelSpec& s) {
+           s = family("qwen2_5_vl");
+           s.text_prefix = "language_model.model.";
+         }},
+        {"qwen2_5_vl heads of 2", "vision_heads",
+         [](RandomModelSpec& s) {
+           s = family("qwen2_5_vl");
+           s.vision.heads = 32;
+         }},
+        {"qwen2_5_vl full attention beyond the blocks", "fullatt_blocks",
+         [](RandomModelSpec& s) {
+           s = family("qwen2_5_vl");
+           s.vision.fullatt_blocks = {2};
+         }},
+        {"qwen2_5_vl window below a token", "window_size",
+         [](RandomModelSpec& s) {
+           s = family("qwen2_5_vl");
+           s.vision.window_size = 27;
+         }},
         {"longrope on llama", "rope_scaling",
          [](RandomModelSpec& s) { s.rope_scaling = modelgen::parse_rope_scaling("longrope"); }},
         {"longrope past the context", "max_position_embeddings",

@@ -96,21 +96,30 @@ struct MoeSpec {
   bool norm_topk_prob = true;  // qwen3_moe: renormalise the chosen experts' weights
 };
 
-// Gemma 3's SigLIP vision tower and projector, or Mistral 3's Pixtral tower
-// and projector, scaled down. A text-only reader leaves them on disk; they
-// make the directory look like the download.
+// A vision tower scaled down: Gemma 3's SigLIP tower and projector,
+// Mistral 3's Pixtral tower and projector, or Qwen2.5-VL's ViT and patch
+// merger (whose output width is the text model's hidden). A text-only reader
+// leaves them on disk; they make the directory look like the download.
 struct VisionSpec {
   int hidden = 64;
   int intermediate = 128;
   int heads = 2;
   int layers = 1;
-  int image_size = 56;
   int patch_size = 14;
+  // Gemma 3 and Mistral 3 (for Mistral 3 the longest side).
+  int image_size = 56;
   int tokens_per_image = 4;  // gemma3's mm_tokens_per_image: patches average-pooled to this many
-  // mistral: image_size is the longest side; squares of spatial_merge_size
-  // patches become one token; multimodal_projector_bias.
+  // mistral: squares of spatial_merge_size patches become one token;
+  // multimodal_projector_bias.
   int spatial_merge_size = 2;
   bool projector_bias = false;
+  // Qwen2.5-VL only: patches merged per side into a token, frames per
+  // patch, the attention window's side in pixels, and the blocks that
+  // attend over the whole image.
+  int merge_size = 2;
+  int temporal_patch_size = 2;
+  int window_size = 112;
+  std::vector<int> fullatt_blocks;
 };
 
 // Fewest tokenizer pieces the trainer accepts for the built-in corpus: 256
@@ -126,7 +135,8 @@ inline constexpr int kMaxCopiedVocab = 1 << 19;
 // its published models (Gemma's window and soft-capping, Mixtral's theta);
 // a value-initialised spec is the plain Llama-style default.
 struct RandomModelSpec {
-  // llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, mixtral or qwen3_moe
+  // llama, mistral, qwen2, qwen3, gemma2, gemma3, phi3, mixtral, qwen3_moe
+  // or qwen2_5_vl (Qwen2-style text layers and a vision tower)
   std::string architecture = "llama";
   FormatSpec format;
   int layers = 2;
@@ -192,7 +202,9 @@ struct RandomModelSpec {
   // gemma3: Gemma3ForConditionalGeneration with a vision tower (mistral:
   // Mistral3ForConditionalGeneration, as Mistral Small 3.1); the text
   // weights under text_prefix ("language_model.model." as published, or
-  // "model.language_model." as newer transformers save).
+  // "model.language_model." as newer transformers save). qwen2_5_vl always
+  // has its tower: text_prefix "model." as published (tower "visual."), or
+  // "model.language_model." (tower "model.visual.").
   bool multimodal = false;
   std::string text_prefix = "language_model.model.";
   VisionSpec vision;

@@ -14,17 +14,24 @@
 namespace quire::engine::vision {
 
 struct VisionTowerSummary {
-  std::string tower;      // "SigLIP", "Pixtral"
-  std::string projector;  // "Gemma 3", "Mistral 3"
-  int image_size = 0;     // pixels on a side of the (square) input
+  std::string tower;      // "SigLIP", "Pixtral", "Qwen2.5-VL ViT"
+  std::string projector;  // "Gemma 3", "Mistral 3", "patch merger"
+  // Pixels on a side of the (square) input; 0 where images keep their own
+  // size (Qwen2.5-VL: the processor resizes to whole merge blocks).
+  int image_size = 0;
   // Images of any size up to image_size on a side (Pixtral), rather than
   // resized to image_size x image_size; tokens_per_image is then the most
   // an image takes, that of an image_size x image_size one.
   bool variable_size = false;
   int patch_size = 0;
+  // Patches on a side of the square merged into one token (Qwen2.5-VL: 2);
+  // 0 where tokens come otherwise (Gemma 3 pools to a fixed count).
+  int merge_size = 0;
   int layers = 0;
   int hidden_size = 0;
-  int tokens_per_image = 0;  // prompt positions one image takes
+  // Prompt positions one image takes; 0 where it depends on the image's
+  // size (Qwen2.5-VL: one per merge block of the resized image).
+  int tokens_per_image = 0;
   kernels::DType dtype = kernels::DType::BF16;
   std::int64_t parameters = 0;  // tower and projector
   std::int64_t bytes = 0;

@@ -1,0 +1,66 @@
+#pragma once
+
+// Private: reads the keys of one object of config.json, with messages naming
+// the file and the key's full path ("vision_config.hidden_size"). Absent and
+// null both mean "not set", as transformers reads them.
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "quire/engine/model_error.h"
+
+namespace quire::engine::vision::detail {
+
+class ConfigKeyReader {
+ public:
+  using Json = nlohmann::json;
+
+  ConfigKeyReader(const Json& object, std::string path, const std::string& source)
+      : object_(object), path_(std::move(path)), source_(source) {}
+
+  int integer(const char* key, int fallback, int low, int high) const {
+    const Json* value = find(key);
+    if (value == nullptr) return fallback;
+    if (!value->is_number_integer() || *value < low || *value > high) {
+      fail(key, "must be a whole number from " + std::to_string(low) + " to " +
+                    std::to_string(high) + ", not " + value->dump());
+    }
+    return value->get<int>();
+  }
+
+  double number(const char* key, double fallback, double low, double high) const {
+    const Json* value = find(key);
+    if (value == nullptr) return fallback;
+    if (!value->is_number() || !(value->get<double>() >= low && value->get<double>() <= high)) {
+      std::ostringstream range;
+      range << low << " to " << high;
+      fail(key, "must be a number from " + range.str() + ", not " + value->dump());
+    }
+    return value->get<double>();
+  }
+
+  std::string string(const char* key, const std::string& fallback) const {
+    const Json* value = find(key);
+    if (value == nullptr) return fallback;
+    if (!value->is_string()) fail(key, "must be a string, not " + value->dump());
+    return value->get<std::string>();
+  }
+
+  // The value itself, or nullptr when absent or null.
+  const Json* find(const char* key) const {
+    if (!object_.is_object() || !object_.contains(key) || object_.at(key).is_null()) return nullptr;
+    return &object_.at(key);
+  }
+
+  [[noreturn]] void fail(const char* key, const std::string& what) const {
+    throw ModelError(source_ + ": " + path_ + key + " " + what);
+  }
+
+ private:
+  const Json& object_;
+  std::string path_;
+  const std::string& source_;
+};
+
+}  // namespace quire::engine::vision::detail
