@@ -1,4 +1,4 @@
-# Vision towers and projectors (Gemma 3's SigLIP, Qwen2.5-VL's ViT).
+# Vision towers and projectors (Gemma 3's SigLIP, Mistral 3's Pixtral, Qwen2.5-VL's ViT).
 # quire_engine_vision_weights reads and checks them (config and tensors,
 # without Qt or kernels: the model's description links it);
 # quire_engine_vision_tower runs them on the CPU.
