@@ -2,6 +2,7 @@
 # them (config and tensors, without Qt or kernels: the model's description
 # links it); quire_engine_vision_tower runs them on the CPU.
 add_library(quire_engine_vision_weights STATIC
+  src/gemma3_image_scratch.cpp
   src/gemma3_vision_config.cpp
   src/vision_tower_summary.cpp
   src/vision_weights.cpp

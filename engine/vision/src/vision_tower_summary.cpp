@@ -1,6 +1,7 @@
 #include "quire/engine/vision/vision_tower_summary.h"
 
 #include "quire/engine/model_error.h"
+#include "quire/engine/vision/gemma3_image_scratch.h"
 #include "quire/engine/vision/gemma3_vision_config.h"
 #include "quire/engine/vision/vision_weights.h"
 
@@ -24,6 +25,8 @@ VisionAvailability describe_vision(const std::filesystem::path& directory,
     summary.dtype = found.dtype;
     summary.parameters = found.parameters;
     summary.bytes = found.bytes;
+    summary.memory_bytes = found.memory_bytes;
+    summary.scratch_bytes = gemma3_image_scratch_bytes(*config);
     summary.tensor_prefix = found.prefixes.tower;
   } catch (const ModelError& error) {
     availability.problem = error.what();
