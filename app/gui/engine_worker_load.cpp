@@ -14,6 +14,7 @@
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/kernels/fault_injecting_backend.h"
 #include "runtime_settings.h"
+#include "vision_status.h"
 
 namespace quire::gui {
 
@@ -140,7 +141,7 @@ void EngineWorker::complete(Loaded& loaded) {
   loaded.info =
       describe(*loaded.runtime, settings, format, QString::fromStdString(loaded.backend->name()));
   loaded.info.backend_note = selection.fallback_reason;
-  loaded.info.has_vision = loaded.model->vision.tower.has_value();
+  describe_vision(loaded.info, loaded.model->vision, loaded.runtime->plan().vision_tower);
   loadDraftModel(loaded);
   openDiskTier(loaded);
   loaded.info.render_key =

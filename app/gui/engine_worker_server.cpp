@@ -59,7 +59,8 @@ void EngineWorker::startServer() {
   setup.model.id = served_id(loaded.info.directory);
   setup.model.context_tokens = loaded.info.context_tokens;
   setup.model.vocab_size = loaded.tokenizer->vocab_size();
-  setup.model.vision_tower = loaded.model->vision.tower.has_value();
+  // A tower the plan found no host memory for is none (ModelInfo::has_vision).
+  setup.model.vision_tower = loaded.info.has_vision;
   // The format the model was loaded with; a chat's own format setting does
   // not reach the API, whose clients send messages, not a format.
   setup.format = loaded.books.at(loaded.request.settings.prompt_format)->format();

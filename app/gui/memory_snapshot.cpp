@@ -6,7 +6,9 @@
 
 #include "host_memory_parts.h"
 #include "quire/engine/generator/draft_model.h"
+#include "quire/engine/generator/image_input.h"
 #include "quire/engine/runtime/weights_summary.h"
+#include "vision_status.h"
 
 namespace quire::gui {
 namespace {
@@ -214,6 +216,8 @@ ui::MemorySnapshotView memory_snapshot(engine::ModelRuntime& runtime,
     snapshot.window_pool = window_pool_view(cache, stats, generator, format);
   }
   snapshot.devices = device_views(runtime, stats, generator.draft_model());
+  snapshot.vision_tower = vision_tower_view(runtime.model().vision, runtime.plan().vision_tower,
+                                            engine::kGeneratorTakesImages);
   snapshot.sampled_tokens = generator.sampled_tokens();
   snapshot.generating_seconds = generator.generating_seconds();
   return snapshot;

@@ -72,6 +72,27 @@ void expect_window_pool(AppRun& run, int sliding, int layers, int window) {
                .arg(ui::groupDigits(window), ui::formatBytes(pool.bytes)));
 }
 
+// A model with a vision tower whose images are not yet given to it: the
+// model line does not say it sees images, its tooltip says why, and the
+// memory panel shows the tower as an item of its own, not loaded.
+void expect_vision_tower_not_given_images(AppRun& run) {
+  const auto* state = run.app->window().findChild<QLabel*>(QStringLiteral("engineState"));
+  QVERIFY(state);
+  QVERIFY(!state->text().contains(QStringLiteral("images")));
+  QVERIFY2(state->toolTip().contains(QStringLiteral(
+               "has a vision tower (SigLIP tower, Gemma 3 projector), but Quire does not give "
+               "images to models yet")),
+           qPrintable(state->toolTip()));
+  ui::MemoryPanel& memory = *run.app->window().memoryPanel();
+  QTRY_VERIFY(!memory.visionTowerText().isEmpty());
+  const ui::VisionTowerView& tower = memory.snapshot().vision_tower;
+  QCOMPARE(tower.name, QStringLiteral("SigLIP tower, Gemma 3 projector"));
+  QVERIFY(tower.weights > 0 && tower.scratch > 0);
+  QCOMPARE(memory.visionTowerText(), ui::visionTowerText(tower));
+  QVERIFY(memory.visionTowerText().endsWith(
+      QStringLiteral("not loaded: images are not yet given to the model")));
+}
+
 }  // namespace
 
 class FamilyModelsAppTest : public QObject {
@@ -84,6 +105,7 @@ class FamilyModelsAppTest : public QObject {
                true, [](AppRun& run) {
                  // Scaled to one period of its pattern: five sliding layers, one global.
                  expect_window_pool(run, 5, 6, 1024);
+                 expect_vision_tower_not_given_images(run);
                  // The disk tier does not keep a window pool's pages yet: the
                  // model runs without it, and says so as information.
                  QVERIFY(run.app->model()->disk_identity.isEmpty());
