@@ -105,7 +105,6 @@ class FamilyModelsAppTest : public QObject {
                true, [](AppRun& run) {
                  // Scaled to one period of its pattern: five sliding layers, one global.
                  expect_window_pool(run, 5, 6, 1024);
-                 expect_vision_tower_not_given_images(run);
                  // The disk tier does not keep a window pool's pages yet: the
                  // model runs without it, and says so as information.
                  QVERIFY(run.app->model()->disk_identity.isEmpty());
@@ -115,6 +114,17 @@ class FamilyModelsAppTest : public QObject {
                  QVERIFY(!run.app->model()->disk_notice_is_error);
                  QVERIFY(!run.app->window().memoryPanel()->snapshot().cache.disk.enabled);
                });
+  }
+
+  // Right after the load, while the line is the model's (a reply turns it
+  // into "Ready").
+  void gemma3WithATowerSaysItsImagesAreNotGivenYet() {
+    AppRun run(published_family_model(QStringLiteral("gemma-3-4b-it"), "gemma-3-4b-it.json",
+                                      "tokenizer-gemma3"),
+               8);
+    run.start();
+    QVERIFY(run.waitForModel());
+    expect_vision_tower_not_given_images(run);
   }
 
   void qwen3MoeChatsThroughItsExperts() {
