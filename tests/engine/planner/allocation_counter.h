@@ -3,7 +3,7 @@
 // Counts the bytes that operator new hands out, for checking a price of
 // host memory against what code really allocates. The executable that
 // includes allocation_counter.cpp replaces the global operator new and
-// delete; they count only while a Counting scope is open.
+// delete; they count only while an AllocationCounting scope is open.
 
 #include <cstdint>
 
