@@ -119,6 +119,19 @@ int run_inspect(const InspectOptions& options) {
                                  {"copy_bytes_per_second", plan.host_cache->copy_bytes_per_second},
                                  {"seconds_per_step", plan.host_cache->seconds_per_step}};
     }
+    // The vision tower in host memory; null for a model without one. Its
+    // "fits" is its own: the language model loads either way.
+    plan_json["vision_tower"] = Json(nullptr);
+    if (const auto& tower = plan.vision_tower) {
+      plan_json["vision_tower"] = {
+          {"name", tower->name},
+          {"where", "host memory"},
+          {"weight_bytes", tower->weight_bytes},
+          {"scratch_bytes", tower->scratch_bytes},
+          {"usable", tower->usable >= 0 ? Json(tower->usable) : Json(nullptr)},
+          {"fits", tower->fits},
+          {"problem", tower->problem}};
+    }
     for (const engine::DevicePlacement& device : plan.devices) {
       plan_json["devices"].push_back({{"index", device.index},
                                       {"name", device.name},

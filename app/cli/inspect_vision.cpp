@@ -22,6 +22,10 @@ nlohmann::ordered_json vision_json(const engine::vision::VisionAvailability& vis
               {"dtype", std::string(kernels::dtype_name(tower.dtype))},
               {"parameters", tower.parameters},
               {"bytes", tower.bytes},
+              // Host memory once loaded, and at the peak of reading one image:
+              // the tower runs on the CPU (the plan's "vision_tower" prices them).
+              {"memory_bytes", tower.memory_bytes},
+              {"scratch_bytes", tower.scratch_bytes},
               {"tensor_prefix", tower.tensor_prefix},
               {"images_given_to_model", engine::ImagePreparer::takes_images_of(tower)}};
 }

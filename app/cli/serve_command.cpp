@@ -11,6 +11,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cli_support.h"
@@ -98,7 +99,9 @@ int run_serve(ServeOptions options) {
     model.context_tokens = std::min(model.context_tokens, positions);
   }
   model.vocab_size = session.tokenizer->vocab_size();
-  model.vision_tower = session.model->vision.tower.has_value();
+  // A tower the plan finds no host memory for is none: images are refused.
+  const std::optional<engine::VisionTowerPlacement>& tower = session.runtime->plan().vision_tower;
+  model.vision_tower = session.model->vision.tower.has_value() && (!tower || tower->fits);
   if (model.vision_tower) {
     std::string why;
     if (auto preparer = images::open_image_preparer(options.directory, why)) {

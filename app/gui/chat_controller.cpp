@@ -375,7 +375,7 @@ ReplyRequest ChatController::requestFor(store::ChatId chat, store::MessageId rep
         request.history.removeLast();
     }
     TurnMessage turn{
-        store::raw(message.id), message.role, message.text, message.tokens, {}, {}, {}};
+        store::raw(message.id), message.role, message.text, message.tokens, {}, {}, {}, {}};
     turn.tool_calls = message.tool_calls;
     // Images reach the model only where it sees them; else the text goes alone.
     if (model_sees_images(host_.model())) {

@@ -6,6 +6,7 @@
 #include <QString>
 
 #include "engine_messages.h"
+#include "quire/engine/generator/image_input.h"
 
 namespace quire::gui {
 
@@ -13,7 +14,13 @@ namespace quire::gui {
 // decided it, else "8,192-token context".
 QString context_summary(const ModelInfo& info);
 
-// "Ready · demo-model · 256-token context: the model's limit · prompt: ChatML".
-QString ready_text(const ModelInfo& info);
+// "Ready · demo-model · 256-token context: the model's limit · prompt: ChatML",
+// ending "· sees images" for a model that does (vision_status.h).
+QString ready_text(const ModelInfo& info,
+                   bool generator_takes_images = engine::kGeneratorTakesImages);
+// Its tooltip: the same words, then why a model with a vision tower does
+// not see images, where it does not.
+QString ready_tooltip(const ModelInfo& info,
+                      bool generator_takes_images = engine::kGeneratorTakesImages);
 
 }  // namespace quire::gui

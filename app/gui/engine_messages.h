@@ -96,10 +96,16 @@ struct ModelInfo {
   // Identifies how messages are turned into token ids (model, prompt format,
   // system prompt). Token ids stored under another key are rendered afresh.
   QString render_key;
-  // The directory holds a vision tower and projector the engine loaded with
-  // the language model. Whether images reach the model also takes the
-  // generator's support: model_sees_images() (image_support.h) decides.
+  // The directory holds a vision tower and projector the engine can run
+  // beside the language model (its plan finds room for it in host memory).
+  // Whether images reach the model also takes the generator's support:
+  // model_sees_images() (image_support.h) decides.
   bool has_vision = false;
+  // The tower's name ("SigLIP tower, Gemma 3 projector"); empty for none.
+  QString vision_tower;
+  // Why the tower config.json declares cannot be used (a damaged download,
+  // too little host memory); empty when it can, or there is none.
+  QString vision_problem;
 };
 
 // Why something failed, for people: a headline, what happened, what to do.

@@ -15,6 +15,7 @@
 #include "quire/engine/runtime/model_runtime.h"
 #include "quire/kernels/fault_injecting_backend.h"
 #include "runtime_settings.h"
+#include "vision_status.h"
 
 namespace quire::gui {
 
@@ -133,7 +134,9 @@ void EngineWorker::complete(Loaded& loaded) {
       std::make_unique<engine::ModelRuntime>(loaded.model, *loaded.backend, options, load_options);
   const engine::FormatChoice format =
       format_for_chat(settings.model_directory, settings.prompt_format);
-  if (loaded.model->vision.tower) {
+  // A tower the plan finds no host memory for is none (vision_status.cpp).
+  const std::optional<engine::VisionTowerPlacement>& tower = loaded.runtime->plan().vision_tower;
+  if (loaded.model->vision.tower && (!tower || tower->fits)) {
     std::string why;
     loaded.images = images::open_image_preparer(settings.model_directory.toStdString(), why);
   }
@@ -146,7 +149,9 @@ void EngineWorker::complete(Loaded& loaded) {
   loaded.info =
       describe(*loaded.runtime, settings, format, QString::fromStdString(loaded.backend->name()));
   loaded.info.backend_note = selection.fallback_reason;
-  loaded.info.has_vision = loaded.images != nullptr;
+  describe_vision(loaded.info, loaded.model->vision, loaded.runtime->plan().vision_tower);
+  // It sees only where its images also reach the model (ImagePreparer).
+  loaded.info.has_vision = loaded.info.has_vision && loaded.images != nullptr;
   loadDraftModel(loaded);
   openDiskTier(loaded);
   loaded.info.render_key =

@@ -60,8 +60,9 @@ void EngineWorker::startServer() {
   setup.model.id = served_id(loaded.info.directory);
   setup.model.context_tokens = loaded.info.context_tokens;
   setup.model.vocab_size = loaded.tokenizer->vocab_size();
-  setup.model.vision_tower = loaded.model->vision.tower.has_value();
-  if (loaded.images) {
+  // A tower the plan found no host memory for is none (ModelInfo::has_vision).
+  setup.model.vision_tower = loaded.info.has_vision;
+  if (loaded.images && loaded.info.has_vision) {
     setup.model.prepare_image = [preparer = loaded.images](const server::MessageImage& image) {
       const QByteArray bytes(reinterpret_cast<const char*>(image.bytes.data()),
                              static_cast<qsizetype>(image.bytes.size()));

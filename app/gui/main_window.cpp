@@ -359,9 +359,9 @@ bool MainWindow::isShowingLoading() const {
   return !progress_->isHidden();
 }
 
-void MainWindow::setEngineState(const QString& text) {
+void MainWindow::setEngineState(const QString& text, const QString& tooltip) {
   engine_state_->setText(text);
-  engine_state_->setToolTip(text);
+  engine_state_->setToolTip(tooltip.isEmpty() ? text : tooltip);
 }
 
 void MainWindow::restoreEmptyStateText() {

@@ -110,7 +110,9 @@ class MainWindow : public QMainWindow {
   void hideLoading();
   bool isShowingLoading() const;
   // What the engine does, at the left of the status bar ("Ready", "Generating").
-  void setEngineState(const QString& text);
+  // The tooltip is the text itself unless given (a loaded model's line says
+  // there why a model with a vision tower does not see images).
+  void setEngineState(const QString& text, const QString& tooltip = QString());
   // Why the loaded model runs on another backend than the settings prefer
   // ("Running on the CPU: ..."), beside the engine state; empty hides it.
   void setBackendNote(const QString& text);

@@ -6,7 +6,10 @@
 
 #include "host_memory_parts.h"
 #include "quire/engine/generator/draft_model.h"
+#include "quire/engine/generator/image_input.h"
+#include "quire/engine/image_prompts/image_preparer.h"
 #include "quire/engine/runtime/weights_summary.h"
+#include "vision_status.h"
 
 namespace quire::gui {
 namespace {
@@ -214,6 +217,12 @@ ui::MemorySnapshotView memory_snapshot(engine::ModelRuntime& runtime,
     snapshot.window_pool = window_pool_view(cache, stats, generator, format);
   }
   snapshot.devices = device_views(runtime, stats, generator.draft_model());
+  // A tower whose family's images reach the model is loaded with it
+  // (images::open_image_preparer); any other is not read at all.
+  const engine::vision::VisionAvailability& vision = runtime.model().vision;
+  snapshot.vision_tower = vision_tower_view(
+      vision, runtime.plan().vision_tower,
+      vision.tower && engine::ImagePreparer::takes_images_of(*vision.tower));
   snapshot.sampled_tokens = generator.sampled_tokens();
   snapshot.generating_seconds = generator.generating_seconds();
   return snapshot;

@@ -89,8 +89,9 @@ void PendingImages::refresh() {
   }
   ui::AttachmentStrip& strip = *input_.attachmentStrip();
   const std::optional<ModelInfo>& model = host_.model();
-  strip.setNote(model && !model_sees_images(model) ? images_kept_not_sent_note(model->name)
-                                                   : QString());
+  strip.setNote(model && !model_sees_images(model)
+                    ? images_kept_not_sent_note(model->name, model->vision_problem)
+                    : QString());
   strip.setImages(views);
 }
 

@@ -446,7 +446,7 @@ void QuireApplication::onModelLoaded(const ModelInfo& info) {
   // Why the model runs on another backend than the settings prefer; it stays
   // in the status bar as long as the model is loaded.
   window_->setBackendNote(info.backend_note);
-  window_->setEngineState(ready_text(info));
+  window_->setEngineState(ready_text(info), ready_tooltip(info));
   // The demo model's odd English is expected: say so where its replies appear.
   if (is_demo_model(info.directory)) {
     window_->chatView()->setEmptyStateText(demo_chat_title(), demo_chat_hint());
@@ -525,7 +525,8 @@ void QuireApplication::showServingModel() {
                                 : tr("No model loaded — Quire"));
   // While a load is in flight the state says what is loading.
   if (host_->isLoading()) return;
-  window_->setEngineState(model ? ready_text(*model) : tr("No model loaded"));
+  window_->setEngineState(model ? ready_text(*model) : tr("No model loaded"),
+                          model ? ready_tooltip(*model) : QString());
 }
 
 void QuireApplication::loadDemoModel() {

@@ -3,6 +3,7 @@
 # without Qt or kernels: the model's description links it);
 # quire_engine_vision_tower runs them on the CPU.
 add_library(quire_engine_vision_weights STATIC
+  src/gemma3_image_scratch.cpp
   src/gemma3_vision_config.cpp
   src/pixtral_vision_config.cpp
   src/pixtral_vision_summary.cpp

@@ -25,12 +25,27 @@ constexpr qint64 kTowerParameters =
 
 static_assert(kTowerParameters == 80576, "the vision line below spells it out");
 
+// Host memory once loaded: the linears' weights stay F16 (the patch
+// convolution, q, k, v, out, fc1, fc2 and the projection: 78,592), the rest
+// is widened to F32 (1,984).
+constexpr qint64 kTowerMemoryBytes =
+    2 * (64 * 3 * 14 * 14 + 4 * 64 * 64 + 2 * 64 * 128 + 64 * 128) + 4 * (kTowerParameters - 78592);
+static_assert(kTowerMemoryBytes == 165120);
+// Reading one image, at the tower's end (2 heads of 32, 16 patches): 9,408
+// pixel values + 8 x 16 x 64 + 16 x 128 + 4 x 16 x 32 + 16 x 16 floats.
+constexpr qint64 kTowerScratchBytes = 4 * (9408 + 8 * 16 * 64 + 16 * 128 + 4 * 16 * 32 + 16 * 16);
+static_assert(kTowerScratchBytes == 87808);
+
 const char kTowerPrefix[] = "vision_tower.vision_model.";
 
-QString vision_line(const QByteArray& out) {
+QString line_starting(const QByteArray& out, const char* start) {
   for (const QByteArray& line : out.split('\n'))
-    if (line.startsWith("  vision ")) return QString::fromUtf8(line);
+    if (line.startsWith(start)) return QString::fromUtf8(line);
   return {};
+}
+
+QString vision_line(const QByteArray& out) {
+  return line_starting(out, "  vision ");
 }
 
 QJsonObject inspect_json(const QString& dir) {
@@ -77,9 +92,35 @@ class InspectVisionTest : public QObject {
     QCOMPARE(vision[u"dtype"].toString(), QStringLiteral("F16"));
     QCOMPARE(vision[u"parameters"].toInteger(), kTowerParameters);
     QCOMPARE(vision[u"bytes"].toInteger(), 2 * kTowerParameters);
+    QCOMPARE(vision[u"memory_bytes"].toInteger(), kTowerMemoryBytes);
+    QCOMPARE(vision[u"scratch_bytes"].toInteger(), kTowerScratchBytes);
     QCOMPARE(vision[u"tensor_prefix"].toString(), QLatin1String(kTowerPrefix));
     QCOMPARE(vision[u"images_given_to_model"].toBool(false), true);
     QVERIFY(!vision.contains(u"problem"));
+  }
+
+  // The plan prices the tower in host memory, in the text and in --json;
+  // what is left for it depends on this machine's free memory.
+  void thePlanPricesTheTowerInHostMemory() {
+    const QString dir = make("vision-plan", {"--arch", "gemma3", "--multimodal"});
+    QVERIFY(!dir.isEmpty());
+    const cli_test::Run run = cli_test::run_cli({QStringLiteral("inspect"), dir});
+    QCOMPARE(run.exit_code, 0);
+    const QString line = line_starting(run.out, "  vision tower ");
+    QVERIFY2(line.startsWith(QStringLiteral(
+                 "  vision tower (SigLIP tower, Gemma 3 projector) in host memory: weights 161 "
+                 "KiB, 86 KiB to read an image; ")),
+             qPrintable(line));
+    QVERIFY(line.endsWith(QStringLiteral(" of host memory left for it")));
+
+    const QJsonObject tower = inspect_json(dir)[u"plan"][u"vision_tower"].toObject();
+    QCOMPARE(tower[u"name"].toString(), QStringLiteral("SigLIP tower, Gemma 3 projector"));
+    QCOMPARE(tower[u"where"].toString(), QStringLiteral("host memory"));
+    QCOMPARE(tower[u"weight_bytes"].toInteger(), kTowerMemoryBytes);
+    QCOMPARE(tower[u"scratch_bytes"].toInteger(), kTowerScratchBytes);
+    QVERIFY(tower[u"usable"].toInteger() > 0);
+    QVERIFY(tower[u"fits"].toBool());
+    QCOMPARE(tower[u"problem"].toString(), QString());
   }
 
   void textOnlyModelShowsNone() {
@@ -93,6 +134,7 @@ class InspectVisionTest : public QObject {
     const QJsonObject out = inspect_json(dir);
     QVERIFY(out.contains(u"vision"));
     QVERIFY(out[u"vision"].isNull());
+    QVERIFY(out[u"plan"][u"vision_tower"].isNull());
   }
 
   // The language model still runs without its tower; inspect says which

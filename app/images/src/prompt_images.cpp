@@ -15,7 +15,10 @@ std::shared_ptr<engine::ImagePreparer> open_image_preparer(const std::filesystem
   try {
     // The tower runs on the thread that steps the generator, between steps,
     // so it may use every core.
-    return engine::ImagePreparer::open(directory, std::make_shared<kernels::ThreadPool>());
+    std::shared_ptr<engine::ImagePreparer> preparer =
+        engine::ImagePreparer::open(directory, std::make_shared<kernels::ThreadPool>());
+    preparer->load_tower();
+    return preparer;
   } catch (const engine::ModelError& error) {
     why = error.what();
     return nullptr;

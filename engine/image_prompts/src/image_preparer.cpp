@@ -16,9 +16,14 @@ struct ImagePreparer::Tower {
   std::mutex mutex;
   std::optional<vision::Gemma3VisionEncoder> encoder;
 
-  std::vector<float> embed(const vision::PixelTensor& pixels) {
+  void load() {
     const std::lock_guard lock(mutex);
     if (!encoder) encoder.emplace(vision::Gemma3VisionEncoder::load(directory));
+  }
+
+  std::vector<float> embed(const vision::PixelTensor& pixels) {
+    load();
+    const std::lock_guard lock(mutex);
     return encoder->embed(*pool, pixels).values;
   }
 };
@@ -78,6 +83,10 @@ ImagePreparer::ImagePreparer(std::filesystem::path directory, quire::vision::Pro
       tower_(std::make_shared<Tower>()) {
   tower_->directory = directory_;
   tower_->pool = std::move(pool);
+}
+
+void ImagePreparer::load_tower() {
+  tower_->load();
 }
 
 bool ImagePreparer::takes_images_of(const vision::VisionTowerSummary& tower) {

@@ -63,6 +63,10 @@ void PlacementRequest::validate() const {
     check_bytes(host->free_bytes, "host free memory");
     check_bytes(host->reserve_bytes, "host reserve");
   }
+  if (vision_tower) {
+    check_bytes(vision_tower->weight_bytes, "vision tower weights");
+    check_bytes(vision_tower->scratch_bytes, "vision tower scratch");
+  }
   check_bytes(policy.default_reserve_bytes, "default reserve");
   for (std::size_t i = 0; i < policy.reserve_bytes.size(); ++i) {
     check_bytes(policy.reserve_bytes[i], "reserve of device position " + std::to_string(i));

@@ -6,6 +6,7 @@
 #include "packing.h"
 #include "plan_messages.h"
 #include "quire/engine/planner/planner.h"
+#include "vision_tower_placement.h"
 
 namespace quire::engine {
 namespace {
@@ -354,6 +355,7 @@ PlacementPlan plan_placement(const PlacementRequest& request) {
   }
   apply_packing(request, packing, needs, prepaid, plan);
   note_unusable_devices(request, needs, plan);
+  plan.vision_tower = detail::place_vision_tower(request, plan);
   return plan;
 }
 

@@ -119,6 +119,19 @@ std::string host_line(const PlacementPlan& plan) {
   return line;
 }
 
+// "  vision tower (SigLIP tower, Gemma 3 projector) in host memory: weights
+// 812 MiB, 289 MiB to read an image; 20.1 GiB of host memory left for it",
+// the reserve and the rest of the plan taken off; or
+// why it cannot be held.
+std::string vision_tower_line(const VisionTowerPlacement& tower) {
+  std::string line = "  vision tower (" + tower.name + ") in host memory: ";
+  if (!tower.fits) return line + tower.problem;
+  line += "weights " + human_bytes(tower.weight_bytes) + ", " + human_bytes(tower.scratch_bytes) +
+          " to read an image";
+  if (tower.usable >= 0) line += "; " + human_bytes(tower.usable) + " of host memory left for it";
+  return line;
+}
+
 }  // namespace
 
 std::string describe_plan(const PlacementPlan& plan) {
@@ -133,6 +146,7 @@ std::string describe_plan(const PlacementPlan& plan) {
             ", wherever the layer's weights are\n";
   }
   if (plan.host_cache) text += host_line(plan) + "\n";
+  if (plan.vision_tower) text += vision_tower_line(*plan.vision_tower) + "\n";
   for (const std::string& note : plan.notes)
     text += "  note: " + note + "\n";
   return text;

@@ -123,8 +123,8 @@ PlacementRequest placement_request(const ModelDescription& model,
                                                    options.max_chunk_tokens, options.max_sequences);
   request.page_size = options.page_size;
   for (const kernels::DeviceInfo& device : devices) {
-    request.devices.push_back(
-        PlanDevice{device.index, device.name, device.total_bytes, device.free_bytes});
+    request.devices.push_back(PlanDevice{device.index, device.name, device.total_bytes,
+                                         device.free_bytes, device.host_memory});
   }
   // The residual window's FP16 mirrors, on the devices of the main pool's
   // device layers.
@@ -148,6 +148,15 @@ PlacementRequest placement_request(const ModelDescription& model,
   if (options.cache_residence != CacheResidence::Device) {
     request.host = PlanHost{host_available_bytes(), options.host_reserve_bytes};
     request.host_copy_bytes_per_second = options.host_copy_bytes_per_second;
+  }
+  if (model.vision.tower) {
+    // The tower runs on the CPU: its weights and an image's activations are
+    // in host memory, priced after the language model.
+    const vision::VisionTowerSummary& tower = *model.vision.tower;
+    request.vision_tower =
+        VisionTowerCost{tower.tower + " tower, " + tower.projector + " projector",
+                        tower.memory_bytes, tower.scratch_bytes};
+    if (!request.host) request.host = PlanHost{host_available_bytes(), options.host_reserve_bytes};
   }
   request.policy = options.placement;
   apply_reserves(options.reserve_bytes, devices, request.policy);

@@ -2,6 +2,7 @@
 
 #include "pixtral_vision_summary.h"
 #include "quire/engine/model_error.h"
+#include "quire/engine/vision/gemma3_image_scratch.h"
 #include "quire/engine/vision/gemma3_vision_config.h"
 #include "quire/engine/vision/qwen25_vision_config.h"
 #include "quire/engine/vision/qwen25_vision_weights.h"
@@ -14,6 +15,7 @@ void take_tensors(const VisionTensorSummary& found, VisionTowerSummary& summary)
   summary.dtype = found.dtype;
   summary.parameters = found.parameters;
   summary.bytes = found.bytes;
+  summary.memory_bytes = found.memory_bytes;
   summary.tensor_prefix = found.prefixes.tower;
 }
 
@@ -30,6 +32,7 @@ std::optional<VisionTowerSummary> describe_gemma3(const std::filesystem::path& d
   summary.layers = config->tower.num_layers;
   summary.hidden_size = config->tower.hidden_size;
   summary.tokens_per_image = config->tokens_per_image;
+  summary.scratch_bytes = gemma3_image_scratch_bytes(*config);
   return summary;
 }
 

@@ -56,6 +56,13 @@ void for_each_expected(
   f(prefixes.projector + "mm_soft_emb_norm.weight", {width});
 }
 
+// What WeightReader widens to FP32 when loading (biases, norms, the
+// position embedding); the linears' weights (2-D or the patch convolution's
+// 4-D) stay in their file dtype.
+bool widened_when_loaded(const std::string& name, const std::vector<std::int64_t>& shape) {
+  return shape.size() == 1 || name.ends_with("position_embedding.weight");
+}
+
 // A layer beyond vision_config's count means the config describes another
 // tower than the files hold.
 void check_no_extra_layers(const io::ModelTensors& tensors, const Gemma3VisionConfig& config,
@@ -85,14 +92,17 @@ VisionTensorSummary check_gemma3_vision_tensors(const io::ModelTensors& tensors,
                                                 const Gemma3VisionConfig& config) {
   VisionTensorSummary summary;
   summary.prefixes = find_prefixes(tensors);
-  for_each_expected(config, summary.prefixes,
-                    [&](const std::string& name, std::vector<std::int64_t> shape) {
-                      detail::check_tower_tensor_present(tensors, name);
-                      const io::ModelTensors::Located located =
-                          tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
-                      summary.parameters += located.info->elements();
-                      summary.bytes += static_cast<std::int64_t>(located.info->bytes);
-                    });
+  for_each_expected(
+      config, summary.prefixes, [&](const std::string& name, std::vector<std::int64_t> shape) {
+        detail::check_tower_tensor_present(tensors, name);
+        const io::ModelTensors::Located located =
+            tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
+        const auto elements = static_cast<std::int64_t>(located.info->elements());
+        const auto bytes = static_cast<std::int64_t>(located.info->bytes);
+        summary.parameters += elements;
+        summary.bytes += bytes;
+        summary.memory_bytes += widened_when_loaded(name, shape) ? 4 * elements : bytes;
+      });
   check_no_extra_layers(tensors, config, summary.prefixes);
   summary.dtype =
       tensors.get(summary.prefixes.tower + "embeddings.patch_embedding.weight").info->dtype;

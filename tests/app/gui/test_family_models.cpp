@@ -13,6 +13,7 @@
 
 #include "app_test_support.h"
 #include "main_window.h"
+#include "quire/engine/generator/image_input.h"
 #include "quire/ui/memory_panel.h"
 #include "quire/ui/memory_text.h"
 #include "test_main.h"
@@ -72,6 +73,34 @@ void expect_window_pool(AppRun& run, int sliding, int layers, int window) {
                .arg(ui::groupDigits(window), ui::formatBytes(pool.bytes)));
 }
 
+// A model with a vision tower: the model line says "sees images" when the
+// generator takes images, else nothing about them and its tooltip why; the
+// memory panel shows the tower as an item of its own, "not loaded" while
+// images are not given to the model.
+void expect_vision_tower(AppRun& run) {
+  const auto* state = run.app->window().findChild<QLabel*>(QStringLiteral("engineState"));
+  QVERIFY(state);
+  ui::MemoryPanel& memory = *run.app->window().memoryPanel();
+  QTRY_VERIFY(!memory.visionTowerText().isEmpty());
+  const ui::VisionTowerView& tower = memory.snapshot().vision_tower;
+  QCOMPARE(tower.name, QStringLiteral("SigLIP tower, Gemma 3 projector"));
+  QVERIFY(tower.weights > 0 && tower.scratch > 0);
+  QCOMPARE(memory.visionTowerText(), ui::visionTowerText(tower));
+  if (engine::kGeneratorTakesImages) {
+    QVERIFY2(state->text().endsWith(QStringLiteral(" · sees images")), qPrintable(state->text()));
+    QCOMPARE(state->toolTip(), state->text());
+    QVERIFY(tower.not_loaded.isEmpty());
+    return;
+  }
+  QVERIFY(!state->text().contains(QStringLiteral("images")));
+  QVERIFY2(state->toolTip().contains(QStringLiteral(
+               "has a vision tower (SigLIP tower, Gemma 3 projector), but Quire does not give "
+               "images to models yet")),
+           qPrintable(state->toolTip()));
+  QVERIFY(memory.visionTowerText().endsWith(
+      QStringLiteral("not loaded: images are not yet given to the model")));
+}
+
 }  // namespace
 
 class FamilyModelsAppTest : public QObject {
@@ -93,6 +122,17 @@ class FamilyModelsAppTest : public QObject {
                  QVERIFY(!run.app->model()->disk_notice_is_error);
                  QVERIFY(!run.app->window().memoryPanel()->snapshot().cache.disk.enabled);
                });
+  }
+
+  // Right after the load, while the line is the model's (a reply turns it
+  // into "Ready").
+  void gemma3WithATowerSaysWhetherItSeesImages() {
+    AppRun run(published_family_model(QStringLiteral("gemma-3-4b-it"), "gemma-3-4b-it.json",
+                                      "tokenizer-gemma3"),
+               8);
+    run.start();
+    QVERIFY(run.waitForModel());
+    expect_vision_tower(run);
   }
 
   void qwen3MoeChatsThroughItsExperts() {

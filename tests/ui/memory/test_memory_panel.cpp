@@ -228,6 +228,40 @@ class MemoryPanelTest : public QObject {
     QCOMPARE(panel.deviceBars()[2]->device().name, QStringLiteral("GPU 2"));
   }
 
+  // A model with a vision tower: the tower is an item of its own under the
+  // devices (name, bytes, where), with its exact bytes in the tooltip; a
+  // model without one shows no such line.
+  void aVisionTowerIsShownAsItsOwnItem() {
+    MemoryPanel panel;
+    panel.resize(800, 640);
+    MemorySnapshotView snapshot = realisticSnapshot();
+    panel.setSnapshot(snapshot);
+    auto* label = panel.findChild<QLabel*>(QStringLiteral("visionTower"));
+    QVERIFY(label);
+    QVERIFY(label->isHidden());
+    QCOMPARE(panel.visionTowerText(), QString());
+
+    snapshot.vision_tower.name = QStringLiteral("SigLIP tower, Gemma 3 projector");
+    snapshot.vision_tower.where = QStringLiteral("host memory");
+    snapshot.vision_tower.weights = 851'223'552;
+    snapshot.vision_tower.scratch = 302'972'928;
+    snapshot.vision_tower.not_loaded = QStringLiteral("images are not yet given to the model");
+    panel.setSnapshot(snapshot);
+    QVERIFY(!label->isHidden());
+    QCOMPARE(panel.visionTowerText(),
+             QStringLiteral("Vision tower (SigLIP tower, Gemma 3 projector) · host memory: "
+                            "812 MiB of weights, 289 MiB to read an image · not loaded: images "
+                            "are not yet given to the model"));
+    QCOMPARE(label->toolTip(), visionTowerToolTip(snapshot.vision_tower));
+    // The device bars are the devices' alone: the tower is not among them.
+    QCOMPARE(panel.deviceBars().size(), 2);
+
+    snapshot.vision_tower = VisionTowerView{};
+    panel.setSnapshot(snapshot);
+    QVERIFY(label->isHidden());
+    QCOMPARE(panel.visionTowerText(), QString());
+  }
+
   void emptySnapshotShowsTheExplanationAgain() {
     MemoryPanel panel;
     panel.setSnapshot(realisticSnapshot());

@@ -149,6 +149,30 @@ class MemoryTextTest : public QObject {
     QCOMPARE(deviceUsageText(device), QStringLiteral("6.13 GiB of 16.0 GiB used"));
   }
 
+  // The vision tower's line and tooltip: in memory, and not loaded.
+  void visionTowerTexts() {
+    VisionTowerView tower;
+    tower.name = QStringLiteral("SigLIP tower, Gemma 3 projector");
+    tower.where = QStringLiteral("host memory");
+    tower.weights = 165'120;
+    tower.scratch = 87'808;
+    QCOMPARE(visionTowerText(tower),
+             QStringLiteral("Vision tower (SigLIP tower, Gemma 3 projector) · host memory: "
+                            "161 KiB of weights, 85.8 KiB to read an image"));
+    QCOMPARE(visionTowerToolTip(tower),
+             QStringLiteral("Vision tower: SigLIP tower, Gemma 3 projector\n"
+                            "Weights: 161 KiB (165,120 bytes)\n"
+                            "Reading one image: 85.8 KiB (87,808 bytes) at most\n"
+                            "In host memory: the tower runs on the CPU"));
+    tower.not_loaded = QStringLiteral("images are not yet given to the model");
+    QCOMPARE(visionTowerText(tower),
+             QStringLiteral("Vision tower (SigLIP tower, Gemma 3 projector) · host memory: "
+                            "161 KiB of weights, 85.8 KiB to read an image · not loaded: images "
+                            "are not yet given to the model"));
+    QVERIFY(visionTowerToolTip(tower).endsWith(
+        QStringLiteral("\nNot loaded: images are not yet given to the model")));
+  }
+
   void summaryTexts() {
     CacheSummaryView cache;
     cache.page_size = 256;

@@ -100,6 +100,14 @@ QWidget* MemoryPanel::buildContent() {
   devices_layout_ = new QVBoxLayout;
   devices_layout_->setSpacing(kItemGap + 4);
   layout->addLayout(devices_layout_);
+  // A vision tower is its own item: it is in host memory (or not loaded),
+  // whichever devices hold the model.
+  vision_tower_ = secondaryLabel(page);
+  vision_tower_->setObjectName(QStringLiteral("visionTower"));
+  vision_tower_->setWordWrap(true);
+  vision_tower_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  vision_tower_->hide();
+  layout->addWidget(vision_tower_);
   layout->addSpacing(kSectionGap - kItemGap);
 
   auto* cache_header = new QHBoxLayout;
@@ -214,6 +222,10 @@ QString MemoryPanel::cacheShapeText() const {
   return shape_label_->text();
 }
 
+QString MemoryPanel::visionTowerText() const {
+  return vision_tower_->isHidden() ? QString() : vision_tower_->text();
+}
+
 QSize MemoryPanel::sizeHint() const {
   return QSize(720, 560);
 }
@@ -241,6 +253,7 @@ void MemoryPanel::setSnapshot(const MemorySnapshotView& snapshot) {
   setTextIfChanged(hit_rate_label_, quire::ui::hitRateText(snapshot_.cache));
   setTextIfChanged(summary_label_, cacheSummaryText(snapshot_.cache));
   syncWindowPool();
+  syncVisionTower();
   if (was_empty) stack_->setCurrentWidget(content_);
 }
 
@@ -289,6 +302,14 @@ void MemoryPanel::syncWindowPool() {
   if (counts.total() == 0) counts = PageStateCounts::fromPages(pool.pages);
   window_legend_->setCounts(counts);
   window_map_->setPages(pool.pages);
+}
+
+void MemoryPanel::syncVisionTower() {
+  const VisionTowerView& tower = snapshot_.vision_tower;
+  vision_tower_->setVisible(!tower.isEmpty());
+  if (tower.isEmpty()) return;
+  setTextIfChanged(vision_tower_, quire::ui::visionTowerText(tower));
+  vision_tower_->setToolTip(visionTowerToolTip(tower));
 }
 
 void MemoryPanel::syncDeviceBars() {

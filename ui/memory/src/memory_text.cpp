@@ -198,4 +198,22 @@ QString slidingLayersCaptionText(const WindowPoolView& pool) {
       pool.bytes);
 }
 
+QString visionTowerText(const VisionTowerView& tower) {
+  QString text = QStringLiteral("Vision tower (%1)%2%3: %4 of weights, %5 to read an image")
+                     .arg(tower.name, kSeparator, tower.where, formatBytes(tower.weights),
+                          formatBytes(tower.scratch));
+  if (!tower.not_loaded.isEmpty())
+    text += kSeparator + QStringLiteral("not loaded: ") + tower.not_loaded;
+  return text;
+}
+
+QString visionTowerToolTip(const VisionTowerView& tower) {
+  QStringList lines{QStringLiteral("Vision tower: %1").arg(tower.name),
+                    QStringLiteral("Weights: %1").arg(exactBytes(tower.weights)),
+                    QStringLiteral("Reading one image: %1 at most").arg(exactBytes(tower.scratch)),
+                    QStringLiteral("In %1: the tower runs on the CPU").arg(tower.where)};
+  if (!tower.not_loaded.isEmpty()) lines << QStringLiteral("Not loaded: %1").arg(tower.not_loaded);
+  return lines.join(u'\n');
+}
+
 }  // namespace quire::ui

@@ -9,6 +9,7 @@ void registerMemoryViewMetaTypes() {
   qRegisterMetaType<DiskTierView>("quire::ui::DiskTierView");
   qRegisterMetaType<CacheSummaryView>("quire::ui::CacheSummaryView");
   qRegisterMetaType<WindowPoolView>("quire::ui::WindowPoolView");
+  qRegisterMetaType<VisionTowerView>("quire::ui::VisionTowerView");
   qRegisterMetaType<MemorySnapshotView>("quire::ui::MemorySnapshotView");
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 
 // The memory panel: how each device's memory is split between weights, KV
-// cache, scratch and other processes; the live map of cache pages with its
+// cache, scratch and other processes; a vision tower beside the model as an
+// item of its own (its bytes, where, or why it is not loaded); the live map
+// of cache pages with its
 // legend (two maps for a model whose sliding layers keep their pages apart,
 // Gemma 2 and 3: the global layers' and the window pool's); and the prefix
 // cache's record (hit rate, tokens reused and computed,
@@ -53,6 +55,8 @@ class MemoryPanel : public QWidget {
   QString globalLayersCaptionText() const;
   QString slidingLayersCaptionText() const;
   QString windowShapeText() const;
+  // The vision tower's line under the devices; empty while the model has none.
+  QString visionTowerText() const;
 
   QSize sizeHint() const override;
 
@@ -75,6 +79,7 @@ class MemoryPanel : public QWidget {
   QWidget* buildWindowPoolSection(QWidget* parent);
   void syncDeviceBars();
   void syncWindowPool();
+  void syncVisionTower();
 
   MemorySnapshotView snapshot_;
   MemoryHistory history_;
@@ -84,6 +89,7 @@ class MemoryPanel : public QWidget {
   QLabel* empty_text_ = nullptr;
   QWidget* content_ = nullptr;
   QVBoxLayout* devices_layout_ = nullptr;
+  QLabel* vision_tower_ = nullptr;
   QList<DeviceMemoryBar*> bars_;
   PageMapWidget* page_map_ = nullptr;
   PageMapLegend* legend_ = nullptr;

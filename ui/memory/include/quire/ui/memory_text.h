@@ -54,4 +54,13 @@ QString cacheShapeText(const CacheSummaryView& cache);
 QString globalLayersCaptionText(const WindowPoolView& pool);
 QString slidingLayersCaptionText(const WindowPoolView& pool);
 
+// The vision tower's line under the devices: "Vision tower (SigLIP tower,
+// Gemma 3 projector) · host memory: 812 MiB of weights, 289 MiB to read an
+// image · not loaded: images are not yet given to the model"; the last part
+// only when it is not in memory.
+QString visionTowerText(const VisionTowerView& tower);
+// Its tooltip: each figure with its exact byte count, where, and why it is
+// not loaded, one per line.
+QString visionTowerToolTip(const VisionTowerView& tower);
+
 }  // namespace quire::ui

@@ -119,6 +119,23 @@ struct WindowPoolView {
   friend bool operator==(const WindowPoolView&, const WindowPoolView&) = default;
 };
 
+// A vision tower beside the model (Gemma 3's SigLIP tower and projector).
+// It runs on the CPU, so its weights and the activations of the image it
+// reads are in host memory. Empty for a model that cannot see.
+struct VisionTowerView {
+  QString name;        // "SigLIP tower, Gemma 3 projector"
+  QString where;       // "host memory"
+  qint64 weights = 0;  // bytes once loaded
+  qint64 scratch = 0;  // bytes at the peak of reading one image
+  // Why it is not in memory now (images are not yet given to the model, or
+  // host memory cannot hold it); empty when it is.
+  QString not_loaded;
+
+  bool isEmpty() const { return name.isEmpty(); }
+
+  friend bool operator==(const VisionTowerView&, const VisionTowerView&) = default;
+};
+
 // Everything the memory panel shows at one moment. The pages are listed in
 // page order, so a page's position in `pages` is its index.
 struct MemorySnapshotView {
@@ -128,6 +145,7 @@ struct MemorySnapshotView {
   // A mixed model's sliding layers' pages; then `pages` and `cache` are the
   // global layers'.
   WindowPoolView window_pool;
+  VisionTowerView vision_tower;
   // Tokens the engine has sampled since the model was loaded, over all chats;
   // the chart turns the difference between two snapshots into tokens/s.
   qint64 sampled_tokens = 0;
@@ -153,4 +171,5 @@ Q_DECLARE_METATYPE(quire::ui::PageCellView)
 Q_DECLARE_METATYPE(quire::ui::DiskTierView)
 Q_DECLARE_METATYPE(quire::ui::CacheSummaryView)
 Q_DECLARE_METATYPE(quire::ui::WindowPoolView)
+Q_DECLARE_METATYPE(quire::ui::VisionTowerView)
 Q_DECLARE_METATYPE(quire::ui::MemorySnapshotView)

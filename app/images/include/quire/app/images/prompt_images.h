@@ -17,8 +17,9 @@ namespace quire::images {
 std::shared_ptr<const engine::PreparedImage> prepare_image_file(engine::ImagePreparer& preparer,
                                                                 const QByteArray& bytes);
 
-// The model's preparer when it has a vision side whose images Quire gives
-// to the model, else null with `why` set (a text-only model leaves it empty).
+// The model's preparer, its tower loaded, when it has a vision side whose
+// images Quire gives to the model; else null with `why` set (a text-only
+// model leaves it empty).
 std::shared_ptr<engine::ImagePreparer> open_image_preparer(const std::filesystem::path& directory,
                                                            std::string& why);
 

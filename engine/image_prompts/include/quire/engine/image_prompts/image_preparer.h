@@ -31,6 +31,11 @@ class ImagePreparer {
   static std::shared_ptr<ImagePreparer> open(const std::filesystem::path& directory,
                                              std::shared_ptr<kernels::ThreadPool> pool);
 
+  // Reads the tower's weights now rather than on the first image (the
+  // app and the server load it with the model, whose plan has priced it).
+  // Throws ModelError naming the tensor at fault.
+  void load_tower();
+
   // Processes `image` (quire::vision::ImageError for one the processor refuses).
   std::shared_ptr<const PreparedImage> prepare(const quire::vision::RgbImage& image);
 

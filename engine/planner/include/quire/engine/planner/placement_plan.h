@@ -57,6 +57,24 @@ struct HostCachePlacement {
   double seconds_per_step = 0;
 };
 
+// The vision tower in host memory (PlacementRequest::vision_tower): what it
+// takes and whether what the plan leaves there holds it.
+struct VisionTowerPlacement {
+  std::string name;
+  std::int64_t weight_bytes = 0;
+  std::int64_t scratch_bytes = 0;  // while it reads one image
+  std::int64_t bytes = 0;          // weight_bytes + scratch_bytes
+  // Host memory free after the reserve and after what the plan puts there
+  // (a host-memory device's modules, cache and scratch; offloaded pages);
+  // never negative. -1: not checked, the request gave no host memory.
+  std::int64_t usable = -1;
+  std::int64_t reserve = 0;  // the reserve taken off `usable`
+  bool fits = true;
+  // When it does not fit: why, and that the model loads without it and
+  // refuses images ("images cannot be read: ...").
+  std::string problem;
+};
+
 struct ModulePlacement {
   std::string name;  // copied from the request, so a plan describes itself
   ModuleKind kind = ModuleKind::Layer;
@@ -126,6 +144,9 @@ struct PlacementPlan {
   std::vector<ModulePlacement> modules;  // one per requested module
   CacheResidence cache_residence = CacheResidence::Device;
   std::optional<HostCachePlacement> host_cache;  // when any layer is offloaded
+  // When the request has a vision tower. Its `fits` is its own: `fits` above
+  // is the language model's, which loads either way.
+  std::optional<VisionTowerPlacement> vision_tower;
   // The position in `devices` of the device holding every layer's cache
   // (PlacementRequest::cache_device); -1: each layer's on its own device.
   int cache_slot = -1;

@@ -44,7 +44,18 @@ struct ModuleCost {
   std::int64_t cache_fixed_bytes = 0;
 };
 
-// Host memory for offloaded cache pages.
+// A vision tower that reads images on the CPU: its weights, and while it
+// reads an image its activations, live in host memory. The language model
+// comes first: the tower is priced against what the plan leaves there, and
+// a tower that does not fit never stops the model from loading (the model
+// then refuses images, with the plan's reason).
+struct VisionTowerCost {
+  std::string name;                // "SigLIP tower, Gemma 3 projector"
+  std::int64_t weight_bytes = 0;   // as loaded into memory
+  std::int64_t scratch_bytes = 0;  // the peak while it reads one image
+};
+
+// Host memory for offloaded cache pages and a vision tower.
 struct PlanHost {
   std::int64_t free_bytes = 0;     // available right now
   std::int64_t reserve_bytes = 0;  // kept for the rest of the machine
@@ -57,6 +68,9 @@ struct PlanDevice {
   std::string name;
   std::int64_t total_bytes = 0;
   std::int64_t free_bytes = 0;  // free right now; other processes' use counts
+  // The device's memory is the machine's own (kernels::DeviceInfo::host_memory):
+  // a vision tower is priced against what the plan leaves here.
+  bool host_memory = false;
 };
 
 enum class PlacementMode : std::uint8_t {
@@ -126,6 +140,10 @@ struct PlacementRequest {
   // the whole cache, its scratch even without a module, and, where layers
   // are offloaded, the one staging ring they all share.
   std::optional<int> cache_device;
+  // The model's vision tower, when it has one it can run; priced in host
+  // memory (`host`, or the device that is the machine's memory) after
+  // everything else, and never part of whether the plan fits.
+  std::optional<VisionTowerCost> vision_tower;
 
   // Throws std::invalid_argument naming the first value that is out of range
   // (negative bytes, a page size below 1, more pages than a cache can address,

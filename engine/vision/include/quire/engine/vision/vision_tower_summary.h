@@ -34,7 +34,12 @@ struct VisionTowerSummary {
   int tokens_per_image = 0;
   kernels::DType dtype = kernels::DType::BF16;
   std::int64_t parameters = 0;  // tower and projector
-  std::int64_t bytes = 0;
+  std::int64_t bytes = 0;       // in the files
+  // Host memory the tower takes once loaded (the linears' weights as stored,
+  // the rest widened to FP32), and at its peak while it reads one image
+  // (gemma3_image_scratch_bytes); the tower runs on the CPU.
+  std::int64_t memory_bytes = 0;
+  std::int64_t scratch_bytes = 0;
   std::string tensor_prefix;  // where the tower's tensors start
 };
 

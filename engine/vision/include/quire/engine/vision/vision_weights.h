@@ -36,6 +36,10 @@ struct VisionTensorSummary {
   kernels::DType dtype = kernels::DType::BF16;  // of the tower's patch embedding
   std::int64_t parameters = 0;
   std::int64_t bytes = 0;  // in the files
+  // In memory once loaded: load_gemma3_vision_weights keeps the linears'
+  // weights in their file dtype and widens the rest (biases, norms, the
+  // position embedding) to FP32.
+  std::int64_t memory_bytes = 0;
 };
 
 // Finds the tower's tensors and checks each one's dtype (F16, BF16 or F32)
