@@ -120,6 +120,7 @@ ForwardPass::Scratch& ForwardPass::scratch(int device) {
   s.sequence_ids = floats(backend_, device, t);
   s.mirrored = floats(backend_, device, 2 * t);
   s.inv_freq = floats(backend_, device, c.rotary_dim() / 2);
+  if (!c.rope_scaling.mrope_section.empty()) s.rope_positions = floats(backend_, device, 3 * t);
   if (c.rope_local_theta) {
     s.inv_freq_local = floats(backend_, device, c.rotary_dim() / 2);
     const std::vector<float> local = local_rope_frequencies(c).inv_freq;
@@ -159,7 +160,8 @@ void ForwardPass::upload_metadata(int device, std::span<const std::int32_t> toke
                                   std::span<const std::int32_t> positions,
                                   std::span<const std::int32_t> sequence_ids,
                                   std::span<const std::int32_t> block_tables,
-                                  std::span<const std::int32_t> mirrored) {
+                                  std::span<const std::int32_t> mirrored,
+                                  std::span<const std::int32_t> rope_positions) {
   Scratch& s = scratch(device);
   if (block_tables.size() > s.block_table_entries) {
     graphs_.invalidate();  // they read the old buffer
@@ -182,6 +184,10 @@ void ForwardPass::upload_metadata(int device, std::span<const std::int32_t> toke
   backend_.copy(s.block_tables.data(), device, block_tables.data(), -1, block_tables.size_bytes());
   if (!mirrored.empty())
     backend_.copy(s.mirrored.data(), device, mirrored.data(), -1, mirrored.size_bytes());
+  if (!rope_positions.empty()) {
+    backend_.copy(s.rope_positions.data(), device, rope_positions.data(), -1,
+                  rope_positions.size_bytes());
+  }
 }
 
 std::vector<std::int32_t> ForwardPass::assign_mirrors(std::span<const Sequence> sequences) {
@@ -260,6 +266,8 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
   // change a row's last bits. The products still see the step's sequences
   // (sequence_ids).
   std::vector<std::int32_t> tokens, positions, sequence_ids, attention_ids, block_tables;
+  std::vector<std::int32_t> rope_positions;  // M-RoPE: (t, h, w) per token
+  const bool multimodal_rope = !c.rope_scaling.mrope_section.empty();
   std::vector<std::size_t> attention_owner;  // per attention sequence: its sequence
   const bool pooled = storage_.has_window_pool();
   std::size_t max_pages = 1;
@@ -295,9 +303,24 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
         end > static_cast<std::int64_t>(seq.window_pages.size()) * storage_.config().page_size) {
       throw std::invalid_argument("a sequence's tokens run past its window pool pages");
     }
+    if (!seq.rope_positions.empty() &&
+        (!multimodal_rope || seq.rope_positions.size() != 3 * seq.tokens.size())) {
+      throw std::invalid_argument(
+          multimodal_rope ? "a sequence brings " + std::to_string(seq.rope_positions.size()) +
+                                " rotary positions for " + std::to_string(seq.tokens.size()) +
+                                " tokens; M-RoPE takes three per token (t, h, w)"
+                          : std::string("a sequence brings rotary positions, but the model has "
+                                        "no M-RoPE (rope_scaling.mrope_section)"));
+    }
     for (std::size_t i = 0; i < seq.tokens.size(); ++i) {
       tokens.push_back(seq.tokens[i]);
       positions.push_back(seq.first_position + static_cast<std::int32_t>(i));
+      if (multimodal_rope) {
+        for (std::size_t axis = 0; axis < 3; ++axis) {
+          rope_positions.push_back(seq.rope_positions.empty() ? positions.back()
+                                                              : seq.rope_positions[3 * i + axis]);
+        }
+      }
       sequence_ids.push_back(static_cast<std::int32_t>(s));
       if (i == 0 || seq.decode_rows) {
         const std::size_t row = attention_ids.empty() ? 0 : std::size_t(attention_ids.back()) + 1;
@@ -343,7 +366,8 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
     }
   }
   for (int device : devices_)
-    upload_metadata(device, tokens, positions, attention_ids, block_tables, mirrored);
+    upload_metadata(device, tokens, positions, attention_ids, block_tables, mirrored,
+                    rope_positions);
   if (storage_.any_on_host()) {
     std::vector<StepPages> step_pages;
     for (const Sequence& seq : sequences) {
@@ -454,9 +478,17 @@ void ForwardPass::attention_block(std::size_t index, std::int64_t count,
   const kernels::DeviceBuffer& inv_freq = c.local_rope(index) ? s.inv_freq_local : s.inv_freq;
   // Local layers rotate unscaled: no attention factor.
   const float factor = c.local_rope(index) ? 1.0f : attention_factor_;
-  const kernels::RopeParams rope{inv_freq.as<float>(), c.rotary_dim(), factor};
-  backend_.rope(d, q, count, c.num_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
-  backend_.rope(d, k, count, c.num_kv_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
+  kernels::RopeParams rope{inv_freq.as<float>(), c.rotary_dim(), factor};
+  // M-RoPE turns each frequency by one of the token's three ids, uploaded
+  // with the step's metadata, so a recorded decode step replays with new ones.
+  const std::int32_t* positions = s.positions.as<std::int32_t>();
+  if (const std::vector<int>& section = c.rope_scaling.mrope_section; !section.empty()) {
+    rope.mrope_section = {section[0], section[1], section[2]};
+    rope.mrope_interleaved = c.rope_scaling.mrope_interleaved;
+    positions = s.rope_positions.as<std::int32_t>();
+  }
+  backend_.rope(d, q, count, c.num_heads, c.head_dim, positions, rope);
+  backend_.rope(d, k, count, c.num_kv_heads, c.head_dim, positions, rope);
   attend(index, count, batch, s);
   float* projection = s.projection.as<float>();
   linear(d, s.attention.as<float>(), token_segments_, layer.o, projection);
