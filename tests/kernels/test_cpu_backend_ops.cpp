@@ -170,6 +170,87 @@ class CpuBackendOpsTest : public QObject {
     }
   }
 
+  // M-RoPE as transformers applies it: cos and sin of every axis over the
+  // whole head (cat(freqs, freqs)); Qwen2-VL's sections (doubled) cut the
+  // head into chunks, chunk j taken from axis j % 3; Qwen3-VL's interleaved
+  // layout takes frequency i from h where i % 3 == 1 and i < 3 * section[1],
+  // from w where i % 3 == 2 and i < 3 * section[2], else from t.
+  void mropeTurnsEachSectionByItsAxis_data() {
+    QTest::addColumn<bool>("interleaved");
+    QTest::addColumn<int>("t");
+    QTest::addColumn<int>("h");
+    QTest::addColumn<int>("w");
+    QTest::newRow("sections") << false << 1 << 2 << 3;
+    QTest::newRow("interleaved") << true << 2 << 2 << 2;
+  }
+
+  void mropeTurnsEachSectionByItsAxis() {
+    QFETCH(bool, interleaved);
+    QFETCH(int, t);
+    QFETCH(int, h);
+    QFETCH(int, w);
+    CpuBackend backend;
+    const int tokens = 3, heads = 2, dim = 12, half = 6;
+    std::vector<float> x = random_values(tokens * heads * dim, 6);
+    const std::vector<float> original = x;
+    const float inv_freq[] = {1.0f, 0.5f, 0.2f, 0.1f, 0.03f, 0.01f};
+    const std::int32_t positions[] = {0, 0, 0, 5, 6, 9, 40, 17, 3};  // (t, h, w) per token
+    RopeParams rope{inv_freq, dim, 1.0f};
+    rope.mrope_section = {t, h, w};
+    rope.mrope_interleaved = interleaved;
+    backend.rope(0, x.data(), tokens, heads, dim, positions, rope);
+    for (int token = 0; token < tokens; ++token) {
+      // The axis of each of the head's dims, as transformers picks them.
+      std::vector<int> axis(dim);
+      if (interleaved) {
+        for (int i = 0; i < half; ++i) {
+          axis[std::size_t(i)] = (i % 3 == 1 && i < 3 * h) ? 1 : (i % 3 == 2 && i < 3 * w) ? 2 : 0;
+          axis[std::size_t(i + half)] = axis[std::size_t(i)];
+        }
+      } else {
+        const int chunks[] = {t, h, w, t, h, w};
+        int d = 0;
+        for (int j = 0; j < 6; ++j) {
+          for (int k = 0; k < chunks[j]; ++k)
+            axis[std::size_t(d++)] = j % 3;
+        }
+      }
+      for (int head = 0; head < heads; ++head) {
+        const float* before = original.data() + (token * heads + head) * dim;
+        const float* after = x.data() + (token * heads + head) * dim;
+        for (int d = 0; d < dim; ++d) {
+          const int pair = d % half;
+          const double angle =
+              double(float(positions[3 * token + axis[std::size_t(d)]]) * inv_freq[pair]);
+          const double rotated = d < half ? -before[d + half] : before[d - half];
+          const double expected = before[d] * std::cos(angle) + rotated * std::sin(angle);
+          QVERIFY2(std::fabs(after[d] - expected) < 1e-5,
+                   qPrintable(QString("token %1 dim %2").arg(token).arg(d)));
+        }
+      }
+    }
+  }
+
+  // Text under M-RoPE (t = h = w) turns exactly as one position does.
+  void mropeOfTextIsPlainRope() {
+    CpuBackend backend;
+    const int tokens = 4, heads = 3, dim = 16;
+    std::vector<float> plain = random_values(tokens * heads * dim, 7);
+    std::vector<float> multimodal = plain;
+    const std::vector<float> inv_freq = random_values(dim / 2, 8, 1.0f);
+    const std::int32_t positions[] = {0, 3, 77, 4095};
+    const std::int32_t triples[] = {0, 0, 0, 3, 3, 3, 77, 77, 77, 4095, 4095, 4095};
+    backend.rope(0, plain.data(), tokens, heads, dim, positions,
+                 RopeParams{inv_freq.data(), dim, 1.0f});
+    RopeParams rope{inv_freq.data(), dim, 1.0f};
+    rope.mrope_section = {2, 3, 3};
+    backend.rope(0, multimodal.data(), tokens, heads, dim, triples, rope);
+    QCOMPARE(std::memcmp(plain.data(), multimodal.data(), plain.size() * sizeof(float)), 0);
+    rope.mrope_section = {2, 3, 2};
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                             backend.rope(0, multimodal.data(), tokens, heads, dim, triples, rope));
+  }
+
   void siluGatingAndResidualAdd() {
     CpuBackend backend;
     const std::vector<float> gate = random_values(1000, 5, 4.0f);

@@ -171,3 +171,18 @@ with open(target, "w") as f:
 PY
   echo "wrote $out/$name.json"
 done
+
+# M-RoPE: Qwen2.5-VL's language model over a prompt laid out as two images
+# would be (tests/data/reference_mrope/, read by test_mrope_golden).
+mrope_cases=(
+  "qwen25vl-mrope-fp16|--arch qwen2 --format fp16 --seed 38 --hidden 256"
+)
+for entry in "${mrope_cases[@]}"; do
+  name=${entry%%|*}
+  args=${entry#*|}
+  if ((${#only[@]})) && [[ ! " ${only[*]} " == *" $name "* ]]; then
+    continue
+  fi
+  # shellcheck disable=SC2086
+  PYTHON=$python $python "$here/make_mrope_fixture.py" "$cli" "$name" "$here/../data/reference_mrope" $args
+done

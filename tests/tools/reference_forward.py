@@ -4,14 +4,19 @@
 Follows Hugging Face transformers' modeling and configuration code for
 LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
 Qwen3MoeForCausalLM, MixtralForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM,
-Gemma3ForCausalLM and Gemma3ForConditionalGeneration (its text model, and
-images through reference_image_prompt.py) and runs it in float64 with PyTorch:
+Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its text model, and
+images through reference_image_prompt.py), Qwen2VLForConditionalGeneration
+and Qwen2_5_VLForConditionalGeneration (their text models only) and runs it in
+float64 with PyTorch:
   - RMSNorm, or Gemma's x * rsqrt(mean(x^2) + eps) * (1 + w), with Gemma's
     norms after attention and around the MLP; Qwen3's and Gemma 3's norm over
     each query and key head before RoPE;
   - rotate-half RoPE with its scaling variants (linear, dynamic, llama3, yarn,
     longrope), Phi-3's partial rotary dimensions, Gemma 3's local and global
-    rotary bases;
+    rotary bases, Qwen2-VL's and Qwen2.5-VL's M-RoPE (rope_scaling
+    mrope_section: each section of the frequencies turned by its own one of a
+    token's temporal, height and width ids, as apply_multimodal_rotary_pos_emb
+    picks them);
   - grouped-query attention with a causal and optional sliding-window mask per
     layer, Gemma's query_pre_attn_scalar and attention-logit soft-capping;
   - SiLU-gated or GELU-tanh-gated MLPs, Phi-3's fused qkv_proj and
@@ -27,7 +32,9 @@ leaves out take the defaults of the transformers configuration class
 Usage: reference_forward.py MODEL_DIR --tokens 1,2,3  -> JSON {"logits": [[...], ...]}
 (one row per position); for Gemma3ForConditionalGeneration, --image-pixels
 FILE once per image puts images over the image tokens
-(reference_image_prompt.py says how);
+(reference_image_prompt.py says how); with --mrope-positions FILE, an M-RoPE
+model's ids are read from FILE's "position_ids" (3 rows of one id per token,
+as reference_mrope.py prints them) instead of t = h = w = the token's index;
        reference_forward.py MODEL_DIR --rope SEQ_LEN  -> JSON {"inv_freq": [...],
 "attention_factor": x} as float32 values in hexadecimal: the frequencies a
 sequence of SEQ_LEN tokens uses (longrope: the short factors up to
@@ -100,6 +107,10 @@ CONFIG_DEFAULTS = {
                               attn_logit_softcapping=None),
 }
 CONFIG_DEFAULTS["Gemma3ForConditionalGeneration"] = CONFIG_DEFAULTS["Gemma3ForCausalLM"]
+# Qwen2VLTextConfig and Qwen2_5_VLTextConfig: Qwen2's, for the keys used here.
+MROPE_ARCHITECTURES = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration")
+for _arch in MROPE_ARCHITECTURES:
+    CONFIG_DEFAULTS[_arch] = dict(_QWEN_DEFAULTS, rms_norm_eps=1e-5)
 
 # Keys whose explicit null means "off" rather than "the default".
 NULL_MEANS_OFF = {"sliding_window", "final_logit_softcapping", "attn_logit_softcapping",
@@ -126,7 +137,8 @@ def read_config(model_dir):
                          % (arch, ", ".join(sorted(CONFIG_DEFAULTS))))
     defaults = CONFIG_DEFAULTS[arch]
     # A multimodal checkpoint keeps its language model's settings in text_config.
-    sources = (text, raw) if arch == "Gemma3ForConditionalGeneration" else (raw, text)
+    sources = (text, raw) if arch == "Gemma3ForConditionalGeneration" or \
+        arch in MROPE_ARCHITECTURES else (raw, text)
 
     def get(key, default=None):
         for source in sources:
@@ -172,7 +184,7 @@ def read_config(model_dir):
     layer_types = ["full_attention"] * layers
     if arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
         layer_types = ["sliding_attention" if window else "full_attention"] * layers
-    elif arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM"):
+    elif arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") + MROPE_ARCHITECTURES:
         first = get("max_window_layers")
         if get("use_sliding_window"):
             layer_types = ["sliding_attention" if i >= first else "full_attention"
@@ -235,6 +247,10 @@ def read_rope(config, get):
     def finish(rope, theta):
         rope["rope_type"] = rope.get("rope_type", rope.get("type", "default"))
         rope.setdefault("rope_theta", theta)
+        if rope["rope_type"] == "mrope":
+            # Qwen2VLConfig and Qwen2_5_VLConfig read type "mrope" as "default";
+            # mrope_section stays.
+            rope["rope_type"] = "default"
         if arch == "Phi3ForCausalLM" and rope["rope_type"] in ("su", "yarn"):
             # Phi3Config reads the older names of LongRoPE as longrope.
             rope["rope_type"] = "longrope"
@@ -353,10 +369,29 @@ def note_close_routing(probabilities, top_k, layer):
                             top_k))
 
 
-def forward(config, t, tokens, images=None):
+def mrope_cos_sin(rope, inv_freq, attention_factor, mrope_positions):
+    """Qwen2-VL's rotary tables: cos and sin of every axis over the whole head
+    (Qwen2_5_VLRotaryEmbedding, float32), then apply_multimodal_rotary_pos_emb's
+    choice: the head cut into mrope_section * 2 chunks, chunk j taken from
+    axis j % 3."""
+    ids = torch.tensor(mrope_positions, dtype=torch.float32)  # [3, tokens]
+    freqs = ids[:, :, None] * inv_freq.float()[None, None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos = emb.cos() * attention_factor
+    sin = emb.sin() * attention_factor
+    sections = list(rope["mrope_section"]) * 2
+
+    def pick(table):
+        return torch.cat([chunk[j % 3] for j, chunk in enumerate(table.split(sections, dim=-1))],
+                         dim=-1)
+    return pick(cos).double(), pick(sin).double()
+
+
+def forward(config, t, tokens, images=None, mrope_positions=None):
     """Logits of every position. images (reference_image_prompt.ImageInput):
     Gemma 3's image rows over the image tokens' embeddings and, unless it is
-    the causal control, each image run attending within itself."""
+    the causal control, each image run attending within itself.
+    mrope_positions: an M-RoPE model's (t, h, w) ids, 3 rows of one per token."""
     blocks = images.blocks(tokens) if images is not None else None
     image_positions = images.positions(tokens) if images is not None else None
     tokens = torch.tensor(tokens, dtype=torch.int64)
@@ -381,6 +416,11 @@ def forward(config, t, tokens, images=None):
     rotary_tables = {}
 
     def rotary(rope):
+        if id(rope) not in rotary_tables and "mrope_section" in rope:
+            inv_freq, attention_factor = rope_parameters(config, count, rope)
+            # Text alone: t = h = w = the token's index.
+            ids = mrope_positions if mrope_positions is not None else [list(range(count))] * 3
+            rotary_tables[id(rope)] = mrope_cos_sin(rope, inv_freq, attention_factor, ids)
         if id(rope) not in rotary_tables:
             inv_freq, attention_factor = rope_parameters(config, count, rope)
             freqs = torch.outer(positions, inv_freq)
@@ -506,6 +546,9 @@ def main():
     parser.add_argument("--rope", type=int, metavar="SEQ_LEN",
                         help="print the rotary inverse frequencies and attention factor for a "
                              "sequence of SEQ_LEN tokens instead (needs only config.json)")
+    parser.add_argument("--mrope-positions", metavar="FILE",
+                        help="JSON with \"position_ids\": the M-RoPE ids of the tokens, three "
+                             "rows (temporal, height, width) of one id per token")
     parser.add_argument("--greedy", type=int, metavar="N",
                         help="print the ids of N tokens chosen greedily after the given ones; "
                              "fail unless each beats the runner-up by --margin of the largest "
@@ -537,6 +580,16 @@ def main():
     if not args.tokens:
         parser.error("--tokens is required")
     tokens = [int(token) for token in args.tokens.split(",")]
+    mrope_positions = None
+    if args.mrope_positions:
+        if "mrope_section" not in config["rope"]:
+            raise SystemExit("--mrope-positions needs a model with rope_scaling.mrope_section")
+        with open(args.mrope_positions) as f:
+            mrope_positions = json.load(f)["position_ids"]
+        if len(mrope_positions) != 3 or any(len(row) != len(tokens) for row in mrope_positions):
+            raise SystemExit("--mrope-positions must hold 3 rows of %d ids" % len(tokens))
+        if args.greedy:
+            raise SystemExit("--greedy does not continue M-RoPE positions")
     tensors = load_tensors(args.model_dir)
     images = None
     if args.image_pixels:
@@ -561,7 +614,7 @@ def main():
         print(",".join(str(token) for token in chosen))
         return
     with torch.no_grad():
-        logits = forward(config, tensors, tokens, images)
+        logits = forward(config, tensors, tokens, images, mrope_positions)
     json.dump({"logits": [[float("%.9g" % v) for v in row] for row in logits.tolist()]},
               sys.stdout)
     sys.stdout.write("\n")

@@ -46,11 +46,12 @@ LayerTensorNames Architecture::layer(std::string_view prefix, int index) const {
 }
 
 std::span<const Architecture* const> supported_architectures() {
-  static const std::array<const Architecture*, 10> list{
-      &architectures::llama(),  &architectures::mistral(),     &architectures::mixtral(),
-      &architectures::qwen2(),  &architectures::qwen3(),       &architectures::qwen3_moe(),
-      &architectures::gemma2(), &architectures::gemma3_text(), &architectures::gemma3_multimodal(),
-      &architectures::phi3()};
+  static const std::array<const Architecture*, 13> list{
+      &architectures::llama(),   &architectures::mistral(),     &architectures::mixtral(),
+      &architectures::qwen2(),   &architectures::qwen3(),       &architectures::qwen3_moe(),
+      &architectures::gemma2(),  &architectures::gemma3_text(), &architectures::gemma3_multimodal(),
+      &architectures::phi3(),    &architectures::qwen2_vl(),    &architectures::qwen2_5_vl(),
+      &architectures::qwen3_vl()};
   return list;
 }
 

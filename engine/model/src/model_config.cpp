@@ -90,6 +90,15 @@ void parse_experts(const ConfigReader& reader, ModelConfig& config) {
 
 void check_rope(const ConfigReader& reader, ModelConfig& config) {
   RopeScaling& scaling = config.rope_scaling;
+  if (!scaling.mrope_section.empty()) {
+    const auto& section = scaling.mrope_section;
+    if (section[0] + section[1] + section[2] != config.rotary_dim() / 2) {
+      reader.fail("rope_scaling \"mrope_section\" [" + std::to_string(section[0]) + ", " +
+                  std::to_string(section[1]) + ", " + std::to_string(section[2]) +
+                  "] must add up to the " + std::to_string(config.rotary_dim() / 2) +
+                  " rotary frequencies of head_dim " + std::to_string(config.head_dim));
+    }
+  }
   if (scaling.type == RopeScaling::Type::Dynamic ||
       (scaling.type == RopeScaling::Type::Yarn && scaling.original_max_position_embeddings == 0)) {
     scaling.original_max_position_embeddings = config.max_position_embeddings;

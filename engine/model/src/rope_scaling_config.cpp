@@ -11,7 +11,8 @@ namespace quire::engine::detail {
 namespace {
 
 // The rotary types Quire computes, for messages.
-constexpr const char* kSupportedRopeTypes = "default, linear, dynamic, llama3, yarn and longrope";
+constexpr const char* kSupportedRopeTypes =
+    "default (with or without mrope_section), linear, dynamic, llama3, yarn and longrope";
 
 // A longrope factor list: positive numbers, one per rotary frequency.
 std::vector<double> factor_list(const ConfigReader& reader, const Json& scaling, const char* key) {
@@ -29,6 +30,32 @@ std::vector<double> factor_list(const ConfigReader& reader, const Json& scaling,
     factors.push_back(factor.get<double>());
   }
   return factors;
+}
+
+// "mrope_section": three positive counts; checked against the rotary
+// dimension once head_dim is known (model_config.cpp).
+void read_mrope(const ConfigReader& reader, const Json& scaling, RopeScaling& out) {
+  if (const Json* section = member(scaling, "mrope_section")) {
+    if (!section->is_array() || section->size() != 3) {
+      reader.fail(
+          "rope_scaling \"mrope_section\" must list three numbers of rotary frequencies "
+          "(temporal, height, width), not " +
+          section->dump());
+    }
+    for (const Json& count : *section) {
+      if (!count.is_number_integer() || count.get<int>() < 0) {
+        reader.fail("rope_scaling \"mrope_section\" must list counts of frequencies, not " +
+                    section->dump());
+      }
+      out.mrope_section.push_back(count.get<int>());
+    }
+  }
+  if (const Json* interleaved = member(scaling, "mrope_interleaved")) {
+    if (!interleaved->is_boolean()) {
+      reader.fail("rope_scaling \"mrope_interleaved\" must be true or false");
+    }
+    out.mrope_interleaved = interleaved->get<bool>();
+  }
 }
 
 }  // namespace
@@ -63,8 +90,10 @@ RopeScaling parse_rope_scaling(const ConfigReader& reader) {
     }
     return number(key, 0.0);
   };
+  read_mrope(reader, *value, scaling);
   scaling.factor = number("factor", 1.0);
-  if (type == "default" || type.empty()) return scaling;
+  // transformers reads Qwen2-VL's type "mrope" as "default".
+  if (type == "default" || type == "mrope" || type.empty()) return scaling;
   if (!(scaling.factor >= 1.0)) {
     reader.fail("rope_scaling \"factor\" is " + value->at("factor").dump() +
                 "; it must be at least 1");

@@ -77,6 +77,26 @@ void append_visibility(const ForwardPass::Sequence& seq, std::vector<std::int32_
   }
 }
 
+void append_rope_positions(const ForwardPass::Sequence& seq, bool multimodal_rope,
+                           std::vector<std::int32_t>& rope_positions) {
+  if (!seq.rope_positions.empty() &&
+      (!multimodal_rope || seq.rope_positions.size() != 3 * seq.tokens.size())) {
+    throw std::invalid_argument(
+        multimodal_rope ? "a sequence brings " + std::to_string(seq.rope_positions.size()) +
+                              " rotary positions for " + std::to_string(seq.tokens.size()) +
+                              " tokens; M-RoPE takes three per token (t, h, w)"
+                        : std::string("a sequence brings rotary positions, but the model has "
+                                      "no M-RoPE (rope_scaling.mrope_section)"));
+  }
+  for (std::size_t i = 0; i < seq.tokens.size(); ++i) {
+    const auto slot = static_cast<std::int32_t>(seq.first_position + std::int64_t(i));
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+      rope_positions.push_back(seq.rope_positions.empty() ? slot
+                                                          : seq.rope_positions[3 * i + axis]);
+    }
+  }
+}
+
 bool has_given_inputs(std::span<const ForwardPass::Sequence> sequences) {
   return std::any_of(sequences.begin(), sequences.end(), [](const ForwardPass::Sequence& seq) {
     return !seq.embedded.empty() || !seq.both_ways.empty();

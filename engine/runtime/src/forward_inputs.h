@@ -25,6 +25,13 @@ void append_table_ids(const ForwardPass::Sequence& seq, std::int64_t vocab,
 void append_visibility(const ForwardPass::Sequence& seq, std::vector<std::int32_t>& from,
                        std::vector<std::int32_t>& through);
 
+// Appends `seq`'s M-RoPE ids, (t, h, w) per token: its rope_positions, or
+// the slot on every axis where it gives none. Throws std::invalid_argument
+// for positions given to a model without M-RoPE (`multimodal_rope` false)
+// or other than three per token.
+void append_rope_positions(const ForwardPass::Sequence& seq, bool multimodal_rope,
+                           std::vector<std::int32_t>& rope_positions);
+
 // Whether any sequence gives rows or both-ways ranges (such a step runs
 // directly, never recorded).
 bool has_given_inputs(std::span<const ForwardPass::Sequence> sequences);

@@ -123,6 +123,7 @@ ForwardPass::Scratch& ForwardPass::scratch(int device) {
   s.visible_from = floats(backend_, device, t);
   s.visible_through = floats(backend_, device, t);
   s.inv_freq = floats(backend_, device, c.rotary_dim() / 2);
+  if (!c.rope_scaling.mrope_section.empty()) s.rope_positions = floats(backend_, device, 3 * t);
   if (c.rope_local_theta) {
     s.inv_freq_local = floats(backend_, device, c.rotary_dim() / 2);
     const std::vector<float> local = local_rope_frequencies(c).inv_freq;
@@ -156,65 +157,6 @@ void ForwardPass::prepare_rope(std::int64_t sequence_length) {
   for (auto& [device, s] : scratch_) {
     backend_.copy(s.inv_freq.data(), device, inv_freq_.data(), -1, inv_freq_.size() * 4);
   }
-}
-
-void ForwardPass::upload_metadata(int device, std::span<const std::int32_t> tokens,
-                                  std::span<const std::int32_t> positions,
-                                  std::span<const std::int32_t> sequence_ids,
-                                  std::span<const std::int32_t> block_tables,
-                                  std::span<const std::int32_t> mirrored,
-                                  std::span<const std::int32_t> visible_from,
-                                  std::span<const std::int32_t> visible_through) {
-  Scratch& s = scratch(device);
-  if (block_tables.size() > s.block_table_entries) {
-    graphs_.invalidate();  // they read the old buffer
-    // Room for a full batch at this width rounded up as recorded steps pad
-    // it, so that batches growing or shrinking keep their recordings.
-    const std::size_t sequences = std::size_t(sequence_ids.back()) + 1;
-    const std::size_t entries =
-        std::max(block_tables.size(),
-                 std::size_t(limits_.max_sequences) *
-                     std::size_t(page_bucket(static_cast<int>(block_tables.size() / sequences))));
-    s.block_tables.reset();
-    // Nothing held while the allocation may fail: a retried step grows it again.
-    s.block_table_entries = 0;
-    s.block_tables = backend_.allocate(device, entries * 4, "page tables");
-    s.block_table_entries = entries;
-  }
-  backend_.copy(s.tokens.data(), device, tokens.data(), -1, tokens.size_bytes());
-  backend_.copy(s.positions.data(), device, positions.data(), -1, positions.size_bytes());
-  backend_.copy(s.sequence_ids.data(), device, sequence_ids.data(), -1, sequence_ids.size_bytes());
-  backend_.copy(s.block_tables.data(), device, block_tables.data(), -1, block_tables.size_bytes());
-  if (!mirrored.empty())
-    backend_.copy(s.mirrored.data(), device, mirrored.data(), -1, mirrored.size_bytes());
-  if (!visible_through.empty()) {
-    backend_.copy(s.visible_from.data(), device, visible_from.data(), -1,
-                  visible_from.size_bytes());
-    backend_.copy(s.visible_through.data(), device, visible_through.data(), -1,
-                  visible_through.size_bytes());
-  }
-}
-
-std::vector<std::int32_t> ForwardPass::assign_mirrors(std::span<const Sequence> sequences) {
-  if (storage_.mirror_slots() == 0) return {};
-  const int page_size = storage_.config().page_size;
-  std::vector<MirrorSlots::Want> wants;
-  for (const Sequence& seq : sequences) {
-    // The page of the step's last position: the one open after it.
-    const std::int32_t end = seq.first_position + static_cast<std::int32_t>(seq.tokens.size());
-    const int index = (end - 1) / page_size;
-    const std::int32_t start = index * page_size;
-    wants.push_back(MirrorSlots::Want{index, seq.pages[static_cast<std::size_t>(index)],
-                                      std::max(seq.first_position - start, 0), end - start});
-  }
-  const std::vector<MirrorSlots::Assignment> slots = storage_.mirrors().assign(wants, page_size);
-  std::vector<std::int32_t> mirrored;
-  for (std::size_t s = 0; s < wants.size(); ++s) {
-    if (slots[s].slot >= 0) storage_.fill_mirror(slots[s].slot, wants[s].page, slots[s].fill);
-    mirrored.push_back(slots[s].slot >= 0 ? wants[s].index : -1);
-    mirrored.push_back(slots[s].slot);
-  }
-  return mirrored;
 }
 
 std::optional<StepShape> ForwardPass::step_shape(std::span<const Sequence> sequences) const {
@@ -277,6 +219,8 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
   std::vector<std::int32_t> visible_from, visible_through;
   const bool both_ways = std::any_of(sequences.begin(), sequences.end(),
                                      [](const Sequence& seq) { return !seq.both_ways.empty(); });
+  std::vector<std::int32_t> rope_positions;  // M-RoPE: (t, h, w) per token
+  const bool multimodal_rope = !c.rope_scaling.mrope_section.empty();
   std::vector<std::size_t> attention_owner;  // per attention sequence: its sequence
   const bool pooled = storage_.has_window_pool();
   std::size_t max_pages = 1;
@@ -314,6 +258,9 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
     }
     detail::append_table_ids(seq, c.vocab_size, tokens);
     if (both_ways) detail::append_visibility(seq, visible_from, visible_through);
+    if (multimodal_rope || !seq.rope_positions.empty()) {
+      detail::append_rope_positions(seq, multimodal_rope, rope_positions);
+    }
     for (std::size_t i = 0; i < seq.tokens.size(); ++i) {
       positions.push_back(seq.first_position + static_cast<std::int32_t>(i));
       sequence_ids.push_back(static_cast<std::int32_t>(s));
@@ -362,7 +309,7 @@ ForwardPass::Result ForwardPass::run_step(std::span<const Sequence> sequences) {
   }
   for (int device : devices_)
     upload_metadata(device, tokens, positions, attention_ids, block_tables, mirrored, visible_from,
-                    visible_through);
+                    visible_through, rope_positions);
   if (storage_.any_on_host()) {
     std::vector<StepPages> step_pages;
     for (const Sequence& seq : sequences) {
@@ -486,9 +433,17 @@ void ForwardPass::attention_block(std::size_t index, std::int64_t count,
   const kernels::DeviceBuffer& inv_freq = c.local_rope(index) ? s.inv_freq_local : s.inv_freq;
   // Local layers rotate unscaled: no attention factor.
   const float factor = c.local_rope(index) ? 1.0f : attention_factor_;
-  const kernels::RopeParams rope{inv_freq.as<float>(), c.rotary_dim(), factor};
-  backend_.rope(d, q, count, c.num_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
-  backend_.rope(d, k, count, c.num_kv_heads, c.head_dim, s.positions.as<std::int32_t>(), rope);
+  kernels::RopeParams rope{inv_freq.as<float>(), c.rotary_dim(), factor};
+  // M-RoPE turns each frequency by one of the token's three ids, uploaded
+  // with the step's metadata, so a recorded decode step replays with new ones.
+  const std::int32_t* positions = s.positions.as<std::int32_t>();
+  if (const std::vector<int>& section = c.rope_scaling.mrope_section; !section.empty()) {
+    rope.mrope_section = {section[0], section[1], section[2]};
+    rope.mrope_interleaved = c.rope_scaling.mrope_interleaved;
+    positions = s.rope_positions.as<std::int32_t>();
+  }
+  backend_.rope(d, q, count, c.num_heads, c.head_dim, positions, rope);
+  backend_.rope(d, k, count, c.num_kv_heads, c.head_dim, positions, rope);
   attend(index, count, batch, s);
   float* projection = s.projection.as<float>();
   linear(d, s.attention.as<float>(), token_segments_, layer.o, projection);

@@ -326,8 +326,14 @@ std::vector<cache::TokenRange> page_aligned_chunks(cache::TokenRange range, int 
   return chunks;
 }
 
-std::vector<std::vector<float>> ModelRuntime::prefill(std::span<const cache::TokenId> tokens,
-                                                      bool all) {
+std::vector<std::vector<float>> ModelRuntime::prefill(
+    std::span<const cache::TokenId> tokens, bool all,
+    std::span<const std::int32_t> rope_positions) {
+  if (!rope_positions.empty() && rope_positions.size() != 3 * tokens.size()) {
+    throw std::invalid_argument("a prompt of " + std::to_string(tokens.size()) + " tokens takes " +
+                                std::to_string(3 * tokens.size()) + " M-RoPE positions, not " +
+                                std::to_string(rope_positions.size()));
+  }
   cache::AdmissionPlan refused;
   cache::AdmissionRequest request{std::vector<cache::TokenId>(tokens.begin(), tokens.end()), 0};
   request.every_page = all;  // every position is computed again
@@ -367,6 +373,10 @@ std::vector<std::vector<float>> ModelRuntime::prefill(std::span<const cache::Tok
                            static_cast<std::size_t>(chunk.end - chunk.begin)),
             chunk.begin, all};
         step.window_pages = cache_->window_page_table(sequence);
+        if (!rope_positions.empty()) {
+          step.rope_positions = rope_positions.subspan(3 * static_cast<std::size_t>(chunk.begin),
+                                                       3 * step.tokens.size());
+        }
         const ForwardPass::Result result = forward_->run(std::span(&step, 1));
         cache_->mark_computed(sequence, chunk.end);
         if (all) {

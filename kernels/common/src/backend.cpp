@@ -1,6 +1,7 @@
 #include "quire/kernels/backend.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -133,6 +134,27 @@ void Backend::gather_logits(int device, const float* logits, std::int64_t row_co
   gather_logits_host(host_logits.data(), row_count, vocab, host_rows.data(), host_ids.data(), count,
                      host_out.data());
   copy(out, device, host_out.data(), -1, n * sizeof(float));
+}
+
+}  // namespace quire::kernels
+
+namespace quire::kernels {
+
+void check_rope(const RopeParams& rope, int head_dim) {
+  if (rope.rotary_dim <= 0 || rope.rotary_dim > head_dim || rope.rotary_dim % 2 != 0) {
+    throw std::invalid_argument("rotary dimension " + std::to_string(rope.rotary_dim) +
+                                " does not fit head_dim " + std::to_string(head_dim));
+  }
+  const std::array<int, 3>& section = rope.mrope_section;
+  if (!rope.multimodal()) return;
+  if (section[0] < 0 || section[1] < 0 || section[2] < 0 ||
+      section[0] + section[1] + section[2] != rope.rotary_dim / 2) {
+    throw std::invalid_argument("M-RoPE sections [" + std::to_string(section[0]) + ", " +
+                                std::to_string(section[1]) + ", " + std::to_string(section[2]) +
+                                "] do not add up to the " + std::to_string(rope.rotary_dim / 2) +
+                                " frequencies of rotary dimension " +
+                                std::to_string(rope.rotary_dim));
+  }
 }
 
 }  // namespace quire::kernels

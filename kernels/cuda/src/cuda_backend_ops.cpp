@@ -67,12 +67,11 @@ void CudaBackend::rms_norm(int device, const float* x, const DenseWeight& weight
 void CudaBackend::rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
                        const std::int32_t* positions, const RopeParams& rope) {
   activate(device);
-  if (rope.rotary_dim <= 0 || rope.rotary_dim > head_dim || rope.rotary_dim % 2 != 0) {
-    throw std::invalid_argument("rotary dimension " + std::to_string(rope.rotary_dim) +
-                                " does not fit head_dim " + std::to_string(head_dim));
-  }
+  check_rope(rope, head_dim);
+  const RopeSections sections{rope.mrope_section[0], rope.mrope_section[1], rope.mrope_section[2],
+                              rope.mrope_interleaved};
   launch_rope(x, tokens, heads, head_dim, positions, rope.inv_freq, rope.rotary_dim,
-              rope.attention_factor, stream(device));
+              rope.attention_factor, sections, stream(device));
 }
 
 void CudaBackend::gated_activation(int device, GatedActivation activation, const float* gate,

@@ -154,17 +154,32 @@ __device__ __forceinline__ void rope_factors(float position, const float* inv_fr
   s = __fmul_rn(__double2float_rn(sine), factor);
 }
 
+// Token t's position for frequency i: its one position, or with M-RoPE the
+// id of the frequency's axis (rope_axis in backend.h).
+__device__ __forceinline__ float rope_position(const std::int32_t* positions, std::int64_t t, int i,
+                                               const RopeSections& sections) {
+  if (sections.t + sections.h + sections.w == 0) return static_cast<float>(positions[t]);
+  int axis = 0;
+  if (sections.interleaved) {
+    if (i % 3 == 1 && i < 3 * sections.h) axis = 1;
+    if (i % 3 == 2 && i < 3 * sections.w) axis = 2;
+  } else if (i >= sections.t) {
+    axis = i < sections.t + sections.h ? 1 : 2;
+  }
+  return static_cast<float>(positions[3 * t + axis]);
+}
+
 __global__ void __launch_bounds__(kRopeThreads)
     rope_kernel(float* __restrict__ x, std::int64_t tokens, int heads, int head_dim,
                 const std::int32_t* __restrict__ positions, const float* __restrict__ inv_freq,
-                int half, float factor) {
+                int half, float factor, RopeSections sections) {
   __shared__ float cosines[kMaxRopeTable], sines[kMaxRopeTable];
   const bool tabled = half <= kMaxRopeTable;
   for (std::int64_t t = blockIdx.x; t < tokens; t += gridDim.x) {
-    const float position = static_cast<float>(positions[t]);
     if (tabled) {
       for (int i = static_cast<int>(threadIdx.x); i < half; i += static_cast<int>(blockDim.x))
-        rope_factors(position, inv_freq, i, factor, cosines[i], sines[i]);
+        rope_factors(rope_position(positions, t, i, sections), inv_freq, i, factor, cosines[i],
+                     sines[i]);
       __syncthreads();
     }
     for (int item = static_cast<int>(threadIdx.x); item < heads * half;
@@ -175,7 +190,7 @@ __global__ void __launch_bounds__(kRopeThreads)
         c = cosines[i];
         s = sines[i];
       } else {
-        rope_factors(position, inv_freq, i, factor, c, s);
+        rope_factors(rope_position(positions, t, i, sections), inv_freq, i, factor, c, s);
       }
       float* v = x + (t * heads + h) * head_dim;
       const float a = v[i], b = v[i + half];
@@ -296,10 +311,10 @@ void launch_rms_norm(const float* x, const void* weight, DType dtype, float eps,
 
 void launch_rope(float* x, std::int64_t tokens, int heads, int head_dim,
                  const std::int32_t* positions, const float* inv_freq, int rotary_dim,
-                 float attention_factor, Stream stream) {
+                 float attention_factor, RopeSections sections, Stream stream) {
   if (tokens == 0 || heads == 0) return;
   rope_kernel<<<row_blocks(tokens), kRopeThreads, 0, as_stream(stream)>>>(
-      x, tokens, heads, head_dim, positions, inv_freq, rotary_dim / 2, attention_factor);
+      x, tokens, heads, head_dim, positions, inv_freq, rotary_dim / 2, attention_factor, sections);
   check(cudaGetLastError(), "rope");
 }
 

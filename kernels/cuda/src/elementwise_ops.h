@@ -24,9 +24,16 @@ void launch_embedding(const void* table, DType dtype, std::int64_t vocab, std::i
                       Stream stream);
 void launch_rms_norm(const float* x, const void* weight, DType dtype, float eps, std::int64_t rows,
                      std::int64_t cols, float* out, Stream stream);
+// RopeParams' M-RoPE layout (backend.h), which device code cannot include:
+// all zero, one position per token; else three per token and each
+// frequency rotated by its axis's.
+struct RopeSections {
+  int t = 0, h = 0, w = 0;
+  bool interleaved = false;
+};
 void launch_rope(float* x, std::int64_t tokens, int heads, int head_dim,
                  const std::int32_t* positions, const float* inv_freq, int rotary_dim,
-                 float attention_factor, Stream stream);
+                 float attention_factor, RopeSections sections, Stream stream);
 // GatedActivation (backend.h), which device code cannot include.
 enum class GateActivation : std::uint8_t { Silu, GeluTanh };
 void launch_gated_activation(GateActivation activation, const float* gate, const float* up,

@@ -231,10 +231,14 @@ class CudaOpsTest : public QObject {
     QTest::addColumn<int>("head_dim");
     QTest::addColumn<int>("rotary_dim");
     QTest::addColumn<float>("factor");
-    QTest::addRow("full rotation") << 5 << 3 << 64 << 64 << 1.0f;
-    QTest::addRow("partial rotation") << 9 << 2 << 80 << 32 << 1.0f;
-    QTest::addRow("one pair, scaled") << 4 << 7 << 6 << 2 << 1.2f;
-    QTest::addRow("many tokens, odd heads") << 70001 << 5 << 96 << 96 << 0.9f;
+    // M-RoPE: 0 none, 1 Qwen2.5-VL's sections, 2 Qwen3-VL's interleaving.
+    QTest::addColumn<int>("mrope");
+    QTest::addRow("full rotation") << 5 << 3 << 64 << 64 << 1.0f << 0;
+    QTest::addRow("partial rotation") << 9 << 2 << 80 << 32 << 1.0f << 0;
+    QTest::addRow("one pair, scaled") << 4 << 7 << 6 << 2 << 1.2f << 0;
+    QTest::addRow("many tokens, odd heads") << 70001 << 5 << 96 << 96 << 0.9f << 0;
+    QTest::addRow("M-RoPE sections") << 333 << 4 << 128 << 128 << 1.0f << 1;
+    QTest::addRow("M-RoPE interleaved") << 333 << 4 << 128 << 128 << 1.0f << 2;
   }
 
   // Same FP32 angle and double-precision cosine and sine on both sides; the
@@ -246,8 +250,10 @@ class CudaOpsTest : public QObject {
     QFETCH(int, head_dim);
     QFETCH(int, rotary_dim);
     QFETCH(float, factor);
+    QFETCH(int, mrope);
     const std::vector<float> x = uniform(std::size_t(tokens) * heads * head_dim, -2.0f, 2.0f, rng_);
-    std::vector<std::int32_t> positions(static_cast<std::size_t>(tokens));
+    // M-RoPE: three ids per token.
+    std::vector<std::int32_t> positions(static_cast<std::size_t>(tokens) * (mrope ? 3 : 1));
     std::uniform_int_distribution<std::int32_t> pick(0, 131071);
     for (std::int32_t& position : positions)
       position = pick(rng_);
@@ -255,15 +261,19 @@ class CudaOpsTest : public QObject {
     for (std::size_t i = 0; i < inv_freq.size(); ++i)
       inv_freq[i] = std::pow(10000.0f, -2.0f * float(i) / float(rotary_dim));
 
+    RopeParams rope{inv_freq.data(), rotary_dim, factor};
+    if (mrope == 1) rope.mrope_section = {16, 24, 24};
+    if (mrope == 2) rope.mrope_section = {24, 20, 20};
+    rope.mrope_interleaved = mrope == 2;
+
     CpuBackend cpu;
     std::vector<float> expected = x;
-    cpu.rope(0, expected.data(), tokens, heads, head_dim, positions.data(),
-             RopeParams{inv_freq.data(), rotary_dim, factor});
+    cpu.rope(0, expected.data(), tokens, heads, head_dim, positions.data(), rope);
     DeviceBuffer x_gpu = upload(x), positions_gpu = upload(positions);
     DeviceBuffer inv_freq_gpu = upload(inv_freq);
+    rope.inv_freq = inv_freq_gpu.as<float>();
     gpu_->rope(kDevice, x_gpu.as<float>(), tokens, heads, head_dim,
-               positions_gpu.as<std::int32_t>(),
-               RopeParams{inv_freq_gpu.as<float>(), rotary_dim, factor});
+               positions_gpu.as<std::int32_t>(), rope);
     expect_close(expected, download(x_gpu, x.size()), 1e-6f, 1e-6f, "rope");
 
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument,

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "quire/kernels/cpu/half.h"
@@ -115,17 +116,21 @@ void CpuBackend::linear_many(int device, const float* x, std::int64_t rows,
 void CpuBackend::rope(int device, float* x, std::int64_t tokens, int heads, int head_dim,
                       const std::int32_t* positions, const RopeParams& rope) {
   check_device(device);
+  check_rope(rope, head_dim);
   const int half = rope.rotary_dim / 2;
-  if (rope.rotary_dim <= 0 || rope.rotary_dim > head_dim || rope.rotary_dim % 2 != 0) {
-    throw std::invalid_argument("rotary dimension " + std::to_string(rope.rotary_dim) +
-                                " does not fit head_dim " + std::to_string(head_dim));
-  }
+  // With M-RoPE each token brings three ids and each frequency its axis.
+  const bool multimodal = rope.multimodal();
+  std::vector<int> axes(static_cast<std::size_t>(half), 0);
+  for (int i = 0; i < half; ++i)
+    axes[std::size_t(i)] = rope_axis(rope, i);
   pool_.parallel_for(tokens, 1, [&](std::int64_t begin, std::int64_t end) {
     std::vector<float> cosine(static_cast<std::size_t>(half)), sine(static_cast<std::size_t>(half));
     for (std::int64_t t = begin; t < end; ++t) {
-      // Angles in FP32 as Hugging Face computes them (position * inv_freq).
-      const float position = static_cast<float>(positions[t]);
       for (int i = 0; i < half; ++i) {
+        // Angles in FP32 as Hugging Face computes them (position * inv_freq).
+        const float position = multimodal
+                                   ? static_cast<float>(positions[3 * t + axes[std::size_t(i)]])
+                                   : static_cast<float>(positions[t]);
         const float angle = position * rope.inv_freq[i];
         cosine[std::size_t(i)] =
             static_cast<float>(std::cos(double(angle))) * rope.attention_factor;

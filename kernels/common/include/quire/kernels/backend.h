@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -166,7 +167,37 @@ struct RopeParams {
   const float* inv_freq = nullptr;  // [rotary_dim / 2], device memory
   int rotary_dim = 0;               // <= head_dim
   float attention_factor = 1.0f;    // cos and sin are multiplied by this (yarn, longrope)
+  // M-RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL): `positions` then holds three
+  // ids per token, [tokens][3] as (temporal, height, width), and frequency i
+  // turns by the id of its axis (rope_axis). The frequencies per axis, in
+  // order ([16, 24, 24] of 64 for head_dim 128); all zero: one position per
+  // token, as every other model. Their sum must be rotary_dim / 2.
+  std::array<int, 3> mrope_section = {0, 0, 0};
+  // Qwen3-VL's layout: the axes take turns (t, h, w, t, h, w, ...) over the
+  // first 3 * section frequencies of h and of w, the rest are t's; without
+  // it (Qwen2-VL, Qwen2.5-VL) each axis holds one contiguous run.
+  bool mrope_interleaved = false;
+
+  bool multimodal() const { return mrope_section[0] + mrope_section[1] + mrope_section[2] > 0; }
 };
+
+// Which of a token's three M-RoPE ids (0: temporal, 1: height, 2: width)
+// rotary frequency `i` turns by; 0 without M-RoPE.
+inline int rope_axis(const RopeParams& rope, int i) {
+  const std::array<int, 3>& section = rope.mrope_section;
+  if (rope.mrope_interleaved) {
+    if (i % 3 == 1 && i < 3 * section[1]) return 1;
+    if (i % 3 == 2 && i < 3 * section[2]) return 2;
+    return 0;
+  }
+  if (i < section[0]) return 0;
+  return i < section[0] + section[1] ? 1 : 2;
+}
+
+// Throws std::invalid_argument when `rope` cannot rotate heads of head_dim:
+// a rotary dimension that is odd or wider than the head, or M-RoPE sections
+// that do not add up to its frequencies.
+void check_rope(const RopeParams& rope, int head_dim);
 
 // The compute devices of one kind (CPU or CUDA) and every op the forward pass
 // needs. Activations are FP32; pointers are in the memory of `device`. A

@@ -35,6 +35,14 @@ struct RopeScaling {
   std::vector<double> short_factor;
   std::vector<double> long_factor;
   bool factor_from_positions = false;
+  // M-RoPE (Qwen2-VL, Qwen2.5-VL, Qwen3-VL): "mrope_section", how many
+  // rotary frequencies turn by each of a token's temporal, height and width
+  // ids ([16, 24, 24] for head_dim 128); empty: one position per token.
+  // Written beside rope_type "default", or as type "mrope" in older files.
+  std::vector<int> mrope_section;
+  // "mrope_interleaved" (Qwen3-VL): the axes take turns over the frequencies
+  // instead of holding one run each (kernels::RopeParams).
+  bool mrope_interleaved = false;
 };
 
 // The activation of the gated MLP ("hidden_act" / "hidden_activation").

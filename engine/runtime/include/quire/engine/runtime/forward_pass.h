@@ -85,6 +85,14 @@ class ForwardPass {
     // rows in a range see through its last position, whose key this step
     // (or an earlier one) writes, so a range may not end past the step.
     std::span<const cache::TokenRange> both_ways = {};
+    // Rotary positions apart from cache slots, for a model with M-RoPE
+    // (Qwen2-VL, Qwen2.5-VL, Qwen3-VL: ModelConfig's rope_scaling.
+    // mrope_section): three ids per token, tokens[i]'s (temporal, height,
+    // width) at [3i, 3i + 3), as mrope_positions() gives a prompt's. An
+    // image's tokens differ in h and w and the text after it continues from
+    // its largest id, so these drift from first_position + i. Empty: every
+    // axis takes the slot, first_position + i (text with no image before it).
+    std::span<const std::int32_t> rope_positions = {};
   };
 
   struct RowCandidates {
@@ -166,6 +174,8 @@ class ForwardPass {
     // sequence_ids: TokenBatch::token_sequence, each token's attention
     // sequence (a row of block_tables; run_step).
     kernels::DeviceBuffer tokens, positions, sequence_ids, block_tables, inv_freq;
+    // M-RoPE: three rotary ids per token (Sequence::rope_positions).
+    kernels::DeviceBuffer rope_positions;
     kernels::DeviceBuffer mirrored;                       // TokenBatch::mirrored
     kernels::DeviceBuffer visible_from, visible_through;  // TokenBatch's both-ways blocks
     kernels::DeviceBuffer inv_freq_local;                 // Gemma 3's sliding-window layers
@@ -205,7 +215,8 @@ class ForwardPass {
                        std::span<const std::int32_t> block_tables,
                        std::span<const std::int32_t> mirrored,
                        std::span<const std::int32_t> visible_from,
-                       std::span<const std::int32_t> visible_through);
+                       std::span<const std::int32_t> visible_through,
+                       std::span<const std::int32_t> rope_positions = {});
   // What rewind() restores (forward_rewind.cpp): per rewindable sequence of
   // the step, its pages and tokens; per layer, the bytes of those pages'
   // recoded planes before the step and the tokens' keys and values.

@@ -142,7 +142,12 @@ class ModelRuntime {
   // pages are reused, the rest is computed in page-aligned chunks. Returns the
   // logits of the last position, or of every position when `all` (then every
   // position is computed). The sequence is released; its pages stay cached.
-  std::vector<std::vector<float>> prefill(std::span<const cache::TokenId> tokens, bool all);
+  // A model with M-RoPE may be given each token's three rotary ids
+  // (ForwardPass::Sequence::rope_positions; 3 x tokens.size()); pages are
+  // still shared by token ids alone, so ids that stand for an image must
+  // depend on its content (docs/vision.md).
+  std::vector<std::vector<float>> prefill(std::span<const cache::TokenId> tokens, bool all,
+                                          std::span<const std::int32_t> rope_positions = {});
 
   // Moves every attention layer's pages that live on a device into host
   // memory, contents kept, so that the device memory they held is free:
