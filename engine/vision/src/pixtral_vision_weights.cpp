@@ -1,10 +1,9 @@
 #include "quire/engine/vision/pixtral_vision_weights.h"
 
-#include <cstring>
 #include <functional>
 
 #include "quire/engine/model_error.h"
-#include "quire/kernels/cpu/half.h"
+#include "weight_reader.h"
 
 namespace quire::engine::vision {
 namespace {
@@ -111,48 +110,6 @@ void refuse_unexpected(const io::ModelTensors& tensors, const Mistral3VisionConf
   }
 }
 
-std::vector<float> widen_to_floats(std::span<const std::byte> bytes, DType dtype) {
-  const std::size_t count = bytes.size() / kernels::dtype_size(dtype);
-  std::vector<float> values(count);
-  if (dtype == DType::F32) {
-    std::memcpy(values.data(), bytes.data(), bytes.size());
-    return values;
-  }
-  for (std::size_t i = 0; i < count; ++i) {
-    std::uint16_t bits = 0;
-    std::memcpy(&bits, bytes.data() + 2 * i, 2);
-    values[i] = dtype == DType::BF16 ? kernels::bf16_to_float(bits) : kernels::half_to_float(bits);
-  }
-  return values;
-}
-
-class PixtralReader {
- public:
-  explicit PixtralReader(const io::ModelTensors& tensors) : tensors_(tensors) {}
-
-  std::vector<float> floats(const std::string& name) const {
-    const io::ModelTensors::Located located = tensors_.get(name);
-    return widen_to_floats(located.file->data(*located.info), located.info->dtype);
-  }
-
-  // A weight of any shape [out, ...] read as [out, product of the rest],
-  // with its bias when `bias` is set.
-  DenseLinear linear(const std::string& key, bool bias = false) const {
-    const io::ModelTensors::Located located = tensors_.get(key + ".weight");
-    const std::span<const std::byte> bytes = located.file->data(*located.info);
-    DenseLinear linear;
-    linear.dtype = located.info->dtype;
-    linear.out_features = located.info->shape.front();
-    linear.in_features = located.info->elements() / linear.out_features;
-    linear.weight.assign(bytes.begin(), bytes.end());
-    if (bias) linear.bias = floats(key + ".bias");
-    return linear;
-  }
-
- private:
-  const io::ModelTensors& tensors_;
-};
-
 }  // namespace
 
 VisionTensorSummary check_mistral3_vision_tensors(const io::ModelTensors& tensors,
@@ -175,28 +132,28 @@ VisionTensorSummary check_mistral3_vision_tensors(const io::ModelTensors& tensor
 Mistral3VisionWeights load_mistral3_vision_weights(const io::ModelTensors& tensors,
                                                    const Mistral3VisionConfig& config) {
   const VisionTensorPrefixes prefixes = check_mistral3_vision_tensors(tensors, config).prefixes;
-  const PixtralReader read(tensors);
+  const detail::WeightReader read(tensors);
   Mistral3VisionWeights weights;
   PixtralWeights& tower = weights.tower;
-  tower.patch_conv = read.linear(prefixes.tower + "patch_conv");
+  tower.patch_conv = read.linear(prefixes.tower + "patch_conv", false);
   tower.ln_pre = read.floats(prefixes.tower + "ln_pre.weight");
   for (int i = 0; i < config.feature_layers; ++i) {
     const std::string layer = layer_prefix(prefixes, i);
     PixtralLayerWeights& w = tower.layers.emplace_back();
     w.attention_norm = read.floats(layer + "attention_norm.weight");
-    w.q = read.linear(layer + "attention.q_proj");
-    w.k = read.linear(layer + "attention.k_proj");
-    w.v = read.linear(layer + "attention.v_proj");
-    w.o = read.linear(layer + "attention.o_proj");
+    w.q = read.linear(layer + "attention.q_proj", false);
+    w.k = read.linear(layer + "attention.k_proj", false);
+    w.v = read.linear(layer + "attention.v_proj", false);
+    w.o = read.linear(layer + "attention.o_proj", false);
     w.ffn_norm = read.floats(layer + "ffn_norm.weight");
-    w.gate = read.linear(layer + "feed_forward.gate_proj");
-    w.up = read.linear(layer + "feed_forward.up_proj");
-    w.down = read.linear(layer + "feed_forward.down_proj");
+    w.gate = read.linear(layer + "feed_forward.gate_proj", false);
+    w.up = read.linear(layer + "feed_forward.up_proj", false);
+    w.down = read.linear(layer + "feed_forward.down_proj", false);
   }
   const std::string& p = prefixes.projector;
   Mistral3ProjectorWeights& projector = weights.projector;
   projector.norm = read.floats(p + "norm.weight");
-  projector.merging_layer = read.linear(p + "patch_merger.merging_layer");
+  projector.merging_layer = read.linear(p + "patch_merger.merging_layer", false);
   projector.linear_1 = read.linear(p + "linear_1", config.projector_bias);
   projector.linear_2 = read.linear(p + "linear_2", config.projector_bias);
   return weights;
