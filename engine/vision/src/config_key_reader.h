@@ -40,6 +40,22 @@ class ConfigKeyReader {
     return value->get<double>();
   }
 
+  double positive(const char* key, double fallback) const {
+    const Json* value = find(key);
+    if (value == nullptr) return fallback;
+    if (!value->is_number() || !(value->get<double>() > 0.0)) {
+      fail(key, "must be a positive number, not " + value->dump());
+    }
+    return value->get<double>();
+  }
+
+  bool boolean(const char* key, bool fallback) const {
+    const Json* value = find(key);
+    if (value == nullptr) return fallback;
+    if (!value->is_boolean()) fail(key, "must be true or false, not " + value->dump());
+    return value->get<bool>();
+  }
+
   std::string string(const char* key, const std::string& fallback) const {
     const Json* value = find(key);
     if (value == nullptr) return fallback;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "config_key_reader.h"
 #include "quire/engine/model_error.h"
 
 namespace quire::engine::vision {
@@ -13,61 +14,8 @@ using Json = nlohmann::json;
 
 constexpr std::string_view kMistral3Multimodal = "Mistral3ForConditionalGeneration";
 
-// Reads the keys of one object of config.json, with messages naming the
-// file and the key's full path ("vision_config.hidden_size"). Absent and
-// null both mean "not set", as transformers reads them.
-class Mistral3Keys {
- public:
-  Mistral3Keys(const Json& object, std::string path, const std::string& source)
-      : object_(object), path_(std::move(path)), source_(source) {}
-
-  const Json* find(const char* key) const {
-    if (!object_.is_object() || !object_.contains(key) || object_.at(key).is_null()) return nullptr;
-    return &object_.at(key);
-  }
-
-  int integer(const char* key, int fallback, int low, int high) const {
-    const Json* value = find(key);
-    if (value == nullptr) return fallback;
-    if (!value->is_number_integer() || *value < low || *value > high) {
-      fail(key, "must be a whole number from " + std::to_string(low) + " to " +
-                    std::to_string(high) + ", not " + value->dump());
-    }
-    return value->get<int>();
-  }
-
-  double positive(const char* key, double fallback) const {
-    const Json* value = find(key);
-    if (value == nullptr) return fallback;
-    if (!value->is_number() || !(value->get<double>() > 0.0)) {
-      fail(key, "must be a positive number, not " + value->dump());
-    }
-    return value->get<double>();
-  }
-
-  bool boolean(const char* key, bool fallback) const {
-    const Json* value = find(key);
-    if (value == nullptr) return fallback;
-    if (!value->is_boolean()) fail(key, "must be true or false, not " + value->dump());
-    return value->get<bool>();
-  }
-
-  std::string string(const char* key, const std::string& fallback) const {
-    const Json* value = find(key);
-    if (value == nullptr) return fallback;
-    if (!value->is_string()) fail(key, "must be a string, not " + value->dump());
-    return value->get<std::string>();
-  }
-
-  [[noreturn]] void fail(const char* key, const std::string& what) const {
-    throw ModelError(source_ + ": " + path_ + key + " " + what);
-  }
-
- private:
-  const Json& object_;
-  std::string path_;
-  const std::string& source_;
-};
+// Keys of config.json, read as the other towers' are (config_key_reader.h).
+using Mistral3Keys = detail::ConfigKeyReader;
 
 GateActivation gate_activation_of(const std::string& name, const Mistral3Keys& keys) {
   if (name == "silu" || name == "swish") return GateActivation::Silu;
