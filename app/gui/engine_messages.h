@@ -135,7 +135,7 @@ struct TurnMessage {
   QString tool_name;
   // A user message's image files, shown before its text; empty where the
   // model does not see images (model_sees_images), so the text goes alone.
-  QList<QByteArray> images;
+  QList<QByteArray> images = {};
 };
 
 // Generate the reply to the last user message of `history`.

@@ -35,7 +35,8 @@ struct ServedModel {
   // decoder and the model's engine::ImagePreparer); unset where the model
   // takes no images. Throws std::exception with a message for the client
   // (the file does not decode, the processor refuses it).
-  std::function<std::shared_ptr<const engine::PreparedImage>(const MessageImage&)> prepare_image;
+  std::function<std::shared_ptr<const engine::PreparedImage>(const MessageImage&)> prepare_image =
+      nullptr;
 };
 
 // Throws ApiException 404 (model_not_found) when `requested` is neither empty

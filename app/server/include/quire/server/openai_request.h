@@ -60,7 +60,7 @@ struct SamplingFields {
 struct ChatExchange {
   std::string user;
   std::string assistant;
-  std::vector<MessageImage> user_images;  // the user message's images, in order
+  std::vector<MessageImage> user_images = {};  // the user message's images, in order
 
   friend bool operator==(const ChatExchange&, const ChatExchange&) = default;
 };
@@ -72,7 +72,7 @@ struct ChatTurns {
   std::string system;
   std::vector<ChatExchange> history;
   std::string user;
-  std::vector<MessageImage> user_images;  // the last user message's images, in order
+  std::vector<MessageImage> user_images = {};  // the last user message's images, in order
 
   friend bool operator==(const ChatTurns&, const ChatTurns&) = default;
 };
