@@ -220,9 +220,9 @@ ui::MemorySnapshotView memory_snapshot(engine::ModelRuntime& runtime,
   // A tower whose family's images reach the model is loaded with it
   // (images::open_image_preparer); any other is not read at all.
   const engine::vision::VisionAvailability& vision = runtime.model().vision;
-  snapshot.vision_tower = vision_tower_view(
-      vision, runtime.plan().vision_tower,
-      vision.tower && engine::ImagePreparer::takes_images_of(*vision.tower));
+  snapshot.vision_tower =
+      vision_tower_view(vision, runtime.plan().vision_tower,
+                        vision.tower && engine::ImagePreparer::takes_images_of(*vision.tower));
   snapshot.sampled_tokens = generator.sampled_tokens();
   snapshot.generating_seconds = generator.generating_seconds();
   return snapshot;

@@ -54,7 +54,8 @@ std::shared_ptr<ImagePreparer> ImagePreparer::open(const std::filesystem::path& 
   const auto* options = std::get_if<quire::vision::Gemma3Options>(&config.family);
   if (options == nullptr) {
     throw ModelError("the image processor of " + directory.string() + " (" +
-                     config.image_processor_type + ") is not Gemma 3's, which its config.json "
+                     config.image_processor_type +
+                     ") is not Gemma 3's, which its config.json "
                      "describes");
   }
   if (options->image_seq_length != gemma->tokens_per_image) {

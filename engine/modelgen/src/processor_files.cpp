@@ -1,10 +1,10 @@
 #include "processor_files.h"
 
 #include <fstream>
-
-#include "mistral3_files.h"
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "mistral3_files.h"
 
 namespace quire::engine::modelgen::detail {
 namespace {

@@ -37,7 +37,7 @@ constexpr double kQwenTolerance = 5e-6;
 
 // max |engine - reference| / max |reference|
 double largest_qwen_difference(const std::vector<float>& engine,
-                                   const std::vector<double>& reference) {
+                               const std::vector<double>& reference) {
   double difference = 0.0;
   double scale = 0.0;
   for (std::size_t i = 0; i < reference.size(); ++i) {
