@@ -7,13 +7,19 @@
 // And the weight formats people download in 2026: EXL3 (dense and MoE),
 // llm-compressor's W4A16 and AutoAWQ, each named in the memory panel.
 
+#include <QClipboard>
+#include <QGuiApplication>
+#include <QImage>
 #include <QLabel>
+#include <QPlainTextEdit>
 #include <QTest>
+#include <algorithm>
 #include <functional>
 
 #include "app_test_support.h"
 #include "main_window.h"
 #include "quire/engine/generator/image_input.h"
+#include "quire/ui/input_box.h"
 #include "quire/ui/memory_panel.h"
 #include "quire/ui/memory_text.h"
 #include "test_main.h"
@@ -133,6 +139,45 @@ class FamilyModelsAppTest : public QObject {
     run.start();
     QVERIFY(run.waitForModel());
     expect_vision_tower(run);
+  }
+
+  // A picture pasted into the message reaches the model: the stored
+  // question holds its four content-keyed positions, no note says the text
+  // went alone, and the next turn finds the whole first prompt, image
+  // included, in the cache.
+  void gemma3SeesAPastedPicture() {
+    AppRun run(published_family_model(QStringLiteral("gemma-3-4b-it"), "gemma-3-4b-it.json",
+                                      "tokenizer-gemma3"),
+               8);
+    run.start();
+    QVERIFY(run.waitForModel());
+    auto* editor =
+        run.app->window().input()->findChild<QPlainTextEdit*>(QStringLiteral("messageInput"));
+    QVERIFY(editor);
+    QImage picture(24, 20, QImage::Format_RGB32);
+    picture.fill(QColor(200, 40, 40));
+    QGuiApplication::clipboard()->setImage(picture);
+    editor->setFocus();
+    QTest::keyClick(editor, Qt::Key_V, Qt::ControlModifier);
+    const std::optional<store::GenerationStats> first =
+        run.send(QStringLiteral("What is in the picture?"));
+    QVERIFY(first);
+    const std::optional<store::ChatId> chat = run.app->chats().currentChat();
+    QVERIFY(chat);
+    const QList<store::Message> path = run.app->store().current_path(*chat);
+    QCOMPARE(path.size(), 2);
+    QCOMPARE(path[0].images.size(), 1);
+    const auto positions =
+        std::count_if(path[0].tokens.begin(), path[0].tokens.end(),
+                      [](std::int32_t id) { return engine::is_image_position(id); });
+    QCOMPARE(positions, std::ptrdiff_t{4});
+    const std::optional<store::GenerationStats> second =
+        run.send(QStringLiteral("And its colour?"));
+    QVERIFY(second);
+    QVERIFY2(second->cached_tokens >= first->prompt_tokens - 1,
+             qPrintable(QStringLiteral("%1 cached, first prompt %2")
+                            .arg(second->cached_tokens)
+                            .arg(first->prompt_tokens)));
   }
 
   void qwen3MoeChatsThroughItsExperts() {
