@@ -5,8 +5,10 @@
 // null both mean "not set", as transformers reads them.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include "quire/engine/model_error.h"
 
@@ -78,5 +80,29 @@ class ConfigKeyReader {
   std::string path_;
   const std::string& source_;
 };
+
+// config.json's text parsed, when its first architecture is `architecture`
+// and it has a vision_config; nothing for another model or one without a
+// vision side. Throws ModelError naming `source` for text that is not JSON
+// or a vision_config that is not an object.
+inline std::optional<nlohmann::json> multimodal_config(std::string_view json,
+                                                       std::string_view architecture,
+                                                       const std::string& source) {
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw ModelError(source + " is not valid JSON: " + error.what());
+  }
+  const auto architectures = root.find("architectures");
+  if (architectures == root.end() || !architectures->is_array() || architectures->empty() ||
+      *architectures->begin() != architecture) {
+    return std::nullopt;
+  }
+  const auto vision = root.find("vision_config");
+  if (vision == root.end() || vision->is_null()) return std::nullopt;
+  if (!vision->is_object()) throw ModelError(source + ": vision_config must be an object");
+  return root;
+}
 
 }  // namespace quire::engine::vision::detail

@@ -98,20 +98,11 @@ int feature_layers_of(const Mistral3Keys& top, int num_layers) {
 
 std::optional<Mistral3VisionConfig> parse_mistral3_vision_config(std::string_view json,
                                                                  const std::string& source) {
-  Json root;
-  try {
-    root = Json::parse(json);
-  } catch (const Json::parse_error& error) {
-    throw ModelError(source + " is not valid JSON: " + error.what());
-  }
-  const auto architectures = root.find("architectures");
-  if (architectures == root.end() || !architectures->is_array() || architectures->empty() ||
-      *architectures->begin() != kMistral3Multimodal) {
-    return std::nullopt;
-  }
-  const auto vision = root.find("vision_config");
-  if (vision == root.end() || vision->is_null()) return std::nullopt;
-  if (!vision->is_object()) throw ModelError(source + ": vision_config must be an object");
+  const std::optional<nlohmann::json> parsed =
+      detail::multimodal_config(json, kMistral3Multimodal, source);
+  if (!parsed) return std::nullopt;
+  const nlohmann::json& root = *parsed;
+  const nlohmann::json* vision = &root.at("vision_config");
 
   Mistral3VisionConfig config;
   config.tower = read_pixtral(*vision, source);

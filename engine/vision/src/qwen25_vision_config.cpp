@@ -85,20 +85,11 @@ bool Qwen25VisionConfig::full_attention(int block) const {
 
 std::optional<Qwen25VisionConfig> parse_qwen25_vision_config(std::string_view json,
                                                              const std::string& source) {
-  QwenJson root;
-  try {
-    root = QwenJson::parse(json);
-  } catch (const QwenJson::parse_error& error) {
-    throw ModelError(source + " is not valid JSON: " + error.what());
-  }
-  const auto architectures = root.find("architectures");
-  if (architectures == root.end() || !architectures->is_array() || architectures->empty() ||
-      *architectures->begin() != kQwen25Multimodal) {
-    return std::nullopt;
-  }
-  const auto vision = root.find("vision_config");
-  if (vision == root.end() || vision->is_null()) return std::nullopt;
-  if (!vision->is_object()) throw ModelError(source + ": vision_config must be an object");
+  const std::optional<nlohmann::json> parsed =
+      detail::multimodal_config(json, kQwen25Multimodal, source);
+  if (!parsed) return std::nullopt;
+  const nlohmann::json& root = *parsed;
+  const nlohmann::json* vision = &root.at("vision_config");
   Qwen25VisionConfig config = read_qwen_tower(*vision, source);
 
   // The language model's width: at the top level as published, under
