@@ -39,6 +39,23 @@ void expect_priced(std::int64_t measured, std::int64_t priced, const char* what)
                           .arg(priced)));
 }
 
+// The encoder `load` makes, and the bytes it holds once loaded.
+template <class Load>
+auto load_counted(Load load, std::int64_t& loaded) {
+  quire::test::AllocationCounting counting;
+  auto encoder = load();
+  loaded = counting.live();
+  return encoder;
+}
+
+// The most bytes live while `read` runs.
+template <class Read>
+std::int64_t peak_of(Read read) {
+  quire::test::AllocationCounting counting;
+  read();
+  return counting.peak();
+}
+
 vision::VisionTowerSummary summary_of(const std::filesystem::path& path) {
   const vision::VisionAvailability availability =
       vision::describe_vision(path, io::ModelTensors::open(path));
@@ -77,24 +94,17 @@ class OtherVisionPricingTest : public QObject {
 
     kernels::ThreadPool pool(1);
     std::int64_t loaded = 0;
-    std::optional<vision::Qwen25VisionEncoder> encoder;
-    {
-      quire::test::AllocationCounting counting;
-      encoder.emplace(vision::Qwen25VisionEncoder::load(path));
-      loaded = counting.live();
-    }
+    const auto encoder =
+        load_counted([&] { return vision::Qwen25VisionEncoder::load(path); }, loaded);
     const vision::VisionTowerSummary summary = summary_of(path);
     expect_priced(loaded, summary.memory_bytes, "Qwen2.5-VL weights");
 
-    const std::array<int, 3> grid{1, 4, 8};
-    std::int64_t peak = 0;
-    {
-      quire::test::AllocationCounting counting;
+    int tokens = 0;
+    const std::int64_t peak = peak_of([&] {
       const std::vector<float> patches(std::size_t(32 * config->patch_values()), 0.25f);
-      const vision::ImageEmbeddings embeddings = encoder->embed(pool, patches, grid);
-      QCOMPARE(embeddings.tokens, 8);
-      peak = counting.peak();
-    }
+      tokens = encoder.embed(pool, patches, {1, 4, 8}).tokens;
+    });
+    QCOMPARE(tokens, 8);
     expect_priced(peak, vision::qwen25_image_scratch_bytes(*config, 32), "Qwen2.5-VL image");
     // The description prices the largest image of the directory's budget:
     // modelgen writes the published preprocessor_config.json's 12,845,056
@@ -145,24 +155,17 @@ class OtherVisionPricingTest : public QObject {
 
     kernels::ThreadPool pool(1);
     std::int64_t loaded = 0;
-    std::optional<vision::PixtralVisionEncoder> encoder;
-    {
-      quire::test::AllocationCounting counting;
-      encoder.emplace(vision::PixtralVisionEncoder::load(path));
-      loaded = counting.live();
-    }
+    const auto encoder =
+        load_counted([&] { return vision::PixtralVisionEncoder::load(path); }, loaded);
     const vision::VisionTowerSummary summary = summary_of(path);
     expect_priced(loaded, summary.memory_bytes, "Pixtral weights");
 
-    std::int64_t peak = 0;
-    {
-      quire::test::AllocationCounting counting;
+    int tokens = 0;
+    const std::int64_t peak = peak_of([&] {
       const std::vector<float> values(3 * 112 * 112, 0.25f);
-      const vision::PixelTensor pixels{values, 3, 112, 112};
-      const vision::ImageEmbeddings embeddings = encoder->embed(pool, pixels);
-      QCOMPARE(embeddings.tokens, 16);
-      peak = counting.peak();
-    }
+      tokens = encoder.embed(pool, vision::PixelTensor{values, 3, 112, 112}).tokens;
+    });
+    QCOMPARE(tokens, 16);
     expect_priced(peak, summary.scratch_bytes, "Pixtral image");
   }
 
