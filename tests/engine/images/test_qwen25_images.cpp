@@ -1,0 +1,165 @@
+// Qwen2.5-VL's images through ImagePreparer and the generator on the CPU:
+// the processor's layout (<|vision_start|>, one <|image_pad|> per merged
+// token, <|vision_end|>) with the image's merged grid, and a second turn
+// that holds the same image found in the cache without running the tower,
+// its reply the one a generator with an empty cache gives (the positions of
+// the part computed are those of the whole prompt).
+
+#include <QTest>
+#include <algorithm>
+
+#include "quire/engine/generator/generator.h"
+#include "quire/engine/image_prompts/image_preparer.h"
+#include "quire/engine/modelgen/random_model_spec.h"
+#include "quire/kernels/cpu/cpu_backend.h"
+#include "small_model.h"
+#include "test_main.h"
+
+using namespace quire;
+using namespace quire::engine;
+
+namespace {
+
+constexpr int kQwenReplyTokens = 4;
+
+engine::modelgen::RandomModelSpec qwen_vision_spec() {
+  engine::modelgen::RandomModelSpec spec = engine::modelgen::default_spec("qwen2_5_vl");
+  spec.layers = 2;
+  spec.seed = 88;
+  return spec;
+}
+
+// 84 x 56 pixels: 6 x 4 patches of 14, merged 2 x 2 into 3 x 2 tokens.
+quire::vision::RgbImage qwen_picture(std::uint8_t shade) {
+  quire::vision::RgbImage image{84, 56, {}};
+  for (int y = 0; y < image.height; ++y) {
+    for (int x = 0; x < image.width; ++x) {
+      image.rgb.push_back(static_cast<std::uint8_t>(x * 3));
+      image.rgb.push_back(static_cast<std::uint8_t>(y * 4));
+      image.rgb.push_back(shade);
+    }
+  }
+  return image;
+}
+
+// The run with its embed() counted.
+std::shared_ptr<PromptImage> counted(const PromptImage& run, std::shared_ptr<int> calls) {
+  auto image = std::make_shared<PromptImage>(run);
+  image->embed = [embed = run.embed, calls] {
+    ++*calls;
+    return embed();
+  };
+  return image;
+}
+
+JobRequest qwen_request(const std::vector<cache::TokenId>& before,
+                        const std::shared_ptr<PromptImage>& image,
+                        const std::vector<cache::TokenId>& after) {
+  JobRequest request;
+  request.prompt = before;
+  const std::vector<cache::TokenId> ids = image_position_ids(image->digest, image->positions);
+  request.prompt.insert(request.prompt.end(), ids.begin(), ids.end());
+  request.prompt.insert(request.prompt.end(), after.begin(), after.end());
+  request.images.push_back({static_cast<std::int32_t>(before.size()), image});
+  request.sampling = SamplingSettings::greedy_settings();
+  request.max_new_tokens = kQwenReplyTokens;
+  request.stop_at_eos = false;
+  return request;
+}
+
+JobResult run_job(Generator& generator, JobRequest request) {
+  JobResult out;
+  request.on_done = [&out](const JobResult& result) { out = result; };
+  generator.submit(std::move(request));
+  generator.run_until_idle();
+  return out;
+}
+
+}  // namespace
+
+class QwenImagesTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void theProcessorsLayout() {
+    test::SmallModel model(qwen_vision_spec());
+    const std::shared_ptr<ImagePreparer> preparer =
+        ImagePreparer::open(model.path, std::make_shared<kernels::ThreadPool>(2));
+    const std::shared_ptr<const PreparedImage> image = preparer->prepare(qwen_picture(90));
+    QCOMPARE(image->marker, std::string("<|vision_start|><|image_pad|><|vision_end|>"));
+    QCOMPARE(image->position_text, std::string("<|image_pad|>"));
+    std::string pads;
+    for (int i = 0; i < 6; ++i)
+      pads += "<|image_pad|>";
+    QCOMPARE(image->text, "<|vision_start|>" + pads + "<|vision_end|>");
+    QCOMPARE(int(image->runs.size()), 1);
+    const PromptImage& run = *image->runs.front();
+    QCOMPARE(run.positions, 6);
+    QCOMPARE(run.grid_t, 1);
+    QCOMPARE(run.grid_h, 2);
+    QCOMPARE(run.grid_w, 3);
+    QVERIFY(!run.both_ways);
+    QCOMPARE(preparer->positions_of(84, 56), 6);
+    QCOMPARE(int(run.embed().size()), 6 * int(model.description->config.hidden_size));
+
+    engine::vision::VisionTowerSummary qwen;
+    qwen.tower = "Qwen2.5-VL ViT";
+    qwen.projector = "patch merger";
+    QVERIFY(ImagePreparer::takes_images_of(qwen));
+  }
+
+  // Turn one: text, the image, text. Turn two: all of turn one, its reply
+  // and more text; the image's pages are found and its tower not run.
+  void theSameImageInASecondTurnIsACacheHit() {
+    test::SmallModel model(qwen_vision_spec());
+    const std::shared_ptr<ImagePreparer> preparer =
+        ImagePreparer::open(model.path, std::make_shared<kernels::ThreadPool>(2));
+    const std::shared_ptr<const PreparedImage> prepared = preparer->prepare(qwen_picture(90));
+    const std::vector<cache::TokenId> text = test::prompt_of(60, 12);
+    const std::vector<cache::TokenId> before(text.begin(), text.begin() + 20);
+    const std::vector<cache::TokenId> after(text.begin() + 20, text.begin() + 40);
+    const std::vector<cache::TokenId> more(text.begin() + 40, text.end());
+
+    kernels::CpuBackend backend;
+    ModelRuntime runtime(model.description, backend, test::small_options());
+    Generator generator(runtime, *model.tokenizer);
+    auto calls = std::make_shared<int>(0);
+    const std::shared_ptr<PromptImage> image = counted(*prepared->runs.front(), calls);
+    const JobResult first = run_job(generator, qwen_request(before, image, after));
+    QVERIFY2(first.error.empty(), first.error.c_str());
+    QCOMPARE(int(first.tokens.size()), kQwenReplyTokens);
+    QCOMPARE(*calls, 1);
+
+    std::vector<cache::TokenId> second_after = after;
+    second_after.insert(second_after.end(), first.tokens.begin(), first.tokens.end());
+    second_after.insert(second_after.end(), more.begin(), more.end());
+    const JobResult second = run_job(generator, qwen_request(before, image, second_after));
+    QVERIFY2(second.error.empty(), second.error.c_str());
+    QCOMPARE(*calls, 1);
+    // The cache holds the first turn's 46 prompt tokens and the 3 reply
+    // tokens computed after them (the last was sampled, never computed):
+    // all 49 are found, the image (20..26) included.
+    QCOMPARE(second.statistics.cached_tokens, std::int64_t{49});
+
+    // A generator with an empty cache computes the whole second prompt.
+    ModelRuntime fresh(model.description, backend, test::small_options());
+    Generator cold(fresh, *model.tokenizer);
+    auto cold_calls = std::make_shared<int>(0);
+    const JobResult expected = run_job(
+        cold, qwen_request(before, counted(*prepared->runs.front(), cold_calls), second_after));
+    QCOMPARE(expected.statistics.cached_tokens, std::int64_t{0});
+    QCOMPARE(*cold_calls, 1);
+    QCOMPARE(second.tokens, expected.tokens);
+
+    // A different picture in its place: only the 20 tokens before it are found.
+    const std::shared_ptr<const PreparedImage> other = preparer->prepare(qwen_picture(200));
+    auto other_calls = std::make_shared<int>(0);
+    const JobResult different =
+        run_job(generator, qwen_request(before, counted(*other->runs.front(), other_calls), after));
+    QCOMPARE(different.statistics.cached_tokens, std::int64_t{20});
+    QCOMPARE(*other_calls, 1);
+  }
+};
+
+QUIRE_TEST(QwenImagesTest)
+#include "test_qwen25_images.moc"
