@@ -76,11 +76,10 @@ std::shared_ptr<ImagePreparer> ImagePreparer::open_qwen25(
              tower->spatial_merge_size);
   check_same(directory, "temporal_patch_size", options->temporal_patch_size, "temporal_patch_size",
              tower->temporal_patch_size);
-  std::shared_ptr<ImagePreparer> preparer(
-      new ImagePreparer(directory, std::move(config), std::move(pool)));
+  std::shared_ptr<ImagePreparer> preparer(new ImagePreparer(directory, std::move(config), pool));
   preparer->qwen_tower_ = std::make_shared<QwenTower>();
   preparer->qwen_tower_->directory = directory;
-  preparer->qwen_tower_->pool = preparer->tower_->pool;
+  preparer->qwen_tower_->pool = std::move(pool);
   return preparer;
 }
 

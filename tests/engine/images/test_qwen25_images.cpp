@@ -9,10 +9,13 @@
 
 #include <QTest>
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "quire/engine/generator/conversation.h"
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/image_prompts/image_preparer.h"
+#include "quire/engine/model_error.h"
 #include "quire/engine/modelgen/random_model_spec.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "small_model.h"
@@ -232,6 +235,27 @@ class QwenImagesTest : public QObject {
     // but the last, which was sampled) are found, the image included.
     QCOMPARE(second.statistics.cached_tokens,
              result.statistics.prompt_tokens + kQwenReplyTokens - 1);
+  }
+
+  // The processor's patches must be the tower's.
+  void aProcessorForAnotherTowerIsRefused() {
+    test::SmallModel model(qwen_vision_spec());
+    const std::filesystem::path file = model.path / "preprocessor_config.json";
+    std::stringstream text;
+    text << std::ifstream(file).rdbuf();
+    std::string json = text.str();
+    json.replace(json.find("\"merge_size\": 2"), 15, "\"merge_size\": 4");
+    std::ofstream(file) << json;
+    try {
+      ImagePreparer::open(model.path, std::make_shared<kernels::ThreadPool>(1));
+      QFAIL("the directory was taken");
+    } catch (const ModelError& error) {
+      QCOMPARE(QString(error.what()),
+               QString::fromStdString("the image processor of " + model.path.string() +
+                                      " has merge_size 4 where config.json's "
+                                      "vision_config.spatial_merge_size says 2; the two files "
+                                      "must describe the same tower"));
+    }
   }
 
   // A model with M-RoPE needs each image's grid to number its positions.
