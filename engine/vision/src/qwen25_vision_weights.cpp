@@ -69,8 +69,13 @@ VisionTensorSummary check_qwen25_vision_tensors(const io::ModelTensors& tensors,
                          detail::check_tower_tensor_present(tensors, name);
                          const io::ModelTensors::Located located =
                              tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
-                         summary.parameters += located.info->elements();
-                         summary.bytes += static_cast<std::int64_t>(located.info->bytes);
+                         const std::int64_t elements = located.info->elements();
+                         const auto bytes = static_cast<std::int64_t>(located.info->bytes);
+                         summary.parameters += elements;
+                         summary.bytes += bytes;
+                         // Loaded, the linears' weights keep their file dtype;
+                         // norms and biases (1-D) are widened to FP32.
+                         summary.memory_bytes += shape.size() == 1 ? 4 * elements : bytes;
                        });
   // A block beyond vision_config's depth means the config describes another
   // tower than the files hold.

@@ -237,6 +237,22 @@ class QwenImagesTest : public QObject {
              result.statistics.prompt_tokens + kQwenReplyTokens - 1);
   }
 
+  // The tower's host memory, as the planner prices it: the linears in their
+  // 2-byte file dtype, norms and biases widened to 4 bytes. Kept: the patch
+  // embedding 64 x 3 x 2 x 14 x 14 = 75,264; per block qkv 192 x 64, proj
+  // 64 x 64 and the MLP's 3 x 96 x 64 (34,816); the merger's 256 x 256 and
+  // 128 x 256 (98,304). Widened: per block two norms and the five biases
+  // (640); the merger's norm 64 and biases 256 and 128.
+  void theTowerIsPriced() {
+    test::SmallModel model(qwen_vision_spec());
+    const auto& tower = model.description->vision.tower;
+    QVERIFY(tower);
+    constexpr std::int64_t kept = 75264 + 2 * 34816 + 98304;    // 243,200
+    constexpr std::int64_t widened = 2 * 640 + 64 + 256 + 128;  // 1,728
+    QCOMPARE(tower->bytes, 2 * (kept + widened));
+    QCOMPARE(tower->memory_bytes, 2 * kept + 4 * widened);
+  }
+
   // The processor's patches must be the tower's.
   void aProcessorForAnotherTowerIsRefused() {
     test::SmallModel model(qwen_vision_spec());
