@@ -46,9 +46,10 @@ std::shared_ptr<ImagePreparer> ImagePreparer::open(const std::filesystem::path& 
   const std::optional<vision::Gemma3VisionConfig> gemma =
       vision::read_gemma3_vision_config(directory);
   if (!gemma) {
+    if (std::shared_ptr<ImagePreparer> qwen = open_qwen25(directory, pool)) return qwen;
     throw ModelError("the model in " + directory.string() +
-                     " has no vision tower whose images Quire gives to the model (Gemma 3's, "
-                     "for now)");
+                     " has no vision tower whose images Quire gives to the model (Gemma 3's "
+                     "or Qwen2.5-VL's, for now)");
   }
   quire::vision::ProcessorConfig config = quire::vision::read_processor_config(directory);
   const auto* options = std::get_if<quire::vision::Gemma3Options>(&config.family);
@@ -87,11 +88,12 @@ ImagePreparer::ImagePreparer(std::filesystem::path directory, quire::vision::Pro
 }
 
 void ImagePreparer::load_tower() {
+  if (qwen_tower_) return load_qwen25_tower();
   tower_->load();
 }
 
 bool ImagePreparer::takes_images_of(const vision::VisionTowerSummary& tower) {
-  return kGeneratorTakesImages && tower.projector == "Gemma 3";
+  return kGeneratorTakesImages && (tower.projector == "Gemma 3" || tower.tower == "Qwen2.5-VL ViT");
 }
 
 int ImagePreparer::positions_of(int width, int height) const {
@@ -99,6 +101,7 @@ int ImagePreparer::positions_of(int width, int height) const {
 }
 
 std::shared_ptr<const PreparedImage> ImagePreparer::prepare(const quire::vision::RgbImage& image) {
+  if (qwen_tower_) return prepare_qwen25(image);
   const auto& options = std::get<quire::vision::Gemma3Options>(config_.family);
   const quire::vision::ProcessedImage processed = processor_->process(image);
   auto prepared = std::make_shared<PreparedImage>();
