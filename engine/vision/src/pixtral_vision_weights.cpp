@@ -119,13 +119,8 @@ VisionTensorSummary check_mistral3_vision_tensors(const io::ModelTensors& tensor
   for_each_pixtral_tensor(
       config, summary.prefixes, [&](const std::string& name, std::vector<std::int64_t> shape) {
         require_present(tensors, name);
-        const io::ModelTensors::Located located =
-            tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
-        const auto elements = static_cast<std::int64_t>(located.info->elements());
-        const auto bytes = static_cast<std::int64_t>(located.info->bytes);
-        summary.parameters += elements;
-        summary.bytes += bytes;
-        summary.memory_bytes += detail::loaded_bytes(shape, elements, bytes);
+        // Norms and biases (1-D) are widened to FP32.
+        detail::count_tower_tensor(tensors, name, shape, shape.size() == 1, summary);
       });
   refuse_unexpected(tensors, config, summary.prefixes);
   summary.dtype = tensors.get(summary.prefixes.tower + kPatchConv).info->dtype;

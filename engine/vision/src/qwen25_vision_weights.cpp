@@ -64,17 +64,12 @@ VisionTensorSummary check_qwen25_vision_tensors(const io::ModelTensors& tensors,
   using kernels::DType;
   VisionTensorSummary summary;
   summary.prefixes = find_qwen_prefixes(tensors);
-  for_each_qwen_tensor(config, summary.prefixes,
-                       [&](const std::string& name, std::vector<std::int64_t> shape) {
-                         detail::check_tower_tensor_present(tensors, name);
-                         const io::ModelTensors::Located located =
-                             tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
-                         const auto elements = static_cast<std::int64_t>(located.info->elements());
-                         const auto bytes = static_cast<std::int64_t>(located.info->bytes);
-                         summary.parameters += elements;
-                         summary.bytes += bytes;
-                         summary.memory_bytes += detail::loaded_bytes(shape, elements, bytes);
-                       });
+  for_each_qwen_tensor(
+      config, summary.prefixes, [&](const std::string& name, std::vector<std::int64_t> shape) {
+        detail::check_tower_tensor_present(tensors, name);
+        // Norms and biases (1-D) are widened to FP32.
+        detail::count_tower_tensor(tensors, name, shape, shape.size() == 1, summary);
+      });
   // A block beyond vision_config's depth means the config describes another
   // tower than the files hold.
   const std::string extra =

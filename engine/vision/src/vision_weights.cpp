@@ -95,13 +95,7 @@ VisionTensorSummary check_gemma3_vision_tensors(const io::ModelTensors& tensors,
   for_each_expected(
       config, summary.prefixes, [&](const std::string& name, std::vector<std::int64_t> shape) {
         detail::check_tower_tensor_present(tensors, name);
-        const io::ModelTensors::Located located =
-            tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
-        const auto elements = static_cast<std::int64_t>(located.info->elements());
-        const auto bytes = static_cast<std::int64_t>(located.info->bytes);
-        summary.parameters += elements;
-        summary.bytes += bytes;
-        summary.memory_bytes += widened_when_loaded(name, shape) ? 4 * elements : bytes;
+        detail::count_tower_tensor(tensors, name, shape, widened_when_loaded(name, shape), summary);
       });
   check_no_extra_layers(tensors, config, summary.prefixes);
   summary.dtype =

@@ -49,6 +49,18 @@ void check_tower_tensor_present(const io::ModelTensors& tensors, const std::stri
                    "; the download is incomplete or does not match config.json's vision_config");
 }
 
+void count_tower_tensor(const io::ModelTensors& tensors, const std::string& name,
+                        const std::vector<std::int64_t>& shape, bool widened,
+                        VisionTensorSummary& summary) {
+  const io::ModelTensors::Located located =
+      tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
+  const auto elements = static_cast<std::int64_t>(located.info->elements());
+  const auto bytes = static_cast<std::int64_t>(located.info->bytes);
+  summary.parameters += elements;
+  summary.bytes += bytes;
+  summary.memory_bytes += widened ? 4 * elements : bytes;
+}
+
 std::vector<float> WeightReader::floats(const std::string& name) const {
   const io::ModelTensors::Located located = tensors_.get(name);
   return widen(located.file->data(*located.info), located.info->dtype);

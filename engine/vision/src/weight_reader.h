@@ -16,12 +16,12 @@ namespace quire::engine::vision::detail {
 // missing altogether.
 void check_tower_tensor_present(const io::ModelTensors& tensors, const std::string& name);
 
-// Host bytes a tower tensor takes once WeightReader has read it: a vector
-// (norms, biases) widened to FP32, a matrix or convolution kept as stored.
-inline std::int64_t loaded_bytes(const std::vector<std::int64_t>& shape, std::int64_t elements,
-                                 std::int64_t stored_bytes) {
-  return shape.size() == 1 ? 4 * elements : stored_bytes;
-}
+// Checks that a tower tensor has a float dtype and `shape`, and adds it to
+// `summary`: its parameters, its bytes in the files, and its bytes once
+// WeightReader has read it (`widened` to FP32, else kept as stored).
+void count_tower_tensor(const io::ModelTensors& tensors, const std::string& name,
+                        const std::vector<std::int64_t>& shape, bool widened,
+                        VisionTensorSummary& summary);
 
 class WeightReader {
  public:
