@@ -8,7 +8,6 @@
 namespace quire::engine::vision {
 namespace {
 
-using kernels::DType;
 
 constexpr const char* kPublishedTower = "vision_tower.";
 constexpr const char* kNewerTower = "model.vision_tower.";

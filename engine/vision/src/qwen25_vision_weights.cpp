@@ -61,7 +61,6 @@ void for_each_qwen_tensor(
 
 VisionTensorSummary check_qwen25_vision_tensors(const io::ModelTensors& tensors,
                                                 const Qwen25VisionConfig& config) {
-  using kernels::DType;
   VisionTensorSummary summary;
   summary.prefixes = find_qwen_prefixes(tensors);
   for_each_qwen_tensor(
