@@ -105,7 +105,8 @@ class ModelConfigTest : public QObject {
            "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, "
            "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
            "Gemma3ForConditionalGeneration, Phi3ForCausalLM, Qwen2VLForConditionalGeneration, "
-           "Qwen2_5_VLForConditionalGeneration, Qwen3VLForConditionalGeneration";
+           "Qwen2_5_VLForConditionalGeneration, Qwen3VLForConditionalGeneration, "
+           "Mistral3ForConditionalGeneration";
     QTest::newRow("more experts per token than experts")
         << R"({"architectures": ["MixtralForCausalLM"], "num_local_experts": 4,
                "num_experts_per_tok": 6, )" +
