@@ -59,13 +59,14 @@ struct SharedRows {
   std::vector<float> row(int index) {
     const std::lock_guard lock(mutex);
     if (output.empty()) {
-      output = tower->embed(vision::PixelTensor{pixels, 3, height, width});
-      taken.assign(std::size_t(rows), false);
+      std::vector<float> values = tower->embed(vision::PixelTensor{pixels, 3, height, width});
       const std::size_t tokens = std::size_t(rows) * std::size_t(columns);
-      if (output.empty() || output.size() % tokens != 0) {
-        throw std::runtime_error("the vision tower gave " + std::to_string(output.size()) +
+      if (values.empty() || values.size() % tokens != 0) {
+        throw std::runtime_error("the vision tower gave " + std::to_string(values.size()) +
                                  " values for an image of " + std::to_string(tokens) + " tokens");
       }
+      output = std::move(values);
+      taken.assign(std::size_t(rows), false);
     }
     const std::size_t hidden = output.size() / (std::size_t(rows) * std::size_t(columns));
     const std::size_t begin = std::size_t(index) * std::size_t(columns) * hidden;
