@@ -6,8 +6,12 @@
 // [IMG] 10, [IMG_BREAK] 12, [IMG_END] 13, and a template in its layout,
 // tests/data/mistral-small-3-chat-template.jinja) gets a PNG as a data: URL
 // and answers; the same request again finds the image's rows in the cache;
-// a different image in its place is found only up to <s>[INST]. Exits 1 on
-// the first failure.
+// a different image in its place is found only up to <s>[INST]. The same
+// model with its tower's image_size raised to 560 pixels (Pixtral's weights
+// do not depend on it) and a context of 256 tokens refuses a 560 x 560
+// picture, whose 20 rows of 20 [IMG] alone exceed the context, with a 400
+// that says how many of the prompt's tokens the image takes. Exits 1 on the
+// first failure.
 //   node openai_mistral3_image_check.mjs QUIRE_CLI NEMO_TOKENIZER_DIR CHAT_TEMPLATE WORK_DIR
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -90,7 +94,22 @@ if (made.status !== 0) {
   process.exit(1);
 }
 
-const { serve, stop, client, watchdog, failWithLogs } = checkSupport(cli, modelDir);
+// The same weights read as a tower that takes images up to 560 x 560.
+const wideDir = path.join(work, 'mistral3-wide');
+mkdirSync(wideDir);
+for (const file of ['model.safetensors', 'tokenizer.json', 'tokenizer_config.json',
+  'chat_template.jinja', 'generation_config.json', 'processor_config.json']) {
+  copyFileSync(path.join(modelDir, file), path.join(wideDir, file));
+}
+const wideConfig = JSON.parse(readFileSync(path.join(modelDir, 'config.json'), 'utf8'));
+wideConfig.vision_config.image_size = 560;
+writeFileSync(path.join(wideDir, 'config.json'), JSON.stringify(wideConfig, null, 2));
+const widePre = JSON.parse(readFileSync(path.join(modelDir, 'preprocessor_config.json'), 'utf8'));
+widePre.size.longest_edge = 560;
+writeFileSync(path.join(wideDir, 'preprocessor_config.json'), JSON.stringify(widePre, null, 2));
+
+const { serve, stop, client, watchdog, failWithLogs, expectApiError } =
+  checkSupport(cli, modelDir);
 
 // 50 x 40 pixels: rounded up to 56 x 56 by the processor, two rows of two [IMG].
 const picture = png(50, 40, (x, y) => [x * 5, y * 6, x > 20 && y > 16 ? 250 : 30]);
@@ -135,6 +154,24 @@ async function main() {
   assert.equal(different.usage.prompt_tokens_details.cached_tokens, 2);
 
   assert.equal(await stop(server), 0);
+
+  // An image that needs more positions than the context: 400 [IMG] (and 20
+  // breaks) against 256 tokens.
+  const wide = await serve(['--model-name', 'vision', '--context', '256'], wideDir);
+  const large = png(560, 560, (x, y) => [x % 256, y % 256, 90]);
+  const refused = await expectApiError(
+    client(wide).chat.completions.create({
+      model: 'vision',
+      messages: [{ role: 'user', content: [
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${large}` } },
+        { type: 'text', text: 'What is it?' },
+      ] }],
+      max_tokens: 2,
+    }), 400, { param: 'messages', code: 'context_length_exceeded' });
+  assert.match(refused.error.message,
+    /^This model's maximum context length is 256 tokens\. However, you requested \d+ tokens /);
+  assert.match(refused.error.message, / The images in the messages take 400 of the prompt's tokens\.$/);
+  assert.equal(await stop(wide), 0);
   rmSync(work, { recursive: true, force: true });
   console.log('openai_mistral3_image_check: every check passed');
 }
