@@ -97,11 +97,11 @@ cases=(
   "gemma3-vision-new-layout-two-images|--arch gemma3 --multimodal --text-prefix model.language_model. --format bf16 --seed 202 --layers 3 --sliding-window-pattern 3 --sliding-window 8|Compare|@IMAGE@|with|@IMAGE@|Which is brighter?"
   # Mistral Small 3 as published (language_model.model., language_model.lm_head),
   # FP16, full attention; a 56 x 56 image: two rows of two [IMG].
-  "mistral3-vision-fp16|--arch mistral --multimodal --format fp16 --seed 301 --layers 2|Describe the picture|@IMAGE:56x56@|in one word."
+  "mistral3-vision-fp16|--arch mistral --multimodal --format fp16 --seed 301 --layers 2 --no-tie|Describe the picture|@IMAGE:56x56@|in one word."
   # Newer transformers' layout (model.language_model., lm_head), BF16, a
   # window of 5 on every layer, two images of other shapes: two rows of one
   # [IMG], then one row of two.
-  "mistral3-vision-new-layout-two-images|--arch mistral --multimodal --text-prefix model.language_model. --format bf16 --seed 302 --layers 2 --sliding-window 5|Compare|@IMAGE:56x28@|with|@IMAGE:28x56@|Which is brighter?"
+  "mistral3-vision-new-layout-two-images|--arch mistral --multimodal --text-prefix model.language_model. --format bf16 --seed 302 --layers 2 --sliding-window 5 --no-tie|Compare|@IMAGE:56x28@|with|@IMAGE:28x56@|Which is brighter?"
 )
 
 for entry in "${cases[@]}"; do
