@@ -9,6 +9,8 @@
 // (transformers' _checkpoint_conversion_mapping for Mistral3). Image
 // embeddings replace the [IMG] positions' rows unscaled, as the text
 // embeddings are not scaled either, and attention stays causal throughout.
+// Ministral 3's downloads use the same class with a "ministral3" text model
+// (YaRN and a position-dependent query scale), which is refused by name.
 
 #include "architectures.h"
 
@@ -22,7 +24,8 @@ const Architecture& mistral3_multimodal() {
       .defaults = R"({"sliding_window": 4096})",
       .text_prefixes = {"language_model.model.", "model.language_model."},
       .heads = {"language_model.lm_head", "lm_head"},
-      .multimodal = true};
+      .multimodal = true,
+      .text_model_types = {"mistral"}};
   return architecture;
 }
 
