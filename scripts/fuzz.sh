@@ -38,25 +38,44 @@ if ((${#fuzzers[@]} == 0)); then
   exit 0
 fi
 
-failed=()
-for fuzzer in "${fuzzers[@]}"; do
-  seeds=fuzz/corpus/$fuzzer
-  found=$build_dir/corpus/$fuzzer
-  artifacts=$build_dir/artifacts/$fuzzer
+# The targets run side by side, as many at once as there are cores: each is
+# one process, and CI's two cores would otherwise idle through half the run.
+run_one() {
+  local fuzzer=$1
+  local seeds=fuzz/corpus/$fuzzer
+  local found=$build_dir/corpus/$fuzzer
+  local artifacts=$build_dir/artifacts/$fuzzer
+  local log=$build_dir/$fuzzer.log
   mkdir -p "$found" "$artifacts"
   [[ -d $seeds ]] || seeds=
-  echo "fuzz: $fuzzer for ${seconds} s"
-  log=$build_dir/$fuzzer.log
   if "$build_dir/fuzz/$fuzzer" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$artifacts/" "$found" ${seeds:+"$seeds"} >"$log" 2>&1; then
     grep -E '^stat::number_of_executed_units|^Done ' "$log" | sed "s/^/fuzz: $fuzzer: /"
   else
-    tail -n 60 "$log" >&2
-    echo "fuzz: $fuzzer FAILED; the log is $log, the input in $artifacts/." >&2
-    echo "fuzz: replay it with: $build_dir/fuzz/$fuzzer $artifacts/<file>" >&2
-    failed+=("$fuzzer")
+    {
+      tail -n 60 "$log"
+      echo "fuzz: $fuzzer FAILED; the log is $log, the input in $artifacts/."
+      echo "fuzz: replay it with: $build_dir/fuzz/$fuzzer $artifacts/<file>"
+    } >&2
+    return 1
   fi
+}
+
+slots=$(nproc)
+declare -A running=()  # pid -> fuzzer
+failed=()
+reap() {
+  local pid
+  wait -n -p pid "${!running[@]}" || failed+=("${running[$pid]}")
+  unset "running[$pid]"
+}
+echo "fuzz: ${#fuzzers[@]} targets, ${seconds} s each, $slots at a time"
+for fuzzer in "${fuzzers[@]}"; do
+  while ((${#running[@]} >= slots)); do reap; done
+  run_one "$fuzzer" &
+  running[$!]=$fuzzer
 done
+while ((${#running[@]})); do reap; done
 
 if ((${#failed[@]})); then
   echo "fuzz: ${#failed[@]} of ${#fuzzers[@]} fuzz targets failed: ${failed[*]}" >&2

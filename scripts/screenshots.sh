@@ -2,8 +2,9 @@
 # Starts Quire under Xvfb with the demo model, holds a two-turn chat and saves
 # the main window, the memory panel, the settings with their plan and the chat
 # with its last reply regenerated (its "‹ 2/2 ›" switcher) and the Get models
-# window (a fake Hub's repository, priced and downloading), and a long chat
-# resumed after a restart from the disk cache (its pages restored), into
+# window (a fake Hub's repository, priced and downloading), a long chat
+# resumed after a restart from the disk cache (its pages restored), and Gemma 3
+# asked about a picture, into
 # docs/screenshots/ (the pictures the README and docs/ show).
 #   scripts/screenshots.sh [build folder]   default: build/release
 set -euo pipefail
@@ -16,9 +17,12 @@ if ! command -v xvfb-run >/dev/null; then
   exit 1
 fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build "$build" --target test_quire_app
+cmake --build "$build" --target test_quire_app test_quire_app_tools
 # A real X server (not Qt's offscreen platform), a desktop-sized screen.
-QT_QPA_PLATFORM=xcb QUIRE_SCREENSHOT_DIR="$PWD/docs/screenshots" \
-  QUIRE_TEST_CLASSES=ScreenshotTest,ModelHubAppTest,ToolCallsAppTest,DiskCacheAppTest \
-  xvfb-run -a -s "-screen 0 1600x1000x24" "$build/tests/app/gui/test_quire_app"
+shoot() {
+  QT_QPA_PLATFORM=xcb QUIRE_SCREENSHOT_DIR="$PWD/docs/screenshots" QUIRE_TEST_CLASSES="$2" \
+    xvfb-run -a -s "-screen 0 1600x1000x24" "$build/tests/app/gui/$1"
+}
+shoot test_quire_app ScreenshotTest,ModelHubAppTest,DiskCacheAppTest,ChatImagesAppTest
+shoot test_quire_app_tools ToolCallsAppTest
 ls -l docs/screenshots/quire-*.png

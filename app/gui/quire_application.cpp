@@ -425,9 +425,14 @@ void QuireApplication::wireEngine() {
     if (!host_->model()) return;
     // The engine also runs the API server's requests: "Generating…" is for
     // the chats' own replies.
-    window_->setEngineState(!busy                          ? tr("Ready")
-                            : chats_->runningReplies() > 0 ? tr("Generating…")
-                                                           : tr("Answering API requests…"));
+    // Idle again, it says what it said when the model loaded (its context,
+    // prompt format and whether it sees images), not a bare "Ready".
+    if (!busy) {
+      window_->setEngineState(ready_text(*host_->model()), ready_tooltip(*host_->model()));
+      return;
+    }
+    window_->setEngineState(chats_->runningReplies() > 0 ? tr("Generating…")
+                                                         : tr("Answering API requests…"));
   });
   connect(window_.get(), &MainWindow::cancelLoadRequested, this, [this] { host_->cancelLoad(); });
   // Replies went on after memory ran short: said once, where the engine's

@@ -5,9 +5,11 @@
 add_library(quire_engine_vision_weights STATIC
   src/gemma3_image_scratch.cpp
   src/gemma3_vision_config.cpp
+  src/pixtral_image_scratch.cpp
   src/pixtral_vision_config.cpp
   src/pixtral_vision_summary.cpp
   src/pixtral_vision_weights.cpp
+  src/qwen25_image_scratch.cpp
   src/qwen25_vision_config.cpp
   src/qwen25_vision_weights.cpp
   src/vision_tower_summary.cpp
@@ -18,7 +20,7 @@ add_library(quire::engine_vision_weights ALIAS quire_engine_vision_weights)
 target_include_directories(quire_engine_vision_weights PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
 target_link_libraries(quire_engine_vision_weights
   PUBLIC quire::engine_common quire::engine_io quire::kernels_common
-  PRIVATE quire_kernels_cpu_support nlohmann_json::nlohmann_json)
+  PRIVATE quire_kernels_cpu_support quire::engine_vision nlohmann_json::nlohmann_json)
 quire_target_warnings(quire_engine_vision_weights)
 
 add_library(quire_engine_vision_tower STATIC

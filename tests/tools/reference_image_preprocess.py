@@ -22,8 +22,8 @@ Usage (run with /usr/bin/python3: Debian's python3-numpy and python3-pil):
       little-endian), OUTDIR/resize/ (PIL's resize with each filter), and
       OUTDIR/manifest.json describing them.
   reference_image_preprocess.py decode OUTDIR
-      writes encoded images (PNG, JPEG, WebP; grayscale, palette,
-      transparent, EXIF-rotated) to OUTDIR/files/, PIL's decoding of each
+      writes encoded images (PNG, JPEG, WebP, GIF, BMP; grayscale,
+      palette, transparent, EXIF-rotated, animated) to OUTDIR/files/, PIL's decoding of each
       to OUTDIR/files/<name>.rgb and OUTDIR/decode.json.
 """
 import io
@@ -328,6 +328,19 @@ def encoded_samples():
     save("lossless.webp", base, "WEBP", lossless=True)
     save("lossless_alpha.webp", rgba, "WEBP", lossless=True)
     save("lossy.webp", base, "WEBP", quality=80)
+    # GIF: palette images, one with a transparent index, and an animation
+    # (load_image, like Qt's reader, takes its first frame).
+    save("palette.gif", palette, "GIF")
+    save("palette_transparent.gif", palette, "GIF", transparency=3)
+    save("gray.gif", base.convert("L"), "GIF")
+    second = Image.fromarray(synthetic(37, 23, 9), "RGB").convert("P", palette=Image.ADAPTIVE,
+                                                                    colors=16)
+    save("animated.gif", palette, "GIF", save_all=True, append_images=[second], duration=100,
+         loop=0)
+    save("rgb.bmp", base, "BMP")
+    save("gray.bmp", base.convert("L"), "BMP")
+    save("palette.bmp", palette, "BMP")
+    save("one_bit.bmp", base.convert("1"), "BMP")
     return samples
 
 

@@ -75,6 +75,8 @@ RgbImage to_rgb(const QImage& decoded) {
 QStringList supported_image_formats() {
   QStringList formats{QStringLiteral("PNG"), QStringLiteral("JPEG")};
   if (webp_plugin_present()) formats << QStringLiteral("WebP");
+  // BMP is read by QtGui itself, GIF by a plugin of the same package.
+  formats << QStringLiteral("GIF") << QStringLiteral("BMP");
   return formats;
 }
 
@@ -96,8 +98,13 @@ RgbImage decode_image(const QByteArray& bytes, const ImageLimits& limits) {
                "the image is WebP, which this installation cannot read: Qt's WebP plugin is "
                "missing (Debian: install qt6-image-formats-plugins); Quire reads %1")
                .arg(supported_list()));
-  if (format != SniffedFormat::Png && format != SniffedFormat::Jpeg &&
-      format != SniffedFormat::WebP)
+  const QByteArray reader_format = format == SniffedFormat::Png    ? QByteArray("png")
+                                   : format == SniffedFormat::Jpeg ? QByteArray("jpeg")
+                                   : format == SniffedFormat::WebP ? QByteArray("webp")
+                                   : format == SniffedFormat::Gif  ? QByteArray("gif")
+                                   : format == SniffedFormat::Bmp  ? QByteArray("bmp")
+                                                                   : QByteArray();
+  if (reader_format.isEmpty())
     refuse(QStringLiteral("the image is %1, a format Quire does not read; convert it to one of %2")
                .arg(name, supported_list()));
   const QString truncated = detail::truncation_problem(format, bytes);
@@ -108,9 +115,8 @@ RgbImage decode_image(const QByteArray& bytes, const ImageLimits& limits) {
   QBuffer buffer;
   buffer.setData(bytes);
   buffer.open(QIODevice::ReadOnly);
-  QImageReader reader(&buffer, format == SniffedFormat::Png    ? QByteArray("png")
-                               : format == SniffedFormat::Jpeg ? QByteArray("jpeg")
-                                                               : QByteArray("webp"));
+  // An animated GIF gives its first frame, as PIL opens it.
+  QImageReader reader(&buffer, reader_format);
   reader.setAutoTransform(true);
   // The header's size, read before anything is allocated for the pixels.
   const QSize size = reader.size();

@@ -24,9 +24,10 @@ inline QString sniffed_format_name(SniffedFormat format) {
   return QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size()));
 }
 
-// Empty when a PNG, JPEG or WebP file holds all of itself (the PNG's IEND
-// chunk, the JPEG's end-of-image marker after its last scan, the WebP's RIFF
-// length); otherwise where it stops, for the message.
+// Empty when a PNG, JPEG, WebP, GIF or BMP file holds all of itself (the
+// PNG's IEND chunk, the JPEG's end-of-image marker after its last scan, the
+// WebP's RIFF length, the GIF's trailer after its blocks, the BMP's rows);
+// otherwise where it stops, for the message.
 QString truncation_problem(SniffedFormat format, const QByteArray& bytes);
 
 }  // namespace quire::images::detail

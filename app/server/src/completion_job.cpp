@@ -5,6 +5,7 @@
 
 #include "quire/engine/generator/chat_template.h"
 #include "quire/engine/generator/conversation.h"
+#include "quire/engine/generator/rendered_images.h"
 #include "quire/engine/generator/text_bias.h"
 #include "quire/engine/grammar/grammar.h"
 #include "quire/engine/tools/tool_call_grammar.h"
@@ -66,17 +67,21 @@ std::shared_ptr<const engine::grammar::Grammar> response_grammar(const ResponseF
 
 // A user message's images as its prompt holds them (check_images_seen has
 // refused them where the model cannot see).
+std::shared_ptr<const engine::PreparedImage> prepared_image(const MessageImage& image,
+                                                            const ServedModel& model) {
+  try {
+    return model.prepare_image(image);
+  } catch (const std::exception& error) {
+    throw ApiException(invalid_request(
+        "The image in " + image.where + " cannot be read: " + error.what(), "messages"));
+  }
+}
+
 std::vector<std::shared_ptr<const engine::PreparedImage>> prepared_images(
     const std::vector<MessageImage>& images, const ServedModel& model) {
   std::vector<std::shared_ptr<const engine::PreparedImage>> prepared;
-  for (const MessageImage& image : images) {
-    try {
-      prepared.push_back(model.prepare_image(image));
-    } catch (const std::exception& error) {
-      throw ApiException(invalid_request(
-          "The image in " + image.where + " cannot be read: " + error.what(), "messages"));
-    }
-  }
+  for (const MessageImage& image : images)
+    prepared.push_back(prepared_image(image, model));
   return prepared;
 }
 
@@ -102,6 +107,10 @@ std::vector<engine::TemplateMessage> template_messages(const ChatCompletionReque
       converted.content = system_prefix + converted.content;
       system_prefix.clear();
     }
+    // Images go before the text, as a chat without tools places them.
+    converted.images = static_cast<int>(
+        std::count_if(message.parts.begin(), message.parts.end(),
+                      [](const ContentPart& part) { return part.image.has_value(); }));
     converted.null_content = message.null_content;
     for (const FunctionCall& call : message.tool_calls)
       converted.tool_calls.push_back({call.id, call.name, call.arguments});
@@ -319,14 +328,6 @@ PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
                                   const engine::ChatFormat& format,
                                   const engine::Tokenizer& tokenizer, const ServedModel& model) {
   using engine::tools::ToolCallFormat;
-  for (const ChatMessage& message : request.messages) {
-    if (message.has_images()) {
-      throw ApiException(invalid_request(
-          "Images and tools cannot be combined in one request yet: send the images without "
-          "tools and tool messages, or the tools without images.",
-          "messages"));
-    }
-  }
   const engine::ChatTemplate* chat_template = format.chat_template();
   if (chat_template == nullptr) {
     throw ApiException(invalid_request(
@@ -358,15 +359,24 @@ PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
   if (request.tools.offered()) tools.tools = nlohmann::ordered_json::parse(request.tools.json);
   tools.arguments = engine::tools::template_arguments_form(calls);
   tools.keep_null_content = engine::tools::template_keeps_null_content(calls);
+  // The images of every message, in order: the template writes a marker for
+  // each, which becomes the image's positions as in a chat without tools.
+  std::vector<std::shared_ptr<const engine::PreparedImage>> images;
+  for (const ChatMessage& message : request.messages) {
+    for (const ContentPart& part : message.parts) {
+      if (part.image) images.push_back(prepared_image(*part.image, model));
+    }
+  }
   engine::jinja::Rendered rendered;
   try {
     rendered = chat_template->render(template_messages(request, format), true, tools);
+    job.prompt = engine::encode_rendered_with_images(tokenizer, rendered, 0, images);
   } catch (const engine::ChatTemplateError& error) {
     throw ApiException(invalid_request(
         std::string("The model's chat template refused these messages: ") + error.what(),
         "messages"));
   }
-  job.prompt = engine::encode_rendered(tokenizer, rendered);
+  job.images = engine::place_prompt_images(job.prompt, images);
   const engine::StopSet stops = engine::resolve_stops(format, tokenizer);
   job.stop_tokens = stops.tokens;
   job.stop_strings = stops.strings;

@@ -1,15 +1,12 @@
-// Images in a conversation with a chat template. The template writes a
-// marker for each image part; as transformers' processors do, the marker is
-// replaced in the rendered text by the image's text (its token layout)
-// before tokenizing, and each run of position tokens that text holds then
-// takes the ids of its image's positions (image_position_ids), so that the
-// prompt is keyed by the images' content.
+// Images in a rendered chat template (rendered_images.h), and a
+// conversation's use of them.
 
 #include <algorithm>
 #include <map>
 #include <stdexcept>
 
 #include "quire/engine/generator/conversation.h"
+#include "quire/engine/generator/rendered_images.h"
 
 namespace quire::engine {
 namespace {
@@ -55,11 +52,10 @@ std::vector<std::shared_ptr<const PreparedImage>> Conversation::images_of(
   return images;
 }
 
-std::vector<std::int32_t> Conversation::tokenize_rendered(const jinja::Rendered& rendered,
-                                                          std::size_t from, std::size_t skip_from,
-                                                          std::size_t skip_to) const {
-  const std::vector<std::shared_ptr<const PreparedImage>> all = images_of(skip_from, skip_to);
-  if (all.empty()) return encode_rendered(*tokenizer_, rendered, from);
+std::vector<std::int32_t> encode_rendered_with_images(
+    const Tokenizer& tokenizer, const jinja::Rendered& rendered, std::size_t from,
+    std::span<const std::shared_ptr<const PreparedImage>> all) {
+  if (all.empty()) return encode_rendered(tokenizer, rendered, from);
   const std::vector<std::size_t> offsets = marker_offsets(rendered, all);
 
   // The text from `from` on with the markers there replaced; message texts'
@@ -88,14 +84,14 @@ std::vector<std::int32_t> Conversation::tokenize_rendered(const jinja::Rendered&
     expanded.literal.push_back(
         {std::size_t(std::int64_t(begin) + shift), std::size_t(std::int64_t(range.end) + shift)});
   }
-  std::vector<std::int32_t> ids = encode_rendered(*tokenizer_, expanded, 0);
+  std::vector<std::int32_t> ids = encode_rendered(tokenizer, expanded, 0);
 
   // Each run of position tokens, in order, takes its image's ids.
   std::size_t at = 0;
   for (const auto& image : placed) {
     EncodeOptions special;
     special.parse_special = true;
-    const std::vector<std::int32_t> position = tokenizer_->encode(image->position_text, special);
+    const std::vector<std::int32_t> position = tokenizer.encode(image->position_text, special);
     if (position.size() != 1) {
       throw std::invalid_argument("the image position text \"" + image->position_text +
                                   "\" is not one token of this model's vocabulary");
@@ -118,17 +114,17 @@ std::vector<std::int32_t> Conversation::tokenize_rendered(const jinja::Rendered&
   return ids;
 }
 
-std::vector<PromptImagePlacement> Conversation::image_placements() const {
+std::vector<PromptImagePlacement> place_prompt_images(
+    std::span<const std::int32_t> ids,
+    std::span<const std::shared_ptr<const PreparedImage>> images) {
   std::map<cache::TokenId, std::vector<std::shared_ptr<const PromptImage>>> by_first_id;
-  for (const Message& message : messages_) {
-    for (const auto& image : message.images) {
-      for (const auto& run : image->runs)
-        by_first_id[image_position_ids(run->digest, 1).front()].push_back(run);
-    }
+  for (const auto& image : images) {
+    for (const auto& run : image->runs)
+      by_first_id[image_position_ids(run->digest, 1).front()].push_back(run);
   }
   std::vector<PromptImagePlacement> placements;
-  for (std::size_t i = 0; i < ids_.size();) {
-    const auto found = by_first_id.find(ids_[i]);
+  for (std::size_t i = 0; i < ids.size();) {
+    const auto found = by_first_id.find(ids[i]);
     if (found == by_first_id.end()) {
       ++i;
       continue;
@@ -136,8 +132,8 @@ std::vector<PromptImagePlacement> Conversation::image_placements() const {
     bool placed = false;
     for (const auto& run : found->second) {
       const std::vector<cache::TokenId> run_ids = image_position_ids(run->digest, run->positions);
-      if (i + run_ids.size() <= ids_.size() &&
-          std::equal(run_ids.begin(), run_ids.end(), ids_.begin() + std::ptrdiff_t(i))) {
+      if (i + run_ids.size() <= ids.size() &&
+          std::equal(run_ids.begin(), run_ids.end(), ids.begin() + std::ptrdiff_t(i))) {
         placements.push_back({static_cast<std::int32_t>(i), run});
         i += run_ids.size();
         placed = true;
@@ -147,6 +143,16 @@ std::vector<PromptImagePlacement> Conversation::image_placements() const {
     if (!placed) ++i;
   }
   return placements;
+}
+
+std::vector<std::int32_t> Conversation::tokenize_rendered(const jinja::Rendered& rendered,
+                                                          std::size_t from, std::size_t skip_from,
+                                                          std::size_t skip_to) const {
+  return encode_rendered_with_images(*tokenizer_, rendered, from, images_of(skip_from, skip_to));
+}
+
+std::vector<PromptImagePlacement> Conversation::image_placements() const {
+  return place_prompt_images(ids_, images_of(0, 0));
 }
 
 }  // namespace quire::engine

@@ -67,6 +67,7 @@ JobId Generator::submit(JobRequest request) {
   }
   auto job =
       std::make_unique<Job>(next_id_++, std::move(request), tokenizer_, std::move(eos_tokens));
+  plan_rope_positions(*job);
   job->constraint = std::move(constraint);
   const SamplingSettings& sampling = job->request.sampling;
   if (sampling.dry_on() && !sampling.dry_sequence_breakers.empty()) {
@@ -464,6 +465,7 @@ bool Generator::step() {
                      std::span<const cache::TokenId>(job->tokens).subspan(std::size_t(position), 1),
                      position, false, request(*job, true)});
     batch.back().window_pages = cache.window_page_table(*job->sequence);
+    give_rope_positions(*job, {position, position + 1}, batch.back());
     members.push_back(job);
     chunks.push_back({position, position + 1});
   }
@@ -478,6 +480,7 @@ bool Generator::step() {
     sequence.window_pages = cache.window_page_table(*job->sequence);
     try {
       give_images(*job, chunk, sequence);
+      give_rope_positions(*job, chunk, sequence);
     } catch (const std::exception& error) {
       finish(*job, StopReason::Error, std::string("an image could not be read: ") + error.what());
       continue;

@@ -71,6 +71,13 @@ struct Generator::Job {
   std::map<std::size_t, std::vector<float>> image_rows;
   std::vector<ForwardPass::EmbeddedRows> step_rows;
   std::vector<cache::TokenRange> step_both_ways;
+  // M-RoPE (generator_rope.cpp): the prompt's (t, h, w) rotary ids, three
+  // per token, for a model with M-RoPE and a prompt with images (empty
+  // otherwise: every axis takes the slot); a token past the prompt turns by
+  // its slot plus rope_delta. step_rope holds this step's ids.
+  std::vector<std::int32_t> rope_ids;
+  std::int32_t rope_delta = 0;
+  std::vector<std::int32_t> step_rope;
   JobResult result;
   Clock::time_point submitted, admitted, first_token, last_token;
 };

@@ -52,9 +52,10 @@ std::shared_ptr<ImagePreparer> ImagePreparer::open(const std::filesystem::path& 
   const std::optional<vision::Gemma3VisionConfig> gemma =
       vision::read_gemma3_vision_config(directory);
   if (!gemma) {
+    if (std::shared_ptr<ImagePreparer> qwen = open_qwen25(directory, pool)) return qwen;
     throw ModelError("the model in " + directory.string() +
-                     " has no vision tower whose images Quire gives to the model (Gemma 3's "
-                     "and Mistral Small 3's)");
+                     " has no vision tower whose images Quire gives to the model (Gemma 3's, "
+                     "Qwen2.5-VL's or Mistral Small 3's)");
   }
   quire::vision::ProcessorConfig config = quire::vision::read_processor_config(directory);
   const auto* options = std::get_if<quire::vision::Gemma3Options>(&config.family);
@@ -97,11 +98,14 @@ ImagePreparer::ImagePreparer(std::unique_ptr<detail::Mistral3ImagePrompts> mistr
 
 void ImagePreparer::load_tower() {
   if (mistral3_) return mistral3_->load_tower();
+  if (qwen_tower_) return load_qwen25_tower();
   tower_->load();
 }
 
 bool ImagePreparer::takes_images_of(const vision::VisionTowerSummary& tower) {
-  return kGeneratorTakesImages && (tower.projector == "Gemma 3" || tower.projector == "Mistral 3");
+  return kGeneratorTakesImages &&
+         (tower.projector == "Gemma 3" || tower.tower == "Qwen2.5-VL ViT" ||
+          tower.projector == "Mistral 3");
 }
 
 int ImagePreparer::positions_of(int width, int height) const {
@@ -111,11 +115,13 @@ int ImagePreparer::positions_of(int width, int height) const {
 
 int ImagePreparer::tower_runs() const {
   if (mistral3_) return mistral3_->tower_runs();
+  if (qwen_tower_) return qwen25_tower_runs();
   return tower_->runs;
 }
 
 std::shared_ptr<const PreparedImage> ImagePreparer::prepare(const quire::vision::RgbImage& image) {
   if (mistral3_) return mistral3_->prepare(image);
+  if (qwen_tower_) return prepare_qwen25(image);
   const auto& options = std::get<quire::vision::Gemma3Options>(config_.family);
   const quire::vision::ProcessedImage processed = processor_->process(image);
   auto prepared = std::make_shared<PreparedImage>();

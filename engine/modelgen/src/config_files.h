@@ -30,6 +30,11 @@ std::string tokenizer_config_json(const RandomModelSpec& spec);
 // qwen2_5_vl's preprocessor_config.json, as Qwen/Qwen2.5-VL-7B-Instruct's
 // with the spec's patch, merge and temporal sizes.
 std::string preprocessor_config_json(const RandomModelSpec& spec);
+// Qwen2.5-VL's chat format for a directory with a real Qwen tokenizer
+// (tokenizer_from): ChatML, a default system message, and
+// "<|vision_start|><|image_pad|><|vision_end|>" for each image part, which
+// Qwen2_5_VLProcessor expands; written as chat_template.jinja.
+std::string qwen2_5_vl_chat_template();
 // An EXL3 model's quantization_config.json, as exllamav3's converter writes
 // it beside config.json: config.json's quantization_config plus
 // "tensor_storage", each module's stored tensors (shape, bytes, torch dtype)

@@ -112,4 +112,28 @@ std::string preprocessor_config_json(const RandomModelSpec& spec) {
   return text_of(config);
 }
 
+std::string qwen2_5_vl_chat_template() {
+  return "{%- for message in messages -%}\n"
+         "{%- if loop.first and message.role != 'system' -%}\n"
+         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+         "{% endif -%}\n"
+         "<|im_start|>{{ message.role }}\n"
+         "{% if message.content is string -%}\n"
+         "{{ message.content }}\n"
+         "{%- else -%}\n"
+         "{%- for part in message.content -%}\n"
+         "{%- if part.type == 'image' or part.type == 'image_url' -%}\n"
+         "<|vision_start|><|image_pad|><|vision_end|>\n"
+         "{%- elif part.type == 'text' -%}\n"
+         "{{ part.text }}\n"
+         "{%- endif -%}\n"
+         "{%- endfor -%}\n"
+         "{%- endif -%}\n"
+         "<|im_end|>\n"
+         "{% endfor -%}\n"
+         "{%- if add_generation_prompt -%}\n"
+         "<|im_start|>assistant\n"
+         "{% endif -%}\n";
+}
+
 }  // namespace quire::engine::modelgen::detail

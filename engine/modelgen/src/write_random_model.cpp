@@ -126,6 +126,9 @@ int write_files(const RandomModelSpec& spec, const fs::path& dir) {
     }
     write_text(dir / "config.json", detail::config_json(sized, copied.ids));
     detail::write_processor_files(sized, dir);
+    if (spec.architecture == "qwen2_5_vl") {
+      write_text(dir / "chat_template.jinja", detail::qwen2_5_vl_chat_template());
+    }
     if (!fs::exists(dir / "generation_config.json")) {
       write_text(dir / "generation_config.json", detail::generation_config_json(copied.ids));
     }

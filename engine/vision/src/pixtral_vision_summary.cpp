@@ -1,5 +1,6 @@
 #include "pixtral_vision_summary.h"
 
+#include "quire/engine/vision/pixtral_image_scratch.h"
 #include "quire/engine/vision/pixtral_vision_config.h"
 #include "quire/engine/vision/pixtral_vision_weights.h"
 
@@ -23,6 +24,9 @@ bool describe_mistral3_vision(const std::filesystem::path& directory,
   summary.dtype = found.dtype;
   summary.parameters = found.parameters;
   summary.bytes = found.bytes;
+  summary.memory_bytes = found.memory_bytes;
+  summary.scratch_bytes =
+      pixtral_image_scratch_bytes(*config, pixtral_largest_image_patches(*config));
   summary.tensor_prefix = found.prefixes.tower;
   return true;
 }

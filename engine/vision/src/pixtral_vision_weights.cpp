@@ -116,14 +116,17 @@ VisionTensorSummary check_mistral3_vision_tensors(const io::ModelTensors& tensor
                                                   const Mistral3VisionConfig& config) {
   VisionTensorSummary summary;
   summary.prefixes = find_pixtral_prefixes(tensors);
-  for_each_pixtral_tensor(config, summary.prefixes,
-                          [&](const std::string& name, std::vector<std::int64_t> shape) {
-                            require_present(tensors, name);
-                            const io::ModelTensors::Located located =
-                                tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
-                            summary.parameters += located.info->elements();
-                            summary.bytes += static_cast<std::int64_t>(located.info->bytes);
-                          });
+  for_each_pixtral_tensor(
+      config, summary.prefixes, [&](const std::string& name, std::vector<std::int64_t> shape) {
+        require_present(tensors, name);
+        const io::ModelTensors::Located located =
+            tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
+        const auto elements = static_cast<std::int64_t>(located.info->elements());
+        const auto bytes = static_cast<std::int64_t>(located.info->bytes);
+        summary.parameters += elements;
+        summary.bytes += bytes;
+        summary.memory_bytes += detail::loaded_bytes(shape, elements, bytes);
+      });
   refuse_unexpected(tensors, config, summary.prefixes);
   summary.dtype = tensors.get(summary.prefixes.tower + kPatchConv).info->dtype;
   return summary;

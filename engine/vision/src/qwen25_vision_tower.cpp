@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "quire/engine/vision/qwen25_image_scratch.h"
 #include "vision_ops.h"
 
 namespace quire::engine::vision {
@@ -110,7 +111,10 @@ void rotate_head(float* x, const float* cos, const float* sin, int head_dim) {
 }
 
 // Attention of every head inside each span of rows; q, k and v are columns
-// of the fused [rows, 3 * hidden] projection.
+// of the fused [rows, 3 * hidden] projection. Queries go kQwenQueryBlock
+// rows at a time: a full-attention layer spans a whole frame (65,536
+// patches at the default max_pixels), whose scores would otherwise take
+// 16 GiB; a block's take 64 MiB (qwen25_image_scratch_bytes prices them).
 class SpanAttention {
  public:
   SpanAttention(const Qwen25VisionConfig& c, std::int64_t rows) : c_(c), rows_(rows) {}
@@ -127,7 +131,8 @@ class SpanAttention {
       k_.resize(q_.size());
       v_t_.resize(q_.size());
       out_.resize(q_.size());
-      scores_.resize(std::size_t(length * length));
+      const std::int64_t block = std::min(length, kQwenQueryBlock);
+      scores_.resize(std::size_t(block * length));
       for (int head = 0; head < c_.num_heads; ++head) {
         const std::int64_t first = std::int64_t(head) * head_dim;
         for (std::int64_t r = 0; r < length; ++r) {
@@ -138,11 +143,14 @@ class SpanAttention {
             v_t_[std::size_t(d * length + r)] = row[2 * width + first + d];
           }
         }
-        detail::multiply_by_transposed(pool, q_.data(), length, k_.data(), length, head_dim,
-                                       scores_.data());
-        detail::scaled_softmax_rows(pool, scores_.data(), length, length, scale);
-        detail::multiply_by_transposed(pool, scores_.data(), length, v_t_.data(), head_dim, length,
-                                       out_.data());
+        for (std::int64_t from = 0; from < length; from += block) {
+          const std::int64_t queries = std::min(block, length - from);
+          detail::multiply_by_transposed(pool, q_.data() + from * head_dim, queries, k_.data(),
+                                         length, head_dim, scores_.data());
+          detail::scaled_softmax_rows(pool, scores_.data(), queries, length, scale);
+          detail::multiply_by_transposed(pool, scores_.data(), queries, v_t_.data(), head_dim,
+                                         length, out_.data() + from * head_dim);
+        }
         for (std::int64_t r = 0; r < length; ++r) {
           for (std::int64_t d = 0; d < head_dim; ++d)
             attended[std::size_t((start + r) * width + first + d)] =

@@ -69,8 +69,11 @@ VisionTensorSummary check_qwen25_vision_tensors(const io::ModelTensors& tensors,
                          detail::check_tower_tensor_present(tensors, name);
                          const io::ModelTensors::Located located =
                              tensors.require(name, {DType::F16, DType::BF16, DType::F32}, shape);
-                         summary.parameters += located.info->elements();
-                         summary.bytes += static_cast<std::int64_t>(located.info->bytes);
+                         const auto elements = static_cast<std::int64_t>(located.info->elements());
+                         const auto bytes = static_cast<std::int64_t>(located.info->bytes);
+                         summary.parameters += elements;
+                         summary.bytes += bytes;
+                         summary.memory_bytes += detail::loaded_bytes(shape, elements, bytes);
                        });
   // A block beyond vision_config's depth means the config describes another
   // tower than the files hold.

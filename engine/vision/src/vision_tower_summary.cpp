@@ -4,6 +4,8 @@
 #include "quire/engine/model_error.h"
 #include "quire/engine/vision/gemma3_image_scratch.h"
 #include "quire/engine/vision/gemma3_vision_config.h"
+#include "quire/engine/vision/processor_config.h"
+#include "quire/engine/vision/qwen25_image_scratch.h"
 #include "quire/engine/vision/qwen25_vision_config.h"
 #include "quire/engine/vision/qwen25_vision_weights.h"
 #include "quire/engine/vision/vision_weights.h"
@@ -50,6 +52,18 @@ std::optional<VisionTowerSummary> describe_qwen25(const std::filesystem::path& d
   summary.merge_size = config->spatial_merge_size;
   summary.layers = config->depth;
   summary.hidden_size = config->hidden_size;
+  // Priced for the largest image the processor makes: its pixel budget is
+  // preprocessor_config.json's (transformers' default where the file is
+  // absent; one that does not parse leaves the model without images).
+  quire::vision::Qwen2VLOptions budget;
+  if (std::filesystem::exists(directory / "preprocessor_config.json")) {
+    const quire::vision::ProcessorConfig processor =
+        quire::vision::read_processor_config(directory);
+    if (const auto* options = std::get_if<quire::vision::Qwen2VLOptions>(&processor.family))
+      budget = *options;
+  }
+  summary.scratch_bytes =
+      qwen25_image_scratch_bytes(*config, qwen25_largest_image_patches(*config, budget.max_pixels));
   return summary;
 }
 

@@ -16,6 +16,13 @@ namespace quire::engine::vision::detail {
 // missing altogether.
 void check_tower_tensor_present(const io::ModelTensors& tensors, const std::string& name);
 
+// Host bytes a tower tensor takes once WeightReader has read it: a vector
+// (norms, biases) widened to FP32, a matrix or convolution kept as stored.
+inline std::int64_t loaded_bytes(const std::vector<std::int64_t>& shape, std::int64_t elements,
+                                 std::int64_t stored_bytes) {
+  return shape.size() == 1 ? 4 * elements : stored_bytes;
+}
+
 class WeightReader {
  public:
   explicit WeightReader(const io::ModelTensors& tensors) : tensors_(tensors) {}

@@ -5,11 +5,14 @@
 // bubble and opened in a full view that Esc closes. A file that is no
 // usable image is refused with a notice naming it.
 
+#include <QAbstractButton>
 #include <QClipboard>
 #include <QDropEvent>
 #include <QGuiApplication>
 #include <QLabel>
 #include <QMimeData>
+#include <QPainter>
+#include <QPainterPath>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QTest>
@@ -51,6 +54,37 @@ void dropImageMime(QWidget* target, QMimeData* mime) {
   QCoreApplication::sendEvent(target, &enter);
   QDropEvent drop(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
   QCoreApplication::sendEvent(target, &drop);
+}
+
+// A small landscape to show in the README's picture: sky, sun, hills and a
+// house, drawn rather than read so that the test needs no photograph.
+QImage drawnLandscape() {
+  QImage picture(480, 320, QImage::Format_RGB32);
+  QPainter painter(&picture);
+  painter.setRenderHint(QPainter::Antialiasing);
+  QLinearGradient sky(0, 0, 0, 220);
+  sky.setColorAt(0, QColor(70, 130, 220));
+  sky.setColorAt(1, QColor(190, 220, 250));
+  painter.fillRect(picture.rect(), sky);
+  painter.setPen(Qt::NoPen);
+  painter.setBrush(QColor(250, 210, 60));
+  painter.drawEllipse(QPointF(380, 70), 38, 38);
+  painter.setBrush(QColor(80, 160, 70));
+  painter.drawEllipse(QRectF(-120, 190, 460, 260));
+  painter.setBrush(QColor(60, 135, 60));
+  painter.drawEllipse(QRectF(200, 210, 420, 240));
+  painter.setBrush(QColor(235, 225, 200));
+  painter.drawRect(QRectF(120, 170, 90, 70));
+  QPainterPath roof;
+  roof.moveTo(110, 172);
+  roof.lineTo(165, 128);
+  roof.lineTo(220, 172);
+  roof.closeSubpath();
+  painter.setBrush(QColor(180, 60, 50));
+  painter.drawPath(roof);
+  painter.setBrush(QColor(110, 70, 40));
+  painter.drawRect(QRectF(155, 200, 22, 40));
+  return picture;
 }
 
 ui::ImageViewer* openImageViewer() {
@@ -168,6 +202,57 @@ class ChatImagesAppTest : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(viewer));
     QTest::keyClick(viewer, Qt::Key_Escape);
     QTRY_VERIFY(openImageViewer() == nullptr);
+  }
+
+  // A model that sees: no note that it cannot, the picture's positions in
+  // the question's tokens, the window's status saying so; the README's
+  // picture (with QUIRE_SCREENSHOT_DIR) of Gemma 3 (random weights, so a
+  // short reply) asked about a picture.
+  void aPictureInAChatWithAModelThatSees() {
+    AppRun run(test::published_family_model(QStringLiteral("gemma-3-4b-it"), "gemma-3-4b-it.json",
+                                            "tokenizer-gemma3"),
+               10);
+    run.start();
+    gui::MainWindow& window = run.app->window();
+    window.resize(1280, 860);
+    run.app->show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(run.waitForModel());
+    auto* state = window.findChild<QLabel*>(QStringLiteral("engineState"));
+    QVERIFY(state);
+    QVERIFY2(state->text().endsWith(QStringLiteral(" · sees images")), qPrintable(state->text()));
+
+    auto* editor = window.input()->findChild<QPlainTextEdit*>(QStringLiteral("messageInput"));
+    QGuiApplication::clipboard()->setImage(drawnLandscape());
+    editor->setFocus();
+    QTest::keyClick(editor, Qt::Key_V, Qt::ControlModifier);
+    QCOMPARE(attachmentStripOf(run).count(), 1);
+    QCOMPARE(attachmentStripOf(run).note(), QString());
+    QVERIFY(run.send(QStringLiteral("What is in this picture?")));
+
+    const std::optional<store::ChatId> chat = run.app->chats().currentChat();
+    QVERIFY(chat);
+    const QList<store::Message> path = run.app->store().current_path(*chat);
+    QCOMPARE(path.size(), 2);
+    QCOMPARE(QSize(path[0].images.value(0).width, path[0].images.value(0).height), QSize(480, 320));
+    QVERIFY(std::any_of(path[0].tokens.begin(), path[0].tokens.end(),
+                        [](std::int32_t id) { return engine::is_image_position(id); }));
+    ui::ChatView& view = *window.chatView();
+    QCOMPARE(view.findChildren<QToolButton*>(QStringLiteral("messageImage")).size(), 1);
+    const QList<QLabel*> notes = view.findChildren<QLabel*>(QStringLiteral("messageNotice"));
+    QVERIFY(std::none_of(notes.begin(), notes.end(), [](QLabel* note) {
+      return note->isVisibleTo(note->window()) && note->text().contains("cannot see images");
+    }));
+    // Idle again, the line still says what the model is.
+    QTRY_VERIFY2(state->text().endsWith(QStringLiteral(" · sees images")),
+                 qPrintable(state->text()));
+    // Gemma 3's note that its chats stay in memory is not the picture's subject.
+    if (auto* close = window.findChild<QAbstractButton*>(QStringLiteral("noticeClose"));
+        close && close->isVisible()) {
+      close->click();
+    }
+    QTest::qWait(200);
+    test::keep_screenshot(window.grab().toImage(), "quire-image-chat.png");
   }
 
   void aFileThatIsNoImageIsRefusedByName() {

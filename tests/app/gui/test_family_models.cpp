@@ -130,8 +130,7 @@ class FamilyModelsAppTest : public QObject {
                });
   }
 
-  // Right after the load, while the line is the model's (a reply turns it
-  // into "Ready").
+  // Right after the load (the line says the same again after each reply).
   void gemma3WithATowerSaysWhetherItSeesImages() {
     AppRun run(published_family_model(QStringLiteral("gemma-3-4b-it"), "gemma-3-4b-it.json",
                                       "tokenizer-gemma3"),

@@ -58,6 +58,18 @@ QByteArray png_claiming(std::uint32_t width, std::uint32_t height) {
          png_chunk("IDAT", deflated) + png_chunk("IEND", {});
 }
 
+// The smallest GIF: a two-colour table, a graphic control extension making
+// index 0 transparent, and one 1x1 image of index 0 (LZW: clear, 0, end).
+QByteArray one_pixel_gif() {
+  return QByteArray(
+      "GIF89a\x01\x00\x01\x00\x80\x00\x00"
+      "\x00\x00\x00\xff\xff\xff"
+      "\x21\xf9\x04\x01\x00\x00\x00\x00"
+      "\x2c\x00\x00\x00\x00\x01\x00\x01\x00\x00"
+      "\x02\x02\x44\x01\x00;",
+      43);
+}
+
 QString refusal(const QByteArray& bytes, const ImageLimits& limits = {}) {
   try {
     decode_image(bytes, limits);
@@ -91,17 +103,28 @@ class DecodeErrorsTest : public QObject {
   void empty_and_unknown_data() {
     QCOMPARE(refusal({}), QStringLiteral("the image file is empty"));
     QCOMPARE(refusal("just some text, not an image"),
-             QStringLiteral("the file is not an image in a format Quire reads (PNG, JPEG, WebP)"));
+             QStringLiteral("the file is not an image in a format Quire reads (PNG, JPEG, WebP, "
+                            "GIF, BMP)"));
   }
 
   void unsupported_formats_are_named_with_the_supported_ones() {
-    QString message = refusal(encode("BMP"));
+    const QString message = refusal(QByteArray("II*\0\x08\0\0\0\0\0", 10));
     QCOMPARE(message,
-             QStringLiteral("the image is BMP, a format Quire does not read; convert it to one of "
-                            "PNG, JPEG, WebP"));
-    message = refusal(QByteArray("GIF89a\x01\x00\x01\x00\x00\x00\x00;", 14));
-    QVERIFY2(message.startsWith(QLatin1String("the image is GIF, a format Quire does not read")),
-             qPrintable(message));
+             QStringLiteral("the image is TIFF, a format Quire does not read; convert it to one of "
+                            "PNG, JPEG, WebP, GIF, BMP"));
+  }
+
+  void gif_and_bmp_decode() {
+    const auto bmp = decode_image(encode("BMP"));
+    QCOMPARE(QSize(bmp.width, bmp.height), QSize(16, 12));
+    // BMP is lossless: pixel (3, 2) of the pattern exactly.
+    QCOMPARE(bmp.rgb[(2 * 16 + 3) * 3 + 0], std::uint8_t(39));
+    QCOMPARE(bmp.rgb[(2 * 16 + 3) * 3 + 1], std::uint8_t(34));
+    QCOMPARE(bmp.rgb[(2 * 16 + 3) * 3 + 2], std::uint8_t(6));
+    // One transparent pixel comes out white.
+    const auto pixel = decode_image(one_pixel_gif());
+    QCOMPARE(QSize(pixel.width, pixel.height), QSize(1, 1));
+    QCOMPARE(pixel.rgb, (std::vector<std::uint8_t>{255, 255, 255}));
   }
 
   void too_many_bytes_is_refused_before_parsing() {
@@ -142,6 +165,16 @@ class DecodeErrorsTest : public QObject {
     message = refusal(webp.left(webp.size() - 10));
     QVERIFY2(message.startsWith(QLatin1String("the WebP file is truncated (it holds")),
              qPrintable(message));
+    const QByteArray gif = one_pixel_gif();
+    QCOMPARE(refusal(gif.left(gif.size() - 3)),
+             QStringLiteral("the GIF file is truncated (it ends before its trailer); "
+                            "the download or copy may be incomplete"));
+    const QByteArray bmp = encode("BMP", 64, 64);
+    QCOMPARE(refusal(bmp.left(bmp.size() - 100)),
+             QStringLiteral("the BMP file is truncated (it holds %1 of the %2 bytes its pixels "
+                            "need); the download or copy may be incomplete")
+                 .arg(bmp.size() - 100)
+                 .arg(bmp.size()));
   }
 
   void corrupt_files_say_so() {

@@ -1,9 +1,10 @@
 // Decoded pixels against PIL's: tests/tools/reference_image_preprocess.py
-// decode writes PNG, JPEG and WebP files (grayscale, palette, transparent,
-// EXIF-rotated) and PIL's decoding of each as transformers loads images
-// (exif_transpose, then convert_to_rgb: alpha over white). Qt and PIL link
-// the same libpng, libjpeg-turbo and libwebp on Debian, so every file must
-// decode to the same bytes.
+// decode writes PNG, JPEG, WebP, GIF and BMP files (grayscale, palette,
+// transparent, EXIF-rotated, animated) and PIL's decoding of each as
+// transformers loads images (exif_transpose, then convert_to_rgb: alpha over
+// white). Qt and PIL link the same libpng, libjpeg-turbo and libwebp on
+// Debian and read GIF and BMP exactly, so every file must decode to the
+// same bytes.
 
 #include <QDir>
 #include <QFile>

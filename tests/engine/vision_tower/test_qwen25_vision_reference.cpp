@@ -76,6 +76,10 @@ class Qwen25VisionReferenceTest : public QObject {
     // 16 x 8 patches are 8 x 4 tokens: whole windows, where transformers
     // pads a window of nothing on each side and drops it again.
     QTest::newRow("whole windows, newer, bf16") << "bf16" << newer << 1 << 16 << 8 << 112;
+    // 18 x 16 = 288 patches: the full-attention layers take their queries in
+    // two blocks (kQwenQueryBlock, 256 rows).
+    QTest::newRow("two query blocks, published, fp16")
+        << "fp16" << published << 1 << 18 << 16 << 112;
     // Smaller than one window: windowed and full attention see the same.
     QTest::newRow("one window, published, fp16") << "fp16" << published << 1 << 4 << 6 << 112;
     // Windows of 2 x 2 tokens over 5 x 7 tokens (10 x 14 patches), taller than wide too.

@@ -26,7 +26,8 @@ class DecodeError : public quire::vision::ImageError {
   using quire::vision::ImageError::ImageError;
 };
 
-// Decodes a PNG, JPEG or WebP file as transformers' image loading does:
+// Decodes a PNG, JPEG, WebP, GIF (its first frame) or BMP file as
+// transformers' image loading does:
 // EXIF orientation applied (ImageOps.exif_transpose in load_image),
 // grayscale and palette expanded to RGB, transparency composited over opaque
 // white with PIL's alpha_composite arithmetic (image_transforms'
@@ -34,8 +35,8 @@ class DecodeError : public quire::vision::ImageError {
 quire::vision::RgbImage decode_image(const QByteArray& bytes, const ImageLimits& limits = {});
 
 // The formats decode_image reads on this system, for messages and file
-// dialogs: "PNG" and "JPEG" always, "WebP" where Qt's WebP plugin
-// (Debian's qt6-image-formats-plugins) is installed.
+// dialogs: "PNG", "JPEG", "GIF" and "BMP" always, "WebP" where Qt's WebP
+// plugin (Debian's qt6-image-formats-plugins) is installed.
 QStringList supported_image_formats();
 
 }  // namespace quire::images

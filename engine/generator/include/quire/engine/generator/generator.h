@@ -203,6 +203,16 @@ class Generator {
   // needed. Throws what embed() throws, or std::runtime_error for rows of
   // the wrong size.
   void give_images(Job& job, cache::TokenRange chunk, ForwardPass::Sequence& sequence);
+  // M-RoPE (generator_rope.cpp). For a model whose rotary positions are
+  // M-RoPE and a prompt with images, each prompt token's (t, h, w) ids as
+  // transformers' get_rope_index numbers them, over the whole prompt (a
+  // prefix found in the cache leaves the rest's ids unchanged), and the
+  // delta of the tokens after it. Throws std::invalid_argument for an image
+  // whose grid does not hold its positions.
+  void plan_rope_positions(Job& job) const;
+  // The rotary ids of the positions `chunk` of `job` computes, given to
+  // `sequence`; nothing where they equal the slots.
+  void give_rope_positions(Job& job, cache::TokenRange chunk, ForwardPass::Sequence& sequence);
   // The token for a job whose row `index` of `result` was computed in this step.
   cache::TokenId sample(Job& job, const ForwardPass::Result& result, std::size_t index);
   // sample(), or nothing when it failed: the job has then ended with the

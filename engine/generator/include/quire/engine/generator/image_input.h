@@ -54,6 +54,15 @@ struct PromptImage {
   // (Gemma 3), so the generator computes all of them in one step; otherwise
   // attention is causal over them as over text (Qwen2.5-VL, Pixtral).
   bool both_ways = false;
+  // Its positions as a grid of frames, rows and columns (Qwen's merged
+  // patches), for a model whose rotary positions are M-RoPE: position
+  // (f, r, c) of the image turns by (t0 + f, t0 + r, t0 + c) where t0 is
+  // the id the image's first position would have had as text (transformers'
+  // get_rope_index). Its product must be `positions` for such a model; other
+  // models ignore it.
+  int grid_t = 1;
+  int grid_h = 0;
+  int grid_w = 0;
   // The forward pass's input at its positions: positions x hidden size
   // floats, row-major (the vision tower's output). Called on the thread
   // that runs Generator::step(), at most once per job and only when a

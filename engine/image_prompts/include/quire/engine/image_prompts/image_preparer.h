@@ -31,7 +31,8 @@ class ImagePreparer {
   // Reads the directory's processor files and vision config, not its
   // tower's weights. Throws ModelError naming the file or key when the
   // model has no vision side Quire runs (a text-only model, a family whose
-  // tower is not yet implemented), or its files are broken.
+  // tower is not yet implemented), or its files are broken. Gemma 3 and
+  // Qwen2.5-VL (qwen25_image_prompts.cpp).
   static std::shared_ptr<ImagePreparer> open(const std::filesystem::path& directory,
                                              std::shared_ptr<kernels::ThreadPool> pool);
 
@@ -45,7 +46,7 @@ class ImagePreparer {
 
   // Whether the images of a model with this tower reach its language model
   // (the families whose processor, tower and prompt layout are joined here:
-  // Gemma 3's and Mistral Small 3's).
+  // Gemma 3's, Qwen2.5-VL's and Mistral Small 3's).
   static bool takes_images_of(const vision::VisionTowerSummary& tower);
 
   // Positions one image of this size takes in a prompt.
@@ -67,6 +68,14 @@ class ImagePreparer {
   std::shared_ptr<Tower> tower_;
   // Set for a Mistral Small 3 directory, which it then handles alone.
   std::shared_ptr<detail::Mistral3ImagePrompts> mistral3_;
+  // Qwen2.5-VL (qwen25_image_prompts.cpp): its tower, set only for that family.
+  struct QwenTower;
+  std::shared_ptr<QwenTower> qwen_tower_;
+  static std::shared_ptr<ImagePreparer> open_qwen25(const std::filesystem::path& directory,
+                                                    std::shared_ptr<kernels::ThreadPool> pool);
+  std::shared_ptr<const PreparedImage> prepare_qwen25(const quire::vision::RgbImage& image);
+  void load_qwen25_tower();
+  int qwen25_tower_runs() const;
 };
 
 }  // namespace quire::engine
