@@ -45,6 +45,14 @@ int reply_budget(std::int64_t prompt_tokens, const SamplingFields& fields, const
   return static_cast<int>(fields.max_tokens ? *fields.max_tokens : left);
 }
 
+// How many of a job's prompt positions are its images'.
+std::int64_t image_positions(const engine::JobRequest& job) {
+  std::int64_t positions = 0;
+  for (const engine::PromptImagePlacement& placement : job.images)
+    positions += placement.image->positions;
+  return positions;
+}
+
 // The grammar that constrains the reply; a schema keyword the grammar cannot
 // enforce is refused by name (GrammarError says which, and where).
 std::shared_ptr<const engine::grammar::Grammar> response_grammar(const ResponseFormat& format) {
@@ -316,11 +324,8 @@ PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine:
   }
   apply_text_fields(job, request.sampling, tokenizer);
   prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
-  std::int64_t image_positions = 0;
-  for (const engine::PromptImagePlacement& placement : job.images)
-    image_positions += placement.image->positions;
-  job.max_new_tokens =
-      reply_budget(prepared.prompt_tokens, request.sampling, model, "messages", image_positions);
+  job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages",
+                                    image_positions(job));
   return prepared;
 }
 
@@ -400,7 +405,8 @@ PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
   prepared.shape = shape;
   apply_text_fields(job, request.sampling, tokenizer);
   prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
-  job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages");
+  job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages",
+                                    image_positions(job));
   return prepared;
 }
 
