@@ -67,12 +67,17 @@ std::string count_text(std::int64_t count) {
 // setting makes a model read past its max_position_embeddings, and a longer
 // context is only offered when the cache (or a larger one the model can
 // read) would hold the whole message.
+// `images`: how many of the estimate are the message's image positions,
+// which grow with an image's size for some models (Mistral Small 3).
 std::string overflow_text(const ReplyRequest& request, const Limits& limits, std::int64_t estimate,
-                          std::int64_t reserve) {
+                          std::int64_t reserve, std::int64_t images) {
   const std::int64_t limit = context_limit(request, limits);
   const std::int64_t needed = estimate + reserve;
-  const std::string needs = "the message takes about " + count_text(estimate) + " tokens and " +
-                            count_text(reserve) + " are kept for the reply: more than ";
+  const std::string of_images =
+      images > 0 ? " (" + count_text(images) + " of them its images)" : std::string();
+  const std::string needs = "the message takes about " + count_text(estimate) + " tokens" +
+                            of_images + " and " + count_text(reserve) +
+                            " are kept for the reply: more than ";
   const std::string tokens = count_text(limit) + " tokens";
   const bool model_caps = limits.model_tokens > 0 && limits.model_tokens <= limit;
   if (model_caps) {
@@ -262,19 +267,22 @@ ConversationBook::Turn ConversationBook::begin(const ReplyRequest& request, cons
 
   turn.context_limit = context_limit(request, limits);
   std::int64_t estimate = kMarkerAllowance;
+  std::int64_t image_positions = 0;
   for (const TurnMessage& message : fresh) {
     estimate += static_cast<std::int64_t>(tokenizer_.encode(utf8(message.text), false).size());
     for (const auto& image : prepared(message)) {
       for (const auto& run : image->runs)
-        estimate += run->positions;
+        image_positions += run->positions;
     }
   }
+  estimate += image_positions;
   const std::int64_t reserve =
       std::min<std::int64_t>(request.max_new_tokens, turn.context_limit / 4);
   const std::int64_t room = turn.context_limit - estimate;
   if (room <= reserve) {
-    throw engine::ContextOverflow(overflow_text(request, limits, estimate, reserve),
-                                  estimate + reserve, turn.context_limit);
+    throw engine::ContextOverflow(
+        overflow_text(request, limits, estimate, reserve, image_positions), estimate + reserve,
+        turn.context_limit);
   }
   const std::optional<engine::ContextPolicy> policy =
       engine::parse_context_policy(request.context_overflow.toStdString());

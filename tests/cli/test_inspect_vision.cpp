@@ -99,6 +99,26 @@ class InspectVisionTest : public QObject {
     QVERIFY(!vision.contains(u"problem"));
   }
 
+  // Mistral Small 3's directory loads as a Mistral language model beside its
+  // Pixtral tower, whose images reach the model.
+  void mistral3ShowsItsTowerAndLoads() {
+    const QString dir = make("mistral3", {"--arch", "mistral", "--multimodal"});
+    QVERIFY(!dir.isEmpty());
+    const cli_test::Run run = cli_test::run_cli({QStringLiteral("inspect"), dir});
+    QCOMPARE(run.exit_code, 0);
+    QVERIFY2(run.out.contains("  architecture  Mistral 3 (multimodal) "
+                              "(Mistral3ForConditionalGeneration), 2 layers"),
+             qPrintable(run.out));
+    QCOMPARE(vision_line(run.out),
+             QStringLiteral("  vision        Pixtral tower, Mistral 3 projector: images up to 56 x "
+                            "56 in patches of 14, up to 4 tokens per image; 1 layer of width 64, "
+                            "F16, 119808 parameters, 234.0 KiB"));
+    const QJsonObject vision = inspect_json(dir)[u"vision"].toObject();
+    QCOMPARE(vision[u"tower"].toString(), QStringLiteral("Pixtral"));
+    QCOMPARE(vision[u"variable_size"].toBool(false), true);
+    QCOMPARE(vision[u"images_given_to_model"].toBool(false), true);
+  }
+
   // The plan prices the tower in host memory, in the text and in --json;
   // what is left for it depends on this machine's free memory.
   void thePlanPricesTheTowerInHostMemory() {

@@ -107,7 +107,8 @@ const QString kMambaError = QStringLiteral(
     "Quire runs LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, "
     "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
     "Gemma3ForConditionalGeneration, Phi3ForCausalLM, Qwen2VLForConditionalGeneration, "
-    "Qwen2_5_VLForConditionalGeneration, Qwen3VLForConditionalGeneration");
+    "Qwen2_5_VLForConditionalGeneration, Qwen3VLForConditionalGeneration, "
+    "Mistral3ForConditionalGeneration");
 const QString kDemoWeights = QStringLiteral("F16: attention 16 bits, MLP 16 bits");
 
 }  // namespace

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates tests/data/reference/gemma3-vision-*.json: logits of Gemma 3
+# Regenerates tests/data/reference/gemma3-vision-*.json and
+# mistral3-vision-*.json. gemma3-vision-*: logits of Gemma 3
 # prompts that hold images, for small random models made by
 # `quire-cli make-model --arch gemma3 --multimodal`, computed by
 # tests/tools/reference_forward.py with tests/tools/reference_image_prompt.py
@@ -47,6 +48,30 @@
 # The greedy tokens come from a reference without a cache that reruns the
 # whole prompt; the images' blocks stay as they were at prefill, so they are
 # what a cached decode after one prefill gives.
+#
+# mistral3-vision-*: logits of Mistral Small 3 prompts with images, for
+# models made by `quire-cli make-model --arch mistral --multimodal`, computed
+# by tests/tools/mistral3_fixture_case.py with reference_mistral3_prompt.py
+# (following transformers' PixtralProcessor and Mistral3Model: the Pixtral
+# tower and Mistral 3 projector's rows over the [IMG] tokens, causal
+# attention). Fields as above, except:
+#   prompt        text parts and "@IMAGE:HxW@" per image (a 3 x H x W pixel
+#                 tensor, H and W multiples of patch_size * spatial_merge_size)
+#   tokens        each image as PixtralProcessor spells it: per row of the
+#                 merged patch grid, [IMG] x columns then [IMG_BREAK], the last
+#                 row's break replaced by [IMG_END]
+#   image_token, image_break_token, image_end_token
+#                 config.json's image_token_index; 12 and 13 as in Mistral
+#                 Small 3.1's tokenizer (plain text tokens to the model)
+#   images        per image: height, width, runs (one [first, count] per row
+#                 of [IMG] tokens), pixels ({"formula", "shape", "phase"} as
+#                 above, shape [3, H, W])
+#   positions     the position before each image, all of the image's own
+#                 positions, and the prompt's last
+#   logits_text   the same positions with no images at all (every token's
+#                 row from the embedding table): a control that shows what
+#                 the images change
+#   greedy        as above, with the images, causal attention throughout
 set -euo pipefail
 cli=${1:?usage: make_vision_fixtures.sh path/to/quire-cli [NAME...]}
 cli=$(realpath "$cli")
@@ -70,6 +95,13 @@ cases=(
   # only causally; a window of 8 reaches from the second image into the
   # text between them.
   "gemma3-vision-new-layout-two-images|--arch gemma3 --multimodal --text-prefix model.language_model. --format bf16 --seed 202 --layers 3 --sliding-window-pattern 3 --sliding-window 8|Compare|@IMAGE@|with|@IMAGE@|Which is brighter?"
+  # Mistral Small 3 as published (language_model.model., language_model.lm_head),
+  # FP16, full attention; a 56 x 56 image: two rows of two [IMG].
+  "mistral3-vision-fp16|--arch mistral --multimodal --format fp16 --seed 301 --layers 2 --no-tie|Describe the picture|@IMAGE:56x56@|in one word."
+  # Newer transformers' layout (model.language_model., lm_head), BF16, a
+  # window of 5 on every layer, two images of other shapes: two rows of one
+  # [IMG], then one row of two.
+  "mistral3-vision-new-layout-two-images|--arch mistral --multimodal --text-prefix model.language_model. --format bf16 --seed 302 --layers 2 --sliding-window 5 --no-tie|Compare|@IMAGE:56x28@|with|@IMAGE:28x56@|Which is brighter?"
 )
 
 for entry in "${cases[@]}"; do
@@ -83,7 +115,9 @@ for entry in "${cases[@]}"; do
   dir="$work/$name"
   # shellcheck disable=SC2086
   "$cli" make-model "$dir" $args >/dev/null
-  $python "$here/vision_fixture_case.py" "$cli" "$dir" "$name" "$args" "$out/$name.json" \
+  case_script=vision_fixture_case.py
+  [[ $name == mistral3-* ]] && case_script=mistral3_fixture_case.py
+  $python "$here/$case_script" "$cli" "$dir" "$name" "$args" "$out/$name.json" \
     "${prompt[@]}"
   echo "wrote $out/$name.json"
 done

@@ -107,6 +107,8 @@ CONFIG_DEFAULTS = {
                               attn_logit_softcapping=None),
 }
 CONFIG_DEFAULTS["Gemma3ForConditionalGeneration"] = CONFIG_DEFAULTS["Gemma3ForCausalLM"]
+# Mistral3Config builds its text_config as a MistralConfig.
+CONFIG_DEFAULTS["Mistral3ForConditionalGeneration"] = CONFIG_DEFAULTS["MistralForCausalLM"]
 # Qwen2VLTextConfig and Qwen2_5_VLTextConfig: Qwen2's, for the keys used here.
 MROPE_ARCHITECTURES = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration")
 for _arch in MROPE_ARCHITECTURES:
@@ -137,7 +139,8 @@ def read_config(model_dir):
                          % (arch, ", ".join(sorted(CONFIG_DEFAULTS))))
     defaults = CONFIG_DEFAULTS[arch]
     # A multimodal checkpoint keeps its language model's settings in text_config.
-    sources = (text, raw) if arch == "Gemma3ForConditionalGeneration" or \
+    sources = (text, raw) if arch in ("Gemma3ForConditionalGeneration",
+                                      "Mistral3ForConditionalGeneration") or \
         arch in MROPE_ARCHITECTURES else (raw, text)
 
     def get(key, default=None):
@@ -182,7 +185,8 @@ def read_config(model_dir):
 
     window = get("sliding_window") or 0
     layer_types = ["full_attention"] * layers
-    if arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
+    if arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM",
+                "Mistral3ForConditionalGeneration"):
         layer_types = ["sliding_attention" if window else "full_attention"] * layers
     elif arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") + MROPE_ARCHITECTURES:
         first = get("max_window_layers")
@@ -390,7 +394,9 @@ def mrope_cos_sin(rope, inv_freq, attention_factor, mrope_positions):
 def forward(config, t, tokens, images=None, mrope_positions=None):
     """Logits of every position. images (reference_image_prompt.ImageInput):
     Gemma 3's image rows over the image tokens' embeddings and, unless it is
-    the causal control, each image run attending within itself.
+    the causal control, each image run attending within itself; or
+    reference_mistral3_prompt.Mistral3ImageInput: Mistral 3's rows over its
+    [IMG] tokens, attention causal.
     mrope_positions: an M-RoPE model's (t, h, w) ids, 3 rows of one per token."""
     blocks = images.blocks(tokens) if images is not None else None
     image_positions = images.positions(tokens) if images is not None else None

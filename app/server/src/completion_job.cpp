@@ -15,8 +15,10 @@ namespace quire::server {
 namespace {
 
 // Room for the reply: what the request asks for, else all the context leaves.
+// A refusal says how many of the prompt's tokens are image positions, which
+// grow with an image's size for some models (Mistral Small 3).
 int reply_budget(std::int64_t prompt_tokens, const SamplingFields& fields, const ServedModel& model,
-                 const char* prompt_param) {
+                 const char* prompt_param, std::int64_t image_positions = 0) {
   const std::int64_t left = model.context_tokens - prompt_tokens;
   if (left <= 0 || (fields.max_tokens && *fields.max_tokens > left)) {
     const std::string asked =
@@ -25,6 +27,10 @@ int reply_budget(std::int64_t prompt_tokens, const SamplingFields& fields, const
                   std::to_string(prompt_tokens) + " in the prompt, " +
                   std::to_string(*fields.max_tokens) + " for the completion)"
             : std::to_string(prompt_tokens) + " tokens in the prompt and no room for a completion";
+    const std::string images = image_positions > 0 ? " The images in the messages take " +
+                                                         std::to_string(image_positions) +
+                                                         " of the prompt's tokens."
+                                                   : "";
     const std::string policies =
         std::string_view(prompt_param) == "messages"
             ? " Or send \"context_overflow\": \"drop_oldest\" or \"truncate_middle\" to "
@@ -33,10 +39,18 @@ int reply_budget(std::int64_t prompt_tokens, const SamplingFields& fields, const
     throw ApiException(invalid_request(
         "This model's maximum context length is " + std::to_string(model.context_tokens) +
             " tokens. However, you requested " + asked + ". Please reduce the length of the " +
-            prompt_param + " or the completion." + policies,
+            prompt_param + " or the completion." + policies + images,
         prompt_param, "context_length_exceeded"));
   }
   return static_cast<int>(fields.max_tokens ? *fields.max_tokens : left);
+}
+
+// How many of a job's prompt positions are its images'.
+std::int64_t image_positions(const engine::JobRequest& job) {
+  std::int64_t positions = 0;
+  for (const engine::PromptImagePlacement& placement : job.images)
+    positions += placement.image->positions;
+  return positions;
 }
 
 // The grammar that constrains the reply; a schema keyword the grammar cannot
@@ -310,7 +324,8 @@ PreparedJob prepare_chat_job(const ChatCompletionRequest& request, const engine:
   }
   apply_text_fields(job, request.sampling, tokenizer);
   prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
-  job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages");
+  job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages",
+                                    image_positions(job));
   return prepared;
 }
 
@@ -390,7 +405,8 @@ PreparedJob prepare_tool_chat_job(const ChatCompletionRequest& request,
   prepared.shape = shape;
   apply_text_fields(job, request.sampling, tokenizer);
   prepared.prompt_tokens = static_cast<std::int64_t>(job.prompt.size());
-  job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages");
+  job.max_new_tokens = reply_budget(prepared.prompt_tokens, request.sampling, model, "messages",
+                                    image_positions(job));
   return prepared;
 }
 

@@ -1,9 +1,11 @@
 #include "quire/engine/image_prompts/image_preparer.h"
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <variant>
 
+#include "mistral3_image_prompts.h"
 #include "quire/engine/model_error.h"
 #include "quire/engine/vision/gemma3_vision_config.h"
 
@@ -15,6 +17,7 @@ struct ImagePreparer::Tower {
   std::shared_ptr<kernels::ThreadPool> pool;
   std::mutex mutex;
   std::optional<vision::Gemma3VisionEncoder> encoder;
+  std::atomic<int> runs = 0;
 
   void load() {
     const std::lock_guard lock(mutex);
@@ -24,6 +27,7 @@ struct ImagePreparer::Tower {
   std::vector<float> embed(const vision::PixelTensor& pixels) {
     load();
     const std::lock_guard lock(mutex);
+    ++runs;
     return encoder->embed(*pool, pixels).values;
   }
 };
@@ -43,13 +47,15 @@ ImageDigest digest_of(std::span<const float> values, int channels, int height, i
 
 std::shared_ptr<ImagePreparer> ImagePreparer::open(const std::filesystem::path& directory,
                                                    std::shared_ptr<kernels::ThreadPool> pool) {
+  if (auto mistral3 = detail::Mistral3ImagePrompts::open(directory, pool))
+    return std::shared_ptr<ImagePreparer>(new ImagePreparer(std::move(mistral3)));
   const std::optional<vision::Gemma3VisionConfig> gemma =
       vision::read_gemma3_vision_config(directory);
   if (!gemma) {
     if (std::shared_ptr<ImagePreparer> qwen = open_qwen25(directory, pool)) return qwen;
     throw ModelError("the model in " + directory.string() +
-                     " has no vision tower whose images Quire gives to the model (Gemma 3's "
-                     "or Qwen2.5-VL's, for now)");
+                     " has no vision tower whose images Quire gives to the model (Gemma 3's, "
+                     "Qwen2.5-VL's or Mistral Small 3's)");
   }
   quire::vision::ProcessorConfig config = quire::vision::read_processor_config(directory);
   const auto* options = std::get_if<quire::vision::Gemma3Options>(&config.family);
@@ -87,20 +93,34 @@ ImagePreparer::ImagePreparer(std::filesystem::path directory, quire::vision::Pro
   tower_->pool = std::move(pool);
 }
 
+ImagePreparer::ImagePreparer(std::unique_ptr<detail::Mistral3ImagePrompts> mistral3)
+    : mistral3_(std::move(mistral3)) {}
+
 void ImagePreparer::load_tower() {
+  if (mistral3_) return mistral3_->load_tower();
   if (qwen_tower_) return load_qwen25_tower();
   tower_->load();
 }
 
 bool ImagePreparer::takes_images_of(const vision::VisionTowerSummary& tower) {
-  return kGeneratorTakesImages && (tower.projector == "Gemma 3" || tower.tower == "Qwen2.5-VL ViT");
+  return kGeneratorTakesImages &&
+         (tower.projector == "Gemma 3" || tower.tower == "Qwen2.5-VL ViT" ||
+          tower.projector == "Mistral 3");
 }
 
 int ImagePreparer::positions_of(int width, int height) const {
+  if (mistral3_) return mistral3_->positions_of(width, height);
   return static_cast<int>(processor_->token_layout(width, height).image_positions());
 }
 
+int ImagePreparer::tower_runs() const {
+  if (mistral3_) return mistral3_->tower_runs();
+  if (qwen_tower_) return qwen25_tower_runs();
+  return tower_->runs;
+}
+
 std::shared_ptr<const PreparedImage> ImagePreparer::prepare(const quire::vision::RgbImage& image) {
+  if (mistral3_) return mistral3_->prepare(image);
   if (qwen_tower_) return prepare_qwen25(image);
   const auto& options = std::get<quire::vision::Gemma3Options>(config_.family);
   const quire::vision::ProcessedImage processed = processor_->process(image);

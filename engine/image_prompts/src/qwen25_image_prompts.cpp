@@ -5,6 +5,7 @@
 // tower and patch merger's rows, attend causally like text, and carry their
 // merged grid for the language model's M-RoPE positions.
 
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@ struct ImagePreparer::QwenTower {
   std::shared_ptr<kernels::ThreadPool> pool;
   std::mutex mutex;
   std::optional<vision::Qwen25VisionEncoder> encoder;
+  std::atomic<int> runs = 0;
 
   void load() {
     const std::lock_guard lock(mutex);
@@ -32,6 +34,7 @@ struct ImagePreparer::QwenTower {
   std::vector<float> embed(std::span<const float> patches, std::array<int, 3> grid_thw) {
     load();
     const std::lock_guard lock(mutex);
+    ++runs;
     return encoder->embed(*pool, patches, grid_thw).values;
   }
 };
@@ -85,6 +88,10 @@ std::shared_ptr<ImagePreparer> ImagePreparer::open_qwen25(
 
 void ImagePreparer::load_qwen25_tower() {
   qwen_tower_->load();
+}
+
+int ImagePreparer::qwen25_tower_runs() const {
+  return qwen_tower_->runs;
 }
 
 std::shared_ptr<const PreparedImage> ImagePreparer::prepare_qwen25(

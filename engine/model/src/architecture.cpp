@@ -46,12 +46,20 @@ LayerTensorNames Architecture::layer(std::string_view prefix, int index) const {
 }
 
 std::span<const Architecture* const> supported_architectures() {
-  static const std::array<const Architecture*, 13> list{
-      &architectures::llama(),   &architectures::mistral(),     &architectures::mixtral(),
-      &architectures::qwen2(),   &architectures::qwen3(),       &architectures::qwen3_moe(),
-      &architectures::gemma2(),  &architectures::gemma3_text(), &architectures::gemma3_multimodal(),
-      &architectures::phi3(),    &architectures::qwen2_vl(),    &architectures::qwen2_5_vl(),
-      &architectures::qwen3_vl()};
+  static const std::array<const Architecture*, 14> list{&architectures::llama(),
+                                                        &architectures::mistral(),
+                                                        &architectures::mixtral(),
+                                                        &architectures::qwen2(),
+                                                        &architectures::qwen3(),
+                                                        &architectures::qwen3_moe(),
+                                                        &architectures::gemma2(),
+                                                        &architectures::gemma3_text(),
+                                                        &architectures::gemma3_multimodal(),
+                                                        &architectures::phi3(),
+                                                        &architectures::qwen2_vl(),
+                                                        &architectures::qwen2_5_vl(),
+                                                        &architectures::qwen3_vl(),
+                                                        &architectures::mistral3_multimodal()};
   return list;
 }
 

@@ -1,5 +1,6 @@
 #include "quire/engine/model/model_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -151,6 +152,19 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
     architecture = &find_architecture(config);
   } catch (const ModelError& error) {
     reader.fail(error.what());
+  }
+  if (!architecture->text_model_types.empty()) {
+    const auto text = root.find("text_config");
+    const std::string type = text != root.end() && text->is_object() && text->contains("model_type")
+                                 ? text->value("model_type", std::string())
+                                 : architecture->text_model_types.front();
+    if (std::find(architecture->text_model_types.begin(), architecture->text_model_types.end(),
+                  type) == architecture->text_model_types.end()) {
+      reader.fail("text_config.model_type \"" + type + "\" is not a language model Quire runs in " +
+                  std::string(architecture->name) + " (it runs \"" +
+                  architecture->text_model_types.front() +
+                  "\": " + std::string(architecture->label) + ")");
+    }
   }
   const Json defaults = Json::parse(architecture->defaults);
   reader.set_defaults(&defaults);

@@ -105,7 +105,14 @@ class ModelConfigTest : public QObject {
            "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, "
            "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, "
            "Gemma3ForConditionalGeneration, Phi3ForCausalLM, Qwen2VLForConditionalGeneration, "
-           "Qwen2_5_VLForConditionalGeneration, Qwen3VLForConditionalGeneration";
+           "Qwen2_5_VLForConditionalGeneration, Qwen3VLForConditionalGeneration, "
+           "Mistral3ForConditionalGeneration";
+    QTest::newRow("Ministral 3 in a Mistral 3 wrapper")
+        << R"({"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3",
+               "text_config": {"model_type": "ministral3", )" +
+               base + "}}"
+        << "text_config.model_type \"ministral3\" is not a language model Quire runs in "
+           "Mistral3ForConditionalGeneration (it runs \"mistral\": Mistral 3 (multimodal))";
     QTest::newRow("more experts per token than experts")
         << R"({"architectures": ["MixtralForCausalLM"], "num_local_experts": 4,
                "num_experts_per_tok": 6, )" +

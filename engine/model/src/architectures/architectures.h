@@ -19,6 +19,7 @@ const Architecture& gemma2();
 const Architecture& gemma3_text();
 const Architecture& gemma3_multimodal();
 const Architecture& phi3();
+const Architecture& mistral3_multimodal();
 
 // Qwen2's and Qwen3's sliding-window rule: layers from "max_window_layers" on
 // when "use_sliding_window" is true, or as "layer_types" says.

@@ -22,6 +22,10 @@
 
 namespace quire::engine {
 
+namespace detail {
+class Mistral3ImagePrompts;
+}
+
 class ImagePreparer {
  public:
   // Reads the directory's processor files and vision config, not its
@@ -42,21 +46,28 @@ class ImagePreparer {
 
   // Whether the images of a model with this tower reach its language model
   // (the families whose processor, tower and prompt layout are joined here:
-  // Gemma 3's and Qwen2.5-VL's).
+  // Gemma 3's, Qwen2.5-VL's and Mistral Small 3's).
   static bool takes_images_of(const vision::VisionTowerSummary& tower);
 
   // Positions one image of this size takes in a prompt.
   int positions_of(int width, int height) const;
 
+  // How many times the tower has encoded an image (a crop counts as one)
+  // since open(): an image whose positions the cache holds adds none.
+  int tower_runs() const;
+
  private:
   struct Tower;
   ImagePreparer(std::filesystem::path directory, quire::vision::ProcessorConfig config,
                 std::shared_ptr<kernels::ThreadPool> pool);
+  explicit ImagePreparer(std::unique_ptr<detail::Mistral3ImagePrompts> mistral3);
 
   std::filesystem::path directory_;
   quire::vision::ProcessorConfig config_;
   std::unique_ptr<quire::vision::ImageProcessor> processor_;
   std::shared_ptr<Tower> tower_;
+  // Set for a Mistral Small 3 directory, which it then handles alone.
+  std::shared_ptr<detail::Mistral3ImagePrompts> mistral3_;
   // Qwen2.5-VL (qwen25_image_prompts.cpp): its tower, set only for that family.
   struct QwenTower;
   std::shared_ptr<QwenTower> qwen_tower_;
@@ -64,6 +75,7 @@ class ImagePreparer {
                                                     std::shared_ptr<kernels::ThreadPool> pool);
   std::shared_ptr<const PreparedImage> prepare_qwen25(const quire::vision::RgbImage& image);
   void load_qwen25_tower();
+  int qwen25_tower_runs() const;
 };
 
 }  // namespace quire::engine

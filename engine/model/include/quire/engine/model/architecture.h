@@ -70,6 +70,11 @@ struct Architecture {
   // Whether the files hold more than the language model (a vision tower),
   // which Quire leaves on disk.
   bool multimodal = false;
+  // The text_config model_types whose language model this reads, where a
+  // wrapper holds more than one kind (empty: any): Mistral3ForConditionalGeneration
+  // wraps Mistral Small 3's "mistral" and Ministral 3's "ministral3", whose
+  // rotary scaling Quire does not run.
+  std::vector<std::string> text_model_types = {};
 
   std::string embedding(std::string_view prefix) const;
   std::string final_norm(std::string_view prefix) const;
