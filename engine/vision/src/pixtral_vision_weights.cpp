@@ -8,7 +8,6 @@
 namespace quire::engine::vision {
 namespace {
 
-
 constexpr const char* kPublishedTower = "vision_tower.";
 constexpr const char* kNewerTower = "model.vision_tower.";
 constexpr const char* kPublishedProjector = "multi_modal_projector.";
