@@ -1,51 +1,37 @@
-#include "mistral3_image_prompts.h"
+// Mistral Small 3.x's images in a chat (Mistral3ForConditionalGeneration).
+// PixtralProcessor writes an image as rows of [IMG], each row ended by
+// [IMG_BREAK] and the last by [IMG_END] instead; only the [IMG] positions
+// take the tower's rows, and attention over them is causal. Each row is one run of positions (a
+// PromptImage with its own digest, derived from the image's and the row's index), and every row's
+// embed() takes its slice of one tower output, computed once for the image.
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <mutex>
-#include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "family_image_prompts.h"
 #include "quire/engine/model_error.h"
+#include "quire/engine/vision/image_processor.h"
 #include "quire/engine/vision/pixtral_vision_config.h"
 #include "quire/engine/vision/pixtral_vision_encoder.h"
+#include "quire/engine/vision/processor_config.h"
 
 namespace quire::engine::detail {
 
-// The tower, read on first use and shared by every image's rows.
-struct Mistral3ImagePrompts::Tower {
-  std::filesystem::path directory;
-  std::shared_ptr<kernels::ThreadPool> pool;
-  std::mutex mutex;
-  std::optional<vision::PixtralVisionEncoder> encoder;
-  std::atomic<int> runs = 0;
-
-  void load() {
-    const std::lock_guard lock(mutex);
-    if (!encoder) encoder.emplace(vision::PixtralVisionEncoder::load(directory));
-  }
-
-  std::vector<float> embed(const vision::PixelTensor& pixels) {
-    load();
-    const std::lock_guard lock(mutex);
-    ++runs;
-    return encoder->embed(*pool, pixels).values;
-  }
-};
-
 namespace {
+
+using PixtralTower = LazyTower<vision::PixtralVisionEncoder>;
 
 // One image's tower output, shared by its rows: the first row a job needs
 // runs the tower, the others take their slices of the same output. Once
 // every row has taken its slice the output is let go (a later job that
 // needs the image again, its pages evicted, runs the tower again).
 struct SharedRows {
-  std::shared_ptr<Mistral3ImagePrompts::Tower> tower;
+  std::shared_ptr<PixtralTower> tower;
   std::vector<float> pixels;
   int height = 0;
   int width = 0;
@@ -82,15 +68,6 @@ struct SharedRows {
   }
 };
 
-// The digest of the tower's input: its shape, then its floats' bytes.
-ImageDigest digest_of_pixels(std::span<const float> values, int height, int width) {
-  std::vector<std::uint8_t> bytes(3 * sizeof(std::int32_t) + values.size_bytes());
-  const std::int32_t shape[3] = {3, height, width};
-  std::memcpy(bytes.data(), shape, sizeof(shape));
-  std::memcpy(bytes.data() + sizeof(shape), values.data(), values.size_bytes());
-  return image_digest(bytes);
-}
-
 // Row `row`'s digest: BLAKE2b of the image's digest and the row's index, so
 // that every row's positions are keyed by the whole image and their place.
 ImageDigest digest_of_row(const ImageDigest& image, int row) {
@@ -101,9 +78,59 @@ ImageDigest digest_of_row(const ImageDigest& image, int row) {
   return image_digest(bytes);
 }
 
+class Mistral3ImagePrompts final : public FamilyImagePrompts {
+ public:
+  Mistral3ImagePrompts(quire::vision::ProcessorConfig config, std::shared_ptr<PixtralTower> tower)
+      : config_(std::move(config)),
+        options_(std::get<quire::vision::PixtralOptions>(config_.family)),
+        processor_(quire::vision::make_image_processor(config_)),
+        tower_(std::move(tower)) {}
+
+  void load_tower() override { tower_->load(); }
+  int tower_runs() const override { return tower_->runs; }
+  int positions_of(int width, int height) const override {
+    return static_cast<int>(processor_->token_layout(width, height).image_positions());
+  }
+
+  std::shared_ptr<const PreparedImage> prepare(const quire::vision::RgbImage& image) override {
+    const quire::vision::ProcessedImage processed = processor_->process(image);
+    // [3, height, width], both multiples of the merged patch.
+    const int height = static_cast<int>(processed.shape[1]);
+    const int width = static_cast<int>(processed.shape[2]);
+    auto shared = std::make_shared<SharedRows>();
+    shared->tower = tower_;
+    shared->pixels = processed.pixel_values;
+    shared->height = height;
+    shared->width = width;
+    shared->rows = height / options_.patch_height;
+    shared->columns = width / options_.patch_width;
+
+    auto prepared = std::make_shared<PreparedImage>();
+    prepared->marker = options_.image_token;
+    prepared->text = processed.tokens.text();
+    prepared->position_text = options_.image_token;
+    const ImageDigest digest = tower_input_digest({3, height, width}, shared->pixels);
+    for (int row = 0; row < shared->rows; ++row) {
+      auto run = std::make_shared<PromptImage>();
+      run->digest = digest_of_row(digest, row);
+      run->positions = shared->columns;
+      run->both_ways = false;  // Pixtral: causal over the image as over text
+      run->embed = [shared, row] { return shared->row(row); };
+      prepared->runs.push_back(std::move(run));
+    }
+    return prepared;
+  }
+
+ private:
+  quire::vision::ProcessorConfig config_;
+  quire::vision::PixtralOptions options_;
+  std::unique_ptr<quire::vision::ImageProcessor> processor_;
+  std::shared_ptr<PixtralTower> tower_;
+};
+
 }  // namespace
 
-std::unique_ptr<Mistral3ImagePrompts> Mistral3ImagePrompts::open(
+std::unique_ptr<FamilyImagePrompts> open_mistral3_image_prompts(
     const std::filesystem::path& directory, std::shared_ptr<kernels::ThreadPool> pool) {
   const std::optional<vision::Mistral3VisionConfig> mistral3 =
       vision::read_mistral3_vision_config(directory);
@@ -135,60 +162,8 @@ std::unique_ptr<Mistral3ImagePrompts> Mistral3ImagePrompts::open(
                      "most " +
                      std::to_string(longest) + " (config.json's vision_config.image_size)");
   }
-  auto tower = std::make_shared<Tower>();
-  tower->directory = directory;
-  tower->pool = std::move(pool);
-  return std::unique_ptr<Mistral3ImagePrompts>(
-      new Mistral3ImagePrompts(std::move(config), std::move(tower)));
-}
-
-Mistral3ImagePrompts::Mistral3ImagePrompts(quire::vision::ProcessorConfig config,
-                                           std::shared_ptr<Tower> tower)
-    : config_(std::move(config)),
-      processor_(quire::vision::make_image_processor(config_)),
-      tower_(std::move(tower)) {}
-
-void Mistral3ImagePrompts::load_tower() {
-  tower_->load();
-}
-
-int Mistral3ImagePrompts::positions_of(int width, int height) const {
-  return static_cast<int>(processor_->token_layout(width, height).image_positions());
-}
-
-int Mistral3ImagePrompts::tower_runs() const {
-  return tower_->runs;
-}
-
-std::shared_ptr<const PreparedImage> Mistral3ImagePrompts::prepare(
-    const quire::vision::RgbImage& image) const {
-  const auto& options = std::get<quire::vision::PixtralOptions>(config_.family);
-  const quire::vision::ProcessedImage processed = processor_->process(image);
-  // [3, height, width], both multiples of the merged patch.
-  const int height = static_cast<int>(processed.shape[1]);
-  const int width = static_cast<int>(processed.shape[2]);
-  auto shared = std::make_shared<SharedRows>();
-  shared->tower = tower_;
-  shared->pixels = processed.pixel_values;
-  shared->height = height;
-  shared->width = width;
-  shared->rows = height / options.patch_height;
-  shared->columns = width / options.patch_width;
-
-  auto prepared = std::make_shared<PreparedImage>();
-  prepared->marker = options.image_token;
-  prepared->text = processed.tokens.text();
-  prepared->position_text = options.image_token;
-  const ImageDigest digest = digest_of_pixels(shared->pixels, height, width);
-  for (int row = 0; row < shared->rows; ++row) {
-    auto run = std::make_shared<PromptImage>();
-    run->digest = digest_of_row(digest, row);
-    run->positions = shared->columns;
-    run->both_ways = false;  // Pixtral: causal over the image as over text
-    run->embed = [shared, row] { return shared->row(row); };
-    prepared->runs.push_back(std::move(run));
-  }
-  return prepared;
+  return std::make_unique<Mistral3ImagePrompts>(
+      std::move(config), std::make_shared<PixtralTower>(directory, std::move(pool)));
 }
 
 }  // namespace quire::engine::detail

@@ -5,51 +5,20 @@
 // tower and patch merger's rows, attend causally like text, and carry their
 // merged grid for the language model's M-RoPE positions.
 
-#include <atomic>
-#include <cstring>
-#include <optional>
 #include <string>
 #include <variant>
 
-#include "quire/engine/image_prompts/image_preparer.h"
+#include "family_image_prompts.h"
 #include "quire/engine/model_error.h"
+#include "quire/engine/vision/image_processor.h"
+#include "quire/engine/vision/processor_config.h"
 #include "quire/engine/vision/qwen25_vision_config.h"
 #include "quire/engine/vision/qwen25_vision_encoder.h"
 
-namespace quire::engine {
-
-// The tower, read on first use and shared by every image's embed().
-struct ImagePreparer::QwenTower {
-  std::filesystem::path directory;
-  std::shared_ptr<kernels::ThreadPool> pool;
-  std::mutex mutex;
-  std::optional<vision::Qwen25VisionEncoder> encoder;
-  std::atomic<int> runs = 0;
-
-  void load() {
-    const std::lock_guard lock(mutex);
-    if (!encoder) encoder.emplace(vision::Qwen25VisionEncoder::load(directory));
-  }
-
-  std::vector<float> embed(std::span<const float> patches, std::array<int, 3> grid_thw) {
-    load();
-    const std::lock_guard lock(mutex);
-    ++runs;
-    return encoder->embed(*pool, patches, grid_thw).values;
-  }
-};
-
+namespace quire::engine::detail {
 namespace {
 
-// The digest of one tower input: its patch grid (t, h, w), then the
-// patches' floats.
-ImageDigest qwen_digest_of(std::span<const float> values, std::array<int, 3> grid_thw) {
-  std::vector<std::uint8_t> bytes(3 * sizeof(std::int32_t) + values.size_bytes());
-  const std::int32_t shape[3] = {grid_thw[0], grid_thw[1], grid_thw[2]};
-  std::memcpy(bytes.data(), shape, sizeof(shape));
-  std::memcpy(bytes.data() + sizeof(shape), values.data(), values.size_bytes());
-  return image_digest(bytes);
-}
+using Qwen25Tower = LazyTower<vision::Qwen25VisionEncoder>;
 
 void check_same(const std::filesystem::path& directory, const char* processor_key,
                 int processor_value, const char* tower_key, int tower_value) {
@@ -60,9 +29,56 @@ void check_same(const std::filesystem::path& directory, const char* processor_ke
                    "; the two files must describe the same tower");
 }
 
+class Qwen25ImagePrompts final : public FamilyImagePrompts {
+ public:
+  Qwen25ImagePrompts(quire::vision::ProcessorConfig config, std::shared_ptr<Qwen25Tower> tower)
+      : config_(std::move(config)),
+        options_(std::get<quire::vision::Qwen2VLOptions>(config_.family)),
+        processor_(quire::vision::make_image_processor(config_)),
+        tower_(std::move(tower)) {}
+
+  void load_tower() override { tower_->load(); }
+  int tower_runs() const override { return tower_->runs; }
+  int positions_of(int width, int height) const override {
+    return static_cast<int>(processor_->token_layout(width, height).image_positions());
+  }
+
+  std::shared_ptr<const PreparedImage> prepare(const quire::vision::RgbImage& image) override {
+    const quire::vision::ProcessedImage processed = processor_->process(image);
+    auto prepared = std::make_shared<PreparedImage>();
+    // What Qwen2.5-VL's chat template writes for an image part; the
+    // processor's text repeats the pad once per merged token.
+    prepared->marker =
+        options_.vision_start_token + options_.image_token + options_.vision_end_token;
+    prepared->text = processed.tokens.text();
+    prepared->position_text = options_.image_token;
+    const std::array<int, 3> grid = processed.grid_thw;
+    auto values = std::make_shared<const std::vector<float>>(processed.pixel_values);
+    auto run = std::make_shared<PromptImage>();
+    // The digest covers the patch grid (t, h, w), then the patches.
+    run->digest = tower_input_digest({grid[0], grid[1], grid[2]}, *values);
+    run->grid_t = grid[0];
+    run->grid_h = grid[1] / options_.merge_size;
+    run->grid_w = grid[2] / options_.merge_size;
+    run->positions = run->grid_t * run->grid_h * run->grid_w;
+    run->both_ways = false;  // Qwen2.5-VL attends causally over an image
+    run->embed = [tower = tower_, values, grid] {
+      return tower->embed(std::span<const float>(*values), grid);
+    };
+    prepared->runs.push_back(std::move(run));
+    return prepared;
+  }
+
+ private:
+  quire::vision::ProcessorConfig config_;
+  quire::vision::Qwen2VLOptions options_;
+  std::unique_ptr<quire::vision::ImageProcessor> processor_;
+  std::shared_ptr<Qwen25Tower> tower_;
+};
+
 }  // namespace
 
-std::shared_ptr<ImagePreparer> ImagePreparer::open_qwen25(
+std::unique_ptr<FamilyImagePrompts> open_qwen25_image_prompts(
     const std::filesystem::path& directory, std::shared_ptr<kernels::ThreadPool> pool) {
   const std::optional<vision::Qwen25VisionConfig> tower =
       vision::read_qwen25_vision_config(directory);
@@ -79,43 +95,8 @@ std::shared_ptr<ImagePreparer> ImagePreparer::open_qwen25(
              tower->spatial_merge_size);
   check_same(directory, "temporal_patch_size", options->temporal_patch_size, "temporal_patch_size",
              tower->temporal_patch_size);
-  std::shared_ptr<ImagePreparer> preparer(new ImagePreparer(directory, std::move(config), pool));
-  preparer->qwen_tower_ = std::make_shared<QwenTower>();
-  preparer->qwen_tower_->directory = directory;
-  preparer->qwen_tower_->pool = std::move(pool);
-  return preparer;
+  return std::make_unique<Qwen25ImagePrompts>(
+      std::move(config), std::make_shared<Qwen25Tower>(directory, std::move(pool)));
 }
 
-void ImagePreparer::load_qwen25_tower() {
-  qwen_tower_->load();
-}
-
-int ImagePreparer::qwen25_tower_runs() const {
-  return qwen_tower_->runs;
-}
-
-std::shared_ptr<const PreparedImage> ImagePreparer::prepare_qwen25(
-    const quire::vision::RgbImage& image) {
-  const auto& options = std::get<quire::vision::Qwen2VLOptions>(config_.family);
-  const quire::vision::ProcessedImage processed = processor_->process(image);
-  auto prepared = std::make_shared<PreparedImage>();
-  // What Qwen2.5-VL's chat template writes for an image part; the
-  // processor's text repeats the pad once per merged token.
-  prepared->marker = options.vision_start_token + options.image_token + options.vision_end_token;
-  prepared->text = processed.tokens.text();
-  prepared->position_text = options.image_token;
-  const std::array<int, 3> grid = processed.grid_thw;
-  auto values = std::make_shared<const std::vector<float>>(processed.pixel_values);
-  auto run = std::make_shared<PromptImage>();
-  run->digest = qwen_digest_of(*values, grid);
-  run->grid_t = grid[0];
-  run->grid_h = grid[1] / options.merge_size;
-  run->grid_w = grid[2] / options.merge_size;
-  run->positions = run->grid_t * run->grid_h * run->grid_w;
-  run->both_ways = false;  // Qwen2.5-VL attends causally over an image
-  run->embed = [tower = qwen_tower_, values, grid] { return tower->embed(*values, grid); };
-  prepared->runs.push_back(std::move(run));
-  return prepared;
-}
-
-}  // namespace quire::engine
+}  // namespace quire::engine::detail

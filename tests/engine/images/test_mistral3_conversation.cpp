@@ -18,6 +18,8 @@
 #include "quire/engine/generator/generator.h"
 #include "quire/engine/image_prompts/image_preparer.h"
 #include "quire/engine/modelgen/random_model_spec.h"
+#include "quire/engine/vision/image_processor.h"
+#include "quire/engine/vision/processor_config.h"
 #include "quire/engine/vision/pixtral_vision_encoder.h"
 #include "quire/kernels/cpu/cpu_backend.h"
 #include "small_model.h"

@@ -9,13 +9,8 @@
 
 #include <filesystem>
 #include <memory>
-#include <mutex>
-#include <optional>
 
 #include "quire/engine/generator/image_input.h"
-#include "quire/engine/vision/gemma3_vision_encoder.h"
-#include "quire/engine/vision/image_processor.h"
-#include "quire/engine/vision/processor_config.h"
 #include "quire/engine/vision/rgb_image.h"
 #include "quire/engine/vision/vision_tower_summary.h"
 #include "quire/kernels/cpu/thread_pool.h"
@@ -23,7 +18,7 @@
 namespace quire::engine {
 
 namespace detail {
-class Mistral3ImagePrompts;
+class FamilyImagePrompts;
 }
 
 class ImagePreparer {
@@ -31,10 +26,11 @@ class ImagePreparer {
   // Reads the directory's processor files and vision config, not its
   // tower's weights. Throws ModelError naming the file or key when the
   // model has no vision side Quire runs (a text-only model, a family whose
-  // tower is not yet implemented), or its files are broken. Gemma 3 and
-  // Qwen2.5-VL (qwen25_image_prompts.cpp).
+  // tower is not yet implemented), or its files are broken. Gemma 3,
+  // Qwen2.5-VL and Mistral Small 3 (src/<family>_image_prompts.cpp).
   static std::shared_ptr<ImagePreparer> open(const std::filesystem::path& directory,
                                              std::shared_ptr<kernels::ThreadPool> pool);
+  ~ImagePreparer();
 
   // Reads the tower's weights now rather than on the first image (the
   // app and the server load it with the model, whose plan has priced it).
@@ -57,25 +53,9 @@ class ImagePreparer {
   int tower_runs() const;
 
  private:
-  struct Tower;
-  ImagePreparer(std::filesystem::path directory, quire::vision::ProcessorConfig config,
-                std::shared_ptr<kernels::ThreadPool> pool);
-  explicit ImagePreparer(std::unique_ptr<detail::Mistral3ImagePrompts> mistral3);
+  explicit ImagePreparer(std::unique_ptr<detail::FamilyImagePrompts> family);
 
-  std::filesystem::path directory_;
-  quire::vision::ProcessorConfig config_;
-  std::unique_ptr<quire::vision::ImageProcessor> processor_;
-  std::shared_ptr<Tower> tower_;
-  // Set for a Mistral Small 3 directory, which it then handles alone.
-  std::shared_ptr<detail::Mistral3ImagePrompts> mistral3_;
-  // Qwen2.5-VL (qwen25_image_prompts.cpp): its tower, set only for that family.
-  struct QwenTower;
-  std::shared_ptr<QwenTower> qwen_tower_;
-  static std::shared_ptr<ImagePreparer> open_qwen25(const std::filesystem::path& directory,
-                                                    std::shared_ptr<kernels::ThreadPool> pool);
-  std::shared_ptr<const PreparedImage> prepare_qwen25(const quire::vision::RgbImage& image);
-  void load_qwen25_tower();
-  int qwen25_tower_runs() const;
+  std::unique_ptr<detail::FamilyImagePrompts> family_;
 };
 
 }  // namespace quire::engine
