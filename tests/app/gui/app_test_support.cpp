@@ -5,15 +5,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <QClipboard>
 #include <QDir>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
 #include <QTest>
+#include <algorithm>
 #include <mutex>
 
 #include "chat_controller.h"
 #include "main_window.h"
+#include "quire/engine/generator/image_input.h"
 #include "quire/engine/modelgen/published_config.h"
 #include "quire/engine/modelgen/random_model.h"
 #include "quire/ui/input_box.h"
@@ -161,6 +165,48 @@ std::optional<store::GenerationStats> AppRun::send(const QString& text, int time
   type(text);
   if (finished.isEmpty() && !finished.wait(timeout_ms)) return std::nullopt;
   return finished.first().at(1).value<store::GenerationStats>();
+}
+
+void paste_picture(AppRun& run, const QImage& picture) {
+  auto* editor =
+      run.app->window().input()->findChild<QPlainTextEdit*>(QStringLiteral("messageInput"));
+  QVERIFY(editor);
+  QGuiApplication::clipboard()->setImage(picture);
+  editor->setFocus();
+  QTest::keyClick(editor, Qt::Key_V, Qt::ControlModifier);
+}
+
+PictureTurns ask_twice_about_a_picture(AppRun& run, const QImage& picture) {
+  PictureTurns turns;
+  paste_picture(run, picture);
+  const std::optional<store::GenerationStats> first =
+      run.send(QStringLiteral("What is in the picture?"));
+  const std::optional<store::ChatId> chat = run.app->chats().currentChat();
+  if (!first || !chat) {
+    turns.problem = QStringLiteral("the question about the picture got no reply");
+    return turns;
+  }
+  const QList<store::Message> path = run.app->store().current_path(*chat);
+  if (path.size() != 2 || path[0].images.size() != 1) {
+    turns.problem = QStringLiteral("the chat holds %1 messages, the question %2 images")
+                        .arg(path.size())
+                        .arg(path.isEmpty() ? 0 : path[0].images.size());
+    return turns;
+  }
+  turns.question_tokens = path[0].tokens;
+  turns.image_positions =
+      std::count_if(turns.question_tokens.begin(), turns.question_tokens.end(),
+                    [](std::int32_t id) { return engine::is_image_position(id); });
+  const std::optional<store::GenerationStats> second = run.send(QStringLiteral("And its colour?"));
+  if (!second) {
+    turns.problem = QStringLiteral("the second question got no reply");
+  } else if (second->cached_tokens < first->prompt_tokens - 1) {
+    turns.problem =
+        QStringLiteral("the second turn found %1 tokens cached of the first prompt's %2")
+            .arg(second->cached_tokens)
+            .arg(first->prompt_tokens);
+  }
+  return turns;
 }
 
 }  // namespace quire::test

@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "quire/app/store/chat_types.h"
 #include "quire/remote/api_key_store.h"
@@ -88,5 +89,20 @@ struct AppRun {
   QString model_;
   QString cpu_devices_;
 };
+
+// Pastes `picture` into the message box, as Ctrl+V with it on the clipboard.
+void paste_picture(AppRun& run, const QImage& picture);
+
+// A picture pasted and asked about, then a second question: the first
+// question's stored tokens (for the caller's checks of the image's layout)
+// and how many of them are image positions; `problem` is empty when the
+// chat holds the question with its one image and its reply, and the second
+// turn found the whole first prompt in the cache.
+struct PictureTurns {
+  std::vector<std::int32_t> question_tokens;
+  std::ptrdiff_t image_positions = 0;
+  QString problem;
+};
+PictureTurns ask_twice_about_a_picture(AppRun& run, const QImage& picture);
 
 }  // namespace quire::test

@@ -222,10 +222,7 @@ class ChatImagesAppTest : public QObject {
     QVERIFY(state);
     QVERIFY2(state->text().endsWith(QStringLiteral(" · sees images")), qPrintable(state->text()));
 
-    auto* editor = window.input()->findChild<QPlainTextEdit*>(QStringLiteral("messageInput"));
-    QGuiApplication::clipboard()->setImage(drawnLandscape());
-    editor->setFocus();
-    QTest::keyClick(editor, Qt::Key_V, Qt::ControlModifier);
+    test::paste_picture(run, drawnLandscape());
     QCOMPARE(attachmentStripOf(run).count(), 1);
     QCOMPARE(attachmentStripOf(run).note(), QString());
     QVERIFY(run.send(QStringLiteral("What is in this picture?")));

@@ -150,33 +150,11 @@ class FamilyModelsAppTest : public QObject {
                8);
     run.start();
     QVERIFY(run.waitForModel());
-    auto* editor =
-        run.app->window().input()->findChild<QPlainTextEdit*>(QStringLiteral("messageInput"));
-    QVERIFY(editor);
     QImage picture(24, 20, QImage::Format_RGB32);
     picture.fill(QColor(200, 40, 40));
-    QGuiApplication::clipboard()->setImage(picture);
-    editor->setFocus();
-    QTest::keyClick(editor, Qt::Key_V, Qt::ControlModifier);
-    const std::optional<store::GenerationStats> first =
-        run.send(QStringLiteral("What is in the picture?"));
-    QVERIFY(first);
-    const std::optional<store::ChatId> chat = run.app->chats().currentChat();
-    QVERIFY(chat);
-    const QList<store::Message> path = run.app->store().current_path(*chat);
-    QCOMPARE(path.size(), 2);
-    QCOMPARE(path[0].images.size(), 1);
-    const auto positions =
-        std::count_if(path[0].tokens.begin(), path[0].tokens.end(),
-                      [](std::int32_t id) { return engine::is_image_position(id); });
-    QCOMPARE(positions, std::ptrdiff_t{4});
-    const std::optional<store::GenerationStats> second =
-        run.send(QStringLiteral("And its colour?"));
-    QVERIFY(second);
-    QVERIFY2(second->cached_tokens >= first->prompt_tokens - 1,
-             qPrintable(QStringLiteral("%1 cached, first prompt %2")
-                            .arg(second->cached_tokens)
-                            .arg(first->prompt_tokens)));
+    const PictureTurns turns = ask_twice_about_a_picture(run, picture);
+    QVERIFY2(turns.problem.isEmpty(), qPrintable(turns.problem));
+    QCOMPARE(turns.image_positions, std::ptrdiff_t{4});
   }
 
   void qwen3MoeChatsThroughItsExperts() {

@@ -77,16 +77,6 @@ QString mistral3_model(const QTemporaryDir& root, const char* name, int image_si
   return QString::fromStdString((base / "model").string());
 }
 
-// Pastes `picture` into the message box.
-void paste_picture(AppRun& run, const QImage& picture) {
-  auto* editor =
-      run.app->window().input()->findChild<QPlainTextEdit*>(QStringLiteral("messageInput"));
-  QVERIFY(editor);
-  QGuiApplication::clipboard()->setImage(picture);
-  editor->setFocus();
-  QTest::keyClick(editor, Qt::Key_V, Qt::ControlModifier);
-}
-
 }  // namespace
 
 class Mistral3AppTest : public QObject {
@@ -113,29 +103,13 @@ class Mistral3AppTest : public QObject {
     // 50 x 40 pixels: rounded up to 56 x 56, two rows of two [IMG].
     QImage picture(50, 40, QImage::Format_RGB32);
     picture.fill(QColor(40, 160, 200));
-    paste_picture(run, picture);
-    const std::optional<store::GenerationStats> first =
-        run.send(QStringLiteral("What is in the picture?"));
-    QVERIFY(first);
-    const std::optional<store::ChatId> chat = run.app->chats().currentChat();
-    QVERIFY(chat);
-    const QList<store::Message> path = run.app->store().current_path(*chat);
-    QCOMPARE(path.size(), 2);
-    QCOMPARE(path[0].images.size(), 1);
-    const auto positions =
-        std::count_if(path[0].tokens.begin(), path[0].tokens.end(),
-                      [](std::int32_t id) { return engine::is_image_position(id); });
-    QCOMPARE(positions, std::ptrdiff_t{4});
+    const PictureTurns turns = ask_twice_about_a_picture(run, picture);
+    QVERIFY2(turns.problem.isEmpty(), qPrintable(turns.problem));
+    QCOMPARE(turns.image_positions, std::ptrdiff_t{4});
     // [IMG_BREAK] (12) after the first row, [IMG_END] (13) after the second.
-    QCOMPARE(std::count(path[0].tokens.begin(), path[0].tokens.end(), 12), std::ptrdiff_t{1});
-    QCOMPARE(std::count(path[0].tokens.begin(), path[0].tokens.end(), 13), std::ptrdiff_t{1});
-    const std::optional<store::GenerationStats> second =
-        run.send(QStringLiteral("And its colour?"));
-    QVERIFY(second);
-    QVERIFY2(second->cached_tokens >= first->prompt_tokens - 1,
-             qPrintable(QStringLiteral("%1 cached, first prompt %2")
-                            .arg(second->cached_tokens)
-                            .arg(first->prompt_tokens)));
+    const auto& tokens = turns.question_tokens;
+    QCOMPARE(std::count(tokens.begin(), tokens.end(), 12), std::ptrdiff_t{1});
+    QCOMPARE(std::count(tokens.begin(), tokens.end(), 13), std::ptrdiff_t{1});
   }
 
   // A picture whose [IMG] alone exceed the context: the message says how
