@@ -11,9 +11,12 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <variant>
 #include <vector>
 
 #include "quire/engine/generator/image_input.h"
+#include "quire/engine/vision/image_processor.h"
+#include "quire/engine/vision/processor_config.h"
 #include "quire/engine/vision/rgb_image.h"
 #include "quire/kernels/cpu/thread_pool.h"
 
@@ -65,6 +68,31 @@ struct LazyTower {
   std::mutex mutex;
   std::optional<Encoder> encoder;
   std::atomic<int> runs = 0;
+};
+
+// What every family holds: its processor files (`Options`, the family's
+// part of them), the processor they make, and its tower.
+template <class Options, class Encoder>
+class ProcessorAndTower : public FamilyImagePrompts {
+ public:
+  ProcessorAndTower(quire::vision::ProcessorConfig config,
+                    std::shared_ptr<LazyTower<Encoder>> tower)
+      : config_(std::move(config)),
+        options_(std::get<Options>(config_.family)),
+        processor_(quire::vision::make_image_processor(config_)),
+        tower_(std::move(tower)) {}
+
+  void load_tower() override { tower_->load(); }
+  int tower_runs() const override { return tower_->runs; }
+  int positions_of(int width, int height) const override {
+    return static_cast<int>(processor_->token_layout(width, height).image_positions());
+  }
+
+ protected:
+  quire::vision::ProcessorConfig config_;
+  Options options_;
+  std::unique_ptr<quire::vision::ImageProcessor> processor_;
+  std::shared_ptr<LazyTower<Encoder>> tower_;
 };
 
 // BLAKE2b-256 of one tower input: its three shape numbers (channels, height,

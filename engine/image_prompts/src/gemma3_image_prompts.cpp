@@ -19,19 +19,10 @@ namespace {
 
 using Gemma3Tower = LazyTower<vision::Gemma3VisionEncoder>;
 
-class Gemma3ImagePrompts final : public FamilyImagePrompts {
+class Gemma3ImagePrompts final
+    : public ProcessorAndTower<quire::vision::Gemma3Options, vision::Gemma3VisionEncoder> {
  public:
-  Gemma3ImagePrompts(quire::vision::ProcessorConfig config, std::shared_ptr<Gemma3Tower> tower)
-      : config_(std::move(config)),
-        options_(std::get<quire::vision::Gemma3Options>(config_.family)),
-        processor_(quire::vision::make_image_processor(config_)),
-        tower_(std::move(tower)) {}
-
-  void load_tower() override { tower_->load(); }
-  int tower_runs() const override { return tower_->runs; }
-  int positions_of(int width, int height) const override {
-    return static_cast<int>(processor_->token_layout(width, height).image_positions());
-  }
+  using ProcessorAndTower::ProcessorAndTower;
 
   std::shared_ptr<const PreparedImage> prepare(const quire::vision::RgbImage& image) override {
     const quire::vision::ProcessedImage processed = processor_->process(image);
@@ -61,12 +52,6 @@ class Gemma3ImagePrompts final : public FamilyImagePrompts {
     }
     return prepared;
   }
-
- private:
-  quire::vision::ProcessorConfig config_;
-  quire::vision::Gemma3Options options_;
-  std::unique_ptr<quire::vision::ImageProcessor> processor_;
-  std::shared_ptr<Gemma3Tower> tower_;
 };
 
 }  // namespace

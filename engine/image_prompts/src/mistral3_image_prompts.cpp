@@ -78,19 +78,10 @@ ImageDigest digest_of_row(const ImageDigest& image, int row) {
   return image_digest(bytes);
 }
 
-class Mistral3ImagePrompts final : public FamilyImagePrompts {
+class Mistral3ImagePrompts final
+    : public ProcessorAndTower<quire::vision::PixtralOptions, vision::PixtralVisionEncoder> {
  public:
-  Mistral3ImagePrompts(quire::vision::ProcessorConfig config, std::shared_ptr<PixtralTower> tower)
-      : config_(std::move(config)),
-        options_(std::get<quire::vision::PixtralOptions>(config_.family)),
-        processor_(quire::vision::make_image_processor(config_)),
-        tower_(std::move(tower)) {}
-
-  void load_tower() override { tower_->load(); }
-  int tower_runs() const override { return tower_->runs; }
-  int positions_of(int width, int height) const override {
-    return static_cast<int>(processor_->token_layout(width, height).image_positions());
-  }
+  using ProcessorAndTower::ProcessorAndTower;
 
   std::shared_ptr<const PreparedImage> prepare(const quire::vision::RgbImage& image) override {
     const quire::vision::ProcessedImage processed = processor_->process(image);
@@ -120,12 +111,6 @@ class Mistral3ImagePrompts final : public FamilyImagePrompts {
     }
     return prepared;
   }
-
- private:
-  quire::vision::ProcessorConfig config_;
-  quire::vision::PixtralOptions options_;
-  std::unique_ptr<quire::vision::ImageProcessor> processor_;
-  std::shared_ptr<PixtralTower> tower_;
 };
 
 }  // namespace

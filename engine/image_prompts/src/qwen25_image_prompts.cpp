@@ -29,19 +29,10 @@ void check_same(const std::filesystem::path& directory, const char* processor_ke
                    "; the two files must describe the same tower");
 }
 
-class Qwen25ImagePrompts final : public FamilyImagePrompts {
+class Qwen25ImagePrompts final
+    : public ProcessorAndTower<quire::vision::Qwen2VLOptions, vision::Qwen25VisionEncoder> {
  public:
-  Qwen25ImagePrompts(quire::vision::ProcessorConfig config, std::shared_ptr<Qwen25Tower> tower)
-      : config_(std::move(config)),
-        options_(std::get<quire::vision::Qwen2VLOptions>(config_.family)),
-        processor_(quire::vision::make_image_processor(config_)),
-        tower_(std::move(tower)) {}
-
-  void load_tower() override { tower_->load(); }
-  int tower_runs() const override { return tower_->runs; }
-  int positions_of(int width, int height) const override {
-    return static_cast<int>(processor_->token_layout(width, height).image_positions());
-  }
+  using ProcessorAndTower::ProcessorAndTower;
 
   std::shared_ptr<const PreparedImage> prepare(const quire::vision::RgbImage& image) override {
     const quire::vision::ProcessedImage processed = processor_->process(image);
@@ -68,12 +59,6 @@ class Qwen25ImagePrompts final : public FamilyImagePrompts {
     prepared->runs.push_back(std::move(run));
     return prepared;
   }
-
- private:
-  quire::vision::ProcessorConfig config_;
-  quire::vision::Qwen2VLOptions options_;
-  std::unique_ptr<quire::vision::ImageProcessor> processor_;
-  std::shared_ptr<Qwen25Tower> tower_;
 };
 
 }  // namespace
