@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <variant>
 
 #include "capture_guard.h"
@@ -50,13 +52,24 @@ bool same_groups(const std::vector<Exl2Group>& a, const std::vector<Exl2Group>& 
 
 }  // namespace
 
+LinearVariant linear_variant_from_environment() {
+  const char* named = std::getenv("QUIRE_CUDA_LINEAR");
+  const std::string name = named != nullptr ? named : "";
+  if (name.empty() || name == "fp32") return LinearVariant::fp32;
+  if (name == "half2") return LinearVariant::half2;
+  throw std::invalid_argument("QUIRE_CUDA_LINEAR is \"" + name +
+                              "\": it names the CUDA decode products' kernels, \"fp32\" or "
+                              "\"half2\"; unset it for the default");
+}
+
 LinearRunner::LinearRunner(Backend& backend, int device, int gpu, void* stream,
                            std::atomic<std::uint64_t>& workspace_generation)
     : backend_(backend),
       device_(device),
       gpu_(gpu),
       stream_(stream),
-      workspace_generation_(workspace_generation) {
+      workspace_generation_(workspace_generation),
+      variant_(linear_variant_from_environment()) {
   check(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, gpu),
         "read CUDA device properties");
   sm_count_ = std::max(sm_count_, 1);
@@ -198,6 +211,7 @@ void LinearRunner::fused_product(const float* x, std::int64_t rows, const Linear
   call.bias = weight.bias;
   call.bias_dtype = weight.bias_dtype;
   call.sm_count = sm_count_;
+  call.variant = variant_;
   call.partial_capacity = matvec_partial_capacity(sm_count_);
   call.partials = static_cast<float*>(
       scratch(partials_, static_cast<std::size_t>(call.partial_capacity) * sizeof(float)));

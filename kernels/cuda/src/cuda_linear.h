@@ -10,13 +10,17 @@
 #include <unordered_map>
 #include <vector>
 
+#include "linear_ops.h"
 #include "quire/kernels/backend.h"
 
 namespace quire::kernels::cuda {
 
 class Cublas;
-struct Exl2DeviceWeight;
-struct MatvecCall;
+
+// The fused products' variant named by QUIRE_CUDA_LINEAR ("fp32", the
+// default, or "half2"; see LinearVariant). Throws std::invalid_argument,
+// naming the variable and the values it takes, for anything else.
+LinearVariant linear_variant_from_environment();
 
 // CudaBackend::linear on one device. Up to kMatvecMaxRows input rows (decode)
 // go through the fused dequantizing kernels, FP32 throughout (EXL3's take
@@ -78,6 +82,7 @@ class LinearRunner {
   void* stream_;  // cudaStream_t
   std::atomic<std::uint64_t>& workspace_generation_;
   int sm_count_ = 1;
+  LinearVariant variant_ = LinearVariant::fp32;
 
   DeviceBuffer inputs_;         // gathered or converted inputs
   DeviceBuffer weights_;        // FP16 columns of a quantized weight for cuBLAS

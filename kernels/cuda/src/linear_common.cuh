@@ -168,6 +168,18 @@ __device__ __forceinline__ void reduce_warps_and_store(const float (&sums)[Rows]
   finish_split_tile(e, n - lane, 32);
 }
 
+// The words of a 32-value block of `Bits`-wide codes stored down a column
+// (word i at words_at + i * columns), those that exist: an EXL2 group's last
+// block may hold fewer than 32 values (count * Bits / 32 words).
+template <int Bits>
+__device__ __forceinline__ void load_block(const std::uint32_t* words_at, std::int64_t columns,
+                                           int count, bool active, std::uint32_t (&words)[Bits]) {
+  const int present = count * Bits / 32;
+#pragma unroll
+  for (int i = 0; i < Bits; ++i)
+    words[i] = (active && i < present) ? __ldg(words_at + i * columns) : 0u;
+}
+
 inline unsigned ceil_div(std::int64_t a, std::int64_t b) {
   return static_cast<unsigned>((a + b - 1) / b);
 }

@@ -29,8 +29,17 @@ constexpr int kVector = Type == DType::F32       ? 4
                         : Type == DType::F8_E4M3 ? 16
                                                  : 8;
 
+// 16 bytes of weights, kept in the caches (fp32 variant) or streamed past
+// them with an evict-first hint (half2 variant: each weight is read once per
+// product, and the inputs and partial sums should keep the cache).
+template <bool Streaming>
+__device__ __forceinline__ uint4 load16(const void* at) {
+  if constexpr (Streaming) return __ldcs(static_cast<const uint4*>(at));
+  return __ldg(static_cast<const uint4*>(at));
+}
+
 // V consecutive weights from element i on (aligned to V elements when V > 1).
-template <DType Type, int V>
+template <DType Type, int V, bool Streaming>
 __device__ __forceinline__ void load_weights(const void* data, std::int64_t i, float* out) {
   if constexpr (V == 1) {
     if constexpr (Type == DType::F32) {
@@ -45,8 +54,7 @@ __device__ __forceinline__ void load_weights(const void* data, std::int64_t i, f
   } else if constexpr (Type == DType::F32) {
     load4(static_cast<const float*>(data) + i, out);
   } else if constexpr (Type == DType::F8_E4M3) {
-    const uint4 packed =
-        __ldg(reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(data) + i));
+    const uint4 packed = load16<Streaming>(static_cast<const unsigned char*>(data) + i);
     const unsigned words[4] = {packed.x, packed.y, packed.z, packed.w};
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
@@ -56,8 +64,7 @@ __device__ __forceinline__ void load_weights(const void* data, std::int64_t i, f
       out[2 * j + 1] = pair.y;
     }
   } else {
-    const uint4 packed =
-        __ldg(reinterpret_cast<const uint4*>(static_cast<const unsigned short*>(data) + i));
+    const uint4 packed = load16<Streaming>(static_cast<const unsigned short*>(data) + i);
     const unsigned words[4] = {packed.x, packed.y, packed.z, packed.w};
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -89,8 +96,10 @@ __device__ __forceinline__ void load_inputs(const float* x, float* out) {
 // Grid (tiles of kBlockOutputs outputs, splits); four warps per block, each
 // with kOutputs consecutive outputs. Split s takes an even share of the K/V
 // vectors of each row; lanes take them in turn.
-template <DType Type, int V, int Rows>
-__global__ void __launch_bounds__(kThreads)
+// Explicitly one resident block at least: without it ptxas held the
+// many-row shapes to 80 or 96 registers and spilled.
+template <DType Type, int V, int Rows, bool Streaming>
+__global__ void __launch_bounds__(kThreads, 1)
     dense_matvec_kernel(const void* __restrict__ weight, std::int64_t in,
                         const float* __restrict__ x, std::int64_t x_stride, Epilogue e) {
   static_assert(kOutputs * Rows <= 32, "one lane stores each sum");
@@ -107,13 +116,15 @@ __global__ void __launch_bounds__(kThreads)
   for (int o = 0; o < kOutputs; ++o)
     present[o] = n0 + o < e.out_features;
   float acc[kOutputs][Rows] = {};
+  // Streaming keeps two iterations' loads in flight.
+#pragma unroll(Streaming ? 2 : 1)
   for (std::int64_t v = first + lane; v < last; v += 32) {
     const std::int64_t k = v * V;
     float w[kOutputs][V];
 #pragma unroll
     for (int o = 0; o < kOutputs; ++o) {
       if (present[o]) {
-        load_weights<Type, V>(weight, (n0 + o) * in + k, w[o]);
+        load_weights<Type, V, Streaming>(weight, (n0 + o) * in + k, w[o]);
       } else {
 #pragma unroll
         for (int i = 0; i < V; ++i)
@@ -158,8 +169,19 @@ void launch_shape(const MatvecCall& call, const void* weight, cudaStream_t strea
   const std::int64_t tiles = ceil_div(call.out_features, kBlockOutputs);
   const int splits = matvec_splits(call, tiles, ceil_div(call.in_features / V, 32));
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(splits));
-  dense_matvec_kernel<Type, V, Rows><<<grid, kThreads, 0, stream>>>(
-      weight, call.in_features, call.x, call.x_stride, make_epilogue(call, splits));
+  // Streaming serves the 16-byte loads; F32 weights keep the cached path.
+  bool streamed = false;
+  if constexpr (V > 1 && Type != DType::F32) {
+    if (call.variant == LinearVariant::half2) {
+      dense_matvec_kernel<Type, V, Rows, true><<<grid, kThreads, 0, stream>>>(
+          weight, call.in_features, call.x, call.x_stride, make_epilogue(call, splits));
+      streamed = true;
+    }
+  }
+  if (!streamed) {
+    dense_matvec_kernel<Type, V, Rows, false><<<grid, kThreads, 0, stream>>>(
+        weight, call.in_features, call.x, call.x_stride, make_epilogue(call, splits));
+  }
   check(cudaGetLastError(),
         Type == DType::F8_E4M3 ? "linear: FP8 product" : "linear: dense product");
 }

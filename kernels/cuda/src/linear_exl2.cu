@@ -15,63 +15,15 @@
 
 #include <algorithm>
 
+#include "exl2_blocks.cuh"
 #include "linear_common.cuh"
 #include "quire/kernels/cuda/cuda_error.h"
+#include "quire/kernels/cuda/half2_unpack.h"
 
 namespace quire::kernels::cuda {
 namespace {
 
 using namespace linear_detail;
-
-struct Group {
-  int bits;
-  int rows;
-  int first_row;
-  int q_row;
-};
-
-__device__ __forceinline__ Group load_group(const Exl2DeviceWeight& w, int g) {
-  const int4 packed = __ldg(static_cast<const int4*>(w.groups) + g);
-  return Group{packed.x, packed.y, packed.z, packed.w};
-}
-
-// The scale of group g at column n, with exllamav2's FP16 roundings. The
-// multiplications are exact in FP32 (a power of two; at most 8 by 11
-// significant bits), so only the two FP16 roundings shape the result.
-__device__ __forceinline__ float group_scale(const Exl2DeviceWeight& w, int g, std::int64_t n) {
-  const std::uint32_t word = __ldg(w.q_scale + g * (w.columns / 8) + n / 8);
-  const int qs = static_cast<int>((word >> (4 * (n % 8))) & 15u) + 1;
-  const float max_scale = __half2float(__ushort_as_half(__ldg(w.q_scale_max + g)));
-  const float divided = __half2float(__float2half_rn(__fmul_rn(max_scale, 1.0f / 256.0f)));
-  return __half2float(__float2half_rn(__fmul_rn(static_cast<float>(qs * qs), divided)));
-}
-
-// Value j of a 32-value block held in words[0..Bits): bits [j*Bits,
-// (j+1)*Bits) of the little-endian stream, taking its high bits from the next
-// word when it straddles two (3, 5 and 6 bits). Called with j a constant
-// after unrolling, so `words` stays in registers.
-template <int Bits>
-__device__ __forceinline__ std::uint32_t value_at(const std::uint32_t (&words)[Bits], int j) {
-  const int bit = j * Bits;
-  const int word = bit >> 5;
-  const int shift = bit & 31;
-  std::uint32_t value = words[word] >> shift;
-  // A straddling value always has its next word inside the block (the block
-  // holds exactly 32 * Bits bits); the clamp only keeps the index in range.
-  if (shift + Bits > 32) value |= words[min(word + 1, Bits - 1)] << (32 - shift);
-  return value & ((1u << Bits) - 1u);
-}
-
-// The words of a block that exist: a group's last block may hold fewer than
-// 32 values (count * Bits / 32 words).
-template <int Bits>
-__device__ __forceinline__ void load_block(const std::uint32_t* words_at, std::int64_t columns,
-                                           int count, bool active, std::uint32_t (&words)[Bits]) {
-  const int present = count * Bits / 32;
-#pragma unroll
-  for (int i = 0; i < Bits; ++i)
-    words[i] = (active && i < present) ? __ldg(words_at + i * columns) : 0u;
-}
 
 // Where a warp's lane finds the product's inputs and stages a block's worth.
 struct InputStage {
@@ -123,7 +75,7 @@ __device__ __forceinline__ void multiply_block(const std::uint32_t* words_at, st
     }
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
-      const float q = centered(value_at<Bits>(words, j4 + t), kOffset);
+      const float q = centered(half2_unpack::straddling_value<Bits>(words, j4 + t), kOffset);
 #pragma unroll
       for (int r = 0; r < Rows; ++r)
         acc[r] = __fmaf_rn(inputs[r][t], q, acc[r]);
@@ -136,8 +88,10 @@ __device__ __forceinline__ void multiply_block(const std::uint32_t* words_at, st
 // Grid (column tiles of 32, splits); four warps per block. Split s takes an
 // even share of the groups, which its warps take in turn. Per group each lane
 // sums x * (q - zero) like the CPU, then adds scale * sum.
+// Explicitly one resident block at least: without it ptxas held the
+// many-row shapes to fewer registers and spilled.
 template <int Rows>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1)
     exl2_matvec_kernel(Exl2DeviceWeight w, const float* __restrict__ x, std::int64_t x_stride,
                        Epilogue e) {
   __shared__ __align__(16) float staged_inputs[kWarps][Rows * 32];
@@ -198,7 +152,8 @@ __device__ __forceinline__ void dequantize_block(const std::uint32_t* words_at,
 #pragma unroll
   for (int j = 0; j < 32; ++j) {
     if (j >= count) break;
-    out[j * ld] = __float2half_rn(__fmul_rn(centered(value_at<Bits>(words, j), kOffset), scale));
+    out[j * ld] = __float2half_rn(
+        __fmul_rn(centered(half2_unpack::straddling_value<Bits>(words, j), kOffset), scale));
   }
 }
 
@@ -254,6 +209,7 @@ void launch_rows(const MatvecCall& call, const Exl2DeviceWeight& weight, cudaStr
 }  // namespace
 
 void launch_exl2_matvec(const MatvecCall& call, const Exl2DeviceWeight& weight, Stream stream) {
+  if (call.variant == LinearVariant::half2) return launch_exl2_matvec_half2(call, weight, stream);
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   switch (call.rows) {
     case 1:

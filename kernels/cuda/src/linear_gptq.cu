@@ -16,6 +16,7 @@
 
 #include <algorithm>
 
+#include "gptq_zero_point.cuh"
 #include "linear_common.cuh"
 #include "quire/kernels/cuda/cuda_error.h"
 
@@ -42,14 +43,7 @@ struct GroupCursor {
     group = g;
     if (!active) return;
     scale = widen(w.scales, w.scale_dtype, g * columns + n);
-    // Symmetric weights store no zero points: their values carry the offset.
-    std::uint32_t zero = 1u << (Bits - 1);
-    if (w.qzeros != nullptr) {
-      const std::uint32_t word =
-          __ldg(w.qzeros + g * (columns / kPerWord<Bits>)+n / kPerWord<Bits>);
-      // GPTQ v1 checkpoints store the zero point minus one.
-      zero = ((word >> (Bits * (n % kPerWord<Bits>))) & kMask<Bits>)+(w.exact_zeros ? 0u : 1u);
-    }
+    const std::uint32_t zero = gptq_zero_point<Bits>(w, columns, g, n);
     offset = kMagic + static_cast<float>(zero);
   }
 };
@@ -63,8 +57,10 @@ __device__ __forceinline__ int group_of(const GptqWeight& w, int k) {
 
 // Grid (column tiles of 32, splits); four warps per block. Split s takes an
 // even share of the K / P word rows, which its warps take in turn.
+// Explicitly one resident block at least: without it ptxas held the
+// many-row shapes to fewer registers and spilled.
 template <int Bits, int Rows, bool kGroupIndex>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 1)
     gptq_matvec_kernel(GptqWeight w, int in_features, const float* __restrict__ x,
                        std::int64_t x_stride, Epilogue e) {
   constexpr int P = kPerWord<Bits>;
@@ -170,6 +166,9 @@ void launch_rows(const MatvecCall& call, const GptqWeight& weight, cudaStream_t 
 }  // namespace
 
 void launch_gptq_matvec(const MatvecCall& call, const GptqWeight& weight, Stream stream) {
+  if (call.variant == LinearVariant::half2 && gptq_half2_applies(call, weight)) {
+    return launch_gptq_matvec_half2(call, weight, stream);
+  }
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   switch (call.rows) {
     case 1:

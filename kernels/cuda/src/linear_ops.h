@@ -20,6 +20,15 @@ using Stream = void*;
 // weight: each row has its own accumulators in registers.
 inline constexpr int kMatvecMaxRows = 8;
 
+// Which kernels the fused products use, chosen by QUIRE_CUDA_LINEAR so that
+// one GPU run can compare them (cuda_linear.h):
+// - fp32: weights decoded exactly and multiplied in FP32, as the CPU does.
+// - half2: EXL2 and GPTQ (4 and 8 bits, groups in row order) unpacked two
+//   weights at a time into half2 and multiplied in half2 within 32-row
+//   blocks (half2_unpack.h); dense and FP8 weights streamed past the caches
+//   (evict-first) with two vectors in flight per lane.
+enum class LinearVariant { fp32, half2 };
+
 // One product of the fused kernels: out[rows, N] = x W^T (+ bias), FP32.
 struct MatvecCall {
   // [rows, x_stride], 16-byte aligned with x_stride % 4 == 0, so that four
@@ -45,6 +54,7 @@ struct MatvecCall {
   std::int64_t partial_capacity = 0;  // floats
   unsigned* tile_counters = nullptr;  // matvec_counter_capacity entries
   int sm_count = 1;
+  LinearVariant variant = LinearVariant::fp32;
 };
 
 // Floats of partial sums that any product may need on a GPU of `sm_count`
@@ -73,6 +83,12 @@ struct Exl2DeviceWeight {
 void launch_dense_matvec(const MatvecCall& call, const DenseWeight& weight, Stream stream);
 void launch_exl2_matvec(const MatvecCall& call, const Exl2DeviceWeight& weight, Stream stream);
 void launch_gptq_matvec(const MatvecCall& call, const GptqWeight& weight, Stream stream);
+// The half2 products, which the two above call for LinearVariant::half2
+// (GPTQ only where gptq_half2_applies).
+void launch_exl2_matvec_half2(const MatvecCall& call, const Exl2DeviceWeight& weight,
+                              Stream stream);
+bool gptq_half2_applies(const MatvecCall& call, const GptqWeight& weight);
+void launch_gptq_matvec_half2(const MatvecCall& call, const GptqWeight& weight, Stream stream);
 // FP8 weights: the dense kernel over E4M3 codes, each column's sum times its
 // scale (the call's column_scales are the weight's).
 void launch_fp8_matvec(const MatvecCall& call, const Fp8Weight& weight, Stream stream);

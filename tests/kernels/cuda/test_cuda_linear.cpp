@@ -125,12 +125,26 @@ const QByteArrayList kFormats = {
 //   significant bits) into FP32 tensor-core sums, between two FP32
 //   rotations: twice the FP32 bound over the padded inputs; its prefill
 //   rounds the rotated inputs to FP16 (W^ is exact in FP16): 2e-3.
+// QUIRE_CUDA_LINEAR=half2 (the device kit runs this suite with it too):
+// EXL2 products of up to 8 rows, and GPTQ ones of 4 or 8 bits whose groups
+// are whole 32-row blocks in row order, multiply in half2 within each block,
+// whose sum lies within 17 * 2^-11 of the block's magnitude
+// (tests/kernels/half2 checks that bound with the kernels' own FP16 steps).
+bool half2_products(const LinearWeight& weight) {
+  if (qgetenv("QUIRE_CUDA_LINEAR") != "half2") return false;
+  if (std::holds_alternative<Exl2Weight>(weight.format)) return true;
+  const auto* gptq = std::get_if<GptqWeight>(&weight.format);
+  return gptq != nullptr && gptq->g_idx == nullptr && gptq->group_size > 0 &&
+         gptq->group_size % 32 == 0 && weight.in_features % 32 == 0 &&
+         (gptq->bits == 4 || gptq->bits == 8);
+}
+
 double exact_tolerance(const LinearWeight& weight, int rows) {
   if (const auto* exl3 = std::get_if<Exl3Weight>(&weight.format)) {
     return rows <= 8 ? 4.0 * double(exl3->padded_in + 8) * std::ldexp(1.0, -24) : 2e-3;
   }
   const double fp32 = 2.0 * double(weight.in_features + 8) * std::ldexp(1.0, -24);
-  if (rows <= 8) return fp32;
+  if (rows <= 8) return half2_products(weight) ? 17.0 * std::ldexp(1.0, -11) + fp32 : fp32;
   if (const auto* dense = std::get_if<DenseWeight>(&weight.format)) {
     if (dense->dtype == DType::F32) return fp32;
     return dense->dtype == DType::F16 ? 1e-3 : 4e-3;
@@ -286,6 +300,35 @@ class CudaLinearTest : public QObject {
   }
 
   void cleanupTestCase() { gpu_.reset(); }
+
+  // QUIRE_CUDA_LINEAR names the decode products' kernels; a value it does
+  // not know is refused at the first product, naming the variable and the
+  // values it takes.
+  void unknownVariantIsRefused() {
+    const QByteArray before = qgetenv("QUIRE_CUDA_LINEAR");
+    qputenv("QUIRE_CUDA_LINEAR", "fastest");
+    QString why_not;
+    std::unique_ptr<Backend> fresh = quire::test::start_cuda_backend(rng_, why_not);
+    QVERIFY2(fresh, qPrintable(why_not));
+    const Layer layer = make_layer("exl2-mixed", rng_);
+    std::vector<DeviceBuffer> buffers;
+    const LinearWeight device_weight = to_device(layer, buffers);
+    DeviceBuffer x = upload(random_inputs(rng_, std::size_t(layer.weight.in_features)));
+    DeviceBuffer out = upload(std::vector<float>(std::size_t(layer.weight.out_features), 0.0f));
+    QString message;
+    try {
+      fresh->linear(kDevice, x.as<float>(), 1, device_weight, out.as<float>(), ProductRows::prompt);
+    } catch (const std::exception& error) {
+      message = QString::fromUtf8(error.what());
+    }
+    if (before.isNull()) {
+      qunsetenv("QUIRE_CUDA_LINEAR");
+    } else {
+      qputenv("QUIRE_CUDA_LINEAR", before);
+    }
+    QVERIFY2(message.contains("QUIRE_CUDA_LINEAR is \"fastest\"") && message.contains("half2"),
+             qPrintable(message));
+  }
 
   void matchesTheCpu_data() {
     QTest::addColumn<QByteArray>("format");

@@ -16,7 +16,9 @@ namespace quire::test::soft_half {
 __extension__ using Int128 = __int128;
 __extension__ using UInt128 = unsigned __int128;
 
-inline bool finite(std::uint16_t h) { return (h & 0x7c00u) != 0x7c00u; }
+inline bool finite(std::uint16_t h) {
+  return (h & 0x7c00u) != 0x7c00u;
+}
 
 // A finite FP16 value as a signed integer mantissa times 2^exponent.
 struct Parts {
@@ -31,16 +33,18 @@ inline Parts parts_of(std::uint16_t h) {
   return Parts{(h & 0x8000u) ? -mantissa : mantissa, field == 0 ? -24 : field - 25};
 }
 
-inline Int128 power_of_two(int exponent) { return static_cast<Int128>(1) << exponent; }
+inline Int128 power_of_two(int exponent) {
+  return static_cast<Int128>(1) << exponent;
+}
 
 // An exact value in units of 2^-48 rounded to FP16, ties to even.
 inline std::uint16_t round_units(Int128 value, bool negative_zero) {
   if (value == 0) return negative_zero ? 0x8000u : 0x0000u;
   const bool negative = value < 0;
-  UInt128 magnitude = negative ? -static_cast<UInt128>(value)
-                                         : static_cast<UInt128>(value);
+  UInt128 magnitude = negative ? -static_cast<UInt128>(value) : static_cast<UInt128>(value);
   int length = 0;
-  for (UInt128 m = magnitude; m != 0; m >>= 1) ++length;
+  for (UInt128 m = magnitude; m != 0; m >>= 1)
+    ++length;
   // 11 significant bits, and nothing finer than 2^-24 (2^24 units).
   const int shift = length - 11 > 24 ? length - 11 : 24;
   UInt128 kept = magnitude >> shift;
@@ -63,8 +67,12 @@ inline std::uint16_t round_units(Int128 value, bool negative_zero) {
   return static_cast<std::uint16_t>(bits | (negative ? 0x8000u : 0u));
 }
 
-inline std::uint16_t from_compiler(_Float16 value) { return std::bit_cast<std::uint16_t>(value); }
-inline _Float16 to_compiler(std::uint16_t bits) { return std::bit_cast<_Float16>(bits); }
+inline std::uint16_t from_compiler(_Float16 value) {
+  return std::bit_cast<std::uint16_t>(value);
+}
+inline _Float16 to_compiler(std::uint16_t bits) {
+  return std::bit_cast<_Float16>(bits);
+}
 
 // a * b + c with one rounding.
 inline std::uint16_t fma(std::uint16_t a, std::uint16_t b, std::uint16_t c) {
@@ -77,13 +85,14 @@ inline std::uint16_t fma(std::uint16_t a, std::uint16_t b, std::uint16_t c) {
   const Parts pa = parts_of(a), pb = parts_of(b), pc = parts_of(c);
   const Int128 product = pa.mantissa * pb.mantissa * power_of_two(pa.exponent + pb.exponent + 48);
   const Int128 sum = product + pc.mantissa * power_of_two(pc.exponent + 48);
-  const bool product_negative_zero =
-      product == 0 && (((a ^ b) & 0x8000u) != 0);
+  const bool product_negative_zero = product == 0 && (((a ^ b) & 0x8000u) != 0);
   const bool negative_zero = sum == 0 && product_negative_zero && (c == 0x8000u);
   return round_units(sum, negative_zero);
 }
 
-inline std::uint16_t add(std::uint16_t a, std::uint16_t b) { return fma(a, 0x3c00u, b); }
+inline std::uint16_t add(std::uint16_t a, std::uint16_t b) {
+  return fma(a, 0x3c00u, b);
+}
 inline std::uint16_t sub(std::uint16_t a, std::uint16_t b) {
   return fma(a, 0x3c00u, static_cast<std::uint16_t>(b ^ 0x8000u));
 }
@@ -96,7 +105,9 @@ inline std::uint16_t mul(std::uint16_t a, std::uint16_t b) {
 inline std::uint16_t from_float(float value) {
   return from_compiler(static_cast<_Float16>(value));
 }
-inline float to_float(std::uint16_t bits) { return static_cast<float>(to_compiler(bits)); }
+inline float to_float(std::uint16_t bits) {
+  return static_cast<float>(to_compiler(bits));
+}
 
 // The lane-wise steps on packed pairs that half2_unpack.h's templates take.
 struct PairOps {

@@ -35,7 +35,8 @@ std::vector<std::uint32_t> pack(const std::vector<std::uint32_t>& values, int bi
   for (int j = 0; j < 32; ++j) {
     const int bit = j * bits;
     words[std::size_t(bit / 32)] |= values[std::size_t(j)] << (bit % 32);
-    if (bit % 32 + bits > 32) words[std::size_t(bit / 32 + 1)] |= values[std::size_t(j)] >> (32 - bit % 32);
+    if (bit % 32 + bits > 32)
+      words[std::size_t(bit / 32 + 1)] |= values[std::size_t(j)] >> (32 - bit % 32);
   }
   return words;
 }
@@ -51,12 +52,18 @@ void unpack_any(const std::vector<std::uint32_t>& packed, const unpack::Centerin
 void unpack_bits(int bits, const std::vector<std::uint32_t>& packed, const unpack::Centering& c,
                  std::uint32_t (&pairs)[unpack::kBlockPairs]) {
   switch (bits) {
-    case 2: return unpack_any<2>(packed, c, pairs);
-    case 3: return unpack_any<3>(packed, c, pairs);
-    case 4: return unpack_any<4>(packed, c, pairs);
-    case 5: return unpack_any<5>(packed, c, pairs);
-    case 6: return unpack_any<6>(packed, c, pairs);
-    default: return unpack_any<8>(packed, c, pairs);
+    case 2:
+      return unpack_any<2>(packed, c, pairs);
+    case 3:
+      return unpack_any<3>(packed, c, pairs);
+    case 4:
+      return unpack_any<4>(packed, c, pairs);
+    case 5:
+      return unpack_any<5>(packed, c, pairs);
+    case 6:
+      return unpack_any<6>(packed, c, pairs);
+    default:
+      return unpack_any<8>(packed, c, pairs);
   }
 }
 
@@ -68,7 +75,8 @@ QString check_every_code(int bits, std::uint32_t zero) {
   const unpack::Centering c = unpack::centering(zero);
   for (std::uint32_t b = 0; b < codes; ++b) {
     std::vector<std::uint32_t> values(32);
-    for (int j = 0; j < 32; ++j) values[std::size_t(j)] = (b + 7u * std::uint32_t(j)) % codes;
+    for (int j = 0; j < 32; ++j)
+      values[std::size_t(j)] = (b + 7u * std::uint32_t(j)) % codes;
     std::uint32_t pairs[unpack::kBlockPairs];
     unpack_bits(bits, pack(values, bits), c, pairs);
     for (int p = 0; p < unpack::kBlockPairs; ++p) {
@@ -77,9 +85,16 @@ QString check_every_code(int bits, std::uint32_t zero) {
         const auto got = static_cast<std::uint16_t>(pairs[p] >> (16 * lane));
         const double want = double(values[std::size_t(j)]) - double(zero);
         if (got != exact_half(want)) {
-          return QStringLiteral("%1 bits, zero %2: pair %3 lane %4 (value %5, code %6) is %7, not %8")
-              .arg(bits).arg(zero).arg(p).arg(lane).arg(j).arg(values[std::size_t(j)])
-              .arg(double(soft::to_float(got))).arg(want);
+          return QStringLiteral(
+                     "%1 bits, zero %2: pair %3 lane %4 (value %5, code %6) is %7, not %8")
+              .arg(bits)
+              .arg(zero)
+              .arg(p)
+              .arg(lane)
+              .arg(j)
+              .arg(values[std::size_t(j)])
+              .arg(double(soft::to_float(got)))
+              .arg(want);
         }
       }
     }
@@ -114,8 +129,8 @@ class Half2UnpackTest : public QObject {
       if (product != 0x8000u && product != 0x0000u) QCOMPARE(soft::mul(a, b), product);
       const auto c = static_cast<std::uint16_t>(bits(rng));
       if (!soft::finite(c)) continue;
-      const double exact = double(soft::to_float(a)) * double(soft::to_float(b)) +
-                           double(soft::to_float(c));
+      const double exact =
+          double(soft::to_float(a)) * double(soft::to_float(b)) + double(soft::to_float(c));
       const double ab = double(soft::to_float(a)) * double(soft::to_float(b));
       if (exact - ab != double(soft::to_float(c))) continue;  // the double rounded
       const auto want = soft::from_compiler(static_cast<_Float16>(exact));
@@ -197,11 +212,12 @@ class Half2UnpackTest : public QObject {
   }
 
   void inputScaleBringsTheLargestInputIntoTwoToFour() {
-    for (const float largest : {1e-30f, 3e-5f, 0.1f, 1.0f, 2.0f, 3.999f, 4.0f, 1000.0f, 6e4f,
-                                3e38f}) {
+    for (const float largest :
+         {1e-30f, 3e-5f, 0.1f, 1.0f, 2.0f, 3.999f, 4.0f, 1000.0f, 6e4f, 3e38f}) {
       const float factor =
           std::bit_cast<float>(unpack::block_input_scale(std::bit_cast<std::uint32_t>(largest)));
-      QVERIFY2(largest * factor >= 2.0f && largest * factor < 4.0f, qPrintable(QString::number(largest)));
+      QVERIFY2(largest * factor >= 2.0f && largest * factor < 4.0f,
+               qPrintable(QString::number(largest)));
     }
     QCOMPARE(unpack::block_input_scale(0u), 0x3f800000u);
     QCOMPARE(unpack::block_input_scale(0x7f800000u), 0x3f800000u);
@@ -238,12 +254,13 @@ class Half2UnpackTest : public QObject {
       std::vector<float> x(32);
       for (int j = 0; j < 32; ++j) {
         // The first trials take the codes farthest from the zero point.
-        values[std::size_t(j)] = trial < 10 ? (zero * 2 >= int(codes) ? 0u : codes - 1u)
-                                            : std::uint32_t(rng()) % codes;
+        values[std::size_t(j)] =
+            trial < 10 ? (zero * 2 >= int(codes) ? 0u : codes - 1u) : std::uint32_t(rng()) % codes;
         x[std::size_t(j)] = float(magnitude * (trial < 10 ? 1.0 : input(rng)));
       }
       float largest = 0.0f;
-      for (const float v : x) largest = std::max(largest, std::fabs(v));
+      for (const float v : x)
+        largest = std::max(largest, std::fabs(v));
       const float factor =
           std::bit_cast<float>(unpack::block_input_scale(std::bit_cast<std::uint32_t>(largest)));
       std::uint16_t staged[32];
@@ -257,7 +274,8 @@ class Half2UnpackTest : public QObject {
       }
       std::uint32_t w_pairs[unpack::kBlockPairs];
       unpack_bits(bits, pack(values, bits), unpack::centering(std::uint32_t(zero)), w_pairs);
-      const std::uint32_t acc = unpack::dot_pairs<unpack::kBlockPairs, soft::PairOps>(x_pairs, w_pairs, 0u);
+      const std::uint32_t acc =
+          unpack::dot_pairs<unpack::kBlockPairs, soft::PairOps>(x_pairs, w_pairs, 0u);
       const double got = (double(soft::to_float(soft::PairOps::low(acc))) +
                           double(soft::to_float(soft::PairOps::high(acc)))) /
                          double(factor);
@@ -271,7 +289,10 @@ class Half2UnpackTest : public QObject {
       const double error = std::fabs(got - exact);
       QVERIFY2(error <= 17.0 * std::ldexp(1.0, -11) * scale + 1e-300,
                qPrintable(QStringLiteral("trial %1: %2 against %3 (scale %4)")
-                              .arg(trial).arg(got).arg(exact).arg(scale)));
+                              .arg(trial)
+                              .arg(got)
+                              .arg(exact)
+                              .arg(scale)));
       if (scale > 0) worst = std::max(worst, error / scale);
     }
     qInfo("largest error %.3g of the block's magnitude (bound %.3g)", worst,

@@ -134,7 +134,7 @@ QUIRE_UNPACK_INLINE void unpack_word4(std::uint32_t word, const Centering& c, st
 QUIRE_UNPACK_TEMPLATE
 template <class Ops>
 QUIRE_UNPACK_INLINE void unpack_word2(std::uint32_t word, const Centering& c, std::uint32_t* out) {
-QUIRE_UNROLL
+  QUIRE_UNROLL
   for (int half = 0; half < 2; ++half) {
     const std::uint32_t w = half == 0 ? word : word >> 8;
     std::uint32_t* o = out + 4 * half;
@@ -174,13 +174,16 @@ QUIRE_UNPACK_INLINE void unpack_block(const std::uint32_t (&words)[Bits], const 
                                       std::uint32_t (&pairs)[kBlockPairs]) {
   if constexpr (Bits == 4) {
     QUIRE_UNROLL
-    for (int w = 0; w < 4; ++w) unpack_word4<Ops>(words[w], c, pairs + 4 * w);
+    for (int w = 0; w < 4; ++w)
+      unpack_word4<Ops>(words[w], c, pairs + 4 * w);
   } else if constexpr (Bits == 2) {
     QUIRE_UNROLL
-    for (int w = 0; w < 2; ++w) unpack_word2<Ops>(words[w], c, pairs + 8 * w);
+    for (int w = 0; w < 2; ++w)
+      unpack_word2<Ops>(words[w], c, pairs + 8 * w);
   } else if constexpr (Bits == 8) {
     QUIRE_UNROLL
-    for (int w = 0; w < 8; ++w) unpack_word8<Ops>(words[w], c, pairs + 2 * w);
+    for (int w = 0; w < 8; ++w)
+      unpack_word8<Ops>(words[w], c, pairs + 2 * w);
   } else {
     QUIRE_UNROLL
     for (int p = 0; p < kBlockPairs; ++p) {
@@ -196,7 +199,7 @@ QUIRE_UNPACK_INLINE void unpack_block(const std::uint32_t (&words)[Bits], const 
 template <int Bits>
 inline constexpr int kUnitWords = (Bits == 2 || Bits == 4 || Bits == 8) ? 1 : Bits;
 template <int Bits>
-inline constexpr int kUnitPairs = kBlockPairs * kUnitWords<Bits> / Bits;
+inline constexpr int kUnitPairs = kBlockPairs* kUnitWords<Bits> / Bits;
 
 // The input scale of a staged block: the power of two that brings the
 // block's largest magnitude `largest` (an FP32 bit pattern, sign cleared)
@@ -226,8 +229,9 @@ QUIRE_UNPACK_TEMPLATE
 template <int Count, class Ops>
 QUIRE_UNPACK_INLINE std::uint32_t dot_pairs(const std::uint32_t* x, const std::uint32_t* w,
                                             std::uint32_t acc) {
-QUIRE_UNROLL
-  for (int i = 0; i < Count; ++i) acc = Ops::fma(x[i], w[i], acc);
+  QUIRE_UNROLL
+  for (int i = 0; i < Count; ++i)
+    acc = Ops::fma(x[i], w[i], acc);
   return acc;
 }
 
