@@ -103,48 +103,122 @@ __device__ __forceinline__ void load_staged_pairs(const std::uint16_t* row, int 
   }
 }
 
-// sums[r] += scale * the sum over the block's values j of x[r][j] *
-// (q_j - zero), from the lane's column's `Bits` words and the warp's staged
-// inputs: the block's half2 sum, its two lanes added in FP32, times scale
-// and the row's inverse factor (exact: a power of two). The words unpack
-// one at a time (a whole block for 3, 5 and 6 bits), each unit's pairs
-// multiplied into every row before the next unit's unpack.
-template <int Bits, int Rows>
-__device__ __forceinline__ void multiply_block_half2(const std::uint32_t (&words)[Bits],
+// sums[r][c] += scale[c] * the sum over the block's values j of x[r][j] *
+// (q_j - zero) for each of the lane's `Cols` columns, from their `Bits`
+// words each and the warp's staged inputs: the block's half2 sum, its two
+// lanes added in FP32, times the scale and the row's inverse factor (exact:
+// a power of two). The words unpack one at a time (a whole block for 3, 5
+// and 6 bits), each unit's pairs multiplied into every row before the next
+// unit's unpack; a row's staged pairs are read once for all columns.
+template <int Bits, int Rows, int Cols>
+__device__ __forceinline__ void multiply_block_half2(const std::uint32_t (&words)[Cols][Bits],
                                                      const half2_unpack::Centering& c,
-                                                     const HalfStage& in, float scale,
-                                                     float (&sums)[Rows]) {
+                                                     const HalfStage& in,
+                                                     const float (&scale)[Cols],
+                                                     float (&sums)[Rows][Cols]) {
   namespace unpack = half2_unpack;
   constexpr int kUnits = Bits / unpack::kUnitWords<Bits>;
   constexpr int kPairs = unpack::kUnitPairs<Bits>;
-  std::uint32_t block[Rows];
+  std::uint32_t block[Rows][Cols];
 #pragma unroll
-  for (int r = 0; r < Rows; ++r)
-    block[r] = 0u;  // half2(+0, +0)
+  for (int r = 0; r < Rows; ++r) {
+#pragma unroll
+    for (int col = 0; col < Cols; ++col)
+      block[r][col] = 0u;  // half2(+0, +0)
+  }
 #pragma unroll
   for (int u = 0; u < kUnits; ++u) {
-    std::uint32_t weights[kPairs];
-    if constexpr (Bits == 4) {
-      unpack::unpack_word4<DeviceHalf2Ops>(words[u], c, weights);
-    } else if constexpr (Bits == 2) {
-      unpack::unpack_word2<DeviceHalf2Ops>(words[u], c, weights);
-    } else if constexpr (Bits == 8) {
-      unpack::unpack_word8<DeviceHalf2Ops>(words[u], c, weights);
-    } else {
-      unpack::unpack_block<Bits, DeviceHalf2Ops>(words, c, weights);
+    std::uint32_t weights[Cols][kPairs];
+#pragma unroll
+    for (int col = 0; col < Cols; ++col) {
+      if constexpr (Bits == 4) {
+        unpack::unpack_word4<DeviceHalf2Ops>(words[col][u], c, weights[col]);
+      } else if constexpr (Bits == 2) {
+        unpack::unpack_word2<DeviceHalf2Ops>(words[col][u], c, weights[col]);
+      } else if constexpr (Bits == 8) {
+        unpack::unpack_word8<DeviceHalf2Ops>(words[col][u], c, weights[col]);
+      } else {
+        unpack::unpack_block<Bits, DeviceHalf2Ops>(words[col], c, weights[col]);
+      }
     }
 #pragma unroll
     for (int r = 0; r < Rows; ++r) {
       std::uint32_t inputs[kPairs];
       load_staged_pairs<kPairs>(in.staged + r * 32, u * kPairs, inputs);
-      block[r] = unpack::dot_pairs<kPairs, DeviceHalf2Ops>(inputs, weights, block[r]);
+#pragma unroll
+      for (int col = 0; col < Cols; ++col)
+        block[r][col] =
+            unpack::dot_pairs<kPairs, DeviceHalf2Ops>(inputs, weights[col], block[r][col]);
     }
   }
 #pragma unroll
   for (int r = 0; r < Rows; ++r) {
-    const float2 lanes = __half22float2(DeviceHalf2Ops::as_pair(block[r]));
-    sums[r] = __fmaf_rn(__fadd_rn(lanes.x, lanes.y), __fmul_rn(scale, in.inverse[r]), sums[r]);
+    const float inverse = in.inverse[r];
+#pragma unroll
+    for (int col = 0; col < Cols; ++col) {
+      const float2 lanes = __half22float2(DeviceHalf2Ops::as_pair(block[r][col]));
+      sums[r][col] =
+          __fmaf_rn(__fadd_rn(lanes.x, lanes.y), __fmul_rn(scale[col], inverse), sums[r][col]);
+    }
   }
+}
+
+// The words of a 32-value block for the lane's `Cols` adjacent columns
+// (word i of column n + col at words_at + i * columns + col), those that
+// exist; four columns are one 16-byte load per word row (the caller checks
+// the alignment).
+template <int Bits, int Cols>
+__device__ __forceinline__ void load_block_columns(const std::uint32_t* words_at,
+                                                   std::int64_t columns, int count, bool active,
+                                                   std::uint32_t (&words)[Cols][Bits]) {
+  static_assert(Cols == 1 || Cols == 4, "one column, or four in one 16-byte load");
+  if constexpr (Cols == 1) {
+    load_block<Bits>(words_at, columns, count, active, words[0]);
+  } else {
+    const int present = count * Bits / 32;
+#pragma unroll
+    for (int i = 0; i < Bits; ++i) {
+      const uint4 four = (active && i < present)
+                             ? __ldg(reinterpret_cast<const uint4*>(words_at + i * columns))
+                             : make_uint4(0u, 0u, 0u, 0u);
+      words[0][i] = four.x;
+      words[1][i] = four.y;
+      words[2][i] = four.z;
+      words[3][i] = four.w;
+    }
+  }
+}
+
+// The per-lane sums of a block's warps for the lane's `Cols` adjacent
+// columns (lane l holds columns n0 + l * Cols + col of the block's tile of
+// 32 * Cols), added in warp order and stored, then the split tile finished:
+// reduce_warps_and_store for several columns per lane.
+template <int Rows, int Cols>
+__device__ __forceinline__ void reduce_warps_and_store_columns(const float (&sums)[Rows][Cols],
+                                                               const Epilogue& e, int split,
+                                                               std::int64_t n0) {
+  constexpr int kTile = 32 * Cols;
+  __shared__ float shared[kWarps][Rows][kTile];
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+#pragma unroll
+  for (int r = 0; r < Rows; ++r) {
+#pragma unroll
+    for (int col = 0; col < Cols; ++col)
+      shared[warp][r][lane * Cols + col] = sums[r][col];
+  }
+  __syncthreads();
+  for (int i = static_cast<int>(threadIdx.x); i < Rows * kTile; i += kThreads) {
+    const int r = i / kTile;
+    const int j = i % kTile;
+    if (n0 + j >= e.out_features) continue;
+    float total = shared[0][r][j];
+#pragma unroll
+    for (int w = 1; w < kWarps; ++w)
+      total = __fadd_rn(total, shared[w][r][j]);
+    store(e, split, r, n0 + j, total);
+  }
+  finish_split_tile(e, n0, kTile);
 }
 
 }  // namespace quire::kernels::cuda::linear_detail

@@ -172,7 +172,7 @@ void launch_shape(const MatvecCall& call, const void* weight, cudaStream_t strea
   // Streaming serves the 16-byte loads; F32 weights keep the cached path.
   bool streamed = false;
   if constexpr (V > 1 && Type != DType::F32) {
-    if (call.variant == LinearVariant::half2) {
+    if (call.variant != LinearVariant::fp32) {
       dense_matvec_kernel<Type, V, Rows, true><<<grid, kThreads, 0, stream>>>(
           weight, call.in_features, call.x, call.x_stride, make_epilogue(call, splits));
       streamed = true;

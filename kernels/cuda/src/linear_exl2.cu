@@ -149,7 +149,7 @@ void launch_rows(const MatvecCall& call, const Exl2DeviceWeight& weight, cudaStr
 }  // namespace
 
 void launch_exl2_matvec(const MatvecCall& call, const Exl2DeviceWeight& weight, Stream stream) {
-  if (call.variant == LinearVariant::half2) return launch_exl2_matvec_half2(call, weight, stream);
+  if (call.variant != LinearVariant::fp32) return launch_exl2_matvec_half2(call, weight, stream);
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
   switch (call.rows) {
     case 1:

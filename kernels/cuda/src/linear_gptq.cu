@@ -166,7 +166,7 @@ void launch_rows(const MatvecCall& call, const GptqWeight& weight, cudaStream_t 
 }  // namespace
 
 void launch_gptq_matvec(const MatvecCall& call, const GptqWeight& weight, Stream stream) {
-  if (call.variant == LinearVariant::half2 && gptq_half2_applies(call, weight)) {
+  if (call.variant != LinearVariant::fp32 && gptq_half2_applies(call, weight)) {
     return launch_gptq_matvec_half2(call, weight, stream);
   }
   const auto cuda_stream = static_cast<cudaStream_t>(stream);

@@ -46,28 +46,28 @@ __global__ void __launch_bounds__(kThreads, 1)
   const auto first = static_cast<int>(std::int64_t{blocks} * split / splits);
   const auto last = static_cast<int>(std::int64_t{blocks} * (split + 1) / splits);
   int group = -1;
-  float scale = 0.0f;
+  float scale[1] = {0.0f};
   half2_unpack::Centering centering{};
-  float sums[Rows] = {};
+  float sums[Rows][1] = {};
   for (int b = first + warp; b < last; b += kWarps) {
     const int k0 = b * kBlockRows;
-    std::uint32_t words[Bits];
+    std::uint32_t words[1][Bits];
     load_block<Bits>(w.qweight + std::int64_t{k0 / kPerWord} * columns + n, columns, kBlockRows,
-                     active, words);
+                     active, words[0]);
     const int g = k0 / w.group_size;  // the same in every lane
     if (g != group) {
       group = g;
       if (active) {
-        scale = widen(w.scales, w.scale_dtype, g * columns + n);
+        scale[0] = widen(w.scales, w.scale_dtype, g * columns + n);
         centering = half2_unpack::centering(gptq_zero_point<Bits>(w, columns, g, n));
       }
     }
     stage_half_inputs<Rows>(in, k0, kBlockRows, Bits);
-    multiply_block_half2<Bits, Rows>(words, centering, in, scale, sums);
+    multiply_block_half2<Bits, Rows, 1>(words, centering, in, scale, sums);
     // Every lane has read the block's inputs before the next are staged.
     __syncwarp();
   }
-  reduce_warps_and_store<Rows>(sums, e, split, n, active);
+  reduce_warps_and_store_columns<Rows, 1>(sums, e, split, n - lane);
 }
 
 template <int Bits, int Rows>

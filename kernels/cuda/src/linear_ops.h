@@ -27,7 +27,9 @@ inline constexpr int kMatvecMaxRows = 8;
 //   weights at a time into half2 and multiplied in half2 within 32-row
 //   blocks (half2_unpack.h); dense and FP8 weights streamed past the caches
 //   (evict-first) with two vectors in flight per lane.
-enum class LinearVariant { fp32, half2 };
+// - half2x4: half2, with four adjacent EXL2 columns per lane (one 16-byte
+//   load per word row) in products of up to 4 rows.
+enum class LinearVariant { fp32, half2, half2x4 };
 
 // One product of the fused kernels: out[rows, N] = x W^T (+ bias), FP32.
 struct MatvecCall {
@@ -83,8 +85,8 @@ struct Exl2DeviceWeight {
 void launch_dense_matvec(const MatvecCall& call, const DenseWeight& weight, Stream stream);
 void launch_exl2_matvec(const MatvecCall& call, const Exl2DeviceWeight& weight, Stream stream);
 void launch_gptq_matvec(const MatvecCall& call, const GptqWeight& weight, Stream stream);
-// The half2 products, which the two above call for LinearVariant::half2
-// (GPTQ only where gptq_half2_applies).
+// The half2 products, which the two above call for LinearVariant::half2 and
+// half2x4 (GPTQ only where gptq_half2_applies).
 void launch_exl2_matvec_half2(const MatvecCall& call, const Exl2DeviceWeight& weight,
                               Stream stream);
 bool gptq_half2_applies(const MatvecCall& call, const GptqWeight& weight);

@@ -125,13 +125,15 @@ const QByteArrayList kFormats = {
 //   significant bits) into FP32 tensor-core sums, between two FP32
 //   rotations: twice the FP32 bound over the padded inputs; its prefill
 //   rounds the rotated inputs to FP16 (W^ is exact in FP16): 2e-3.
-// QUIRE_CUDA_LINEAR=half2 (the device kit runs this suite with it too):
+// QUIRE_CUDA_LINEAR=half2 or half2x4 (the device kit runs this suite with
+// each):
 // EXL2 products of up to 8 rows, and GPTQ ones of 4 or 8 bits whose groups
 // are whole 32-row blocks in row order, multiply in half2 within each block,
 // whose sum lies within 17 * 2^-11 of the block's magnitude
 // (tests/kernels/half2 checks that bound with the kernels' own FP16 steps).
 bool half2_products(const LinearWeight& weight) {
-  if (qgetenv("QUIRE_CUDA_LINEAR") != "half2") return false;
+  const QByteArray variant = qgetenv("QUIRE_CUDA_LINEAR");
+  if (variant != "half2" && variant != "half2x4") return false;
   if (std::holds_alternative<Exl2Weight>(weight.format)) return true;
   const auto* gptq = std::get_if<GptqWeight>(&weight.format);
   return gptq != nullptr && gptq->g_idx == nullptr && gptq->group_size > 0 &&
