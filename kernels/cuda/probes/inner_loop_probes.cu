@@ -1,16 +1,17 @@
 // Probes for the static count of instructions per weight
 // (scripts/cuda_inner_loop.py): each kernel is one loop whose body is one
 // step of a decode product's inner loop over N weights of one input row
-// (one column, or half2x4's four), the name saying which (quire_probe_<format>_<variant>_<bits>
-// bit_<N>w). The bodies call the products' own block functions, so the
-// count follows the kernels; only the loop around them is the probe's. A lane
-// of a real product does the same work per block, its staging of one input
-// included. Not part of any build: the script compiles this file alone.
+// (one column, or half2x4's and dp4a's four), the name saying which
+// (quire_probe_<format>_<variant>_<bits> bit_<N>w). The bodies call the products' own block
+// functions, so the count follows the kernels; only the loop around them is the probe's. A lane of
+// a real product does the same work per block, its staging of one input included. Not part of any
+// build: the script compiles this file alone.
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "../src/dp4a_block.cuh"
 #include "../src/exl2_blocks.cuh"
 #include "../src/half2_block.cuh"
 #include "../src/linear_common.cuh"
@@ -48,6 +49,42 @@ __device__ __forceinline__ void exl2_half2_columns_loop(const std::uint32_t* __r
   }
   for (int col = 0; col < Cols; ++col)
     out[threadIdx.x * Cols + col] = sums[0][col];
+}
+
+// The same with the dp4a step (2, 4 and 8 bits).
+template <int Bits, int Cols>
+__device__ __forceinline__ void exl2_dp4a_columns_loop(const std::uint32_t* __restrict__ q,
+                                                       std::int64_t columns,
+                                                       const float* __restrict__ x, int blocks,
+                                                       float* __restrict__ out) {
+  __shared__ __align__(16) std::uint32_t codes[kWarps][8];
+  __shared__ float steps[kWarps][1];
+  __shared__ std::int32_t code_sums[kWarps][1];
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  const HalfStage in{nullptr, x, 0, nullptr, nullptr, lane};
+  const ByteStage bytes{codes[warp], steps[warp], code_sums[warp]};
+  float scale[Cols];
+  for (int col = 0; col < Cols; ++col)
+    scale[col] = 1.0f;
+  float sums[1][Cols] = {};
+#pragma unroll 1
+  for (int b = 0; b < blocks; ++b) {
+    std::uint32_t words[Cols][Bits];
+    load_block_columns<Bits, Cols>(q + std::int64_t{b} * Bits * columns + lane * Cols, columns, 32,
+                                   true, words);
+    stage_byte_inputs<1>(in, bytes, b * 32, 32, Bits);
+    multiply_block_dp4a<Bits, 1, Cols>(words, 1 << (Bits - 1), bytes, scale, sums);
+    __syncwarp();
+  }
+  for (int col = 0; col < Cols; ++col)
+    out[threadIdx.x * Cols + col] = sums[0][col];
+}
+
+template <int Bits>
+__device__ __forceinline__ void exl2_dp4a_loop(const std::uint32_t* q, std::int64_t columns,
+                                               const float* x, int blocks, float* out) {
+  exl2_dp4a_columns_loop<Bits, 4>(q, columns, x, blocks, out);
 }
 
 template <int Bits>
@@ -99,3 +136,6 @@ QUIRE_PROBE(exl2, half2, 8, 32)
 QUIRE_PROBE(exl2, half2x4, 2, 128)
 QUIRE_PROBE(exl2, half2x4, 4, 128)
 QUIRE_PROBE(exl2, half2x4, 8, 128)
+QUIRE_PROBE(exl2, dp4a, 2, 128)
+QUIRE_PROBE(exl2, dp4a, 4, 128)
+QUIRE_PROBE(exl2, dp4a, 8, 128)

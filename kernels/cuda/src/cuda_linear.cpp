@@ -58,9 +58,10 @@ LinearVariant linear_variant_from_environment() {
   if (name.empty() || name == "fp32") return LinearVariant::fp32;
   if (name == "half2") return LinearVariant::half2;
   if (name == "half2x4") return LinearVariant::half2x4;
+  if (name == "dp4a") return LinearVariant::dp4a;
   throw std::invalid_argument("QUIRE_CUDA_LINEAR is \"" + name +
                               "\": it names the CUDA decode products' kernels, \"fp32\", "
-                              "\"half2\" or \"half2x4\"; unset it for the default");
+                              "\"half2\", \"half2x4\" or \"dp4a\"; unset it for the default");
 }
 
 LinearRunner::LinearRunner(Backend& backend, int device, int gpu, void* stream,

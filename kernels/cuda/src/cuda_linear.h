@@ -18,7 +18,7 @@ namespace quire::kernels::cuda {
 class Cublas;
 
 // The fused products' variant named by QUIRE_CUDA_LINEAR ("fp32", the
-// default, "half2" or "half2x4"; see LinearVariant). Throws std::invalid_argument,
+// default, "half2", "half2x4" or "dp4a"; see LinearVariant). Throws std::invalid_argument,
 // naming the variable and the values it takes, for anything else.
 LinearVariant linear_variant_from_environment();
 

@@ -29,7 +29,9 @@ inline constexpr int kMatvecMaxRows = 8;
 //   (evict-first) with two vectors in flight per lane.
 // - half2x4: half2, with four adjacent EXL2 columns per lane (one 16-byte
 //   load per word row) in products of up to 4 rows.
-enum class LinearVariant { fp32, half2, half2x4 };
+// - dp4a: half2x4, with EXL2's 2-, 4- and 8-bit groups multiplied by 8-bit
+//   inputs (scaled per 32-row block) with dp4a (dp4a_unpack.h).
+enum class LinearVariant { fp32, half2, half2x4, dp4a };
 
 // One product of the fused kernels: out[rows, N] = x W^T (+ bias), FP32.
 struct MatvecCall {

@@ -125,20 +125,27 @@ const QByteArrayList kFormats = {
 //   significant bits) into FP32 tensor-core sums, between two FP32
 //   rotations: twice the FP32 bound over the padded inputs; its prefill
 //   rounds the rotated inputs to FP16 (W^ is exact in FP16): 2e-3.
-// QUIRE_CUDA_LINEAR=half2 or half2x4 (the device kit runs this suite with
-// each):
-// EXL2 products of up to 8 rows, and GPTQ ones of 4 or 8 bits whose groups
-// are whole 32-row blocks in row order, multiply in half2 within each block,
-// whose sum lies within 17 * 2^-11 of the block's magnitude
-// (tests/kernels/half2 checks that bound with the kernels' own FP16 steps).
-bool half2_products(const LinearWeight& weight) {
+// QUIRE_CUDA_LINEAR names the decode products' variant (the device kit runs
+// this suite with each). half2 and half2x4 multiply EXL2 products of up to 8
+// rows, and GPTQ ones of 4 or 8 bits whose groups are whole 32-row blocks in
+// row order, in half2 within each block, whose sum lies within 17 * 2^-11 of
+// the block's magnitude (tests/kernels/half2 checks that bound with the
+// kernels' own FP16 steps). dp4a takes EXL2's 2-, 4- and 8-bit groups with
+// 8-bit inputs scaled per block, as the CPU's AVX2 products do: within 1/254
+// of the block's largest input per input, at most 20/254 of the scale with
+// these inputs (see cpu_tolerance).
+double variant_tolerance(const LinearWeight& weight) {
   const QByteArray variant = qgetenv("QUIRE_CUDA_LINEAR");
-  if (variant != "half2" && variant != "half2x4") return false;
-  if (std::holds_alternative<Exl2Weight>(weight.format)) return true;
+  if (variant.isEmpty() || variant == "fp32") return 0.0;
+  const double half2 = 17.0 * std::ldexp(1.0, -11);
+  if (std::holds_alternative<Exl2Weight>(weight.format)) {
+    return variant == "dp4a" ? half2 + 20.0 / 254.0 : half2;
+  }
   const auto* gptq = std::get_if<GptqWeight>(&weight.format);
-  return gptq != nullptr && gptq->g_idx == nullptr && gptq->group_size > 0 &&
-         gptq->group_size % 32 == 0 && weight.in_features % 32 == 0 &&
-         (gptq->bits == 4 || gptq->bits == 8);
+  const bool half2_gptq = gptq != nullptr && gptq->g_idx == nullptr && gptq->group_size > 0 &&
+                          gptq->group_size % 32 == 0 && weight.in_features % 32 == 0 &&
+                          (gptq->bits == 4 || gptq->bits == 8);
+  return half2_gptq ? half2 : 0.0;
 }
 
 double exact_tolerance(const LinearWeight& weight, int rows) {
@@ -146,7 +153,7 @@ double exact_tolerance(const LinearWeight& weight, int rows) {
     return rows <= 8 ? 4.0 * double(exl3->padded_in + 8) * std::ldexp(1.0, -24) : 2e-3;
   }
   const double fp32 = 2.0 * double(weight.in_features + 8) * std::ldexp(1.0, -24);
-  if (rows <= 8) return half2_products(weight) ? 17.0 * std::ldexp(1.0, -11) + fp32 : fp32;
+  if (rows <= 8) return fp32 + variant_tolerance(weight);
   if (const auto* dense = std::get_if<DenseWeight>(&weight.format)) {
     if (dense->dtype == DType::F32) return fp32;
     return dense->dtype == DType::F16 ? 1e-3 : 4e-3;
