@@ -33,10 +33,12 @@ __device__ __forceinline__ void exl2_half2_columns_loop(const std::uint32_t* __r
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const int warp = static_cast<int>(threadIdx.x >> 5);
   const HalfStage in{nullptr, x, 0, staged[warp], inverse[warp], lane};
-  constexpr auto kCentering = unpack::centering(1u << (Bits - 1));
+  unpack::Centering centering[Cols];
   float scale[Cols];
-  for (int col = 0; col < Cols; ++col)
+  for (int col = 0; col < Cols; ++col) {
+    centering[col] = unpack::centering(1u << (Bits - 1));
     scale[col] = 1.0f;
+  }
   float sums[1][Cols] = {};
 #pragma unroll 1
   for (int b = 0; b < blocks; ++b) {
@@ -44,7 +46,7 @@ __device__ __forceinline__ void exl2_half2_columns_loop(const std::uint32_t* __r
     load_block_columns<Bits, Cols>(q + std::int64_t{b} * Bits * columns + lane * Cols, columns, 32,
                                    true, words);
     stage_half_inputs<1>(in, b * 32, 32, Bits);
-    multiply_block_half2<Bits, 1, Cols>(words, kCentering, in, scale, sums);
+    multiply_block_half2<Bits, 1, Cols>(words, centering, in, scale, sums);
     __syncwarp();
   }
   for (int col = 0; col < Cols; ++col)
@@ -74,7 +76,7 @@ __device__ __forceinline__ void exl2_dp4a_columns_loop(const std::uint32_t* __re
     load_block_columns<Bits, Cols>(q + std::int64_t{b} * Bits * columns + lane * Cols, columns, 32,
                                    true, words);
     stage_byte_inputs<1>(in, bytes, b * 32, 32, Bits);
-    multiply_block_dp4a<Bits, 1, Cols>(words, 1 << (Bits - 1), bytes, scale, sums);
+    multiply_block_dp4a<Bits, 1, Cols>(words, zero, bytes, scale, sums);
     __syncwarp();
   }
   for (int col = 0; col < Cols; ++col)

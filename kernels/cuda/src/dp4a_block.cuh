@@ -60,12 +60,12 @@ __device__ __forceinline__ void stage_byte_inputs(const HalfStage& in, const Byt
   __syncwarp();
 }
 
-// sums[r][c] += scale[c] * step[r] * (sum_j code_j q_j - zero * sum_j code_j)
+// sums[r][c] += scale[c] * step[r] * (sum_j code_j q_j - zero[c] * sum_j code_j)
 // for each of the lane's `Cols` columns, from their `Bits` words each.
 template <int Bits, int Rows, int Cols>
 __device__ __forceinline__ void multiply_block_dp4a(const std::uint32_t (&words)[Cols][Bits],
-                                                    std::int32_t zero, const ByteStage& in,
-                                                    const float (&scale)[Cols],
+                                                    const std::int32_t (&zero)[Cols],
+                                                    const ByteStage& in, const float (&scale)[Cols],
                                                     float (&sums)[Rows][Cols]) {
 #pragma unroll
   for (int r = 0; r < Rows; ++r) {
@@ -80,11 +80,12 @@ __device__ __forceinline__ void multiply_block_dp4a(const std::uint32_t (&words)
     codes[5] = high.y;
     codes[6] = high.z;
     codes[7] = high.w;
-    const std::int32_t offset = zero * in.sums[r];
+    const std::int32_t code_sum = in.sums[r];
     const float step = in.steps[r];
 #pragma unroll
     for (int col = 0; col < Cols; ++col) {
-      const std::int32_t total = dp4a_unpack::block_dot<Bits>(words[col], codes) - offset;
+      const std::int32_t total =
+          dp4a_unpack::block_dot<Bits>(words[col], codes) - zero[col] * code_sum;
       sums[r][col] =
           __fmaf_rn(static_cast<float>(total), __fmul_rn(scale[col], step), sums[r][col]);
     }

@@ -104,7 +104,7 @@ __device__ __forceinline__ void load_staged_pairs(const std::uint16_t* row, int 
 }
 
 // sums[r][c] += scale[c] * the sum over the block's values j of x[r][j] *
-// (q_j - zero) for each of the lane's `Cols` columns, from their `Bits`
+// (q_j - zero[c]) for each of the lane's `Cols` columns, from their `Bits`
 // words each and the warp's staged inputs: the block's half2 sum, its two
 // lanes added in FP32, times the scale and the row's inverse factor (exact:
 // a power of two). The words unpack one at a time (a whole block for 3, 5
@@ -112,7 +112,7 @@ __device__ __forceinline__ void load_staged_pairs(const std::uint16_t* row, int 
 // unit's unpack; a row's staged pairs are read once for all columns.
 template <int Bits, int Rows, int Cols>
 __device__ __forceinline__ void multiply_block_half2(const std::uint32_t (&words)[Cols][Bits],
-                                                     const half2_unpack::Centering& c,
+                                                     const half2_unpack::Centering (&c)[Cols],
                                                      const HalfStage& in,
                                                      const float (&scale)[Cols],
                                                      float (&sums)[Rows][Cols]) {
@@ -132,13 +132,13 @@ __device__ __forceinline__ void multiply_block_half2(const std::uint32_t (&words
 #pragma unroll
     for (int col = 0; col < Cols; ++col) {
       if constexpr (Bits == 4) {
-        unpack::unpack_word4<DeviceHalf2Ops>(words[col][u], c, weights[col]);
+        unpack::unpack_word4<DeviceHalf2Ops>(words[col][u], c[col], weights[col]);
       } else if constexpr (Bits == 2) {
-        unpack::unpack_word2<DeviceHalf2Ops>(words[col][u], c, weights[col]);
+        unpack::unpack_word2<DeviceHalf2Ops>(words[col][u], c[col], weights[col]);
       } else if constexpr (Bits == 8) {
-        unpack::unpack_word8<DeviceHalf2Ops>(words[col][u], c, weights[col]);
+        unpack::unpack_word8<DeviceHalf2Ops>(words[col][u], c[col], weights[col]);
       } else {
-        unpack::unpack_block<Bits, DeviceHalf2Ops>(words[col], c, weights[col]);
+        unpack::unpack_block<Bits, DeviceHalf2Ops>(words[col], c[col], weights[col]);
       }
     }
 #pragma unroll

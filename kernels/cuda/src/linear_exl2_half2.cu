@@ -44,7 +44,14 @@ __device__ __forceinline__ void group_blocks(const Exl2DeviceWeight& w, const Gr
                                              bool active, const Stages& in,
                                              float (&sums)[Rows][Cols]) {
   constexpr bool kDp4a = kIntegers && dp4a_unpack::byte_width(Bits);
-  constexpr auto kCentering = half2_unpack::centering(1u << (Bits - 1));
+  // EXL2's zero point is the same in every column.
+  half2_unpack::Centering centering[Cols];
+  std::int32_t zero[Cols];
+#pragma unroll
+  for (int col = 0; col < Cols; ++col) {
+    centering[col] = half2_unpack::centering(1u << (Bits - 1));
+    zero[col] = 1 << (Bits - 1);
+  }
   for (int j0 = 0; j0 < group.rows; j0 += 32) {
     const int count = min(32, group.rows - j0);
     std::uint32_t words[Cols][Bits];
@@ -55,10 +62,10 @@ __device__ __forceinline__ void group_blocks(const Exl2DeviceWeight& w, const Gr
         count, active, words);
     if constexpr (kDp4a) {
       stage_byte_inputs<Rows>(in.half, in.bytes, group.first_row + j0, count, Bits);
-      multiply_block_dp4a<Bits, Rows, Cols>(words, 1 << (Bits - 1), in.bytes, scale, sums);
+      multiply_block_dp4a<Bits, Rows, Cols>(words, zero, in.bytes, scale, sums);
     } else {
       stage_half_inputs<Rows>(in.half, group.first_row + j0, count, Bits);
-      multiply_block_half2<Bits, Rows, Cols>(words, kCentering, in.half, scale, sums);
+      multiply_block_half2<Bits, Rows, Cols>(words, centering, in.half, scale, sums);
     }
     // Every lane has read the block's inputs before the next are staged.
     __syncwarp();

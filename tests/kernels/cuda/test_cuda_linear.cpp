@@ -130,8 +130,9 @@ const QByteArrayList kFormats = {
 // rows, and GPTQ ones of 4 or 8 bits whose groups are whole 32-row blocks in
 // row order, in half2 within each block, whose sum lies within 17 * 2^-11 of
 // the block's magnitude (tests/kernels/half2 checks that bound with the
-// kernels' own FP16 steps). dp4a takes EXL2's 2-, 4- and 8-bit groups with
-// 8-bit inputs scaled per block, as the CPU's AVX2 products do: within 1/254
+// kernels' own FP16 steps). dp4a takes EXL2's 2-, 4- and 8-bit groups and
+// those GPTQ weights with 8-bit inputs scaled per block, as the CPU's AVX2
+// EXL2 products do: within 1/254
 // of the block's largest input per input, at most 20/254 of the scale with
 // these inputs (see cpu_tolerance).
 double variant_tolerance(const LinearWeight& weight) {
@@ -145,7 +146,8 @@ double variant_tolerance(const LinearWeight& weight) {
   const bool half2_gptq = gptq != nullptr && gptq->g_idx == nullptr && gptq->group_size > 0 &&
                           gptq->group_size % 32 == 0 && weight.in_features % 32 == 0 &&
                           (gptq->bits == 4 || gptq->bits == 8);
-  return half2_gptq ? half2 : 0.0;
+  if (!half2_gptq) return 0.0;
+  return variant == "dp4a" ? half2 + 20.0 / 254.0 : half2;
 }
 
 double exact_tolerance(const LinearWeight& weight, int rows) {
