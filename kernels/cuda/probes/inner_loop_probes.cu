@@ -67,8 +67,11 @@ __device__ __forceinline__ void exl2_dp4a_columns_loop(const std::uint32_t* __re
   const HalfStage in{nullptr, x, 0, nullptr, nullptr, lane};
   const ByteStage bytes{codes[warp], steps[warp], code_sums[warp]};
   float scale[Cols];
-  for (int col = 0; col < Cols; ++col)
+  std::int32_t zero[Cols];
+  for (int col = 0; col < Cols; ++col) {
     scale[col] = 1.0f;
+    zero[col] = 1 << (Bits - 1);
+  }
   float sums[1][Cols] = {};
 #pragma unroll 1
   for (int b = 0; b < blocks; ++b) {
