@@ -166,7 +166,9 @@ __device__ __forceinline__ void multiply_block_half2(const std::uint32_t (&words
 // The words of a 32-value block for the lane's `Cols` adjacent columns
 // (word i of column n + col at words_at + i * columns + col), those that
 // exist; four columns are one 16-byte load per word row (the caller checks
-// the alignment).
+// the alignment), streamed past the caches with an evict-first hint: each
+// weight is read once per product, and the caches are better kept for the
+// inputs, scales and partial sums.
 template <int Bits, int Cols>
 __device__ __forceinline__ void load_block_columns(const std::uint32_t* words_at,
                                                    std::int64_t columns, int count, bool active,
@@ -179,7 +181,7 @@ __device__ __forceinline__ void load_block_columns(const std::uint32_t* words_at
 #pragma unroll
     for (int i = 0; i < Bits; ++i) {
       const uint4 four = (active && i < present)
-                             ? __ldg(reinterpret_cast<const uint4*>(words_at + i * columns))
+                             ? __ldcs(reinterpret_cast<const uint4*>(words_at + i * columns))
                              : make_uint4(0u, 0u, 0u, 0u);
       words[0][i] = four.x;
       words[1][i] = four.y;
