@@ -51,9 +51,12 @@ __device__ __forceinline__ void stage_byte_inputs(const HalfStage& in, const Byt
     for (int offset = 16; offset > 0; offset /= 2)
       sum += __shfl_xor_sync(kFullMask, sum, offset);
     reinterpret_cast<std::int8_t*>(out.codes + r * 8)[slot] = static_cast<std::int8_t>(code);
+    // An infinite input makes the step infinite, and a NaN (which the
+    // maximum passes over and whose code is 0) makes it NaN, so that the
+    // outputs say so as the FP32 product's would.
+    const bool nan = __any_sync(kFullMask, value != value);
     if (in.lane == 0) {
-      // Non-finite inputs make the step non-finite, so the outputs say so.
-      out.steps[r] = __fdiv_rn(largest, 127.0f);
+      out.steps[r] = nan ? __int_as_float(0x7fffffff) : __fdiv_rn(largest, 127.0f);
       out.sums[r] = sum;
     }
   }
