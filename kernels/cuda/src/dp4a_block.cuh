@@ -34,17 +34,12 @@ struct ByteStage {
 template <int Rows>
 __device__ __forceinline__ void stage_byte_inputs(const HalfStage& in, const ByteStage& out, int k0,
                                                   int count, int bits) {
-  const bool present = in.lane < count;
-  std::int64_t source = k0 + in.lane;
-  if (present && in.perm != nullptr) source = __ldg(in.perm + source);
+  const BlockInput input = block_input(in, k0, count);
   const int slot = dp4a_unpack::input_slot(bits, in.lane);
 #pragma unroll
   for (int r = 0; r < Rows; ++r) {
-    const float value = present ? __ldg(in.x + r * in.x_stride + source) : 0.0f;
-    float largest = fabsf(value);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-      largest = fmaxf(largest, __shfl_xor_sync(kFullMask, largest, offset));
+    const float value = row_input(in, input, r);
+    const float largest = warp_largest(value);
     const std::int32_t code = dp4a_unpack::input_code(value, dp4a_unpack::input_factor(largest));
     std::int32_t sum = code;
 #pragma unroll

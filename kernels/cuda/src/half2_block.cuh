@@ -54,6 +54,29 @@ struct HalfStage {
   int lane;
 };
 
+// Where lane j of a warp finds input k0 + j of a block's rows: through the
+// permutation, and nowhere for lanes past `count` (they stage zeros).
+struct BlockInput {
+  bool present;
+  std::int64_t source;
+};
+__device__ __forceinline__ BlockInput block_input(const HalfStage& in, int k0, int count) {
+  BlockInput input{in.lane < count, k0 + in.lane};
+  if (input.present && in.perm != nullptr) input.source = __ldg(in.perm + input.source);
+  return input;
+}
+// Row r's input for this lane, and the largest magnitude among the warp's.
+__device__ __forceinline__ float row_input(const HalfStage& in, const BlockInput& input, int r) {
+  return input.present ? __ldg(in.x + r * in.x_stride + input.source) : 0.0f;
+}
+__device__ __forceinline__ float warp_largest(float value) {
+  float largest = fabsf(value);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2)
+    largest = fmaxf(largest, __shfl_xor_sync(kFullMask, largest, offset));
+  return largest;
+}
+
 // Lane j fetches input k0 + j of each row (through the permutation), and the
 // warp finds each row's largest magnitude; lane j stores its input times the
 // row's factor at the slot of value j for `bits`-wide weights. Lanes past
@@ -63,17 +86,12 @@ struct HalfStage {
 template <int Rows>
 __device__ __forceinline__ void stage_half_inputs(const HalfStage& in, int k0, int count,
                                                   int bits) {
-  const bool present = in.lane < count;
-  std::int64_t source = k0 + in.lane;
-  if (present && in.perm != nullptr) source = __ldg(in.perm + source);
+  const BlockInput input = block_input(in, k0, count);
   const int slot = half2_unpack::value_slot(bits, in.lane);
 #pragma unroll
   for (int r = 0; r < Rows; ++r) {
-    const float value = present ? __ldg(in.x + r * in.x_stride + source) : 0.0f;
-    float largest = fabsf(value);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2)
-      largest = fmaxf(largest, __shfl_xor_sync(kFullMask, largest, offset));
+    const float value = row_input(in, input, r);
+    const float largest = warp_largest(value);
     const float factor = __uint_as_float(half2_unpack::block_input_scale(__float_as_uint(largest)));
     in.staged[r * 32 + slot] = half2_unpack::staged_input<DeviceHalf2Ops>(value, factor);
     if (in.lane == 0) in.inverse[r] = __frcp_rn(factor);

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "linear_ops.h"
 
@@ -178,6 +179,31 @@ __device__ __forceinline__ void load_block(const std::uint32_t* words_at, std::i
 #pragma unroll
   for (int i = 0; i < Bits; ++i)
     words[i] = (active && i < present) ? __ldg(words_at + i * columns) : 0u;
+}
+
+// f(std::integral_constant<int, R>{}) for R = rows, 1 to kMatvecMaxRows (8),
+// so that each row count of the fused products has its own instantiation.
+template <typename F>
+void with_row_count(int rows, F&& f) {
+  static_assert(kMatvecMaxRows == 8, "one case per row count");
+  switch (rows) {
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 5:
+      return f(std::integral_constant<int, 5>{});
+    case 6:
+      return f(std::integral_constant<int, 6>{});
+    case 7:
+      return f(std::integral_constant<int, 7>{});
+    default:
+      return f(std::integral_constant<int, 8>{});
+  }
 }
 
 inline unsigned ceil_div(std::int64_t a, std::int64_t b) {

@@ -188,24 +188,9 @@ void launch_shape(const MatvecCall& call, const void* weight, cudaStream_t strea
 
 template <DType Type, int V>
 void launch_vector(const MatvecCall& call, const void* weight, cudaStream_t stream) {
-  switch (call.rows) {
-    case 1:
-      return launch_shape<Type, V, 1>(call, weight, stream);
-    case 2:
-      return launch_shape<Type, V, 2>(call, weight, stream);
-    case 3:
-      return launch_shape<Type, V, 3>(call, weight, stream);
-    case 4:
-      return launch_shape<Type, V, 4>(call, weight, stream);
-    case 5:
-      return launch_shape<Type, V, 5>(call, weight, stream);
-    case 6:
-      return launch_shape<Type, V, 6>(call, weight, stream);
-    case 7:
-      return launch_shape<Type, V, 7>(call, weight, stream);
-    default:
-      return launch_shape<Type, V, 8>(call, weight, stream);
-  }
+  with_row_count(call.rows, [&](auto rows) {
+    launch_shape<Type, V, decltype(rows)::value>(call, weight, stream);
+  });
 }
 
 // 16-byte loads where every weight row starts on a 16-byte boundary; one

@@ -159,24 +159,8 @@ void launch_rows(const MatvecCall& call, const Exl2DeviceWeight& weight, cudaStr
 void launch_exl2_matvec_half2(const MatvecCall& call, const Exl2DeviceWeight& weight,
                               Stream stream) {
   const auto cuda_stream = static_cast<cudaStream_t>(stream);
-  switch (call.rows) {
-    case 1:
-      return launch_rows<1>(call, weight, cuda_stream);
-    case 2:
-      return launch_rows<2>(call, weight, cuda_stream);
-    case 3:
-      return launch_rows<3>(call, weight, cuda_stream);
-    case 4:
-      return launch_rows<4>(call, weight, cuda_stream);
-    case 5:
-      return launch_rows<5>(call, weight, cuda_stream);
-    case 6:
-      return launch_rows<6>(call, weight, cuda_stream);
-    case 7:
-      return launch_rows<7>(call, weight, cuda_stream);
-    default:
-      return launch_rows<8>(call, weight, cuda_stream);
-  }
+  with_row_count(call.rows,
+                 [&](auto rows) { launch_rows<decltype(rows)::value>(call, weight, cuda_stream); });
 }
 
 }  // namespace quire::kernels::cuda

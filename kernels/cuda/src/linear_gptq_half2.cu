@@ -128,24 +128,9 @@ void launch_variant(const MatvecCall& call, const GptqWeight& weight, cudaStream
 
 template <int Bits>
 void launch_bits(const MatvecCall& call, const GptqWeight& weight, cudaStream_t stream) {
-  switch (call.rows) {
-    case 1:
-      return launch_variant<Bits, 1>(call, weight, stream);
-    case 2:
-      return launch_variant<Bits, 2>(call, weight, stream);
-    case 3:
-      return launch_variant<Bits, 3>(call, weight, stream);
-    case 4:
-      return launch_variant<Bits, 4>(call, weight, stream);
-    case 5:
-      return launch_variant<Bits, 5>(call, weight, stream);
-    case 6:
-      return launch_variant<Bits, 6>(call, weight, stream);
-    case 7:
-      return launch_variant<Bits, 7>(call, weight, stream);
-    default:
-      return launch_variant<Bits, 8>(call, weight, stream);
-  }
+  with_row_count(call.rows, [&](auto rows) {
+    launch_variant<Bits, decltype(rows)::value>(call, weight, stream);
+  });
 }
 
 }  // namespace
