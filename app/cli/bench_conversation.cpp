@@ -39,7 +39,7 @@ nlohmann::ordered_json measure_conversation(LoadedSession& session,
   generation.greedy = true;
   generation.max_new = options.turn_reply;
   std::vector<std::vector<double>> ttft(10);
-  nlohmann::ordered_json turns = Json::array();
+  nlohmann::ordered_json turns = nlohmann::ordered_json::array();
   std::vector<std::int32_t> last_prompt;
   for (int run = 0; run < options.repeats; ++run) {
     engine::Conversation conversation(
