@@ -39,7 +39,6 @@ quire-cli bench*                                         |  35 | "tens of second
 *                                                        |   1 | anything else
 '
 
-source_dir=$here
 dry=$(mktemp -d /tmp/quire-dry-run.XXXXXX)
 kit=$dry/device-kit
 mkdir -p "$kit/bin" "$kit/lib/quire" "$out"

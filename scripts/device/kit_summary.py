@@ -59,7 +59,8 @@ def read_runs(folder, variants):
         stem = name[:-5]
         variant = next((v for v in variants if stem.endswith("-" + v)), None)
         if variant is None:
-            continue  # drafting, resume, reference or a base kit's run
+            continue  # resume, reference or a base kit's run (drafting pairs show as
+            # pairs of their own, with the default variant only)
         pair = stem[:-len(variant) - 1]
         try:
             with open(os.path.join(folder, name)) as f:
