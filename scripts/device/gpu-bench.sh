@@ -27,7 +27,8 @@ if (( make_only )); then models=${1:?model folder}; out=""; else
 fi
 mkdir -p "$models"
 # QUIRE_BENCH_LAYERS and QUIRE_BENCH_DEVICES shrink or move a trial run;
-# QUIRE_BENCH_RUN_SECONDS (30) is what one run of a pair is expected to take.
+# QUIRE_BENCH_RUN_SECONDS is what one run of a pair is expected to take
+# (default 35 s, 45 with 16-bit weights: a 32-layer run on an H100).
 # QUIRE_BENCH_BASE_KIT names another unpacked kit (an earlier commit's): each
 # pair then runs with it too, right after this kit's run on the same warm
 # GPU, its results named *-base.json, so a change is measured against its
@@ -119,7 +120,9 @@ for pair in $pairs; do
   [[ -n "${draft:-}" ]] && variants=("$default_variant")
   # A pair is a comparison of its variants: one that cannot finish them all
   # before the deadline is not started.
-  needed=$(( ${#variants[@]} * ${QUIRE_BENCH_RUN_SECONDS:-30} ))
+  run_seconds=35
+  [[ $format == fp16 || $format == bf16 ]] && run_seconds=45
+  needed=$(( ${#variants[@]} * ${QUIRE_BENCH_RUN_SECONDS:-$run_seconds} ))
   if (( $(step_budget "$needed") < needed )); then
     echo "bench $pair skipped: $(step_budget "$needed") s left, its ${#variants[@]} runs need about $needed"
     continue
