@@ -58,7 +58,8 @@ done
 
 # The scripts that run there (scripts/device/), and the transformers
 # reference the benchmark is compared with.
-cp scripts/device/*.sh bench/transformers_decode.py bench/first_layers.py "$kit/"
+cp scripts/device/*.sh scripts/device/*.py bench/transformers_decode.py bench/first_layers.py \
+  bench/ncu_summary.py "$kit/"
 chmod +x "$kit"/*.sh
 
 tar -cJf build/device-kit.tar.xz -C build device-kit

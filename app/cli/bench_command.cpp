@@ -5,7 +5,9 @@
 // that rewrites its prompt (bench_rewrite.h). With --draft the decode
 // measurements draft, and report how many drafts the model accepted.
 // --resume-tokens measures instead reopening a chat after a restart, from
-// the disk cache (bench_disk_resume.h).
+// the disk cache (bench_disk_resume.h). --first-token times the first token
+// of long fresh prompts through the scheduler; --no-conversation leaves the
+// conversation out, for runs that compare kernels and need every second.
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_conversation.h"
 #include "bench_disk_resume.h"
 #include "bench_hardware.h"
 #include "bench_rewrite.h"
@@ -44,6 +47,8 @@ struct BenchOptions {
   int decode_tokens = 32;
   int repeats = 3;
   std::vector<int> prefill_lengths{512, 2048};
+  std::vector<int> first_token_lengths;
+  bool skip_conversation = false;
   std::vector<int> decode_contexts{128, 1024, 4096};
   std::vector<int> batch_sizes{1, 4, 16};
   int batch_tokens = 128;
@@ -267,6 +272,28 @@ int run_bench(const BenchOptions& options) {
   }
   out["prefill"] = prefill;
 
+  // Time to the first token of a fresh prompt submitted as a job: prefill in
+  // the scheduler's chunks, the head and sampling, what a user waits for
+  // after pasting a long text. Each run a prompt of its own, the median
+  // reported.
+  Json first_token = Json::array();
+  for (const int length : options.first_token_lengths) {
+    if (length >= capacity) continue;
+    std::vector<double> times;
+    for (int run = 0; run < options.repeats; ++run) {
+      const engine::JobResult result =
+          generate(session, random_prompt(length, vocab, 500 + length + 7919 * run), 1);
+      times.push_back(result.statistics.time_to_first_token);
+    }
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    first_token.push_back(
+        {{"tokens", length}, {"seconds", sorted[sorted.size() / 2]}, {"runs_seconds", times}});
+    progress("first token of a " + std::to_string(length) +
+             "-token prompt: " + std::to_string(sorted[sorted.size() / 2]) + " s");
+  }
+  out["first_token"] = first_token;
+
   // Decode at several context lengths; bytes read per token: every weight plus
   // the K/V of the context.
   const cache::CacheFormatInfo& format =
@@ -338,54 +365,11 @@ int run_bench(const BenchOptions& options) {
   }
   out["batch"] = batches;
 
-  // Ten turns of a conversation: time to first token with the cache warm,
-  // and the last turn again on an empty cache. The conversation runs
-  // --repeat times, each with its own system prompt so that its first turn
-  // finds nothing cached, and each turn reports the median time: a single
-  // turn's time scatters on a shared machine as much as the difference
-  // being measured.
-  GenerationOptions generation;
-  generation.greedy = true;
-  generation.max_new = options.turn_reply;
-  std::vector<std::vector<double>> ttft(10);
-  Json turns = Json::array();
-  std::vector<std::int32_t> last_prompt;
-  for (int run = 0; run < options.repeats; ++run) {
-    engine::Conversation conversation(
-        engine::PromptFormatId::ChatML, *session.tokenizer,
-        run == 0 ? "You are a benchmark." : "You are a benchmark, run " + std::to_string(run + 1));
-    for (int turn = 1; turn <= 10; ++turn) {
-      std::string message = "Turn " + std::to_string(turn) + ":";
-      for (int word = 0; word < options.turn_words; ++word)
-        message += " word" + std::to_string((turn * 131 + word * 7) % 97);
-      const TurnOutcome outcome = run_turn(session, conversation, message, generation, {});
-      const engine::JobStatistics& stats = outcome.result.statistics;
-      ttft[std::size_t(turn - 1)].push_back(stats.time_to_first_token);
-      if (run > 0) continue;
-      turns.push_back({{"turn", turn},
-                       {"prompt_tokens", stats.prompt_tokens},
-                       {"cached_tokens", stats.cached_tokens}});
-      if (turn == 10) {
-        last_prompt = conversation.ids();
-        last_prompt.resize(static_cast<std::size_t>(stats.prompt_tokens));
-      }
-    }
+  if (!options.skip_conversation) {
+    const ConversationWorkload workload{options.directory, engine, options.repeats,
+                                        options.turn_words, options.turn_reply};
+    out["conversation"] = measure_conversation(session, workload);
   }
-  for (std::size_t turn = 0; turn < ttft.size(); ++turn) {
-    std::vector<double> sorted = ttft[turn];
-    std::sort(sorted.begin(), sorted.end());
-    turns[turn]["time_to_first_token_s"] = sorted[sorted.size() / 2];
-    turns[turn]["runs_time_to_first_token_s"] = ttft[turn];
-  }
-  LoadedSession cold = load_session(options.directory, engine, engine.context, 1);
-  const engine::JobResult cold_result = generate(cold, last_prompt, 1);
-  out["conversation"] = {{"turns", turns},
-                         {"turn_1_ttft_s", turns[0]["time_to_first_token_s"]},
-                         {"turn_10_warm_ttft_s", turns[9]["time_to_first_token_s"]},
-                         {"turn_10_cold_ttft_s", cold_result.statistics.time_to_first_token}};
-  progress("turn 10 time to first token: warm " +
-           std::to_string(turns[9]["time_to_first_token_s"].get<double>()) + " s, cold " +
-           std::to_string(cold_result.statistics.time_to_first_token) + " s");
 
   // The named formats, and the one benchmarked when it is another pair.
   Json kv = Json::object();
@@ -480,10 +464,17 @@ int run_bench(const BenchOptions& options) {
       std::printf(" (%.2fx)", b["decode_tokens_per_s"].get<double>() / one_job_decode);
     std::printf("\n");
   }
-  const Json& c = out["conversation"];
-  std::printf("time to first token      turn 1 %.3f s, turn 10 warm %.3f s, turn 10 cold %.3f s\n",
-              c["turn_1_ttft_s"].get<double>(), c["turn_10_warm_ttft_s"].get<double>(),
-              c["turn_10_cold_ttft_s"].get<double>());
+  for (const Json& f : first_token) {
+    std::printf("first token, %5d tokens  %8.3f s\n", f["tokens"].get<int>(),
+                f["seconds"].get<double>());
+  }
+  if (out.contains("conversation")) {
+    const Json& c = out["conversation"];
+    std::printf(
+        "time to first token      turn 1 %.3f s, turn 10 warm %.3f s, turn 10 cold %.3f s\n",
+        c["turn_1_ttft_s"].get<double>(), c["turn_10_warm_ttft_s"].get<double>(),
+        c["turn_10_cold_ttft_s"].get<double>());
+  }
   std::printf(
       "decode step graphs        %s: %lld recorded, %lld replays, %lld steps op by op, "
       "%lld failed\n",
@@ -522,6 +513,14 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  command
+      ->add_option("--first-token", options->first_token_lengths,
+                   "Prompt lengths whose time to first token is timed: a fresh prompt submitted "
+                   "as a job, one token generated (those the cache holds; default none)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 20));
+  command->add_flag("--no-conversation", options->skip_conversation,
+                    "Leave out the 10-turn conversation and its cold last turn");
   command
       ->add_option("--decode-contexts", options->decode_contexts,
                    "Context lengths at which decode is timed (those the cache holds)")

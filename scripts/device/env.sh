@@ -11,6 +11,15 @@ for ncu_dir in /opt/nvidia/nsight-compute/*/; do
   [[ -x "$ncu_dir/ncu" ]] && ! command -v ncu >/dev/null && export PATH="$PATH:$ncu_dir"
 done
 
+# The CUDA backend's kernel variants for the linear products
+# (QUIRE_CUDA_LINEAR), each run side by side by the tests, the benchmark
+# and the profile; the first is the default, which runs everything else.
+# A new variant is one more word here.
+export QUIRE_KIT_VARIANTS=${QUIRE_KIT_VARIANTS:-fp32 half2}
+read -ra kit_variants <<<"$QUIRE_KIT_VARIANTS"
+default_variant=${kit_variants[0]}
+export QUIRE_CUDA_LINEAR=$default_variant
+
 # Seconds left before the deadline the caller set (QUIRE_DEADLINE, seconds
 # since the epoch), capped at $1: each step of a run stops in time for the
 # next ones and for its logs to come back.

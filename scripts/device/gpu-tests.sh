@@ -1,23 +1,44 @@
 #!/usr/bin/env bash
 # Runs every GPU test program of the kit, each with its log under $1:
 # the loader, the op suite (every CUDA op against the CPU backend) and the
-# engine end to end (logits, greedy tokens, logical devices, step graphs).
+# engine end to end (logits, greedy tokens, logical devices, step graphs),
+# with the default kernel variant; then, for every other variant of
+# QUIRE_KIT_VARIANTS (env.sh), the op suite's linear products and the
+# engine again with QUIRE_CUDA_LINEAR set to it (logs NAME-VARIANT.log).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
 out=${1:?usage: gpu-tests.sh OUTPUT_FOLDER}
 mkdir -p "$out"
 failed=0
-for test in "$kit"/bin/test_*; do
-  name=$(basename "$test")
-  start=$SECONDS
-  if timeout "$(step_budget 150)" "$test" >"$out/$name.log" 2>&1; then
+
+# run_test NAME LOG ENV... PROGRAM: one program within its step budget.
+run_test() {
+  local name=$1 log=$2 start=$SECONDS
+  shift 2
+  if (( $(step_budget 150) <= 1 )); then
+    echo "NOT RUN $name: the deadline has passed"
+    failed=1
+    return
+  fi
+  if timeout "$(step_budget 150)" env "$@" >"$out/$log" 2>&1; then
     echo "PASS $name ($((SECONDS - start)) s)"
     # A suite that could not reach the GPU skips rather than fails: say so.
-    grep -E "^SKIP" "$out/$name.log" | head -5
+    grep -E "^SKIP" "$out/$log" | head -5
   else
-    echo "FAIL $name, exit $? ($((SECONDS - start)) s, log: $name.log)"
+    echo "FAIL $name, exit $? ($((SECONDS - start)) s, log: $log)"
     failed=1
-    grep -E "^(FAIL|QFATAL|QWARN)|Loc:" "$out/$name.log" | head -30
+    grep -E "^(FAIL|QFATAL|QWARN)|Loc:" "$out/$log" | head -30
   fi
+}
+
+for test in "$kit"/bin/test_*; do
+  name=$(basename "$test")
+  run_test "$name" "$name.log" "QUIRE_CUDA_LINEAR=$default_variant" "$test"
+done
+for variant in "${kit_variants[@]:1}"; do
+  run_test "test_kernels_cuda_ops CudaLinearTest, $variant" "test_kernels_cuda_ops-$variant.log" \
+    "QUIRE_CUDA_LINEAR=$variant" QUIRE_TEST_CLASSES=CudaLinearTest "$kit/bin/test_kernels_cuda_ops"
+  run_test "test_engine_cuda, $variant" "test_engine_cuda-$variant.log" \
+    "QUIRE_CUDA_LINEAR=$variant" "$kit/bin/test_engine_cuda"
 done
 exit "$failed"

@@ -274,6 +274,8 @@ class GenerationCommandsTest : public QObject {
                              QStringLiteral("4"),
                              QStringLiteral("--prefill"),
                              QStringLiteral("128,512,4096"),
+                             QStringLiteral("--first-token"),
+                             QStringLiteral("100,4096"),
                              QStringLiteral("--decode-contexts"),
                              QStringLiteral("64,300,2046"),
                              QStringLiteral("--repeat"),
@@ -329,6 +331,15 @@ class GenerationCommandsTest : public QObject {
       QCOMPARE(p[u"tokens_per_s"].toDouble(), runs[1]);
     }
     QCOMPARE(prefill_lengths, (QList<int>{128, 512}));
+    // The first token of a fresh prompt, timed per run; 4096 tokens do not
+    // fit the cache and are left out.
+    const QJsonArray first_token = out[u"first_token"].toArray();
+    QCOMPARE(first_token.size(), 1);
+    QCOMPARE(first_token[0][u"tokens"].toInt(), 100);
+    const QList<double> first_runs = sorted_runs(first_token[0], QLatin1String("runs_seconds"));
+    QCOMPARE(first_runs.size(), 2);
+    QVERIFY(first_runs[0] > 0);
+    QCOMPARE(first_token[0][u"seconds"].toDouble(), first_runs[1]);
     for (const QJsonValue& d : out[u"decode"].toArray()) {
       decode_contexts.append(d[u"context"].toInt());
       QVERIFY(d[u"tokens_per_s"].toDouble() > 0);
@@ -383,6 +394,28 @@ class GenerationCommandsTest : public QObject {
     QCOMPARE(kv[u"fp16"].toDouble(), 512.0);
     QCOMPARE(kv[u"q8"].toDouble(), 272.0);
     QCOMPARE(kv[u"q4"].toDouble(), 144.0);
+  }
+
+  // What a comparison of kernels measures, without the conversation's ten
+  // turns and its second model load.
+  void benchLeavesOutTheConversation() {
+    const Run run = run_cli({QStringLiteral("bench"),  model_,
+                             QStringLiteral("--json"), QStringLiteral("--context"),
+                             QStringLiteral("1024"),   QStringLiteral("--decode-tokens"),
+                             QStringLiteral("4"),      QStringLiteral("--prefill"),
+                             QStringLiteral("64"),     QStringLiteral("--decode-contexts"),
+                             QStringLiteral("64"),     QStringLiteral("--repeat"),
+                             QStringLiteral("1"),      QStringLiteral("--batches"),
+                             QStringLiteral("1"),      QStringLiteral("--batch-tokens"),
+                             QStringLiteral("4"),      QStringLiteral("--rewrite-tokens"),
+                             QStringLiteral("0"),      QStringLiteral("--threads"),
+                             QStringLiteral("1"),      QStringLiteral("--no-conversation")});
+    QCOMPARE(run.exit_code, 0);
+    const QJsonObject out = json_of(run);
+    QVERIFY(!out.contains(u"conversation"));
+    QCOMPARE(out[u"first_token"].toArray().size(), 0);
+    QCOMPARE(out[u"decode"].toArray().size(), 1);
+    QVERIFY(!run.err.contains(QStringLiteral("turn 10")));
   }
 };
 

@@ -4,7 +4,10 @@
 // and every kernel's registers and shared memory fit the launch its host
 // code makes (scripts/cuda_resources.py): on the architectures this build
 // compiles, or on every architecture of the release list when
-// QUIRE_CUDA_RESOURCES_ARCHITECTURES=desktop (the test labelled "release").
+// QUIRE_CUDA_RESOURCES_ARCHITECTURES=desktop (the tests labelled "release");
+// and the decode kernels' inner-loop probes (kernels/cuda/probes) neither
+// spill nor exceed their instructions per weight (scripts/cuda_inner_loop.py)
+// on the same architectures.
 
 #include <QDir>
 #include <QFile>
@@ -127,6 +130,25 @@ class CudaBuildTest : public QObject {
     for (const QString& line : checked.output.split('\n', Qt::SkipEmptyParts))
       qInfo("%s", qPrintable(line));
     QVERIFY2(checked.exit_code == 0, "a kernel does not fit its launch: see PROBLEM lines above");
+  }
+
+  // Each probe is one step of a decode product's inner loop: no spills on any
+  // architecture checked, and the 4-bit probes of the new variants within
+  // 2.0 SASS instructions per weight on sm_90 (the script's docstring).
+  void innerLoopProbesStayWithinTheirInstructionBudget() {
+    if (QString(QUIRE_PYTHON).isEmpty()) QFAIL("python3 is needed (scripts/setup-debian.sh)");
+    const QString probes = QString(QUIRE_SOURCE_DIR) + "/kernels/cuda/probes";
+    if (!QDir(probes).exists())
+      QSKIP("kernels/cuda/probes does not exist yet: no inner-loop probe to count");
+    const QStringList arguments =
+        QStringList{QString(QUIRE_SOURCE_DIR) + "/scripts/cuda_inner_loop.py", "--jobs", "2"} +
+        resource_check_arguments();
+    const Run checked = run(QUIRE_PYTHON, arguments, 3'000'000);
+    for (const QString& line : checked.output.split('\n', Qt::SkipEmptyParts))
+      qInfo("%s", qPrintable(line));
+    QVERIFY2(checked.exit_code != 2, "cuda_inner_loop.py could not count: see its message above");
+    QVERIFY2(checked.exit_code == 0,
+             "a probe spills or takes too many instructions per weight: see PROBLEM lines above");
   }
 };
 
