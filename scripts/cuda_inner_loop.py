@@ -17,12 +17,14 @@ SASS instructions but NOP. Divided by N they give instructions per weight.
 
 Exit status 1 when
 - a probe spills registers (spill stores or loads) on any architecture, or
-- a probe of 4 bits (*_4bit_*) of a variant other than fp32 takes more than
-  2.0 SASS instructions per weight on sm_90;
+- on sm_90, the leanest 4-bit probe (*_4bit_*) of a variant other than fp32,
+  for each format, takes more than 2.0 PTX instructions per weight, or more
+  than 2.0 SASS instructions where SASS is counted (the other variants are
+  reported: they are what a GPU run compares the leanest with);
 2 on a tool error (a compiler missing or failing, a probe without exactly
 one loop, a probe name that does not follow the convention); else 0.
 Without cuobjdump and nvdisasm (CUDA's bin folder or PATH) the SASS columns
-read n/a and the second rule is not checked, unless --require-sass.
+read n/a and only PTX is held to the second rule, unless --require-sass.
 
 Results are cached per (source, architecture), as cuda_resources.py does, in
 $QUIRE_CUDA_INNER_LOOP_CACHE, else $XDG_CACHE_HOME/quire/cuda-inner-loop,
@@ -48,7 +50,7 @@ from cuda_resources import DESKTOP, INCLUDES, ROOT, SOURCES, assembled  # noqa: 
 
 PROBES = os.path.join(ROOT, "kernels", "cuda", "probes")
 NAME = re.compile(r"^quire_probe_([a-z0-9]+)_([a-z0-9]+)_(\d+)bit_(\d+)w$")
-SASS_LIMIT = 2.0  # instructions per weight, 4-bit probes of the new variants on sm_90
+SASS_LIMIT = 2.0  # instructions per weight, the leanest new 4-bit variant of a format on sm_90
 SASS_LIMIT_ARCH = 90
 
 
@@ -282,8 +284,9 @@ def main():
     problems = []
     lines = ["| arch | probe | PTX / weight | SASS / weight | registers | spill stores/loads |",
              "| --- | --- | ---: | ---: | ---: | ---: |"]
+    leanest = {}  # format -> the fewest PTX and SASS per weight of its new 4-bit variants
     for arch, name, ptx, sass, n in sorted(results, key=lambda r: (r[0], r[1])):
-        _, variant, bits, weights = NAME.match(name).groups()
+        form, variant, bits, weights = NAME.match(name).groups()
         weights = int(weights)
         sass_text = "n/a" if sass is None else f"{sass / weights:.2f}"
         stores, loads = n.get("spill_stores", 0), n.get("spill_loads", 0)
@@ -292,18 +295,25 @@ def main():
         if stores or loads:
             problems.append(f"sm_{arch} {name}: spills ({stores} bytes stored, {loads} loaded, "
                             f"{n.get('registers')} registers)")
-        if (arch == SASS_LIMIT_ARCH and bits == "4" and variant != "fp32" and sass is not None
-                and sass / weights > SASS_LIMIT):
-            problems.append(f"sm_{arch} {name}: {sass / weights:.2f} SASS instructions per "
-                            f"weight > {SASS_LIMIT}")
+        if arch == SASS_LIMIT_ARCH and bits == "4" and variant != "fp32":
+            best = leanest.setdefault(form, {"ptx": None, "sass": None})
+            for kind, count in (("ptx", ptx), ("sass", sass)):
+                if count is not None and (best[kind] is None or count / weights < best[kind][0]):
+                    best[kind] = (count / weights, name)
+    for form, best in sorted(leanest.items()):
+        for kind in ("ptx", "sass"):
+            if best[kind] is not None and best[kind][0] > SASS_LIMIT:
+                problems.append(f"sm_{SASS_LIMIT_ARCH} {form}: the leanest 4-bit variant "
+                                f"({best[kind][1]}) takes {best[kind][0]:.2f} {kind.upper()} "
+                                f"instructions per weight > {SASS_LIMIT}")
     table = "\n".join(lines)
     if args.report:
         with open(args.report, "w") as report:
             report.write(table + "\n")
     print(table)
     if not (tools["cuobjdump"] or tools["nvdisasm"]):
-        print("SASS not counted: neither cuobjdump nor nvdisasm found, so the "
-              f"{SASS_LIMIT} per weight rule on sm_{SASS_LIMIT_ARCH} was not checked")
+        print("SASS not counted: neither cuobjdump nor nvdisasm found, so only PTX was held "
+              f"to {SASS_LIMIT} per weight on sm_{SASS_LIMIT_ARCH}")
     for line in problems:
         print(f"PROBLEM: {line}")
     return 1 if problems else 0

@@ -15,7 +15,7 @@ done
 # (QUIRE_CUDA_LINEAR), each run side by side by the tests, the benchmark
 # and the profile; the first is the default, which runs everything else.
 # A new variant is one more word here.
-export QUIRE_KIT_VARIANTS=${QUIRE_KIT_VARIANTS:-fp32 half2}
+export QUIRE_KIT_VARIANTS=${QUIRE_KIT_VARIANTS:-fp32 dp4a half2x4}
 read -ra kit_variants <<<"$QUIRE_KIT_VARIANTS"
 default_variant=${kit_variants[0]}
 export QUIRE_CUDA_LINEAR=$default_variant
