@@ -18,7 +18,18 @@ done
 export QUIRE_KIT_VARIANTS=${QUIRE_KIT_VARIANTS:-fp32 dp4a half2x4}
 read -ra kit_variants <<<"$QUIRE_KIT_VARIANTS"
 default_variant=${kit_variants[0]}
-export QUIRE_CUDA_LINEAR=$default_variant
+# Dense weights (FP16, FP8) take the same kernel in every variant but fp32
+# (evict-first streaming), so their pairs compare the first two variants;
+# so do the profiles, whose runs are long (the default against the first
+# alternative, the one the kit is run to judge).
+first_variants=("${kit_variants[@]:0:2}")
+# variants_for FORMAT_OR_MODEL_NAME [profile]: the variants worth running.
+variants_for() {
+  case $1 in
+    *fp16* | *fp8* | *bf16*) echo "${first_variants[*]}" ;;
+    *) [[ ${2:-} == profile ]] && echo "${first_variants[*]}" || echo "${kit_variants[*]}" ;;
+  esac
+}
 
 # Seconds left before the deadline the caller set (QUIRE_DEADLINE, seconds
 # since the epoch), capped at $1: each step of a run stops in time for the

@@ -116,7 +116,7 @@ for pair in $pairs; do
     *) echo "unknown draft $draft"; continue ;;
   esac
   # A drafting pair measures drafting: the default variant only.
-  variants=("${kit_variants[@]}")
+  read -ra variants <<<"$(variants_for "$format")"
   [[ -n "${draft:-}" ]] && variants=("$default_variant")
   # A pair is a comparison of its variants: one that cannot finish them all
   # before the deadline is not started.

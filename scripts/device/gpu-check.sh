@@ -8,13 +8,16 @@
 # each step, so a run stopped part way still returns what it did.
 #   gpu-check.sh OUTPUT_FOLDER [SECONDS] [STEPS]
 #   gpu-check.sh --dry-run OUTPUT_FOLDER [SECONDS] [STEPS]   (gpu-dry-run.sh)
-# steps: tests, sanitize (all runs) or sanitize=TOOL:CLASS[:SECONDS[:VARIANT]]+...,
+# steps: tests (all), tests=ops or tests=engine (gpu-tests.sh), sanitize (all
+# runs) or sanitize=TOOL:CLASS[:SECONDS[:VARIANT]]+...,
 # bench (all pairs) or bench=PAIR+PAIR... (gpu-bench.sh), profile (three
 # models) or profile=MODEL+MODEL... (gpu-profile.sh). A step may appear more
-# than once. The default, in order of value, for 480 s on one GPU:
-# the tests, the headline pairs, memcheck of the linear products of every
-# variant but the default, the EXL2 profile, GPTQ and FP8, racecheck of
-# sampling, the FP16 profile; what the deadline reaches.
+# than once. The default, in order of value, for 480 s on one GPU: every
+# test program and the linear products of every variant, the headline pairs,
+# the EXL2 profile, memcheck of the linear products of every variant but the
+# default, the engine's tests with those variants, GPTQ and FP8, racecheck of
+# sampling, the FP16 profile; what the deadline reaches. Dense weights'
+# pairs and the profiles compare only the first two variants (env.sh).
 set -uo pipefail
 here=$(dirname "$0")
 if [[ "${1:-}" == --dry-run ]]; then
@@ -29,9 +32,9 @@ models=${QUIRE_KIT_MODELS:-/tmp/quire-models}
 source "$here/env.sh"
 memchecks=()
 for variant in "${kit_variants[@]:1}"; do memchecks+=("memcheck:CudaLinearTest:90:$variant"); done
-default_steps="tests,bench=exl2:4.0/q4+fp16/fp16"
+default_steps="tests=ops,bench=exl2:4.0/q4+fp16/fp16,profile=llama-8b-exl2-4.0"
 (( ${#memchecks[@]} )) && default_steps+=",sanitize=$(IFS=+; echo "${memchecks[*]}")"
-default_steps+=",profile=llama-8b-exl2-4.0,bench=gptq/q4+fp8/fp16"
+default_steps+=",tests=engine,bench=gptq/q4+fp8/fp16"
 default_steps+=",sanitize=racecheck:CudaSamplingTest:240,profile=llama-8b-fp16"
 steps=${3:-$default_steps}
 mkdir -p "$out" "$work"
@@ -71,7 +74,7 @@ for step in ${steps//,/ }; do
   arguments=()
   [[ $step == *=* ]] && IFS=+ read -ra arguments <<<"${step#*=}"
   case ${step%%=*} in
-    tests) "$here/gpu-tests.sh" "$work/tests" ;;
+    tests) "$here/gpu-tests.sh" "$work/tests" "${arguments[@]}" ;;
     sanitize) "$here/gpu-sanitize.sh" "$work/sanitize" "${arguments[@]}" ;;
     bench) QUIRE_BENCH_PAIRS="${arguments[*]}" "$here/gpu-bench.sh" "$work/bench" "$models" ;;
     profile) "$here/gpu-profile.sh" "$work/profile" "$models" "${arguments[@]}" ;;

@@ -23,12 +23,13 @@ for name in "${names[@]}"; do
     sleep 1
   done
   # The variants of a model are a comparison: all of them or none.
-  needed=$(( ${#kit_variants[@]} * 30 ))
+  read -ra variants <<<"$(variants_for "$name" profile)"
+  needed=$(( ${#variants[@]} * 30 ))
   if (( $(step_budget "$needed") < needed )); then
-    echo "ncu $name skipped: $(step_budget "$needed") s left, its ${#kit_variants[@]} runs need about $needed"
+    echo "ncu $name skipped: $(step_budget "$needed") s left, its ${#variants[@]} runs need about $needed"
     continue
   fi
-  for variant in "${kit_variants[@]}"; do
+  for variant in "${variants[@]}"; do
     start=$SECONDS
     QUIRE_CUDA_LINEAR=$variant timeout "$(step_budget 60)" ncu --clock-control none \
       --metrics gpu__time_duration.sum --csv --print-units base --launch-count 1600 \

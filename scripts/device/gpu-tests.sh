@@ -7,16 +7,21 @@
 # engine again with QUIRE_CUDA_LINEAR set to it (logs NAME-VARIANT.log).
 set -uo pipefail
 source "$(dirname "$0")/env.sh"
-out=${1:?usage: gpu-tests.sh OUTPUT_FOLDER}
+out=${1:?usage: gpu-tests.sh OUTPUT_FOLDER [all|ops|engine]}
+# all: both parts; ops: every program with the default variant and the
+# linear products with the others; engine: test_engine_cuda with the others.
+part=${2:-all}
 mkdir -p "$out"
 failed=0
 
-# run_test NAME LOG ENV... PROGRAM: one program within its step budget.
+# run_test NAME LOG NEEDS ENV... PROGRAM: one program within its step
+# budget, started only when the NEEDS seconds it takes (the last GPU runs'
+# times) are left, since a suite cut part way says nothing.
 run_test() {
-  local name=$1 log=$2 start=$SECONDS
-  shift 2
-  if (( $(step_budget 150) <= 1 )); then
-    echo "NOT RUN $name: the deadline has passed"
+  local name=$1 log=$2 needs=$3 start=$SECONDS
+  shift 3
+  if (( $(step_budget 150) < needs )); then
+    echo "NOT RUN $name: $(step_budget 150) s left, it needs about $needs"
     failed=1
     return
   fi
@@ -31,14 +36,23 @@ run_test() {
   fi
 }
 
-for test in "$kit"/bin/test_*; do
-  name=$(basename "$test")
-  run_test "$name" "$name.log" "QUIRE_CUDA_LINEAR=$default_variant" "$test"
-done
-for variant in "${kit_variants[@]:1}"; do
-  run_test "test_kernels_cuda_ops CudaLinearTest, $variant" "test_kernels_cuda_ops-$variant.log" \
-    "QUIRE_CUDA_LINEAR=$variant" QUIRE_TEST_CLASSES=CudaLinearTest "$kit/bin/test_kernels_cuda_ops"
-  run_test "test_engine_cuda, $variant" "test_engine_cuda-$variant.log" \
-    "QUIRE_CUDA_LINEAR=$variant" "$kit/bin/test_engine_cuda"
-done
+if [[ $part == all || $part == ops ]]; then
+  for test in "$kit"/bin/test_*; do
+    name=$(basename "$test")
+    needs=45
+    [[ $name == test_engine_cuda ]] && needs=60
+    [[ $name == test_kernels_cuda_loader ]] && needs=3
+    run_test "$name" "$name.log" "$needs" "QUIRE_CUDA_LINEAR=$default_variant" "$test"
+  done
+  for variant in "${kit_variants[@]:1}"; do
+    run_test "test_kernels_cuda_ops CudaLinearTest, $variant" "test_kernels_cuda_ops-$variant.log" \
+      20 "QUIRE_CUDA_LINEAR=$variant" QUIRE_TEST_CLASSES=CudaLinearTest "$kit/bin/test_kernels_cuda_ops"
+  done
+fi
+if [[ $part == all || $part == engine ]]; then
+  for variant in "${kit_variants[@]:1}"; do
+    run_test "test_engine_cuda, $variant" "test_engine_cuda-$variant.log" \
+      60 "QUIRE_CUDA_LINEAR=$variant" "$kit/bin/test_engine_cuda"
+  done
+fi
 exit "$failed"
