@@ -38,7 +38,6 @@ Usage: cuda_inner_loop.py [--arch 75,80,...] [--probes DIR] [--jobs N]
 import argparse
 import concurrent.futures
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -46,7 +45,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_resources import DESKTOP, INCLUDES, ROOT, SOURCES, assembled  # noqa: E402
+from cuda_resources import DESKTOP, INCLUDES, ROOT, SOURCES, assembled, cached_results  # noqa: E402
 
 PROBES = os.path.join(ROOT, "kernels", "cuda", "probes")
 NAME = re.compile(r"^quire_probe_([a-z0-9]+)_([a-z0-9]+)_(\d+)bit_(\d+)w$")
@@ -225,21 +224,8 @@ def inputs_hash(tools, probes):
 
 
 def check_source_cached(tools, source, arch, scratch, key):
-    path = os.path.join(cache_folder(), f"{key}-{os.path.basename(source)}-{arch}.json")
-    try:
-        with open(path) as cached:
-            return [tuple(entry) for entry in json.load(cached)]
-    except (OSError, ValueError):
-        pass
-    results = check_source(tools, source, arch, scratch)
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path + ".tmp", "w") as out:
-            json.dump(results, out)
-        os.replace(path + ".tmp", path)
-    except OSError:
-        pass  # a read-only cache only costs time
-    return results
+    return cached_results(cache_folder(), key, source, arch,
+                          lambda: check_source(tools, source, arch, scratch))
 
 
 def main():

@@ -125,13 +125,20 @@ def inputs_hash(nvcc):
 
 
 def check_source_cached(nvcc, ptxas, source, arch, scratch, key):
-    path = os.path.join(cache_folder(), f"{key}-{os.path.basename(source)}-{arch}.json")
+    return cached_results(cache_folder(), key, source, arch,
+                          lambda: check_source(nvcc, ptxas, source, arch, scratch))
+
+
+def cached_results(folder, key, source, arch, compute):
+    """compute()'s list of tuples for (source, arch), kept in `folder` under
+    `key` (a hash of everything the results depend on)."""
+    path = os.path.join(folder, f"{key}-{os.path.basename(source)}-{arch}.json")
     try:
         with open(path) as cached:
             return [tuple(entry) for entry in json.load(cached)]
     except (OSError, ValueError):
         pass
-    results = check_source(nvcc, ptxas, source, arch, scratch)
+    results = compute()
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path + ".tmp", "w") as out:

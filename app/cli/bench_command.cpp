@@ -22,6 +22,7 @@
 
 #include "bench_conversation.h"
 #include "bench_disk_resume.h"
+#include "bench_generate.h"
 #include "bench_hardware.h"
 #include "bench_rewrite.h"
 #include "cli_support.h"
@@ -74,22 +75,6 @@ std::vector<std::int32_t> random_prompt(int count, int vocab, std::uint32_t seed
 // stopped part way still leaves what it measured.
 void progress(const std::string& line) {
   std::cerr << "bench: " << line << std::endl;
-}
-
-engine::JobResult generate(LoadedSession& session, std::vector<std::int32_t> prompt, int max_new,
-                           const engine::DraftSettings& draft = {}) {
-  engine::JobRequest request;
-  request.draft = draft;
-  request.prompt = std::move(prompt);
-  request.sampling = engine::SamplingSettings::greedy_settings();
-  request.stop_at_eos = false;
-  request.max_new_tokens = max_new;
-  engine::JobResult result;
-  request.on_done = [&](const engine::JobResult& done) { result = done; };
-  session.generator->submit(std::move(request));
-  session.generator->run_until_idle();
-  if (result.stop_reason == engine::StopReason::Error) throw UsageError(result.error);
-  return result;
 }
 
 struct BatchRun {
@@ -282,7 +267,7 @@ int run_bench(const BenchOptions& options) {
     std::vector<double> times;
     for (int run = 0; run < options.repeats; ++run) {
       const engine::JobResult result =
-          generate(session, random_prompt(length, vocab, 500 + length + 7919 * run), 1);
+          bench_generate(session, random_prompt(length, vocab, 500 + length + 7919 * run), 1);
       times.push_back(result.statistics.time_to_first_token);
     }
     std::vector<double> sorted = times;
@@ -307,7 +292,7 @@ int run_bench(const BenchOptions& options) {
     std::vector<double> rates;
     std::int64_t generated = 0, drafted = 0, accepted = 0;
     for (int run = 0; run < options.repeats; ++run) {
-      const engine::JobResult result = generate(
+      const engine::JobResult result = bench_generate(
           session, random_prompt(context, vocab, 200 + context), options.decode_tokens, draft);
       rates.push_back(result.statistics.decode_tokens_per_second());
       generated += result.statistics.generated_tokens;

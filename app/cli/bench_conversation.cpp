@@ -7,28 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "bench_generate.h"
 #include "cli_support.h"
 #include "conversation_runner.h"
 
 namespace quire::cli {
-namespace {
-
-// One greedy token of `prompt`, the end-of-text token not stopping it.
-engine::JobResult first_token_of(LoadedSession& session, std::vector<std::int32_t> prompt) {
-  engine::JobRequest request;
-  request.prompt = std::move(prompt);
-  request.sampling = engine::SamplingSettings::greedy_settings();
-  request.stop_at_eos = false;
-  request.max_new_tokens = 1;
-  engine::JobResult result;
-  request.on_done = [&](const engine::JobResult& done) { result = done; };
-  session.generator->submit(std::move(request));
-  session.generator->run_until_idle();
-  if (result.stop_reason == engine::StopReason::Error) throw UsageError(result.error);
-  return result;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // Each turn reports the median of its runs: a single turn's time scatters on
 // a shared machine as much as the difference being measured.
@@ -69,7 +53,7 @@ nlohmann::ordered_json measure_conversation(LoadedSession& session,
     turns[turn]["runs_time_to_first_token_s"] = ttft[turn];
   }
   LoadedSession cold = load_session(options.directory, engine, engine.context, 1);
-  const engine::JobResult cold_result = first_token_of(cold, last_prompt);
+  const engine::JobResult cold_result = bench_generate(cold, last_prompt, 1);
   const nlohmann::ordered_json result = {
       {"turns", turns},
       {"turn_1_ttft_s", turns[0]["time_to_first_token_s"]},

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_generate.h"
 #include "bench_hardware.h"
 #include "cli_support.h"
 #include "generation_options.h"
@@ -26,21 +27,6 @@ std::vector<std::int32_t> resume_prompt(int count, int vocab, std::uint32_t seed
   for (std::int32_t& token : tokens)
     token = static_cast<std::int32_t>(3 + rng() % static_cast<std::uint32_t>(vocab - 3));
   return tokens;
-}
-
-// One greedy token after the prompt: its time to first token is the prompt's.
-engine::JobResult first_token(LoadedSession& session, const std::vector<std::int32_t>& prompt) {
-  engine::JobRequest request;
-  request.prompt = prompt;
-  request.sampling = engine::SamplingSettings::greedy_settings();
-  request.stop_at_eos = false;
-  request.max_new_tokens = 1;
-  engine::JobResult result;
-  request.on_done = [&](const engine::JobResult& done) { result = done; };
-  session.generator->submit(std::move(request));
-  session.generator->run_until_idle();
-  if (result.stop_reason == engine::StopReason::Error) throw UsageError(result.error);
-  return result;
 }
 
 double seconds_of(std::chrono::steady_clock::time_point start) {
@@ -94,8 +80,8 @@ ResumeRun run_once(const DiskResumeWorkload& workload, const EngineOptions& engi
   std::int32_t computed_token = -1;
   {
     LoadedSession first = load_session(workload.directory, engine, engine.context, 1);
-    const engine::JobResult cold = first_token(first, prompt);
-    const engine::JobResult warm = first_token(first, prompt);
+    const engine::JobResult cold = bench_generate(first, prompt, 1);
+    const engine::JobResult warm = bench_generate(first, prompt, 1);
     run.cold_s = cold.statistics.time_to_first_token;
     run.computed_tokens = cold.statistics.computed_tokens;
     run.warm_s = warm.statistics.time_to_first_token;
@@ -111,7 +97,7 @@ ResumeRun run_once(const DiskResumeWorkload& workload, const EngineOptions& engi
   const auto start = std::chrono::steady_clock::now();
   const engine::DiskTier& disk = second.runtime->open_disk_tier(tier);
   run.open_s = seconds_of(start);
-  const engine::JobResult resumed = first_token(second, prompt);
+  const engine::JobResult resumed = bench_generate(second, prompt, 1);
   run.disk_s = resumed.statistics.time_to_first_token;
   run.disk_cached_tokens = resumed.statistics.cached_tokens;
   run.disk_tokens = resumed.statistics.disk_tokens;
