@@ -12,6 +12,12 @@
 #include "store_folder.h"
 
 namespace quire::engine::disk_cache {
+namespace {
+
+// New temporaries a write makes when stores opening meanwhile remove them.
+constexpr int kTemporaryAttempts = 4;
+
+}  // namespace
 
 WriteOutcome DiskPageStore::write(const cache::PageHash& hash,
                                   const std::optional<cache::PageHash>& parent,
@@ -30,7 +36,7 @@ WriteOutcome DiskPageStore::write(const cache::PageHash& hash,
     return outcome;
   }
 
-  const std::filesystem::path temporary = folder_->temporary_path(hash, temp_counter_++);
+  std::filesystem::path temporary;
   const auto fail = [&](const char* step, int err) {
     ::unlink(temporary.c_str());
     outcome.status = detail::is_disk_full(err) ? WriteStatus::DiskFull : WriteStatus::Failed;
@@ -38,18 +44,41 @@ WriteOutcome DiskPageStore::write(const cache::PageHash& hash,
     outcome.message = detail::failure(temporary, step, err);
     return outcome;
   };
-  const detail::Descriptor fd(
-      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  // The flock tells a store opening meanwhile that this temporary is alive
+  // (StoreFolder::remove_dead_temporaries); it goes with the descriptor. A
+  // store opening between the file's creation and its flock may take it for
+  // a dead writer's and remove it: then the name no longer leads to this
+  // file, and a new temporary is made.
+  const auto create_locked = [&]() {
+    for (int attempt = 0; attempt < kTemporaryAttempts; ++attempt) {
+      temporary = folder_->temporary_path(hash, temp_counter_++);
+      detail::Descriptor created(
+          ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+      if (created.get() < 0) return created;
+      struct stat opened {};
+      struct stat named {};
+      const bool locked = options_.file_ops->lock(created.get()) == 0;
+      const bool ours = ::fstat(created.get(), &opened) == 0 &&
+                        ::stat(temporary.c_str(), &named) == 0 && opened.st_ino == named.st_ino &&
+                        opened.st_dev == named.st_dev;
+      if (locked && ours) return created;
+      if (ours) ::unlink(temporary.c_str());
+    }
+    errno = EAGAIN;
+    return detail::Descriptor(-1);
+  };
+  const detail::Descriptor fd = create_locked();
   if (fd.get() < 0) {
     const int err = errno;
     outcome.status = detail::is_disk_full(err) ? WriteStatus::DiskFull : WriteStatus::Failed;
     outcome.error = err;
-    outcome.message = detail::failure(temporary, "cannot create the page file", err);
+    outcome.message = detail::failure(temporary,
+                                      err == EAGAIN ? "cannot keep the page file (other "
+                                                      "processes opening the cache removed it)"
+                                                    : "cannot create the page file",
+                                      err);
     return outcome;
   }
-  // The flock tells a store opening meanwhile that this temporary is alive
-  // (StoreFolder::remove_dead_temporaries); it goes with the descriptor.
-  ::flock(fd.get(), LOCK_EX | LOCK_NB);
   PageFileOps& ops = *options_.file_ops;
   if (const int err = ops.write_all(fd.get(), file); err != 0)
     return fail("cannot write the page file", err);

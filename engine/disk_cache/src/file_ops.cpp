@@ -1,5 +1,6 @@
 #include "quire/engine/disk_cache/file_ops.h"
 
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,6 +27,10 @@ int PageFileOps::sync(int fd) {
 
 int PageFileOps::rename(const char* from, const char* to) {
   return ::rename(from, to) == 0 ? 0 : errno;
+}
+
+int PageFileOps::lock(int fd) {
+  return ::flock(fd, LOCK_EX | LOCK_NB) == 0 ? 0 : errno;
 }
 
 PageFileOps& system_page_file_ops() {

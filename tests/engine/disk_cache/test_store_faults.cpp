@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
 #include "disk_cache_test_support.h"
 #include "test_main.h"
@@ -39,6 +40,29 @@ class StallingOps : public PageFileOps {
 
  private:
   int notify_;
+};
+
+// The first new temporary is seen by a store opening on the folder before
+// its writer has locked it, as another process opening in that moment would.
+class OpenedBeforeTheLock : public PageFileOps {
+ public:
+  explicit OpenedBeforeTheLock(std::filesystem::path folder) : folder_(std::move(folder)) {}
+  int lock(int fd) override {
+    if (!opened_) {
+      opened_ = true;
+      DiskPageStoreOptions plain;
+      plain.clock = ticking_clock();
+      DiskPageStore other(folder_, model_number(1), small_coding(), plain);
+      removed_ = other.removed_temporaries();
+    }
+    return PageFileOps::lock(fd);
+  }
+  std::uint64_t removed() const { return removed_; }
+
+ private:
+  std::filesystem::path folder_;
+  bool opened_ = false;
+  std::uint64_t removed_ = 0;
 };
 
 }  // namespace
@@ -200,6 +224,28 @@ class StoreFaultTest : public QObject {
     std::vector<std::byte> into(std::size_t(second.coding().page_bytes()));
     QCOMPARE(second.read(hash, into).status, ReadStatus::Read);
     QVERIFY(into == random_payload(second.coding(), 0));
+  }
+
+  // A store opening between a temporary's creation and its lock removes it
+  // as a dead writer's; the write notices that its name is gone and writes
+  // the page through a new temporary (it failed before, now and then, when
+  // two processes shared a folder).
+  void aTemporaryRemovedBeforeItsLockIsMadeAgain() {
+    QTemporaryDir dir;
+    OpenedBeforeTheLock racing(path_of(dir));
+    DiskPageStoreOptions options;
+    options.clock = ticking_clock();
+    options.file_ops = &racing;
+    DiskPageStore store(path_of(dir), model_number(1), small_coding(), options);
+    const auto hash = chain(1, 9)[0];
+    const WriteOutcome outcome =
+        store.write(hash, std::nullopt, 16, random_payload(store.coding(), 0));
+    QCOMPARE(racing.removed(), std::uint64_t(1));
+    QVERIFY2(outcome.status == WriteStatus::Written, outcome.message.c_str());
+    std::vector<std::byte> into(std::size_t(store.coding().page_bytes()));
+    QCOMPARE(store.read(hash, into).status, ReadStatus::Read);
+    QVERIFY(into == random_payload(store.coding(), 0));
+    QCOMPARE(store.usage().pages, std::uint64_t(1));
   }
 };
 

@@ -17,6 +17,9 @@ class PageFileOps {
   virtual int write_all(int fd, std::span<const std::byte> bytes);
   virtual int sync(int fd);
   virtual int rename(const char* from, const char* to);
+  // Takes the new temporary's exclusive flock without waiting (it tells
+  // stores that open meanwhile that its writer is alive).
+  virtual int lock(int fd);
 };
 
 // The real system calls.
